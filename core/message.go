@@ -1,0 +1,94 @@
+package core
+
+import (
+	"fmt"
+	"net/mail"
+	"strings"
+)
+
+// Address is one mailbox: an optional display name and an email address.
+type Address struct {
+	Name  string `json:"name,omitempty"`
+	Email string `json:"email"`
+}
+
+// String renders the address as an RFC 5322 mailbox.
+func (a Address) String() string {
+	if a.Name == "" {
+		return a.Email
+	}
+	return (&mail.Address{Name: a.Name, Address: a.Email}).String()
+}
+
+// ParseAddress parses "Name <user@example.com>" or "user@example.com".
+func ParseAddress(s string) (Address, error) {
+	a, err := mail.ParseAddress(strings.TrimSpace(s))
+	if err != nil {
+		return Address{}, fmt.Errorf("parse address %q: %w", s, err)
+	}
+	return Address{Name: a.Name, Email: a.Address}, nil
+}
+
+// ValidEmail reports whether s is a bare email address (no display name).
+func ValidEmail(s string) bool {
+	a, err := mail.ParseAddress(s)
+	return err == nil && a.Address == s && strings.Contains(s, "@")
+}
+
+// Header is one custom message header, in the order it was given.
+type Header struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Attachment is one file carried by a message. Data is the raw bytes.
+type Attachment struct {
+	Filename    string `json:"filename"`
+	ContentType string `json:"content_type"`
+	Data        []byte `json:"-"`
+	// Inline attachments are referenced from the HTML part by ContentID.
+	Inline    bool   `json:"inline,omitempty"`
+	ContentID string `json:"content_id,omitempty"`
+}
+
+// Message is an email as a transport sends it. At least one of Text and
+// HTML is set; To, Cc and Bcc together hold at least one recipient.
+type Message struct {
+	From        Address      `json:"from"`
+	To          []Address    `json:"to"`
+	Cc          []Address    `json:"cc,omitempty"`
+	Bcc         []Address    `json:"bcc,omitempty"`
+	ReplyTo     []Address    `json:"reply_to,omitempty"`
+	Subject     string       `json:"subject"`
+	Text        string       `json:"text,omitempty"`
+	HTML        string       `json:"html,omitempty"`
+	Headers     []Header     `json:"headers,omitempty"`
+	Attachments []Attachment `json:"attachments,omitempty"`
+}
+
+// Recipients returns every envelope recipient: To, then Cc, then Bcc.
+func (m *Message) Recipients() []Address {
+	out := make([]Address, 0, len(m.To)+len(m.Cc)+len(m.Bcc))
+	out = append(out, m.To...)
+	out = append(out, m.Cc...)
+	return append(out, m.Bcc...)
+}
+
+// Validate checks that the message can be handed to a transport.
+func (m *Message) Validate() error {
+	fields := map[string]string{}
+	if !ValidEmail(m.From.Email) {
+		fields["from"] = "A valid sender address is required."
+	}
+	rcpts := m.Recipients()
+	if len(rcpts) == 0 {
+		fields["to"] = "At least one recipient is required."
+	}
+	for _, r := range rcpts {
+		if !ValidEmail(r.Email) {
+			fields["to"] = fmt.Sprintf("Invalid recipient address %q.", r.Email)
+			break
+		}
+	}
+	return Invalid(fields)
+}

@@ -1,0 +1,260 @@
+package core
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Field types of a driver settings schema.
+const (
+	FieldString   = "string"   // free text
+	FieldPassword = "password" // a secret; always sensitive
+	FieldEmail    = "email"    // a bare email address
+	FieldInteger  = "integer"  // a whole number, bounded by Min and Max
+	FieldBoolean  = "boolean"
+	FieldSelect   = "select" // one of Options
+	FieldURL      = "url"
+	FieldText     = "text" // multi-line text
+)
+
+// Field is one key of a driver's settings schema, as GET /transports
+// serves it. Key is the connection settings key and the {KEY} part of the
+// credential constant MAILSVC_{DRIVER}_{KEY}.
+type Field struct {
+	Key      string   `json:"key"`
+	Label    string   `json:"label"`
+	Type     string   `json:"type"`
+	Required bool     `json:"required"`
+	Default  any      `json:"default,omitempty"`
+	Options  []string `json:"options,omitempty"`
+	Min      *int64   `json:"min,omitempty"`
+	Max      *int64   `json:"max,omitempty"`
+	Help     string   `json:"help,omitempty"`
+	// RequiredWhen makes the field required only when every listed key has
+	// the listed value (e.g. {"delivery_mode": "api"}).
+	RequiredWhen map[string]string `json:"required_when,omitempty"`
+	// Sensitive marks a value that is encrypted at rest and masked in every
+	// output. Keys whose names match the spec's sensitive words are
+	// sensitive whatever this says.
+	Sensitive bool `json:"sensitive"`
+	// Constant is the name of the constant that pins this key; the registry
+	// fills it in.
+	Constant string `json:"constant"`
+}
+
+// Preset is a named set of settings a user can start from (a well-known
+// SMTP host, a regional API endpoint).
+type Preset struct {
+	Slug     string   `json:"slug"`
+	Name     string   `json:"name"`
+	Settings Settings `json:"settings"`
+}
+
+// Driver describes one mail transport: its schema, presets, extra
+// validation and the constructor of its Transport.
+type Driver struct {
+	Slug        string   `json:"driver"`
+	Name        string   `json:"name"`
+	Description string   `json:"description,omitempty"`
+	Fields      []Field  `json:"fields"`
+	Presets     []Preset `json:"presets"`
+	// Rules lists, in words, the checks Validate makes beyond the schema.
+	Rules []string `json:"rules,omitempty"`
+	// Validate, when set, checks rules that span several fields. It gets
+	// settings that already passed the schema and returns field → message.
+	Validate func(s Settings) map[string]string `json:"-"`
+	// New builds a transport for a connection's effective settings.
+	New func(conn *Connection, env DriverEnv) (Transport, error) `json:"-"`
+}
+
+// Field returns the schema field named key, or nil.
+func (d *Driver) Field(key string) *Field {
+	for i := range d.Fields {
+		if d.Fields[i].Key == key {
+			return &d.Fields[i]
+		}
+	}
+	return nil
+}
+
+// ConstantName returns the constant that pins a settings key of a driver:
+// MAILSVC_{DRIVER}_{KEY}, both parts upper-cased.
+func ConstantName(driver, key string) string {
+	return "MAILSVC_" + strings.ToUpper(driver) + "_" + strings.ToUpper(key)
+}
+
+var (
+	registryMu sync.RWMutex
+	registry   = map[string]*Driver{}
+)
+
+// Register makes a driver available by its slug. Drivers call it from
+// init(). It panics if the slug is empty, already registered, or the
+// driver has no constructor, as database/sql.Register does.
+func Register(d Driver) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if d.Slug == "" || d.New == nil {
+		panic("core: Register needs a slug and a constructor")
+	}
+	if _, dup := registry[d.Slug]; dup {
+		panic("core: Register called twice for driver " + d.Slug)
+	}
+	for i := range d.Fields {
+		f := &d.Fields[i]
+		f.Constant = ConstantName(d.Slug, f.Key)
+		if f.Type == FieldPassword || IsSensitiveKey(f.Key, nil) {
+			f.Sensitive = true
+		}
+	}
+	if d.Presets == nil {
+		d.Presets = []Preset{}
+	}
+	registry[d.Slug] = &d
+}
+
+// LookupDriver returns the registered driver with the slug.
+func LookupDriver(slug string) (*Driver, bool) {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	d, ok := registry[slug]
+	return d, ok
+}
+
+// Drivers returns every registered driver, sorted by slug.
+func Drivers() []*Driver {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	out := make([]*Driver, 0, len(registry))
+	for _, d := range registry {
+		out = append(out, d)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Slug < out[j].Slug })
+	return out
+}
+
+// sensitiveWords are the spec's words that make a settings key sensitive.
+var sensitiveWords = []string{"key", "secret", "password", "token", "username"}
+
+// IsSensitiveKey reports whether a settings key is sensitive: its name
+// contains one of the spec's words, or it is listed in extra (the keys added
+// through the mail_svc_sensitive_keys extension).
+func IsSensitiveKey(key string, extra []string) bool {
+	k := strings.ToLower(key)
+	for _, w := range sensitiveWords {
+		if strings.Contains(k, w) {
+			return true
+		}
+	}
+	for _, e := range extra {
+		if strings.EqualFold(e, key) {
+			return true
+		}
+	}
+	return false
+}
+
+// ValidateSettings checks settings against the driver's schema and its
+// cross-field rules. It returns a validation error naming every failed
+// field, or nil. Values are normalised in place: integral JSON numbers
+// become int64, and absent fields with defaults get the default.
+func (d *Driver) ValidateSettings(s Settings) error {
+	fields := map[string]string{}
+	for k := range s {
+		if d.Field(k) == nil {
+			fields[k] = fmt.Sprintf("Unknown setting for driver %s.", d.Slug)
+		}
+	}
+	for i := range d.Fields {
+		f := &d.Fields[i]
+		v, present := s[f.Key]
+		if !present || v == nil || v == "" {
+			if f.Default != nil && !present {
+				s[f.Key] = f.Default
+				continue
+			}
+			if f.Required || f.requiredBy(s) {
+				fields[f.Key] = "This field is required."
+			}
+			continue
+		}
+		norm, msg := f.check(v)
+		if msg != "" {
+			fields[f.Key] = msg
+			continue
+		}
+		s[f.Key] = norm
+	}
+	if len(fields) == 0 && d.Validate != nil {
+		for k, v := range d.Validate(s) {
+			fields[k] = v
+		}
+	}
+	return Invalid(fields)
+}
+
+func (f *Field) requiredBy(s Settings) bool {
+	if len(f.RequiredWhen) == 0 {
+		return false
+	}
+	for k, want := range f.RequiredWhen {
+		if s.String(k) != want {
+			return false
+		}
+	}
+	return true
+}
+
+// check validates one present value and returns it normalised, or a message.
+func (f *Field) check(v any) (any, string) {
+	switch f.Type {
+	case FieldInteger:
+		n, ok := AsInt(v)
+		if !ok {
+			return nil, "Must be a whole number."
+		}
+		if f.Min != nil && n < *f.Min {
+			return nil, fmt.Sprintf("Must be at least %d.", *f.Min)
+		}
+		if f.Max != nil && n > *f.Max {
+			return nil, fmt.Sprintf("Must be at most %d.", *f.Max)
+		}
+		return n, ""
+	case FieldBoolean:
+		b, ok := v.(bool)
+		if !ok {
+			return nil, "Must be true or false."
+		}
+		return b, ""
+	}
+	s, ok := v.(string)
+	if !ok {
+		return nil, "Must be a string."
+	}
+	switch f.Type {
+	case FieldEmail:
+		if !ValidEmail(s) {
+			return nil, "Must be a valid email address."
+		}
+	case FieldSelect:
+		for _, o := range f.Options {
+			if o == s {
+				return s, ""
+			}
+		}
+		return nil, "Must be one of: " + strings.Join(f.Options, ", ") + "."
+	case FieldURL:
+		if !strings.HasPrefix(s, "http://") && !strings.HasPrefix(s, "https://") {
+			return nil, "Must be an http or https URL."
+		}
+	}
+	if len(s) > 65535 {
+		return nil, "Too long."
+	}
+	return s, ""
+}
+
+// Int64 returns a pointer to n, for schema bounds.
+func Int64(n int64) *int64 { return &n }

@@ -1,0 +1,148 @@
+package core
+
+import (
+	"context"
+	"fmt"
+)
+
+// Setting types.
+const (
+	SettingString  = "string"
+	SettingEmail   = "email"
+	SettingBool    = "boolean"
+	SettingInt     = "integer"
+	SettingConnRef = "connection_id" // an integer id of a connection, or null
+)
+
+// SettingDef defines one key of a settings scope: its type, default and
+// bounds.
+type SettingDef struct {
+	Key     string `json:"key"`
+	Type    string `json:"type"`
+	Default any    `json:"default"`
+	Min     *int64 `json:"min,omitempty"`
+	Max     *int64 `json:"max,omitempty"`
+}
+
+// Settings scopes.
+const (
+	ScopeFree = "general"
+	ScopePro  = "pro"
+)
+
+// FreeSettings are the keys of the spec's "Settings (free)", with the
+// defaults and bounds of its Limits part. log_retention_days defaults to
+// 90 (0 keeps logs forever); the choice is recorded in docs/configuration.md.
+var FreeSettings = []SettingDef{
+	{Key: "from_email", Type: SettingEmail, Default: ""},
+	{Key: "from_name", Type: SettingString, Default: ""},
+	{Key: "default_connection_id", Type: SettingConnRef, Default: nil},
+	{Key: "fallback_connection_id", Type: SettingConnRef, Default: nil},
+	{Key: "simulation_enabled", Type: SettingBool, Default: false},
+	{Key: "log_emails", Type: SettingBool, Default: true},
+	{Key: "log_retention_days", Type: SettingInt, Default: int64(90), Min: Int64(0), Max: Int64(3650)},
+	{Key: "health_check_enabled", Type: SettingBool, Default: true},
+	{Key: "health_check_interval", Type: SettingInt, Default: int64(15), Min: Int64(1), Max: Int64(1440)},
+	{Key: "oauth_refresh_enabled", Type: SettingBool, Default: true},
+	{Key: "oauth_refresh_interval", Type: SettingInt, Default: int64(15), Min: Int64(1), Max: Int64(1440)},
+	{Key: "oauth_refresh_max_retries", Type: SettingInt, Default: int64(3), Min: Int64(1), Max: Int64(10)},
+}
+
+// SettingsDefaults returns a scope's defaults as a map.
+func SettingsDefaults(defs []SettingDef) map[string]any {
+	out := make(map[string]any, len(defs))
+	for _, d := range defs {
+		out[d.Key] = d.Default
+	}
+	return out
+}
+
+// ValidateSettingsPatch checks a partial update against defs. It returns the
+// normalised values (integers as int64, connection references as int64 or
+// nil) or a validation error naming each bad field, unknown keys included.
+func ValidateSettingsPatch(defs []SettingDef, patch map[string]any) (map[string]any, error) {
+	byKey := make(map[string]*SettingDef, len(defs))
+	for i := range defs {
+		byKey[defs[i].Key] = &defs[i]
+	}
+	out := make(map[string]any, len(patch))
+	fields := map[string]string{}
+	for k, v := range patch {
+		d, ok := byKey[k]
+		if !ok {
+			fields[k] = "Unknown setting."
+			continue
+		}
+		norm, msg := d.check(v)
+		if msg != "" {
+			fields[k] = msg
+			continue
+		}
+		out[k] = norm
+	}
+	if err := Invalid(fields); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (d *SettingDef) check(v any) (any, string) {
+	switch d.Type {
+	case SettingString:
+		s, ok := v.(string)
+		if !ok {
+			return nil, "Must be a string."
+		}
+		if len(s) > 1024 {
+			return nil, "Too long."
+		}
+		return s, ""
+	case SettingEmail:
+		s, ok := v.(string)
+		if !ok {
+			return nil, "Must be a string."
+		}
+		if s != "" && !ValidEmail(s) {
+			return nil, "Must be a valid email address."
+		}
+		return s, ""
+	case SettingBool:
+		b, ok := v.(bool)
+		if !ok {
+			return nil, "Must be true or false."
+		}
+		return b, ""
+	case SettingConnRef:
+		if v == nil {
+			return nil, ""
+		}
+		n, ok := AsInt(v)
+		if !ok || n < 0 {
+			return nil, "Must be a connection id or null."
+		}
+		if n == 0 {
+			return nil, ""
+		}
+		return n, ""
+	case SettingInt:
+		n, ok := AsInt(v)
+		if !ok {
+			return nil, "Must be a whole number."
+		}
+		if d.Min != nil && n < *d.Min || d.Max != nil && n > *d.Max {
+			return nil, fmt.Sprintf("Must be between %d and %d.", *d.Min, *d.Max)
+		}
+		return n, ""
+	}
+	return nil, "Unsupported setting type."
+}
+
+// SettingsStore persists settings scopes as key → JSON value.
+type SettingsStore interface {
+	// LoadSettings returns every stored key of a scope (absent keys are not
+	// in the map; the caller applies defaults).
+	LoadSettings(ctx context.Context, scope string) (map[string]any, error)
+	// SaveSettings upserts the given keys of a scope in one transaction;
+	// other keys are left as they are.
+	SaveSettings(ctx context.Context, scope string, values map[string]any) error
+}

@@ -1,0 +1,112 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+)
+
+// Transport delivers messages through one configured connection.
+//
+// Send hands msg to the provider and returns only once the provider has
+// accepted it (an SMTP 250 after DATA, a 2xx API response); a nil error
+// means accepted, and the Receipt carries the provider's message id when it
+// gives one. On failure Send returns an error classified with Temporary or
+// Permanent: temporary errors (network errors, timeouts, SMTP 4xx, HTTP 429
+// and 5xx) are safe to retry; permanent ones (SMTP 5xx, HTTP 4xx) are not.
+// An unclassified error is treated as temporary, so a bug never loses a
+// message. Send honours ctx cancellation and must be safe to call from
+// several goroutines. Send is not idempotent: a retry after a lost
+// acceptance may deliver twice, which the queue accepts over losing mail.
+type Transport interface {
+	Send(ctx context.Context, msg *Message) (Receipt, error)
+}
+
+// Verifier is implemented by transports that can prove their credentials
+// without sending a message (an SMTP AUTH, an authenticated API read).
+// Verify returns nil when the credentials are accepted, a Permanent error
+// when the provider rejects them, and a Temporary error when the provider
+// could not be reached.
+type Verifier interface {
+	Verify(ctx context.Context) error
+}
+
+// Receipt is the provider's acceptance of one message.
+type Receipt struct {
+	// MessageID is the provider's id for the message, if it returned one.
+	MessageID string `json:"message_id,omitempty"`
+	// Response is the provider's status line or body summary.
+	Response string `json:"response,omitempty"`
+}
+
+// DriverEnv carries what a driver may use from its host when building a
+// transport. Zero values are valid: a nil HTTPClient means
+// http.DefaultClient, a nil Logger means slog.Default().
+type DriverEnv struct {
+	HTTPClient *http.Client
+	Logger     *slog.Logger
+	// Transcript, when set, receives the SMTP conversation of each session
+	// (for the stored debug transcripts); drivers that speak SMTP write to it.
+	Transcript TranscriptSink
+}
+
+// TranscriptSink stores an SMTP session transcript for a connection.
+type TranscriptSink interface {
+	SaveTranscript(connectionID int64, transcript string)
+}
+
+// DeliveryError classifies a transport failure as temporary or permanent.
+type DeliveryError struct {
+	Temporary bool
+	Err       error
+}
+
+// Error implements the error interface.
+func (e *DeliveryError) Error() string {
+	kind := "permanent"
+	if e.Temporary {
+		kind = "temporary"
+	}
+	return fmt.Sprintf("%s failure: %v", kind, e.Err)
+}
+
+// Unwrap returns the underlying error.
+func (e *DeliveryError) Unwrap() error { return e.Err }
+
+// Temporary marks err as a failure that is safe to retry.
+func Temporary(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &DeliveryError{Temporary: true, Err: err}
+}
+
+// Permanent marks err as a failure that retrying cannot fix.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &DeliveryError{Temporary: false, Err: err}
+}
+
+// IsTemporary reports whether err should be retried. Errors that were not
+// classified count as temporary.
+func IsTemporary(err error) bool {
+	var de *DeliveryError
+	if errors.As(err, &de) {
+		return de.Temporary
+	}
+	return err != nil
+}
+
+// HTTPStatusError classifies an HTTP response status from a provider API:
+// 429 and 5xx are temporary, any other status is permanent.
+func HTTPStatusError(status int, body string) error {
+	err := fmt.Errorf("provider answered HTTP %d: %s", status, body)
+	if status == http.StatusTooManyRequests || status >= 500 {
+		return Temporary(err)
+	}
+	return Permanent(err)
+}

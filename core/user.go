@@ -1,0 +1,24 @@
+package core
+
+// User is an authenticated account of the site, with its effective
+// capabilities on the current site (roles merged with per-user grants, as
+// WordPress computes them).
+type User struct {
+	ID    int64           `json:"id"`
+	Login string          `json:"login"`
+	Email string          `json:"email"`
+	Roles []string        `json:"roles"`
+	Caps  map[string]bool `json:"-"`
+	// Via says how the request was authenticated: "cookie",
+	// "application_password" or "smtp".
+	Via string `json:"-"`
+}
+
+// Can reports whether the user holds the capability.
+func (u *User) Can(capability string) bool {
+	return u != nil && u.Caps[capability]
+}
+
+// DefaultCapability is the capability every REST route requires unless the
+// mail_svc_rest_capability extension changes it.
+const DefaultCapability = "manage_options"
