@@ -1,0 +1,234 @@
+// Package sendgrid is the mail transport for the SendGrid v3 Web API. It
+// registers itself as the driver "sendgrid" when imported and sends
+// through the official sendgrid-go SDK.
+package sendgrid
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/mailsvc/mailsvc/core"
+	"github.com/sendgrid/rest"
+	sg "github.com/sendgrid/sendgrid-go"
+	"github.com/sendgrid/sendgrid-go/helpers/mail"
+)
+
+// Slug is the driver name of SendGrid connections.
+const Slug = "sendgrid"
+
+// DefaultBaseURL is the real SendGrid API, used when base_url is empty.
+const DefaultBaseURL = "https://api.sendgrid.com"
+
+// Settings keys of a SendGrid connection.
+const (
+	KeyAPIKey    = "api_key"
+	KeyFromEmail = "from_email"
+	KeyFromName  = "from_name"
+	KeyBaseURL   = "base_url"
+)
+
+func init() {
+	core.Register(Driver())
+}
+
+// Driver returns the SendGrid driver description: schema, rules and
+// constructor.
+func Driver() core.Driver {
+	return core.Driver{
+		Slug:        Slug,
+		Name:        "SendGrid",
+		Description: "Send through the SendGrid v3 Web API with an API key that has the Mail Send permission.",
+		Fields: []core.Field{
+			{Key: KeyAPIKey, Label: "API key", Type: core.FieldPassword, Required: true,
+				Help: "A SendGrid API key with at least the Mail Send permission."},
+			{Key: KeyFromEmail, Label: "From email", Type: core.FieldEmail,
+				Help: "Sender address; must be a verified Sender Identity in SendGrid. Empty: the message's own sender."},
+			{Key: KeyFromName, Label: "From name", Type: core.FieldString,
+				Help: "Sender display name. Empty: the message's own sender name."},
+			{Key: KeyBaseURL, Label: "API base URL", Type: core.FieldURL,
+				Help: "Leave empty for " + DefaultBaseURL + " (use https://api.eu.sendgrid.com for EU data residency)."},
+		},
+		Rules: []string{
+			"from_email, when set, replaces the sender address of every message; from_name likewise replaces the sender name.",
+			"base_url, when empty, is " + DefaultBaseURL + ".",
+		},
+		New: New,
+	}
+}
+
+// Transport sends through one SendGrid connection. It is safe for
+// concurrent use.
+type Transport struct {
+	apiKey    string
+	baseURL   string
+	fromEmail string
+	fromName  string
+	client    *rest.Client
+}
+
+// New builds the transport of a SendGrid connection from its effective
+// settings.
+func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
+	s := conn.Settings
+	key := s.String(KeyAPIKey)
+	if key == "" {
+		return nil, core.Invalid(map[string]string{KeyAPIKey: "This field is required."})
+	}
+	base := strings.TrimRight(s.String(KeyBaseURL), "/")
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	hc := env.HTTPClient
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	return &Transport{
+		apiKey:    key,
+		baseURL:   base,
+		fromEmail: s.String(KeyFromEmail),
+		fromName:  s.String(KeyFromName),
+		client:    &rest.Client{HTTPClient: hc},
+	}, nil
+}
+
+// BaseURL returns the API base URL the transport talks to.
+func (t *Transport) BaseURL() string { return t.baseURL }
+
+// Send implements core.Transport with POST /v3/mail/send.
+func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
+	req := sg.GetRequest(t.apiKey, "/v3/mail/send", t.baseURL)
+	req.Method = rest.Post
+	req.Body = mail.GetRequestBody(t.build(msg))
+	resp, err := t.client.SendWithContext(ctx, req)
+	if err != nil {
+		return core.Receipt{}, t.scrub(core.Temporary(fmt.Errorf("sendgrid: send: %w", err)))
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return core.Receipt{}, t.scrub(fmt.Errorf("sendgrid: send: %w", core.HTTPStatusError(resp.StatusCode, summary(resp.Body))))
+	}
+	id := http.Header(resp.Headers).Get("X-Message-Id")
+	return core.Receipt{MessageID: id, Response: fmt.Sprintf("%d %s", resp.StatusCode, http.StatusText(resp.StatusCode))}, nil
+}
+
+// Verify implements core.Verifier with the authenticated read GET
+// /v3/scopes, which sends nothing.
+func (t *Transport) Verify(ctx context.Context) error {
+	req := sg.GetRequest(t.apiKey, "/v3/scopes", t.baseURL)
+	req.Method = rest.Get
+	resp, err := t.client.SendWithContext(ctx, req)
+	if err != nil {
+		return t.scrub(core.Temporary(fmt.Errorf("sendgrid: verify: %w", err)))
+	}
+	switch {
+	case resp.StatusCode >= 200 && resp.StatusCode <= 299:
+		return nil
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		return t.scrub(core.Permanent(fmt.Errorf("sendgrid: verify: the API key was rejected (HTTP %d): %s",
+			resp.StatusCode, summary(resp.Body))))
+	default:
+		return t.scrub(fmt.Errorf("sendgrid: verify: %w", core.HTTPStatusError(resp.StatusCode, summary(resp.Body))))
+	}
+}
+
+// build turns a message into the SDK's v3 mail object.
+func (t *Transport) build(msg *core.Message) *mail.SGMailV3 {
+	from := msg.From
+	if t.fromEmail != "" {
+		from.Email = t.fromEmail
+	}
+	if t.fromName != "" {
+		from.Name = t.fromName
+	}
+	m := mail.NewV3Mail()
+	m.SetFrom(mail.NewEmail(from.Name, from.Email))
+	m.Subject = msg.Subject
+	p := mail.NewPersonalization()
+	p.AddTos(emails(msg.To)...)
+	p.AddCCs(emails(msg.Cc)...)
+	p.AddBCCs(emails(msg.Bcc)...)
+	m.AddPersonalizations(p)
+	switch len(msg.ReplyTo) {
+	case 0:
+	case 1:
+		m.SetReplyTo(mail.NewEmail(msg.ReplyTo[0].Name, msg.ReplyTo[0].Email))
+	default:
+		m.SetReplyToList(emails(msg.ReplyTo))
+	}
+	if msg.Text != "" {
+		m.AddContent(mail.NewContent("text/plain", msg.Text))
+	}
+	if msg.HTML != "" {
+		m.AddContent(mail.NewContent("text/html", msg.HTML))
+	}
+	for _, h := range msg.Headers {
+		if reserved(h.Name) {
+			continue
+		}
+		m.SetHeader(h.Name, h.Value)
+	}
+	for _, a := range msg.Attachments {
+		att := mail.NewAttachment()
+		att.SetContent(base64.StdEncoding.EncodeToString(a.Data))
+		att.SetFilename(a.Filename)
+		if a.ContentType != "" {
+			att.SetType(a.ContentType)
+		}
+		if a.Inline && a.ContentID != "" {
+			att.SetDisposition("inline")
+			att.SetContentID(a.ContentID)
+		} else {
+			att.SetDisposition("attachment")
+		}
+		m.AddAttachment(att)
+	}
+	return m
+}
+
+// reserved reports headers SendGrid refuses in "headers"; the message
+// carries them in their own fields.
+func reserved(name string) bool {
+	switch strings.ToLower(name) {
+	case "x-sg-id", "x-sg-eid", "received", "dkim-signature", "content-type",
+		"content-transfer-encoding", "to", "from", "subject", "reply-to", "cc", "bcc":
+		return true
+	}
+	return false
+}
+
+func emails(in []core.Address) []*mail.Email {
+	out := make([]*mail.Email, 0, len(in))
+	for _, a := range in {
+		out = append(out, mail.NewEmail(a.Name, a.Email))
+	}
+	return out
+}
+
+// summary shortens a provider body for an error message.
+func summary(body string) string {
+	body = strings.TrimSpace(body)
+	if len(body) > 500 {
+		body = body[:500] + "..."
+	}
+	return body
+}
+
+// scrub wraps err so that its text never shows the API key.
+func (t *Transport) scrub(err error) error {
+	if err == nil || !strings.Contains(err.Error(), t.apiKey) {
+		return err
+	}
+	return &scrubbedError{err: err, secret: t.apiKey}
+}
+
+// scrubbedError hides a secret in the text of the error it wraps, keeping
+// its chain (and so its temporary/permanent class) intact.
+type scrubbedError struct {
+	err    error
+	secret string
+}
+
+func (e *scrubbedError) Error() string { return strings.ReplaceAll(e.err.Error(), e.secret, core.Mask) }
+func (e *scrubbedError) Unwrap() error { return e.err }
