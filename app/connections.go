@@ -1,0 +1,336 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/mailsvc/mailsvc/core"
+)
+
+// Pin is a connection settings value fixed by a constant.
+type Pin struct {
+	Constant string // the constant's name, e.g. MAILSVC_SMTP_PASSWORD
+	Value    string // its value, in PHP string form
+}
+
+// PinFunc returns, for a driver and its settings keys, the keys pinned by
+// constants. It is read-only configuration resolved once at boot.
+type PinFunc func(driver string, keys []string) map[string]Pin
+
+// ConnectionInput is a create or partial update of a connection. A nil
+// field is left as it is (on create: defaulted or required).
+type ConnectionInput struct {
+	Name     *string
+	Driver   *string
+	IsActive *bool
+	// Settings keys merge into the stored ones. A value equal to core.Mask
+	// keeps the stored secret; null removes the key.
+	Settings map[string]any
+}
+
+// Connections manages connections: validation against the driver schema,
+// constants that pin settings, encryption of secrets at rest and masking
+// of secrets in every value it returns to a client.
+type Connections struct {
+	Store  core.ConnectionStore
+	Cipher core.Cipher
+	Pins   PinFunc
+	Hooks  *core.Hooks
+	// SensitiveKeys are extra sensitive keys from configuration, the
+	// configuration form of the mail_svc_sensitive_keys filter.
+	SensitiveKeys []string
+}
+
+// List returns one page of connections, masked, and the total count.
+func (s *Connections) List(ctx context.Context, offset, limit int) ([]*core.Connection, int, error) {
+	conns, total, err := s.Store.FindConnections(ctx, core.ConnectionFilter{Offset: offset, Limit: limit})
+	if err != nil {
+		return nil, 0, fmt.Errorf("list connections: %w", err)
+	}
+	out := make([]*core.Connection, len(conns))
+	for i, c := range conns {
+		out[i] = s.masked(s.effective(c))
+	}
+	return out, total, nil
+}
+
+// Get returns one connection, masked.
+func (s *Connections) Get(ctx context.Context, id int64) (*core.Connection, error) {
+	c, err := s.Effective(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return s.masked(c), nil
+}
+
+// Effective returns a connection with its secrets decrypted and its
+// constants applied: what a transport is built from. It must never be
+// returned to a client.
+func (s *Connections) Effective(ctx context.Context, id int64) (*core.Connection, error) {
+	c, err := s.Store.FindConnectionByID(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("get connection %d: %w", id, err)
+	}
+	return s.effective(c), nil
+}
+
+// Create validates and stores a new connection and returns it masked.
+func (s *Connections) Create(ctx context.Context, in ConnectionInput) (*core.Connection, error) {
+	c := &core.Connection{IsActive: true, Settings: core.Settings{}, HealthStatus: core.HealthUnknown}
+	if in.Driver == nil || *in.Driver == "" {
+		return nil, core.InvalidField("driver", "This field is required.")
+	}
+	if in.Name == nil {
+		return nil, core.InvalidField("name", "This field is required.")
+	}
+	if err := s.apply(c, nil, in); err != nil {
+		return nil, err
+	}
+	if err := s.Store.CreateConnection(ctx, c); err != nil {
+		return nil, fmt.Errorf("create connection: %w", err)
+	}
+	return s.masked(s.effective(c)), nil
+}
+
+// Update applies a partial update to a connection and returns it masked.
+func (s *Connections) Update(ctx context.Context, id int64, in ConnectionInput) (*core.Connection, error) {
+	stored, err := s.Store.FindConnectionByID(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("get connection %d: %w", id, err)
+	}
+	current := s.decrypted(stored)
+	if err := s.apply(stored, current, in); err != nil {
+		return nil, err
+	}
+	if err := s.Store.UpdateConnection(ctx, stored); err != nil {
+		return nil, fmt.Errorf("update connection %d: %w", id, err)
+	}
+	return s.masked(s.effective(stored)), nil
+}
+
+// Delete removes one connection.
+func (s *Connections) Delete(ctx context.Context, id int64) error {
+	n, err := s.Store.DeleteConnections(ctx, []int64{id})
+	if err != nil {
+		return fmt.Errorf("delete connection %d: %w", id, err)
+	}
+	if n == 0 {
+		return core.Errorf(core.ENOTFOUND, "Connection %d does not exist.", id)
+	}
+	return nil
+}
+
+// DeleteMany removes the connections with the given ids and returns how
+// many existed.
+func (s *Connections) DeleteMany(ctx context.Context, ids []int64) (int, error) {
+	if len(ids) == 0 {
+		return 0, core.InvalidField("ids", "At least one id is required.")
+	}
+	n, err := s.Store.DeleteConnections(ctx, ids)
+	if err != nil {
+		return 0, fmt.Errorf("delete connections: %w", err)
+	}
+	return n, nil
+}
+
+// apply validates in against c's driver and writes the result into c, with
+// sensitive values encrypted. current holds c's decrypted settings (nil on
+// create).
+func (s *Connections) apply(c *core.Connection, current core.Settings, in ConnectionInput) error {
+	fields := map[string]string{}
+	if in.Name != nil {
+		name := strings.TrimSpace(*in.Name)
+		switch {
+		case name == "":
+			fields["name"] = "This field is required."
+		case len(name) > 191:
+			fields["name"] = "Must be at most 191 characters."
+		}
+		c.Name = name
+	}
+	if in.Driver != nil {
+		if _, ok := core.LookupDriver(*in.Driver); !ok {
+			fields["driver"] = fmt.Sprintf("Unknown driver %q.", *in.Driver)
+		} else if current != nil && *in.Driver != c.Driver {
+			current = core.Settings{} // a new driver starts from fresh settings
+		}
+		c.Driver = *in.Driver
+	}
+	if in.IsActive != nil {
+		c.IsActive = *in.IsActive
+	}
+	if err := core.Invalid(fields); err != nil {
+		return err
+	}
+	d, _ := core.LookupDriver(c.Driver)
+	merged := current.Clone()
+	pins := s.pins(d)
+	for k, v := range in.Settings {
+		if pin, ok := pins[k]; ok {
+			if v != core.Mask && core.Settings(in.Settings).String(k) != pin.Value {
+				fields[k] = fmt.Sprintf("This setting is pinned by the constant %s and cannot be changed here.", pin.Constant)
+			}
+			continue
+		}
+		switch {
+		case v == nil:
+			delete(merged, k)
+		case v == core.Mask && s.sensitive(d, k):
+			// keep the stored secret
+		default:
+			merged[k] = v
+		}
+	}
+	if err := core.Invalid(fields); err != nil {
+		return err
+	}
+	effective := merged.Clone()
+	for k, p := range pins {
+		effective[k] = pinValue(d, k, p.Value)
+	}
+	if err := d.ValidateSettings(effective); err != nil {
+		return err
+	}
+	stored := core.Settings{}
+	for k, v := range effective {
+		if _, pinned := pins[k]; pinned {
+			if old, had := merged[k]; had {
+				stored[k] = old // keep what was stored before the pin
+			}
+			continue
+		}
+		stored[k] = v
+	}
+	enc, err := s.encrypt(d, stored)
+	if err != nil {
+		return err
+	}
+	c.Settings = enc
+	c.SettingsError = ""
+	return nil
+}
+
+// pins returns the settings keys of d pinned by constants.
+func (s *Connections) pins(d *core.Driver) map[string]Pin {
+	if s.Pins == nil {
+		return nil
+	}
+	keys := make([]string, len(d.Fields))
+	for i, f := range d.Fields {
+		keys[i] = f.Key
+	}
+	return s.Pins(d.Slug, keys)
+}
+
+// pinValue converts a constant's PHP string form to the field's type.
+func pinValue(d *core.Driver, key, v string) any {
+	f := d.Field(key)
+	if f == nil {
+		return v
+	}
+	probe := core.Settings{key: v}
+	switch f.Type {
+	case core.FieldInteger:
+		return probe.Int(key, 0)
+	case core.FieldBoolean:
+		return probe.Bool(key, false)
+	}
+	return v
+}
+
+// sensitiveKeys returns the extra sensitive keys: configuration plus the
+// mail_svc_sensitive_keys filter.
+func (s *Connections) sensitiveKeys() []string {
+	keys := append([]string(nil), s.SensitiveKeys...)
+	if v, ok := s.Hooks.ApplyFilters(core.HookSensitiveKeys, keys).([]string); ok {
+		keys = v
+	}
+	return keys
+}
+
+func (s *Connections) sensitive(d *core.Driver, key string) bool {
+	if d != nil {
+		if f := d.Field(key); f != nil && f.Sensitive {
+			return true
+		}
+	}
+	return core.IsSensitiveKey(key, s.sensitiveKeys())
+}
+
+func (s *Connections) encrypt(d *core.Driver, in core.Settings) (core.Settings, error) {
+	out := in.Clone()
+	for k, v := range in {
+		str, ok := v.(string)
+		if !ok || str == "" || !s.sensitive(d, k) || s.Cipher == nil {
+			continue
+		}
+		enc, err := s.Cipher.Encrypt(str)
+		if err != nil {
+			return nil, fmt.Errorf("encrypt setting %s: %w", k, err)
+		}
+		out[k] = enc
+	}
+	return out, nil
+}
+
+// decrypted returns c's settings with secrets decrypted. A value that
+// cannot be decrypted becomes "" and sets c.SettingsError.
+func (s *Connections) decrypted(c *core.Connection) core.Settings {
+	d, _ := core.LookupDriver(c.Driver)
+	out := c.Settings.Clone()
+	if out == nil {
+		out = core.Settings{}
+	}
+	var bad []string
+	for k, v := range out {
+		str, ok := v.(string)
+		if !ok || s.Cipher == nil || !s.sensitive(d, k) || !s.Cipher.IsEncrypted(str) {
+			continue
+		}
+		plain, err := s.Cipher.Decrypt(str)
+		if err != nil {
+			out[k] = ""
+			bad = append(bad, k)
+			continue
+		}
+		out[k] = plain
+	}
+	if len(bad) > 0 {
+		sort.Strings(bad)
+		c.SettingsError = fmt.Sprintf("Stored secrets (%s) cannot be decrypted: the encryption key changed. Enter them again.", strings.Join(bad, ", "))
+	}
+	return out
+}
+
+// effective returns a copy of c with secrets decrypted and constants applied.
+func (s *Connections) effective(c *core.Connection) *core.Connection {
+	out := *c
+	out.Settings = s.decrypted(&out)
+	out.Pinned = []string{}
+	if d, ok := core.LookupDriver(c.Driver); ok {
+		for k, p := range s.pins(d) {
+			out.Settings[k] = pinValue(d, k, p.Value)
+			out.Pinned = append(out.Pinned, k)
+		}
+	}
+	sort.Strings(out.Pinned)
+	if out.HealthStatus == "" {
+		out.HealthStatus = core.HealthUnknown
+	}
+	return &out
+}
+
+// masked returns c with every sensitive value replaced by core.Mask.
+func (s *Connections) masked(c *core.Connection) *core.Connection {
+	d, _ := core.LookupDriver(c.Driver)
+	out := *c
+	out.Settings = c.Settings.Clone()
+	for k, v := range out.Settings {
+		if s.sensitive(d, k) {
+			out.Settings[k] = core.MaskValue(v)
+		}
+	}
+	return &out
+}
