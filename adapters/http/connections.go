@@ -1,0 +1,145 @@
+package http
+
+import (
+	"net/http"
+
+	"github.com/gorilla/mux"
+
+	"github.com/mailsvc/mailsvc/app"
+	"github.com/mailsvc/mailsvc/core"
+)
+
+// connectionBody is the JSON body of POST and PUT /connections.
+type connectionBody struct {
+	Name     *string        `json:"name"`
+	Driver   *string        `json:"driver"`
+	IsActive *bool          `json:"is_active"`
+	Settings map[string]any `json:"settings"`
+}
+
+func (b connectionBody) input() app.ConnectionInput {
+	return app.ConnectionInput{Name: b.Name, Driver: b.Driver, IsActive: b.IsActive, Settings: b.Settings}
+}
+
+// idsBody is the JSON body of bulk routes.
+type idsBody struct {
+	IDs []int64 `json:"ids"`
+}
+
+func (s *Server) listConnections(w http.ResponseWriter, r *http.Request) error {
+	p, err := parsePage(r)
+	if err != nil {
+		return err
+	}
+	conns, total, err := s.Connections.List(r.Context(), p.Offset(), p.PerPage)
+	if err != nil {
+		return err
+	}
+	writeList(w, conns, total, p)
+	return nil
+}
+
+func (s *Server) getConnection(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(mux.Vars(r)["id"])
+	if err != nil {
+		return err
+	}
+	c, err := s.Connections.Get(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, c)
+	return nil
+}
+
+func (s *Server) createConnection(w http.ResponseWriter, r *http.Request) error {
+	var body connectionBody
+	if err := s.decodeJSON(w, r, &body); err != nil {
+		return err
+	}
+	c, err := s.Connections.Create(r.Context(), body.input())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, c)
+	return nil
+}
+
+func (s *Server) updateConnection(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(mux.Vars(r)["id"])
+	if err != nil {
+		return err
+	}
+	var body connectionBody
+	if err := s.decodeJSON(w, r, &body); err != nil {
+		return err
+	}
+	c, err := s.Connections.Update(r.Context(), id, body.input())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, c)
+	return nil
+}
+
+func (s *Server) deleteConnection(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(mux.Vars(r)["id"])
+	if err != nil {
+		return err
+	}
+	if err := s.Connections.Delete(r.Context(), id); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"deleted": true, "id": id})
+	return nil
+}
+
+func (s *Server) deleteConnections(w http.ResponseWriter, r *http.Request) error {
+	var body idsBody
+	if err := s.decodeJSON(w, r, &body); err != nil {
+		return err
+	}
+	n, err := s.Connections.DeleteMany(r.Context(), body.IDs)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"deleted": n})
+	return nil
+}
+
+func (s *Server) listTransports(w http.ResponseWriter, r *http.Request) error {
+	writeJSON(w, http.StatusOK, core.Drivers())
+	return nil
+}
+
+func (s *Server) getTransport(w http.ResponseWriter, r *http.Request) error {
+	slug := mux.Vars(r)["driver"]
+	d, ok := core.LookupDriver(slug)
+	if !ok {
+		return core.Errorf(core.ENOTFOUND, "No transport named %q.", slug)
+	}
+	writeJSON(w, http.StatusOK, d)
+	return nil
+}
+
+func (s *Server) getSettings(w http.ResponseWriter, r *http.Request) error {
+	v, err := s.Settings.Get(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, v)
+	return nil
+}
+
+func (s *Server) updateSettings(w http.ResponseWriter, r *http.Request) error {
+	var patch map[string]any
+	if err := s.decodeJSON(w, r, &patch); err != nil {
+		return err
+	}
+	v, err := s.Settings.Update(r.Context(), patch)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, v)
+	return nil
+}

@@ -1,0 +1,189 @@
+// Package http serves the spec's REST API under /wp-json/mailsvc/v1 with
+// gorilla/mux: routing, WordPress-compatible authentication, the spec's
+// error shape, pagination and request limits. It is the one place where
+// domain errors become HTTP statuses.
+package http
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+
+	"github.com/gorilla/mux"
+
+	"github.com/mailsvc/mailsvc/app"
+	"github.com/mailsvc/mailsvc/core"
+)
+
+// Namespace is the path prefix of every route.
+const Namespace = "/wp-json/mailsvc/v1"
+
+// DefaultMaxBodyBytes bounds a request body.
+const DefaultMaxBodyBytes = 1 << 20
+
+// Authenticator resolves the user behind a request the way WordPress does.
+// It returns (nil, nil) for a request with no credentials, a user on
+// success, and an error (code EUNAUTHORIZED) for credentials that fail.
+// secure says whether the request arrived over HTTPS.
+type Authenticator interface {
+	Authenticate(r *http.Request, secure bool) (*core.User, error)
+}
+
+// ConnectionService is what the connection routes need.
+type ConnectionService interface {
+	List(ctx context.Context, offset, limit int) ([]*core.Connection, int, error)
+	Get(ctx context.Context, id int64) (*core.Connection, error)
+	Create(ctx context.Context, in app.ConnectionInput) (*core.Connection, error)
+	Update(ctx context.Context, id int64, in app.ConnectionInput) (*core.Connection, error)
+	Delete(ctx context.Context, id int64) error
+	DeleteMany(ctx context.Context, ids []int64) (int, error)
+}
+
+// SettingsService is what the settings routes need.
+type SettingsService interface {
+	Get(ctx context.Context) (map[string]any, error)
+	Update(ctx context.Context, patch map[string]any) (map[string]any, error)
+}
+
+// Server is the REST API. Set its fields, then call Handler once.
+type Server struct {
+	Auth        Authenticator
+	Connections ConnectionService
+	Settings    SettingsService
+	Hooks       *core.Hooks
+	Logger      *slog.Logger
+	// Capability every route requires; "" means core.DefaultCapability.
+	// The mail_svc_rest_capability filter may change it per request.
+	Capability string
+	// TrustedProxies are the peers whose X-Forwarded-Proto is believed.
+	TrustedProxies []*net.IPNet
+	// MaxBodyBytes bounds request bodies; 0 means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+}
+
+// Handler returns the http.Handler serving every route.
+func (s *Server) Handler() http.Handler {
+	if s.Logger == nil {
+		s.Logger = slog.Default()
+	}
+	if s.MaxBodyBytes == 0 {
+		s.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	r := mux.NewRouter()
+	r.NotFoundHandler = http.HandlerFunc(s.notFound)
+	r.MethodNotAllowedHandler = http.HandlerFunc(s.notFound)
+	api := r.PathPrefix(Namespace).Subrouter()
+	api.NotFoundHandler = r.NotFoundHandler
+	api.MethodNotAllowedHandler = r.NotFoundHandler
+
+	s.private(api, "GET", "/connections", s.listConnections)
+	s.private(api, "POST", "/connections", s.createConnection)
+	s.private(api, "DELETE", "/connections", s.deleteConnections)
+	s.private(api, "GET", "/connections/{id}", s.getConnection)
+	s.private(api, "PUT", "/connections/{id}", s.updateConnection)
+	s.private(api, "DELETE", "/connections/{id}", s.deleteConnection)
+	s.private(api, "GET", "/transports", s.listTransports)
+	s.private(api, "GET", "/transports/{driver}", s.getTransport)
+	s.private(api, "GET", "/settings", s.getSettings)
+	s.private(api, "PUT", "/settings", s.updateSettings)
+
+	return s.recoverPanics(s.logRequests(restRoute(r)))
+}
+
+// handlerFunc is a route handler that returns its error instead of writing it.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// private registers a route that needs an authenticated user holding the
+// REST capability.
+func (s *Server) private(r *mux.Router, method, path string, h handlerFunc) {
+	r.Handle(path, s.authenticated(h)).Methods(method)
+}
+
+// authenticated wraps h with authentication and the capability check.
+func (s *Server) authenticated(h handlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		user, err := s.Auth.Authenticate(r, s.secure(r))
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if user == nil {
+			s.writeError(w, r, core.Errorf(core.EUNAUTHORIZED, "You are not currently logged in."))
+			return
+		}
+		if !user.Can(s.capability(r)) {
+			s.writeError(w, r, core.Errorf(core.EFORBIDDEN, "Sorry, you are not allowed to do that."))
+			return
+		}
+		if err := h(w, r.WithContext(withUser(r.Context(), user))); err != nil {
+			s.writeError(w, r, err)
+		}
+	})
+}
+
+// capability returns the capability a request needs.
+func (s *Server) capability(r *http.Request) string {
+	c := s.Capability
+	if c == "" {
+		c = core.DefaultCapability
+	}
+	if v, ok := s.Hooks.ApplyFilters(core.HookRESTCapability, c, r.URL.Path).(string); ok && v != "" {
+		c = v
+	}
+	return c
+}
+
+// secure reports whether r arrived over HTTPS: TLS on this listener, or
+// X-Forwarded-Proto: https from a trusted proxy.
+func (s *Server) secure(r *http.Request) bool {
+	if r.TLS != nil {
+		return true
+	}
+	if !strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
+		return false
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	ip := net.ParseIP(host)
+	for _, n := range s.TrustedProxies {
+		if ip != nil && n.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	s.writeError(w, r, core.Errorf(core.ENOTFOUND, "No route was found matching the URL and request method."))
+}
+
+// restRoute serves WordPress's plain-permalink form /?rest_route=/mailsvc/v1/...
+// as the same route under /wp-json.
+func restRoute(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rr := r.URL.Query().Get("rest_route"); rr != "" && (r.URL.Path == "/" || r.URL.Path == "/index.php") {
+			r2 := r.Clone(r.Context())
+			r2.URL.Path = "/wp-json/" + strings.TrimPrefix(rr, "/")
+			r2.URL.RawPath = ""
+			next.ServeHTTP(w, r2)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+type userKey struct{}
+
+func withUser(ctx context.Context, u *core.User) context.Context {
+	return context.WithValue(ctx, userKey{}, u)
+}
+
+// UserFrom returns the authenticated user of a request's context, or nil.
+func UserFrom(ctx context.Context) *core.User {
+	u, _ := ctx.Value(userKey{}).(*core.User)
+	return u
+}
