@@ -113,8 +113,9 @@ func TestSendRoundTrip(t *testing.T) {
 			}
 			for j, want := range msg.Attachments {
 				a := m.Attachments[j]
-				if a.Filename != want.Filename || a.ContentType != want.ContentType || a.Inline != want.Inline || a.ContentID != want.ContentID {
-					t.Errorf("attachment %d = %+v, want %s %s inline=%v cid=%s", j, a, want.Filename, want.ContentType, want.Inline, want.ContentID)
+				wantName := want.Filename
+				if a.Filename != wantName || a.ContentType != want.ContentType || a.Inline != want.Inline || a.ContentID != want.ContentID {
+					t.Errorf("attachment %d = %s %s inline=%v cid=%s, want %s %s inline=%v cid=%s", j, a.Filename, a.ContentType, a.Inline, a.ContentID, wantName, want.ContentType, want.Inline, want.ContentID)
 				}
 				if !bytes.Equal(a.Data, want.Data) {
 					t.Errorf("attachment %d bytes differ (%d vs %d bytes)", j, len(a.Data), len(want.Data))

@@ -1,0 +1,362 @@
+// Package mailgunfake is a local stand-in for the Mailgun v3 API that
+// speaks its wire protocol closely enough for the real mailgun-go SDK:
+// POST /v3/{domain}/messages as multipart/form-data (or form-urlencoded)
+// with HTTP Basic auth api:KEY, answered with
+// {"id":"<...>","message":"Queued. Thank you."}, errors as {"message":...},
+// and GET /v3/domains/{domain} used to check credentials without sending.
+// Every accepted message is recorded decoded. The fake can be told to fail
+// or stall the next requests.
+package mailgunfake
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/http/httptest"
+	"net/mail"
+	"path"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Address is one decoded mailbox.
+type Address struct {
+	Name  string
+	Email string
+}
+
+// Attachment is one decoded file part with its raw bytes. PartContentType
+// is the Content-Type of the multipart part as sent; ContentType is the
+// type Mailgun gives the attachment in the delivered MIME: the type of the
+// filename's extension when it has a known one, else the part's type.
+// Inline parts are referenced by their filename, which is their content id.
+type Attachment struct {
+	Filename        string
+	ContentType     string
+	PartContentType string
+	Data            []byte
+	Inline          bool
+	ContentID       string
+}
+
+// Message is one accepted messages request, decoded.
+type Message struct {
+	ID          string
+	Domain      string
+	From        Address
+	To          []Address
+	Cc          []Address
+	Bcc         []Address
+	ReplyTo     []Address
+	Subject     string
+	Text        string
+	HTML        string
+	Headers     map[string]string // the h: fields other than Reply-To
+	Variables   map[string]string // the v: fields
+	Options     map[string]string // the o: fields
+	Attachments []Attachment
+}
+
+// Server is a running fake. Its zero value is not usable; call New.
+type Server struct {
+	// URL is the fake's root; the SDK's API base is URL + "/v3".
+	URL string
+
+	apiKey string
+	domain string
+	srv    *httptest.Server
+	closed chan struct{}
+
+	mu       sync.Mutex
+	messages []Message
+	faults   []fault
+	requests int
+}
+
+type fault struct {
+	status int
+	body   string
+	stall  bool
+}
+
+// New starts a fake that knows one sending domain and accepts apiKey as
+// its only valid API key.
+func New(apiKey, domain string) *Server {
+	s := &Server{apiKey: apiKey, domain: domain, closed: make(chan struct{})}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v3/{domain}/messages", s.handleSend)
+	mux.HandleFunc("GET /v3/domains/{domain}", s.handleDomain)
+	s.srv = httptest.NewServer(s.intercept(mux))
+	s.URL = s.srv.URL
+	return s
+}
+
+// Close releases stalled requests and shuts the server down.
+func (s *Server) Close() {
+	close(s.closed)
+	s.srv.Close()
+}
+
+// Messages returns a copy of every accepted message, oldest first.
+func (s *Server) Messages() []Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Message(nil), s.messages...)
+}
+
+// Requests returns how many requests reached the fake, faults included.
+func (s *Server) Requests() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.requests
+}
+
+// FailNext makes the next n requests, whatever their path, answer status
+// with body (a Mailgun {"message":...} JSON when body is empty).
+func (s *Server) FailNext(n, status int, body string) {
+	if body == "" {
+		body = messageBody(fmt.Sprintf("simulated failure %d", status))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for range n {
+		s.faults = append(s.faults, fault{status: status, body: body})
+	}
+}
+
+// StallNext makes the next n requests hang until the client gives up or
+// the fake is closed.
+func (s *Server) StallNext(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for range n {
+		s.faults = append(s.faults, fault{stall: true})
+	}
+}
+
+func (s *Server) intercept(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.requests++
+		var f *fault
+		if len(s.faults) > 0 {
+			f = &s.faults[0]
+			s.faults = s.faults[1:]
+		}
+		s.mu.Unlock()
+		if f == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if f.stall {
+			select {
+			case <-r.Context().Done():
+			case <-s.closed:
+			}
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(f.status)
+		_, _ = io.WriteString(w, f.body)
+	})
+}
+
+// authorized checks HTTP Basic auth with user "api" and the API key, as
+// Mailgun does, and answers 401 "Forbidden" (plain text) otherwise.
+func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
+	user, pass, ok := r.BasicAuth()
+	if ok && user == "api" && pass == s.apiKey {
+		return true
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusUnauthorized)
+	_, _ = io.WriteString(w, "Forbidden")
+	return false
+}
+
+func (s *Server) handleDomain(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(w, r) {
+		return
+	}
+	d := r.PathValue("domain")
+	if d != s.domain {
+		writeJSON(w, http.StatusNotFound, messageBody("Domain not found"))
+		return
+	}
+	body, _ := json.Marshal(map[string]any{
+		"domain": map[string]any{
+			"created_at":  time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC).Format(time.RFC1123Z),
+			"name":        d,
+			"smtp_login":  "postmaster@" + d,
+			"state":       "active",
+			"type":        "custom",
+			"wildcard":    false,
+			"spam_action": "disabled",
+			"web_scheme":  "https",
+		},
+		"receiving_dns_records": []any{},
+		"sending_dns_records":   []any{},
+	})
+	writeJSON(w, http.StatusOK, string(body))
+}
+
+func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(w, r) {
+		return
+	}
+	domain := r.PathValue("domain")
+	if domain != s.domain {
+		writeJSON(w, http.StatusNotFound, messageBody("Domain not found: "+domain))
+		return
+	}
+	m := Message{Domain: domain, Headers: map[string]string{}, Variables: map[string]string{}, Options: map[string]string{}}
+	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	var values map[string][]string
+	switch ct {
+	case "multipart/form-data":
+		if err := r.ParseMultipartForm(64 << 20); err != nil {
+			writeJSON(w, http.StatusBadRequest, messageBody("Invalid multipart body"))
+			return
+		}
+		values = r.MultipartForm.Value
+		for _, field := range []string{"attachment", "inline"} {
+			for _, fh := range r.MultipartForm.File[field] {
+				f, err := fh.Open()
+				if err != nil {
+					writeJSON(w, http.StatusBadRequest, messageBody("Invalid attachment"))
+					return
+				}
+				data, err := io.ReadAll(f)
+				_ = f.Close()
+				if err != nil {
+					writeJSON(w, http.StatusBadRequest, messageBody("Invalid attachment"))
+					return
+				}
+				partType := fh.Header.Get("Content-Type")
+				a := Attachment{Filename: fh.Filename, PartContentType: partType, ContentType: partType, Data: data}
+				if t := mime.TypeByExtension(path.Ext(fh.Filename)); t != "" {
+					a.ContentType, _, _ = strings.Cut(t, ";")
+				}
+				if field == "inline" {
+					a.Inline, a.ContentID = true, fh.Filename
+				}
+				m.Attachments = append(m.Attachments, a)
+			}
+		}
+	case "application/x-www-form-urlencoded":
+		if err := r.ParseForm(); err != nil {
+			writeJSON(w, http.StatusBadRequest, messageBody("Invalid form body"))
+			return
+		}
+		values = r.PostForm
+	default:
+		writeJSON(w, http.StatusBadRequest, messageBody("Content-Type must be multipart/form-data or application/x-www-form-urlencoded"))
+		return
+	}
+	if msg := decodeFields(&m, values); msg != "" {
+		writeJSON(w, http.StatusBadRequest, messageBody(msg))
+		return
+	}
+	m.ID = newMessageID(domain)
+	s.mu.Lock()
+	s.messages = append(s.messages, m)
+	s.mu.Unlock()
+	body, _ := json.Marshal(map[string]string{"id": m.ID, "message": "Queued. Thank you."})
+	writeJSON(w, http.StatusOK, string(body))
+}
+
+// decodeFields fills m from the form fields and returns Mailgun's message
+// for a missing or malformed parameter, or "".
+func decodeFields(m *Message, v map[string][]string) string {
+	first := func(k string) string {
+		if len(v[k]) > 0 {
+			return v[k][0]
+		}
+		return ""
+	}
+	if first("from") == "" {
+		return "'from' parameter is missing"
+	}
+	from, err := mail.ParseAddress(first("from"))
+	if err != nil {
+		return "'from' parameter is not a valid address. please check documentation"
+	}
+	m.From = Address{Name: from.Name, Email: from.Address}
+	var ok bool
+	if m.To, ok = addressList(v["to"]); !ok {
+		return "'to' parameter is not a valid address. please check documentation"
+	}
+	if len(m.To) == 0 {
+		return "'to' parameter is missing"
+	}
+	if m.Cc, ok = addressList(v["cc"]); !ok {
+		return "'cc' parameter is not a valid address. please check documentation"
+	}
+	if m.Bcc, ok = addressList(v["bcc"]); !ok {
+		return "'bcc' parameter is not a valid address. please check documentation"
+	}
+	m.Subject, m.Text, m.HTML = first("subject"), first("text"), first("html")
+	if m.Text == "" && m.HTML == "" && first("template") == "" {
+		return "Need at least one of 'text', 'html' or 'template' parameters specified"
+	}
+	for k, vals := range v {
+		if len(vals) == 0 {
+			continue
+		}
+		switch {
+		case strings.EqualFold(k, "h:Reply-To"):
+			if m.ReplyTo, ok = addressList(vals); !ok {
+				return "'h:Reply-To' parameter is not a valid address. please check documentation"
+			}
+		case strings.HasPrefix(k, "h:"):
+			m.Headers[k[2:]] = vals[0]
+		case strings.HasPrefix(k, "v:"):
+			m.Variables[k[2:]] = vals[0]
+		case strings.HasPrefix(k, "o:"):
+			m.Options[k[2:]] = vals[0]
+		}
+	}
+	return ""
+}
+
+// addressList parses repeated fields that may each hold a comma-separated
+// list.
+func addressList(fields []string) ([]Address, bool) {
+	var out []Address
+	for _, f := range fields {
+		if strings.TrimSpace(f) == "" {
+			continue
+		}
+		list, err := mail.ParseAddressList(f)
+		if err != nil {
+			return nil, false
+		}
+		for _, a := range list {
+			out = append(out, Address{Name: a.Name, Email: a.Address})
+		}
+	}
+	return out, true
+}
+
+func messageBody(msg string) string {
+	b, _ := json.Marshal(map[string]string{"message": msg})
+	return string(b)
+}
+
+func writeJSON(w http.ResponseWriter, status int, body string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, body)
+}
+
+// newMessageID returns an id shaped like Mailgun's, angle brackets included.
+func newMessageID(domain string) string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return fmt.Sprintf("<%s.%s@%s>", time.Now().UTC().Format("20060102150405"), hex.EncodeToString(b), domain)
+}
