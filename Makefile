@@ -1,0 +1,43 @@
+# mailsvc — build, run, test, bench, lint.
+GO       ?= go
+BIN      := bin/mailsvc
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS  := -X main.version=$(VERSION)
+STATICCHECK_VERSION ?= v0.8.2
+
+.PHONY: build run test test-short bench lint fuzz clean
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/mailsvc
+
+## run: build and serve on the embedded SQLite default (./data), printing how to log in.
+run: build
+	./$(BIN) serve
+
+## test: every package, with MariaDB and real WordPress where present (CI installs them).
+test:
+	$(GO) test -count=1 -timeout 30m ./...
+
+## test-short: unit tests only, no external services.
+test-short:
+	$(GO) test -count=1 -short ./...
+
+## bench: benchmarks that print figures (not pass/fail).
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./...
+
+## fuzz: a short run of every fuzz target; the corpus lives in testdata/fuzz.
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime 20s $$pkg || exit 1; \
+	  done; \
+	done
+
+lint:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
+	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+
+clean:
+	rm -rf bin
