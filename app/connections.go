@@ -9,15 +9,9 @@ import (
 	"github.com/mailsvc/mailsvc/core"
 )
 
-// Pin is a connection settings value fixed by a constant.
-type Pin struct {
-	Constant string // the constant's name, e.g. MAILSVC_SMTP_PASSWORD
-	Value    string // its value, in PHP string form
-}
-
 // PinFunc returns, for a driver and its settings keys, the keys pinned by
 // constants. It is read-only configuration resolved once at boot.
-type PinFunc func(driver string, keys []string) map[string]Pin
+type PinFunc func(driver string, keys []string) map[string]core.Pin
 
 // ConnectionInput is a create or partial update of a connection. A nil
 // field is left as it is (on create: defaulted or required).
@@ -213,7 +207,7 @@ func (s *Connections) apply(c *core.Connection, current core.Settings, in Connec
 }
 
 // pins returns the settings keys of d pinned by constants.
-func (s *Connections) pins(d *core.Driver) map[string]Pin {
+func (s *Connections) pins(d *core.Driver) map[string]core.Pin {
 	if s.Pins == nil {
 		return nil
 	}

@@ -31,17 +31,17 @@ func ptr[T any](v T) *T { return &v }
 type fixture struct {
 	store *apptest.ConnectionStore
 	svc   *app.Connections
-	pins  map[string]app.Pin
+	pins  map[string]core.Pin
 }
 
 func newFixture() *fixture {
-	f := &fixture{store: apptest.NewConnectionStore(), pins: map[string]app.Pin{}}
+	f := &fixture{store: apptest.NewConnectionStore(), pins: map[string]core.Pin{}}
 	f.svc = &app.Connections{
 		Store:  f.store,
 		Cipher: apptest.Cipher{Key: "k1"},
 		Hooks:  &core.Hooks{},
-		Pins: func(driver string, keys []string) map[string]app.Pin {
-			out := map[string]app.Pin{}
+		Pins: func(driver string, keys []string) map[string]core.Pin {
+			out := map[string]core.Pin{}
 			for _, k := range keys {
 				if p, ok := f.pins[k]; ok {
 					out[k] = p
@@ -171,8 +171,8 @@ func TestUpdateMergesAndKeepsMaskedSecret(t *testing.T) {
 func TestPinnedSettings(t *testing.T) {
 	f := newFixture()
 	ctx := context.Background()
-	f.pins["password"] = app.Pin{Constant: "MAILSVC_APPTESTMAIL_PASSWORD", Value: "from-constant"}
-	f.pins["port"] = app.Pin{Constant: "MAILSVC_APPTESTMAIL_PORT", Value: "2525"}
+	f.pins["password"] = core.Pin{Constant: "MAILSVC_APPTESTMAIL_PASSWORD", Value: "from-constant"}
+	f.pins["port"] = core.Pin{Constant: "MAILSVC_APPTESTMAIL_PORT", Value: "2525"}
 	c := f.create(t, map[string]any{"host": "h.example.com"})
 	if strings.Join(c.Pinned, ",") != "password,port" {
 		t.Errorf("pinned = %v", c.Pinned)
