@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -383,5 +384,33 @@ func TestAttachmentWithoutExtensionGetsTypedName(t *testing.T) {
 	a := fake.Messages()[0].Attachments[0]
 	if a.Filename != "report.pdf" || a.ContentType != "application/pdf" || !bytes.Equal(a.Data, pdfBytes()) {
 		t.Errorf("attachment = %s %s (%d bytes), want report.pdf application/pdf", a.Filename, a.ContentType, len(a.Data))
+	}
+}
+
+// countingTransport counts the requests that go through the host's client.
+type countingTransport struct{ n atomic.Int32 }
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func TestUsesHostHTTPClient(t *testing.T) {
+	fake := mailgunfake.New(testKey, testDomain)
+	defer fake.Close()
+	ct := &countingTransport{}
+	d, _ := core.LookupDriver(mailgun.Slug)
+	tr, err := d.New(&core.Connection{Settings: core.Settings{"api_key": testKey, "domain": testDomain, "base_url": fake.URL}}, core.DriverEnv{HTTPClient: &http.Client{Transport: ct}})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	if _, err := tr.Send(context.Background(), fullMessage()); err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	if err := tr.(core.Verifier).Verify(context.Background()); err != nil {
+		t.Fatalf("Verify: %v", err)
+	}
+	if got := ct.n.Load(); got != 2 {
+		t.Errorf("host client saw %d requests, want 2", got)
 	}
 }

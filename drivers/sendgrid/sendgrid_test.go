@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -316,5 +317,33 @@ func TestDefaultBaseURL(t *testing.T) {
 	}
 	if _, err := sendgrid.New(&core.Connection{Settings: core.Settings{}}, core.DriverEnv{}); core.ErrorFields(err)["api_key"] == "" {
 		t.Errorf("New without api_key: err = %v, want a field error", err)
+	}
+}
+
+// countingTransport counts the requests that go through the host's client.
+type countingTransport struct{ n atomic.Int32 }
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func TestUsesHostHTTPClient(t *testing.T) {
+	fake := sendgridfake.New(testKey)
+	defer fake.Close()
+	ct := &countingTransport{}
+	d, _ := core.LookupDriver(sendgrid.Slug)
+	tr, err := d.New(&core.Connection{Settings: core.Settings{"api_key": testKey, "base_url": fake.URL}}, core.DriverEnv{HTTPClient: &http.Client{Transport: ct}})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	if _, err := tr.Send(context.Background(), fullMessage()); err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	if err := tr.(core.Verifier).Verify(context.Background()); err != nil {
+		t.Fatalf("Verify: %v", err)
+	}
+	if got := ct.n.Load(); got != 2 {
+		t.Errorf("host client saw %d requests, want 2", got)
 	}
 }
