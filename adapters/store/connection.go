@@ -1,0 +1,205 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/mailsvc/mailsvc/core"
+	"gorm.io/gorm"
+)
+
+var _ core.ConnectionStore = (*DB)(nil)
+
+// connectionRow is a row of {prefix}mailsvc_connections.
+type connectionRow struct {
+	ID           int64     `gorm:"column:id;primaryKey;autoIncrement"`
+	Name         string    `gorm:"column:name"`
+	Driver       string    `gorm:"column:driver"`
+	IsActive     bool      `gorm:"column:is_active"`
+	Settings     string    `gorm:"column:settings"`
+	HealthStatus string    `gorm:"column:health_status"`
+	CreatedAt    time.Time `gorm:"column:created_at"`
+	UpdatedAt    time.Time `gorm:"column:updated_at"`
+}
+
+func (db *DB) connections(ctx context.Context) *gorm.DB {
+	return db.gdb.WithContext(ctx).Table(db.TableName("connections"))
+}
+
+func toConnectionRow(c *core.Connection) (*connectionRow, error) {
+	settings := c.Settings
+	if settings == nil {
+		settings = core.Settings{}
+	}
+	js, err := encodeJSON(map[string]any(settings))
+	if err != nil {
+		return nil, fmt.Errorf("connection settings: %w", err)
+	}
+	health := c.HealthStatus
+	if health == "" {
+		health = core.HealthUnknown
+	}
+	return &connectionRow{
+		ID:           c.ID,
+		Name:         c.Name,
+		Driver:       c.Driver,
+		IsActive:     c.IsActive,
+		Settings:     js,
+		HealthStatus: health,
+	}, nil
+}
+
+func (r *connectionRow) toConnection() (*core.Connection, error) {
+	v, err := decodeJSON(r.Settings)
+	if err != nil {
+		return nil, fmt.Errorf("connection %d settings: %w", r.ID, err)
+	}
+	m, ok := v.(map[string]any)
+	if !ok && v != nil {
+		return nil, fmt.Errorf("connection %d settings: stored JSON is not an object", r.ID)
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	return &core.Connection{
+		ID:           r.ID,
+		Name:         r.Name,
+		Driver:       r.Driver,
+		IsActive:     r.IsActive,
+		Settings:     core.Settings(m),
+		HealthStatus: r.HealthStatus,
+		CreatedAt:    r.CreatedAt.UTC(),
+		UpdatedAt:    r.UpdatedAt.UTC(),
+	}, nil
+}
+
+// FindConnections returns the connections matching f ordered by id, and
+// the total count matching f before Offset and Limit.
+func (db *DB) FindConnections(ctx context.Context, f core.ConnectionFilter) ([]*core.Connection, int, error) {
+	q := db.connections(ctx)
+	if f.Driver != "" {
+		q = q.Where("driver = ?", f.Driver)
+	}
+	var total int64
+	if err := q.Session(&gorm.Session{}).Count(&total).Error; err != nil {
+		return nil, 0, fmt.Errorf("count connections: %w", err)
+	}
+	q = q.Order("id")
+	if f.Offset > 0 {
+		q = q.Offset(f.Offset)
+	}
+	if f.Limit > 0 {
+		q = q.Limit(f.Limit)
+	} else if f.Offset > 0 {
+		// Both dialects accept OFFSET only after a LIMIT.
+		q = q.Limit(math.MaxInt64)
+	}
+	var rows []connectionRow
+	if err := q.Find(&rows).Error; err != nil {
+		return nil, 0, fmt.Errorf("find connections: %w", err)
+	}
+	out := make([]*core.Connection, 0, len(rows))
+	for i := range rows {
+		c, err := rows[i].toConnection()
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, c)
+	}
+	return out, int(total), nil
+}
+
+// FindConnectionByID returns one connection or an ENOTFOUND error.
+func (db *DB) FindConnectionByID(ctx context.Context, id int64) (*core.Connection, error) {
+	var row connectionRow
+	err := db.connections(ctx).Where("id = ?", id).Take(&row).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, core.Errorf(core.ENOTFOUND, "Connection %d not found.", id)
+	} else if err != nil {
+		return nil, fmt.Errorf("find connection %d: %w", id, err)
+	}
+	return row.toConnection()
+}
+
+// CreateConnection inserts c and sets its ID, CreatedAt and UpdatedAt (and
+// HealthStatus to core.HealthUnknown when empty). c.ID is ignored.
+func (db *DB) CreateConnection(ctx context.Context, c *core.Connection) error {
+	row, err := toConnectionRow(c)
+	if err != nil {
+		return err
+	}
+	row.ID = 0
+	t := now()
+	row.CreatedAt, row.UpdatedAt = t, t
+	if err := db.connections(ctx).Create(row).Error; err != nil {
+		return fmt.Errorf("create connection: %w", err)
+	}
+	c.ID, c.CreatedAt, c.UpdatedAt, c.HealthStatus = row.ID, t, t, row.HealthStatus
+	return nil
+}
+
+// UpdateConnection replaces the stored name, driver, is_active, settings
+// and health status of c.ID and sets c.UpdatedAt; ENOTFOUND if it does not
+// exist. CreatedAt is left unchanged in the database.
+func (db *DB) UpdateConnection(ctx context.Context, c *core.Connection) error {
+	row, err := toConnectionRow(c)
+	if err != nil {
+		return err
+	}
+	t := now()
+	res := db.connections(ctx).Where("id = ?", c.ID).Updates(map[string]any{
+		"name":          row.Name,
+		"driver":        row.Driver,
+		"is_active":     row.IsActive,
+		"settings":      row.Settings,
+		"health_status": row.HealthStatus,
+		"updated_at":    t,
+	})
+	if res.Error != nil {
+		return fmt.Errorf("update connection %d: %w", c.ID, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		// MySQL counts changed rows, not matched ones: an update that
+		// changes nothing also reports 0, so check the row exists.
+		var n int64
+		if err := db.connections(ctx).Where("id = ?", c.ID).Count(&n).Error; err != nil {
+			return fmt.Errorf("update connection %d: %w", c.ID, err)
+		}
+		if n == 0 {
+			return core.Errorf(core.ENOTFOUND, "Connection %d not found.", c.ID)
+		}
+	}
+	c.UpdatedAt, c.HealthStatus = t, row.HealthStatus
+	return nil
+}
+
+// DeleteConnections deletes the connections with the given ids in one
+// transaction and returns how many existed. Repeated ids count once.
+func (db *DB) DeleteConnections(ctx context.Context, ids []int64) (int, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	uniq := slices.Clone(ids)
+	slices.Sort(uniq)
+	uniq = slices.Compact(uniq)
+	var n int64
+	err := db.gdb.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		// Chunks keep each statement under SQLite's bound-variable limit.
+		for chunk := range slices.Chunk(uniq, 500) {
+			res := tx.Table(db.TableName("connections")).Where("id IN ?", chunk).Delete(&connectionRow{})
+			if res.Error != nil {
+				return res.Error
+			}
+			n += res.RowsAffected
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("delete connections: %w", err)
+	}
+	return int(n), nil
+}

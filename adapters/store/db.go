@@ -1,0 +1,244 @@
+// Package store persists mailsvc's state with gorm in MySQL/MariaDB (the
+// WordPress site's own database) or in an embedded SQLite file.
+//
+// Every table is named {prefix}mailsvc_<name>, where prefix is the site's
+// table prefix (default "wp_"), so the store can live beside wp_options
+// without clashing and two sites sharing a database stay apart. The schema
+// is created and changed by the versioned migrations in migrate.go, never
+// by gorm's AutoMigrate.
+//
+// DB implements core.ConnectionStore and core.SettingsStore. All methods
+// are safe for concurrent use; after Close they return errors.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/glebarez/sqlite"
+	mysqldriver "github.com/go-sql-driver/mysql"
+	"gorm.io/driver/mysql"
+	"gorm.io/gorm"
+	gormlogger "gorm.io/gorm/logger"
+)
+
+// Dialects returned by (*DB).Dialect.
+const (
+	DialectMySQL  = "mysql"
+	DialectSQLite = "sqlite"
+)
+
+// DefaultPrefix is WordPress's default table prefix.
+const DefaultPrefix = "wp_"
+
+// BusyTimeout is how long an SQLite statement waits for a lock held by
+// another connection or process before failing.
+const BusyTimeout = 10 * time.Second
+
+var prefixPattern = regexp.MustCompile(`^[A-Za-z0-9_]*$`)
+
+// DB is an open store: a gorm handle on one database with one table
+// prefix.
+type DB struct {
+	gdb     *gorm.DB
+	sqlDB   *sql.DB
+	dialect string
+	prefix  string
+	logger  *slog.Logger
+}
+
+// Open connects to the database named by dsn and applies any pending
+// migrations (see Migrate). dsn is one of
+//
+//	sqlite:PATH          an SQLite file (its directory is created); WAL
+//	                     journal, a busy timeout and foreign keys are on.
+//	                     sqlite::memory: gives a private in-memory database.
+//	mysql:DRIVER_DSN     MySQL/MariaDB through go-sql-driver/mysql, e.g.
+//	                     mysql:user:pass@tcp(127.0.0.1:3306)/wordpress
+//
+// For MySQL, parseTime, UTC times and the utf8mb4 charset are forced
+// whatever the DSN says. prefix is the table prefix, used exactly as given
+// (pass DefaultPrefix when the site sets none); it must match
+// [A-Za-z0-9_]*. A nil logger means slog.Default(). Errors never contain
+// the DSN's password.
+func Open(ctx context.Context, dsn string, prefix string, logger *slog.Logger) (*DB, error) {
+	if !prefixPattern.MatchString(prefix) {
+		return nil, fmt.Errorf("open store: table prefix %q may only contain letters, digits and underscores", prefix)
+	}
+	if logger == nil {
+		logger = slog.Default()
+	}
+	scheme, rest, ok := strings.Cut(dsn, ":")
+	if !ok || rest == "" {
+		return nil, errors.New(`open store: DSN must be "sqlite:PATH" or "mysql:USER:PASS@tcp(HOST:PORT)/DBNAME"`)
+	}
+	db := &DB{prefix: prefix, logger: logger}
+	var err error
+	switch scheme {
+	case DialectSQLite:
+		db.dialect = DialectSQLite
+		err = db.openSQLite(rest)
+	case DialectMySQL:
+		db.dialect = DialectMySQL
+		err = db.openMySQL(ctx, rest)
+	default:
+		return nil, fmt.Errorf(`open store: unsupported DSN scheme %q: use "sqlite:" or "mysql:"`, scheme)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := db.Migrate(ctx); err != nil {
+		db.sqlDB.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func (db *DB) gormConfig() *gorm.Config {
+	return &gorm.Config{
+		Logger: gormlogger.NewSlogLogger(db.logger, gormlogger.Config{
+			SlowThreshold:             time.Second,
+			LogLevel:                  gormlogger.Warn,
+			IgnoreRecordNotFoundError: true,
+			// Never log bound values: settings carry (encrypted) secrets.
+			ParameterizedQueries: true,
+		}),
+		NowFunc:                func() time.Time { return now() },
+		SkipDefaultTransaction: true,
+	}
+}
+
+// now is the store's clock: UTC, truncated to the microsecond precision of
+// the DATETIME(6) columns so values read back equal values written.
+func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+
+func (db *DB) openSQLite(path string) error {
+	path, query, _ := strings.Cut(path, "?")
+	params, err := url.ParseQuery(query)
+	if err != nil {
+		return fmt.Errorf("open store: sqlite DSN parameters: %w", err)
+	}
+	memory := path == ":memory:"
+	if !memory {
+		if dir := filepath.Dir(path); dir != "" {
+			if err := os.MkdirAll(dir, 0o750); err != nil {
+				return fmt.Errorf("open store: create sqlite directory: %w", err)
+			}
+		}
+	}
+	params.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", BusyTimeout.Milliseconds()))
+	params.Add("_pragma", "foreign_keys(1)")
+	if !memory {
+		params.Add("_pragma", "journal_mode(WAL)")
+		params.Add("_pragma", "synchronous(NORMAL)")
+	}
+	// Every transaction takes the write lock when it begins, so two
+	// writers wait for each other (busy_timeout) instead of failing on a
+	// lock upgrade.
+	params.Set("_txlock", "immediate")
+	params.Set("_time_format", "sqlite")
+	gdb, err := gorm.Open(sqlite.Open(path+"?"+params.Encode()), db.gormConfig())
+	if err != nil {
+		return fmt.Errorf("open store: sqlite %s: %w", path, err)
+	}
+	sqlDB, err := gdb.DB()
+	if err != nil {
+		return fmt.Errorf("open store: sqlite handle: %w", err)
+	}
+	if memory {
+		// Each connection to :memory: is a separate database: keep one
+		// connection open forever.
+		sqlDB.SetMaxOpenConns(1)
+		sqlDB.SetMaxIdleConns(1)
+		sqlDB.SetConnMaxLifetime(0)
+		sqlDB.SetConnMaxIdleTime(0)
+	} else {
+		sqlDB.SetMaxOpenConns(8)
+		sqlDB.SetMaxIdleConns(4)
+	}
+	db.gdb, db.sqlDB = gdb, sqlDB
+	return nil
+}
+
+func (db *DB) openMySQL(ctx context.Context, driverDSN string) error {
+	cfg, err := mysqldriver.ParseDSN(driverDSN)
+	if err != nil {
+		// The driver's parse errors do not echo the DSN.
+		return fmt.Errorf("open store: mysql DSN: %w", err)
+	}
+	if cfg.DBName == "" {
+		return errors.New("open store: mysql DSN names no database (…/DBNAME)")
+	}
+	cfg.ParseTime = true
+	cfg.Loc = time.UTC
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	if err := cfg.Apply(mysqldriver.Charset("utf8mb4", "utf8mb4_unicode_ci")); err != nil {
+		return fmt.Errorf("open store: mysql charset: %w", err)
+	}
+	connector, err := mysqldriver.NewConnector(cfg)
+	if err != nil {
+		return fmt.Errorf("open store: mysql connector: %w", err)
+	}
+	sqlDB := sql.OpenDB(connector)
+	sqlDB.SetMaxOpenConns(20)
+	sqlDB.SetMaxIdleConns(10)
+	// Below the server's wait_timeout (8h by default, often much less on
+	// shared hosting), so the pool never hands out a connection the
+	// server has dropped.
+	sqlDB.SetConnMaxLifetime(3 * time.Minute)
+	sqlDB.SetConnMaxIdleTime(time.Minute)
+	pingCtx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	if err := sqlDB.PingContext(pingCtx); err != nil {
+		sqlDB.Close()
+		return fmt.Errorf("open store: mysql %s/%s: %w", cfg.Addr, cfg.DBName, err)
+	}
+	gdb, err := gorm.Open(mysql.New(mysql.Config{Conn: sqlDB}), db.gormConfig())
+	if err != nil {
+		sqlDB.Close()
+		return fmt.Errorf("open store: mysql gorm: %w", err)
+	}
+	db.gdb, db.sqlDB = gdb, sqlDB
+	return nil
+}
+
+// Gorm returns the gorm handle, for packages that keep their own tables in
+// this database (use TableName for their names).
+func (db *DB) Gorm() *gorm.DB { return db.gdb }
+
+// Dialect returns DialectMySQL or DialectSQLite.
+func (db *DB) Dialect() string { return db.dialect }
+
+// Prefix returns the table prefix.
+func (db *DB) Prefix() string { return db.prefix }
+
+// TableName returns the full name of one of mailsvc's tables:
+// TableName("connections") is "wp_mailsvc_connections" with prefix "wp_".
+func (db *DB) TableName(base string) string { return db.prefix + "mailsvc_" + base }
+
+// Ping checks that the database answers.
+func (db *DB) Ping(ctx context.Context) error {
+	if err := db.sqlDB.PingContext(ctx); err != nil {
+		return fmt.Errorf("ping %s store: %w", db.dialect, err)
+	}
+	return nil
+}
+
+// Close closes every connection. Later calls on db return errors.
+func (db *DB) Close() error {
+	if err := db.sqlDB.Close(); err != nil {
+		return fmt.Errorf("close %s store: %w", db.dialect, err)
+	}
+	return nil
+}

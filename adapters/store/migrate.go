@@ -1,0 +1,253 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"time"
+)
+
+// migration is one versioned schema change, written out per dialect.
+// Statements name tables as {prefix}name, expanded to the quoted, prefixed
+// identifier (see expand). A migration
+// runs at most once per (database, prefix); its version is recorded in
+// {prefix}mailsvc_migrations in the same step (in the same transaction on
+// SQLite; MySQL commits DDL implicitly, so there CREATE statements use
+// IF NOT EXISTS to make a retry after a crash safe).
+type migration struct {
+	Version int
+	Name    string
+	MySQL   []string
+	SQLite  []string
+}
+
+// mysqlTableOptions ends every MySQL CREATE TABLE.
+const mysqlTableOptions = " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci"
+
+// migrations is the schema history, in version order. Never edit or
+// reorder an entry that has shipped: append a new version that alters the
+// tables deliberately (ALTER TABLE ...), with both dialects written out.
+var migrations = []migration{
+	{
+		Version: 1,
+		Name:    "connections and settings",
+		MySQL: []string{
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_connections (
+				id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
+				name VARCHAR(191) NOT NULL,
+				driver VARCHAR(64) NOT NULL,
+				is_active TINYINT(1) NOT NULL DEFAULT 1,
+				settings LONGTEXT NOT NULL,
+				health_status VARCHAR(32) NOT NULL DEFAULT 'unknown',
+				created_at DATETIME(6) NOT NULL,
+				updated_at DATETIME(6) NOT NULL,
+				PRIMARY KEY (id),
+				KEY idx_driver (driver)
+			)` + mysqlTableOptions,
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_settings (
+				scope VARCHAR(64) NOT NULL,
+				setting_key VARCHAR(191) NOT NULL,
+				setting_value LONGTEXT NOT NULL,
+				updated_at DATETIME(6) NOT NULL,
+				PRIMARY KEY (scope, setting_key)
+			)` + mysqlTableOptions,
+		},
+		SQLite: []string{
+			`CREATE TABLE {prefix}mailsvc_connections (
+				id INTEGER PRIMARY KEY AUTOINCREMENT,
+				name TEXT NOT NULL,
+				driver TEXT NOT NULL,
+				is_active INTEGER NOT NULL DEFAULT 1,
+				settings TEXT NOT NULL,
+				health_status TEXT NOT NULL DEFAULT 'unknown',
+				created_at DATETIME NOT NULL,
+				updated_at DATETIME NOT NULL
+			)`,
+			`CREATE INDEX {prefix}mailsvc_connections_driver ON {prefix}mailsvc_connections (driver)`,
+			`CREATE TABLE {prefix}mailsvc_settings (
+				scope TEXT NOT NULL,
+				setting_key TEXT NOT NULL,
+				setting_value TEXT NOT NULL,
+				updated_at DATETIME NOT NULL,
+				PRIMARY KEY (scope, setting_key)
+			)`,
+		},
+	},
+	// Version 2 is reserved for the email log / delivery queue table
+	// ({prefix}mailsvc_logs), which a later change appends here.
+}
+
+// LatestVersion is the schema version this build migrates to.
+func LatestVersion() int { return migrations[len(migrations)-1].Version }
+
+// migrationLockWait is how long Migrate waits on MySQL for another process
+// that is migrating the same tables.
+const migrationLockWait = 60 * time.Second
+
+// Migrate brings the schema up to LatestVersion. It is idempotent: a
+// second call, or a call on an up-to-date database, changes nothing.
+// Processes starting at once are safe: on MySQL they serialise on a named
+// lock (GET_LOCK) for this database and prefix; on SQLite each runs in one
+// write transaction, so the second sees the first's work. A database
+// already at a later version than this build knows is left as it is, with
+// a warning.
+func (db *DB) Migrate(ctx context.Context) error {
+	var err error
+	switch db.dialect {
+	case DialectMySQL:
+		err = db.migrateMySQL(ctx)
+	case DialectSQLite:
+		err = db.migrateSQLite(ctx)
+	default:
+		err = fmt.Errorf("unknown dialect %q", db.dialect)
+	}
+	if err != nil {
+		return fmt.Errorf("migrate %s store (prefix %q): %w", db.dialect, db.prefix, err)
+	}
+	return nil
+}
+
+// AppliedVersions returns the migration versions recorded in the
+// database, ascending.
+func (db *DB) AppliedVersions(ctx context.Context) ([]int, error) {
+	var out []int
+	err := db.gdb.WithContext(ctx).Table(db.TableName("migrations")).
+		Order("version").Pluck("version", &out).Error
+	if err != nil {
+		return nil, fmt.Errorf("read applied migrations: %w", err)
+	}
+	return out, nil
+}
+
+// queryExecer is what migrations run on: a pinned *sql.Conn on MySQL, a
+// *sql.Tx on SQLite.
+type queryExecer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+func (db *DB) migrateMySQL(ctx context.Context) error {
+	conn, err := db.sqlDB.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("get connection: %w", err)
+	}
+	defer conn.Close()
+
+	var schema sql.NullString
+	if err := conn.QueryRowContext(ctx, "SELECT DATABASE()").Scan(&schema); err != nil {
+		return fmt.Errorf("read database name: %w", err)
+	}
+	sum := sha256.Sum256([]byte(schema.String + "\x00" + db.prefix))
+	lock := "mailsvc_migrate_" + hex.EncodeToString(sum[:12]) // < 64 chars
+	var got sql.NullInt64
+	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, ?)", lock, int(migrationLockWait.Seconds())).Scan(&got); err != nil {
+		return fmt.Errorf("take migration lock: %w", err)
+	}
+	if !got.Valid || got.Int64 != 1 {
+		return fmt.Errorf("another process held the migration lock for over %s", migrationLockWait)
+	}
+	defer func() {
+		// Release on the same connection, even when ctx is done.
+		rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if _, err := conn.ExecContext(rctx, "DO RELEASE_LOCK(?)", lock); err != nil {
+			db.logger.Warn("release migration lock", "err", err)
+		}
+	}()
+
+	create := `CREATE TABLE IF NOT EXISTS {prefix}mailsvc_migrations (
+		version INT NOT NULL,
+		name VARCHAR(191) NOT NULL,
+		applied_at DATETIME(6) NOT NULL,
+		PRIMARY KEY (version)
+	)` + mysqlTableOptions
+	return db.applyMigrations(ctx, conn, create, func(m migration) []string { return m.MySQL })
+}
+
+func (db *DB) migrateSQLite(ctx context.Context) error {
+	// The DSN's _txlock=immediate makes BeginTx take the write lock, so a
+	// concurrent migrator waits (busy_timeout) and then sees our result.
+	tx, err := db.sqlDB.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // no-op after Commit
+	create := `CREATE TABLE IF NOT EXISTS {prefix}mailsvc_migrations (
+		version INTEGER NOT NULL PRIMARY KEY,
+		name TEXT NOT NULL,
+		applied_at DATETIME NOT NULL
+	)`
+	if err := db.applyMigrations(ctx, tx, create, func(m migration) []string { return m.SQLite }); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+func (db *DB) applyMigrations(ctx context.Context, q queryExecer, createTable string, stmts func(migration) []string) error {
+	if _, err := q.ExecContext(ctx, db.expand(createTable)); err != nil {
+		return fmt.Errorf("create migrations table: %w", err)
+	}
+	applied, err := readVersions(ctx, q, db.expand("SELECT version FROM {prefix}mailsvc_migrations"))
+	if err != nil {
+		return err
+	}
+	for v := range applied {
+		if v > LatestVersion() {
+			db.logger.Warn("database schema is newer than this build",
+				"prefix", db.prefix, "version", v, "known", LatestVersion())
+		}
+	}
+	for _, m := range migrations {
+		if applied[m.Version] {
+			continue
+		}
+		for i, s := range stmts(m) {
+			if _, err := q.ExecContext(ctx, db.expand(s)); err != nil {
+				return fmt.Errorf("migration %d (%s), statement %d: %w", m.Version, m.Name, i+1, err)
+			}
+		}
+		if _, err := q.ExecContext(ctx,
+			db.expand("INSERT INTO {prefix}mailsvc_migrations (version, name, applied_at) VALUES (?, ?, ?)"),
+			m.Version, m.Name, now()); err != nil {
+			return fmt.Errorf("record migration %d: %w", m.Version, err)
+		}
+		db.logger.Info("applied schema migration", "dialect", db.dialect, "prefix", db.prefix, "version", m.Version, "name", m.Name)
+	}
+	return nil
+}
+
+func readVersions(ctx context.Context, q queryExecer, query string) (map[int]bool, error) {
+	rows, err := q.QueryContext(ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("read applied migrations: %w", err)
+	}
+	defer rows.Close()
+	out := map[int]bool{}
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			return nil, fmt.Errorf("scan applied migration: %w", err)
+		}
+		out[v] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read applied migrations: %w", err)
+	}
+	return out, nil
+}
+
+var prefixedName = regexp.MustCompile(`\{prefix\}(\w+)`)
+
+// expand replaces each {prefix}name with the quoted identifier
+// `<prefix>name` (both dialects accept backquotes; quoting keeps a prefix
+// that starts with a digit valid). Open validates the prefix to contain
+// only [A-Za-z0-9_], so it is safe in an identifier.
+func (db *DB) expand(stmt string) string {
+	return prefixedName.ReplaceAllString(stmt, "`"+db.prefix+"$1`")
+}
