@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/mailsvc/mailsvc/adapters/crypto"
+	"github.com/mailsvc/mailsvc/adapters/store"
+	"github.com/mailsvc/mailsvc/adapters/wordpress/wpconfig"
+	"github.com/mailsvc/mailsvc/core"
+)
+
+// runtime is what every command needs: the configuration read once at
+// boot and the open database.
+type runtime struct {
+	log     *slog.Logger
+	consts  *core.Constants
+	wp      *wpconfig.File // nil in standalone mode
+	db      *store.DB
+	dataDir string
+	prefix  string
+}
+
+// standalone reports whether the service runs without WordPress, on
+// WordPress-shaped tables of its own.
+func (rt *runtime) standalone() bool { return rt.wp == nil }
+
+// boot reads the configuration (wp-config.php when MAILSVC_WP_CONFIG is
+// set, then the environment), opens the database and migrates it.
+func boot(ctx context.Context, log *slog.Logger) (*runtime, error) {
+	rt := &runtime{log: log}
+	var defines map[string]string
+	if path := os.Getenv("MAILSVC_WP_CONFIG"); path != "" {
+		f, err := wpconfig.ParseFile(path, os.LookupEnv)
+		if err != nil {
+			return nil, fmt.Errorf("read wp-config %s: %w", path, err)
+		}
+		for _, w := range f.Warnings {
+			log.Warn("wp-config.php could not be fully read", "path", path, "line", w.Line, "problem", w.Message)
+		}
+		rt.wp = f
+		defines = make(map[string]string, len(f.Defines))
+		for name, v := range f.Defines {
+			defines[name] = v.String()
+		}
+	}
+	consts, warnings := core.NewConstants(defines, os.LookupEnv)
+	for _, w := range warnings {
+		log.Warn("configuration", "problem", w)
+	}
+	rt.consts = consts
+
+	rt.dataDir = consts.String("MAILSVC_DATA_DIR")
+	rt.prefix = consts.String("MAILSVC_TABLE_PREFIX")
+	if _, _, set := consts.Lookup("MAILSVC_TABLE_PREFIX"); !set && rt.wp != nil && rt.wp.TablePrefix != "" {
+		rt.prefix = rt.wp.TablePrefix
+	}
+	dsn := consts.String("MAILSVC_DB")
+	if _, _, set := consts.Lookup("MAILSVC_DB"); !set {
+		if rt.wp != nil {
+			mysqlDSN, err := rt.wp.MySQLDSN()
+			if err != nil {
+				return nil, fmt.Errorf("database settings of %s: %w", os.Getenv("MAILSVC_WP_CONFIG"), err)
+			}
+			dsn = "mysql:" + mysqlDSN
+		} else {
+			dsn = "sqlite:" + filepath.Join(rt.dataDir, "mailsvc.db")
+		}
+	}
+	db, err := store.Open(ctx, dsn, rt.prefix, log)
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", core.MaskDSN(dsn), err)
+	}
+	if err := db.Migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("migrate database: %w", err)
+	}
+	rt.db = db
+	return rt, nil
+}
+
+// cipher returns the cipher for secrets at rest: keyed by
+// MAIL_SVC_ENCRYPTION_KEY when defined, else derived from the salts of
+// wp-config.php, else (standalone) a key generated once and kept in the
+// data directory.
+func (rt *runtime) cipher() (*crypto.Cipher, error) {
+	if v, _, ok := rt.consts.Lookup("MAIL_SVC_ENCRYPTION_KEY"); ok {
+		return crypto.NewCipher(crypto.KeyFromPassphrase(v))
+	}
+	if salts := rt.salts(); len(salts) > 0 {
+		return crypto.NewCipher(crypto.KeyFromSalts(salts...))
+	}
+	key, err := loadOrCreateKey(filepath.Join(rt.dataDir, "encryption.key"))
+	if err != nil {
+		return nil, err
+	}
+	return crypto.NewCipher(key)
+}
+
+// salts returns the usable salt constants of wp-config.php in a fixed order.
+func (rt *runtime) salts() []string {
+	if rt.wp == nil {
+		return nil
+	}
+	var out []string
+	for _, name := range []string{"AUTH_KEY", "SECURE_AUTH_KEY", "LOGGED_IN_KEY", "NONCE_KEY", "AUTH_SALT", "SECURE_AUTH_SALT", "LOGGED_IN_SALT", "NONCE_SALT", "SECRET_KEY"} {
+		if v, ok := rt.wp.Defines[name]; ok {
+			if s := v.String(); s != "" && s != "put your unique phrase here" {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// saltConstants returns every salt constant wp-config.php defines, for
+// WordPress's own wp_salt() rules.
+func (rt *runtime) saltConstants() map[string]string {
+	out := map[string]string{}
+	if rt.wp == nil {
+		return out
+	}
+	for _, name := range []string{"AUTH_KEY", "AUTH_SALT", "SECURE_AUTH_KEY", "SECURE_AUTH_SALT", "LOGGED_IN_KEY", "LOGGED_IN_SALT", "NONCE_KEY", "NONCE_SALT", "SECRET_KEY", "SECRET_SALT"} {
+		if v, ok := rt.wp.Defines[name]; ok {
+			out[name] = v.String()
+		}
+	}
+	return out
+}
+
+// loadOrCreateKey reads a hex key file, creating it with a new random key
+// (mode 0600) the first time.
+func loadOrCreateKey(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err == nil {
+		key, err := hex.DecodeString(strings.TrimSpace(string(b)))
+		if err != nil || len(key) != 32 {
+			return nil, fmt.Errorf("encryption key file %s is corrupt", path)
+		}
+		return key, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("read encryption key: %w", err)
+	}
+	key, err := crypto.GenerateKey()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("create data directory: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return loadOrCreateKey(path) // another process created it first
+	} else if err != nil {
+		return nil, fmt.Errorf("create encryption key: %w", err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(hex.EncodeToString(key) + "\n"); err != nil {
+		return nil, fmt.Errorf("write encryption key: %w", err)
+	}
+	return key, f.Sync()
+}

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	api "github.com/mailsvc/mailsvc/adapters/http"
+	"github.com/mailsvc/mailsvc/app"
+	"github.com/mailsvc/mailsvc/core"
+)
+
+func serveCommand() *cobra.Command {
+	var addr string
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the REST API under /wp-json/mailsvc/v1",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return serve(cmd.Context(), addr, cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().StringVar(&addr, "addr", "", "listen address HOST:PORT (default $MAILSVC_ADDR or 127.0.0.1:8025)")
+	return cmd
+}
+
+func newLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+// serve boots the service and serves until ctx is cancelled (SIGINT or
+// SIGTERM), then shuts down gracefully.
+func serve(ctx context.Context, addr string, out io.Writer) error {
+	log := newLogger()
+	rt, err := boot(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer rt.db.Close()
+	if addr == "" {
+		addr = rt.consts.String("MAILSVC_ADDR")
+	}
+	auth, err := rt.authenticator(ctx)
+	if err != nil {
+		return err
+	}
+	cipher, err := rt.cipher()
+	if err != nil {
+		return err
+	}
+	hooks := &core.Hooks{}
+	conns := &app.Connections{
+		Store:         rt.db,
+		Cipher:        cipher,
+		Pins:          rt.consts.Pins,
+		Hooks:         hooks,
+		SensitiveKeys: splitList(rt.consts.String("MAILSVC_SENSITIVE_KEYS")),
+	}
+	reportUndecryptable(ctx, log, conns)
+	proxies, err := parseCIDRs(rt.consts.String("MAILSVC_TRUSTED_PROXIES"))
+	if err != nil {
+		return fmt.Errorf("MAILSVC_TRUSTED_PROXIES: %w", err)
+	}
+	srv := &api.Server{
+		Auth:           auth,
+		Connections:    conns,
+		Settings:       &app.Settings{Store: rt.db, Connections: rt.db},
+		Hooks:          hooks,
+		Logger:         log,
+		Capability:     rt.consts.String("MAILSVC_REST_CAPABILITY"),
+		TrustedProxies: proxies,
+	}
+
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	certFile, keyFile := rt.consts.String("MAILSVC_TLS_CERT"), rt.consts.String("MAILSVC_TLS_KEY")
+	scheme := "http"
+	if certFile != "" {
+		scheme = "https"
+	}
+	base := fmt.Sprintf("%s://%s%s", scheme, ln.Addr(), api.Namespace)
+	if rt.standalone() {
+		if err := rt.firstRunAdmin(ctx, out, base); err != nil {
+			ln.Close()
+			return err
+		}
+	}
+	hs := &http.Server{
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() {
+		if certFile != "" {
+			errc <- hs.ServeTLS(ln, certFile, keyFile)
+		} else {
+			errc <- hs.Serve(ln)
+		}
+	}()
+	log.Info("mailsvc serving", "version", version, "api", base, "standalone", rt.standalone(), "database", rt.db.Dialect())
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// reportUndecryptable logs, at boot, every connection whose stored secrets
+// cannot be decrypted with the current key.
+func reportUndecryptable(ctx context.Context, log *slog.Logger, conns *app.Connections) {
+	list, _, err := conns.List(ctx, 0, 0)
+	if err != nil {
+		log.Error("could not check stored connections", "err", err)
+		return
+	}
+	for _, c := range list {
+		if c.SettingsError != "" {
+			log.Warn("connection credentials unreadable", "connection_id", c.ID, "name", c.Name, "problem", c.SettingsError)
+		}
+	}
+}
+
+// splitList splits a comma-separated configuration value.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// parseCIDRs parses a comma-separated list of IP addresses and CIDRs.
+func parseCIDRs(s string) ([]*net.IPNet, error) {
+	var out []*net.IPNet
+	for _, p := range splitList(s) {
+		if !strings.Contains(p, "/") {
+			if ip := net.ParseIP(p); ip != nil && ip.To4() != nil {
+				p += "/32"
+			} else {
+				p += "/128"
+			}
+		}
+		_, n, err := net.ParseCIDR(p)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an IP address or CIDR", p)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
