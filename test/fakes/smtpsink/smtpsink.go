@@ -1,0 +1,555 @@
+// Package smtpsink is a real SMTP server for tests. It listens on a random
+// loopback port, records every accepted message with its envelope, and can
+// require AUTH (PLAIN and LOGIN), offer STARTTLS or speak implicit TLS with
+// a self-signed certificate made at start, and inject faults on command:
+// temporary or permanent replies, connections dropped in the middle of DATA
+// and stalls.
+//
+// A sink is safe for concurrent use; tests drive it from their own
+// goroutine while clients talk to it from others.
+package smtpsink
+
+import (
+	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"math/big"
+	"net"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/emersion/go-sasl"
+	"github.com/emersion/go-smtp"
+)
+
+// Received is one message the sink accepted.
+type Received struct {
+	// From is the envelope sender (MAIL FROM).
+	From string
+	// To lists the envelope recipients (RCPT TO) in order.
+	To []string
+	// Data is the message as sent after DATA, with CRLF line endings.
+	Data []byte
+	// QueueID is the id the sink put in its "250 ... queued as" reply.
+	QueueID string
+	// Username is the identity the client authenticated as, if any.
+	Username string
+	// TLS reports whether the connection was encrypted.
+	TLS bool
+	// Helo is the name the client gave in EHLO/HELO.
+	Helo string
+	// Conn is the 1-based number of the connection that carried the
+	// message; messages with the same Conn were sent over one connection.
+	Conn int
+}
+
+// TLSMode selects how the sink offers TLS.
+type TLSMode int
+
+// TLS modes of a sink.
+const (
+	TLSNone     TLSMode = iota // plain SMTP only
+	TLSStartTLS                // plain SMTP that offers STARTTLS
+	TLSImplicit                // TLS from the first byte (SMTPS, port 465 style)
+)
+
+// Option configures a sink at Start.
+type Option func(*config)
+
+type config struct {
+	username, password string
+	tlsMode            TLSMode
+	requireTLS         bool
+	domain             string
+}
+
+// WithAuth makes the sink advertise AUTH PLAIN and LOGIN, accept only
+// these credentials, and refuse MAIL from unauthenticated clients.
+func WithAuth(username, password string) Option {
+	return func(c *config) { c.username, c.password = username, password }
+}
+
+// WithSTARTTLS makes the sink offer STARTTLS with its self-signed
+// certificate.
+func WithSTARTTLS() Option { return func(c *config) { c.tlsMode = TLSStartTLS } }
+
+// WithImplicitTLS makes the sink speak TLS from the first byte.
+func WithImplicitTLS() Option { return func(c *config) { c.tlsMode = TLSImplicit } }
+
+// WithRequireTLS makes the sink refuse AUTH on an unencrypted connection,
+// as public submission servers do.
+func WithRequireTLS() Option { return func(c *config) { c.requireTLS = true } }
+
+// WithDomain sets the name the sink greets with (default "sink.test").
+func WithDomain(domain string) Option { return func(c *config) { c.domain = domain } }
+
+// faultKind is what the sink does to one message.
+type faultKind int
+
+const (
+	faultReply faultKind = iota + 1 // answer end of DATA with a code
+	faultDrop                       // close the connection in the middle of DATA
+	faultStall                      // wait before answering end of DATA
+)
+
+type fault struct {
+	kind  faultKind
+	code  int
+	msg   string
+	stall time.Duration
+}
+
+// Sink is a running SMTP server. Create it with Start; it stops when the
+// test ends.
+type Sink struct {
+	cfg      config
+	server   *smtp.Server
+	listener net.Listener
+	certPool *x509.CertPool
+	done     chan struct{}
+
+	mu        sync.Mutex
+	cond      *sync.Cond
+	messages  []Received
+	faults    []fault
+	conns     int
+	connNums  map[string]int // remote address → connection number
+	active    int
+	auths     int
+	authFails int
+	closed    bool
+}
+
+// Start runs a sink on 127.0.0.1 with a random port and stops it when t
+// ends. It fails the test if the sink cannot start.
+func Start(t testing.TB, opts ...Option) *Sink {
+	t.Helper()
+	s, err := New(opts...)
+	if err != nil {
+		t.Fatalf("smtpsink: %v", err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// New runs a sink like Start for code that has no testing.TB (benchmarks
+// in a TestMain, tools); the caller must Close it.
+func New(opts ...Option) (*Sink, error) {
+	cfg := config{domain: "sink.test"}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	s := &Sink{cfg: cfg, done: make(chan struct{}), connNums: map[string]int{}}
+	s.cond = sync.NewCond(&s.mu)
+
+	srv := smtp.NewServer(backend{s})
+	srv.Domain = cfg.domain
+	srv.AllowInsecureAuth = !cfg.requireTLS
+	srv.MaxMessageBytes = 64 << 20
+	srv.MaxRecipients = 1000
+	srv.ReadTimeout = time.Minute
+	srv.WriteTimeout = time.Minute
+	srv.ErrorLog = log.New(io.Discard, "", 0)
+
+	var ln net.Listener
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("listen: %w", err)
+	}
+	ln = &countingListener{Listener: raw, sink: s}
+	if cfg.tlsMode != TLSNone {
+		cert, pool, err := selfSigned()
+		if err != nil {
+			_ = ln.Close()
+			return nil, err
+		}
+		s.certPool = pool
+		tc := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		if cfg.tlsMode == TLSStartTLS {
+			srv.TLSConfig = tc
+		} else {
+			ln = tls.NewListener(ln, tc)
+		}
+	}
+	s.server = srv
+	s.listener = ln
+	go func() { _ = srv.Serve(ln) }()
+	return s, nil
+}
+
+// Addr returns the "127.0.0.1:port" address the sink listens on.
+func (s *Sink) Addr() string { return s.listener.Addr().String() }
+
+// Host returns the host part of Addr.
+func (s *Sink) Host() string { return "127.0.0.1" }
+
+// Port returns the port the sink listens on.
+func (s *Sink) Port() int { return s.listener.Addr().(*net.TCPAddr).Port }
+
+// CertPool returns a pool holding the sink's self-signed certificate, for a
+// client's tls.Config RootCAs; nil when the sink has no TLS.
+func (s *Sink) CertPool() *x509.CertPool { return s.certPool }
+
+// Close stops the sink and drops every open connection. It is safe to call
+// more than once.
+func (s *Sink) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	close(s.done)
+	s.cond.Broadcast()
+	s.mu.Unlock()
+	_ = s.server.Close()
+}
+
+// Messages returns a copy of the messages accepted so far, in order.
+func (s *Sink) Messages() []Received {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Received(nil), s.messages...)
+}
+
+// Reset forgets the accepted messages and pending faults; counters stay.
+func (s *Sink) Reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.messages = nil
+	s.faults = nil
+}
+
+// WaitFor waits until at least n messages were accepted or timeout passes,
+// and returns the messages accepted so far with an error in the latter
+// case.
+func (s *Sink) WaitFor(n int, timeout time.Duration) ([]Received, error) {
+	timer := time.AfterFunc(timeout, func() {
+		s.mu.Lock()
+		s.cond.Broadcast()
+		s.mu.Unlock()
+	})
+	defer timer.Stop()
+	deadline := time.Now().Add(timeout)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for len(s.messages) < n && !s.closed && time.Now().Before(deadline) {
+		s.cond.Wait()
+	}
+	out := append([]Received(nil), s.messages...)
+	if len(out) < n {
+		return out, fmt.Errorf("smtpsink: %d of %d messages after %v", len(out), n, timeout)
+	}
+	return out, nil
+}
+
+// FailNext makes the sink answer the end of DATA of the next n messages
+// with code (a 4xx or 5xx) and text instead of accepting them.
+func (s *Sink) FailNext(n, code int, text string) {
+	s.addFaults(n, fault{kind: faultReply, code: code, msg: text})
+}
+
+// DropNext makes the sink close the connection in the middle of the DATA
+// of the next n messages, without a reply.
+func (s *Sink) DropNext(n int) { s.addFaults(n, fault{kind: faultDrop}) }
+
+// StallNext makes the sink wait d before accepting each of the next n
+// messages, as an overloaded server does. A client with a shorter timeout
+// gives up; the sink still records the message, as a real server would.
+func (s *Sink) StallNext(n int, d time.Duration) {
+	s.addFaults(n, fault{kind: faultStall, stall: d})
+}
+
+func (s *Sink) addFaults(n int, f fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := 0; i < n; i++ {
+		s.faults = append(s.faults, f)
+	}
+}
+
+func (s *Sink) nextFault() (fault, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.faults) == 0 {
+		return fault{}, false
+	}
+	f := s.faults[0]
+	s.faults = s.faults[1:]
+	return f, true
+}
+
+// Connections returns how many connections the sink has accepted.
+func (s *Sink) Connections() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conns
+}
+
+// ActiveConnections returns how many connections are open now.
+func (s *Sink) ActiveConnections() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.active
+}
+
+// Auths returns how many AUTH exchanges succeeded.
+func (s *Sink) Auths() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.auths
+}
+
+// AuthFailures returns how many AUTH exchanges were refused.
+func (s *Sink) AuthFailures() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.authFails
+}
+
+// backend creates one session per connection.
+type backend struct{ s *Sink }
+
+// NewSession is called for each connection and again after STARTTLS; the
+// connection number comes from the listener, so both share it.
+func (b backend) NewSession(c *smtp.Conn) (smtp.Session, error) {
+	b.s.mu.Lock()
+	n := b.s.connNums[c.Conn().RemoteAddr().String()]
+	b.s.mu.Unlock()
+	return &session{sink: b.s, conn: c, num: n}, nil
+}
+
+// countingListener numbers accepted connections and counts open ones.
+type countingListener struct {
+	net.Listener
+	sink *Sink
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	s := l.sink
+	s.mu.Lock()
+	s.conns++
+	s.active++
+	key := c.RemoteAddr().String()
+	s.connNums[key] = s.conns
+	s.mu.Unlock()
+	return &countedConn{Conn: c, release: func() {
+		s.mu.Lock()
+		s.active--
+		delete(s.connNums, key)
+		s.mu.Unlock()
+	}}, nil
+}
+
+// countedConn reports its first Close to the sink.
+type countedConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *countedConn) Close() error {
+	c.once.Do(c.release)
+	return c.Conn.Close()
+}
+
+// session is the state of one SMTP connection.
+type session struct {
+	sink     *Sink
+	conn     *smtp.Conn
+	num      int
+	username string
+	from     string
+	to       []string
+}
+
+var _ smtp.AuthSession = (*session)(nil)
+
+func (ss *session) AuthMechanisms() []string {
+	if ss.sink.cfg.username == "" {
+		return nil
+	}
+	return []string{sasl.Plain, sasl.Login}
+}
+
+func (ss *session) Auth(mech string) (sasl.Server, error) {
+	check := func(username, password string) error {
+		ss.sink.mu.Lock()
+		defer ss.sink.mu.Unlock()
+		if username != ss.sink.cfg.username || password != ss.sink.cfg.password {
+			ss.sink.authFails++
+			return &smtp.SMTPError{Code: 535, EnhancedCode: smtp.EnhancedCode{5, 7, 8}, Message: "Authentication credentials invalid"}
+		}
+		ss.sink.auths++
+		ss.username = username
+		return nil
+	}
+	switch mech {
+	case sasl.Plain:
+		return sasl.NewPlainServer(func(identity, username, password string) error {
+			if identity != "" && identity != username {
+				return &smtp.SMTPError{Code: 535, EnhancedCode: smtp.EnhancedCode{5, 7, 8}, Message: "Identity mismatch"}
+			}
+			return check(username, password)
+		}), nil
+	case sasl.Login:
+		return &loginServer{check: check}, nil
+	}
+	return nil, &smtp.SMTPError{Code: 504, EnhancedCode: smtp.EnhancedCode{5, 5, 4}, Message: "Unsupported mechanism"}
+}
+
+func (ss *session) Mail(from string, _ *smtp.MailOptions) error {
+	if ss.sink.cfg.username != "" && ss.username == "" {
+		return &smtp.SMTPError{Code: 530, EnhancedCode: smtp.EnhancedCode{5, 7, 0}, Message: "Authentication required"}
+	}
+	ss.from = from
+	ss.to = nil
+	return nil
+}
+
+func (ss *session) Rcpt(to string, _ *smtp.RcptOptions) error {
+	ss.to = append(ss.to, to)
+	return nil
+}
+
+func (ss *session) Data(r io.Reader) error {
+	f, hasFault := ss.sink.nextFault()
+	if hasFault && f.kind == faultDrop {
+		// Read a little of the message so that the client is mid-stream,
+		// then hang up without a reply.
+		_, _ = io.ReadFull(r, make([]byte, 16))
+		_ = ss.conn.Conn().Close()
+		return errors.New("connection dropped by the sink")
+	}
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return fmt.Errorf("read data: %w", err)
+	}
+	if hasFault && f.kind == faultReply {
+		return &smtp.SMTPError{Code: f.code, EnhancedCode: enhanced(f.code), Message: f.msg}
+	}
+	if hasFault && f.kind == faultStall {
+		select {
+		case <-time.After(f.stall):
+		case <-ss.sink.done:
+			return &smtp.SMTPError{Code: 421, EnhancedCode: smtp.EnhancedCode{4, 3, 2}, Message: "Shutting down"}
+		}
+	}
+	_, isTLS := ss.conn.TLSConnectionState()
+	ss.sink.mu.Lock()
+	id := "SINK" + strconv.Itoa(len(ss.sink.messages)+1)
+	ss.sink.messages = append(ss.sink.messages, Received{
+		From:     ss.from,
+		To:       append([]string(nil), ss.to...),
+		Data:     bytes.Clone(data),
+		QueueID:  id,
+		Username: ss.username,
+		TLS:      isTLS,
+		Helo:     ss.conn.Hostname(),
+		Conn:     ss.num,
+	})
+	ss.sink.cond.Broadcast()
+	ss.sink.mu.Unlock()
+	// A 250 "error" is how go-smtp lets a backend choose the success text.
+	return &smtp.SMTPError{Code: 250, EnhancedCode: smtp.EnhancedCode{2, 0, 0}, Message: "OK: queued as " + id}
+}
+
+func (ss *session) Reset() {
+	ss.from = ""
+	ss.to = nil
+}
+
+func (ss *session) Logout() error { return nil }
+
+// enhanced returns a plausible enhanced status code for a reply code.
+func enhanced(code int) smtp.EnhancedCode {
+	switch {
+	case code >= 500:
+		return smtp.EnhancedCode{5, 0, 0}
+	case code >= 400:
+		return smtp.EnhancedCode{4, 0, 0}
+	}
+	return smtp.EnhancedCode{2, 0, 0}
+}
+
+// loginServer is the server side of the LOGIN mechanism, which go-sasl does
+// not provide: it asks for the user name, then the password.
+type loginServer struct {
+	check    func(username, password string) error
+	username string
+	step     int
+}
+
+func (l *loginServer) Next(response []byte) ([]byte, bool, error) {
+	switch l.step {
+	case 0:
+		l.step = 1
+		if response != nil {
+			l.username = string(response)
+			l.step = 2
+			return []byte("Password:"), false, nil
+		}
+		return []byte("Username:"), false, nil
+	case 1:
+		l.username = string(response)
+		l.step = 2
+		return []byte("Password:"), false, nil
+	case 2:
+		l.step = 3
+		if err := l.check(l.username, string(response)); err != nil {
+			return nil, false, err
+		}
+		return nil, true, nil
+	}
+	return nil, false, errors.New("unexpected LOGIN step")
+}
+
+// selfSigned makes an ECDSA certificate for 127.0.0.1 and localhost that is
+// its own CA, and a pool that trusts it.
+func selfSigned() (tls.Certificate, *x509.CertPool, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, nil, fmt.Errorf("generate key: %w", err)
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
+	if err != nil {
+		return tls.Certificate{}, nil, fmt.Errorf("generate serial: %w", err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial,
+		Subject:               pkix.Name{CommonName: "smtpsink test CA"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+		DNSNames:              []string{"localhost"},
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return tls.Certificate{}, nil, fmt.Errorf("create certificate: %w", err)
+	}
+	leaf, err := x509.ParseCertificate(der)
+	if err != nil {
+		return tls.Certificate{}, nil, fmt.Errorf("parse certificate: %w", err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(leaf)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool, nil
+}
