@@ -40,14 +40,13 @@ func (rt *runtime) authenticator(ctx context.Context) (*wordpress.Authenticator,
 
 // firstRunAdmin creates the administrator "admin" with an application
 // password when the standalone user table is empty, and prints how to call
-// the API with it. On later starts it prints how to add a user.
+// the API with it.
 func (rt *runtime) firstRunAdmin(ctx context.Context, out io.Writer, base string) error {
 	var n int64
 	if err := rt.db.Gorm().WithContext(ctx).Table(rt.prefix + "users").Count(&n).Error; err != nil {
 		return fmt.Errorf("count users: %w", err)
 	}
 	if n > 0 {
-		fmt.Fprintf(out, "mailsvc is serving %s\nAdd a login with: mailsvc users add NAME --role administrator\n", base)
 		return nil
 	}
 	id, err := wordpress.CreateUser(ctx, rt.db.Gorm(), rt.prefix, "admin", "admin@localhost.localdomain", "administrator")
@@ -58,8 +57,7 @@ func (rt *runtime) firstRunAdmin(ctx context.Context, out io.Writer, base string
 	if err != nil {
 		return fmt.Errorf("create the first application password: %w", err)
 	}
-	fmt.Fprintf(out, `mailsvc is serving %[1]s
-First start: created the administrator "admin" with this application password (shown once):
+	fmt.Fprintf(out, `First start: created the administrator "admin" with this application password (shown once):
 
     %[2]s
 
@@ -67,7 +65,6 @@ Try it:
 
     curl -u 'admin:%[2]s' %[1]s/settings
 
-Add more logins with: mailsvc users add NAME --role administrator
 `, base, pw)
 	return nil
 }

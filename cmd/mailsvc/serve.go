@@ -96,6 +96,10 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 			return err
 		}
 	}
+	fmt.Fprintf(out, "mailsvc is serving %s\n", base)
+	if rt.standalone() {
+		fmt.Fprintln(out, "Add a login with: mailsvc users add NAME --role administrator")
+	}
 	hs := &http.Server{
 		Handler:           srv.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
