@@ -2,6 +2,8 @@ package testdb
 
 import (
 	"database/sql"
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -74,5 +76,66 @@ func TestSQLiteDSN(t *testing.T) {
 	}
 	if a == b {
 		t.Fatalf("two SQLite DSNs are the same: %q", a)
+	}
+}
+
+// recordingTB stands in for a test so that MySQL's Skip and Fatal can be
+// observed; both end the calling goroutine, as the real ones do.
+type recordingTB struct {
+	testing.TB
+	skipped, failed bool
+	msg             string
+}
+
+func (r *recordingTB) Helper()        {}
+func (r *recordingTB) Cleanup(func()) {}
+func (r *recordingTB) Skip(args ...any) {
+	r.skipped, r.msg = true, fmt.Sprint(args...)
+	runtime.Goexit()
+}
+func (r *recordingTB) Fatal(args ...any) {
+	r.failed, r.msg = true, fmt.Sprint(args...)
+	runtime.Goexit()
+}
+func (r *recordingTB) Fatalf(format string, args ...any) {
+	r.failed, r.msg = true, fmt.Sprintf(format, args...)
+	runtime.Goexit()
+}
+
+func TestMySQLUnreachable(t *testing.T) {
+	// Port 1 on loopback refuses connections.
+	t.Setenv("MAILSVC_TEST_MYSQL", "root:sekretpw@tcp(127.0.0.1:1)/")
+	tests := []struct {
+		name     string
+		ci       string
+		wantSkip bool
+	}{
+		{"skips locally", "", true},
+		{"fails in CI", "true", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("CI", tt.ci) // MySQL treats an empty CI as unset
+			rec := &recordingTB{TB: t}
+			var dsn string
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				dsn = MySQL(rec)
+			}()
+			<-done
+			if dsn != "" {
+				t.Fatalf("MySQL returned %q for an unreachable server", dsn)
+			}
+			if rec.skipped != tt.wantSkip || rec.failed == tt.wantSkip {
+				t.Fatalf("skipped=%v failed=%v, want skipped=%v", rec.skipped, rec.failed, tt.wantSkip)
+			}
+			if !strings.Contains(rec.msg, "MariaDB not reachable at 127.0.0.1:1") {
+				t.Fatalf("message %q does not name the server", rec.msg)
+			}
+			if strings.Contains(rec.msg, "sekretpw") {
+				t.Fatalf("message %q leaks the password", rec.msg)
+			}
+		})
 	}
 }
