@@ -71,7 +71,7 @@ func TestQueryAuthentication(t *testing.T) {
 	fake := sesfake.New(region, akid, secret)
 	defer fake.Close()
 	form := url.Values{"Action": {"SendRawEmail"}, "Version": {"2010-12-01"},
-		"RawMessage.Data": {base64.StdEncoding.EncodeToString([]byte(rawMessage))},
+		"RawMessage.Data":       {base64.StdEncoding.EncodeToString([]byte(rawMessage))},
 		"Destinations.member.1": {"ann@example.org"}, "Destinations.member.2": {"hidden@example.org"},
 		"ConfigurationSetName": {"cs1"}, "Tags.member.1.Name": {"site"}, "Tags.member.1.Value": {"blog"},
 	}.Encode()
