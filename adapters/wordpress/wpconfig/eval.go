@@ -36,7 +36,13 @@ type interp struct {
 	// skipping is set while parsing a branch that is not taken: the
 	// expressions are parsed but have no effect.
 	skipping bool
+	// depth counts nested statements and unary operands, to refuse input
+	// nested deeper than any configuration file (and than the stack).
+	depth int
 }
+
+// maxDepth bounds nesting of blocks, parentheses and unary operators.
+const maxDepth = 200
 
 func (in *interp) peek() token { return in.toks[in.pos] }
 
@@ -170,6 +176,12 @@ func (in *interp) afterStop() {
 
 func (in *interp) statement() error {
 	t := in.peek()
+	in.depth++
+	defer func() { in.depth-- }()
+	if in.depth > maxDepth {
+		in.nextTok()
+		return in.errAt(t, "statements nested too deeply")
+	}
 	switch {
 	case t.kind == tkOp && t.text == ";":
 		in.nextTok()
@@ -793,6 +805,12 @@ func (in *interp) arith(op token, a, b Value) (Value, error) {
 
 func (in *interp) unary() (Value, error) {
 	t := in.peek()
+	in.depth++
+	defer func() { in.depth-- }()
+	if in.depth > maxDepth {
+		in.nextTok()
+		return nullVal, in.errAt(t, "expression nested too deeply")
+	}
 	switch {
 	case t.kind == tkOp && t.text == "!":
 		in.nextTok()

@@ -431,6 +431,27 @@ func TestSampleSaltsAndConstants(t *testing.T) {
 	}
 }
 
+func TestParseDeepNesting(t *testing.T) {
+	tests := []struct {
+		name, src, warning string
+	}{
+		{"parentheses", "<?php define('A', " + strings.Repeat("(", 100000) + "1" + strings.Repeat(")", 100000) + ");\ndefine('B', 'b');", "line 1: expression nested too deeply"},
+		{"negations", "<?php define('A', " + strings.Repeat("!", 100000) + "1);\ndefine('B', 'b');", "line 1: expression nested too deeply"},
+		{"blocks", "<?php " + strings.Repeat("{", 100000) + "\ndefine('B', 'b');", "line 1: statements nested too deeply"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := Parse([]byte(tt.src), nil)
+			if len(f.Warnings) == 0 || !strings.Contains(f.Warnings[0].String(), tt.warning) {
+				t.Fatalf("warnings = %v, want first to contain %q", f.Warnings, tt.warning)
+			}
+			if _, ok := f.Defines["A"]; ok {
+				t.Errorf("A was defined from an expression nested too deeply")
+			}
+		})
+	}
+}
+
 func TestParseDBHost(t *testing.T) {
 	tests := []struct {
 		in   string
