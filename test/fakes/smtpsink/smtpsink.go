@@ -124,6 +124,7 @@ type Sink struct {
 	faults    []fault
 	conns     int
 	connNums  map[string]int // remote address → connection number
+	open      map[*countedConn]struct{}
 	active    int
 	auths     int
 	authFails int
@@ -149,7 +150,7 @@ func New(opts ...Option) (*Sink, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	s := &Sink{cfg: cfg, done: make(chan struct{}), connNums: map[string]int{}}
+	s := &Sink{cfg: cfg, done: make(chan struct{}), connNums: map[string]int{}, open: map[*countedConn]struct{}{}}
 	s.cond = sync.NewCond(&s.mu)
 
 	srv := smtp.NewServer(backend{s})
@@ -303,6 +304,20 @@ func (s *Sink) ActiveConnections() int {
 	return s.active
 }
 
+// DropConnections closes every open connection without a reply, as a
+// server that restarts or times out idle clients does.
+func (s *Sink) DropConnections() {
+	s.mu.Lock()
+	conns := make([]*countedConn, 0, len(s.open))
+	for c := range s.open {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	for _, c := range conns {
+		_ = c.Close()
+	}
+}
+
 // Auths returns how many AUTH exchanges succeeded.
 func (s *Sink) Auths() int {
 	s.mu.Lock()
@@ -346,13 +361,17 @@ func (l *countingListener) Accept() (net.Conn, error) {
 	s.active++
 	key := c.RemoteAddr().String()
 	s.connNums[key] = s.conns
-	s.mu.Unlock()
-	return &countedConn{Conn: c, release: func() {
+	cc := &countedConn{Conn: c}
+	cc.release = func() {
 		s.mu.Lock()
 		s.active--
 		delete(s.connNums, key)
+		delete(s.open, cc)
 		s.mu.Unlock()
-	}}, nil
+	}
+	s.open[cc] = struct{}{}
+	s.mu.Unlock()
+	return cc, nil
 }
 
 // countedConn reports its first Close to the sink.

@@ -230,13 +230,16 @@ func TestSinkStallAndReuse(t *testing.T) {
 			t.Errorf("message on connection %d, want 1", m.Conn)
 		}
 	}
-	_ = c.Quit()
+	s.DropConnections()
+	if err := c.Noop(); err == nil {
+		t.Errorf("NOOP on a dropped connection succeeded")
+	}
 	deadline := time.Now().Add(5 * time.Second)
 	for s.ActiveConnections() != 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	if s.ActiveConnections() != 0 {
-		t.Errorf("active connections = %d after QUIT", s.ActiveConnections())
+		t.Errorf("active connections = %d after DropConnections", s.ActiveConnections())
 	}
 }
 
