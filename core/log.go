@@ -1,6 +1,9 @@
 package core
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Log statuses. A message is accepted once it is committed as queued.
 // queued → sending (claimed by a worker under a lease) → delivered | failed;
@@ -32,6 +35,10 @@ type Log struct {
 	Source string `json:"source"`
 	// Attempts counts delivery attempts so far.
 	Attempts int `json:"attempts"`
+	// PhaseAttempts counts the attempts on the connection now in use: it
+	// starts again at 0 when the fallback connection takes over and on
+	// resend.
+	PhaseAttempts int `json:"-"`
 	// UsedFallback is true once the fallback connection has taken over.
 	UsedFallback      bool       `json:"used_fallback"`
 	Simulated         bool       `json:"simulated"`
@@ -83,4 +90,93 @@ type QueueStats struct {
 	Sending   int `json:"sending"`
 	Failed    int `json:"failed"`
 	Delivered int `json:"delivered"`
+}
+
+// LogOutcome is the result of processing one claimed log, written by
+// LogStore.RecordOutcomes.
+type LogOutcome struct {
+	LogID int64
+	// Status is the new status: StatusDelivered, StatusFailed, or
+	// StatusQueued for a retry at NextAttemptAt.
+	Status        string
+	NextAttemptAt time.Time
+	// Attempts and PhaseAttempts are the new counters (see Log).
+	Attempts          int
+	PhaseAttempts     int
+	UsedFallback      bool
+	Simulated         bool
+	SentConnectionID  *int64
+	ProviderMessageID string
+	LastError         string
+	// History holds the attempts made since the claim; they are appended
+	// to the log's attempt record.
+	History []Attempt
+	// Delete removes the log and its history instead of updating it (a
+	// delivered message when the log_emails setting is off).
+	Delete bool
+}
+
+// LogStore persists logs: the durable delivery queue and the email log.
+//
+// Atomicity: every method is one transaction; a method that returns an
+// error changed nothing. A message is accepted once EnqueueLog returns nil:
+// its row is committed as queued and survives a crash.
+//
+// Leases: ClaimLogs marks rows sending under an owner and an expiry. While
+// a lease runs, no other ClaimLogs returns the row, across processes (MySQL
+// SELECT ... FOR UPDATE SKIP LOCKED; SQLite's single writer). When the
+// owner dies, ReleaseExpiredLeases puts the row back to queued, so a
+// message is sent at least once and twice only if its worker died (or its
+// lease ran out) between the provider's acceptance and RecordOutcomes.
+type LogStore interface {
+	// EnqueueLog inserts l (one INSERT, committed on return) and sets its
+	// ID, CreatedAt and UpdatedAt; a zero NextAttemptAt means now. l.Status
+	// is StatusQueued ("" means queued) or StatusSending with LeaseOwner
+	// and LeaseUntil set (a synchronous send that the queue takes over if
+	// the sender dies). Not idempotent: retrying after an error whose
+	// commit outcome is unknown may queue the message twice.
+	EnqueueLog(ctx context.Context, l *Log) error
+	// ClaimLogs moves up to limit queued logs whose NextAttemptAt has
+	// passed to sending with LeaseOwner owner and LeaseUntil now+lease,
+	// oldest NextAttemptAt first, and returns them with their Message.
+	// Safe to retry: a failed call claims nothing.
+	ClaimLogs(ctx context.Context, owner string, limit int, lease time.Duration) ([]*Log, error)
+	// ExtendLeases pushes LeaseUntil of owner's sending logs ids to
+	// now+lease and returns how many it still held. Idempotent.
+	ExtendLeases(ctx context.Context, owner string, ids []int64, lease time.Duration) (int, error)
+	// ReleaseExpiredLeases moves sending logs whose lease has run out back
+	// to queued (due now) and returns how many. Idempotent; any process
+	// may call it.
+	ReleaseExpiredLeases(ctx context.Context) (int, error)
+	// RecordOutcomes applies outs in one transaction: each updates (or
+	// deletes) its log and appends its History. An outcome applies only
+	// while the log is still sending under owner; outcomes for logs the
+	// owner no longer holds (lease expired and reclaimed, deleted) are
+	// skipped. It returns how many applied. Safe to retry after an error.
+	RecordOutcomes(ctx context.Context, owner string, outs []LogOutcome) (int, error)
+	// FindLogByID returns one log with its Message and History (oldest
+	// attempt first), or an ENOTFOUND error.
+	FindLogByID(ctx context.Context, id int64) (*Log, error)
+	// FindLogs returns the logs matching f, newest first, without History,
+	// and the total count matching f before Offset and Limit (Limit 0: no
+	// limit). Search is a literal substring (LIKE wildcards in it match
+	// themselves) of a recipient address or name, the subject or a body.
+	FindLogs(ctx context.Context, f LogFilter) ([]*Log, int, error)
+	// QueueStats counts logs by status.
+	QueueStats(ctx context.Context) (QueueStats, error)
+	// DeleteLogs deletes the logs with the given ids and their history and
+	// returns how many existed.
+	DeleteLogs(ctx context.Context, ids []int64) (int, error)
+	// ResendLogs moves the delivered or failed logs among ids back to
+	// queued, due now, with Attempts, PhaseAttempts, UsedFallback,
+	// Simulated, ProviderMessageID and LastError reset; ConnectionID (the
+	// explicit connection) and the history are kept. Queued or sending logs
+	// are left alone. It returns how many were requeued.
+	ResendLogs(ctx context.Context, ids []int64) (int, error)
+	// PurgeLogs deletes delivered and failed logs created before before,
+	// with their history, in statements of at most batch rows (each its
+	// own transaction, so a long purge never holds locks for long), and
+	// returns how many it deleted. Queued and sending logs are never
+	// purged. Safe to retry.
+	PurgeLogs(ctx context.Context, before time.Time, batch int) (int, error)
 }
