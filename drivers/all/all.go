@@ -1,0 +1,10 @@
+// Package all registers every built-in mail transport driver. Import it for
+// its side effects:
+//
+//	import _ "github.com/mailsvc/mailsvc/drivers/all"
+package all
+
+import (
+	// Each driver registers itself with core.Register in its init.
+	_ "github.com/mailsvc/mailsvc/drivers/smtp"
+)

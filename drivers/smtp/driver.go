@@ -1,0 +1,163 @@
+// Package smtp is the mail transport for any SMTP submission server. It
+// registers itself as the driver "smtp" when imported, sends with
+// github.com/wneessen/go-mail, builds messages with drivers/mime and keeps a
+// small pool of authenticated connections per transport so that a burst of
+// messages does not pay for a TCP, TLS and AUTH handshake each.
+package smtp
+
+import (
+	"net"
+	"strings"
+
+	"github.com/mailsvc/mailsvc/core"
+)
+
+// Slug is the driver name of SMTP connections.
+const Slug = "smtp"
+
+// Settings keys of an SMTP connection.
+const (
+	KeyHost               = "host"
+	KeyPort               = "port"
+	KeyEncryption         = "encryption"
+	KeyAuth               = "auth"
+	KeyUsername           = "username"
+	KeyPassword           = "password"
+	KeyFromEmail          = "from_email"
+	KeyFromName           = "from_name"
+	KeyForceFrom          = "force_from"
+	KeyTimeout            = "timeout"
+	KeyInsecureSkipVerify = "insecure_skip_verify"
+	KeyHelo               = "helo"
+)
+
+// Values of the encryption setting.
+const (
+	EncryptionNone = "none" // plain SMTP, no TLS at all
+	EncryptionSSL  = "ssl"  // implicit TLS from the first byte (port 465)
+	EncryptionTLS  = "tls"  // STARTTLS, required (port 587)
+)
+
+// Defaults of the optional settings.
+const (
+	DefaultPort       = 587
+	DefaultEncryption = EncryptionTLS
+	DefaultTimeout    = 30 // seconds
+)
+
+func init() {
+	core.Register(Driver())
+}
+
+// Driver returns the SMTP driver description: schema, presets, rules and
+// constructor.
+func Driver() core.Driver {
+	return core.Driver{
+		Slug:        Slug,
+		Name:        "Other SMTP",
+		Description: "Send through any SMTP server with STARTTLS, implicit TLS or plain SMTP, with or without authentication.",
+		Fields: []core.Field{
+			{Key: KeyHost, Label: "SMTP host", Type: core.FieldString, Required: true,
+				Help: "Host name or IP address of the SMTP server, without scheme or port."},
+			{Key: KeyPort, Label: "SMTP port", Type: core.FieldInteger, Default: int64(DefaultPort),
+				Min: core.Int64(1), Max: core.Int64(65535),
+				Help: "Usually 587 with TLS (STARTTLS), 465 with SSL, 25 without encryption."},
+			{Key: KeyEncryption, Label: "Encryption", Type: core.FieldSelect, Default: DefaultEncryption,
+				Options: []string{EncryptionNone, EncryptionSSL, EncryptionTLS},
+				Help:    "tls: STARTTLS, required; ssl: implicit TLS from the first byte; none: no encryption."},
+			{Key: KeyAuth, Label: "Authentication", Type: core.FieldBoolean, Default: true,
+				Help: "Log in with a username and password."},
+			{Key: KeyUsername, Label: "Username", Type: core.FieldString,
+				RequiredWhen: map[string]string{KeyAuth: "true"}},
+			{Key: KeyPassword, Label: "Password", Type: core.FieldPassword,
+				RequiredWhen: map[string]string{KeyAuth: "true"}},
+			{Key: KeyFromEmail, Label: "From email", Type: core.FieldEmail,
+				Help: "Sender address used when a message has none, or always when Force from is on."},
+			{Key: KeyFromName, Label: "From name", Type: core.FieldString,
+				Help: "Sender name that goes with From email."},
+			{Key: KeyForceFrom, Label: "Force from", Type: core.FieldBoolean, Default: false,
+				Help: "Replace the sender of every message with From email and From name."},
+			{Key: KeyTimeout, Label: "Timeout (seconds)", Type: core.FieldInteger, Default: int64(DefaultTimeout),
+				Min: core.Int64(1), Max: core.Int64(300),
+				Help: "How long to wait for the server at each step."},
+			{Key: KeyInsecureSkipVerify, Label: "Skip certificate verification", Type: core.FieldBoolean, Default: false,
+				Help: "Accept any TLS certificate, for servers with a self-signed one. Unsafe on the internet."},
+			{Key: KeyHelo, Label: "HELO name", Type: core.FieldString,
+				Help: "Name to give in EHLO. Empty: this machine's host name."},
+		},
+		Presets: presets(),
+		Rules: []string{
+			"username and password are required when auth is true.",
+			"from_email is required when force_from is true.",
+			"host is a bare host name or IP address: no scheme, path, port or spaces.",
+			"helo, when set, is a host name without spaces.",
+			"Credentials are only sent over an encrypted connection (ssl or tls), or to a server on localhost.",
+		},
+		Validate: validate,
+		New:      New,
+	}
+}
+
+// presets are well-known submission servers.
+func presets() []core.Preset {
+	p := func(slug, name, host string, port int64, enc string, extra ...string) core.Preset {
+		s := core.Settings{KeyHost: host, KeyPort: port, KeyEncryption: enc, KeyAuth: true}
+		for i := 0; i+1 < len(extra); i += 2 {
+			s[extra[i]] = extra[i+1]
+		}
+		return core.Preset{Slug: slug, Name: name, Settings: s}
+	}
+	return []core.Preset{
+		p("gmail", "Gmail / Google Workspace", "smtp.gmail.com", 587, EncryptionTLS),
+		p("outlook", "Outlook / Office 365", "smtp.office365.com", 587, EncryptionTLS),
+		p("zoho", "Zoho Mail", "smtp.zoho.com", 465, EncryptionSSL),
+		p("ses-us-east-1", "Amazon SES SMTP (us-east-1)", "email-smtp.us-east-1.amazonaws.com", 587, EncryptionTLS),
+		p("mailgun", "Mailgun SMTP", "smtp.mailgun.org", 587, EncryptionTLS),
+		p("sendgrid", "SendGrid SMTP", "smtp.sendgrid.net", 587, EncryptionTLS, KeyUsername, "apikey"),
+		p("postmark", "Postmark SMTP", "smtp.postmarkapp.com", 587, EncryptionTLS),
+		p("brevo", "Brevo SMTP", "smtp-relay.brevo.com", 587, EncryptionTLS),
+		p("mailjet", "Mailjet SMTP", "in-v3.mailjet.com", 587, EncryptionTLS),
+	}
+}
+
+// validate checks the rules that span fields, on settings that passed the
+// schema.
+func validate(s core.Settings) map[string]string {
+	fields := map[string]string{}
+	if s.Bool(KeyAuth, true) {
+		if strings.TrimSpace(s.String(KeyUsername)) == "" {
+			fields[KeyUsername] = "Required when authentication is on."
+		}
+		if s.String(KeyPassword) == "" {
+			fields[KeyPassword] = "Required when authentication is on."
+		}
+	}
+	if s.Bool(KeyForceFrom, false) && s.String(KeyFromEmail) == "" {
+		fields[KeyFromEmail] = "Required when Force from is on."
+	}
+	if !validHost(s.String(KeyHost)) {
+		fields[KeyHost] = "Must be a host name or IP address, without scheme, port or path."
+	}
+	if h := s.String(KeyHelo); h != "" && !validHost(h) {
+		fields[KeyHelo] = "Must be a host name without spaces."
+	}
+	return fields
+}
+
+// validHost reports whether h is a bare host name or IP address.
+func validHost(h string) bool {
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	if net.ParseIP(h) != nil {
+		return true
+	}
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		ok := c == '.' || c == '-' || c == '_' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+		if !ok {
+			return false
+		}
+	}
+	return h[0] != '.' && h[0] != '-'
+}

@@ -1,0 +1,500 @@
+package smtp
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/textproto"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	gomail "github.com/wneessen/go-mail"
+
+	"github.com/mailsvc/mailsvc/core"
+	"github.com/mailsvc/mailsvc/drivers/mime"
+)
+
+// Pool defaults.
+const (
+	DefaultMaxConns    = 4
+	DefaultIdleTimeout = 30 * time.Second
+)
+
+// Options tune a transport beyond its connection settings.
+type Options struct {
+	// MaxConns caps the open connections of the transport; Send waits for a
+	// free one. Zero means DefaultMaxConns.
+	MaxConns int
+	// IdleTimeout closes a pooled connection unused for this long. Zero
+	// means DefaultIdleTimeout.
+	IdleTimeout time.Duration
+	// RootCAs, when set, replaces the system roots for verifying the
+	// server's certificate (tests use it for a self-signed server).
+	RootCAs *x509.CertPool
+}
+
+// config is the parsed settings of a connection.
+type config struct {
+	host       string
+	port       int
+	encryption string
+	auth       bool
+	username   string
+	password   string
+	fromEmail  string
+	fromName   string
+	forceFrom  bool
+	timeout    time.Duration
+	insecure   bool
+	helo       string
+}
+
+func parseConfig(s core.Settings) (config, error) {
+	c := config{
+		host:       strings.TrimSpace(s.String(KeyHost)),
+		port:       int(s.Int(KeyPort, DefaultPort)),
+		encryption: s.String(KeyEncryption),
+		auth:       s.Bool(KeyAuth, true),
+		username:   s.String(KeyUsername),
+		password:   s.String(KeyPassword),
+		fromEmail:  s.String(KeyFromEmail),
+		fromName:   s.String(KeyFromName),
+		forceFrom:  s.Bool(KeyForceFrom, false),
+		timeout:    time.Duration(s.Int(KeyTimeout, DefaultTimeout)) * time.Second,
+		insecure:   s.Bool(KeyInsecureSkipVerify, false),
+		helo:       s.String(KeyHelo),
+	}
+	if c.encryption == "" {
+		c.encryption = DefaultEncryption
+	}
+	fields := map[string]string{}
+	if !validHost(c.host) {
+		fields[KeyHost] = "Must be a host name or IP address, without scheme, port or path."
+	}
+	if c.port < 1 || c.port > 65535 {
+		fields[KeyPort] = "Must be between 1 and 65535."
+	}
+	switch c.encryption {
+	case EncryptionNone, EncryptionSSL, EncryptionTLS:
+	default:
+		fields[KeyEncryption] = "Must be one of: none, ssl, tls."
+	}
+	if c.timeout <= 0 {
+		c.timeout = DefaultTimeout * time.Second
+	}
+	if c.auth && (c.username == "" || c.password == "") {
+		fields[KeyUsername] = "Username and password are required when authentication is on."
+	}
+	return c, core.Invalid(fields)
+}
+
+// Transport sends through one SMTP connection's server, reusing a small
+// pool of authenticated sessions. It is safe for concurrent use; Close
+// closes the pooled sessions.
+type Transport struct {
+	cfg         config
+	connID      int64
+	tlsConfig   *tls.Config
+	transcripts core.TranscriptSink
+	logger      *slog.Logger
+	idleTimeout time.Duration
+	slots       chan struct{}
+
+	mu     sync.Mutex
+	idle   []*session // most recently used last
+	closed bool
+}
+
+var (
+	_ core.Transport = (*Transport)(nil)
+	_ core.Verifier  = (*Transport)(nil)
+	_ io.Closer      = (*Transport)(nil)
+)
+
+// New builds the transport of an SMTP connection from its effective
+// settings, with the default pool options.
+func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
+	return NewTransport(conn, env, Options{})
+}
+
+// NewTransport builds the transport of an SMTP connection with explicit
+// pool and TLS options.
+func NewTransport(conn *core.Connection, env core.DriverEnv, opts Options) (*Transport, error) {
+	cfg, err := parseConfig(conn.Settings)
+	if err != nil {
+		return nil, err
+	}
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = DefaultMaxConns
+	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = DefaultIdleTimeout
+	}
+	logger := env.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &Transport{
+		cfg:    cfg,
+		connID: conn.ID,
+		tlsConfig: &tls.Config{
+			ServerName:         cfg.host,
+			RootCAs:            opts.RootCAs,
+			InsecureSkipVerify: cfg.insecure, //nolint:gosec // an explicit per-connection setting
+			MinVersion:         tls.VersionTLS12,
+		},
+		transcripts: env.Transcript,
+		logger:      logger,
+		idleTimeout: opts.IdleTimeout,
+		slots:       make(chan struct{}, opts.MaxConns),
+	}, nil
+}
+
+// Send implements core.Transport: it delivers msg over a pooled session,
+// or a new one, and returns once the server accepted it after DATA.
+func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
+	if msg == nil {
+		return core.Receipt{}, core.Permanent(core.Errorf(core.EINVALID, "No message to send."))
+	}
+	eff := t.effective(msg)
+	if err := eff.Validate(); err != nil {
+		return core.Receipt{}, core.Permanent(err)
+	}
+	m, err := mime.Compose(eff)
+	if err != nil {
+		return core.Receipt{}, core.Permanent(err)
+	}
+	select {
+	case t.slots <- struct{}{}:
+	case <-ctx.Done():
+		return core.Receipt{}, core.Temporary(fmt.Errorf("smtp: waiting for a connection to %s: %w", t.addr(), ctx.Err()))
+	}
+	defer func() { <-t.slots }()
+
+	s, reused, err := t.acquire(ctx)
+	if err != nil {
+		return core.Receipt{}, t.classify("connect", err)
+	}
+	resp, err := s.send(ctx, m)
+	if err != nil && reused && staleConnection(err) {
+		// The pooled session died while idle; nothing was sent on it.
+		s.discard()
+		if s, err = t.dial(ctx); err != nil {
+			return core.Receipt{}, t.classify("reconnect", err)
+		}
+		resp, err = s.send(ctx, m)
+	}
+	t.saveTranscript(s)
+	if err != nil {
+		if reusable(err) {
+			t.release(s)
+		} else {
+			s.discard()
+		}
+		return core.Receipt{}, t.classify("send", err)
+	}
+	t.release(s)
+	return core.Receipt{MessageID: messageID(resp, m.GetMessageID()), Response: "250 " + resp}, nil
+}
+
+// Verify implements core.Verifier: it connects, negotiates TLS as
+// configured, authenticates and quits, without sending anything.
+func (t *Transport) Verify(ctx context.Context) error {
+	s, err := t.dial(ctx)
+	if err != nil {
+		return t.classify("verify", err)
+	}
+	err = s.client.Close()
+	s.discard()
+	t.saveTranscript(s)
+	if err != nil {
+		return t.classify("verify quit", err)
+	}
+	return nil
+}
+
+// Close implements io.Closer: it quits every idle pooled session. Sessions
+// in use are closed when their Send returns. Send after Close still works,
+// without pooling.
+func (t *Transport) Close() error {
+	t.mu.Lock()
+	t.closed = true
+	idle := t.idle
+	t.idle = nil
+	t.mu.Unlock()
+	for _, s := range idle {
+		s.quit()
+	}
+	return nil
+}
+
+// IdleConnections returns how many sessions wait in the pool.
+func (t *Transport) IdleConnections() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.idle)
+}
+
+// effective returns msg with the connection's sender applied: from_email
+// and from_name replace the sender when the message has none or when
+// force_from is on.
+func (t *Transport) effective(msg *core.Message) *core.Message {
+	eff := *msg
+	if t.cfg.fromEmail != "" && (msg.From.Email == "" || t.cfg.forceFrom) {
+		eff.From = core.Address{Email: t.cfg.fromEmail, Name: msg.From.Name}
+		if t.cfg.fromName != "" {
+			eff.From.Name = t.cfg.fromName
+		}
+	}
+	return &eff
+}
+
+func (t *Transport) addr() string {
+	return net.JoinHostPort(t.cfg.host, strconv.Itoa(t.cfg.port))
+}
+
+// acquire returns an idle pooled session, or dials a new one.
+func (t *Transport) acquire(ctx context.Context) (*session, bool, error) {
+	var expired []*session
+	t.mu.Lock()
+	var s *session
+	for len(t.idle) > 0 {
+		last := t.idle[len(t.idle)-1]
+		t.idle = t.idle[:len(t.idle)-1]
+		if time.Since(last.lastUsed) > t.idleTimeout {
+			expired = append(expired, last)
+			continue
+		}
+		s = last
+		break
+	}
+	t.mu.Unlock()
+	for _, e := range expired {
+		go e.quit()
+	}
+	if s != nil {
+		return s, true, nil
+	}
+	s, err := t.dial(ctx)
+	return s, false, err
+}
+
+// release puts a healthy session back in the pool, or quits it when the
+// pool is closed or full.
+func (t *Transport) release(s *session) {
+	s.lastUsed = time.Now()
+	t.mu.Lock()
+	if t.closed || len(t.idle) >= cap(t.slots) {
+		t.mu.Unlock()
+		s.quit()
+		return
+	}
+	t.idle = append(t.idle, s)
+	t.mu.Unlock()
+	time.AfterFunc(t.idleTimeout+10*time.Millisecond, t.reapIdle)
+}
+
+// reapIdle quits the pooled sessions idle for longer than the timeout.
+func (t *Transport) reapIdle() {
+	var expired []*session
+	t.mu.Lock()
+	keep := t.idle[:0]
+	for _, s := range t.idle {
+		if time.Since(s.lastUsed) > t.idleTimeout {
+			expired = append(expired, s)
+		} else {
+			keep = append(keep, s)
+		}
+	}
+	t.idle = keep
+	t.mu.Unlock()
+	for _, s := range expired {
+		s.quit()
+	}
+}
+
+// dial opens, secures and authenticates a new session.
+func (t *Transport) dial(ctx context.Context) (*session, error) {
+	s := &session{timeout: t.cfg.timeout}
+	if t.transcripts != nil {
+		s.rec = newRecorder(t.cfg.username, t.cfg.password)
+		s.rec.note("connect %s (encryption %s)", t.addr(), t.cfg.encryption)
+	}
+	netDialer := &net.Dialer{Timeout: t.cfg.timeout}
+	dialFunc := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		var (
+			c   net.Conn
+			err error
+		)
+		if t.cfg.encryption == EncryptionSSL {
+			c, err = (&tls.Dialer{NetDialer: netDialer, Config: t.tlsConfig}).DialContext(ctx, network, addr)
+		} else {
+			c, err = netDialer.DialContext(ctx, network, addr)
+		}
+		if err == nil {
+			s.setConn(c)
+		}
+		return c, err
+	}
+	opts := []gomail.Option{
+		gomail.WithPort(t.cfg.port),
+		gomail.WithTimeout(t.cfg.timeout),
+		gomail.WithTLSConfig(t.tlsConfig),
+		gomail.WithDialContextFunc(dialFunc),
+	}
+	if t.cfg.encryption == EncryptionTLS {
+		opts = append(opts, gomail.WithTLSPolicy(gomail.TLSMandatory))
+	} else {
+		opts = append(opts, gomail.WithTLSPolicy(gomail.NoTLS))
+	}
+	if t.cfg.helo != "" {
+		opts = append(opts, gomail.WithHELO(t.cfg.helo))
+	}
+	if t.cfg.auth {
+		opts = append(opts, gomail.WithSMTPAuthCustom(&autoAuth{user: t.cfg.username, pass: t.cfg.password, host: t.cfg.host}))
+	}
+	if s.rec != nil {
+		opts = append(opts, gomail.WithLogger(s.rec), gomail.WithDebugLog())
+	}
+	client, err := gomail.NewClient(t.cfg.host, opts...)
+	if err != nil {
+		return nil, core.Permanent(fmt.Errorf("configure client: %w", err))
+	}
+	s.client = client
+	stop := context.AfterFunc(ctx, s.abort)
+	err = client.DialWithContext(ctx)
+	stop()
+	if err != nil {
+		s.rec.note("error: %v", err)
+		t.saveTranscript(s)
+		s.discard()
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, fmt.Errorf("%w (%w)", err, ctxErr)
+		}
+		return nil, err
+	}
+	return s, nil
+}
+
+// saveTranscript hands the session's conversation so far to the sink.
+func (t *Transport) saveTranscript(s *session) {
+	if t.transcripts == nil || s == nil || s.rec == nil {
+		return
+	}
+	if text := s.rec.take(); text != "" {
+		t.transcripts.SaveTranscript(t.connID, text)
+	}
+}
+
+// classify wraps err with context and marks it temporary or permanent:
+// SMTP 4xx replies and network failures are temporary, 5xx replies
+// (authentication failures included) and configuration faults permanent.
+func (t *Transport) classify(op string, err error) error {
+	var de *core.DeliveryError
+	if errors.As(err, &de) {
+		return err
+	}
+	wrapped := fmt.Errorf("smtp: %s %s: %w", op, t.addr(), err)
+	code := replyCode(err)
+	switch {
+	case code >= 500:
+		return core.Permanent(wrapped)
+	case code >= 400:
+		return core.Temporary(wrapped)
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return core.Temporary(wrapped)
+	case configurationError(err):
+		return core.Permanent(wrapped)
+	}
+	return core.Temporary(wrapped)
+}
+
+// replyCode returns the SMTP reply code carried by err, or 0.
+func replyCode(err error) int {
+	var te *textproto.Error
+	if errors.As(err, &te) {
+		return te.Code
+	}
+	var se *gomail.SendError
+	if errors.As(err, &se) {
+		return se.ErrorCode()
+	}
+	return 0
+}
+
+// configurationError reports failures that retrying cannot fix: an
+// untrusted certificate, a server without usable AUTH, a server that does
+// not offer STARTTLS although it is required.
+func configurationError(err error) bool {
+	var (
+		unknownAuthority x509.UnknownAuthorityError
+		hostname         x509.HostnameError
+		invalid          x509.CertificateInvalidError
+		verification     *tls.CertificateVerificationError
+	)
+	if errors.As(err, &unknownAuthority) || errors.As(err, &hostname) || errors.As(err, &invalid) ||
+		errors.As(err, &verification) || errors.Is(err, errNoAuthMechanism) {
+		return true
+	}
+	var se *gomail.SendError
+	if errors.As(err, &se) && (se.Reason == gomail.ErrGetSender || se.Reason == gomail.ErrGetRcpts || se.Reason == gomail.ErrNoUnencoded) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "does not support SMTP AUTH") || strings.Contains(msg, "STARTTLS")
+}
+
+// staleConnection reports a failure of a reused session before anything
+// was sent on it: the NOOP check or a MAIL FROM without a reply.
+func staleConnection(err error) bool {
+	var se *gomail.SendError
+	if !errors.As(err, &se) {
+		return false
+	}
+	return se.Reason == gomail.ErrConnCheck || (se.Reason == gomail.ErrSMTPMailFrom && se.ErrorCode() == 0)
+}
+
+// reusable reports whether a session that failed with err can serve the
+// next message: the server answered (other than 421, its goodbye) and the
+// transaction ended.
+func reusable(err error) bool {
+	code := replyCode(err)
+	if code < 400 || code == 421 {
+		return false
+	}
+	var se *gomail.SendError
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Reason {
+	case gomail.ErrSMTPMailFrom, gomail.ErrSMTPRcptTo, gomail.ErrSMTPData, gomail.ErrSMTPDataClose:
+		return true
+	}
+	return false
+}
+
+var (
+	queuedAs = regexp.MustCompile(`(?i)\bqueued as ([A-Za-z0-9._@<>-]+)`)
+	// sesID matches the Amazon SES SMTP reply "Ok 0100018c...-000000".
+	sesID = regexp.MustCompile(`(?i)^(?:\d\.\d\.\d )?ok ([0-9a-f]{16,}-[0-9a-f-]+)`)
+)
+
+// messageID returns the server's queue id from its reply to DATA when it
+// gives one, or else the Message-ID header without brackets.
+func messageID(reply, header string) string {
+	if m := queuedAs.FindStringSubmatch(reply); m != nil {
+		return strings.Trim(m[1], "<>")
+	}
+	if m := sesID.FindStringSubmatch(strings.TrimSpace(reply)); m != nil {
+		return m[1]
+	}
+	return strings.Trim(header, "<>")
+}
