@@ -56,8 +56,8 @@ func (panicky) List(context.Context, int, int) ([]*core.Connection, int, error) 
 	panic("boom")
 }
 
-func newServer(t *testing.T) (*httptest.Server, *api.Server, *tokenAuth) {
-	t.Helper()
+// newAPI returns a Server over in-memory stores and tokenAuth.
+func newAPI() (*api.Server, *tokenAuth) {
 	conns := apptest.NewConnectionStore()
 	auth := &tokenAuth{}
 	s := &api.Server{
@@ -67,6 +67,12 @@ func newServer(t *testing.T) (*httptest.Server, *api.Server, *tokenAuth) {
 		Hooks:       &core.Hooks{},
 		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
+	return s, auth
+}
+
+func newServer(t *testing.T) (*httptest.Server, *api.Server, *tokenAuth) {
+	t.Helper()
+	s, auth := newAPI()
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(ts.Close)
 	return ts, s, auth
