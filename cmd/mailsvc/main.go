@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	// _ "github.com/mailsvc/mailsvc/drivers/all"
+	_ "github.com/mailsvc/mailsvc/drivers/all"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".

@@ -6,5 +6,8 @@ package all
 
 import (
 	// Each driver registers itself with core.Register in its init.
+	_ "github.com/mailsvc/mailsvc/drivers/mailgun"
+	_ "github.com/mailsvc/mailsvc/drivers/postmark"
+	_ "github.com/mailsvc/mailsvc/drivers/sendgrid"
 	_ "github.com/mailsvc/mailsvc/drivers/smtp"
 )
