@@ -143,7 +143,7 @@ var ConstantCatalog = []ConstantDef{
 	{Name: "WP_ENVIRONMENT_TYPE", Type: ConstString, Default: "production", Group: GroupHost, Allowed: []string{"local", "development", "staging", "production"}, Description: "WordPress environment type; application passwords over plain HTTP only when local."},
 
 	// The daemon's own settings.
-	{Name: "MAILSVC_DB", Type: ConstString, Sensitive: true, Group: GroupDaemon, Description: "Database DSN (go-sql-driver MySQL DSN, or sqlite:PATH); default: from MAILSVC_WP_CONFIG, else an SQLite file in the data directory. The password part is masked."},
+	{Name: "MAILSVC_DB", Type: ConstString, Sensitive: true, Group: GroupDaemon, Description: "Database: mysql:DSN (go-sql-driver form) or sqlite:PATH; default: the DB_* constants of MAILSVC_WP_CONFIG, else sqlite:$MAILSVC_DATA_DIR/mailsvc.db. The password part is masked."},
 	{Name: "MAILSVC_WP_CONFIG", Type: ConstString, Group: GroupDaemon, Description: "Path of the site's wp-config.php; when set, DB credentials, table prefix, salts and constants come from it."},
 	{Name: "MAILSVC_TABLE_PREFIX", Type: ConstString, Default: "wp_", Group: GroupDaemon, Description: "Table prefix when no wp-config.php gives $table_prefix."},
 	{Name: "MAILSVC_DATA_DIR", Type: ConstString, Default: "./data", Group: GroupDaemon, Description: "Data directory (SQLite database, debug logs, bridge files)."},
@@ -567,11 +567,15 @@ func maskConstant(name, v string, sensitive bool) string {
 }
 
 // MaskDSN returns a database DSN with its password replaced by Mask. It
-// understands go-sql-driver MySQL DSNs (user:pass@tcp(host)/db?…) and URL
-// forms (scheme://user:pass@host/…); a DSN without a password (an SQLite
-// path) is returned unchanged.
+// understands go-sql-driver MySQL DSNs (user:pass@tcp(host)/db?…), the
+// same with MAILSVC_DB's "mysql:" prefix, and URL forms
+// (scheme://user:pass@host/…); a DSN without a password (an SQLite path)
+// is returned unchanged.
 func MaskDSN(dsn string) string {
 	rest, prefix := dsn, ""
+	if strings.HasPrefix(dsn, "mysql:") && !strings.HasPrefix(dsn, "mysql://") {
+		return "mysql:" + MaskDSN(dsn[len("mysql:"):])
+	}
 	if i := strings.Index(dsn, "://"); i >= 0 {
 		prefix, rest = dsn[:i+3], dsn[i+3:]
 		// In a URL the user info ends at the last '@' before the first '/'.

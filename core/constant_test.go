@@ -227,6 +227,8 @@ func TestMaskDSN(t *testing.T) {
 		{"wp:s3cret@tcp(127.0.0.1:3306)/wordpress?parseTime=true", "wp:********@tcp(127.0.0.1:3306)/wordpress?parseTime=true"},
 		{"wp:p@ss/w:rd@unix(/run/mysqld/mysqld.sock)/wp", "wp:********@unix(/run/mysqld/mysqld.sock)/wp"},
 		{"root@tcp(localhost)/wp", "root@tcp(localhost)/wp"},
+		{"mysql:wp:s3cret@tcp(127.0.0.1:3306)/wp", "mysql:wp:********@tcp(127.0.0.1:3306)/wp"},
+		{"mysql:root@tcp(127.0.0.1:3306)/wp", "mysql:root@tcp(127.0.0.1:3306)/wp"},
 		{"mysql://wp:s3cret@db:3306/wp", "mysql://wp:********@db:3306/wp"},
 		{"sqlite:./data/mailsvc.db", "sqlite:./data/mailsvc.db"},
 		{"/var/lib/mailsvc/db.sqlite", "/var/lib/mailsvc/db.sqlite"},
