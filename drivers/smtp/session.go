@@ -43,7 +43,7 @@ func (s *session) send(ctx context.Context, m *gomail.Msg) (string, error) {
 		return "", err
 	}
 	resp := m.ServerResponse()
-	s.rec.line(mlog.DirServerToClient, "250 "+resp)
+	s.rec.note("message accepted: 250 %s", resp)
 	return resp, nil
 }
 
@@ -119,12 +119,15 @@ func (r *recorder) line(dir mlog.Direction, text string) {
 	if dir == mlog.DirClientToServer {
 		prefix = "C: "
 	}
+	stamp := time.Now().UTC().Format("15:04:05.000 ")
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.b.WriteString(time.Now().UTC().Format("15:04:05.000 "))
-	r.b.WriteString(prefix)
-	r.b.WriteString(r.mask(strings.TrimRight(text, "\r\n")))
-	r.b.WriteString("\n")
+	for _, l := range strings.Split(strings.TrimRight(text, "\r\n"), "\n") {
+		r.b.WriteString(stamp)
+		r.b.WriteString(prefix)
+		r.b.WriteString(r.mask(strings.TrimRight(l, "\r")))
+		r.b.WriteString("\n")
+	}
 }
 
 // note records a line of the driver's own (connect, errors).
