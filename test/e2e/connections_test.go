@@ -1,0 +1,136 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// adminOf starts a standalone service in dir and returns it with the first
+// administrator's credentials.
+func adminOf(t *testing.T, dir string, extra ...string) (*service, string) {
+	t.Helper()
+	svc := startService(t, dir, extra...)
+	m := firstRunPassword.FindStringSubmatch(svc.stdout.String())
+	if m == nil {
+		t.Fatalf("no first-run password:\n%s", svc.stdout)
+	}
+	return svc, m[1]
+}
+
+func TestConnectionsConstantsAndEncryption(t *testing.T) {
+	dir := t.TempDir()
+	env := []string{"MAIL_SVC_ENCRYPTION_KEY=first-key", "MAILSVC_SMTP_USERNAME=pinned-user", "MAIL_SVC_PASSWORD=legacy-alias-pass"}
+	svc, pw := adminOf(t, dir, env...)
+	admin := basic("admin", pw)
+
+	r := call(t, "GET", svc.Base+"/transports/smtp", "", admin)
+	var tr struct {
+		Driver string
+		Fields []struct {
+			Key, Constant string
+			Sensitive     bool
+		}
+		Presets []json.RawMessage
+	}
+	if err := json.Unmarshal(r.Body, &tr); err != nil || r.Status != 200 {
+		t.Fatalf("GET /transports/smtp: %d %s", r.Status, r.Body)
+	}
+	keys := map[string]string{}
+	for _, f := range tr.Fields {
+		keys[f.Key] = f.Constant
+	}
+	for _, k := range []string{"host", "port", "encryption", "username", "password", "from_email", "from_name"} {
+		if keys[k] != "MAILSVC_SMTP_"+strings.ToUpper(k) {
+			t.Errorf("smtp field %s: constant %q", k, keys[k])
+		}
+	}
+	if len(tr.Presets) == 0 {
+		t.Errorf("smtp has no presets")
+	}
+	r = call(t, "GET", svc.Base+"/transports", "", admin)
+	for _, d := range []string{`"smtp"`, `"sendgrid"`, `"mailgun"`, `"postmark"`} {
+		if !bytes.Contains(r.Body, []byte(d)) {
+			t.Errorf("GET /transports lacks %s", d)
+		}
+	}
+
+	body := `{"name":"Office relay","driver":"smtp","settings":{"host":"smtp.example.com","port":587,"encryption":"tls","from_email":"site@example.com","helo":"relay-secret-word"}}`
+	r = call(t, "POST", svc.Base+"/connections", body, admin)
+	if r.Status != 201 {
+		t.Fatalf("create smtp connection: %d %s", r.Status, r.Body)
+	}
+	var c struct {
+		ID            int64
+		Settings      map[string]any
+		Pinned        []string
+		SettingsError string `json:"settings_error"`
+	}
+	_ = json.Unmarshal(r.Body, &c)
+	if strings.Join(c.Pinned, ",") != "password,username" {
+		t.Errorf("pinned = %v, want password (legacy alias) and username", c.Pinned)
+	}
+	if c.Settings["username"] != "********" || c.Settings["password"] != "********" {
+		t.Errorf("pinned secrets not masked: %v", c.Settings)
+	}
+	if bytes.Contains(r.Body, []byte("pinned-user")) || bytes.Contains(r.Body, []byte("legacy-alias-pass")) {
+		t.Fatalf("a constant's secret leaked: %s", r.Body)
+	}
+	r = call(t, "PUT", fmt.Sprintf("%s/connections/%d", svc.Base, c.ID), `{"settings":{"username":"someone-else"}}`, admin)
+	if r.Status != 422 || !bytes.Contains(r.Body, []byte("MAILSVC_SMTP_USERNAME")) {
+		t.Errorf("PUT of a pinned key: %d %s", r.Status, r.Body)
+	}
+
+	// A second connection with its own stored secret.
+	r = call(t, "POST", svc.Base+"/connections", `{"name":"Grid","driver":"sendgrid","settings":{"api_key":"SG.stored-secret-value"}}`, admin)
+	if r.Status != 201 || bytes.Contains(r.Body, []byte("stored-secret-value")) {
+		t.Fatalf("create sendgrid: %d %s", r.Status, r.Body)
+	}
+	var grid struct{ ID int64 }
+	_ = json.Unmarshal(r.Body, &grid)
+	svc.stop()
+
+	// At rest the secret is ciphertext.
+	raw, err := os.ReadFile(filepath.Join(dir, "data", "mailsvc.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wal, _ := os.ReadFile(filepath.Join(dir, "data", "mailsvc.db-wal"))
+	if bytes.Contains(raw, []byte("stored-secret-value")) || bytes.Contains(wal, []byte("stored-secret-value")) {
+		t.Fatal("the API key is stored in plain text")
+	}
+	if !bytes.Contains(append(raw, wal...), []byte("enc:v1:")) {
+		t.Fatal("no ciphertext found in the database")
+	}
+
+	// With another key the service still starts, says so, and the API reports it.
+	svc2 := startService(t, dir, "MAIL_SVC_ENCRYPTION_KEY=second-key")
+	r = call(t, "GET", fmt.Sprintf("%s/connections/%d", svc2.Base, grid.ID), "", admin)
+	var broken struct {
+		SettingsError string `json:"settings_error"`
+	}
+	_ = json.Unmarshal(r.Body, &broken)
+	if r.Status != 200 || !strings.Contains(broken.SettingsError, "encryption key changed") {
+		t.Errorf("connection after key change: %d %s", r.Status, r.Body)
+	}
+	if !strings.Contains(svc2.stderr.String(), "connection credentials unreadable") {
+		t.Errorf("boot did not report the unreadable connection:\n%s", svc2.stderr)
+	}
+}
+
+func TestRESTCapabilityConstant(t *testing.T) {
+	dir := t.TempDir()
+	svc, _ := adminOf(t, dir, "MAILSVC_REST_CAPABILITY=read")
+	out, err := svc.run("users", "add", "sub", "--role", "subscriber")
+	if err != nil {
+		t.Fatalf("users add: %v %s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if r := call(t, "GET", svc.Base+"/settings", "", basic("sub", lines[len(lines)-1])); r.Status != 200 {
+		t.Errorf("subscriber with capability read: %d %s", r.Status, r.Body)
+	}
+}
