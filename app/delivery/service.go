@@ -1,0 +1,431 @@
+// Package delivery is mailsvc's delivery engine: it accepts messages into
+// the durable queue (core.LogStore), and a pool of workers claims them
+// under a lease, sends them through the configured connections with retry,
+// backoff and fallback, and records every attempt.
+//
+// Connection choice: a message's explicit connection, else the
+// default_connection_id setting. When the last try on that connection
+// fails (a permanent failure, or a temporary one with no retries left) and
+// the message had no explicit connection, the fallback_connection_id
+// connection (if set, different and active) gets one full try sequence.
+// An inactive, missing or unreadable connection is never used: the
+// message fails at once with an attempt that says why (or moves on to the
+// fallback), rather than waiting for someone to re-activate it.
+package delivery
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/mailsvc/mailsvc/core"
+)
+
+// Defaults of the Service's tuning fields.
+const (
+	DefaultWorkers      = 4
+	DefaultBatchSize    = 50
+	DefaultMaxRetries   = 3
+	DefaultLease        = 2 * time.Minute
+	DefaultSendTimeout  = 60 * time.Second
+	DefaultPollInterval = 500 * time.Millisecond
+	DefaultBackoffBase  = 30 * time.Second
+	DefaultBackoffMax   = time.Hour
+	DefaultPurgeEvery   = time.Hour
+	// PurgeBatch is how many logs one purge statement deletes.
+	PurgeBatch = 500
+)
+
+// ConnectionSource returns a connection with secrets decrypted and
+// constants applied (app.Connections.Effective).
+type ConnectionSource interface {
+	Effective(ctx context.Context, id int64) (*core.Connection, error)
+}
+
+// SettingsSource returns the free settings with defaults applied
+// (app.Settings.Get).
+type SettingsSource interface {
+	Get(ctx context.Context) (map[string]any, error)
+}
+
+// LeaseStore grants named, expiring leases so that scheduled jobs run on
+// one replica at a time. AcquireLease returns true when owner holds name
+// until now+ttl (taking it over if free or expired, renewing it if owner
+// already holds it).
+type LeaseStore interface {
+	AcquireLease(ctx context.Context, name, owner string, ttl time.Duration) (bool, error)
+}
+
+// Service accepts messages and delivers them. Set the fields, then call
+// Run to start the workers; Enqueue, SendNow and Resend may be called
+// whether or not Run is running. Zero tuning fields take the defaults.
+type Service struct {
+	Logs        core.LogStore
+	Connections ConnectionSource
+	Settings    SettingsSource
+	// Leases, when set, keeps the scheduled purge on one replica.
+	Leases LeaseStore
+	Hooks  *core.Hooks
+	// Env is passed to drivers when transports are built.
+	Env    core.DriverEnv
+	Logger *slog.Logger
+
+	// Workers is the number of concurrent workers; BatchSize how many
+	// logs each claims at once.
+	Workers   int
+	BatchSize int
+	// MaxRetries is how many times a temporary failure is retried on one
+	// connection after the first attempt: 0 means DefaultMaxRetries, a
+	// negative value means no retry.
+	MaxRetries int
+	// Lease is how long a claimed batch stays with its worker; it is
+	// renewed while the batch is being sent.
+	Lease        time.Duration
+	SendTimeout  time.Duration
+	PollInterval time.Duration
+	// BackoffBase and BackoffMax bound the retry delay: before retry n
+	// (1-based) the delay is d/2 plus a random part up to d/2, where
+	// d = min(BackoffMax, BackoffBase·2^(n-1)).
+	BackoffBase time.Duration
+	BackoffMax  time.Duration
+	// PurgeEvery is the interval of the retention purge.
+	PurgeEvery time.Duration
+	// Owner names this process in leases; empty means host-pid-random.
+	Owner string
+
+	initOnce   sync.Once
+	wake       chan struct{}
+	transports transportCache
+}
+
+func (s *Service) init() {
+	s.initOnce.Do(func() {
+		if s.Workers <= 0 {
+			s.Workers = DefaultWorkers
+		}
+		if s.BatchSize <= 0 {
+			s.BatchSize = DefaultBatchSize
+		}
+		if s.MaxRetries == 0 {
+			s.MaxRetries = DefaultMaxRetries
+		} else if s.MaxRetries < 0 {
+			s.MaxRetries = 0
+		}
+		if s.Lease <= 0 {
+			s.Lease = DefaultLease
+		}
+		if s.SendTimeout <= 0 {
+			s.SendTimeout = DefaultSendTimeout
+		}
+		if s.PollInterval <= 0 {
+			s.PollInterval = DefaultPollInterval
+		}
+		if s.BackoffBase <= 0 {
+			s.BackoffBase = DefaultBackoffBase
+		}
+		if s.BackoffMax <= 0 {
+			s.BackoffMax = DefaultBackoffMax
+		}
+		if s.PurgeEvery <= 0 {
+			s.PurgeEvery = DefaultPurgeEvery
+		}
+		if s.Logger == nil {
+			s.Logger = slog.Default()
+		}
+		if s.Owner == "" {
+			host, _ := os.Hostname()
+			var b [4]byte
+			_, _ = crand.Read(b[:])
+			s.Owner = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+		}
+		s.wake = make(chan struct{}, 1)
+		s.transports.env = s.Env
+	})
+}
+
+// Backoff returns the delay before retry n (1-based): d/2 plus a random
+// part below d/2, d = min(BackoffMax, BackoffBase·2^(n-1)).
+func (s *Service) Backoff(n int) time.Duration {
+	s.init()
+	d := s.BackoffBase
+	for i := 1; i < n && d < s.BackoffMax; i++ {
+		d *= 2
+	}
+	if d > s.BackoffMax {
+		d = s.BackoffMax
+	}
+	half := d / 2
+	if half <= 0 {
+		return d
+	}
+	return half + rand.N(half)
+}
+
+// settings is the snapshot of the free settings one batch works with.
+type settings struct {
+	fromEmail, fromName string
+	defaultConn         *int64
+	fallbackConn        *int64
+	simulate            bool
+	logEmails           bool
+	retentionDays       int64
+}
+
+func (s *Service) loadSettings(ctx context.Context) (settings, error) {
+	m, err := s.Settings.Get(ctx)
+	if err != nil {
+		return settings{}, fmt.Errorf("load settings: %w", err)
+	}
+	st := core.Settings(m)
+	out := settings{
+		fromEmail:     st.String("from_email"),
+		fromName:      st.String("from_name"),
+		simulate:      st.Bool("simulation_enabled", false),
+		logEmails:     st.Bool("log_emails", true),
+		retentionDays: st.Int("log_retention_days", 90),
+	}
+	if id := st.Int("default_connection_id", 0); id > 0 {
+		out.defaultConn = &id
+	}
+	if id := st.Int("fallback_connection_id", 0); id > 0 {
+		out.fallbackConn = &id
+	}
+	return out, nil
+}
+
+// applyFrom fills a missing From from the from_email/from_name settings.
+func applyFrom(msg *core.Message, st settings) {
+	if msg.From.Email == "" {
+		msg.From.Email = st.fromEmail
+		if msg.From.Name == "" {
+			msg.From.Name = st.fromName
+		}
+	}
+}
+
+// Enqueue validates l.Message (after applying the From defaults) and
+// commits it to the queue; the message is accepted once Enqueue returns
+// its id. An invalid message gives an EINVALID error.
+func (s *Service) Enqueue(ctx context.Context, l *core.Log) (int64, error) {
+	s.init()
+	st, err := s.loadSettings(ctx)
+	if err != nil {
+		return 0, err
+	}
+	applyFrom(&l.Message, st)
+	if err := l.Message.Validate(); err != nil {
+		return 0, err
+	}
+	l.ID = 0
+	l.Status = core.StatusQueued
+	l.Attempts, l.PhaseAttempts = 0, 0
+	if err := s.Logs.EnqueueLog(ctx, l); err != nil {
+		return 0, fmt.Errorf("enqueue message: %w", err)
+	}
+	s.Wake()
+	return l.ID, nil
+}
+
+// Wake tells an idle worker of this process to look for work now.
+func (s *Service) Wake() {
+	s.init()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Resend puts delivered or failed logs back in the queue and returns how
+// many were requeued.
+func (s *Service) Resend(ctx context.Context, ids []int64) (int, error) {
+	s.init()
+	n, err := s.Logs.ResendLogs(ctx, ids)
+	if err != nil {
+		return 0, fmt.Errorf("resend logs: %w", err)
+	}
+	if n > 0 {
+		s.Wake()
+	}
+	return n, nil
+}
+
+// SendNow sends msg synchronously through connection connID (no retry,
+// no fallback) and returns its log with the attempt. The log is committed
+// as sending under this process's lease before the send, so if the
+// process dies the queue delivers it. It returns an EINVALID error for a
+// bad message or a missing or inactive connection; a delivery failure is
+// not an error: the returned log is failed with LastError set.
+func (s *Service) SendNow(ctx context.Context, connID int64, msg *core.Message, source string) (*core.Log, error) {
+	s.init()
+	st, err := s.loadSettings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	applyFrom(msg, st)
+	if err := msg.Validate(); err != nil {
+		return nil, err
+	}
+	conn, err := s.Connections.Effective(ctx, connID)
+	if core.ErrorCode(err) == core.ENOTFOUND {
+		return nil, core.InvalidField("connection_id", fmt.Sprintf("Connection %d does not exist.", connID))
+	} else if err != nil {
+		return nil, fmt.Errorf("send now: %w", err)
+	}
+	if !conn.IsActive {
+		return nil, core.InvalidField("connection_id", fmt.Sprintf("Connection %d is inactive.", connID))
+	}
+	until := time.Now().UTC().Add(s.Lease)
+	l := &core.Log{
+		Status:       core.StatusSending,
+		ConnectionID: &connID,
+		Message:      *msg,
+		Source:       source,
+		LeaseOwner:   s.Owner,
+		LeaseUntil:   &until,
+	}
+	if err := s.Logs.EnqueueLog(ctx, l); err != nil {
+		return nil, fmt.Errorf("record message: %w", err)
+	}
+	out := s.attempt(ctx, l, conn, st, false)
+	out.Status = core.StatusFailed
+	if last := out.History[len(out.History)-1]; last.Outcome == core.OutcomeDelivered || last.Outcome == core.OutcomeSimulated {
+		out.Status = core.StatusDelivered
+		out.Delete = !st.logEmails
+	}
+	if _, err := s.Logs.RecordOutcomes(context.WithoutCancel(ctx), s.Owner, []core.LogOutcome{out}); err != nil {
+		return nil, fmt.Errorf("record outcome: %w", err)
+	}
+	applyOutcome(l, out)
+	return l, nil
+}
+
+// applyOutcome updates an in-memory log as RecordOutcomes updates its row.
+func applyOutcome(l *core.Log, o core.LogOutcome) {
+	l.Status = o.Status
+	l.Attempts, l.PhaseAttempts = o.Attempts, o.PhaseAttempts
+	l.UsedFallback, l.Simulated = o.UsedFallback, o.Simulated
+	l.SentConnectionID = o.SentConnectionID
+	l.ProviderMessageID, l.LastError = o.ProviderMessageID, o.LastError
+	l.History = append(l.History, o.History...)
+	l.LeaseOwner, l.LeaseUntil = "", nil
+	if o.Status == core.StatusDelivered {
+		t := o.History[len(o.History)-1].At
+		l.DeliveredAt = &t
+	}
+}
+
+// attempt makes one delivery attempt of l through conn (or simulates it)
+// and returns an outcome with the counters and history filled in; the
+// caller sets Status, NextAttemptAt and Delete.
+func (s *Service) attempt(ctx context.Context, l *core.Log, conn *core.Connection, st settings, fallback bool) core.LogOutcome {
+	start := time.Now().UTC()
+	a := core.Attempt{LogID: l.ID, ConnectionID: conn.ID, At: start}
+	out := core.LogOutcome{
+		LogID:             l.ID,
+		Attempts:          l.Attempts + 1,
+		PhaseAttempts:     l.PhaseAttempts + 1,
+		UsedFallback:      fallback,
+		SentConnectionID:  &conn.ID,
+		ProviderMessageID: l.ProviderMessageID,
+	}
+	msg := l.Message
+	applyFrom(&msg, st)
+	switch {
+	case st.simulate:
+		a.Outcome = core.OutcomeSimulated
+		a.Response = "Simulation mode: the message was not sent."
+		out.Simulated = true
+	case !conn.IsActive:
+		a.Outcome = core.OutcomePermanent
+		a.Error = fmt.Sprintf("connection %d is inactive", conn.ID)
+	default:
+		tr, err := s.transports.get(conn)
+		if err == nil {
+			sctx, cancel := context.WithTimeout(ctx, s.SendTimeout)
+			var rc core.Receipt
+			rc, err = tr.Send(sctx, &msg)
+			cancel()
+			if err == nil {
+				a.Outcome = core.OutcomeDelivered
+				a.Response = rc.Response
+				a.ProviderMessageID = rc.MessageID
+				out.ProviderMessageID = rc.MessageID
+				out.LastError = ""
+				break
+			}
+		}
+		a.Error = err.Error()
+		a.Outcome = core.OutcomePermanent
+		if core.IsTemporary(err) {
+			a.Outcome = core.OutcomeTemporary
+		}
+	}
+	if a.Error != "" {
+		out.LastError = a.Error
+	}
+	a.DurationMS = time.Since(start).Milliseconds()
+	out.History = []core.Attempt{a}
+	return out
+}
+
+// transportCache keeps one transport per connection id, rebuilt when the
+// connection's UpdatedAt changes, so SMTP sessions are reused.
+type transportCache struct {
+	env core.DriverEnv
+	mu  sync.Mutex
+	m   map[int64]cachedTransport
+}
+
+type cachedTransport struct {
+	updated time.Time
+	tr      core.Transport
+}
+
+func (c *transportCache) get(conn *core.Connection) (core.Transport, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ct, ok := c.m[conn.ID]; ok && ct.updated.Equal(conn.UpdatedAt) {
+		return ct.tr, nil
+	}
+	if conn.SettingsError != "" {
+		return nil, core.Permanent(fmt.Errorf("connection %d: %s", conn.ID, conn.SettingsError))
+	}
+	d, ok := core.LookupDriver(conn.Driver)
+	if !ok {
+		return nil, core.Permanent(fmt.Errorf("connection %d: unknown driver %q", conn.ID, conn.Driver))
+	}
+	tr, err := d.New(conn, c.env)
+	if err != nil {
+		return nil, core.Permanent(fmt.Errorf("connection %d: build %s transport: %w", conn.ID, conn.Driver, err))
+	}
+	if c.m == nil {
+		c.m = map[int64]cachedTransport{}
+	}
+	if old, ok := c.m[conn.ID]; ok {
+		closeTransport(old.tr)
+	}
+	c.m[conn.ID] = cachedTransport{updated: conn.UpdatedAt, tr: tr}
+	return tr, nil
+}
+
+func (c *transportCache) closeAll() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id, ct := range c.m {
+		closeTransport(ct.tr)
+		delete(c.m, id)
+	}
+}
+
+func closeTransport(tr core.Transport) {
+	if cl, ok := tr.(io.Closer); ok {
+		_ = cl.Close()
+	}
+}

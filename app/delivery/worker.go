@@ -1,0 +1,314 @@
+package delivery
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/mailsvc/mailsvc/core"
+)
+
+// purgeLease names the database lease of the retention purge.
+const purgeLease = "mailsvc_log_purge"
+
+// Run starts the workers, the lease reaper and the scheduled retention
+// purge, and blocks until ctx is done. It then stops claiming, lets the
+// batches in hand finish (each send bounded by SendTimeout), records
+// their outcomes, closes the cached transports and returns. Call Run at
+// most once at a time per Service.
+func (s *Service) Run(ctx context.Context) {
+	s.init()
+	var wg sync.WaitGroup
+	for i := range s.Workers {
+		owner := fmt.Sprintf("%s/w%d", s.Owner, i)
+		wg.Go(func() { s.work(ctx, owner) })
+	}
+	wg.Go(func() { s.reap(ctx) })
+	wg.Go(func() { s.schedulePurge(ctx) })
+	wg.Wait()
+	s.transports.closeAll()
+}
+
+// sleep waits d, or less when woken or when ctx is done.
+func (s *Service) sleep(ctx context.Context, d time.Duration, wakeable bool) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	var wake chan struct{}
+	if wakeable {
+		wake = s.wake
+	}
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	case <-wake:
+	}
+}
+
+func (s *Service) work(ctx context.Context, owner string) {
+	for ctx.Err() == nil {
+		logs, err := s.Logs.ClaimLogs(ctx, owner, s.BatchSize, s.Lease)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.Logger.Warn("claim queued messages", "owner", owner, "err", err)
+				s.sleep(ctx, time.Second, false)
+			}
+			continue
+		}
+		if len(logs) == 0 {
+			s.sleep(ctx, s.PollInterval, true)
+			continue
+		}
+		if len(logs) == s.BatchSize {
+			// More may be waiting: let an idle worker look too.
+			s.Wake()
+		}
+		s.processBatch(context.WithoutCancel(ctx), owner, logs)
+	}
+}
+
+// reap puts logs whose worker died back in the queue.
+func (s *Service) reap(ctx context.Context) {
+	every := max(s.Lease/4, 100*time.Millisecond)
+	for {
+		s.sleep(ctx, every, false)
+		if ctx.Err() != nil {
+			return
+		}
+		n, err := s.Logs.ReleaseExpiredLeases(ctx)
+		if err != nil {
+			s.Logger.Warn("release expired leases", "err", err)
+		} else if n > 0 {
+			s.Logger.Info("requeued messages whose lease expired", "count", n)
+			s.Wake()
+		}
+	}
+}
+
+func (s *Service) schedulePurge(ctx context.Context) {
+	for {
+		if s.Leases != nil {
+			ok, err := s.Leases.AcquireLease(ctx, purgeLease, s.Owner, s.PurgeEvery*3/2)
+			if err != nil && ctx.Err() == nil {
+				s.Logger.Warn("acquire purge lease", "err", err)
+			}
+			if ok {
+				s.purgeAndLog(ctx)
+			}
+		} else {
+			s.purgeAndLog(ctx)
+		}
+		s.sleep(ctx, s.PurgeEvery, false)
+		if ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+func (s *Service) purgeAndLog(ctx context.Context) {
+	n, err := s.Purge(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.Logger.Warn("purge old logs", "err", err)
+		}
+	} else if n > 0 {
+		s.Logger.Info("purged old logs", "count", n)
+	}
+}
+
+// Purge deletes delivered and failed logs older than the retention: the
+// log_retention_days setting passed through the mail_svc_log_retention_days
+// filter; 0 keeps logs forever. It returns how many it deleted.
+func (s *Service) Purge(ctx context.Context) (int, error) {
+	s.init()
+	st, err := s.loadSettings(ctx)
+	if err != nil {
+		return 0, err
+	}
+	days, ok := core.AsInt(s.Hooks.ApplyFilters(core.HookLogRetentionDays, st.retentionDays))
+	if !ok || days <= 0 {
+		return 0, nil
+	}
+	before := time.Now().UTC().Add(-time.Duration(days) * 24 * time.Hour)
+	n, err := s.Logs.PurgeLogs(ctx, before, PurgeBatch)
+	if err != nil {
+		return n, fmt.Errorf("purge logs older than %d days: %w", days, err)
+	}
+	return n, nil
+}
+
+// connLookup resolves connections once per batch.
+type connLookup struct {
+	s   *Service
+	ctx context.Context
+	m   map[int64]*core.Connection
+	err map[int64]error
+}
+
+func (c *connLookup) get(id int64) (*core.Connection, error) {
+	if conn, ok := c.m[id]; ok {
+		return conn, nil
+	}
+	if err, ok := c.err[id]; ok {
+		return nil, err
+	}
+	conn, err := c.s.Connections.Effective(c.ctx, id)
+	if err != nil {
+		if core.ErrorCode(err) == core.ENOTFOUND {
+			err = core.Permanent(fmt.Errorf("connection %d does not exist", id))
+		}
+		c.err[id] = err
+		return nil, err
+	}
+	c.m[id] = conn
+	return conn, nil
+}
+
+// processBatch sends a claimed batch and records the outcomes in one
+// write. While it runs, a ticker renews the batch's lease.
+func (s *Service) processBatch(ctx context.Context, owner string, logs []*core.Log) {
+	ids := make([]int64, len(logs))
+	for i, l := range logs {
+		ids[i] = l.ID
+	}
+	stopRenew := s.renewWhileBusy(ctx, owner, ids)
+	defer stopRenew()
+
+	outs, err := s.decideBatch(ctx, logs)
+	if err != nil {
+		// Settings unreadable (database down): leave the batch to its
+		// lease; the reaper requeues it.
+		s.Logger.Warn("process batch", "err", err)
+		return
+	}
+	s.record(ctx, owner, outs)
+}
+
+// renewWhileBusy extends the lease on ids every Lease/3 until stopped.
+func (s *Service) renewWhileBusy(ctx context.Context, owner string, ids []int64) func() {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(s.Lease / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if _, err := s.Logs.ExtendLeases(ctx, owner, ids, s.Lease); err != nil {
+					s.Logger.Warn("extend lease", "err", err)
+				}
+			}
+		}
+	})
+	return func() { close(done); wg.Wait() }
+}
+
+// record writes outcomes, retrying while the database is unreachable for
+// up to one lease (after that the messages are requeued anyway).
+func (s *Service) record(ctx context.Context, owner string, outs []core.LogOutcome) {
+	deadline := time.Now().Add(s.Lease)
+	for {
+		_, err := s.Logs.RecordOutcomes(ctx, owner, outs)
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.Logger.Error("record delivery outcomes: giving up; the messages will be retried", "count", len(outs), "err", err)
+			return
+		}
+		s.Logger.Warn("record delivery outcomes; retrying", "count", len(outs), "err", err)
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// decideBatch makes one attempt for each log and decides its next state.
+func (s *Service) decideBatch(ctx context.Context, logs []*core.Log) ([]core.LogOutcome, error) {
+	st, err := s.loadSettings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conns := &connLookup{s: s, ctx: ctx, m: map[int64]*core.Connection{}, err: map[int64]error{}}
+	outs := make([]core.LogOutcome, 0, len(logs))
+	for _, l := range logs {
+		outs = append(outs, s.decide(ctx, l, st, conns))
+	}
+	return outs, nil
+}
+
+// decide makes one attempt of l and returns its outcome.
+func (s *Service) decide(ctx context.Context, l *core.Log, st settings, conns *connLookup) core.LogOutcome {
+	var connID *int64
+	switch {
+	case l.UsedFallback:
+		connID = st.fallbackConn
+	case l.ConnectionID != nil:
+		connID = l.ConnectionID
+	default:
+		connID = st.defaultConn
+	}
+	var out core.LogOutcome
+	if connID == nil {
+		out = s.failedAttempt(l, 0, core.Permanent(fmt.Errorf("no connection: the message names none and no %s is set", map[bool]string{false: "default connection", true: "fallback connection"}[l.UsedFallback])))
+	} else if conn, err := conns.get(*connID); err != nil {
+		out = s.failedAttempt(l, *connID, err)
+	} else {
+		out = s.attempt(ctx, l, conn, st, l.UsedFallback)
+	}
+	last := out.History[len(out.History)-1]
+	now := time.Now().UTC()
+	switch {
+	case last.Outcome == core.OutcomeDelivered || last.Outcome == core.OutcomeSimulated:
+		out.Status = core.StatusDelivered
+		out.Delete = !st.logEmails
+	case last.Outcome == core.OutcomeTemporary && out.PhaseAttempts <= s.MaxRetries:
+		out.Status = core.StatusQueued
+		out.NextAttemptAt = now.Add(s.Backoff(out.PhaseAttempts))
+	case s.fallbackApplies(l, connID, st, conns):
+		out.Status = core.StatusQueued
+		out.NextAttemptAt = now
+		out.UsedFallback = true
+		out.PhaseAttempts = 0
+	default:
+		out.Status = core.StatusFailed
+	}
+	return out
+}
+
+// fallbackApplies reports whether the fallback connection takes over a
+// message whose last try on its default connection failed.
+func (s *Service) fallbackApplies(l *core.Log, used *int64, st settings, conns *connLookup) bool {
+	if l.UsedFallback || l.ConnectionID != nil || st.fallbackConn == nil {
+		return false
+	}
+	if used != nil && *used == *st.fallbackConn {
+		return false
+	}
+	fb, err := conns.get(*st.fallbackConn)
+	return err == nil && fb.IsActive
+}
+
+// failedAttempt records an attempt that could not reach a transport.
+func (s *Service) failedAttempt(l *core.Log, connID int64, err error) core.LogOutcome {
+	outcome := core.OutcomePermanent
+	if core.IsTemporary(err) {
+		outcome = core.OutcomeTemporary
+	}
+	var sent *int64
+	if connID != 0 {
+		sent = &connID
+	}
+	return core.LogOutcome{
+		LogID:            l.ID,
+		Attempts:         l.Attempts + 1,
+		PhaseAttempts:    l.PhaseAttempts + 1,
+		UsedFallback:     l.UsedFallback,
+		SentConnectionID: sent,
+		LastError:        err.Error(),
+		History: []core.Attempt{{
+			LogID: l.ID, ConnectionID: connID, At: time.Now().UTC(),
+			Outcome: outcome, Error: err.Error(),
+		}},
+	}
+}
