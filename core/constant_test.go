@@ -1,6 +1,7 @@
 package core
 
 import (
+	"os"
 	"reflect"
 	"sort"
 	"strings"
@@ -348,6 +349,20 @@ func TestConstantCatalogNamesSpec(t *testing.T) {
 		if d.Sensitive != IsSensitiveKey(d.Name, nil) && !strings.HasPrefix(d.Name, "MAILSVC_DB") &&
 			!strings.Contains(d.Name, "SECRET_VISIBILITY") && d.Name != "MAILSVC_SENSITIVE_KEYS" && d.Name != "MAILSVC_TLS_KEY" && d.Name != "MAILSVC_AWS_EC2_IMDSV2_TOKEN_TTL" {
 			t.Errorf("%s: Sensitive = %v, but its name says %v", d.Name, d.Sensitive, !d.Sensitive)
+		}
+	}
+}
+
+// TestConstantCatalogDocumented checks that docs/configuration.md lists
+// every catalog constant in a table row of its own.
+func TestConstantCatalogDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../docs/configuration.md")
+	if err != nil {
+		t.Fatalf("read the configuration doc: %v", err)
+	}
+	for _, d := range ConstantCatalog {
+		if !strings.Contains(string(doc), "| `"+d.Name+"` | "+string(d.Type)+" |") {
+			t.Errorf("docs/configuration.md has no row for %s (%s)", d.Name, d.Type)
 		}
 	}
 }
