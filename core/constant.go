@@ -388,6 +388,9 @@ func (c *Constants) envLookup(name string) (string, bool) {
 // raw returns a name's own value, ignoring aliases and validity: wp-config
 // first, then the environment; an empty value counts as undefined.
 func (c *Constants) raw(name string) (string, ConstantSource, bool) {
+	if c == nil {
+		return "", SourceDefault, false
+	}
 	if v, ok := c.wpconfig[name]; ok && v != "" {
 		return v, SourceWPConfig, true
 	}

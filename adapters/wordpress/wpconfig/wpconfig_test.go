@@ -76,6 +76,12 @@ define('F10', 7 / 2); define('F11', 6 / 3); define('F12', 1.0);`,
 		defines: map[string]want{"F1": fl("1.5"), "F2": fl("0.25"), "F3": fl("1000"), "F4": fl("2.5E-7"), "F5": fl("10.5"),
 			"F6": fl("0.3"), "F7": fl("1.0E+15"), "F8": fl("1.2345678901235E+14"), "F9": fl("-0.0001"),
 			"F10": fl("3.5"), "F11": i("2"), "F12": fl("1")}},
+	{name: "float formatting", src: `<?php
+define('G1', 1 / 3); define('G2', 2 / 3); define('G3', 0.00001); define('G4', -1.5e-10); define('G5', 99999999999999.5);
+define('G6', 1e14); define('G7', 1e13); define('G8', 0.0001); define('G9', 1e400); define('G10', -1e400); define('G11', 123456.789e3);`,
+		defines: map[string]want{"G1": fl("0.33333333333333"), "G2": fl("0.66666666666667"), "G3": fl("1.0E-5"), "G4": fl("-1.5E-10"),
+			"G5": fl("1.0E+14"), "G6": fl("1.0E+14"), "G7": fl("10000000000000"), "G8": fl("0.0001"), "G9": fl("INF"), "G10": fl("-INF"),
+			"G11": fl("123456789")}},
 	{name: "booleans and null, any case", src: `<?php
 define('T', true); define('T2', TRUE); define('FA', False); define('N', NULL); define('N2', null);`,
 		defines: map[string]want{"T": b(true), "T2": b(true), "FA": b(false), "N": null, "N2": null}},
