@@ -1,0 +1,579 @@
+package ses_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mailsvc/mailsvc/core"
+	"github.com/mailsvc/mailsvc/drivers/ses"
+	"github.com/mailsvc/mailsvc/test/fakes/sesfake"
+)
+
+const (
+	region    = "eu-central-1"
+	accessKey = "AKIATESTSTATIC000001"
+	secretKey = "s3cr3t/STATIC+key/0123456789abcdefghijk"
+)
+
+// binary payloads with every byte value, NULs and invalid UTF-8.
+func pdfBytes() []byte {
+	b := []byte("%PDF-1.4\x00\xff\xfe")
+	for i := range 256 {
+		b = append(b, byte(i))
+	}
+	return b
+}
+
+func pngBytes() []byte {
+	b := []byte{0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 0x0d}
+	for i := 255; i >= 0; i-- {
+		b = append(b, byte(i), 0)
+	}
+	return b
+}
+
+func fullMessage() *core.Message {
+	return &core.Message{
+		From:    core.Address{Name: "Shop", Email: "shop@example.com"},
+		To:      []core.Address{{Name: "Ann", Email: "ann@example.org"}, {Email: "bob@example.org"}},
+		Cc:      []core.Address{{Name: "Cid", Email: "cid@example.org"}},
+		Bcc:     []core.Address{{Email: "dan@example.org"}},
+		ReplyTo: []core.Address{{Name: "Help", Email: "help@example.com"}},
+		Subject: "Order #42 — ünïcode",
+		Text:    "Plain body\nline 2",
+		HTML:    "<p>HTML body <img src=\"cid:logo1\"></p>",
+		Headers: []core.Header{{Name: "X-Order", Value: "42"}},
+		Attachments: []core.Attachment{
+			{Filename: "invoice.pdf", ContentType: "application/pdf", Data: pdfBytes()},
+			{Filename: "logo.png", ContentType: "image/png", Data: pngBytes(), Inline: true, ContentID: "logo1"},
+		},
+	}
+}
+
+func simpleMessage() *core.Message {
+	return &core.Message{
+		From:    core.Address{Email: "shop@example.com"},
+		To:      []core.Address{{Email: "ann@example.org"}},
+		Subject: "Hi",
+		Text:    "Hello",
+	}
+}
+
+func staticSettings(fake *sesfake.Server, extra core.Settings) core.Settings {
+	s := core.Settings{"region": region, "access_key": accessKey, "secret": secretKey, "custom_endpoint": fake.URL}
+	for k, v := range extra {
+		s[k] = v
+	}
+	return s
+}
+
+// newTransport validates settings through the registered driver's schema,
+// as the connections use case does, then builds the transport.
+func newTransport(t *testing.T, settings core.Settings) core.Transport {
+	t.Helper()
+	d, ok := core.LookupDriver(ses.Slug)
+	if !ok {
+		t.Fatal("driver ses is not registered")
+	}
+	if err := d.ValidateSettings(settings); err != nil {
+		t.Fatalf("ValidateSettings: %v", err)
+	}
+	tr, err := d.New(&core.Connection{ID: 7, Driver: ses.Slug, Settings: settings}, core.DriverEnv{HTTPClient: &http.Client{}})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return tr
+}
+
+func emailsOf(in []sesfake.Address) []string {
+	var out []string
+	for _, a := range in {
+		out = append(out, a.Email)
+	}
+	return out
+}
+
+func TestSendRoundTrip(t *testing.T) {
+	fake := sesfake.New(region, accessKey, secretKey)
+	defer fake.Close()
+	tests := []struct {
+		name     string
+		extra    core.Settings
+		wantAPI  string
+		wantFrom sesfake.Address
+		wantCS   string
+		wantTags map[string]string
+	}{
+		{"v1 plain", nil, sesfake.APIv1, sesfake.Address{Name: "Shop", Email: "shop@example.com"}, "", map[string]string{}},
+		{"v1 configuration set and tags", core.Settings{"configuration_set": "marketing", "static_tags": "site=blog, env=prod"},
+			sesfake.APIv1, sesfake.Address{Name: "Shop", Email: "shop@example.com"}, "marketing", map[string]string{"site": "blog", "env": "prod"}},
+		{"v2 configuration set and tags", core.Settings{"enable_v2_api": true, "configuration_set": "tx", "static_tags": "app=mailsvc"},
+			sesfake.APIv2, sesfake.Address{Name: "Shop", Email: "shop@example.com"}, "tx", map[string]string{"app": "mailsvc"}},
+		{"v2 connection sender overrides", core.Settings{"enable_v2_api": true, "from_email": "noreply@example.net", "from_name": "Example Net"},
+			sesfake.APIv2, sesfake.Address{Name: "Example Net", Email: "noreply@example.net"}, "", map[string]string{}},
+		{"v1 endpoint with trailing slash", core.Settings{"custom_endpoint": fake.URL + "/"},
+			sesfake.APIv1, sesfake.Address{Name: "Shop", Email: "shop@example.com"}, "", map[string]string{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before := len(fake.Messages())
+			tr := newTransport(t, staticSettings(fake, tc.extra))
+			rcpt, err := tr.Send(context.Background(), fullMessage())
+			if err != nil {
+				t.Fatalf("Send: %v", err)
+			}
+			msgs := fake.Messages()
+			if len(msgs) != before+1 {
+				t.Fatalf("fake recorded %d new messages, want 1", len(msgs)-before)
+			}
+			m := msgs[len(msgs)-1]
+			if rcpt.MessageID == "" || rcpt.MessageID != m.ID {
+				t.Errorf("receipt id %q, want the SES MessageId %q", rcpt.MessageID, m.ID)
+			}
+			if m.API != tc.wantAPI || m.AccessKeyID != accessKey {
+				t.Errorf("api %s key %s, want %s %s", m.API, m.AccessKeyID, tc.wantAPI, accessKey)
+			}
+			if m.Source != tc.wantFrom.Email {
+				t.Errorf("source %q, want %q", m.Source, tc.wantFrom.Email)
+			}
+			if m.ConfigurationSet != tc.wantCS {
+				t.Errorf("configuration set %q, want %q", m.ConfigurationSet, tc.wantCS)
+			}
+			if got := m.TagMap(); !reflect.DeepEqual(got, tc.wantTags) {
+				t.Errorf("tags %v, want %v", got, tc.wantTags)
+			}
+			wantDest := []string{"ann@example.org", "bob@example.org", "cid@example.org", "dan@example.org"}
+			if !reflect.DeepEqual(m.SortedDestinations(), wantDest) {
+				t.Errorf("destinations %v, want %v", m.SortedDestinations(), wantDest)
+			}
+			if tc.wantAPI == sesfake.APIv2 && (!reflect.DeepEqual(m.V2Bcc, []string{"dan@example.org"}) || len(m.V2To) != 2 || len(m.V2Cc) != 1) {
+				t.Errorf("v2 destination to=%v cc=%v bcc=%v", m.V2To, m.V2Cc, m.V2Bcc)
+			}
+			p := m.Parsed
+			if p.From != tc.wantFrom {
+				t.Errorf("From %+v, want %+v", p.From, tc.wantFrom)
+			}
+			if got := emailsOf(p.To); !reflect.DeepEqual(got, []string{"ann@example.org", "bob@example.org"}) {
+				t.Errorf("To %v", got)
+			}
+			if got := emailsOf(p.Cc); !reflect.DeepEqual(got, []string{"cid@example.org"}) {
+				t.Errorf("Cc %v", got)
+			}
+			if len(p.Bcc) != 0 || p.Header.Get("Bcc") != "" || bytes.Contains(m.Raw, []byte("dan@example.org")) {
+				t.Errorf("the Bcc recipient leaked into the message: header %q", p.Header.Get("Bcc"))
+			}
+			if p.Subject != "Order #42 — ünïcode" || p.Text != "Plain body\r\nline 2" && p.Text != "Plain body\nline 2" {
+				t.Errorf("subject %q text %q", p.Subject, p.Text)
+			}
+			if !strings.Contains(p.HTML, `cid:logo1`) || p.Header.Get("X-Order") != "42" {
+				t.Errorf("html %q X-Order %q", p.HTML, p.Header.Get("X-Order"))
+			}
+			if len(p.Attachments) != 2 {
+				t.Fatalf("%d attachments, want 2", len(p.Attachments))
+			}
+			byName := map[string]sesfake.Attachment{}
+			for _, a := range p.Attachments {
+				byName[a.Filename] = a
+			}
+			if a := byName["invoice.pdf"]; !bytes.Equal(a.Data, pdfBytes()) || a.ContentType != "application/pdf" || a.Inline {
+				t.Errorf("invoice.pdf differs: type %s inline %v, %d bytes", a.ContentType, a.Inline, len(a.Data))
+			}
+			if a := byName["logo.png"]; !bytes.Equal(a.Data, pngBytes()) || !a.Inline || a.ContentID != "logo1" {
+				t.Errorf("logo.png differs: inline %v cid %q, %d bytes", a.Inline, a.ContentID, len(a.Data))
+			}
+		})
+	}
+}
+
+func TestSigV4Scope(t *testing.T) {
+	fake := sesfake.New(region, accessKey, secretKey)
+	defer fake.Close()
+	for _, v2 := range []bool{false, true} {
+		before := len(fake.Requests())
+		tr := newTransport(t, staticSettings(fake, core.Settings{"enable_v2_api": v2}))
+		if _, err := tr.Send(context.Background(), simpleMessage()); err != nil {
+			t.Fatalf("v2=%v Send: %v", v2, err)
+		}
+		reqs := fake.Requests()[before:]
+		if len(reqs) != 1 {
+			t.Fatalf("v2=%v: %d requests, want exactly 1", v2, len(reqs))
+		}
+		r := reqs[0]
+		wantPath, wantAction := "/", "SendRawEmail"
+		if v2 {
+			wantPath, wantAction = "/v2/email/outbound-emails", "SendEmail"
+		}
+		if r.Path != wantPath || r.Action != wantAction || r.AccessKeyID != accessKey || r.Region != region ||
+			r.Service != "ses" || !r.Authorized || r.SessionToken != "" {
+			t.Errorf("v2=%v request %+v", v2, r)
+		}
+		if !slices.Contains(r.SignedHeaders, "host") || !slices.Contains(r.SignedHeaders, "x-amz-date") || r.AmzDate == "" {
+			t.Errorf("v2=%v signed headers %v, X-Amz-Date %q", v2, r.SignedHeaders, r.AmzDate)
+		}
+	}
+}
+
+func TestIMDSCredentials(t *testing.T) {
+	role := sesfake.RoleCredentials{AccessKeyID: "ASIAROLEKEY000000001", SecretAccessKey: "role/secret/abcdef", Token: "session-token-xyz"}
+	tests := []struct {
+		name    string
+		ttl     any // nil: not set
+		v2      bool
+		wantTTL int
+	}{
+		{"v1 explicit ttl", int64(900), false, 900},
+		{"v2 explicit ttl", int64(60), true, 60},
+		{"default ttl", nil, false, 21600},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			md := sesfake.NewIMDS("mail-role", role)
+			defer md.Close()
+			fake := sesfake.New(region, "", "")
+			defer fake.Close()
+			fake.AddKey(role.AccessKeyID, role.SecretAccessKey, role.Token)
+			s := core.Settings{"region": region, "imds_role_source": true, "imds_endpoint": md.URL,
+				"custom_endpoint": fake.URL, "enable_v2_api": tc.v2}
+			if tc.ttl != nil {
+				s["imds_token_ttl"] = tc.ttl
+			}
+			tr := newTransport(t, s)
+			for i := range 2 {
+				if _, err := tr.Send(context.Background(), simpleMessage()); err != nil {
+					t.Fatalf("Send %d: %v", i, err)
+				}
+			}
+			for _, r := range fake.Requests() {
+				if r.AccessKeyID != role.AccessKeyID || r.SessionToken != role.Token || !r.Authorized {
+					t.Errorf("request signed with %s token %q authorized %v, want the role's key and token", r.AccessKeyID, r.SessionToken, r.Authorized)
+				}
+			}
+			if n := len(fake.Messages()); n != 2 {
+				t.Errorf("%d messages accepted, want 2", n)
+			}
+			ttls := md.TokenTTLs()
+			if len(ttls) == 0 {
+				t.Fatal("no IMDSv2 token was requested")
+			}
+			for _, got := range ttls {
+				if got != tc.wantTTL {
+					t.Errorf("token TTL %d, want %d", got, tc.wantTTL)
+				}
+			}
+			if md.Refused() != 0 {
+				t.Errorf("%d metadata reads without a token", md.Refused())
+			}
+			if md.CredentialReads() != 1 {
+				t.Errorf("credentials read %d times, want 1 (cached)", md.CredentialReads())
+			}
+		})
+	}
+}
+
+func TestSendFailures(t *testing.T) {
+	tests := []struct {
+		name          string
+		v2            bool
+		status        int
+		code          string
+		wantTemporary bool
+	}{
+		{"v1 throttling", false, 400, "Throttling", true},
+		{"v1 message rejected", false, 400, "MessageRejected", false},
+		{"v1 invalid token", false, 403, "InvalidClientTokenId", false},
+		{"v1 configuration set missing", false, 400, "ConfigurationSetDoesNotExist", false},
+		{"v1 internal failure", false, 500, "InternalFailure", true},
+		{"v1 unavailable", false, 503, "ServiceUnavailable", true},
+		{"v2 too many requests", true, 429, "TooManyRequestsException", true},
+		{"v2 message rejected", true, 400, "MessageRejected", false},
+		{"v2 sending paused", true, 400, "SendingPausedException", false},
+		{"v2 internal", true, 500, "InternalServiceErrorException", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := sesfake.New(region, accessKey, secretKey)
+			defer fake.Close()
+			tr := newTransport(t, staticSettings(fake, core.Settings{"enable_v2_api": tc.v2}))
+			fake.FailNext(1, tc.status, tc.code, "simulated "+tc.code)
+			_, err := tr.Send(context.Background(), simpleMessage())
+			if err == nil {
+				t.Fatal("Send succeeded; the SDK must not retry behind the queue's back")
+			}
+			var de *core.DeliveryError
+			if !errors.As(err, &de) {
+				t.Fatalf("error %v is not classified", err)
+			}
+			if core.IsTemporary(err) != tc.wantTemporary {
+				t.Errorf("temporary = %v, want %v: %v", core.IsTemporary(err), tc.wantTemporary, err)
+			}
+			if !strings.Contains(err.Error(), tc.code) {
+				t.Errorf("error %q does not name the AWS code %s", err, tc.code)
+			}
+			if strings.Contains(err.Error(), secretKey) {
+				t.Errorf("error shows the secret: %v", err)
+			}
+			if len(fake.Messages()) != 0 {
+				t.Errorf("a failed send was recorded")
+			}
+		})
+	}
+}
+
+func TestSendStallAndNetwork(t *testing.T) {
+	fake := sesfake.New(region, accessKey, secretKey)
+	tr := newTransport(t, staticSettings(fake, nil))
+	fake.StallNext(1)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	_, err := tr.Send(ctx, simpleMessage())
+	cancel()
+	if err == nil || !core.IsTemporary(err) {
+		t.Fatalf("stalled send: %v, want a temporary error", err)
+	}
+	fake.Close()
+	_, err = tr.Send(context.Background(), simpleMessage())
+	var de *core.DeliveryError
+	if err == nil || !errors.As(err, &de) || !de.Temporary {
+		t.Fatalf("send to a closed endpoint: %v, want a classified temporary error", err)
+	}
+}
+
+func TestWrongSecretIsPermanentAndMasked(t *testing.T) {
+	fake := sesfake.New(region, accessKey, "the-real-secret")
+	defer fake.Close()
+	for _, v2 := range []bool{false, true} {
+		tr := newTransport(t, staticSettings(fake, core.Settings{"enable_v2_api": v2}))
+		_, err := tr.Send(context.Background(), simpleMessage())
+		if err == nil || core.IsTemporary(err) {
+			t.Fatalf("v2=%v: %v, want a permanent error", v2, err)
+		}
+		if !strings.Contains(err.Error(), "SignatureDoesNotMatch") || strings.Contains(err.Error(), secretKey) {
+			t.Errorf("v2=%v: error %q", v2, err)
+		}
+	}
+}
+
+func TestVerify(t *testing.T) {
+	fake := sesfake.New(region, accessKey, secretKey)
+	defer fake.Close()
+	tests := []struct {
+		name          string
+		extra         core.Settings
+		fail          int // status of an injected fault, 0 for none
+		wantErr       bool
+		wantTemporary bool
+		wantAction    string
+	}{
+		{"v1 ok", nil, 0, false, false, "GetSendQuota"},
+		{"v2 ok", core.Settings{"enable_v2_api": true}, 0, false, false, "GetAccount"},
+		{"v1 bad key", core.Settings{"access_key": "AKIAWRONGWRONGWRONG0"}, 0, true, false, ""},
+		{"v2 bad key", core.Settings{"enable_v2_api": true, "access_key": "AKIAWRONGWRONGWRONG0"}, 0, true, false, ""},
+		{"v1 bad secret", core.Settings{"secret": "nope-nope-nope"}, 0, true, false, ""},
+		{"v1 unavailable", nil, 503, true, true, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before := len(fake.Requests())
+			tr := newTransport(t, staticSettings(fake, tc.extra))
+			if tc.fail != 0 {
+				fake.FailNext(1, tc.fail, "ServiceUnavailable", "")
+			}
+			err := tr.(core.Verifier).Verify(context.Background())
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("Verify: %v, want error %v", err, tc.wantErr)
+			}
+			if err != nil {
+				if core.IsTemporary(err) != tc.wantTemporary {
+					t.Errorf("temporary = %v, want %v: %v", core.IsTemporary(err), tc.wantTemporary, err)
+				}
+				if strings.Contains(err.Error(), secretKey) {
+					t.Errorf("error shows the secret: %v", err)
+				}
+				return
+			}
+			reqs := fake.Requests()[before:]
+			if len(reqs) != 1 || reqs[0].Action != tc.wantAction || !reqs[0].Authorized {
+				t.Errorf("requests %+v, want one authorized %s", reqs, tc.wantAction)
+			}
+			if len(fake.Messages()) != 0 {
+				t.Error("Verify sent a message")
+			}
+		})
+	}
+}
+
+func TestSchemaValidation(t *testing.T) {
+	d, ok := core.LookupDriver(ses.Slug)
+	if !ok {
+		t.Fatal("driver ses is not registered")
+	}
+	tests := []struct {
+		name       string
+		settings   core.Settings
+		wantFields []string // nil: valid
+	}{
+		{"api with static keys", core.Settings{"region": "us-east-1", "access_key": "AKIA1", "secret": "s"}, nil},
+		{"api without region", core.Settings{"access_key": "AKIA1", "secret": "s"}, []string{"region"}},
+		{"api without keys", core.Settings{"region": "us-east-1"}, []string{"access_key", "secret"}},
+		{"api without anything", core.Settings{"delivery_mode": "api"}, []string{"access_key", "region", "secret"}},
+		{"imds without keys", core.Settings{"region": "us-east-1", "imds_role_source": true}, nil},
+		{"imds ttl too large", core.Settings{"region": "us-east-1", "imds_role_source": true, "imds_token_ttl": 21601}, []string{"imds_token_ttl"}},
+		{"imds ttl zero", core.Settings{"region": "us-east-1", "imds_role_source": true, "imds_token_ttl": 0}, []string{"imds_token_ttl"}},
+		{"bad region", core.Settings{"region": "Frankfurt", "access_key": "AKIA1", "secret": "s"}, []string{"region"}},
+		{"good tags", core.Settings{"region": "us-east-1", "access_key": "A", "secret": "s", "static_tags": "a=b, c_d=e-f"}, nil},
+		{"tag without value", core.Settings{"region": "us-east-1", "access_key": "A", "secret": "s", "static_tags": "a=b,c"}, []string{"static_tags"}},
+		{"tag with space", core.Settings{"region": "us-east-1", "access_key": "A", "secret": "s", "static_tags": "a=b c"}, []string{"static_tags"}},
+		{"tag twice", core.Settings{"region": "us-east-1", "access_key": "A", "secret": "s", "static_tags": "a=b,a=c"}, []string{"static_tags"}},
+		{"tag with dot", core.Settings{"region": "us-east-1", "access_key": "A", "secret": "s", "static_tags": "site=example.com"}, []string{"static_tags"}},
+		{"bad endpoint", core.Settings{"region": "us-east-1", "access_key": "A", "secret": "s", "custom_endpoint": "email.local"}, []string{"custom_endpoint"}},
+		{"bad mode", core.Settings{"delivery_mode": "ftp"}, []string{"delivery_mode"}},
+		{"smtp complete", core.Settings{"delivery_mode": "smtp", "smtp_username": "u", "smtp_password": "p", "smtp_region": "eu-west-1"}, nil},
+		{"smtp region from region", core.Settings{"delivery_mode": "smtp", "smtp_username": "u", "smtp_password": "p", "region": "eu-west-1"}, nil},
+		{"smtp without credentials", core.Settings{"delivery_mode": "smtp", "smtp_host": "mail.example.com"}, []string{"smtp_password", "smtp_username"}},
+		{"smtp without host or region", core.Settings{"delivery_mode": "smtp", "smtp_username": "u", "smtp_password": "p"}, []string{"smtp_host"}},
+		{"smtp bad encryption", core.Settings{"delivery_mode": "smtp", "smtp_username": "u", "smtp_password": "p", "region": "eu-west-1", "smtp_encryption": "starttls"}, []string{"smtp_encryption"}},
+		{"smtp bad port", core.Settings{"delivery_mode": "smtp", "smtp_username": "u", "smtp_password": "p", "region": "eu-west-1", "smtp_port": 70000}, []string{"smtp_port"}},
+		{"unknown key", core.Settings{"region": "us-east-1", "access_key": "A", "secret": "s", "api_key": "x"}, []string{"api_key"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := d.ValidateSettings(tc.settings)
+			if tc.wantFields == nil {
+				if err != nil {
+					t.Fatalf("ValidateSettings: %v", err)
+				}
+				return
+			}
+			if core.ErrorCode(err) != core.EINVALID {
+				t.Fatalf("ValidateSettings: %v, want a validation error", err)
+			}
+			var got []string
+			for k := range core.ErrorFields(err) {
+				got = append(got, k)
+			}
+			slices.Sort(got)
+			if !reflect.DeepEqual(got, tc.wantFields) {
+				t.Errorf("failed fields %v, want %v (%v)", got, tc.wantFields, err)
+			}
+		})
+	}
+}
+
+func TestSchemaDefaultsAndSensitivity(t *testing.T) {
+	d, _ := core.LookupDriver(ses.Slug)
+	s := core.Settings{"region": "us-east-1", "access_key": "A", "secret": "s"}
+	if err := d.ValidateSettings(s); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"delivery_mode": "api", "imds_token_ttl": int64(21600), "smtp_port": int64(587),
+		"smtp_encryption": "tls", "enable_v2_api": false, "imds_role_source": false}
+	for k, v := range want {
+		if s[k] != v {
+			t.Errorf("default %s = %#v, want %#v", k, s[k], v)
+		}
+	}
+	for _, k := range []string{"access_key", "secret", "smtp_username", "smtp_password"} {
+		if f := d.Field(k); f == nil || !f.Sensitive {
+			t.Errorf("field %s is not sensitive", k)
+		}
+	}
+	// Every key a SES constant pins must be a field of the schema.
+	for _, k := range []string{"region", "access_key", "secret", "configuration_set", "custom_endpoint", "enable_v2_api",
+		"static_tags", "smtp_username", "smtp_password", "smtp_host", "smtp_port", "smtp_encryption", "smtp_region",
+		"imds_role_source", "imds_token_ttl"} {
+		if d.Field(k) == nil {
+			t.Errorf("pinned key %s is not in the schema", k)
+		}
+		if len(core.PinConstants(ses.Slug, k)) < 2 {
+			t.Errorf("key %s has no named SES constant", k)
+		}
+	}
+	var regions int
+	for _, p := range d.Presets {
+		if p.Settings.String("delivery_mode") == "api" && p.Settings.String("region") != "" {
+			regions++
+		}
+	}
+	if regions < 5 {
+		t.Errorf("%d API region presets, want the common regions", regions)
+	}
+}
+
+func TestParseStaticTags(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    []ses.Tag
+		wantErr bool
+	}{
+		{"", nil, false},
+		{" , ", nil, false},
+		{"a=b", []ses.Tag{{Name: "a", Value: "b"}}, false},
+		{" site = blog ,env=prod-1 ", []ses.Tag{{Name: "site", Value: "blog"}, {Name: "env", Value: "prod-1"}}, false},
+		{"a=", nil, true},
+		{"=b", nil, true},
+		{"a=b=c", nil, true},
+		{"a:b", nil, true},
+		{"a=b,a=c", nil, true},
+		{"ü=x", nil, true},
+		{strings.Repeat("n", 257) + "=v", nil, true},
+	}
+	for _, tc := range tests {
+		got, err := ses.ParseStaticTags(tc.in)
+		if (err != nil) != tc.wantErr {
+			t.Errorf("ParseStaticTags(%q) error %v, want error %v", tc.in, err, tc.wantErr)
+			continue
+		}
+		if err != nil && core.ErrorFields(err)["static_tags"] == "" {
+			t.Errorf("ParseStaticTags(%q) error %v does not name static_tags", tc.in, err)
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("ParseStaticTags(%q) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestSMTPSettingsMapping(t *testing.T) {
+	tests := []struct {
+		name string
+		in   core.Settings
+		want core.Settings
+	}{
+		{"defaults from region", core.Settings{"delivery_mode": "smtp", "region": "eu-west-1", "smtp_username": "u", "smtp_password": "p"},
+			core.Settings{"host": "email-smtp.eu-west-1.amazonaws.com", "port": int64(587), "encryption": "tls", "username": "u", "password": "p"}},
+		{"smtp region wins over region", core.Settings{"region": "eu-west-1", "smtp_region": "us-west-2", "smtp_username": "u", "smtp_password": "p", "smtp_port": int64(465), "smtp_encryption": "ssl"},
+			core.Settings{"host": "email-smtp.us-west-2.amazonaws.com", "port": int64(465), "encryption": "ssl", "username": "u", "password": "p"}},
+		{"explicit host and sender", core.Settings{"smtp_host": "vpce.example.com", "smtp_region": "us-west-2", "smtp_username": "u", "smtp_password": "p", "from_email": "a@example.com", "from_name": "A"},
+			core.Settings{"host": "vpce.example.com", "port": int64(587), "encryption": "tls", "username": "u", "password": "p", "from_email": "a@example.com", "from_name": "A"}},
+	}
+	for _, tc := range tests {
+		if got := ses.SMTPSettings(tc.in); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: SMTPSettings = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestBaseURL(t *testing.T) {
+	d, _ := core.LookupDriver(ses.Slug)
+	tests := []struct {
+		settings core.Settings
+		want     string
+	}{
+		{core.Settings{"region": "ap-south-1", "access_key": "A", "secret": "s"}, "https://email.ap-south-1.amazonaws.com"},
+		{core.Settings{"region": "ap-south-1", "access_key": "A", "secret": "s", "custom_endpoint": "https://vpce.example.com/"}, "https://vpce.example.com"},
+	}
+	for _, tc := range tests {
+		tr, err := d.New(&core.Connection{Driver: ses.Slug, Settings: tc.settings}, core.DriverEnv{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tr.(*ses.Transport).BaseURL(); got != tc.want {
+			t.Errorf("BaseURL = %q, want %q", got, tc.want)
+		}
+	}
+}
