@@ -46,10 +46,7 @@ func boot(ctx context.Context, log *slog.Logger) (*runtime, error) {
 			log.Warn("wp-config.php could not be fully read", "path", path, "line", w.Line, "problem", w.Message)
 		}
 		rt.wp = f
-		defines = make(map[string]string, len(f.Defines))
-		for name, v := range f.Defines {
-			defines[name] = v.String()
-		}
+		defines = f.ConstantStrings()
 	}
 	consts, warnings := core.NewConstants(defines, os.LookupEnv)
 	for _, w := range warnings {
@@ -123,16 +120,10 @@ func (rt *runtime) salts() []string {
 // saltConstants returns every salt constant wp-config.php defines, for
 // WordPress's own wp_salt() rules.
 func (rt *runtime) saltConstants() map[string]string {
-	out := map[string]string{}
 	if rt.wp == nil {
-		return out
+		return map[string]string{}
 	}
-	for _, name := range []string{"AUTH_KEY", "AUTH_SALT", "SECURE_AUTH_KEY", "SECURE_AUTH_SALT", "LOGGED_IN_KEY", "LOGGED_IN_SALT", "NONCE_KEY", "NONCE_SALT", "SECRET_KEY", "SECRET_SALT"} {
-		if v, ok := rt.wp.Defines[name]; ok {
-			out[name] = v.String()
-		}
-	}
-	return out
+	return rt.wp.Salts()
 }
 
 // loadOrCreateKey reads a hex key file, creating it with a new random key
