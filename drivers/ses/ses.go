@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"regexp"
 	"strings"
@@ -33,6 +34,7 @@ import (
 
 	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/drivers/mime"
+	smtpdrv "github.com/mailsvc/mailsvc/drivers/smtp"
 )
 
 // Slug is the driver name of Amazon SES connections.
@@ -284,28 +286,83 @@ func ParseStaticTags(s string) ([]Tag, error) {
 }
 
 // SMTPSettings maps the SMTP-mode settings of an SES connection to the
-// settings of a plain SMTP connection (host, port, encryption, username,
-// password, from_email, from_name).
+// settings of the smtp driver: host (smtp_host, else the endpoint of
+// smtp_region or region), port, encryption, and SMTP AUTH with
+// smtp_username and smtp_password. The sender override (from_email,
+// from_name) is applied by SMTPTransport itself.
 func SMTPSettings(s core.Settings) core.Settings {
 	enc := s.String(KeySMTPEncryption)
 	if enc == "" {
 		enc = EncryptionTLS
 	}
-	out := core.Settings{
-		"host":       smtpHost(s),
-		"port":       s.Int(KeySMTPPort, DefaultSMTPPort),
-		"encryption": enc,
-		"username":   s.String(KeySMTPUsername),
-		"password":   s.String(KeySMTPPassword),
+	return core.Settings{
+		smtpdrv.KeyHost:       smtpHost(s),
+		smtpdrv.KeyPort:       s.Int(KeySMTPPort, DefaultSMTPPort),
+		smtpdrv.KeyEncryption: enc,
+		smtpdrv.KeyAuth:       true,
+		smtpdrv.KeyUsername:   s.String(KeySMTPUsername),
+		smtpdrv.KeyPassword:   s.String(KeySMTPPassword),
 	}
-	if v := s.String(KeyFromEmail); v != "" {
-		out["from_email"] = v
-	}
-	if v := s.String(KeyFromName); v != "" {
-		out["from_name"] = v
-	}
-	return out
 }
+
+// SMTPTransport sends through the SES SMTP interface with the smtp
+// driver's pooled transport. It is safe for concurrent use.
+type SMTPTransport struct {
+	inner     *smtpdrv.Transport
+	fromEmail string
+	fromName  string
+}
+
+var (
+	_ core.Transport = (*SMTPTransport)(nil)
+	_ core.Verifier  = (*SMTPTransport)(nil)
+	_ io.Closer      = (*SMTPTransport)(nil)
+)
+
+// NewSMTP builds the SMTP-mode transport of an SES connection with
+// explicit pool and TLS options of the smtp driver (tests pass the root
+// CAs of a local server).
+func NewSMTP(conn *core.Connection, env core.DriverEnv, opts smtpdrv.Options) (*SMTPTransport, error) {
+	if fields := validate(conn.Settings); len(fields) > 0 {
+		return nil, core.Invalid(fields)
+	}
+	sc := &core.Connection{ID: conn.ID, Name: conn.Name, Driver: smtpdrv.Slug, IsActive: conn.IsActive,
+		Settings: SMTPSettings(conn.Settings)}
+	inner, err := smtpdrv.NewTransport(sc, env, opts)
+	if err != nil {
+		return nil, fmt.Errorf("ses: smtp mode: %w", err)
+	}
+	return &SMTPTransport{inner: inner, fromEmail: conn.Settings.String(KeyFromEmail), fromName: conn.Settings.String(KeyFromName)}, nil
+}
+
+// Send implements core.Transport over SMTP; from_email and from_name,
+// when set, replace the message's sender.
+func (t *SMTPTransport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
+	m := *msg
+	if t.fromEmail != "" {
+		m.From.Email = t.fromEmail
+	}
+	if t.fromName != "" {
+		m.From.Name = t.fromName
+	}
+	rcpt, err := t.inner.Send(ctx, &m)
+	if err != nil {
+		return rcpt, fmt.Errorf("ses smtp: %w", err)
+	}
+	return rcpt, nil
+}
+
+// Verify implements core.Verifier: it connects, negotiates TLS and
+// authenticates with the SES SMTP credentials, without sending.
+func (t *SMTPTransport) Verify(ctx context.Context) error {
+	if err := t.inner.Verify(ctx); err != nil {
+		return fmt.Errorf("ses smtp: %w", err)
+	}
+	return nil
+}
+
+// Close implements io.Closer: it closes the pooled SMTP sessions.
+func (t *SMTPTransport) Close() error { return t.inner.Close() }
 
 // Transport sends through one SES connection in API mode. It is safe for
 // concurrent use.
@@ -323,12 +380,15 @@ type Transport struct {
 }
 
 // New builds the transport of an SES connection from its effective
-// settings. In SMTP mode it returns the transport of the registered "smtp"
-// driver built from SMTPSettings.
+// settings: a *Transport in API mode, an *SMTPTransport in SMTP mode.
 func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
 	s := conn.Settings
 	if mode(s) == ModeSMTP {
-		return newSMTP(conn, env)
+		tr, err := NewSMTP(conn, env, smtpdrv.Options{})
+		if err != nil {
+			return nil, err
+		}
+		return tr, nil
 	}
 	if m := mode(s); m != ModeAPI {
 		return nil, core.InvalidField(KeyDeliveryMode, "Must be one of: api, smtp.")
@@ -382,23 +442,6 @@ func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
 		t.v1 = sesv1.New(sesv1.Options{Region: t.region, Credentials: creds, BaseEndpoint: base, HTTPClient: hc, Retryer: retryer})
 	}
 	return t, nil
-}
-
-func newSMTP(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
-	fields := validate(conn.Settings)
-	if len(fields) > 0 {
-		return nil, core.Invalid(fields)
-	}
-	sc := &core.Connection{ID: conn.ID, Name: conn.Name, Driver: "smtp", IsActive: conn.IsActive, Settings: SMTPSettings(conn.Settings)}
-	d, ok := core.LookupDriver("smtp")
-	if !ok {
-		return nil, core.Errorf(core.EUNAVAILABLE, "SES SMTP mode needs the smtp driver, which is not built into this binary; use delivery_mode api.")
-	}
-	tr, err := d.New(sc, env)
-	if err != nil {
-		return nil, fmt.Errorf("ses: smtp mode: %w", err)
-	}
-	return tr, nil
 }
 
 // tokenTTL sets the TTL the IMDS client asks for its session token (the

@@ -13,7 +13,9 @@ import (
 
 	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/drivers/ses"
+	smtpdrv "github.com/mailsvc/mailsvc/drivers/smtp"
 	"github.com/mailsvc/mailsvc/test/fakes/sesfake"
+	"github.com/mailsvc/mailsvc/test/fakes/smtpsink"
 )
 
 const (
@@ -545,16 +547,120 @@ func TestSMTPSettingsMapping(t *testing.T) {
 		want core.Settings
 	}{
 		{"defaults from region", core.Settings{"delivery_mode": "smtp", "region": "eu-west-1", "smtp_username": "u", "smtp_password": "p"},
-			core.Settings{"host": "email-smtp.eu-west-1.amazonaws.com", "port": int64(587), "encryption": "tls", "username": "u", "password": "p"}},
+			core.Settings{"host": "email-smtp.eu-west-1.amazonaws.com", "port": int64(587), "encryption": "tls", "auth": true, "username": "u", "password": "p"}},
 		{"smtp region wins over region", core.Settings{"region": "eu-west-1", "smtp_region": "us-west-2", "smtp_username": "u", "smtp_password": "p", "smtp_port": int64(465), "smtp_encryption": "ssl"},
-			core.Settings{"host": "email-smtp.us-west-2.amazonaws.com", "port": int64(465), "encryption": "ssl", "username": "u", "password": "p"}},
-		{"explicit host and sender", core.Settings{"smtp_host": "vpce.example.com", "smtp_region": "us-west-2", "smtp_username": "u", "smtp_password": "p", "from_email": "a@example.com", "from_name": "A"},
-			core.Settings{"host": "vpce.example.com", "port": int64(587), "encryption": "tls", "username": "u", "password": "p", "from_email": "a@example.com", "from_name": "A"}},
+			core.Settings{"host": "email-smtp.us-west-2.amazonaws.com", "port": int64(465), "encryption": "ssl", "auth": true, "username": "u", "password": "p"}},
+		{"explicit host wins", core.Settings{"smtp_host": "vpce.example.com", "smtp_region": "us-west-2", "smtp_username": "u", "smtp_password": "p", "from_email": "a@example.com"},
+			core.Settings{"host": "vpce.example.com", "port": int64(587), "encryption": "tls", "auth": true, "username": "u", "password": "p"}},
 	}
 	for _, tc := range tests {
 		if got := ses.SMTPSettings(tc.in); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s: SMTPSettings = %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+func smtpModeSettings(sink *smtpsink.Sink, encryption, username, password string, extra core.Settings) core.Settings {
+	s := core.Settings{"delivery_mode": "smtp", "smtp_host": sink.Host(), "smtp_port": int64(sink.Port()),
+		"smtp_encryption": encryption, "smtp_username": username, "smtp_password": password, "smtp_region": "eu-west-1"}
+	for k, v := range extra {
+		s[k] = v
+	}
+	return s
+}
+
+func TestSMTPModeSend(t *testing.T) {
+	const user, pass = "AKIASMTPUSER00000001", "BSmtpPassw0rd/derived+from+secret"
+	tests := []struct {
+		name       string
+		sinkOpts   []smtpsink.Option
+		encryption string
+		extra      core.Settings
+		wantFrom   string
+		wantTLS    bool
+	}{
+		{"starttls", []smtpsink.Option{smtpsink.WithAuth(user, pass), smtpsink.WithSTARTTLS(), smtpsink.WithRequireTLS()}, "tls", nil, "shop@example.com", true},
+		{"implicit tls with sender override", []smtpsink.Option{smtpsink.WithAuth(user, pass), smtpsink.WithImplicitTLS()}, "ssl",
+			core.Settings{"from_email": "noreply@example.net", "from_name": "Net"}, "noreply@example.net", true},
+		{"plain on loopback", []smtpsink.Option{smtpsink.WithAuth(user, pass)}, "none", nil, "shop@example.com", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sink := smtpsink.Start(t, tc.sinkOpts...)
+			s := smtpModeSettings(sink, tc.encryption, user, pass, tc.extra)
+			d, _ := core.LookupDriver(ses.Slug)
+			if err := d.ValidateSettings(s); err != nil {
+				t.Fatalf("ValidateSettings: %v", err)
+			}
+			tr, err := ses.NewSMTP(&core.Connection{ID: 3, Driver: ses.Slug, Settings: s}, core.DriverEnv{}, smtpdrv.Options{RootCAs: sink.CertPool()})
+			if err != nil {
+				t.Fatalf("NewSMTP: %v", err)
+			}
+			defer tr.Close()
+			if err := tr.Verify(context.Background()); err != nil {
+				t.Fatalf("Verify: %v", err)
+			}
+			if _, err := tr.Send(context.Background(), fullMessage()); err != nil {
+				t.Fatalf("Send: %v", err)
+			}
+			got := sink.Messages()
+			if len(got) != 1 {
+				t.Fatalf("sink got %d messages, want 1", len(got))
+			}
+			r := got[0]
+			if r.Username != user || r.TLS != tc.wantTLS || r.From != tc.wantFrom {
+				t.Errorf("received user %q tls %v from %q, want %q %v %q", r.Username, r.TLS, r.From, user, tc.wantTLS, tc.wantFrom)
+			}
+			if want := []string{"ann@example.org", "bob@example.org", "cid@example.org", "dan@example.org"}; !reflect.DeepEqual(r.To, want) {
+				t.Errorf("envelope %v, want %v", r.To, want)
+			}
+			p, err := sesfake.ParseMIME(r.Data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Header.Get("Bcc") != "" || len(p.Attachments) != 2 || p.From.Email != tc.wantFrom {
+				t.Errorf("parsed bcc %q, %d attachments, from %q", p.Header.Get("Bcc"), len(p.Attachments), p.From.Email)
+			}
+		})
+	}
+}
+
+func TestSMTPModeThroughRegistry(t *testing.T) {
+	sink := smtpsink.Start(t, smtpsink.WithAuth("u", "right"))
+	tests := []struct {
+		name          string
+		password      string
+		fail          func()
+		wantErr       bool
+		wantTemporary bool
+	}{
+		{"accepted", "right", nil, false, false},
+		{"bad password is permanent", "wrong-secret-value", nil, true, false},
+		{"4xx is temporary", "right", func() { sink.FailNext(1, 451, "try later") }, true, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := newTransport(t, smtpModeSettings(sink, "none", "u", tc.password, nil))
+			if _, ok := tr.(*ses.SMTPTransport); !ok {
+				t.Fatalf("smtp mode built %T", tr)
+			}
+			if tc.fail != nil {
+				tc.fail()
+			}
+			_, err := tr.Send(context.Background(), simpleMessage())
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("Send: %v, want error %v", err, tc.wantErr)
+			}
+			if err == nil {
+				return
+			}
+			if core.IsTemporary(err) != tc.wantTemporary {
+				t.Errorf("temporary = %v, want %v: %v", core.IsTemporary(err), tc.wantTemporary, err)
+			}
+			if strings.Contains(err.Error(), tc.password) {
+				t.Errorf("error shows the password: %v", err)
+			}
+		})
 	}
 }
 
