@@ -426,7 +426,8 @@ func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
 		creds = aws.NewCredentialsCache(ec2rolecreds.New(func(o *ec2rolecreds.Options) { o.Client = client }))
 	} else {
 		key, secret := s.String(KeyAccessKey), s.String(KeySecret)
-		t.secrets = []string{secret}
+		// The access key id is a sensitive setting too: mask both.
+		t.secrets = []string{secret, key}
 		creds = credentials.NewStaticCredentialsProvider(key, secret, "")
 	}
 	var base *string

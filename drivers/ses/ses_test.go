@@ -346,6 +346,35 @@ func TestSendStallAndNetwork(t *testing.T) {
 	}
 }
 
+func TestSecretsMaskedInNetworkErrors(t *testing.T) {
+	// An endpoint that cannot be reached and that carries the credentials
+	// in its path: the transport error names the URL, and the credentials
+	// must still not show.
+	for _, v2 := range []bool{false, true} {
+		d, _ := core.LookupDriver(ses.Slug)
+		s := core.Settings{"region": region, "access_key": accessKey, "secret": secretKey, "enable_v2_api": v2,
+			"custom_endpoint": "http://127.0.0.1:1/" + accessKey + "/" + secretKey}
+		tr, err := d.New(&core.Connection{Driver: ses.Slug, Settings: s}, core.DriverEnv{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = tr.Send(context.Background(), simpleMessage())
+		if err == nil || !core.IsTemporary(err) {
+			t.Fatalf("v2=%v: %v, want a temporary error", v2, err)
+		}
+		if strings.Contains(err.Error(), secretKey) || strings.Contains(err.Error(), accessKey) {
+			t.Errorf("v2=%v: error shows a credential: %v", v2, err)
+		}
+		if !strings.Contains(err.Error(), core.Mask) {
+			t.Errorf("v2=%v: error %q was expected to carry the masked URL", v2, err)
+		}
+		var de *core.DeliveryError
+		if !errors.As(err, &de) {
+			t.Errorf("v2=%v: masking lost the classification", v2)
+		}
+	}
+}
+
 func TestWrongSecretIsPermanentAndMasked(t *testing.T) {
 	fake := sesfake.New(region, accessKey, "the-real-secret")
 	defer fake.Close()
