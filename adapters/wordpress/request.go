@@ -41,9 +41,10 @@ func unhex(c byte) byte {
 }
 
 // ParsePHPCookies parses Cookie header values the way PHP fills $_COOKIE:
-// pairs separated by ";", leading whitespace skipped, names and values
-// percent-decoded (no "+" to space), spaces and dots in names turned into
-// "_", and the first occurrence of a name wins. Go's net/http parser drops
+// pairs separated by ";", leading whitespace skipped, values
+// percent-decoded (no "+" to space; names are not decoded since PHP 8),
+// spaces and dots in names turned into "_", and the first occurrence of a
+// name wins. Go's net/http parser drops
 // values PHP accepts, so the authenticator uses this one.
 func ParsePHPCookies(headers []string) map[string]string {
 	out := map[string]string{}
@@ -54,7 +55,7 @@ func ParsePHPCookies(headers []string) map[string]string {
 				continue
 			}
 			name, value, _ := strings.Cut(pair, "=")
-			name = phpCookieName(phpURLDecode(name))
+			name = phpCookieName(name)
 			if name == "" {
 				continue
 			}
