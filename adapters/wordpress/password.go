@@ -301,3 +301,16 @@ func randomAlnum(n int) (string, error) {
 	}
 	return string(out), nil
 }
+
+// PortableHash returns a phpass portable hash ($P$B, 8192 rounds) of
+// password with a random salt: the format WordPress wrote before 6.8 for
+// user and application passwords. Every WordPress version from 2.5 to 7.x
+// verifies it (6.8+ through its phpass fallback), so it is what mailsvc
+// writes when it creates credentials in WordPress's tables.
+func PortableHash(password string) (string, error) {
+	var salt [6]byte
+	if _, err := rand.Read(salt[:]); err != nil {
+		return "", fmt.Errorf("portable hash salt: %w", err)
+	}
+	return PHPassHash(password, salt, 8)
+}

@@ -273,7 +273,7 @@ func roleLevel(roleCaps *Array) int64 {
 // CreateUser inserts a user as wp_insert_user() does for a new user with
 // only a login, an email and a role: the users row (nicename from the
 // login, display_name = login, user_registered now in UTC) with a random
-// password hashed in WordPress 6.8's $wp$ bcrypt format (nobody knows it;
+// password hashed in the phpass portable format (PortableHash) (nobody knows it;
 // access is by application password), the default per-user meta
 // (nickname, first_name, ..., locale) and, as WP_User::set_role() writes
 // them, {prefix}capabilities and {prefix}user_level. The role must exist
@@ -306,7 +306,7 @@ func CreateUser(ctx context.Context, db *gorm.DB, prefix, login, email, role str
 	if err != nil {
 		return 0, err
 	}
-	hash, err := HashPassword(pass, 0)
+	hash, err := PortableHash(pass)
 	if err != nil {
 		return 0, err
 	}
@@ -427,7 +427,8 @@ func newUUID4() (string, error) {
 // CreateApplicationPassword adds an application password named name to the
 // user, as WP_Application_Passwords::create_new_application_password()
 // does in WordPress 6.8: 24 random characters [A-Za-z0-9], stored as a
-// wp_fast_hash ($generic$) in the user's _application_passwords meta
+// a phpass portable hash (see PortableHash: verified by WordPress 6.1
+// and 6.8+ alike) in the user's _application_passwords meta
 // (uuid, app_id "", name, password, created, last_used null, last_ip null),
 // and the option using_application_passwords set to true. It returns the
 // plain password (shown once; ChunkPassword gives WordPress's display
@@ -441,6 +442,10 @@ func CreateApplicationPassword(ctx context.Context, db *gorm.DB, prefix string, 
 		return "", core.InvalidField("name", "An application name is required to create an application password.")
 	}
 	pw, err := randomAlnum(24)
+	if err != nil {
+		return "", err
+	}
+	hash, err := PortableHash(pw)
 	if err != nil {
 		return "", err
 	}
@@ -476,7 +481,7 @@ func CreateApplicationPassword(ctx context.Context, db *gorm.DB, prefix string, 
 		item.set("uuid", uuid)
 		item.set("app_id", "")
 		item.set("name", name)
-		item.set("password", FastHash(pw))
+		item.set("password", hash)
 		item.set("created", time.Now().Unix())
 		item.set("last_used", nil)
 		item.set("last_ip", nil)

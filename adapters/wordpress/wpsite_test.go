@@ -174,7 +174,7 @@ echo json_encode( array(
 		if !slices.Equal(res.Roles, []string{"editor"}) || res.Level != "7" || !res.CanEdit || res.CanAdmin || !res.InUse {
 			t.Fatalf("WordPress sees %+v", res)
 		}
-		if len(res.Items) != 1 || res.Items[0]["name"] != "made here" || !strings.HasPrefix(fmt.Sprint(res.Items[0]["password"]), "$generic$") ||
+		if len(res.Items) != 1 || res.Items[0]["name"] != "made here" || !strings.HasPrefix(fmt.Sprint(res.Items[0]["password"]), "$P$B") ||
 			len(fmt.Sprint(res.Items[0]["uuid"])) != 36 || res.Items[0]["last_used"] != nil {
 			t.Fatalf("WordPress sees items %v", res.Items)
 		}
