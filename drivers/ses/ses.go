@@ -83,8 +83,14 @@ const (
 	KeyFromName         = "from_name"
 )
 
+// Region is an AWS region where SES is offered.
+type Region struct {
+	Code string // e.g. us-east-1
+	Name string // e.g. US East (N. Virginia)
+}
+
 // Regions offered as presets: the SES regions most sites use.
-var Regions = []struct{ Code, Name string }{
+var Regions = []Region{
 	{"us-east-1", "US East (N. Virginia)"},
 	{"us-east-2", "US East (Ohio)"},
 	{"us-west-1", "US West (N. California)"},

@@ -222,6 +222,37 @@ func TestSigV4Scope(t *testing.T) {
 	}
 }
 
+func TestConcurrentSend(t *testing.T) {
+	fake := sesfake.New(region, accessKey, secretKey)
+	defer fake.Close()
+	for _, v2 := range []bool{false, true} {
+		tr := newTransport(t, staticSettings(fake, core.Settings{"enable_v2_api": v2}))
+		const n = 8
+		errs := make(chan error, n)
+		ids := make(chan string, n)
+		for range n {
+			go func() {
+				r, err := tr.Send(context.Background(), simpleMessage())
+				errs <- err
+				ids <- r.MessageID
+			}()
+		}
+		seen := map[string]bool{}
+		for range n {
+			if err := <-errs; err != nil {
+				t.Fatalf("v2=%v: %v", v2, err)
+			}
+			seen[<-ids] = true
+		}
+		if len(seen) != n {
+			t.Errorf("v2=%v: %d distinct message ids, want %d", v2, len(seen), n)
+		}
+	}
+	if got := len(fake.Messages()); got != 16 {
+		t.Errorf("fake accepted %d messages, want 16", got)
+	}
+}
+
 func TestIMDSCredentials(t *testing.T) {
 	role := sesfake.RoleCredentials{AccessKeyID: "ASIAROLEKEY000000001", SecretAccessKey: "role/secret/abcdef", Token: "session-token-xyz"}
 	tests := []struct {

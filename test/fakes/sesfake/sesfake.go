@@ -88,7 +88,7 @@ type Message struct {
 	// Destinations are the envelope recipients the request named (v1
 	// Destinations.member.N; v2 To, Cc and Bcc addresses in that order).
 	Destinations []string
-	// V2Destination holds the v2 Destination lists as sent.
+	// V2To, V2Cc and V2Bcc hold the v2 Destination lists as sent.
 	V2To, V2Cc, V2Bcc []string
 	ConfigurationSet  string
 	Tags              []Tag
