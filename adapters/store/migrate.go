@@ -76,8 +76,107 @@ var migrations = []migration{
 			)`,
 		},
 	},
-	// Version 2 is reserved for the email log / delivery queue table
-	// ({prefix}mailsvc_logs), which a later change appends here.
+	{
+		Version: 2,
+		Name:    "email log and delivery queue",
+		MySQL: []string{
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_logs (
+				id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
+				status VARCHAR(16) NOT NULL,
+				connection_id BIGINT UNSIGNED NULL,
+				sent_connection_id BIGINT UNSIGNED NULL,
+				source VARCHAR(191) NOT NULL DEFAULT '',
+				recipients TEXT NOT NULL,
+				subject TEXT NOT NULL,
+				text_body LONGTEXT NOT NULL,
+				html_body LONGTEXT NOT NULL,
+				message LONGTEXT NOT NULL,
+				attempts INT NOT NULL DEFAULT 0,
+				phase_attempts INT NOT NULL DEFAULT 0,
+				used_fallback TINYINT(1) NOT NULL DEFAULT 0,
+				simulated TINYINT(1) NOT NULL DEFAULT 0,
+				provider_message_id VARCHAR(255) NOT NULL DEFAULT '',
+				last_error TEXT NOT NULL,
+				next_attempt_at DATETIME(6) NOT NULL,
+				lease_owner VARCHAR(191) NULL,
+				lease_until DATETIME(6) NULL,
+				created_at DATETIME(6) NOT NULL,
+				updated_at DATETIME(6) NOT NULL,
+				delivered_at DATETIME(6) NULL,
+				PRIMARY KEY (id),
+				KEY idx_claim (status, next_attempt_at),
+				KEY idx_lease (status, lease_until),
+				KEY idx_created (created_at)
+			)` + mysqlTableOptions,
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_log_attempts (
+				id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
+				log_id BIGINT UNSIGNED NOT NULL,
+				connection_id BIGINT UNSIGNED NOT NULL,
+				attempted_at DATETIME(6) NOT NULL,
+				outcome VARCHAR(32) NOT NULL,
+				response TEXT NOT NULL,
+				error TEXT NOT NULL,
+				provider_message_id VARCHAR(255) NOT NULL DEFAULT '',
+				duration_ms BIGINT NOT NULL DEFAULT 0,
+				PRIMARY KEY (id),
+				KEY idx_log (log_id),
+				CONSTRAINT {prefix}mailsvc_log_attempts_log FOREIGN KEY (log_id)
+					REFERENCES {prefix}mailsvc_logs (id) ON DELETE CASCADE
+			)` + mysqlTableOptions,
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_leases (
+				name VARCHAR(191) NOT NULL,
+				owner VARCHAR(191) NOT NULL,
+				lease_until DATETIME(6) NOT NULL,
+				PRIMARY KEY (name)
+			)` + mysqlTableOptions,
+		},
+		SQLite: []string{
+			`CREATE TABLE {prefix}mailsvc_logs (
+				id INTEGER PRIMARY KEY AUTOINCREMENT,
+				status TEXT NOT NULL,
+				connection_id INTEGER NULL,
+				sent_connection_id INTEGER NULL,
+				source TEXT NOT NULL DEFAULT '',
+				recipients TEXT NOT NULL,
+				subject TEXT NOT NULL,
+				text_body TEXT NOT NULL,
+				html_body TEXT NOT NULL,
+				message TEXT NOT NULL,
+				attempts INTEGER NOT NULL DEFAULT 0,
+				phase_attempts INTEGER NOT NULL DEFAULT 0,
+				used_fallback INTEGER NOT NULL DEFAULT 0,
+				simulated INTEGER NOT NULL DEFAULT 0,
+				provider_message_id TEXT NOT NULL DEFAULT '',
+				last_error TEXT NOT NULL,
+				next_attempt_at DATETIME NOT NULL,
+				lease_owner TEXT NULL,
+				lease_until DATETIME NULL,
+				created_at DATETIME NOT NULL,
+				updated_at DATETIME NOT NULL,
+				delivered_at DATETIME NULL
+			)`,
+			`CREATE INDEX {prefix}mailsvc_logs_claim ON {prefix}mailsvc_logs (status, next_attempt_at)`,
+			`CREATE INDEX {prefix}mailsvc_logs_lease ON {prefix}mailsvc_logs (status, lease_until)`,
+			`CREATE INDEX {prefix}mailsvc_logs_created ON {prefix}mailsvc_logs (created_at)`,
+			`CREATE TABLE {prefix}mailsvc_log_attempts (
+				id INTEGER PRIMARY KEY AUTOINCREMENT,
+				log_id INTEGER NOT NULL REFERENCES {prefix}mailsvc_logs (id) ON DELETE CASCADE,
+				connection_id INTEGER NOT NULL,
+				attempted_at DATETIME NOT NULL,
+				outcome TEXT NOT NULL,
+				response TEXT NOT NULL,
+				error TEXT NOT NULL,
+				provider_message_id TEXT NOT NULL DEFAULT '',
+				duration_ms INTEGER NOT NULL DEFAULT 0
+			)`,
+			`CREATE INDEX {prefix}mailsvc_log_attempts_log ON {prefix}mailsvc_log_attempts (log_id)`,
+			`CREATE TABLE {prefix}mailsvc_leases (
+				name TEXT NOT NULL PRIMARY KEY,
+				owner TEXT NOT NULL,
+				lease_until DATETIME NOT NULL
+			)`,
+		},
+	},
 }
 
 // LatestVersion is the schema version this build migrates to.

@@ -41,6 +41,7 @@ func Run(t *testing.T, dsn string) {
 		{"PrefixIsolation", s.testPrefixIsolation},
 		{"ClosedDBReturnsErrors", s.testClosed},
 	}
+	tests = append(tests, s.logTests()...)
 	for _, tt := range tests {
 		t.Run(tt.name, tt.fn)
 	}
