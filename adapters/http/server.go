@@ -13,6 +13,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/mailsvc/mailsvc/adapters/debuglog"
 	"github.com/mailsvc/mailsvc/app"
 	"github.com/mailsvc/mailsvc/core"
 )
@@ -47,11 +48,43 @@ type SettingsService interface {
 	Update(ctx context.Context, patch map[string]any) (map[string]any, error)
 }
 
+// LogService is what the email log routes need.
+type LogService interface {
+	List(ctx context.Context, f core.LogFilter) ([]*core.Log, int, error)
+	Get(ctx context.Context, id int64) (*app.LogDetail, error)
+	Stats(ctx context.Context) (core.QueueStats, error)
+	Resend(ctx context.Context, ids []int64) (int, error)
+	ResendOne(ctx context.Context, id int64) error
+	Delete(ctx context.Context, id int64) error
+	DeleteMany(ctx context.Context, ids []int64) (int, error)
+}
+
+// ConnectionActionService is what the test email and credential check
+// routes need.
+type ConnectionActionService interface {
+	SendTestEmail(ctx context.Context, in app.TestEmailInput) (*app.TestEmailResult, error)
+	TestConnection(ctx context.Context, id int64, to string) (*app.TestEmailResult, error)
+	VerifyCredentials(ctx context.Context, id int64) (*app.VerifyResult, error)
+	VerifyAPICredentials(ctx context.Context, id int64) (*app.VerifyResult, error)
+}
+
+// TranscriptService is what the debug log tools routes need: the stored
+// SMTP transcripts.
+type TranscriptService interface {
+	List(ctx context.Context, offset, limit int) ([]debuglog.Transcript, int, error)
+	Clear(ctx context.Context) (int, error)
+}
+
 // Server is the REST API. Set its fields, then call Handler once.
 type Server struct {
 	Auth        Authenticator
 	Connections ConnectionService
 	Settings    SettingsService
+	// Logs, Actions and Transcripts serve the delivery routes; a nil one
+	// leaves its routes unregistered (404).
+	Logs        LogService
+	Actions     ConnectionActionService
+	Transcripts TranscriptService
 	Hooks       *core.Hooks
 	Logger      *slog.Logger
 	// Capability every route requires; "" means core.DefaultCapability.
@@ -88,6 +121,26 @@ func (s *Server) Handler() http.Handler {
 	s.private(api, "GET", "/transports/{driver}", s.getTransport)
 	s.private(api, "GET", "/settings", s.getSettings)
 	s.private(api, "PUT", "/settings", s.updateSettings)
+	if s.Logs != nil {
+		// /logs/queue/stats before /logs/{id}, which would capture it.
+		s.private(api, "GET", "/logs/queue/stats", s.logStats)
+		s.private(api, "GET", "/logs", s.listLogs)
+		s.private(api, "DELETE", "/logs", s.deleteLogs)
+		s.private(api, "POST", "/logs/resend", s.resendLogs)
+		s.private(api, "GET", "/logs/{id}", s.getLog)
+		s.private(api, "DELETE", "/logs/{id}", s.deleteLog)
+		s.private(api, "POST", "/logs/{id}/resend", s.resendLog)
+	}
+	if s.Actions != nil {
+		s.private(api, "POST", "/test-email", s.sendTestEmail)
+		s.private(api, "POST", "/connections/{id}/test", s.testConnection)
+		s.private(api, "POST", "/connections/{id}/verify-credentials", s.verifyCredentials)
+		s.private(api, "POST", "/connections/{id}/verify-api-credentials", s.verifyAPICredentials)
+	}
+	if s.Transcripts != nil {
+		s.private(api, "GET", "/tools/debug-logs", s.listDebugLogs)
+		s.private(api, "DELETE", "/tools/debug-logs", s.clearDebugLogs)
+	}
 
 	return s.recoverPanics(s.logRequests(restRoute(r)))
 }

@@ -1,0 +1,275 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/mailsvc/mailsvc/core"
+)
+
+// SourceTest is the log source of test emails.
+const SourceTest = "test"
+
+// DefaultVerifyTimeout bounds a credentials check.
+const DefaultVerifyTimeout = 30 * time.Second
+
+// maxSubjectLen bounds a test email's subject (RFC 5322 line length).
+const maxSubjectLen = 998
+
+// ImmediateSender sends one message synchronously through one connection
+// and records it as a log (delivery.Service.SendNow): a bad message or a
+// missing or inactive connection is an EINVALID error; a provider failure
+// is a failed log, not an error.
+type ImmediateSender interface {
+	SendNow(ctx context.Context, connID int64, msg *core.Message, source string) (*core.Log, error)
+}
+
+// EffectiveConnections returns a connection with its secrets decrypted and
+// constants applied (Connections.Effective).
+type EffectiveConnections interface {
+	Effective(ctx context.Context, id int64) (*core.Connection, error)
+}
+
+// SettingsReader returns the free settings with defaults (Settings.Get).
+type SettingsReader interface {
+	Get(ctx context.Context) (map[string]any, error)
+}
+
+// ConnectionActions are the connection operations beyond storage: test
+// emails and credential checks.
+type ConnectionActions struct {
+	Connections EffectiveConnections
+	Settings    SettingsReader
+	Sender      ImmediateSender
+	// Env is passed to drivers when a transport is built for a check.
+	Env   core.DriverEnv
+	Hooks *core.Hooks
+	// VerifyTimeout bounds a check; 0 means DefaultVerifyTimeout.
+	VerifyTimeout time.Duration
+}
+
+// TestEmailInput is a test email request. Nil fields were not given.
+type TestEmailInput struct {
+	To           *string
+	ConnectionID *int64
+	Subject      *string
+}
+
+// TestEmailResult reports a test email: Success is false when the
+// provider refused it or could not be reached, with Message saying why.
+type TestEmailResult struct {
+	Success           bool   `json:"success"`
+	Message           string `json:"message"`
+	LogID             int64  `json:"log_id"`
+	Status            string `json:"status"`
+	ConnectionID      int64  `json:"connection_id"`
+	To                string `json:"to"`
+	ProviderMessageID string `json:"provider_message_id,omitempty"`
+}
+
+// VerifyResult reports a credentials check.
+type VerifyResult struct {
+	Success bool   `json:"success"`
+	Message string `json:"message"`
+}
+
+// SendTestEmail sends a real test email to in.To through the connection
+// in.ConnectionID (POST /test-email). A missing or invalid address and a
+// missing, unknown or inactive connection are validation errors.
+func (a *ConnectionActions) SendTestEmail(ctx context.Context, in TestEmailInput) (*TestEmailResult, error) {
+	fields := map[string]string{}
+	to := ""
+	if in.To == nil || strings.TrimSpace(*in.To) == "" {
+		fields["to"] = "This field is required."
+	} else if to = strings.TrimSpace(*in.To); !core.ValidEmail(to) {
+		fields["to"] = "Must be a valid email address."
+	}
+	if in.ConnectionID == nil {
+		fields["connection_id"] = "This field is required."
+	} else if *in.ConnectionID < 1 {
+		fields["connection_id"] = "Must be the id of a connection."
+	}
+	if in.Subject != nil && len(*in.Subject) > maxSubjectLen {
+		fields["subject"] = fmt.Sprintf("Must be at most %d characters.", maxSubjectLen)
+	}
+	if err := core.Invalid(fields); err != nil {
+		return nil, err
+	}
+	conn, err := a.Connections.Effective(ctx, *in.ConnectionID)
+	if core.ErrorCode(err) == core.ENOTFOUND {
+		return nil, core.InvalidField("connection_id", fmt.Sprintf("Connection %d does not exist.", *in.ConnectionID))
+	} else if err != nil {
+		return nil, fmt.Errorf("test email: %w", err)
+	}
+	if !conn.IsActive {
+		return nil, core.InvalidField("connection_id", fmt.Sprintf("Connection %d is inactive.", conn.ID))
+	}
+	subject := ""
+	if in.Subject != nil {
+		subject = *in.Subject
+	}
+	return a.send(ctx, conn, to, subject)
+}
+
+// TestConnection sends a real test email through connection id (POST
+// /connections/{id}/test) to `to`, or when empty to the connection's
+// from_email, else the site's from_email, and fires the
+// mail_svc_test_email_sent event with the connection id, the recipient
+// and the log id once the provider accepted it. An unknown connection is
+// ENOTFOUND; an inactive one or no recipient a validation error.
+func (a *ConnectionActions) TestConnection(ctx context.Context, id int64, to string) (*TestEmailResult, error) {
+	conn, err := a.Connections.Effective(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("test connection %d: %w", id, err)
+	}
+	if !conn.IsActive {
+		return nil, core.InvalidField("connection_id", fmt.Sprintf("Connection %d is inactive.", id))
+	}
+	to = strings.TrimSpace(to)
+	if to == "" {
+		to = conn.Settings.String("from_email")
+	}
+	if to == "" && a.Settings != nil {
+		st, err := a.Settings.Get(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("test connection %d: %w", id, err)
+		}
+		to = core.Settings(st).String("from_email")
+	}
+	if to == "" {
+		return nil, core.InvalidField("to", "No recipient: give to, or set a from email on the connection or in the settings.")
+	}
+	if !core.ValidEmail(to) {
+		return nil, core.InvalidField("to", "Must be a valid email address.")
+	}
+	res, err := a.send(ctx, conn, to, "")
+	if err != nil {
+		return nil, err
+	}
+	if res.Success {
+		a.Hooks.DoAction(core.HookTestEmailSent, conn.ID, to, res.LogID)
+	}
+	return res, nil
+}
+
+// send composes the test message and sends it synchronously.
+func (a *ConnectionActions) send(ctx context.Context, conn *core.Connection, to, subject string) (*TestEmailResult, error) {
+	if subject == "" {
+		subject = "mailsvc test email"
+	}
+	now := time.Now().UTC().Format(time.RFC1123Z)
+	msg := &core.Message{
+		To:      []core.Address{{Email: to}},
+		Subject: subject,
+		Text: fmt.Sprintf("This is a test email sent by mailsvc through the connection %q (%s driver) at %s.\n\nIf you can read this, the connection works.\n",
+			conn.Name, conn.Driver, now),
+		HTML: fmt.Sprintf("<p>This is a test email sent by mailsvc through the connection <strong>%s</strong> (%s driver) at %s.</p><p>If you can read this, the connection works.</p>",
+			htmlEscape(conn.Name), htmlEscape(conn.Driver), now),
+	}
+	if from := conn.Settings.String("from_email"); core.ValidEmail(from) {
+		msg.From = core.Address{Email: from, Name: conn.Settings.String("from_name")}
+	}
+	l, err := a.Sender.SendNow(ctx, conn.ID, msg, SourceTest)
+	if err != nil {
+		return nil, err
+	}
+	res := &TestEmailResult{
+		Success:           l.Status == core.StatusDelivered,
+		LogID:             l.ID,
+		Status:            l.Status,
+		ConnectionID:      conn.ID,
+		To:                to,
+		ProviderMessageID: l.ProviderMessageID,
+	}
+	switch {
+	case l.Simulated:
+		res.Message = "Simulation mode is on: the test email was recorded but not sent."
+	case res.Success:
+		res.Message = fmt.Sprintf("The test email to %s was accepted by the provider.", to)
+	default:
+		res.Message = "The test email could not be sent: " + l.LastError
+	}
+	return res, nil
+}
+
+var htmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;")
+
+func htmlEscape(s string) string { return htmlEscaper.Replace(s) }
+
+// speaksSMTP reports whether a connection logs in over SMTP: the smtp
+// driver, and ses in its smtp delivery mode.
+func speaksSMTP(c *core.Connection) bool {
+	return c.Driver == "smtp" || c.Driver == "ses" && c.Settings.String("delivery_mode") == "smtp"
+}
+
+// VerifyCredentials checks the SMTP login of connection id without sending
+// (POST /connections/{id}/verify-credentials). Connections that do not
+// speak SMTP are a validation error; a rejected login is a result with
+// Success false.
+func (a *ConnectionActions) VerifyCredentials(ctx context.Context, id int64) (*VerifyResult, error) {
+	conn, err := a.Connections.Effective(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("verify connection %d: %w", id, err)
+	}
+	if !speaksSMTP(conn) {
+		return nil, core.InvalidField("driver", fmt.Sprintf("Connection %d uses the %s driver in API mode, which has no SMTP login; use verify-api-credentials.", id, conn.Driver))
+	}
+	return a.verify(ctx, conn, "The SMTP server accepted the credentials.")
+}
+
+// VerifyAPICredentials checks the API credentials of connection id with an
+// authenticated read that sends nothing (POST
+// /connections/{id}/verify-api-credentials). SMTP connections and drivers
+// that cannot check without sending are a validation error.
+func (a *ConnectionActions) VerifyAPICredentials(ctx context.Context, id int64) (*VerifyResult, error) {
+	conn, err := a.Connections.Effective(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("verify connection %d: %w", id, err)
+	}
+	if speaksSMTP(conn) {
+		return nil, core.InvalidField("driver", fmt.Sprintf("Connection %d logs in over SMTP; use verify-credentials.", id))
+	}
+	return a.verify(ctx, conn, "The provider accepted the API credentials.")
+}
+
+// verify builds conn's transport and runs its Verifier.
+func (a *ConnectionActions) verify(ctx context.Context, conn *core.Connection, okMessage string) (*VerifyResult, error) {
+	if conn.SettingsError != "" {
+		return &VerifyResult{Success: false, Message: conn.SettingsError}, nil
+	}
+	d, ok := core.LookupDriver(conn.Driver)
+	if !ok || d.New == nil {
+		return nil, core.InvalidField("driver", fmt.Sprintf("The %s driver is not available in this build.", conn.Driver))
+	}
+	tr, err := d.New(conn, a.Env)
+	if err != nil {
+		if core.ErrorCode(err) != core.EINTERNAL {
+			return &VerifyResult{Success: false, Message: core.ErrorMessage(err)}, nil
+		}
+		return &VerifyResult{Success: false, Message: "The connection's settings cannot be used: " + err.Error()}, nil
+	}
+	if cl, ok := tr.(io.Closer); ok {
+		defer cl.Close()
+	}
+	v, ok := tr.(core.Verifier)
+	if !ok {
+		return nil, core.InvalidField("driver", fmt.Sprintf("The %s driver cannot check credentials without sending; send a test email instead.", conn.Driver))
+	}
+	timeout := a.VerifyTimeout
+	if timeout <= 0 {
+		timeout = DefaultVerifyTimeout
+	}
+	vctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := v.Verify(vctx); err != nil {
+		kind := "The provider rejected the credentials"
+		if core.IsTemporary(err) {
+			kind = "The provider could not be reached"
+		}
+		return &VerifyResult{Success: false, Message: fmt.Sprintf("%s: %v", kind, err)}, nil
+	}
+	return &VerifyResult{Success: true, Message: okMessage}, nil
+}

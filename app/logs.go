@@ -1,0 +1,189 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/mailsvc/mailsvc/core"
+)
+
+// Bounds of the log routes' inputs.
+const (
+	MaxBulkIDs      = 1000
+	maxSearchLength = 200
+)
+
+// LogRequeuer puts delivered or failed logs back in the queue and wakes
+// the workers (delivery.Service.Resend).
+type LogRequeuer interface {
+	Resend(ctx context.Context, ids []int64) (int, error)
+}
+
+// Logs is the email log: listing, reading, resending and deleting logs.
+type Logs struct {
+	Store core.LogStore
+	// Requeue resends through the delivery engine so workers wake at once;
+	// nil resends through Store and workers find the logs when they poll.
+	Requeue LogRequeuer
+}
+
+// AttachmentInfo describes an attachment without its bytes.
+type AttachmentInfo struct {
+	Filename    string `json:"filename"`
+	ContentType string `json:"content_type"`
+	Size        int    `json:"size"`
+	Inline      bool   `json:"inline,omitempty"`
+	ContentID   string `json:"content_id,omitempty"`
+}
+
+// LogDetail is one log as GET /logs/{id} shows it: the log with its
+// message (body and headers), its attempts history, and its attachments'
+// names and sizes.
+type LogDetail struct {
+	*core.Log
+	Attachments []AttachmentInfo `json:"attachments"`
+}
+
+// List returns one page of logs matching f, newest first, without their
+// bodies, and the total count. An unknown status is a validation error.
+func (s *Logs) List(ctx context.Context, f core.LogFilter) ([]*core.Log, int, error) {
+	fields := map[string]string{}
+	if f.Status != "" && !validStatus(f.Status) {
+		fields["status"] = "Must be one of: " + strings.Join(core.Statuses, ", ") + "."
+	}
+	if len(f.Search) > maxSearchLength {
+		fields["search"] = fmt.Sprintf("Must be at most %d characters.", maxSearchLength)
+	}
+	if err := core.Invalid(fields); err != nil {
+		return nil, 0, err
+	}
+	logs, total, err := s.Store.FindLogs(ctx, f)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list logs: %w", err)
+	}
+	for _, l := range logs {
+		l.Message.Text, l.Message.HTML = "", ""
+		l.History = nil
+	}
+	return logs, total, nil
+}
+
+func validStatus(s string) bool {
+	for _, st := range core.Statuses {
+		if s == st {
+			return true
+		}
+	}
+	return false
+}
+
+// Get returns one log with its body, headers, attempts and attachment
+// names and sizes; ENOTFOUND when it does not exist.
+func (s *Logs) Get(ctx context.Context, id int64) (*LogDetail, error) {
+	l, err := s.Store.FindLogByID(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("get log %d: %w", id, err)
+	}
+	d := &LogDetail{Log: l, Attachments: make([]AttachmentInfo, 0, len(l.Message.Attachments))}
+	for _, a := range l.Message.Attachments {
+		d.Attachments = append(d.Attachments, AttachmentInfo{
+			Filename: a.Filename, ContentType: a.ContentType, Size: len(a.Data), Inline: a.Inline, ContentID: a.ContentID,
+		})
+	}
+	return d, nil
+}
+
+// Stats counts logs by status.
+func (s *Logs) Stats(ctx context.Context) (core.QueueStats, error) {
+	st, err := s.Store.QueueStats(ctx)
+	if err != nil {
+		return core.QueueStats{}, fmt.Errorf("queue stats: %w", err)
+	}
+	return st, nil
+}
+
+// checkIDs validates the ids of a bulk request.
+func checkIDs(ids []int64) error {
+	switch {
+	case len(ids) == 0:
+		return core.InvalidField("ids", "At least one id is required.")
+	case len(ids) > MaxBulkIDs:
+		return core.InvalidField("ids", fmt.Sprintf("At most %d ids at a time.", MaxBulkIDs))
+	}
+	for _, id := range ids {
+		if id < 1 {
+			return core.InvalidField("ids", "Every id must be a positive whole number.")
+		}
+	}
+	return nil
+}
+
+// Resend puts the delivered or failed logs among ids back in the queue
+// and returns how many were requeued (queued, sending and unknown ids are
+// skipped).
+func (s *Logs) Resend(ctx context.Context, ids []int64) (int, error) {
+	if err := checkIDs(ids); err != nil {
+		return 0, err
+	}
+	return s.resend(ctx, ids)
+}
+
+func (s *Logs) resend(ctx context.Context, ids []int64) (int, error) {
+	var n int
+	var err error
+	if s.Requeue != nil {
+		n, err = s.Requeue.Resend(ctx, ids)
+	} else {
+		n, err = s.Store.ResendLogs(ctx, ids)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("resend logs: %w", err)
+	}
+	return n, nil
+}
+
+// ResendOne puts one delivered or failed log back in the queue. An unknown
+// id is ENOTFOUND; a log still queued or sending is a validation error.
+func (s *Logs) ResendOne(ctx context.Context, id int64) error {
+	l, err := s.Store.FindLogByID(ctx, id)
+	if err != nil {
+		return fmt.Errorf("resend log %d: %w", id, err)
+	}
+	if l.Status != core.StatusDelivered && l.Status != core.StatusFailed {
+		return core.InvalidField("status", fmt.Sprintf("Log %d is %s; only delivered or failed messages can be resent.", id, l.Status))
+	}
+	n, err := s.resend(ctx, []int64{id})
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return core.InvalidField("status", fmt.Sprintf("Log %d changed state meanwhile and was not resent.", id))
+	}
+	return nil
+}
+
+// Delete removes one log and its history; ENOTFOUND when it does not exist.
+func (s *Logs) Delete(ctx context.Context, id int64) error {
+	n, err := s.Store.DeleteLogs(ctx, []int64{id})
+	if err != nil {
+		return fmt.Errorf("delete log %d: %w", id, err)
+	}
+	if n == 0 {
+		return core.Errorf(core.ENOTFOUND, "Log %d does not exist.", id)
+	}
+	return nil
+}
+
+// DeleteMany removes the logs with the given ids and returns how many
+// existed.
+func (s *Logs) DeleteMany(ctx context.Context, ids []int64) (int, error) {
+	if err := checkIDs(ids); err != nil {
+		return 0, err
+	}
+	n, err := s.Store.DeleteLogs(ctx, ids)
+	if err != nil {
+		return 0, fmt.Errorf("delete logs: %w", err)
+	}
+	return n, nil
+}
