@@ -9,5 +9,6 @@ import (
 	_ "github.com/mailsvc/mailsvc/drivers/mailgun"
 	_ "github.com/mailsvc/mailsvc/drivers/postmark"
 	_ "github.com/mailsvc/mailsvc/drivers/sendgrid"
+	_ "github.com/mailsvc/mailsvc/drivers/ses"
 	_ "github.com/mailsvc/mailsvc/drivers/smtp"
 )
