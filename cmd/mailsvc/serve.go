@@ -14,8 +14,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mailsvc/mailsvc/adapters/debuglog"
 	api "github.com/mailsvc/mailsvc/adapters/http"
 	"github.com/mailsvc/mailsvc/app"
+	"github.com/mailsvc/mailsvc/app/delivery"
 	"github.com/mailsvc/mailsvc/core"
 )
 
@@ -66,6 +68,23 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		SensitiveKeys: splitList(rt.consts.String("MAILSVC_SENSITIVE_KEYS")),
 	}
 	reportUndecryptable(ctx, log, conns)
+	settings := &app.Settings{Store: rt.db, Connections: rt.db}
+
+	// Debug logging (MAIL_SVC_DEBUG_*): channels write under the log root;
+	// SMTP transcripts are stored there for the tools routes.
+	debugOpts := debuglog.OptionsFrom(rt.consts, rt.dataDir, conns.SensitiveKeys)
+	debugLog := debuglog.New(debugOpts)
+	defer debugLog.Close()
+	debugLog.RegisterMailer(hooks)
+	queryLog, err := debugLog.InstallQueries(rt.db.Gorm())
+	if err != nil {
+		return err
+	}
+	defer queryLog.Flush()
+	transcripts := debuglog.NewTranscripts(debugOpts.Root, 0, 0, debuglog.Redactor{Visibility: debugOpts.Visibility}, log)
+	driverEnv := core.DriverEnv{HTTPClient: debugLog.HTTPClient(nil), Logger: log, Transcript: transcripts}
+	deliverySvc := &delivery.Service{Logs: rt.db, Connections: conns, Settings: settings, Hooks: hooks, Env: driverEnv, Logger: log}
+
 	proxies, err := parseCIDRs(rt.consts.String("MAILSVC_TRUSTED_PROXIES"))
 	if err != nil {
 		return fmt.Errorf("MAILSVC_TRUSTED_PROXIES: %w", err)
@@ -73,7 +92,10 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	srv := &api.Server{
 		Auth:           auth,
 		Connections:    conns,
-		Settings:       &app.Settings{Store: rt.db, Connections: rt.db},
+		Settings:       settings,
+		Logs:           &app.Logs{Store: rt.db, Requeue: deliverySvc},
+		Actions:        &app.ConnectionActions{Connections: conns, Settings: settings, Sender: deliverySvc, Env: driverEnv, Hooks: hooks},
+		Transcripts:    transcripts,
 		Hooks:          hooks,
 		Logger:         log,
 		Capability:     rt.consts.String("MAILSVC_REST_CAPABILITY"),
@@ -101,7 +123,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		fmt.Fprintln(out, "Add a login with: mailsvc users add NAME --role administrator")
 	}
 	hs := &http.Server{
-		Handler:           srv.Handler(),
+		Handler:           debugLog.Middleware(srv.Handler()),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      60 * time.Second,
