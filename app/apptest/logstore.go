@@ -1,0 +1,298 @@
+package apptest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mailsvc/mailsvc/core"
+)
+
+// LogStore is an in-memory core.LogStore with the real stores' claim,
+// lease and outcome rules.
+type LogStore struct {
+	mu       sync.Mutex
+	nextID   int64
+	nextAtID int64
+	rows     map[int64]*core.Log
+}
+
+// NewLogStore returns an empty store.
+func NewLogStore() *LogStore { return &LogStore{rows: map[int64]*core.Log{}} }
+
+func cloneLog(l *core.Log) *core.Log {
+	out := *l
+	out.History = append([]core.Attempt(nil), l.History...)
+	return &out
+}
+
+// EnqueueLog implements core.LogStore.
+func (s *LogStore) EnqueueLog(_ context.Context, l *core.Log) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch l.Status {
+	case "":
+		l.Status = core.StatusQueued
+	case core.StatusQueued:
+	case core.StatusSending:
+		if l.LeaseOwner == "" || l.LeaseUntil == nil {
+			return errors.New("enqueue log: a sending log needs a lease")
+		}
+	default:
+		return fmt.Errorf("enqueue log: cannot insert a log as %q", l.Status)
+	}
+	now := time.Now().UTC()
+	s.nextID++
+	l.ID = s.nextID
+	l.CreatedAt, l.UpdatedAt = now, now
+	if l.NextAttemptAt.IsZero() {
+		l.NextAttemptAt = now
+	}
+	l.Attempts, l.PhaseAttempts = 0, 0
+	l.History = nil
+	s.rows[l.ID] = cloneLog(l)
+	return nil
+}
+
+// ClaimLogs implements core.LogStore.
+func (s *LogStore) ClaimLogs(_ context.Context, owner string, limit int, lease time.Duration) ([]*core.Log, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now().UTC()
+	var due []*core.Log
+	for _, l := range s.rows {
+		if l.Status == core.StatusQueued && !l.NextAttemptAt.After(now) {
+			due = append(due, l)
+		}
+	}
+	sort.Slice(due, func(i, j int) bool {
+		if !due[i].NextAttemptAt.Equal(due[j].NextAttemptAt) {
+			return due[i].NextAttemptAt.Before(due[j].NextAttemptAt)
+		}
+		return due[i].ID < due[j].ID
+	})
+	if len(due) > limit {
+		due = due[:limit]
+	}
+	out := make([]*core.Log, 0, len(due))
+	until := now.Add(lease)
+	for _, l := range due {
+		l.Status, l.LeaseOwner, l.LeaseUntil, l.UpdatedAt = core.StatusSending, owner, &until, now
+		c := cloneLog(l)
+		c.History = nil
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// ExtendLeases implements core.LogStore.
+func (s *LogStore) ExtendLeases(_ context.Context, owner string, ids []int64, lease time.Duration) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	until := time.Now().UTC().Add(lease)
+	for _, id := range ids {
+		if l, ok := s.rows[id]; ok && l.Status == core.StatusSending && l.LeaseOwner == owner {
+			l.LeaseUntil = &until
+			n++
+		}
+	}
+	return n, nil
+}
+
+// ReleaseExpiredLeases implements core.LogStore.
+func (s *LogStore) ReleaseExpiredLeases(context.Context) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now().UTC()
+	n := 0
+	for _, l := range s.rows {
+		if l.Status == core.StatusSending && l.LeaseUntil != nil && l.LeaseUntil.Before(now) {
+			l.Status, l.LeaseOwner, l.LeaseUntil, l.NextAttemptAt = core.StatusQueued, "", nil, now
+			n++
+		}
+	}
+	return n, nil
+}
+
+// RecordOutcomes implements core.LogStore.
+func (s *LogStore) RecordOutcomes(_ context.Context, owner string, outs []core.LogOutcome) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now().UTC()
+	n := 0
+	for _, o := range outs {
+		l, ok := s.rows[o.LogID]
+		if !ok || l.Status != core.StatusSending || l.LeaseOwner != owner {
+			continue
+		}
+		n++
+		if o.Delete {
+			delete(s.rows, o.LogID)
+			continue
+		}
+		l.Status = o.Status
+		l.NextAttemptAt = o.NextAttemptAt
+		if l.NextAttemptAt.IsZero() {
+			l.NextAttemptAt = now
+		}
+		l.Attempts, l.PhaseAttempts = o.Attempts, o.PhaseAttempts
+		l.UsedFallback, l.Simulated = o.UsedFallback, o.Simulated
+		l.SentConnectionID = o.SentConnectionID
+		l.ProviderMessageID, l.LastError = o.ProviderMessageID, o.LastError
+		l.LeaseOwner, l.LeaseUntil, l.UpdatedAt = "", nil, now
+		l.DeliveredAt = nil
+		if o.Status == core.StatusDelivered {
+			l.DeliveredAt = &now
+		}
+		for _, a := range o.History {
+			s.nextAtID++
+			a.ID = s.nextAtID
+			l.History = append(l.History, a)
+		}
+	}
+	return n, nil
+}
+
+// FindLogByID implements core.LogStore.
+func (s *LogStore) FindLogByID(_ context.Context, id int64) (*core.Log, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l, ok := s.rows[id]
+	if !ok {
+		return nil, core.Errorf(core.ENOTFOUND, "Log %d not found.", id)
+	}
+	out := cloneLog(l)
+	if out.History == nil {
+		out.History = []core.Attempt{}
+	}
+	return out, nil
+}
+
+func logMatches(l *core.Log, search string) bool {
+	q := strings.ToLower(search)
+	for _, a := range l.Message.Recipients() {
+		if strings.Contains(strings.ToLower(a.String()), q) {
+			return true
+		}
+	}
+	for _, s := range []string{l.Message.Subject, l.Message.Text, l.Message.HTML} {
+		if strings.Contains(strings.ToLower(s), q) {
+			return true
+		}
+	}
+	return false
+}
+
+// FindLogs implements core.LogStore.
+func (s *LogStore) FindLogs(_ context.Context, f core.LogFilter) ([]*core.Log, int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var all []*core.Log
+	for _, l := range s.rows {
+		if (f.Status == "" || l.Status == f.Status) && (f.Search == "" || logMatches(l, f.Search)) {
+			c := cloneLog(l)
+			c.History = nil
+			all = append(all, c)
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].ID > all[j].ID })
+	total := len(all)
+	if f.Offset >= len(all) {
+		return nil, total, nil
+	}
+	all = all[max(f.Offset, 0):]
+	if f.Limit > 0 && f.Limit < len(all) {
+		all = all[:f.Limit]
+	}
+	return all, total, nil
+}
+
+// QueueStats implements core.LogStore.
+func (s *LogStore) QueueStats(context.Context) (core.QueueStats, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var st core.QueueStats
+	for _, l := range s.rows {
+		switch l.Status {
+		case core.StatusQueued:
+			st.Queued++
+		case core.StatusSending:
+			st.Sending++
+		case core.StatusFailed:
+			st.Failed++
+		case core.StatusDelivered:
+			st.Delivered++
+		}
+	}
+	return st, nil
+}
+
+// DeleteLogs implements core.LogStore.
+func (s *LogStore) DeleteLogs(_ context.Context, ids []int64) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, id := range ids {
+		if _, ok := s.rows[id]; ok {
+			delete(s.rows, id)
+			n++
+		}
+	}
+	return n, nil
+}
+
+// ResendLogs implements core.LogStore.
+func (s *LogStore) ResendLogs(_ context.Context, ids []int64) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now().UTC()
+	n := 0
+	for _, id := range ids {
+		l, ok := s.rows[id]
+		if !ok || (l.Status != core.StatusDelivered && l.Status != core.StatusFailed) {
+			continue
+		}
+		l.Status, l.NextAttemptAt, l.UpdatedAt = core.StatusQueued, now, now
+		l.Attempts, l.PhaseAttempts, l.UsedFallback, l.Simulated = 0, 0, false, false
+		l.ProviderMessageID, l.LastError, l.DeliveredAt = "", "", nil
+		n++
+	}
+	return n, nil
+}
+
+// PurgeLogs implements core.LogStore.
+func (s *LogStore) PurgeLogs(_ context.Context, before time.Time, _ int) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for id, l := range s.rows {
+		if (l.Status == core.StatusDelivered || l.Status == core.StatusFailed) && l.CreatedAt.Before(before) {
+			delete(s.rows, id)
+			n++
+		}
+	}
+	return n, nil
+}
+
+// SetCreatedAt backdates a log, for retention tests.
+func (s *LogStore) SetCreatedAt(id int64, t time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if l, ok := s.rows[id]; ok {
+		l.CreatedAt = t
+	}
+}
+
+// MakeDue makes a queued log due now, as if its retry delay had passed.
+func (s *LogStore) MakeDue(id int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if l, ok := s.rows[id]; ok {
+		l.NextAttemptAt = time.Now().UTC().Add(-time.Second)
+	}
+}
