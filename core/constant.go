@@ -153,6 +153,9 @@ var ConstantCatalog = []ConstantDef{
 	{Name: "MAILSVC_SENSITIVE_KEYS", Type: ConstString, Group: GroupDaemon, Description: "Comma-separated extra sensitive settings keys (configuration equivalent of the mail_svc_sensitive_keys filter)."},
 	{Name: "MAILSVC_TLS_CERT", Type: ConstString, Group: GroupDaemon, Description: "TLS certificate file for the HTTP listener; with MAILSVC_TLS_KEY the API is served over HTTPS."},
 	{Name: "MAILSVC_TLS_KEY", Type: ConstString, Group: GroupDaemon, Description: "TLS private key file for the HTTP listener."},
+	{Name: "MAILSVC_WORKERS", Type: ConstInt, Default: "4", Group: GroupDaemon, Min: Int64(1), Max: Int64(256), Description: "Number of delivery workers of this process, 1 to 256."},
+	{Name: "MAILSVC_BATCH_SIZE", Type: ConstInt, Default: "50", Group: GroupDaemon, Min: Int64(1), Max: Int64(1000), Description: "Queued messages a delivery worker claims at once, 1 to 1000."},
+	{Name: "MAILSVC_QUEUE_LEASE", Type: ConstInt, Default: "60", Group: GroupDaemon, Min: Int64(2), Max: Int64(3600), Description: "Seconds a claimed batch stays with its worker (renewed while sending); after a crash its messages are requeued this long after the claim, 2 to 3600."},
 }
 
 var constantIndex = func() map[string]*ConstantDef {

@@ -33,7 +33,7 @@ const (
 	DefaultWorkers      = 4
 	DefaultBatchSize    = 50
 	DefaultMaxRetries   = 3
-	DefaultLease        = 2 * time.Minute
+	DefaultLease        = 60 * time.Second
 	DefaultSendTimeout  = 60 * time.Second
 	DefaultPollInterval = 500 * time.Millisecond
 	DefaultBackoffBase  = 30 * time.Second

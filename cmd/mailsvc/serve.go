@@ -84,6 +84,16 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	transcripts := debuglog.NewTranscripts(debugOpts.Root, 0, 0, debuglog.Redactor{Visibility: debugOpts.Visibility}, log)
 	driverEnv := core.DriverEnv{HTTPClient: debugLog.HTTPClient(nil), Logger: log, Transcript: transcripts}
 	deliverySvc := &delivery.Service{Logs: rt.db, Connections: conns, Settings: settings, Hooks: hooks, Env: driverEnv, Logger: log}
+	deliverySvc.Leases = rt.db
+	deliverySvc.Workers = int(rt.consts.Int("MAILSVC_WORKERS", delivery.DefaultWorkers))
+	deliverySvc.BatchSize = int(rt.consts.Int("MAILSVC_BATCH_SIZE", delivery.DefaultBatchSize))
+	deliverySvc.Lease = time.Duration(rt.consts.Int("MAILSVC_QUEUE_LEASE", int64(delivery.DefaultLease/time.Second))) * time.Second
+	// The workers and the scheduled purge stop (finishing the batches in
+	// hand) before the database closes: this defer runs before rt.db.Close.
+	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	workDone := make(chan struct{})
+	go func() { defer close(workDone); deliverySvc.Run(workCtx) }()
+	defer func() { stopWork(); <-workDone }()
 
 	proxies, err := parseCIDRs(rt.consts.String("MAILSVC_TRUSTED_PROXIES"))
 	if err != nil {
