@@ -273,8 +273,9 @@ func roleLevel(roleCaps *Array) int64 {
 // CreateUser inserts a user as wp_insert_user() does for a new user with
 // only a login, an email and a role: the users row (nicename from the
 // login, display_name = login, user_registered now in UTC) with a random
-// password hashed in the phpass portable format (PortableHash) (nobody knows it;
-// access is by application password), the default per-user meta
+// password hashed in the phpass portable format (PortableHash), which
+// WordPress 6.1 and 6.8+ both verify (nobody knows the password; access is
+// by application password), the default per-user meta
 // (nickname, first_name, ..., locale) and, as WP_User::set_role() writes
 // them, {prefix}capabilities and {prefix}user_level. The role must exist
 // in the {prefix}user_roles option. It returns the new user's ID.
@@ -426,9 +427,10 @@ func newUUID4() (string, error) {
 
 // CreateApplicationPassword adds an application password named name to the
 // user, as WP_Application_Passwords::create_new_application_password()
-// does in WordPress 6.8: 24 random characters [A-Za-z0-9], stored as a
-// a phpass portable hash (see PortableHash: verified by WordPress 6.1
-// and 6.8+ alike) in the user's _application_passwords meta
+// does: 24 random characters [A-Za-z0-9], stored as a phpass portable
+// hash (PortableHash, as WordPress 6.1 writes it; 6.8+ verifies it through
+// its phpass fallback, whereas 6.1 cannot verify 6.8's $generic$ hashes)
+// in the user's _application_passwords meta
 // (uuid, app_id "", name, password, created, last_used null, last_ip null),
 // and the option using_application_passwords set to true. It returns the
 // plain password (shown once; ChunkPassword gives WordPress's display
