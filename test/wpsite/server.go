@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -85,6 +86,10 @@ func (s *Site) StartPHPServer(t testing.TB) (baseURL string) {
 		"-d", "html_errors=0", "-S", u.Host, "-t", WordPressDir, routerPath)
 	cmd.Dir = s.Dir
 	cmd.Env = append(os.Environ(), "PHP_CLI_SERVER_WORKERS=4")
+	// The workers are children of php -S; a process group lets cleanup
+	// stop them all, and WaitDelay keeps Wait from hanging on their pipes.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = 5 * time.Second
 	var logs lockedBuffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
@@ -93,7 +98,7 @@ func (s *Site) StartPHPServer(t testing.TB) (baseURL string) {
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-exited
 		if t.Failed() {
 			t.Logf("wpsite: php -S log:\n%s", logs.String())
