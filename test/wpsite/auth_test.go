@@ -218,3 +218,78 @@ func TestLoginCookieAndNonce(t *testing.T) {
 		})
 	}
 }
+
+func TestCreateUser(t *testing.T) {
+	s := Install(t, Options{})
+	tests := []struct {
+		login, email, role, password string
+	}{
+		{"ed", "ed@example.com", "administrator", "plain-password"},
+		{"mary-o.brien@home", "obrien@example.com", "editor", `q"uo't\es\`},
+		{"sue", "sue@example.com", "subscriber", `back\\slash $dollar`},
+	}
+	seen := map[int64]bool{1: true}
+	for _, tc := range tests {
+		t.Run(tc.login, func(t *testing.T) {
+			id := s.CreateUser(t, tc.login, tc.email, tc.role, tc.password)
+			if seen[id] {
+				t.Fatalf("user ID %d was already taken", id)
+			}
+			seen[id] = true
+			var got struct {
+				ID    int64    `json:"id"`
+				Login string   `json:"login"`
+				Email string   `json:"email"`
+				Roles []string `json:"roles"`
+				Wrong bool     `json:"wrong_password_rejected"`
+			}
+			phpJSON(t, s, fmt.Sprintf(`$user = wp_authenticate( %s, %s );
+if ( is_wp_error( $user ) ) {
+	wpsite_fail( 'wp_authenticate: ' . $user->get_error_code() );
+}
+echo json_encode( array(
+	'id'                      => $user->ID,
+	'login'                   => $user->user_login,
+	'email'                   => $user->user_email,
+	'roles'                   => array_values( $user->roles ),
+	'wrong_password_rejected' => is_wp_error( wp_authenticate( %s, 'not the password' ) ),
+) );`, PHPString(tc.login), PHPString(tc.password), PHPString(tc.login)), &got)
+			if got.ID != id || got.Login != tc.login || got.Email != tc.email {
+				t.Errorf("user = %d %q %q, want %d %q %q", got.ID, got.Login, got.Email, id, tc.login, tc.email)
+			}
+			if len(got.Roles) != 1 || got.Roles[0] != tc.role {
+				t.Errorf("roles = %v, want [%s]", got.Roles, tc.role)
+			}
+			if !got.Wrong {
+				t.Error("a wrong password was accepted")
+			}
+		})
+	}
+}
+
+func TestCreateUserRejected(t *testing.T) {
+	s := Install(t, Options{})
+	s.CreateUser(t, "taken", "taken@example.com", "subscriber", "pw")
+	tests := []struct {
+		name, login, email string
+		wantFail           string
+	}{
+		{"login WordPress rewrites", "o'brien", "obrien@example.com", "stored the login as obrien"},
+		{"login in use", "taken", "other@example.com", "existing_user_login"},
+		{"email in use", "other", "taken@example.com", "existing_user_email"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &fatalRecorder{TB: t}
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				s.CreateUser(r, tc.login, tc.email, "subscriber", "pw")
+			}()
+			<-done
+			if !strings.Contains(r.msg, tc.wantFail) {
+				t.Errorf("CreateUser failure = %q, want it to mention %q", r.msg, tc.wantFail)
+			}
+		})
+	}
+}

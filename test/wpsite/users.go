@@ -11,20 +11,28 @@ import (
 )
 
 // CreateUser creates a user with wp_insert_user and returns its ID. role
-// is a WordPress role slug ("administrator", "subscriber", ...).
+// is a WordPress role slug ("administrator", "subscriber", ...). The test
+// fails if WordPress rejects the user or stores another login (it strips
+// characters outside [A-Za-z0-9 _.@-] from logins).
 func (s *Site) CreateUser(t testing.TB, login, email, role, password string) int64 {
 	t.Helper()
-	out := s.PHP(t, fmt.Sprintf(`$id = wp_insert_user( wp_slash( array(
-	'user_login' => %s,
-	'user_email' => %s,
-	'user_pass'  => %s,
-	'role'       => %s,
-) ) );
+	// wp_insert_user expects slashed data but hashes user_pass as given,
+	// as wp_create_user calls it.
+	out := s.PHP(t, fmt.Sprintf(`$data = wp_slash( array(
+	'user_login' => %[1]s,
+	'user_email' => %[2]s,
+	'role'       => %[3]s,
+) );
+$data['user_pass'] = %[4]s;
+$id = wp_insert_user( $data );
 if ( is_wp_error( $id ) ) {
 	wpsite_fail( 'wp_insert_user: ' . $id->get_error_code() . ': ' . $id->get_error_message() );
 }
+if ( get_userdata( $id )->user_login !== %[1]s ) {
+	wpsite_fail( 'WordPress stored the login as ' . get_userdata( $id )->user_login );
+}
 echo $id;
-`, PHPString(login), PHPString(email), PHPString(password), PHPString(role)))
+`, PHPString(login), PHPString(email), PHPString(role), PHPString(password)))
 	id, err := strconv.ParseInt(strings.TrimSpace(out), 10, 64)
 	if err != nil || id <= 0 {
 		t.Fatalf("wpsite: wp_insert_user(%q) printed %q, want a user ID", login, out)

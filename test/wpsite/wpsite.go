@@ -13,6 +13,21 @@
 // Install a site with Options.EnvironmentType "local", or set
 // $_SERVER['HTTPS'] = 'on' in the PHP code before authenticating.
 //
+// Typical use:
+//
+//	site := wpsite.Install(t, wpsite.Options{EnvironmentType: "local"})
+//	id := site.CreateUser(t, "sue", "sue@example.com", "editor", "secret")
+//	appPW := site.CreateApplicationPassword(t, "sue", "mailsvc")
+//	cookie := site.LoginCookie(t, "sue")
+//	nonce := site.RESTNonce(t, "sue", cookie)
+//	base := site.StartPHPServer(t) // WordPress itself at site.SiteURL
+//
+// site.WPConfigPath, site.DSN, site.Prefix and site.Salts are what a
+// program sharing the site (mailsvc) is configured with.
+//
+// Each Install takes about a second and each PHP call a few hundred
+// milliseconds: share one site between the cases of a table test.
+//
 // When php-cli, /usr/share/wordpress or MariaDB on 127.0.0.1:3306 is
 // missing, Install skips the test, except when the environment variable CI
 // is set: then it fails, because CI installs them with
@@ -310,7 +325,7 @@ func (s *Site) install(t testing.TB) {
 function wp_new_blog_notification() {}
 `
 	code := fmt.Sprintf(`require_once ABSPATH . 'wp-admin/includes/upgrade.php';
-$result = wp_install( 'mailsvc test site', %s, %s, true, '', wp_slash( %s ) );
+$result = wp_install( 'mailsvc test site', %s, %s, true, '', %s );
 if ( empty( $result['user_id'] ) ) {
 	wpsite_fail( 'wp_install created no administrator' );
 }

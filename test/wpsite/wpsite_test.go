@@ -237,3 +237,49 @@ func TestPHPFailsOnErrors(t *testing.T) {
 		})
 	}
 }
+
+// outcomeRecorder is a testing.TB that records whether the code under test
+// skipped or failed, stopping only the goroutine it runs on.
+type outcomeRecorder struct {
+	testing.TB
+	outcome, msg string
+}
+
+func (r *outcomeRecorder) Skipf(format string, args ...any) {
+	r.outcome, r.msg = "skip", fmt.Sprintf(format, args...)
+	runtime.Goexit()
+}
+
+func (r *outcomeRecorder) Fatalf(format string, args ...any) {
+	r.outcome, r.msg = "fatal", fmt.Sprintf(format, args...)
+	runtime.Goexit()
+}
+
+func TestMissingToolsSkipOutsideCI(t *testing.T) {
+	tests := []struct {
+		ci   string
+		want string
+	}{
+		{ci: "", want: "skip"},
+		{ci: "true", want: "fatal"},
+		{ci: "1", want: "fatal"},
+	}
+	for _, tc := range tests {
+		t.Run("CI="+tc.ci, func(t *testing.T) {
+			t.Setenv("CI", tc.ci)
+			r := &outcomeRecorder{TB: t}
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				toolsMissing(r, "php-cli is not installed")
+			}()
+			<-done
+			if r.outcome != tc.want {
+				t.Errorf("outcome %q, want %q", r.outcome, tc.want)
+			}
+			if !strings.Contains(r.msg, "php-cli is not installed") || !strings.Contains(r.msg, "install-deps.sh") {
+				t.Errorf("message %q should name the missing tool and scripts/install-deps.sh", r.msg)
+			}
+		})
+	}
+}
