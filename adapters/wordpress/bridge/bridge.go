@@ -1,0 +1,82 @@
+// Package bridge ships the wp_mail() bridge: a WordPress must-use plugin
+// (mailsvc-bridge.php, embedded in the binary) that replaces WordPress's
+// wp_mail() and queues every message as one row of {prefix}mailsvc_logs in
+// the site's own database, where the service's workers deliver it.
+//
+// The plugin writes the row in the store's encoding (adapters/store: the
+// message column is the JSON of storedMessage, attachments as base64), so
+// the store reads a bridge-written row like any other queued log.
+package bridge
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// FileName is the name of the must-use plugin inside mu-plugins/.
+const FileName = "mailsvc-bridge.php"
+
+// Source is the PHP source of the must-use plugin.
+//
+//go:embed mailsvc-bridge.php
+var Source []byte
+
+// Path returns where the bridge lives for the content directory
+// contentDir (WordPress's WP_CONTENT_DIR): <contentDir>/mu-plugins/mailsvc-bridge.php.
+func Path(contentDir string) string {
+	return filepath.Join(contentDir, "mu-plugins", FileName)
+}
+
+// Install writes the bridge into contentDir/mu-plugins (created when
+// missing) and returns the file's path. The file is written under a
+// temporary name and renamed into place, so WordPress never loads half a
+// file; an existing bridge is replaced by this build's.
+func Install(contentDir string) (string, error) {
+	if st, err := os.Stat(contentDir); err != nil {
+		return "", fmt.Errorf("install bridge: content directory: %w", err)
+	} else if !st.IsDir() {
+		return "", fmt.Errorf("install bridge: content directory %s is not a directory", contentDir)
+	}
+	dir := filepath.Join(contentDir, "mu-plugins")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("install bridge: create %s: %w", dir, err)
+	}
+	tmp, err := os.CreateTemp(dir, ".mailsvc-bridge-*.tmp")
+	if err != nil {
+		return "", fmt.Errorf("install bridge: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // no-op after the rename
+	if _, err := tmp.Write(Source); err != nil {
+		tmp.Close()
+		return "", fmt.Errorf("install bridge: write: %w", err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return "", fmt.Errorf("install bridge: chmod: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return "", fmt.Errorf("install bridge: write: %w", err)
+	}
+	path := Path(contentDir)
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return "", fmt.Errorf("install bridge: %w", err)
+	}
+	return path, nil
+}
+
+// Remove deletes the bridge from contentDir/mu-plugins. It reports
+// whether a file was there; a missing file is not an error.
+func Remove(contentDir string) (bool, error) {
+	err := os.Remove(Path(contentDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("remove bridge: %w", err)
+	}
+	return true, nil
+}

@@ -1,0 +1,270 @@
+package bridge_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/mailsvc/mailsvc/adapters/store"
+	"github.com/mailsvc/mailsvc/adapters/wordpress/bridge"
+	"github.com/mailsvc/mailsvc/core"
+	"github.com/mailsvc/mailsvc/test/wpsite"
+)
+
+func TestInstallAndRemove(t *testing.T) {
+	content := t.TempDir()
+	for i := range 2 { // a second install replaces the first
+		path, err := bridge.Install(content)
+		if err != nil {
+			t.Fatalf("install %d: %v", i, err)
+		}
+		if path != filepath.Join(content, "mu-plugins", "mailsvc-bridge.php") {
+			t.Fatalf("installed at %s", path)
+		}
+		got, err := os.ReadFile(path)
+		if err != nil || !bytes.Equal(got, bridge.Source) {
+			t.Fatalf("installed file differs from the embedded source (%v)", err)
+		}
+	}
+	entries, _ := os.ReadDir(filepath.Join(content, "mu-plugins"))
+	if len(entries) != 1 {
+		t.Fatalf("mu-plugins holds %d files, want only the bridge", len(entries))
+	}
+	for _, want := range []bool{true, false} {
+		removed, err := bridge.Remove(content)
+		if err != nil || removed != want {
+			t.Fatalf("remove = %v, %v; want %v", removed, err, want)
+		}
+	}
+	if _, err := bridge.Install(filepath.Join(content, "missing")); err == nil {
+		t.Fatal("install into a missing content directory succeeded")
+	}
+	if !bytes.Contains(bridge.Source, []byte("function wp_mail( $to, $subject, $message, $headers = '', $attachments = array() )")) {
+		t.Fatal("the bridge does not define wp_mail() with WordPress's signature")
+	}
+}
+
+// randomBytes returns n random bytes that include every byte value a
+// text-only path would damage (NUL, CR, LF, high bytes).
+func randomBytes(t *testing.T, n int) []byte {
+	t.Helper()
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return append([]byte{0, '\r', '\n', 0xff, 0x80}, b...)
+}
+
+// TestBridgeRowsDecodeWithStore calls the bridge's wp_mail() in a real
+// WordPress site and reads every queued row back through the Go store:
+// the PHP encoding and the store's decoding must agree field by field.
+func TestBridgeRowsDecodeWithStore(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real WordPress test: not in -short mode")
+	}
+	site := wpsite.Install(t, wpsite.Options{Prefix: "wpb_"})
+	ctx := context.Background()
+	db, err := store.Open(ctx, "mysql:"+site.DSN, site.Prefix, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := bridge.Install(site.ContentDir); err != nil {
+		t.Fatal(err)
+	}
+	// A must-use plugin that sends mail, to be named as the source.
+	acme := `<?php
+function acme_notify( $to ) {
+	return wp_mail( $to, 'from a plugin', 'plugin body' );
+}
+`
+	if err := os.WriteFile(filepath.Join(site.ContentDir, "mu-plugins", "acme-notify.php"), []byte(acme), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pdf, png := randomBytes(t, 3000), randomBytes(t, 1000)
+	pdfPath, pngPath := filepath.Join(site.Dir, "report.pdf"), filepath.Join(site.Dir, "tmp-upload-x1")
+	for p, b := range map[string][]byte{pdfPath: pdf, pngPath: png} {
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defaultFrom := core.Address{Name: "WordPress", Email: "wordpress@127.0.0.1"}
+
+	cases := []struct {
+		name   string
+		call   string // PHP expression
+		want   *core.Message
+		result string // JSON of wp_mail()'s return value
+		source string
+		failed bool // wp_mail_failed fired
+	}{
+		{
+			name: "plain", call: `wp_mail( 'one@example.com', 'plain', "hello\nworld" )`,
+			want:   &core.Message{From: defaultFrom, To: []core.Address{{Email: "one@example.com"}}, Subject: "plain", Text: "hello\nworld"},
+			result: "true", source: "wordpress",
+		},
+		{
+			name: "html with from name, string headers",
+			call: `wp_mail( 'Ann Example <ann@example.com>, bob@example.com', 'html', '<p>Hi</p>', "From: \"Site Team\" <team@example.com>\r\nContent-Type: text/html; charset=UTF-8\r\nX-Campaign: spring" )`,
+			want: &core.Message{From: core.Address{Name: "Site Team", Email: "team@example.com"},
+				To:      []core.Address{{Name: "Ann Example", Email: "ann@example.com"}, {Email: "bob@example.com"}},
+				Subject: "html", HTML: "<p>Hi</p>", Headers: []core.Header{{Name: "X-Campaign", Value: "spring"}}},
+			result: "true", source: "wordpress",
+		},
+		{
+			name: "cc bcc reply-to, array headers and array to",
+			call: `wp_mail( array( 'To One <to1@example.com>', 'to2@example.com' ), 'addresses', 'body', array( 'Cc: cc1@example.com, Cee Two <cc2@example.com>', 'Bcc: hidden@example.com', 'Reply-To: Replies <reply@example.com>', 'From: bare@example.com', 'X-Mailer: ignored', 'not a header' ) )`,
+			want: &core.Message{From: core.Address{Name: "WordPress", Email: "bare@example.com"},
+				To:      []core.Address{{Name: "To One", Email: "to1@example.com"}, {Email: "to2@example.com"}},
+				Cc:      []core.Address{{Email: "cc1@example.com"}, {Name: "Cee Two", Email: "cc2@example.com"}},
+				Bcc:     []core.Address{{Email: "hidden@example.com"}},
+				ReplyTo: []core.Address{{Name: "Replies", Email: "reply@example.com"}},
+				Subject: "addresses", Text: "body"},
+			result: "true", source: "wordpress",
+		},
+		{
+			name: "attachments, named key, newline string list and a missing file",
+			call: `wp_mail( 'att@example.com', 'attachments', 'see files', '', array( ` + wpsite.PHPString(pdfPath) + `, 'photo.png' => ` + wpsite.PHPString(pngPath) + `, '/nonexistent/file.bin' ) )`,
+			want: &core.Message{From: defaultFrom, To: []core.Address{{Email: "att@example.com"}}, Subject: "attachments", Text: "see files",
+				Attachments: []core.Attachment{
+					{Filename: "report.pdf", ContentType: "application/pdf", Data: pdf},
+					{Filename: "photo.png", ContentType: "image/png", Data: png},
+				}},
+			result: "true", source: "wordpress",
+		},
+		{
+			name: "attachments as a newline-separated string",
+			call: `wp_mail( 'att2@example.com', 'attachment string', 'one file', '', ` + wpsite.PHPString(pdfPath+"\r\n") + ` )`,
+			want: &core.Message{From: defaultFrom, To: []core.Address{{Email: "att2@example.com"}}, Subject: "attachment string", Text: "one file",
+				Attachments: []core.Attachment{{Filename: "report.pdf", ContentType: "application/pdf", Data: pdf}}},
+			result: "true", source: "wordpress",
+		},
+		{
+			name: "wp_mail, wp_mail_from, wp_mail_from_name and wp_mail_content_type filters",
+			call: `( function () {
+				$f1 = function ( $atts ) { $atts['subject'] = 'filtered ' . $atts['subject']; $atts['to'] = 'filtered@example.com'; return $atts; };
+				$f2 = function () { return 'filter-from@example.com'; };
+				$f3 = function () { return 'Filtered Name'; };
+				$f4 = function () { return 'text/html'; };
+				add_filter( 'wp_mail', $f1 ); add_filter( 'wp_mail_from', $f2 ); add_filter( 'wp_mail_from_name', $f3 ); add_filter( 'wp_mail_content_type', $f4 );
+				$r = wp_mail( 'orig@example.com', 'subject', '<b>x</b>' );
+				remove_filter( 'wp_mail', $f1 ); remove_filter( 'wp_mail_from', $f2 ); remove_filter( 'wp_mail_from_name', $f3 ); remove_filter( 'wp_mail_content_type', $f4 );
+				return $r;
+			} )()`,
+			want: &core.Message{From: core.Address{Name: "Filtered Name", Email: "filter-from@example.com"},
+				To: []core.Address{{Email: "filtered@example.com"}}, Subject: "filtered subject", HTML: "<b>x</b>"},
+			result: "true", source: "wordpress",
+		},
+		{
+			name: "multipart alternative with a boundary",
+			call: `wp_mail( 'multi@example.com', 'multipart', "--XYZ\r\nContent-Type: text/plain; charset=UTF-8\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\nplain caf=C3=A9\r\n--XYZ\r\nContent-Type: text/html; charset=UTF-8\r\nContent-Transfer-Encoding: base64\r\n\r\n` +
+				`PHA+aHRtbDwvcD4=\r\n--XYZ--\r\n", array( 'Content-Type: multipart/alternative; boundary="XYZ"' ) )`,
+			want:   &core.Message{From: defaultFrom, To: []core.Address{{Email: "multi@example.com"}}, Subject: "multipart", Text: "plain café", HTML: "<p>html</p>"},
+			result: "true", source: "wordpress",
+		},
+		{
+			name:   "latin-1 charset converted to UTF-8",
+			call:   `wp_mail( 'latin@example.com', "caf\xe9", "na\xefve", 'Content-Type: text/plain; charset=ISO-8859-1' )`,
+			want:   &core.Message{From: defaultFrom, To: []core.Address{{Email: "latin@example.com"}}, Subject: "café", Text: "naïve"},
+			result: "true", source: "wordpress",
+		},
+		{
+			name: "source is the calling plugin", call: `acme_notify( 'plugin@example.com' )`,
+			want:   &core.Message{From: defaultFrom, To: []core.Address{{Email: "plugin@example.com"}}, Subject: "from a plugin", Text: "plugin body"},
+			result: "true", source: "acme-notify",
+		},
+		{
+			name: "pre_wp_mail short-circuits",
+			call: `( function () {
+				$f = function () { return 'short'; };
+				add_filter( 'pre_wp_mail', $f );
+				$r = wp_mail( 'never@example.com', 'never queued', 'x' );
+				remove_filter( 'pre_wp_mail', $f );
+				return $r;
+			} )()`,
+			result: `"short"`,
+		},
+		{
+			name: "no valid recipient fails", call: `wp_mail( 'not an address, also@bad', 'never queued either', 'x' )`,
+			result: "false", failed: true,
+		},
+		{
+			name: "invalid from fails", call: `wp_mail( 'x@example.com', 'never queued either', 'x', 'From: nobody' )`,
+			result: "false", failed: true,
+		},
+	}
+
+	var php strings.Builder
+	php.WriteString("$out = array();\n$failed = null;\nadd_action( 'wp_mail_failed', function ( $e ) use ( &$failed ) { $failed = $e->get_error_code() . ': ' . $e->get_error_message(); } );\n")
+	for i, c := range cases {
+		php.WriteString("$failed = null;\n")
+		php.WriteString("$r = " + c.call + ";\n")
+		php.WriteString("$out[] = array( 'result' => $r, 'failed' => $failed );\n")
+		_ = i
+	}
+	php.WriteString("echo wp_json_encode( array( 'takeover' => defined( 'MAIL_SVC_WP_MAIL_TAKEOVER' ), 'calls' => $out ) );\n")
+	raw := site.PHP(t, php.String())
+	var got struct {
+		Takeover bool `json:"takeover"`
+		Calls    []struct {
+			Result json.RawMessage `json:"result"`
+			Failed *string         `json:"failed"`
+		} `json:"calls"`
+	}
+	if err := json.Unmarshal([]byte(raw), &got); err != nil || len(got.Calls) != len(cases) {
+		t.Fatalf("PHP output %q: %v", raw, err)
+	}
+	if !got.Takeover {
+		t.Error("MAIL_SVC_WP_MAIL_TAKEOVER is not defined with the bridge installed")
+	}
+
+	logs, total, err := db.FindLogs(ctx, core.LogFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bySubject := map[string]*core.Log{}
+	for _, l := range logs {
+		bySubject[l.Message.Subject] = l
+	}
+	queued := 0
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			call := got.Calls[i]
+			if string(call.Result) != c.result {
+				t.Errorf("wp_mail() returned %s, want %s", call.Result, c.result)
+			}
+			if (call.Failed != nil) != c.failed {
+				t.Errorf("wp_mail_failed fired = %v (%v), want %v", call.Failed != nil, call.Failed, c.failed)
+			}
+			if c.failed && !strings.HasPrefix(*call.Failed, "wp_mail_failed: ") {
+				t.Errorf("wp_mail_failed got %q, want a WP_Error with code wp_mail_failed", *call.Failed)
+			}
+			if c.want == nil {
+				return
+			}
+			queued++
+			l := bySubject[c.want.Subject]
+			if l == nil {
+				t.Fatalf("no queued log with subject %q", c.want.Subject)
+			}
+			if l.Status != core.StatusQueued || l.Source != c.source || l.Attempts != 0 || l.ConnectionID != nil {
+				t.Errorf("log status %q source %q attempts %d connection %v; want queued, %q, 0, nil", l.Status, l.Source, l.Attempts, l.ConnectionID, c.source)
+			}
+			if l.NextAttemptAt.IsZero() || l.NextAttemptAt.After(l.CreatedAt) {
+				t.Errorf("next_attempt_at %v is not due at creation %v", l.NextAttemptAt, l.CreatedAt)
+			}
+			if !reflect.DeepEqual(l.Message, *c.want) {
+				t.Errorf("decoded message\n got %+v\nwant %+v", l.Message, *c.want)
+			}
+		})
+	}
+	if total != queued {
+		t.Errorf("%d rows queued, want %d (short-circuited and failed calls must queue nothing)", total, queued)
+	}
+}
