@@ -144,8 +144,10 @@ func (db *DB) openSQLite(path string) error {
 	// Every transaction takes the write lock when it begins, so two
 	// writers wait for each other (busy_timeout) instead of failing on a
 	// lock upgrade.
+	// The driver writes times in its "sqlite" format by default; setting
+	// _time_format explicitly would make it skip _txlock (it stops reading
+	// parameters there), so it is left unset.
 	params.Set("_txlock", "immediate")
-	params.Set("_time_format", "sqlite")
 	gdb, err := gorm.Open(sqlite.Open(path+"?"+params.Encode()), db.gormConfig())
 	if err != nil {
 		return fmt.Errorf("open store: sqlite %s: %w", path, err)

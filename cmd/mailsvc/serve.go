@@ -83,7 +83,14 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	defer queryLog.Flush()
 	transcripts := debuglog.NewTranscripts(debugOpts.Root, 0, 0, debuglog.Redactor{Visibility: debugOpts.Visibility}, log)
 	driverEnv := core.DriverEnv{HTTPClient: debugLog.HTTPClient(nil), Logger: log, Transcript: transcripts}
-	deliverySvc := &delivery.Service{Logs: rt.db, Connections: conns, Settings: settings, Hooks: hooks, Env: driverEnv, Logger: log}
+	// Credential checks always keep their SMTP transcript; deliveries keep
+	// one only while the mailer debug channel is on, so the delivery path
+	// writes no file per message.
+	deliveryEnv := driverEnv
+	if !debugOpts.Mailer {
+		deliveryEnv.Transcript = nil
+	}
+	deliverySvc := &delivery.Service{Logs: rt.db, Connections: conns, Settings: settings, Hooks: hooks, Env: deliveryEnv, Logger: log}
 	deliverySvc.Leases = rt.db
 	deliverySvc.Workers = int(rt.consts.Int("MAILSVC_WORKERS", delivery.DefaultWorkers))
 	deliverySvc.BatchSize = int(rt.consts.Int("MAILSVC_BATCH_SIZE", delivery.DefaultBatchSize))
