@@ -32,6 +32,14 @@ type Authenticator interface {
 	Authenticate(r *http.Request, secure bool) (*core.User, error)
 }
 
+// NonceIssuer is implemented by authenticators that can issue WordPress
+// REST nonces. After a cookie-authenticated request the server answers
+// with a fresh X-WP-Nonce header, as WordPress does.
+type NonceIssuer interface {
+	SessionToken(r *http.Request) string
+	CreateNonce(user *core.User, token string, action string) string
+}
+
 // ConnectionService is what the connection routes need.
 type ConnectionService interface {
 	List(ctx context.Context, offset, limit int) ([]*core.Connection, int, error)
@@ -169,6 +177,9 @@ func (s *Server) authenticated(h handlerFunc) http.Handler {
 		if !user.Can(s.capability(r)) {
 			s.writeError(w, r, core.Errorf(core.EFORBIDDEN, "Sorry, you are not allowed to do that."))
 			return
+		}
+		if ni, ok := s.Auth.(NonceIssuer); ok && user.Via == "cookie" {
+			w.Header().Set("X-WP-Nonce", ni.CreateNonce(user, ni.SessionToken(r), "wp_rest"))
 		}
 		if err := h(w, r.WithContext(withUser(r.Context(), user))); err != nil {
 			s.writeError(w, r, err)

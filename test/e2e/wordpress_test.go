@@ -90,6 +90,19 @@ echo substr( wp_hash( $i . '|wp_rest|' . $u->ID . '|' . wp_get_session_token(), 
 		})
 	}
 
+	// A cookie request gets a fresh nonce back, as from WordPress, and it works.
+	r := call(t, "GET", svc.Base+"/settings", "", withCookie(cookie, nonce))
+	fresh := r.Header.Get("X-WP-Nonce")
+	if len(fresh) != 10 {
+		t.Fatalf("no fresh X-WP-Nonce after cookie auth: %v", r.Header)
+	}
+	if r := call(t, "GET", svc.Base+"/settings", "", withCookie(cookie, fresh)); r.Status != 200 {
+		t.Errorf("fresh nonce refused: %d %s", r.Status, r.Body)
+	}
+	if r := call(t, "GET", svc.Base+"/settings", "", both(basic("boss", bossPW), https)); r.Header.Get("X-WP-Nonce") != "" {
+		t.Errorf("an application-password request got a nonce")
+	}
+
 	// The service's own tables live in the WordPress database with its prefix.
 	out := site.PHP(t, `global $wpdb; echo $wpdb->get_var( "SHOW TABLES LIKE 'wpx_mailsvc_connections'" );`)
 	if strings.TrimSpace(out) != "wpx_mailsvc_connections" {
