@@ -1,0 +1,155 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// likePrefix returns a LIKE pattern (escape character \) matching every
+// name that starts with s literally.
+func likePrefix(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return r.Replace(s) + "%"
+}
+
+// ServiceTables returns the names of the service's tables in this
+// database: every table named {prefix}mailsvc_*, sorted.
+func (db *DB) ServiceTables(ctx context.Context) ([]string, error) {
+	found, err := db.tablesLike(ctx, likePrefix(db.prefix+"mailsvc_"))
+	if err != nil {
+		return nil, err
+	}
+	// SQLite's LIKE ignores ASCII case: keep exact-case matches only.
+	var out []string
+	for _, name := range found {
+		if strings.HasPrefix(name, db.prefix+"mailsvc_") {
+			out = append(out, name)
+		}
+	}
+	return out, nil
+}
+
+func (db *DB) tablesLike(ctx context.Context, pattern string) ([]string, error) {
+	var q string
+	switch db.dialect {
+	case DialectMySQL:
+		q = `SELECT table_name FROM information_schema.tables
+			WHERE table_schema = DATABASE() AND table_name LIKE ? ORDER BY table_name`
+	default:
+		q = `SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE ? ESCAPE '\' ORDER BY name`
+	}
+	rows, err := db.sqlDB.QueryContext(ctx, q, pattern)
+	if err != nil {
+		return nil, fmt.Errorf("list tables: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, fmt.Errorf("list tables: %w", err)
+		}
+		out = append(out, name)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list tables: %w", err)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// DropServiceTables drops every {prefix}mailsvc_* table (connections,
+// settings, logs and their attempts, leases, migrations) and returns the
+// names it dropped, sorted. It is meant for uninstalling: afterwards the other
+// methods of db fail until the schema is migrated again. Idempotent: a
+// second call drops nothing. Other tables, including other prefixes'
+// mailsvc tables, are never touched.
+func (db *DB) DropServiceTables(ctx context.Context) ([]string, error) {
+	tables, err := db.ServiceTables(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("drop service tables: %w", err)
+	}
+	if len(tables) == 0 {
+		return nil, nil
+	}
+	conn, err := db.sqlDB.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("drop service tables: get connection: %w", err)
+	}
+	defer conn.Close()
+	if db.dialect == DialectMySQL {
+		// The attempts table references the logs table; drop regardless of
+		// order on this one connection.
+		if _, err := conn.ExecContext(ctx, "SET SESSION foreign_key_checks = 0"); err != nil {
+			return nil, fmt.Errorf("drop service tables: %w", err)
+		}
+		defer func() { _, _ = conn.ExecContext(context.Background(), "SET SESSION foreign_key_checks = 1") }()
+	}
+	dropped, err := dropInAnyOrder(ctx, conn, tables)
+	slices.Sort(dropped)
+	return dropped, err
+}
+
+// dropInAnyOrder drops tables, retrying the ones a foreign key still
+// protects after the others are gone (SQLite checks references on DROP).
+func dropInAnyOrder(ctx context.Context, conn *sql.Conn, tables []string) ([]string, error) {
+	var dropped []string
+	pending := tables
+	for len(pending) > 0 {
+		var failed []string
+		var lastErr error
+		for _, name := range pending {
+			if _, err := conn.ExecContext(ctx, "DROP TABLE IF EXISTS `"+name+"`"); err != nil {
+				failed, lastErr = append(failed, name), err
+				continue
+			}
+			dropped = append(dropped, name)
+		}
+		if len(failed) == len(pending) {
+			return dropped, fmt.Errorf("drop table %s: %w", failed[0], lastErr)
+		}
+		pending = failed
+	}
+	return dropped, nil
+}
+
+// DeleteServiceOptions deletes the service's rows from the WordPress
+// options table {prefix}options (option names starting with "mailsvc_"
+// or "mail_svc_", and their transients) and returns how many it deleted.
+// When the database has no options table it deletes nothing.
+func (db *DB) DeleteServiceOptions(ctx context.Context) (int64, error) {
+	options := db.prefix + "options"
+	found, err := db.tablesLike(ctx, likePrefix(options))
+	if err != nil {
+		return 0, fmt.Errorf("delete service options: %w", err)
+	}
+	exists := false
+	for _, name := range found {
+		exists = exists || name == options
+	}
+	if !exists {
+		return 0, nil
+	}
+	var clauses []string
+	var args []any
+	for _, p := range []string{"mailsvc_", "mail_svc_", "_transient_mailsvc_", "_transient_timeout_mailsvc_", "_transient_mail_svc_", "_transient_timeout_mail_svc_"} {
+		clauses = append(clauses, `option_name LIKE ? ESCAPE '\\'`)
+		args = append(args, likePrefix(p))
+	}
+	q := "DELETE FROM `" + options + "` WHERE " + strings.Join(clauses, " OR ")
+	if db.dialect != DialectMySQL {
+		q = strings.ReplaceAll(q, `'\\'`, `'\'`)
+	}
+	res, err := db.sqlDB.ExecContext(ctx, q, args...)
+	if err != nil {
+		return 0, fmt.Errorf("delete service options: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("delete service options: %w", err)
+	}
+	return n, nil
+}
