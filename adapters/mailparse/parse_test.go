@@ -134,17 +134,17 @@ func TestParse(t *testing.T) {
 		},
 		{
 			name: "multipart/alternative with quoted-printable text and base64 HTML",
-			in: crlf("From: a@example.org\nTo: b@example.org\nSubject: alt\n" +
-				"MIME-Version: 1.0\n" +
-				"Content-Type: multipart/alternative; boundary=\"=_alt\"\n\n" +
-				"This is a multi-part message in MIME format.\n" +
-				"--=_alt\n" +
-				"Content-Type: text/plain; charset=UTF-8\n" +
+			in: crlf("From: a@example.org\nTo: b@example.org\nSubject: alt\n"+
+				"MIME-Version: 1.0\n"+
+				"Content-Type: multipart/alternative; boundary=\"=_alt\"\n\n"+
+				"This is a multi-part message in MIME format.\n"+
+				"--=_alt\n"+
+				"Content-Type: text/plain; charset=UTF-8\n"+
 				"Content-Transfer-Encoding: quoted-printable\n\n") +
 				qp("Grüße und viele Wörter, "+strings.Repeat("x", 90)+"\r\n") +
-				crlf("--=_alt\n" +
-				"Content-Type: text/html; charset=UTF-8\n" +
-				"Content-Transfer-Encoding: base64\n\n") +
+				crlf("--=_alt\n"+
+					"Content-Type: text/html; charset=UTF-8\n"+
+					"Content-Transfer-Encoding: base64\n\n") +
 				b64([]byte(longHTML)) +
 				"--=_alt--\r\n",
 			want: core.Message{
@@ -152,26 +152,26 @@ func TestParse(t *testing.T) {
 				To:      []core.Address{{Email: "b@example.org"}},
 				Subject: "alt",
 				// The CRLF before a boundary belongs to the boundary.
-				Text:    "Grüße und viele Wörter, " + strings.Repeat("x", 90),
-				HTML:    longHTML,
+				Text: "Grüße und viele Wörter, " + strings.Repeat("x", 90),
+				HTML: longHTML,
 			},
 		},
 		{
 			name: "multipart/mixed: alternative inside, then binary attachments with RFC 2231 and RFC 2047 names",
-			in: crlf("From: a@example.org\nTo: b@example.org\nSubject: files\n" +
-				"Content-Type: multipart/mixed; boundary=outer\n\n" +
-				"--outer\n" +
-				"Content-Type: multipart/alternative; boundary=inner\n\n" +
-				"--inner\n" +
-				"Content-Type: text/plain\n\n" +
-				"See attached.\n" +
-				"--inner\n" +
-				"Content-Type: text/html\n\n" +
-				"<p>See attached.</p>\n" +
-				"--inner--\n" +
-				"--outer\n" +
-				"Content-Type: application/pdf\n" +
-				"Content-Disposition: attachment; filename*=UTF-8''Rechnung%20M%C3%A4rz.pdf\n" +
+			in: crlf("From: a@example.org\nTo: b@example.org\nSubject: files\n"+
+				"Content-Type: multipart/mixed; boundary=outer\n\n"+
+				"--outer\n"+
+				"Content-Type: multipart/alternative; boundary=inner\n\n"+
+				"--inner\n"+
+				"Content-Type: text/plain\n\n"+
+				"See attached.\n"+
+				"--inner\n"+
+				"Content-Type: text/html\n\n"+
+				"<p>See attached.</p>\n"+
+				"--inner--\n"+
+				"--outer\n"+
+				"Content-Type: application/pdf\n"+
+				"Content-Disposition: attachment; filename*=UTF-8''Rechnung%20M%C3%A4rz.pdf\n"+
 				"Content-Transfer-Encoding: base64\n\n") +
 				b64(pdf) +
 				crlf("--outer\n"+
@@ -204,16 +204,16 @@ func TestParse(t *testing.T) {
 		},
 		{
 			name: "multipart/related: HTML root and an inline image by Content-ID",
-			in: crlf("From: a@example.org\nTo: b@example.org\nSubject: logo\n" +
-				"Content-Type: multipart/mixed; boundary=m\n\n" +
-				"--m\n" +
-				"Content-Type: multipart/related; boundary=r; type=\"text/html\"\n\n" +
-				"--r\n" +
-				"Content-Type: text/html; charset=us-ascii\n\n" +
-				"<img src=\"cid:logo@site\">\n" +
-				"--r\n" +
-				"Content-Type: image/png\n" +
-				"Content-ID: <logo@site>\n" +
+			in: crlf("From: a@example.org\nTo: b@example.org\nSubject: logo\n"+
+				"Content-Type: multipart/mixed; boundary=m\n\n"+
+				"--m\n"+
+				"Content-Type: multipart/related; boundary=r; type=\"text/html\"\n\n"+
+				"--r\n"+
+				"Content-Type: text/html; charset=us-ascii\n\n"+
+				"<img src=\"cid:logo@site\">\n"+
+				"--r\n"+
+				"Content-Type: image/png\n"+
+				"Content-ID: <logo@site>\n"+
 				"Content-Transfer-Encoding: base64\n\n") +
 				b64(png) +
 				crlf("--r\n"+
