@@ -156,6 +156,11 @@ var ConstantCatalog = []ConstantDef{
 	{Name: "MAILSVC_WORKERS", Type: ConstInt, Default: "4", Group: GroupDaemon, Min: Int64(1), Max: Int64(256), Description: "Number of delivery workers of this process, 1 to 256."},
 	{Name: "MAILSVC_BATCH_SIZE", Type: ConstInt, Default: "50", Group: GroupDaemon, Min: Int64(1), Max: Int64(1000), Description: "Queued messages a delivery worker claims at once, 1 to 1000."},
 	{Name: "MAILSVC_QUEUE_LEASE", Type: ConstInt, Default: "60", Group: GroupDaemon, Min: Int64(2), Max: Int64(3600), Description: "Seconds a claimed batch stays with its worker (renewed while sending); after a crash its messages are requeued this long after the claim, 2 to 3600."},
+	{Name: "MAILSVC_SMTP_LISTEN", Type: ConstString, Group: GroupDaemon, Description: "HOST:PORT of the SMTP submission listener (AUTH with an application password of a user holding MAILSVC_REST_CAPABILITY); empty (default) leaves it off. AUTH is offered on plain text only on a loopback address."},
+	{Name: "MAILSVC_SMTP_MAX_BYTES", Type: ConstInt, Default: "26214400", Group: GroupDaemon, Min: Int64(1024), Max: Int64(1 << 30), Description: "Largest message the SMTP submission listener accepts, in bytes (announced as EHLO SIZE; larger messages get 552), 1024 to 1073741824."},
+	{Name: "MAILSVC_SMTP_TLS_CERT", Type: ConstString, Group: GroupDaemon, Description: "TLS certificate file of the SMTP submission listener; with MAILSVC_SMTP_TLS_KEY it offers STARTTLS."},
+	{Name: "MAILSVC_SMTP_TLS_KEY", Type: ConstString, Group: GroupDaemon, Description: "TLS private key file of the SMTP submission listener."},
+	{Name: "MAILSVC_WP_PATH", Type: ConstString, Group: GroupDaemon, Description: "WordPress directory (ABSPATH), to read plugin headers for GET /tools/plugins when wp-config.php defines neither WP_PLUGIN_DIR nor WP_CONTENT_DIR; default: ABSPATH of wp-config.php, else its directory."},
 }
 
 var constantIndex = func() map[string]*ConstantDef {
