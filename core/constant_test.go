@@ -347,7 +347,7 @@ func TestConstantCatalogNamesSpec(t *testing.T) {
 			}
 		}
 		if d.Sensitive != IsSensitiveKey(d.Name, nil) && !strings.HasPrefix(d.Name, "MAILSVC_DB") &&
-			!strings.Contains(d.Name, "SECRET_VISIBILITY") && d.Name != "MAILSVC_SENSITIVE_KEYS" && d.Name != "MAILSVC_TLS_KEY" && d.Name != "MAILSVC_AWS_EC2_IMDSV2_TOKEN_TTL" {
+			!strings.Contains(d.Name, "SECRET_VISIBILITY") && d.Name != "MAILSVC_SENSITIVE_KEYS" && d.Name != "MAILSVC_TLS_KEY" && d.Name != "MAILSVC_SMTP_TLS_KEY" && d.Name != "MAILSVC_AWS_EC2_IMDSV2_TOKEN_TTL" {
 			t.Errorf("%s: Sensitive = %v, but its name says %v", d.Name, d.Sensitive, !d.Sensitive)
 		}
 	}
