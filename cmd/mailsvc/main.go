@@ -35,6 +35,8 @@ func rootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(serveCommand(), usersCommand(), configCommand(), versionCommand())
+	root.AddCommand(wpCommand())
+	root.AddCommand(uninstallCommand())
 	return root
 }
 
