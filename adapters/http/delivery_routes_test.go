@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,127 +56,11 @@ func init() {
 	})
 }
 
-// logStore is an in-memory core.LogStore for the route tests.
-type logStore struct {
-	mu   sync.Mutex
-	next int64
-	rows map[int64]*core.Log
-}
-
-func newLogStore() *logStore { return &logStore{rows: map[int64]*core.Log{}} }
-
-func (s *logStore) EnqueueLog(_ context.Context, l *core.Log) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.next++
-	l.ID = s.next
-	if l.Status == "" {
-		l.Status = core.StatusQueued
-	}
-	l.CreatedAt = time.Now()
-	c := *l
-	s.rows[l.ID] = &c
-	return nil
-}
-func (s *logStore) ClaimLogs(context.Context, string, int, time.Duration) ([]*core.Log, error) {
-	return nil, nil
-}
-func (s *logStore) ExtendLeases(context.Context, string, []int64, time.Duration) (int, error) {
-	return 0, nil
-}
-func (s *logStore) ReleaseExpiredLeases(context.Context) (int, error) { return 0, nil }
-func (s *logStore) RecordOutcomes(context.Context, string, []core.LogOutcome) (int, error) {
-	return 0, nil
-}
-func (s *logStore) PurgeLogs(context.Context, time.Time, int) (int, error) { return 0, nil }
-
-func (s *logStore) FindLogByID(_ context.Context, id int64) (*core.Log, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	l, ok := s.rows[id]
-	if !ok {
-		return nil, core.Errorf(core.ENOTFOUND, "Log %d does not exist.", id)
-	}
-	c := *l
-	return &c, nil
-}
-
-func (s *logStore) FindLogs(_ context.Context, f core.LogFilter) ([]*core.Log, int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []*core.Log
-	for _, l := range s.rows {
-		m := l.Message
-		hay := strings.ToLower(m.Subject + " " + m.Text + " " + m.HTML)
-		for _, a := range m.Recipients() {
-			hay += " " + strings.ToLower(a.Email)
-		}
-		if (f.Status == "" || l.Status == f.Status) && strings.Contains(hay, strings.ToLower(f.Search)) {
-			c := *l
-			out = append(out, &c)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID > out[j].ID })
-	total := len(out)
-	if f.Offset >= len(out) {
-		return nil, total, nil
-	}
-	out = out[f.Offset:]
-	if f.Limit > 0 && f.Limit < len(out) {
-		out = out[:f.Limit]
-	}
-	return out, total, nil
-}
-
-func (s *logStore) QueueStats(context.Context) (core.QueueStats, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var st core.QueueStats
-	for _, l := range s.rows {
-		switch l.Status {
-		case core.StatusQueued:
-			st.Queued++
-		case core.StatusSending:
-			st.Sending++
-		case core.StatusFailed:
-			st.Failed++
-		case core.StatusDelivered:
-			st.Delivered++
-		}
-	}
-	return st, nil
-}
-
-func (s *logStore) DeleteLogs(_ context.Context, ids []int64) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, id := range ids {
-		if _, ok := s.rows[id]; ok {
-			delete(s.rows, id)
-			n++
-		}
-	}
-	return n, nil
-}
-
-func (s *logStore) ResendLogs(_ context.Context, ids []int64) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, id := range ids {
-		if l, ok := s.rows[id]; ok && (l.Status == core.StatusDelivered || l.Status == core.StatusFailed) {
-			l.Status = core.StatusQueued
-			l.Attempts, l.LastError, l.ProviderMessageID = 0, "", ""
-			n++
-		}
-	}
-	return n, nil
-}
-
 // sender is a fake app.ImmediateSender: a recipient containing "refuse"
 // fails at the provider; anything else is delivered with id "pm-<log id>".
-type sender struct{ logs *logStore }
+// It goes through the log store's contract: enqueued under a lease, then
+// its outcome recorded.
+type sender struct{ logs *apptest.LogStore }
 
 func (s sender) SendNow(ctx context.Context, connID int64, msg *core.Message, source string) (*core.Log, error) {
 	if msg.From.Email == "" {
@@ -186,26 +69,40 @@ func (s sender) SendNow(ctx context.Context, connID int64, msg *core.Message, so
 	if err := msg.Validate(); err != nil {
 		return nil, err
 	}
-	l := &core.Log{Status: core.StatusSending, ConnectionID: &connID, Message: *msg, Source: source}
-	if err := s.logs.EnqueueLog(ctx, l); err != nil {
+	out := core.LogOutcome{Status: core.StatusDelivered, Attempts: 1}
+	if strings.Contains(msg.To[0].Email, "refuse") {
+		out.Status, out.LastError = core.StatusFailed, "permanent failure: 550 mailbox unavailable"
+	}
+	l := &core.Log{ConnectionID: &connID, Message: *msg, Source: source}
+	if err := settle(ctx, s.logs, l, out); err != nil {
 		return nil, err
 	}
-	l.Attempts = 1
-	if strings.Contains(msg.To[0].Email, "refuse") {
-		l.Status, l.LastError = core.StatusFailed, "permanent failure: 550 mailbox unavailable"
-	} else {
-		l.Status, l.ProviderMessageID = core.StatusDelivered, "pm-"+strconv.FormatInt(l.ID, 10)
+	return s.logs.FindLogByID(ctx, l.ID)
+}
+
+// settle stores l with the outcome's status: queued as it is; sending
+// under a lease; delivered or failed through a claim and its recorded
+// outcome, as a worker would.
+func settle(ctx context.Context, logs *apptest.LogStore, l *core.Log, out core.LogOutcome) error {
+	if out.Status == core.StatusQueued {
+		return logs.EnqueueLog(ctx, l)
 	}
-	s.logs.mu.Lock()
-	c := *l
-	s.logs.rows[l.ID] = &c
-	s.logs.mu.Unlock()
-	return l, nil
+	until := time.Now().Add(time.Hour)
+	l.Status, l.LeaseOwner, l.LeaseUntil = core.StatusSending, "route-test", &until
+	if err := logs.EnqueueLog(ctx, l); err != nil || out.Status == core.StatusSending {
+		return err
+	}
+	out.LogID = l.ID
+	if out.Status == core.StatusDelivered && out.ProviderMessageID == "" {
+		out.ProviderMessageID = "pm-" + strconv.FormatInt(l.ID, 10)
+	}
+	_, err := logs.RecordOutcomes(ctx, "route-test", []core.LogOutcome{out})
+	return err
 }
 
 type deliveryFixture struct {
 	ts          *httptest.Server
-	logs        *logStore
+	logs        *apptest.LogStore
 	conns       *apptest.ConnectionStore
 	transcripts *debuglog.Transcripts
 	events      *[][]any
@@ -220,7 +117,7 @@ func newDeliveryServer(t *testing.T) deliveryFixture {
 	hooks.AddAction(core.HookTestEmailSent, func(args ...any) { mu.Lock(); events = append(events, args); mu.Unlock() })
 	connApp := &app.Connections{Store: conns, Cipher: apptest.Cipher{Key: "k"}, Hooks: hooks}
 	settings := &app.Settings{Store: apptest.NewSettingsStore(), Connections: conns}
-	logs := newLogStore()
+	logs := apptest.NewLogStore()
 	transcripts := debuglog.NewTranscripts(t.TempDir(), 0, 0, debuglog.Redactor{}, nil)
 	s := &api.Server{
 		Auth:        &tokenAuth{},
@@ -258,8 +155,12 @@ func newDeliveryServer(t *testing.T) deliveryFixture {
 
 func (f deliveryFixture) addLog(t *testing.T, status, to, subject, text string, attachments ...core.Attachment) int64 {
 	t.Helper()
-	l := &core.Log{Status: status, Message: core.Message{From: core.Address{Email: "a@example.com"}, To: []core.Address{{Email: to}}, Subject: subject, Text: text, Attachments: attachments}}
-	if err := f.logs.EnqueueLog(context.Background(), l); err != nil {
+	l := &core.Log{Message: core.Message{From: core.Address{Email: "a@example.com"}, To: []core.Address{{Email: to}}, Subject: subject, Text: text, Attachments: attachments}}
+	out := core.LogOutcome{Status: status, Attempts: 1}
+	if status == core.StatusFailed {
+		out.LastError = "permanent failure: 550 no such user"
+	}
+	if err := settle(context.Background(), f.logs, l, out); err != nil {
 		t.Fatal(err)
 	}
 	return l.ID
