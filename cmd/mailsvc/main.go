@@ -35,6 +35,7 @@ func rootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(serveCommand(), usersCommand(), configCommand(), versionCommand())
+	root.AddCommand(sendmailCommand())
 	root.AddCommand(wpCommand())
 	root.AddCommand(uninstallCommand())
 	return root
