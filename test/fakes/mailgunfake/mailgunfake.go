@@ -22,6 +22,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mailsvc/mailsvc/test/fakes/faults"
 )
 
 // Address is one decoded mailbox.
@@ -70,35 +72,27 @@ type Server struct {
 	apiKey string
 	domain string
 	srv    *httptest.Server
-	closed chan struct{}
+	faults *faults.Queue
 
 	mu       sync.Mutex
 	messages []Message
-	faults   []fault
-	requests int
-}
-
-type fault struct {
-	status int
-	body   string
-	stall  bool
 }
 
 // New starts a fake that knows one sending domain and accepts apiKey as
 // its only valid API key.
 func New(apiKey, domain string) *Server {
-	s := &Server{apiKey: apiKey, domain: domain, closed: make(chan struct{})}
+	s := &Server{apiKey: apiKey, domain: domain, faults: faults.New()}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v3/{domain}/messages", s.handleSend)
 	mux.HandleFunc("GET /v3/domains/{domain}", s.handleDomain)
-	s.srv = httptest.NewServer(s.intercept(mux))
+	s.srv = httptest.NewServer(s.faults.Wrap(mux))
 	s.URL = s.srv.URL
 	return s
 }
 
 // Close releases stalled requests and shuts the server down.
 func (s *Server) Close() {
-	close(s.closed)
+	s.faults.Close()
 	s.srv.Close()
 }
 
@@ -110,11 +104,7 @@ func (s *Server) Messages() []Message {
 }
 
 // Requests returns how many requests reached the fake, faults included.
-func (s *Server) Requests() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.requests
-}
+func (s *Server) Requests() int { return s.faults.Requests() }
 
 // FailNext makes the next n requests, whatever their path, answer status
 // with body (a Mailgun {"message":...} JSON when body is empty).
@@ -122,49 +112,12 @@ func (s *Server) FailNext(n, status int, body string) {
 	if body == "" {
 		body = messageBody(fmt.Sprintf("simulated failure %d", status))
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for range n {
-		s.faults = append(s.faults, fault{status: status, body: body})
-	}
+	s.faults.FailNext(n, status, body)
 }
 
 // StallNext makes the next n requests hang until the client gives up or
 // the fake is closed.
-func (s *Server) StallNext(n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for range n {
-		s.faults = append(s.faults, fault{stall: true})
-	}
-}
-
-func (s *Server) intercept(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.mu.Lock()
-		s.requests++
-		var f *fault
-		if len(s.faults) > 0 {
-			f = &s.faults[0]
-			s.faults = s.faults[1:]
-		}
-		s.mu.Unlock()
-		if f == nil {
-			next.ServeHTTP(w, r)
-			return
-		}
-		if f.stall {
-			select {
-			case <-r.Context().Done():
-			case <-s.closed:
-			}
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(f.status)
-		_, _ = io.WriteString(w, f.body)
-	})
-}
+func (s *Server) StallNext(n int) { s.faults.StallNext(n) }
 
 // authorized checks HTTP Basic auth with user "api" and the API key, as
 // Mailgun does, and answers 401 "Forbidden" (plain text) otherwise.
@@ -185,7 +138,7 @@ func (s *Server) handleDomain(w http.ResponseWriter, r *http.Request) {
 	}
 	d := r.PathValue("domain")
 	if d != s.domain {
-		writeJSON(w, http.StatusNotFound, messageBody("Domain not found"))
+		faults.WriteJSON(w, http.StatusNotFound, messageBody("Domain not found"))
 		return
 	}
 	body, _ := json.Marshal(map[string]any{
@@ -202,7 +155,7 @@ func (s *Server) handleDomain(w http.ResponseWriter, r *http.Request) {
 		"receiving_dns_records": []any{},
 		"sending_dns_records":   []any{},
 	})
-	writeJSON(w, http.StatusOK, string(body))
+	faults.WriteJSON(w, http.StatusOK, string(body))
 }
 
 func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
@@ -211,7 +164,7 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 	}
 	domain := r.PathValue("domain")
 	if domain != s.domain {
-		writeJSON(w, http.StatusNotFound, messageBody("Domain not found: "+domain))
+		faults.WriteJSON(w, http.StatusNotFound, messageBody("Domain not found: "+domain))
 		return
 	}
 	m := Message{Domain: domain, Headers: map[string]string{}, Variables: map[string]string{}, Options: map[string]string{}}
@@ -220,7 +173,7 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 	switch ct {
 	case "multipart/form-data":
 		if err := r.ParseMultipartForm(64 << 20); err != nil {
-			writeJSON(w, http.StatusBadRequest, messageBody("Invalid multipart body"))
+			faults.WriteJSON(w, http.StatusBadRequest, messageBody("Invalid multipart body"))
 			return
 		}
 		values = r.MultipartForm.Value
@@ -228,13 +181,13 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 			for _, fh := range r.MultipartForm.File[field] {
 				f, err := fh.Open()
 				if err != nil {
-					writeJSON(w, http.StatusBadRequest, messageBody("Invalid attachment"))
+					faults.WriteJSON(w, http.StatusBadRequest, messageBody("Invalid attachment"))
 					return
 				}
 				data, err := io.ReadAll(f)
 				_ = f.Close()
 				if err != nil {
-					writeJSON(w, http.StatusBadRequest, messageBody("Invalid attachment"))
+					faults.WriteJSON(w, http.StatusBadRequest, messageBody("Invalid attachment"))
 					return
 				}
 				partType := fh.Header.Get("Content-Type")
@@ -250,16 +203,16 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 		}
 	case "application/x-www-form-urlencoded":
 		if err := r.ParseForm(); err != nil {
-			writeJSON(w, http.StatusBadRequest, messageBody("Invalid form body"))
+			faults.WriteJSON(w, http.StatusBadRequest, messageBody("Invalid form body"))
 			return
 		}
 		values = r.PostForm
 	default:
-		writeJSON(w, http.StatusBadRequest, messageBody("Content-Type must be multipart/form-data or application/x-www-form-urlencoded"))
+		faults.WriteJSON(w, http.StatusBadRequest, messageBody("Content-Type must be multipart/form-data or application/x-www-form-urlencoded"))
 		return
 	}
 	if msg := decodeFields(&m, values); msg != "" {
-		writeJSON(w, http.StatusBadRequest, messageBody(msg))
+		faults.WriteJSON(w, http.StatusBadRequest, messageBody(msg))
 		return
 	}
 	m.ID = newMessageID(domain)
@@ -267,7 +220,7 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 	s.messages = append(s.messages, m)
 	s.mu.Unlock()
 	body, _ := json.Marshal(map[string]string{"id": m.ID, "message": "Queued. Thank you."})
-	writeJSON(w, http.StatusOK, string(body))
+	faults.WriteJSON(w, http.StatusOK, string(body))
 }
 
 // decodeFields fills m from the form fields and returns Mailgun's message
@@ -346,12 +299,6 @@ func addressList(fields []string) ([]Address, bool) {
 func messageBody(msg string) string {
 	b, _ := json.Marshal(map[string]string{"message": msg})
 	return string(b)
-}
-
-func writeJSON(w http.ResponseWriter, status int, body string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = io.WriteString(w, body)
 }
 
 // newMessageID returns an id shaped like Mailgun's, angle brackets included.

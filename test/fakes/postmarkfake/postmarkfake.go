@@ -12,13 +12,14 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"net/http/httptest"
 	"net/mail"
 	"strings"
 	"sync"
+
+	"github.com/mailsvc/mailsvc/test/fakes/faults"
 	"time"
 )
 
@@ -66,29 +67,21 @@ type Server struct {
 
 	token  string
 	srv    *httptest.Server
-	closed chan struct{}
+	faults *faults.Queue
 
 	mu       sync.Mutex
 	streams  map[string]bool
 	messages []Message
-	faults   []fault
-	requests int
-}
-
-type fault struct {
-	status int
-	body   string
-	stall  bool
 }
 
 // New starts a fake whose only valid server token is token. It knows the
 // message streams "outbound" and "broadcast"; AddStream adds more.
 func New(token string) *Server {
-	s := &Server{token: token, closed: make(chan struct{}), streams: map[string]bool{"outbound": true, "broadcast": true}}
+	s := &Server{token: token, faults: faults.New(), streams: map[string]bool{"outbound": true, "broadcast": true}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /email", s.handleSend)
 	mux.HandleFunc("GET /server", s.handleServer)
-	s.srv = httptest.NewServer(s.intercept(mux))
+	s.srv = httptest.NewServer(s.faults.Wrap(mux))
 	s.URL = s.srv.URL
 	return s
 }
@@ -102,7 +95,7 @@ func (s *Server) AddStream(id string) {
 
 // Close releases stalled requests and shuts the server down.
 func (s *Server) Close() {
-	close(s.closed)
+	s.faults.Close()
 	s.srv.Close()
 }
 
@@ -114,11 +107,7 @@ func (s *Server) Messages() []Message {
 }
 
 // Requests returns how many requests reached the fake, faults included.
-func (s *Server) Requests() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.requests
-}
+func (s *Server) Requests() int { return s.faults.Requests() }
 
 // FailNext makes the next n requests, whatever their path, answer status
 // with body (a Postmark {"ErrorCode","Message"} JSON when body is empty).
@@ -135,49 +124,12 @@ func (s *Server) FailNext(n, status int, body string) {
 		}
 		body = errorBody(code, fmt.Sprintf("simulated failure %d", status))
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for range n {
-		s.faults = append(s.faults, fault{status: status, body: body})
-	}
+	s.faults.FailNext(n, status, body)
 }
 
 // StallNext makes the next n requests hang until the client gives up or
 // the fake is closed.
-func (s *Server) StallNext(n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for range n {
-		s.faults = append(s.faults, fault{stall: true})
-	}
-}
-
-func (s *Server) intercept(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.mu.Lock()
-		s.requests++
-		var f *fault
-		if len(s.faults) > 0 {
-			f = &s.faults[0]
-			s.faults = s.faults[1:]
-		}
-		s.mu.Unlock()
-		if f == nil {
-			next.ServeHTTP(w, r)
-			return
-		}
-		if f.stall {
-			select {
-			case <-r.Context().Done():
-			case <-s.closed:
-			}
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(f.status)
-		_, _ = io.WriteString(w, f.body)
-	})
-}
+func (s *Server) StallNext(n int) { s.faults.StallNext(n) }
 
 // authorized checks the server token header as Postmark does and answers
 // 401 with ErrorCode 10 when it is missing or wrong.
@@ -185,7 +137,7 @@ func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
 	if tok := r.Header.Get("X-Postmark-Server-Token"); tok != "" && tok == s.token {
 		return true
 	}
-	writeJSON(w, http.StatusUnauthorized, errorBody(10, "The Server Token you provided in the X-Postmark-Server-Token request header was invalid. Please verify that you are using a valid token."))
+	faults.WriteJSON(w, http.StatusUnauthorized, errorBody(10, "The Server Token you provided in the X-Postmark-Server-Token request header was invalid. Please verify that you are using a valid token."))
 	return false
 }
 
@@ -193,7 +145,7 @@ func (s *Server) handleServer(w http.ResponseWriter, r *http.Request) {
 	if !s.authorized(w, r) {
 		return
 	}
-	writeJSON(w, http.StatusOK, `{"ID":1,"Name":"Fake Server","ApiTokens":[],"Color":"blue","SmtpApiActivated":true,"RawEmailEnabled":false,"DeliveryType":"Live","ServerLink":"https://account.postmarkapp.com/servers/1/streams","TrackOpens":false,"TrackLinks":"None"}`)
+	faults.WriteJSON(w, http.StatusOK, `{"ID":1,"Name":"Fake Server","ApiTokens":[],"Color":"blue","SmtpApiActivated":true,"RawEmailEnabled":false,"DeliveryType":"Live","ServerLink":"https://account.postmarkapp.com/servers/1/streams","TrackOpens":false,"TrackLinks":"None"}`)
 }
 
 type wireHeader struct {
@@ -229,17 +181,17 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct != "application/json" {
-		writeJSON(w, http.StatusUnprocessableEntity, errorBody(409, "JSON request required. Please make sure to set the Content-Type header to 'application/json'."))
+		faults.WriteJSON(w, http.StatusUnprocessableEntity, errorBody(409, "JSON request required. Please make sure to set the Content-Type header to 'application/json'."))
 		return
 	}
 	var in wireEmail
 	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
-		writeJSON(w, http.StatusUnprocessableEntity, errorBody(402, "Received invalid JSON input."))
+		faults.WriteJSON(w, http.StatusUnprocessableEntity, errorBody(402, "Received invalid JSON input."))
 		return
 	}
 	m, code, problem := s.decode(&in)
 	if problem != "" {
-		writeJSON(w, http.StatusUnprocessableEntity, errorBody(code, problem))
+		faults.WriteJSON(w, http.StatusUnprocessableEntity, errorBody(code, problem))
 		return
 	}
 	m.ID = newUUID()
@@ -253,7 +205,7 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 		"ErrorCode":   0,
 		"Message":     "OK",
 	})
-	writeJSON(w, http.StatusOK, string(body))
+	faults.WriteJSON(w, http.StatusOK, string(body))
 }
 
 // decode validates an /email body as Postmark does and returns the recorded
@@ -329,12 +281,6 @@ func addressList(s string) ([]Address, bool) {
 func errorBody(code int, msg string) string {
 	b, _ := json.Marshal(map[string]any{"ErrorCode": code, "Message": msg})
 	return string(b)
-}
-
-func writeJSON(w http.ResponseWriter, status int, body string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = io.WriteString(w, body)
 }
 
 // newUUID returns a random version 4 UUID, the shape of Postmark's MessageID.

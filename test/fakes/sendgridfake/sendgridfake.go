@@ -12,11 +12,12 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+
+	"github.com/mailsvc/mailsvc/test/fakes/faults"
 )
 
 // Address is one decoded mailbox.
@@ -57,35 +58,27 @@ type Server struct {
 
 	apiKey string
 	srv    *httptest.Server
-	closed chan struct{}
+	faults *faults.Queue
 
 	mu       sync.Mutex
 	messages []Message
-	faults   []fault
-	requests int
-}
-
-type fault struct {
-	status int
-	body   string
-	stall  bool
 }
 
 // New starts a fake that accepts apiKey as its only valid API key.
 func New(apiKey string) *Server {
-	s := &Server{apiKey: apiKey, closed: make(chan struct{})}
+	s := &Server{apiKey: apiKey, faults: faults.New()}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v3/mail/send", s.handleSend)
 	mux.HandleFunc("GET /v3/scopes", s.handleScopes)
 	mux.HandleFunc("GET /v3/user/account", s.handleAccount)
-	s.srv = httptest.NewServer(s.intercept(mux))
+	s.srv = httptest.NewServer(s.faults.Wrap(mux))
 	s.URL = s.srv.URL
 	return s
 }
 
 // Close releases stalled requests and shuts the server down.
 func (s *Server) Close() {
-	close(s.closed)
+	s.faults.Close()
 	s.srv.Close()
 }
 
@@ -97,11 +90,7 @@ func (s *Server) Messages() []Message {
 }
 
 // Requests returns how many requests reached the fake, faults included.
-func (s *Server) Requests() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.requests
-}
+func (s *Server) Requests() int { return s.faults.Requests() }
 
 // FailNext makes the next n requests, whatever their path, answer status
 // with body (a SendGrid error JSON when body is empty).
@@ -109,49 +98,12 @@ func (s *Server) FailNext(n, status int, body string) {
 	if body == "" {
 		body = errorBody(fmt.Sprintf("simulated failure %d", status), "")
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for range n {
-		s.faults = append(s.faults, fault{status: status, body: body})
-	}
+	s.faults.FailNext(n, status, body)
 }
 
 // StallNext makes the next n requests hang until the client gives up or
 // the fake is closed.
-func (s *Server) StallNext(n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for range n {
-		s.faults = append(s.faults, fault{stall: true})
-	}
-}
-
-func (s *Server) intercept(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.mu.Lock()
-		s.requests++
-		var f *fault
-		if len(s.faults) > 0 {
-			f = &s.faults[0]
-			s.faults = s.faults[1:]
-		}
-		s.mu.Unlock()
-		if f == nil {
-			next.ServeHTTP(w, r)
-			return
-		}
-		if f.stall {
-			select {
-			case <-r.Context().Done():
-			case <-s.closed:
-			}
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(f.status)
-		_, _ = io.WriteString(w, f.body)
-	})
-}
+func (s *Server) StallNext(n int) { s.faults.StallNext(n) }
 
 // authorized checks the Bearer key exactly as SendGrid does and answers 401
 // when it is missing or wrong.
@@ -159,7 +111,7 @@ func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
 	if r.Header.Get("Authorization") == "Bearer "+s.apiKey {
 		return true
 	}
-	writeJSON(w, http.StatusUnauthorized, errorBody("The provided authorization grant is invalid, expired, or revoked", ""))
+	faults.WriteJSON(w, http.StatusUnauthorized, errorBody("The provided authorization grant is invalid, expired, or revoked", ""))
 	return false
 }
 
@@ -167,14 +119,14 @@ func (s *Server) handleScopes(w http.ResponseWriter, r *http.Request) {
 	if !s.authorized(w, r) {
 		return
 	}
-	writeJSON(w, http.StatusOK, `{"scopes":["mail.send","user.account.read","scopes.read"]}`)
+	faults.WriteJSON(w, http.StatusOK, `{"scopes":["mail.send","user.account.read","scopes.read"]}`)
 }
 
 func (s *Server) handleAccount(w http.ResponseWriter, r *http.Request) {
 	if !s.authorized(w, r) {
 		return
 	}
-	writeJSON(w, http.StatusOK, `{"type":"free","reputation":100}`)
+	faults.WriteJSON(w, http.StatusOK, `{"type":"free","reputation":100}`)
 }
 
 // Wire shapes of the v3 mail/send body.
@@ -223,17 +175,17 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
-		writeJSON(w, http.StatusUnsupportedMediaType, errorBody("Content-Type should be application/json.", ""))
+		faults.WriteJSON(w, http.StatusUnsupportedMediaType, errorBody("Content-Type should be application/json.", ""))
 		return
 	}
 	var in wireMail
 	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
-		writeJSON(w, http.StatusBadRequest, errorBody("Bad Request", ""))
+		faults.WriteJSON(w, http.StatusBadRequest, errorBody("Bad Request", ""))
 		return
 	}
 	msg, field, problem := decode(&in)
 	if problem != "" {
-		writeJSON(w, http.StatusBadRequest, errorBody(problem, field))
+		faults.WriteJSON(w, http.StatusBadRequest, errorBody(problem, field))
 		return
 	}
 	msg.ID = newMessageID()
@@ -338,12 +290,6 @@ func errorBody(message, field string) string {
 	}
 	b, _ := json.Marshal(map[string]any{"errors": []wireError{e}})
 	return string(b)
-}
-
-func writeJSON(w http.ResponseWriter, status int, body string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = io.WriteString(w, body)
 }
 
 // newMessageID returns an id shaped like SendGrid's X-Message-Id.

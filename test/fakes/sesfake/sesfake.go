@@ -40,6 +40,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+
+	"github.com/mailsvc/mailsvc/test/fakes/faults"
 )
 
 // XMLNamespace is the namespace of every SES v1 response document.
@@ -96,13 +98,6 @@ type Message struct {
 	Parsed            *ParsedMessage
 }
 
-type fault struct {
-	status  int
-	code    string
-	message string
-	stall   bool
-}
-
 type credential struct {
 	secret string
 	token  string
@@ -118,14 +113,13 @@ type Server struct {
 	Region string
 
 	srv    *httptest.Server
-	closed chan struct{}
+	faults *faults.Queue
 	signer *v4.Signer
 
 	mu       sync.Mutex
 	keys     map[string]credential
 	messages []Message
 	requests []Request
-	faults   []fault
 	sent     int
 }
 
@@ -134,7 +128,7 @@ type Server struct {
 func New(region, accessKeyID, secretKey string) *Server {
 	s := &Server{
 		Region: region,
-		closed: make(chan struct{}),
+		faults: faults.New(),
 		signer: v4.NewSigner(),
 		keys:   map[string]credential{},
 	}
@@ -145,7 +139,7 @@ func New(region, accessKeyID, secretKey string) *Server {
 	mux.HandleFunc("POST /{$}", s.handleQuery)
 	mux.HandleFunc("POST /v2/email/outbound-emails", s.handleV2Send)
 	mux.HandleFunc("GET /v2/email/account", s.handleV2Account)
-	s.srv = httptest.NewServer(s.intercept(mux))
+	s.srv = httptest.NewServer(s.faults.Wrap(mux))
 	s.URL = s.srv.URL
 	return s
 }
@@ -161,7 +155,7 @@ func (s *Server) AddKey(accessKeyID, secretKey, sessionToken string) {
 
 // Close releases stalled requests and shuts the server down.
 func (s *Server) Close() {
-	close(s.closed)
+	s.faults.Close()
 	s.srv.Close()
 }
 
@@ -188,48 +182,16 @@ func (s *Server) FailNext(n, status int, code, message string) {
 	if message == "" {
 		message = fmt.Sprintf("simulated %s", code)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for range n {
-		s.faults = append(s.faults, fault{status: status, code: code, message: message})
-	}
+	s.faults.FailNextWith(n, func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, isV2(r), status, code, message)
+	})
 }
 
 // StallNext makes the next n requests hang until the client gives up or
 // the fake is closed.
-func (s *Server) StallNext(n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for range n {
-		s.faults = append(s.faults, fault{stall: true})
-	}
-}
+func (s *Server) StallNext(n int) { s.faults.StallNext(n) }
 
 func isV2(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, "/v2/") }
-
-func (s *Server) intercept(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.mu.Lock()
-		var f *fault
-		if len(s.faults) > 0 {
-			f = &s.faults[0]
-			s.faults = s.faults[1:]
-		}
-		s.mu.Unlock()
-		if f == nil {
-			next.ServeHTTP(w, r)
-			return
-		}
-		if f.stall {
-			select {
-			case <-r.Context().Done():
-			case <-s.closed:
-			}
-			return
-		}
-		writeError(w, isV2(r), f.status, f.code, f.message)
-	})
-}
 
 // writeError answers an error in the shape of the API: the v1 XML
 // <ErrorResponse> or the v2 X-Amzn-ErrorType header with a JSON body.

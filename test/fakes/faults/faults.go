@@ -1,0 +1,133 @@
+// Package faults is the fault injection shared by the local fakes of the
+// provider APIs (test/fakes/...): a queue of failures and stalls that the
+// next requests meet before the fake's own handlers see them, and a count
+// of every request that reached the fake.
+//
+// A fake builds one Queue, wraps its handler with Queue.Wrap, and closes the
+// queue when it shuts down so that stalled requests are released:
+//
+//	q := faults.New()
+//	srv := httptest.NewServer(q.Wrap(mux))
+//	...
+//	q.Close()
+//	srv.Close()
+package faults
+
+import (
+	"io"
+	"net/http"
+	"sync"
+)
+
+// Respond writes an injected failure for the request it was served to. It
+// lets a fake answer in the error shape of the API the request used.
+type Respond func(w http.ResponseWriter, r *http.Request)
+
+// fault is one queued failure: a response to write, or a stall when
+// respond is nil.
+type fault struct {
+	respond Respond
+}
+
+// Queue holds the faults the next requests meet, oldest first. It is safe
+// for concurrent use. Its zero value is not usable; call New.
+type Queue struct {
+	closed    chan struct{}
+	closeOnce sync.Once
+
+	mu       sync.Mutex
+	faults   []fault
+	requests int
+}
+
+// New returns an empty queue.
+func New() *Queue {
+	return &Queue{closed: make(chan struct{})}
+}
+
+// FailNext makes the next n requests, whatever their path, answer status
+// with body as application/json.
+func (q *Queue) FailNext(n, status int, body string) {
+	q.FailNextWith(n, func(w http.ResponseWriter, _ *http.Request) { WriteJSON(w, status, body) })
+}
+
+// FailNextWith makes the next n requests, whatever their path, be answered
+// by respond.
+func (q *Queue) FailNextWith(n int, respond Respond) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for range n {
+		q.faults = append(q.faults, fault{respond: respond})
+	}
+}
+
+// StallNext makes the next n requests hang until the client gives up or
+// the queue is closed.
+func (q *Queue) StallNext(n int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for range n {
+		q.faults = append(q.faults, fault{})
+	}
+}
+
+// Requests returns how many requests went through Wrap or Intercept,
+// faults included.
+func (q *Queue) Requests() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.requests
+}
+
+// Intercept counts the request and, when a fault is queued, takes it and
+// serves it: it writes the injected failure, or stalls until the request's
+// context ends or the queue is closed. It reports whether it served the
+// request; when it did not, the caller handles the request as usual.
+func (q *Queue) Intercept(w http.ResponseWriter, r *http.Request) bool {
+	q.mu.Lock()
+	q.requests++
+	var f *fault
+	if len(q.faults) > 0 {
+		f = &q.faults[0]
+		q.faults = q.faults[1:]
+	}
+	q.mu.Unlock()
+	if f == nil {
+		return false
+	}
+	if f.respond == nil {
+		select {
+		case <-r.Context().Done():
+		case <-q.closed:
+		}
+		return true
+	}
+	f.respond(w, r)
+	return true
+}
+
+// Wrap returns a handler that passes every request through Intercept
+// before next.
+func (q *Queue) Wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if q.Intercept(w, r) {
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Close releases every stalled request, now and later. It is safe to call
+// more than once.
+func (q *Queue) Close() {
+	q.closeOnce.Do(func() { close(q.closed) })
+}
+
+// WriteJSON answers status with body as application/json, the way the
+// JSON provider APIs answer, errors and successes alike; the fakes use it
+// for their own answers too.
+func WriteJSON(w http.ResponseWriter, status int, body string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, body)
+}
