@@ -1,0 +1,409 @@
+package smtpserver
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"errors"
+	"io"
+	"log/slog"
+	"math/big"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/emersion/go-sasl"
+	"github.com/emersion/go-smtp"
+
+	"github.com/mailsvc/mailsvc/core"
+)
+
+// fakeAuth accepts the passwords it holds; login "db-down" fails as a
+// database error would.
+type fakeAuth struct {
+	users map[string]fakeUser
+	mu    sync.Mutex
+	ips   []string
+}
+
+type fakeUser struct {
+	password string
+	caps     []string
+}
+
+func (a *fakeAuth) CheckApplicationPassword(ctx context.Context, login, password string) (*core.User, error) {
+	a.mu.Lock()
+	ip, _ := ctx.Value(ipKey{}).(string)
+	a.ips = append(a.ips, ip)
+	a.mu.Unlock()
+	if login == "db-down" {
+		return nil, errors.New("dial tcp: connection refused")
+	}
+	u, ok := a.users[login]
+	if !ok || u.password != password {
+		return nil, core.Errorf(core.EUNAUTHORIZED, "The provided password is an invalid application password.")
+	}
+	caps := map[string]bool{}
+	for _, c := range u.caps {
+		caps[c] = true
+	}
+	return &core.User{Login: login, Caps: caps}, nil
+}
+
+type ipKey struct{}
+
+// fakeQueue records what it queues; err, when set, is returned instead.
+type fakeQueue struct {
+	mu   sync.Mutex
+	logs []*core.Log
+	err  error
+}
+
+func (q *fakeQueue) Enqueue(_ context.Context, l *core.Log) (int64, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.err != nil {
+		return 0, q.err
+	}
+	if err := l.Message.Validate(); err != nil {
+		return 0, err
+	}
+	q.logs = append(q.logs, l)
+	return int64(len(q.logs) + 41), nil
+}
+
+func newAuth() *fakeAuth {
+	return &fakeAuth{users: map[string]fakeUser{
+		"admin":      {password: "abcd EFGH ijkl MNOP qrst UVWX", caps: []string{"manage_options", "read"}},
+		"subscriber": {password: "sub-password", caps: []string{"read"}},
+	}}
+}
+
+func start(t *testing.T, cfg Config, auth Authenticator, q Queue) *Server {
+	t.Helper()
+	if cfg.Addr == "" {
+		cfg.Addr = "127.0.0.1:0"
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg.WithRemoteIP = func(ctx context.Context, ip string) context.Context { return context.WithValue(ctx, ipKey{}, ip) }
+	s, err := Start(cfg, auth, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := s.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
+	return s
+}
+
+func dial(t *testing.T, s *Server) *smtp.Client {
+	t.Helper()
+	c, err := smtp.Dial(s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func code(err error) int {
+	var se *smtp.SMTPError
+	if errors.As(err, &se) {
+		return se.Code
+	}
+	return 0
+}
+
+const plainMessage = "From: Site <site@example.org>\r\nTo: Al <al@example.org>\r\nSubject: Hello\r\n\r\nBody text.\r\n"
+
+func TestAuth(t *testing.T) {
+	tests := []struct {
+		name     string
+		client   sasl.Client
+		wantCode int // 0: accepted
+	}{
+		{"PLAIN administrator", sasl.NewPlainClient("", "admin", "abcd EFGH ijkl MNOP qrst UVWX"), 0},
+		{"LOGIN administrator", sasl.NewLoginClient("admin", "abcd EFGH ijkl MNOP qrst UVWX"), 0},
+		{"PLAIN subscriber lacks the capability", sasl.NewPlainClient("", "subscriber", "sub-password"), 535},
+		{"LOGIN subscriber lacks the capability", sasl.NewLoginClient("subscriber", "sub-password"), 535},
+		{"PLAIN wrong password", sasl.NewPlainClient("", "admin", "wrong"), 535},
+		{"LOGIN unknown user", sasl.NewLoginClient("nobody", "x"), 535},
+		{"PLAIN identity differs from the user", sasl.NewPlainClient("other", "admin", "abcd EFGH ijkl MNOP qrst UVWX"), 535},
+		{"database down", sasl.NewPlainClient("", "db-down", "x"), 454},
+	}
+	auth := newAuth()
+	s := start(t, Config{}, auth, &fakeQueue{})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := dial(t, s)
+			err := c.Auth(tt.client)
+			if got := code(err); got != tt.wantCode || (tt.wantCode == 0 && err != nil) {
+				t.Fatalf("AUTH: %v (code %d), want code %d", err, got, tt.wantCode)
+			}
+			// After a failure the session is still unauthenticated.
+			err = c.Mail("site@example.org", nil)
+			if tt.wantCode == 0 && err != nil {
+				t.Errorf("MAIL after AUTH: %v", err)
+			}
+			if tt.wantCode != 0 && code(err) != 530 {
+				t.Errorf("MAIL after failed AUTH: %v, want 530", err)
+			}
+		})
+	}
+	for _, ip := range auth.ips {
+		if ip != "127.0.0.1" {
+			t.Errorf("remote IP given to the authenticator: %q", ip)
+		}
+	}
+}
+
+// admin authenticates c as the administrator.
+func admin(t *testing.T, c *smtp.Client) {
+	t.Helper()
+	if err := c.Auth(sasl.NewPlainClient("", "admin", "abcd EFGH ijkl MNOP qrst UVWX")); err != nil {
+		t.Fatalf("AUTH: %v", err)
+	}
+}
+
+// send runs MAIL, RCPT and DATA and returns the DATA reply.
+func send(c *smtp.Client, from string, to []string, data string) (string, error) {
+	if err := c.Mail(from, nil); err != nil {
+		return "", err
+	}
+	for _, r := range to {
+		if err := c.Rcpt(r, nil); err != nil {
+			return "", err
+		}
+	}
+	w, err := c.Data()
+	if err != nil {
+		return "", err
+	}
+	if _, err := w.Write([]byte(data)); err != nil {
+		return "", err
+	}
+	resp, err := w.CloseWithResponse()
+	if err != nil {
+		return "", err
+	}
+	return resp.StatusText, nil
+}
+
+func TestSubmission(t *testing.T) {
+	tests := []struct {
+		name      string
+		auth      bool
+		from      string
+		to        []string
+		data      string
+		queueErr  error
+		wantCode  int
+		wantReply string
+		check     func(t *testing.T, l *core.Log)
+	}{
+		{name: "MAIL before AUTH", from: "site@example.org", to: []string{"al@example.org"}, data: plainMessage, wantCode: 530},
+		{name: "queued with the envelope", auth: true, from: "bounce@example.org", to: []string{"al@example.org", "hidden@example.org"}, data: plainMessage,
+			wantReply: "2.0.0 OK: queued as 42", check: func(t *testing.T, l *core.Log) {
+				m := l.Message
+				if l.Source != "smtp" || m.Subject != "Hello" || m.Text != "Body text.\n" || m.From.Email != "site@example.org" {
+					t.Errorf("queued %+v", l)
+				}
+				if len(m.To) != 1 || m.To[0] != (core.Address{Name: "Al", Email: "al@example.org"}) || len(m.Bcc) != 1 || m.Bcc[0].Email != "hidden@example.org" {
+					t.Errorf("recipients To %v Bcc %v", m.To, m.Bcc)
+				}
+			}},
+		{name: "no From header: the envelope sender", auth: true, from: "bounce@example.org", to: []string{"al@example.org"}, data: "To: al@example.org\r\nSubject: x\r\n\r\nx\r\n",
+			wantReply: "2.0.0 OK: queued as 42", check: func(t *testing.T, l *core.Log) {
+				if l.Message.From.Email != "bounce@example.org" {
+					t.Errorf("From %v", l.Message.From)
+				}
+			}},
+		{name: "bad recipient", auth: true, from: "a@example.org", to: []string{"a..b@example.org"}, data: plainMessage, wantCode: 553},
+		{name: "oversize", auth: true, from: "a@example.org", to: []string{"al@example.org"}, data: plainMessage + strings.Repeat(strings.Repeat("x", 70)+"\r\n", 40), wantCode: 552},
+		{name: "line too long", auth: true, from: "a@example.org", to: []string{"al@example.org"}, data: plainMessage + strings.Repeat("x", 2500) + "\r\n", wantCode: 554},
+		{name: "unparsable MIME", auth: true, from: "a@example.org", to: []string{"al@example.org"}, data: "Content-Type: multipart/mixed\r\n\r\nx\r\n", wantCode: 554},
+		{name: "database error", auth: true, from: "a@example.org", to: []string{"al@example.org"}, data: plainMessage, queueErr: errors.New("Error 2006: MySQL server has gone away"), wantCode: 451},
+		{name: "invalid message", auth: true, from: "", to: []string{"al@example.org"}, data: "To: al@example.org\r\n\r\nx\r\n", wantCode: 554},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q := &fakeQueue{err: tt.queueErr}
+			s := start(t, Config{MaxBytes: 2048}, newAuth(), q)
+			c := dial(t, s)
+			if tt.auth {
+				admin(t, c)
+			}
+			reply, err := send(c, tt.from, tt.to, tt.data)
+			if tt.wantCode != 0 {
+				if code(err) != tt.wantCode {
+					t.Fatalf("got %q, %v; want code %d", reply, err, tt.wantCode)
+				}
+				if len(q.logs) != 0 {
+					t.Errorf("queued %d messages", len(q.logs))
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if reply != tt.wantReply {
+				t.Errorf("reply %q, want %q", reply, tt.wantReply)
+			}
+			if len(q.logs) != 1 {
+				t.Fatalf("queued %d messages", len(q.logs))
+			}
+			tt.check(t, q.logs[0])
+		})
+	}
+}
+
+func TestSizeAnnounced(t *testing.T) {
+	s := start(t, Config{MaxBytes: 4096}, newAuth(), &fakeQueue{})
+	c := dial(t, s)
+	if err := c.Hello("client.test"); err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := c.MaxMessageSize(); !ok || n != 4096 {
+		t.Errorf("SIZE %d %v, want 4096", n, ok)
+	}
+	admin(t, c)
+	if err := c.Mail("a@example.org", &smtp.MailOptions{Size: 5000}); code(err) != 552 {
+		t.Errorf("MAIL SIZE=5000: %v, want 552", err)
+	}
+}
+
+// selfSigned returns a certificate for 127.0.0.1 and a pool trusting it.
+func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "mailsvc test"},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, pool
+}
+
+func TestTLSRules(t *testing.T) {
+	cert, pool := selfSigned(t)
+	tlsCfg := &tls.Config{Certificates: []tls.Certificate{cert}}
+
+	t.Run("AUTH refused on plain text when TLS is required, accepted after STARTTLS", func(t *testing.T) {
+		q := &fakeQueue{}
+		s := start(t, Config{TLS: tlsCfg, RequireTLS: true}, newAuth(), q)
+		c := dial(t, s)
+		if err := c.Hello("client.test"); err != nil {
+			t.Fatal(err)
+		}
+		if ok, _ := c.Extension("AUTH"); ok {
+			t.Error("AUTH advertised before STARTTLS")
+		}
+		if ok, _ := c.Extension("STARTTLS"); !ok {
+			t.Fatal("STARTTLS not advertised")
+		}
+		if err := c.Auth(sasl.NewPlainClient("", "admin", "abcd EFGH ijkl MNOP qrst UVWX")); err == nil {
+			t.Fatal("AUTH accepted over plain text")
+		}
+		tc := dialStartTLS(t, s, pool)
+		admin(t, tc)
+		if reply, err := send(tc, "a@example.org", []string{"al@example.org"}, plainMessage); err != nil || reply != "2.0.0 OK: queued as 42" {
+			t.Fatalf("send over TLS: %q %v", reply, err)
+		}
+	})
+	t.Run("a non-loopback listener without TLS is refused", func(t *testing.T) {
+		if _, err := Start(Config{Addr: "0.0.0.0:0"}, newAuth(), &fakeQueue{}); err == nil || !strings.Contains(err.Error(), "needs TLS") {
+			t.Fatalf("Start: %v", err)
+		}
+	})
+	t.Run("no STARTTLS without a certificate", func(t *testing.T) {
+		s := start(t, Config{}, newAuth(), &fakeQueue{})
+		c := dial(t, s)
+		if err := c.Hello("client.test"); err != nil {
+			t.Fatal(err)
+		}
+		if ok, _ := c.Extension("STARTTLS"); ok {
+			t.Error("STARTTLS advertised without a certificate")
+		}
+		if ok, mechs := c.Extension("AUTH"); !ok || mechs != "PLAIN LOGIN" {
+			t.Errorf("AUTH on loopback: %v %q", ok, mechs)
+		}
+	})
+}
+
+func dialStartTLS(t *testing.T, s *Server, pool *x509.CertPool) *smtp.Client {
+	t.Helper()
+	c, err := smtp.DialStartTLS(s.Addr().String(), &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func TestIsLoopback(t *testing.T) {
+	for addr, want := range map[string]bool{
+		"127.0.0.1:2525": true, "[::1]:25": true, "localhost:587": true, "127.8.0.1:25": true,
+		"0.0.0.0:587": false, ":587": false, "[::]:587": false, "192.0.2.1:25": false, "mail.example.org:587": false, "nonsense": false,
+	} {
+		if got := IsLoopback(addr); got != want {
+			t.Errorf("IsLoopback(%q) = %v, want %v", addr, got, want)
+		}
+	}
+}
+
+func TestShutdownCutsIdleSessions(t *testing.T) {
+	s, err := Start(Config{Addr: "127.0.0.1:0"}, newAuth(), &fakeQueue{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := smtp.Dial(s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Hello("idle.test"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- s.Shutdown(ctx) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Shutdown did not return with an idle session open")
+	}
+	if err := c.Noop(); err == nil {
+		t.Error("the idle session survived Shutdown")
+	}
+	if _, err := net.Dial("tcp", s.Addr().String()); err == nil {
+		t.Error("still accepting connections")
+	}
+}
