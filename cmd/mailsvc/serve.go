@@ -101,6 +101,15 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	workDone := make(chan struct{})
 	go func() { defer close(workDone); deliverySvc.Run(workCtx) }()
 	defer func() { stopWork(); <-workDone }()
+	// The SMTP submission listener (MAILSVC_SMTP_LISTEN) stops before the
+	// workers and the database: this defer runs first.
+	submission, err := startSubmission(rt, auth, deliverySvc, log)
+	if err != nil {
+		return err
+	}
+	if submission != nil {
+		defer stopSubmission(submission, log)
+	}
 
 	proxies, err := parseCIDRs(rt.consts.String("MAILSVC_TRUSTED_PROXIES"))
 	if err != nil {
