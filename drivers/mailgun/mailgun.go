@@ -17,6 +17,7 @@ import (
 
 	mg "github.com/mailgun/mailgun-go/v4"
 	"github.com/mailsvc/mailsvc/core"
+	"github.com/mailsvc/mailsvc/drivers/apidriver"
 )
 
 // Slug is the driver name of Mailgun connections.
@@ -30,12 +31,12 @@ const (
 
 // Settings keys of a Mailgun connection.
 const (
-	KeyAPIKey    = "api_key"
+	KeyAPIKey    = apidriver.KeyAPIKey
 	KeyDomain    = "domain"
 	KeyRegion    = "region"
-	KeyFromEmail = "from_email"
-	KeyFromName  = "from_name"
-	KeyBaseURL   = "base_url"
+	KeyFromEmail = apidriver.KeyFromEmail
+	KeyFromName  = apidriver.KeyFromName
+	KeyBaseURL   = apidriver.KeyBaseURL
 )
 
 // Regions a connection may choose.
@@ -65,12 +66,9 @@ func Driver() core.Driver {
 				Help: "The domain as added in Mailgun, e.g. mg.example.com."},
 			{Key: KeyRegion, Label: "Region", Type: core.FieldSelect, Options: []string{RegionUS, RegionEU}, Default: RegionUS,
 				Help: "The region the domain was created in: us (api.mailgun.net) or eu (api.eu.mailgun.net)."},
-			{Key: KeyFromEmail, Label: "From email", Type: core.FieldEmail,
-				Help: "Sender address, normally on the sending domain. Empty: the message's own sender."},
-			{Key: KeyFromName, Label: "From name", Type: core.FieldString,
-				Help: "Sender display name. Empty: the message's own sender name."},
-			{Key: KeyBaseURL, Label: "API base URL", Type: core.FieldURL,
-				Help: "Overrides the region's API address; /v3 is added unless the URL already ends with it."},
+			apidriver.FromEmailField("Sender address, normally on the sending domain."),
+			apidriver.FromNameField(),
+			apidriver.BaseURLField("Overrides the region's API address; /v3 is added unless the URL already ends with it."),
 		},
 		Presets: []core.Preset{
 			{Slug: "mailgun-us", Name: "Mailgun (US region)", Settings: core.Settings{KeyRegion: RegionUS}},
@@ -79,7 +77,7 @@ func Driver() core.Driver {
 		Rules: []string{
 			"domain must be a DNS name such as mg.example.com (no scheme, path or @).",
 			"base_url, when set, overrides region; otherwise region us uses " + BaseURLUS + " and eu uses " + BaseURLEU + ".",
-			"from_email, when set, replaces the sender address of every message; from_name likewise replaces the sender name.",
+			apidriver.SenderRule,
 		},
 		Validate: validate,
 		New:      New,
@@ -97,12 +95,11 @@ func validate(s core.Settings) map[string]string {
 // Transport sends through one Mailgun connection. It is safe for
 // concurrent use.
 type Transport struct {
-	apiKey    string
-	domain    string
-	baseURL   string
-	fromEmail string
-	fromName  string
-	client    *http.Client
+	apiKey  string
+	domain  string
+	baseURL string
+	sender  apidriver.Sender
+	client  *http.Client
 }
 
 // New builds the transport of a Mailgun connection from its effective
@@ -125,17 +122,13 @@ func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
 	if err := core.Invalid(fields); err != nil {
 		return nil, err
 	}
-	hc := env.HTTPClient
-	if hc == nil {
-		hc = http.DefaultClient
-	}
+	hc := apidriver.HTTPClient(env)
 	return &Transport{
-		apiKey:    key,
-		domain:    domain,
-		baseURL:   APIBase(region, s.String(KeyBaseURL)),
-		fromEmail: s.String(KeyFromEmail),
-		fromName:  s.String(KeyFromName),
-		client:    hc,
+		apiKey:  key,
+		domain:  domain,
+		baseURL: APIBase(region, s.String(KeyBaseURL)),
+		sender:  apidriver.SenderOf(s),
+		client:  hc,
 	}, nil
 }
 
@@ -192,9 +185,9 @@ func (t *Transport) Verify(ctx context.Context) error {
 	if errors.As(err, &ue) {
 		switch ue.Actual {
 		case http.StatusUnauthorized, http.StatusForbidden:
-			return t.scrub(core.Permanent(fmt.Errorf("mailgun: verify: the API key was rejected (HTTP %d): %s", ue.Actual, summary(ue.Data))))
+			return t.scrub(core.Permanent(fmt.Errorf("mailgun: verify: the API key was rejected (HTTP %d): %s", ue.Actual, apidriver.Summary(ue.Data))))
 		case http.StatusNotFound:
-			return t.scrub(core.Permanent(fmt.Errorf("mailgun: verify: domain %q was not found in this region (HTTP 404): %s", t.domain, summary(ue.Data))))
+			return t.scrub(core.Permanent(fmt.Errorf("mailgun: verify: domain %q was not found in this region (HTTP 404): %s", t.domain, apidriver.Summary(ue.Data))))
 		}
 	}
 	return t.scrub(fmt.Errorf("mailgun: verify: %w", classify(err)))
@@ -207,7 +200,7 @@ func classify(err error) error {
 	var ue *mg.UnexpectedResponseError
 	switch {
 	case errors.As(err, &ue):
-		return core.HTTPStatusError(ue.Actual, summary(ue.Data))
+		return core.HTTPStatusError(ue.Actual, apidriver.Summary(ue.Data))
 	case errors.Is(err, mg.ErrInvalidMessage):
 		return core.Permanent(err)
 	default:
@@ -217,13 +210,7 @@ func classify(err error) error {
 
 // build turns a message into the SDK's message.
 func (t *Transport) build(c *mg.MailgunImpl, msg *core.Message) (*mg.Message, error) {
-	from := msg.From
-	if t.fromEmail != "" {
-		from.Email = t.fromEmail
-	}
-	if t.fromName != "" {
-		from.Name = t.fromName
-	}
+	from := t.sender.Apply(msg.From)
 	m := c.NewMessage(from.String(), msg.Subject, msg.Text)
 	for _, a := range msg.To {
 		if err := m.AddRecipient(a.String()); err != nil {
@@ -279,29 +266,5 @@ func filename(a core.Attachment) string {
 	return name
 }
 
-// summary shortens a provider body for an error message.
-func summary(body []byte) string {
-	s := strings.TrimSpace(string(body))
-	if len(s) > 500 {
-		s = s[:500] + "..."
-	}
-	return s
-}
-
-// scrub wraps err so that its text never shows the API key.
-func (t *Transport) scrub(err error) error {
-	if err == nil || !strings.Contains(err.Error(), t.apiKey) {
-		return err
-	}
-	return &scrubbedError{err: err, secret: t.apiKey}
-}
-
-// scrubbedError hides a secret in the text of the error it wraps, keeping
-// its chain (and so its temporary/permanent class) intact.
-type scrubbedError struct {
-	err    error
-	secret string
-}
-
-func (e *scrubbedError) Error() string { return strings.ReplaceAll(e.err.Error(), e.secret, core.Mask) }
-func (e *scrubbedError) Unwrap() error { return e.err }
+// scrub returns err with the API key masked in its text.
+func (t *Transport) scrub(err error) error { return apidriver.Scrub(err, t.apiKey) }

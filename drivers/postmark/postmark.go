@@ -21,6 +21,7 @@ import (
 
 	pm "github.com/keighl/postmark"
 	"github.com/mailsvc/mailsvc/core"
+	"github.com/mailsvc/mailsvc/drivers/apidriver"
 )
 
 // Slug is the driver name of Postmark connections.
@@ -34,11 +35,11 @@ const DefaultMessageStream = "outbound"
 
 // Settings keys of a Postmark connection.
 const (
-	KeyAPIKey        = "api_key"
+	KeyAPIKey        = apidriver.KeyAPIKey
 	KeyMessageStream = "message_stream"
-	KeyFromEmail     = "from_email"
-	KeyFromName      = "from_name"
-	KeyBaseURL       = "base_url"
+	KeyFromEmail     = apidriver.KeyFromEmail
+	KeyFromName      = apidriver.KeyFromName
+	KeyBaseURL       = apidriver.KeyBaseURL
 )
 
 func init() {
@@ -57,16 +58,13 @@ func Driver() core.Driver {
 				Help: "The server's API token (Servers → API Tokens)."},
 			{Key: KeyMessageStream, Label: "Message stream", Type: core.FieldString, Default: DefaultMessageStream,
 				Help: "The stream id to send through; outbound is the default transactional stream."},
-			{Key: KeyFromEmail, Label: "From email", Type: core.FieldEmail,
-				Help: "Sender address; must be a confirmed Sender Signature or on a verified domain. Empty: the message's own sender."},
-			{Key: KeyFromName, Label: "From name", Type: core.FieldString,
-				Help: "Sender display name. Empty: the message's own sender name."},
-			{Key: KeyBaseURL, Label: "API base URL", Type: core.FieldURL,
-				Help: "Leave empty for " + DefaultBaseURL + "."},
+			apidriver.FromEmailField("Sender address; must be a confirmed Sender Signature or on a verified domain."),
+			apidriver.FromNameField(),
+			apidriver.BaseURLField("Leave empty for " + DefaultBaseURL + "."),
 		},
 		Rules: []string{
 			"message_stream must be a stream id: letters, digits, - and _ only.",
-			"from_email, when set, replaces the sender address of every message; from_name likewise replaces the sender name.",
+			apidriver.SenderRule,
 			"base_url, when empty, is " + DefaultBaseURL + ".",
 		},
 		Validate: validate,
@@ -97,12 +95,11 @@ func validStream(s string) bool {
 // Transport sends through one Postmark connection. It is safe for
 // concurrent use.
 type Transport struct {
-	token     string
-	baseURL   string
-	stream    string
-	fromEmail string
-	fromName  string
-	http      *http.Client
+	token   string
+	baseURL string
+	stream  string
+	sender  apidriver.Sender
+	http    *http.Client
 }
 
 // New builds the transport of a Postmark connection from its effective
@@ -120,16 +117,9 @@ func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
 	if !validStream(stream) {
 		return nil, core.Invalid(map[string]string{KeyMessageStream: "Must be a stream id: letters, digits, - and _ only."})
 	}
-	base := strings.TrimRight(s.String(KeyBaseURL), "/")
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	hc := env.HTTPClient
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	return &Transport{token: token, baseURL: base, stream: stream,
-		fromEmail: s.String(KeyFromEmail), fromName: s.String(KeyFromName), http: hc}, nil
+	hc := apidriver.HTTPClient(env)
+	return &Transport{token: token, baseURL: apidriver.BaseURL(s, DefaultBaseURL), stream: stream,
+		sender: apidriver.SenderOf(s), http: hc}, nil
 }
 
 // BaseURL returns the API base URL the transport talks to.
@@ -221,7 +211,7 @@ func (t *Transport) Verify(ctx context.Context) error {
 	_, err := c.client.GetCurrentServer()
 	if c.rt.status == http.StatusUnauthorized || c.rt.status == http.StatusForbidden {
 		return t.scrub(core.Permanent(fmt.Errorf("postmark: verify: the server token was rejected (HTTP %d): %s",
-			c.rt.status, summary(c.rt.body))))
+			c.rt.status, apidriver.Summary(c.rt.body))))
 	}
 	return t.outcome("verify", c.rt, err)
 }
@@ -246,20 +236,14 @@ func (t *Transport) outcome(op string, rt *callRoundTripper, err error) error {
 	var apiErr struct{ ErrorCode int64 }
 	_ = json.Unmarshal(rt.body, &apiErr)
 	if apiErr.ErrorCode == 100 || apiErr.ErrorCode == 429 {
-		return t.scrub(core.Temporary(fmt.Errorf("postmark: %s: provider answered HTTP %d: %s", op, rt.status, summary(rt.body))))
+		return t.scrub(core.Temporary(fmt.Errorf("postmark: %s: provider answered HTTP %d: %s", op, rt.status, apidriver.Summary(rt.body))))
 	}
-	return t.scrub(fmt.Errorf("postmark: %s: %w", op, core.HTTPStatusError(rt.status, summary(rt.body))))
+	return t.scrub(fmt.Errorf("postmark: %s: %w", op, core.HTTPStatusError(rt.status, apidriver.Summary(rt.body))))
 }
 
 // build turns a message into the SDK's email.
 func (t *Transport) build(msg *core.Message) pm.Email {
-	from := msg.From
-	if t.fromEmail != "" {
-		from.Email = t.fromEmail
-	}
-	if t.fromName != "" {
-		from.Name = t.fromName
-	}
+	from := t.sender.Apply(msg.From)
 	e := pm.Email{
 		From:     from.String(),
 		To:       join(msg.To),
@@ -295,29 +279,5 @@ func join(list []core.Address) string {
 	return strings.Join(parts, ", ")
 }
 
-// summary shortens a provider body for an error message.
-func summary(body []byte) string {
-	s := strings.TrimSpace(string(body))
-	if len(s) > 500 {
-		s = s[:500] + "..."
-	}
-	return s
-}
-
-// scrub wraps err so that its text never shows the server token.
-func (t *Transport) scrub(err error) error {
-	if err == nil || !strings.Contains(err.Error(), t.token) {
-		return err
-	}
-	return &scrubbedError{err: err, secret: t.token}
-}
-
-// scrubbedError hides a secret in the text of the error it wraps, keeping
-// its chain (and so its temporary/permanent class) intact.
-type scrubbedError struct {
-	err    error
-	secret string
-}
-
-func (e *scrubbedError) Error() string { return strings.ReplaceAll(e.err.Error(), e.secret, core.Mask) }
-func (e *scrubbedError) Unwrap() error { return e.err }
+// scrub returns err with the server token masked in its text.
+func (t *Transport) scrub(err error) error { return apidriver.Scrub(err, t.token) }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/mailsvc/mailsvc/core"
+	"github.com/mailsvc/mailsvc/drivers/apidriver"
 	"github.com/sendgrid/rest"
 	sg "github.com/sendgrid/sendgrid-go"
 	"github.com/sendgrid/sendgrid-go/helpers/mail"
@@ -24,10 +25,10 @@ const DefaultBaseURL = "https://api.sendgrid.com"
 
 // Settings keys of a SendGrid connection.
 const (
-	KeyAPIKey    = "api_key"
-	KeyFromEmail = "from_email"
-	KeyFromName  = "from_name"
-	KeyBaseURL   = "base_url"
+	KeyAPIKey    = apidriver.KeyAPIKey
+	KeyFromEmail = apidriver.KeyFromEmail
+	KeyFromName  = apidriver.KeyFromName
+	KeyBaseURL   = apidriver.KeyBaseURL
 )
 
 func init() {
@@ -44,15 +45,12 @@ func Driver() core.Driver {
 		Fields: []core.Field{
 			{Key: KeyAPIKey, Label: "API key", Type: core.FieldPassword, Required: true,
 				Help: "A SendGrid API key with at least the Mail Send permission."},
-			{Key: KeyFromEmail, Label: "From email", Type: core.FieldEmail,
-				Help: "Sender address; must be a verified Sender Identity in SendGrid. Empty: the message's own sender."},
-			{Key: KeyFromName, Label: "From name", Type: core.FieldString,
-				Help: "Sender display name. Empty: the message's own sender name."},
-			{Key: KeyBaseURL, Label: "API base URL", Type: core.FieldURL,
-				Help: "Leave empty for " + DefaultBaseURL + " (use https://api.eu.sendgrid.com for EU data residency)."},
+			apidriver.FromEmailField("Sender address; must be a verified Sender Identity in SendGrid."),
+			apidriver.FromNameField(),
+			apidriver.BaseURLField("Leave empty for " + DefaultBaseURL + " (use https://api.eu.sendgrid.com for EU data residency)."),
 		},
 		Rules: []string{
-			"from_email, when set, replaces the sender address of every message; from_name likewise replaces the sender name.",
+			apidriver.SenderRule,
 			"base_url, when empty, is " + DefaultBaseURL + ".",
 		},
 		New: New,
@@ -62,11 +60,10 @@ func Driver() core.Driver {
 // Transport sends through one SendGrid connection. It is safe for
 // concurrent use.
 type Transport struct {
-	apiKey    string
-	baseURL   string
-	fromEmail string
-	fromName  string
-	client    *rest.Client
+	apiKey  string
+	baseURL string
+	sender  apidriver.Sender
+	client  *rest.Client
 }
 
 // New builds the transport of a SendGrid connection from its effective
@@ -77,20 +74,12 @@ func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
 	if key == "" {
 		return nil, core.Invalid(map[string]string{KeyAPIKey: "This field is required."})
 	}
-	base := strings.TrimRight(s.String(KeyBaseURL), "/")
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	hc := env.HTTPClient
-	if hc == nil {
-		hc = http.DefaultClient
-	}
+	hc := apidriver.HTTPClient(env)
 	return &Transport{
-		apiKey:    key,
-		baseURL:   base,
-		fromEmail: s.String(KeyFromEmail),
-		fromName:  s.String(KeyFromName),
-		client:    &rest.Client{HTTPClient: hc},
+		apiKey:  key,
+		baseURL: apidriver.BaseURL(s, DefaultBaseURL),
+		sender:  apidriver.SenderOf(s),
+		client:  &rest.Client{HTTPClient: hc},
 	}, nil
 }
 
@@ -107,7 +96,7 @@ func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, 
 		return core.Receipt{}, t.scrub(core.Temporary(fmt.Errorf("sendgrid: send: %w", err)))
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return core.Receipt{}, t.scrub(fmt.Errorf("sendgrid: send: %w", core.HTTPStatusError(resp.StatusCode, summary(resp.Body))))
+		return core.Receipt{}, t.scrub(fmt.Errorf("sendgrid: send: %w", core.HTTPStatusError(resp.StatusCode, apidriver.Summary(resp.Body))))
 	}
 	id := http.Header(resp.Headers).Get("X-Message-Id")
 	return core.Receipt{MessageID: id, Response: fmt.Sprintf("%d %s", resp.StatusCode, http.StatusText(resp.StatusCode))}, nil
@@ -127,21 +116,15 @@ func (t *Transport) Verify(ctx context.Context) error {
 		return nil
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
 		return t.scrub(core.Permanent(fmt.Errorf("sendgrid: verify: the API key was rejected (HTTP %d): %s",
-			resp.StatusCode, summary(resp.Body))))
+			resp.StatusCode, apidriver.Summary(resp.Body))))
 	default:
-		return t.scrub(fmt.Errorf("sendgrid: verify: %w", core.HTTPStatusError(resp.StatusCode, summary(resp.Body))))
+		return t.scrub(fmt.Errorf("sendgrid: verify: %w", core.HTTPStatusError(resp.StatusCode, apidriver.Summary(resp.Body))))
 	}
 }
 
 // build turns a message into the SDK's v3 mail object.
 func (t *Transport) build(msg *core.Message) *mail.SGMailV3 {
-	from := msg.From
-	if t.fromEmail != "" {
-		from.Email = t.fromEmail
-	}
-	if t.fromName != "" {
-		from.Name = t.fromName
-	}
+	from := t.sender.Apply(msg.From)
 	m := mail.NewV3Mail()
 	m.SetFrom(mail.NewEmail(from.Name, from.Email))
 	m.Subject = msg.Subject
@@ -206,29 +189,5 @@ func emails(in []core.Address) []*mail.Email {
 	return out
 }
 
-// summary shortens a provider body for an error message.
-func summary(body string) string {
-	body = strings.TrimSpace(body)
-	if len(body) > 500 {
-		body = body[:500] + "..."
-	}
-	return body
-}
-
-// scrub wraps err so that its text never shows the API key.
-func (t *Transport) scrub(err error) error {
-	if err == nil || !strings.Contains(err.Error(), t.apiKey) {
-		return err
-	}
-	return &scrubbedError{err: err, secret: t.apiKey}
-}
-
-// scrubbedError hides a secret in the text of the error it wraps, keeping
-// its chain (and so its temporary/permanent class) intact.
-type scrubbedError struct {
-	err    error
-	secret string
-}
-
-func (e *scrubbedError) Error() string { return strings.ReplaceAll(e.err.Error(), e.secret, core.Mask) }
-func (e *scrubbedError) Unwrap() error { return e.err }
+// scrub returns err with the API key masked in its text.
+func (t *Transport) scrub(err error) error { return apidriver.Scrub(err, t.apiKey) }

@@ -33,6 +33,7 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/mailsvc/mailsvc/core"
+	"github.com/mailsvc/mailsvc/drivers/apidriver"
 	"github.com/mailsvc/mailsvc/drivers/mime"
 	smtpdrv "github.com/mailsvc/mailsvc/drivers/smtp"
 )
@@ -79,8 +80,8 @@ const (
 	KeySMTPPort         = "smtp_port"
 	KeySMTPEncryption   = "smtp_encryption"
 	KeySMTPRegion       = "smtp_region"
-	KeyFromEmail        = "from_email"
-	KeyFromName         = "from_name"
+	KeyFromEmail        = apidriver.KeyFromEmail
+	KeyFromName         = apidriver.KeyFromName
 )
 
 // Region is an AWS region where SES is offered.
@@ -160,17 +161,15 @@ func Driver() core.Driver {
 				Options: []string{EncryptionTLS, EncryptionSSL, EncryptionNone}, Help: "tls: STARTTLS; ssl: implicit TLS; none: plain text."},
 			{Key: KeySMTPRegion, Label: "SMTP region", Type: core.FieldString,
 				Help: "Region of the SMTP endpoint when it differs from region."},
-			{Key: KeyFromEmail, Label: "From email", Type: core.FieldEmail,
-				Help: "Sender address; must be a verified SES identity. Empty: the message's own sender."},
-			{Key: KeyFromName, Label: "From name", Type: core.FieldString,
-				Help: "Sender display name. Empty: the message's own sender name."},
+			apidriver.FromEmailField("Sender address; must be a verified SES identity."),
+			apidriver.FromNameField(),
 		},
 		Presets: presets(),
 		Rules: []string{
 			"In api mode, region is required, and access_key and secret are required unless imds_role_source is true.",
 			"In smtp mode, smtp_username and smtp_password are required, and smtp_host, smtp_region or region must be set.",
 			"static_tags is a comma-separated list of name=value pairs; names and values are 1 to 256 ASCII letters, digits, '_' or '-', names unique.",
-			"from_email, when set, replaces the sender address of every message; from_name likewise replaces the sender name.",
+			apidriver.SenderRule,
 		},
 		Validate: validate,
 		New:      New,
@@ -314,9 +313,8 @@ func SMTPSettings(s core.Settings) core.Settings {
 // SMTPTransport sends through the SES SMTP interface with the smtp
 // driver's pooled transport. It is safe for concurrent use.
 type SMTPTransport struct {
-	inner     *smtpdrv.Transport
-	fromEmail string
-	fromName  string
+	inner  *smtpdrv.Transport
+	sender apidriver.Sender
 }
 
 var (
@@ -338,19 +336,14 @@ func NewSMTP(conn *core.Connection, env core.DriverEnv, opts smtpdrv.Options) (*
 	if err != nil {
 		return nil, fmt.Errorf("ses: smtp mode: %w", err)
 	}
-	return &SMTPTransport{inner: inner, fromEmail: conn.Settings.String(KeyFromEmail), fromName: conn.Settings.String(KeyFromName)}, nil
+	return &SMTPTransport{inner: inner, sender: apidriver.SenderOf(conn.Settings)}, nil
 }
 
 // Send implements core.Transport over SMTP; from_email and from_name,
 // when set, replace the message's sender.
 func (t *SMTPTransport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
 	m := *msg
-	if t.fromEmail != "" {
-		m.From.Email = t.fromEmail
-	}
-	if t.fromName != "" {
-		m.From.Name = t.fromName
-	}
+	m.From = t.sender.Apply(m.From)
 	rcpt, err := t.inner.Send(ctx, &m)
 	if err != nil {
 		return rcpt, fmt.Errorf("ses smtp: %w", err)
@@ -378,8 +371,7 @@ type Transport struct {
 	useV2     bool
 	configSet string
 	tags      []Tag
-	fromEmail string
-	fromName  string
+	sender    apidriver.Sender
 	secrets   []string
 	v1        *sesv1.Client
 	v2        *sesv2.Client
@@ -404,18 +396,14 @@ func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
 		return nil, core.Invalid(fields)
 	}
 	tags, _ := ParseStaticTags(s.String(KeyStaticTags))
-	hc := env.HTTPClient
-	if hc == nil {
-		hc = http.DefaultClient
-	}
+	hc := apidriver.HTTPClient(env)
 	t := &Transport{
 		region:    s.String(KeyRegion),
 		endpoint:  strings.TrimRight(s.String(KeyCustomEndpoint), "/"),
 		useV2:     s.Bool(KeyEnableV2API, false),
 		configSet: s.String(KeyConfigurationSet),
 		tags:      tags,
-		fromEmail: s.String(KeyFromEmail),
-		fromName:  s.String(KeyFromName),
+		sender:    apidriver.SenderOf(s),
 	}
 	var creds aws.CredentialsProvider
 	if s.Bool(KeyIMDSRoleSource, false) {
@@ -484,12 +472,7 @@ func (t *Transport) UsesV2() bool { return t.useV2 }
 // message. The receipt carries the SES MessageId.
 func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
 	m := *msg
-	if t.fromEmail != "" {
-		m.From.Email = t.fromEmail
-	}
-	if t.fromName != "" {
-		m.From.Name = t.fromName
-	}
+	m.From = t.sender.Apply(m.From)
 	raw, err := mime.Build(&m)
 	if err != nil {
 		return core.Receipt{}, core.Permanent(fmt.Errorf("ses: build message: %w", err))
@@ -612,31 +595,5 @@ func (t *Transport) classify(op string, err error) error {
 	return t.scrub(wrapped)
 }
 
-// scrub wraps err so that its text never shows a secret of the connection.
-func (t *Transport) scrub(err error) error {
-	for _, s := range t.secrets {
-		if s != "" && strings.Contains(err.Error(), s) {
-			return &scrubbedError{err: err, secrets: t.secrets}
-		}
-	}
-	return err
-}
-
-// scrubbedError hides secrets in the text of the error it wraps, keeping
-// its chain (and so its temporary/permanent class) intact.
-type scrubbedError struct {
-	err     error
-	secrets []string
-}
-
-func (e *scrubbedError) Error() string {
-	msg := e.err.Error()
-	for _, s := range e.secrets {
-		if s != "" {
-			msg = strings.ReplaceAll(msg, s, core.Mask)
-		}
-	}
-	return msg
-}
-
-func (e *scrubbedError) Unwrap() error { return e.err }
+// scrub returns err with the connection's secrets masked in its text.
+func (t *Transport) scrub(err error) error { return apidriver.Scrub(err, t.secrets...) }
