@@ -67,6 +67,12 @@ func withAttachments(headers, text string) string {
 		"--b1--\n"
 }
 
+// withAttachmentsWant are the attachments of withAttachments.
+var withAttachmentsWant = []core.Attachment{
+	{Filename: "invoice.pdf", ContentType: "application/pdf", Data: pdfBytes},
+	{Filename: "logo✓.png", ContentType: "image/png", Data: pngBytes},
+}
+
 func TestSendmail(t *testing.T) {
 	sink := smtpsink.Start(t)
 	dir := t.TempDir()
@@ -195,10 +201,7 @@ func TestSendmail(t *testing.T) {
 			if m.HTML != "<p>HTML body</p>" || len(d.Attachments) != 2 {
 				t.Errorf("html %q, logged attachments %+v", m.HTML, d.Attachments)
 			}
-			assertAttachments(t, m.Attachments, []core.Attachment{
-				{Filename: "invoice.pdf", ContentType: "application/pdf", Data: pdfBytes},
-				{Filename: "logo✓.png", ContentType: "image/png", Data: pngBytes},
-			})
+			assertAttachments(t, m.Attachments, withAttachmentsWant)
 		})
 	}
 }
