@@ -3,14 +3,12 @@ package mailgun_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/mailsvc/mailsvc/core"
+	"github.com/mailsvc/mailsvc/drivers/drivertest"
 	"github.com/mailsvc/mailsvc/drivers/mailgun"
 	"github.com/mailsvc/mailsvc/test/fakes/mailgunfake"
 )
@@ -20,311 +18,86 @@ const (
 	testDomain = "mg.example.com"
 )
 
-// binary payloads with every byte value, NULs and invalid UTF-8.
-func pdfBytes() []byte {
-	b := []byte("%PDF-1.4\x00\xff\xfe")
-	for i := range 256 {
-		b = append(b, byte(i))
+// fake is the Mailgun fake as the conformance suite drives it.
+type fake struct{ *mailgunfake.Server }
+
+func (f fake) URL() string            { return f.Server.URL }
+func (f fake) FailNext(n, status int) { f.Server.FailNext(n, status, "") }
+func (f fake) Messages() []drivertest.Message {
+	var out []drivertest.Message
+	for _, m := range f.Server.Messages() {
+		rec := drivertest.Message{ID: m.ID, From: core.Address(m.From), To: drivertest.Addresses(m.To),
+			Cc: drivertest.Addresses(m.Cc), Bcc: drivertest.Addresses(m.Bcc), ReplyTo: drivertest.Addresses(m.ReplyTo),
+			Subject: m.Subject, Text: m.Text, HTML: m.HTML, Headers: m.Headers}
+		for _, a := range m.Attachments {
+			rec.Attachments = append(rec.Attachments, drivertest.Attachment{Filename: a.Filename,
+				ContentType: a.ContentType, Data: a.Data, Inline: a.Inline, ContentID: a.ContentID})
+		}
+		out = append(out, rec)
 	}
-	return b
+	return out
 }
 
-func pngBytes() []byte {
-	b := []byte{0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 0x0d}
-	for i := 255; i >= 0; i-- {
-		b = append(b, byte(i), 0)
-	}
-	return b
-}
-
+// fullMessage is the suite's message with the inline image's content id
+// given as a file name: Mailgun names an inline part by its content id and
+// types it by that name's extension.
 func fullMessage() *core.Message {
-	return &core.Message{
-		From:    core.Address{Name: "Shop", Email: "shop@example.com"},
-		To:      []core.Address{{Name: "Ann", Email: "ann@example.org"}, {Email: "bob@example.org"}},
-		Cc:      []core.Address{{Name: "Cid", Email: "cid@example.org"}},
-		Bcc:     []core.Address{{Email: "dan@example.org"}},
-		ReplyTo: []core.Address{{Name: "Help", Email: "help@example.com"}},
-		Subject: "Order #42 — ünïcode",
-		Text:    "Plain body\nline 2",
-		HTML:    "<p>HTML body <img src=\"cid:logo1\"></p>",
-		Headers: []core.Header{{Name: "X-Order", Value: "42"}, {Name: "List-Unsubscribe", Value: "<mailto:u@example.com>"}},
-		Attachments: []core.Attachment{
-			{Filename: "invoice.pdf", ContentType: "application/pdf", Data: pdfBytes()},
-			{Filename: "logo.png", ContentType: "image/png", Data: pngBytes(), Inline: true, ContentID: "logo1.png"},
-		},
-	}
+	m := drivertest.FullMessage()
+	m.Attachments[1].ContentID = "logo1.png"
+	return m
 }
 
-func newTransport(t *testing.T, settings core.Settings) core.Transport {
-	t.Helper()
-	d, ok := core.LookupDriver(mailgun.Slug)
-	if !ok {
-		t.Fatal("driver mailgun is not registered")
-	}
-	tr, err := d.New(&core.Connection{ID: 1, Driver: mailgun.Slug, Settings: settings}, core.DriverEnv{HTTPClient: &http.Client{}})
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	return tr
-}
-
-func TestSendRoundTrip(t *testing.T) {
-	fake := mailgunfake.New(testKey, testDomain)
-	defer fake.Close()
-	tests := []struct {
-		name     string
-		settings core.Settings
-		wantFrom mailgunfake.Address
-	}{
-		{"message sender", core.Settings{"api_key": testKey, "domain": testDomain, "base_url": fake.URL},
-			mailgunfake.Address{Name: "Shop", Email: "shop@example.com"}},
-		{"connection sender overrides", core.Settings{"api_key": testKey, "domain": testDomain, "base_url": fake.URL + "/",
-			"from_email": "noreply@example.net", "from_name": "Example Net"},
-			mailgunfake.Address{Name: "Example Net", Email: "noreply@example.net"}},
-	}
-	for i, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			msg := fullMessage()
-			rc, err := newTransport(t, tc.settings).Send(context.Background(), msg)
-			if err != nil {
-				t.Fatalf("Send: %v", err)
-			}
-			got := fake.Messages()
-			if len(got) != i+1 {
-				t.Fatalf("fake recorded %d messages, want %d", len(got), i+1)
-			}
-			m := got[i]
+func TestConformance(t *testing.T) {
+	drivertest.Run(t, drivertest.Harness{
+		Slug:          mailgun.Slug,
+		Key:           testKey,
+		WrongKey:      "key-wrong-zzz",
+		Start:         func() drivertest.Fake { return fake{mailgunfake.New(testKey, testDomain)} },
+		ExtraSettings: core.Settings{"domain": testDomain},
+		Message:       fullMessage,
+		CheckReceipt: func(t *testing.T, rc core.Receipt, m drivertest.Message) {
 			if !strings.HasPrefix(m.ID, "<") || !strings.HasSuffix(m.ID, "@"+testDomain+">") {
 				t.Errorf("fake id %q is not shaped like Mailgun's", m.ID)
 			}
 			if rc.MessageID == "" || "<"+rc.MessageID+">" != m.ID {
 				t.Errorf("receipt id %q, fake id %q", rc.MessageID, m.ID)
 			}
-			if m.From != tc.wantFrom {
-				t.Errorf("from = %+v, want %+v", m.From, tc.wantFrom)
+		},
+		AttachmentName: func(a core.Attachment) string {
+			if a.Inline {
+				return a.ContentID // Mailgun names inline parts by their content id
 			}
-			checkAddrs(t, "to", m.To, msg.To)
-			checkAddrs(t, "cc", m.Cc, msg.Cc)
-			checkAddrs(t, "bcc", m.Bcc, msg.Bcc)
-			checkAddrs(t, "reply-to", m.ReplyTo, msg.ReplyTo)
-			if m.Subject != msg.Subject || m.Text != msg.Text || m.HTML != msg.HTML {
-				t.Errorf("subject/text/html = %q/%q/%q", m.Subject, m.Text, m.HTML)
-			}
-			for _, h := range msg.Headers {
-				if m.Headers[h.Name] != h.Value {
-					t.Errorf("header %s = %q, want %q", h.Name, m.Headers[h.Name], h.Value)
-				}
-			}
-			if len(m.Attachments) != len(msg.Attachments) {
-				t.Fatalf("got %d attachments, want %d", len(m.Attachments), len(msg.Attachments))
-			}
-			for j, want := range msg.Attachments {
-				a := m.Attachments[j]
-				wantName := want.Filename
-				if want.Inline {
-					wantName = want.ContentID // Mailgun names inline parts by their content id
-				}
-				if a.Filename != wantName || a.ContentType != want.ContentType || a.Inline != want.Inline || a.ContentID != want.ContentID {
-					t.Errorf("attachment %d = %s %s inline=%v cid=%s, want %s %s inline=%v cid=%s", j, a.Filename, a.ContentType, a.Inline, a.ContentID, wantName, want.ContentType, want.Inline, want.ContentID)
-				}
-				if !bytes.Equal(a.Data, want.Data) {
-					t.Errorf("attachment %d bytes differ (%d vs %d bytes)", j, len(a.Data), len(want.Data))
-				}
-			}
-		})
-	}
+			return a.Filename
+		},
+		DefaultBaseURL: mailgun.BaseURLUS,
+		APIKeyConstant: "MAILSVC_MAILGUN_API_KEY",
+		UnknownKey:     "message_stream",
+		Defaulted:      []string{"region"},
+		SchemaCases: []drivertest.SchemaCase{
+			{Name: "valid us", Settings: core.Settings{"api_key": "k", "domain": "mg.example.com", "region": "us", "from_email": "a@example.com"}},
+			{Name: "valid eu", Settings: core.Settings{"api_key": "k", "domain": "mg.example.com", "region": "eu"}},
+			{Name: "region defaults", Settings: core.Settings{"api_key": "k", "domain": "example.com"}},
+			{Name: "missing domain", Settings: core.Settings{"api_key": "k"}, WantFields: []string{"domain"}},
+			{Name: "missing both", Settings: core.Settings{}, WantFields: []string{"api_key", "domain"}},
+			{Name: "bad region", Settings: core.Settings{"api_key": "k", "domain": "mg.example.com", "region": "asia"}, WantFields: []string{"region"}},
+			{Name: "domain with scheme", Settings: core.Settings{"api_key": "k", "domain": "https://mg.example.com"}, WantFields: []string{"domain"}},
+			{Name: "domain is an address", Settings: core.Settings{"api_key": "k", "domain": "me@example.com"}, WantFields: []string{"domain"}},
+			{Name: "base_url without scheme", Settings: core.Settings{"api_key": "k", "domain": "mg.example.com", "base_url": "api.mailgun.net"}, WantFields: []string{"base_url"}},
+		},
+	})
 }
 
-func TestSendMultipleReplyTo(t *testing.T) {
-	fake := mailgunfake.New(testKey, testDomain)
-	defer fake.Close()
-	msg := fullMessage()
-	msg.ReplyTo = []core.Address{{Email: "a@example.com"}, {Name: "B", Email: "b@example.com"}}
-	if _, err := newTransport(t, core.Settings{"api_key": testKey, "domain": testDomain, "base_url": fake.URL}).Send(context.Background(), msg); err != nil {
-		t.Fatalf("Send: %v", err)
-	}
-	checkAddrs(t, "reply-to", fake.Messages()[0].ReplyTo, msg.ReplyTo)
-}
-
-func checkAddrs(t *testing.T, what string, got []mailgunfake.Address, want []core.Address) {
+func newTransport(t *testing.T, settings core.Settings) core.Transport {
 	t.Helper()
-	if len(got) != len(want) {
-		t.Errorf("%s: got %d addresses %+v, want %d", what, len(got), got, len(want))
-		return
+	tr, err := mailgun.New(&core.Connection{ID: 1, Driver: mailgun.Slug, Settings: settings}, core.DriverEnv{HTTPClient: &http.Client{}})
+	if err != nil {
+		t.Fatalf("New: %v", err)
 	}
-	for i := range want {
-		if got[i].Email != want[i].Email || got[i].Name != want[i].Name {
-			t.Errorf("%s[%d] = %+v, want %+v", what, i, got[i], want[i])
-		}
-	}
+	return tr
 }
 
-func TestSendErrorsClassified(t *testing.T) {
-	tests := []struct {
-		name          string
-		key           string
-		status        int
-		stall         bool
-		wantTemporary bool
-	}{
-		{name: "wrong key gives 401", key: "key-wrong-zzz", wantTemporary: false},
-		{name: "400 validation", key: testKey, status: 400, wantTemporary: false},
-		{name: "403 sender identity", key: testKey, status: 403, wantTemporary: false},
-		{name: "429 rate limit", key: testKey, status: 429, wantTemporary: true},
-		{name: "500", key: testKey, status: 500, wantTemporary: true},
-		{name: "503", key: testKey, status: 503, wantTemporary: true},
-		{name: "stalled server", key: testKey, stall: true, wantTemporary: true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			fake := mailgunfake.New(testKey, testDomain)
-			defer fake.Close()
-			if tc.status != 0 {
-				fake.FailNext(1, tc.status, "")
-			}
-			ctx := context.Background()
-			if tc.stall {
-				fake.StallNext(1)
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, 300*time.Millisecond)
-				defer cancel()
-			}
-			_, err := newTransport(t, core.Settings{"api_key": tc.key, "domain": testDomain, "base_url": fake.URL}).Send(ctx, fullMessage())
-			if err == nil {
-				t.Fatal("Send succeeded, want an error")
-			}
-			var de *core.DeliveryError
-			if !errors.As(err, &de) {
-				t.Fatalf("error %v is not classified", err)
-			}
-			if core.IsTemporary(err) != tc.wantTemporary {
-				t.Errorf("IsTemporary = %v, want %v (%v)", core.IsTemporary(err), tc.wantTemporary, err)
-			}
-			if strings.Contains(err.Error(), tc.key) {
-				t.Errorf("error shows the API key: %v", err)
-			}
-			if tc.stall && !errors.Is(err, context.DeadlineExceeded) {
-				t.Errorf("stalled send error %v is not a deadline error", err)
-			}
-			if n := len(fake.Messages()); n != 0 {
-				t.Errorf("fake recorded %d messages after a failure", n)
-			}
-		})
-	}
-}
-
-func TestSendRecoversAfterFailures(t *testing.T) {
-	fake := mailgunfake.New(testKey, testDomain)
-	defer fake.Close()
-	fake.FailNext(2, 503, "")
-	tr := newTransport(t, core.Settings{"api_key": testKey, "domain": testDomain, "base_url": fake.URL})
-	for i := range 2 {
-		if _, err := tr.Send(context.Background(), fullMessage()); !core.IsTemporary(err) {
-			t.Fatalf("attempt %d: err = %v, want temporary", i, err)
-		}
-	}
-	rc, err := tr.Send(context.Background(), fullMessage())
-	if err != nil || rc.MessageID == "" {
-		t.Fatalf("third attempt: receipt %+v, err %v", rc, err)
-	}
-}
-
-func TestNetworkErrorIsTemporary(t *testing.T) {
-	fake := mailgunfake.New(testKey, testDomain)
-	url := fake.URL
-	fake.Close()
-	_, err := newTransport(t, core.Settings{"api_key": testKey, "domain": testDomain, "base_url": url}).Send(context.Background(), fullMessage())
-	if err == nil || !core.IsTemporary(err) {
-		t.Fatalf("err = %v, want temporary", err)
-	}
-}
-
-func TestVerify(t *testing.T) {
-	tests := []struct {
-		name          string
-		key           string
-		status        int
-		wantErr       bool
-		wantTemporary bool
-	}{
-		{name: "valid key", key: testKey},
-		{name: "bad key", key: "key-bad-yyy", wantErr: true},
-		{name: "forbidden", key: testKey, status: 403, wantErr: true},
-		{name: "server error", key: testKey, status: 500, wantErr: true, wantTemporary: true},
-		{name: "rate limited", key: testKey, status: 429, wantErr: true, wantTemporary: true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			fake := mailgunfake.New(testKey, testDomain)
-			defer fake.Close()
-			if tc.status != 0 {
-				fake.FailNext(1, tc.status, "")
-			}
-			v, ok := newTransport(t, core.Settings{"api_key": tc.key, "domain": testDomain, "base_url": fake.URL}).(core.Verifier)
-			if !ok {
-				t.Fatal("transport does not implement core.Verifier")
-			}
-			err := v.Verify(context.Background())
-			if (err != nil) != tc.wantErr {
-				t.Fatalf("Verify err = %v, wantErr %v", err, tc.wantErr)
-			}
-			if err != nil {
-				if core.IsTemporary(err) != tc.wantTemporary {
-					t.Errorf("IsTemporary = %v, want %v (%v)", core.IsTemporary(err), tc.wantTemporary, err)
-				}
-				if strings.Contains(err.Error(), tc.key) {
-					t.Errorf("error shows the API key: %v", err)
-				}
-			}
-			if fake.Requests() != 1 || len(fake.Messages()) != 0 {
-				t.Errorf("verify made %d requests and sent %d messages", fake.Requests(), len(fake.Messages()))
-			}
-		})
-	}
-}
-
-func TestSchema(t *testing.T) {
+func TestPresets(t *testing.T) {
 	d, _ := core.LookupDriver(mailgun.Slug)
-	tests := []struct {
-		name       string
-		settings   core.Settings
-		wantFields []string
-	}{
-		{"valid us", core.Settings{"api_key": "k", "domain": "mg.example.com", "region": "us", "from_email": "a@example.com"}, nil},
-		{"valid eu", core.Settings{"api_key": "k", "domain": "mg.example.com", "region": "eu"}, nil},
-		{"region defaults", core.Settings{"api_key": "k", "domain": "example.com"}, nil},
-		{"missing api_key", core.Settings{"domain": "mg.example.com"}, []string{"api_key"}},
-		{"missing domain", core.Settings{"api_key": "k"}, []string{"domain"}},
-		{"missing both", core.Settings{}, []string{"api_key", "domain"}},
-		{"bad region", core.Settings{"api_key": "k", "domain": "mg.example.com", "region": "asia"}, []string{"region"}},
-		{"domain with scheme", core.Settings{"api_key": "k", "domain": "https://mg.example.com"}, []string{"domain"}},
-		{"domain is an address", core.Settings{"api_key": "k", "domain": "me@example.com"}, []string{"domain"}},
-		{"bad from_email", core.Settings{"api_key": "k", "domain": "mg.example.com", "from_email": "nope"}, []string{"from_email"}},
-		{"bad base_url", core.Settings{"api_key": "k", "domain": "mg.example.com", "base_url": "api.mailgun.net"}, []string{"base_url"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			err := d.ValidateSettings(tc.settings)
-			fields := core.ErrorFields(err)
-			if len(fields) != len(tc.wantFields) {
-				t.Fatalf("fields = %v, want %v", fields, tc.wantFields)
-			}
-			for _, f := range tc.wantFields {
-				if fields[f] == "" {
-					t.Errorf("no message for field %s in %v", f, fields)
-				}
-			}
-			if len(tc.wantFields) > 0 && core.ErrorCode(err) != core.EINVALID {
-				t.Errorf("code = %s, want %s", core.ErrorCode(err), core.EINVALID)
-			}
-			if err == nil && tc.settings.String("region") == "" {
-				t.Errorf("region was not defaulted: %v", tc.settings)
-			}
-		})
-	}
-	if f := d.Field("api_key"); f == nil || !f.Sensitive || f.Constant != "MAILSVC_MAILGUN_API_KEY" {
-		t.Errorf("api_key field = %+v, want sensitive with constant MAILSVC_MAILGUN_API_KEY", f)
-	}
 	presets := map[string]string{}
 	for _, p := range d.Presets {
 		presets[p.Slug] = p.Settings.String("region")
@@ -377,40 +150,12 @@ func TestAttachmentWithoutExtensionGetsTypedName(t *testing.T) {
 	fake := mailgunfake.New(testKey, testDomain)
 	defer fake.Close()
 	msg := fullMessage()
-	msg.Attachments = []core.Attachment{{Filename: "report", ContentType: "application/pdf", Data: pdfBytes()}}
+	msg.Attachments = []core.Attachment{{Filename: "report", ContentType: "application/pdf", Data: drivertest.PDFBytes()}}
 	if _, err := newTransport(t, core.Settings{"api_key": testKey, "domain": testDomain, "base_url": fake.URL}).Send(context.Background(), msg); err != nil {
 		t.Fatalf("Send: %v", err)
 	}
 	a := fake.Messages()[0].Attachments[0]
-	if a.Filename != "report.pdf" || a.ContentType != "application/pdf" || !bytes.Equal(a.Data, pdfBytes()) {
+	if a.Filename != "report.pdf" || a.ContentType != "application/pdf" || !bytes.Equal(a.Data, drivertest.PDFBytes()) {
 		t.Errorf("attachment = %s %s (%d bytes), want report.pdf application/pdf", a.Filename, a.ContentType, len(a.Data))
-	}
-}
-
-// countingTransport counts the requests that go through the host's client.
-type countingTransport struct{ n atomic.Int32 }
-
-func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	c.n.Add(1)
-	return http.DefaultTransport.RoundTrip(r)
-}
-
-func TestUsesHostHTTPClient(t *testing.T) {
-	fake := mailgunfake.New(testKey, testDomain)
-	defer fake.Close()
-	ct := &countingTransport{}
-	d, _ := core.LookupDriver(mailgun.Slug)
-	tr, err := d.New(&core.Connection{Settings: core.Settings{"api_key": testKey, "domain": testDomain, "base_url": fake.URL}}, core.DriverEnv{HTTPClient: &http.Client{Transport: ct}})
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	if _, err := tr.Send(context.Background(), fullMessage()); err != nil {
-		t.Fatalf("Send: %v", err)
-	}
-	if err := tr.(core.Verifier).Verify(context.Background()); err != nil {
-		t.Fatalf("Verify: %v", err)
-	}
-	if got := ct.n.Load(); got != 2 {
-		t.Errorf("host client saw %d requests, want 2", got)
 	}
 }

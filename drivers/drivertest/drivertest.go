@@ -1,0 +1,536 @@
+// Package drivertest is the conformance suite of the mail drivers that talk
+// to a provider's HTTP API (sendgrid, mailgun, postmark, ...). A driver's
+// test describes its local fake in a Harness and calls Run; the suite then
+// checks what every such driver must do alike:
+//
+//   - Send: a full message (several recipients of every kind, unicode
+//     subject, text and HTML, custom headers, a binary attachment and an
+//     inline image) arrives at the provider intact, with the receipt naming
+//     the provider's message id, and the connection's from_email and
+//     from_name replace the sender; several Reply-To addresses are kept;
+//     provider failures are classified temporary (429, 5xx, stalls,
+//     network errors) or permanent (401, 400, 403) with the key never in
+//     the error text; a transport recovers once the provider does.
+//   - Verify: credentials are checked with one request that sends nothing.
+//   - Schema: the common settings (api key, sender override, base URL)
+//     validate as the product promises, and a transport built with no
+//     base_url talks to the real API.
+//
+// What a provider does differently (regions, streams, signatures) stays in
+// that driver's own tests.
+package drivertest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"maps"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mailsvc/mailsvc/core"
+)
+
+// Attachment is one attachment as a fake recorded it.
+type Attachment struct {
+	Filename    string
+	ContentType string
+	Data        []byte
+	Inline      bool
+	ContentID   string
+}
+
+// Message is one message as a fake recorded it, in a form that does not
+// depend on the provider.
+type Message struct {
+	ID          string
+	From        core.Address
+	To          []core.Address
+	Cc          []core.Address
+	Bcc         []core.Address
+	ReplyTo     []core.Address
+	Subject     string
+	Text        string
+	HTML        string
+	Headers     map[string]string
+	Attachments []Attachment
+}
+
+// Fake is a running local fake of a provider API, as the suite drives it.
+type Fake interface {
+	// URL is the base URL that reaches the fake.
+	URL() string
+	// Messages returns every message the fake accepted, oldest first.
+	Messages() []Message
+	// Requests returns how many requests reached the fake, faults included.
+	Requests() int
+	// FailNext makes the next n requests fail with the HTTP status, in the
+	// provider's error shape.
+	FailNext(n, status int)
+	// StallNext makes the next n requests hang until the client gives up.
+	StallNext(n int)
+	// Close shuts the fake down.
+	Close()
+}
+
+// Harness describes a driver and its fake to the suite.
+type Harness struct {
+	// Slug is the driver's registered name.
+	Slug string
+	// Key is the only API key the fake accepts; WrongKey is one it refuses
+	// with 401.
+	Key, WrongKey string
+	// Start starts a fresh fake that accepts Key.
+	Start func() Fake
+	// Settings returns connection settings that reach url with key. Nil:
+	// {"api_key": key, "base_url": url}, with ExtraSettings added.
+	Settings func(url, key string) core.Settings
+	// ExtraSettings are added to every connection the default Settings
+	// builds and to the schema cases (e.g. a required domain).
+	ExtraSettings core.Settings
+	// Message returns the message the send tests send. Nil: FullMessage.
+	Message func() *core.Message
+	// CheckReceipt checks that a receipt names the recorded message. Nil:
+	// the receipt's MessageID is the recorded ID and is not empty.
+	CheckReceipt func(t *testing.T, rc core.Receipt, m Message)
+	// AttachmentName returns the file name the fake records for a. Nil:
+	// a.Filename.
+	AttachmentName func(a core.Attachment) string
+
+	// DefaultBaseURL is the address a transport built with no base_url
+	// talks to, as its BaseURL method reports it.
+	DefaultBaseURL string
+	// APIKeyConstant is the constant that pins the api_key setting.
+	APIKeyConstant string
+	// UnknownKey is a settings key the driver does not know (another
+	// driver's key makes a good one).
+	UnknownKey string
+	// Defaulted are settings keys that validation fills in when empty.
+	Defaulted []string
+	// SchemaCases are the driver's own validation cases, run with the
+	// common ones.
+	SchemaCases []SchemaCase
+}
+
+// SchemaCase is one settings validation case: the fields that must fail,
+// none when the settings are valid.
+type SchemaCase struct {
+	Name       string
+	Settings   core.Settings
+	WantFields []string
+}
+
+// Run runs the whole suite: Send, Verify and Schema.
+func Run(t *testing.T, h Harness) {
+	t.Run("Send", func(t *testing.T) { Send(t, h) })
+	t.Run("Verify", func(t *testing.T) { Verify(t, h) })
+	t.Run("Schema", func(t *testing.T) { Schema(t, h) })
+}
+
+// Send runs the send tests of the suite.
+func Send(t *testing.T, h Harness) {
+	t.Run("RoundTrip", func(t *testing.T) { roundTrip(t, h) })
+	t.Run("MultipleReplyTo", func(t *testing.T) { multipleReplyTo(t, h) })
+	t.Run("ErrorsClassified", func(t *testing.T) { errorsClassified(t, h) })
+	t.Run("RecoversAfterFailures", func(t *testing.T) { recoversAfterFailures(t, h) })
+	t.Run("NetworkErrorIsTemporary", func(t *testing.T) { networkErrorIsTemporary(t, h) })
+	t.Run("UsesHostHTTPClient", func(t *testing.T) { usesHostHTTPClient(t, h) })
+}
+
+// PDFBytes is a binary payload with every byte value, NULs and invalid
+// UTF-8, named like a PDF.
+func PDFBytes() []byte {
+	b := []byte("%PDF-1.4\x00\xff\xfe")
+	for i := range 256 {
+		b = append(b, byte(i))
+	}
+	return b
+}
+
+// PNGBytes is a binary payload with every byte value, shaped like a PNG.
+func PNGBytes() []byte {
+	b := []byte{0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 0x0d}
+	for i := 255; i >= 0; i-- {
+		b = append(b, byte(i), 0)
+	}
+	return b
+}
+
+// FullMessage is a message that uses every part of core.Message: named and
+// bare recipients of every kind, a unicode subject, text and HTML bodies,
+// two custom headers, a PDF attachment and an inline PNG with the content
+// id "logo1" that the HTML refers to.
+func FullMessage() *core.Message {
+	return &core.Message{
+		From:    core.Address{Name: "Shop", Email: "shop@example.com"},
+		To:      []core.Address{{Name: "Ann", Email: "ann@example.org"}, {Email: "bob@example.org"}},
+		Cc:      []core.Address{{Name: "Cid", Email: "cid@example.org"}},
+		Bcc:     []core.Address{{Email: "dan@example.org"}},
+		ReplyTo: []core.Address{{Name: "Help", Email: "help@example.com"}},
+		Subject: "Order #42 — ünïcode",
+		Text:    "Plain body\nline 2",
+		HTML:    "<p>HTML body <img src=\"cid:logo1\"></p>",
+		Headers: []core.Header{{Name: "X-Order", Value: "42"}, {Name: "List-Unsubscribe", Value: "<mailto:u@example.com>"}},
+		Attachments: []core.Attachment{
+			{Filename: "invoice.pdf", ContentType: "application/pdf", Data: PDFBytes()},
+			{Filename: "logo.png", ContentType: "image/png", Data: PNGBytes(), Inline: true, ContentID: "logo1"},
+		},
+	}
+}
+
+// Addresses converts a fake's address list, whose element type has the
+// fields of core.Address, to core addresses.
+func Addresses[A ~struct {
+	Name  string
+	Email string
+}](in []A) []core.Address {
+	out := make([]core.Address, 0, len(in))
+	for _, a := range in {
+		out = append(out, core.Address(a))
+	}
+	return out
+}
+
+func (h Harness) settings(url, key string) core.Settings {
+	if h.Settings != nil {
+		return h.Settings(url, key)
+	}
+	s := core.Settings{"api_key": key, "base_url": url}
+	maps.Copy(s, h.ExtraSettings)
+	return s
+}
+
+func (h Harness) message() *core.Message {
+	if h.Message != nil {
+		return h.Message()
+	}
+	return FullMessage()
+}
+
+// newTransport builds a transport through the registered driver with a
+// host HTTP client.
+func (h Harness) newTransport(t *testing.T, settings core.Settings) core.Transport {
+	t.Helper()
+	d, ok := core.LookupDriver(h.Slug)
+	if !ok {
+		t.Fatalf("driver %s is not registered", h.Slug)
+	}
+	tr, err := d.New(&core.Connection{ID: 1, Driver: h.Slug, Settings: settings}, core.DriverEnv{HTTPClient: &http.Client{}})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return tr
+}
+
+func roundTrip(t *testing.T, h Harness) {
+	fake := h.Start()
+	defer fake.Close()
+	override := h.settings(fake.URL()+"/", h.Key)
+	override["from_email"], override["from_name"] = "noreply@example.net", "Example Net"
+	tests := []struct {
+		name     string
+		settings core.Settings
+		wantFrom core.Address
+	}{
+		{"message sender", h.settings(fake.URL(), h.Key), core.Address{Name: "Shop", Email: "shop@example.com"}},
+		{"connection sender overrides", override, core.Address{Name: "Example Net", Email: "noreply@example.net"}},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			msg := h.message()
+			rc, err := h.newTransport(t, tc.settings).Send(context.Background(), msg)
+			if err != nil {
+				t.Fatalf("Send: %v", err)
+			}
+			got := fake.Messages()
+			if len(got) != i+1 {
+				t.Fatalf("fake recorded %d messages, want %d", len(got), i+1)
+			}
+			m := got[i]
+			if h.CheckReceipt != nil {
+				h.CheckReceipt(t, rc, m)
+			} else if rc.MessageID == "" || rc.MessageID != m.ID {
+				t.Errorf("receipt id %q, fake id %q", rc.MessageID, m.ID)
+			}
+			if m.From != tc.wantFrom {
+				t.Errorf("from = %+v, want %+v", m.From, tc.wantFrom)
+			}
+			CheckAddresses(t, "to", m.To, msg.To)
+			CheckAddresses(t, "cc", m.Cc, msg.Cc)
+			CheckAddresses(t, "bcc", m.Bcc, msg.Bcc)
+			CheckAddresses(t, "reply-to", m.ReplyTo, msg.ReplyTo)
+			if m.Subject != msg.Subject || m.Text != msg.Text || m.HTML != msg.HTML {
+				t.Errorf("subject/text/html = %q/%q/%q", m.Subject, m.Text, m.HTML)
+			}
+			for _, hd := range msg.Headers {
+				if m.Headers[hd.Name] != hd.Value {
+					t.Errorf("header %s = %q, want %q", hd.Name, m.Headers[hd.Name], hd.Value)
+				}
+			}
+			if len(m.Attachments) != len(msg.Attachments) {
+				t.Fatalf("got %d attachments, want %d", len(m.Attachments), len(msg.Attachments))
+			}
+			for j, want := range msg.Attachments {
+				a := m.Attachments[j]
+				wantName := want.Filename
+				if h.AttachmentName != nil {
+					wantName = h.AttachmentName(want)
+				}
+				if a.Filename != wantName || a.ContentType != want.ContentType || a.Inline != want.Inline || a.ContentID != want.ContentID {
+					t.Errorf("attachment %d = %s %s inline=%v cid=%s, want %s %s inline=%v cid=%s", j, a.Filename, a.ContentType, a.Inline, a.ContentID, wantName, want.ContentType, want.Inline, want.ContentID)
+				}
+				if !bytes.Equal(a.Data, want.Data) {
+					t.Errorf("attachment %d bytes differ (%d vs %d bytes)", j, len(a.Data), len(want.Data))
+				}
+			}
+		})
+	}
+}
+
+func multipleReplyTo(t *testing.T, h Harness) {
+	fake := h.Start()
+	defer fake.Close()
+	msg := h.message()
+	msg.ReplyTo = []core.Address{{Email: "a@example.com"}, {Name: "B", Email: "b@example.com"}}
+	if _, err := h.newTransport(t, h.settings(fake.URL(), h.Key)).Send(context.Background(), msg); err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	CheckAddresses(t, "reply-to", fake.Messages()[0].ReplyTo, msg.ReplyTo)
+}
+
+// CheckAddresses reports an error unless got holds the names and addresses
+// of want, in order.
+func CheckAddresses(t *testing.T, what string, got, want []core.Address) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("%s: got %d addresses %+v, want %d", what, len(got), got, len(want))
+		return
+	}
+	for i := range want {
+		if got[i].Email != want[i].Email || got[i].Name != want[i].Name {
+			t.Errorf("%s[%d] = %+v, want %+v", what, i, got[i], want[i])
+		}
+	}
+}
+
+func errorsClassified(t *testing.T, h Harness) {
+	tests := []struct {
+		name          string
+		key           string
+		status        int
+		stall         bool
+		wantTemporary bool
+	}{
+		{name: "wrong key gives 401", key: h.WrongKey, wantTemporary: false},
+		{name: "400 validation", key: h.Key, status: 400, wantTemporary: false},
+		{name: "403 sender identity", key: h.Key, status: 403, wantTemporary: false},
+		{name: "429 rate limit", key: h.Key, status: 429, wantTemporary: true},
+		{name: "500", key: h.Key, status: 500, wantTemporary: true},
+		{name: "503", key: h.Key, status: 503, wantTemporary: true},
+		{name: "stalled server", key: h.Key, stall: true, wantTemporary: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := h.Start()
+			defer fake.Close()
+			if tc.status != 0 {
+				fake.FailNext(1, tc.status)
+			}
+			ctx := context.Background()
+			if tc.stall {
+				fake.StallNext(1)
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, 300*time.Millisecond)
+				defer cancel()
+			}
+			_, err := h.newTransport(t, h.settings(fake.URL(), tc.key)).Send(ctx, h.message())
+			if err == nil {
+				t.Fatal("Send succeeded, want an error")
+			}
+			var de *core.DeliveryError
+			if !errors.As(err, &de) {
+				t.Fatalf("error %v is not classified", err)
+			}
+			if core.IsTemporary(err) != tc.wantTemporary {
+				t.Errorf("IsTemporary = %v, want %v (%v)", core.IsTemporary(err), tc.wantTemporary, err)
+			}
+			if strings.Contains(err.Error(), tc.key) {
+				t.Errorf("error shows the API key: %v", err)
+			}
+			if tc.stall && !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("stalled send error %v is not a deadline error", err)
+			}
+			if n := len(fake.Messages()); n != 0 {
+				t.Errorf("fake recorded %d messages after a failure", n)
+			}
+		})
+	}
+}
+
+func recoversAfterFailures(t *testing.T, h Harness) {
+	fake := h.Start()
+	defer fake.Close()
+	fake.FailNext(2, 503)
+	tr := h.newTransport(t, h.settings(fake.URL(), h.Key))
+	for i := range 2 {
+		if _, err := tr.Send(context.Background(), h.message()); !core.IsTemporary(err) {
+			t.Fatalf("attempt %d: err = %v, want temporary", i, err)
+		}
+	}
+	rc, err := tr.Send(context.Background(), h.message())
+	if err != nil || rc.MessageID == "" {
+		t.Fatalf("third attempt: receipt %+v, err %v", rc, err)
+	}
+}
+
+func networkErrorIsTemporary(t *testing.T, h Harness) {
+	fake := h.Start()
+	url := fake.URL()
+	fake.Close()
+	_, err := h.newTransport(t, h.settings(url, h.Key)).Send(context.Background(), h.message())
+	if err == nil || !core.IsTemporary(err) {
+		t.Fatalf("err = %v, want temporary", err)
+	}
+}
+
+// countingTransport counts the requests that go through the host's client.
+type countingTransport struct{ n atomic.Int32 }
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func usesHostHTTPClient(t *testing.T, h Harness) {
+	fake := h.Start()
+	defer fake.Close()
+	ct := &countingTransport{}
+	d, _ := core.LookupDriver(h.Slug)
+	tr, err := d.New(&core.Connection{Settings: h.settings(fake.URL(), h.Key)}, core.DriverEnv{HTTPClient: &http.Client{Transport: ct}})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	if _, err := tr.Send(context.Background(), h.message()); err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	if err := tr.(core.Verifier).Verify(context.Background()); err != nil {
+		t.Fatalf("Verify: %v", err)
+	}
+	if got := ct.n.Load(); got != 2 {
+		t.Errorf("host client saw %d requests, want 2", got)
+	}
+}
+
+// Verify runs the credential check tests of the suite.
+func Verify(t *testing.T, h Harness) {
+	tests := []struct {
+		name          string
+		key           string
+		status        int
+		wantErr       bool
+		wantTemporary bool
+	}{
+		{name: "valid key", key: h.Key},
+		{name: "bad key", key: h.WrongKey, wantErr: true},
+		{name: "forbidden", key: h.Key, status: 403, wantErr: true},
+		{name: "server error", key: h.Key, status: 500, wantErr: true, wantTemporary: true},
+		{name: "rate limited", key: h.Key, status: 429, wantErr: true, wantTemporary: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := h.Start()
+			defer fake.Close()
+			if tc.status != 0 {
+				fake.FailNext(1, tc.status)
+			}
+			v, ok := h.newTransport(t, h.settings(fake.URL(), tc.key)).(core.Verifier)
+			if !ok {
+				t.Fatal("transport does not implement core.Verifier")
+			}
+			err := v.Verify(context.Background())
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("Verify err = %v, wantErr %v", err, tc.wantErr)
+			}
+			if err != nil {
+				if core.IsTemporary(err) != tc.wantTemporary {
+					t.Errorf("IsTemporary = %v, want %v (%v)", core.IsTemporary(err), tc.wantTemporary, err)
+				}
+				if strings.Contains(err.Error(), tc.key) {
+					t.Errorf("error shows the API key: %v", err)
+				}
+			}
+			if fake.Requests() != 1 || len(fake.Messages()) != 0 {
+				t.Errorf("verify made %d requests and sent %d messages", fake.Requests(), len(fake.Messages()))
+			}
+		})
+	}
+}
+
+// Schema runs the settings validation tests of the suite, the harness's
+// own cases included, and checks the transport's defaults.
+func Schema(t *testing.T, h Harness) {
+	d, ok := core.LookupDriver(h.Slug)
+	if !ok {
+		t.Fatalf("driver %s is not registered", h.Slug)
+	}
+	with := func(kv ...any) core.Settings {
+		s := core.Settings{"api_key": "k"}
+		maps.Copy(s, h.ExtraSettings)
+		for i := 0; i+1 < len(kv); i += 2 {
+			s[kv[i].(string)] = kv[i+1]
+		}
+		return s
+	}
+	missing := with()
+	delete(missing, "api_key")
+	missing["from_email"] = "a@example.com"
+	tests := []SchemaCase{
+		{"valid", with("from_email", "a@example.com", "from_name", "A"), nil},
+		{"missing api_key", missing, []string{"api_key"}},
+		{"empty api_key", with("api_key", ""), []string{"api_key"}},
+		{"bad from_email", with("from_email", "not-an-email"), []string{"from_email"}},
+		{"bad base_url", with("base_url", "ftp://x"), []string{"base_url"}},
+		{"unknown key", with(h.UnknownKey, "eu"), []string{h.UnknownKey}},
+	}
+	tests = append(tests, h.SchemaCases...)
+	for _, tc := range tests {
+		t.Run(tc.Name, func(t *testing.T) {
+			err := d.ValidateSettings(tc.Settings)
+			fields := core.ErrorFields(err)
+			if len(fields) != len(tc.WantFields) {
+				t.Fatalf("fields = %v, want %v", fields, tc.WantFields)
+			}
+			for _, f := range tc.WantFields {
+				if fields[f] == "" {
+					t.Errorf("no message for field %s in %v", f, fields)
+				}
+			}
+			if len(tc.WantFields) > 0 && core.ErrorCode(err) != core.EINVALID {
+				t.Errorf("code = %s, want %s", core.ErrorCode(err), core.EINVALID)
+			}
+			for _, k := range h.Defaulted {
+				if err == nil && tc.Settings.String(k) == "" {
+					t.Errorf("%s was not defaulted: %v", k, tc.Settings)
+				}
+			}
+		})
+	}
+	if f := d.Field("api_key"); f == nil || !f.Sensitive || f.Constant != h.APIKeyConstant {
+		t.Errorf("api_key field = %+v, want sensitive with constant %s", f, h.APIKeyConstant)
+	}
+	t.Run("Defaults", func(t *testing.T) {
+		tr, ok := h.newTransport(t, h.settings("", h.Key)).(interface{ BaseURL() string })
+		if !ok {
+			t.Fatal("transport has no BaseURL method")
+		}
+		if tr.BaseURL() != h.DefaultBaseURL {
+			t.Errorf("BaseURL = %q, want %q", tr.BaseURL(), h.DefaultBaseURL)
+		}
+		if _, err := d.New(&core.Connection{Settings: core.Settings{}}, core.DriverEnv{}); core.ErrorFields(err)["api_key"] == "" {
+			t.Errorf("New without api_key: err = %v, want a field error", err)
+		}
+	})
+}
