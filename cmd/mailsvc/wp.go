@@ -104,6 +104,21 @@ exists there.`,
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "Database: %s, table prefix %q (from %s)\n", siteDatabase(rt.wp), rt.prefix, configPath)
 
+			// The same database as WordPress: its options table, with the
+			// same prefix, names the site.
+			var siteURL string
+			options := rt.prefix + "options"
+			err = rt.db.Gorm().WithContext(ctx).
+				Raw("SELECT option_value FROM `" + options + "` WHERE option_name = 'siteurl' LIMIT 1").
+				Scan(&siteURL).Error
+			if err != nil {
+				return fmt.Errorf("read %s: is WordPress installed in the database %s describes, with table prefix %q? %w", options, configPath, rt.prefix, err)
+			}
+			if siteURL == "" {
+				return fmt.Errorf("%s has no siteurl: WordPress is not installed in the database %s describes", options, configPath)
+			}
+			fmt.Fprintf(out, "WordPress site: %s\n", siteURL)
+
 			queue := rt.db.TableName("logs")
 			tables, err := rt.db.ServiceTables(ctx)
 			if err != nil {

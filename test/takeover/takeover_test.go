@@ -97,7 +97,7 @@ func TestWordPressTakeover(t *testing.T) {
 	if b, err := os.ReadFile(bridgePath); err != nil || !bytes.Equal(b, bridge.Source) {
 		t.Fatalf("bridge not installed at %s (%v)\n%s", bridgePath, err, out)
 	}
-	for _, want := range []string{"wpt_mailsvc_logs: ready", bridgePath, site.DBName} {
+	for _, want := range []string{"wpt_mailsvc_logs: ready", bridgePath, site.DBName, "WordPress site: " + site.SiteURL} {
 		if !strings.Contains(out, want) {
 			t.Errorf("wp install output lacks %q:\n%s", want, out)
 		}
@@ -324,6 +324,11 @@ echo wp_json_encode( array(
 	})
 
 	t.Run("uninstall", func(t *testing.T) {
+		// An option of the service's, and one of WordPress's own.
+		site.PHP(t, `update_option( 'mailsvc_bridge_notice_dismissed', '1' ); update_option( 'mail_svc_version', '1.0.0' );`)
+		options := func() string {
+			return site.PHP(t, `echo wp_json_encode( array( get_option( 'mailsvc_bridge_notice_dismissed' ), get_option( 'mail_svc_version' ), get_option( 'blogname' ) ) );`)
+		}
 		allTables := serviceTables(t, site)
 		if len(allTables) < 6 {
 			t.Fatalf("service tables before uninstall: %v", allTables)
@@ -338,6 +343,9 @@ echo wp_json_encode( array(
 		}
 		if _, err := os.Stat(bridgePath); !os.IsNotExist(err) {
 			t.Errorf("bridge still present after uninstall (preserve): %v", err)
+		}
+		if got := options(); got != `["1","1.0.0","mailsvc test site"]` {
+			t.Errorf("options after a preserving uninstall: %s", got)
 		}
 		if !strings.Contains(out, "Kept") || !strings.Contains(out, "Removed the wp_mail() bridge") {
 			t.Errorf("preserving uninstall output:\n%s", out)
@@ -364,9 +372,12 @@ echo wp_json_encode( array(
 		if !strings.Contains(out, "Dropped 6 tables") || !strings.Contains(out, "Removed the wp_mail() bridge") {
 			t.Errorf("uninstall output:\n%s", out)
 		}
-		// WordPress's own tables are untouched.
-		if out := site.PHP(t, `echo get_option( 'blogname' );`); out != "mailsvc test site" {
-			t.Errorf("blogname after uninstall: %q", out)
+		// The service's options are gone; WordPress's own are untouched.
+		if got := options(); got != `[false,false,"mailsvc test site"]` {
+			t.Errorf("options after uninstall: %s", got)
+		}
+		if !strings.Contains(out, "Deleted 2 options") {
+			t.Errorf("uninstall output:\n%s", out)
 		}
 	})
 }

@@ -14,7 +14,9 @@
  * (adapters/store/log.go, storedMessage); attachments are copied into it
  * as base64 so that they outlive the request's temporary files.
  *
- * It reads nothing but $wpdb and needs no configuration.
+ * It reads nothing but $wpdb and needs no configuration. The table prefix is
+ * $wpdb->base_prefix, the $table_prefix of wp-config.php that the service
+ * reads too (the same as $wpdb->prefix except on a multisite network).
  */
 
 if ( ! defined( 'ABSPATH' ) ) {
@@ -570,11 +572,14 @@ function mailsvc_bridge_queue( $to, $subject, $message, $headers = '', $attachme
 	);
 	$formats = array( '%s', '%s', '%s', '%s', '%s', '%s', '%s', '%d', '%d', '%d', '%d', '%s', '%s', '%s', '%s', '%s' );
 
+	// The service's tables carry the site's $table_prefix: on a multisite
+	// network that is the base prefix, shared by every site.
+	$table    = ( isset( $wpdb->base_prefix ) ? $wpdb->base_prefix : $wpdb->prefix ) . 'mailsvc_logs';
 	$suppress = $wpdb->suppress_errors( true );
-	$inserted = $wpdb->insert( $wpdb->prefix . 'mailsvc_logs', $row, $formats );
+	$inserted = $wpdb->insert( $table, $row, $formats );
 	$wpdb->suppress_errors( $suppress );
 	if ( false === $inserted || 1 !== (int) $inserted ) {
-		$error = '' !== (string) $wpdb->last_error ? $wpdb->last_error : 'The message could not be queued: the mailsvc queue table ' . $wpdb->prefix . 'mailsvc_logs is not usable.';
+		$error = '' !== (string) $wpdb->last_error ? $wpdb->last_error : 'The message could not be queued: the mailsvc queue table ' . $table . ' is not usable.';
 		return mailsvc_bridge_fail( 'mailsvc: ' . $error, $mail_data );
 	}
 
