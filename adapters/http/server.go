@@ -102,6 +102,8 @@ type Server struct {
 	TrustedProxies []*net.IPNet
 	// MaxBodyBytes bounds request bodies; 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// Plugins serves GET /tools/plugins; nil leaves it unregistered.
+	Plugins PluginService
 }
 
 // Handler returns the http.Handler serving every route.
@@ -148,6 +150,9 @@ func (s *Server) Handler() http.Handler {
 	if s.Transcripts != nil {
 		s.private(api, "GET", "/tools/debug-logs", s.listDebugLogs)
 		s.private(api, "DELETE", "/tools/debug-logs", s.clearDebugLogs)
+	}
+	if s.Plugins != nil {
+		s.private(api, "GET", "/tools/plugins", s.listPlugins)
 	}
 
 	return s.recoverPanics(s.logRequests(restRoute(r)))

@@ -115,6 +115,10 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("MAILSVC_TRUSTED_PROXIES: %w", err)
 	}
+	plugins, err := rt.plugins()
+	if err != nil {
+		return err
+	}
 	srv := &api.Server{
 		Auth:           auth,
 		Connections:    conns,
@@ -126,6 +130,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		Logger:         log,
 		Capability:     rt.consts.String("MAILSVC_REST_CAPABILITY"),
 		TrustedProxies: proxies,
+		Plugins:        plugins,
 	}
 
 	ln, err := net.Listen("tcp", addr)
