@@ -99,6 +99,11 @@ type Harness struct {
 	// AttachmentName returns the file name the fake records for a. Nil:
 	// a.Filename.
 	AttachmentName func(a core.Attachment) string
+	// AttachmentsByName matches the recorded attachments to the sent ones
+	// by file name instead of by position, for providers that take raw
+	// MIME, where inline parts come in their own multipart/related part
+	// ahead of the attachments.
+	AttachmentsByName bool
 
 	// DefaultBaseURL is the address a transport built with no base_url
 	// talks to, as its BaseURL method reports it.
@@ -274,10 +279,17 @@ func roundTrip(t *testing.T, h Harness) {
 				t.Fatalf("got %d attachments, want %d", len(m.Attachments), len(msg.Attachments))
 			}
 			for j, want := range msg.Attachments {
-				a := m.Attachments[j]
 				wantName := want.Filename
 				if h.AttachmentName != nil {
 					wantName = h.AttachmentName(want)
+				}
+				a := m.Attachments[j]
+				if h.AttachmentsByName {
+					for _, rec := range m.Attachments {
+						if rec.Filename == wantName {
+							a = rec
+						}
+					}
 				}
 				if a.Filename != wantName || a.ContentType != want.ContentType || a.Inline != want.Inline || a.ContentID != want.ContentID {
 					t.Errorf("attachment %d = %s %s inline=%v cid=%s, want %s %s inline=%v cid=%s", j, a.Filename, a.ContentType, a.Inline, a.ContentID, wantName, want.ContentType, want.Inline, want.ContentID)
@@ -391,8 +403,9 @@ func networkErrorIsTemporary(t *testing.T, h Harness) {
 	url := fake.URL()
 	fake.Close()
 	_, err := h.newTransport(t, h.settings(url, h.Key)).Send(context.Background(), h.message())
-	if err == nil || !core.IsTemporary(err) {
-		t.Fatalf("err = %v, want temporary", err)
+	var de *core.DeliveryError
+	if err == nil || !errors.As(err, &de) || !core.IsTemporary(err) {
+		t.Fatalf("err = %v, want a classified temporary error", err)
 	}
 }
 

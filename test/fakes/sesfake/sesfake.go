@@ -174,6 +174,10 @@ func (s *Server) Requests() []Request {
 	return append([]Request(nil), s.requests...)
 }
 
+// RequestCount returns how many requests reached the fake, those answered
+// by an injected fault or refused before authentication included.
+func (s *Server) RequestCount() int { return s.faults.Requests() }
+
 // FailNext makes the next n requests, whatever their operation, fail with
 // the HTTP status and AWS error code (e.g. 400 "Throttling", 400
 // "MessageRejected", 403 "InvalidClientTokenId", 503 "ServiceUnavailable"),

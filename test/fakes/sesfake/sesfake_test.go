@@ -208,6 +208,14 @@ func TestFaultShapes(t *testing.T) {
 			}
 		})
 	}
+	// Faults answer before authentication: they are counted, but are not
+	// authenticated requests.
+	if got := fake.RequestCount(); got != len(tests) {
+		t.Errorf("RequestCount = %d, want %d", got, len(tests))
+	}
+	if got := len(fake.Requests()); got != 0 {
+		t.Errorf("%d authenticated requests recorded, want 0", got)
+	}
 }
 
 func TestIMDSRequiresToken(t *testing.T) {
