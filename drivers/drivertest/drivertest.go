@@ -26,6 +26,7 @@ import (
 	"errors"
 	"maps"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -186,17 +187,42 @@ func FullMessage() *core.Message {
 	}
 }
 
-// Addresses converts a fake's address list, whose element type has the
-// fields of core.Address, to core addresses.
-func Addresses[A ~struct {
-	Name  string
-	Email string
-}](in []A) []core.Address {
-	out := make([]core.Address, 0, len(in))
-	for _, a := range in {
-		out = append(out, core.Address(a))
-	}
+// Recorded converts the messages a fake recorded (a slice of its own
+// message type) to the suite's form: every field of Message and of its
+// addresses and attachments takes the value of the fake's field of the same
+// name, if it has one. Fields the fake does not have stay zero.
+func Recorded(messages any) []Message {
+	var out []Message
+	copyByName(reflect.ValueOf(&out).Elem(), reflect.ValueOf(messages))
 	return out
+}
+
+// copyByName copies src into dst: assignable values as they are, structs
+// field by field of the same name, slices element by element, pointers by
+// what they point to.
+func copyByName(dst, src reflect.Value) {
+	if src.Kind() == reflect.Pointer && dst.Kind() != reflect.Pointer {
+		if src.IsNil() {
+			return
+		}
+		src = src.Elem()
+	}
+	switch {
+	case src.Type().AssignableTo(dst.Type()):
+		dst.Set(src)
+	case dst.Kind() == reflect.Struct && src.Kind() == reflect.Struct:
+		for i := range dst.NumField() {
+			if f := src.FieldByName(dst.Type().Field(i).Name); f.IsValid() {
+				copyByName(dst.Field(i), f)
+			}
+		}
+	case dst.Kind() == reflect.Slice && src.Kind() == reflect.Slice && !src.IsNil():
+		list := reflect.MakeSlice(dst.Type(), src.Len(), src.Len())
+		for i := range src.Len() {
+			copyByName(list.Index(i), src.Index(i))
+		}
+		dst.Set(list)
+	}
 }
 
 func (h Harness) settings(url, key string) core.Settings {

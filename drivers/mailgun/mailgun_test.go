@@ -21,22 +21,9 @@ const (
 // fake is the Mailgun fake as the conformance suite drives it.
 type fake struct{ *mailgunfake.Server }
 
-func (f fake) URL() string            { return f.Server.URL }
-func (f fake) FailNext(n, status int) { f.Server.FailNext(n, status, "") }
-func (f fake) Messages() []drivertest.Message {
-	var out []drivertest.Message
-	for _, m := range f.Server.Messages() {
-		rec := drivertest.Message{ID: m.ID, From: core.Address(m.From), To: drivertest.Addresses(m.To),
-			Cc: drivertest.Addresses(m.Cc), Bcc: drivertest.Addresses(m.Bcc), ReplyTo: drivertest.Addresses(m.ReplyTo),
-			Subject: m.Subject, Text: m.Text, HTML: m.HTML, Headers: m.Headers}
-		for _, a := range m.Attachments {
-			rec.Attachments = append(rec.Attachments, drivertest.Attachment{Filename: a.Filename,
-				ContentType: a.ContentType, Data: a.Data, Inline: a.Inline, ContentID: a.ContentID})
-		}
-		out = append(out, rec)
-	}
-	return out
-}
+func (f fake) URL() string                    { return f.Server.URL }
+func (f fake) FailNext(n, status int)         { f.Server.FailNext(n, status, "") }
+func (f fake) Messages() []drivertest.Message { return drivertest.Recorded(f.Server.Messages()) }
 
 // fullMessage is the suite's message with the inline image's content id
 // given as a file name: Mailgun names an inline part by its content id and

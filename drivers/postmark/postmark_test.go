@@ -17,21 +17,9 @@ const testKey = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
 // fake is the Postmark fake as the conformance suite drives it.
 type fake struct{ *postmarkfake.Server }
 
-func (f fake) URL() string            { return f.Server.URL }
-func (f fake) FailNext(n, status int) { f.Server.FailNext(n, status, "") }
-func (f fake) Messages() []drivertest.Message {
-	var out []drivertest.Message
-	for _, m := range f.Server.Messages() {
-		rec := drivertest.Message{ID: m.ID, From: core.Address(m.From), To: drivertest.Addresses(m.To),
-			Cc: drivertest.Addresses(m.Cc), Bcc: drivertest.Addresses(m.Bcc), ReplyTo: drivertest.Addresses(m.ReplyTo),
-			Subject: m.Subject, Text: m.Text, HTML: m.HTML, Headers: m.Headers}
-		for _, a := range m.Attachments {
-			rec.Attachments = append(rec.Attachments, drivertest.Attachment(a))
-		}
-		out = append(out, rec)
-	}
-	return out
-}
+func (f fake) URL() string                    { return f.Server.URL }
+func (f fake) FailNext(n, status int)         { f.Server.FailNext(n, status, "") }
+func (f fake) Messages() []drivertest.Message { return drivertest.Recorded(f.Server.Messages()) }
 
 func TestConformance(t *testing.T) {
 	drivertest.Run(t, drivertest.Harness{

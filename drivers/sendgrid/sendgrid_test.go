@@ -3,7 +3,6 @@ package sendgrid_test
 import (
 	"testing"
 
-	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/drivers/drivertest"
 	"github.com/mailsvc/mailsvc/drivers/sendgrid"
 	"github.com/mailsvc/mailsvc/test/fakes/sendgridfake"
@@ -14,21 +13,9 @@ const testKey = "SG.test-key-0123456789abcdef"
 // fake is the SendGrid fake as the conformance suite drives it.
 type fake struct{ *sendgridfake.Server }
 
-func (f fake) URL() string            { return f.Server.URL }
-func (f fake) FailNext(n, status int) { f.Server.FailNext(n, status, "") }
-func (f fake) Messages() []drivertest.Message {
-	var out []drivertest.Message
-	for _, m := range f.Server.Messages() {
-		rec := drivertest.Message{ID: m.ID, From: core.Address(m.From), To: drivertest.Addresses(m.To),
-			Cc: drivertest.Addresses(m.Cc), Bcc: drivertest.Addresses(m.Bcc), ReplyTo: drivertest.Addresses(m.ReplyTo),
-			Subject: m.Subject, Text: m.Text, HTML: m.HTML, Headers: m.Headers}
-		for _, a := range m.Attachments {
-			rec.Attachments = append(rec.Attachments, drivertest.Attachment(a))
-		}
-		out = append(out, rec)
-	}
-	return out
-}
+func (f fake) URL() string                    { return f.Server.URL }
+func (f fake) FailNext(n, status int)         { f.Server.FailNext(n, status, "") }
+func (f fake) Messages() []drivertest.Message { return drivertest.Recorded(f.Server.Messages()) }
 
 func TestConformance(t *testing.T) {
 	drivertest.Run(t, drivertest.Harness{

@@ -45,10 +45,10 @@ func (f fake) Messages() []drivertest.Message {
 	var out []drivertest.Message
 	for _, m := range f.Server.Messages() {
 		p := m.Parsed
-		rec := drivertest.Message{ID: m.ID, From: core.Address(p.From), To: drivertest.Addresses(p.To),
-			Cc: drivertest.Addresses(p.Cc), ReplyTo: drivertest.Addresses(p.ReplyTo), Subject: p.Subject,
-			Text: strings.ReplaceAll(p.Text, "\r\n", "\n"), HTML: strings.ReplaceAll(p.HTML, "\r\n", "\n"),
-			Headers: map[string]string{}}
+		rec := drivertest.Recorded([]*sesfake.ParsedMessage{p})[0]
+		rec.ID = m.ID
+		rec.Text, rec.HTML = strings.ReplaceAll(p.Text, "\r\n", "\n"), strings.ReplaceAll(p.HTML, "\r\n", "\n")
+		rec.Headers = map[string]string{}
 		visible := map[string]bool{}
 		for _, a := range append(rec.To, rec.Cc...) {
 			visible[a.Email] = true
@@ -60,9 +60,6 @@ func (f fake) Messages() []drivertest.Message {
 		}
 		for k := range p.Header {
 			rec.Headers[k] = p.Header.Get(k)
-		}
-		for _, a := range p.Attachments {
-			rec.Attachments = append(rec.Attachments, drivertest.Attachment(a))
 		}
 		out = append(out, rec)
 	}
