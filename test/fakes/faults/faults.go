@@ -3,19 +3,24 @@
 // next requests meet before the fake's own handlers see them, and a count
 // of every request that reached the fake.
 //
-// A fake builds one Queue, wraps its handler with Queue.Wrap, and closes the
-// queue when it shuts down so that stalled requests are released:
+// A fake embeds a Server started with its handler; the server's Close
+// releases stalled requests before it shuts down:
 //
-//	q := faults.New()
-//	srv := httptest.NewServer(q.Wrap(mux))
-//	...
-//	q.Close()
-//	srv.Close()
+//	type Server struct {
+//		*faults.Server
+//		...
+//	}
+//	s.Server = faults.NewServer(mux)
+//
+// A fake with its own server builds a Queue, wraps its handler with
+// Queue.Wrap (or calls Queue.Intercept first), and closes the queue when it
+// shuts down.
 package faults
 
 import (
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 )
 
@@ -130,4 +135,29 @@ func WriteJSON(w http.ResponseWriter, status int, body string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = io.WriteString(w, body)
+}
+
+// Server is a local HTTP server whose requests meet a fault Queue before
+// the fake's own handler. A fake embeds it, so that the fake's URL field
+// and its Requests, StallNext and Close methods are the server's.
+type Server struct {
+	*Queue
+	// URL is the server's base URL, http://127.0.0.1:port.
+	URL string
+
+	srv *httptest.Server
+}
+
+// NewServer starts a server that passes every request through a new
+// Queue, then to h.
+func NewServer(h http.Handler) *Server {
+	q := New()
+	srv := httptest.NewServer(q.Wrap(h))
+	return &Server{Queue: q, URL: srv.URL, srv: srv}
+}
+
+// Close releases stalled requests and shuts the server down.
+func (s *Server) Close() {
+	s.Queue.Close()
+	s.srv.Close()
 }

@@ -125,3 +125,42 @@ func TestCloseReleasesStalls(t *testing.T) {
 		t.Fatalf("released request got %d %q (%v), want an empty 200", got.status, got.body, got.err)
 	}
 }
+
+func TestServer(t *testing.T) {
+	srv := faults.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "handled "+r.URL.Path)
+	}))
+	tests := []struct {
+		name       string
+		inject     func()
+		wantStatus int
+		wantBody   string
+	}{
+		{"handler", func() {}, 200, "handled /a"},
+		{"injected failure", func() { srv.FailNext(1, 502, "bad gateway") }, 502, "bad gateway"},
+		{"handler again", func() {}, 200, "handled /a"},
+	}
+	for _, tc := range tests {
+		tc.inject()
+		got := get(context.Background(), t, srv.URL+"/a")
+		if got.err != nil || got.status != tc.wantStatus || got.body != tc.wantBody {
+			t.Errorf("%s: got %d %q (%v), want %d %q", tc.name, got.status, got.body, got.err, tc.wantStatus, tc.wantBody)
+		}
+	}
+	if srv.Requests() != len(tests) {
+		t.Errorf("Requests = %d, want %d", srv.Requests(), len(tests))
+	}
+	srv.StallNext(1)
+	done := make(chan answer, 1)
+	go func() { done <- get(context.Background(), t, srv.URL+"/a") }()
+	for srv.Requests() == len(tests) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	srv.Close()
+	if got := <-done; got.err == nil && got.body == "handled /a" {
+		t.Errorf("the stalled request reached the handler")
+	}
+	if got := get(context.Background(), t, srv.URL+"/a"); got.err == nil {
+		t.Errorf("request after Close got %d %q, want a connection error", got.status, got.body)
+	}
+}

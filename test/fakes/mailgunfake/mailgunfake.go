@@ -16,7 +16,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"net/http/httptest"
 	"net/mail"
 	"path"
 	"strings"
@@ -66,13 +65,12 @@ type Message struct {
 
 // Server is a running fake. Its zero value is not usable; call New.
 type Server struct {
-	// URL is the fake's root; the SDK's API base is URL + "/v3".
-	URL string
+	// The embedded server's URL is the fake's root; the SDK's API base is
+	// URL + "/v3".
+	*faults.Server
 
 	apiKey string
 	domain string
-	srv    *httptest.Server
-	faults *faults.Queue
 
 	mu       sync.Mutex
 	messages []Message
@@ -81,19 +79,12 @@ type Server struct {
 // New starts a fake that knows one sending domain and accepts apiKey as
 // its only valid API key.
 func New(apiKey, domain string) *Server {
-	s := &Server{apiKey: apiKey, domain: domain, faults: faults.New()}
+	s := &Server{apiKey: apiKey, domain: domain}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v3/{domain}/messages", s.handleSend)
 	mux.HandleFunc("GET /v3/domains/{domain}", s.handleDomain)
-	s.srv = httptest.NewServer(s.faults.Wrap(mux))
-	s.URL = s.srv.URL
+	s.Server = faults.NewServer(mux)
 	return s
-}
-
-// Close releases stalled requests and shuts the server down.
-func (s *Server) Close() {
-	s.faults.Close()
-	s.srv.Close()
 }
 
 // Messages returns a copy of every accepted message, oldest first.
@@ -103,21 +94,14 @@ func (s *Server) Messages() []Message {
 	return append([]Message(nil), s.messages...)
 }
 
-// Requests returns how many requests reached the fake, faults included.
-func (s *Server) Requests() int { return s.faults.Requests() }
-
 // FailNext makes the next n requests, whatever their path, answer status
 // with body (a Mailgun {"message":...} JSON when body is empty).
 func (s *Server) FailNext(n, status int, body string) {
 	if body == "" {
 		body = messageBody(fmt.Sprintf("simulated failure %d", status))
 	}
-	s.faults.FailNext(n, status, body)
+	s.Server.FailNext(n, status, body)
 }
-
-// StallNext makes the next n requests hang until the client gives up or
-// the fake is closed.
-func (s *Server) StallNext(n int) { s.faults.StallNext(n) }
 
 // authorized checks HTTP Basic auth with user "api" and the API key, as
 // Mailgun does, and answers 401 "Forbidden" (plain text) otherwise.

@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
-	"net/http/httptest"
 	"net/mail"
 	"strings"
 	"sync"
@@ -62,12 +61,11 @@ type Message struct {
 
 // Server is a running fake. Its zero value is not usable; call New.
 type Server struct {
-	// URL is the base URL to give the SDK in place of https://api.postmarkapp.com.
-	URL string
+	// The embedded server's URL is the base URL to give the SDK in place
+	// of https://api.postmarkapp.com.
+	*faults.Server
 
-	token  string
-	srv    *httptest.Server
-	faults *faults.Queue
+	token string
 
 	mu       sync.Mutex
 	streams  map[string]bool
@@ -77,12 +75,11 @@ type Server struct {
 // New starts a fake whose only valid server token is token. It knows the
 // message streams "outbound" and "broadcast"; AddStream adds more.
 func New(token string) *Server {
-	s := &Server{token: token, faults: faults.New(), streams: map[string]bool{"outbound": true, "broadcast": true}}
+	s := &Server{token: token, streams: map[string]bool{"outbound": true, "broadcast": true}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /email", s.handleSend)
 	mux.HandleFunc("GET /server", s.handleServer)
-	s.srv = httptest.NewServer(s.faults.Wrap(mux))
-	s.URL = s.srv.URL
+	s.Server = faults.NewServer(mux)
 	return s
 }
 
@@ -93,21 +90,12 @@ func (s *Server) AddStream(id string) {
 	s.streams[id] = true
 }
 
-// Close releases stalled requests and shuts the server down.
-func (s *Server) Close() {
-	s.faults.Close()
-	s.srv.Close()
-}
-
 // Messages returns a copy of every accepted message, oldest first.
 func (s *Server) Messages() []Message {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Message(nil), s.messages...)
 }
-
-// Requests returns how many requests reached the fake, faults included.
-func (s *Server) Requests() int { return s.faults.Requests() }
 
 // FailNext makes the next n requests, whatever their path, answer status
 // with body (a Postmark {"ErrorCode","Message"} JSON when body is empty).
@@ -124,12 +112,8 @@ func (s *Server) FailNext(n, status int, body string) {
 		}
 		body = errorBody(code, fmt.Sprintf("simulated failure %d", status))
 	}
-	s.faults.FailNext(n, status, body)
+	s.Server.FailNext(n, status, body)
 }
-
-// StallNext makes the next n requests hang until the client gives up or
-// the fake is closed.
-func (s *Server) StallNext(n int) { s.faults.StallNext(n) }
 
 // authorized checks the server token header as Postmark does and answers
 // 401 with ErrorCode 10 when it is missing or wrong.

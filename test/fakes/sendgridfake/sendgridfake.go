@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 
@@ -53,12 +52,11 @@ type Message struct {
 
 // Server is a running fake. Its zero value is not usable; call New.
 type Server struct {
-	// URL is the base URL to give the SDK in place of https://api.sendgrid.com.
-	URL string
+	// The embedded server's URL is the base URL to give the SDK in place
+	// of https://api.sendgrid.com.
+	*faults.Server
 
 	apiKey string
-	srv    *httptest.Server
-	faults *faults.Queue
 
 	mu       sync.Mutex
 	messages []Message
@@ -66,20 +64,13 @@ type Server struct {
 
 // New starts a fake that accepts apiKey as its only valid API key.
 func New(apiKey string) *Server {
-	s := &Server{apiKey: apiKey, faults: faults.New()}
+	s := &Server{apiKey: apiKey}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v3/mail/send", s.handleSend)
 	mux.HandleFunc("GET /v3/scopes", s.handleScopes)
 	mux.HandleFunc("GET /v3/user/account", s.handleAccount)
-	s.srv = httptest.NewServer(s.faults.Wrap(mux))
-	s.URL = s.srv.URL
+	s.Server = faults.NewServer(mux)
 	return s
-}
-
-// Close releases stalled requests and shuts the server down.
-func (s *Server) Close() {
-	s.faults.Close()
-	s.srv.Close()
 }
 
 // Messages returns a copy of every accepted message, oldest first.
@@ -89,21 +80,14 @@ func (s *Server) Messages() []Message {
 	return append([]Message(nil), s.messages...)
 }
 
-// Requests returns how many requests reached the fake, faults included.
-func (s *Server) Requests() int { return s.faults.Requests() }
-
 // FailNext makes the next n requests, whatever their path, answer status
 // with body (a SendGrid error JSON when body is empty).
 func (s *Server) FailNext(n, status int, body string) {
 	if body == "" {
 		body = errorBody(fmt.Sprintf("simulated failure %d", status), "")
 	}
-	s.faults.FailNext(n, status, body)
+	s.Server.FailNext(n, status, body)
 }
-
-// StallNext makes the next n requests hang until the client gives up or
-// the fake is closed.
-func (s *Server) StallNext(n int) { s.faults.StallNext(n) }
 
 // authorized checks the Bearer key exactly as SendGrid does and answers 401
 // when it is missing or wrong.

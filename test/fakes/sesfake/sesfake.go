@@ -30,7 +30,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"sort"
 	"strconv"
@@ -106,14 +105,12 @@ type credential struct {
 // Server is a running fake of SES v1 and v2. Its zero value is not usable;
 // call New.
 type Server struct {
-	// URL is the base endpoint to give the SDK (BaseEndpoint) in place of
-	// https://email.<region>.amazonaws.com.
-	URL string
+	// The embedded server's URL is the base endpoint to give the SDK
+	// (BaseEndpoint) in place of https://email.<region>.amazonaws.com.
+	*faults.Server
 	// Region is the only region the fake accepts in a credential scope.
 	Region string
 
-	srv    *httptest.Server
-	faults *faults.Queue
 	signer *v4.Signer
 
 	mu       sync.Mutex
@@ -128,7 +125,6 @@ type Server struct {
 func New(region, accessKeyID, secretKey string) *Server {
 	s := &Server{
 		Region: region,
-		faults: faults.New(),
 		signer: v4.NewSigner(),
 		keys:   map[string]credential{},
 	}
@@ -139,8 +135,7 @@ func New(region, accessKeyID, secretKey string) *Server {
 	mux.HandleFunc("POST /{$}", s.handleQuery)
 	mux.HandleFunc("POST /v2/email/outbound-emails", s.handleV2Send)
 	mux.HandleFunc("GET /v2/email/account", s.handleV2Account)
-	s.srv = httptest.NewServer(s.faults.Wrap(mux))
-	s.URL = s.srv.URL
+	s.Server = faults.NewServer(mux)
 	return s
 }
 
@@ -151,12 +146,6 @@ func (s *Server) AddKey(accessKeyID, secretKey, sessionToken string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.keys[accessKeyID] = credential{secret: secretKey, token: sessionToken}
-}
-
-// Close releases stalled requests and shuts the server down.
-func (s *Server) Close() {
-	s.faults.Close()
-	s.srv.Close()
 }
 
 // Messages returns a copy of every accepted message, oldest first.
@@ -176,7 +165,7 @@ func (s *Server) Requests() []Request {
 
 // RequestCount returns how many requests reached the fake, those answered
 // by an injected fault or refused before authentication included.
-func (s *Server) RequestCount() int { return s.faults.Requests() }
+func (s *Server) RequestCount() int { return s.Server.Requests() }
 
 // FailNext makes the next n requests, whatever their operation, fail with
 // the HTTP status and AWS error code (e.g. 400 "Throttling", 400
@@ -186,14 +175,10 @@ func (s *Server) FailNext(n, status int, code, message string) {
 	if message == "" {
 		message = fmt.Sprintf("simulated %s", code)
 	}
-	s.faults.FailNextWith(n, func(w http.ResponseWriter, r *http.Request) {
+	s.Server.FailNextWith(n, func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, isV2(r), status, code, message)
 	})
 }
-
-// StallNext makes the next n requests hang until the client gives up or
-// the fake is closed.
-func (s *Server) StallNext(n int) { s.faults.StallNext(n) }
 
 func isV2(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, "/v2/") }
 
