@@ -68,12 +68,16 @@ func charsetReader(charset string, input io.Reader) (io.Reader, error) {
 // the To, Cc and Bcc headers; From is empty when the message has no From
 // header. Malformed input gives an EINVALID error.
 func Parse(r io.Reader) (*core.Message, error) {
-	m, err := mail.ReadMessage(bufio.NewReader(r))
+	// The header block is also recorded, for the order of the headers
+	// (net/mail keeps them in a map).
+	head := &headWriter{max: 1 << 20}
+	m, err := mail.ReadMessage(bufio.NewReader(io.TeeReader(r, head)))
 	if err != nil {
 		return nil, core.Errorf(core.EINVALID, "The message headers cannot be read: %v.", err)
 	}
+	head.max = 0
 	msg := &core.Message{}
-	if err := parseHeaders(msg, m.Header); err != nil {
+	if err := parseHeaders(msg, m.Header, headerOrder(head.buf.Bytes())); err != nil {
 		return nil, err
 	}
 	p := &parser{msg: msg}
@@ -87,7 +91,7 @@ func Parse(r io.Reader) (*core.Message, error) {
 
 // parseHeaders fills the address fields, the subject and the custom
 // headers, in the order the message gives them.
-func parseHeaders(msg *core.Message, h mail.Header) error {
+func parseHeaders(msg *core.Message, h mail.Header, order []string) error {
 	var err error
 	if v := h.Get("From"); v != "" {
 		list, err := addressList("From", v)
@@ -112,21 +116,30 @@ func parseHeaders(msg *core.Message, h mail.Header) error {
 		}
 	}
 	msg.Subject = decodeHeader(h.Get("Subject"))
-	msg.Headers, err = customHeaders(h)
+	msg.Headers, err = customHeaders(h, order)
 	return err
 }
 
-// customHeaders returns the headers Parse keeps, decoded, sorted by name
-// (net/mail does not keep the order across names) with repeated names in
-// their original order.
-func customHeaders(h mail.Header) ([]core.Header, error) {
+// customHeaders returns the headers Parse keeps, decoded, in the order
+// their names first appear in the message (order), repeated names
+// together in their original order.
+func customHeaders(h mail.Header, order []string) ([]core.Header, error) {
 	names := make([]string, 0, len(h))
-	for name := range h {
-		if !droppedHeaders[name] {
+	seen := map[string]bool{}
+	for _, name := range order {
+		if _, ok := h[name]; ok && !droppedHeaders[name] && !seen[name] {
+			seen[name] = true
 			names = append(names, name)
 		}
 	}
-	slices.Sort(names)
+	var rest []string
+	for name := range h {
+		if !droppedHeaders[name] && !seen[name] {
+			rest = append(rest, name)
+		}
+	}
+	slices.Sort(rest)
+	names = append(names, rest...)
 	var out []core.Header
 	for _, name := range names {
 		for _, v := range h[name] {
@@ -143,6 +156,38 @@ func customHeaders(h mail.Header) ([]core.Header, error) {
 		}
 	}
 	return out, nil
+}
+
+// headWriter keeps the first bytes written to it, up to max.
+type headWriter struct {
+	buf bytes.Buffer
+	max int
+}
+
+func (w *headWriter) Write(p []byte) (int, error) {
+	if room := w.max - w.buf.Len(); room > 0 {
+		w.buf.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}
+
+// headerOrder returns the canonical header names of a message's header
+// block in the order they first appear.
+func headerOrder(raw []byte) []string {
+	var out []string
+	for _, line := range bytes.Split(raw, []byte("\n")) {
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		if len(line) == 0 {
+			break
+		}
+		if line[0] == ' ' || line[0] == '\t' {
+			continue
+		}
+		if name, _, ok := bytes.Cut(line, []byte(":")); ok {
+			out = append(out, textproto.CanonicalMIMEHeaderKey(string(bytes.TrimSpace(name))))
+		}
+	}
+	return out
 }
 
 // validMessageID reports whether v looks like <left@right> with no spaces.

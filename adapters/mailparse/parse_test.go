@@ -73,8 +73,9 @@ func TestParse(t *testing.T) {
 				"Subject: Hello\n\tfolded subject\n" +
 				"X-Mailer-Source: cron\n" +
 				"X-Tag: one\n" +
-				"X-Tag: two\n" +
 				"Message-ID: <abc.123@example.org>\n" +
+				"X-Tag: two\n" +
+				"x-early: last\n" +
 				"\n" +
 				"Line one.\nLine two.\n",
 			want: core.Message{
@@ -85,7 +86,8 @@ func TestParse(t *testing.T) {
 				ReplyTo: []core.Address{{Name: "Help Desk", Email: "help@example.org"}},
 				Subject: "Hello folded subject",
 				Text:    "Line one.\nLine two.\n",
-				Headers: []core.Header{{Name: "Message-ID", Value: "<abc.123@example.org>"}, {Name: "X-Mailer-Source", Value: "cron"}, {Name: "X-Tag", Value: "one"}, {Name: "X-Tag", Value: "two"}},
+				// In the order of the message; a repeated name with its first.
+				Headers: []core.Header{{Name: "X-Mailer-Source", Value: "cron"}, {Name: "X-Tag", Value: "one"}, {Name: "X-Tag", Value: "two"}, {Name: "Message-ID", Value: "<abc.123@example.org>"}, {Name: "X-Early", Value: "last"}},
 			},
 		},
 		{
