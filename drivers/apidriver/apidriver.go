@@ -24,6 +24,12 @@ const (
 // SenderRule is the schema rule of the sender override fields.
 const SenderRule = "from_email, when set, replaces the sender address of every message; from_name likewise replaces the sender name."
 
+// APIKeyField returns the required api_key field, a password, with the
+// provider's label and help text for it.
+func APIKeyField(label, help string) core.Field {
+	return core.Field{Key: KeyAPIKey, Label: label, Type: core.FieldPassword, Required: true, Help: help}
+}
+
 // FromEmailField returns the from_email field. help is the first sentence
 // of its help text, saying which sender addresses the provider accepts;
 // "Empty: the message's own sender." follows it.

@@ -153,6 +153,8 @@ func TestFields(t *testing.T) {
 	}{
 		{apidriver.FromEmailField("Sender address; must be verified."), "from_email", core.FieldEmail,
 			"Sender address; must be verified. Empty: the message's own sender.", "From email"},
+		{apidriver.APIKeyField("Server API token", "The server's token."), "api_key", core.FieldPassword,
+			"The server's token.", "Server API token"},
 		{apidriver.FromNameField(), "from_name", core.FieldString,
 			"Sender display name. Empty: the message's own sender name.", "From name"},
 		{apidriver.BaseURLField("Leave empty for the real API."), "base_url", core.FieldURL,
@@ -160,8 +162,9 @@ func TestFields(t *testing.T) {
 	}
 	for _, tc := range tests {
 		f := tc.field
-		if f.Key != tc.wantKey || string(f.Type) != string(tc.wantType) || f.Help != tc.wantHelp || f.Label != tc.wantLabel || f.Required {
-			t.Errorf("field = %+v, want key %s type %s label %q help %q, optional", f, tc.wantKey, tc.wantType, tc.wantLabel, tc.wantHelp)
+		wantRequired := tc.wantKey == "api_key"
+		if f.Key != tc.wantKey || string(f.Type) != string(tc.wantType) || f.Help != tc.wantHelp || f.Label != tc.wantLabel || f.Required != wantRequired {
+			t.Errorf("field = %+v, want key %s type %s label %q help %q, required %v", f, tc.wantKey, tc.wantType, tc.wantLabel, tc.wantHelp, wantRequired)
 		}
 	}
 }

@@ -241,19 +241,25 @@ func (h Harness) message() *core.Message {
 	return FullMessage()
 }
 
-// newTransport builds a transport through the registered driver with a
-// host HTTP client.
-func (h Harness) newTransport(t *testing.T, settings core.Settings) core.Transport {
+// NewTransport builds the transport of a connection of the registered
+// driver slug with settings and a host HTTP client, and fails the test if
+// that is an error.
+func NewTransport(t *testing.T, slug string, settings core.Settings) core.Transport {
 	t.Helper()
-	d, ok := core.LookupDriver(h.Slug)
+	d, ok := core.LookupDriver(slug)
 	if !ok {
-		t.Fatalf("driver %s is not registered", h.Slug)
+		t.Fatalf("driver %s is not registered", slug)
 	}
-	tr, err := d.New(&core.Connection{ID: 1, Driver: h.Slug, Settings: settings}, core.DriverEnv{HTTPClient: &http.Client{}})
+	tr, err := d.New(&core.Connection{ID: 1, Driver: slug, Settings: settings}, core.DriverEnv{HTTPClient: &http.Client{}})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
 	return tr
+}
+
+func (h Harness) newTransport(t *testing.T, settings core.Settings) core.Transport {
+	t.Helper()
+	return NewTransport(t, h.Slug, settings)
 }
 
 func roundTrip(t *testing.T, h Harness) {

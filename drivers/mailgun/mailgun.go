@@ -60,8 +60,8 @@ func Driver() core.Driver {
 		Name:        "Mailgun",
 		Description: "Send through the Mailgun Messages API with a private API key and a verified sending domain.",
 		Fields: []core.Field{
-			{Key: KeyAPIKey, Label: "Private API key", Type: core.FieldPassword, Required: true,
-				Help: "The account's private API key (or a domain sending key)."},
+			apidriver.APIKeyField("Private API key",
+				"The account's private API key (or a domain sending key)."),
 			{Key: KeyDomain, Label: "Sending domain", Type: core.FieldString, Required: true,
 				Help: "The domain as added in Mailgun, e.g. mg.example.com."},
 			{Key: KeyRegion, Label: "Region", Type: core.FieldSelect, Options: []string{RegionUS, RegionEU}, Default: RegionUS,

@@ -3,7 +3,6 @@ package mailgun_test
 import (
 	"bytes"
 	"context"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -76,11 +75,7 @@ func TestConformance(t *testing.T) {
 
 func newTransport(t *testing.T, settings core.Settings) core.Transport {
 	t.Helper()
-	tr, err := mailgun.New(&core.Connection{ID: 1, Driver: mailgun.Slug, Settings: settings}, core.DriverEnv{HTTPClient: &http.Client{}})
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	return tr
+	return drivertest.NewTransport(t, mailgun.Slug, settings)
 }
 
 func TestPresets(t *testing.T) {

@@ -54,8 +54,8 @@ func Driver() core.Driver {
 		Name:        "Postmark",
 		Description: "Send through the Postmark email API with a server API token.",
 		Fields: []core.Field{
-			{Key: KeyAPIKey, Label: "Server API token", Type: core.FieldPassword, Required: true,
-				Help: "The server's API token (Servers → API Tokens)."},
+			apidriver.APIKeyField("Server API token",
+				"The server's API token (Servers → API Tokens)."),
 			{Key: KeyMessageStream, Label: "Message stream", Type: core.FieldString, Default: DefaultMessageStream,
 				Help: "The stream id to send through; outbound is the default transactional stream."},
 			apidriver.FromEmailField("Sender address; must be a confirmed Sender Signature or on a verified domain."),

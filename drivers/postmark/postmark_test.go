@@ -2,7 +2,6 @@ package postmark_test
 
 import (
 	"context"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -40,11 +39,7 @@ func TestConformance(t *testing.T) {
 
 func newTransport(t *testing.T, settings core.Settings) core.Transport {
 	t.Helper()
-	tr, err := postmark.New(&core.Connection{ID: 1, Driver: postmark.Slug, Settings: settings}, core.DriverEnv{HTTPClient: &http.Client{}})
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	return tr
+	return drivertest.NewTransport(t, postmark.Slug, settings)
 }
 
 func TestMessageStream(t *testing.T) {

@@ -43,8 +43,8 @@ func Driver() core.Driver {
 		Name:        "SendGrid",
 		Description: "Send through the SendGrid v3 Web API with an API key that has the Mail Send permission.",
 		Fields: []core.Field{
-			{Key: KeyAPIKey, Label: "API key", Type: core.FieldPassword, Required: true,
-				Help: "A SendGrid API key with at least the Mail Send permission."},
+			apidriver.APIKeyField("API key",
+				"A SendGrid API key with at least the Mail Send permission."),
 			apidriver.FromEmailField("Sender address; must be a verified Sender Identity in SendGrid."),
 			apidriver.FromNameField(),
 			apidriver.BaseURLField("Leave empty for " + DefaultBaseURL + " (use https://api.eu.sendgrid.com for EU data residency)."),
