@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"github.com/mailsvc/mailsvc/test/servicetest"
+
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -12,14 +14,14 @@ import (
 
 // adminOf starts a standalone service in dir and returns it with the first
 // administrator's credentials.
-func adminOf(t *testing.T, dir string, extra ...string) (*service, string) {
+func adminOf(t *testing.T, dir string, extra ...string) (*servicetest.Service, string) {
 	t.Helper()
-	svc := startService(t, dir, extra...)
-	m := firstRunPassword.FindStringSubmatch(svc.stdout.String())
-	if m == nil {
-		t.Fatalf("no first-run password:\n%s", svc.stdout)
+	svc := servicetest.Start(t, dir, extra...)
+	pw := svc.AdminPassword()
+	if pw == "" {
+		t.Fatalf("no first-run password:\n%s", svc.Stdout)
 	}
-	return svc, m[1]
+	return svc, pw
 }
 
 func TestConnectionsConstantsAndEncryption(t *testing.T) {
@@ -92,7 +94,7 @@ func TestConnectionsConstantsAndEncryption(t *testing.T) {
 	}
 	var grid struct{ ID int64 }
 	_ = json.Unmarshal(r.Body, &grid)
-	svc.stop()
+	svc.Stop(t)
 
 	// At rest the secret is ciphertext.
 	raw, err := os.ReadFile(filepath.Join(dir, "data", "mailsvc.db"))
@@ -108,7 +110,7 @@ func TestConnectionsConstantsAndEncryption(t *testing.T) {
 	}
 
 	// With another key the service still starts, says so, and the API reports it.
-	svc2 := startService(t, dir, "MAIL_SVC_ENCRYPTION_KEY=second-key")
+	svc2 := servicetest.Start(t, dir, "MAIL_SVC_ENCRYPTION_KEY=second-key")
 	r = call(t, "GET", fmt.Sprintf("%s/connections/%d", svc2.Base, grid.ID), "", admin)
 	var broken struct {
 		SettingsError string `json:"settings_error"`
@@ -117,20 +119,19 @@ func TestConnectionsConstantsAndEncryption(t *testing.T) {
 	if r.Status != 200 || !strings.Contains(broken.SettingsError, "encryption key changed") {
 		t.Errorf("connection after key change: %d %s", r.Status, r.Body)
 	}
-	if !strings.Contains(svc2.stderr.String(), "connection credentials unreadable") {
-		t.Errorf("boot did not report the unreadable connection:\n%s", svc2.stderr)
+	if !strings.Contains(svc2.Stderr.String(), "connection credentials unreadable") {
+		t.Errorf("boot did not report the unreadable connection:\n%s", svc2.Stderr)
 	}
 }
 
 func TestRESTCapabilityConstant(t *testing.T) {
 	dir := t.TempDir()
 	svc, _ := adminOf(t, dir, "MAILSVC_REST_CAPABILITY=read")
-	out, err := svc.run("users", "add", "sub", "--role", "subscriber")
-	if err != nil {
-		t.Fatalf("users add: %v %s", err, out)
+	res := svc.Run("", "users", "add", "sub", "--role", "subscriber")
+	if res.Code != 0 {
+		t.Fatalf("users add: %+v", res)
 	}
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if r := call(t, "GET", svc.Base+"/settings", "", basic("sub", lines[len(lines)-1])); r.Status != 200 {
+	if r := call(t, "GET", svc.Base+"/settings", "", basic("sub", res.LastLine())); r.Status != 200 {
 		t.Errorf("subscriber with capability read: %d %s", r.Status, r.Body)
 	}
 }

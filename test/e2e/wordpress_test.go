@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"github.com/mailsvc/mailsvc/test/servicetest"
+
 	"net/http"
 	"strings"
 	"testing"
@@ -32,9 +34,9 @@ echo substr( wp_hash( $i . '|wp_rest|' . $u->ID . '|' . wp_get_session_token(), 
 	readerCookie := site.LoginCookie(t, "reader")
 	readerNonce := site.RESTNonce(t, "reader", readerCookie)
 
-	svc := startService(t, t.TempDir(), "MAILSVC_WP_CONFIG="+site.WPConfigPath, "MAILSVC_TRUSTED_PROXIES=127.0.0.1")
-	if firstRunPassword.MatchString(svc.stdout.String()) {
-		t.Errorf("a WordPress-backed service created its own administrator:\n%s", svc.stdout)
+	svc := servicetest.Start(t, t.TempDir(), "MAILSVC_WP_CONFIG="+site.WPConfigPath, "MAILSVC_TRUSTED_PROXIES=127.0.0.1")
+	if svc.AdminPassword() != "" {
+		t.Errorf("a WordPress-backed service created its own administrator:\n%s", svc.Stdout)
 	}
 
 	https := func(r *http.Request) { r.Header.Set("X-Forwarded-Proto", "https") }
@@ -84,7 +86,7 @@ echo substr( wp_hash( $i . '|wp_rest|' . $u->ID . '|' . wp_get_session_token(), 
 				url += "?_wpnonce=" + nonce
 			}
 			r := call(t, "GET", url, "", c.auth)
-			if r.Status != c.status || (c.code != "" && r.code() != c.code) {
+			if r.Status != c.status || (c.code != "" && r.Code() != c.code) {
 				t.Fatalf("got %d %s, want %d %s", r.Status, r.Body, c.status, c.code)
 			}
 		})
