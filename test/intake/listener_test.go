@@ -1,6 +1,8 @@
 package intake
 
 import (
+	"github.com/mailsvc/mailsvc/test/servicetest"
+
 	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -61,12 +63,12 @@ func submit(c *smtp.Client, from string, to []string, data []byte) (string, erro
 func TestSubmissionListener(t *testing.T) {
 	sink := smtpsink.Start(t)
 	dir := t.TempDir()
-	smtpAddr := freeAddr(t)
-	svc := startService(t, dir, "MAILSVC_SMTP_LISTEN="+smtpAddr, "MAILSVC_SMTP_MAX_BYTES=65536")
-	adminPW := svc.adminPassword()
+	smtpAddr := servicetest.FreeAddr(t)
+	svc := servicetest.Start(t, dir, "MAILSVC_SMTP_LISTEN="+smtpAddr, "MAILSVC_SMTP_MAX_BYTES=65536")
+	adminPW := adminPassword(t, svc)
 	admin := basic("admin", adminPW)
-	subscriberPW := svc.addUser("reader", "subscriber")
-	editorPW := svc.addUser("writer", "editor")
+	subscriberPW := addUser(t, svc, "reader", "subscriber")
+	editorPW := addUser(t, svc, "writer", "editor")
 	useSink(t, svc, admin, sink.Host(), sink.Port())
 
 	t.Run("AUTH", func(t *testing.T) {
@@ -223,9 +225,9 @@ func TestSubmissionListenerSTARTTLS(t *testing.T) {
 	dir := t.TempDir()
 	certFile, keyFile, pool := writeCert(t, dir)
 	// On all interfaces (not loopback): AUTH only after STARTTLS.
-	port := strings.TrimPrefix(freeAddr(t), "127.0.0.1:")
-	svc := startService(t, dir, "MAILSVC_SMTP_LISTEN=0.0.0.0:"+port, "MAILSVC_SMTP_TLS_CERT="+certFile, "MAILSVC_SMTP_TLS_KEY="+keyFile)
-	adminPW := svc.adminPassword()
+	port := strings.TrimPrefix(servicetest.FreeAddr(t), "127.0.0.1:")
+	svc := servicetest.Start(t, dir, "MAILSVC_SMTP_LISTEN=0.0.0.0:"+port, "MAILSVC_SMTP_TLS_CERT="+certFile, "MAILSVC_SMTP_TLS_KEY="+keyFile)
+	adminPW := adminPassword(t, svc)
 	useSink(t, svc, basic("admin", adminPW), sink.Host(), sink.Port())
 	addr := "127.0.0.1:" + port
 

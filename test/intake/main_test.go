@@ -5,225 +5,50 @@
 package intake
 
 import (
-	"bytes"
+	"github.com/mailsvc/mailsvc/test/servicetest"
+
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
-	"strings"
-	"sync"
-	"syscall"
 	"testing"
-	"time"
 )
 
-// binary is the mailsvc binary built once for the package.
-var binary string
+func TestMain(m *testing.M) { servicetest.Main(m) }
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "mailsvc-intake-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "mailsvc")
-	build := exec.Command("go", "build", "-o", binary, "github.com/mailsvc/mailsvc/cmd/mailsvc")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build mailsvc:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+// Shorthands for the calls every test here makes.
+var (
+	call  = servicetest.Call
+	basic = servicetest.Basic
+)
+
+// result unpacks a finished command.
+func result(r servicetest.Result) (stdout, stderr string, code int) {
+	return r.Stdout, r.Stderr, r.Code
 }
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// service is one running `mailsvc serve`.
-type service struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	dir    string
-	env    []string
-	Base   string
-	stdout *syncBuffer
-	stderr *syncBuffer
-	done   chan error
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-// baseEnv is the test's environment less any MAILSVC_, MAIL_SVC_ or WP_
-// variable, with a data directory in dir.
-func baseEnv(dir string, extra ...string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "MAILSVC_") || strings.HasPrefix(kv, "MAIL_SVC_") || strings.HasPrefix(kv, "WP_") {
-			continue
-		}
-		env = append(env, kv)
-	}
-	env = append(env, "MAILSVC_DATA_DIR="+filepath.Join(dir, "data"))
-	return append(env, extra...)
-}
-
-// startService starts `mailsvc serve` and waits until it serves HTTP.
-func startService(t *testing.T, dir string, extra ...string) *service {
-	t.Helper()
-	addr := freeAddr(t)
-	s := &service{t: t, dir: dir, env: baseEnv(dir, extra...), stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan error, 1)}
-	s.cmd = exec.Command(binary, "serve", "--addr", addr)
-	s.cmd.Dir, s.cmd.Env = dir, s.env
-	s.cmd.Stdout, s.cmd.Stderr = s.stdout, s.stderr
-	if err := s.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { s.done <- s.cmd.Wait() }()
-	s.Base = "http://" + addr + "/wp-json/mailsvc/v1"
-	deadline := time.Now().Add(60 * time.Second)
-	for !strings.Contains(s.stdout.String(), "mailsvc is serving") {
-		select {
-		case err := <-s.done:
-			t.Fatalf("mailsvc exited at start: %v\nstdout:\n%s\nstderr:\n%s", err, s.stdout, s.stderr)
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("mailsvc did not listen within 60s\nstderr:\n%s", s.stderr)
-		}
-	}
-	t.Cleanup(s.stop)
-	return s
-}
-
-// stop sends SIGTERM and requires a clean, logged exit.
-func (s *service) stop() {
-	if s.cmd.ProcessState != nil {
-		return
-	}
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-s.done:
-		if err != nil {
-			s.t.Errorf("mailsvc exited with %v after SIGTERM\nstderr:\n%s", err, s.stderr)
-		}
-		if !strings.Contains(s.stderr.String(), "stopped") {
-			s.t.Errorf("no graceful shutdown logged:\n%s", s.stderr)
-		}
-	case <-time.After(30 * time.Second):
-		_ = s.cmd.Process.Kill()
-		s.t.Errorf("mailsvc did not stop within 30s of SIGTERM")
-	}
-}
-
-// run runs a mailsvc subcommand with the service's environment and stdin,
-// returning stdout, stderr and the exit status.
-func (s *service) run(stdin string, args ...string) (string, string, int) {
-	return runWith(s.dir, s.env, stdin, args...)
-}
-
-func runWith(dir string, env []string, stdin string, args ...string) (string, string, int) {
-	cmd := exec.Command(binary, args...)
-	cmd.Dir, cmd.Env = dir, env
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		code = -1
-	}
-	return out.String(), errb.String(), code
-}
-
-var firstRunPassword = regexp.MustCompile(`(?m)^\s+([A-Za-z0-9]{24})\s*$`)
 
 // adminPassword returns the application password that the first start
 // printed for "admin".
-func (s *service) adminPassword() string {
-	s.t.Helper()
-	m := firstRunPassword.FindStringSubmatch(s.stdout.String())
-	if m == nil {
-		s.t.Fatalf("no first-run password:\n%s", s.stdout)
+func adminPassword(t *testing.T, s *servicetest.Service) string {
+	t.Helper()
+	pw := s.AdminPassword()
+	if pw == "" {
+		t.Fatalf("no first-run password:\n%s", s.Stdout)
 	}
-	return m[1]
+	return pw
 }
 
 // addUser creates a standalone user with a role and returns its
 // application password.
-func (s *service) addUser(login, role string) string {
-	s.t.Helper()
-	out, errOut, code := s.run("", "users", "add", login, "--role", role)
+func addUser(t *testing.T, s *servicetest.Service, login, role string) string {
+	t.Helper()
+	out, errOut, code := result(s.Run("", "users", "add", login, "--role", role))
 	m := regexp.MustCompile(`(?m)^([A-Za-z0-9]{24})$`).FindStringSubmatch(out)
 	if code != 0 || m == nil {
-		s.t.Fatalf("users add %s: %d %s %s", login, code, out, errOut)
+		t.Fatalf("users add %s: %d %s %s", login, code, out, errOut)
 	}
 	return m[1]
-}
-
-type response struct {
-	Status int
-	Body   []byte
-}
-
-func basic(user, pass string) func(*http.Request) {
-	return func(r *http.Request) { r.SetBasicAuth(user, pass) }
-}
-
-func call(t *testing.T, method, url, body string, auth func(*http.Request)) response {
-	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, url, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if auth != nil {
-		auth(req)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return response{resp.StatusCode, b}
 }
 
 // callJSON makes a request that must answer want and decodes the body.
@@ -242,7 +67,7 @@ func callJSON(t *testing.T, method, url, body string, auth func(*http.Request), 
 
 // useSink creates an smtp connection to the sink at host:port and makes
 // it the default connection.
-func useSink(t *testing.T, s *service, admin func(*http.Request), host string, port int) int64 {
+func useSink(t *testing.T, s *servicetest.Service, admin func(*http.Request), host string, port int) int64 {
 	t.Helper()
 	var c struct{ ID int64 }
 	body := fmt.Sprintf(`{"name":"sink","driver":"smtp","settings":{"host":%q,"port":%d,"encryption":"none","auth":false}}`, host, port)
@@ -284,7 +109,7 @@ type address struct {
 }
 
 // findLog returns the log whose subject is subject.
-func findLog(t *testing.T, s *service, admin func(*http.Request), subject string) logDetail {
+func findLog(t *testing.T, s *servicetest.Service, admin func(*http.Request), subject string) logDetail {
 	t.Helper()
 	var list []struct {
 		ID int64 `json:"id"`

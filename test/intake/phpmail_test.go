@@ -1,6 +1,8 @@
 package intake
 
 import (
+	"github.com/mailsvc/mailsvc/test/servicetest"
+
 	"bytes"
 	"os"
 	"os/exec"
@@ -29,14 +31,14 @@ func TestPHPMailThroughSendmailWhileServiceStopped(t *testing.T) {
 	}
 	sink := smtpsink.Start(t)
 	dir := t.TempDir()
-	svc := startService(t, dir)
-	pw := svc.adminPassword()
+	svc := servicetest.Start(t, dir)
+	pw := adminPassword(t, svc)
 	useSink(t, svc, basic("admin", pw), sink.Host(), sink.Port())
-	svc.stop()
+	svc.Stop(t)
 
 	// A wrapper as docs/operations.md shows: PHP clears the environment.
 	wrapper := filepath.Join(dir, "mailsvc-sendmail")
-	script := "#!/bin/sh\nMAILSVC_DATA_DIR=" + filepath.Join(dir, "data") + " exec " + binary + " sendmail \"$@\"\n"
+	script := "#!/bin/sh\nMAILSVC_DATA_DIR=" + filepath.Join(dir, "data") + " exec " + servicetest.Binary + " sendmail \"$@\"\n"
 	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +59,7 @@ var_export( mail( 'Al <al@example.org>', 'php-mail-subject', "Grüße from PHP\n
 	}
 
 	down := filepath.Join(dir, "mailsvc-sendmail-db-down")
-	script = "#!/bin/sh\nMAILSVC_DB='mysql:root@tcp(127.0.0.1:1)/mailsvc' exec " + binary + " sendmail \"$@\"\n"
+	script = "#!/bin/sh\nMAILSVC_DB='mysql:root@tcp(127.0.0.1:1)/mailsvc' exec " + servicetest.Binary + " sendmail \"$@\"\n"
 	if err := os.WriteFile(down, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +70,7 @@ var_export( mail( 'Al <al@example.org>', 'php-mail-subject', "Grüße from PHP\n
 	if n := len(sink.Messages()); n != 0 {
 		t.Fatalf("the sink received %d messages while the service was stopped", n)
 	}
-	svc2 := startService(t, dir)
+	svc2 := servicetest.Start(t, dir)
 	got, err := sink.WaitFor(1, 60*time.Second)
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,8 @@
 package intake
 
 import (
+	"github.com/mailsvc/mailsvc/test/servicetest"
+
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -63,7 +65,7 @@ echo json_encode( $list );`)
 	}
 
 	pw := site.CreateApplicationPassword(t, "admin", "mailsvc plugins test")
-	svc := startService(t, t.TempDir(), "MAILSVC_WP_CONFIG="+site.WPConfigPath)
+	svc := servicetest.Start(t, t.TempDir(), "MAILSVC_WP_CONFIG="+site.WPConfigPath)
 	var got []plugin
 	callJSON(t, "GET", svc.Base+"/tools/plugins", "", basic("admin", pw), 200, &got)
 	if !reflect.DeepEqual(got, want) {
@@ -82,8 +84,8 @@ echo json_encode( $list );`)
 }
 
 func TestToolsPluginsStandalone(t *testing.T) {
-	svc := startService(t, t.TempDir())
-	r := call(t, "GET", svc.Base+"/tools/plugins", "", basic("admin", svc.adminPassword()))
+	svc := servicetest.Start(t, t.TempDir())
+	r := call(t, "GET", svc.Base+"/tools/plugins", "", basic("admin", adminPassword(t, svc)))
 	if r.Status != 200 || strings.TrimSpace(string(r.Body)) != "[]" {
 		t.Fatalf("standalone GET /tools/plugins: %d %s", r.Status, r.Body)
 	}

@@ -1,6 +1,8 @@
 package intake
 
 import (
+	"github.com/mailsvc/mailsvc/test/servicetest"
+
 	"bytes"
 	"encoding/base64"
 	"reflect"
@@ -76,8 +78,8 @@ var withAttachmentsWant = []core.Attachment{
 func TestSendmail(t *testing.T) {
 	sink := smtpsink.Start(t)
 	dir := t.TempDir()
-	svc := startService(t, dir)
-	admin := basic("admin", svc.adminPassword())
+	svc := servicetest.Start(t, dir)
+	admin := basic("admin", adminPassword(t, svc))
 	useSink(t, svc, admin, sink.Host(), sink.Port())
 
 	type want struct {
@@ -133,7 +135,7 @@ func TestSendmail(t *testing.T) {
 	}
 	subjects := map[string]int{}
 	for i, tt := range tests {
-		_, errOut, code := svc.run(tt.input, append([]string{"sendmail"}, tt.args...)...)
+		_, errOut, code := result(svc.Run(tt.input, append([]string{"sendmail"}, tt.args...)...))
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", tt.name, code, errOut)
 		}
@@ -234,7 +236,7 @@ func subjectOf(msg string) string {
 
 func TestSendmailFailures(t *testing.T) {
 	dir := t.TempDir()
-	env := baseEnv(dir)
+	env := servicetest.Environ(dir)
 	const good = "From: site@example.org\nTo: al@example.org\nSubject: s\n\nbody\n"
 	tests := []struct {
 		name     string
@@ -256,7 +258,7 @@ func TestSendmailFailures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, errOut, code := runWith(dir, tt.env, tt.input, append([]string{"sendmail"}, tt.args...)...)
+			out, errOut, code := result(servicetest.Run(dir, tt.env, tt.input, append([]string{"sendmail"}, tt.args...)...))
 			if code != tt.wantCode || !strings.Contains(errOut, tt.wantErr) {
 				t.Fatalf("exit %d, stderr %q; want %d with %q", code, errOut, tt.wantCode, tt.wantErr)
 			}
@@ -269,9 +271,9 @@ func TestSendmailFailures(t *testing.T) {
 		})
 	}
 	// Nothing was queued by the failures.
-	svc := startService(t, dir)
+	svc := servicetest.Start(t, dir)
 	var list []any
-	callJSON(t, "GET", svc.Base+"/logs", "", basic("admin", svc.adminPassword()), 200, &list)
+	callJSON(t, "GET", svc.Base+"/logs", "", basic("admin", adminPassword(t, svc)), 200, &list)
 	if len(list) != 0 {
 		t.Errorf("failures queued %d messages", len(list))
 	}

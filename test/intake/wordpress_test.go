@@ -1,6 +1,8 @@
 package intake
 
 import (
+	"github.com/mailsvc/mailsvc/test/servicetest"
+
 	"bytes"
 	"fmt"
 	"strings"
@@ -29,14 +31,14 @@ func TestIntakeOnWordPress(t *testing.T) {
 	bossPW := site.CreateApplicationPassword(t, "boss", "smtp client")
 	readerPW := site.CreateApplicationPassword(t, "reader", "smtp client")
 
-	smtpAddr := freeAddr(t)
-	svc := startService(t, t.TempDir(), "MAILSVC_WP_CONFIG="+site.WPConfigPath, "MAILSVC_SMTP_LISTEN="+smtpAddr)
+	smtpAddr := servicetest.FreeAddr(t)
+	svc := servicetest.Start(t, t.TempDir(), "MAILSVC_WP_CONFIG="+site.WPConfigPath, "MAILSVC_SMTP_LISTEN="+smtpAddr)
 	admin := basic("boss", bossPW)
 	useSink(t, svc, admin, sink.Host(), sink.Port())
 
 	t.Run("sendmail", func(t *testing.T) {
 		msg := withAttachments("From: WordPress <wordpress@example.org>\nTo: al@example.org\nBcc: hidden@example.org\nSubject: wp-sendmail\n", "from cron")
-		if _, errOut, code := svc.run(msg, "sendmail", "-t", "-i"); code != 0 {
+		if _, errOut, code := result(svc.Run(msg, "sendmail", "-t", "-i")); code != 0 {
 			t.Fatalf("sendmail: exit %d %s", code, errOut)
 		}
 	})
