@@ -14,165 +14,40 @@ import (
 	"mime"
 	"mime/multipart"
 	"mime/quotedprintable"
-	"net"
 	"net/http"
 	"net/mail"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
-	"time"
+
+	"github.com/mailsvc/mailsvc/test/servicetest"
 )
 
-// binary is the mailsvc binary built once for the package.
-var binary string
+func TestMain(m *testing.M) { servicetest.Main(m) }
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "mailsvc-takeover-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "mailsvc")
-	build := exec.Command("go", "build", "-o", binary, "github.com/mailsvc/mailsvc/cmd/mailsvc")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build mailsvc:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+// environ is servicetest.Environ: the test's environment without any
+// MAILSVC_, MAIL_SVC_ or WP_ variable, a private data directory, and extra.
+var environ = servicetest.Environ
 
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// environ is the test's environment without any MAILSVC_, MAIL_SVC_ or
-// WP_ variable, plus a private data directory and extra.
-func environ(dir string, extra ...string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "MAILSVC_") || strings.HasPrefix(kv, "MAIL_SVC_") || strings.HasPrefix(kv, "WP_") {
-			continue
-		}
-		env = append(env, kv)
-	}
-	env = append(env, "MAILSVC_DATA_DIR="+filepath.Join(dir, "data"))
-	return append(env, extra...)
-}
-
-// service is one running `mailsvc serve`.
-type service struct {
-	cmd    *exec.Cmd
-	base   string // http://127.0.0.1:port/wp-json/mailsvc/v1
-	stdout *syncBuffer
-	stderr *syncBuffer
-	done   chan error
-}
-
-// startService runs `mailsvc serve` with env and waits until it serves.
-func startService(t testing.TB, dir string, env []string) *service {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	s := &service{stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan error, 1)}
-	s.cmd = exec.Command(binary, "serve", "--addr", addr)
-	s.cmd.Dir, s.cmd.Env = dir, env
-	s.cmd.Stdout, s.cmd.Stderr = s.stdout, s.stderr
-	if err := s.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { s.done <- s.cmd.Wait() }()
-	s.base = "http://" + addr + "/wp-json/mailsvc/v1"
-	deadline := time.Now().Add(60 * time.Second)
-	for !strings.Contains(s.stdout.String(), "mailsvc is serving") {
-		select {
-		case err := <-s.done:
-			t.Fatalf("mailsvc exited at start: %v\nstderr:\n%s", err, s.stderr)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("mailsvc did not start within 60s\nstderr:\n%s", s.stderr)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Cleanup(func() { s.stop(t) })
-	return s
-}
-
-// stop ends the service with SIGTERM and requires a clean exit.
-func (s *service) stop(t testing.TB) {
-	if s.cmd.ProcessState != nil {
-		return
-	}
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-s.done:
-		if err != nil {
-			t.Errorf("mailsvc exited with %v after SIGTERM\nstderr:\n%s", err, s.stderr)
-		}
-	case <-time.After(30 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.done
-		t.Errorf("mailsvc did not stop within 30s of SIGTERM")
-	}
-}
-
-// run runs a mailsvc subcommand and returns its combined output.
+// run runs a mailsvc subcommand and returns its combined output, and an
+// error when it exits non-zero.
 func run(t testing.TB, dir string, env []string, args ...string) (string, error) {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
-	cmd.Dir, cmd.Env = dir, env
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+	r := servicetest.Run(dir, env, "", args...)
+	if r.Code != 0 {
+		return r.Stdout + r.Stderr, fmt.Errorf("mailsvc %s: exit %d", strings.Join(args, " "), r.Code)
+	}
+	return r.Stdout + r.Stderr, nil
 }
 
 // call makes a REST request with Basic credentials over a proxy that
 // terminated TLS, and returns the status and body.
 func call(t testing.TB, method, url, body, user, pass string) (int, []byte) {
 	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, url, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.SetBasicAuth(user, pass)
-	req.Header.Set("X-Forwarded-Proto", "https")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, b
+	r := servicetest.Call(t, method, url, body, func(req *http.Request) {
+		req.SetBasicAuth(user, pass)
+		req.Header.Set("X-Forwarded-Proto", "https")
+	})
+	return r.Status, r.Body
 }
 
 // parsed is a message as received, taken apart.

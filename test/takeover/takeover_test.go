@@ -1,6 +1,8 @@
 package takeover
 
 import (
+	"github.com/mailsvc/mailsvc/test/servicetest"
+
 	"bytes"
 	"crypto/rand"
 	"database/sql"
@@ -112,18 +114,18 @@ func TestWordPressTakeover(t *testing.T) {
 	// 2. An SMTP connection to the sink as the default, through REST with
 	// a WordPress-made application password.
 	appPW := site.CreateApplicationPassword(t, site.AdminLogin, "takeover test")
-	svc := startService(t, dir, env)
-	status, body := call(t, "POST", svc.base+"/connections", fmt.Sprintf(
+	svc := servicetest.StartEnv(t, dir, env)
+	status, body := call(t, "POST", svc.Base+"/connections", fmt.Sprintf(
 		`{"name":"sink","driver":"smtp","settings":{"host":%q,"port":%d,"encryption":"none","auth":false}}`,
 		sink.Host(), sink.Port()), site.AdminLogin, appPW)
 	var conn struct{ ID int64 }
 	if err := json.Unmarshal(body, &conn); err != nil || status != 201 || conn.ID == 0 {
 		t.Fatalf("create connection: %d %s", status, body)
 	}
-	if status, body := call(t, "PUT", svc.base+"/settings", fmt.Sprintf(`{"default_connection_id":%d}`, conn.ID), site.AdminLogin, appPW); status != 200 {
+	if status, body := call(t, "PUT", svc.Base+"/settings", fmt.Sprintf(`{"default_connection_id":%d}`, conn.ID), site.AdminLogin, appPW); status != 200 {
 		t.Fatalf("PUT /settings: %d %s", status, body)
 	}
-	svc.stop(t)
+	svc.Stop(t)
 
 	// 3. wp_mail() while the service is down.
 	pdfPath, binPath := filepath.Join(site.Dir, "invoice.pdf"), filepath.Join(site.Dir, "upload-7f3a.tmp")
@@ -160,10 +162,10 @@ echo wp_json_encode( $results );`
 	}
 
 	// 4. The service starts and delivers what was queued.
-	svc = startService(t, dir, env)
+	svc = servicetest.StartEnv(t, dir, env)
 	got, err := sink.WaitFor(5, 60*time.Second)
 	if err != nil {
-		t.Fatalf("waiting for delivery: %v\nservice stderr:\n%s", err, svc.stderr)
+		t.Fatalf("waiting for delivery: %v\nservice stderr:\n%s", err, svc.Stderr)
 	}
 	time.Sleep(500 * time.Millisecond)
 	if n := len(sink.Messages()); n != 5 {
@@ -266,7 +268,7 @@ echo wp_json_encode( $results );`
 			}
 		})
 	}
-	svc.stop(t)
+	svc.Stop(t)
 
 	t.Run("a missing queue table fails like a database error", func(t *testing.T) {
 		out := site.PHP(t, `global $wpdb;
