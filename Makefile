@@ -2,7 +2,7 @@
 GO       ?= go
 BIN      := bin/mailsvc
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS  := -X main.version=$(VERSION)
+LDFLAGS  := -X github.com/mailsvc/mailsvc/cmd/mailsvc/cli.Version=$(VERSION)
 STATICCHECK_VERSION ?= v0.8.2
 
 .PHONY: build run test test-short bench lint fuzz clean

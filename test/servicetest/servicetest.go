@@ -28,14 +28,18 @@ var Binary string
 
 // Main builds the mailsvc binary, runs the package's tests and removes the
 // binary. Call it from TestMain.
-func Main(m *testing.M) {
+func Main(m *testing.M) { MainPackage(m, "github.com/mailsvc/mailsvc/cmd/mailsvc") }
+
+// MainPackage is Main for another main package: a custom build of mailsvc
+// (cli.Main with other drivers).
+func MainPackage(m *testing.M, pkg string) {
 	dir, err := os.MkdirTemp("", "mailsvc-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	Binary = filepath.Join(dir, "mailsvc")
-	build := exec.Command("go", "build", "-o", Binary, "github.com/mailsvc/mailsvc/cmd/mailsvc")
+	build := exec.Command("go", "build", "-o", Binary, pkg)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build mailsvc:", err)

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -169,7 +169,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 			errc <- hs.Serve(ln)
 		}
 	}()
-	log.Info("mailsvc serving", "version", version, "api", base, "standalone", rt.standalone(), "database", rt.db.Dialect())
+	log.Info("mailsvc serving", "version", Version, "api", base, "standalone", rt.standalone(), "database", rt.db.Dialect())
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serve: %w", err)
