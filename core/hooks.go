@@ -68,6 +68,17 @@ func (h *Hooks) AddAction(name string, a Action) {
 	h.actions[name] = append(h.actions[name], a)
 }
 
+// HasAction reports whether any action is registered on name, so a caller
+// can skip building an event's payload that nobody would receive.
+func (h *Hooks) HasAction(name string) bool {
+	if h == nil {
+		return false
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return len(h.actions[name]) > 0
+}
+
 // DoAction fires the named event with args. A nil *Hooks does nothing.
 func (h *Hooks) DoAction(name string, args ...any) {
 	if h == nil {

@@ -573,3 +573,24 @@ func TestRunDeliversEachMessageOnce(t *testing.T) {
 		t.Fatal("Run did not close cached transports on shutdown")
 	}
 }
+
+func TestAPIDebugEventPerAttempt(t *testing.T) {
+	e := newEnv(t, nil, map[int64][]error{1: {temp}})
+	var payloads []map[string]any
+	e.svc.Hooks = &core.Hooks{}
+	e.svc.Hooks.AddAction(core.HookAPIDebug, func(args ...any) {
+		payloads = append(payloads, args[0].(map[string]any))
+	})
+	id := e.enqueue(t, &core.Log{Message: msg("debugged")})
+	e.drain(t)
+	if len(payloads) != 2 {
+		t.Fatalf("got %d payloads, want one per attempt (2): %v", len(payloads), payloads)
+	}
+	first, second := payloads[0], payloads[1]
+	if first["log_id"] != id || first["outcome"] != core.OutcomeTemporary || first["error"] == "" || first["subject"] != "debugged" {
+		t.Errorf("first attempt payload %v", first)
+	}
+	if second["outcome"] != core.OutcomeDelivered || second["driver"] != "deliveryfake" || fmt.Sprint(second["recipients"]) != "[to@example.com]" {
+		t.Errorf("second attempt payload %v", second)
+	}
+}

@@ -372,7 +372,35 @@ func (s *Service) attempt(ctx context.Context, l *core.Log, conn *core.Connectio
 	}
 	a.DurationMS = time.Since(start).Milliseconds()
 	out.History = []core.Attempt{a}
+	s.debugAttempt(l, conn, &msg, a)
 	return out
+}
+
+// debugAttempt fires the mail_svc_api_debug event with one attempt's
+// payload (the MAIL_SVC_DEBUG_MAILER channel writes it); without a
+// listener it builds nothing.
+func (s *Service) debugAttempt(l *core.Log, conn *core.Connection, msg *core.Message, a core.Attempt) {
+	if !s.Hooks.HasAction(core.HookAPIDebug) {
+		return
+	}
+	rcpts := make([]string, 0, len(msg.To)+len(msg.Cc)+len(msg.Bcc))
+	for _, r := range msg.Recipients() {
+		rcpts = append(rcpts, r.Email)
+	}
+	s.Hooks.DoAction(core.HookAPIDebug, map[string]any{
+		"log_id":              l.ID,
+		"connection_id":       conn.ID,
+		"driver":              conn.Driver,
+		"from":                msg.From.Email,
+		"recipients":          rcpts,
+		"subject":             msg.Subject,
+		"attachments":         len(msg.Attachments),
+		"outcome":             a.Outcome,
+		"response":            a.Response,
+		"error":               a.Error,
+		"provider_message_id": a.ProviderMessageID,
+		"duration_ms":         a.DurationMS,
+	})
 }
 
 // transportCache keeps one transport per connection id, rebuilt when the

@@ -20,7 +20,7 @@ func TestTestEmailThroughSMTPSink(t *testing.T) {
 	sink := smtpsink.Start(t, smtpsink.WithAuth("mailer", "s3cret-pass"))
 	dir := t.TempDir()
 	logDir := filepath.Join(dir, "debug")
-	svc, pw := adminOf(t, dir, "MAIL_SVC_DEBUG_LOG_DIR="+logDir, "MAIL_SVC_DEBUG_REQUEST=true")
+	svc, pw := adminOf(t, dir, "MAIL_SVC_DEBUG_LOG_DIR="+logDir, "MAIL_SVC_DEBUG_REQUEST=true", "MAIL_SVC_DEBUG_MAILER=true")
 	admin := basic("admin", pw)
 
 	create := func(password string) int64 {
@@ -94,7 +94,7 @@ func TestTestEmailThroughSMTPSink(t *testing.T) {
 		t.Fatalf("no transcripts under the relocated root: %v", err)
 	}
 	b, err := os.ReadFile(filepath.Join(logDir, "mail-svc-logs", "debug.log"))
-	if err != nil || !strings.Contains(string(b), "REQUEST PAYLOAD") || strings.Contains(string(b), "s3cret-pass") {
+	if err != nil || !strings.Contains(string(b), "REQUEST PAYLOAD") || !strings.Contains(string(b), "MAILER") || strings.Contains(string(b), "s3cret-pass") {
 		t.Fatalf("debug.log: %v\n%.800s", err, b)
 	}
 }
