@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"html"
 	"io"
 	"strings"
 	"time"
@@ -49,6 +50,11 @@ type ConnectionActions struct {
 	Hooks *core.Hooks
 	// VerifyTimeout bounds a check; 0 means DefaultVerifyTimeout.
 	VerifyTimeout time.Duration
+	// APIDebug, when set and true, attaches the attempts' raw provider
+	// responses and errors to test email results (the
+	// MAIL_SVC_DEBUG_ATTACH_API_DEBUG constant and the
+	// mail_svc_api_debug_response_enabled filter).
+	APIDebug func() bool
 }
 
 // TestEmailInput is a test email request. Nil fields were not given.
@@ -68,6 +74,9 @@ type TestEmailResult struct {
 	ConnectionID      int64  `json:"connection_id"`
 	To                string `json:"to"`
 	ProviderMessageID string `json:"provider_message_id,omitempty"`
+	// APIDebug holds the attempts with the provider's raw answers, only
+	// when raw diagnostics are enabled.
+	APIDebug []core.Attempt `json:"api_debug,omitempty"`
 }
 
 // VerifyResult reports a credentials check.
@@ -167,7 +176,7 @@ func (a *ConnectionActions) send(ctx context.Context, conn *core.Connection, to,
 		Text: fmt.Sprintf("This is a test email sent by mailsvc through the connection %q (%s driver) at %s.\n\nIf you can read this, the connection works.\n",
 			conn.Name, conn.Driver, now),
 		HTML: fmt.Sprintf("<p>This is a test email sent by mailsvc through the connection <strong>%s</strong> (%s driver) at %s.</p><p>If you can read this, the connection works.</p>",
-			htmlEscape(conn.Name), htmlEscape(conn.Driver), now),
+			html.EscapeString(conn.Name), html.EscapeString(conn.Driver), now),
 	}
 	if from := conn.Settings.String("from_email"); core.ValidEmail(from) {
 		msg.From = core.Address{Email: from, Name: conn.Settings.String("from_name")}
@@ -192,12 +201,11 @@ func (a *ConnectionActions) send(ctx context.Context, conn *core.Connection, to,
 	default:
 		res.Message = "The test email could not be sent: " + l.LastError
 	}
+	if a.APIDebug != nil && a.APIDebug() {
+		res.APIDebug = l.History
+	}
 	return res, nil
 }
-
-var htmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;")
-
-func htmlEscape(s string) string { return htmlEscaper.Replace(s) }
 
 // speaksSMTP reports whether a connection logs in over SMTP: the smtp
 // driver, and ses in its smtp delivery mode.

@@ -98,3 +98,37 @@ func TestTestEmailThroughSMTPSink(t *testing.T) {
 		t.Fatalf("debug.log: %v\n%.800s", err, b)
 	}
 }
+
+// TestTestEmailAPIDebug checks the raw diagnostics switch: off by default,
+// on with MAIL_SVC_DEBUG_ATTACH_API_DEBUG, the provider's answer attached.
+func TestTestEmailAPIDebug(t *testing.T) {
+	sink := smtpsink.Start(t)
+	for _, attach := range []bool{false, true} {
+		t.Run(fmt.Sprintf("attach=%v", attach), func(t *testing.T) {
+			dir := t.TempDir()
+			svc, pw := adminOf(t, dir, fmt.Sprintf("MAIL_SVC_DEBUG_ATTACH_API_DEBUG=%v", attach))
+			admin := basic("admin", pw)
+			r := call(t, "POST", svc.Base+"/connections", fmt.Sprintf(`{"name":"sink","driver":"smtp","settings":{"host":%q,"port":%d,"encryption":"none","auth":false,"from_email":"site@example.com"}}`, sink.Host(), sink.Port()), admin)
+			var c struct{ ID int64 }
+			r.JSON(t, &c)
+			r = call(t, "POST", svc.Base+"/test-email", fmt.Sprintf(`{"to":"rcpt@example.com","connection_id":%d}`, c.ID), admin)
+			var res struct {
+				Success  bool
+				APIDebug []struct {
+					Outcome  string `json:"outcome"`
+					Response string `json:"response"`
+				} `json:"api_debug"`
+			}
+			r.JSON(t, &res)
+			if !res.Success {
+				t.Fatalf("test email: %d %s", r.Status, r.Body)
+			}
+			if !attach && res.APIDebug != nil {
+				t.Fatalf("api_debug attached while off: %s", r.Body)
+			}
+			if attach && (len(res.APIDebug) != 1 || res.APIDebug[0].Outcome != "delivered" || !strings.HasPrefix(res.APIDebug[0].Response, "250")) {
+				t.Fatalf("api_debug = %s", r.Body)
+			}
+		})
+	}
+}

@@ -120,11 +120,12 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		return err
 	}
 	srv := &api.Server{
-		Auth:           auth,
-		Connections:    conns,
-		Settings:       settings,
-		Logs:           &app.Logs{Store: rt.db, Requeue: deliverySvc},
-		Actions:        &app.ConnectionActions{Connections: conns, Settings: settings, Sender: deliverySvc, Env: driverEnv, Hooks: hooks},
+		Auth:        auth,
+		Connections: conns,
+		Settings:    settings,
+		Logs:        &app.Logs{Store: rt.db, Requeue: deliverySvc},
+		Actions: &app.ConnectionActions{Connections: conns, Settings: settings, Sender: deliverySvc, Env: driverEnv, Hooks: hooks,
+			APIDebug: func() bool { return debuglog.APIDebugResponseEnabled(rt.consts, hooks) }},
 		Transcripts:    transcripts,
 		Hooks:          hooks,
 		Logger:         log,
