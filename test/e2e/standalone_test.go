@@ -93,6 +93,9 @@ func TestStandaloneFirstRunUsersAndRestart(t *testing.T) {
 			t.Errorf("config output lacks %s", want)
 		}
 	}
+	if l := lineOf(cfg, "MAILSVC_DB "); !strings.Contains(l, "sqlite:") || !strings.Contains(l, "mailsvc.db") || !strings.HasSuffix(strings.TrimSpace(l), "default") {
+		t.Errorf("config does not show the database in use: %q", l)
+	}
 	if !strings.Contains(cfg, "health_check_interval") || !strings.Contains(lineOf(cfg, "health_check_interval"), "database") {
 		t.Errorf("stored setting not shown as from the database: %q", lineOf(cfg, "health_check_interval"))
 	}

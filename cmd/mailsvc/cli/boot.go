@@ -26,6 +26,9 @@ type runtime struct {
 	db      *store.DB
 	dataDir string
 	prefix  string
+	// dsn is the database in use: MAILSVC_DB, else the one wp-config.php
+	// names, else the SQLite file in the data directory.
+	dsn string
 }
 
 // standalone reports whether the service runs without WordPress, on
@@ -71,6 +74,7 @@ func boot(ctx context.Context, log *slog.Logger) (*runtime, error) {
 			dsn = "sqlite:" + filepath.Join(rt.dataDir, "mailsvc.db")
 		}
 	}
+	rt.dsn = dsn
 	db, err := store.Open(ctx, dsn, rt.prefix, log)
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", core.MaskDSN(dsn), err)

@@ -26,7 +26,15 @@ func configCommand() *cobra.Command {
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "CONSTANT\tVALUE\tSOURCE")
 			for _, e := range rt.consts.Entries() {
-				fmt.Fprintf(w, "%s\t%s\t%s\n", e.Name, display(e.Value), e.Source)
+				value, source := e.Value, string(e.Source)
+				if e.Name == "MAILSVC_DB" && !e.Defined {
+					// Show the database in use and where it came from.
+					value = core.MaskDSN(rt.dsn)
+					if rt.wp != nil {
+						source = "wp-config (DB_*)"
+					}
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\n", e.Name, display(value), source)
 			}
 			stored, err := rt.db.LoadSettings(ctx, core.ScopeFree)
 			if err != nil {
