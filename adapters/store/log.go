@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	mysqldriver "github.com/go-sql-driver/mysql"
+
 	"github.com/mailsvc/mailsvc/core"
 )
 
@@ -171,14 +173,19 @@ func (db *DB) EnqueueLog(ctx context.Context, l *core.Log) error {
 	if l.Status == core.StatusSending {
 		owner = l.LeaseOwner
 	}
-	res, err := db.sqlDB.ExecContext(ctx, db.expand(`INSERT INTO {prefix}mailsvc_logs
+	var res sql.Result
+	err = retryDeadlock(func() error {
+		var err error
+		res, err = db.sqlDB.ExecContext(ctx, db.expand(`INSERT INTO {prefix}mailsvc_logs
 		(status, connection_id, sent_connection_id, source, recipients, subject, text_body, html_body, message,
 		 attempts, phase_attempts, used_fallback, simulated, provider_message_id, last_error,
 		 next_attempt_at, lease_owner, lease_until, created_at, updated_at)
 		VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0, '', '', ?, ?, ?, ?, ?)`),
-		l.Status, nullInt(l.ConnectionID), l.Source, recipientsText(&l.Message), l.Message.Subject,
-		l.Message.Text, l.Message.HTML, js, l.NextAttemptAt.UTC().Truncate(time.Microsecond),
-		owner, nullTime(l.LeaseUntil), t, t)
+			l.Status, nullInt(l.ConnectionID), l.Source, recipientsText(&l.Message), l.Message.Subject,
+			l.Message.Text, l.Message.HTML, js, l.NextAttemptAt.UTC().Truncate(time.Microsecond),
+			owner, nullTime(l.LeaseUntil), t, t)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("enqueue log: %w", err)
 	}
@@ -193,7 +200,14 @@ func (db *DB) EnqueueLog(ctx context.Context, l *core.Log) error {
 
 // inTx runs fn in one transaction, rolled back if fn fails.
 func (db *DB) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := db.sqlDB.BeginTx(ctx, nil)
+	var opts *sql.TxOptions
+	if db.dialect == DialectMySQL {
+		// READ COMMITTED takes no gap locks, so claims (FOR UPDATE SKIP
+		// LOCKED), outcome writes and concurrent enqueues do not deadlock
+		// on the claim index.
+		opts = &sql.TxOptions{Isolation: sql.LevelReadCommitted}
+	}
+	tx, err := db.sqlDB.BeginTx(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
@@ -617,4 +631,22 @@ func (db *DB) AcquireLease(ctx context.Context, name, owner string, ttl time.Dur
 	}
 	n, _ := res.RowsAffected()
 	return n == 1, nil
+}
+
+// retryDeadlock runs fn again, up to three times, when MySQL rolled its
+// statement back as a deadlock victim or on a lock wait timeout: the
+// statement had no effect, so running it again is safe.
+func retryDeadlock(fn func() error) error {
+	var err error
+	for i := range 4 {
+		if err = fn(); err == nil {
+			return nil
+		}
+		var me *mysqldriver.MySQLError
+		if !errors.As(err, &me) || (me.Number != 1213 && me.Number != 1205) {
+			return err
+		}
+		time.Sleep(time.Duration(i+1) * 5 * time.Millisecond)
+	}
+	return err
 }
