@@ -100,6 +100,12 @@ type Service struct {
 	// Owner names this process in leases; empty means host-pid-random.
 	Owner string
 
+	// enqueueSettings caches the settings Enqueue applies (From
+	// defaults) for settingsTTL, sparing a read per accepted message.
+	settingsMu  sync.Mutex
+	settingsAt  time.Time
+	settingsVal settings
+
 	initOnce   sync.Once
 	wake       chan struct{}
 	transports transportCache
@@ -200,6 +206,23 @@ func (s *Service) loadSettings(ctx context.Context) (settings, error) {
 	return out, nil
 }
 
+// settingsTTL is how long Enqueue reuses the settings it read.
+const settingsTTL = time.Second
+
+func (s *Service) cachedSettings(ctx context.Context) (settings, error) {
+	s.settingsMu.Lock()
+	defer s.settingsMu.Unlock()
+	if !s.settingsAt.IsZero() && time.Since(s.settingsAt) < settingsTTL {
+		return s.settingsVal, nil
+	}
+	st, err := s.loadSettings(ctx)
+	if err != nil {
+		return st, err
+	}
+	s.settingsVal, s.settingsAt = st, time.Now()
+	return st, nil
+}
+
 // applyFrom fills a missing From from the from_email/from_name settings.
 func applyFrom(msg *core.Message, st settings) {
 	if msg.From.Email == "" {
@@ -212,10 +235,11 @@ func applyFrom(msg *core.Message, st settings) {
 
 // Enqueue validates l.Message (after applying the From defaults) and
 // commits it to the queue; the message is accepted once Enqueue returns
-// its id. An invalid message gives an EINVALID error.
+// its id. An invalid message gives an EINVALID error. The From defaults
+// come from settings read at most settingsTTL (1 s) ago.
 func (s *Service) Enqueue(ctx context.Context, l *core.Log) (int64, error) {
 	s.init()
-	st, err := s.loadSettings(ctx)
+	st, err := s.cachedSettings(ctx)
 	if err != nil {
 		return 0, err
 	}
