@@ -198,7 +198,9 @@ func (db *DB) EnqueueLog(ctx context.Context, l *core.Log) error {
 	return nil
 }
 
-// inTx runs fn in one transaction, rolled back if fn fails.
+// inTx runs fn in one transaction, rolled back if fn fails. On SQLite the
+// DSN's _txlock=immediate makes BeginTx take the write lock, so a
+// transaction that reads first never fails on a lock upgrade.
 func (db *DB) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	var opts *sql.TxOptions
 	if db.dialect == DialectMySQL {
@@ -210,17 +212,6 @@ func (db *DB) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := db.sqlDB.BeginTx(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
-	}
-	if db.dialect == DialectSQLite {
-		// The driver ignores _txlock=immediate when _time_format is also
-		// set, so transactions begin deferred: a read first would take a
-		// read lock that cannot be upgraded while another connection
-		// writes (SQLITE_BUSY at once, no busy wait). A write statement
-		// first takes the write lock, waiting up to the busy timeout.
-		if _, err := tx.ExecContext(ctx, db.expand(`UPDATE {prefix}mailsvc_leases SET name = name WHERE 0`)); err != nil {
-			_ = tx.Rollback()
-			return fmt.Errorf("take write lock: %w", err)
-		}
 	}
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
