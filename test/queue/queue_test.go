@@ -5,6 +5,8 @@
 package queue
 
 import (
+	"github.com/mailsvc/mailsvc/test/servicetest"
+
 	"bytes"
 	"context"
 	"database/sql"
@@ -13,14 +15,9 @@ import (
 	"io"
 	"mime"
 	"mime/multipart"
-	"net"
 	"net/mail"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -32,119 +29,13 @@ import (
 	"github.com/mailsvc/mailsvc/test/fakes/smtpsink"
 )
 
-var binary string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "mailsvc-queue-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "mailsvc")
-	build := exec.Command("go", "build", "-o", binary, "github.com/mailsvc/mailsvc/cmd/mailsvc")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build mailsvc:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
-// service is one running `mailsvc serve`.
-type service struct {
-	cmd    *exec.Cmd
-	stdout *syncBuffer
-	stderr *syncBuffer
-	done   chan error
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
+func TestMain(m *testing.M) { servicetest.Main(m) }
 
 // start runs the service on dsn with a private data directory.
-func start(t *testing.T, dsn string, extra ...string) *service {
+func start(t *testing.T, dsn string, extra ...string) *servicetest.Service {
 	t.Helper()
-	dir := t.TempDir()
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "MAILSVC_") && !strings.HasPrefix(kv, "MAIL_SVC_") {
-			env = append(env, kv)
-		}
-	}
-	env = append(env, "MAILSVC_DATA_DIR="+filepath.Join(dir, "data"), "MAILSVC_DB="+dsn,
-		"MAIL_SVC_ENCRYPTION_KEY=queue-test-key-0123456789abcdef")
-	env = append(env, extra...)
-	s := &service{stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan error, 1)}
-	s.cmd = exec.Command(binary, "serve", "--addr", freeAddr(t))
-	s.cmd.Dir, s.cmd.Env = dir, env
-	s.cmd.Stdout, s.cmd.Stderr = s.stdout, s.stderr
-	if err := s.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { s.done <- s.cmd.Wait() }()
-	deadline := time.Now().Add(60 * time.Second)
-	for !strings.Contains(s.stdout.String(), "mailsvc is serving") {
-		select {
-		case err := <-s.done:
-			t.Fatalf("mailsvc exited at start: %v\nstderr:\n%s", err, s.stderr)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("mailsvc did not start within 60s\nstderr:\n%s", s.stderr)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Cleanup(func() { s.stop(t) })
-	return s
-}
-
-// stop ends the service with SIGTERM and requires a clean exit.
-func (s *service) stop(t *testing.T) {
-	if s.cmd.ProcessState != nil {
-		return
-	}
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-s.done:
-		if err != nil {
-			t.Errorf("mailsvc exited with %v\nstderr:\n%s", err, s.stderr)
-		}
-	case <-time.After(60 * time.Second):
-		_ = s.cmd.Process.Kill()
-		t.Errorf("mailsvc did not stop within 60s\nstderr:\n%s", s.stderr)
-	}
-}
-
-// kill ends the service with SIGKILL.
-func (s *service) kill() {
-	_ = s.cmd.Process.Kill()
-	<-s.done
+	return servicetest.Start(t, t.TempDir(), append([]string{"MAILSVC_DB=" + dsn,
+		"MAIL_SVC_ENCRYPTION_KEY=queue-test-key-0123456789abcdef"}, extra...)...)
 }
 
 // setup opens the store and points the default connection at sink.
@@ -205,7 +96,7 @@ func enqueueMany(t *testing.T, db *store.DB, from, n int) {
 }
 
 // waitDelivered waits until want logs are delivered.
-func waitDelivered(t *testing.T, db *store.DB, want int, timeout time.Duration, svcs ...*service) core.QueueStats {
+func waitDelivered(t *testing.T, db *store.DB, want int, timeout time.Duration, svcs ...*servicetest.Service) core.QueueStats {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
@@ -216,7 +107,7 @@ func waitDelivered(t *testing.T, db *store.DB, want int, timeout time.Duration, 
 		if time.Now().After(deadline) {
 			var logs string
 			for _, s := range svcs {
-				logs += s.stderr.String()
+				logs += s.Stderr.String()
 			}
 			t.Fatalf("after %s: stats %+v (err %v), want %d delivered\n%s", timeout, st, err, want, tail(logs, 3000))
 		}
@@ -273,7 +164,7 @@ func TestQueuedToDeliveredBytesIntact(t *testing.T) {
 			}
 			got, err := sink.WaitFor(1, 30*time.Second)
 			if err != nil {
-				t.Fatalf("%v\n%s", err, svc.stderr)
+				t.Fatalf("%v\n%s", err, svc.Stderr)
 			}
 			r := got[0]
 			if r.From != "shop@example.com" || strings.Join(r.To, ",") != "ann@example.com,audit@example.com" {
@@ -358,11 +249,11 @@ func TestSIGKILLMidBurst(t *testing.T) {
 	deadline := time.Now().Add(60 * time.Second)
 	for len(sink.Messages()) < 1000 {
 		if time.Now().After(deadline) {
-			t.Fatalf("only %d messages reached the sink in 60s\n%s", len(sink.Messages()), tail(first.stderr.String(), 3000))
+			t.Fatalf("only %d messages reached the sink in 60s\n%s", len(sink.Messages()), tail(first.Stderr.String(), 3000))
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	first.kill()
+	first.Kill()
 	atKill := len(sink.Messages())
 	st, _ := db.QueueStats(context.Background())
 	if atKill >= total {
@@ -467,7 +358,7 @@ func TestDatabaseConnectionsKilledUnderLoad(t *testing.T) {
 			t.Fatalf("msg-%06d was never delivered", i)
 		}
 	}
-	if svc.cmd.ProcessState != nil {
+	if !svc.Running() {
 		t.Fatal("the service exited")
 	}
 }

@@ -94,7 +94,8 @@ type Service struct {
 	Stdout *Buffer
 	Stderr *Buffer
 	cmd    *exec.Cmd
-	done   chan error
+	exited chan struct{} // closed when the process has exited
+	err    error         // its Wait error, set before exited closes
 }
 
 // FreeAddr returns a loopback address with a port free at the time of the call.
@@ -121,19 +122,19 @@ func StartEnv(t testing.TB, dir string, env []string) *Service {
 	t.Helper()
 	addr := FreeAddr(t)
 	s := &Service{Dir: dir, Env: env, Addr: addr, Base: "http://" + addr + "/wp-json/mailsvc/v1",
-		Stdout: &Buffer{}, Stderr: &Buffer{}, done: make(chan error, 1)}
+		Stdout: &Buffer{}, Stderr: &Buffer{}, exited: make(chan struct{})}
 	s.cmd = exec.Command(Binary, "serve", "--addr", addr)
 	s.cmd.Dir, s.cmd.Env = dir, env
 	s.cmd.Stdout, s.cmd.Stderr = s.Stdout, s.Stderr
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	go func() { s.done <- s.cmd.Wait() }()
+	go func() { s.err = s.cmd.Wait(); close(s.exited) }()
 	deadline := time.Now().Add(60 * time.Second)
 	for !strings.Contains(s.Stdout.String(), "mailsvc is serving") {
 		select {
-		case err := <-s.done:
-			t.Fatalf("mailsvc exited at start: %v\nstdout:\n%s\nstderr:\n%s", err, s.Stdout, s.Stderr)
+		case <-s.exited:
+			t.Fatalf("mailsvc exited at start: %v\nstdout:\n%s\nstderr:\n%s", s.err, s.Stdout, s.Stderr)
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
@@ -147,32 +148,42 @@ func StartEnv(t testing.TB, dir string, env []string) *Service {
 // Stop sends SIGTERM and requires a clean exit with the shutdown logged.
 // Stopping a stopped service does nothing.
 func (s *Service) Stop(t testing.TB) {
-	if s.cmd.ProcessState != nil {
+	if !s.Running() {
 		return
 	}
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case err := <-s.done:
-		if err != nil {
-			t.Errorf("mailsvc exited with %v after SIGTERM\nstderr:\n%s", err, s.Stderr)
+	case <-s.exited:
+		if s.err != nil {
+			t.Errorf("mailsvc exited with %v after SIGTERM\nstderr:\n%s", s.err, s.Stderr)
 		}
 		if !strings.Contains(s.Stderr.String(), "stopped") {
 			t.Errorf("no graceful shutdown logged:\n%s", s.Stderr)
 		}
-	case <-time.After(30 * time.Second):
+	case <-time.After(60 * time.Second):
 		_ = s.cmd.Process.Kill()
-		<-s.done
-		t.Errorf("mailsvc did not stop within 30s of SIGTERM")
+		<-s.exited
+		t.Errorf("mailsvc did not stop within 60s of SIGTERM\nstderr:\n%s", s.Stderr)
 	}
 }
 
 // Kill ends the service with SIGKILL, as a crash would.
 func (s *Service) Kill() {
-	if s.cmd.ProcessState != nil {
+	if !s.Running() {
 		return
 	}
 	_ = s.cmd.Process.Kill()
-	<-s.done
+	<-s.exited
+}
+
+// Running reports whether the process has not exited.
+func (s *Service) Running() bool {
+	select {
+	case <-s.exited:
+		return false
+	default:
+		return true
+	}
 }
 
 // firstRunPassword matches the application password a standalone first
