@@ -257,7 +257,7 @@ func TestSerializeMatchesPHP(t *testing.T) {
 	php := requirePHP(t)
 	values := []any{
 		arr("uuid", "u", "app_id", "", "created", int64(1), "last_used", nil, "last_ip", nil),
-		arr(0, 0.1, 1, 1e25, 2, -0.0, 3, 1e-7, 4, 123456789.125, 5, math.Inf(1), 6, 1e16, 7, 1e17),
+		arr(0, 0.1, 1, 1e25, 2, math.Copysign(0, -1), 3, 1e-7, 4, 123456789.125, 5, math.Inf(1), 6, 1e16, 7, 1e17),
 		arr("héloïse", "mb\x00yte", "5", true, "-7", false, "07", int64(-9223372036854775807)),
 		arr("nested", arr("a", arr("b", NewArray()))),
 	}

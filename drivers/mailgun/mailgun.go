@@ -160,7 +160,7 @@ func (t *Transport) sdk() *mg.MailgunImpl {
 // Send implements core.Transport with POST /v3/{domain}/messages.
 func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
 	c := t.sdk()
-	m, err := t.build(c, msg)
+	m, err := t.build(msg)
 	if err != nil {
 		return core.Receipt{}, t.scrub(core.Permanent(fmt.Errorf("mailgun: build message: %w", err)))
 	}
@@ -209,9 +209,9 @@ func classify(err error) error {
 }
 
 // build turns a message into the SDK's message.
-func (t *Transport) build(c *mg.MailgunImpl, msg *core.Message) (*mg.Message, error) {
+func (t *Transport) build(msg *core.Message) (*mg.Message, error) {
 	from := t.sender.Apply(msg.From)
-	m := c.NewMessage(from.String(), msg.Subject, msg.Text)
+	m := mg.NewMessage(from.String(), msg.Subject, msg.Text)
 	for _, a := range msg.To {
 		if err := m.AddRecipient(a.String()); err != nil {
 			return nil, fmt.Errorf("add recipient: %w", err)
