@@ -93,8 +93,10 @@ type Server struct {
 	Logs        LogService
 	Actions     ConnectionActionService
 	Transcripts TranscriptService
-	Hooks       *core.Hooks
-	Logger      *slog.Logger
+	// Plugins serves GET /tools/plugins; nil leaves it unregistered.
+	Plugins PluginService
+	Hooks   *core.Hooks
+	Logger  *slog.Logger
 	// Capability every route requires; "" means core.DefaultCapability.
 	// The mail_svc_rest_capability filter may change it per request.
 	Capability string
@@ -102,8 +104,6 @@ type Server struct {
 	TrustedProxies []*net.IPNet
 	// MaxBodyBytes bounds request bodies; 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
-	// Plugins serves GET /tools/plugins; nil leaves it unregistered.
-	Plugins PluginService
 }
 
 // Handler returns the http.Handler serving every route.
