@@ -25,11 +25,15 @@ type scripted struct {
 	calls    int
 	accepted []string // subjects accepted
 	closed   atomic.Bool
+	onSend   func() // called at the start of each Send, when set
 }
 
 func (s *scripted) Send(_ context.Context, msg *core.Message) (core.Receipt, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.onSend != nil {
+		s.onSend()
+	}
 	s.calls++
 	if len(s.script) > 0 {
 		err := s.script[0]
@@ -592,5 +596,41 @@ func TestAPIDebugEventPerAttempt(t *testing.T) {
 	}
 	if second["outcome"] != core.OutcomeDelivered || second["driver"] != "deliveryfake" || fmt.Sprint(second["recipients"]) != "[to@example.com]" {
 		t.Errorf("second attempt payload %v", second)
+	}
+}
+
+func TestShutdownHandsBackUntriedMessages(t *testing.T) {
+	e := newEnv(t, nil, nil)
+	ctx := context.Background()
+	for i := range 5 {
+		e.enqueue(t, &core.Log{Message: msg(fmt.Sprintf("m%d", i))})
+	}
+	logs, err := e.logs.ClaimLogs(ctx, "test", 5, time.Minute)
+	if err != nil || len(logs) != 5 {
+		t.Fatalf("claim: %d, %v", len(logs), err)
+	}
+	// SIGTERM arrives while the first message is being sent.
+	stop, cancel := context.WithCancel(ctx)
+	e.tr[1].onSend = cancel
+	e.svc.processBatch(stop, "test", logs)
+	calls, accepted := e.tr[1].stats()
+	if calls != 1 || len(accepted) != 1 {
+		t.Fatalf("sends after shutdown: calls %d, accepted %v", calls, accepted)
+	}
+	st, _ := e.logs.QueueStats(ctx)
+	if st.Delivered != 1 || st.Queued != 4 || st.Sending != 0 {
+		t.Fatalf("stats after shutdown = %+v, want 1 delivered and 4 handed back", st)
+	}
+	queued, _, _ := e.logs.FindLogs(ctx, core.LogFilter{Status: core.StatusQueued})
+	for _, l := range queued {
+		if got, _ := e.logs.FindLogByID(ctx, l.ID); got.Attempts != 0 || len(got.History) != 0 {
+			t.Errorf("handed-back log %d has attempts %d / history %v", l.ID, got.Attempts, got.History)
+		}
+	}
+	// The next process delivers them.
+	e.tr[1].onSend = nil
+	e.drain(t)
+	if st, _ := e.logs.QueueStats(ctx); st.Delivered != 5 {
+		t.Fatalf("after restart: %+v", st)
 	}
 }

@@ -63,7 +63,7 @@ func (s *Service) work(ctx context.Context, owner string) {
 			// More may be waiting: let an idle worker look too.
 			s.Wake()
 		}
-		s.processBatch(context.WithoutCancel(ctx), owner, logs)
+		s.processBatch(ctx, owner, logs)
 	}
 }
 
@@ -165,23 +165,26 @@ func (c *connLookup) get(id int64) (*core.Connection, error) {
 }
 
 // processBatch sends a claimed batch and records the outcomes in one
-// write. While it runs, a ticker renews the batch's lease.
+// write. While it runs, a ticker renews the batch's lease. When ctx ends
+// (shutdown) the send in progress finishes, and the messages not yet tried
+// go back to the queue untouched, so a stop never waits on a whole batch.
 func (s *Service) processBatch(ctx context.Context, owner string, logs []*core.Log) {
+	work := context.WithoutCancel(ctx) // what is in hand is finished and recorded
 	ids := make([]int64, len(logs))
 	for i, l := range logs {
 		ids[i] = l.ID
 	}
-	stopRenew := s.renewWhileBusy(ctx, owner, ids)
+	stopRenew := s.renewWhileBusy(work, owner, ids)
 	defer stopRenew()
 
-	outs, err := s.decideBatch(ctx, logs)
+	outs, err := s.decideBatch(work, ctx, logs)
 	if err != nil {
 		// Settings unreadable (database down): leave the batch to its
 		// lease; the reaper requeues it.
 		s.Logger.Warn("process batch", "err", err)
 		return
 	}
-	s.record(ctx, owner, outs)
+	s.record(work, owner, outs)
 }
 
 // renewWhileBusy extends the lease on ids every Lease/3 until stopped.
@@ -224,7 +227,8 @@ func (s *Service) record(ctx context.Context, owner string, outs []core.LogOutco
 }
 
 // decideBatch makes one attempt for each log and decides its next state.
-func (s *Service) decideBatch(ctx context.Context, logs []*core.Log) ([]core.LogOutcome, error) {
+// Once stop is done, the logs not yet tried are handed back unchanged.
+func (s *Service) decideBatch(ctx, stop context.Context, logs []*core.Log) ([]core.LogOutcome, error) {
 	st, err := s.loadSettings(ctx)
 	if err != nil {
 		return nil, err
@@ -232,9 +236,23 @@ func (s *Service) decideBatch(ctx context.Context, logs []*core.Log) ([]core.Log
 	conns := &connLookup{s: s, ctx: ctx, m: map[int64]*core.Connection{}, err: map[int64]error{}}
 	outs := make([]core.LogOutcome, 0, len(logs))
 	for _, l := range logs {
+		if stop.Err() != nil {
+			outs = append(outs, handBack(l))
+			continue
+		}
 		outs = append(outs, s.decide(ctx, l, st, conns))
 	}
 	return outs, nil
+}
+
+// handBack returns l to the queue as it was claimed: due now, no attempt.
+func handBack(l *core.Log) core.LogOutcome {
+	return core.LogOutcome{
+		LogID: l.ID, Status: core.StatusQueued, NextAttemptAt: time.Now().UTC(),
+		Attempts: l.Attempts, PhaseAttempts: l.PhaseAttempts, UsedFallback: l.UsedFallback,
+		Simulated: l.Simulated, SentConnectionID: l.SentConnectionID,
+		ProviderMessageID: l.ProviderMessageID, LastError: l.LastError,
+	}
 }
 
 // decide makes one attempt of l and returns its outcome.
