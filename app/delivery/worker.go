@@ -13,10 +13,11 @@ import (
 const purgeLease = "mailsvc_log_purge"
 
 // Run starts the workers, the lease reaper and the scheduled retention
-// purge, and blocks until ctx is done. It then stops claiming, lets the
-// batches in hand finish (each send bounded by SendTimeout), records
-// their outcomes, closes the cached transports and returns. Call Run at
-// most once at a time per Service.
+// purge, and blocks until ctx is done. It then stops claiming, lets each
+// worker finish the send in progress (bounded by SendTimeout), hands the
+// untried rest of its batch back to the queue, records the outcomes,
+// closes the cached transports and returns. Call Run at most once at a
+// time per Service.
 func (s *Service) Run(ctx context.Context) {
 	s.init()
 	var wg sync.WaitGroup
