@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 )
 
 // Transport delivers messages through one configured connection.
@@ -55,6 +56,15 @@ type DriverEnv struct {
 // TranscriptSink stores an SMTP session transcript for a connection.
 type TranscriptSink interface {
 	SaveTranscript(connectionID int64, transcript string)
+}
+
+// Transcript is one stored SMTP session transcript, credentials masked.
+type Transcript struct {
+	ID           string    `json:"id"`
+	ConnectionID int64     `json:"connection_id"`
+	CreatedAt    time.Time `json:"created_at"`
+	Size         int       `json:"size"`
+	Transcript   string    `json:"transcript"`
 }
 
 // DeliveryError classifies a transport failure as temporary or permanent.

@@ -25,15 +25,6 @@ const (
 	transcriptTruncationMarker = "\n...[transcript truncated]\n"
 )
 
-// Transcript is one stored SMTP session transcript.
-type Transcript struct {
-	ID           string    `json:"id"`
-	ConnectionID int64     `json:"connection_id"`
-	CreatedAt    time.Time `json:"created_at"`
-	Size         int       `json:"size"`
-	Transcript   string    `json:"transcript"`
-}
-
 // Transcripts stores SMTP session transcripts as files under
 // <root>/smtp-sessions/, at most Max of them (the oldest are removed), each
 // at most MaxBytes long, with AUTH credentials masked. It implements
@@ -126,7 +117,7 @@ func (t *Transcripts) load() error {
 
 // List returns transcripts newest first, from offset, at most limit (0 for
 // all), and the total count.
-func (t *Transcripts) List(_ context.Context, offset, limit int) ([]Transcript, int, error) {
+func (t *Transcripts) List(_ context.Context, offset, limit int) ([]core.Transcript, int, error) {
 	t.mu.Lock()
 	if err := t.load(); err != nil {
 		t.mu.Unlock()
@@ -139,13 +130,13 @@ func (t *Transcripts) List(_ context.Context, offset, limit int) ([]Transcript, 
 	t.mu.Unlock()
 	total := len(names)
 	if offset >= total {
-		return []Transcript{}, total, nil
+		return []core.Transcript{}, total, nil
 	}
 	names = names[offset:]
 	if limit > 0 && limit < len(names) {
 		names = names[:limit]
 	}
-	out := make([]Transcript, 0, len(names))
+	out := make([]core.Transcript, 0, len(names))
 	for _, n := range names {
 		b, err := os.ReadFile(filepath.Join(t.dir, n))
 		if os.IsNotExist(err) {
@@ -156,7 +147,7 @@ func (t *Transcripts) List(_ context.Context, offset, limit int) ([]Transcript, 
 		m := fileName.FindStringSubmatch(n)
 		nanos, _ := strconv.ParseInt(m[1], 10, 64)
 		conn, _ := strconv.ParseInt(m[3], 10, 64)
-		out = append(out, Transcript{
+		out = append(out, core.Transcript{
 			ID:           strings.TrimSuffix(n, transcriptExt),
 			ConnectionID: conn,
 			CreatedAt:    time.Unix(0, nanos).UTC(),

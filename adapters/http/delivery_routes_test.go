@@ -394,7 +394,7 @@ func TestDebugLogRoutes(t *testing.T) {
 		f.transcripts.SaveTranscript(i, "S: 220 hi\nC: AUTH PLAIN c2VjcmV0\nS: 235 ok\n")
 	}
 	r := do(t, f.ts, "GET", ns+"/tools/debug-logs?per_page=2", "admin", nil)
-	var list []debuglog.Transcript
+	var list []core.Transcript
 	r.json(t, &list)
 	if r.Status != 200 || len(list) != 2 || r.Header.Get("X-WP-Total") != "3" || r.Header.Get("X-WP-TotalPages") != "2" || list[0].ConnectionID != 3 {
 		t.Fatalf("list %d %+v %v", r.Status, list, r.Header)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"github.com/mailsvc/mailsvc/adapters/debuglog"
 	"github.com/mailsvc/mailsvc/app"
 	"github.com/mailsvc/mailsvc/core"
 )
@@ -79,7 +78,7 @@ type ConnectionActionService interface {
 // TranscriptService is what the debug log tools routes need: the stored
 // SMTP transcripts.
 type TranscriptService interface {
-	List(ctx context.Context, offset, limit int) ([]debuglog.Transcript, int, error)
+	List(ctx context.Context, offset, limit int) ([]core.Transcript, int, error)
 	Clear(ctx context.Context) (int, error)
 }
 
