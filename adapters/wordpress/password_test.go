@@ -1,7 +1,8 @@
 package wordpress
 
 import (
-	"os"
+	"github.com/mailsvc/mailsvc/internal/testenv"
+
 	"os/exec"
 	"strings"
 	"testing"
@@ -174,10 +175,7 @@ func TestPHPassHash(t *testing.T) {
 // verify in PHP.
 func TestPasswordsAgainstPHP(t *testing.T) {
 	php := requirePHP(t)
-	phpass := "/usr/share/wordpress/wp-includes/class-phpass.php"
-	if _, err := os.Stat(phpass); err != nil {
-		t.Skip("WordPress source not installed (apt-get install wordpress): phpass cross-check skipped")
-	}
+	phpass := testenv.WordPressFile(t, "/usr/share/wordpress/wp-includes/class-phpass.php")
 	passwords := []string{"password", "correct horse battery staple", "héloïse-ñ", "a", strings.Repeat("long", 30)}
 	for _, pw := range passwords {
 		script := `require '` + phpass + `';

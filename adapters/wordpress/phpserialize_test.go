@@ -1,6 +1,8 @@
 package wordpress
 
 import (
+	"github.com/mailsvc/mailsvc/internal/testenv"
+
 	"errors"
 	"math"
 	"os/exec"
@@ -281,11 +283,7 @@ func TestSerializeMatchesPHP(t *testing.T) {
 // requirePHP returns the php binary or skips the test.
 func requirePHP(t *testing.T) string {
 	t.Helper()
-	p, err := exec.LookPath("php")
-	if err != nil {
-		t.Skip("php CLI not installed (apt-get install php8.2-cli): cross-check against PHP skipped")
-	}
-	return p
+	return testenv.PHP(t)
 }
 
 func FuzzUnserialize(f *testing.F) {

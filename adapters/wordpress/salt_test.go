@@ -1,10 +1,11 @@
 package wordpress
 
 import (
+	"github.com/mailsvc/mailsvc/internal/testenv"
+
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -155,10 +156,7 @@ func TestMissingSaltNotCached(t *testing.T) {
 // installed pluggable.php on every case and compares.
 func TestSaltAgainstPHP(t *testing.T) {
 	php := requirePHP(t)
-	pluggable := "/usr/share/wordpress/wp-includes/pluggable.php"
-	if _, err := os.Stat(pluggable); err != nil {
-		t.Skip("WordPress source not installed (apt-get install wordpress): wp_salt cross-check skipped")
-	}
+	pluggable := testenv.WordPressFile(t, "/usr/share/wordpress/wp-includes/pluggable.php")
 	for _, tc := range saltCases {
 		t.Run(tc.name, func(t *testing.T) {
 			var schemes []string

@@ -93,6 +93,10 @@ func (r *recordingTB) Skip(args ...any) {
 	r.skipped, r.msg = true, fmt.Sprint(args...)
 	runtime.Goexit()
 }
+func (r *recordingTB) Skipf(format string, args ...any) {
+	r.skipped, r.msg = true, fmt.Sprintf(format, args...)
+	runtime.Goexit()
+}
 func (r *recordingTB) Fatal(args ...any) {
 	r.failed, r.msg = true, fmt.Sprint(args...)
 	runtime.Goexit()

@@ -1,6 +1,8 @@
 package intake
 
 import (
+	"github.com/mailsvc/mailsvc/internal/testenv"
+
 	"github.com/mailsvc/mailsvc/test/servicetest"
 
 	"bytes"
@@ -22,13 +24,7 @@ import (
 // the database), and the message must reach the sink once the service
 // starts again. With the database unreachable, mail() returns false.
 func TestPHPMailThroughSendmailWhileServiceStopped(t *testing.T) {
-	php, err := exec.LookPath("php")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("php-cli is not installed (CI runs scripts/install-deps.sh to provide it)")
-		}
-		t.Skip("php-cli is not installed; run scripts/install-deps.sh to enable this test")
-	}
+	php := testenv.PHP(t)
 	sink := smtpsink.Start(t)
 	dir := t.TempDir()
 	svc := servicetest.Start(t, dir)

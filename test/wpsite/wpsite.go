@@ -35,6 +35,8 @@
 package wpsite
 
 import (
+	"github.com/mailsvc/mailsvc/internal/testenv"
+
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
@@ -123,11 +125,7 @@ type Site struct {
 // toolsMissing skips the test, or fails it when running in CI.
 func toolsMissing(t testing.TB, format string, args ...any) {
 	t.Helper()
-	msg := fmt.Sprintf(format, args...)
-	if os.Getenv("CI") != "" {
-		t.Fatalf("wpsite: %s (CI runs scripts/install-deps.sh to provide it)", msg)
-	}
-	t.Skipf("wpsite: %s; run scripts/install-deps.sh to enable this test", msg)
+	testenv.Missing(t, "wpsite: "+format, args...)
 }
 
 // randomHex returns n random bytes as lowercase hex.

@@ -1,6 +1,8 @@
 package wpconfig
 
 import (
+	"github.com/mailsvc/mailsvc/internal/testenv"
+
 	"bytes"
 	"context"
 	"database/sql"
@@ -303,10 +305,7 @@ var phpTypes = map[string]Kind{"string": String, "integer": Int, "double": Float
 // real interpreter and checks that it defines exactly what the reader
 // read.
 func TestParseAgainstPHP(t *testing.T) {
-	php, err := exec.LookPath("php")
-	if err != nil {
-		t.Skip("php is not installed; the reader is checked against the table only")
-	}
+	php := testenv.PHP(t)
 	dir := t.TempDir()
 	dump := filepath.Join(dir, "dump.php")
 	if err := os.WriteFile(dump, []byte(phpDump), 0o600); err != nil {
@@ -378,8 +377,8 @@ func TestParseFileSamples(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
-			if _, err := os.Stat(tt.path); err != nil && tt.needsFile {
-				t.Skip("Debian's wordpress package is not installed")
+			if tt.needsFile {
+				testenv.WordPressFile(t, tt.path)
 			}
 			f, err := ParseFile(tt.path, envOf(tt.env))
 			if err != nil {
@@ -547,7 +546,7 @@ define( 'DB_CHARSET', 'utf8' );
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := db.PingContext(ctx); err != nil {
-		t.Skipf("no MariaDB on 127.0.0.1:3306: %v", err)
+		testenv.Missing(t, "no MariaDB on 127.0.0.1:3306: %v", err)
 	}
 	var charset string
 	if err := db.QueryRowContext(ctx, "SELECT @@character_set_client").Scan(&charset); err != nil {
