@@ -32,6 +32,9 @@ type Connections struct {
 	Cipher core.Cipher
 	Pins   PinFunc
 	Hooks  *core.Hooks
+	// Settings, when set, guards deletes: a connection that the default or
+	// fallback setting names cannot be deleted until the setting changes.
+	Settings core.SettingsStore
 	// SensitiveKeys are extra sensitive keys from configuration, the
 	// configuration form of the mail_svc_sensitive_keys filter.
 	SensitiveKeys []string
@@ -106,6 +109,9 @@ func (s *Connections) Update(ctx context.Context, id int64, in ConnectionInput) 
 
 // Delete removes one connection.
 func (s *Connections) Delete(ctx context.Context, id int64) error {
+	if err := s.checkNotInUse(ctx, "id", []int64{id}); err != nil {
+		return err
+	}
 	n, err := s.Store.DeleteConnections(ctx, []int64{id})
 	if err != nil {
 		return fmt.Errorf("delete connection %d: %w", id, err)
@@ -122,11 +128,39 @@ func (s *Connections) DeleteMany(ctx context.Context, ids []int64) (int, error) 
 	if len(ids) == 0 {
 		return 0, core.InvalidField("ids", "At least one id is required.")
 	}
+	if err := s.checkNotInUse(ctx, "ids", ids); err != nil {
+		return 0, err
+	}
 	n, err := s.Store.DeleteConnections(ctx, ids)
 	if err != nil {
 		return 0, fmt.Errorf("delete connections: %w", err)
 	}
 	return n, nil
+}
+
+// checkNotInUse refuses to delete a connection that default_connection_id
+// or fallback_connection_id names: every message without a connection of
+// its own would fail. The error names field.
+func (s *Connections) checkNotInUse(ctx context.Context, field string, ids []int64) error {
+	if s.Settings == nil {
+		return nil
+	}
+	stored, err := s.Settings.LoadSettings(ctx, core.ScopeFree)
+	if err != nil {
+		return fmt.Errorf("check connection use: %w", err)
+	}
+	for _, key := range []string{"default_connection_id", "fallback_connection_id"} {
+		ref, ok := core.AsInt(stored[key])
+		if !ok {
+			continue
+		}
+		for _, id := range ids {
+			if id == ref {
+				return core.InvalidField(field, fmt.Sprintf("Connection %d is the %s; choose another one in the settings before deleting it.", id, strings.TrimSuffix(strings.ReplaceAll(key, "_", " "), " id")))
+			}
+		}
+	}
+	return nil
 }
 
 // apply validates in against c's driver and writes the result into c, with

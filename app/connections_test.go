@@ -240,3 +240,40 @@ func TestDelete(t *testing.T) {
 		t.Errorf("empty bulk delete = %v", err)
 	}
 }
+
+func TestDeleteRefusesConnectionsTheSettingsName(t *testing.T) {
+	f := newFixture()
+	ctx := context.Background()
+	settingsStore := apptest.NewSettingsStore()
+	f.svc.Settings = settingsStore
+	def := f.create(t, map[string]any{"host": "a"})
+	fb := f.create(t, map[string]any{"host": "b"})
+	other := f.create(t, map[string]any{"host": "c"})
+	if err := settingsStore.SaveSettings(ctx, core.ScopeFree, map[string]any{"default_connection_id": def.ID, "fallback_connection_id": fb.ID}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		del     func() error
+		field   string
+		mention string
+	}{
+		{"default", func() error { return f.svc.Delete(ctx, def.ID) }, "id", "default connection"},
+		{"fallback in a bulk delete", func() error { _, err := f.svc.DeleteMany(ctx, []int64{other.ID, fb.ID}); return err }, "ids", "fallback connection"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.del()
+			if core.ErrorCode(err) != core.EINVALID || !strings.Contains(core.ErrorFields(err)[tt.field], tt.mention) {
+				t.Fatalf("err = %v, want a validation error on %s mentioning %q", err, tt.field, tt.mention)
+			}
+		})
+	}
+	// Nothing was deleted by the refused bulk delete.
+	if _, err := f.svc.Get(ctx, other.ID); err != nil {
+		t.Fatalf("a refused bulk delete removed a connection: %v", err)
+	}
+	if err := f.svc.Delete(ctx, other.ID); err != nil {
+		t.Fatalf("deleting an unreferenced connection: %v", err)
+	}
+}

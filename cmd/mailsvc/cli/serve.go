@@ -65,6 +65,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		Cipher:        cipher,
 		Pins:          rt.consts.Pins,
 		Hooks:         hooks,
+		Settings:      rt.db,
 		SensitiveKeys: splitList(rt.consts.String("MAILSVC_SENSITIVE_KEYS")),
 	}
 	reportUndecryptable(ctx, log, conns)
