@@ -372,3 +372,35 @@ func decodeBase64(raw []byte) ([]byte, error) {
 	}, string(raw))
 	return base64.StdEncoding.DecodeString(clean)
 }
+
+// TestMariaDBRestartedUnderLoad stops the database server in the middle of
+// a burst and starts it again a few seconds later: the service, never
+// restarted, delivers every message.
+func TestMariaDBRestartedUnderLoad(t *testing.T) {
+	server := testdb.PrivateServer(t)
+	dsn := server.Database("mailsvc_restart")
+	sink := smtpsink.Start(t)
+	db := setup(t, dsn, sink)
+	const total = 3000
+	enqueueMany(t, db, 0, total)
+	svc := start(t, dsn, "MAILSVC_QUEUE_LEASE=5")
+	if _, err := sink.WaitFor(200, 60*time.Second); err != nil {
+		t.Fatalf("nothing delivered before the restart: %v\n%s", err, tail(svc.Stderr.String(), 2000))
+	}
+	server.Stop()
+	time.Sleep(3 * time.Second)
+	server.Start()
+	waitDelivered(t, db, total, 180*time.Second, svc)
+	counts := subjectCounts(t, sink)
+	for i := range total {
+		if counts[fmt.Sprintf("msg-%06d", i)] == 0 {
+			t.Fatalf("msg-%06d was never delivered", i)
+		}
+	}
+	if !svc.Running() {
+		t.Fatal("the service exited")
+	}
+	if !strings.Contains(svc.Stderr.String(), "level=WARN") {
+		t.Errorf("the outage left no warning in the service log")
+	}
+}
