@@ -388,6 +388,11 @@ func TestMariaDBRestartedUnderLoad(t *testing.T) {
 		t.Fatalf("nothing delivered before the restart: %v\n%s", err, tail(svc.Stderr.String(), 2000))
 	}
 	server.Stop()
+	if n := len(sink.Messages()); n >= total {
+		t.Fatalf("all %d messages were delivered before the database stopped: no load to restart under", n)
+	} else {
+		t.Logf("database stopped with %d of %d delivered", n, total)
+	}
 	time.Sleep(3 * time.Second)
 	server.Start()
 	waitDelivered(t, db, total, 180*time.Second, svc)
