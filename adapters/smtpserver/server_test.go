@@ -1,6 +1,8 @@
 package smtpserver
 
 import (
+	"github.com/mailsvc/mailsvc/test/fakes/smtpsink"
+
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -175,30 +177,6 @@ func admin(t *testing.T, c *smtp.Client) {
 	}
 }
 
-// send runs MAIL, RCPT and DATA and returns the DATA reply.
-func send(c *smtp.Client, from string, to []string, data string) (string, error) {
-	if err := c.Mail(from, nil); err != nil {
-		return "", err
-	}
-	for _, r := range to {
-		if err := c.Rcpt(r, nil); err != nil {
-			return "", err
-		}
-	}
-	w, err := c.Data()
-	if err != nil {
-		return "", err
-	}
-	if _, err := w.Write([]byte(data)); err != nil {
-		return "", err
-	}
-	resp, err := w.CloseWithResponse()
-	if err != nil {
-		return "", err
-	}
-	return resp.StatusText, nil
-}
-
 func TestSubmission(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -243,7 +221,7 @@ func TestSubmission(t *testing.T) {
 			if tt.auth {
 				admin(t, c)
 			}
-			reply, err := send(c, tt.from, tt.to, tt.data)
+			reply, err := smtpsink.Send(c, tt.from, tt.to, tt.data)
 			if tt.wantCode != 0 {
 				if code(err) != tt.wantCode {
 					t.Fatalf("got %q, %v; want code %d", reply, err, tt.wantCode)
@@ -333,7 +311,7 @@ func TestTLSRules(t *testing.T) {
 		}
 		tc := dialStartTLS(t, s, pool)
 		admin(t, tc)
-		if reply, err := send(tc, "a@example.org", []string{"al@example.org"}, plainMessage); err != nil || reply != "2.0.0 OK: queued as 42" {
+		if reply, err := smtpsink.Send(tc, "a@example.org", []string{"al@example.org"}, plainMessage); err != nil || reply != "2.0.0 OK: queued as 42" {
 			t.Fatalf("send over TLS: %q %v", reply, err)
 		}
 	})

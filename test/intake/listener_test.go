@@ -36,30 +36,6 @@ func smtpCode(err error) int {
 	return 0
 }
 
-// submit sends one message over c and returns the DATA reply.
-func submit(c *smtp.Client, from string, to []string, data []byte) (string, error) {
-	if err := c.Mail(from, nil); err != nil {
-		return "", err
-	}
-	for _, r := range to {
-		if err := c.Rcpt(r, nil); err != nil {
-			return "", err
-		}
-	}
-	w, err := c.Data()
-	if err != nil {
-		return "", err
-	}
-	if _, err := w.Write(data); err != nil {
-		return "", err
-	}
-	resp, err := w.CloseWithResponse()
-	if err != nil {
-		return "", err
-	}
-	return resp.StatusText, nil
-}
-
 func TestSubmissionListener(t *testing.T) {
 	sink := smtpsink.Start(t)
 	dir := t.TempDir()
@@ -124,7 +100,7 @@ func TestSubmissionListener(t *testing.T) {
 			t.Fatal(err)
 		}
 		big := "From: site@example.org\r\nTo: al@example.org\r\nSubject: big\r\n\r\n" + strings.Repeat(strings.Repeat("x", 70)+"\r\n", 1000)
-		if _, err := submit(c, "site@example.org", []string{"al@example.org"}, []byte(big)); smtpCode(err) != 552 {
+		if _, err := smtpsink.Send(c, "site@example.org", []string{"al@example.org"}, big); smtpCode(err) != 552 {
 			t.Fatalf("DATA: %v, want 552", err)
 		}
 	})
@@ -141,7 +117,7 @@ func TestSubmissionListener(t *testing.T) {
 		}
 		msg := withAttachments("From: App <app@example.org>\nTo: Al <al@example.org>\nSubject: via-smtp-listener\n", "over SMTP")
 		msg = strings.ReplaceAll(msg, "\n", "\r\n")
-		reply, err := submit(c, "bounce@example.org", []string{"al@example.org", "hidden@example.org"}, []byte(msg))
+		reply, err := smtpsink.Send(c, "bounce@example.org", []string{"al@example.org", "hidden@example.org"}, msg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -263,7 +239,7 @@ func TestSubmissionListenerSTARTTLS(t *testing.T) {
 	if state, ok := c.TLSConnectionState(); !ok || !state.HandshakeComplete {
 		t.Fatal("no TLS after STARTTLS")
 	}
-	if _, err := submit(c, "site@example.org", []string{"al@example.org"}, []byte("From: site@example.org\r\nTo: al@example.org\r\nSubject: over-tls\r\n\r\nsecret\r\n")); err != nil {
+	if _, err := smtpsink.Send(c, "site@example.org", []string{"al@example.org"}, "From: site@example.org\r\nTo: al@example.org\r\nSubject: over-tls\r\n\r\nsecret\r\n"); err != nil {
 		t.Fatal(err)
 	}
 	got, err := sink.WaitFor(1, 60*time.Second)

@@ -77,7 +77,7 @@ func TestIntakeOnWordPress(t *testing.T) {
 		if err := c.Auth(sasl.NewPlainClient("", "boss", bossPW)); err != nil {
 			t.Fatal(err)
 		}
-		reply, err := submit(c, "app@example.org", []string{"al@example.org"}, []byte("From: app@example.org\r\nTo: al@example.org\r\nSubject: wp-smtp\r\n\r\nover SMTP\r\n"))
+		reply, err := smtpsink.Send(c, "app@example.org", []string{"al@example.org"}, "From: app@example.org\r\nTo: al@example.org\r\nSubject: wp-smtp\r\n\r\nover SMTP\r\n")
 		if err != nil {
 			t.Fatal(err)
 		}

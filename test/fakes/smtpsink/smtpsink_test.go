@@ -40,30 +40,6 @@ func dial(t *testing.T, s *smtpsink.Sink, mode smtpsink.TLSMode) *smtp.Client {
 	return c
 }
 
-// send runs one mail transaction and returns the reply text to DATA.
-func send(c *smtp.Client, from string, to []string, body string) (string, error) {
-	if err := c.Mail(from, nil); err != nil {
-		return "", err
-	}
-	for _, r := range to {
-		if err := c.Rcpt(r, nil); err != nil {
-			return "", err
-		}
-	}
-	w, err := c.Data()
-	if err != nil {
-		return "", err
-	}
-	if _, err := w.Write([]byte(body)); err != nil {
-		return "", err
-	}
-	resp, err := w.CloseWithResponse()
-	if err != nil {
-		return "", err
-	}
-	return resp.StatusText, nil
-}
-
 const body = "Subject: hi\r\n\r\nhello\r\n"
 
 func TestSinkRecordsMessages(t *testing.T) {
@@ -91,7 +67,7 @@ func TestSinkRecordsMessages(t *testing.T) {
 					t.Fatalf("auth: %v", err)
 				}
 			}
-			reply, err := send(c, "a@example.com", []string{"b@example.org", "c@example.org"}, body)
+			reply, err := smtpsink.Send(c, "a@example.com", []string{"b@example.org", "c@example.org"}, body)
 			if err != nil {
 				t.Fatalf("send: %v", err)
 			}
@@ -146,7 +122,7 @@ func TestSinkAuthRefusals(t *testing.T) {
 				err = c.Auth(tc.auth)
 			}
 			if err == nil {
-				_, err = send(c, "a@example.com", []string{"b@example.org"}, body)
+				_, err = smtpsink.Send(c, "a@example.com", []string{"b@example.org"}, body)
 			}
 			if tc.wantAuth {
 				if err != nil {
@@ -183,7 +159,7 @@ func TestSinkFaults(t *testing.T) {
 			s := smtpsink.Start(t)
 			tc.inject(s)
 			c := dial(t, s, smtpsink.TLSNone)
-			_, err := send(c, "a@example.com", []string{"b@example.org"}, body)
+			_, err := smtpsink.Send(c, "a@example.com", []string{"b@example.org"}, body)
 			if err == nil {
 				t.Fatal("faulty send succeeded")
 			}
@@ -199,7 +175,7 @@ func TestSinkFaults(t *testing.T) {
 			}
 			// The fault is used up: a fresh connection delivers.
 			c2 := dial(t, s, smtpsink.TLSNone)
-			if _, err := send(c2, "a@example.com", []string{"b@example.org"}, body); err != nil {
+			if _, err := smtpsink.Send(c2, "a@example.com", []string{"b@example.org"}, body); err != nil {
 				t.Fatalf("send after fault: %v", err)
 			}
 			if n := len(s.Messages()); n != 1 {
@@ -215,7 +191,7 @@ func TestSinkStallAndReuse(t *testing.T) {
 	c := dial(t, s, smtpsink.TLSNone)
 	start := time.Now()
 	for i := 0; i < 3; i++ {
-		if _, err := send(c, "a@example.com", []string{"b@example.org"}, body); err != nil {
+		if _, err := smtpsink.Send(c, "a@example.com", []string{"b@example.org"}, body); err != nil {
 			t.Fatalf("send %d: %v", i, err)
 		}
 	}
@@ -258,7 +234,7 @@ func TestSinkConcurrentClients(t *testing.T) {
 				return
 			}
 			defer c.Close()
-			_, err = send(c, "a@example.com", []string{"b@example.org"}, body)
+			_, err = smtpsink.Send(c, "a@example.com", []string{"b@example.org"}, body)
 			errs <- err
 		}()
 	}
