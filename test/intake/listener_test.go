@@ -4,19 +4,9 @@ import (
 	"github.com/mailsvc/mailsvc/test/servicetest"
 
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
-	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -158,48 +148,10 @@ func chunk(pw string) string {
 	return strings.Join(parts, " ")
 }
 
-// writeCert writes a self-signed certificate for 127.0.0.1 and its key
-// into dir and returns their paths and a pool trusting it.
-func writeCert(t *testing.T, dir string) (certFile, keyFile string, pool *x509.CertPool) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(7),
-		Subject:      pkix.Name{CommonName: "mailsvc intake test"},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(24 * time.Hour),
-		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kb, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	certFile, keyFile = filepath.Join(dir, "smtp.crt"), filepath.Join(dir, "smtp.key")
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	pool = x509.NewCertPool()
-	pool.AddCert(cert)
-	return certFile, keyFile, pool
-}
-
 func TestSubmissionListenerSTARTTLS(t *testing.T) {
 	sink := smtpsink.Start(t)
 	dir := t.TempDir()
-	certFile, keyFile, pool := writeCert(t, dir)
+	certFile, keyFile, pool := smtpsink.SelfSignedFiles(t, dir)
 	// On all interfaces (not loopback): AUTH only after STARTTLS.
 	port := strings.TrimPrefix(servicetest.FreeAddr(t), "127.0.0.1:")
 	svc := servicetest.Start(t, dir, "MAILSVC_SMTP_LISTEN=0.0.0.0:"+port, "MAILSVC_SMTP_TLS_CERT="+certFile, "MAILSVC_SMTP_TLS_KEY="+keyFile)

@@ -17,12 +17,15 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
 	"log"
 	"math/big"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
@@ -169,7 +172,7 @@ func New(opts ...Option) (*Sink, error) {
 	}
 	ln = &countingListener{Listener: raw, sink: s}
 	if cfg.tlsMode != TLSNone {
-		cert, pool, err := selfSigned()
+		cert, pool, err := SelfSigned()
 		if err != nil {
 			_ = ln.Close()
 			return nil, err
@@ -537,9 +540,10 @@ func (l *loginServer) Next(response []byte) ([]byte, bool, error) {
 	return nil, false, errors.New("unexpected LOGIN step")
 }
 
-// selfSigned makes an ECDSA certificate for 127.0.0.1 and localhost that is
-// its own CA, and a pool that trusts it.
-func selfSigned() (tls.Certificate, *x509.CertPool, error) {
+// SelfSigned makes an ECDSA certificate for 127.0.0.1, ::1 and localhost
+// that is its own CA, and a pool that trusts it: for any test server that
+// needs TLS.
+func SelfSigned() (tls.Certificate, *x509.CertPool, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return tls.Certificate{}, nil, fmt.Errorf("generate key: %w", err)
@@ -571,4 +575,27 @@ func selfSigned() (tls.Certificate, *x509.CertPool, error) {
 	pool := x509.NewCertPool()
 	pool.AddCert(leaf)
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool, nil
+}
+
+// SelfSignedFiles writes a SelfSigned certificate and its key as PEM files
+// into dir, for a server configured by file paths, and returns the paths
+// and a pool that trusts the certificate.
+func SelfSignedFiles(t testing.TB, dir string) (certFile, keyFile string, pool *x509.CertPool) {
+	t.Helper()
+	cert, pool, err := SelfSigned()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(cert.PrivateKey.(*ecdsa.PrivateKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile = filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Certificate[0]}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return certFile, keyFile, pool
 }
