@@ -19,18 +19,38 @@ type Connection struct {
 	// SettingsError is set when stored secrets cannot be decrypted (the
 	// encryption key changed); the connection cannot send until they are
 	// entered again.
-	SettingsError string    `json:"settings_error,omitempty"`
-	HealthStatus  string    `json:"health_status"`
-	CreatedAt     time.Time `json:"created_at"`
-	UpdatedAt     time.Time `json:"updated_at"`
+	SettingsError string `json:"settings_error,omitempty"`
+	// HealthStatus is the verdict of the last health check (Health*).
+	HealthStatus string `json:"health_status"`
+	// LastCheckedAt is when the health check last ran on the connection,
+	// LastError what it (or the last OAuth refresh) failed with.
+	LastCheckedAt *time.Time `json:"last_checked_at"`
+	LastError     string     `json:"last_error"`
+	// OAuthStatus is "" for a driver without OAuth, else OAuthAuthorized,
+	// OAuthNeedsAuthorization or OAuthPending (no token yet).
+	OAuthStatus string    `json:"oauth_status,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
 }
 
-// Health statuses of a connection.
+// Health statuses of a connection. A check that verifies the credentials
+// makes it healthy (degraded when the check was slower than the slow
+// threshold); a check that fails makes it down. Unknown means never
+// checked.
 const (
-	HealthUnknown   = "unknown"
-	HealthHealthy   = "healthy"
-	HealthUnhealthy = "unhealthy"
+	HealthUnknown  = "unknown"
+	HealthHealthy  = "healthy"
+	HealthDegraded = "degraded"
+	HealthDown     = "down"
 )
+
+// ConnectionHealth is the outcome of one health check of a connection.
+type ConnectionHealth struct {
+	Status    string
+	CheckedAt time.Time
+	// Error is what the check failed with ("" when it passed).
+	Error string
+}
 
 // ConnectionFilter selects connections in a list.
 type ConnectionFilter struct {

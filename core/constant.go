@@ -82,10 +82,10 @@ var ConstantCatalog = []ConstantDef{
 	{Name: "MAILSVC_POSTMARK_API_KEY", Type: ConstString, Sensitive: true, Group: GroupCredentials, Description: "Pins the api_key of postmark connections."},
 	{Name: "MAILSVC_SMTP_USERNAME", Type: ConstString, Sensitive: true, Group: GroupCredentials, Description: "Pins the username of smtp connections."},
 	{Name: "MAILSVC_SMTP_PASSWORD", Type: ConstString, Sensitive: true, Group: GroupCredentials, Description: "Pins the password of smtp connections."},
-	{Name: "MAILSVC_OUTLOOK_TOKEN", Type: ConstString, Sensitive: true, Group: GroupCredentials, Description: "Pins the token (and refresh_token when MAILSVC_OUTLOOK_REFRESH_TOKEN is not defined) of outlook connections."},
+	{Name: "MAILSVC_OUTLOOK_TOKEN", Type: ConstString, Sensitive: true, Group: GroupCredentials, Description: "Pins the refresh_token of outlook connections (when MAILSVC_OUTLOOK_REFRESH_TOKEN is not defined); access tokens are then obtained from it."},
 	{Name: "MAIL_SVC_USERNAME", Type: ConstString, Sensitive: true, Group: GroupCredentials, AliasOf: "MAILSVC_SMTP_USERNAME", Description: "Legacy alias of MAILSVC_SMTP_USERNAME."},
 	{Name: "MAIL_SVC_PASSWORD", Type: ConstString, Sensitive: true, Group: GroupCredentials, AliasOf: "MAILSVC_SMTP_PASSWORD", Description: "Legacy alias of MAILSVC_SMTP_PASSWORD."},
-	{Name: "MAILSVC_MICROSOFT_TOKEN", Type: ConstString, Sensitive: true, Group: GroupCredentials, AliasOf: "MAILSVC_OUTLOOK_TOKEN", Description: "Legacy alias of MAILSVC_OUTLOOK_TOKEN: pins refresh_token / token of outlook connections."},
+	{Name: "MAILSVC_MICROSOFT_TOKEN", Type: ConstString, Sensitive: true, Group: GroupCredentials, AliasOf: "MAILSVC_OUTLOOK_TOKEN", Description: "Legacy alias of MAILSVC_OUTLOOK_TOKEN: pins the refresh_token of outlook connections."},
 
 	// Amazon SES.
 	{Name: "MAILSVC_AWS_SES_ACCESS_KEY_ID", Type: ConstString, Sensitive: true, Group: GroupSES, Description: "SES API mode: AWS access key id (ses access_key)."},
@@ -115,6 +115,7 @@ var ConstantCatalog = []ConstantDef{
 	// Behavior.
 	{Name: "MAIL_SVC_ENCRYPTION_KEY", Type: ConstString, Sensitive: true, Group: GroupBehavior, Description: "Dedicated key for encrypting connection credentials at rest; changing or removing it makes stored credentials unreadable."},
 	{Name: "MAIL_SVC_PRESERVE_DATA", Type: ConstBool, Default: "false", Group: GroupBehavior, Description: "When true, connections, settings and logs stay in the database when the plugin is deleted."},
+	{Name: "MAIL_SVC_PRO_ENABLED", Type: ConstBool, Default: "true", Group: GroupBehavior, Description: "When false, the Pro add-on is switched off: every /pro/... route answers 404 like an unknown route, and delivery ignores the Pro settings."},
 
 	// Debug logging.
 	{Name: "MAIL_SVC_DEBUG_HTTP", Type: ConstBool, Default: "false", Group: GroupDebug, Description: "Log outgoing HTTP requests."},
@@ -153,13 +154,33 @@ var ConstantCatalog = []ConstantDef{
 	{Name: "MAILSVC_SENSITIVE_KEYS", Type: ConstString, Group: GroupDaemon, Description: "Comma-separated extra sensitive settings keys (configuration equivalent of the mail_svc_sensitive_keys filter)."},
 	{Name: "MAILSVC_TLS_CERT", Type: ConstString, Group: GroupDaemon, Description: "TLS certificate file for the HTTP listener; with MAILSVC_TLS_KEY the API is served over HTTPS."},
 	{Name: "MAILSVC_TLS_KEY", Type: ConstString, Group: GroupDaemon, Description: "TLS private key file for the HTTP listener."},
-	{Name: "MAILSVC_WORKERS", Type: ConstInt, Default: "4", Group: GroupDaemon, Min: Int64(1), Max: Int64(256), Description: "Number of delivery workers of this process, 1 to 256."},
-	{Name: "MAILSVC_BATCH_SIZE", Type: ConstInt, Default: "50", Group: GroupDaemon, Min: Int64(1), Max: Int64(1000), Description: "Queued messages a delivery worker claims at once, 1 to 1000."},
+	{Name: "MAILSVC_METRICS_TOKEN", Type: ConstString, Sensitive: true, Group: GroupDaemon, Description: "Bearer token that GET /metrics requires (Authorization: Bearer TOKEN); empty (default) serves the metrics to loopback clients only, without forwarding headers."},
+	{Name: "MAILSVC_WORKERS", Type: ConstInt, Default: "8", Group: GroupDaemon, Min: Int64(1), Max: Int64(256), Description: "Number of delivery workers of this process, 1 to 256."},
+	{Name: "MAILSVC_BATCH_SIZE", Type: ConstInt, Default: "100", Group: GroupDaemon, Min: Int64(1), Max: Int64(1000), Description: "Queued messages a delivery worker claims at once, 1 to 1000."},
+	{Name: "MAILSVC_MAX_IN_FLIGHT", Type: ConstInt, Default: "1000", Group: GroupDaemon, Min: Int64(1), Max: Int64(10000), Description: "Ceiling of the messages this process holds at once (claimed and being sent, across all connections), 1 to 10000; each connection is further bounded by its max_concurrency."},
 	{Name: "MAILSVC_QUEUE_LEASE", Type: ConstInt, Default: "60", Group: GroupDaemon, Min: Int64(2), Max: Int64(3600), Description: "Seconds a claimed batch stays with its worker (renewed while sending); after a crash its messages are requeued this long after the claim, 2 to 3600."},
 	{Name: "MAILSVC_SMTP_LISTEN", Type: ConstString, Group: GroupDaemon, Description: "HOST:PORT of the SMTP submission listener (AUTH with an application password of a user holding MAILSVC_REST_CAPABILITY); empty (default) leaves it off. AUTH is offered on plain text only on a loopback address."},
 	{Name: "MAILSVC_SMTP_MAX_BYTES", Type: ConstInt, Default: "26214400", Group: GroupDaemon, Min: Int64(1024), Max: Int64(1 << 30), Description: "Largest message the SMTP submission listener accepts, in bytes (announced as EHLO SIZE; larger messages get 552), 1024 to 1073741824."},
 	{Name: "MAILSVC_SMTP_TLS_CERT", Type: ConstString, Group: GroupDaemon, Description: "TLS certificate file of the SMTP submission listener; with MAILSVC_SMTP_TLS_KEY it offers STARTTLS."},
 	{Name: "MAILSVC_SMTP_TLS_KEY", Type: ConstString, Group: GroupDaemon, Description: "TLS private key file of the SMTP submission listener."},
+	{Name: "MAILSVC_PUBLIC_URL", Type: ConstString, Group: GroupDaemon, Description: "The site's public base URL, under which /wp-json/mailsvc/v1 reaches this service (for OAuth callback URIs); default: the site's home option beside WordPress, else the address the request came to."},
+	{Name: "MAILSVC_ADMIN_URL", Type: ConstString, Group: GroupDaemon, Description: "The admin page an OAuth callback returns to; default: {siteurl}/wp-admin/admin.php?page=mailsvc beside WordPress, else {public URL}/admin/."},
+	{Name: "MAILSVC_OAUTH_RELAY_URL", Type: ConstString, Default: "https://oauth.mailsvc.dev/callback", Group: GroupOAuth, Description: "The hosted OAuth relay that providers return to unless MAILSVC_USE_LOCAL_OAUTH_REDIRECTS or a per-provider redirect constant says otherwise; it forwards code and state to this site's callback."},
+	{Name: "MAILSVC_ALLOW_PRIVATE_WEBHOOKS", Type: ConstBool, Default: "false", Group: GroupDaemon, Description: "When true, alert channels may post to loopback, link-local and private addresses (intranets, tests); off, such URLs are refused."},
+	{Name: "MAILSVC_TELEGRAM_API_URL", Type: ConstString, Default: "https://api.telegram.org", Group: GroupDaemon, Description: "Base URL of the Telegram Bot API used by telegram alert channels."},
+	{Name: "MAILSVC_ALERT_FOLD_MINUTES", Type: ConstInt, Default: "30", Group: GroupDaemon, Min: Int64(0), Max: Int64(1440), Description: "Repeats of one alert event for one connection inside this many minutes are folded into the first, 0 to 1440."},
+	{Name: "MAILSVC_QUEUE_STALLED_MINUTES", Type: ConstInt, Default: "15", Group: GroupDaemon, Min: Int64(1), Max: Int64(10080), Description: "The queue_stalled alert fires when the oldest queued message waits longer than this many minutes, 1 to 10080."},
+	{Name: "MAILSVC_HEALTH_SLOW_MS", Type: ConstInt, Default: "5000", Group: GroupDaemon, Min: Int64(1), Max: Int64(600000), Description: "A health check that passes but takes longer than this many milliseconds marks the connection degraded."},
+	{Name: "MAILSVC_SCHEDULER_MINUTE", Type: ConstInt, Default: "60", Group: GroupDaemon, Min: Int64(1), Max: Int64(60), Description: "Seconds in one minute of the scheduler's intervals (health_check_interval, oauth_refresh_interval); lower it only for tests and demos."},
+	{Name: "MAILSVC_LICENSE_PUBLIC_KEYS", Type: ConstString, Sensitive: true, Group: GroupDaemon, Description: "Comma-separated base64 Ed25519 vendor public keys trusted for Pro licence keys, besides the built-in one. Not secret; masked only because its name says key."},
+	{Name: "MAILSVC_LICENSE_SERVER", Type: ConstString, Group: GroupDaemon, Description: "Base URL of the vendor's licence server (docs/pro.md), told on licence activation and deactivation and asked on refresh; empty (default): licences are verified offline only."},
+	{Name: "MAILSVC_DNS_RESOLVER", Type: ConstString, Group: GroupDaemon, Description: "DNS resolver (host:port, port 53 when omitted) the Pro domain check queries; empty (default): the first nameserver of /etc/resolv.conf."},
+	{Name: "MAILSVC_ONECLICK_GOOGLE_CLIENT_ID", Type: ConstString, Group: GroupOAuth, Description: "Client ID of the vendor's Google OAuth app that Pro's one-click OAuth authorizes Gmail connections with; empty: one-click Google is not offered."},
+	{Name: "MAILSVC_ONECLICK_GOOGLE_CLIENT_SECRET", Type: ConstString, Sensitive: true, Group: GroupOAuth, Description: "Client secret of the vendor's Google OAuth app of one-click OAuth."},
+	{Name: "MAILSVC_ONECLICK_GOOGLE_OAUTH_BASE_URL", Type: ConstString, Group: GroupOAuth, Description: "Replaces https://accounts.google.com and https://oauth2.googleapis.com for one-click Google connections (tests); empty (default): Google's servers."},
+	{Name: "MAILSVC_ONECLICK_MICROSOFT_CLIENT_ID", Type: ConstString, Group: GroupOAuth, Description: "Client ID of the vendor's Microsoft Entra app that Pro's one-click OAuth authorizes Outlook connections with; empty: one-click Microsoft is not offered."},
+	{Name: "MAILSVC_ONECLICK_MICROSOFT_CLIENT_SECRET", Type: ConstString, Sensitive: true, Group: GroupOAuth, Description: "Client secret of the vendor's Microsoft Entra app of one-click OAuth."},
+	{Name: "MAILSVC_ONECLICK_MICROSOFT_OAUTH_BASE_URL", Type: ConstString, Group: GroupOAuth, Description: "Replaces https://login.microsoftonline.com for one-click Outlook connections (tests); empty (default): Microsoft's servers."},
 	{Name: "MAILSVC_WP_PATH", Type: ConstString, Group: GroupDaemon, Description: "WordPress directory (ABSPATH), to read plugin headers for GET /tools/plugins when wp-config.php defines neither WP_PLUGIN_DIR nor WP_CONTENT_DIR; default: ABSPATH of wp-config.php, else its directory."},
 }
 
@@ -209,7 +230,6 @@ var legacyPins = map[string]map[string][]string{
 	},
 	"outlook": {
 		"refresh_token": {"MAILSVC_OUTLOOK_TOKEN", "MAILSVC_MICROSOFT_TOKEN"},
-		"token":         {"MAILSVC_MICROSOFT_TOKEN"},
 	},
 }
 

@@ -13,6 +13,7 @@ const (
 	EINVALID      = "validation_error"    // 422: a field failed validation
 	EBADREQUEST   = "bad_request"         // 400: malformed request body
 	ENOTFOUND     = "not_found"           // 404: the resource does not exist
+	ENOROUTE      = "rest_no_route"       // 404: no route matches, as WordPress answers
 	EUNAUTHORIZED = "rest_not_logged_in"  // 401: no or invalid credentials
 	EFORBIDDEN    = "rest_forbidden"      // 403: insufficient capability
 	ELICENSE      = "license_required"    // 403: a Pro feature without a license

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"strings"
 	"time"
 )
 
@@ -60,6 +61,10 @@ const (
 	OutcomeTemporary = "temporary_failure"
 	OutcomePermanent = "permanent_failure"
 	OutcomeSimulated = "simulated"
+	// OutcomeRateLimited is an attempt the provider refused with a "slow
+	// down" answer (core.RateLimited): the message is requeued without
+	// the attempt counting against its retries.
+	OutcomeRateLimited = "rate_limited"
 )
 
 // Attempt is one delivery attempt of a log.
@@ -78,10 +83,30 @@ type Attempt struct {
 // LogFilter selects logs in a list.
 type LogFilter struct {
 	Status string // "" for any
-	// Search matches recipients, subject and body (case-insensitive substring).
+	// Search is a recipient address or words of the subject (see
+	// SearchIsAddress): an address matches the logs sent to, copied or
+	// blind-copied to exactly that address (ignoring case); anything else
+	// matches the logs whose subject contains it (ignoring case) with each
+	// of its words starting a word of the subject.
 	Search string
-	Offset int
-	Limit  int
+	// CreatedFrom and CreatedBefore bound CreatedAt: CreatedFrom ≤
+	// CreatedAt < CreatedBefore. A zero time leaves that side open.
+	CreatedFrom   time.Time
+	CreatedBefore time.Time
+	// CountUpTo, when > 0, lets the store stop counting matches early: a
+	// total above CountUpTo only means "more than CountUpTo". 0 counts
+	// every match.
+	CountUpTo int
+	Offset    int
+	Limit     int
+}
+
+// SearchIsAddress reports whether a log search term is an email address
+// (one @ with text on both sides and no spaces), which searches the
+// recipients; any other term searches the subject's words.
+func SearchIsAddress(term string) bool {
+	local, domain, ok := strings.Cut(strings.TrimSpace(term), "@")
+	return ok && local != "" && domain != "" && !strings.ContainsAny(local+domain, "@ \t\r\n,;<>")
 }
 
 // QueueStats counts logs by status.
@@ -179,4 +204,8 @@ type LogStore interface {
 	// returns how many it deleted. Queued and sending logs are never
 	// purged. Safe to retry.
 	PurgeLogs(ctx context.Context, before time.Time, batch int) (int, error)
+	// OldestQueuedAt returns the creation time of the oldest queued log
+	// (due or not), or nil when none is queued. The queue-stalled watch
+	// uses it.
+	OldestQueuedAt(ctx context.Context) (*time.Time, error)
 }

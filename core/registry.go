@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -67,6 +68,37 @@ type Driver struct {
 	Validate func(s Settings) map[string]string `json:"-"`
 	// New builds a transport for a connection's effective settings.
 	New func(conn *Connection, env DriverEnv) (Transport, error) `json:"-"`
+	// OAuthProvider names the authorization server of an OAuth driver
+	// (ProviderGoogle, ProviderMicrosoft, ProviderZoho); "" for a driver
+	// without OAuth.
+	OAuthProvider string `json:"oauth_provider,omitempty"`
+	// Authorized, when set, runs once a connection of an OAuth driver has
+	// a new token (after the callback or POST oauth-token). It may check
+	// the token against the provider and returns settings to store with it
+	// (Zoho's account id), or an error that rejects the token.
+	Authorized func(ctx context.Context, conn *Connection, accessToken string, env DriverEnv) (Settings, error) `json:"-"`
+	// DefaultConcurrency is the default of the connection's
+	// max_concurrency setting (sends in flight at once per process):
+	// DefaultDriverConcurrency (10) when 0; HTTP API drivers set 50.
+	DefaultConcurrency int `json:"default_concurrency,omitempty"`
+}
+
+// Concurrency returns the sends a connection of this driver may have in
+// flight at once in one process: its max_concurrency setting, else the
+// driver's default.
+func (d *Driver) Concurrency(s Settings) int {
+	if n, ok := AsInt(s[SettingMaxConcurrency]); ok && n >= 1 {
+		return int(min(n, MaxConnectionConcurrency))
+	}
+	if f := d.Field(SettingMaxConcurrency); f != nil {
+		if n, ok := AsInt(f.Default); ok && n >= 1 {
+			return int(n)
+		}
+	}
+	if d.DefaultConcurrency > 0 {
+		return d.DefaultConcurrency
+	}
+	return DefaultDriverConcurrency
 }
 
 // Field returns the schema field named key, or nil.
@@ -101,6 +133,12 @@ func Register(d Driver) {
 	}
 	if _, dup := registry[d.Slug]; dup {
 		panic("core: Register called twice for driver " + d.Slug)
+	}
+	d.Fields = append([]Field(nil), d.Fields...)
+	for _, f := range rateFields(d.DefaultConcurrency) {
+		if d.Field(f.Key) == nil {
+			d.Fields = append(d.Fields, f)
+		}
 	}
 	for i := range d.Fields {
 		f := &d.Fields[i]
@@ -161,14 +199,29 @@ func IsSensitiveKey(key string, extra []string) bool {
 // field, or nil. Values are normalised in place: integral JSON numbers
 // become int64, and absent fields with defaults get the default.
 func (d *Driver) ValidateSettings(s Settings) error {
+	return ValidateFields(d.Fields, d.Validate, "driver "+d.Slug, s)
+}
+
+// ValidateFields checks settings against a schema (fields) and its
+// cross-field rules (validate, may be nil), as ValidateSettings does for a
+// driver; owner names the schema in the message for an unknown key.
+func ValidateFields(schema []Field, validate func(Settings) map[string]string, owner string, s Settings) error {
+	field := func(key string) *Field {
+		for i := range schema {
+			if schema[i].Key == key {
+				return &schema[i]
+			}
+		}
+		return nil
+	}
 	fields := map[string]string{}
 	for k := range s {
-		if d.Field(k) == nil {
-			fields[k] = fmt.Sprintf("Unknown setting for driver %s.", d.Slug)
+		if field(k) == nil {
+			fields[k] = fmt.Sprintf("Unknown setting for %s.", owner)
 		}
 	}
-	for i := range d.Fields {
-		f := &d.Fields[i]
+	for i := range schema {
+		f := &schema[i]
 		v, present := s[f.Key]
 		if !present || v == nil || v == "" {
 			if f.Default != nil && !present {
@@ -187,8 +240,8 @@ func (d *Driver) ValidateSettings(s Settings) error {
 		}
 		s[f.Key] = norm
 	}
-	if len(fields) == 0 && d.Validate != nil {
-		for k, v := range d.Validate(s) {
+	if len(fields) == 0 && validate != nil {
+		for k, v := range validate(s) {
 			fields[k] = v
 		}
 	}

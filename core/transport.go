@@ -51,6 +51,9 @@ type DriverEnv struct {
 	// Transcript, when set, receives the SMTP conversation of each session
 	// (for the stored debug transcripts); drivers that speak SMTP write to it.
 	Transcript TranscriptSink
+	// Tokens gives OAuth drivers their connection's access token; nil
+	// where no OAuth service runs.
+	Tokens TokenSource
 }
 
 // TranscriptSink stores an SMTP session transcript for a connection.
@@ -112,10 +115,14 @@ func IsTemporary(err error) bool {
 }
 
 // HTTPStatusError classifies an HTTP response status from a provider API:
-// 429 and 5xx are temporary, any other status is permanent.
+// 429 is a rate-limit answer (RateLimited; HTTPResponseError also reads
+// its Retry-After), 5xx is temporary, any other status is permanent.
 func HTTPStatusError(status int, body string) error {
 	err := fmt.Errorf("provider answered HTTP %d: %s", status, body)
-	if status == http.StatusTooManyRequests || status >= 500 {
+	if status == http.StatusTooManyRequests {
+		return RateLimited(err, 0)
+	}
+	if status >= 500 {
 		return Temporary(err)
 	}
 	return Permanent(err)

@@ -1,0 +1,19 @@
+package core
+
+import "time"
+
+// OutcomeBucketSize is the width of the time buckets in which final
+// delivery outcomes are counted: 15 minutes, so that any site time zone
+// (all UTC offsets are multiples of 15 minutes) has exact local hours and
+// days.
+const OutcomeBucketSize = 15 * time.Minute
+
+// OutcomeBucket counts the messages that reached one final status
+// (StatusDelivered or StatusFailed) through one connection in one
+// 15-minute bucket, by the time the outcome was recorded.
+type OutcomeBucket struct {
+	Start        time.Time // UTC start of the bucket
+	ConnectionID int64     // the connection that sent (or last tried); 0 when none
+	Status       string
+	Count        int64
+}
