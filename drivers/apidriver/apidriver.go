@@ -9,6 +9,7 @@ package apidriver
 import (
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/mailsvc/mailsvc/core"
 )
@@ -81,13 +82,44 @@ func BaseURL(s core.Settings, def string) string {
 	return def
 }
 
-// HTTPClient returns the host's HTTP client of env, or
-// http.DefaultClient when the host gave none.
+// DefaultConcurrency is the default max_concurrency of the HTTP API
+// drivers.
+const DefaultConcurrency = 50
+
+// SharedTransport is the HTTP transport every API driver's connections
+// share when the host gives no transport of its own: connections kept
+// alive and reused (up to 500 idle per provider host, so a connection's
+// max_concurrency sends each keep theirs), HTTP/2 where the provider
+// speaks it.
+var SharedTransport = newSharedTransport()
+
+func newSharedTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.ForceAttemptHTTP2 = true
+	t.MaxIdleConns = 2000
+	t.MaxIdleConnsPerHost = core.MaxConnectionConcurrency
+	t.IdleConnTimeout = 90 * time.Second
+	return t
+}
+
+// sharedClient is http.DefaultClient over SharedTransport.
+var sharedClient = &http.Client{Transport: SharedTransport}
+
+// HTTPClient returns the host's HTTP client of env. A client without a
+// transport of its own (nil, http.DefaultClient) sends through
+// SharedTransport instead of http.DefaultTransport, whose two idle
+// connections per host would make concurrent sends dial again and again.
 func HTTPClient(env core.DriverEnv) *http.Client {
-	if env.HTTPClient != nil {
-		return env.HTTPClient
+	c := env.HTTPClient
+	switch {
+	case c == nil || c == http.DefaultClient:
+		return sharedClient
+	case c.Transport == nil:
+		cp := *c
+		cp.Transport = SharedTransport
+		return &cp
 	}
-	return http.DefaultClient
+	return c
 }
 
 // summaryLimit is how many bytes of a provider's answer an error keeps.
@@ -104,37 +136,6 @@ func Summary[T ~string | ~[]byte](body T) string {
 }
 
 // Scrub returns err so that its text never shows any of the non-empty
-// secrets: when its text holds one, err is wrapped in an error whose text
-// shows core.Mask in place of every secret and whose chain (and so its
-// temporary or permanent class) is err's. A nil err stays nil.
-func Scrub(err error, secrets ...string) error {
-	if err == nil {
-		return nil
-	}
-	msg := err.Error()
-	for _, s := range secrets {
-		if s != "" && strings.Contains(msg, s) {
-			return &scrubbedError{err: err, secrets: secrets}
-		}
-	}
-	return err
-}
-
-// scrubbedError hides secrets in the text of the error it wraps, keeping
-// its chain intact.
-type scrubbedError struct {
-	err     error
-	secrets []string
-}
-
-func (e *scrubbedError) Error() string {
-	msg := e.err.Error()
-	for _, s := range e.secrets {
-		if s != "" {
-			msg = strings.ReplaceAll(msg, s, core.Mask)
-		}
-	}
-	return msg
-}
-
-func (e *scrubbedError) Unwrap() error { return e.err }
+// secrets, its chain (and so its temporary or permanent class) kept: it
+// is core.Scrub.
+func Scrub(err error, secrets ...string) error { return core.Scrub(err, secrets...) }

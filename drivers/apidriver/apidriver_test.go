@@ -1,68 +1,14 @@
 package apidriver_test
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/drivers/apidriver"
 )
-
-func TestScrub(t *testing.T) {
-	const key, secret = "AKIA-KEY-123", "s3cr3t/value"
-	tests := []struct {
-		name      string
-		err       error
-		secrets   []string
-		wantText  string
-		wantSame  bool // the error is returned as it is
-		temporary bool
-	}{
-		{"nil stays nil", nil, []string{key}, "", true, false},
-		{"no secret in the text", core.Temporary(errors.New("dial tcp: refused")), []string{key}, "temporary failure: dial tcp: refused", true, true},
-		{"one secret", core.Permanent(fmt.Errorf("GET /x?k=%s: 401", key)), []string{key}, "permanent failure: GET /x?k=" + core.Mask + ": 401", false, false},
-		{"every occurrence", core.Temporary(fmt.Errorf("%s and %s", key, key)), []string{key}, "temporary failure: " + core.Mask + " and " + core.Mask, false, true},
-		{"every secret when one shows", core.Temporary(fmt.Errorf("url /%s/%s", key, secret)), []string{secret, key}, "temporary failure: url /" + core.Mask + "/" + core.Mask, false, true},
-		{"empty secrets are ignored", errors.New("plain text"), []string{"", ""}, "plain text", true, false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got := apidriver.Scrub(tc.err, tc.secrets...)
-			if tc.err == nil {
-				if got != nil {
-					t.Fatalf("Scrub(nil) = %v", got)
-				}
-				return
-			}
-			if got.Error() != tc.wantText {
-				t.Errorf("text %q, want %q", got.Error(), tc.wantText)
-			}
-			if (got == tc.err) != tc.wantSame {
-				t.Errorf("returned the same error: %v, want %v", got == tc.err, tc.wantSame)
-			}
-			if !errors.Is(got, tc.err) {
-				t.Errorf("the scrubbed error does not wrap the original")
-			}
-			var de *core.DeliveryError
-			if tc.temporary && (!errors.As(got, &de) || !core.IsTemporary(got)) {
-				t.Errorf("the class was lost: %v", got)
-			}
-			for _, s := range tc.secrets {
-				if s != "" && strings.Contains(got.Error(), s) {
-					t.Errorf("text shows a secret: %q", got.Error())
-				}
-			}
-		})
-	}
-	ctxErr := apidriver.Scrub(core.Temporary(fmt.Errorf("post %s: %w", key, context.DeadlineExceeded)), key)
-	if !errors.Is(ctxErr, context.DeadlineExceeded) {
-		t.Errorf("the chain was cut: %v", ctxErr)
-	}
-}
 
 func TestSummary(t *testing.T) {
 	long := strings.Repeat("x", 600)
@@ -134,12 +80,36 @@ func TestBaseURL(t *testing.T) {
 }
 
 func TestHTTPClient(t *testing.T) {
-	host := &http.Client{}
-	if got := apidriver.HTTPClient(core.DriverEnv{HTTPClient: host}); got != host {
-		t.Errorf("HTTPClient did not return the host's client")
+	own := &http.Client{Transport: &http.Transport{}}
+	timed := &http.Client{Timeout: time.Minute}
+	tests := []struct {
+		name        string
+		host        *http.Client
+		wantSame    bool // the host's own client
+		wantShared  bool // a client over SharedTransport
+		wantTimeout time.Duration
+	}{
+		{name: "host client with a transport is used as is", host: own, wantSame: true},
+		{name: "no host client: the shared transport", host: nil, wantShared: true},
+		{name: "http.DefaultClient: the shared transport", host: http.DefaultClient, wantShared: true},
+		{name: "host client without transport keeps its timeout", host: timed, wantShared: true, wantTimeout: time.Minute},
 	}
-	if got := apidriver.HTTPClient(core.DriverEnv{}); got != http.DefaultClient {
-		t.Errorf("HTTPClient without a host client = %p, want http.DefaultClient", got)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := apidriver.HTTPClient(core.DriverEnv{HTTPClient: tc.host})
+			if tc.wantSame && got != tc.host {
+				t.Fatalf("HTTPClient did not return the host's client")
+			}
+			if tc.wantShared && got.Transport != apidriver.SharedTransport {
+				t.Fatalf("transport %T, want the shared transport", got.Transport)
+			}
+			if got.Timeout != tc.wantTimeout {
+				t.Errorf("timeout %s, want %s", got.Timeout, tc.wantTimeout)
+			}
+		})
+	}
+	if tr := apidriver.SharedTransport; tr.MaxIdleConnsPerHost < core.MaxConnectionConcurrency || !tr.ForceAttemptHTTP2 || tr.DisableKeepAlives {
+		t.Errorf("shared transport: %d idle per host, HTTP/2 %v, keep-alives off %v", tr.MaxIdleConnsPerHost, tr.ForceAttemptHTTP2, tr.DisableKeepAlives)
 	}
 }
 

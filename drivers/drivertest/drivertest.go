@@ -246,11 +246,22 @@ func (h Harness) message() *core.Message {
 // that is an error.
 func NewTransport(t *testing.T, slug string, settings core.Settings) core.Transport {
 	t.Helper()
+	return NewTransportEnv(t, slug, settings, core.DriverEnv{})
+}
+
+// NewTransportEnv is NewTransport with what the host gives the driver
+// (an OAuth token source, say): env, with a plain HTTP client when it has
+// none.
+func NewTransportEnv(t *testing.T, slug string, settings core.Settings, env core.DriverEnv) core.Transport {
+	t.Helper()
 	d, ok := core.LookupDriver(slug)
 	if !ok {
 		t.Fatalf("driver %s is not registered", slug)
 	}
-	tr, err := d.New(&core.Connection{ID: 1, Driver: slug, Settings: settings}, core.DriverEnv{HTTPClient: &http.Client{}})
+	if env.HTTPClient == nil {
+		env.HTTPClient = &http.Client{}
+	}
+	tr, err := d.New(&core.Connection{ID: 1, Driver: slug, Settings: settings}, env)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -295,42 +306,51 @@ func roundTrip(t *testing.T, h Harness) {
 			if m.From != tc.wantFrom {
 				t.Errorf("from = %+v, want %+v", m.From, tc.wantFrom)
 			}
-			CheckAddresses(t, "to", m.To, msg.To)
-			CheckAddresses(t, "cc", m.Cc, msg.Cc)
-			CheckAddresses(t, "bcc", m.Bcc, msg.Bcc)
-			CheckAddresses(t, "reply-to", m.ReplyTo, msg.ReplyTo)
-			if m.Subject != msg.Subject || m.Text != msg.Text || m.HTML != msg.HTML {
-				t.Errorf("subject/text/html = %q/%q/%q", m.Subject, m.Text, m.HTML)
-			}
-			for _, hd := range msg.Headers {
-				if m.Headers[hd.Name] != hd.Value {
-					t.Errorf("header %s = %q, want %q", hd.Name, m.Headers[hd.Name], hd.Value)
-				}
-			}
-			if len(m.Attachments) != len(msg.Attachments) {
-				t.Fatalf("got %d attachments, want %d", len(m.Attachments), len(msg.Attachments))
-			}
-			for j, want := range msg.Attachments {
-				wantName := want.Filename
-				if h.AttachmentName != nil {
-					wantName = h.AttachmentName(want)
-				}
-				a := m.Attachments[j]
-				if h.AttachmentsByName {
-					for _, rec := range m.Attachments {
-						if rec.Filename == wantName {
-							a = rec
-						}
-					}
-				}
-				if a.Filename != wantName || a.ContentType != want.ContentType || a.Inline != want.Inline || a.ContentID != want.ContentID {
-					t.Errorf("attachment %d = %s %s inline=%v cid=%s, want %s %s inline=%v cid=%s", j, a.Filename, a.ContentType, a.Inline, a.ContentID, wantName, want.ContentType, want.Inline, want.ContentID)
-				}
-				if !bytes.Equal(a.Data, want.Data) {
-					t.Errorf("attachment %d bytes differ (%d vs %d bytes)", j, len(a.Data), len(want.Data))
-				}
-			}
+			h.CheckMessage(t, m, msg)
 		})
+	}
+}
+
+// CheckMessage fails the test unless m, a message as the fake recorded
+// it, is msg as sent: its To, Cc, Bcc and Reply-To, subject, text and HTML
+// bodies, custom headers, and attachments (matched by position or by
+// name, as h says) with their bytes.
+func (h Harness) CheckMessage(t *testing.T, m Message, msg *core.Message) {
+	t.Helper()
+	CheckAddresses(t, "to", m.To, msg.To)
+	CheckAddresses(t, "cc", m.Cc, msg.Cc)
+	CheckAddresses(t, "bcc", m.Bcc, msg.Bcc)
+	CheckAddresses(t, "reply-to", m.ReplyTo, msg.ReplyTo)
+	if m.Subject != msg.Subject || m.Text != msg.Text || m.HTML != msg.HTML {
+		t.Errorf("subject/text/html = %q/%q/%q", m.Subject, m.Text, m.HTML)
+	}
+	for _, hd := range msg.Headers {
+		if m.Headers[hd.Name] != hd.Value {
+			t.Errorf("header %s = %q, want %q", hd.Name, m.Headers[hd.Name], hd.Value)
+		}
+	}
+	if len(m.Attachments) != len(msg.Attachments) {
+		t.Fatalf("got %d attachments, want %d", len(m.Attachments), len(msg.Attachments))
+	}
+	for j, want := range msg.Attachments {
+		wantName := want.Filename
+		if h.AttachmentName != nil {
+			wantName = h.AttachmentName(want)
+		}
+		a := m.Attachments[j]
+		if h.AttachmentsByName {
+			for _, rec := range m.Attachments {
+				if rec.Filename == wantName {
+					a = rec
+				}
+			}
+		}
+		if a.Filename != wantName || a.ContentType != want.ContentType || a.Inline != want.Inline || a.ContentID != want.ContentID {
+			t.Errorf("attachment %d = %s %s inline=%v cid=%s, want %s %s inline=%v cid=%s", j, a.Filename, a.ContentType, a.Inline, a.ContentID, wantName, want.ContentType, want.Inline, want.ContentID)
+		}
+		if !bytes.Equal(a.Data, want.Data) {
+			t.Errorf("attachment %d bytes differ (%d vs %d bytes)", j, len(a.Data), len(want.Data))
+		}
 	}
 }
 
@@ -544,18 +564,7 @@ func Schema(t *testing.T, h Harness) {
 	for _, tc := range tests {
 		t.Run(tc.Name, func(t *testing.T) {
 			err := d.ValidateSettings(tc.Settings)
-			fields := core.ErrorFields(err)
-			if len(fields) != len(tc.WantFields) {
-				t.Fatalf("fields = %v, want %v", fields, tc.WantFields)
-			}
-			for _, f := range tc.WantFields {
-				if fields[f] == "" {
-					t.Errorf("no message for field %s in %v", f, fields)
-				}
-			}
-			if len(tc.WantFields) > 0 && core.ErrorCode(err) != core.EINVALID {
-				t.Errorf("code = %s, want %s", core.ErrorCode(err), core.EINVALID)
-			}
+			CheckFields(t, err, tc.WantFields)
 			for _, k := range h.Defaulted {
 				if err == nil && tc.Settings.String(k) == "" {
 					t.Errorf("%s was not defaulted: %v", k, tc.Settings)

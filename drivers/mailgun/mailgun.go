@@ -56,9 +56,10 @@ var domainPattern = regexp.MustCompile(`^(?i)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(
 // and constructor.
 func Driver() core.Driver {
 	return core.Driver{
-		Slug:        Slug,
-		Name:        "Mailgun",
-		Description: "Send through the Mailgun Messages API with a private API key and a verified sending domain.",
+		Slug:               Slug,
+		DefaultConcurrency: apidriver.DefaultConcurrency,
+		Name:               "Mailgun",
+		Description:        "Send through the Mailgun Messages API with a private API key and a verified sending domain.",
 		Fields: []core.Field{
 			apidriver.APIKeyField("Private API key",
 				"The account's private API key (or a domain sending key)."),
@@ -68,6 +69,8 @@ func Driver() core.Driver {
 				Help: "The region the domain was created in: us (api.mailgun.net) or eu (api.eu.mailgun.net)."},
 			apidriver.FromEmailField("Sender address, normally on the sending domain."),
 			apidriver.FromNameField(),
+			{Key: "webhook_signing_key", Label: "HTTP webhook signing key", Type: core.FieldPassword,
+				Help: "Pro webhook receiver: Mailgun's HTTP webhook signing key (Sending > Webhooks)."},
 			apidriver.BaseURLField("Overrides the region's API address; /v3 is added unless the URL already ends with it."),
 		},
 		Presets: []core.Preset{

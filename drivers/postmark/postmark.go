@@ -50,9 +50,10 @@ func init() {
 // constructor.
 func Driver() core.Driver {
 	return core.Driver{
-		Slug:        Slug,
-		Name:        "Postmark",
-		Description: "Send through the Postmark email API with a server API token.",
+		Slug:               Slug,
+		DefaultConcurrency: apidriver.DefaultConcurrency,
+		Name:               "Postmark",
+		Description:        "Send through the Postmark email API with a server API token.",
 		Fields: []core.Field{
 			apidriver.APIKeyField("Server API token",
 				"The server's API token (Servers → API Tokens)."),
@@ -60,6 +61,10 @@ func Driver() core.Driver {
 				Help: "The stream id to send through; outbound is the default transactional stream."},
 			apidriver.FromEmailField("Sender address; must be a confirmed Sender Signature or on a verified domain."),
 			apidriver.FromNameField(),
+			{Key: "webhook_username", Label: "Webhook username", Type: core.FieldString,
+				Help: "Pro webhook receiver: the HTTP Basic user name in the webhook URL set in Postmark (optional)."},
+			{Key: "webhook_password", Label: "Webhook password", Type: core.FieldPassword,
+				Help: "Pro webhook receiver: the HTTP Basic password in the webhook URL set in Postmark."},
 			apidriver.BaseURLField("Leave empty for " + DefaultBaseURL + "."),
 		},
 		Rules: []string{

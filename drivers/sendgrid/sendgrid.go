@@ -39,14 +39,17 @@ func init() {
 // constructor.
 func Driver() core.Driver {
 	return core.Driver{
-		Slug:        Slug,
-		Name:        "SendGrid",
-		Description: "Send through the SendGrid v3 Web API with an API key that has the Mail Send permission.",
+		Slug:               Slug,
+		DefaultConcurrency: apidriver.DefaultConcurrency,
+		Name:               "SendGrid",
+		Description:        "Send through the SendGrid v3 Web API with an API key that has the Mail Send permission.",
 		Fields: []core.Field{
 			apidriver.APIKeyField("API key",
 				"A SendGrid API key with at least the Mail Send permission."),
 			apidriver.FromEmailField("Sender address; must be a verified Sender Identity in SendGrid."),
 			apidriver.FromNameField(),
+			{Key: "webhook_public_key", Label: "Event Webhook verification key", Type: core.FieldPassword,
+				Help: "Pro webhook receiver: the base64 verification key of SendGrid's signed Event Webhook (Settings > Mail Settings > Event Webhook)."},
 			apidriver.BaseURLField("Leave empty for " + DefaultBaseURL + " (use https://api.eu.sendgrid.com for EU data residency)."),
 		},
 		Rules: []string{
@@ -96,7 +99,7 @@ func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, 
 		return core.Receipt{}, t.scrub(core.Temporary(fmt.Errorf("sendgrid: send: %w", err)))
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return core.Receipt{}, t.scrub(fmt.Errorf("sendgrid: send: %w", core.HTTPStatusError(resp.StatusCode, apidriver.Summary(resp.Body))))
+		return core.Receipt{}, t.scrub(fmt.Errorf("sendgrid: send: %w", core.HTTPResponseError(resp.StatusCode, http.Header(resp.Headers), apidriver.Summary(resp.Body))))
 	}
 	id := http.Header(resp.Headers).Get("X-Message-Id")
 	return core.Receipt{MessageID: id, Response: fmt.Sprintf("%d %s", resp.StatusCode, http.StatusText(resp.StatusCode))}, nil

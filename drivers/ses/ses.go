@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
@@ -121,9 +122,11 @@ func Driver() core.Driver {
 	api := map[string]string{KeyDeliveryMode: ModeAPI}
 	smtp := map[string]string{KeyDeliveryMode: ModeSMTP}
 	return core.Driver{
-		Slug:        Slug,
-		Name:        "Amazon SES",
-		Description: "Send through Amazon Simple Email Service, with the SES API (v1 SendRawEmail or v2 SendEmail) or the SES SMTP interface.",
+		Slug: Slug,
+		// API mode; SMTP mode is bounded by the same setting.
+		DefaultConcurrency: apidriver.DefaultConcurrency,
+		Name:               "Amazon SES",
+		Description:        "Send through Amazon Simple Email Service, with the SES API (v1 SendRawEmail or v2 SendEmail) or the SES SMTP interface.",
 		Fields: []core.Field{
 			{Key: KeyDeliveryMode, Label: "Delivery mode", Type: core.FieldSelect, Default: ModeAPI,
 				Options: []string{ModeAPI, ModeSMTP}, Help: "api: the SES API with AWS credentials; smtp: the SES SMTP interface with SES SMTP credentials."},
@@ -163,6 +166,8 @@ func Driver() core.Driver {
 				Help: "Region of the SMTP endpoint when it differs from region."},
 			apidriver.FromEmailField("Sender address; must be a verified SES identity."),
 			apidriver.FromNameField(),
+			{Key: "webhook_topic_arns", Label: "Trusted SNS topics", Type: core.FieldString,
+				Help: "Pro webhook receiver: comma-separated ARNs of the SNS topics whose SES notifications are accepted."},
 		},
 		Presets: presets(),
 		Rules: []string{
@@ -567,6 +572,37 @@ var temporaryCodes = map[string]bool{
 	"InternalServerError":         true,
 }
 
+// rateLimitCodes are the AWS error codes of a send rate exceeded.
+var rateLimitCodes = map[string]bool{
+	"Throttling":               true,
+	"ThrottlingException":      true,
+	"TooManyRequestsException": true,
+}
+
+// SendLimits implements core.SendLimitReader: the account's MaxSendRate,
+// Max24HourSend and SentLast24Hours (GetAccount with the v2 API,
+// GetSendQuota with v1). The delivery engine uses MaxSendRate as the
+// connection's rate limit when max_per_second is 0, and stops sending
+// before Max24HourSend is reached.
+func (t *Transport) SendLimits(ctx context.Context) (core.SendLimits, error) {
+	if t.useV2 {
+		out, err := t.v2.GetAccount(ctx, &sesv2.GetAccountInput{})
+		if err != nil {
+			return core.SendLimits{}, t.classify("get account", err)
+		}
+		if out.SendQuota == nil {
+			return core.SendLimits{}, nil
+		}
+		q := out.SendQuota
+		return core.SendLimits{MaxPerSecond: q.MaxSendRate, Max24Hour: int64(q.Max24HourSend), SentLast24Hours: int64(q.SentLast24Hours)}, nil
+	}
+	out, err := t.v1.GetSendQuota(ctx, &sesv1.GetSendQuotaInput{})
+	if err != nil {
+		return core.SendLimits{}, t.classify("get send quota", err)
+	}
+	return core.SendLimits{MaxPerSecond: out.MaxSendRate, Max24Hour: int64(out.Max24HourSend), SentLast24Hours: int64(out.SentLast24Hours)}, nil
+}
+
 // classify wraps an SDK error as temporary (throttling, 429, 5xx, network
 // errors, timeouts) or permanent (any other HTTP 4xx), with the secret
 // scrubbed from its text.
@@ -583,9 +619,17 @@ func (t *Transport) classify(op string, err error) error {
 		code = apiErr.ErrorCode()
 	}
 	switch {
+	case rateLimitCodes[code] || status == http.StatusTooManyRequests:
+		// Sending faster than the account's MaxSendRate: pause the
+		// connection rather than burn the message's retries.
+		retryAfter := time.Duration(0)
+		if respErr != nil && respErr.Response != nil {
+			retryAfter = core.ParseRetryAfter(respErr.Response.Header.Get("Retry-After"), time.Now())
+		}
+		wrapped = core.RateLimited(wrapped, retryAfter)
 	case temporaryCodes[code]:
 		wrapped = core.Temporary(wrapped)
-	case status == http.StatusTooManyRequests || status >= 500:
+	case status >= 500:
 		wrapped = core.Temporary(wrapped)
 	case status >= 400:
 		wrapped = core.Permanent(wrapped)

@@ -53,9 +53,11 @@ func init() {
 // constructor.
 func Driver() core.Driver {
 	return core.Driver{
-		Slug:        Slug,
-		Name:        "Other SMTP",
-		Description: "Send through any SMTP server with STARTTLS, implicit TLS or plain SMTP, with or without authentication.",
+		Slug: Slug,
+		// Sessions kept open and used at once per connection.
+		DefaultConcurrency: core.DefaultDriverConcurrency,
+		Name:               "Other SMTP",
+		Description:        "Send through any SMTP server with STARTTLS, implicit TLS or plain SMTP, with or without authentication.",
 		Fields: []core.Field{
 			{Key: KeyHost, Label: "SMTP host", Type: core.FieldString, Required: true,
 				Help: "Host name or IP address of the SMTP server, without scheme or port."},

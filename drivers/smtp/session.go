@@ -20,6 +20,7 @@ import (
 // Send at a time.
 type session struct {
 	client   *gomail.Client
+	smtp     *gosmtp.Client // the session's protocol client, dialled by client
 	connMu   sync.Mutex
 	conn     net.Conn // the raw connection, closed to abort or discard
 	rec      *recorder
@@ -35,14 +36,22 @@ func (s *session) send(ctx context.Context, m *gomail.Msg) (string, error) {
 	}
 	stop := context.AfterFunc(ctx, s.abort)
 	defer stop()
-	if err := s.client.Send(m); err != nil {
+	var (
+		resp string
+		err  error
+	)
+	if env, ok := s.pipelineEnvelope(m); ok {
+		resp, err = s.sendPipelined(m, env)
+	} else if err = s.client.SendWithSMTPClient(s.smtp, m); err == nil {
+		resp = m.ServerResponse()
+	}
+	if err != nil {
 		s.rec.note("error: %v", err)
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return "", fmt.Errorf("%w (%w)", err, ctxErr)
 		}
 		return "", err
 	}
-	resp := m.ServerResponse()
 	s.rec.note("message accepted: 250 %s", resp)
 	return resp, nil
 }
@@ -72,7 +81,7 @@ func (s *session) quit() {
 	if c := s.rawConn(); c != nil {
 		_ = c.SetDeadline(time.Now().Add(s.timeout))
 	}
-	_ = s.client.Close()
+	_ = s.client.CloseWithSMTPClient(s.smtp)
 	s.abort()
 }
 
@@ -101,6 +110,16 @@ func newRecorder(username, password string) *recorder {
 	// Longest first, so a secret that contains another is masked whole.
 	slices.SortFunc(r.secrets, func(a, b string) int { return len(b) - len(a) })
 	return r
+}
+
+// hide adds secrets to mask, beyond the username and password.
+func (r *recorder) hide(secrets ...string) {
+	for _, sec := range secrets {
+		if sec != "" {
+			r.secrets = append(r.secrets, sec)
+		}
+	}
+	slices.SortFunc(r.secrets, func(a, b string) int { return len(b) - len(a) })
 }
 
 // mask replaces every credential in s.

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	gomail "github.com/wneessen/go-mail"
+	gosmtp "github.com/wneessen/go-mail/smtp"
 
 	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/drivers/mime"
@@ -65,13 +66,8 @@ func parseConfig(s core.Settings) (config, error) {
 		auth:       s.Bool(KeyAuth, true),
 		username:   s.String(KeyUsername),
 		password:   s.String(KeyPassword),
-		fromEmail:  s.String(KeyFromEmail),
-		fromName:   s.String(KeyFromName),
-		forceFrom:  s.Bool(KeyForceFrom, false),
-		timeout:    time.Duration(s.Int(KeyTimeout, DefaultTimeout)) * time.Second,
-		insecure:   s.Bool(KeyInsecureSkipVerify, false),
-		helo:       s.String(KeyHelo),
 	}
+	c.readSession(s)
 	if c.encryption == "" {
 		c.encryption = DefaultEncryption
 	}
@@ -87,13 +83,26 @@ func parseConfig(s core.Settings) (config, error) {
 	default:
 		fields[KeyEncryption] = "Must be one of: none, ssl, tls."
 	}
-	if c.timeout <= 0 {
-		c.timeout = DefaultTimeout * time.Second
-	}
 	if c.auth && (c.username == "" || c.password == "") {
 		fields[KeyUsername] = "Username and password are required when authentication is on."
 	}
 	return c, core.Invalid(fields)
+}
+
+// readSession reads into c the settings that every SMTP transport, the
+// XOAUTH2 ones included, takes from its connection: the sender overrides
+// (from_email, from_name, force_from), the timeout (DefaultTimeout when
+// not positive), the HELO name and insecure_skip_verify.
+func (c *config) readSession(s core.Settings) {
+	c.fromEmail = s.String(KeyFromEmail)
+	c.fromName = s.String(KeyFromName)
+	c.forceFrom = s.Bool(KeyForceFrom, false)
+	c.timeout = time.Duration(s.Int(KeyTimeout, DefaultTimeout)) * time.Second
+	if c.timeout <= 0 {
+		c.timeout = DefaultTimeout * time.Second
+	}
+	c.insecure = s.Bool(KeyInsecureSkipVerify, false)
+	c.helo = s.String(KeyHelo)
 }
 
 // Transport sends through one SMTP connection's server, reusing a small
@@ -107,6 +116,9 @@ type Transport struct {
 	logger      *slog.Logger
 	idleTimeout time.Duration
 	slots       chan struct{}
+	// oauth, when set, authenticates each new session with XOAUTH2
+	// instead of the connection's username and password.
+	oauth *XOAUTH2
 
 	mu     sync.Mutex
 	idle   []*session // most recently used last
@@ -120,9 +132,11 @@ var (
 )
 
 // New builds the transport of an SMTP connection from its effective
-// settings, with the default pool options.
+// settings, its session pool sized to the connection's max_concurrency
+// (so each concurrent send keeps a session open and reuses it).
 func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
-	return NewTransport(conn, env, Options{})
+	d := Driver()
+	return NewTransport(conn, env, Options{MaxConns: d.Concurrency(conn.Settings)})
 }
 
 // NewTransport builds the transport of an SMTP connection with explicit
@@ -132,6 +146,12 @@ func NewTransport(conn *core.Connection, env core.DriverEnv, opts Options) (*Tra
 	if err != nil {
 		return nil, err
 	}
+	return newTransport(cfg, conn.ID, env, opts), nil
+}
+
+// newTransport returns the transport of connection connID to the server
+// cfg names, with opts' pool and TLS options (defaults for the zero ones).
+func newTransport(cfg config, connID int64, env core.DriverEnv, opts Options) *Transport {
 	if opts.MaxConns <= 0 {
 		opts.MaxConns = DefaultMaxConns
 	}
@@ -144,7 +164,7 @@ func NewTransport(conn *core.Connection, env core.DriverEnv, opts Options) (*Tra
 	}
 	return &Transport{
 		cfg:    cfg,
-		connID: conn.ID,
+		connID: connID,
 		tlsConfig: &tls.Config{
 			ServerName:         cfg.host,
 			RootCAs:            opts.RootCAs,
@@ -155,7 +175,7 @@ func NewTransport(conn *core.Connection, env core.DriverEnv, opts Options) (*Tra
 		logger:      logger,
 		idleTimeout: opts.IdleTimeout,
 		slots:       make(chan struct{}, opts.MaxConns),
-	}, nil
+	}
 }
 
 // Send implements core.Transport: it delivers msg over a pooled session,
@@ -212,7 +232,7 @@ func (t *Transport) Verify(ctx context.Context) error {
 	if err != nil {
 		return t.classify("verify", err)
 	}
-	err = s.client.Close()
+	err = s.client.CloseWithSMTPClient(s.smtp)
 	s.discard()
 	t.saveTranscript(s)
 	if err != nil {
@@ -323,9 +343,23 @@ func (t *Transport) reapIdle() {
 
 // dial opens, secures and authenticates a new session.
 func (t *Transport) dial(ctx context.Context) (*session, error) {
+	if t.oauth != nil {
+		return t.dialXOAUTH2(ctx)
+	}
+	var auth gosmtp.Auth
+	if t.cfg.auth {
+		auth = &autoAuth{user: t.cfg.username, pass: t.cfg.password, host: t.cfg.host}
+	}
+	return t.dialAuth(ctx, auth)
+}
+
+// dialAuth opens and secures a new session and authenticates it with auth
+// (none when nil); hidden are further secrets masked in its transcript.
+func (t *Transport) dialAuth(ctx context.Context, auth gosmtp.Auth, hidden ...string) (*session, error) {
 	s := &session{timeout: t.cfg.timeout}
 	if t.transcripts != nil {
 		s.rec = newRecorder(t.cfg.username, t.cfg.password)
+		s.rec.hide(hidden...)
 		s.rec.note("connect %s (encryption %s)", t.addr(), t.cfg.encryption)
 	}
 	netDialer := &net.Dialer{Timeout: t.cfg.timeout}
@@ -350,16 +384,19 @@ func (t *Transport) dial(ctx context.Context) (*session, error) {
 		gomail.WithTLSConfig(t.tlsConfig),
 		gomail.WithDialContextFunc(dialFunc),
 	}
-	if t.cfg.encryption == EncryptionTLS {
+	switch t.cfg.encryption {
+	case EncryptionTLS:
 		opts = append(opts, gomail.WithTLSPolicy(gomail.TLSMandatory))
-	} else {
+	case encryptionOpportunistic:
+		opts = append(opts, gomail.WithTLSPolicy(gomail.TLSOpportunistic))
+	default:
 		opts = append(opts, gomail.WithTLSPolicy(gomail.NoTLS))
 	}
 	if t.cfg.helo != "" {
 		opts = append(opts, gomail.WithHELO(t.cfg.helo))
 	}
-	if t.cfg.auth {
-		opts = append(opts, gomail.WithSMTPAuthCustom(&autoAuth{user: t.cfg.username, pass: t.cfg.password, host: t.cfg.host}))
+	if auth != nil {
+		opts = append(opts, gomail.WithSMTPAuthCustom(auth))
 	}
 	if s.rec != nil {
 		opts = append(opts, gomail.WithLogger(s.rec), gomail.WithDebugLog())
@@ -370,7 +407,7 @@ func (t *Transport) dial(ctx context.Context) (*session, error) {
 	}
 	s.client = client
 	stop := context.AfterFunc(ctx, s.abort)
-	err = client.DialWithContext(ctx)
+	s.smtp, err = client.DialToSMTPClientWithContext(ctx)
 	stop()
 	if err != nil {
 		s.rec.note("error: %v", err)
@@ -453,8 +490,13 @@ func configurationError(err error) bool {
 }
 
 // staleConnection reports a failure of a reused session before anything
-// was sent on it: the NOOP check or a MAIL FROM without a reply.
+// was sent on it: the NOOP check or a MAIL FROM without a reply (or, on a
+// pipelined session, no reply to the commands before the data).
 func staleConnection(err error) bool {
+	var pe *pipelineError
+	if errors.As(err, &pe) {
+		return pe.stage != stageBody && !pe.replied()
+	}
 	var se *gomail.SendError
 	if !errors.As(err, &se) {
 		return false
@@ -469,6 +511,10 @@ func reusable(err error) bool {
 	code := replyCode(err)
 	if code < 400 || code == 421 {
 		return false
+	}
+	var pe *pipelineError
+	if errors.As(err, &pe) {
+		return pe.ended
 	}
 	var se *gomail.SendError
 	if !errors.As(err, &se) {

@@ -1,0 +1,333 @@
+package gmail_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mailsvc/mailsvc/core"
+	"github.com/mailsvc/mailsvc/drivers/drivertest"
+	"github.com/mailsvc/mailsvc/drivers/gmail"
+	"github.com/mailsvc/mailsvc/drivers/oauthdriver/oauthdrivertest"
+	"github.com/mailsvc/mailsvc/test/fakes/gmailfake"
+)
+
+const goodToken = "ya29.good-access-token"
+
+func only(tok string) func(string) bool { return func(t string) bool { return t == tok } }
+
+// newTransport builds a gmail transport with src as the OAuth service and
+// hc, when not nil, as the HTTP client.
+func newTransport(t *testing.T, settings core.Settings, src core.TokenSource, hc *http.Client) core.Transport {
+	t.Helper()
+	return drivertest.NewTransportEnv(t, gmail.Slug, settings, core.DriverEnv{HTTPClient: hc, Tokens: src})
+}
+
+func settingsFor(url string) core.Settings {
+	return core.Settings{"client_id": "cid", "client_secret": "csecret", "base_url": url}
+}
+
+func TestSendFullMessage(t *testing.T) {
+	fake := gmailfake.New(only(goodToken))
+	defer fake.Close()
+	override := settingsFor(fake.URL + "/")
+	override["from_email"], override["from_name"] = "alias@example.net", "Alias Net"
+	tests := []struct {
+		name     string
+		settings core.Settings
+		wantFrom gmailfake.Address
+	}{
+		{"message sender", settingsFor(fake.URL), gmailfake.Address{Name: "Shop", Email: "shop@example.com"}},
+		{"connection sender overrides", override, gmailfake.Address{Name: "Alias Net", Email: "alias@example.net"}},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			msg := drivertest.FullMessage()
+			msg.Bcc = append(msg.Bcc, core.Address{Name: "Dörte", Email: "doerte@example.org"})
+			msg.ReplyTo = append(msg.ReplyTo, core.Address{Email: "second@example.com"})
+			rc, err := newTransport(t, tc.settings, oauthdrivertest.NewTokens(goodToken), nil).Send(context.Background(), msg)
+			if err != nil {
+				t.Fatalf("Send: %v", err)
+			}
+			got := fake.Messages()
+			if len(got) != i+1 {
+				t.Fatalf("fake recorded %d messages, want %d", len(got), i+1)
+			}
+			m := got[i]
+			if rc.MessageID == "" || rc.MessageID != m.ID || m.Upload {
+				t.Errorf("receipt id %q, fake id %q, upload %v", rc.MessageID, m.ID, m.Upload)
+			}
+			if m.From != tc.wantFrom {
+				t.Errorf("from = %+v, want %+v", m.From, tc.wantFrom)
+			}
+			// Raw MIME puts the inline image in its own multipart/related
+			// part ahead of the attachments: match them by name.
+			drivertest.Harness{AttachmentsByName: true}.CheckMessage(t, drivertest.Recorded([]gmailfake.Message{m})[0], msg)
+		})
+	}
+}
+
+func TestLargeMessageGoesThroughUpload(t *testing.T) {
+	fake := gmailfake.New(only(goodToken))
+	defer fake.Close()
+	big := make([]byte, 4<<20) // base64 in MIME: ~5.4 MB, over the threshold
+	for i := range big {
+		big[i] = byte(i * 7)
+	}
+	tests := []struct {
+		name       string
+		data       []byte
+		wantUpload bool
+	}{
+		{"small message as JSON raw", drivertest.PDFBytes(), false},
+		{"large message as media upload", big, true},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			msg := drivertest.FullMessage()
+			msg.Attachments = []core.Attachment{{Filename: "data.bin", ContentType: "application/octet-stream", Data: tc.data}}
+			rc, err := newTransport(t, settingsFor(fake.URL), oauthdrivertest.NewTokens(goodToken), nil).Send(context.Background(), msg)
+			if err != nil {
+				t.Fatalf("Send: %v", err)
+			}
+			m := fake.Messages()[i]
+			if m.Upload != tc.wantUpload || rc.MessageID != m.ID {
+				t.Fatalf("upload = %v (want %v), receipt %q vs %q", m.Upload, tc.wantUpload, rc.MessageID, m.ID)
+			}
+			if tc.wantUpload != (len(m.Raw) > gmail.UploadThreshold) {
+				t.Errorf("raw size %d vs threshold %d", len(m.Raw), gmail.UploadThreshold)
+			}
+			if len(m.Attachments) != 1 || !bytes.Equal(m.Attachments[0].Data, tc.data) || m.Subject != msg.Subject {
+				t.Errorf("the message did not arrive intact: %d attachments, subject %q", len(m.Attachments), m.Subject)
+			}
+		})
+	}
+}
+
+func TestTokenRefusedRefreshesOnce(t *testing.T) {
+	tests := []struct {
+		name          string
+		src           *oauthdrivertest.Tokens
+		wantErr       bool
+		wantTokens    []string
+		wantRefreshes int
+	}{
+		{"401 then refreshed token accepted", oauthdrivertest.NewTokens("ya29.expired", goodToken), false,
+			[]string{"ya29.expired", goodToken}, 1},
+		{"401 twice is permanent", oauthdrivertest.NewTokens("ya29.expired", "ya29.also-bad", goodToken), true,
+			[]string{"ya29.expired", "ya29.also-bad"}, 1},
+		{"valid token, no refresh", oauthdrivertest.NewTokens(goodToken), false, []string{goodToken}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := gmailfake.New(only(goodToken))
+			defer fake.Close()
+			_, err := newTransport(t, settingsFor(fake.URL), tc.src, nil).Send(context.Background(), drivertest.FullMessage())
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tc.wantErr)
+			}
+			if err != nil {
+				if core.IsTemporary(err) || !strings.Contains(err.Error(), "401") {
+					t.Errorf("err = %v, want a permanent HTTP 401 error", err)
+				}
+				for _, tok := range tc.wantTokens {
+					if strings.Contains(err.Error(), tok) {
+						t.Errorf("error shows a token: %v", err)
+					}
+				}
+			}
+			if got := fake.Tokens(); strings.Join(got, ",") != strings.Join(tc.wantTokens, ",") || tc.src.Refreshes() != tc.wantRefreshes {
+				t.Errorf("tokens sent %v (refreshes %d), want %v (%d)", got, tc.src.Refreshes(), tc.wantTokens, tc.wantRefreshes)
+			}
+			if n := len(fake.Messages()); n != map[bool]int{true: 0, false: 1}[tc.wantErr] {
+				t.Errorf("recorded %d messages", n)
+			}
+		})
+	}
+}
+
+func TestErrorsClassified(t *testing.T) {
+	tests := []struct {
+		name          string
+		fail          func(f *gmailfake.Server)
+		stall         bool
+		wantTemporary bool
+	}{
+		{"400 bad request", func(f *gmailfake.Server) { f.FailNext(1, 400) }, false, false},
+		{"403 forbidden", func(f *gmailfake.Server) { f.FailNext(1, 403) }, false, false},
+		{"403 rate limit", func(f *gmailfake.Server) {
+			f.Server.FailNext(1, 403, gmailfake.ErrorBody(403, "userRateLimitExceeded", "User-rate limit exceeded."))
+		}, false, true},
+		{"429 rate limit", func(f *gmailfake.Server) { f.FailNext(1, 429) }, false, true},
+		{"500", func(f *gmailfake.Server) { f.FailNext(1, 500) }, false, true},
+		{"503", func(f *gmailfake.Server) { f.FailNext(1, 503) }, false, true},
+		{"stalled server", func(f *gmailfake.Server) { f.StallNext(1) }, true, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := gmailfake.New(only(goodToken))
+			defer fake.Close()
+			tc.fail(fake)
+			ctx := context.Background()
+			if tc.stall {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, 300*time.Millisecond)
+				defer cancel()
+			}
+			src := oauthdrivertest.NewTokens(goodToken, "ya29.other")
+			_, err := newTransport(t, settingsFor(fake.URL), src, nil).Send(ctx, drivertest.FullMessage())
+			var de *core.DeliveryError
+			if err == nil || !errors.As(err, &de) {
+				t.Fatalf("err = %v, want a classified error", err)
+			}
+			if core.IsTemporary(err) != tc.wantTemporary {
+				t.Errorf("IsTemporary = %v, want %v (%v)", core.IsTemporary(err), tc.wantTemporary, err)
+			}
+			if tc.stall && !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("stall error %v is not a deadline error", err)
+			}
+			if strings.Contains(err.Error(), goodToken) || src.Refreshes() != 0 || len(fake.Messages()) != 0 {
+				t.Errorf("err %v, refreshes %d, messages %d", err, src.Refreshes(), len(fake.Messages()))
+			}
+		})
+	}
+}
+
+func TestNetworkErrorIsTemporary(t *testing.T) {
+	fake := gmailfake.New(only(goodToken))
+	url := fake.URL
+	fake.Close()
+	_, err := newTransport(t, settingsFor(url), oauthdrivertest.NewTokens(goodToken), nil).Send(context.Background(), drivertest.FullMessage())
+	var de *core.DeliveryError
+	if err == nil || !errors.As(err, &de) || !core.IsTemporary(err) {
+		t.Fatalf("err = %v, want a classified temporary error", err)
+	}
+}
+
+func TestNoTokenServiceIsPermanent(t *testing.T) {
+	fake := gmailfake.New(only(goodToken))
+	defer fake.Close()
+	_, err := newTransport(t, settingsFor(fake.URL), nil, nil).Send(context.Background(), drivertest.FullMessage())
+	if err == nil || core.IsTemporary(err) || fake.Requests() != 0 {
+		t.Fatalf("err = %v (requests %d), want a permanent error and no request", err, fake.Requests())
+	}
+}
+
+// countingTransport counts the requests that go through the host's client.
+type countingTransport struct{ n atomic.Int32 }
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func TestVerify(t *testing.T) {
+	tests := []struct {
+		name          string
+		src           *oauthdrivertest.Tokens
+		sendOnly      bool
+		status        int
+		wantErr       bool
+		wantTemporary bool
+		wantRequests  int
+	}{
+		{name: "profile read", src: oauthdrivertest.NewTokens(goodToken), wantRequests: 1},
+		{name: "send-only scope still proves the token", src: oauthdrivertest.NewTokens(goodToken), sendOnly: true, wantRequests: 1},
+		{name: "refused token, refresh refused too", src: oauthdrivertest.NewTokens("ya29.bad", "ya29.worse"), wantErr: true, wantRequests: 2},
+		{name: "refused token, refreshed", src: oauthdrivertest.NewTokens("ya29.bad", goodToken), wantRequests: 2},
+		{name: "forbidden", src: oauthdrivertest.NewTokens(goodToken), status: 403, wantErr: true, wantRequests: 1},
+		{name: "server error", src: oauthdrivertest.NewTokens(goodToken), status: 500, wantErr: true, wantTemporary: true, wantRequests: 1},
+		{name: "rate limited", src: oauthdrivertest.NewTokens(goodToken), status: 429, wantErr: true, wantTemporary: true, wantRequests: 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := gmailfake.New(only(goodToken))
+			defer fake.Close()
+			fake.SetSendOnly(tc.sendOnly)
+			if tc.status != 0 {
+				fake.FailNext(1, tc.status)
+			}
+			ct := &countingTransport{}
+			v := newTransport(t, settingsFor(fake.URL), tc.src, &http.Client{Transport: ct}).(core.Verifier)
+			err := v.Verify(context.Background())
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("Verify err = %v, wantErr %v", err, tc.wantErr)
+			}
+			if err != nil && core.IsTemporary(err) != tc.wantTemporary {
+				t.Errorf("IsTemporary = %v, want %v (%v)", core.IsTemporary(err), tc.wantTemporary, err)
+			}
+			if err != nil && (strings.Contains(err.Error(), tc.src.Current()) || strings.Contains(err.Error(), "ya29.")) {
+				t.Errorf("error shows a token: %v", err)
+			}
+			if fake.Requests() != tc.wantRequests || int(ct.n.Load()) != tc.wantRequests || len(fake.Messages()) != 0 {
+				t.Errorf("verify made %d requests (%d through the host client), sent %d messages; want %d requests",
+					fake.Requests(), ct.n.Load(), len(fake.Messages()), tc.wantRequests)
+			}
+		})
+	}
+}
+
+func TestSchema(t *testing.T) {
+	d, ok := core.LookupDriver(gmail.Slug)
+	if !ok {
+		t.Fatal("gmail is not registered")
+	}
+	with := func(kv ...any) core.Settings {
+		s := core.Settings{"client_id": "cid", "client_secret": "cs"}
+		for i := 0; i+1 < len(kv); i += 2 {
+			if kv[i+1] == nil {
+				delete(s, kv[i].(string))
+				continue
+			}
+			s[kv[i].(string)] = kv[i+1]
+		}
+		return s
+	}
+	tests := []struct {
+		name       string
+		settings   core.Settings
+		wantFields []string
+	}{
+		{"valid api mode", with(), nil},
+		{"valid smtp mode", with("delivery_mode", "smtp", "from_email", "me@example.com"), nil},
+		{"valid with tokens", with("access_token", "ya29.x", "refresh_token", "1//r", "expires_at", "2030-01-01T00:00:00Z"), nil},
+		{"missing client_id", with("client_id", nil), []string{"client_id"}},
+		{"missing client_secret", with("client_secret", ""), []string{"client_secret"}},
+		{"smtp mode needs from_email", with("delivery_mode", "smtp"), []string{"from_email"}},
+		{"unknown mode", with("delivery_mode", "pop3"), []string{"delivery_mode"}},
+		{"bad from_email", with("from_email", "not an email"), []string{"from_email"}},
+		{"bad base_url", with("base_url", "ftp://x"), []string{"base_url"}},
+		{"bad oauth_base_url", with("oauth_base_url", "accounts.google.com"), []string{"oauth_base_url"}},
+		{"bad smtp_port", with("smtp_port", 70000), []string{"smtp_port"}},
+		{"unknown key", with("data_center", "eu"), []string{"data_center"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := d.ValidateSettings(tc.settings)
+			drivertest.CheckFields(t, err, tc.wantFields)
+			if err == nil && (tc.settings.String("delivery_mode") == "" || tc.settings.String("smtp_host") != gmail.DefaultSMTPHost) {
+				t.Errorf("defaults not filled: %v", tc.settings)
+			}
+		})
+	}
+	if d.OAuthProvider != core.ProviderGoogle {
+		t.Errorf("OAuthProvider = %q", d.OAuthProvider)
+	}
+	for _, key := range []string{"client_secret", "access_token", "refresh_token"} {
+		if f := d.Field(key); f == nil || !f.Sensitive {
+			t.Errorf("%s must be sensitive: %+v", key, f)
+		}
+	}
+	if f := d.Field("client_id"); f == nil || f.Constant != "MAILSVC_GMAIL_CLIENT_ID" {
+		t.Errorf("client_id field = %+v", f)
+	}
+	tr := newTransport(t, with(), oauthdrivertest.NewTokens(), nil).(interface{ BaseURL() string })
+	if tr.BaseURL() != gmail.DefaultBaseURL {
+		t.Errorf("BaseURL = %q, want %q", tr.BaseURL(), gmail.DefaultBaseURL)
+	}
+}

@@ -1,0 +1,187 @@
+package smtp_test
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mailsvc/mailsvc/core"
+	smtpdrv "github.com/mailsvc/mailsvc/drivers/smtp"
+)
+
+// scriptedServer is a minimal SMTP server offering PIPELINING that
+// records every command line and the batches they arrived in, refuses
+// RCPT to refused@example.org with 550 (then DATA with 554) and accepts
+// everything else.
+type scriptedServer struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	lines []string
+	// batches counts the reads that carried more than one command line
+	// before a reply was due.
+	batches   int
+	conns     int
+	delivered int
+}
+
+func startScripted(t *testing.T) *scriptedServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &scriptedServer{ln: ln}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s.mu.Lock()
+			s.conns++
+			s.mu.Unlock()
+			go s.serve(c)
+		}
+	}()
+	return s
+}
+
+func (s *scriptedServer) serve(c net.Conn) {
+	defer c.Close()
+	r := bufio.NewReader(c)
+	w := bufio.NewWriter(c)
+	reply := func(line string) { _, _ = w.WriteString(line + "\r\n") }
+	reply("220 scripted ESMTP")
+	_ = w.Flush()
+	refused := false
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return
+		}
+		line = strings.TrimRight(line, "\r\n")
+		cmd := strings.ToUpper(line)
+		s.mu.Lock()
+		s.lines = append(s.lines, line)
+		if r.Buffered() > 0 && (strings.HasPrefix(cmd, "MAIL") || strings.HasPrefix(cmd, "RCPT")) {
+			s.batches++
+		}
+		s.mu.Unlock()
+		switch {
+		case strings.HasPrefix(cmd, "EHLO"):
+			reply("250-scripted")
+			reply("250-PIPELINING")
+			reply("250 8BITMIME")
+		case strings.HasPrefix(cmd, "MAIL"):
+			refused = false
+			reply("250 ok")
+		case strings.HasPrefix(cmd, "RCPT"):
+			if strings.Contains(line, "refused@") {
+				refused = true
+				reply("550 5.1.1 no such user")
+			} else {
+				reply("250 ok")
+			}
+		case cmd == "DATA":
+			if refused {
+				reply("554 5.5.1 no valid recipients")
+				break
+			}
+			reply("354 go ahead")
+			_ = w.Flush()
+			for {
+				l, err := r.ReadString('\n')
+				if err != nil {
+					return
+				}
+				if l == ".\r\n" {
+					break
+				}
+			}
+			s.mu.Lock()
+			s.delivered++
+			s.mu.Unlock()
+			reply("250 2.0.0 OK: queued as Q1")
+		case cmd == "RSET", cmd == "NOOP":
+			reply("250 ok")
+		case cmd == "QUIT":
+			reply("221 bye")
+			_ = w.Flush()
+			return
+		default:
+			reply("502 unknown")
+		}
+		if r.Buffered() == 0 {
+			_ = w.Flush()
+		}
+	}
+}
+
+func (s *scriptedServer) snapshot() (lines []string, batches, conns, delivered int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.lines...), s.batches, s.conns, s.delivered
+}
+
+// TestPipelinedSend checks the pipelined path against a server offering
+// PIPELINING: the commands before the data arrive together, no NOOP or
+// RSET surrounds a good transaction, a refused recipient fails the
+// message permanently and RSET keeps the session for the next one.
+func TestPipelinedSend(t *testing.T) {
+	srv := startScripted(t)
+	addr := srv.ln.Addr().(*net.TCPAddr)
+	set := core.Settings{
+		smtpdrv.KeyHost: "127.0.0.1", smtpdrv.KeyPort: int64(addr.Port),
+		smtpdrv.KeyEncryption: smtpdrv.EncryptionNone, smtpdrv.KeyAuth: false, smtpdrv.KeyTimeout: int64(5),
+	}
+	tr := newTransport(t, set, core.DriverEnv{}, smtpdrv.Options{MaxConns: 1})
+	ctx := context.Background()
+	for i := range 3 {
+		rc, err := tr.Send(ctx, message())
+		if err != nil {
+			t.Fatalf("Send %d: %v", i, err)
+		}
+		if rc.MessageID != "Q1" {
+			t.Errorf("Send %d: message id %q, want the queue id Q1", i, rc.MessageID)
+		}
+	}
+	lines, batches, _, delivered := srv.snapshot()
+	if delivered != 3 {
+		t.Fatalf("delivered %d, want 3", delivered)
+	}
+	if batches < 3 {
+		t.Errorf("commands arrived in %d pipelined batches, want one per message (3): %q", batches, lines)
+	}
+	for _, l := range lines {
+		if u := strings.ToUpper(l); u == "NOOP" || u == "RSET" {
+			t.Errorf("a good transaction sent %s: %q", l, lines)
+		}
+	}
+
+	bad := message()
+	bad.To = []core.Address{{Email: "refused@example.org"}}
+	_, err := tr.Send(ctx, bad)
+	if err == nil || core.IsTemporary(err) || !strings.Contains(err.Error(), "550") {
+		t.Fatalf("refused recipient: err = %v, want a permanent failure naming 550", err)
+	}
+	if _, err := tr.Send(ctx, message()); err != nil {
+		t.Fatalf("Send after a refused recipient: %v", err)
+	}
+	lines, _, conns, delivered := srv.snapshot()
+	if delivered != 4 || conns != 1 {
+		t.Errorf("delivered %d over %d connections, want 4 over 1", delivered, conns)
+	}
+	rset := 0
+	for _, l := range lines {
+		if strings.ToUpper(l) == "RSET" {
+			rset++
+		}
+	}
+	if rset != 1 {
+		t.Errorf("RSET sent %d times, want once after the refused recipient: %q", rset, lines)
+	}
+}

@@ -1,0 +1,388 @@
+package zoho_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mailsvc/mailsvc/core"
+	"github.com/mailsvc/mailsvc/drivers/drivertest"
+	"github.com/mailsvc/mailsvc/drivers/oauthdriver/oauthdrivertest"
+	"github.com/mailsvc/mailsvc/drivers/zoho"
+	"github.com/mailsvc/mailsvc/test/fakes/faults"
+	"github.com/mailsvc/mailsvc/test/fakes/zohomailfake"
+)
+
+const goodToken = "1000.good.access"
+
+var accounts = []zohomailfake.Account{
+	{ID: "1000000000000000001", Email: "owner@example.com", DisplayName: "Owner"},
+	{ID: "2000000000000000002", Email: "shop@example.com", Aliases: []string{"sales@example.com"}, DisplayName: "Shop"},
+}
+
+func startFake() *zohomailfake.Server {
+	return zohomailfake.New(func(t string) bool { return t == goodToken }, accounts...)
+}
+
+func settingsFor(url string) core.Settings {
+	return core.Settings{"client_id": "cid", "client_secret": "cs", "from_email": "shop@example.com", "base_url": url}
+}
+
+func newTransport(t *testing.T, settings core.Settings, src core.TokenSource) *zoho.Transport {
+	t.Helper()
+	return drivertest.NewTransportEnv(t, zoho.Slug, settings, core.DriverEnv{Tokens: src}).(*zoho.Transport)
+}
+
+func TestSendFullMessage(t *testing.T) {
+	fake := startFake()
+	defer fake.Close()
+	named := settingsFor(fake.URL + "/")
+	named["from_email"], named["from_name"] = "sales@example.com", "Sales, Inc."
+	tests := []struct {
+		name     string
+		settings core.Settings
+		wantFrom zohomailfake.Address
+	}{
+		{"mailbox address, message's name", settingsFor(fake.URL), zohomailfake.Address{Name: "Shop", Email: "shop@example.com"}},
+		{"alias with from_name", named, zohomailfake.Address{Name: "Sales, Inc.", Email: "sales@example.com"}},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			msg := drivertest.FullMessage()
+			msg.To = append(msg.To, core.Address{Name: "Dörte \"D\" Ünal", Email: "doerte@example.org"})
+			tr := newTransport(t, tc.settings, oauthdrivertest.NewTokens(goodToken))
+			rc, err := tr.Send(context.Background(), msg)
+			if err != nil {
+				t.Fatalf("Send: %v", err)
+			}
+			got := fake.Messages()
+			if len(got) != i+1 {
+				t.Fatalf("recorded %d messages, want %d", len(got), i+1)
+			}
+			m := got[i]
+			if rc.MessageID == "" || rc.MessageID != m.ID {
+				t.Errorf("receipt %q, fake id %q", rc.MessageID, m.ID)
+			}
+			if m.AccountID != "2000000000000000002" || tr.AccountID() != m.AccountID {
+				t.Errorf("sent from account %q (transport %q), want the account of from_email", m.AccountID, tr.AccountID())
+			}
+			if m.From != tc.wantFrom {
+				t.Errorf("from = %+v, want %+v", m.From, tc.wantFrom)
+			}
+			rec := drivertest.Recorded([]zohomailfake.Message{m})[0]
+			drivertest.CheckAddresses(t, "to", rec.To, msg.To)
+			drivertest.CheckAddresses(t, "cc", rec.Cc, msg.Cc)
+			drivertest.CheckAddresses(t, "bcc", rec.Bcc, msg.Bcc)
+			if m.Subject != msg.Subject || m.MailFormat != "html" || m.AskReceipt != "no" || m.Text != "" {
+				t.Errorf("subject %q format %q askReceipt %q text %q", m.Subject, m.MailFormat, m.AskReceipt, m.Text)
+			}
+			if len(m.Attachments) != 2 {
+				t.Fatalf("got %d attachments, want 2", len(m.Attachments))
+			}
+			pdf, png := m.Attachments[0], m.Attachments[1]
+			if pdf.Filename != "invoice.pdf" || pdf.ContentType != "application/pdf" || pdf.Inline || !bytes.Equal(pdf.Data, drivertest.PDFBytes()) {
+				t.Errorf("pdf = %s %s inline=%v (%d bytes)", pdf.Filename, pdf.ContentType, pdf.Inline, len(pdf.Data))
+			}
+			if png.Filename != "logo.png" || png.ContentType != "image/png" || !png.Inline || !bytes.Equal(png.Data, drivertest.PNGBytes()) {
+				t.Errorf("png = %s %s inline=%v (%d bytes)", png.Filename, png.ContentType, png.Inline, len(png.Data))
+			}
+			wantHTML := strings.Replace(msg.HTML, "cid:logo1", png.URL, 1)
+			if png.URL == "" || m.HTML != wantHTML {
+				t.Errorf("html = %q, want %q", m.HTML, wantHTML)
+			}
+		})
+	}
+	if n := fake.AccountRequests(); n != 2 {
+		t.Errorf("account lookups = %d, want one per transport", n)
+	}
+}
+
+func TestPlainTextAndCachedAccount(t *testing.T) {
+	fake := startFake()
+	defer fake.Close()
+	tr := newTransport(t, settingsFor(fake.URL), oauthdrivertest.NewTokens(goodToken))
+	msg := &core.Message{From: core.Address{Email: "x@example.com"}, To: []core.Address{{Email: "a@example.org"}},
+		Subject: "plain ✓", Text: "just text\nline 2", Headers: []core.Header{{Name: "X-Dropped", Value: "1"}},
+		ReplyTo: []core.Address{{Email: "r@example.org"}}}
+	for range 3 {
+		if _, err := tr.Send(context.Background(), msg); err != nil {
+			t.Fatalf("Send: %v", err)
+		}
+	}
+	m := fake.Messages()[2]
+	if m.MailFormat != "plaintext" || m.Text != msg.Text || m.HTML != "" || m.From.Email != "shop@example.com" || m.Subject != msg.Subject {
+		t.Errorf("recorded %+v", m)
+	}
+	if fake.AccountRequests() != 1 || fake.Uploads() != 0 {
+		t.Errorf("account lookups %d (want 1: cached), uploads %d", fake.AccountRequests(), fake.Uploads())
+	}
+}
+
+func TestStoredAccountIDSkipsLookup(t *testing.T) {
+	fake := startFake()
+	defer fake.Close()
+	s := settingsFor(fake.URL)
+	s["account_id"] = "1000000000000000001"
+	s["from_email"] = "owner@example.com"
+	if _, err := newTransport(t, s, oauthdrivertest.NewTokens(goodToken)).Send(context.Background(), drivertest.FullMessage()); err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	if fake.AccountRequests() != 0 || fake.Messages()[0].AccountID != "1000000000000000001" {
+		t.Errorf("lookups %d, account %q", fake.AccountRequests(), fake.Messages()[0].AccountID)
+	}
+}
+
+func TestAuthorizedLooksUpAccount(t *testing.T) {
+	d, _ := core.LookupDriver(zoho.Slug)
+	if d.Authorized == nil || d.OAuthProvider != core.ProviderZoho {
+		t.Fatalf("driver has no Authorized hook or provider %q", d.OAuthProvider)
+	}
+	tests := []struct {
+		name     string
+		accounts []zohomailfake.Account
+		from     string
+		token    string
+		want     string
+		wantErr  bool
+	}{
+		{"primary address", accounts, "shop@example.com", goodToken, "2000000000000000002", false},
+		{"alias, any case", accounts, "Sales@Example.com", goodToken, "2000000000000000002", false},
+		{"no match: the first account", accounts, "nobody@example.net", goodToken, "1000000000000000001", false},
+		{"no accounts", nil, "shop@example.com", goodToken, "", true},
+		{"refused token", accounts, "shop@example.com", "1000.bad", "", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := zohomailfake.New(func(t string) bool { return t == goodToken }, tc.accounts...)
+			defer fake.Close()
+			conn := &core.Connection{ID: 3, Driver: zoho.Slug, Settings: core.Settings{"from_email": tc.from, "base_url": fake.URL}}
+			got, err := d.Authorized(context.Background(), conn, tc.token, core.DriverEnv{})
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tc.wantErr)
+			}
+			if err != nil {
+				if strings.Contains(err.Error(), tc.token) {
+					t.Errorf("error shows the token: %v", err)
+				}
+				return
+			}
+			if len(got) != 1 || got.String("account_id") != tc.want {
+				t.Errorf("settings = %v, want account_id %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestDataCenterHosts(t *testing.T) {
+	tests := []struct {
+		dc, baseURL  string
+		wantMail     string
+		wantAccounts string
+	}{
+		{"", "", "https://mail.zoho.com", "https://accounts.zoho.com"},
+		{"com", "", "https://mail.zoho.com", "https://accounts.zoho.com"},
+		{"eu", "", "https://mail.zoho.eu", "https://accounts.zoho.eu"},
+		{"in", "", "https://mail.zoho.in", "https://accounts.zoho.in"},
+		{"com.au", "", "https://mail.zoho.com.au", "https://accounts.zoho.com.au"},
+		{"jp", "", "https://mail.zoho.jp", "https://accounts.zoho.jp"},
+		{"ca", "", "https://mail.zohocloud.ca", "https://accounts.zohocloud.ca"},
+		{"sa", "", "https://mail.zoho.sa", "https://accounts.zoho.sa"},
+		{"eu", "http://127.0.0.1:9/", "http://127.0.0.1:9", "https://accounts.zoho.eu"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.dc+tc.baseURL, func(t *testing.T) {
+			s := core.Settings{"from_email": "a@example.com", "data_center": tc.dc, "base_url": tc.baseURL}
+			if got := newTransport(t, s, nil).BaseURL(); got != tc.wantMail {
+				t.Errorf("BaseURL = %q, want %q", got, tc.wantMail)
+			}
+			if got := zoho.AccountsURL(tc.dc); got != tc.wantAccounts {
+				t.Errorf("AccountsURL = %q, want %q", got, tc.wantAccounts)
+			}
+		})
+	}
+	if len(zoho.DataCenters()) != 7 {
+		t.Errorf("DataCenters = %v", zoho.DataCenters())
+	}
+}
+
+func TestTokenRefusedRefreshesOnce(t *testing.T) {
+	tests := []struct {
+		name          string
+		src           *oauthdrivertest.Tokens
+		wantErr       bool
+		wantRefreshes int
+	}{
+		{"401 then refreshed token accepted", oauthdrivertest.NewTokens("1000.expired", goodToken), false, 1},
+		{"401 twice is permanent", oauthdrivertest.NewTokens("1000.expired", "1000.also-bad", goodToken), true, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := startFake()
+			defer fake.Close()
+			_, err := newTransport(t, settingsFor(fake.URL), tc.src).Send(context.Background(), drivertest.FullMessage())
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tc.wantErr)
+			}
+			if err != nil && (core.IsTemporary(err) || !strings.Contains(err.Error(), "INVALID_OAUTHTOKEN") ||
+				strings.Contains(err.Error(), "1000.")) {
+				t.Errorf("err = %v, want a permanent INVALID_OAUTHTOKEN error without the token", err)
+			}
+			toks := fake.Tokens()
+			if tc.src.Refreshes() != tc.wantRefreshes || len(toks) < 2 || toks[0] != "1000.expired" {
+				t.Errorf("tokens %v, refreshes %d", toks, tc.src.Refreshes())
+			}
+			if n := len(fake.Messages()); (n == 1) == tc.wantErr {
+				t.Errorf("recorded %d messages", n)
+			}
+		})
+	}
+}
+
+func TestErrorsClassified(t *testing.T) {
+	tests := []struct {
+		name          string
+		fail          func(f *zohomailfake.Server)
+		stall         bool
+		wantTemporary bool
+		wantRefresh   bool
+	}{
+		{"400 invalid data", func(f *zohomailfake.Server) { f.FailNext(1, 400) }, false, false, false},
+		{"403", func(f *zohomailfake.Server) { f.FailNext(1, 403) }, false, false, false},
+		{"404", func(f *zohomailfake.Server) { f.FailNext(1, 404) }, false, false, false},
+		{"429", func(f *zohomailfake.Server) { f.FailNext(1, 429) }, false, true, false},
+		{"500", func(f *zohomailfake.Server) { f.FailNext(1, 500) }, false, true, false},
+		{"503", func(f *zohomailfake.Server) { f.FailNext(1, 503) }, false, true, false},
+		{"error status inside HTTP 200", func(f *zohomailfake.Server) {
+			f.FailNextWith(1, func(w http.ResponseWriter, _ *http.Request) {
+				faults.WriteJSON(w, 200, zohomailfake.ErrorBody(500, "INTERNAL_SERVER_ERROR", ""))
+			})
+		}, false, true, false},
+		{"stalled server", func(f *zohomailfake.Server) { f.StallNext(1) }, true, true, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := startFake()
+			defer fake.Close()
+			tc.fail(fake)
+			ctx := context.Background()
+			if tc.stall {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, 300*time.Millisecond)
+				defer cancel()
+			}
+			src := oauthdrivertest.NewTokens(goodToken, "1000.other")
+			_, err := newTransport(t, settingsFor(fake.URL), src).Send(ctx, drivertest.FullMessage())
+			var de *core.DeliveryError
+			if err == nil || !errors.As(err, &de) {
+				t.Fatalf("err = %v, want a classified error", err)
+			}
+			if core.IsTemporary(err) != tc.wantTemporary {
+				t.Errorf("IsTemporary = %v, want %v (%v)", core.IsTemporary(err), tc.wantTemporary, err)
+			}
+			if tc.stall && !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("stall error %v is not a deadline error", err)
+			}
+			if strings.Contains(err.Error(), goodToken) || src.Refreshes() != 0 || len(fake.Messages()) != 0 {
+				t.Errorf("err %v, refreshes %d, messages %d", err, src.Refreshes(), len(fake.Messages()))
+			}
+		})
+	}
+	t.Run("network error", func(t *testing.T) {
+		fake := startFake()
+		url := fake.URL
+		fake.Close()
+		_, err := newTransport(t, settingsFor(url), oauthdrivertest.NewTokens(goodToken)).Send(context.Background(), drivertest.FullMessage())
+		if err == nil || !core.IsTemporary(err) {
+			t.Fatalf("err = %v, want temporary", err)
+		}
+	})
+}
+
+func TestVerify(t *testing.T) {
+	tests := []struct {
+		name          string
+		src           *oauthdrivertest.Tokens
+		status        int
+		wantErr       bool
+		wantTemporary bool
+		wantRequests  int
+	}{
+		{name: "accounts read", src: oauthdrivertest.NewTokens(goodToken), wantRequests: 1},
+		{name: "refused, refreshed", src: oauthdrivertest.NewTokens("1000.bad", goodToken), wantRequests: 2},
+		{name: "refused twice", src: oauthdrivertest.NewTokens("1000.bad", "1000.worse"), wantErr: true, wantRequests: 2},
+		{name: "server error", src: oauthdrivertest.NewTokens(goodToken), status: 500, wantErr: true, wantTemporary: true, wantRequests: 1},
+		{name: "forbidden", src: oauthdrivertest.NewTokens(goodToken), status: 403, wantErr: true, wantRequests: 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := startFake()
+			defer fake.Close()
+			if tc.status != 0 {
+				fake.FailNext(1, tc.status)
+			}
+			err := newTransport(t, settingsFor(fake.URL), tc.src).Verify(context.Background())
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tc.wantErr)
+			}
+			if err != nil && core.IsTemporary(err) != tc.wantTemporary {
+				t.Errorf("IsTemporary = %v (%v)", core.IsTemporary(err), err)
+			}
+			if fake.Requests() != tc.wantRequests || len(fake.Messages()) != 0 || fake.Uploads() != 0 {
+				t.Errorf("requests %d (want %d), messages %d", fake.Requests(), tc.wantRequests, len(fake.Messages()))
+			}
+		})
+	}
+}
+
+func TestSchema(t *testing.T) {
+	d, _ := core.LookupDriver(zoho.Slug)
+	with := func(kv ...any) core.Settings {
+		s := core.Settings{"client_id": "cid", "client_secret": "cs", "from_email": "me@example.com"}
+		for i := 0; i+1 < len(kv); i += 2 {
+			if kv[i+1] == nil {
+				delete(s, kv[i].(string))
+				continue
+			}
+			s[kv[i].(string)] = kv[i+1]
+		}
+		return s
+	}
+	tests := []struct {
+		name       string
+		settings   core.Settings
+		wantFields []string
+	}{
+		{"valid", with(), nil},
+		{"valid eu with account", with("data_center", "eu", "account_id", "123", "from_name", "Me"), nil},
+		{"missing from_email", with("from_email", nil), []string{"from_email"}},
+		{"bad from_email", with("from_email", "Me <me@example.com>"), []string{"from_email"}},
+		{"unknown data centre", with("data_center", "us"), []string{"data_center"}},
+		{"missing client secret", with("client_secret", ""), []string{"client_secret"}},
+		{"bad base_url", with("base_url", "mail.zoho.com"), []string{"base_url"}},
+		{"smtp mode is not a zoho setting", with("delivery_mode", "smtp"), []string{"delivery_mode"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := d.ValidateSettings(tc.settings)
+			drivertest.CheckFields(t, err, tc.wantFields)
+			if err == nil && tc.settings.String("data_center") == "" {
+				t.Errorf("data_center not defaulted: %v", tc.settings)
+			}
+		})
+	}
+	for _, key := range []string{"client_secret", "access_token", "refresh_token"} {
+		if f := d.Field(key); f == nil || !f.Sensitive {
+			t.Errorf("%s must be sensitive: %+v", key, f)
+		}
+	}
+	if f := d.Field("account_id"); f == nil || f.Sensitive {
+		t.Errorf("account_id = %+v, want a plain field", f)
+	}
+	if _, err := d.New(&core.Connection{Settings: core.Settings{}}, core.DriverEnv{}); core.ErrorFields(err)["from_email"] == "" {
+		t.Errorf("New without from_email: %v", err)
+	}
+}
