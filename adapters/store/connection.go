@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"math"
@@ -10,20 +11,24 @@ import (
 
 	"github.com/mailsvc/mailsvc/core"
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 )
 
 var _ core.ConnectionStore = (*DB)(nil)
 
 // connectionRow is a row of {prefix}mailsvc_connections.
 type connectionRow struct {
-	ID           int64     `gorm:"column:id;primaryKey;autoIncrement"`
-	Name         string    `gorm:"column:name"`
-	Driver       string    `gorm:"column:driver"`
-	IsActive     bool      `gorm:"column:is_active"`
-	Settings     string    `gorm:"column:settings"`
-	HealthStatus string    `gorm:"column:health_status"`
-	CreatedAt    time.Time `gorm:"column:created_at"`
-	UpdatedAt    time.Time `gorm:"column:updated_at"`
+	ID            int64          `gorm:"column:id;primaryKey;autoIncrement"`
+	Name          string         `gorm:"column:name"`
+	Driver        string         `gorm:"column:driver"`
+	IsActive      bool           `gorm:"column:is_active"`
+	Settings      string         `gorm:"column:settings"`
+	HealthStatus  string         `gorm:"column:health_status"`
+	OAuthStatus   string         `gorm:"column:oauth_status"`
+	LastCheckedAt *time.Time     `gorm:"column:last_checked_at"`
+	LastError     sql.NullString `gorm:"column:last_error"`
+	CreatedAt     time.Time      `gorm:"column:created_at"`
+	UpdatedAt     time.Time      `gorm:"column:updated_at"`
 }
 
 func (db *DB) connections(ctx context.Context) *gorm.DB {
@@ -50,6 +55,7 @@ func toConnectionRow(c *core.Connection) (*connectionRow, error) {
 		IsActive:     c.IsActive,
 		Settings:     js,
 		HealthStatus: health,
+		OAuthStatus:  c.OAuthStatus,
 	}, nil
 }
 
@@ -65,16 +71,23 @@ func (r *connectionRow) toConnection() (*core.Connection, error) {
 	if m == nil {
 		m = map[string]any{}
 	}
-	return &core.Connection{
+	c := &core.Connection{
 		ID:           r.ID,
 		Name:         r.Name,
 		Driver:       r.Driver,
 		IsActive:     r.IsActive,
 		Settings:     core.Settings(m),
 		HealthStatus: r.HealthStatus,
+		OAuthStatus:  r.OAuthStatus,
+		LastError:    r.LastError.String,
 		CreatedAt:    r.CreatedAt.UTC(),
 		UpdatedAt:    r.UpdatedAt.UTC(),
-	}, nil
+	}
+	if r.LastCheckedAt != nil {
+		t := r.LastCheckedAt.UTC()
+		c.LastCheckedAt = &t
+	}
+	return c, nil
 }
 
 // FindConnections returns the connections matching f ordered by id, and
@@ -157,6 +170,7 @@ func (db *DB) UpdateConnection(ctx context.Context, c *core.Connection) error {
 		"is_active":     row.IsActive,
 		"settings":      row.Settings,
 		"health_status": row.HealthStatus,
+		"oauth_status":  row.OAuthStatus,
 		"updated_at":    t,
 	})
 	if res.Error != nil {
@@ -202,4 +216,76 @@ func (db *DB) DeleteConnections(ctx context.Context, ids []int64) (int, error) {
 		return 0, fmt.Errorf("delete connections: %w", err)
 	}
 	return int(n), nil
+}
+
+var _ core.ConnectionStateStore = (*DB)(nil)
+
+// UpdateConnectionSettings implements core.ConnectionStateStore: it merges
+// patch into the stored settings and sets the OAuth status in one
+// transaction (the row is read under a write lock), so a rotated refresh
+// token and its access token are stored together or not at all.
+func (db *DB) UpdateConnectionSettings(ctx context.Context, id int64, patch core.Settings, oauthStatus string) error {
+	err := db.gdb.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var row connectionRow
+		q := tx.Table(db.TableName("connections")).Where("id = ?", id)
+		if db.dialect == DialectMySQL {
+			q = q.Clauses(clause.Locking{Strength: "UPDATE"})
+		}
+		if err := q.Take(&row).Error; errors.Is(err, gorm.ErrRecordNotFound) {
+			return core.Errorf(core.ENOTFOUND, "Connection %d not found.", id)
+		} else if err != nil {
+			return err
+		}
+		c, err := row.toConnection()
+		if err != nil {
+			return err
+		}
+		for k, v := range patch {
+			if v == nil {
+				delete(c.Settings, k)
+			} else {
+				c.Settings[k] = v
+			}
+		}
+		js, err := encodeJSON(map[string]any(c.Settings))
+		if err != nil {
+			return fmt.Errorf("connection settings: %w", err)
+		}
+		upd := map[string]any{"settings": js, "updated_at": now()}
+		if oauthStatus != "" {
+			upd["oauth_status"] = oauthStatus
+		}
+		return tx.Table(db.TableName("connections")).Where("id = ?", id).Updates(upd).Error
+	})
+	if err != nil {
+		if core.ErrorCode(err) == core.ENOTFOUND {
+			return err
+		}
+		return fmt.Errorf("update connection %d settings: %w", id, err)
+	}
+	return nil
+}
+
+// UpdateConnectionHealth implements core.ConnectionStateStore. It leaves
+// updated_at alone: a health check is not an edit of the connection.
+func (db *DB) UpdateConnectionHealth(ctx context.Context, id int64, h core.ConnectionHealth) error {
+	checked := h.CheckedAt.UTC().Truncate(time.Microsecond)
+	res := db.connections(ctx).Where("id = ?", id).Updates(map[string]any{
+		"health_status":   h.Status,
+		"last_checked_at": checked,
+		"last_error":      h.Error,
+	})
+	if res.Error != nil {
+		return fmt.Errorf("update connection %d health: %w", id, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		var n int64
+		if err := db.connections(ctx).Where("id = ?", id).Count(&n).Error; err != nil {
+			return fmt.Errorf("update connection %d health: %w", id, err)
+		}
+		if n == 0 {
+			return core.Errorf(core.ENOTFOUND, "Connection %d not found.", id)
+		}
+	}
+	return nil
 }

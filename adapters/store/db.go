@@ -182,6 +182,13 @@ func (db *DB) openMySQL(ctx context.Context, driverDSN string) error {
 	}
 	cfg.ParseTime = true
 	cfg.Loc = time.UTC
+	// The driver fills the placeholders itself unless the DSN says
+	// otherwise: one round trip per statement instead of a server-side
+	// prepare, execute and close (about a third more messages per second
+	// through the queue's enqueue, claim and outcome writes).
+	if !strings.Contains(driverDSN, "interpolateParams=") {
+		cfg.InterpolateParams = true
+	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 10 * time.Second
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -173,29 +174,58 @@ func (db *DB) EnqueueLog(ctx context.Context, l *core.Log) error {
 	if l.Status == core.StatusSending {
 		owner = l.LeaseOwner
 	}
-	var res sql.Result
-	err = retryDeadlock(func() error {
-		var err error
-		res, err = db.sqlDB.ExecContext(ctx, db.expand(`INSERT INTO {prefix}mailsvc_logs
-		(status, connection_id, sent_connection_id, source, recipients, subject, text_body, html_body, message,
-		 attempts, phase_attempts, used_fallback, simulated, provider_message_id, last_error,
-		 next_attempt_at, lease_owner, lease_until, created_at, updated_at)
-		VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0, '', '', ?, ?, ?, ?, ?)`),
-			l.Status, nullInt(l.ConnectionID), l.Source, recipientsText(&l.Message), l.Message.Subject,
-			l.Message.Text, l.Message.HTML, js, l.NextAttemptAt.UTC().Truncate(time.Microsecond),
-			owner, nullTime(l.LeaseUntil), t, t)
-		return err
-	})
+	var id int64
+	if db.dialect == DialectSQLite {
+		// One INSERT, as before the search tables: the recipients rows
+		// and the FTS5 entry follow in the claim's transaction (see
+		// indexPending); until then searches read the row through the
+		// pending index.
+		id, err = db.insertLogRow(ctx, db.sqlDB, l, js, owner, t, false)
+	} else {
+		// The recipients rows and the subjects row go in the same
+		// transaction.
+		err = retryDeadlock(func() error {
+			return db.inTx(ctx, func(tx *sql.Tx) error {
+				var err error
+				if id, err = db.insertLogRow(ctx, tx, l, js, owner, t, true); err != nil {
+					return err
+				}
+				return db.insertSearchEntries(ctx, tx, id, &l.Message, t)
+			})
+		})
+	}
 	if err != nil {
 		return fmt.Errorf("enqueue log: %w", err)
-	}
-	id, err := res.LastInsertId()
-	if err != nil {
-		return fmt.Errorf("enqueue log: read id: %w", err)
 	}
 	l.ID, l.CreatedAt, l.UpdatedAt = id, t, t
 	l.Attempts, l.PhaseAttempts = 0, 0
 	return nil
+}
+
+// execer is a *sql.DB or a *sql.Tx.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// insertLogRow inserts a new queued or sending log, marked as indexed
+// for search or not, and returns its id.
+func (db *DB) insertLogRow(ctx context.Context, q execer, l *core.Log, js string, owner any, t time.Time, indexed bool) (int64, error) {
+	res, err := q.ExecContext(ctx, db.expand(`INSERT INTO {prefix}mailsvc_logs
+		(status, connection_id, sent_connection_id, source, recipients, subject, text_body, html_body, message,
+		 attempts, phase_attempts, used_fallback, simulated, provider_message_id, last_error,
+		 next_attempt_at, lease_owner, lease_until, created_at, updated_at, recipients_indexed)
+		VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0, '', '', ?, ?, ?, ?, ?, ?)`),
+		l.Status, nullInt(l.ConnectionID), l.Source, recipientsText(&l.Message), l.Message.Subject,
+		l.Message.Text, l.Message.HTML, js, l.NextAttemptAt.UTC().Truncate(time.Microsecond),
+		owner, nullTime(l.LeaseUntil), t, t, indexed)
+	if err != nil {
+		return 0, err
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return 0, fmt.Errorf("read id: %w", err)
+	}
+	return id, nil
 }
 
 // inTx runs fn in one transaction, rolled back if fn fails. On SQLite the
@@ -242,10 +272,12 @@ func queryLogs(ctx context.Context, q interface {
 	return out, rows.Err()
 }
 
-// ClaimLogs implements core.LogStore. On MySQL the due rows are locked
-// with SELECT … FOR UPDATE SKIP LOCKED, so concurrent claimers (other
-// workers, other processes) take disjoint rows without waiting; on
-// SQLite the transaction holds the database's write lock.
+// ClaimLogs implements core.LogStore. On MySQL the due rows are read and
+// locked in one statement, SELECT … FOR UPDATE SKIP LOCKED through the
+// (status, next_attempt_at) index, so concurrent claimers (other workers,
+// other processes) take disjoint rows without waiting; on SQLite the
+// transaction holds the database's write lock. One UPDATE then leases
+// them: three round trips in all, whatever the batch size.
 func (db *DB) ClaimLogs(ctx context.Context, owner string, limit int, lease time.Duration) ([]*core.Log, error) {
 	if limit <= 0 {
 		return nil, nil
@@ -253,8 +285,8 @@ func (db *DB) ClaimLogs(ctx context.Context, owner string, limit int, lease time
 	var out []*core.Log
 	err := db.inTx(ctx, func(tx *sql.Tx) error {
 		t := now()
-		sel := `SELECT id FROM {prefix}mailsvc_logs WHERE status = ? AND next_attempt_at <= ?
-			ORDER BY next_attempt_at, id LIMIT ?`
+		sel := `SELECT ` + logColumns + `, recipients_indexed FROM {prefix}mailsvc_logs
+			WHERE status = ? AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?`
 		if db.dialect == DialectMySQL {
 			sel += " FOR UPDATE SKIP LOCKED"
 		}
@@ -262,39 +294,66 @@ func (db *DB) ClaimLogs(ctx context.Context, owner string, limit int, lease time
 		if err != nil {
 			return fmt.Errorf("select due logs: %w", err)
 		}
-		var ids []int64
+		out = out[:0]
+		var pending []*core.Log
 		for rows.Next() {
-			var id int64
-			if err := rows.Scan(&id); err != nil {
+			var indexed bool
+			l, err := scanLog(withExtra{rows, []any{&indexed}})
+			if err != nil {
 				rows.Close()
-				return fmt.Errorf("scan due log: %w", err)
+				return fmt.Errorf("read due log: %w", err)
 			}
-			ids = append(ids, id)
+			out = append(out, l)
+			if !indexed {
+				pending = append(pending, l)
+			}
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return fmt.Errorf("select due logs: %w", err)
 		}
-		if len(ids) == 0 {
+		if len(out) == 0 {
 			return nil
 		}
+		ids := make([]int64, len(out))
+		until := t.Add(lease)
+		for i, l := range out {
+			ids[i] = l.ID
+			l.Status, l.LeaseOwner, l.UpdatedAt = core.StatusSending, owner, t
+			l.LeaseUntil = &until
+		}
 		in, args := inList(ids)
-		upd := append([]any{core.StatusSending, owner, t.Add(lease), t}, args...)
+		upd := append([]any{core.StatusSending, owner, until, t}, args...)
 		if _, err := tx.ExecContext(ctx, db.expand(`UPDATE {prefix}mailsvc_logs
 			SET status = ?, lease_owner = ?, lease_until = ?, updated_at = ? WHERE id IN (`+in+`)`), upd...); err != nil {
 			return fmt.Errorf("lease due logs: %w", err)
 		}
-		out, err = queryLogs(ctx, tx, db.expand(`SELECT `+logColumns+` FROM {prefix}mailsvc_logs
-			WHERE id IN (`+in+`) ORDER BY next_attempt_at, id`), args...)
-		if err != nil {
-			return fmt.Errorf("read claimed logs: %w", err)
-		}
-		return nil
+		// Logs queued by the PHP bridge get their recipients rows here if
+		// the bridge could not write them.
+		return db.indexPending(ctx, tx, pending)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("claim logs: %w", err)
 	}
+	if len(out) == 0 {
+		// An idle queue indexes older logs that have no recipients rows.
+		if _, err := db.IndexLogRecipients(ctx, 200); err != nil && ctx.Err() == nil {
+			db.logger.Warn("index log recipients", "err", err)
+		}
+	}
 	return out, nil
+}
+
+// withExtra scans a row of the columns its reader expects followed by
+// the extra columns, into extra.
+type withExtra struct {
+	r     rowScanner
+	extra []any
+}
+
+// Scan implements rowScanner.
+func (w withExtra) Scan(dest ...any) error {
+	return w.r.Scan(append(dest, w.extra...)...)
 }
 
 // ExtendLeases implements core.LogStore.
@@ -332,54 +391,229 @@ func (db *DB) RecordOutcomes(ctx context.Context, owner string, outs []core.LogO
 	if len(outs) == 0 {
 		return 0, nil
 	}
-	applied := 0
-	err := db.inTx(ctx, func(tx *sql.Tx) error {
-		applied = 0
-		t := now()
-		var history []core.Attempt
-		upd, err := tx.PrepareContext(ctx, db.expand(`UPDATE {prefix}mailsvc_logs SET
-			status = ?, next_attempt_at = ?, attempts = ?, phase_attempts = ?, used_fallback = ?,
-			simulated = ?, sent_connection_id = ?, provider_message_id = ?, last_error = ?,
-			lease_owner = NULL, lease_until = NULL, updated_at = ?, delivered_at = ?
-			WHERE id = ? AND status = ? AND lease_owner = ?`))
-		if err != nil {
-			return fmt.Errorf("prepare outcome update: %w", err)
-		}
-		defer upd.Close()
-		for _, o := range outs {
-			var res sql.Result
-			if o.Delete {
-				res, err = tx.ExecContext(ctx, db.expand(`DELETE FROM {prefix}mailsvc_logs
-					WHERE id = ? AND status = ? AND lease_owner = ?`), o.LogID, core.StatusSending, owner)
-			} else {
-				next := o.NextAttemptAt
-				if next.IsZero() {
-					next = t
-				}
-				var delivered any
-				if o.Status == core.StatusDelivered {
-					delivered = t
-				}
-				res, err = upd.ExecContext(ctx, o.Status, next.UTC().Truncate(time.Microsecond), o.Attempts,
-					o.PhaseAttempts, o.UsedFallback, o.Simulated, nullInt(o.SentConnectionID),
-					o.ProviderMessageID, o.LastError, t, delivered, o.LogID, core.StatusSending, owner)
-			}
-			if err != nil {
-				return fmt.Errorf("log %d: %w", o.LogID, err)
-			}
-			if n, _ := res.RowsAffected(); n == 1 {
-				applied++
-				if !o.Delete {
-					history = append(history, o.History...)
-				}
-			}
-		}
-		return db.insertAttempts(ctx, tx, history)
+	applied, err := db.RecordOutcomesOfOwners(ctx, []string{owner}, [][]core.LogOutcome{outs})
+	if err != nil {
+		return 0, err
+	}
+	return applied[0], nil
+}
+
+// RecordOutcomesOfOwners records the outcomes of several lease owners
+// (the workers of a process) in one transaction, one commit for them
+// all: outs[i] as RecordOutcomes(ctx, owners[i], outs[i]) would apply
+// them. It returns how many of each owner's outcomes applied. On error
+// nothing is recorded.
+func (db *DB) RecordOutcomesOfOwners(ctx context.Context, owners []string, outs [][]core.LogOutcome) ([]int, error) {
+	if len(owners) != len(outs) {
+		return nil, fmt.Errorf("record outcomes: %d owners for %d outcome lists", len(owners), len(outs))
+	}
+	var applied []int
+	err := retryDeadlock(func() error {
+		return db.inTx(ctx, func(tx *sql.Tx) error {
+			var err error
+			applied, err = db.recordOutcomes(ctx, tx, owners, outs)
+			return err
+		})
 	})
 	if err != nil {
-		return 0, fmt.Errorf("record outcomes: %w", err)
+		return nil, fmt.Errorf("record outcomes: %w", err)
 	}
 	return applied, nil
+}
+
+// recordOutcomes is RecordOutcomesOfOwners inside its transaction, in a
+// fixed number of statements whatever the batch size: the logs still
+// sending under their owner are read (and on MySQL locked) in one SELECT,
+// then updated with one multi-row UPDATE (and the deleted ones removed
+// with one DELETE) per outcomeChunk, the attempts appended with
+// multi-row INSERTs, and the roll-ups grown with one upsert (the source
+// roll-ups: one per owner). Only the first outcome of a log applies.
+func (db *DB) recordOutcomes(ctx context.Context, tx *sql.Tx, owners []string, outs [][]core.LogOutcome) ([]int, error) {
+	t := now()
+	for i, owner := range owners {
+		if len(outs[i]) == 0 {
+			continue
+		}
+		if err := db.addSourceOutcomes(ctx, tx, owner, t, outs[i]); err != nil {
+			return nil, err
+		}
+	}
+	held, err := db.heldLogs(ctx, tx, outs)
+	if err != nil {
+		return nil, err
+	}
+	tally := outcomeTally{}
+	var (
+		history     []core.Attempt
+		upd         []core.LogOutcome
+		del         []int64
+		applied     = make([]int, len(owners))
+		appliedOnce = make(map[int64]bool, len(held))
+	)
+	for i, owner := range owners {
+		for _, o := range outs[i] {
+			if held[o.LogID] != owner || owner == "" || appliedOnce[o.LogID] {
+				continue
+			}
+			appliedOnce[o.LogID] = true
+			applied[i]++
+			tally.add(t, o.SentConnectionID, o.Status)
+			if o.Delete {
+				del = append(del, o.LogID)
+				continue
+			}
+			upd = append(upd, o)
+			history = append(history, o.History...)
+		}
+	}
+	for part := range slices.Chunk(upd, outcomeChunk) {
+		if err := db.updateOutcomes(ctx, tx, t, part); err != nil {
+			return nil, err
+		}
+	}
+	for part := range slices.Chunk(del, outcomeChunk) {
+		in, args := inList(part)
+		if _, err := tx.ExecContext(ctx, db.expand(`DELETE FROM {prefix}mailsvc_logs WHERE id IN (`+in+`)`), args...); err != nil {
+			return nil, fmt.Errorf("delete delivered logs: %w", err)
+		}
+	}
+	if err := db.insertAttempts(ctx, tx, history); err != nil {
+		return nil, err
+	}
+	if err := tally.write(ctx, db, tx); err != nil {
+		return nil, err
+	}
+	return applied, nil
+}
+
+// outcomeChunk bounds the logs of one outcome UPDATE or DELETE (and so
+// its placeholders: at most 2 per log and column).
+const outcomeChunk = 200
+
+// heldLogs returns the lease owner of each log of outs that is sending,
+// locked on MySQL until tx ends so the updates that follow apply to
+// exactly them.
+func (db *DB) heldLogs(ctx context.Context, tx *sql.Tx, outs [][]core.LogOutcome) (map[int64]string, error) {
+	var ids []int64
+	for _, list := range outs {
+		for _, o := range list {
+			ids = append(ids, o.LogID)
+		}
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	lock := ""
+	if db.dialect == DialectMySQL {
+		lock = " FOR UPDATE"
+	}
+	held := make(map[int64]string, len(ids))
+	for part := range slices.Chunk(ids, idChunk) {
+		in, args := inList(part)
+		// The ids alone choose the rows (primary-key lookups): a status
+		// filter could let the planner scan the claim index and wait on
+		// the rows other workers are recording.
+		rows, err := tx.QueryContext(ctx, db.expand(`SELECT id, status, lease_owner FROM {prefix}mailsvc_logs
+			WHERE id IN (`+in+`)`+lock), args...)
+		if err != nil {
+			return nil, fmt.Errorf("read held logs: %w", err)
+		}
+		for rows.Next() {
+			var id int64
+			var status string
+			var leaseOwner sql.NullString
+			if err := rows.Scan(&id, &status, &leaseOwner); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("read held logs: %w", err)
+			}
+			if status == core.StatusSending {
+				held[id] = leaseOwner.String
+			}
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read held logs: %w", err)
+		}
+	}
+	return held, nil
+}
+
+// updateOutcomes writes outs (logs held by the caller, each once) in one
+// UPDATE: a column every outcome sets alike is set once, the others with a
+// CASE on the id.
+func (db *DB) updateOutcomes(ctx context.Context, tx *sql.Tx, t time.Time, outs []core.LogOutcome) error {
+	cols := []struct {
+		name string
+		val  func(o *core.LogOutcome) any
+	}{
+		{"status", func(o *core.LogOutcome) any { return o.Status }},
+		{"next_attempt_at", func(o *core.LogOutcome) any {
+			if o.NextAttemptAt.IsZero() {
+				return t
+			}
+			return o.NextAttemptAt.UTC().Truncate(time.Microsecond)
+		}},
+		{"attempts", func(o *core.LogOutcome) any { return int64(o.Attempts) }},
+		{"phase_attempts", func(o *core.LogOutcome) any { return int64(o.PhaseAttempts) }},
+		{"used_fallback", func(o *core.LogOutcome) any { return o.UsedFallback }},
+		{"simulated", func(o *core.LogOutcome) any { return o.Simulated }},
+		{"sent_connection_id", func(o *core.LogOutcome) any { return nullInt(o.SentConnectionID) }},
+		{"provider_message_id", func(o *core.LogOutcome) any { return o.ProviderMessageID }},
+		{"last_error", func(o *core.LogOutcome) any { return o.LastError }},
+		{"delivered_at", func(o *core.LogOutcome) any {
+			if o.Status == core.StatusDelivered {
+				return t
+			}
+			return nil
+		}},
+	}
+	var b strings.Builder
+	b.WriteString(`UPDATE {prefix}mailsvc_logs SET `)
+	args := make([]any, 0, 4*len(outs))
+	for _, c := range cols {
+		b.WriteString(c.name)
+		b.WriteString(" = ")
+		first := c.val(&outs[0])
+		alike := true
+		for i := 1; i < len(outs) && alike; i++ {
+			alike = sameValue(first, c.val(&outs[i]))
+		}
+		if alike {
+			b.WriteString("?, ")
+			args = append(args, first)
+			continue
+		}
+		b.WriteString("CASE id")
+		for i := range outs {
+			b.WriteString(" WHEN ? THEN ?")
+			args = append(args, outs[i].LogID, c.val(&outs[i]))
+		}
+		b.WriteString(" END, ")
+	}
+	b.WriteString("lease_owner = NULL, lease_until = NULL, updated_at = ? WHERE id IN (")
+	args = append(args, t)
+	for i := range outs {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString("?")
+		args = append(args, outs[i].LogID)
+	}
+	b.WriteString(")")
+	if _, err := tx.ExecContext(ctx, db.expand(b.String()), args...); err != nil {
+		return fmt.Errorf("update logs with their outcomes: %w", err)
+	}
+	return nil
+}
+
+// sameValue reports whether two column values of updateOutcomes are
+// equal.
+func sameValue(a, b any) bool {
+	if ta, ok := a.(time.Time); ok {
+		tb, ok := b.(time.Time)
+		return ok && ta.Equal(tb)
+	}
+	return a == b
 }
 
 // insertAttempts appends attempts with multi-row INSERTs.
@@ -443,50 +677,6 @@ func (db *DB) FindLogByID(ctx context.Context, id int64) (*core.Log, error) {
 		return nil, fmt.Errorf("find log %d attempts: %w", id, err)
 	}
 	return l, nil
-}
-
-// likeEscape makes s a literal LIKE pattern fragment with '!' as the
-// escape character.
-func likeEscape(s string) string {
-	return strings.NewReplacer("!", "!!", "%", "!%", "_", "!_").Replace(s)
-}
-
-// FindLogs implements core.LogStore.
-func (db *DB) FindLogs(ctx context.Context, f core.LogFilter) ([]*core.Log, int, error) {
-	var where []string
-	var args []any
-	if f.Status != "" {
-		where = append(where, "status = ?")
-		args = append(args, f.Status)
-	}
-	if f.Search != "" {
-		p := "%" + likeEscape(f.Search) + "%"
-		where = append(where, `(recipients LIKE ? ESCAPE '!' OR subject LIKE ? ESCAPE '!'
-			OR text_body LIKE ? ESCAPE '!' OR html_body LIKE ? ESCAPE '!')`)
-		args = append(args, p, p, p, p)
-	}
-	cond := ""
-	if len(where) > 0 {
-		cond = " WHERE " + strings.Join(where, " AND ")
-	}
-	var total int
-	if err := db.sqlDB.QueryRowContext(ctx, db.expand(`SELECT COUNT(*) FROM {prefix}mailsvc_logs`+cond), args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count logs: %w", err)
-	}
-	q := `SELECT ` + logColumns + ` FROM {prefix}mailsvc_logs` + cond + ` ORDER BY created_at DESC, id DESC`
-	if f.Limit > 0 || f.Offset > 0 {
-		limit := f.Limit
-		if limit <= 0 {
-			limit = 1 << 31
-		}
-		q += " LIMIT ? OFFSET ?"
-		args = append(args, limit, max(f.Offset, 0))
-	}
-	logs, err := queryLogs(ctx, db.sqlDB, db.expand(q), args...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("find logs: %w", err)
-	}
-	return logs, total, nil
 }
 
 // QueueStats implements core.LogStore.
@@ -554,49 +744,85 @@ func (db *DB) ResendLogs(ctx context.Context, ids []int64) (int, error) {
 	return int(n), nil
 }
 
-// PurgeLogs implements core.LogStore.
+// PurgeLogs implements core.LogStore. It deletes one final status at a
+// time, each batch picked oldest first through the (status, created_at)
+// index, so a batch reads only the rows it deletes. Each DELETE is its own
+// short transaction; its recipients rows and attempts go with it (ON
+// DELETE CASCADE), and queued or sending rows — the ones a claim locks —
+// are never read or locked. The outcome roll-ups are left as they are.
 func (db *DB) PurgeLogs(ctx context.Context, before time.Time, batch int) (int, error) {
 	if batch <= 0 {
 		batch = 500
 	}
 	total := 0
-	for {
-		rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT id FROM {prefix}mailsvc_logs
-			WHERE status IN (?, ?) AND created_at < ? ORDER BY id LIMIT ?`),
-			core.StatusDelivered, core.StatusFailed, before.UTC().Truncate(time.Microsecond), batch)
-		if err != nil {
-			return total, fmt.Errorf("purge logs: select: %w", err)
-		}
-		var ids []int64
-		for rows.Next() {
-			var id int64
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return total, fmt.Errorf("purge logs: scan: %w", err)
+	for _, status := range []string{core.StatusDelivered, core.StatusFailed} {
+		for {
+			n, more, err := db.purgeBatch(ctx, status, before, batch)
+			total += n
+			if err != nil {
+				return total, err
 			}
-			ids = append(ids, id)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return total, fmt.Errorf("purge logs: select: %w", err)
-		}
-		if len(ids) == 0 {
-			return total, nil
-		}
-		in, args := inList(ids)
-		// Re-check the status: a log resent meanwhile is no longer purged.
-		res, err := db.sqlDB.ExecContext(ctx, db.expand(`DELETE FROM {prefix}mailsvc_logs
-			WHERE status IN (?, ?) AND id IN (`+in+`)`),
-			append([]any{core.StatusDelivered, core.StatusFailed}, args...)...)
-		if err != nil {
-			return total, fmt.Errorf("purge logs: delete: %w", err)
-		}
-		n, _ := res.RowsAffected()
-		total += int(n)
-		if len(ids) < batch {
-			return total, nil
+			if !more {
+				break
+			}
 		}
 	}
+	return total, nil
+}
+
+// purgeBatch deletes up to batch logs of status created before before and
+// reports whether there may be more.
+func (db *DB) purgeBatch(ctx context.Context, status string, before time.Time, batch int) (int, bool, error) {
+	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT id FROM {prefix}mailsvc_logs
+		WHERE status = ? AND created_at < ? ORDER BY created_at LIMIT ?`),
+		status, before.UTC().Truncate(time.Microsecond), batch)
+	if err != nil {
+		return 0, false, fmt.Errorf("purge logs: select: %w", err)
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return 0, false, fmt.Errorf("purge logs: scan: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, false, fmt.Errorf("purge logs: select: %w", err)
+	}
+	if len(ids) == 0 {
+		return 0, false, nil
+	}
+	in, args := inList(ids)
+	// Re-check the status: a log resent meanwhile is no longer purged.
+	res, err := db.sqlDB.ExecContext(ctx, db.expand(`DELETE FROM {prefix}mailsvc_logs
+		WHERE status IN (?, ?) AND id IN (`+in+`)`),
+		append([]any{core.StatusDelivered, core.StatusFailed}, args...)...)
+	if err != nil {
+		return 0, false, fmt.Errorf("purge logs: delete: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return int(n), len(ids) == batch, nil
+}
+
+// OldestQueuedAt implements core.LogStore. The status filter uses the
+// claim index (status, next_attempt_at); only queued rows are read.
+func (db *DB) OldestQueuedAt(ctx context.Context) (*time.Time, error) {
+	// ORDER BY rather than MIN(): SQLite types a bare column by its
+	// declaration (DATETIME, read as a time) but not an aggregate.
+	var t time.Time
+	err := db.sqlDB.QueryRowContext(ctx, db.expand(`SELECT created_at FROM {prefix}mailsvc_logs
+		WHERE status = ? ORDER BY created_at LIMIT 1`), core.StatusQueued).Scan(&t)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("oldest queued log: %w", err)
+	}
+	t = t.UTC()
+	return &t, nil
 }
 
 // AcquireLease takes or renews the named lease for owner until now+ttl.

@@ -177,6 +177,367 @@ var migrations = []migration{
 			)`,
 		},
 	},
+	{
+		Version: 3,
+		Name:    "oauth, health checks, alert channels and scheduled jobs",
+		MySQL: []string{
+			`ALTER TABLE {prefix}mailsvc_connections
+				ADD COLUMN IF NOT EXISTS oauth_status VARCHAR(32) NOT NULL DEFAULT '',
+				ADD COLUMN IF NOT EXISTS last_checked_at DATETIME(6) NULL,
+				ADD COLUMN IF NOT EXISTS last_error TEXT NULL`,
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_oauth_states (
+				state_hash CHAR(64) NOT NULL,
+				provider VARCHAR(32) NOT NULL,
+				user_id BIGINT UNSIGNED NOT NULL,
+				connection_id BIGINT UNSIGNED NOT NULL,
+				code_verifier TEXT NOT NULL,
+				redirect_uri TEXT NOT NULL,
+				expires_at DATETIME(6) NOT NULL,
+				PRIMARY KEY (state_hash),
+				KEY idx_expires (expires_at)
+			)` + mysqlTableOptions,
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_oauth_refresh_history (
+				id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
+				connection_id BIGINT UNSIGNED NOT NULL,
+				attempted_at DATETIME(6) NOT NULL,
+				trigger_name VARCHAR(32) NOT NULL,
+				outcome VARCHAR(16) NOT NULL,
+				error TEXT NOT NULL,
+				expires_at DATETIME(6) NULL,
+				PRIMARY KEY (id),
+				KEY idx_connection (connection_id, id)
+			)` + mysqlTableOptions,
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_notifications (
+				id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
+				name VARCHAR(191) NOT NULL,
+				type VARCHAR(32) NOT NULL,
+				is_active TINYINT(1) NOT NULL DEFAULT 1,
+				events TEXT NOT NULL,
+				settings LONGTEXT NOT NULL,
+				created_at DATETIME(6) NOT NULL,
+				updated_at DATETIME(6) NOT NULL,
+				PRIMARY KEY (id)
+			)` + mysqlTableOptions,
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_jobs (
+				name VARCHAR(64) NOT NULL,
+				owner VARCHAR(191) NOT NULL,
+				last_run_at DATETIME(6) NOT NULL,
+				finished_at DATETIME(6) NULL,
+				last_error TEXT NULL,
+				PRIMARY KEY (name)
+			)` + mysqlTableOptions,
+		},
+		SQLite: []string{
+			`ALTER TABLE {prefix}mailsvc_connections ADD COLUMN oauth_status TEXT NOT NULL DEFAULT ''`,
+			`ALTER TABLE {prefix}mailsvc_connections ADD COLUMN last_checked_at DATETIME NULL`,
+			`ALTER TABLE {prefix}mailsvc_connections ADD COLUMN last_error TEXT NULL`,
+			`CREATE TABLE {prefix}mailsvc_oauth_states (
+				state_hash TEXT NOT NULL PRIMARY KEY,
+				provider TEXT NOT NULL,
+				user_id INTEGER NOT NULL,
+				connection_id INTEGER NOT NULL,
+				code_verifier TEXT NOT NULL,
+				redirect_uri TEXT NOT NULL,
+				expires_at DATETIME NOT NULL
+			)`,
+			`CREATE TABLE {prefix}mailsvc_oauth_refresh_history (
+				id INTEGER PRIMARY KEY AUTOINCREMENT,
+				connection_id INTEGER NOT NULL,
+				attempted_at DATETIME NOT NULL,
+				trigger_name TEXT NOT NULL,
+				outcome TEXT NOT NULL,
+				error TEXT NOT NULL,
+				expires_at DATETIME NULL
+			)`,
+			`CREATE INDEX {prefix}mailsvc_oauth_refresh_history_conn ON {prefix}mailsvc_oauth_refresh_history (connection_id, id)`,
+			`CREATE TABLE {prefix}mailsvc_notifications (
+				id INTEGER PRIMARY KEY AUTOINCREMENT,
+				name TEXT NOT NULL,
+				type TEXT NOT NULL,
+				is_active INTEGER NOT NULL DEFAULT 1,
+				events TEXT NOT NULL,
+				settings TEXT NOT NULL,
+				created_at DATETIME NOT NULL,
+				updated_at DATETIME NOT NULL
+			)`,
+			`CREATE TABLE {prefix}mailsvc_jobs (
+				name TEXT NOT NULL PRIMARY KEY,
+				owner TEXT NOT NULL,
+				last_run_at DATETIME NOT NULL,
+				finished_at DATETIME NULL,
+				last_error TEXT NULL
+			)`,
+		},
+	},
+	{
+		Version: 4,
+		Name:    "log search and outcome roll-ups",
+		MySQL: []string{
+			`ALTER TABLE {prefix}mailsvc_logs
+				ADD COLUMN IF NOT EXISTS recipients_indexed TINYINT(1) NOT NULL DEFAULT 0`,
+			`CREATE INDEX IF NOT EXISTS idx_status_created ON {prefix}mailsvc_logs (status, created_at)`,
+			`CREATE INDEX IF NOT EXISTS idx_recipients_indexed ON {prefix}mailsvc_logs (recipients_indexed)`,
+			`CREATE FULLTEXT INDEX IF NOT EXISTS ft_subject ON {prefix}mailsvc_logs (subject)`,
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_log_recipients (
+				log_id BIGINT UNSIGNED NOT NULL,
+				kind VARCHAR(3) NOT NULL,
+				email VARCHAR(254) NOT NULL,
+				PRIMARY KEY (log_id, kind, email),
+				KEY idx_email (email, log_id),
+				CONSTRAINT {prefix}mailsvc_log_recipients_log FOREIGN KEY (log_id)
+					REFERENCES {prefix}mailsvc_logs (id) ON DELETE CASCADE
+			)` + mysqlTableOptions,
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_outcome_buckets (
+				bucket_start DATETIME(6) NOT NULL,
+				connection_id BIGINT UNSIGNED NOT NULL,
+				status VARCHAR(16) NOT NULL,
+				shard TINYINT UNSIGNED NOT NULL DEFAULT 0,
+				messages BIGINT UNSIGNED NOT NULL DEFAULT 0,
+				PRIMARY KEY (bucket_start, connection_id, status, shard)
+			)` + mysqlTableOptions,
+		},
+		SQLite: []string{
+			`ALTER TABLE {prefix}mailsvc_logs ADD COLUMN recipients_indexed INTEGER NOT NULL DEFAULT 0`,
+			`CREATE INDEX {prefix}mailsvc_logs_status_created ON {prefix}mailsvc_logs (status, created_at)`,
+			`CREATE INDEX {prefix}mailsvc_logs_recipients_indexed ON {prefix}mailsvc_logs (id) WHERE recipients_indexed = 0`,
+			`CREATE TABLE {prefix}mailsvc_log_recipients (
+				log_id INTEGER NOT NULL REFERENCES {prefix}mailsvc_logs (id) ON DELETE CASCADE,
+				kind TEXT NOT NULL,
+				email TEXT NOT NULL COLLATE NOCASE,
+				PRIMARY KEY (log_id, kind, email)
+			) WITHOUT ROWID`,
+			`CREATE INDEX {prefix}mailsvc_log_recipients_email ON {prefix}mailsvc_log_recipients (email, log_id)`,
+			`CREATE VIRTUAL TABLE {prefix}mailsvc_logs_fts USING fts5(subject)`,
+			// New logs enter the recipients table and the FTS5 index in
+			// batches (the claim, IndexLogRecipients, ImportLogs): an
+			// enqueue stays one INSERT. Rows not yet indexed carry
+			// recipients_indexed = 0 and are searched through the partial
+			// index below. The rows already here are indexed the same way.
+			`CREATE TRIGGER {prefix}mailsvc_logs_fts_delete AFTER DELETE ON {prefix}mailsvc_logs BEGIN
+				DELETE FROM {prefix}mailsvc_logs_fts WHERE rowid = old.id;
+			END`,
+			`CREATE TRIGGER {prefix}mailsvc_logs_fts_update AFTER UPDATE OF subject ON {prefix}mailsvc_logs BEGIN
+				UPDATE {prefix}mailsvc_logs_fts SET subject = new.subject WHERE rowid = old.id;
+			END`,
+			`CREATE TABLE {prefix}mailsvc_outcome_buckets (
+				bucket_start DATETIME NOT NULL,
+				connection_id INTEGER NOT NULL,
+				status TEXT NOT NULL,
+				shard INTEGER NOT NULL DEFAULT 0,
+				messages INTEGER NOT NULL DEFAULT 0,
+				PRIMARY KEY (bucket_start, connection_id, status, shard)
+			)`,
+		},
+	},
+	{
+		Version: 5,
+		Name:    "routing rules, sender groups and daily send counters",
+		MySQL: []string{
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_routing_rules (
+				id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
+				name VARCHAR(191) NOT NULL,
+				conditions LONGTEXT NOT NULL,
+				connection_id BIGINT UNSIGNED NOT NULL,
+				priority INT NOT NULL DEFAULT 0,
+				is_active TINYINT(1) NOT NULL DEFAULT 1,
+				created_at DATETIME(6) NOT NULL,
+				updated_at DATETIME(6) NOT NULL,
+				PRIMARY KEY (id),
+				KEY idx_priority (priority, id)
+			)` + mysqlTableOptions,
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_sender_groups (
+				sender VARCHAR(254) NOT NULL,
+				strategy VARCHAR(16) NOT NULL,
+				members LONGTEXT NOT NULL,
+				updated_at DATETIME(6) NOT NULL,
+				PRIMARY KEY (sender)
+			)` + mysqlTableOptions,
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_send_counts (
+				connection_id BIGINT UNSIGNED NOT NULL,
+				day CHAR(10) NOT NULL,
+				sent BIGINT UNSIGNED NOT NULL DEFAULT 0,
+				PRIMARY KEY (day, connection_id)
+			)` + mysqlTableOptions,
+		},
+		SQLite: []string{
+			`CREATE TABLE {prefix}mailsvc_routing_rules (
+				id INTEGER PRIMARY KEY AUTOINCREMENT,
+				name TEXT NOT NULL,
+				conditions TEXT NOT NULL,
+				connection_id INTEGER NOT NULL,
+				priority INTEGER NOT NULL DEFAULT 0,
+				is_active INTEGER NOT NULL DEFAULT 1,
+				created_at DATETIME NOT NULL,
+				updated_at DATETIME NOT NULL
+			)`,
+			`CREATE INDEX {prefix}mailsvc_routing_rules_priority ON {prefix}mailsvc_routing_rules (priority, id)`,
+			`CREATE TABLE {prefix}mailsvc_sender_groups (
+				sender TEXT NOT NULL PRIMARY KEY,
+				strategy TEXT NOT NULL,
+				members TEXT NOT NULL,
+				updated_at DATETIME NOT NULL
+			)`,
+			`CREATE TABLE {prefix}mailsvc_send_counts (
+				connection_id INTEGER NOT NULL,
+				day TEXT NOT NULL,
+				sent INTEGER NOT NULL DEFAULT 0,
+				PRIMARY KEY (day, connection_id)
+			) WITHOUT ROWID`,
+		},
+	},
+	{
+		Version: 6,
+		Name:    "provider webhook events and the suppression list",
+		MySQL: []string{
+			`CREATE INDEX IF NOT EXISTS idx_provider_message_id ON {prefix}mailsvc_logs (provider_message_id)`,
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_log_events (
+				id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
+				log_id BIGINT UNSIGNED NOT NULL,
+				provider VARCHAR(32) NOT NULL,
+				event VARCHAR(32) NOT NULL,
+				occurred_at DATETIME(6) NOT NULL,
+				detail LONGTEXT NOT NULL,
+				created_at DATETIME(6) NOT NULL,
+				PRIMARY KEY (id),
+				KEY idx_log (log_id, id),
+				CONSTRAINT {prefix}mailsvc_log_events_log FOREIGN KEY (log_id)
+					REFERENCES {prefix}mailsvc_logs (id) ON DELETE CASCADE
+			)` + mysqlTableOptions,
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_webhook_seen (
+				provider VARCHAR(32) NOT NULL,
+				event_id VARCHAR(191) NOT NULL,
+				expires_at DATETIME(6) NOT NULL,
+				PRIMARY KEY (provider, event_id),
+				KEY idx_expires (expires_at)
+			)` + mysqlTableOptions,
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_suppressions (
+				id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
+				email VARCHAR(254) NOT NULL,
+				reason VARCHAR(32) NOT NULL,
+				source_event VARCHAR(255) NOT NULL DEFAULT '',
+				created_at DATETIME(6) NOT NULL,
+				PRIMARY KEY (id),
+				UNIQUE KEY uq_email (email)
+			)` + mysqlTableOptions,
+		},
+		SQLite: []string{
+			`CREATE INDEX {prefix}mailsvc_logs_provider_message_id ON {prefix}mailsvc_logs (provider_message_id)`,
+			`CREATE TABLE {prefix}mailsvc_log_events (
+				id INTEGER PRIMARY KEY AUTOINCREMENT,
+				log_id INTEGER NOT NULL REFERENCES {prefix}mailsvc_logs (id) ON DELETE CASCADE,
+				provider TEXT NOT NULL,
+				event TEXT NOT NULL,
+				occurred_at DATETIME NOT NULL,
+				detail TEXT NOT NULL,
+				created_at DATETIME NOT NULL
+			)`,
+			`CREATE INDEX {prefix}mailsvc_log_events_log ON {prefix}mailsvc_log_events (log_id, id)`,
+			`CREATE TABLE {prefix}mailsvc_webhook_seen (
+				provider TEXT NOT NULL,
+				event_id TEXT NOT NULL,
+				expires_at DATETIME NOT NULL,
+				PRIMARY KEY (provider, event_id)
+			)`,
+			`CREATE INDEX {prefix}mailsvc_webhook_seen_expires ON {prefix}mailsvc_webhook_seen (expires_at)`,
+			`CREATE TABLE {prefix}mailsvc_suppressions (
+				id INTEGER PRIMARY KEY AUTOINCREMENT,
+				email TEXT NOT NULL COLLATE NOCASE UNIQUE,
+				reason TEXT NOT NULL,
+				source_event TEXT NOT NULL DEFAULT '',
+				created_at DATETIME NOT NULL
+			)`,
+		},
+	},
+	{
+		Version: 7,
+		Name:    "live replicas (the rate-limit budget split)",
+		MySQL: []string{
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_replicas (
+				owner VARCHAR(191) NOT NULL,
+				expires_at DATETIME(6) NOT NULL,
+				PRIMARY KEY (owner),
+				KEY idx_expires (expires_at)
+			)` + mysqlTableOptions,
+		},
+		SQLite: []string{
+			`CREATE TABLE {prefix}mailsvc_replicas (
+				owner TEXT NOT NULL PRIMARY KEY,
+				expires_at DATETIME NOT NULL
+			) WITHOUT ROWID`,
+		},
+	},
+	{
+		Version: 8,
+		Name:    "outcome roll-ups by source and the provider event time index (Pro analytics)",
+		MySQL: []string{
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_source_buckets (
+				bucket_start DATETIME(6) NOT NULL,
+				source VARCHAR(191) NOT NULL,
+				status VARCHAR(16) NOT NULL,
+				shard TINYINT UNSIGNED NOT NULL DEFAULT 0,
+				messages BIGINT UNSIGNED NOT NULL DEFAULT 0,
+				PRIMARY KEY (bucket_start, source, status, shard)
+			)` + mysqlTableOptions,
+			`CREATE INDEX IF NOT EXISTS idx_occurred ON {prefix}mailsvc_log_events (occurred_at, provider, event, log_id)`,
+		},
+		SQLite: []string{
+			`CREATE TABLE {prefix}mailsvc_source_buckets (
+				bucket_start DATETIME NOT NULL,
+				source TEXT NOT NULL,
+				status TEXT NOT NULL,
+				shard INTEGER NOT NULL DEFAULT 0,
+				messages INTEGER NOT NULL DEFAULT 0,
+				PRIMARY KEY (bucket_start, source, status, shard)
+			)`,
+			`CREATE INDEX {prefix}mailsvc_log_events_occurred ON {prefix}mailsvc_log_events (occurred_at, provider, event, log_id)`,
+		},
+	},
+	{
+		// The bounces and complaints of a range (LogEventTallies) are a
+		// few hundredths of its events: read them alone, by event and time.
+		// On MySQL each then reads its log's connection and source from a
+		// narrow index rather than the log's row: a million logs outgrow
+		// the buffer pool, and those reads from the clustered rows cost
+		// about ten times as much.
+		Version: 9,
+		Name:    "provider events by kind and time, logs' connection and source by id (Pro analytics overview)",
+		MySQL: []string{
+			`CREATE INDEX IF NOT EXISTS idx_event_occurred ON {prefix}mailsvc_log_events (event, occurred_at, log_id)`,
+			`CREATE INDEX IF NOT EXISTS idx_id_connection_source ON {prefix}mailsvc_logs (id, sent_connection_id, source)`,
+		},
+		SQLite: []string{
+			`CREATE INDEX {prefix}mailsvc_log_events_event_occurred ON {prefix}mailsvc_log_events (event, occurred_at, log_id)`,
+		},
+	},
+	{
+		// On MySQL a subject-word search matches hundreds of logs: sorted
+		// by date from the wide logs table (bodies included), each match
+		// is a read from disk once the table outgrows the buffer pool. The
+		// subject's FULLTEXT index moves to a narrow side table (log id,
+		// time, subject) that the search reads alone, down to the page's
+		// ids; the logs table no longer maintains a FULLTEXT index on
+		// every enqueue. The side table is written where the recipients
+		// rows are (recipients_indexed marks both), and the existing logs
+		// are copied here; the FULLTEXT index is built after the copy.
+		// SQLite keeps its FTS5 table.
+		Version: 10,
+		Name:    "subject search in a narrow side table",
+		MySQL: []string{
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_log_subjects (
+				log_id BIGINT UNSIGNED NOT NULL,
+				created_at DATETIME(6) NOT NULL,
+				subject TEXT NOT NULL,
+				PRIMARY KEY (log_id),
+				CONSTRAINT {prefix}mailsvc_log_subjects_log FOREIGN KEY (log_id)
+					REFERENCES {prefix}mailsvc_logs (id) ON DELETE CASCADE
+			)` + mysqlTableOptions,
+			`INSERT IGNORE INTO {prefix}mailsvc_log_subjects (log_id, created_at, subject)
+				SELECT id, created_at, subject FROM {prefix}mailsvc_logs`,
+			`CREATE FULLTEXT INDEX IF NOT EXISTS ft_subject ON {prefix}mailsvc_log_subjects (subject)`,
+			`ALTER TABLE {prefix}mailsvc_logs DROP INDEX IF EXISTS ft_subject`,
+		},
+		SQLite: nil,
+	},
 }
 
 // LatestVersion is the schema version this build migrates to.

@@ -65,7 +65,25 @@ func TestDropServiceTablesAndOptions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantTables := []string{"wp_mailsvc_connections", "wp_mailsvc_leases", "wp_mailsvc_log_attempts", "wp_mailsvc_logs", "wp_mailsvc_migrations", "wp_mailsvc_settings"}
+			wantTables := []string{"wp_mailsvc_connections", "wp_mailsvc_jobs", "wp_mailsvc_leases", "wp_mailsvc_log_attempts", "wp_mailsvc_log_recipients", "wp_mailsvc_logs", "wp_mailsvc_migrations", "wp_mailsvc_notifications", "wp_mailsvc_oauth_refresh_history", "wp_mailsvc_oauth_states", "wp_mailsvc_outcome_buckets", "wp_mailsvc_routing_rules", "wp_mailsvc_send_counts", "wp_mailsvc_sender_groups", "wp_mailsvc_settings"}
+			// Pro's webhook events and suppression list (migration 6).
+			wantTables = append(wantTables, "wp_mailsvc_log_events", "wp_mailsvc_suppressions", "wp_mailsvc_webhook_seen")
+			// The live replicas (migration 7).
+			wantTables = append(wantTables, "wp_mailsvc_replicas")
+			// The outcome roll-ups by source (migration 8).
+			wantTables = append(wantTables, "wp_mailsvc_source_buckets")
+			if tc.name != "sqlite" {
+				// The subject's FULLTEXT side table (migration 10).
+				wantTables = append(wantTables, "wp_mailsvc_log_subjects")
+			}
+			slices.Sort(wantTables)
+			if tc.name == "sqlite" {
+				// The subject's FTS5 index and its shadow tables.
+				for _, suffix := range []string{"", "_config", "_content", "_data", "_docsize", "_idx"} {
+					wantTables = append(wantTables, "wp_mailsvc_logs_fts"+suffix)
+				}
+				slices.Sort(wantTables)
+			}
 			if !slices.Equal(want, wantTables) {
 				t.Fatalf("service tables %v, want %v", want, wantTables)
 			}

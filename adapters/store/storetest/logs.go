@@ -33,6 +33,10 @@ func (s *suite) logTests() []struct {
 		{"ResendLogs", s.testResend},
 		{"PurgeInBatches", s.testPurge},
 		{"AcquireLease", s.testAcquireLease},
+		{"SearchRecipientsAndWords", s.testSearchRecipientsAndWords},
+		{"OutcomeRollups", s.testOutcomeRollups},
+		{"ImportLogs", s.testImportLogs},
+		{"BridgeRowsBackfill", s.testBridgeRowsBackfill},
 	}
 }
 
@@ -315,14 +319,19 @@ func (s *suite) testLogSearch(t *testing.T) {
 	}{
 		{"%", []string{"100% sure"}},
 		{"_", []string{"snake_case"}},
-		{"e_c", []string{"snake_case"}},
+		{"e_c", nil}, // not the start of a word
+		{"snake_c", []string{"snake_case"}},
 		{"!", []string{"bang! yes"}},
 		{"SURE", []string{"100% sure"}},
 		{"100", []string{"100 percent", "100% sure"}},
-		{"ziggy@mars", []string{"plain"}},
-		{"Stardust", []string{"plain"}},
-		{"needle", []string{"plain"}},
-		{"Hello 3", []string{"snakeXcase"}},
+		{"perc", []string{"100 percent"}},
+		{"Ziggy@Mars.Example", []string{"plain"}},
+		// A partial address, a recipient's name and the bodies are not
+		// searched.
+		{"ziggy@mars", nil},
+		{"Stardust", nil},
+		{"needle", nil},
+		{"Hello 3", nil},
 		{"nothing-matches", nil},
 	}
 	for _, tt := range tests {

@@ -42,6 +42,14 @@ func Run(t *testing.T, dsn string) {
 		{"ClosedDBReturnsErrors", s.testClosed},
 	}
 	tests = append(tests, s.logTests()...)
+	tests = append(tests, s.connectionStateTests()...)
+	tests = append(tests, s.notificationTests()...)
+	tests = append(tests, s.jobTests()...)
+	tests = append(tests, s.oauthTests()...)
+	tests = append(tests, s.routingTests()...)
+	tests = append(tests, s.webhookTests()...)
+	tests = append(tests, s.analyticsTests()...)
+	tests = append(tests, s.rollupCompactTests()...)
 	for _, tt := range tests {
 		t.Run(tt.name, tt.fn)
 	}
@@ -180,7 +188,7 @@ func (s *suite) testConnectionCRUD(t *testing.T) {
 		Driver:       "ses",
 		IsActive:     false,
 		Settings:     core.Settings{"region": "eu-west-1"},
-		HealthStatus: core.HealthUnhealthy,
+		HealthStatus: core.HealthDown,
 	}
 	if err := db.UpdateConnection(ctx, upd); err != nil {
 		t.Fatalf("UpdateConnection: %v", err)
@@ -195,7 +203,7 @@ func (s *suite) testConnectionCRUD(t *testing.T) {
 	want := &core.Connection{
 		ID: c.ID, Name: "Renamed", Driver: "ses", IsActive: false,
 		Settings:     core.Settings{"region": "eu-west-1"},
-		HealthStatus: core.HealthUnhealthy,
+		HealthStatus: core.HealthDown,
 		CreatedAt:    c.CreatedAt,
 		UpdatedAt:    upd.UpdatedAt,
 	}

@@ -1,0 +1,374 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mailsvc/mailsvc/core"
+)
+
+// The Pro analytics read the outcome roll-ups by source kept here
+// ({prefix}mailsvc_source_buckets, grown in the same transaction as
+// RecordOutcomes and ImportLogs), the provider events by time, and the
+// log in keyset pages for the CSV export.
+
+// sourceKey is one row of {prefix}mailsvc_source_buckets.
+type sourceKey struct {
+	Start  time.Time
+	Source string
+	Status string
+}
+
+// sourceTally groups final outcomes by bucket, source and status.
+type sourceTally map[sourceKey]int64
+
+// add counts one message from source that reached status at t; a status
+// that is not final is ignored.
+func (s sourceTally) add(t time.Time, source, status string) {
+	if status != core.StatusDelivered && status != core.StatusFailed {
+		return
+	}
+	s[sourceKey{Start: t.UTC().Truncate(core.OutcomeBucketSize), Source: source, Status: status}]++
+}
+
+// write adds the tally to the roll-up table in one multi-row upsert, its
+// keys in a fixed order (and, on MySQL, on a random shard of rollupShards)
+// so concurrent writers seldom wait for each other and never deadlock on
+// it.
+func (s sourceTally) write(ctx context.Context, db *DB, tx *sql.Tx) error {
+	if len(s) == 0 {
+		return nil
+	}
+	shard := 0
+	if db.dialect == DialectMySQL {
+		shard = rand.IntN(rollupShards)
+	}
+	keys := make([]sourceKey, 0, len(s))
+	for k := range s {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b sourceKey) int {
+		if c := a.Start.Compare(b.Start); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.Source, b.Source); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Status, b.Status)
+	})
+	var b strings.Builder
+	b.WriteString(`INSERT INTO {prefix}mailsvc_source_buckets (bucket_start, source, status, shard, messages) VALUES `)
+	args := make([]any, 0, 5*len(keys))
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString("(?,?,?,?,?)")
+		args = append(args, k.Start, k.Source, k.Status, shard, s[k])
+	}
+	if db.dialect == DialectMySQL {
+		b.WriteString(" ON DUPLICATE KEY UPDATE messages = messages + VALUES(messages)")
+	} else {
+		b.WriteString(" ON CONFLICT (bucket_start, source, status, shard) DO UPDATE SET messages = messages + excluded.messages")
+	}
+	if _, err := tx.ExecContext(ctx, db.expand(b.String()), args...); err != nil {
+		return fmt.Errorf("add source roll-ups: %w", err)
+	}
+	return nil
+}
+
+// idList returns "?,?,..." and the arguments of an IN list of ids.
+func idList(ids []int64) (string, []any) {
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	return strings.TrimSuffix(strings.Repeat("?,", len(ids)), ","), args
+}
+
+// idChunk bounds the ids of one IN list.
+const idChunk = 500
+
+// addSourceOutcomes grows the roll-ups by source with the final outcomes
+// of outs that recordOutcomes is about to apply at t in tx: exactly the
+// logs still sending under owner (the others are not applied), each
+// once. It must run before the logs are updated or deleted, since it
+// reads their source; on MySQL it locks them (SELECT ... FOR UPDATE) so
+// that what it counts is what the updates then apply. One batched SELECT
+// per idChunk logs and one upsert.
+func (db *DB) addSourceOutcomes(ctx context.Context, tx *sql.Tx, owner string, t time.Time, outs []core.LogOutcome) error {
+	status := map[int64]string{}
+	var ids []int64
+	for _, o := range outs {
+		if _, seen := status[o.LogID]; seen {
+			continue // only the first outcome of a log can apply
+		}
+		status[o.LogID] = o.Status
+		if o.Status == core.StatusDelivered || o.Status == core.StatusFailed {
+			ids = append(ids, o.LogID)
+		}
+	}
+	tally := sourceTally{}
+	lock := ""
+	if db.dialect == DialectMySQL {
+		lock = " FOR UPDATE"
+	}
+	for part := range slices.Chunk(ids, idChunk) {
+		in, args := idList(part)
+		args = append(args, core.StatusSending, owner)
+		rows, err := tx.QueryContext(ctx, db.expand(`SELECT id, source FROM {prefix}mailsvc_logs
+			WHERE id IN (`+in+`) AND status = ? AND lease_owner = ?`+lock), args...)
+		if err != nil {
+			return fmt.Errorf("read sources of recorded logs: %w", err)
+		}
+		for rows.Next() {
+			var id int64
+			var source string
+			if err := rows.Scan(&id, &source); err != nil {
+				rows.Close()
+				return fmt.Errorf("read sources of recorded logs: %w", err)
+			}
+			tally.add(t, source, status[id])
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return fmt.Errorf("read sources of recorded logs: %w", err)
+		}
+	}
+	return tally.write(ctx, db, tx)
+}
+
+// addLogSourceOutcomes grows the roll-ups by source with the logs of ids
+// as they stand in tx (ImportLogs' new rows): a delivered log counts in
+// the bucket of its delivered_at (else updated_at), a failed one in that
+// of its updated_at, as the outcome roll-ups count them.
+func (db *DB) addLogSourceOutcomes(ctx context.Context, tx *sql.Tx, ids []int64) error {
+	tally := sourceTally{}
+	for part := range slices.Chunk(ids, idChunk) {
+		in, args := idList(part)
+		rows, err := tx.QueryContext(ctx, db.expand(`SELECT source, status, updated_at, delivered_at
+			FROM {prefix}mailsvc_logs WHERE id IN (`+in+`)`), args...)
+		if err != nil {
+			return fmt.Errorf("read sources of imported logs: %w", err)
+		}
+		for rows.Next() {
+			var source, status string
+			var upd time.Time
+			var delivered sql.NullTime
+			if err := rows.Scan(&source, &status, &upd, &delivered); err != nil {
+				rows.Close()
+				return fmt.Errorf("read sources of imported logs: %w", err)
+			}
+			at := upd
+			if status == core.StatusDelivered && delivered.Valid {
+				at = delivered.Time
+			}
+			tally.add(at, source, status)
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return fmt.Errorf("read sources of imported logs: %w", err)
+		}
+	}
+	return tally.write(ctx, db, tx)
+}
+
+// SourceBuckets returns the roll-up counters of final outcomes by source
+// whose bucket starts in [from, to), ordered by Start (then source and
+// status). They count the same outcomes as OutcomeBuckets (from
+// RecordOutcomes and ImportLogs alike) and, like them, are history that
+// deleting logs never lowers.
+func (db *DB) SourceBuckets(ctx context.Context, from, to time.Time) ([]core.SourceBucket, error) {
+	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT bucket_start, source, status, SUM(messages)
+		FROM {prefix}mailsvc_source_buckets WHERE bucket_start >= ? AND bucket_start < ?
+		GROUP BY bucket_start, source, status
+		ORDER BY bucket_start, source, status`),
+		from.UTC().Truncate(time.Microsecond), to.UTC().Truncate(time.Microsecond))
+	if err != nil {
+		return nil, fmt.Errorf("source buckets: %w", err)
+	}
+	defer rows.Close()
+	out := []core.SourceBucket{}
+	for rows.Next() {
+		var b core.SourceBucket
+		if err := rows.Scan(&b.Start, &b.Source, &b.Status, &b.Count); err != nil {
+			return nil, fmt.Errorf("scan source bucket: %w", err)
+		}
+		b.Start = b.Start.UTC()
+		out = append(out, b)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("source buckets: %w", err)
+	}
+	return out, nil
+}
+
+// EventCounts counts the provider events that happened in [from, to)
+// (by the provider's time), per provider and event, ordered by provider
+// and event.
+func (db *DB) EventCounts(ctx context.Context, from, to time.Time) ([]core.EventCount, error) {
+	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT provider, event, COUNT(*), COUNT(DISTINCT log_id)
+		FROM {prefix}mailsvc_log_events WHERE occurred_at >= ? AND occurred_at < ?
+		GROUP BY provider, event ORDER BY provider, event`),
+		from.UTC().Truncate(time.Microsecond), to.UTC().Truncate(time.Microsecond))
+	if err != nil {
+		return nil, fmt.Errorf("count provider events: %w", err)
+	}
+	defer rows.Close()
+	out := []core.EventCount{}
+	for rows.Next() {
+		var c core.EventCount
+		if err := rows.Scan(&c.Provider, &c.Event, &c.Events, &c.Messages); err != nil {
+			return nil, fmt.Errorf("count provider events: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("count provider events: %w", err)
+	}
+	return out, nil
+}
+
+// LogEventTallies counts the distinct logs that received one of events in
+// [from, to), per event, sending connection (0 when none) and source. It
+// reads the (few) events of the range through the (event, occurred_at)
+// index and their logs' connection and source by id.
+func (db *DB) LogEventTallies(ctx context.Context, from, to time.Time, events []string) ([]core.LogEventTally, error) {
+	out := []core.LogEventTally{}
+	if len(events) == 0 {
+		return out, nil
+	}
+	in := strings.TrimSuffix(strings.Repeat("?,", len(events)), ",")
+	args := []any{from.UTC().Truncate(time.Microsecond), to.UTC().Truncate(time.Microsecond)}
+	for _, e := range events {
+		args = append(args, e)
+	}
+	// On MySQL the logs' connection and source come from the narrow
+	// idx_id_connection_source, which the optimizer would pass over for
+	// the (much wider) primary key.
+	hint := ""
+	if db.dialect == DialectMySQL {
+		hint = " FORCE INDEX (idx_id_connection_source)"
+	}
+	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT COALESCE(l.sent_connection_id, 0), l.source, e.event, COUNT(DISTINCT e.log_id)
+		FROM {prefix}mailsvc_log_events e JOIN {prefix}mailsvc_logs l`+hint+` ON l.id = e.log_id
+		WHERE e.occurred_at >= ? AND e.occurred_at < ? AND e.event IN (`+in+`)
+		GROUP BY COALESCE(l.sent_connection_id, 0), l.source, e.event
+		ORDER BY 1, 2, 3`), args...)
+	if err != nil {
+		return nil, fmt.Errorf("count logs with provider events: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c core.LogEventTally
+		if err := rows.Scan(&c.ConnectionID, &c.Source, &c.Event, &c.Messages); err != nil {
+			return nil, fmt.Errorf("count logs with provider events: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("count logs with provider events: %w", err)
+	}
+	return out, nil
+}
+
+// ExportLogs returns the next page of logs created in [p.From, p.To) in
+// (CreatedAt, ID) order after the cursor (p.AfterCreatedAt, p.AfterID;
+// a zero AfterID starts at the beginning), at most p.Limit of them (1–1000,
+// default 500), without their bodies. The page is one range read of the
+// created_at index from the cursor on, so paging through any range costs
+// the same per row whatever its size.
+func (db *DB) ExportLogs(ctx context.Context, p core.LogExportPage) ([]core.ExportedLog, error) {
+	limit := p.Limit
+	if limit <= 0 || limit > 1000 {
+		limit = 500
+	}
+	from, to := p.From.UTC().Truncate(time.Microsecond), p.To.UTC().Truncate(time.Microsecond)
+	after := from
+	if p.AfterID > 0 && p.AfterCreatedAt.After(from) {
+		after = p.AfterCreatedAt.UTC().Truncate(time.Microsecond)
+	}
+	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT id, created_at, status,
+		COALESCE(sent_connection_id, connection_id, 0), source, recipients, subject, last_error, provider_message_id
+		FROM {prefix}mailsvc_logs
+		WHERE created_at >= ? AND created_at < ? AND (created_at > ? OR id > ?)
+		ORDER BY created_at, id LIMIT ?`), after, to, after, p.AfterID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("export logs: %w", err)
+	}
+	defer rows.Close()
+	out := make([]core.ExportedLog, 0, limit)
+	for rows.Next() {
+		var l core.ExportedLog
+		if err := rows.Scan(&l.ID, &l.CreatedAt, &l.Status, &l.ConnectionID, &l.Source, &l.Recipients,
+			&l.Subject, &l.LastError, &l.ProviderMessageID); err != nil {
+			return nil, fmt.Errorf("export logs: %w", err)
+		}
+		l.CreatedAt = l.CreatedAt.UTC()
+		out = append(out, l)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("export logs: %w", err)
+	}
+	return out, nil
+}
+
+// OutcomeTotals sums the outcome roll-ups (OutcomeBuckets) whose bucket
+// starts in [from, to) per connection and status: one row per connection
+// and status, Start set to from. The sums are made by the database, so
+// the answer stays a few rows whatever the range.
+func (db *DB) OutcomeTotals(ctx context.Context, from, to time.Time) ([]core.OutcomeBucket, error) {
+	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT connection_id, status, SUM(messages)
+		FROM {prefix}mailsvc_outcome_buckets WHERE bucket_start >= ? AND bucket_start < ?
+		GROUP BY connection_id, status ORDER BY connection_id, status`),
+		from.UTC().Truncate(time.Microsecond), to.UTC().Truncate(time.Microsecond))
+	if err != nil {
+		return nil, fmt.Errorf("outcome totals: %w", err)
+	}
+	defer rows.Close()
+	out := []core.OutcomeBucket{}
+	for rows.Next() {
+		b := core.OutcomeBucket{Start: from.UTC()}
+		if err := rows.Scan(&b.ConnectionID, &b.Status, &b.Count); err != nil {
+			return nil, fmt.Errorf("outcome totals: %w", err)
+		}
+		out = append(out, b)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("outcome totals: %w", err)
+	}
+	return out, nil
+}
+
+// SourceTotals sums the roll-ups by source (SourceBuckets) whose bucket
+// starts in [from, to) per source and status: one row per source and
+// status, Start set to from.
+func (db *DB) SourceTotals(ctx context.Context, from, to time.Time) ([]core.SourceBucket, error) {
+	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT source, status, SUM(messages)
+		FROM {prefix}mailsvc_source_buckets WHERE bucket_start >= ? AND bucket_start < ?
+		GROUP BY source, status ORDER BY source, status`),
+		from.UTC().Truncate(time.Microsecond), to.UTC().Truncate(time.Microsecond))
+	if err != nil {
+		return nil, fmt.Errorf("source totals: %w", err)
+	}
+	defer rows.Close()
+	out := []core.SourceBucket{}
+	for rows.Next() {
+		b := core.SourceBucket{Start: from.UTC()}
+		if err := rows.Scan(&b.Source, &b.Status, &b.Count); err != nil {
+			return nil, fmt.Errorf("source totals: %w", err)
+		}
+		out = append(out, b)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("source totals: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,118 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mailsvc/mailsvc/core"
+)
+
+var _ core.JobStore = (*DB)(nil)
+
+// ClaimJobRun implements core.JobStore. One conditional UPDATE takes an
+// eligible row (its last run started at least interval ago); when no row
+// was taken, an INSERT that ignores a duplicate key claims a job that has
+// never run. Each statement is atomic, so of concurrent claimers — in one
+// process or in several sharing the database — exactly one sees a row
+// affected.
+//
+// Whose clock decides: on MySQL/MariaDB both the new last_run_at and the
+// eligibility test use the server's UTC_TIMESTAMP(6), so clock skew
+// between replicas cannot let two of them run a job in one interval. On
+// SQLite (one file, so one host) the calling process's UTC clock is used
+// for both.
+func (db *DB) ClaimJobRun(ctx context.Context, name, owner string, interval time.Duration) (bool, error) {
+	if name == "" || owner == "" {
+		return false, errors.New("claim job run: name and owner are required")
+	}
+	if interval <= 0 {
+		return false, fmt.Errorf("claim job run %s: interval %v is not positive", name, interval)
+	}
+	micros := interval.Microseconds()
+	var upd, ins string
+	var updArgs, insArgs []any
+	if db.dialect == DialectSQLite {
+		t := now()
+		upd = `UPDATE {prefix}mailsvc_jobs SET owner = ?, last_run_at = ?, finished_at = NULL, last_error = NULL
+			WHERE name = ? AND last_run_at <= ?`
+		updArgs = []any{owner, t, name, t.Add(-time.Duration(micros) * time.Microsecond)}
+		ins = `INSERT OR IGNORE INTO {prefix}mailsvc_jobs (name, owner, last_run_at) VALUES (?, ?, ?)`
+		insArgs = []any{name, owner, t}
+	} else {
+		upd = `UPDATE {prefix}mailsvc_jobs SET owner = ?, last_run_at = UTC_TIMESTAMP(6), finished_at = NULL, last_error = NULL
+			WHERE name = ? AND last_run_at <= UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND`
+		updArgs = []any{owner, name, micros}
+		ins = `INSERT IGNORE INTO {prefix}mailsvc_jobs (name, owner, last_run_at) VALUES (?, ?, UTC_TIMESTAMP(6))`
+		insArgs = []any{name, owner}
+	}
+	won := false
+	err := retryDeadlock(func() error {
+		res, err := db.sqlDB.ExecContext(ctx, db.expand(upd), updArgs...)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			won = true
+			return nil
+		}
+		res, err = db.sqlDB.ExecContext(ctx, db.expand(ins), insArgs...)
+		if err != nil {
+			return err
+		}
+		n, _ := res.RowsAffected()
+		won = n == 1
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("claim job run %s: %w", name, err)
+	}
+	return won, nil
+}
+
+// FinishJobRun implements core.JobStore. It changes nothing when another
+// owner has claimed the job since (its run is the one on record).
+func (db *DB) FinishJobRun(ctx context.Context, name, owner, errMsg string) error {
+	stmt := `UPDATE {prefix}mailsvc_jobs SET finished_at = UTC_TIMESTAMP(6), last_error = ? WHERE name = ? AND owner = ?`
+	args := []any{errMsg, name, owner}
+	if db.dialect == DialectSQLite {
+		stmt = `UPDATE {prefix}mailsvc_jobs SET finished_at = ?, last_error = ? WHERE name = ? AND owner = ?`
+		args = append([]any{now()}, args...)
+	}
+	if _, err := db.sqlDB.ExecContext(ctx, db.expand(stmt), args...); err != nil {
+		return fmt.Errorf("finish job run %s: %w", name, err)
+	}
+	return nil
+}
+
+// FindJobRuns implements core.JobStore.
+func (db *DB) FindJobRuns(ctx context.Context) ([]core.JobRun, error) {
+	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT name, owner, last_run_at, finished_at, last_error
+		FROM {prefix}mailsvc_jobs ORDER BY name`))
+	if err != nil {
+		return nil, fmt.Errorf("find job runs: %w", err)
+	}
+	defer rows.Close()
+	var out []core.JobRun
+	for rows.Next() {
+		var r core.JobRun
+		var finished sql.NullTime
+		var lastErr sql.NullString
+		if err := rows.Scan(&r.Name, &r.Owner, &r.LastRunAt, &finished, &lastErr); err != nil {
+			return nil, fmt.Errorf("find job runs: scan: %w", err)
+		}
+		r.LastRunAt = r.LastRunAt.UTC()
+		if finished.Valid {
+			t := finished.Time.UTC()
+			r.FinishedAt = &t
+		}
+		r.LastError = lastErr.String
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("find job runs: %w", err)
+	}
+	return out, nil
+}

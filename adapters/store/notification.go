@@ -1,0 +1,234 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/mailsvc/mailsvc/core"
+	"gorm.io/gorm"
+)
+
+var _ core.NotificationStore = (*DB)(nil)
+
+// notificationRow is a row of {prefix}mailsvc_notifications. Events is a
+// JSON array of event names, Settings a JSON object.
+type notificationRow struct {
+	ID        int64     `gorm:"column:id;primaryKey;autoIncrement"`
+	Name      string    `gorm:"column:name"`
+	Type      string    `gorm:"column:type"`
+	IsActive  bool      `gorm:"column:is_active"`
+	Events    string    `gorm:"column:events"`
+	Settings  string    `gorm:"column:settings"`
+	CreatedAt time.Time `gorm:"column:created_at"`
+	UpdatedAt time.Time `gorm:"column:updated_at"`
+}
+
+func (db *DB) notifications(ctx context.Context) *gorm.DB {
+	return db.gdb.WithContext(ctx).Table(db.TableName("notifications"))
+}
+
+func toNotificationRow(c *core.NotificationChannel) (*notificationRow, error) {
+	events := c.Events
+	if events == nil {
+		events = []string{}
+	}
+	ev, err := encodeJSON(events)
+	if err != nil {
+		return nil, fmt.Errorf("channel events: %w", err)
+	}
+	settings := c.Settings
+	if settings == nil {
+		settings = core.Settings{}
+	}
+	js, err := encodeJSON(map[string]any(settings))
+	if err != nil {
+		return nil, fmt.Errorf("channel settings: %w", err)
+	}
+	return &notificationRow{
+		ID: c.ID, Name: c.Name, Type: c.Type, IsActive: c.IsActive,
+		Events: ev, Settings: js,
+	}, nil
+}
+
+func (r *notificationRow) toChannel() (*core.NotificationChannel, error) {
+	v, err := decodeJSON(r.Settings)
+	if err != nil {
+		return nil, fmt.Errorf("channel %d settings: %w", r.ID, err)
+	}
+	m, ok := v.(map[string]any)
+	if !ok && v != nil {
+		return nil, fmt.Errorf("channel %d settings: stored JSON is not an object", r.ID)
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	ev, err := decodeJSON(r.Events)
+	if err != nil {
+		return nil, fmt.Errorf("channel %d events: %w", r.ID, err)
+	}
+	list, ok := ev.([]any)
+	if !ok && ev != nil {
+		return nil, fmt.Errorf("channel %d events: stored JSON is not an array", r.ID)
+	}
+	events := make([]string, 0, len(list))
+	for _, e := range list {
+		s, ok := e.(string)
+		if !ok {
+			return nil, fmt.Errorf("channel %d events: stored array holds a non-string", r.ID)
+		}
+		events = append(events, s)
+	}
+	return &core.NotificationChannel{
+		ID: r.ID, Name: r.Name, Type: r.Type, IsActive: r.IsActive,
+		Events: events, Settings: core.Settings(m),
+		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+	}, nil
+}
+
+// FindNotificationChannels implements core.NotificationStore.
+func (db *DB) FindNotificationChannels(ctx context.Context) ([]*core.NotificationChannel, error) {
+	var rows []notificationRow
+	if err := db.notifications(ctx).Order("id").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("find notification channels: %w", err)
+	}
+	out := make([]*core.NotificationChannel, 0, len(rows))
+	for i := range rows {
+		c, err := rows[i].toChannel()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// FindNotificationChannelByID implements core.NotificationStore.
+func (db *DB) FindNotificationChannelByID(ctx context.Context, id int64) (*core.NotificationChannel, error) {
+	var row notificationRow
+	err := db.notifications(ctx).Where("id = ?", id).Take(&row).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, core.Errorf(core.ENOTFOUND, "Notification channel %d not found.", id)
+	} else if err != nil {
+		return nil, fmt.Errorf("find notification channel %d: %w", id, err)
+	}
+	return row.toChannel()
+}
+
+// CreateNotificationChannel implements core.NotificationStore. c.ID is
+// ignored.
+func (db *DB) CreateNotificationChannel(ctx context.Context, c *core.NotificationChannel) error {
+	row, err := toNotificationRow(c)
+	if err != nil {
+		return err
+	}
+	row.ID = 0
+	t := now()
+	row.CreatedAt, row.UpdatedAt = t, t
+	if err := db.notifications(ctx).Create(row).Error; err != nil {
+		return fmt.Errorf("create notification channel: %w", err)
+	}
+	c.ID, c.CreatedAt, c.UpdatedAt = row.ID, t, t
+	return nil
+}
+
+// UpdateNotificationChannel implements core.NotificationStore. CreatedAt
+// is left unchanged in the database.
+func (db *DB) UpdateNotificationChannel(ctx context.Context, c *core.NotificationChannel) error {
+	row, err := toNotificationRow(c)
+	if err != nil {
+		return err
+	}
+	t := now()
+	res := db.notifications(ctx).Where("id = ?", c.ID).Updates(map[string]any{
+		"name":       row.Name,
+		"type":       row.Type,
+		"is_active":  row.IsActive,
+		"events":     row.Events,
+		"settings":   row.Settings,
+		"updated_at": t,
+	})
+	if res.Error != nil {
+		return fmt.Errorf("update notification channel %d: %w", c.ID, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		if err := db.notificationExists(ctx, c.ID); err != nil {
+			return err
+		}
+	}
+	c.UpdatedAt = t
+	return nil
+}
+
+// notificationExists returns ENOTFOUND when channel id does not exist.
+// MySQL counts changed rows, not matched ones, so an update that changes
+// nothing also reports 0 rows and needs this check.
+func (db *DB) notificationExists(ctx context.Context, id int64) error {
+	var n int64
+	if err := db.notifications(ctx).Where("id = ?", id).Count(&n).Error; err != nil {
+		return fmt.Errorf("find notification channel %d: %w", id, err)
+	}
+	if n == 0 {
+		return core.Errorf(core.ENOTFOUND, "Notification channel %d not found.", id)
+	}
+	return nil
+}
+
+// DeleteNotificationChannels implements core.NotificationStore, in one
+// transaction. Repeated ids count once.
+func (db *DB) DeleteNotificationChannels(ctx context.Context, ids []int64) (int, error) {
+	n, err := db.eachNotificationChunk(ctx, ids, func(tx *gorm.DB, chunk []int64) (int64, error) {
+		res := tx.Where("id IN ?", chunk).Delete(&notificationRow{})
+		return res.RowsAffected, res.Error
+	})
+	if err != nil {
+		return 0, fmt.Errorf("delete notification channels: %w", err)
+	}
+	return n, nil
+}
+
+// SetNotificationChannelsActive implements core.NotificationStore, in one
+// transaction. Repeated ids count once; a channel already in the wanted
+// state counts too.
+func (db *DB) SetNotificationChannelsActive(ctx context.Context, ids []int64, active bool) (int, error) {
+	n, err := db.eachNotificationChunk(ctx, ids, func(tx *gorm.DB, chunk []int64) (int64, error) {
+		// Count first: MySQL reports changed rows, not matched ones.
+		var n int64
+		if err := tx.Where("id IN ?", chunk).Count(&n).Error; err != nil {
+			return 0, err
+		}
+		res := tx.Session(&gorm.Session{NewDB: true}).Table(db.TableName("notifications")).
+			Where("id IN ?", chunk).Updates(map[string]any{"is_active": active, "updated_at": now()})
+		return n, res.Error
+	})
+	if err != nil {
+		return 0, fmt.Errorf("set notification channels active: %w", err)
+	}
+	return n, nil
+}
+
+// eachNotificationChunk runs fn over the distinct ids in chunks that stay
+// under SQLite's bound-variable limit, in one transaction, and sums what
+// fn counts.
+func (db *DB) eachNotificationChunk(ctx context.Context, ids []int64, fn func(tx *gorm.DB, chunk []int64) (int64, error)) (int, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	uniq := slices.Clone(ids)
+	slices.Sort(uniq)
+	uniq = slices.Compact(uniq)
+	var total int64
+	err := db.gdb.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		for chunk := range slices.Chunk(uniq, 500) {
+			n, err := fn(tx.Table(db.TableName("notifications")), chunk)
+			if err != nil {
+				return err
+			}
+			total += n
+		}
+		return nil
+	})
+	return int(total), err
+}

@@ -1,0 +1,276 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mailsvc/mailsvc/core"
+	"gorm.io/gorm"
+)
+
+var _ core.RoutingStore = (*DB)(nil)
+
+// routingRuleRow is a row of {prefix}mailsvc_routing_rules; Conditions is
+// a JSON array of core.RoutingCondition.
+type routingRuleRow struct {
+	ID           int64     `gorm:"column:id;primaryKey;autoIncrement"`
+	Name         string    `gorm:"column:name"`
+	Conditions   string    `gorm:"column:conditions"`
+	ConnectionID int64     `gorm:"column:connection_id"`
+	Priority     int       `gorm:"column:priority"`
+	IsActive     bool      `gorm:"column:is_active"`
+	CreatedAt    time.Time `gorm:"column:created_at"`
+	UpdatedAt    time.Time `gorm:"column:updated_at"`
+}
+
+// senderGroupRow is a row of {prefix}mailsvc_sender_groups; Members is a
+// JSON array of core.SenderGroupMember in failover order.
+type senderGroupRow struct {
+	Sender    string    `gorm:"column:sender;primaryKey"`
+	Strategy  string    `gorm:"column:strategy"`
+	Members   string    `gorm:"column:members"`
+	UpdatedAt time.Time `gorm:"column:updated_at"`
+}
+
+func (db *DB) routingRules(ctx context.Context) *gorm.DB {
+	return db.gdb.WithContext(ctx).Table(db.TableName("routing_rules"))
+}
+
+func toRoutingRuleRow(r *core.RoutingRule) (*routingRuleRow, error) {
+	conds := r.Conditions
+	if conds == nil {
+		conds = []core.RoutingCondition{}
+	}
+	b, err := json.Marshal(conds)
+	if err != nil {
+		return nil, fmt.Errorf("encode rule conditions: %w", err)
+	}
+	return &routingRuleRow{ID: r.ID, Name: r.Name, Conditions: string(b), ConnectionID: r.ConnectionID,
+		Priority: r.Priority, IsActive: r.IsActive}, nil
+}
+
+func (row *routingRuleRow) toRule() (*core.RoutingRule, error) {
+	r := &core.RoutingRule{ID: row.ID, Name: row.Name, ConnectionID: row.ConnectionID, Priority: row.Priority,
+		IsActive: row.IsActive, CreatedAt: row.CreatedAt.UTC(), UpdatedAt: row.UpdatedAt.UTC()}
+	if err := json.Unmarshal([]byte(row.Conditions), &r.Conditions); err != nil {
+		return nil, fmt.Errorf("routing rule %d conditions: %w", row.ID, err)
+	}
+	if r.Conditions == nil {
+		r.Conditions = []core.RoutingCondition{}
+	}
+	return r, nil
+}
+
+// FindRoutingRules implements core.RoutingStore.
+func (db *DB) FindRoutingRules(ctx context.Context) ([]*core.RoutingRule, error) {
+	var rows []routingRuleRow
+	if err := db.routingRules(ctx).Order("priority, id").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("find routing rules: %w", err)
+	}
+	out := make([]*core.RoutingRule, 0, len(rows))
+	for i := range rows {
+		r, err := rows[i].toRule()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// FindRoutingRuleByID implements core.RoutingStore.
+func (db *DB) FindRoutingRuleByID(ctx context.Context, id int64) (*core.RoutingRule, error) {
+	var row routingRuleRow
+	err := db.routingRules(ctx).Where("id = ?", id).Take(&row).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, core.Errorf(core.ENOTFOUND, "Routing rule %d not found.", id)
+	} else if err != nil {
+		return nil, fmt.Errorf("find routing rule %d: %w", id, err)
+	}
+	return row.toRule()
+}
+
+// CreateRoutingRule implements core.RoutingStore; r.ID is ignored.
+func (db *DB) CreateRoutingRule(ctx context.Context, r *core.RoutingRule) error {
+	row, err := toRoutingRuleRow(r)
+	if err != nil {
+		return err
+	}
+	t := now()
+	row.ID, row.CreatedAt, row.UpdatedAt = 0, t, t
+	if err := db.routingRules(ctx).Create(row).Error; err != nil {
+		return fmt.Errorf("create routing rule: %w", err)
+	}
+	r.ID, r.CreatedAt, r.UpdatedAt = row.ID, t, t
+	return nil
+}
+
+// UpdateRoutingRule implements core.RoutingStore.
+func (db *DB) UpdateRoutingRule(ctx context.Context, r *core.RoutingRule) error {
+	row, err := toRoutingRuleRow(r)
+	if err != nil {
+		return err
+	}
+	t := now()
+	res := db.routingRules(ctx).Where("id = ?", r.ID).Updates(map[string]any{
+		"name": row.Name, "conditions": row.Conditions, "connection_id": row.ConnectionID,
+		"priority": row.Priority, "is_active": row.IsActive, "updated_at": t,
+	})
+	if res.Error != nil {
+		return fmt.Errorf("update routing rule %d: %w", r.ID, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		if _, err := db.FindRoutingRuleByID(ctx, r.ID); err != nil {
+			return err
+		}
+	}
+	r.UpdatedAt = t
+	return nil
+}
+
+// DeleteRoutingRules implements core.RoutingStore.
+func (db *DB) DeleteRoutingRules(ctx context.Context, ids []int64) (int, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	res := db.routingRules(ctx).Where("id IN ?", ids).Delete(&routingRuleRow{})
+	if res.Error != nil {
+		return 0, fmt.Errorf("delete routing rules: %w", res.Error)
+	}
+	return int(res.RowsAffected), nil
+}
+
+// SetRoutingRulesActive implements core.RoutingStore. It counts the rules
+// that exist, changed or not.
+func (db *DB) SetRoutingRulesActive(ctx context.Context, ids []int64, active bool) (int, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	var n int64
+	err := db.gdb.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		t := tx.Table(db.TableName("routing_rules"))
+		if err := t.Where("id IN ?", ids).Count(&n).Error; err != nil {
+			return err
+		}
+		return tx.Table(db.TableName("routing_rules")).Where("id IN ?", ids).
+			Updates(map[string]any{"is_active": active, "updated_at": now()}).Error
+	})
+	if err != nil {
+		return 0, fmt.Errorf("set routing rules active=%v: %w", active, err)
+	}
+	return int(n), nil
+}
+
+// ReorderRoutingRules implements core.RoutingStore.
+func (db *DB) ReorderRoutingRules(ctx context.Context, ids []int64) error {
+	err := db.gdb.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		t := now()
+		for i, id := range ids {
+			res := tx.Table(db.TableName("routing_rules")).Where("id = ?", id).
+				Updates(map[string]any{"priority": i + 1, "updated_at": t})
+			if res.Error != nil {
+				return res.Error
+			}
+			if res.RowsAffected == 0 {
+				return core.Errorf(core.ENOTFOUND, "Routing rule %d not found.", id)
+			}
+		}
+		return nil
+	})
+	if core.ErrorCode(err) == core.ENOTFOUND {
+		return err
+	} else if err != nil {
+		return fmt.Errorf("reorder routing rules: %w", err)
+	}
+	return nil
+}
+
+// FindSenderGroups implements core.RoutingStore.
+func (db *DB) FindSenderGroups(ctx context.Context) ([]*core.SenderGroup, error) {
+	var rows []senderGroupRow
+	if err := db.gdb.WithContext(ctx).Table(db.TableName("sender_groups")).Order("sender").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("find sender groups: %w", err)
+	}
+	out := make([]*core.SenderGroup, 0, len(rows))
+	for _, row := range rows {
+		g := &core.SenderGroup{Sender: row.Sender, Strategy: row.Strategy, UpdatedAt: row.UpdatedAt.UTC()}
+		if err := json.Unmarshal([]byte(row.Members), &g.Members); err != nil {
+			return nil, fmt.Errorf("sender group %s members: %w", row.Sender, err)
+		}
+		out = append(out, g)
+	}
+	return out, nil
+}
+
+// SaveSenderGroup implements core.RoutingStore.
+func (db *DB) SaveSenderGroup(ctx context.Context, g *core.SenderGroup) error {
+	members := g.Members
+	if members == nil {
+		members = []core.SenderGroupMember{}
+	}
+	b, err := json.Marshal(members)
+	if err != nil {
+		return fmt.Errorf("encode sender group members: %w", err)
+	}
+	row := senderGroupRow{Sender: strings.ToLower(g.Sender), Strategy: g.Strategy, Members: string(b), UpdatedAt: now()}
+	err = db.gdb.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		t := tx.Table(db.TableName("sender_groups"))
+		if err := t.Where("sender = ?", row.Sender).Delete(&senderGroupRow{}).Error; err != nil {
+			return err
+		}
+		return tx.Table(db.TableName("sender_groups")).Create(&row).Error
+	})
+	if err != nil {
+		return fmt.Errorf("save sender group %s: %w", row.Sender, err)
+	}
+	g.Sender, g.UpdatedAt = row.Sender, row.UpdatedAt
+	return nil
+}
+
+// ReserveSend implements core.RoutingStore: the counter row is created
+// if missing, then one conditional UPDATE adds to it, so concurrent
+// reservations (other workers, other replicas) never pass the limit.
+func (db *DB) ReserveSend(ctx context.Context, connID int64, day string, limit int64) (bool, error) {
+	insert := `INSERT IGNORE INTO {prefix}mailsvc_send_counts (connection_id, day, sent) VALUES (?, ?, 0)`
+	if db.dialect == DialectSQLite {
+		insert = `INSERT OR IGNORE INTO {prefix}mailsvc_send_counts (connection_id, day, sent) VALUES (?, ?, 0)`
+	}
+	if _, err := db.sqlDB.ExecContext(ctx, db.expand(insert), connID, day); err != nil {
+		return false, fmt.Errorf("reserve a send of connection %d on %s: %w", connID, day, err)
+	}
+	res, err := db.sqlDB.ExecContext(ctx, db.expand(`UPDATE {prefix}mailsvc_send_counts SET sent = sent + 1
+		WHERE day = ? AND connection_id = ? AND (? = 0 OR sent < ?)`), day, connID, limit, limit)
+	if err != nil {
+		return false, fmt.Errorf("reserve a send of connection %d on %s: %w", connID, day, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("reserve a send of connection %d on %s: %w", connID, day, err)
+	}
+	return n == 1, nil
+}
+
+// SendCounts implements core.RoutingStore.
+func (db *DB) SendCounts(ctx context.Context, day string) (map[int64]int64, error) {
+	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT connection_id, sent FROM {prefix}mailsvc_send_counts WHERE day = ?`), day)
+	if err != nil {
+		return nil, fmt.Errorf("read the send counts of %s: %w", day, err)
+	}
+	defer rows.Close()
+	out := map[int64]int64{}
+	for rows.Next() {
+		var id, n int64
+		if err := rows.Scan(&id, &n); err != nil {
+			return nil, fmt.Errorf("read the send counts of %s: %w", day, err)
+		}
+		out[id] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the send counts of %s: %w", day, err)
+	}
+	return out, nil
+}

@@ -1,0 +1,329 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mailsvc/mailsvc/adapters/store"
+	"github.com/mailsvc/mailsvc/core"
+)
+
+// analyticsTests are the contract tests of what the Pro analytics read:
+// the outcome roll-ups by source, provider events by time, and the log
+// export in keyset pages.
+func (s *suite) analyticsTests() []struct {
+	name string
+	fn   func(t *testing.T)
+} {
+	return []struct {
+		name string
+		fn   func(t *testing.T)
+	}{
+		{"SourceRollupsMatchRecordedOutcomes", s.testSourceRollupsMatchOutcomes},
+		{"SourceRollupsCountImportedLogs", s.testSourceRollupsImported},
+		{"EventCountsAndTallies", s.testEventCounts},
+		{"ExportLogsKeysetPages", s.testExportLogs},
+	}
+}
+
+// sourceTotals sums source buckets by source and status ("source/status").
+func sourceTotals(t *testing.T, db *store.DB, from, to time.Time) map[string]int64 {
+	t.Helper()
+	bs, err := db.SourceBuckets(context.Background(), from, to)
+	if err != nil {
+		t.Fatalf("SourceBuckets: %v", err)
+	}
+	out := map[string]int64{}
+	for _, b := range bs {
+		if !b.Start.Equal(b.Start.Truncate(core.OutcomeBucketSize)) || b.Start.Location() != time.UTC {
+			t.Errorf("bucket start %v is not a UTC bucket boundary", b.Start)
+		}
+		out[b.Source+"/"+b.Status] += b.Count
+	}
+	return out
+}
+
+// outcomeTotals sums the outcome roll-ups by status.
+func outcomeTotals(t *testing.T, db *store.DB, from, to time.Time) map[string]int64 {
+	t.Helper()
+	bs, err := db.OutcomeBuckets(context.Background(), from, to)
+	if err != nil {
+		t.Fatalf("OutcomeBuckets: %v", err)
+	}
+	out := map[string]int64{}
+	for _, b := range bs {
+		out[b.Status] += b.Count
+	}
+	return out
+}
+
+func (s *suite) testSourceRollupsMatchOutcomes(t *testing.T) {
+	ctx := context.Background()
+	db := s.open(t, s.prefix())
+	from := time.Now().Add(-time.Hour)
+	sources := []string{"woocommerce", "contact-form-7", "sendmail", ""}
+	var logs []*core.Log
+	for i := range 12 {
+		l := &core.Log{Message: testMessage(i), Source: sources[i%len(sources)]}
+		if err := db.EnqueueLog(ctx, l); err != nil {
+			t.Fatal(err)
+		}
+		logs = append(logs, l)
+	}
+	if got := claim(t, db, "w1", 12, time.Minute); len(got) != 12 {
+		t.Fatalf("claimed %d, want 12", len(got))
+	}
+	conn := int64(3)
+	out := func(l *core.Log, status string, del bool) core.LogOutcome {
+		return core.LogOutcome{LogID: l.ID, Status: status, Attempts: 1, PhaseAttempts: 1, SentConnectionID: &conn, Delete: del}
+	}
+	// Batch 1: delivered, failed, a retry (not final), a delivered log
+	// deleted (log_emails off: counted, not kept), an outcome of another
+	// owner (not applied) and a log given twice (applied once).
+	batch := []core.LogOutcome{
+		out(logs[0], core.StatusDelivered, false), // woocommerce
+		out(logs[1], core.StatusFailed, false),    // contact-form-7
+		out(logs[2], core.StatusQueued, false),    // sendmail, retry
+		out(logs[3], core.StatusDelivered, true),  // "", deleted
+		out(logs[4], core.StatusDelivered, false), // woocommerce
+		out(logs[4], core.StatusFailed, false),    // the same log again: not applied
+	}
+	n, err := db.RecordOutcomes(ctx, "w1", batch)
+	if err != nil || n != 5 {
+		t.Fatalf("RecordOutcomes = %d, %v; want 5", n, err)
+	}
+	if n, err := db.RecordOutcomes(ctx, "someone-else", []core.LogOutcome{out(logs[5], core.StatusDelivered, false)}); err != nil || n != 0 {
+		t.Fatalf("RecordOutcomes of another owner = %d, %v; want 0", n, err)
+	}
+	// Batch 2: the rest, final.
+	batch = nil
+	for i, l := range logs[5:] {
+		batch = append(batch, out(l, []string{core.StatusDelivered, core.StatusFailed}[i%2], false))
+	}
+	if n, err := db.RecordOutcomes(ctx, "w1", batch); err != nil || n != 7 {
+		t.Fatalf("RecordOutcomes batch 2 = %d, %v; want 7", n, err)
+	}
+	// A recorded log recorded again (no longer sending) counts nothing.
+	if n, err := db.RecordOutcomes(ctx, "w1", []core.LogOutcome{out(logs[0], core.StatusFailed, false)}); err != nil || n != 0 {
+		t.Fatalf("RecordOutcomes of a finished log = %d, %v; want 0", n, err)
+	}
+
+	to := time.Now().Add(time.Hour)
+	got := sourceTotals(t, db, from, to)
+	// logs 5..11: 5 cf7? sources[i%4]: 5 cf7, 6 sendmail, 7 "", 8 woo, 9 cf7, 10 sendmail, 11 "".
+	// statuses: 5 D, 6 F, 7 D, 8 F, 9 D, 10 F, 11 D.
+	want := map[string]int64{
+		"woocommerce/delivered":    2, // 0, 4
+		"woocommerce/failed":       1, // 8
+		"contact-form-7/failed":    1, // 1
+		"contact-form-7/delivered": 2, // 5, 9
+		"sendmail/failed":          2, // 6, 10
+		"/delivered":               3, // 3 (deleted), 7, 11
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("source roll-ups = %v, want %v", got, want)
+	}
+	// The same outcomes as the roll-ups by connection.
+	byStatus := map[string]int64{}
+	for k, v := range got {
+		_, status, _ := strings.Cut(k, "/")
+		byStatus[status] += v
+	}
+	if o := outcomeTotals(t, db, from, to); !maps.Equal(o, byStatus) {
+		t.Fatalf("outcome roll-ups %v differ from the source roll-ups %v", o, byStatus)
+	}
+	// Outside the range: nothing.
+	if got := sourceTotals(t, db, to, to.Add(time.Hour)); len(got) != 0 {
+		t.Fatalf("source roll-ups after the range: %v", got)
+	}
+}
+
+func (s *suite) testSourceRollupsImported(t *testing.T) {
+	ctx := context.Background()
+	db := s.open(t, s.prefix())
+	day := time.Date(2024, 3, 10, 0, 0, 0, 0, time.UTC)
+	at := func(h, m int) time.Time { return day.Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute) }
+	d1, d2 := at(9, 20), at(11, 5)
+	logs := []*core.Log{
+		{Status: core.StatusDelivered, Source: "wpforms", Message: testMessage(1), CreatedAt: at(9, 0), UpdatedAt: at(9, 40), DeliveredAt: &d1},
+		{Status: core.StatusDelivered, Source: "wpforms", Message: testMessage(2), CreatedAt: at(9, 1), DeliveredAt: &d2},
+		{Status: core.StatusFailed, Source: "wpforms", Message: testMessage(3), CreatedAt: at(10, 0), UpdatedAt: at(10, 14)},
+		{Status: core.StatusFailed, Source: "", Message: testMessage(4), CreatedAt: at(12, 0)},
+	}
+	if err := db.ImportLogs(ctx, logs); err != nil {
+		t.Fatalf("ImportLogs: %v", err)
+	}
+	bs, err := db.SourceBuckets(ctx, day, day.Add(24*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]string, 0, len(bs))
+	for _, b := range bs {
+		got = append(got, fmt.Sprintf("%s %s %s %d", b.Start.Format("15:04"), b.Source, b.Status, b.Count))
+	}
+	want := []string{
+		"09:15 wpforms delivered 1", // DeliveredAt 09:20
+		"10:00 wpforms failed 1",    // UpdatedAt 10:14
+		"11:00 wpforms delivered 1", // DeliveredAt 11:05
+		"12:00  failed 1",           // UpdatedAt = CreatedAt
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("source buckets after import:\n%q\nwant\n%q", got, want)
+	}
+	if o := outcomeTotals(t, db, day, day.Add(24*time.Hour)); o[core.StatusDelivered] != 2 || o[core.StatusFailed] != 2 {
+		t.Fatalf("outcome roll-ups after import: %v", o)
+	}
+	// The database's sums over a range, per source (and per connection).
+	st, err := db.SourceTotals(ctx, at(9, 15), at(12, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantST := []core.SourceBucket{{Start: at(9, 15), Source: "wpforms", Status: core.StatusDelivered, Count: 2}, {Start: at(9, 15), Source: "wpforms", Status: core.StatusFailed, Count: 1}}
+	if !slices.Equal(st, wantST) {
+		t.Fatalf("SourceTotals = %+v, want %+v", st, wantST)
+	}
+	ot, err := db.OutcomeTotals(ctx, day, day.Add(24*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantOT := []core.OutcomeBucket{{Start: day, Status: core.StatusDelivered, Count: 2}, {Start: day, Status: core.StatusFailed, Count: 2}}
+	if !slices.Equal(ot, wantOT) {
+		t.Fatalf("OutcomeTotals = %+v, want %+v", ot, wantOT)
+	}
+	// A second import adds to the same buckets.
+	if err := db.ImportLogs(ctx, []*core.Log{{Status: core.StatusFailed, Source: "wpforms", Message: testMessage(5), CreatedAt: at(10, 1)}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := sourceTotals(t, db, at(10, 0), at(10, 15)); got["wpforms/failed"] != 2 || len(got) != 1 {
+		t.Fatalf("10:00 bucket after a second import: %v", got)
+	}
+}
+
+func (s *suite) testEventCounts(t *testing.T) {
+	ctx := context.Background()
+	db := s.open(t, s.prefix())
+	a := deliveredWithID(t, db, 1, "pm-a") // source "test", connection 1
+	b := deliveredWithID(t, db, 2, "pm-b")
+	base := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
+	events := []struct {
+		log      *core.Log
+		provider string
+		event    string
+		at       time.Time
+	}{
+		{a, "sendgrid", core.EventDelivered, base},
+		{a, "sendgrid", core.EventOpened, base.Add(time.Minute)},
+		{a, "sendgrid", core.EventOpened, base.Add(2 * time.Minute)}, // the same message opened again
+		{b, "sendgrid", core.EventBounced, base.Add(3 * time.Minute)},
+		{b, "sendgrid", core.EventBounced, base.Add(4 * time.Minute)}, // a second recipient bounced
+		{a, "mailgun", core.EventComplained, base.Add(time.Hour)},
+		{a, "mailgun", core.EventDelivered, base.Add(-time.Minute)}, // before the range
+		{b, "mailgun", core.EventBounced, base.Add(2 * time.Hour)},  // at the end: excluded
+	}
+	for i, e := range events {
+		ev := &core.LogEvent{LogID: e.log.ID, Provider: e.provider, Event: e.event, At: e.at}
+		if _, err := db.RecordLogEvent(ctx, ev, "", ""); err != nil {
+			t.Fatalf("event %d: %v", i, err)
+		}
+	}
+	got, err := db.EventCounts(ctx, base, base.Add(2*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []core.EventCount{
+		{Provider: "mailgun", Event: core.EventComplained, Events: 1, Messages: 1},
+		{Provider: "sendgrid", Event: core.EventBounced, Events: 2, Messages: 1},
+		{Provider: "sendgrid", Event: core.EventDelivered, Events: 1, Messages: 1},
+		{Provider: "sendgrid", Event: core.EventOpened, Events: 2, Messages: 1},
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("EventCounts = %+v, want %+v", got, want)
+	}
+	tallies, err := db.LogEventTallies(ctx, base, base.Add(2*time.Hour), []string{core.EventBounced, core.EventComplained})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantT := []core.LogEventTally{
+		{ConnectionID: 1, Source: "test", Event: core.EventBounced, Messages: 1},
+		{ConnectionID: 1, Source: "test", Event: core.EventComplained, Messages: 1},
+	}
+	if !slices.Equal(tallies, wantT) {
+		t.Fatalf("LogEventTallies = %+v, want %+v", tallies, wantT)
+	}
+	if got, err := db.EventCounts(ctx, base.Add(3*time.Hour), base.Add(4*time.Hour)); err != nil || len(got) != 0 {
+		t.Fatalf("EventCounts of an empty range = %v, %v", got, err)
+	}
+}
+
+func (s *suite) testExportLogs(t *testing.T) {
+	ctx := context.Background()
+	db := s.open(t, s.prefix())
+	day := time.Date(2024, 7, 1, 0, 0, 0, 0, time.UTC)
+	// Imported out of time order, several at the same instant, one
+	// before and one at the end of the range.
+	created := []time.Time{
+		day.Add(5 * time.Hour), day.Add(time.Hour), day.Add(time.Hour), day.Add(-time.Second),
+		day.Add(3 * time.Hour), day.Add(time.Hour), day.Add(24 * time.Hour), day,
+	}
+	var logs []*core.Log
+	conn := int64(4)
+	for i, c := range created {
+		l := &core.Log{Status: core.StatusFailed, Source: fmt.Sprintf("src%d", i), Message: testMessage(i), CreatedAt: c,
+			LastError: "=cmd", ProviderMessageID: fmt.Sprintf("pm%d", i)}
+		if i == 0 {
+			l.Status, l.SentConnectionID = core.StatusDelivered, &conn
+		}
+		logs = append(logs, l)
+	}
+	if err := db.ImportLogs(ctx, logs); err != nil {
+		t.Fatal(err)
+	}
+	// Expected: in range [day, day+24h), ordered by created_at then id.
+	var want []int64
+	for _, i := range []int{7, 1, 2, 5, 4, 0} {
+		want = append(want, logs[i].ID)
+	}
+	for _, limit := range []int{1, 2, 4, 100} {
+		t.Run(fmt.Sprint("limit ", limit), func(t *testing.T) {
+			var got []int64
+			p := core.LogExportPage{From: day, To: day.Add(24 * time.Hour), Limit: limit}
+			for pages := 0; ; pages++ {
+				if pages > 10 {
+					t.Fatalf("paging does not end: %v", got)
+				}
+				page, err := db.ExportLogs(ctx, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(page) > limit {
+					t.Fatalf("page of %d rows, limit %d", len(page), limit)
+				}
+				if len(page) == 0 {
+					break
+				}
+				for _, l := range page {
+					got = append(got, l.ID)
+				}
+				last := page[len(page)-1]
+				p.AfterCreatedAt, p.AfterID = last.CreatedAt, last.ID
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("exported ids %v, want %v", got, want)
+			}
+		})
+	}
+	page, err := db.ExportLogs(ctx, core.LogExportPage{From: day.Add(5 * time.Hour), To: day.Add(6 * time.Hour)})
+	if err != nil || len(page) != 1 {
+		t.Fatalf("one-log page = %+v, %v", page, err)
+	}
+	wantRow := core.ExportedLog{ID: logs[0].ID, CreatedAt: day.Add(5 * time.Hour), Status: core.StatusDelivered, ConnectionID: 4,
+		Source: "src0", Recipients: `"Ann" <ann0@example.com>`, Subject: "Order 0", LastError: "=cmd", ProviderMessageID: "pm0"}
+	if page[0] != wantRow {
+		t.Fatalf("exported row %+v, want %+v", page[0], wantRow)
+	}
+}

@@ -1,0 +1,290 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mailsvc/mailsvc/adapters/store"
+	"github.com/mailsvc/mailsvc/core"
+)
+
+// rollupCompactTests are the contract tests of CompactRollups: the
+// shards of old roll-up counters fold into shard 0, every sum stays the
+// same, recent buckets are left alone, and running it again (or from
+// several replicas at once, while imports add to old buckets) changes
+// nothing more.
+func (s *suite) rollupCompactTests() []struct {
+	name string
+	fn   func(t *testing.T)
+} {
+	return []struct {
+		name string
+		fn   func(t *testing.T)
+	}{
+		{"CompactRollupsKeepsSums", s.testCompactRollupsKeepsSums},
+		{"CompactRollupsConcurrent", s.testCompactRollupsConcurrent},
+	}
+}
+
+// rollupRow is one stored roll-up row.
+type rollupRow struct {
+	Start         time.Time
+	Key, Status   string
+	Shard, Number int64
+}
+
+// rollupRows returns the rows of a roll-up table ("outcome_buckets" or
+// "source_buckets"), in key order, with Start in UTC.
+func rollupRows(t *testing.T, db *store.DB, table string) []rollupRow {
+	t.Helper()
+	key := "connection_id"
+	if table == "source_buckets" {
+		key = "source"
+	}
+	rows, err := db.Gorm().Raw(`SELECT bucket_start, ` + key + `, status, shard, messages FROM ` + db.TableName(table) +
+		` ORDER BY bucket_start, ` + key + `, status, shard`).Rows()
+	if err != nil {
+		t.Fatalf("read %s: %v", table, err)
+	}
+	defer rows.Close()
+	var out []rollupRow
+	for rows.Next() {
+		var r rollupRow
+		if err := rows.Scan(&r.Start, &r.Key, &r.Status, &r.Shard, &r.Number); err != nil {
+			t.Fatalf("read %s: %v", table, err)
+		}
+		r.Start = r.Start.UTC()
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("read %s: %v", table, err)
+	}
+	return out
+}
+
+// rollupSums returns what OutcomeBuckets and SourceBuckets answer over
+// [from, to).
+func rollupSums(t *testing.T, db *store.DB, from, to time.Time) ([]core.OutcomeBucket, []core.SourceBucket) {
+	t.Helper()
+	ob, err := db.OutcomeBuckets(context.Background(), from, to)
+	if err != nil {
+		t.Fatalf("OutcomeBuckets: %v", err)
+	}
+	sb, err := db.SourceBuckets(context.Background(), from, to)
+	if err != nil {
+		t.Fatalf("SourceBuckets: %v", err)
+	}
+	return ob, sb
+}
+
+// insertRollup writes one shard row into a roll-up table directly (the
+// writers of SQLite use shard 0 only).
+func insertRollup(t *testing.T, db *store.DB, table string, r rollupRow) {
+	t.Helper()
+	key := "connection_id"
+	if table == "source_buckets" {
+		key = "source"
+	}
+	if err := db.Gorm().Exec(`INSERT INTO `+db.TableName(table)+` (bucket_start, `+key+`, status, shard, messages) VALUES (?,?,?,?,?)`,
+		r.Start, r.Key, r.Status, r.Shard, r.Number).Error; err != nil {
+		t.Fatalf("insert into %s: %v", table, err)
+	}
+}
+
+func (s *suite) testCompactRollupsKeepsSums(t *testing.T) {
+	ctx := context.Background()
+	db := s.open(t, s.prefix())
+	now := time.Now().UTC()
+	cur := now.Truncate(core.OutcomeBucketSize)
+	edge := now.Add(-store.RollupCompactAge).Truncate(core.OutcomeBucketSize) // ends less than an hour ago
+	old := []time.Time{edge.Add(-core.OutcomeBucketSize), cur.Add(-3 * time.Hour), cur.Add(-48 * time.Hour)}
+	recent := []time.Time{edge, cur}
+	// Sharded counters by hand in every bucket, one of them without a
+	// shard 0 row, plus what ImportLogs writes (sharded on MySQL).
+	n := int64(1)
+	for _, b := range append(append([]time.Time{}, old...), recent...) {
+		for _, table := range []string{"outcome_buckets", "source_buckets"} {
+			keys := []string{"1", "2"}
+			if table == "source_buckets" {
+				keys = []string{"woocommerce", "wpforms"}
+			}
+			for _, shard := range []int64{0, 3, 7} {
+				insertRollup(t, db, table, rollupRow{b, keys[0], core.StatusDelivered, shard, n})
+				insertRollup(t, db, table, rollupRow{b, keys[0], core.StatusFailed, shard, n + 1})
+				if shard > 0 {
+					insertRollup(t, db, table, rollupRow{b, keys[1], core.StatusDelivered, shard, n + 2})
+				}
+				n += 3
+			}
+		}
+	}
+	for i := range 6 {
+		var logs []*core.Log
+		for j := range 40 {
+			at := cur.Add(-time.Duration(2+j%4) * time.Hour).Add(time.Duration(j) * time.Minute)
+			conn := int64(1 + j%2)
+			l := &core.Log{Status: core.StatusDelivered, Source: fmt.Sprint("plugin-", j%3), SentConnectionID: &conn,
+				Message: testMessage(i*100 + j), CreatedAt: at, UpdatedAt: at}
+			if j%5 == 0 {
+				l.Status = core.StatusFailed
+			}
+			logs = append(logs, l)
+		}
+		if err := db.ImportLogs(ctx, logs); err != nil {
+			t.Fatalf("ImportLogs: %v", err)
+		}
+	}
+	from, to := cur.Add(-72*time.Hour), cur.Add(time.Hour)
+	ob, sb := rollupSums(t, db, from, to)
+	before := map[string][]rollupRow{}
+	var wantRemoved int64
+	for _, table := range []string{"outcome_buckets", "source_buckets"} {
+		before[table] = rollupRows(t, db, table)
+		for _, r := range before[table] {
+			if r.Shard > 0 && r.Start.Before(edge) {
+				wantRemoved++
+			}
+		}
+	}
+
+	got, err := db.CompactRollups(ctx)
+	if err != nil {
+		t.Fatalf("CompactRollups: %v", err)
+	}
+	if got.RowsRemoved != wantRemoved || got.Keys == 0 {
+		t.Errorf("CompactRollups = %+v, want %d rows removed and some keys", got, wantRemoved)
+	}
+	ob2, sb2 := rollupSums(t, db, from, to)
+	if !reflect.DeepEqual(ob2, ob) {
+		t.Errorf("OutcomeBuckets after compaction:\n%v\nwant\n%v", ob2, ob)
+	}
+	if !reflect.DeepEqual(sb2, sb) {
+		t.Errorf("SourceBuckets after compaction:\n%v\nwant\n%v", sb2, sb)
+	}
+	after := map[string][]rollupRow{}
+	for _, table := range []string{"outcome_buckets", "source_buckets"} {
+		after[table] = rollupRows(t, db, table)
+		var recentBefore, recentAfter []rollupRow
+		for _, r := range before[table] {
+			if !r.Start.Before(edge) {
+				recentBefore = append(recentBefore, r)
+			}
+		}
+		for _, r := range after[table] {
+			if !r.Start.Before(edge) {
+				recentAfter = append(recentAfter, r)
+			} else if r.Shard != 0 {
+				t.Errorf("%s: old bucket row %+v still sharded", table, r)
+			}
+		}
+		if len(recentBefore) == 0 || !reflect.DeepEqual(recentAfter, recentBefore) {
+			t.Errorf("%s: recent buckets changed:\n%v\nwant\n%v", table, recentAfter, recentBefore)
+		}
+	}
+
+	again, err := db.CompactRollups(ctx)
+	if err != nil {
+		t.Fatalf("CompactRollups again: %v", err)
+	}
+	if again != (store.RollupCompaction{}) {
+		t.Errorf("CompactRollups again = %+v, want nothing done", again)
+	}
+	for _, table := range []string{"outcome_buckets", "source_buckets"} {
+		if rows := rollupRows(t, db, table); !reflect.DeepEqual(rows, after[table]) {
+			t.Errorf("%s changed on a second compaction", table)
+		}
+	}
+}
+
+// testCompactRollupsConcurrent runs CompactRollups on four handles at
+// once while imports keep adding to old buckets: every imported outcome
+// is counted exactly once in the end, and a last run leaves no shard in
+// an old bucket.
+func (s *suite) testCompactRollupsConcurrent(t *testing.T) {
+	ctx := context.Background()
+	prefix := s.prefix()
+	db := s.open(t, prefix)
+	cur := time.Now().UTC().Truncate(core.OutcomeBucketSize)
+	var mu sync.Mutex
+	want := map[string]int64{} // status and source/status -> messages
+	importBatch := func(seed int) error {
+		var logs []*core.Log
+		for j := range 50 {
+			at := cur.Add(-time.Duration(2+(seed+j)%20) * time.Hour).Add(time.Duration(j) * time.Minute)
+			conn := int64(1 + j%3)
+			l := &core.Log{Status: core.StatusDelivered, Source: fmt.Sprint("plugin-", (seed+j)%4), SentConnectionID: &conn,
+				Message: testMessage(seed*100 + j), CreatedAt: at, UpdatedAt: at}
+			if j%7 == 0 {
+				l.Status = core.StatusFailed
+			}
+			logs = append(logs, l)
+		}
+		if err := db.ImportLogs(ctx, logs); err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, l := range logs {
+			want[l.Status]++
+			want[l.Source+"/"+l.Status]++
+		}
+		return nil
+	}
+	for i := range 4 {
+		if err := importBatch(i); err != nil {
+			t.Fatalf("ImportLogs: %v", err)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for r := range 4 {
+		replica := s.open(t, prefix)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 3 {
+				if _, err := replica.CompactRollups(ctx); err != nil {
+					errs <- fmt.Errorf("replica %d: CompactRollups: %w", r, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 4; i < 12; i++ {
+			if err := importBatch(i); err != nil {
+				errs <- fmt.Errorf("ImportLogs: %w", err)
+				return
+			}
+		}
+	}()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if _, err := db.CompactRollups(ctx); err != nil {
+		t.Fatalf("CompactRollups: %v", err)
+	}
+	from, to := cur.Add(-48*time.Hour), cur.Add(time.Hour)
+	got := outcomeTotals(t, db, from, to)
+	for k, v := range sourceTotals(t, db, from, to) {
+		got[k] = v
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("roll-up sums after concurrent compaction = %v, want %v", got, want)
+	}
+	for _, table := range []string{"outcome_buckets", "source_buckets"} {
+		for _, r := range rollupRows(t, db, table) {
+			if r.Shard != 0 {
+				t.Errorf("%s: row %+v still sharded after a last compaction", table, r)
+			}
+		}
+	}
+}

@@ -1,0 +1,187 @@
+package storetest
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/mailsvc/mailsvc/adapters/store"
+	"github.com/mailsvc/mailsvc/core"
+)
+
+// webhookTests are the contract tests of the Pro webhook receiver's and
+// suppression list's tables.
+func (s *suite) webhookTests() []struct {
+	name string
+	fn   func(t *testing.T)
+} {
+	return []struct {
+		name string
+		fn   func(t *testing.T)
+	}{
+		{"WebhookReplayWindow", s.testWebhookReplayWindow},
+		{"LogEventsMoveDeliveredLogs", s.testLogEventsMoveLogs},
+		{"SuppressionList", s.testSuppressionList},
+	}
+}
+
+func (s *suite) testWebhookReplayWindow(t *testing.T) {
+	ctx := context.Background()
+	db := s.open(t, s.prefix())
+	later := time.Now().Add(time.Hour)
+	tests := []struct {
+		provider, id string
+		expires      time.Time
+		want         bool
+	}{
+		{"mailgun", "tok-1", later, true},
+		{"mailgun", "tok-1", later, false}, // a replay
+		{"sendgrid", "tok-1", later, true}, // another provider's id space
+		{"postmark", "old", time.Now().Add(-time.Minute), true},
+		{"postmark", "old", later, true}, // the expired id was forgotten
+		{"postmark", "old", later, false},
+	}
+	for i, tt := range tests {
+		got, err := db.RememberWebhookEvent(ctx, tt.provider, tt.id, tt.expires)
+		if err != nil || got != tt.want {
+			t.Fatalf("#%d RememberWebhookEvent(%s, %s) = %v, %v; want %v", i, tt.provider, tt.id, got, err, tt.want)
+		}
+	}
+	if _, err := db.RememberWebhookEvent(ctx, "mailgun", "", later); err == nil {
+		t.Fatal("an empty id was remembered")
+	}
+}
+
+// deliveredWithID queues, claims and delivers a message with a provider
+// message id.
+func deliveredWithID(t *testing.T, db *store.DB, i int, pid string) *core.Log {
+	t.Helper()
+	l := enqueue(t, db, testMessage(i))
+	claim(t, db, "w", 10, time.Minute)
+	conn := int64(1)
+	n, err := db.RecordOutcomes(context.Background(), "w", []core.LogOutcome{{
+		LogID: l.ID, Status: core.StatusDelivered, Attempts: 1, PhaseAttempts: 1, SentConnectionID: &conn, ProviderMessageID: pid,
+		History: []core.Attempt{{LogID: l.ID, ConnectionID: conn, At: time.Now(), Outcome: core.OutcomeDelivered, ProviderMessageID: pid}},
+	}})
+	if err != nil || n != 1 {
+		t.Fatalf("RecordOutcomes = %d, %v", n, err)
+	}
+	return l
+}
+
+func (s *suite) testLogEventsMoveLogs(t *testing.T) {
+	ctx := context.Background()
+	db := s.open(t, s.prefix())
+	a := deliveredWithID(t, db, 1, "pm-a")
+	b := deliveredWithID(t, db, 2, "pm-b")
+	queued := enqueue(t, db, testMessage(3))
+
+	ids, err := db.FindLogIDsByProviderMessageIDs(ctx, []string{"pm-a", "pm-b", "pm-unknown", ""})
+	if err != nil || len(ids) != 2 || ids["pm-a"] != a.ID || ids["pm-b"] != b.ID {
+		t.Fatalf("FindLogIDsByProviderMessageIDs = %v, %v", ids, err)
+	}
+
+	at := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name      string
+		logID     int64
+		event     string
+		status    string
+		wantMoved bool
+		wantStat  string
+	}{
+		{"open is recorded only", a.ID, core.EventOpened, "", false, core.StatusDelivered},
+		{"bounce fails a delivered log", a.ID, core.EventBounced, core.StatusFailed, true, core.StatusFailed},
+		{"a queued log keeps its state", queued.ID, core.EventBounced, core.StatusFailed, false, core.StatusQueued},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ev := &core.LogEvent{LogID: tt.logID, Provider: "ses", Event: tt.event, At: at, Detail: map[string]any{"recipient": "x@example.com"}}
+			moved, err := db.RecordLogEvent(ctx, ev, tt.status, "bounced: mailbox does not exist")
+			if err != nil || moved != tt.wantMoved || ev.ID == 0 {
+				t.Fatalf("RecordLogEvent = %v, %v (id %d); want moved %v", moved, err, ev.ID, tt.wantMoved)
+			}
+			l, err := db.FindLogByID(ctx, tt.logID)
+			if err != nil || l.Status != tt.wantStat {
+				t.Fatalf("log status %v (%v), want %s", l, err, tt.wantStat)
+			}
+			if tt.wantMoved && l.LastError != "bounced: mailbox does not exist" {
+				t.Fatalf("last_error %q", l.LastError)
+			}
+		})
+	}
+	evs, err := db.FindLogEvents(ctx, a.ID)
+	if err != nil || len(evs) != 2 {
+		t.Fatalf("FindLogEvents = %v, %v", evs, err)
+	}
+	if evs[0].Event != core.EventOpened || evs[1].Event != core.EventBounced || !evs[1].At.Equal(at) || evs[1].Detail["recipient"] != "x@example.com" || evs[0].Provider != "ses" {
+		t.Fatalf("events %+v", evs)
+	}
+	if evs, err := db.FindLogEvents(ctx, b.ID); err != nil || len(evs) != 0 {
+		t.Fatalf("events of an untouched log: %v, %v", evs, err)
+	}
+	_, err = db.RecordLogEvent(ctx, &core.LogEvent{LogID: 999999, Provider: "ses", Event: core.EventOpened}, "", "")
+	wantCode(t, err, core.ENOTFOUND)
+
+	// The events go with their log.
+	if _, err := db.DeleteLogs(ctx, []int64{a.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if evs, err := db.FindLogEvents(ctx, a.ID); err != nil || len(evs) != 0 {
+		t.Fatalf("events outlived their log: %v, %v", evs, err)
+	}
+}
+
+func (s *suite) testSuppressionList(t *testing.T) {
+	ctx := context.Background()
+	db := s.open(t, s.prefix())
+	n, err := db.AddSuppressions(ctx, []core.Suppression{
+		{Email: "Ann@Example.com", Reason: core.SuppressBounce, SourceEvent: "ses:bounce:Permanent/General"},
+		{Email: "bob_x@example.com", Reason: core.SuppressComplaint, SourceEvent: "sendgrid:spamreport"},
+		{Email: "ann@example.com", Reason: core.SuppressManual}, // already listed
+		{Email: "  "},
+	})
+	if err != nil || n != 2 {
+		t.Fatalf("AddSuppressions = %d, %v; want 2", n, err)
+	}
+	got, err := db.SuppressedAmong(ctx, []string{"ANN@example.com", "carl@example.com", "bob_x@example.com", "ann@example.com"})
+	if err != nil || !slices.Equal(got, []string{"ann@example.com", "bob_x@example.com"}) {
+		t.Fatalf("SuppressedAmong = %v, %v", got, err)
+	}
+	tests := []struct {
+		search    string
+		wantTotal int
+		first     string
+	}{
+		{"", 2, "bob_x@example.com"},
+		{"ANN", 1, "ann@example.com"},
+		{"b_x", 1, "bob_x@example.com"},
+		{"n_@", 0, ""}, // _ is no wildcard
+		{"%", 0, ""},
+	}
+	for _, tt := range tests {
+		list, total, err := db.FindSuppressions(ctx, core.SuppressionFilter{Search: tt.search, Limit: 1})
+		if err != nil || total != tt.wantTotal || (tt.first != "" && (len(list) != 1 || list[0].Email != tt.first)) || (tt.first == "" && len(list) != 0) {
+			t.Fatalf("FindSuppressions(%q) = %v, %d, %v", tt.search, list, total, err)
+		}
+	}
+	ann, err := db.FindSuppression(ctx, 0, "ANN@EXAMPLE.COM")
+	if err != nil || ann.Reason != core.SuppressBounce || ann.SourceEvent != "ses:bounce:Permanent/General" || ann.CreatedAt.IsZero() {
+		t.Fatalf("FindSuppression = %+v, %v", ann, err)
+	}
+	if byID, err := db.FindSuppression(ctx, ann.ID, ""); err != nil || byID.Email != "ann@example.com" {
+		t.Fatalf("FindSuppression by id = %+v, %v", byID, err)
+	}
+	if ok, err := db.DeleteSuppression(ctx, ann.ID); err != nil || !ok {
+		t.Fatalf("DeleteSuppression = %v, %v", ok, err)
+	}
+	if ok, err := db.DeleteSuppression(ctx, ann.ID); err != nil || ok {
+		t.Fatalf("second DeleteSuppression = %v, %v", ok, err)
+	}
+	_, err = db.FindSuppression(ctx, 0, "ann@example.com")
+	wantCode(t, err, core.ENOTFOUND)
+	if got, err := db.SuppressedAmong(ctx, []string{"ann@example.com"}); err != nil || len(got) != 0 {
+		t.Fatalf("removed address still suppressed: %v, %v", got, err)
+	}
+}

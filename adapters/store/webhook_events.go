@@ -1,0 +1,161 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mailsvc/mailsvc/core"
+)
+
+// RememberWebhookEvent records that the provider's event (or request)
+// id was seen, until expires, and reports whether it is new: false means
+// the id is already remembered (a replay). Ids whose time has passed are
+// forgotten first, so the table only holds the replay window. Replicas on
+// one database agree, since the primary key (provider, id) decides.
+func (db *DB) RememberWebhookEvent(ctx context.Context, provider, id string, expires time.Time) (bool, error) {
+	if provider == "" || id == "" {
+		return false, fmt.Errorf("remember webhook event: empty provider or id")
+	}
+	if len(id) > 191 {
+		id = id[:191]
+	}
+	t := now()
+	if _, err := db.sqlDB.ExecContext(ctx, db.expand(`DELETE FROM {prefix}mailsvc_webhook_seen WHERE expires_at < ?`), t); err != nil {
+		return false, fmt.Errorf("forget expired webhook events: %w", err)
+	}
+	ins := `INSERT IGNORE INTO {prefix}mailsvc_webhook_seen (provider, event_id, expires_at) VALUES (?, ?, ?)`
+	if db.dialect == DialectSQLite {
+		ins = `INSERT OR IGNORE INTO {prefix}mailsvc_webhook_seen (provider, event_id, expires_at) VALUES (?, ?, ?)`
+	}
+	res, err := db.sqlDB.ExecContext(ctx, db.expand(ins), provider, id, expires.UTC())
+	if err != nil {
+		return false, fmt.Errorf("remember webhook event: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
+// FindLogIDsByProviderMessageIDs returns, for each of ids that a log
+// carries as its provider message id, that log's id (the newest log when
+// several carry it). Ids no log carries are absent from the map.
+func (db *DB) FindLogIDsByProviderMessageIDs(ctx context.Context, ids []string) (map[string]int64, error) {
+	out := map[string]int64{}
+	var want []any
+	for _, id := range ids {
+		if id != "" {
+			want = append(want, id)
+		}
+	}
+	if len(want) == 0 {
+		return out, nil
+	}
+	in := strings.TrimSuffix(strings.Repeat("?,", len(want)), ",")
+	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT provider_message_id, id FROM {prefix}mailsvc_logs
+		WHERE provider_message_id IN (`+in+`) ORDER BY id`), want...)
+	if err != nil {
+		return nil, fmt.Errorf("find logs by provider message id: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var pid string
+		var id int64
+		if err := rows.Scan(&pid, &id); err != nil {
+			return nil, fmt.Errorf("find logs by provider message id: %w", err)
+		}
+		out[pid] = id
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("find logs by provider message id: %w", err)
+	}
+	return out, nil
+}
+
+// RecordLogEvent appends ev to its log's event history and, when status
+// is not empty, moves the log to status with lastError, in one
+// transaction. Only a delivered or failed log moves (a queued or sending
+// one is being sent again and keeps its state); moved reports whether
+// it did. ev.ID is set. A log that does not exist is an ENOTFOUND error.
+func (db *DB) RecordLogEvent(ctx context.Context, ev *core.LogEvent, status, lastError string) (moved bool, err error) {
+	detail := ev.Detail
+	if detail == nil {
+		detail = map[string]any{}
+	}
+	js, err := encodeJSON(detail)
+	if err != nil {
+		return false, fmt.Errorf("log event detail: %w", err)
+	}
+	at := ev.At.UTC().Truncate(time.Microsecond)
+	if ev.At.IsZero() {
+		at = now()
+	}
+	err = db.inTx(ctx, func(tx *sql.Tx) error {
+		var cur string
+		err := tx.QueryRowContext(ctx, db.expand(`SELECT status FROM {prefix}mailsvc_logs WHERE id = ?`), ev.LogID).Scan(&cur)
+		if errors.Is(err, sql.ErrNoRows) {
+			return core.Errorf(core.ENOTFOUND, "Log %d not found.", ev.LogID)
+		} else if err != nil {
+			return fmt.Errorf("read log %d: %w", ev.LogID, err)
+		}
+		res, err := tx.ExecContext(ctx, db.expand(`INSERT INTO {prefix}mailsvc_log_events
+			(log_id, provider, event, occurred_at, detail, created_at) VALUES (?, ?, ?, ?, ?, ?)`),
+			ev.LogID, ev.Provider, ev.Event, at, js, now())
+		if err != nil {
+			return fmt.Errorf("insert log event: %w", err)
+		}
+		if ev.ID, err = res.LastInsertId(); err != nil {
+			return fmt.Errorf("read log event id: %w", err)
+		}
+		if status == "" {
+			return nil
+		}
+		res, err = tx.ExecContext(ctx, db.expand(`UPDATE {prefix}mailsvc_logs SET status = ?, last_error = ?, updated_at = ?
+			WHERE id = ? AND status IN (?, ?)`), status, lastError, now(), ev.LogID, core.StatusDelivered, core.StatusFailed)
+		if err != nil {
+			return fmt.Errorf("move log %d to %s: %w", ev.LogID, status, err)
+		}
+		n, _ := res.RowsAffected()
+		moved = n == 1
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("record log event: %w", err)
+	}
+	ev.At = at
+	return moved, nil
+}
+
+// FindLogEvents returns a log's provider events, oldest first.
+func (db *DB) FindLogEvents(ctx context.Context, logID int64) ([]core.LogEvent, error) {
+	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT id, log_id, provider, event, occurred_at, detail
+		FROM {prefix}mailsvc_log_events WHERE log_id = ? ORDER BY id`), logID)
+	if err != nil {
+		return nil, fmt.Errorf("find log events: %w", err)
+	}
+	defer rows.Close()
+	out := []core.LogEvent{}
+	for rows.Next() {
+		var ev core.LogEvent
+		var js string
+		if err := rows.Scan(&ev.ID, &ev.LogID, &ev.Provider, &ev.Event, &ev.At, &js); err != nil {
+			return nil, fmt.Errorf("find log events: %w", err)
+		}
+		ev.At = ev.At.UTC()
+		v, err := decodeJSON(js)
+		if err != nil {
+			return nil, fmt.Errorf("log event %d detail: %w", ev.ID, err)
+		}
+		ev.Detail, _ = v.(map[string]any)
+		if ev.Detail == nil {
+			ev.Detail = map[string]any{}
+		}
+		out = append(out, ev)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("find log events: %w", err)
+	}
+	return out, nil
+}
