@@ -235,9 +235,27 @@ func (s *Connections) apply(c *core.Connection, current core.Settings, in Connec
 	if err != nil {
 		return err
 	}
+	c.OAuthStatus = oauthStatus(d, c.OAuthStatus, effective)
 	c.Settings = enc
 	c.SettingsError = ""
 	return nil
+}
+
+// oauthStatus returns the OAuth status of a connection of driver d after
+// an edit: "" for a driver without OAuth; pending until a refresh token is
+// known (set by the OAuth flow, pasted, or pinned by a constant), then
+// authorized. A needs_authorization verdict stays until a new token
+// arrives through the OAuth routes.
+func oauthStatus(d *core.Driver, current string, effective core.Settings) string {
+	switch {
+	case d.OAuthProvider == "":
+		return ""
+	case current == core.OAuthNeedsAuthorization || current == core.OAuthAuthorized:
+		return current
+	case effective.String(core.KeyRefreshToken) != "":
+		return core.OAuthAuthorized
+	}
+	return core.OAuthPending
 }
 
 // pins returns the settings keys of d pinned by constants.
@@ -288,45 +306,15 @@ func (s *Connections) sensitive(d *core.Driver, key string) bool {
 }
 
 func (s *Connections) encrypt(d *core.Driver, in core.Settings) (core.Settings, error) {
-	out := in.Clone()
-	for k, v := range in {
-		str, ok := v.(string)
-		if !ok || str == "" || !s.sensitive(d, k) || s.Cipher == nil {
-			continue
-		}
-		enc, err := s.Cipher.Encrypt(str)
-		if err != nil {
-			return nil, fmt.Errorf("encrypt setting %s: %w", k, err)
-		}
-		out[k] = enc
-	}
-	return out, nil
+	return core.EncryptSecrets(s.Cipher, in, func(k string) bool { return s.sensitive(d, k) })
 }
 
 // decrypted returns c's settings with secrets decrypted. A value that
 // cannot be decrypted becomes "" and sets c.SettingsError.
 func (s *Connections) decrypted(c *core.Connection) core.Settings {
 	d, _ := core.LookupDriver(c.Driver)
-	out := c.Settings.Clone()
-	if out == nil {
-		out = core.Settings{}
-	}
-	var bad []string
-	for k, v := range out {
-		str, ok := v.(string)
-		if !ok || s.Cipher == nil || !s.sensitive(d, k) || !s.Cipher.IsEncrypted(str) {
-			continue
-		}
-		plain, err := s.Cipher.Decrypt(str)
-		if err != nil {
-			out[k] = ""
-			bad = append(bad, k)
-			continue
-		}
-		out[k] = plain
-	}
+	out, bad := core.DecryptSecrets(s.Cipher, c.Settings, func(k string) bool { return s.sensitive(d, k) })
 	if len(bad) > 0 {
-		sort.Strings(bad)
 		c.SettingsError = fmt.Sprintf("Stored secrets (%s) cannot be decrypted: the encryption key changed. Enter them again.", strings.Join(bad, ", "))
 	}
 	return out
@@ -354,11 +342,6 @@ func (s *Connections) effective(c *core.Connection) *core.Connection {
 func (s *Connections) masked(c *core.Connection) *core.Connection {
 	d, _ := core.LookupDriver(c.Driver)
 	out := *c
-	out.Settings = c.Settings.Clone()
-	for k, v := range out.Settings {
-		if s.sensitive(d, k) {
-			out.Settings[k] = core.MaskValue(v)
-		}
-	}
+	out.Settings = core.MaskSecrets(c.Settings, func(k string) bool { return s.sensitive(d, k) })
 	return &out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/mailsvc/mailsvc/core"
 )
@@ -48,7 +49,12 @@ type LogDetail struct {
 // List returns one page of logs matching f, newest first, without their
 // bodies, and the total count. An unknown status is a validation error.
 func (s *Logs) List(ctx context.Context, f core.LogFilter) ([]*core.Log, int, error) {
-	fields := map[string]string{}
+	return s.list(ctx, f, map[string]string{})
+}
+
+// list validates f's status and search into fields, fails with every
+// field in error, and reads the page.
+func (s *Logs) list(ctx context.Context, f core.LogFilter, fields map[string]string) ([]*core.Log, int, error) {
 	if f.Status != "" && !validStatus(f.Status) {
 		fields["status"] = "Must be one of: " + strings.Join(core.Statuses, ", ") + "."
 	}
@@ -68,6 +74,89 @@ func (s *Logs) List(ctx context.Context, f core.LogFilter) ([]*core.Log, int, er
 	}
 	return logs, total, nil
 }
+
+// LogCountCap is how many matching logs a list counts at most: beyond
+// it the total says "at least this many" (LogPage.Capped), so a list over
+// millions of rows never counts them all.
+const LogCountCap = 10000
+
+// LogQuery is a log list request as the API takes it: DateFrom and DateTo
+// are RFC 3339 times or YYYY-MM-DD dates (UTC days), both inclusive.
+type LogQuery struct {
+	Status   string
+	Search   string
+	DateFrom string
+	DateTo   string
+	Offset   int
+	Limit    int
+}
+
+// LogPage is one page of a log list.
+type LogPage struct {
+	Logs []*core.Log
+	// Total counts the matching logs, exactly when Capped is false. When
+	// Capped, more logs match than Total (which is LogCountCap, or the end
+	// of the requested page when that is further) and the pages after
+	// Total can still be read.
+	Total  int
+	Capped bool
+}
+
+// ListPage validates q and returns one page of logs, newest first,
+// without their bodies, and the (capped) total. An unknown status, a
+// search over 200 characters, a date that does not parse and a range that
+// ends before it starts are validation errors.
+func (s *Logs) ListPage(ctx context.Context, q LogQuery) (*LogPage, error) {
+	f := core.LogFilter{Status: q.Status, Search: q.Search, Offset: q.Offset, Limit: q.Limit}
+	fields := map[string]string{}
+	var ok bool
+	if f.CreatedFrom, ok = parseLogTime(q.DateFrom, false); !ok {
+		fields["date_from"] = badLogTime
+	}
+	if f.CreatedBefore, ok = parseLogTime(q.DateTo, true); !ok {
+		fields["date_to"] = badLogTime
+	}
+	if len(fields) == 0 && !f.CreatedFrom.IsZero() && !f.CreatedBefore.IsZero() && !f.CreatedBefore.After(f.CreatedFrom) {
+		fields["date_to"] = "Must not be before date_from."
+	}
+	f.CountUpTo = max(LogCountCap, max(q.Offset, 0)+max(q.Limit, 0))
+	logs, total, err := s.list(ctx, f, fields)
+	if err != nil {
+		return nil, err
+	}
+	p := &LogPage{Logs: logs, Total: total}
+	if total > f.CountUpTo {
+		p.Total, p.Capped = f.CountUpTo, true
+	}
+	return p, nil
+}
+
+// parseLogTime parses a date_from (end false) or date_to (end true)
+// value into the bound of a [from, before) range: an RFC 3339 time is
+// that instant (date_to includes it), a YYYY-MM-DD date is its UTC day
+// (date_to includes the whole day). "" is the zero time (no bound); ok
+// is false when v parses as neither.
+func parseLogTime(v string, end bool) (t time.Time, ok bool) {
+	if v == "" {
+		return time.Time{}, true
+	}
+	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		if end {
+			return t.UTC().Truncate(time.Microsecond).Add(time.Microsecond), true
+		}
+		return t.UTC(), true
+	}
+	if d, err := time.Parse(time.DateOnly, v); err == nil {
+		if end {
+			return d.AddDate(0, 0, 1), true
+		}
+		return d, true
+	}
+	return time.Time{}, false
+}
+
+// badLogTime is the validation message of a date that does not parse.
+const badLogTime = "Must be an RFC 3339 time (2026-01-31T09:30:00Z) or a date (2026-01-31)."
 
 func validStatus(s string) bool {
 	for _, st := range core.Statuses {

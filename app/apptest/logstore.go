@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/mailsvc/mailsvc/core"
 )
@@ -19,10 +20,22 @@ type LogStore struct {
 	nextID   int64
 	nextAtID int64
 	rows     map[int64]*core.Log
+	// buckets are the outcome roll-ups, grown by RecordOutcomes and
+	// ImportLogs and never lowered, as in the real stores.
+	buckets map[outcomeKey]int64
+}
+
+// outcomeKey is one roll-up counter.
+type outcomeKey struct {
+	start  time.Time
+	conn   int64
+	status string
 }
 
 // NewLogStore returns an empty store.
-func NewLogStore() *LogStore { return &LogStore{rows: map[int64]*core.Log{}} }
+func NewLogStore() *LogStore {
+	return &LogStore{rows: map[int64]*core.Log{}, buckets: map[outcomeKey]int64{}}
+}
 
 func cloneLog(l *core.Log) *core.Log {
 	out := *l
@@ -131,6 +144,7 @@ func (s *LogStore) RecordOutcomes(_ context.Context, owner string, outs []core.L
 			continue
 		}
 		n++
+		s.countOutcome(now, o.SentConnectionID, o.Status)
 		if o.Delete {
 			delete(s.rows, o.LogID)
 			continue
@@ -173,19 +187,66 @@ func (s *LogStore) FindLogByID(_ context.Context, id int64) (*core.Log, error) {
 	return out, nil
 }
 
+// logMatches applies the stores' search rule: an address matches a To,
+// Cc or Bcc recipient exactly (ignoring case); other terms match a subject
+// with a word starting with each of the term's words of three letters or
+// more and, unless the term is only such words, that contains the term as
+// typed (ignoring case).
 func logMatches(l *core.Log, search string) bool {
-	q := strings.ToLower(search)
-	for _, a := range l.Message.Recipients() {
-		if strings.Contains(strings.ToLower(a.String()), q) {
-			return true
+	term := strings.ToLower(strings.TrimSpace(search))
+	if core.SearchIsAddress(term) {
+		for _, a := range l.Message.Recipients() {
+			if strings.ToLower(strings.TrimSpace(a.Email)) == term {
+				return true
+			}
+		}
+		return false
+	}
+	subject := strings.ToLower(l.Message.Subject)
+	if !onlyWords(term) && !strings.Contains(subject, term) {
+		return false
+	}
+	var subjectWords []string
+	for _, w := range words(subject) {
+		subjectWords = append(subjectWords, w)
+		subjectWords = append(subjectWords, strings.Split(w, "_")...)
+	}
+	for _, w := range words(term) {
+		if len([]rune(w)) < 3 {
+			continue
+		}
+		found := false
+		for _, sw := range subjectWords {
+			found = found || strings.HasPrefix(sw, w)
+		}
+		if !found {
+			return false
 		}
 	}
-	for _, s := range []string{l.Message.Subject, l.Message.Text, l.Message.HTML} {
-		if strings.Contains(strings.ToLower(s), q) {
-			return true
+	return true
+}
+
+// onlyWords reports whether term is words of three or more letters and
+// digits separated by spaces: the stores answer those from the full-text
+// index alone, in any order, without matching the term as typed.
+func onlyWords(term string) bool {
+	fields := strings.Fields(term)
+	for _, f := range fields {
+		if len([]rune(f)) < 3 {
+			return false
+		}
+		for _, r := range f {
+			if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+				return false
+			}
 		}
 	}
-	return false
+	return len(fields) > 0
+}
+
+// words splits s into runs of letters, digits and underscores.
+func words(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' })
 }
 
 // FindLogs implements core.LogStore.
@@ -194,14 +255,32 @@ func (s *LogStore) FindLogs(_ context.Context, f core.LogFilter) ([]*core.Log, i
 	defer s.mu.Unlock()
 	var all []*core.Log
 	for _, l := range s.rows {
-		if (f.Status == "" || l.Status == f.Status) && (f.Search == "" || logMatches(l, f.Search)) {
-			c := cloneLog(l)
-			c.History = nil
-			all = append(all, c)
+		if f.Status != "" && l.Status != f.Status {
+			continue
 		}
+		if !f.CreatedFrom.IsZero() && l.CreatedAt.Before(f.CreatedFrom) {
+			continue
+		}
+		if !f.CreatedBefore.IsZero() && !l.CreatedAt.Before(f.CreatedBefore) {
+			continue
+		}
+		if strings.TrimSpace(f.Search) != "" && !logMatches(l, f.Search) {
+			continue
+		}
+		c := cloneLog(l)
+		c.History = nil
+		all = append(all, c)
 	}
-	sort.Slice(all, func(i, j int) bool { return all[i].ID > all[j].ID })
+	sort.Slice(all, func(i, j int) bool {
+		if !all[i].CreatedAt.Equal(all[j].CreatedAt) {
+			return all[i].CreatedAt.After(all[j].CreatedAt)
+		}
+		return all[i].ID > all[j].ID
+	})
 	total := len(all)
+	if f.CountUpTo > 0 && total > f.CountUpTo {
+		total = f.CountUpTo + 1
+	}
 	if f.Offset >= len(all) {
 		return nil, total, nil
 	}
@@ -210,6 +289,12 @@ func (s *LogStore) FindLogs(_ context.Context, f core.LogFilter) ([]*core.Log, i
 		all = all[:f.Limit]
 	}
 	return all, total, nil
+}
+
+// PendingCounts returns the queued and sending counts of QueueStats.
+func (s *LogStore) PendingCounts(ctx context.Context) (core.QueueStats, error) {
+	st, err := s.QueueStats(ctx)
+	return core.QueueStats{Queued: st.Queued, Sending: st.Sending}, err
 }
 
 // QueueStats implements core.LogStore.
@@ -277,6 +362,20 @@ func (s *LogStore) PurgeLogs(_ context.Context, before time.Time, _ int) (int, e
 		}
 	}
 	return n, nil
+}
+
+// OldestQueuedAt implements core.LogStore.
+func (s *LogStore) OldestQueuedAt(context.Context) (*time.Time, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var oldest *time.Time
+	for _, l := range s.rows {
+		if l.Status == core.StatusQueued && (oldest == nil || l.CreatedAt.Before(*oldest)) {
+			t := l.CreatedAt
+			oldest = &t
+		}
+	}
+	return oldest, nil
 }
 
 // SetCreatedAt backdates a log, for retention tests.

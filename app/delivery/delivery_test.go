@@ -634,3 +634,121 @@ func TestShutdownHandsBackUntriedMessages(t *testing.T) {
 		t.Fatalf("after restart: %+v", st)
 	}
 }
+
+// recordingAlerter keeps every alert raised.
+type recordingAlerter struct {
+	mu     sync.Mutex
+	alerts []core.Alert
+}
+
+func (r *recordingAlerter) Raise(_ context.Context, a core.Alert) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.alerts = append(r.alerts, a)
+}
+
+func (r *recordingAlerter) all() []core.Alert {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.alerts)
+}
+
+func TestDeliveryAlerts(t *testing.T) {
+	type want struct {
+		event    string
+		conn     int64 // connection number, 0 for none
+		contains string
+	}
+	tests := []struct {
+		name     string
+		settings fakeSettings
+		scripts  map[int64][]error
+		inactive []int64
+		want     []want
+	}{
+		{name: "delivered: no alert"},
+		{name: "delivered after retries: no alert", scripts: map[int64][]error{1: {temp, temp}}},
+		{
+			name: "permanent failure: delivery_failed naming the connection", scripts: map[int64][]error{1: {perm}},
+			want: []want{{core.EventDeliveryFailed, 1, "550 no such user"}},
+		},
+		{
+			name: "retries exhausted: one delivery_failed", scripts: map[int64][]error{1: {temp, temp, temp, temp}},
+			want: []want{{core.EventDeliveryFailed, 1, "after 4 attempt(s): temporary failure: 451 try later"}},
+		},
+		{
+			name: "fallback delivers: fallback_used naming the failed connection", settings: fakeSettings{"fallback_connection_id": int64(2)},
+			scripts: map[int64][]error{1: {perm}},
+			want:    []want{{core.EventFallbackUsed, 1, "fallback connection"}},
+		},
+		{
+			name: "fallback fails too: fallback_used then delivery_failed on the fallback", settings: fakeSettings{"fallback_connection_id": int64(2)},
+			scripts: map[int64][]error{1: {perm}, 2: {perm}},
+			want:    []want{{core.EventFallbackUsed, 1, "550"}, {core.EventDeliveryFailed, 2, "550 no such user"}},
+		},
+		{
+			name: "no connection at all: delivery_failed without one", settings: fakeSettings{"default_connection_id": nil},
+			want: []want{{core.EventDeliveryFailed, 0, "no default connection"}},
+		},
+		{
+			name: "inactive default to fallback", settings: fakeSettings{"fallback_connection_id": int64(2)}, inactive: []int64{1},
+			want: []want{{core.EventFallbackUsed, 1, "inactive"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, tt.settings, tt.scripts, tt.inactive...)
+			e.svc.MaxRetries = 3
+			base := e.svc.mustBase(t, e) - 1
+			for id, c := range e.conns.m {
+				c.Name = fmt.Sprintf("conn-%d", id-base)
+				c.Settings = core.Settings{"password": "s3cret-pw"}
+			}
+			rec := &recordingAlerter{}
+			e.svc.Alerts = rec
+			id := e.enqueue(t, &core.Log{Message: msg(tt.name)})
+			e.drain(t)
+			got := rec.all()
+			if len(got) != len(tt.want) {
+				t.Fatalf("alerts %+v, want %d", got, len(tt.want))
+			}
+			for i, w := range tt.want {
+				a := got[i]
+				wantConn, wantName := int64(0), ""
+				if w.conn != 0 {
+					wantConn, wantName = base+w.conn, fmt.Sprintf("conn-%d", w.conn)
+				}
+				if a.Event != w.event || a.LogID != id || a.ConnectionID != wantConn || a.ConnectionName != wantName {
+					t.Errorf("alert %d = %+v; want event %s, log %d, connection %d %q", i, a, w.event, id, wantConn, wantName)
+				}
+				if !strings.Contains(a.Message, w.contains) || a.Title == "" || a.At.IsZero() {
+					t.Errorf("alert %d message %q (title %q) does not say %q", i, a.Message, a.Title, w.contains)
+				}
+				if strings.Contains(a.Message+a.Title, "s3cret-pw") {
+					t.Errorf("alert %d leaks a connection secret: %q", i, a.Message)
+				}
+			}
+		})
+	}
+}
+
+// A failure whose outcome the store skipped (the lease passed to another
+// worker, which decides the message again) has not failed for good: no
+// alert.
+func TestDeliveryAlertsFollowTheRecord(t *testing.T) {
+	e := newEnv(t, nil, map[int64][]error{1: {perm}})
+	rec := &recordingAlerter{}
+	e.svc.Alerts = rec
+	e.enqueue(t, &core.Log{Message: msg("x")})
+	logs, err := e.logs.ClaimLogs(context.Background(), "test", 5, time.Minute)
+	if err != nil || len(logs) != 1 {
+		t.Fatalf("claim = %d, %v", len(logs), err)
+	}
+	e.svc.processBatch(context.Background(), "other-owner-never-recorded", logs)
+	if l, _ := e.logs.FindLogByID(context.Background(), logs[0].ID); l.Status != core.StatusSending {
+		t.Fatalf("the log is %s; the test needs its outcome skipped", l.Status)
+	}
+	if got := rec.all(); len(got) != 0 {
+		t.Fatalf("alerts %+v raised for an outcome that was not recorded", got)
+	}
+}

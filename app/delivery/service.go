@@ -23,22 +23,25 @@ import (
 	"math/rand/v2"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mailsvc/mailsvc/core"
 )
 
-// Defaults of the Service's tuning fields.
+// Defaults of the Service's tuning fields. Eight workers of 100 keep a
+// connection's sends busy while other workers claim and record (each
+// batch costs two transactions, whatever its size); see docs/delivery.md
+// "Measured".
 const (
-	DefaultWorkers      = 4
-	DefaultBatchSize    = 50
+	DefaultWorkers      = 8
+	DefaultBatchSize    = 100
 	DefaultMaxRetries   = 3
 	DefaultLease        = 60 * time.Second
 	DefaultSendTimeout  = 60 * time.Second
 	DefaultPollInterval = 500 * time.Millisecond
 	DefaultBackoffBase  = 30 * time.Second
 	DefaultBackoffMax   = time.Hour
-	DefaultPurgeEvery   = time.Hour
 	// PurgeBatch is how many logs one purge statement deletes.
 	PurgeBatch = 500
 )
@@ -55,14 +58,6 @@ type SettingsSource interface {
 	Get(ctx context.Context) (map[string]any, error)
 }
 
-// LeaseStore grants named, expiring leases so that scheduled jobs run on
-// one replica at a time. AcquireLease returns true when owner holds name
-// until now+ttl (taking it over if free or expired, renewing it if owner
-// already holds it).
-type LeaseStore interface {
-	AcquireLease(ctx context.Context, name, owner string, ttl time.Duration) (bool, error)
-}
-
 // Service accepts messages and delivers them. Set the fields, then call
 // Run to start the workers; Enqueue, SendNow and Resend may be called
 // whether or not Run is running. Zero tuning fields take the defaults.
@@ -70,8 +65,11 @@ type Service struct {
 	Logs        core.LogStore
 	Connections ConnectionSource
 	Settings    SettingsSource
-	// Leases, when set, keeps the scheduled purge on one replica.
-	Leases LeaseStore
+	// Alerts, when set, hears of messages that failed for good
+	// (core.EventDeliveryFailed) and of the fallback connection taking
+	// over a message (core.EventFallbackUsed). Raise returns at once, so
+	// alerting never slows or fails delivery.
+	Alerts core.Alerter
 	Hooks  *core.Hooks
 	// Env is passed to drivers when transports are built.
 	Env    core.DriverEnv
@@ -95,10 +93,32 @@ type Service struct {
 	// d = min(BackoffMax, BackoffBase·2^(n-1)).
 	BackoffBase time.Duration
 	BackoffMax  time.Duration
-	// PurgeEvery is the interval of the retention purge.
-	PurgeEvery time.Duration
 	// Owner names this process in leases; empty means host-pid-random.
 	Owner string
+	// Policy, when set, is an add-on's say in delivery (Pro: the retry
+	// limit and the sources not kept in the log), read with the settings,
+	// so a change applies without a restart. Nil keeps MaxRetries and
+	// logs every message as log_emails says.
+	Policy PolicySource
+	// Suppressions, when set, is checked before every queued send: a
+	// message to a listed address fails at once (see suppressedOutcome).
+	Suppressions SuppressionList
+	// Chooser, when set, picks the connections of a message that names
+	// none before the default connection and the fallback do (Pro:
+	// routing rules and sender groups; see ConnectionChooser). Nil in the
+	// free build.
+	Chooser ConnectionChooser
+	// Metrics, when set, receives the engine's measurements (sends
+	// started and finished, retries, provider errors, rate-limit waits).
+	Metrics Metrics
+	// MaxInFlight is the ceiling of sends in flight at once in this
+	// process across all connections (MAILSVC_MAX_IN_FLIGHT); each
+	// connection is further bounded by its max_concurrency setting.
+	MaxInFlight int
+	// Replicas, when set, counts the live processes sharing the queue
+	// (a heartbeat row each in the database); each connection's
+	// max_per_second is split between them. Nil counts this one only.
+	Replicas ReplicaCounter
 
 	// enqueueSettings caches the settings Enqueue applies (From
 	// defaults) for settingsTTL, sparing a read per accepted message.
@@ -109,6 +129,13 @@ type Service struct {
 	initOnce   sync.Once
 	wake       chan struct{}
 	transports transportCache
+	lanes      lanes
+	inFlight   chan struct{}
+	live       atomic.Int64
+	// recorder, while Run runs on a store that has one, writes the
+	// workers' outcomes a group of batches at a time.
+	recorderMu sync.Mutex
+	recorder   *recorder
 }
 
 func (s *Service) init() {
@@ -139,9 +166,6 @@ func (s *Service) init() {
 		if s.BackoffMax <= 0 {
 			s.BackoffMax = DefaultBackoffMax
 		}
-		if s.PurgeEvery <= 0 {
-			s.PurgeEvery = DefaultPurgeEvery
-		}
 		if s.Logger == nil {
 			s.Logger = slog.Default()
 		}
@@ -151,6 +175,11 @@ func (s *Service) init() {
 			_, _ = crand.Read(b[:])
 			s.Owner = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
 		}
+		if s.MaxInFlight <= 0 {
+			s.MaxInFlight = DefaultMaxInFlight
+		}
+		s.inFlight = make(chan struct{}, s.MaxInFlight)
+		s.live.Store(1)
 		s.wake = make(chan struct{}, 1)
 		s.transports.env = s.Env
 	})
@@ -182,6 +211,11 @@ type settings struct {
 	simulate            bool
 	logEmails           bool
 	retentionDays       int64
+	// maxRetries is the retry limit in force (Service.MaxRetries, or the
+	// Policy's); unlogged the sources whose delivered messages are not
+	// kept.
+	maxRetries int
+	unlogged   map[string]bool
 }
 
 func (s *Service) loadSettings(ctx context.Context) (settings, error) {
@@ -202,6 +236,9 @@ func (s *Service) loadSettings(ctx context.Context) (settings, error) {
 	}
 	if id := st.Int("fallback_connection_id", 0); id > 0 {
 		out.fallbackConn = &id
+	}
+	if err := s.applyPolicy(ctx, &out); err != nil {
+		return settings{}, err
 	}
 	return out, nil
 }
@@ -281,7 +318,11 @@ func (s *Service) Resend(ctx context.Context, ids []int64) (int, error) {
 }
 
 // SendNow sends msg synchronously through connection connID (no retry,
-// no fallback) and returns its log with the attempt. The log is committed
+// no fallback) and returns its log with the attempt. The send waits its
+// turn within the connection's max_concurrency and max_per_second; when
+// the connection may not send now (a rate-limit pause, a spent daily
+// quota) or the provider answers "slow down", the log is left queued for
+// the workers instead. The log is committed
 // as sending under this process's lease before the send, so if the
 // process dies the queue delivers it. It returns an EINVALID error for a
 // bad message or a missing or inactive connection; a delivery failure is
@@ -317,11 +358,19 @@ func (s *Service) SendNow(ctx context.Context, connID int64, msg *core.Message, 
 	if err := s.Logs.EnqueueLog(ctx, l); err != nil {
 		return nil, fmt.Errorf("record message: %w", err)
 	}
-	out := s.attempt(ctx, l, conn, st, false)
-	out.Status = core.StatusFailed
-	if last := out.History[len(out.History)-1]; last.Outcome == core.OutcomeDelivered || last.Outcome == core.OutcomeSimulated {
+	out, made := s.attempt(ctx, ctx, l, conn, st, false)
+	switch {
+	case made == attemptDeferred:
+		// The connection may not send now (paused, quota spent): the
+		// queue sends it when it may.
+		out = deferred(l, out.NextAttemptAt)
+	case made == attemptRateLimited:
+		out.Status = core.StatusQueued
+	case out.History[len(out.History)-1].Outcome == core.OutcomeDelivered || out.History[len(out.History)-1].Outcome == core.OutcomeSimulated:
 		out.Status = core.StatusDelivered
-		out.Delete = !st.logEmails
+		out.Delete = !st.keepDelivered(source)
+	default:
+		out.Status = core.StatusFailed
 	}
 	if _, err := s.Logs.RecordOutcomes(context.WithoutCancel(ctx), s.Owner, []core.LogOutcome{out}); err != nil {
 		return nil, fmt.Errorf("record outcome: %w", err)
@@ -343,12 +392,33 @@ func applyOutcome(l *core.Log, o core.LogOutcome) {
 		t := o.History[len(o.History)-1].At
 		l.DeliveredAt = &t
 	}
+	if o.Status == core.StatusQueued {
+		l.NextAttemptAt = o.NextAttemptAt
+	}
 }
+
+// attemptMade says what attempt did.
+type attemptMade int
+
+const (
+	// attemptSent: the attempt was made; its outcome is in History.
+	attemptSent attemptMade = iota
+	// attemptDeferred: nothing was tried; the message goes back to the
+	// queue, due at the outcome's NextAttemptAt (shutdown, a long
+	// rate-limit pause, a spent quota).
+	attemptDeferred
+	// attemptRateLimited: the provider answered "slow down"; History
+	// holds a rate_limited attempt, the counters are unchanged, and the
+	// message is due again at NextAttemptAt.
+	attemptRateLimited
+)
 
 // attempt makes one delivery attempt of l through conn (or simulates it)
 // and returns an outcome with the counters and history filled in; the
-// caller sets Status, NextAttemptAt and Delete.
-func (s *Service) attempt(ctx context.Context, l *core.Log, conn *core.Connection, st settings, fallback bool) core.LogOutcome {
+// caller sets Status, NextAttemptAt and Delete (see attemptMade for the
+// outcomes that need none of that). The send waits its turn in the
+// connection's lane; when stop ends first, nothing is tried.
+func (s *Service) attempt(ctx, stop context.Context, l *core.Log, conn *core.Connection, st settings, fallback bool) (core.LogOutcome, attemptMade) {
 	start := time.Now().UTC()
 	a := core.Attempt{LogID: l.ID, ConnectionID: conn.ID, At: start}
 	out := core.LogOutcome{
@@ -361,35 +431,65 @@ func (s *Service) attempt(ctx context.Context, l *core.Log, conn *core.Connectio
 	}
 	msg := l.Message
 	applyFrom(&msg, st)
+	made := attemptSent
 	switch {
 	case st.simulate:
 		a.Outcome = core.OutcomeSimulated
 		a.Response = "Simulation mode: the message was not sent."
 		out.Simulated = true
+		s.metrics().SendFinished(conn.ID, conn.Driver, a.Outcome, 0)
 	case !conn.IsActive:
 		a.Outcome = core.OutcomePermanent
 		a.Error = fmt.Sprintf("connection %d is inactive", conn.ID)
+		s.metrics().SendFinished(conn.ID, conn.Driver, a.Outcome, 0)
 	default:
 		tr, err := s.transports.get(conn)
 		if err == nil {
+			ln := s.lanes.get(conn, int(s.live.Load()))
+			ln.readLimits(ctx, tr, s)
+			release, until, ok := s.gate(stop, ln, conn)
+			if !ok {
+				return core.LogOutcome{NextAttemptAt: until}, attemptDeferred
+			}
+			start = time.Now().UTC()
+			a.At = start
+			s.metrics().SendStarted(conn.ID, conn.Driver)
 			sctx, cancel := context.WithTimeout(ctx, s.SendTimeout)
 			var rc core.Receipt
 			rc, err = tr.Send(sctx, &msg)
 			cancel()
+			release()
 			if err == nil {
+				ln.sent()
 				a.Outcome = core.OutcomeDelivered
 				a.Response = rc.Response
 				a.ProviderMessageID = rc.MessageID
 				out.ProviderMessageID = rc.MessageID
 				out.LastError = ""
+				s.metrics().SendFinished(conn.ID, conn.Driver, a.Outcome, time.Since(start))
 				break
 			}
+			if wait, limited := core.AsRateLimited(err); limited {
+				if wait <= 0 {
+					wait = DefaultRateLimitPause
+				}
+				until := time.Now().UTC().Add(wait)
+				ln.pause(until)
+				a.Outcome = core.OutcomeRateLimited
+				out.Attempts, out.PhaseAttempts = l.Attempts, l.PhaseAttempts
+				out.NextAttemptAt = until
+				made = attemptRateLimited
+			}
+			s.metrics().ProviderError(conn.ID, conn.Driver, errorClass(conn.Driver, err))
 		}
 		a.Error = err.Error()
-		a.Outcome = core.OutcomePermanent
-		if core.IsTemporary(err) {
-			a.Outcome = core.OutcomeTemporary
+		if a.Outcome == "" {
+			a.Outcome = core.OutcomePermanent
+			if core.IsTemporary(err) {
+				a.Outcome = core.OutcomeTemporary
+			}
 		}
+		s.metrics().SendFinished(conn.ID, conn.Driver, a.Outcome, time.Since(start))
 	}
 	if a.Error != "" {
 		out.LastError = a.Error
@@ -397,6 +497,66 @@ func (s *Service) attempt(ctx context.Context, l *core.Log, conn *core.Connectio
 	a.DurationMS = time.Since(start).Milliseconds()
 	out.History = []core.Attempt{a}
 	s.debugAttempt(l, conn, &msg, a)
+	return out, made
+}
+
+// gate waits for conn's turn: a send slot of its lane and of the process,
+// a token of its rate limit, the end of a pause. It returns the release
+// of the slots, or ok false and when the message should be tried again
+// (the wait would pass HandBackAfter, its daily quota is spent, or stop
+// ended).
+func (s *Service) gate(stop context.Context, ln *lane, conn *core.Connection) (release func(), until time.Time, ok bool) {
+	now := time.Now().UTC()
+	if t := ln.quotaSpentUntil(); !t.IsZero() {
+		return nil, t, false
+	}
+	if p := ln.pausedUntil(); p.Sub(now) > HandBackAfter {
+		return nil, p, false
+	}
+	if err := ln.acquire(stop); err != nil {
+		return nil, now, false
+	}
+	select {
+	case s.inFlight <- struct{}{}:
+	case <-stop.Done():
+		ln.release()
+		return nil, now, false
+	}
+	if stop.Err() != nil {
+		// The slot came as the stop did: a send not begun stays untried.
+		<-s.inFlight
+		ln.release()
+		return nil, now, false
+	}
+	release = func() { <-s.inFlight; ln.release() }
+	wait := ln.reserve(time.Now())
+	for wait > 0 {
+		if wait > HandBackAfter {
+			ln.unreserve()
+			release()
+			return nil, time.Now().UTC().Add(wait), false
+		}
+		s.metrics().RateLimitWait(conn.ID, conn.Driver, wait)
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-stop.Done():
+			t.Stop()
+			release()
+			return nil, time.Now().UTC(), false
+		}
+		// A rate-limit answer may have paused the lane meanwhile.
+		wait = time.Until(ln.pausedUntil())
+	}
+	return release, time.Time{}, true
+}
+
+// deferred hands l back to the queue untried, due at next.
+func deferred(l *core.Log, next time.Time) core.LogOutcome {
+	out := handBack(l)
+	if !next.IsZero() {
+		out.NextAttemptAt = next
+	}
 	return out
 }
 

@@ -9,24 +9,31 @@ import (
 	"github.com/mailsvc/mailsvc/core"
 )
 
-// purgeLease names the database lease of the retention purge.
-const purgeLease = "mailsvc_log_purge"
-
-// Run starts the workers, the lease reaper and the scheduled retention
-// purge, and blocks until ctx is done. It then stops claiming, lets each
-// worker finish the send in progress (bounded by SendTimeout), hands the
-// untried rest of its batch back to the queue, records the outcomes,
-// closes the cached transports and returns. Call Run at most once at a
-// time per Service.
+// Run starts the workers, the lease reaper and the replica heartbeat, and
+// blocks until ctx is done. Each worker claims a batch in one round trip,
+// sends its messages at once (each waits its turn within its connection's
+// max_concurrency and max_per_second, and the process's MaxInFlight), and
+// records their outcomes in one write, shared with the other workers'
+// batches waiting at the same time when the store can (OwnersRecorder).
+// (The retention purge is not run here: the scheduler runs Purge as its
+// log_purge job, once per interval across replicas.) When ctx ends it
+// stops claiming, lets the sends in progress finish (bounded by
+// SendTimeout), hands the messages still waiting for their turn back to
+// the queue, records the outcomes, closes the cached transports and
+// returns. Call Run at most once at a time per Service.
 func (s *Service) Run(ctx context.Context) {
 	s.init()
-	var wg sync.WaitGroup
+	s.beat(ctx)
+	stopRecorder := s.startRecorder()
+	var wg, workers sync.WaitGroup
+	wg.Go(func() { s.heartbeat(ctx) })
 	for i := range s.Workers {
 		owner := fmt.Sprintf("%s/w%d", s.Owner, i)
-		wg.Go(func() { s.work(ctx, owner) })
+		workers.Go(func() { s.work(ctx, owner) })
 	}
 	wg.Go(func() { s.reap(ctx) })
-	wg.Go(func() { s.schedulePurge(ctx) })
+	workers.Wait()
+	stopRecorder()
 	wg.Wait()
 	s.transports.closeAll()
 }
@@ -86,37 +93,6 @@ func (s *Service) reap(ctx context.Context) {
 	}
 }
 
-func (s *Service) schedulePurge(ctx context.Context) {
-	for {
-		if s.Leases != nil {
-			ok, err := s.Leases.AcquireLease(ctx, purgeLease, s.Owner, s.PurgeEvery*3/2)
-			if err != nil && ctx.Err() == nil {
-				s.Logger.Warn("acquire purge lease", "err", err)
-			}
-			if ok {
-				s.purgeAndLog(ctx)
-			}
-		} else {
-			s.purgeAndLog(ctx)
-		}
-		s.sleep(ctx, s.PurgeEvery, false)
-		if ctx.Err() != nil {
-			return
-		}
-	}
-}
-
-func (s *Service) purgeAndLog(ctx context.Context) {
-	n, err := s.Purge(ctx)
-	if err != nil {
-		if ctx.Err() == nil {
-			s.Logger.Warn("purge old logs", "err", err)
-		}
-	} else if n > 0 {
-		s.Logger.Info("purged old logs", "count", n)
-	}
-}
-
 // Purge deletes delivered and failed logs older than the retention: the
 // log_retention_days setting passed through the mail_svc_log_retention_days
 // filter; 0 keeps logs forever. It returns how many it deleted.
@@ -142,11 +118,14 @@ func (s *Service) Purge(ctx context.Context) (int, error) {
 type connLookup struct {
 	s   *Service
 	ctx context.Context
+	mu  sync.Mutex
 	m   map[int64]*core.Connection
 	err map[int64]error
 }
 
 func (c *connLookup) get(id int64) (*core.Connection, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if conn, ok := c.m[id]; ok {
 		return conn, nil
 	}
@@ -178,14 +157,21 @@ func (s *Service) processBatch(ctx context.Context, owner string, logs []*core.L
 	stopRenew := s.renewWhileBusy(work, owner, ids)
 	defer stopRenew()
 
-	outs, err := s.decideBatch(work, ctx, logs)
+	outs, alerts, err := s.decideBatch(work, ctx, logs)
 	if err != nil {
 		// Settings unreadable (database down): leave the batch to its
 		// lease; the reaper requeues it.
 		s.Logger.Warn("process batch", "err", err)
 		return
 	}
-	s.record(work, owner, outs)
+	// Alerts follow the record: an outcome that could not be written is
+	// retried later, so it has not failed for good yet.
+	if n, ok := s.record(work, owner, outs); ok {
+		if n < len(outs) {
+			alerts = s.recordedAlerts(work, alerts)
+		}
+		s.raise(work, alerts)
+	}
 }
 
 // renewWhileBusy extends the lease on ids every Lease/3 until stopped.
@@ -210,40 +196,77 @@ func (s *Service) renewWhileBusy(ctx context.Context, owner string, ids []int64)
 }
 
 // record writes outcomes, retrying while the database is unreachable for
-// up to one lease (after that the messages are requeued anyway).
-func (s *Service) record(ctx context.Context, owner string, outs []core.LogOutcome) {
+// up to one lease (after that the messages are requeued anyway). It
+// reports whether the write succeeded and how many outcomes applied
+// (those of logs the owner no longer held are skipped).
+func (s *Service) record(ctx context.Context, owner string, outs []core.LogOutcome) (int, bool) {
 	deadline := time.Now().Add(s.Lease)
+	// First with the batches of the other workers, in one commit; on
+	// failure, on its own.
+	if n, ok, err := s.recordGrouped(owner, outs); ok && err == nil {
+		return n, true
+	} else if ok {
+		s.Logger.Warn("record delivery outcomes with other batches; retrying alone", "count", len(outs), "err", err)
+	}
 	for {
-		_, err := s.Logs.RecordOutcomes(ctx, owner, outs)
+		n, err := s.Logs.RecordOutcomes(ctx, owner, outs)
 		if err == nil {
-			return
+			return n, true
 		}
 		if time.Now().After(deadline) {
 			s.Logger.Error("record delivery outcomes: giving up; the messages will be retried", "count", len(outs), "err", err)
-			return
+			return 0, false
 		}
 		s.Logger.Warn("record delivery outcomes; retrying", "count", len(outs), "err", err)
 		time.Sleep(500 * time.Millisecond)
 	}
 }
 
-// decideBatch makes one attempt for each log and decides its next state.
-// Once stop is done, the logs not yet tried are handed back unchanged.
-func (s *Service) decideBatch(ctx, stop context.Context, logs []*core.Log) ([]core.LogOutcome, error) {
+// decideBatch makes one attempt for each log, all at once (each waits
+// its connection's turn), and decides their next states, with the alerts
+// the outcomes call for. Once stop is done, the logs not yet sending are
+// handed back unchanged.
+func (s *Service) decideBatch(ctx, stop context.Context, logs []*core.Log) ([]core.LogOutcome, []core.Alert, error) {
 	st, err := s.loadSettings(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	conns := &connLookup{s: s, ctx: ctx, m: map[int64]*core.Connection{}, err: map[int64]error{}}
-	outs := make([]core.LogOutcome, 0, len(logs))
-	for _, l := range logs {
-		if stop.Err() != nil {
-			outs = append(outs, handBack(l))
-			continue
-		}
-		outs = append(outs, s.decide(ctx, l, st, conns))
+	outs := make([]core.LogOutcome, len(logs))
+	var wg sync.WaitGroup
+	for i, l := range logs {
+		wg.Go(func() {
+			if stop.Err() != nil {
+				outs[i] = handBack(l)
+				return
+			}
+			outs[i] = s.decide(ctx, stop, l, st, conns)
+			s.countRetry(outs[i], conns)
+		})
 	}
-	return outs, nil
+	wg.Wait()
+	var alerts []core.Alert
+	if s.Alerts != nil {
+		for i, l := range logs {
+			alerts = append(alerts, outcomeAlerts(l, outs[i], st, conns)...)
+		}
+	}
+	return outs, alerts, nil
+}
+
+// countRetry tells Metrics of a temporary failure that will be retried.
+func (s *Service) countRetry(out core.LogOutcome, conns *connLookup) {
+	if s.Metrics == nil || out.Status != core.StatusQueued || len(out.History) == 0 || out.SentConnectionID == nil {
+		return
+	}
+	if out.History[len(out.History)-1].Outcome != core.OutcomeTemporary {
+		return
+	}
+	conn, err := conns.get(*out.SentConnectionID)
+	if err != nil {
+		return
+	}
+	s.Metrics.Retried(conn.ID, conn.Driver)
 }
 
 // handBack returns l to the queue as it was claimed: due now, no attempt.
@@ -256,8 +279,17 @@ func handBack(l *core.Log) core.LogOutcome {
 	}
 }
 
-// decide makes one attempt of l and returns its outcome.
-func (s *Service) decide(ctx context.Context, l *core.Log, st settings, conns *connLookup) core.LogOutcome {
+// decide makes one attempt of l and returns its outcome. A message whose
+// connection may not send before stop ends or for a long while goes back
+// to the queue untried; one the provider answered "slow down" goes back
+// without its attempt counting.
+func (s *Service) decide(ctx, stop context.Context, l *core.Log, st settings, conns *connLookup) core.LogOutcome {
+	if out, ok := s.suppressedOutcome(ctx, l); ok {
+		return out
+	}
+	if out, ok := s.decideChosen(ctx, stop, l, st, conns); ok {
+		return out
+	}
 	var connID *int64
 	switch {
 	case l.UsedFallback:
@@ -273,15 +305,23 @@ func (s *Service) decide(ctx context.Context, l *core.Log, st settings, conns *c
 	} else if conn, err := conns.get(*connID); err != nil {
 		out = s.failedAttempt(l, *connID, err)
 	} else {
-		out = s.attempt(ctx, l, conn, st, l.UsedFallback)
+		var made attemptMade
+		out, made = s.attempt(ctx, stop, l, conn, st, l.UsedFallback)
+		switch made {
+		case attemptDeferred:
+			return deferred(l, out.NextAttemptAt)
+		case attemptRateLimited:
+			out.Status = core.StatusQueued
+			return out
+		}
 	}
 	last := out.History[len(out.History)-1]
 	now := time.Now().UTC()
 	switch {
 	case last.Outcome == core.OutcomeDelivered || last.Outcome == core.OutcomeSimulated:
 		out.Status = core.StatusDelivered
-		out.Delete = !st.logEmails
-	case last.Outcome == core.OutcomeTemporary && out.PhaseAttempts <= s.MaxRetries:
+		out.Delete = !st.keepDelivered(l.Source)
+	case last.Outcome == core.OutcomeTemporary && out.PhaseAttempts <= st.maxRetries:
 		out.Status = core.StatusQueued
 		out.NextAttemptAt = now.Add(s.Backoff(out.PhaseAttempts))
 	case s.fallbackApplies(l, connID, st, conns):

@@ -1,0 +1,129 @@
+package apptest
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/mailsvc/mailsvc/core"
+)
+
+// NotificationStore is an in-memory core.NotificationStore.
+type NotificationStore struct {
+	mu     sync.Mutex
+	nextID int64
+	rows   map[int64]*core.NotificationChannel
+}
+
+// NewNotificationStore returns an empty store.
+func NewNotificationStore() *NotificationStore {
+	return &NotificationStore{rows: map[int64]*core.NotificationChannel{}}
+}
+
+func cloneChannel(c *core.NotificationChannel) *core.NotificationChannel {
+	out := *c
+	out.Settings = c.Settings.Clone()
+	if out.Settings == nil {
+		out.Settings = core.Settings{}
+	}
+	out.Events = append([]string{}, c.Events...)
+	return &out
+}
+
+// FindNotificationChannels implements core.NotificationStore.
+func (s *NotificationStore) FindNotificationChannels(context.Context) ([]*core.NotificationChannel, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*core.NotificationChannel, 0, len(s.rows))
+	for _, c := range s.rows {
+		out = append(out, cloneChannel(c))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+// FindNotificationChannelByID implements core.NotificationStore.
+func (s *NotificationStore) FindNotificationChannelByID(_ context.Context, id int64) (*core.NotificationChannel, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.rows[id]
+	if !ok {
+		return nil, core.Errorf(core.ENOTFOUND, "Notification channel %d not found.", id)
+	}
+	return cloneChannel(c), nil
+}
+
+// CreateNotificationChannel implements core.NotificationStore.
+func (s *NotificationStore) CreateNotificationChannel(_ context.Context, c *core.NotificationChannel) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextID++
+	c.ID = s.nextID
+	c.CreatedAt = time.Now().UTC()
+	c.UpdatedAt = c.CreatedAt
+	s.rows[c.ID] = cloneChannel(c)
+	return nil
+}
+
+// UpdateNotificationChannel implements core.NotificationStore.
+func (s *NotificationStore) UpdateNotificationChannel(_ context.Context, c *core.NotificationChannel) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, ok := s.rows[c.ID]
+	if !ok {
+		return core.Errorf(core.ENOTFOUND, "Notification channel %d not found.", c.ID)
+	}
+	c.UpdatedAt = time.Now().UTC()
+	row := cloneChannel(c)
+	row.CreatedAt = old.CreatedAt
+	s.rows[c.ID] = row
+	return nil
+}
+
+// DeleteNotificationChannels implements core.NotificationStore.
+func (s *NotificationStore) DeleteNotificationChannels(_ context.Context, ids []int64) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, id := range uniqueIDs(ids) {
+		if _, ok := s.rows[id]; ok {
+			delete(s.rows, id)
+			n++
+		}
+	}
+	return n, nil
+}
+
+// SetNotificationChannelsActive implements core.NotificationStore.
+func (s *NotificationStore) SetNotificationChannelsActive(_ context.Context, ids []int64, active bool) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, id := range uniqueIDs(ids) {
+		if c, ok := s.rows[id]; ok {
+			c.IsActive = active
+			c.UpdatedAt = time.Now().UTC()
+			n++
+		}
+	}
+	return n, nil
+}
+
+// Raw returns the stored row as the store holds it (secrets encrypted), for
+// asserting what reaches the database.
+func (s *NotificationStore) Raw(id int64) *core.NotificationChannel {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.rows[id]; ok {
+		return cloneChannel(c)
+	}
+	return nil
+}
+
+func uniqueIDs(ids []int64) []int64 {
+	out := slices.Clone(ids)
+	slices.Sort(out)
+	return slices.Compact(out)
+}

@@ -1,0 +1,159 @@
+package dashboard
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/mailsvc/mailsvc/core"
+)
+
+// PeriodStats counts the outcomes of one period.
+type PeriodStats struct {
+	Period
+	Counts
+	Total int64 `json:"total"`
+	// SuccessRate is delivered / (delivered + failed) in percent, null
+	// when both are 0.
+	SuccessRate *float64 `json:"success_rate"`
+}
+
+func newPeriodStats(p Period, c Counts) PeriodStats {
+	return PeriodStats{Period: p, Counts: c, Total: c.Delivered + c.Failed, SuccessRate: c.SuccessRate()}
+}
+
+// Totals counts messages per status: queued and sending live from the
+// queue, delivered and failed over the chosen range.
+type Totals struct {
+	Queued      int      `json:"queued"`
+	Sending     int      `json:"sending"`
+	Delivered   int64    `json:"delivered"`
+	Failed      int64    `json:"failed"`
+	SuccessRate *float64 `json:"success_rate"`
+}
+
+// ConnectionStats counts one connection's outcomes over the chosen range.
+// ID 0 counts the messages that reached no connection; Name is "" for a
+// connection deleted since.
+type ConnectionStats struct {
+	ID          int64    `json:"id"`
+	Name        string   `json:"name"`
+	Driver      string   `json:"driver"`
+	Delivered   int64    `json:"delivered"`
+	Failed      int64    `json:"failed"`
+	SuccessRate *float64 `json:"success_rate"`
+}
+
+// Stats is GET /dashboard/stats.
+type Stats struct {
+	// TimeZone names the site's time zone in which days are counted.
+	TimeZone   string      `json:"timezone"`
+	Totals     Totals      `json:"totals"`
+	Today      PeriodStats `json:"today"`
+	Last7Days  PeriodStats `json:"last_7_days"`
+	Last30Days PeriodStats `json:"last_30_days"`
+	Range      PeriodStats `json:"range"`
+	// Connections lists every stored connection (and any other that has
+	// outcomes in the range), by id.
+	Connections []ConnectionStats `json:"connections"`
+}
+
+// Stats returns the delivery statistics: the live queue, today, the last
+// 7 and 30 days (calendar days in the site's time zone, today included),
+// and per connection over the range q (default the last 30 days). It reads
+// the roll-up once, over the union of those periods.
+func (s *Service) Stats(ctx context.Context, q RangeQuery) (*Stats, error) {
+	loc, err := s.location(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	rng, fields := q.resolve(now, loc, DefaultDays)
+	if err := core.Invalid(fields); err != nil {
+		return nil, err
+	}
+	today, last7, last30 := lastDays(now, loc, 1), lastDays(now, loc, 7), lastDays(now, loc, 30)
+	rng = Period{From: floorBucket(rng.From).In(loc), To: ceilBucket(rng.To).In(loc)}
+	from, to := last30.From, last30.To
+	if rng.From.Before(from) {
+		from = rng.From
+	}
+	if rng.To.After(to) {
+		to = rng.To
+	}
+	buckets, err := s.outcomes(ctx, from, to)
+	if err != nil {
+		return nil, err
+	}
+	queue, err := s.Queue.PendingCounts(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("queue counts: %w", err)
+	}
+	var cToday, c7, c30, cRange Counts
+	perConn := map[int64]*Counts{}
+	for _, b := range buckets {
+		if today.contains(b.Start) {
+			cToday.add(b)
+		}
+		if last7.contains(b.Start) {
+			c7.add(b)
+		}
+		if last30.contains(b.Start) {
+			c30.add(b)
+		}
+		if rng.contains(b.Start) {
+			cRange.add(b)
+			c := perConn[b.ConnectionID]
+			if c == nil {
+				c = &Counts{}
+				perConn[b.ConnectionID] = c
+			}
+			c.add(b)
+		}
+	}
+	conns, err := s.connectionStats(ctx, perConn)
+	if err != nil {
+		return nil, err
+	}
+	return &Stats{
+		TimeZone: loc.String(),
+		Totals: Totals{Queued: queue.Queued, Sending: queue.Sending,
+			Delivered: cRange.Delivered, Failed: cRange.Failed, SuccessRate: cRange.SuccessRate()},
+		Today:       newPeriodStats(today, cToday),
+		Last7Days:   newPeriodStats(last7, c7),
+		Last30Days:  newPeriodStats(last30, c30),
+		Range:       newPeriodStats(rng, cRange),
+		Connections: conns,
+	}, nil
+}
+
+// connectionStats names the per-connection counts: every stored
+// connection, and the ids with outcomes that no longer exist.
+func (s *Service) connectionStats(ctx context.Context, counts map[int64]*Counts) ([]ConnectionStats, error) {
+	out := []ConnectionStats{}
+	seen := map[int64]bool{}
+	if s.Connections != nil {
+		conns, _, err := s.Connections.FindConnections(ctx, core.ConnectionFilter{})
+		if err != nil {
+			return nil, fmt.Errorf("list connections: %w", err)
+		}
+		for _, c := range conns {
+			seen[c.ID] = true
+			out = append(out, connectionStatsOf(c.ID, c.Name, c.Driver, counts[c.ID]))
+		}
+	}
+	for id, c := range counts {
+		if !seen[id] {
+			out = append(out, connectionStatsOf(id, "", "", c))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+func connectionStatsOf(id int64, name, driver string, c *Counts) ConnectionStats {
+	if c == nil {
+		c = &Counts{}
+	}
+	return ConnectionStats{ID: id, Name: name, Driver: driver, Delivered: c.Delivered, Failed: c.Failed, SuccessRate: c.SuccessRate()}
+}

@@ -1,0 +1,34 @@
+package dashboard
+
+import (
+	"math"
+
+	"github.com/mailsvc/mailsvc/core"
+)
+
+// Counts are the final outcomes of a period.
+type Counts struct {
+	Delivered int64 `json:"delivered"`
+	Failed    int64 `json:"failed"`
+}
+
+// add counts one roll-up bucket.
+func (c *Counts) add(b core.OutcomeBucket) {
+	switch b.Status {
+	case core.StatusDelivered:
+		c.Delivered += b.Count
+	case core.StatusFailed:
+		c.Failed += b.Count
+	}
+}
+
+// SuccessRate returns delivered / (delivered + failed) as a percentage
+// rounded to two decimals, or nil when there is no outcome to rate.
+func (c Counts) SuccessRate() *float64 {
+	total := c.Delivered + c.Failed
+	if total == 0 {
+		return nil
+	}
+	r := math.Round(float64(c.Delivered)*10000/float64(total)) / 100
+	return &r
+}

@@ -1,0 +1,122 @@
+package delivery
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/mailsvc/mailsvc/core"
+)
+
+// Choice is a ConnectionChooser's answer for one message: the connections
+// to try, in order, and a description of what chose them (a routing rule,
+// a sender group), which the engine writes at the start of each attempt's
+// Response ("chosen by <Rule>: ..."). An empty ConnectionIDs list means no
+// opinion: the default connection and the fallback apply as without a
+// chooser.
+type Choice struct {
+	ConnectionIDs []int64
+	Rule          string
+}
+
+// ConnectionChooser picks the connections of a message that names none
+// (Pro: routing rules, then sender groups). Service.Chooser calls it
+// before every attempt of such a message, so it must answer fast (from a
+// short cache) and give the same list for the same message while its
+// configuration is unchanged.
+//
+// The engine tries the list in order with the usual retries on each
+// connection: a temporary failure is retried on the same connection (with
+// backoff) up to the retry limit; a permanent failure, or the retries
+// running out, moves the message to the next connection of the list at
+// once (its phase counter back to 0); after the last one the message
+// fails. The list replaces "default connection, then fallback": the free
+// fallback does not follow a chooser's list (a chooser that wants it
+// appends it). Which entry is tried now is read from the log: a new
+// message (no attempt yet, or resent) starts at the first; a retry stays
+// on the log's SentConnectionID; a message moved on goes to the entry
+// after SentConnectionID. A list that does not hold SentConnectionID
+// starts again at its first entry.
+//
+// An error is taken as temporary: the attempt fails with it and the
+// message is retried like a temporary send failure.
+type ConnectionChooser interface {
+	Choose(ctx context.Context, l *core.Log) (Choice, error)
+}
+
+// choiceIndex returns the entry of ids to try now for l (see
+// ConnectionChooser); len(ids) when the list is used up.
+func choiceIndex(l *core.Log, ids []int64) int {
+	if l.Attempts == 0 || l.SentConnectionID == nil {
+		return 0
+	}
+	i := slices.Index(ids, *l.SentConnectionID)
+	switch {
+	case i < 0:
+		return 0
+	case l.PhaseAttempts > 0:
+		return i
+	default:
+		return i + 1
+	}
+}
+
+// decideChosen makes one attempt of l, a message without an explicit
+// connection, through the connections the Chooser picks. It reports false
+// when there is no chooser or it has no opinion: the free logic applies.
+func (s *Service) decideChosen(ctx, stop context.Context, l *core.Log, st settings, conns *connLookup) (core.LogOutcome, bool) {
+	if s.Chooser == nil || l.ConnectionID != nil || l.UsedFallback {
+		return core.LogOutcome{}, false
+	}
+	now := time.Now().UTC()
+	choice, err := s.Chooser.Choose(ctx, l)
+	if err != nil {
+		out := s.failedAttempt(l, 0, core.Temporary(fmt.Errorf("choose a connection: %w", err)))
+		out.Status = core.StatusQueued
+		out.NextAttemptAt = now.Add(s.Backoff(out.PhaseAttempts))
+		if out.PhaseAttempts > st.maxRetries {
+			out.Status, out.NextAttemptAt = core.StatusFailed, time.Time{}
+		}
+		return out, true
+	}
+	if len(choice.ConnectionIDs) == 0 {
+		return core.LogOutcome{}, false
+	}
+	i := choiceIndex(l, choice.ConnectionIDs)
+	var out core.LogOutcome
+	if i >= len(choice.ConnectionIDs) {
+		out = s.failedAttempt(l, 0, core.Permanent(fmt.Errorf("every connection chosen by %s has been tried", choice.Rule)))
+	} else if conn, err := conns.get(choice.ConnectionIDs[i]); err != nil {
+		out = s.failedAttempt(l, choice.ConnectionIDs[i], err)
+	} else {
+		var made attemptMade
+		out, made = s.attempt(ctx, stop, l, conn, st, false)
+		switch made {
+		case attemptDeferred:
+			return deferred(l, out.NextAttemptAt), true
+		case attemptRateLimited:
+			out.Status = core.StatusQueued
+			out.History[0].Response = "chosen by " + choice.Rule
+			return out, true
+		}
+	}
+	a := &out.History[len(out.History)-1]
+	a.Response = "chosen by " + choice.Rule + ": " + a.Response
+	switch {
+	case a.Outcome == core.OutcomeDelivered || a.Outcome == core.OutcomeSimulated:
+		out.Status = core.StatusDelivered
+		out.Delete = !st.keepDelivered(l.Source)
+	case a.Outcome == core.OutcomeTemporary && out.PhaseAttempts <= st.maxRetries:
+		out.Status = core.StatusQueued
+		out.NextAttemptAt = now.Add(s.Backoff(out.PhaseAttempts))
+	case i+1 < len(choice.ConnectionIDs):
+		// Move on to the next connection of the list, at once.
+		out.Status = core.StatusQueued
+		out.NextAttemptAt = now
+		out.PhaseAttempts = 0
+	default:
+		out.Status = core.StatusFailed
+	}
+	return out, true
+}

@@ -1,0 +1,6 @@
+// Package pro holds the use cases of the Pro add-on that the free service
+// knows nothing of: the licence (signed keys verified offline, an optional
+// licence server) and the Pro settings scope, which it turns into the
+// delivery engine's Policy. It is joined to the binary from cmd/ (the
+// free packages never import it); its routes are adapters/http/pro.
+package pro

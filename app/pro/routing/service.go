@@ -1,0 +1,168 @@
+package routing
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mailsvc/mailsvc/core"
+)
+
+// DefaultCacheTTL is how long the Service's delivery path reuses what it
+// read of rules, groups and connections.
+const DefaultCacheTTL = time.Second
+
+// Connections lists the connections (app.Connections.List: masked, with
+// constants applied; from_email is not a secret).
+type Connections interface {
+	List(ctx context.Context, offset, limit int) ([]*core.Connection, int, error)
+}
+
+// SettingsSource returns the free settings with defaults applied
+// (app.Settings.Get); routing reads fallback_connection_id from it.
+type SettingsSource interface {
+	Get(ctx context.Context) (map[string]any, error)
+}
+
+// Service serves the routing rules and sender groups, and chooses the
+// connections of a message for the delivery engine (Choose). Set the
+// fields before use.
+type Service struct {
+	Store       core.RoutingStore
+	Connections Connections
+	// Settings, when set, gives fallback_connection_id: the connection a
+	// routing rule's choice falls back to.
+	Settings SettingsSource
+	// Location returns the site's time zone, where a day of daily caps
+	// starts; nil means UTC.
+	Location func(ctx context.Context) (*time.Location, error)
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// CacheTTL is how long Choose reuses rules, groups and connections
+	// (0: DefaultCacheTTL). This process's own changes apply at once;
+	// another replica's within CacheTTL.
+	CacheTTL time.Duration
+
+	mu   sync.Mutex
+	snap *snapshot
+}
+
+// snapshot is what Choose works from.
+type snapshot struct {
+	at       time.Time
+	rules    []compiledRule
+	groups   map[string]*core.SenderGroup
+	conns    map[int64]*core.Connection
+	connList []*core.Connection
+	fallback int64
+}
+
+// compiledRule is a rule with its conditions compiled.
+type compiledRule struct {
+	*core.RoutingRule
+	conds []condition
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// day returns the site's local date of t, YYYY-MM-DD.
+func (s *Service) day(ctx context.Context, t time.Time) (string, error) {
+	loc := time.UTC
+	if s.Location != nil {
+		l, err := s.Location(ctx)
+		if err != nil {
+			return "", fmt.Errorf("site time zone: %w", err)
+		}
+		if l != nil {
+			loc = l
+		}
+	}
+	return t.In(loc).Format(time.DateOnly), nil
+}
+
+// invalidate drops the cached snapshot after a change.
+func (s *Service) invalidate() {
+	s.mu.Lock()
+	s.snap = nil
+	s.mu.Unlock()
+}
+
+// load returns a snapshot at most CacheTTL old.
+func (s *Service) load(ctx context.Context) (*snapshot, error) {
+	ttl := s.CacheTTL
+	if ttl <= 0 {
+		ttl = DefaultCacheTTL
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.snap != nil && time.Since(s.snap.at) < ttl {
+		return s.snap, nil
+	}
+	snap, err := s.read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.snap = snap
+	return snap, nil
+}
+
+// read builds a fresh snapshot from the store.
+func (s *Service) read(ctx context.Context) (*snapshot, error) {
+	snap := &snapshot{at: time.Now(), groups: map[string]*core.SenderGroup{}, conns: map[int64]*core.Connection{}}
+	rules, err := s.Store.FindRoutingRules(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read routing rules: %w", err)
+	}
+	for _, r := range rules {
+		cr := compiledRule{RoutingRule: r}
+		for _, c := range r.Conditions {
+			cc, errs := compileCondition(c)
+			if len(errs) > 0 {
+				// A stored rule that no longer compiles never matches.
+				cc.Operator, cc.re = OpMatches, nil
+			}
+			cr.conds = append(cr.conds, cc)
+		}
+		snap.rules = append(snap.rules, cr)
+	}
+	sortRules(snap.rules)
+	groups, err := s.Store.FindSenderGroups(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read sender groups: %w", err)
+	}
+	for _, g := range groups {
+		snap.groups[strings.ToLower(g.Sender)] = g
+	}
+	conns, _, err := s.Connections.List(ctx, 0, 0)
+	if err != nil {
+		return nil, fmt.Errorf("read connections: %w", err)
+	}
+	snap.connList = conns
+	for _, c := range conns {
+		snap.conns[c.ID] = c
+	}
+	if s.Settings != nil {
+		m, err := s.Settings.Get(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("read settings: %w", err)
+		}
+		snap.fallback = core.Settings(m).Int("fallback_connection_id", 0)
+	}
+	return snap, nil
+}
+
+// sortRules orders rules as they are tried: priority, then id.
+func sortRules(rules []compiledRule) {
+	slices.SortStableFunc(rules, func(a, b compiledRule) int {
+		return cmp.Or(cmp.Compare(a.Priority, b.Priority), cmp.Compare(a.ID, b.ID))
+	})
+}

@@ -1,0 +1,100 @@
+package webhooks
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/mailsvc/mailsvc/core"
+)
+
+// verifyPostmark checks the HTTP Basic credentials of the call against
+// each connection's webhook_password (and webhook_username when set), in
+// constant time. Postmark signs nothing and sends no timestamp to check:
+// a replay is refused by the body's hash, remembered for ReplayMemory.
+func verifyPostmark(req Request, secrets []core.Settings) (*batch, error) {
+	r := &http.Request{Header: req.Header}
+	user, pass, ok := r.BasicAuth()
+	if !ok {
+		return nil, unauthorized("The Postmark webhook credentials are missing.")
+	}
+	match := false
+	for _, s := range secrets {
+		wantPass := s.String(KeyPostmarkPassword)
+		passOK := subtle.ConstantTimeCompare([]byte(pass), []byte(wantPass)) == 1
+		userOK := true
+		if wantUser := s.String(KeyPostmarkUsername); wantUser != "" {
+			userOK = subtle.ConstantTimeCompare([]byte(user), []byte(wantUser)) == 1
+		}
+		if passOK && userOK {
+			match = true
+			break
+		}
+	}
+	if !match {
+		return nil, unauthorized("The Postmark webhook credentials do not match.")
+	}
+	var e map[string]any
+	if err := json.Unmarshal(req.Body, &e); err != nil {
+		return nil, core.Errorf(core.EBADREQUEST, "The Postmark payload must be a JSON object.")
+	}
+	sum := sha256.Sum256(req.Body)
+	return &batch{requestID: "body:" + hex.EncodeToString(sum[:]), events: []Event{postmarkEvent(e)}}, nil
+}
+
+// Postmark bounce type codes that mean the address does not take mail.
+var postmarkHard = map[float64]bool{1: true, 100000: true} // HardBounce, BadEmailAddress
+
+// Postmark bounce type codes of a temporary failure (Postmark retries).
+var postmarkSoft = map[float64]bool{2: true, 256: true, 4096: true} // Transient, DnsError, SoftBounce
+
+// postmarkEvent reads a Postmark webhook object by its RecordType.
+func postmarkEvent(e map[string]any) Event {
+	rt := str(e, "RecordType")
+	ev := Event{Provider: ProviderPostmark, ProviderEvent: rt, MessageID: str(e, "MessageID")}
+	ev.Recipient = cleanAddress(str(e, "Recipient"))
+	if ev.Recipient == "" {
+		ev.Recipient = cleanAddress(str(e, "Email"))
+	}
+	for _, k := range []string{"DeliveredAt", "BouncedAt", "ReceivedAt", "ChangedAt"} {
+		if t, err := time.Parse(time.RFC3339, str(e, k)); err == nil {
+			ev.At = t.UTC()
+			break
+		}
+	}
+	ev.Reason = str(e, "Description")
+	if ev.Reason == "" {
+		ev.Reason = str(e, "Details")
+	}
+	switch rt {
+	case "Delivery":
+		ev.Kind = core.EventDelivered
+	case "Bounce":
+		code := num(e, "TypeCode")
+		inactive, _ := e["Inactive"].(bool)
+		switch {
+		case code == 100001 || strings.EqualFold(str(e, "Type"), "SpamComplaint"):
+			ev.Kind = core.EventComplained
+		case postmarkHard[code] || strings.EqualFold(str(e, "Type"), "HardBounce") || inactive:
+			ev.Kind, ev.Permanent = core.EventBounced, true
+		case postmarkSoft[code]:
+			ev.Kind = core.EventDeferred
+		default:
+			ev.Kind = core.EventOther
+		}
+		ev.ProviderEvent = rt + "/" + str(e, "Type")
+	case "SpamComplaint":
+		ev.Kind = core.EventComplained
+	case "Open":
+		ev.Kind = core.EventOpened
+	case "Click":
+		ev.Kind = core.EventClicked
+	default:
+		ev.Kind = core.EventOther
+	}
+	return ev
+}

@@ -1,0 +1,286 @@
+// Package webhooks is the Pro provider webhook receiver: POST
+// /pro/webhooks/{provider} for sendgrid, mailgun, postmark and ses (SNS).
+// Every call is verified against a secret kept in the settings of the
+// provider's connections before any log row is read or written; a
+// verified event moves the log with its provider message id (see
+// TransitionOf), is appended to the log's events, puts hard-bounced and
+// complaining addresses on the suppression list and fires
+// mail_svc_pro_webhook_received.
+package webhooks
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/mailsvc/mailsvc/core"
+)
+
+// Providers the receiver knows (their driver slugs).
+const (
+	ProviderSendGrid = "sendgrid"
+	ProviderMailgun  = "mailgun"
+	ProviderPostmark = "postmark"
+	ProviderSES      = "ses"
+)
+
+// Connection settings keys holding the webhook secrets.
+const (
+	KeySendGridPublicKey = "webhook_public_key"  // base64 DER (SubjectPublicKeyInfo) of SendGrid's ECDSA key
+	KeyMailgunSigningKey = "webhook_signing_key" // Mailgun's HTTP webhook signing key
+	KeyPostmarkUsername  = "webhook_username"    // optional HTTP Basic user name
+	KeyPostmarkPassword  = "webhook_password"    // HTTP Basic password
+	KeySESTopicARNs      = "webhook_topic_arns"  // SNS topic ARNs trusted, comma-separated
+)
+
+// Limits of the receiver.
+const (
+	// MaxBody is the largest request body accepted.
+	MaxBody = 1 << 20
+	// Window is how far a signed timestamp may be from now.
+	Window = 5 * time.Minute
+	// ReplayMemory is how long seen request and event ids are kept.
+	ReplayMemory = 24 * time.Hour
+)
+
+// Request is one call of the receiver: its headers and raw body (at most
+// MaxBody bytes).
+type Request struct {
+	Header http.Header
+	Body   []byte
+}
+
+// Result is the receiver's answer to a verified call.
+type Result struct {
+	Provider string `json:"provider"`
+	// Received counts the events in the call; Matched those whose log
+	// was found, Unknown those whose provider message id no log carries,
+	// Duplicates those seen before (skipped).
+	Received   int `json:"received"`
+	Matched    int `json:"matched"`
+	Unknown    int `json:"unknown"`
+	Duplicates int `json:"duplicates"`
+	// Suppressed counts addresses newly put on the suppression list.
+	Suppressed int `json:"suppressed"`
+	// SubscriptionConfirmed is set when an SNS subscription was
+	// confirmed.
+	SubscriptionConfirmed bool `json:"subscription_confirmed,omitempty"`
+}
+
+// Connections lists connections and reads their secrets
+// (app.Connections).
+type Connections interface {
+	List(ctx context.Context, offset, limit int) ([]*core.Connection, int, error)
+	Effective(ctx context.Context, id int64) (*core.Connection, error)
+}
+
+// Store is what the receiver reads and writes (adapters/store.DB).
+type Store interface {
+	// RememberWebhookEvent records a request or event id until expires
+	// and reports whether it is new (false: a replay).
+	RememberWebhookEvent(ctx context.Context, provider, id string, expires time.Time) (bool, error)
+	// FindLogIDsByProviderMessageIDs maps provider message ids to logs.
+	FindLogIDsByProviderMessageIDs(ctx context.Context, ids []string) (map[string]int64, error)
+	// RecordLogEvent appends ev to its log's events and moves a delivered
+	// or failed log to status ("" leaves it).
+	RecordLogEvent(ctx context.Context, ev *core.LogEvent, status, lastError string) (bool, error)
+}
+
+// Suppressor puts addresses on the suppression list
+// (app/pro/suppression.Service).
+type Suppressor interface {
+	AddFromEvent(ctx context.Context, emails []string, reason, source string) (int, error)
+}
+
+// Service receives provider webhooks.
+type Service struct {
+	Connections  Connections
+	Store        Store
+	Suppressions Suppressor
+	// SNS verifies and confirms SES's SNS messages; nil refuses every
+	// ses call with 401.
+	SNS    *SNSVerifier
+	Hooks  *core.Hooks
+	Logger *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+func (s *Service) logger() *slog.Logger {
+	if s.Logger != nil {
+		return s.Logger
+	}
+	return slog.Default()
+}
+
+// unauthorized is the 401 of an unverified call. Its message never says
+// which check failed beyond what the caller already knows.
+func unauthorized(msg string) error { return core.Errorf(core.EUNAUTHORIZED, "%s", msg) }
+
+// batch is what a provider's verifier hands back: the verified events
+// and the id that marks the whole call as seen.
+type batch struct {
+	events []Event
+	// requestID identifies the call for replay refusal; "" when only
+	// per-event ids apply.
+	requestID string
+	// confirmed is set when an SNS subscription was confirmed.
+	confirmed bool
+}
+
+// Receive verifies and applies one call. Errors: ENOTFOUND for an
+// unknown provider; EUNAUTHORIZED (401) when no connection of the
+// provider has a webhook secret, or the signature, credentials or
+// timestamp do not verify; EBADREQUEST for a malformed body; ECONFLICT
+// for a call already received (a replay). Nothing is read from or
+// written to the logs before the call verifies.
+func (s *Service) Receive(ctx context.Context, provider string, req Request) (*Result, error) {
+	switch provider {
+	case ProviderSendGrid, ProviderMailgun, ProviderPostmark, ProviderSES:
+	default:
+		return nil, core.Errorf(core.ENOTFOUND, "Unknown webhook provider %q.", provider)
+	}
+	if len(req.Body) > MaxBody {
+		return nil, core.Errorf(core.EBADREQUEST, "The request body is larger than %d bytes.", MaxBody)
+	}
+	secrets, err := s.secrets(ctx, provider)
+	if err != nil {
+		return nil, err
+	}
+	if len(secrets) == 0 {
+		return nil, unauthorized("No " + provider + " connection has a webhook secret configured.")
+	}
+	now := s.now()
+	var b *batch
+	switch provider {
+	case ProviderSendGrid:
+		b, err = verifySendGrid(req, secrets, now)
+	case ProviderMailgun:
+		b, err = verifyMailgun(req, secrets, now)
+	case ProviderPostmark:
+		b, err = verifyPostmark(req, secrets)
+	case ProviderSES:
+		b, err = s.receiveSNS(ctx, req, secrets, now)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if b.requestID != "" {
+		fresh, err := s.Store.RememberWebhookEvent(ctx, provider, "req:"+hashID(b.requestID), now.Add(ReplayMemory))
+		if err != nil {
+			return nil, err
+		}
+		if !fresh {
+			return nil, core.Errorf(core.ECONFLICT, "This webhook call was already received.")
+		}
+	}
+	res := &Result{Provider: provider, Received: len(b.events), SubscriptionConfirmed: b.confirmed}
+	if err := s.apply(ctx, provider, b.events, now, res); err != nil {
+		return nil, err
+	}
+	if res.Unknown > 0 {
+		s.logger().Info("webhook events for unknown messages", "provider", provider, "unknown", res.Unknown, "matched", res.Matched)
+	}
+	return res, nil
+}
+
+// secrets returns the settings (secrets decrypted) of every connection of
+// the provider's driver that holds its webhook secret.
+func (s *Service) secrets(ctx context.Context, provider string) ([]core.Settings, error) {
+	conns, _, err := s.Connections.List(ctx, 0, 0)
+	if err != nil {
+		return nil, fmt.Errorf("read webhook secrets: %w", err)
+	}
+	key := map[string]string{ProviderSendGrid: KeySendGridPublicKey, ProviderMailgun: KeyMailgunSigningKey,
+		ProviderPostmark: KeyPostmarkPassword, ProviderSES: KeySESTopicARNs}[provider]
+	var out []core.Settings
+	for _, c := range conns {
+		if c.Driver != provider || c.Settings.String(key) == "" {
+			continue
+		}
+		eff, err := s.Connections.Effective(ctx, c.ID)
+		if err != nil {
+			return nil, fmt.Errorf("read webhook secrets: %w", err)
+		}
+		if eff.Settings.String(key) != "" {
+			out = append(out, eff.Settings)
+		}
+	}
+	return out, nil
+}
+
+// apply moves the logs of verified events, records the events, lists
+// suppressed addresses and fires mail_svc_pro_webhook_received.
+func (s *Service) apply(ctx context.Context, provider string, events []Event, now time.Time, res *Result) error {
+	ids := make([]string, 0, len(events))
+	for _, ev := range events {
+		if ev.MessageID != "" {
+			ids = append(ids, ev.MessageID)
+		}
+	}
+	logs, err := s.Store.FindLogIDsByProviderMessageIDs(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for _, ev := range events {
+		if ev.ID != "" {
+			fresh, err := s.Store.RememberWebhookEvent(ctx, provider, "ev:"+hashID(ev.ID), now.Add(ReplayMemory))
+			if err != nil {
+				return err
+			}
+			if !fresh {
+				res.Duplicates++
+				continue
+			}
+		}
+		if ev.At.IsZero() {
+			ev.At = now
+		}
+		tr := TransitionOf(ev)
+		logID := logs[ev.MessageID]
+		if ev.MessageID == "" || logID == 0 {
+			res.Unknown++
+		} else {
+			le := &core.LogEvent{LogID: logID, Provider: provider, Event: ev.Kind, At: ev.At, Detail: ev.detail()}
+			if _, err := s.Store.RecordLogEvent(ctx, le, tr.Status, tr.LastError); err != nil {
+				if core.ErrorCode(err) != core.ENOTFOUND {
+					return err
+				}
+				// The log was deleted between the lookup and the write.
+				res.Unknown++
+				logID = 0
+			} else {
+				res.Matched++
+			}
+		}
+		if tr.Suppress != "" && ev.Recipient != "" && s.Suppressions != nil {
+			n, err := s.Suppressions.AddFromEvent(ctx, []string{ev.Recipient}, tr.Suppress, truncate(provider+":"+ev.ProviderEvent+":"+ev.Reason, 255))
+			if err != nil {
+				return err
+			}
+			res.Suppressed += n
+		}
+		s.Hooks.DoAction(core.HookWebhookReceived, provider, ev.payload(logID, tr))
+	}
+	return nil
+}
+
+// hashID shortens an id of any length to a fixed-size key.
+func hashID(id string) string {
+	if len(id) <= 100 {
+		return id
+	}
+	sum := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,491 @@
+package webhooks_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mailsvc/mailsvc/app/pro/webhooks"
+	"github.com/mailsvc/mailsvc/core"
+	"github.com/mailsvc/mailsvc/test/fakes/snsfake"
+)
+
+// memConns holds connections with their effective settings.
+type memConns []*core.Connection
+
+func (m memConns) List(context.Context, int, int) ([]*core.Connection, int, error) {
+	out := make([]*core.Connection, len(m))
+	for i, c := range m {
+		masked := *c
+		masked.Settings = core.Settings{}
+		for k, v := range c.Settings {
+			masked.Settings[k] = v
+			if strings.Contains(k, "key") || strings.Contains(k, "password") {
+				masked.Settings[k] = core.Mask
+			}
+		}
+		out[i] = &masked
+	}
+	return out, len(m), nil
+}
+
+func (m memConns) Effective(_ context.Context, id int64) (*core.Connection, error) {
+	for _, c := range m {
+		if c.ID == id {
+			return c, nil
+		}
+	}
+	return nil, core.Errorf(core.ENOTFOUND, "no connection")
+}
+
+// memStore is the receiver's store in memory; it counts every call, so a
+// test can prove a refused call touched nothing.
+type memStore struct {
+	mu       sync.Mutex
+	calls    int
+	seen     map[string]bool
+	logs     map[string]int64 // provider message id → log id
+	status   map[int64]string
+	lastErr  map[int64]string
+	events   []core.LogEvent
+	suppress []core.Suppression
+}
+
+func newStore() *memStore {
+	return &memStore{seen: map[string]bool{}, logs: map[string]int64{}, status: map[int64]string{}, lastErr: map[int64]string{}}
+}
+
+func (s *memStore) addLog(id int64, pid string) {
+	s.logs[pid] = id
+	s.status[id] = core.StatusDelivered
+}
+
+func (s *memStore) RememberWebhookEvent(_ context.Context, provider, id string, _ time.Time) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls++
+	k := provider + "|" + id
+	if s.seen[k] {
+		return false, nil
+	}
+	s.seen[k] = true
+	return true, nil
+}
+
+func (s *memStore) FindLogIDsByProviderMessageIDs(_ context.Context, ids []string) (map[string]int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls++
+	out := map[string]int64{}
+	for _, id := range ids {
+		if l, ok := s.logs[id]; ok {
+			out[id] = l
+		}
+	}
+	return out, nil
+}
+
+func (s *memStore) RecordLogEvent(_ context.Context, ev *core.LogEvent, status, lastError string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls++
+	s.events = append(s.events, *ev)
+	if status != "" {
+		s.status[ev.LogID], s.lastErr[ev.LogID] = status, lastError
+		return true, nil
+	}
+	return false, nil
+}
+
+func (s *memStore) AddFromEvent(_ context.Context, emails []string, reason, source string) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls++
+	for _, e := range emails {
+		s.suppress = append(s.suppress, core.Suppression{Email: e, Reason: reason, SourceEvent: source})
+	}
+	return len(emails), nil
+}
+
+func (s *memStore) touched() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls
+}
+
+type fixture struct {
+	svc      *webhooks.Service
+	store    *memStore
+	received []map[string]any
+	ses      []map[string]any
+}
+
+func newFixture(t *testing.T, conns memConns, now time.Time, sns *webhooks.SNSVerifier) *fixture {
+	f := &fixture{store: newStore()}
+	hooks := &core.Hooks{}
+	hooks.AddAction(core.HookWebhookReceived, func(args ...any) { f.received = append(f.received, args[1].(map[string]any)) })
+	hooks.AddAction(core.HookWebhookSES, func(args ...any) { f.ses = append(f.ses, args[0].(map[string]any)) })
+	f.svc = &webhooks.Service{Connections: conns, Store: f.store, Suppressions: f.store, Hooks: hooks, SNS: sns,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return now }}
+	return f
+}
+
+func codeOf(err error) string { return core.ErrorCode(err) }
+
+// The SendGrid published test vector (sendgrid-go,
+// helpers/eventwebhook/eventwebhook_test.go) verifies.
+func TestSendGridPublishedVector(t *testing.T) {
+	const (
+		key = "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE83T4O/n84iotIvIW4mdBgQ/7dAfSmpqIM8kF9mN1flpVKS3GRqe62gw+2fNNRaINXvVpiglSI8eNEc6wEA3F+g=="
+		sig = "MEUCIGHQVtGj+Y3LkG9fLcxf3qfI10QysgDWmMOVmxG0u6ZUAiEAyBiXDWzM+uOe5W0JuG+luQAbPIqHh89M15TluLtEZtM="
+		ts  = "1600112502"
+	)
+	body := []byte(`[{"email":"hello@world.com","event":"dropped","reason":"Bounced Address","sg_event_id":"ZHJvcC0xMDk5NDkxOS1MUnpYbF9OSFN0T0doUTRrb2ZTbV9BLTA","sg_message_id":"LRzXl_NHStOGhQ4kofSm_A.filterdrecv-p3mdw1-756b745b58-kmzbl-18-5F5FC76C-9.0","smtp-id":"<LRzXl_NHStOGhQ4kofSm_A@ismtpd0039p1iad1.sendgrid.net>","timestamp":1600112492}]` + "\r\n")
+	pub, err := webhooks.ParseSendGridKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !webhooks.VerifySendGrid(pub, ts, body, sig) {
+		t.Fatal("the published vector does not verify")
+	}
+	if webhooks.VerifySendGrid(pub, "1600112503", body, sig) || webhooks.VerifySendGrid(pub, ts, bytes.Replace(body, []byte("dropped"), []byte("bounced"), 1), sig) {
+		t.Fatal("a changed timestamp or body verifies")
+	}
+
+	// Through the receiver, at the vector's time: the log with the
+	// message id before the first '.' is failed.
+	at := time.Unix(1600112502, 0)
+	f := newFixture(t, memConns{{ID: 1, Driver: "sendgrid", Settings: core.Settings{webhooks.KeySendGridPublicKey: key}}}, at, nil)
+	f.store.addLog(7, "LRzXl_NHStOGhQ4kofSm_A")
+	h := http.Header{}
+	h.Set(webhooks.SendGridSignatureHeader, sig)
+	h.Set(webhooks.SendGridTimestampHeader, ts)
+	res, err := f.svc.Receive(context.Background(), "sendgrid", webhooks.Request{Header: h, Body: body})
+	if err != nil || res.Matched != 1 || f.store.status[7] != core.StatusFailed || !strings.Contains(f.store.lastErr[7], "dropped by sendgrid for hello@world.com") {
+		t.Fatalf("Receive = %+v, %v; status %q %q", res, err, f.store.status[7], f.store.lastErr[7])
+	}
+	// Ten minutes later the same call is stale.
+	f.svc.Now = func() time.Time { return at.Add(10 * time.Minute) }
+	if _, err := f.svc.Receive(context.Background(), "sendgrid", webhooks.Request{Header: h, Body: body}); codeOf(err) != core.EUNAUTHORIZED {
+		t.Fatalf("stale call: %v", err)
+	}
+}
+
+// signer makes calls signed with each provider's real algorithm.
+type signer struct {
+	sgKey  *ecdsa.PrivateKey
+	sgPub  string
+	mgKey  string
+	pmUser string
+	pmPass string
+	topic  string
+	sns    *snsfake.Fake
+	now    time.Time
+}
+
+func newSigner(t *testing.T, now time.Time) *signer {
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, _ := x509.MarshalPKIXPublicKey(&k.PublicKey)
+	return &signer{sgKey: k, sgPub: base64.StdEncoding.EncodeToString(der), mgKey: "key-mailgun-signing-secret",
+		pmUser: "hook", pmPass: "pm-hook-secret", topic: "arn:aws:sns:us-east-1:123456789012:ses-events",
+		sns: snsfake.Start(t, "us-east-1"), now: now}
+}
+
+func (s *signer) conns() memConns {
+	return memConns{
+		{ID: 1, Driver: "sendgrid", Settings: core.Settings{webhooks.KeySendGridPublicKey: "bm90IGEga2V5"}}, // a broken key is skipped
+		{ID: 2, Driver: "sendgrid", Settings: core.Settings{webhooks.KeySendGridPublicKey: s.sgPub}},
+		{ID: 3, Driver: "mailgun", Settings: core.Settings{webhooks.KeyMailgunSigningKey: s.mgKey}},
+		{ID: 4, Driver: "postmark", Settings: core.Settings{webhooks.KeyPostmarkUsername: s.pmUser, webhooks.KeyPostmarkPassword: s.pmPass}},
+		{ID: 5, Driver: "ses", Settings: core.Settings{webhooks.KeySESTopicARNs: "arn:aws:sns:eu-west-1:1:other, " + s.topic}},
+		{ID: 6, Driver: "smtp", Settings: core.Settings{"password": "x"}},
+	}
+}
+
+func (s *signer) sendgrid(body string, at time.Time, key *ecdsa.PrivateKey) webhooks.Request {
+	ts := strconv.FormatInt(at.Unix(), 10)
+	d := sha256.Sum256(append([]byte(ts), body...))
+	sig, _ := ecdsa.SignASN1(rand.Reader, key, d[:])
+	h := http.Header{}
+	h.Set(webhooks.SendGridSignatureHeader, base64.StdEncoding.EncodeToString(sig))
+	h.Set(webhooks.SendGridTimestampHeader, ts)
+	return webhooks.Request{Header: h, Body: []byte(body)}
+}
+
+func (s *signer) mailgun(eventData string, at time.Time, key, token string) webhooks.Request {
+	ts := strconv.FormatInt(at.Unix(), 10)
+	body := fmt.Sprintf(`{"signature":{"timestamp":%q,"token":%q,"signature":%q},"event-data":%s}`, ts, token, webhooks.SignMailgun(key, ts, token), eventData)
+	return webhooks.Request{Header: http.Header{}, Body: []byte(body)}
+}
+
+func (s *signer) postmark(body, user, pass string) webhooks.Request {
+	r, _ := http.NewRequest("POST", "/", nil)
+	r.SetBasicAuth(user, pass)
+	return webhooks.Request{Header: r.Header, Body: []byte(body)}
+}
+
+func sns(body []byte) webhooks.Request { return webhooks.Request{Header: http.Header{}, Body: body} }
+
+func TestReceiveVerifiesEachProvider(t *testing.T) {
+	now := time.Now()
+	s := newSigner(t, now)
+	other, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	verifier := &webhooks.SNSVerifier{Client: s.sns.Client()}
+	sgBounce := `[{"email":"Gone@Example.com","event":"bounce","type":"bounce","reason":"550 5.1.1 unknown","sg_event_id":"ev-1","sg_message_id":"sgid.filter-1","timestamp":%d}]`
+	mgFailed := `{"event":"failed","severity":"permanent","reason":"bounce","recipient":"gone@example.com","timestamp":%d.5,"message":{"headers":{"message-id":"<mgid@example.com>"}},"delivery-status":{"description":"No such user"}}`
+	pmBounce := `{"RecordType":"Bounce","Type":"HardBounce","TypeCode":1,"MessageID":"pmid","Email":"gone@example.com","BouncedAt":"2025-01-01T00:00:00Z","Description":"Unknown user"}`
+
+	tests := []struct {
+		name     string
+		provider string
+		req      func() webhooks.Request
+		conns    memConns
+		wantCode string
+		// on success
+		wantStatus string // of log 10
+		suppressed bool
+	}{
+		{"sendgrid hard bounce", "sendgrid", func() webhooks.Request { return s.sendgrid(fmt.Sprintf(sgBounce, now.Unix()), now, s.sgKey) }, nil, "", core.StatusFailed, true},
+		{"sendgrid forged", "sendgrid", func() webhooks.Request { return s.sendgrid(fmt.Sprintf(sgBounce, now.Unix()), now, other) }, nil, core.EUNAUTHORIZED, "", false},
+		{"sendgrid stale", "sendgrid", func() webhooks.Request {
+			return s.sendgrid(fmt.Sprintf(sgBounce, now.Unix()), now.Add(-6*time.Minute), s.sgKey)
+		}, nil, core.EUNAUTHORIZED, "", false},
+		{"sendgrid no headers", "sendgrid", func() webhooks.Request { return webhooks.Request{Header: http.Header{}, Body: []byte("[]")} }, nil, core.EUNAUTHORIZED, "", false},
+		{"sendgrid signed non-JSON", "sendgrid", func() webhooks.Request { return s.sendgrid("not json", now, s.sgKey) }, nil, core.EBADREQUEST, "", false},
+		{"sendgrid no secret", "sendgrid", func() webhooks.Request { return s.sendgrid(fmt.Sprintf(sgBounce, now.Unix()), now, s.sgKey) }, memConns{{ID: 1, Driver: "sendgrid", Settings: core.Settings{"api_key": "k"}}}, core.EUNAUTHORIZED, "", false},
+		{"mailgun permanent failure", "mailgun", func() webhooks.Request { return s.mailgun(fmt.Sprintf(mgFailed, now.Unix()), now, s.mgKey, "tok-a") }, nil, "", core.StatusFailed, true},
+		{"mailgun forged", "mailgun", func() webhooks.Request {
+			return s.mailgun(fmt.Sprintf(mgFailed, now.Unix()), now, "wrong-key", "tok-b")
+		}, nil, core.EUNAUTHORIZED, "", false},
+		{"mailgun stale", "mailgun", func() webhooks.Request {
+			return s.mailgun(fmt.Sprintf(mgFailed, now.Unix()), now.Add(-time.Hour), s.mgKey, "tok-c")
+		}, nil, core.EUNAUTHORIZED, "", false},
+		{"mailgun bad hex", "mailgun", func() webhooks.Request {
+			return webhooks.Request{Body: []byte(`{"signature":{"timestamp":"1","token":"t","signature":"zz"}}`)}
+		}, nil, core.EUNAUTHORIZED, "", false},
+		{"mailgun malformed", "mailgun", func() webhooks.Request { return webhooks.Request{Body: []byte(`{`)} }, nil, core.EBADREQUEST, "", false},
+		{"postmark hard bounce", "postmark", func() webhooks.Request { return s.postmark(pmBounce, s.pmUser, s.pmPass) }, nil, "", core.StatusFailed, true},
+		{"postmark wrong password", "postmark", func() webhooks.Request { return s.postmark(pmBounce, s.pmUser, "guess") }, nil, core.EUNAUTHORIZED, "", false},
+		{"postmark wrong user", "postmark", func() webhooks.Request { return s.postmark(pmBounce, "other", s.pmPass) }, nil, core.EUNAUTHORIZED, "", false},
+		{"postmark no auth", "postmark", func() webhooks.Request { return webhooks.Request{Header: http.Header{}, Body: []byte(pmBounce)} }, nil, core.EUNAUTHORIZED, "", false},
+		{"ses v1 bounce", "ses", func() webhooks.Request {
+			return sns(s.sns.Notification(s.topic, snsfake.SESBounce("sesid", "gone@example.com", true), now, "1"))
+		}, nil, "", core.StatusFailed, true},
+		{"ses v2 complaint", "ses", func() webhooks.Request {
+			return sns(s.sns.Notification(s.topic, snsfake.SESComplaint("sesid", "gone@example.com"), now, "2"))
+		}, nil, "", core.StatusFailed, true},
+		{"ses soft bounce", "ses", func() webhooks.Request {
+			return sns(s.sns.Notification(s.topic, snsfake.SESBounce("sesid", "gone@example.com", false), now, "2"))
+		}, nil, "", core.StatusFailed, false},
+		{"ses delivery", "ses", func() webhooks.Request {
+			return sns(s.sns.Notification(s.topic, snsfake.SESDelivery("sesid", "gone@example.com"), now, "2"))
+		}, nil, "", core.StatusDelivered, false},
+		{"ses untrusted topic", "ses", func() webhooks.Request {
+			return sns(s.sns.Notification("arn:aws:sns:us-east-1:9:evil", snsfake.SESBounce("sesid", "gone@example.com", true), now, "2"))
+		}, nil, core.EUNAUTHORIZED, "", false},
+		{"ses tampered", "ses", func() webhooks.Request {
+			b := s.sns.Notification(s.topic, snsfake.SESBounce("sesid", "gone@example.com", true), now, "2")
+			return sns(bytes.Replace(b, []byte("gone@example.com"), []byte("else@example.com"), 1))
+		}, nil, core.EUNAUTHORIZED, "", false},
+		{"ses certificate off sns host", "ses", func() webhooks.Request {
+			var m map[string]string
+			_ = json.Unmarshal(s.sns.Notification(s.topic, "{}", now, "2"), &m)
+			m["SigningCertURL"] = "https://evil.example.com/SimpleNotificationService-fake.pem"
+			b, _ := json.Marshal(m)
+			return sns(b)
+		}, nil, core.EUNAUTHORIZED, "", false},
+		{"ses stale", "ses", func() webhooks.Request {
+			return sns(s.sns.Notification(s.topic, snsfake.SESBounce("sesid", "gone@example.com", true), now.Add(-10*time.Minute), "2"))
+		}, nil, core.EUNAUTHORIZED, "", false},
+		{"ses unknown version", "ses", func() webhooks.Request {
+			var m map[string]string
+			_ = json.Unmarshal(s.sns.Notification(s.topic, "{}", now, "2"), &m)
+			m["SignatureVersion"] = "3"
+			b, _ := json.Marshal(m)
+			return sns(b)
+		}, nil, core.EUNAUTHORIZED, "", false},
+		{"ses non-string field", "ses", func() webhooks.Request { return sns([]byte(`{"Type":1}`)) }, nil, core.EBADREQUEST, "", false},
+		{"unknown provider", "sparkpost", func() webhooks.Request { return webhooks.Request{} }, nil, core.ENOTFOUND, "", false},
+		{"body too large", "postmark", func() webhooks.Request {
+			return s.postmark(`{"x":"`+strings.Repeat("a", webhooks.MaxBody)+`"}`, s.pmUser, s.pmPass)
+		}, nil, core.EBADREQUEST, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			conns := tt.conns
+			if conns == nil {
+				conns = s.conns()
+			}
+			f := newFixture(t, conns, now, verifier)
+			for _, pid := range []string{"sgid", "mgid@example.com", "pmid", "sesid"} {
+				f.store.addLog(10, pid)
+			}
+			res, err := f.svc.Receive(context.Background(), tt.provider, tt.req())
+			if tt.wantCode != "" {
+				if codeOf(err) != tt.wantCode {
+					t.Fatalf("err %v, want %s", err, tt.wantCode)
+				}
+				if n := f.store.touched(); n != 0 {
+					t.Fatalf("a refused call made %d store calls", n)
+				}
+				if len(f.received) != 0 {
+					t.Fatal("a refused call fired the received hook")
+				}
+				return
+			}
+			if err != nil || res.Matched != 1 || res.Unknown != 0 {
+				t.Fatalf("Receive = %+v, %v", res, err)
+			}
+			if f.store.status[10] != tt.wantStatus {
+				t.Fatalf("log status %q, want %q", f.store.status[10], tt.wantStatus)
+			}
+			if got := len(f.store.suppress) == 1 && f.store.suppress[0].Email == "gone@example.com"; got != tt.suppressed {
+				t.Fatalf("suppressions %+v, want suppressed=%v", f.store.suppress, tt.suppressed)
+			}
+			if len(f.store.events) != 1 || f.store.events[0].LogID != 10 || f.store.events[0].Provider != tt.provider {
+				t.Fatalf("events %+v", f.store.events)
+			}
+			if len(f.received) != 1 || f.received[0]["log_id"] != int64(10) || f.received[0]["provider"] != tt.provider {
+				t.Fatalf("hook payloads %+v", f.received)
+			}
+			if tt.provider == "ses" && len(f.ses) != 1 {
+				t.Fatalf("the SES hook fired %d times", len(f.ses))
+			}
+		})
+	}
+}
+
+func TestReplaysAndUnknownMessages(t *testing.T) {
+	now := time.Now()
+	s := newSigner(t, now)
+	f := newFixture(t, s.conns(), now, &webhooks.SNSVerifier{Client: s.sns.Client()})
+	f.store.addLog(10, "known")
+	ctx := context.Background()
+
+	mg := s.mailgun(fmt.Sprintf(`{"event":"opened","recipient":"a@example.com","timestamp":%d,"message":{"headers":{"message-id":"known"}}}`, now.Unix()), now, s.mgKey, "tok-replay")
+	if res, err := f.svc.Receive(ctx, "mailgun", mg); err != nil || res.Matched != 1 || f.store.status[10] != core.StatusDelivered {
+		t.Fatalf("open: %+v, %v", res, err)
+	}
+	if _, err := f.svc.Receive(ctx, "mailgun", mg); codeOf(err) != core.ECONFLICT {
+		t.Fatalf("replayed token: %v", err)
+	}
+
+	// A SendGrid batch: one known, one unknown, one event seen before.
+	body := fmt.Sprintf(`[{"event":"open","email":"a@example.com","sg_event_id":"e1","sg_message_id":"known.x","timestamp":%[1]d},
+		{"event":"delivered","email":"b@example.com","sg_event_id":"e2","sg_message_id":"nobody.x","timestamp":%[1]d},
+		{"event":"click","email":"a@example.com","sg_event_id":"e3","timestamp":%[1]d}]`, now.Unix())
+	res, err := f.svc.Receive(ctx, "sendgrid", s.sendgrid(body, now, s.sgKey))
+	if err != nil || res.Received != 3 || res.Matched != 1 || res.Unknown != 2 || res.Duplicates != 0 {
+		t.Fatalf("batch: %+v, %v", res, err)
+	}
+	// Signed again (a new signature) with the same event ids: all duplicates.
+	res, err = f.svc.Receive(ctx, "sendgrid", s.sendgrid(body, now.Add(time.Second), s.sgKey))
+	if err != nil || res.Duplicates != 3 || res.Matched != 0 {
+		t.Fatalf("re-sent batch: %+v, %v", res, err)
+	}
+
+	pm := s.postmark(`{"RecordType":"Open","MessageID":"known","Recipient":"a@example.com"}`, s.pmUser, s.pmPass)
+	if _, err := f.svc.Receive(ctx, "postmark", pm); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Receive(ctx, "postmark", pm); codeOf(err) != core.ECONFLICT {
+		t.Fatalf("replayed postmark body: %v", err)
+	}
+
+	n := s.sns.Notification(s.topic, snsfake.SESDelivery("known", "a@example.com"), now, "2")
+	if _, err := f.svc.Receive(ctx, "ses", sns(n)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Receive(ctx, "ses", sns(n)); codeOf(err) != core.ECONFLICT {
+		t.Fatalf("replayed SNS message: %v", err)
+	}
+	if s.sns.CertFetches() != 1 {
+		t.Fatalf("the signing certificate was fetched %d times, want 1 (cached)", s.sns.CertFetches())
+	}
+}
+
+func TestSNSSubscriptionConfirmation(t *testing.T) {
+	now := time.Now()
+	s := newSigner(t, now)
+	f := newFixture(t, s.conns(), now, &webhooks.SNSVerifier{Client: s.sns.Client()})
+	for _, v := range []string{"1", "2"} {
+		res, err := f.svc.Receive(context.Background(), "ses", sns(s.sns.SubscriptionConfirmation(s.topic, now, v)))
+		if err != nil || !res.SubscriptionConfirmed {
+			t.Fatalf("v%s: %+v, %v", v, res, err)
+		}
+	}
+	if s.sns.Confirmations() != 2 {
+		t.Fatalf("confirmations %d, want 2", s.sns.Confirmations())
+	}
+	// A SubscribeURL off the SNS hosts is not followed, even when signed.
+	var m snsfake.Message
+	_ = json.Unmarshal(s.sns.SubscriptionConfirmation(s.topic, now, "2"), &m)
+	m["SubscribeURL"] = "https://attacker.example.com/?Action=ConfirmSubscription&Token=x"
+	_, err := f.svc.Receive(context.Background(), "ses", sns(s.sns.Sign(m, "2")))
+	if codeOf(err) != core.EINVALID || s.sns.Confirmations() != 2 {
+		t.Fatalf("off-host SubscribeURL: %v, confirmations %d", err, s.sns.Confirmations())
+	}
+}
+
+func TestCheckSNSURL(t *testing.T) {
+	tests := []struct {
+		url string
+		ok  bool
+	}{
+		{"https://sns.us-east-1.amazonaws.com/SimpleNotificationService-1.pem", true},
+		{"https://sns.cn-north-1.amazonaws.com.cn/x.pem", true},
+		{"http://sns.us-east-1.amazonaws.com/x.pem", false},
+		{"https://sns.us-east-1.amazonaws.com.evil.com/x.pem", false},
+		{"https://evil.com/sns.us-east-1.amazonaws.com/x.pem", false},
+		{"https://user@sns.us-east-1.amazonaws.com/x.pem", false},
+		{"https://sns.us-east-1.amazonaws.com:8443/x.pem", false},
+		{"https://s3.amazonaws.com/x.pem", false},
+		{"::", false},
+	}
+	for _, tt := range tests {
+		if _, err := webhooks.CheckSNSURL(tt.url); (err == nil) != tt.ok {
+			t.Errorf("CheckSNSURL(%q) = %v, want ok=%v", tt.url, err, tt.ok)
+		}
+	}
+}
+
+func TestTransitionOf(t *testing.T) {
+	tests := []struct {
+		ev       webhooks.Event
+		status   string
+		suppress string
+	}{
+		{webhooks.Event{Kind: core.EventBounced, Permanent: true, Recipient: "a@x.org"}, core.StatusFailed, core.SuppressBounce},
+		{webhooks.Event{Kind: core.EventBounced, Recipient: "a@x.org"}, core.StatusFailed, ""},
+		{webhooks.Event{Kind: core.EventComplained, Recipient: "a@x.org"}, core.StatusFailed, core.SuppressComplaint},
+		{webhooks.Event{Kind: core.EventDropped, Provider: "sendgrid"}, core.StatusFailed, ""},
+		{webhooks.Event{Kind: core.EventDelivered}, "", ""},
+		{webhooks.Event{Kind: core.EventDeferred}, "", ""},
+		{webhooks.Event{Kind: core.EventOpened}, "", ""},
+		{webhooks.Event{Kind: core.EventClicked}, "", ""},
+	}
+	for _, tt := range tests {
+		tr := webhooks.TransitionOf(tt.ev)
+		if tr.Status != tt.status || tr.Suppress != tt.suppress || (tt.status != "" && tr.LastError == "") {
+			t.Errorf("TransitionOf(%+v) = %+v", tt.ev, tr)
+		}
+	}
+}
