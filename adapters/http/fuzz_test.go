@@ -1,6 +1,8 @@
 package http_test
 
 import (
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -41,6 +43,54 @@ func FuzzRequestBodies(f *testing.F) {
 		}
 		if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 			t.Fatalf("content type %q", ct)
+		}
+	})
+}
+
+// FuzzAlertAndOAuthBodies sends arbitrary bodies to the Notifications
+// routes and the connection token routes, with the same promise: a 2xx or
+// a 4xx in the spec's shape, never a 500.
+func FuzzAlertAndOAuthBodies(f *testing.F) {
+	for _, seed := range []string{
+		``, `{}`, `null`, `{"name":"x","type":"webhook","settings":{"url":"https://e.example/h"}}`,
+		`{"name":"x","type":"telegram","events":["delivery_failed",7],"settings":{"bot_token":"1:a","chat_id":-5}}`,
+		`{"action":"disable","ids":[1,1e40]}`, `{"id":1}`, `{"channel":{"type":"slack"}}`, `{"bot_token":""}`,
+		`{"refresh_token":"r","expires_in":1e300}`, `{"access_token":"a","expires_at":"not a time"}`, "{\"name\":\"\xff\"}",
+	} {
+		f.Add(seed, uint8(0))
+	}
+	notifications, _ := newNotificationServer(f)
+	oauthSrv := newOAuthServer(f)
+	targets := []struct {
+		base         string
+		method, path string
+	}{
+		{notifications.URL, "POST", "/notifications"},
+		{notifications.URL, "PUT", "/notifications/1"},
+		{notifications.URL, "POST", "/notifications/bulk"},
+		{notifications.URL, "POST", "/notifications/test"},
+		{notifications.URL, "POST", "/notifications/telegram/detect-chats"},
+		{oauthSrv.ts.URL, "POST", "/connections/1/oauth-token"},
+		{oauthSrv.ts.URL, "POST", "/connections/2/oauth-token"},
+	}
+	f.Fuzz(func(t *testing.T, body string, which uint8) {
+		tg := targets[int(which)%len(targets)]
+		req, err := http.NewRequest(tg.method, tg.base+ns+tg.path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer admin")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode >= 500 || resp.StatusCode < 200 {
+			t.Fatalf("%s %s with %q: status %d %s", tg.method, tg.path, body, resp.StatusCode, b)
+		}
+		if resp.StatusCode >= 400 && !strings.Contains(string(b), `"status":`) {
+			t.Fatalf("error without the spec's shape: %s", b)
 		}
 	})
 }

@@ -5,7 +5,7 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"github.com/mailsvc/mailsvc/core"
+	"github.com/mailsvc/mailsvc/app"
 )
 
 func (s *Server) listLogs(w http.ResponseWriter, r *http.Request) error {
@@ -14,18 +14,27 @@ func (s *Server) listLogs(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	logs, total, err := s.Logs.List(r.Context(), core.LogFilter{
-		Status: q.Get("status"),
-		Search: q.Get("search"),
-		Offset: p.Offset(),
-		Limit:  p.PerPage,
+	res, err := s.Logs.ListPage(r.Context(), app.LogQuery{
+		Status:   q.Get("status"),
+		Search:   q.Get("search"),
+		DateFrom: q.Get("date_from"),
+		DateTo:   q.Get("date_to"),
+		Offset:   p.Offset(),
+		Limit:    p.PerPage,
 	})
 	if err != nil {
 		return err
 	}
-	writeList(w, logs, total, p)
+	if res.Capped {
+		// X-WP-Total counts only this far; more logs match.
+		w.Header().Set(totalCappedHeader, "true")
+	}
+	writeList(w, res.Logs, res.Total, p)
 	return nil
 }
+
+// totalCappedHeader marks a list whose X-WP-Total is a lower bound.
+const totalCappedHeader = "X-Mailsvc-Total-Capped"
 
 func (s *Server) logStats(w http.ResponseWriter, r *http.Request) error {
 	st, err := s.Logs.Stats(r.Context())

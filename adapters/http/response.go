@@ -22,6 +22,7 @@ var statusOf = map[string]int{
 	core.EFORBIDDEN:    http.StatusForbidden,
 	core.ELICENSE:      http.StatusForbidden,
 	core.ENOTFOUND:     http.StatusNotFound,
+	core.ENOROUTE:      http.StatusNotFound,
 	core.ECONFLICT:     http.StatusConflict,
 	core.EINVALID:      http.StatusUnprocessableEntity,
 	core.EUNAVAILABLE:  http.StatusServiceUnavailable,

@@ -58,6 +58,7 @@ type SettingsService interface {
 // LogService is what the email log routes need.
 type LogService interface {
 	List(ctx context.Context, f core.LogFilter) ([]*core.Log, int, error)
+	ListPage(ctx context.Context, q app.LogQuery) (*app.LogPage, error)
 	Get(ctx context.Context, id int64) (*app.LogDetail, error)
 	Stats(ctx context.Context) (core.QueueStats, error)
 	Resend(ctx context.Context, ids []int64) (int, error)
@@ -94,8 +95,17 @@ type Server struct {
 	Transcripts TranscriptService
 	// Plugins serves GET /tools/plugins; nil leaves it unregistered.
 	Plugins PluginService
-	Hooks   *core.Hooks
-	Logger  *slog.Logger
+	// Notifications serves the alert channel routes; OAuth the OAuth
+	// flows and the connection token routes. Nil leaves them unregistered.
+	Notifications NotificationService
+	OAuth         OAuthService
+	// Migration serves the migration tools routes; nil leaves them
+	// unregistered.
+	Migration MigrationService
+	// Dashboard serves the dashboard routes; nil leaves them unregistered.
+	Dashboard DashboardService
+	Hooks     *core.Hooks
+	Logger    *slog.Logger
 	// Capability every route requires; "" means core.DefaultCapability.
 	// The mail_svc_rest_capability filter may change it per request.
 	Capability string
@@ -103,6 +113,20 @@ type Server struct {
 	TrustedProxies []*net.IPNet
 	// MaxBodyBytes bounds request bodies; 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// Modules add route sets from outside the free API (the Pro add-on);
+	// without them their paths answer as unknown routes.
+	Modules []Module
+	// Probes serves /metrics, /healthz and /readyz on the server root;
+	// nil leaves them unregistered.
+	Probes *Probes
+	// Admin serves the admin screens at /admin/ (package admin); nil
+	// leaves them unregistered.
+	Admin http.Handler
+
+	moduleRoutes []Route
+	// router is the root router Handler built (RegisteredRoutes and the
+	// discovery routes read it).
+	router *mux.Router
 }
 
 // Handler returns the http.Handler serving every route.
@@ -119,6 +143,8 @@ func (s *Server) Handler() http.Handler {
 	api := r.PathPrefix(Namespace).Subrouter()
 	api.NotFoundHandler = r.NotFoundHandler
 	api.MethodNotAllowedHandler = r.NotFoundHandler
+	s.router = r
+	s.discoveryRoutes(r, api)
 
 	s.private(api, "GET", "/connections", s.listConnections)
 	s.private(api, "POST", "/connections", s.createConnection)
@@ -153,12 +179,32 @@ func (s *Server) Handler() http.Handler {
 	if s.Plugins != nil {
 		s.private(api, "GET", "/tools/plugins", s.listPlugins)
 	}
+	if s.Notifications != nil {
+		s.notificationRoutes(api)
+	}
+	if s.OAuth != nil {
+		s.oauthRoutes(api)
+	}
+	if s.Migration != nil {
+		s.migrationRoutes(api)
+	}
+	if s.Dashboard != nil {
+		s.dashboardRoutes(api)
+	}
+	s.registerModules(api)
+	if s.Probes != nil {
+		s.Probes.register(r)
+	}
+	if s.Admin != nil {
+		r.Handle("/admin", s.Admin)
+		r.PathPrefix("/admin/").Handler(s.Admin)
+	}
 
 	return s.recoverPanics(s.logRequests(restRoute(r)))
 }
 
 // handlerFunc is a route handler that returns its error instead of writing it.
-type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+type handlerFunc = HandlerFunc
 
 // private registers a route that needs an authenticated user holding the
 // REST capability.
@@ -226,7 +272,7 @@ func (s *Server) secure(r *http.Request) bool {
 }
 
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
-	s.writeError(w, r, core.Errorf(core.ENOTFOUND, "No route was found matching the URL and request method."))
+	s.writeError(w, r, core.Errorf(core.ENOROUTE, "No route was found matching the URL and request method."))
 }
 
 // restRoute serves WordPress's plain-permalink form /?rest_route=/mailsvc/v1/...

@@ -136,9 +136,9 @@ func TestErrorShapes(t *testing.T) {
 		{"bad credentials", "GET", "/connections", "bad", "", 401, "rest_not_logged_in", ""},
 		{"no capability", "GET", "/connections", "editor", "", 403, "rest_forbidden", ""},
 		{"no capability on settings", "PUT", "/settings", "editor", `{}`, 403, "rest_forbidden", ""},
-		{"unknown route", "GET", "/nope", "admin", "", 404, "not_found", ""},
-		{"unknown route anonymous", "GET", "/nope", "", "", 404, "not_found", ""},
-		{"wrong method", "PATCH", "/settings", "admin", "", 404, "not_found", ""},
+		{"unknown route", "GET", "/nope", "admin", "", 404, "rest_no_route", ""},
+		{"unknown route anonymous", "GET", "/nope", "", "", 404, "rest_no_route", ""},
+		{"wrong method", "PATCH", "/settings", "admin", "", 404, "rest_no_route", ""},
 		{"missing connection", "GET", "/connections/77", "admin", "", 404, "not_found", ""},
 		{"non-numeric id", "GET", "/connections/abc", "admin", "", 404, "not_found", ""},
 		{"malformed json", "POST", "/connections", "admin", `{"name":`, 400, "bad_request", ""},
@@ -224,7 +224,9 @@ func TestTransportsServeRegistry(t *testing.T) {
 		Fields []core.Field
 	}
 	r.json(t, &d)
-	if r.Status != 200 || d.Driver != "httptestmail" || len(d.Fields) != 3 {
+	// Its three fields and the two every driver gets (max_concurrency,
+	// max_per_second).
+	if r.Status != 200 || d.Driver != "httptestmail" || len(d.Fields) != 5 {
 		t.Fatalf("transport: %d %s", r.Status, r.Body)
 	}
 	for _, f := range d.Fields {

@@ -1,0 +1,76 @@
+package admin
+
+import (
+	"io/fs"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func TestHandler(t *testing.T) {
+	h := Handler()
+	cases := []struct {
+		method, path string
+		status       int
+		want         string // in the body
+		ctype        string // prefix of Content-Type
+	}{
+		{"GET", "/admin/", 200, `<script type="module" src="js/app.js">`, "text/html"},
+		{"GET", "/admin/js/api.js", 200, "export async function request", "text/javascript"},
+		{"GET", "/admin/app.css", 200, "--blue", "text/css"},
+		{"GET", "/admin", 301, "", ""},
+		{"GET", "/admin/js/", 404, "", ""},
+		{"GET", "/admin/nothing.js", 404, "", ""},
+		{"POST", "/admin/", 405, "", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.method+" "+c.path, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(c.method, c.path, nil))
+			if rec.Code != c.status {
+				t.Fatalf("status %d, want %d", rec.Code, c.status)
+			}
+			if !strings.Contains(rec.Body.String(), c.want) {
+				t.Errorf("body lacks %q", c.want)
+			}
+			if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, c.ctype) {
+				t.Errorf("Content-Type %q, want %q", ct, c.ctype)
+			}
+			if c.status == 200 && !strings.Contains(rec.Header().Get("Content-Security-Policy"), "script-src 'self'") {
+				t.Errorf("no Content-Security-Policy keeping scripts to the service: %v", rec.Header())
+			}
+		})
+	}
+}
+
+// TestTransferBudget keeps the screens small: everything a browser can
+// fetch from /admin/ together stays under 300 KB.
+func TestTransferBudget(t *testing.T) {
+	const budget = 300 << 10
+	total := 0
+	err := fs.WalkDir(files, "static", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(files, path)
+		total += len(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total == 0 || total > budget {
+		t.Errorf("the screens weigh %d bytes, want 1 to %d", total, budget)
+	}
+}
+
+// TestNoInlineScript keeps index.html within its own Content-Security-Policy.
+func TestNoInlineScript(t *testing.T) {
+	b, err := fs.ReadFile(files, "static/index.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "<script>") {
+		t.Error("index.html has an inline script, which the Content-Security-Policy forbids")
+	}
+}

@@ -1,0 +1,115 @@
+// dashboard.js: totals and success rate, the volume chart, recent
+// activity, queue depth, connection health, and the onboarding wizard on
+// first use.
+import * as api from './api.js';
+import { h, replace, heading, table, badge, when, notice, field, showErrors, errorNotice, busy } from './ui.js';
+import { volumeChart } from './chart.js';
+import { schemaForm } from './form.js';
+
+const pct = (v) => (v === null || v === undefined ? '—' : `${v}%`);
+
+function stat(label, value) {
+  return h('div', { class: 'stat card' }, h('span', { class: 'stat-value' }, value), h('span', { class: 'stat-label' }, label));
+}
+
+/** render draws the dashboard into root. */
+export async function render(root) {
+  const range = h('select', { id: 'dash-range', value: '7d' },
+    [['today', 'Today'], ['7d', 'Last 7 days'], ['30d', 'Last 30 days'], ['90d', 'Last 90 days'], ['365d', 'Last year']]
+      .map(([v, t]) => h('option', { value: v }, t)));
+  const bucket = h('select', { id: 'dash-bucket', value: 'day' }, h('option', { value: 'day' }, 'By day'), h('option', { value: 'hour' }, 'By hour'));
+  range.value = '7d';
+  const wizard = h('div', { id: 'onboarding' });
+  const body = h('div', { class: 'dash-body' });
+  replace(root, heading('Dashboard'), wizard,
+    h('div', { class: 'toolbar' }, h('label', { for: range.id }, 'Range'), range, h('label', { for: bucket.id }, 'Chart'), bucket),
+    body);
+  const load = () => draw(body, range.value, bucket.value);
+  range.addEventListener('change', () => { if (range.value !== 'today' && range.value !== '7d' && bucket.value === 'hour') bucket.value = 'day'; load(); });
+  bucket.addEventListener('change', load);
+  await Promise.all([load(), onboarding(wizard, load)]);
+}
+
+async function draw(body, range, bucket) {
+  const [stats, chart, activity, queue, conns] = await Promise.all([
+    api.get('/dashboard/stats', { range }),
+    api.get('/dashboard/chart', { range, bucket }),
+    api.get('/dashboard/activity', { limit: 8 }),
+    api.get('/logs/queue/stats'),
+    api.list('/connections', { per_page: 100 }),
+  ]);
+  const t = stats.totals || {};
+  replace(body,
+    h('section', { 'aria-label': 'Totals', class: 'stats' },
+      stat('Delivered', t.delivered ?? 0), stat('Failed', t.failed ?? 0), stat('Success rate', pct(t.success_rate)),
+      stat('Queued', queue.queued), stat('Sending', queue.sending)),
+    h('section', { class: 'card', 'aria-labelledby': 'vol-h' },
+      h('h2', { id: 'vol-h' }, 'Volume by status'),
+      h('p', { class: 'legend' }, h('span', { class: 'key key-delivered' }), 'Delivered ', h('span', { class: 'key key-failed' }), 'Failed'),
+      volumeChart(chart.points || [], `Messages per ${bucket}`)),
+    h('div', { class: 'columns' },
+      h('section', { class: 'card', 'aria-labelledby': 'act-h' },
+        h('h2', { id: 'act-h' }, 'Recent activity'),
+        table('Recent activity', ['Status', 'Subject', 'To', 'When'], (activity.items || []).map((a) => [
+          badge(a.status), h('a', { href: `#/logs/${a.id}` }, a.subject || '(no subject)'),
+          (a.recipients || []).join(', '), when(a.time)]))),
+      h('section', { class: 'card', 'aria-labelledby': 'health-h' },
+        h('h2', { id: 'health-h' }, 'Connection health'),
+        table('Connection health', ['Connection', 'Health', 'Success rate'], conns.items.map((c) => {
+          const s = (stats.connections || []).find((x) => x.id === c.id);
+          return [h('a', { href: `#/connections/${c.id}` }, c.name), badge(c.oauth_status === 'needs_authorization' ? 'needs_authorization' : c.health_status), pct(s && s.success_rate)];
+        })))));
+}
+
+async function onboarding(box, reload) {
+  const [state, conns] = await Promise.all([api.get('/dashboard/onboarding'), api.list('/connections', { per_page: 1 })]);
+  // First use only: a site that already has a connection skips the wizard.
+  if (state.dismissed || state.completed || (conns.total > 0 && !state.connection_id)) return;
+  const transports = await api.get('/transports');
+  const pick = h('select', { id: 'ob-driver', name: 'driver', value: state.driver || '' },
+    h('option', { value: '' }, 'Choose a provider…'), transports.map((t) => h('option', { value: t.driver }, t.name)));
+  pick.value = state.driver || '';
+  const to = h('input', { id: 'ob-to', name: 'test_email', type: 'text', autocomplete: 'email' });
+  const slot = h('div');
+  const status = h('div', { role: 'status' });
+  let sf = null;
+  const form = h('form', { class: 'card wizard', 'aria-labelledby': 'ob-h' },
+    h('h2', { id: 'ob-h' }, 'Set up sending'),
+    h('p', {}, 'Pick a provider, fill in its settings, and send a test email. The connection becomes the default.'),
+    field('Provider', pick), slot, field('Send the test email to', to, 'Empty: the site’s admin address.'), status,
+    h('div', { class: 'actions' },
+      h('button', { class: 'button button-primary', type: 'submit' }, 'Save, test and make default'),
+      h('button', { class: 'button', type: 'button', onclick: async () => { await api.post('/dashboard/onboarding', { dismissed: true }); box.replaceChildren(); } }, 'Dismiss')));
+  let chosen = 0;
+  const choose = async () => {
+    const mine = ++chosen; // the last choice wins when answers cross
+    slot.replaceChildren();
+    sf = null;
+    if (!pick.value) return;
+    const t = await api.get(`/transports/${pick.value}`);
+    if (mine !== chosen) return;
+    sf = schemaForm(t);
+    replace(slot, sf.el);
+    api.post('/dashboard/onboarding', { driver: pick.value, step: 1 }).catch(() => {});
+  };
+  pick.addEventListener('change', choose);
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    if (!sf) return showErrors(form, { driver: 'Choose a provider.' });
+    try {
+      const res = await busy(e.submitter, api.post('/dashboard/onboarding/apply', {
+        driver: pick.value, settings: sf.read(), test_email: to.value || undefined,
+        connection_id: state.connection_id || undefined }));
+      state.connection_id = res.connection.id;
+      showErrors(form, {});
+      if (res.test.success) {
+        replace(box, notice('success', `Test email sent to ${res.test.to}. mailsvc is ready.`));
+        reload();
+      } else replace(status, notice('error', `The provider refused the test email: ${res.test.message}`));
+    } catch (err) {
+      replace(status, errorNotice(err, showErrors(form, err.errors)));
+    }
+  });
+  replace(box, form);
+  if (pick.value) await choose();
+}

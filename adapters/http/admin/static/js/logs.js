@@ -1,0 +1,136 @@
+// logs.js: the email logs: search, status and date filters, pagination
+// that stays honest past the count cap (X-Mailsvc-Total-Capped), bulk
+// resend and delete, and the detail view with the body in a sandboxed
+// frame, headers, attempts and provider events.
+import * as api from './api.js';
+import { h, replace, heading, table, badge, when, notice, field, showErrors, errorNotice, flash, busy } from './ui.js';
+
+const filters = { search: '', status: '', date_from: '', date_to: '', page: 1, per_page: 20 };
+
+/** render shows the list, or one log for #/logs/{id}. */
+export async function render(root, [logID]) {
+  if (logID) return detail(root, Number(logID));
+  const results = h('div', { id: 'log-results' });
+  const input = (name, label, type = 'text') => field(label, h('input', { id: `log-${name}`, name, type, value: filters[name] }));
+  const status = h('select', { id: 'log-status', name: 'status' },
+    ['', 'queued', 'sending', 'delivered', 'failed'].map((s) => h('option', { value: s }, s || 'Any status')));
+  status.value = filters.status;
+  const form = h('form', { class: 'filters card', role: 'search', 'aria-label': 'Filter the logs', novalidate: true },
+    input('search', 'Search (address or subject words)', 'search'), field('Status', status),
+    input('date_from', 'From', 'date'), input('date_to', 'To', 'date'),
+    h('div', { class: 'actions' }, h('button', { class: 'button button-primary', type: 'submit' }, 'Filter')));
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    for (const k of ['search', 'status', 'date_from', 'date_to']) filters[k] = form.elements[k].value.trim();
+    filters.page = 1;
+    load(form, results);
+  });
+  replace(root, heading('Email logs'), form, results);
+  await load(form, results);
+}
+
+async function load(form, results) {
+  let page;
+  results.setAttribute('aria-busy', 'true');
+  try {
+    page = await api.list('/logs', filters);
+    showErrors(form, {});
+  } catch (err) {
+    return replace(results, errorNotice(err, showErrors(form, err.errors)));
+  } finally {
+    results.removeAttribute('aria-busy');
+  }
+  const sel = new Set();
+  const bulkBar = h('div', { class: 'toolbar bulk' });
+  const bulkButtons = [
+    h('button', { class: 'button', type: 'button', disabled: true, onclick: (e) => bulk(e.target, 'resend', sel, form, results) }, 'Resend selected'),
+    h('button', { class: 'button button-link-delete', type: 'button', disabled: true, onclick: (e) => bulk(e.target, 'delete', sel, form, results) }, 'Delete selected'),
+  ];
+  const toggle = (id, on) => { on ? sel.add(id) : sel.delete(id); bulkButtons.forEach((b) => (b.disabled = !sel.size)); };
+  const all = h('input', { type: 'checkbox', 'aria-label': 'Select all on this page', onchange: (e) => {
+    results.querySelectorAll('tbody input[type=checkbox]').forEach((b) => { b.checked = e.target.checked; toggle(Number(b.value), b.checked); });
+  } });
+  const rows = page.items.map((l) => [
+    h('input', { type: 'checkbox', value: l.id, 'aria-label': `Select log ${l.id}`, onchange: (e) => toggle(l.id, e.target.checked) }),
+    badge(l.status), h('a', { href: `#/logs/${l.id}` }, l.message.subject || '(no subject)'),
+    (l.message.to || []).map((a) => a.email).join(', '), l.source || '', when(l.created_at)]);
+  const t = table('Email logs', ['', 'Status', 'Subject', 'To', 'Source', 'Created'], rows);
+  t.querySelector('thead th').replaceChildren(all);
+  bulkBar.append(...bulkButtons);
+  replace(results, bulkBar, t, pager(page, () => load(form, results)));
+}
+
+function pager(page, reload) {
+  const total = page.capped ? `at least ${page.total.toLocaleString()}` : page.total.toLocaleString();
+  const pages = page.capped ? `${page.pages.toLocaleString()}+` : Math.max(1, page.pages).toLocaleString();
+  const go = (n) => { filters.page = n; reload(); };
+  const jump = h('input', { id: 'log-page', type: 'number', min: 1, value: filters.page, class: 'small' });
+  return h('nav', { class: 'pager', 'aria-label': 'Pages' },
+    h('span', { class: 'muted' }, `${total} logs · page ${filters.page} of ${pages}`),
+    h('button', { class: 'button', type: 'button', disabled: filters.page <= 1, onclick: () => go(1) }, '« First'),
+    h('button', { class: 'button', type: 'button', disabled: filters.page <= 1, onclick: () => go(filters.page - 1) }, '‹ Previous'),
+    h('button', { class: 'button', type: 'button', disabled: !page.capped && filters.page >= page.pages, onclick: () => go(filters.page + 1) }, 'Next ›'),
+    h('label', { for: jump.id }, 'Go to page'), jump,
+    h('button', { class: 'button', type: 'button', onclick: () => go(Math.max(1, Number(jump.value) || 1)) }, 'Go'));
+}
+
+async function bulk(btn, action, sel, form, results) {
+  const ids = [...sel];
+  if (action === 'delete' && !confirm(`Delete ${ids.length} log(s)?`)) return;
+  try {
+    const res = await busy(btn, action === 'delete' ? api.del('/logs', { ids }) : api.post('/logs/resend', { ids }));
+    await load(form, results);
+    flash('success', action === 'delete' ? `${res.deleted} deleted.` : `${res.resent} queued again.`);
+  } catch (err) { flash('error', Object.values(err.errors)[0] || err.message); }
+}
+
+/** bodyFrame renders an HTML body with no scripts, no forms and no remote
+ * loads: an empty sandbox plus a CSP that allows only inline styles and
+ * data: images. */
+function bodyFrame(html) {
+  const csp = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:";
+  const doc = `<!doctype html><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="${csp}"><base target="_blank">${html}`;
+  return h('iframe', { class: 'body-frame', title: 'Message body (HTML)', sandbox: '', referrerpolicy: 'no-referrer', srcdoc: doc });
+}
+
+async function detail(root, id) {
+  const log = await api.get(`/logs/${id}`);
+  const m = log.message || {};
+  const addr = (xs) => (xs || []).map((a) => (a.name ? `${a.name} <${a.email}>` : a.email)).join(', ') || '—';
+  const out = h('div', { role: 'status' });
+  const events = h('section', { class: 'card', 'aria-labelledby': 'ev-h' }, h('h2', { id: 'ev-h' }, 'Provider events'));
+  const dl = (pairs) => h('dl', { class: 'facts' }, pairs.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
+  replace(root,
+    heading(m.subject || '(no subject)',
+      h('button', { class: 'button button-primary', type: 'button', disabled: log.status === 'queued' || log.status === 'sending', onclick: async (e) => {
+        try { await busy(e.target, api.post(`/logs/${id}/resend`, {})); replace(out, notice('success', 'Queued to be sent again.')); } catch (err) { replace(out, errorNotice(err)); }
+      } }, 'Resend'),
+      h('button', { class: 'button button-link-delete', type: 'button', onclick: async () => {
+        if (!confirm('Delete this log?')) return;
+        try { await api.del(`/logs/${id}`); location.hash = '#/logs'; flash('success', 'Log deleted.'); } catch (err) { replace(out, errorNotice(err)); }
+      } }, 'Delete'),
+      h('a', { class: 'button', href: '#/logs' }, 'Back to the logs')),
+    out,
+    h('section', { class: 'card' }, dl([
+      ['Status', badge(log.status)], ['From', addr([m.from])], ['To', addr(m.to)], ['Cc', addr(m.cc)], ['Bcc', addr(m.bcc)],
+      ['Created', when(log.created_at)], ['Delivered', when(log.delivered_at)], ['Attempts', String(log.attempts)],
+      ['Connection', log.sent_connection_id ? h('a', { href: `#/connections/${log.sent_connection_id}` }, `#${log.sent_connection_id}`) : '—'],
+      ['Provider id', log.provider_message_id || '—'], ['Last error', log.last_error || '—'], ['Source', log.source || '—']])),
+    h('section', { class: 'card', 'aria-labelledby': 'body-h' }, h('h2', { id: 'body-h' }, 'Body'),
+      m.html ? bodyFrame(m.html) : null,
+      m.text ? h('pre', { class: 'body-text', tabindex: '0', 'aria-label': 'Message body (text)' }, m.text) : null,
+      !m.html && !m.text ? h('p', {}, 'No body.') : null,
+      (log.attachments || []).length ? table('Attachments', ['File', 'Type', 'Size'], log.attachments.map((a) => [a.filename, a.content_type, `${a.size} bytes`])) : null),
+    h('section', { class: 'card', 'aria-labelledby': 'hdr-h' }, h('h2', { id: 'hdr-h' }, 'Headers'),
+      table('Headers', ['Name', 'Value'], (m.headers || []).map((x) => [x.name, x.value]))),
+    h('section', { class: 'card', 'aria-labelledby': 'att-h' }, h('h2', { id: 'att-h' }, 'Attempts'),
+      table('Attempts', ['When', 'Connection', 'Outcome', 'Response or error', 'Duration'], (log.attempts_history || []).map((a) =>
+        [when(a.at), `#${a.connection_id}`, badge(a.outcome), a.error || a.response || '', `${a.duration_ms} ms`]))),
+    events);
+  try {
+    const ev = await api.get(`/pro/logs/${id}/events`, null, { quiet: true });
+    events.append(table('Provider events', ['When', 'Provider', 'Event', 'Detail'], ev.map((e) =>
+      [when(e.at), e.provider, badge(e.event), Object.entries(e.detail || {}).map(([k, v]) => `${k}: ${typeof v === 'object' ? JSON.stringify(v) : v}`).join('; ')])));
+  } catch { events.remove(); }
+  root.querySelector('h1').focus();
+}

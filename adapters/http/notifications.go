@@ -1,0 +1,155 @@
+package http
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/gorilla/mux"
+
+	"github.com/mailsvc/mailsvc/app/alerts"
+	"github.com/mailsvc/mailsvc/core"
+)
+
+// NotificationService is what the alert channel routes need
+// (*alerts.Channels).
+type NotificationService interface {
+	List(ctx context.Context) ([]*core.NotificationChannel, error)
+	Create(ctx context.Context, in alerts.ChannelInput) (*core.NotificationChannel, error)
+	Update(ctx context.Context, id int64, in alerts.ChannelInput) (*core.NotificationChannel, error)
+	Delete(ctx context.Context, id int64) error
+	Bulk(ctx context.Context, action string, ids []int64) (int, error)
+	Test(ctx context.Context, in alerts.TestInput) (*alerts.TestResult, error)
+	DetectTelegramChats(ctx context.Context, botToken string) ([]alerts.Chat, error)
+}
+
+// notificationRoutes registers the spec's Notifications routes. The fixed
+// paths come before /notifications/{id}.
+func (s *Server) notificationRoutes(api *mux.Router) {
+	s.private(api, "GET", "/notifications", s.listNotifications)
+	s.private(api, "POST", "/notifications", s.createNotification)
+	s.private(api, "POST", "/notifications/bulk", s.bulkNotifications)
+	s.private(api, "POST", "/notifications/test", s.testNotification)
+	s.private(api, "POST", "/notifications/telegram/detect-chats", s.detectTelegramChats)
+	s.private(api, "PUT", "/notifications/{id}", s.updateNotification)
+	s.private(api, "DELETE", "/notifications/{id}", s.deleteNotification)
+}
+
+// channelBody is the JSON body of POST and PUT /notifications.
+type channelBody struct {
+	Name     *string        `json:"name"`
+	Type     *string        `json:"type"`
+	IsActive *bool          `json:"is_active"`
+	Events   *[]string      `json:"events"`
+	Settings map[string]any `json:"settings"`
+}
+
+func (b channelBody) input() alerts.ChannelInput {
+	return alerts.ChannelInput{Name: b.Name, Type: b.Type, IsActive: b.IsActive, Events: b.Events, Settings: b.Settings}
+}
+
+func (s *Server) listNotifications(w http.ResponseWriter, r *http.Request) error {
+	list, err := s.Notifications.List(r.Context())
+	if err != nil {
+		return err
+	}
+	// Every channel in one page: a site has a handful.
+	writeList(w, list, len(list), page{Page: 1, PerPage: max(len(list), 1)})
+	return nil
+}
+
+func (s *Server) createNotification(w http.ResponseWriter, r *http.Request) error {
+	var body channelBody
+	if err := s.decodeJSON(w, r, &body); err != nil {
+		return err
+	}
+	c, err := s.Notifications.Create(r.Context(), body.input())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, c)
+	return nil
+}
+
+func (s *Server) updateNotification(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(mux.Vars(r)["id"])
+	if err != nil {
+		return err
+	}
+	var body channelBody
+	if err := s.decodeJSON(w, r, &body); err != nil {
+		return err
+	}
+	c, err := s.Notifications.Update(r.Context(), id, body.input())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, c)
+	return nil
+}
+
+func (s *Server) deleteNotification(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(mux.Vars(r)["id"])
+	if err != nil {
+		return err
+	}
+	if err := s.Notifications.Delete(r.Context(), id); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"deleted": true, "id": id})
+	return nil
+}
+
+func (s *Server) bulkNotifications(w http.ResponseWriter, r *http.Request) error {
+	var body struct {
+		Action string  `json:"action"`
+		IDs    []int64 `json:"ids"`
+	}
+	if err := s.decodeJSON(w, r, &body); err != nil {
+		return err
+	}
+	n, err := s.Notifications.Bulk(r.Context(), body.Action, body.IDs)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"action": body.Action, "count": n})
+	return nil
+}
+
+func (s *Server) testNotification(w http.ResponseWriter, r *http.Request) error {
+	var body struct {
+		ID      *int64       `json:"id"`
+		Channel *channelBody `json:"channel"`
+	}
+	if err := s.decodeJSON(w, r, &body); err != nil {
+		return err
+	}
+	in := alerts.TestInput{ID: body.ID}
+	if body.ID != nil && *body.ID < 1 {
+		return core.Errorf(core.ENOTFOUND, "Notification channel %d not found.", *body.ID)
+	}
+	if body.Channel != nil {
+		ch := body.Channel.input()
+		in.Channel = &ch
+	}
+	res, err := s.Notifications.Test(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
+func (s *Server) detectTelegramChats(w http.ResponseWriter, r *http.Request) error {
+	var body struct {
+		BotToken string `json:"bot_token"`
+	}
+	if err := s.decodeJSON(w, r, &body); err != nil {
+		return err
+	}
+	chats, err := s.Notifications.DetectTelegramChats(r.Context(), body.BotToken)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"chats": chats})
+	return nil
+}

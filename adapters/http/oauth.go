@@ -1,0 +1,134 @@
+package http
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/mailsvc/mailsvc/app/oauth"
+	"github.com/mailsvc/mailsvc/core"
+)
+
+// OAuthService is what the OAuth routes need.
+type OAuthService interface {
+	Authorize(ctx context.Context, in oauth.AuthorizeInput) (string, error)
+	Callback(ctx context.Context, provider string, in oauth.CallbackInput) string
+	StoreToken(ctx context.Context, id int64, in oauth.TokenInput) (*time.Time, error)
+	RefreshNow(ctx context.Context, id int64) (*oauth.RefreshResult, error)
+	RefreshHistory(ctx context.Context, id int64, offset, limit int) ([]core.RefreshAttempt, int, error)
+}
+
+// oauthProviders matches the providers in a route path; any other is an
+// unknown route (404).
+const oauthProviders = "{provider:google|microsoft|zoho}"
+
+// oauthRoutes registers the spec's OAuth routes and the connection token
+// routes. The callback is authenticated by its state (single use, bound to
+// the user and connection, 10 minutes), not by the auth wrapper: the
+// provider's redirect carries no REST nonce. A request that does carry
+// another user's credentials is refused (docs/api.md).
+func (s *Server) oauthRoutes(api *mux.Router) {
+	s.private(api, "GET", "/oauth/"+oauthProviders+"/authorize", s.oauthAuthorize)
+	api.Handle("/oauth/"+oauthProviders+"/callback", http.HandlerFunc(s.oauthCallback)).Methods("GET")
+	s.private(api, "POST", "/connections/{id}/oauth-token", s.oauthStoreToken)
+	s.private(api, "POST", "/connections/{id}/oauth-refresh-now", s.oauthRefreshNow)
+	s.private(api, "GET", "/connections/{id}/oauth-refresh-history", s.oauthRefreshHistory)
+}
+
+// baseURL is scheme://host of the request as the client reached it.
+func (s *Server) baseURL(r *http.Request) string {
+	scheme := "http"
+	if s.secure(r) {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+func (s *Server) oauthAuthorize(w http.ResponseWriter, r *http.Request) error {
+	to, err := s.OAuth.Authorize(r.Context(), oauth.AuthorizeInput{
+		User:           UserFrom(r.Context()),
+		Provider:       mux.Vars(r)["provider"],
+		ConnectionID:   r.URL.Query().Get("connection_id"),
+		RequestBaseURL: s.baseURL(r),
+	})
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	if r.URL.Query().Get("format") == "json" {
+		// The admin screens, signed in over Basic auth, cannot follow a
+		// redirect they did not see: they get the address to open instead.
+		writeJSON(w, http.StatusOK, map[string]any{"authorize_url": to})
+		return nil
+	}
+	http.Redirect(w, r, to, http.StatusFound)
+	return nil
+}
+
+func (s *Server) oauthCallback(w http.ResponseWriter, r *http.Request) {
+	in := oauth.CallbackInput{
+		Code:             r.URL.Query().Get("code"),
+		State:            r.URL.Query().Get("state"),
+		Error:            r.URL.Query().Get("error"),
+		ErrorDescription: r.URL.Query().Get("error_description"),
+		RequestBaseURL:   s.baseURL(r),
+	}
+	// Credentials that fail (a cookie without a nonce, as a provider's
+	// redirect brings) count as no user: the state authenticates.
+	if u, err := s.Auth.Authenticate(r, s.secure(r)); err == nil && u != nil {
+		in.UserID = u.ID
+	}
+	to := s.OAuth.Callback(r.Context(), mux.Vars(r)["provider"], in)
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	http.Redirect(w, r, to, http.StatusFound)
+}
+
+func (s *Server) oauthStoreToken(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(mux.Vars(r)["id"])
+	if err != nil {
+		return err
+	}
+	var body oauth.TokenInput
+	if err := s.decodeJSON(w, r, &body); err != nil {
+		return err
+	}
+	exp, err := s.OAuth.StoreToken(r.Context(), id, body)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "expires_at": exp})
+	return nil
+}
+
+func (s *Server) oauthRefreshNow(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(mux.Vars(r)["id"])
+	if err != nil {
+		return err
+	}
+	res, err := s.OAuth.RefreshNow(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
+func (s *Server) oauthRefreshHistory(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(mux.Vars(r)["id"])
+	if err != nil {
+		return err
+	}
+	p, err := parsePage(r)
+	if err != nil {
+		return err
+	}
+	items, total, err := s.OAuth.RefreshHistory(r.Context(), id, p.Offset(), p.PerPage)
+	if err != nil {
+		return err
+	}
+	writeList(w, items, total, p)
+	return nil
+}
