@@ -12,6 +12,7 @@
 package smtpserver
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -322,7 +323,7 @@ func (ss *session) Data(r io.Reader) error {
 		}
 		return &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "Error reading the message"}
 	}
-	msg, err := mailparse.Parse(strings.NewReader(string(raw)))
+	msg, err := mailparse.Parse(bytes.NewReader(raw))
 	if err != nil {
 		return &smtp.SMTPError{Code: 554, EnhancedCode: smtp.EnhancedCode{5, 6, 0}, Message: oneLine(core.ErrorMessage(err))}
 	}

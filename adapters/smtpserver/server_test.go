@@ -82,7 +82,7 @@ func newAuth() *fakeAuth {
 	}}
 }
 
-func start(t *testing.T, cfg Config, auth Authenticator, q Queue) *Server {
+func start(t testing.TB, cfg Config, auth Authenticator, q Queue) *Server {
 	t.Helper()
 	if cfg.Addr == "" {
 		cfg.Addr = "127.0.0.1:0"

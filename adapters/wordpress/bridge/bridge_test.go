@@ -8,8 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mailsvc/mailsvc/adapters/store"
 	"github.com/mailsvc/mailsvc/adapters/wordpress/bridge"
@@ -266,5 +268,74 @@ function acme_notify( $to ) {
 	}
 	if total != queued {
 		t.Errorf("%d rows queued, want %d (short-circuited and failed calls must queue nothing)", total, queued)
+	}
+}
+
+// TestBridgeIndexesRecipients: wp_mail() writes the recipients search rows
+// right after the queued log, so a search by To, Cc or Bcc address finds it
+// at once; without the recipients table wp_mail() still succeeds, and the
+// service indexes that log when it claims it.
+func TestBridgeIndexesRecipients(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real WordPress test: not in -short mode")
+	}
+	site := wpsite.Install(t, wpsite.Options{Prefix: "wpr_"})
+	ctx := context.Background()
+	db, err := store.Open(ctx, "mysql:"+site.DSN, site.Prefix, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := bridge.Install(site.ContentDir); err != nil {
+		t.Fatal(err)
+	}
+	recipients := "`" + db.TableName("log_recipients") + "`"
+	find := func(t *testing.T, address string) []string {
+		t.Helper()
+		logs, _, err := db.FindLogs(ctx, core.LogFilter{Search: address})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, l := range logs {
+			out = append(out, l.Message.Subject)
+		}
+		return out
+	}
+	out := site.PHP(t, `echo wp_json_encode( wp_mail( 'To One <TO1@example.com>, to1@example.com', 'indexed', 'body', array( 'Cc: Cee <cc@example.com>', 'Bcc: hidden@example.com' ) ) );`)
+	if out != "true" {
+		t.Fatalf("wp_mail() = %s", out)
+	}
+	for _, address := range []string{"to1@example.com", "CC@example.com", "hidden@EXAMPLE.com"} {
+		if got := find(t, address); !slices.Equal(got, []string{"indexed"}) {
+			t.Errorf("search %s = %v before any claim, want [indexed]", address, got)
+		}
+	}
+	var rows int
+	if err := db.Gorm().Raw("SELECT COUNT(*) FROM " + recipients).Scan(&rows).Error; err != nil || rows != 3 {
+		t.Fatalf("%d recipients rows (%v), want 3 (the repeated To address once)", rows, err)
+	}
+
+	// Without the table (an older schema, a failing insert) the message is
+	// still queued and wp_mail() still succeeds.
+	if err := db.Gorm().Exec("RENAME TABLE " + recipients + " TO `wpr_recipients_away`").Error; err != nil {
+		t.Fatal(err)
+	}
+	out = site.PHP(t, `echo wp_json_encode( wp_mail( 'late@example.com', 'unindexed', 'body' ) );`)
+	if err := db.Gorm().Exec("RENAME TABLE `wpr_recipients_away` TO " + recipients).Error; err != nil {
+		t.Fatal(err)
+	}
+	if out != "true" {
+		t.Fatalf("wp_mail() without the recipients table = %s", out)
+	}
+	if got := find(t, "late@example.com"); len(got) != 0 {
+		t.Fatalf("found %v before indexing", got)
+	}
+	claimed, err := db.ClaimLogs(ctx, "worker", 10, time.Minute)
+	if err != nil || len(claimed) != 2 {
+		t.Fatalf("claimed %d (%v), want 2", len(claimed), err)
+	}
+	if got := find(t, "late@example.com"); !slices.Equal(got, []string{"unindexed"}) {
+		t.Fatalf("search after the claim = %v, want [unindexed]", got)
 	}
 }

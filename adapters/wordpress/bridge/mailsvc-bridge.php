@@ -14,6 +14,14 @@
  * (adapters/store/log.go, storedMessage); attachments are copied into it
  * as base64 so that they outlive the request's temporary files.
  *
+ * One exception: when the service's Pro settings switch plugin exclusions
+ * on, mail from an excluded plugin is not queued but sent the way
+ * WordPress's own wp_mail() sends it (PHPMailer, phpmailer_init), so the
+ * site's previous mail setup keeps handling it. The settings are read from
+ * {$wpdb->base_prefix}mailsvc_settings once per request; when they cannot
+ * be read, or wp-config.php defines MAIL_SVC_PRO_ENABLED as false, every
+ * message is queued.
+ *
  * It reads nothing but $wpdb and needs no configuration. The table prefix is
  * $wpdb->base_prefix, the $table_prefix of wp-config.php that the service
  * reads too (the same as $wpdb->prefix except on a multisite network).
@@ -85,46 +93,202 @@ function mailsvc_bridge_conflict_notice() {
 }
 
 /**
- * Names the plugin or theme that called wp_mail(): the first stack frame
- * in a file under the plugin, must-use plugin or theme directory.
+ * Names the plugin or theme that called wp_mail(): the innermost stack
+ * frame (the one nearest to wp_mail()) in a file of a plugin, a must-use
+ * plugin or a theme. Frames in WordPress itself, drop-ins and this bridge
+ * are passed over, so a core function that mails on a plugin's behalf
+ * (wp_new_user_notification() called from a plugin's form handler) names
+ * the plugin, and a call path that is WordPress's alone names "wordpress".
+ *
+ * PHP reports included files by their real path, so a plugin or theme
+ * directory that is a symbolic link is recognised through WordPress's
+ * $wp_plugin_paths (filled as active plugins load), the real paths of the
+ * plugin, must-use plugin and theme roots, and the real paths of the active
+ * theme and its parent.
  *
  * @return string A plugin slug, "theme:<slug>", or "wordpress".
  */
 function mailsvc_bridge_source() {
-	$roots = array(
-		array( WP_PLUGIN_DIR, '' ),
-		array( WPMU_PLUGIN_DIR, '' ),
-		array( get_theme_root(), 'theme:' ),
-	);
-	$dirs  = array();
-	foreach ( $roots as $root ) {
-		foreach ( array_unique( array( $root[0], (string) realpath( $root[0] ) ) ) as $dir ) {
-			if ( '' !== $dir ) {
-				$dirs[] = array( trailingslashit( wp_normalize_path( $dir ) ), $root[1] );
-			}
-		}
-	}
-	$self = wp_normalize_path( __FILE__ );
+	$roots = mailsvc_bridge_source_roots();
+	$self  = __FILE__;
 	foreach ( debug_backtrace( DEBUG_BACKTRACE_IGNORE_ARGS ) as $frame ) {
-		if ( empty( $frame['file'] ) ) {
+		if ( empty( $frame['file'] ) || $frame['file'] === $self ) {
 			continue;
 		}
-		$file = wp_normalize_path( $frame['file'] );
-		if ( $file === $self ) {
-			continue;
-		}
-		foreach ( $dirs as $dir ) {
-			if ( 0 === strpos( $file, $dir[0] ) ) {
-				$rest = substr( $file, strlen( $dir[0] ) );
-				$slug = strtok( $rest, '/' );
-				if ( $slug === $rest ) {
-					$slug = preg_replace( '/\.php$/i', '', $slug );
-				}
-				return $dir[1] . $slug;
-			}
+		$source = mailsvc_bridge_source_of( wp_normalize_path( $frame['file'] ), $roots );
+		if ( null !== $source ) {
+			return $source;
 		}
 	}
 	return 'wordpress';
+}
+
+/**
+ * Names the plugin or theme a file belongs to.
+ *
+ * @param string  $file  A normalized file path.
+ * @param array[] $roots Roots as mailsvc_bridge_source_roots() returns them.
+ * @return string|null A plugin slug or "theme:<slug>", or null when the file is in none.
+ */
+function mailsvc_bridge_source_of( $file, $roots ) {
+	foreach ( $roots as $root ) {
+		if ( 0 !== strncmp( $file, $root[0], strlen( $root[0] ) ) ) {
+			continue;
+		}
+		if ( null !== $root[2] ) {
+			return $root[2];
+		}
+		$rest  = (string) substr( $file, strlen( $root[0] ) );
+		$slash = strpos( $rest, '/' );
+		if ( false !== $slash ) {
+			$slug = substr( $rest, 0, $slash );
+		} else {
+			// A single-file plugin, or a file eval()'d from one.
+			$slug = preg_replace( '/\.php(\(\d+\) : .*)?$/i', '', $rest );
+		}
+		if ( '' === $slug ) {
+			continue;
+		}
+		return $root[1] . $slug;
+	}
+	return null;
+}
+
+/**
+ * Lists the directories whose files name a source, most specific first:
+ * each is array( directory with a trailing slash, prefix of the slug,
+ * fixed slug or null when the slug is the first path segment below it ).
+ * The list is kept for the request and rebuilt when more plugins or theme
+ * directories have been registered, or once the theme is set up.
+ *
+ * @return array[] Roots.
+ */
+function mailsvc_bridge_source_roots() {
+	global $wp_plugin_paths, $wp_theme_directories;
+	static $roots = null;
+	static $key   = null;
+	$themed = function_exists( 'did_action' ) && did_action( 'setup_theme' ) > 0;
+	$now    = count( (array) $wp_plugin_paths ) . '/' . count( (array) $wp_theme_directories ) . '/' . ( $themed ? 1 : 0 );
+	if ( null !== $roots && $key === $now ) {
+		return $roots;
+	}
+	$list = array();
+	$add  = function ( $dir, $prefix, $slug ) use ( &$list ) {
+		$dir = (string) $dir;
+		if ( '' === $dir ) {
+			return;
+		}
+		$candidates = array( $dir );
+		$real       = realpath( $dir );
+		if ( false !== $real ) {
+			$candidates[] = $real;
+		}
+		foreach ( $candidates as $path ) {
+			$path = trailingslashit( wp_normalize_path( $path ) );
+			if ( '/' !== $path && ! isset( $list[ $path ] ) ) {
+				$list[ $path ] = array( $path, $prefix, $slug );
+			}
+		}
+	};
+	$add( WP_PLUGIN_DIR, '', null );
+	$add( WPMU_PLUGIN_DIR, '', null );
+	$theme_roots = array_filter( (array) $wp_theme_directories, 'is_string' );
+	if ( function_exists( 'get_theme_root' ) ) {
+		$theme_roots[] = get_theme_root();
+	}
+	foreach ( array_unique( $theme_roots ) as $dir ) {
+		$add( $dir, 'theme:', null );
+	}
+	// Plugin directories that are symbolic links: WordPress maps each
+	// active plugin's directory to its real path.
+	$base = array_values( $list );
+	foreach ( (array) $wp_plugin_paths as $dir => $realdir ) {
+		$slug = mailsvc_bridge_source_of( trailingslashit( wp_normalize_path( $dir ) ) . 'plugin.php', $base );
+		if ( null !== $slug ) {
+			$add( $realdir, '', $slug );
+		}
+	}
+	// The active theme and its parent, when their directories are links.
+	if ( $themed && function_exists( 'get_stylesheet_directory' ) ) {
+		$add( get_stylesheet_directory(), '', 'theme:' . get_stylesheet() );
+		$add( get_template_directory(), '', 'theme:' . get_template() );
+	}
+	$roots = array_values( $list );
+	usort(
+		$roots,
+		function ( $a, $b ) {
+			return strlen( $b[0] ) - strlen( $a[0] );
+		}
+	);
+	$key = $now;
+	return $roots;
+}
+
+/**
+ * Reports whether Pro is switched on as far as PHP can tell: unless
+ * wp-config.php defines MAIL_SVC_PRO_ENABLED as false (false, 0, "false",
+ * "0", "no" or "off", as the service reads it). The service's own
+ * environment variable of that name is not visible here.
+ *
+ * @return bool Whether the Pro settings apply.
+ */
+function mailsvc_bridge_pro_enabled() {
+	if ( ! defined( 'MAIL_SVC_PRO_ENABLED' ) ) {
+		return true;
+	}
+	$value = constant( 'MAIL_SVC_PRO_ENABLED' );
+	if ( is_bool( $value ) ) {
+		return $value;
+	}
+	return ! in_array( strtolower( trim( (string) $value ) ), array( 'false', '0', 'no', 'off' ), true );
+}
+
+/**
+ * The sources whose mail is left to WordPress's own mailer: the Pro
+ * settings' excluded_plugins when plugin_exclusions_enabled is true, read
+ * from {$base_prefix}mailsvc_settings (scope "pro", values JSON) with one
+ * query on the first call of a request and kept for the rest of it (a
+ * long-running PHP process reads them again after a minute). When Pro is
+ * switched off in wp-config.php, or the table cannot be read, nothing is
+ * excluded: the mail is queued as usual.
+ *
+ * @return array Excluded sources as keys.
+ */
+function mailsvc_bridge_excluded_sources() {
+	global $wpdb;
+	static $excluded = null;
+	static $read_at  = 0;
+	if ( null !== $excluded && time() - $read_at < 60 ) {
+		return $excluded;
+	}
+	$excluded = array();
+	$read_at  = time();
+	if ( ! mailsvc_bridge_pro_enabled() || ! isset( $wpdb ) ) {
+		return $excluded;
+	}
+	$table    = ( isset( $wpdb->base_prefix ) ? $wpdb->base_prefix : $wpdb->prefix ) . 'mailsvc_settings';
+	$suppress = $wpdb->suppress_errors( true );
+	// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- the table name is the site's prefix and a constant.
+	$rows = $wpdb->get_results( "SELECT setting_key, setting_value FROM `{$table}` WHERE scope = 'pro' AND setting_key IN ('plugin_exclusions_enabled', 'excluded_plugins')", ARRAY_A );
+	$wpdb->suppress_errors( $suppress );
+	if ( ! is_array( $rows ) ) {
+		return $excluded;
+	}
+	$values = array();
+	foreach ( $rows as $row ) {
+		if ( isset( $row['setting_key'], $row['setting_value'] ) ) {
+			$values[ $row['setting_key'] ] = json_decode( (string) $row['setting_value'], true );
+		}
+	}
+	if ( ! isset( $values['plugin_exclusions_enabled'], $values['excluded_plugins'] ) || true !== $values['plugin_exclusions_enabled'] || ! is_array( $values['excluded_plugins'] ) ) {
+		return $excluded;
+	}
+	foreach ( $values['excluded_plugins'] as $slug ) {
+		if ( is_string( $slug ) && '' !== $slug ) {
+			$excluded[ $slug ] = true;
+		}
+	}
+	return $excluded;
 }
 
 /**
@@ -328,15 +492,280 @@ function mailsvc_bridge_fail( $error, $data ) {
 }
 
 /**
+ * Parses wp_mail()'s headers exactly as WordPress's wp_mail() does, for
+ * both the queue and WordPress's own mailer path.
+ *
+ * @param string|string[] $headers Headers as wp_mail() takes them.
+ * @return array The custom headers (name => value) under 'headers', the
+ *               address lists 'cc', 'bcc' and 'reply_to', and, only when
+ *               the headers gave them, 'from_name', 'from_email',
+ *               'content_type', 'charset' and 'boundary'.
+ */
+function mailsvc_bridge_parse_headers( $headers ) {
+	$out = array(
+		'headers'  => array(),
+		'cc'       => array(),
+		'bcc'      => array(),
+		'reply_to' => array(),
+	);
+	if ( empty( $headers ) ) {
+		return $out;
+	}
+	if ( ! is_array( $headers ) ) {
+		$tempheaders = explode( "\n", str_replace( "\r\n", "\n", $headers ) );
+	} else {
+		$tempheaders = $headers;
+	}
+	foreach ( (array) $tempheaders as $header ) {
+		if ( strpos( $header, ':' ) === false ) {
+			if ( false !== stripos( $header, 'boundary=' ) ) {
+				$parts           = preg_split( '/boundary=/i', trim( $header ) );
+				$out['boundary'] = trim( str_replace( array( "'", '"' ), '', $parts[1] ) );
+			}
+			continue;
+		}
+		list( $name, $content ) = explode( ':', trim( $header ), 2 );
+		$name    = trim( $name );
+		$content = trim( $content );
+		switch ( strtolower( $name ) ) {
+			case 'from':
+				$bracket_pos = strpos( $content, '<' );
+				if ( false !== $bracket_pos ) {
+					if ( $bracket_pos > 0 ) {
+						$from_name        = substr( $content, 0, $bracket_pos );
+						$from_name        = str_replace( '"', '', $from_name );
+						$out['from_name'] = trim( $from_name );
+					}
+					$from_email        = substr( $content, $bracket_pos + 1 );
+					$from_email        = str_replace( '>', '', $from_email );
+					$out['from_email'] = trim( $from_email );
+				} elseif ( '' !== trim( $content ) ) {
+					$out['from_email'] = trim( $content );
+				}
+				break;
+			case 'content-type':
+				if ( strpos( $content, ';' ) !== false ) {
+					list( $type, $charset_content ) = explode( ';', $content );
+					$out['content_type']            = trim( $type );
+					if ( false !== stripos( $charset_content, 'charset=' ) ) {
+						$out['charset'] = trim( str_replace( array( 'charset=', '"' ), '', $charset_content ) );
+					} elseif ( false !== stripos( $charset_content, 'boundary=' ) ) {
+						$out['boundary'] = trim( str_replace( array( 'BOUNDARY=', 'boundary=', '"' ), '', $charset_content ) );
+						$out['charset']  = '';
+					}
+				} elseif ( '' !== trim( $content ) ) {
+					$out['content_type'] = trim( $content );
+				}
+				break;
+			case 'cc':
+				$out['cc'] = array_merge( $out['cc'], explode( ',', $content ) );
+				break;
+			case 'bcc':
+				$out['bcc'] = array_merge( $out['bcc'], explode( ',', $content ) );
+				break;
+			case 'reply-to':
+				$out['reply_to'] = array_merge( $out['reply_to'], explode( ',', $content ) );
+				break;
+			default:
+				$out['headers'][ trim( $name ) ] = trim( $content );
+				break;
+		}
+	}
+	return $out;
+}
+
+/**
+ * The sender as WordPress's wp_mail() sets it: the From header's address
+ * and name, else "WordPress" <wordpress@{site host without www.}>, passed
+ * through the wp_mail_from and wp_mail_from_name filters.
+ *
+ * @param array $parsed Headers as mailsvc_bridge_parse_headers() returns them.
+ * @return array Array( from email, from name ), as the filters returned them.
+ */
+function mailsvc_bridge_from( $parsed ) {
+	$from_name = isset( $parsed['from_name'] ) ? $parsed['from_name'] : 'WordPress';
+	if ( isset( $parsed['from_email'] ) ) {
+		$from_email = $parsed['from_email'];
+	} else {
+		$sitename   = wp_parse_url( network_home_url(), PHP_URL_HOST );
+		$from_email = 'wordpress@';
+		if ( null !== $sitename ) {
+			if ( 'www.' === substr( $sitename, 0, 4 ) ) {
+				$sitename = substr( $sitename, 4 );
+			}
+			$from_email .= $sitename;
+		}
+	}
+	/** This filter is documented in wp-includes/pluggable.php */
+	$from_email = apply_filters( 'wp_mail_from', $from_email );
+	/** This filter is documented in wp-includes/pluggable.php */
+	$from_name = apply_filters( 'wp_mail_from_name', $from_name );
+	return array( $from_email, $from_name );
+}
+
+/**
+ * Sends a message the way WordPress's own wp_mail() does, for mail that
+ * is not taken over (a plugin excluded by the Pro settings): PHPMailer
+ * through the global $phpmailer, PHP's mail() unless a phpmailer_init hook
+ * (an SMTP plugin's configuration) says otherwise, and wp_mail_succeeded or
+ * wp_mail_failed as WordPress fires them. The wp_mail and pre_wp_mail
+ * filters have already run.
+ *
+ * @global PHPMailer\PHPMailer\PHPMailer $phpmailer
+ *
+ * @param string[] $to          Recipients.
+ * @param string   $subject     Subject.
+ * @param string   $message     Body.
+ * @param array    $parsed      Headers as mailsvc_bridge_parse_headers() returns them.
+ * @param string[] $attachments Attachments; a string key names the file.
+ * @return bool Whether PHPMailer sent the message.
+ */
+function mailsvc_bridge_phpmailer( $to, $subject, $message, $parsed, $attachments ) {
+	global $phpmailer;
+
+	// (Re)create it, if it's gone missing.
+	if ( ! ( $phpmailer instanceof PHPMailer\PHPMailer\PHPMailer ) ) {
+		require_once ABSPATH . WPINC . '/PHPMailer/PHPMailer.php';
+		require_once ABSPATH . WPINC . '/PHPMailer/SMTP.php';
+		require_once ABSPATH . WPINC . '/PHPMailer/Exception.php';
+		if ( file_exists( ABSPATH . WPINC . '/class-wp-phpmailer.php' ) ) {
+			// WordPress 6.8 and later: translated PHPMailer messages.
+			require_once ABSPATH . WPINC . '/class-wp-phpmailer.php';
+			$phpmailer = new WP_PHPMailer( true );
+		} else {
+			$phpmailer = new PHPMailer\PHPMailer\PHPMailer( true );
+		}
+		$phpmailer::$validator = static function ( $email ) {
+			return (bool) is_email( $email );
+		};
+	}
+
+	$headers  = $parsed['headers'];
+	$cc       = $parsed['cc'];
+	$bcc      = $parsed['bcc'];
+	$reply_to = $parsed['reply_to'];
+
+	// Empty out the values that may be set.
+	$phpmailer->clearAllRecipients();
+	$phpmailer->clearAttachments();
+	$phpmailer->clearCustomHeaders();
+	$phpmailer->clearReplyTos();
+	$phpmailer->Body    = '';
+	$phpmailer->AltBody = '';
+	// A previous message may have downgraded it to 7bit (WordPress 6.5+).
+	$phpmailer->Encoding = PHPMailer\PHPMailer\PHPMailer::ENCODING_8BIT;
+
+	list( $from_email, $from_name ) = mailsvc_bridge_from( $parsed );
+	try {
+		$phpmailer->setFrom( $from_email, $from_name, false );
+	} catch ( PHPMailer\PHPMailer\Exception $e ) {
+		$mail_error_data                             = compact( 'to', 'subject', 'message', 'headers', 'attachments' );
+		$mail_error_data['phpmailer_exception_code'] = $e->getCode();
+		return mailsvc_bridge_fail( $e->getMessage(), $mail_error_data );
+	}
+
+	$phpmailer->Subject = $subject;
+	$phpmailer->Body    = $message;
+
+	foreach ( compact( 'to', 'cc', 'bcc', 'reply_to' ) as $address_header => $addresses ) {
+		if ( empty( $addresses ) ) {
+			continue;
+		}
+		foreach ( (array) $addresses as $address ) {
+			try {
+				$recipient_name = '';
+				if ( preg_match( '/(.*)<(.+)>/', $address, $matches ) && count( $matches ) === 3 ) {
+					$recipient_name = $matches[1];
+					$address        = $matches[2];
+				}
+				switch ( $address_header ) {
+					case 'to':
+						$phpmailer->addAddress( $address, $recipient_name );
+						break;
+					case 'cc':
+						$phpmailer->addCc( $address, $recipient_name );
+						break;
+					case 'bcc':
+						$phpmailer->addBcc( $address, $recipient_name );
+						break;
+					case 'reply_to':
+						$phpmailer->addReplyTo( $address, $recipient_name );
+						break;
+				}
+			} catch ( PHPMailer\PHPMailer\Exception $e ) {
+				continue;
+			}
+		}
+	}
+
+	// PHP's mail(), unless phpmailer_init configures otherwise.
+	$phpmailer->isMail();
+
+	$content_type = isset( $parsed['content_type'] ) ? $parsed['content_type'] : 'text/plain';
+	/** This filter is documented in wp-includes/pluggable.php */
+	$content_type           = apply_filters( 'wp_mail_content_type', $content_type );
+	$phpmailer->ContentType = $content_type;
+	if ( 'text/html' === $content_type ) {
+		$phpmailer->isHTML( true );
+	}
+	$charset = isset( $parsed['charset'] ) ? $parsed['charset'] : get_bloginfo( 'charset' );
+	/** This filter is documented in wp-includes/pluggable.php */
+	$phpmailer->CharSet = apply_filters( 'wp_mail_charset', $charset );
+
+	if ( ! empty( $headers ) ) {
+		foreach ( (array) $headers as $name => $content ) {
+			// Only add custom headers not added automatically by PHPMailer.
+			if ( ! in_array( $name, array( 'MIME-Version', 'X-Mailer' ), true ) ) {
+				try {
+					$phpmailer->addCustomHeader( sprintf( '%1$s: %2$s', $name, $content ) );
+				} catch ( PHPMailer\PHPMailer\Exception $e ) {
+					continue;
+				}
+			}
+		}
+		if ( false !== stripos( $content_type, 'multipart' ) && ! empty( $parsed['boundary'] ) ) {
+			$phpmailer->addCustomHeader( sprintf( 'Content-Type: %s; boundary="%s"', $content_type, $parsed['boundary'] ) );
+		}
+	}
+
+	if ( ! empty( $attachments ) ) {
+		foreach ( $attachments as $filename => $attachment ) {
+			$filename = is_string( $filename ) ? $filename : '';
+			try {
+				$phpmailer->addAttachment( $attachment, $filename );
+			} catch ( PHPMailer\PHPMailer\Exception $e ) {
+				continue;
+			}
+		}
+	}
+
+	/** This action is documented in wp-includes/pluggable.php */
+	do_action_ref_array( 'phpmailer_init', array( &$phpmailer ) );
+
+	$mail_data = compact( 'to', 'subject', 'message', 'headers', 'attachments' );
+	try {
+		$send = $phpmailer->send();
+		/** This action is documented in wp-includes/pluggable.php */
+		do_action( 'wp_mail_succeeded', $mail_data );
+		return $send;
+	} catch ( PHPMailer\PHPMailer\Exception $e ) {
+		$mail_data['phpmailer_exception_code'] = $e->getCode();
+		return mailsvc_bridge_fail( $e->getMessage(), $mail_data );
+	}
+}
+
+/**
  * The body of wp_mail(): WordPress's steps, ending in one INSERT into the
- * queue instead of an SMTP conversation.
+ * queue instead of an SMTP conversation, unless the calling plugin is
+ * excluded by the Pro settings: then the message goes through WordPress's
+ * own mailer path (mailsvc_bridge_phpmailer()).
  *
  * @param string|string[] $to          Recipients.
  * @param string          $subject     Subject.
  * @param string          $message     Body.
  * @param string|string[] $headers     Headers.
  * @param string|string[] $attachments Attachments.
- * @return bool Whether the message was queued.
+ * @return bool Whether the message was queued (or, for an excluded plugin, sent).
  */
 function mailsvc_bridge_queue( $to, $subject, $message, $headers = '', $attachments = array() ) {
 	global $wpdb;
@@ -372,99 +801,21 @@ function mailsvc_bridge_queue( $to, $subject, $message, $headers = '', $attachme
 		$attachments = explode( "\n", str_replace( "\r\n", "\n", $attachments ) );
 	}
 
-	// Headers, parsed exactly as WordPress parses them.
-	$cc       = array();
-	$bcc      = array();
-	$reply_to = array();
-	if ( empty( $headers ) ) {
-		$headers = array();
-	} else {
-		if ( ! is_array( $headers ) ) {
-			$tempheaders = explode( "\n", str_replace( "\r\n", "\n", $headers ) );
-		} else {
-			$tempheaders = $headers;
-		}
-		$headers = array();
-		if ( ! empty( $tempheaders ) ) {
-			foreach ( (array) $tempheaders as $header ) {
-				if ( strpos( $header, ':' ) === false ) {
-					if ( false !== stripos( $header, 'boundary=' ) ) {
-						$parts    = preg_split( '/boundary=/i', trim( $header ) );
-						$boundary = trim( str_replace( array( "'", '"' ), '', $parts[1] ) );
-					}
-					continue;
-				}
-				list( $name, $content ) = explode( ':', trim( $header ), 2 );
-				$name    = trim( $name );
-				$content = trim( $content );
-				switch ( strtolower( $name ) ) {
-					case 'from':
-						$bracket_pos = strpos( $content, '<' );
-						if ( false !== $bracket_pos ) {
-							if ( $bracket_pos > 0 ) {
-								$from_name = substr( $content, 0, $bracket_pos );
-								$from_name = str_replace( '"', '', $from_name );
-								$from_name = trim( $from_name );
-							}
-							$from_email = substr( $content, $bracket_pos + 1 );
-							$from_email = str_replace( '>', '', $from_email );
-							$from_email = trim( $from_email );
-						} elseif ( '' !== trim( $content ) ) {
-							$from_email = trim( $content );
-						}
-						break;
-					case 'content-type':
-						if ( strpos( $content, ';' ) !== false ) {
-							list( $type, $charset_content ) = explode( ';', $content );
-							$content_type                   = trim( $type );
-							if ( false !== stripos( $charset_content, 'charset=' ) ) {
-								$charset = trim( str_replace( array( 'charset=', '"' ), '', $charset_content ) );
-							} elseif ( false !== stripos( $charset_content, 'boundary=' ) ) {
-								$boundary = trim( str_replace( array( 'BOUNDARY=', 'boundary=', '"' ), '', $charset_content ) );
-								$charset  = '';
-							}
-						} elseif ( '' !== trim( $content ) ) {
-							$content_type = trim( $content );
-						}
-						break;
-					case 'cc':
-						$cc = array_merge( (array) $cc, explode( ',', $content ) );
-						break;
-					case 'bcc':
-						$bcc = array_merge( (array) $bcc, explode( ',', $content ) );
-						break;
-					case 'reply-to':
-						$reply_to = array_merge( (array) $reply_to, explode( ',', $content ) );
-						break;
-					default:
-						$headers[ trim( $name ) ] = trim( $content );
-						break;
-				}
-			}
-		}
+	$source   = mailsvc_bridge_source();
+	$excluded = mailsvc_bridge_excluded_sources();
+	$parsed   = mailsvc_bridge_parse_headers( $headers );
+	if ( isset( $excluded[ $source ] ) ) {
+		return mailsvc_bridge_phpmailer( $to, $subject, $message, $parsed, $attachments );
 	}
 
+	$headers   = $parsed['headers'];
+	$cc        = $parsed['cc'];
+	$bcc       = $parsed['bcc'];
+	$reply_to  = $parsed['reply_to'];
 	$mail_data = compact( 'to', 'subject', 'message', 'headers', 'attachments' );
 
-	// From, with WordPress's defaults.
-	if ( ! isset( $from_name ) ) {
-		$from_name = 'WordPress';
-	}
-	if ( ! isset( $from_email ) ) {
-		$sitename   = wp_parse_url( network_home_url(), PHP_URL_HOST );
-		$from_email = 'wordpress@';
-		if ( null !== $sitename ) {
-			if ( 'www.' === substr( $sitename, 0, 4 ) ) {
-				$sitename = substr( $sitename, 4 );
-			}
-			$from_email .= $sitename;
-		}
-	}
-	/** This filter is documented in wp-includes/pluggable.php */
-	$from_email = apply_filters( 'wp_mail_from', $from_email );
-	/** This filter is documented in wp-includes/pluggable.php */
-	$from_name = apply_filters( 'wp_mail_from_name', $from_name );
-	$from_email = trim( (string) $from_email );
+	list( $from_email, $from_name ) = mailsvc_bridge_from( $parsed );
+	$from_email                     = trim( (string) $from_email );
 	if ( ! is_email( $from_email ) ) {
 		// PHPMailer's setFrom() throws here; wp_mail() reports it.
 		$mail_error_data                             = $mail_data;
@@ -484,14 +835,11 @@ function mailsvc_bridge_queue( $to, $subject, $message, $headers = '', $attachme
 	}
 
 	// Content type and charset.
-	if ( ! isset( $content_type ) ) {
-		$content_type = 'text/plain';
-	}
+	$content_type = isset( $parsed['content_type'] ) ? $parsed['content_type'] : 'text/plain';
 	/** This filter is documented in wp-includes/pluggable.php */
 	$content_type = apply_filters( 'wp_mail_content_type', $content_type );
-	if ( ! isset( $charset ) ) {
-		$charset = get_bloginfo( 'charset' );
-	}
+	$charset      = isset( $parsed['charset'] ) ? $parsed['charset'] : get_bloginfo( 'charset' );
+	$boundary     = isset( $parsed['boundary'] ) ? $parsed['boundary'] : '';
 	/** This filter is documented in wp-includes/pluggable.php */
 	$charset = (string) apply_filters( 'wp_mail_charset', $charset );
 
@@ -554,7 +902,7 @@ function mailsvc_bridge_queue( $to, $subject, $message, $headers = '', $attachme
 	$now = $now ? $now->format( 'Y-m-d H:i:s.u' ) : gmdate( 'Y-m-d H:i:s' );
 	$row = array(
 		'status'              => 'queued',
-		'source'              => mailsvc_bridge_source(),
+		'source'              => $source,
 		'recipients'          => implode( ', ', mailsvc_bridge_render_addresses( array_merge( $to_list, $cc_list, $bcc_list ) ) ),
 		'subject'             => (string) $subject,
 		'text_body'           => (string) $text,
@@ -582,8 +930,152 @@ function mailsvc_bridge_queue( $to, $subject, $message, $headers = '', $attachme
 		$error = '' !== (string) $wpdb->last_error ? $wpdb->last_error : 'The message could not be queued: the mailsvc queue table ' . $table . ' is not usable.';
 		return mailsvc_bridge_fail( 'mailsvc: ' . $error, $mail_data );
 	}
+	mailsvc_bridge_index_recipients(
+		( isset( $wpdb->base_prefix ) ? $wpdb->base_prefix : $wpdb->prefix ) . 'mailsvc_log_recipients',
+		(int) $wpdb->insert_id,
+		array(
+			'to'  => $to_list,
+			'cc'  => $cc_list,
+			'bcc' => $bcc_list,
+		)
+	);
 
 	/** This action is documented in wp-includes/pluggable.php */
 	do_action( 'wp_mail_succeeded', $mail_data );
 	return true;
+}
+
+/**
+ * Writes the queued log's rows in the recipients search table (one
+ * multi-row INSERT IGNORE: each distinct address lower-cased, with its
+ * kind). The message is already queued: a failure here (an older schema
+ * without the table, a lost connection) is silent and costs nothing, as
+ * the service indexes any log without recipients rows when it claims it.
+ *
+ * @param string  $table  The recipients table.
+ * @param int     $log_id The log's id.
+ * @param array[] $lists  Address lists by kind (to, cc, bcc).
+ */
+function mailsvc_bridge_index_recipients( $table, $log_id, $lists ) {
+	global $wpdb;
+	if ( $log_id < 1 ) {
+		return;
+	}
+	$values = array();
+	$args   = array();
+	$seen   = array();
+	foreach ( $lists as $kind => $list ) {
+		foreach ( $list as $a ) {
+			$email = strtolower( trim( (string) $a['email'] ) );
+			if ( '' === $email || strlen( $email ) > 254 || isset( $seen[ $kind . ' ' . $email ] ) ) {
+				continue;
+			}
+			$seen[ $kind . ' ' . $email ] = true;
+			$values[] = '(%d, %s, %s)';
+			array_push( $args, $log_id, $kind, $email );
+		}
+	}
+	if ( empty( $values ) ) {
+		return;
+	}
+	$suppress = $wpdb->suppress_errors( true );
+	// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- the table name is the site's prefix and a constant.
+	$wpdb->query( $wpdb->prepare( "INSERT IGNORE INTO `{$table}` (log_id, kind, email) VALUES " . implode( ', ', $values ), $args ) );
+	$wpdb->suppress_errors( $suppress );
+}
+
+add_action( 'wp_loaded', 'mailsvc_bridge_sync_oauth_redirects' );
+
+/**
+ * Publishes the site's mail_svc_{provider}_oauth_redirect_uri filters to the
+ * service, which runs outside PHP and cannot call them: each filter is
+ * applied to this site's own REST callback URL, and a result that differs
+ * from it is an override, stored in the mailsvc_oauth_redirect_uris option
+ * (provider => URI) that the service reads when it starts an authorization.
+ * The option is written only when it changes, so a page load costs three
+ * apply_filters() calls and no query (the option is autoloaded).
+ */
+function mailsvc_bridge_sync_oauth_redirects() {
+	$overrides = array();
+	foreach ( array( 'google', 'microsoft', 'zoho' ) as $provider ) {
+		$hook = 'mail_svc_' . $provider . '_oauth_redirect_uri';
+		if ( ! has_filter( $hook ) ) {
+			continue;
+		}
+		$local = rest_url( 'mailsvc/v1/oauth/' . $provider . '/callback' );
+		$uri   = apply_filters( $hook, $local, $provider );
+		if ( is_string( $uri ) && '' !== $uri && $uri !== $local ) {
+			$overrides[ $provider ] = $uri;
+		}
+	}
+	if ( get_option( 'mailsvc_oauth_redirect_uris', array() ) !== $overrides ) {
+		update_option( 'mailsvc_oauth_redirect_uris', $overrides, true );
+	}
+}
+
+/*
+ * The Mail menu: the service's admin screens inside wp-admin.
+ *
+ * A "Mail" page for the users holding the REST capability (manage_options,
+ * or MAILSVC_REST_CAPABILITY, through the mail_svc_rest_capability filter as
+ * the service applies it) frames the screens the service serves at /admin/.
+ * They use the logged-in session: the cookie the browser already has and a
+ * wp_rest nonce handed over in the frame's URL fragment (never sent to a
+ * server), so there is no second sign-in. MAILSVC_SCREENS_URL is where the
+ * browser reaches the screens (default: /mailsvc/admin/ on the site, which
+ * the web server proxies to the service's /admin/, as it proxies
+ * /wp-json/mailsvc/v1); MAILSVC_SCREENS_API_URL is the REST base they call
+ * (default: the site's own rest_url('mailsvc/v1')).
+ */
+
+add_action( 'admin_menu', 'mailsvc_bridge_admin_menu' );
+
+/**
+ * Returns the capability the Mail page and the service's routes require.
+ *
+ * @return string
+ */
+function mailsvc_bridge_admin_capability() {
+	$cap = defined( 'MAILSVC_REST_CAPABILITY' ) && is_string( MAILSVC_REST_CAPABILITY ) && '' !== MAILSVC_REST_CAPABILITY
+		? MAILSVC_REST_CAPABILITY : 'manage_options';
+	$filtered = apply_filters( 'mail_svc_rest_capability', $cap, '/wp-json/mailsvc/v1' );
+	return is_string( $filtered ) && '' !== $filtered ? $filtered : $cap;
+}
+
+/**
+ * Adds the Mail menu page.
+ */
+function mailsvc_bridge_admin_menu() {
+	add_menu_page( 'Mail', 'Mail', mailsvc_bridge_admin_capability(), 'mailsvc', 'mailsvc_bridge_admin_page', 'dashicons-email-alt', 81 );
+}
+
+/**
+ * Prints the Mail page: the screens in a frame that fills the content area.
+ */
+function mailsvc_bridge_admin_page() {
+	if ( ! current_user_can( mailsvc_bridge_admin_capability() ) ) {
+		wp_die( esc_html__( 'Sorry, you are not allowed to access this page.' ), 403 );
+	}
+	$screens = defined( 'MAILSVC_SCREENS_URL' ) && MAILSVC_SCREENS_URL ? MAILSVC_SCREENS_URL : home_url( '/mailsvc/admin/' );
+	$api     = defined( 'MAILSVC_SCREENS_API_URL' ) && MAILSVC_SCREENS_API_URL ? MAILSVC_SCREENS_API_URL : rest_url( 'mailsvc/v1' );
+	$args    = array(
+		'embed' => 'wp',
+		'nonce' => wp_create_nonce( 'wp_rest' ),
+		'api'   => untrailingslashit( $api ),
+	);
+	// The OAuth callback returns here (MAILSVC_ADMIN_URL) with its flags.
+	// phpcs:disable WordPress.Security.NonceVerification.Recommended -- read-only flags shown to the user.
+	foreach ( array( 'oauth', 'oauth_error', 'provider', 'connection_id' ) as $flag ) {
+		if ( isset( $_GET[ $flag ] ) && is_string( $_GET[ $flag ] ) ) {
+			$args[ $flag ] = sanitize_key( wp_unslash( $_GET[ $flag ] ) );
+		}
+	}
+	// phpcs:enable
+	$src = esc_url( $screens ) . '#' . esc_attr( http_build_query( $args, '', '&', PHP_QUERY_RFC3986 ) );
+	echo '<div class="wrap mailsvc-wrap" style="margin:0 0 0 -20px;">';
+	echo '<h1 class="screen-reader-text">' . esc_html__( 'Mail' ) . '</h1>';
+	echo '<iframe id="mailsvc-screens" title="' . esc_attr__( 'Mail' ) . '" src="' . $src . '"'; // phpcs:ignore WordPress.Security.EscapeOutput.OutputNotEscaped -- escaped above.
+	echo ' style="display:block;width:100%;height:calc(100vh - 32px);border:0;background:transparent;"></iframe>';
+	echo '</div>';
+	echo '<style>#wpbody-content{padding-bottom:0}#wpfooter{display:none}</style>';
 }
