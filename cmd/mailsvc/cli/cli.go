@@ -49,7 +49,10 @@ func Command() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(serveCommand(), usersCommand(), configCommand(), versionCommand(),
-		sendmailCommand(), wpCommand(), uninstallCommand())
+		sendmailCommand(), wpCommand(), uninstallCommand(), importCommand())
+	for _, m := range modules {
+		root.AddCommand(m.Commands()...)
+	}
 	return root
 }
 

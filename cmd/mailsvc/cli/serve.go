@@ -16,6 +16,9 @@ import (
 
 	"github.com/mailsvc/mailsvc/adapters/debuglog"
 	api "github.com/mailsvc/mailsvc/adapters/http"
+	adminui "github.com/mailsvc/mailsvc/adapters/http/admin"
+	"github.com/mailsvc/mailsvc/adapters/metrics"
+	"github.com/mailsvc/mailsvc/adapters/store"
 	"github.com/mailsvc/mailsvc/app"
 	"github.com/mailsvc/mailsvc/app/delivery"
 	"github.com/mailsvc/mailsvc/core"
@@ -91,17 +94,49 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	if !debugOpts.Mailer {
 		deliveryEnv.Transcript = nil
 	}
+	// OAuth: the flows, and the access tokens of OAuth connections that
+	// every transport asks for (driverEnv.Tokens).
+	public, admin, err := rt.siteURLs(ctx)
+	if err != nil {
+		return err
+	}
+	oauthSvc, err := rt.oauthService(conns, settings, cipher, hooks, nil, driverEnv, public, admin, log)
+	if err != nil {
+		return err
+	}
+	driverEnv.Tokens, deliveryEnv.Tokens = oauthSvc, oauthSvc
+	oauthSvc.Env = driverEnv
 	deliverySvc := &delivery.Service{Logs: rt.db, Connections: conns, Settings: settings, Hooks: hooks, Env: deliveryEnv, Logger: log}
-	deliverySvc.Leases = rt.db
+	// Concurrent enqueues (SMTP sessions, API calls) share one commit.
+	deliverySvc.Logs = store.NewGroupCommit(rt.db)
+	metricsReg := metrics.New(rt.db, log)
+	deliverySvc.Metrics = metricsReg
+	// Alerts: channels, and the dispatcher every part raises alerts through.
+	channels, dispatcher := rt.alertChannels(cipher, &app.AlertMailer{Sender: deliverySvc, Connections: conns}, public, log)
+	deliverySvc.Alerts, oauthSvc.Alerts = dispatcher, dispatcher
 	deliverySvc.Workers = int(rt.consts.Int("MAILSVC_WORKERS", delivery.DefaultWorkers))
 	deliverySvc.BatchSize = int(rt.consts.Int("MAILSVC_BATCH_SIZE", delivery.DefaultBatchSize))
 	deliverySvc.Lease = time.Duration(rt.consts.Int("MAILSVC_QUEUE_LEASE", int64(delivery.DefaultLease/time.Second))) * time.Second
+	deliverySvc.MaxInFlight = int(rt.consts.Int("MAILSVC_MAX_IN_FLIGHT", delivery.DefaultMaxInFlight))
+	deliverySvc.Replicas = rt.db
+	// Add-ons (Pro) join before the workers start: they may set delivery
+	// hooks, and give the routes they add.
+	extraRoutes, err := serveModules(ctx, &ServeEnv{Constants: rt.consts, DB: rt.db, Cipher: cipher, Hooks: hooks,
+		Connections: conns, Delivery: deliverySvc, OAuth: oauthSvc, HTTPClient: driverEnv.HTTPClient, SiteURL: public, Version: Version, Logger: log})
+	if err != nil {
+		return err
+	}
 	// The workers and the scheduled purge stop (finishing the batches in
 	// hand) before the database closes: this defer runs before rt.db.Close.
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	workDone := make(chan struct{})
+	runner := rt.scheduler(settings, conns, oauthSvc, deliverySvc, dispatcher, driverEnv, public, log)
 	go func() { defer close(workDone); deliverySvc.Run(workCtx) }()
-	defer func() { stopWork(); <-workDone }()
+	jobsDone := make(chan struct{})
+	go func() { defer close(jobsDone); runner.Run(workCtx) }()
+	alertsDone := make(chan struct{})
+	go func() { defer close(alertsDone); _ = dispatcher.Run(workCtx) }()
+	defer func() { stopWork(); <-workDone; <-jobsDone; <-alertsDone }()
 	// The SMTP submission listener (MAILSVC_SMTP_LISTEN) stops before the
 	// workers and the database: this defer runs first.
 	submission, err := startSubmission(rt, auth, deliverySvc, log)
@@ -120,6 +155,10 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	migrationSvc, err := rt.migrationEngine(conns, settings)
+	if err != nil {
+		return err
+	}
 	srv := &api.Server{
 		Auth:        auth,
 		Connections: conns,
@@ -133,6 +172,15 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		Capability:     rt.consts.String("MAILSVC_REST_CAPABILITY"),
 		TrustedProxies: proxies,
 		Plugins:        plugins,
+		Notifications:  channels,
+		OAuth:          oauthSvc,
+		Modules:        extraRoutes,
+		Dashboard:      rt.dashboard(conns, settings, deliverySvc, driverEnv, hooks),
+		Probes:         rt.probes(metricsReg),
+		Admin:          adminui.Handler(),
+	}
+	if migrationSvc != nil {
+		srv.Migration = migrationSvc
 	}
 
 	ln, err := net.Listen("tcp", addr)

@@ -1,0 +1,196 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/mailsvc/mailsvc/adapters/crypto"
+	"github.com/mailsvc/mailsvc/adapters/notify/netguard"
+	"github.com/mailsvc/mailsvc/adapters/notify/telegram"
+	oauthclient "github.com/mailsvc/mailsvc/adapters/oauth"
+	"github.com/mailsvc/mailsvc/adapters/wordpress"
+	"github.com/mailsvc/mailsvc/app"
+	"github.com/mailsvc/mailsvc/app/alerts"
+	"github.com/mailsvc/mailsvc/app/delivery"
+	"github.com/mailsvc/mailsvc/app/health"
+	"github.com/mailsvc/mailsvc/app/oauth"
+	"github.com/mailsvc/mailsvc/app/scheduler"
+	"github.com/mailsvc/mailsvc/core"
+
+	// Every built-in alert channel type registers itself.
+	_ "github.com/mailsvc/mailsvc/adapters/notify/all"
+)
+
+// webhookTimeout bounds one request of an alert channel.
+const webhookTimeout = 15 * time.Second
+
+// jobRollupCompact names the scheduler job that folds the shards of old
+// roll-up counters (store.CompactRollups).
+const jobRollupCompact = "rollup_compact"
+
+// siteURLs returns the site's public base URL (MAILSVC_PUBLIC_URL, else
+// WordPress's home option) and the admin page OAuth callbacks return to
+// (MAILSVC_ADMIN_URL, else WordPress's siteurl + /wp-admin/admin.php?page=mailsvc).
+// Standalone, both may stay "": the service then uses the address a
+// request came to.
+func (rt *runtime) siteURLs(ctx context.Context) (public, admin string, err error) {
+	public = rt.consts.String("MAILSVC_PUBLIC_URL")
+	admin = rt.consts.String("MAILSVC_ADMIN_URL")
+	if rt.standalone() {
+		return public, admin, nil
+	}
+	src, err := wordpress.NewGormSource(rt.db.Gorm(), rt.prefix)
+	if err != nil {
+		return "", "", err
+	}
+	if public == "" {
+		if home, ok, err := src.Option(ctx, "home"); err != nil {
+			return "", "", fmt.Errorf("read the home option: %w", err)
+		} else if ok {
+			public = strings.TrimRight(home, "/")
+		}
+	}
+	if admin == "" {
+		if site, ok, err := src.Option(ctx, "siteurl"); err != nil {
+			return "", "", fmt.Errorf("read the siteurl option: %w", err)
+		} else if ok {
+			admin = strings.TrimRight(site, "/") + "/wp-admin/admin.php?page=mailsvc"
+		}
+	}
+	return public, admin, nil
+}
+
+// alertChannels builds the alert channel service and its dispatcher.
+// mailer sends the email channel's messages.
+func (rt *runtime) alertChannels(cipher *crypto.Cipher, mailer core.AlertMailer, site string, log *slog.Logger) (*alerts.Channels, *alerts.Dispatcher) {
+	allowPrivate := rt.consts.Bool("MAILSVC_ALLOW_PRIVATE_WEBHOOKS")
+	telegramAPI := rt.consts.String("MAILSVC_TELEGRAM_API_URL")
+	guarded := netguard.NewClient(allowPrivate, webhookTimeout)
+	channels := &alerts.Channels{
+		Store:    rt.db,
+		Cipher:   cipher,
+		CheckURL: func(u string) error { return netguard.CheckURL(u, allowPrivate) },
+		Env:      core.NotifierEnv{HTTPClient: guarded, Mailer: mailer, TelegramAPI: telegramAPI},
+		DetectChats: func(ctx context.Context, botToken string) ([]alerts.Chat, error) {
+			// The Bot API's address is the operator's, not a user's: no guard.
+			found, err := telegram.DetectChats(ctx, nil, telegramAPI, botToken)
+			if err != nil {
+				return nil, err
+			}
+			out := make([]alerts.Chat, len(found))
+			for i, c := range found {
+				out[i] = alerts.Chat{ID: c.ID, Type: c.Type, Title: c.Title, Username: c.Username}
+			}
+			return out, nil
+		},
+		Site:   site,
+		Logger: log,
+	}
+	dispatcher := &alerts.Dispatcher{
+		Channels:   channels,
+		Leases:     rt.db,
+		Logger:     log,
+		FoldWindow: time.Duration(rt.consts.Int("MAILSVC_ALERT_FOLD_MINUTES", 30)) * time.Minute,
+	}
+	if dispatcher.FoldWindow == 0 {
+		dispatcher.FoldWindow = time.Nanosecond // 0 minutes: fold nothing
+	}
+	return channels, dispatcher
+}
+
+// oauthService builds the OAuth flows and token service.
+func (rt *runtime) oauthService(conns *app.Connections, settings *app.Settings, cipher *crypto.Cipher, hooks *core.Hooks,
+	alerter core.Alerter, env core.DriverEnv, public, admin string, log *slog.Logger) (*oauth.Service, error) {
+	svc := &oauth.Service{
+		Connections:       conns,
+		State:             rt.db,
+		Cipher:            cipher,
+		Client:            &oauthclient.Client{HTTPClient: env.HTTPClient},
+		States:            rt.db,
+		History:           rt.db,
+		Alerts:            alerter,
+		Leases:            rt.db,
+		Settings:          settings,
+		Hooks:             hooks,
+		Env:               env,
+		Logger:            log,
+		PublicURL:         public,
+		AdminURL:          admin,
+		RelayURL:          rt.consts.String("MAILSVC_OAUTH_RELAY_URL"),
+		UseLocalRedirects: rt.consts.Bool("MAILSVC_USE_LOCAL_OAUTH_REDIRECTS"),
+		RedirectURIs: map[string]string{
+			core.ProviderGoogle:    rt.consts.String("MAILSVC_GOOGLE_OAUTH_REDIRECT_URI"),
+			core.ProviderMicrosoft: rt.consts.String("MAILSVC_MICROSOFT_OAUTH_REDIRECT_URI"),
+			core.ProviderZoho:      rt.consts.String("MAILSVC_ZOHO_OAUTH_REDIRECT_URI"),
+		},
+	}
+	if !rt.standalone() {
+		src, err := wordpress.NewGormSource(rt.db.Gorm(), rt.prefix)
+		if err != nil {
+			return nil, err
+		}
+		svc.RedirectOverride = (&wordpress.OAuthRedirects{Options: src}).RedirectURI
+	}
+	return svc, nil
+}
+
+// scheduler builds the job runner of `mailsvc serve`: OAuth refresh,
+// health checks, the retention purge, the queue-stalled watch and the
+// roll-up compaction, each run once per interval across every replica of
+// the database.
+func (rt *runtime) scheduler(settings *app.Settings, conns *app.Connections, oauthSvc *oauth.Service, deliverySvc *delivery.Service,
+	alerter core.Alerter, env core.DriverEnv, site string, log *slog.Logger) *scheduler.Runner {
+	minute := time.Duration(rt.consts.Int("MAILSVC_SCHEDULER_MINUTE", 60)) * time.Second
+	checker := &health.Checker{
+		Connections:   conns,
+		State:         rt.db,
+		Env:           env,
+		Alerts:        alerter,
+		Logger:        log,
+		SlowThreshold: time.Duration(rt.consts.Int("MAILSVC_HEALTH_SLOW_MS", 5000)) * time.Millisecond,
+		SensitiveKeys: conns.SensitiveKeys,
+		Site:          site,
+	}
+	watch := &health.QueueWatch{
+		Logs:   rt.db,
+		Alerts: alerter,
+		After:  time.Duration(rt.consts.Int("MAILSVC_QUEUE_STALLED_MINUTES", 15)) * minute,
+		Site:   site,
+	}
+	refreshEvery := scheduler.FromSettings(settings, "oauth_refresh_enabled", "oauth_refresh_interval")
+	return &scheduler.Runner{
+		Store:  rt.db,
+		Logger: log,
+		Minute: minute,
+		Tick:   min(scheduler.DefaultTick, minute/4),
+		Jobs: []scheduler.Job{
+			{Name: scheduler.JobOAuthRefresh, Every: refreshEvery, Run: func(ctx context.Context) error {
+				interval, _, err := refreshEvery(ctx)
+				if err != nil {
+					return err
+				}
+				_, err = oauthSvc.RefreshDue(ctx, interval*minute/time.Minute)
+				return err
+			}},
+			{Name: scheduler.JobHealthCheck, Every: scheduler.FromSettings(settings, "health_check_enabled", "health_check_interval"), Run: checker.CheckAll},
+			{Name: scheduler.JobLogPurge, Every: scheduler.Fixed(time.Hour), Run: func(ctx context.Context) error {
+				_, err := deliverySvc.Purge(ctx)
+				return err
+			}},
+			{Name: scheduler.JobQueueStalled, Every: scheduler.Fixed(time.Minute), Run: func(ctx context.Context) error {
+				_, err := watch.Check(ctx)
+				return err
+			}},
+			{Name: jobRollupCompact, Every: scheduler.Fixed(15 * time.Minute), Run: func(ctx context.Context) error {
+				done, err := rt.db.CompactRollups(ctx)
+				if done.RowsRemoved > 0 {
+					log.Debug("compacted roll-up counters", "keys", done.Keys, "rows_removed", done.RowsRemoved)
+				}
+				return err
+			}},
+		},
+	}
+}

@@ -1,0 +1,14 @@
+package pro
+
+import (
+	httppro "github.com/mailsvc/mailsvc/adapters/http/pro"
+	"github.com/mailsvc/mailsvc/app/pro/analytics"
+	"github.com/mailsvc/mailsvc/cmd/mailsvc/cli"
+)
+
+// joinAnalytics gives m the analytics routes over the database's roll-ups,
+// provider events and log, with dates read in the site's time zone.
+func joinAnalytics(env *cli.ServeEnv, m *httppro.Module) {
+	m.Analytics = &analytics.Service{Rollups: env.DB, Events: env.DB, Logs: env.DB, Connections: env.DB,
+		Location: siteZone(env), Logger: env.Logger}
+}

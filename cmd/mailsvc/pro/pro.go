@@ -1,0 +1,91 @@
+// Package pro joins the Pro add-on to the mailsvc command line: a blank
+// import of this package (as cmd/mailsvc does) registers it with
+// cli.RegisterModule. `mailsvc serve` then serves the /pro/... routes and
+// applies the Pro settings to delivery unless MAIL_SVC_PRO_ENABLED is
+// false, and `mailsvc license` mints vendor keys and licence keys.
+package pro
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	api "github.com/mailsvc/mailsvc/adapters/http"
+	httppro "github.com/mailsvc/mailsvc/adapters/http/pro"
+	"github.com/mailsvc/mailsvc/adapters/licenseserver"
+	apppro "github.com/mailsvc/mailsvc/app/pro"
+	"github.com/mailsvc/mailsvc/cmd/mailsvc/cli"
+)
+
+func init() { cli.RegisterModule(module{}) }
+
+// module is the Pro add-on as a cli.Module.
+type module struct{}
+
+// Commands implements cli.Module.
+func (module) Commands() []*cobra.Command { return []*cobra.Command{licenseCommand()} }
+
+// Serve implements cli.Module: with Pro switched on, it sets the delivery
+// policy from the Pro settings and returns the Pro routes.
+func (module) Serve(_ context.Context, env *cli.ServeEnv) (api.Module, error) {
+	if !env.Constants.Bool("MAIL_SVC_PRO_ENABLED") {
+		env.Logger.Info("the Pro add-on is switched off (MAIL_SVC_PRO_ENABLED=false)")
+		return nil, nil
+	}
+	vendors, err := apppro.VendorKeys(splitList(env.Constants.String("MAILSVC_LICENSE_PUBLIC_KEYS")))
+	if err != nil {
+		return nil, fmt.Errorf("MAILSVC_LICENSE_PUBLIC_KEYS: %w", err)
+	}
+	settings := &apppro.Settings{Store: env.DB}
+	env.Delivery.Policy = settings
+	licenses := &apppro.Licenses{Store: env.DB, Cipher: env.Cipher, Vendors: vendors, Site: env.SiteURL,
+		Version: env.Version, Logger: env.Logger}
+	if base := env.Constants.String("MAILSVC_LICENSE_SERVER"); base != "" {
+		hc := &http.Client{Timeout: licenseserver.DefaultTimeout}
+		if env.HTTPClient != nil {
+			hc.Transport = env.HTTPClient.Transport
+		}
+		licenses.Server = &licenseserver.Client{BaseURL: base, HTTPClient: hc}
+	}
+	if env.SiteURL == "" {
+		env.Logger.Warn("the site URL is unknown, so no Pro licence can be activated: set MAILSVC_PUBLIC_URL")
+	}
+	m := &httppro.Module{Licenses: licenses, Settings: settings}
+	m.Transfer = transferService(env)
+	if oc := oneClickService(env); oc != nil {
+		m.OneClick = oc
+	}
+	joinRouting(env, m)
+	joinAnalytics(env, m)
+	if err := joinIdentityTools(env, m); err != nil {
+		return nil, err
+	}
+	if err := joinWebhooks(env, m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// splitList splits a comma-separated configuration value.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// endOfDay returns the first instant after the named UTC day.
+func endOfDay(date string) (time.Time, error) {
+	d, err := time.Parse("2006-01-02", date)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("--expires %q is not a date YYYY-MM-DD", date)
+	}
+	return d.AddDate(0, 0, 1), nil
+}
