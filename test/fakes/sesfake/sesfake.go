@@ -6,7 +6,8 @@
 //     response and <ErrorResponse> shapes;
 //   - SES v2 (REST-JSON): POST /v2/email/outbound-emails with Content.Raw and
 //     GET /v2/email/account, errors carried by the X-Amzn-ErrorType header
-//     and a {"message": ...} body.
+//     and a {"message": ...} body; and the v2 email identity operations
+//     (identities.go).
 //
 // Every request must carry a SigV4 Authorization header scoped to the fake's
 // region and the service "ses"; the fake recomputes the signature with the
@@ -113,6 +114,8 @@ type Server struct {
 
 	signer *v4.Signer
 
+	ids *identities // SES v2 email identities (identities.go)
+
 	mu       sync.Mutex
 	keys     map[string]credential
 	messages []Message
@@ -135,6 +138,7 @@ func New(region, accessKeyID, secretKey string) *Server {
 	mux.HandleFunc("POST /{$}", s.handleQuery)
 	mux.HandleFunc("POST /v2/email/outbound-emails", s.handleV2Send)
 	mux.HandleFunc("GET /v2/email/account", s.handleV2Account)
+	s.registerIdentityRoutes(mux)
 	s.Server = faults.NewServer(mux)
 	return s
 }

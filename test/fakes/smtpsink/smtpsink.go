@@ -1,7 +1,8 @@
 // Package smtpsink is a real SMTP server for tests. It listens on a random
 // loopback port, records every accepted message with its envelope, and can
-// require AUTH (PLAIN and LOGIN), offer STARTTLS or speak implicit TLS with
-// a self-signed certificate made at start, and inject faults on command:
+// require AUTH (PLAIN and LOGIN, or XOAUTH2 with a token check), offer
+// STARTTLS or speak implicit TLS with a self-signed certificate made at
+// start, and inject faults on command:
 // temporary or permanent replies, connections dropped in the middle of DATA
 // and stalls.
 //
@@ -74,12 +75,21 @@ type config struct {
 	tlsMode            TLSMode
 	requireTLS         bool
 	domain             string
+	xoauth2            func(user, token string) bool
 }
 
 // WithAuth makes the sink advertise AUTH PLAIN and LOGIN, accept only
 // these credentials, and refuse MAIL from unauthenticated clients.
 func WithAuth(username, password string) Option {
 	return func(c *config) { c.username, c.password = username, password }
+}
+
+// WithXOAUTH2 makes the sink advertise AUTH XOAUTH2 (besides PLAIN and
+// LOGIN when WithAuth is also given), accept a bearer token only when
+// valid(user, token) says so, answer 535 otherwise, and refuse MAIL from
+// unauthenticated clients.
+func WithXOAUTH2(valid func(user, token string) bool) Option {
+	return func(c *config) { c.xoauth2 = valid }
 }
 
 // WithSTARTTLS makes the sink offer STARTTLS with its self-signed
@@ -402,10 +412,19 @@ type session struct {
 var _ smtp.AuthSession = (*session)(nil)
 
 func (ss *session) AuthMechanisms() []string {
-	if ss.sink.cfg.username == "" {
-		return nil
+	var mechs []string
+	if ss.sink.cfg.username != "" {
+		mechs = append(mechs, sasl.Plain, sasl.Login)
 	}
-	return []string{sasl.Plain, sasl.Login}
+	if ss.sink.cfg.xoauth2 != nil {
+		mechs = append(mechs, mechXOAUTH2)
+	}
+	return mechs
+}
+
+// requiresAuth reports whether the sink refuses MAIL before AUTH.
+func (ss *session) requiresAuth() bool {
+	return ss.sink.cfg.username != "" || ss.sink.cfg.xoauth2 != nil
 }
 
 func (ss *session) Auth(mech string) (sasl.Server, error) {
@@ -420,6 +439,10 @@ func (ss *session) Auth(mech string) (sasl.Server, error) {
 		ss.username = username
 		return nil
 	}
+	if ss.sink.cfg.username == "" && ss.sink.cfg.xoauth2 != nil && mech != mechXOAUTH2 {
+		// XOAUTH2 only: no password login.
+		return nil, &smtp.SMTPError{Code: 504, EnhancedCode: smtp.EnhancedCode{5, 5, 4}, Message: "Unsupported mechanism"}
+	}
 	switch mech {
 	case sasl.Plain:
 		return sasl.NewPlainServer(func(identity, username, password string) error {
@@ -430,12 +453,16 @@ func (ss *session) Auth(mech string) (sasl.Server, error) {
 		}), nil
 	case sasl.Login:
 		return &loginServer{check: check}, nil
+	case mechXOAUTH2:
+		if ss.sink.cfg.xoauth2 != nil {
+			return &xoauth2Server{check: ss.checkXOAUTH2}, nil
+		}
 	}
 	return nil, &smtp.SMTPError{Code: 504, EnhancedCode: smtp.EnhancedCode{5, 5, 4}, Message: "Unsupported mechanism"}
 }
 
 func (ss *session) Mail(from string, _ *smtp.MailOptions) error {
-	if ss.sink.cfg.username != "" && ss.username == "" {
+	if ss.requiresAuth() && ss.username == "" {
 		return &smtp.SMTPError{Code: 530, EnhancedCode: smtp.EnhancedCode{5, 7, 0}, Message: "Authentication required"}
 	}
 	ss.from = from

@@ -1,0 +1,310 @@
+package admin
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/mailsvc/mailsvc/test/fakes/smtpsink"
+	"github.com/mailsvc/mailsvc/test/servicetest"
+)
+
+// TestStandaloneScreens walks the screens as a site owner does after
+// `make run`: sign in with an application password, create an SMTP
+// connection through the generated form, send a test email, find it in
+// the logs, open it, resend it, change a setting and see the chart.
+func TestStandaloneScreens(t *testing.T) {
+	b := newBrowser(t)
+	sink := smtpsink.Start(t)
+	svc := servicetest.Start(t, t.TempDir())
+	pw := svc.AdminPassword()
+	if pw == "" {
+		t.Fatalf("no first-run password:\n%s", svc.Stdout)
+	}
+	admin := "http://" + svc.Addr + "/admin/"
+	const to = "reader@example.com"
+
+	// A wrong password is refused on the sign-in screen; the right one signs in.
+	b.run("open the sign-in screen", chromedp.Navigate(admin), chromedp.WaitVisible("#signin-user", chromedp.ByQuery))
+	b.screenshot("signin")
+	b.run("sign in with a wrong password",
+		chromedp.SendKeys("#signin-user", "admin", chromedp.ByQuery),
+		chromedp.SendKeys("#signin-pass", "AAAAAAAAAAAAAAAAAAAAAAAA", chromedp.ByQuery),
+		submit("#signin-pass"),
+		chromedp.WaitVisible("#signin-status .notice-error", chromedp.ByQuery))
+	signIn(b, "admin", pw)
+	var stored string
+	b.eval(`sessionStorage.getItem("mailsvc.auth") || ""`, &stored)
+	if !strings.Contains(stored, "admin") {
+		t.Errorf("credentials not kept for the tab: %q", stored)
+	}
+	var local string
+	b.eval(`JSON.stringify(localStorage)`, &local)
+	if strings.Contains(local, pw) {
+		t.Errorf("the application password outlives the tab (localStorage): %s", local)
+	}
+
+	// First use: the onboarding wizard and an empty chart.
+	b.run("dashboard on first use", chromedp.WaitVisible("#ob-driver", chromedp.ByQuery), chromedp.WaitVisible("svg.chart", chromedp.ByQuery))
+	b.screenshot("dashboard-first-use")
+
+	// Create an SMTP connection: a bad port first, shown at the field.
+	b.run("open the new connection form",
+		show("#/connections/new"),
+		chromedp.WaitVisible(`[name="host"]`, chromedp.ByQuery))
+	b.run("fill the SMTP form with a bad port",
+		chromedp.SendKeys("#conn-name", "sink", chromedp.ByQuery),
+		chromedp.SendKeys(`[name="host"]`, sink.Host(), chromedp.ByQuery),
+		chromedp.SetValue(`[name="port"]`, "99999", chromedp.ByQuery),
+		chromedp.SetValue(`[name="encryption"]`, "none", chromedp.ByQuery),
+		chromedp.SendKeys(`[name="from_email"]`, "site@example.com", chromedp.ByQuery),
+		chromedp.Evaluate(`(() => { const a = document.querySelector('[name="auth"]'); if (a.checked) a.click(); })()`, nil),
+		chromedp.Click(`.conn-form button[type="submit"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(fieldError("port"), chromedp.ByQuery))
+	if msg := b.textOf(fieldError("port")); !strings.Contains(msg, "65535") {
+		t.Errorf("port error at the field is %q, want the bound 65535", msg)
+	}
+	var invalid, focused string
+	b.eval(`document.querySelector('[name="port"]').getAttribute("aria-invalid") || ""`, &invalid)
+	b.eval(`document.activeElement ? document.activeElement.name : ""`, &focused)
+	if invalid != "true" || focused != "port" {
+		t.Errorf("the port field is not marked invalid and focused: aria-invalid=%q focus=%q", invalid, focused)
+	}
+	b.hasNoRawJSON()
+	b.screenshot("connection-validation")
+	b.run("fix the port and create",
+		chromedp.SetValue(`[name="port"]`, strconv.Itoa(sink.Port()), chromedp.ByQuery),
+		chromedp.Click(`.conn-form button[type="submit"]`, chromedp.ByQuery),
+		chromedp.WaitVisible("#test-to", chromedp.ByQuery))
+
+	// Test email through the connection; it reaches the sink and the logs.
+	b.run("send a test email",
+		chromedp.SendKeys("#test-to", to, chromedp.ByQuery),
+		submit("#test-to"),
+		chromedp.WaitVisible("#action-result .notice-success", chromedp.ByQuery))
+	if _, err := sink.WaitFor(1, 30*time.Second); err != nil {
+		t.Fatalf("the test email did not reach the sink: %v", err)
+	}
+	b.screenshot("connection-edit")
+	b.run("connection list", show("#/connections"), chromedp.WaitVisible(`a[href^="#/connections/"]`, chromedp.ByQuery))
+	if txt := b.text(); !strings.Contains(txt, "sink") || !strings.Contains(txt, "smtp") {
+		t.Errorf("connection list lacks the new connection:\n%s", txt)
+	}
+	b.screenshot("connections")
+
+	// The logs: the test email is there; search finds it by address and
+	// finds nothing for another one.
+	b.run("open the logs", show("#/logs"), chromedp.WaitVisible(`#log-results tbody a[href^="#/logs/"]`, chromedp.ByQuery))
+	search := func(term string) int {
+		b.run("search "+term,
+			chromedp.SetValue("#log-search", term, chromedp.ByQuery),
+			submit("#log-search"))
+		var n int
+		b.run("count rows", chromedp.Poll(`(() => { const box = document.querySelector('#log-results');
+			if (!box || box.hasAttribute('aria-busy') || !box.querySelector('.pager')) return null;
+			return 1 + box.querySelectorAll('tbody a[href^="#/logs/"]').length; })()`, &n,
+			chromedp.WithPollingInterval(50*time.Millisecond)))
+		return n - 1
+	}
+	if n := search("nobody-at-all@example.com"); n != 0 {
+		t.Errorf("search for another address shows %d logs", n)
+	}
+	if n := search(to); n != 1 {
+		t.Errorf("search for %s shows %d logs, want 1", to, n)
+	}
+	b.screenshot("logs")
+
+	// The detail, then resend: a second message reaches the sink.
+	b.run("open the detail",
+		chromedp.Click(`#log-results tbody a[href^="#/logs/"]`, chromedp.ByQuery),
+		chromedp.WaitVisible("dl.facts", chromedp.ByQuery))
+	if txt := b.text(); !strings.Contains(txt, to) || !strings.Contains(txt, "Attempts") {
+		t.Errorf("detail view lacks the recipient or attempts:\n%s", txt)
+	}
+	var sandbox string
+	b.eval(`(() => { const f = document.querySelector("iframe.body-frame"); return f ? f.getAttribute("sandbox") : "none"; })()`, &sandbox)
+	if sandbox != "" && sandbox != "none" {
+		t.Errorf("body frame sandbox is %q, want empty (everything blocked)", sandbox)
+	}
+	b.screenshot("log-detail")
+	b.run("resend",
+		chromedp.Click(`//button[normalize-space()="Resend"]`, chromedp.BySearch),
+		chromedp.WaitVisible(`div[role="status"] .notice-success`, chromedp.ByQuery))
+	if _, err := sink.WaitFor(2, 60*time.Second); err != nil {
+		t.Fatalf("the resent email did not reach the sink: %v", err)
+	}
+
+	// Settings: an out-of-range value is shown at its field; a good one is saved.
+	b.run("open settings", show("#/settings"), chromedp.WaitVisible("#set-log_retention_days", chromedp.ByQuery))
+	b.run("bad retention",
+		chromedp.SetValue("#set-log_retention_days", "99999", chromedp.ByQuery),
+		submit("#set-log_retention_days"),
+		chromedp.WaitVisible(fieldError("log_retention_days"), chromedp.ByQuery))
+	b.hasNoRawJSON()
+	b.run("good retention",
+		chromedp.SetValue("#set-log_retention_days", "30", chromedp.ByQuery),
+		submit("#set-log_retention_days"),
+		chromedp.WaitVisible("#flash .notice-success", chromedp.ByQuery))
+	var settings map[string]any
+	servicetest.Call(t, "GET", svc.Base+"/settings", "", servicetest.Basic("admin", pw)).JSON(t, &settings)
+	if settings["log_retention_days"] != float64(30) {
+		t.Errorf("log_retention_days = %v after saving 30 in the screen", settings["log_retention_days"])
+	}
+	b.screenshot("settings")
+
+	// Alerts: a channel with a URL that is not http(s) is refused at its field.
+	b.run("open a new alert channel", show("#/alerts/new"), chromedp.WaitVisible("#al-webhook_url", chromedp.ByQuery))
+	b.run("save a bad webhook URL",
+		chromedp.SendKeys("#al-name", "ops", chromedp.ByQuery),
+		chromedp.SendKeys("#al-webhook_url", "ftp://hooks.example.com/x", chromedp.ByQuery),
+		submit("#al-name"),
+		chromedp.WaitVisible(fieldError("webhook_url"), chromedp.ByQuery))
+	b.hasNoRawJSON()
+	b.screenshot("alerts")
+
+	// Tools: transcripts of the credential checks and the plugins list.
+	b.run("open tools", show("#/tools"), chromedp.WaitVisible("#dbg-h", chromedp.ByQuery), chromedp.WaitVisible("#plg-h", chromedp.ByQuery))
+	b.screenshot("tools")
+
+	// A second connection sending as the same address makes a sender
+	// group; the keyboard's Move down button reorders it and Save keeps it.
+	second := fmt.Sprintf(`{"name":"backup","driver":"smtp","settings":{"host":%q,"port":%d,"encryption":"none","auth":false,"from_email":"site@example.com"}}`, sink.Host(), sink.Port())
+	if r := servicetest.Call(t, "POST", svc.Base+"/connections", second, servicetest.Basic("admin", pw)); r.Status != 201 {
+		t.Fatalf("create the second connection: %d %s", r.Status, r.Body)
+	}
+	b.run("open sender groups", show("#/pro/groups"), chromedp.WaitVisible(`button[aria-label="Move sink down"]`, chromedp.ByQuery))
+	b.run("move the first member down and save",
+		chromedp.Focus(`button[aria-label="Move sink down"]`, chromedp.ByQuery),
+		chromedp.KeyEvent("\r"),
+		submit(`button[aria-label="Move sink down"]`),
+		chromedp.WaitVisible("#flash .notice-success", chromedp.ByQuery))
+	var groups []struct {
+		Sender  string `json:"sender"`
+		Members []struct {
+			Name string `json:"name"`
+		} `json:"members"`
+	}
+	servicetest.Call(t, "GET", svc.Base+"/pro/sender-groups", "", servicetest.Basic("admin", pw)).JSON(t, &groups)
+	if len(groups) != 1 || len(groups[0].Members) != 2 || groups[0].Members[0].Name != "backup" {
+		t.Errorf("sender group after moving sink down: %+v, want backup first", groups)
+	}
+	b.screenshot("pro-groups-reordered")
+
+	// Every Pro tab opens and shows its data (no licence needed to look).
+	for _, tab := range []string{"license", "settings", "groups", "rules", "analytics", "domain", "transfer", "ses", "webhooks", "suppressions"} {
+		b.run("open Pro "+tab, show("#/pro/"+tab), chromedp.Poll(`(() => { const el = document.querySelector(".pro-`+tab+`");
+			return !!el && el.children.length > 0 && !document.querySelector("#screen[aria-busy]"); })()`, nil, chromedp.WithPollingInterval(50*time.Millisecond)))
+		if txt := b.text(); strings.Contains(txt, "TypeError") || strings.Contains(txt, "is not a function") || strings.Contains(txt, "undefined") {
+			t.Errorf("Pro %s shows a script error:\n%s", tab, txt)
+		}
+		b.hasNoRawJSON()
+		b.screenshot("pro-" + tab)
+	}
+
+	// A routing rule made in the editor is chosen by the rule tester.
+	b.run("new routing rule", show("#/pro/rules/new"), chromedp.WaitVisible("#rule-name", chromedp.ByQuery))
+	b.run("fill the rule",
+		chromedp.SendKeys("#rule-name", "Invoices", chromedp.ByQuery),
+		chromedp.Click(`//button[normalize-space()="Add condition"]`, chromedp.BySearch),
+		chromedp.WaitVisible(".condition [name=value]", chromedp.ByQuery),
+		chromedp.SendKeys(".condition [name=value]", "invoice", chromedp.ByQuery),
+		submit("#rule-name"),
+		chromedp.Poll(`!document.querySelector("#rule-name") && !document.querySelector("#screen[aria-busy]")
+			&& !!document.querySelector('a[href^="#/pro/rules/"]')`, nil, chromedp.WithPollingInterval(50*time.Millisecond)))
+	b.run("test the rules",
+		chromedp.SendKeys("#rt-subject", "Invoice 42", chromedp.ByQuery),
+		chromedp.SendKeys("#rt-to", to, chromedp.ByQuery),
+		submit("#rt-subject"),
+		chromedp.WaitVisible(`#rt-h ~ [role="status"] .notice-success`, chromedp.ByQuery))
+	if txt := b.textOf(`#rt-h ~ [role="status"] .notice-success`); !strings.Contains(txt, "Invoices") {
+		t.Errorf("rule tester answer %q does not name the rule", txt)
+	}
+	b.screenshot("pro-rules-tested")
+
+	// The dashboard chart draws the delivered messages as bars.
+	b.run("dashboard chart",
+		show("#/dashboard"),
+		chromedp.WaitVisible("svg.chart rect.bar-delivered", chromedp.ByQuery))
+	b.screenshot("dashboard")
+}
+
+// signIn signs in on the sign-in screen that is showing.
+func signIn(b *browser, user, pw string) {
+	b.t.Helper()
+	b.run("sign in",
+		chromedp.WaitVisible("#signin-user", chromedp.ByQuery),
+		chromedp.SetValue("#signin-user", user, chromedp.ByQuery),
+		chromedp.SetValue("#signin-pass", pw, chromedp.ByQuery),
+		submit("#signin-pass"),
+		chromedp.WaitVisible(`nav a[data-screen="dashboard"]`, chromedp.ByQuery))
+}
+
+// TestOnboardingAndStoredSecret: the wizard of a fresh service creates
+// the default connection and sends the test email; a connection edited
+// without touching its password keeps it (the sink requires the login).
+func TestOnboardingAndStoredSecret(t *testing.T) {
+	b := newBrowser(t)
+	sink := smtpsink.Start(t, smtpsink.WithAuth("mailer", "s3cret-pass"))
+	svc := servicetest.Start(t, t.TempDir())
+	pw := svc.AdminPassword()
+	admin := servicetest.Basic("admin", pw)
+	b.run("open the screens", chromedp.Navigate("http://"+svc.Addr+"/admin/"))
+	signIn(b, "admin", pw)
+
+	b.run("choose SMTP in the wizard",
+		chromedp.WaitVisible("#ob-driver", chromedp.ByQuery),
+		chromedp.SetValue("#ob-driver", "smtp", chromedp.ByQuery),
+		chromedp.WaitVisible(`#onboarding [name="host"]`, chromedp.ByQuery))
+	b.run("fill the wizard and apply",
+		chromedp.SetValue(`#onboarding [name="host"]`, sink.Host(), chromedp.ByQuery),
+		chromedp.SetValue(`#onboarding [name="port"]`, strconv.Itoa(sink.Port()), chromedp.ByQuery),
+		chromedp.SetValue(`#onboarding [name="encryption"]`, "none", chromedp.ByQuery),
+		chromedp.SetValue(`#onboarding [name="username"]`, "mailer", chromedp.ByQuery),
+		chromedp.SetValue(`#onboarding [name="password"]`, "s3cret-pass", chromedp.ByQuery),
+		chromedp.SetValue(`#onboarding [name="from_email"]`, "site@example.com", chromedp.ByQuery),
+		chromedp.SetValue("#ob-to", "owner@example.com", chromedp.ByQuery),
+		submit("#ob-to"),
+		chromedp.WaitVisible("#onboarding .notice-success", chromedp.ByQuery))
+	if _, err := sink.WaitFor(1, 30*time.Second); err != nil {
+		t.Fatalf("the wizard's test email did not arrive: %v", err)
+	}
+	var settings map[string]any
+	servicetest.Call(t, "GET", svc.Base+"/settings", "", admin).JSON(t, &settings)
+	id, _ := settings["default_connection_id"].(float64)
+	if id == 0 {
+		t.Fatalf("the wizard made no default connection: %v", settings)
+	}
+	b.screenshot("onboarding-done")
+
+	// Edit the connection's name only: the masked password is sent back
+	// as the mask and the stored one is kept, so the next test email
+	// still logs in.
+	b.run("open the connection", show("#/connections/"+strconv.Itoa(int(id))),
+		chromedp.WaitVisible("#test-to", chromedp.ByQuery), chromedp.WaitVisible(`.conn-form [name="password"]`, chromedp.ByQuery))
+	var shown string
+	b.eval(`document.querySelector('.conn-form [name="password"]').value`, &shown)
+	if shown != "********" {
+		t.Errorf("the password field shows %q, want the mask", shown)
+	}
+	b.run("rename and save",
+		chromedp.SetValue("#conn-name", "Renamed relay", chromedp.ByQuery),
+		submit("#conn-name"),
+		chromedp.WaitVisible("#flash .notice-success", chromedp.ByQuery))
+	b.run("send a test email after the edit",
+		chromedp.SetValue("#test-to", "owner@example.com", chromedp.ByQuery),
+		submit("#test-to"),
+		chromedp.WaitVisible("#action-result .notice", chromedp.ByQuery))
+	if txt := b.textOf("#action-result"); !strings.Contains(b.text(), "Renamed relay") || !b.has("#action-result .notice-success") {
+		t.Errorf("test email after renaming failed: %s", txt)
+	}
+	if _, err := sink.WaitFor(2, 30*time.Second); err != nil {
+		t.Fatalf("the second test email did not arrive (password lost?): %v", err)
+	}
+	if strings.Contains(b.text(), "s3cret-pass") {
+		t.Error("the page shows the stored password")
+	}
+}

@@ -1,0 +1,367 @@
+package migration
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	// The MariaDB driver, to look at the site's tables directly.
+	_ "github.com/go-sql-driver/mysql"
+
+	"github.com/mailsvc/mailsvc/core"
+	"github.com/mailsvc/mailsvc/test/servicetest"
+	"github.com/mailsvc/mailsvc/test/wpsite"
+)
+
+// migrationSite is a real WordPress site with a running `mailsvc serve`
+// sharing its database, and an administrator's application password for
+// the REST API.
+type migrationSite struct {
+	*wpsite.Site
+	Svc   *servicetest.Service
+	AppPW string
+}
+
+// sitePrefixes numbers the sites of one test binary, each with its own
+// table prefix.
+var sitePrefixes atomic.Int64
+
+// newSite installs a WordPress site (its own database and table prefix),
+// starts `mailsvc serve` against its wp-config.php behind a trusted proxy
+// and creates an application password for the administrator. It skips in
+// -short mode. Write the plugin's fixtures before or after: the service
+// reads the site on every request.
+func newSite(t *testing.T) *migrationSite {
+	t.Helper()
+	return newSiteConfig(t, "")
+}
+
+// newSiteConfig is newSite with extraConfig (PHP) added to wp-config.php:
+// the plugin's own constants (define( 'WPMS_ON', true ); ...).
+func newSiteConfig(t *testing.T, extraConfig string) *migrationSite {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("real WordPress test: not in -short mode")
+	}
+	site := wpsite.Install(t, wpsite.Options{Prefix: fmt.Sprintf("wpm%d_", sitePrefixes.Add(1)), ExtraConfig: extraConfig})
+	dir := t.TempDir()
+	env := servicetest.Environ(dir, "MAILSVC_WP_CONFIG="+site.WPConfigPath, "MAILSVC_TRUSTED_PROXIES=127.0.0.1")
+	s := &migrationSite{Site: site}
+	s.AppPW = site.CreateApplicationPassword(t, site.AdminLogin, "migration test")
+	s.Svc = servicetest.StartEnv(t, dir, env)
+	return s
+}
+
+// php runs PHP code with WordPress loaded and returns what it printed.
+func (s *migrationSite) php(t *testing.T, code string) string {
+	t.Helper()
+	return s.PHP(t, code)
+}
+
+// setOption stores an option with update_option() from a PHP expression
+// (an array literal as the plugin builds it), autoloaded as the plugin
+// saves it.
+func (s *migrationSite) setOption(t *testing.T, name, phpValue string) {
+	t.Helper()
+	s.php(t, fmt.Sprintf("delete_option( %[1]s );\nif ( ! update_option( %[1]s, %[2]s ) ) {\n\twpsite_fail( 'update_option returned false' );\n}\n",
+		wpsite.PHPString(name), phpValue))
+}
+
+// setTimezone sets the site's timezone_string (and clears gmt_offset), as
+// Settings → General saves a named zone.
+func (s *migrationSite) setTimezone(t *testing.T, zone string) {
+	t.Helper()
+	s.php(t, fmt.Sprintf("update_option( 'timezone_string', %s );\nupdate_option( 'gmt_offset', '' );\n", wpsite.PHPString(zone)))
+}
+
+// activatePlugins sets the site's active_plugins option.
+func (s *migrationSite) activatePlugins(t *testing.T, files ...string) {
+	t.Helper()
+	var lits []string
+	for _, f := range files {
+		lits = append(lits, wpsite.PHPString(f))
+	}
+	s.php(t, "update_option( 'active_plugins', array( "+strings.Join(lits, ", ")+" ) );")
+}
+
+// createTable runs a plugin's CREATE TABLE through $wpdb; "{prefix}" in ddl
+// is replaced by the site's table prefix and "{charset}" by
+// $wpdb->get_charset_collate(), as the plugins build it.
+func (s *migrationSite) createTable(t *testing.T, ddl string) {
+	t.Helper()
+	s.php(t, fmt.Sprintf(`global $wpdb;
+$sql = strtr( %s, array( '{prefix}' => $wpdb->prefix, '{charset}' => $wpdb->get_charset_collate() ) );
+if ( false === $wpdb->query( $sql ) ) {
+	wpsite_fail( 'create table: ' . $wpdb->last_error );
+}
+`, wpsite.PHPString(ddl)))
+}
+
+// insertRows inserts rows into table (without prefix) with $wpdb->insert,
+// as the plugins log. rowsPHP is a PHP expression evaluating to a list of
+// rows (column => value arrays); it may use $i-free loops of its own, e.g.
+//
+//	array_map( function ( $i ) { return array( ... ); }, range( 1, 450 ) )
+//
+// It returns the number of rows inserted.
+func (s *migrationSite) insertRows(t *testing.T, table, rowsPHP string) int {
+	t.Helper()
+	out := s.php(t, fmt.Sprintf(`global $wpdb;
+$n = 0;
+foreach ( %s as $row ) {
+	if ( false === $wpdb->insert( $wpdb->prefix . %s, $row ) ) {
+		wpsite_fail( 'insert: ' . $wpdb->last_error );
+	}
+	$n++;
+}
+echo $n;
+`, rowsPHP, wpsite.PHPString(table)))
+	var n int
+	fmt.Sscan(strings.TrimSpace(out), &n)
+	return n
+}
+
+// call makes a REST request (path under /wp-json/mailsvc/v1) as the
+// administrator over the trusted proxy, with a JSON body when body is not
+// "", and returns the status and body.
+func (s *migrationSite) call(t *testing.T, method, path, body string) (int, []byte) {
+	t.Helper()
+	r := servicetest.Call(t, method, s.Svc.Base+path, body, func(req *http.Request) {
+		req.SetBasicAuth(s.AdminLogin, s.AppPW)
+		req.Header.Set("X-Forwarded-Proto", "https")
+	})
+	return r.Status, r.Body
+}
+
+// callJSON is call that requires want and decodes the answer into v.
+func (s *migrationSite) callJSON(t *testing.T, method, path, body string, want int, v any) {
+	t.Helper()
+	status, b := s.call(t, method, path, body)
+	if status != want {
+		t.Fatalf("%s %s %s: status %d, want %d: %s", method, path, body, status, want, b)
+	}
+	if v != nil {
+		if err := json.Unmarshal(b, v); err != nil {
+			t.Fatalf("%s %s: decode %s: %v", method, path, b, err)
+		}
+	}
+}
+
+// scanEntry is one source of GET /tools/migration/scan.
+type scanEntry struct {
+	Source           string   `json:"source"`
+	Name             string   `json:"name"`
+	Active           bool     `json:"active"`
+	Version          string   `json:"version"`
+	Connections      *int     `json:"connections"`
+	LogsAvailable    bool     `json:"logs_available"`
+	LogRows          *int64   `json:"log_rows"`
+	LogRowsEstimated bool     `json:"log_rows_estimated"`
+	Errors           []string `json:"errors"`
+}
+
+// scan calls GET /tools/migration/scan (with ?counts=false when counts is
+// false) and returns the sources by id.
+func (s *migrationSite) scan(t *testing.T, counts bool) map[string]scanEntry {
+	t.Helper()
+	path := "/tools/migration/scan"
+	if !counts {
+		path += "?counts=false"
+	}
+	var res struct {
+		Sources []scanEntry `json:"sources"`
+	}
+	s.callJSON(t, "GET", path, "", http.StatusOK, &res)
+	out := map[string]scanEntry{}
+	for _, e := range res.Sources {
+		out[e.Source] = e
+	}
+	return out
+}
+
+// importedConnection is one connection of an import answer.
+type importedConnection struct {
+	Key        string   `json:"key"`
+	Name       string   `json:"name"`
+	Status     string   `json:"status"`
+	Missing    []string `json:"missing"`
+	Issues     []string `json:"issues"`
+	Conversion struct {
+		From string `json:"from"`
+		To   string `json:"to"`
+	} `json:"conversion"`
+	WasDefault   bool           `json:"was_default"`
+	WasFallback  bool           `json:"was_fallback"`
+	ConnectionID *int64         `json:"connection_id"`
+	Settings     map[string]any `json:"settings"`
+	Updated      bool           `json:"updated"`
+}
+
+// importLogs is the logs object of an import answer.
+type importLogs struct {
+	Available     bool   `json:"available"`
+	Reason        string `json:"reason"`
+	Total         int64  `json:"total"`
+	Imported      int    `json:"imported"`
+	Skipped       int    `json:"skipped"`
+	ImportedTotal int64  `json:"imported_total"`
+	Cursor        string `json:"cursor"`
+	Done          bool   `json:"done"`
+	InRetention   *int64 `json:"in_retention"`
+}
+
+// importResult is the answer of POST /tools/migration/import.
+type importResult struct {
+	Source      string               `json:"source"`
+	DryRun      bool                 `json:"dry_run"`
+	Connections []importedConnection `json:"connections"`
+	Logs        importLogs           `json:"logs"`
+	Suggestions []string             `json:"suggestions"`
+	Errors      []string             `json:"errors"`
+}
+
+// connection returns the imported connection with the given key, failing
+// the test when there is none.
+func (r *importResult) connection(t *testing.T, key string) importedConnection {
+	t.Helper()
+	for _, c := range r.Connections {
+		if c.Key == key {
+			return c
+		}
+	}
+	t.Fatalf("no connection %q in the import answer: %+v", key, r.Connections)
+	return importedConnection{}
+}
+
+// mustImport is importReq that requires a 200.
+func (s *migrationSite) mustImport(t *testing.T, body string) *importResult {
+	t.Helper()
+	status, b := s.call(t, "POST", "/tools/migration/import", body)
+	if status != http.StatusOK {
+		t.Fatalf("import %s: status %d: %s", body, status, b)
+	}
+	var res importResult
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatalf("decode import answer %s: %v", b, err)
+	}
+	return &res
+}
+
+// importAllLogs imports source's log (connections left alone) chunk by
+// chunk, following the cursor until logs.done, and returns every answer.
+// extra is added to the request object (e.g. `"max_logs":300`).
+func (s *migrationSite) importAllLogs(t *testing.T, source, extra string) []*importResult {
+	t.Helper()
+	var out []*importResult
+	cursor := ""
+	for i := 0; ; i++ {
+		if i > 200 {
+			t.Fatalf("import of %s logs not done after %d calls", source, i)
+		}
+		body := fmt.Sprintf(`{"source":%q,"import_connections":false,"import_logs":true,"cursor":%q`, source, cursor)
+		if extra != "" {
+			body += "," + extra
+		}
+		res := s.mustImport(t, body+"}")
+		out = append(out, res)
+		if res.Logs.Done {
+			return out
+		}
+		if res.Logs.Cursor == "" || res.Logs.Cursor == cursor {
+			t.Fatalf("import of %s logs: not done and no new cursor: %+v", source, res.Logs)
+		}
+		cursor = res.Logs.Cursor
+		extra = strings.ReplaceAll(extra, `"restart_logs":true`, `"restart_logs":false`)
+	}
+}
+
+// cli runs `mailsvc args...` with the service's directory and environment.
+func (s *migrationSite) cli(t *testing.T, args ...string) servicetest.Result {
+	t.Helper()
+	return s.Svc.Run("", args...)
+}
+
+// connectionRecord is a connection as GET /connections lists it.
+type connectionRecord struct {
+	ID       int64          `json:"id"`
+	Name     string         `json:"name"`
+	Driver   string         `json:"driver"`
+	IsActive bool           `json:"is_active"`
+	Settings map[string]any `json:"settings"`
+}
+
+// connections lists the service's connections.
+func (s *migrationSite) connections(t *testing.T) []connectionRecord {
+	t.Helper()
+	_, b := s.call(t, "GET", "/connections", "")
+	return decodeList[connectionRecord](t, b)
+}
+
+// settings reads GET /settings.
+func (s *migrationSite) settings(t *testing.T) map[string]any {
+	t.Helper()
+	var v map[string]any
+	s.callJSON(t, "GET", "/settings", "", http.StatusOK, &v)
+	return v
+}
+
+// log reads one log with its body (GET /logs/{id}).
+func (s *migrationSite) log(t *testing.T, id int64) core.Log {
+	t.Helper()
+	var l core.Log
+	s.callJSON(t, "GET", fmt.Sprintf("/logs/%d", id), "", http.StatusOK, &l)
+	return l
+}
+
+// logs lists every log of the service (all pages, per_page 100).
+func (s *migrationSite) logs(t *testing.T) []core.Log {
+	t.Helper()
+	var all []core.Log
+	for page := 1; ; page++ {
+		status, b := s.call(t, "GET", fmt.Sprintf("/logs?per_page=100&page=%d", page), "")
+		if status != http.StatusOK {
+			t.Fatalf("GET /logs: %d %s", status, b)
+		}
+		list := decodeList[core.Log](t, b)
+		all = append(all, list...)
+		if len(list) < 100 {
+			return all
+		}
+	}
+}
+
+// decodeList decodes a list answer: a JSON array, or an object whose
+// "items" or "data" field is the array.
+func decodeList[T any](t *testing.T, b []byte) []T {
+	t.Helper()
+	var list []T
+	if err := json.Unmarshal(b, &list); err == nil {
+		return list
+	}
+	var wrapped map[string]json.RawMessage
+	if err := json.Unmarshal(b, &wrapped); err != nil {
+		t.Fatalf("decode list %s: %v", b, err)
+	}
+	for _, k := range []string{"items", "data", "logs", "connections"} {
+		if raw, ok := wrapped[k]; ok {
+			if err := json.Unmarshal(raw, &list); err == nil {
+				return list
+			}
+		}
+	}
+	t.Fatalf("no list in %s", b)
+	return nil
+}
+
+// apiError is the spec's error body.
+type apiError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Data    struct {
+		Status int               `json:"status"`
+		Errors map[string]string `json:"errors"`
+	} `json:"data"`
+}
