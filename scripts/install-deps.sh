@@ -1,7 +1,8 @@
 #!/bin/sh
 # install-deps.sh installs what the integration tests need on a Debian host:
 # WordPress (Debian's package, /usr/share/wordpress), the PHP CLI with the
-# extensions WordPress uses, and a running MariaDB on 127.0.0.1:3306.
+# extensions WordPress uses, Debian's chromium (the admin screens' browser tests),
+# and a running MariaDB on 127.0.0.1:3306.
 #
 # It is idempotent and non-interactive: apt-get update runs only when a
 # package is missing, and MariaDB is started only when it does not answer.
@@ -10,7 +11,7 @@ set -eu
 
 export DEBIAN_FRONTEND=noninteractive
 
-PACKAGES="wordpress php8.2-cli php8.2-mysql php8.2-xml php8.2-mbstring php8.2-curl php8.2-gd php8.2-intl mariadb-server mariadb-client"
+PACKAGES="chromium wordpress php8.2-cli php8.2-mysql php8.2-xml php8.2-mbstring php8.2-curl php8.2-gd php8.2-intl mariadb-server mariadb-client"
 
 log() { printf 'install-deps: %s\n' "$*" >&2; }
 
