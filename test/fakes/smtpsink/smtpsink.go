@@ -4,7 +4,10 @@
 // STARTTLS or speak implicit TLS with a self-signed certificate made at
 // start, and inject faults on command:
 // temporary or permanent replies, connections dropped in the middle of DATA
-// and stalls.
+// and stalls. It can also take a fixed time over every message, as a
+// remote server or a provider's API does (WithLatency), and counts the
+// mail transactions open at once and their peak, so a test can see how
+// many sends a client had in flight.
 //
 // A sink is safe for concurrent use; tests drive it from their own
 // goroutine while clients talk to it from others.
@@ -55,6 +58,10 @@ type Received struct {
 	// Conn is the 1-based number of the connection that carried the
 	// message; messages with the same Conn were sent over one connection.
 	Conn int
+	// Started is when the sink read the transaction's MAIL command; At
+	// when it accepted the message (after any latency or stall).
+	Started time.Time
+	At      time.Time
 }
 
 // TLSMode selects how the sink offers TLS.
@@ -76,6 +83,7 @@ type config struct {
 	requireTLS         bool
 	domain             string
 	xoauth2            func(user, token string) bool
+	latency            time.Duration
 }
 
 // WithAuth makes the sink advertise AUTH PLAIN and LOGIN, accept only
@@ -102,6 +110,13 @@ func WithImplicitTLS() Option { return func(c *config) { c.tlsMode = TLSImplicit
 // WithRequireTLS makes the sink refuse AUTH on an unencrypted connection,
 // as public submission servers do.
 func WithRequireTLS() Option { return func(c *config) { c.requireTLS = true } }
+
+// WithLatency makes the sink hold every message d after reading its DATA
+// before it answers, as a remote server or a provider's API takes its
+// time: a client sending one message at a time then gets at most 1/d
+// messages through per connection, and the sink's transaction counters
+// see how many it keeps in flight at once.
+func WithLatency(d time.Duration) Option { return func(c *config) { c.latency = d } }
 
 // WithDomain sets the name the sink greets with (default "sink.test").
 func WithDomain(domain string) Option { return func(c *config) { c.domain = domain } }
@@ -142,6 +157,11 @@ type Sink struct {
 	auths     int
 	authFails int
 	closed    bool
+	// inTx counts the mail transactions open now (MAIL read, the
+	// transaction not yet ended by the reply to DATA, RSET or the end of
+	// the connection); peakTx is its maximum.
+	inTx   int
+	peakTx int
 }
 
 // Start runs a sink on 127.0.0.1 with a random port and stops it when t
@@ -331,6 +351,31 @@ func (s *Sink) DropConnections() {
 	}
 }
 
+// Transactions returns how many mail transactions are open now: MAIL was
+// read and neither the reply to DATA, nor RSET, nor the end of the
+// connection has ended the transaction yet.
+func (s *Sink) Transactions() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inTx
+}
+
+// PeakTransactions returns the largest number of mail transactions that
+// were open at once since the sink started (or since ResetPeak): the most
+// sends a client had in flight to this sink.
+func (s *Sink) PeakTransactions() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.peakTx
+}
+
+// ResetPeak starts PeakTransactions again from the transactions open now.
+func (s *Sink) ResetPeak() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.peakTx = s.inTx
+}
+
 // Auths returns how many AUTH exchanges succeeded.
 func (s *Sink) Auths() int {
 	s.mu.Lock()
@@ -407,6 +452,31 @@ type session struct {
 	username string
 	from     string
 	to       []string
+	started  time.Time
+	inTx     bool // this session counts in the sink's open transactions
+}
+
+// beginTx counts the session's transaction as open (once).
+func (ss *session) beginTx() {
+	ss.started = time.Now()
+	ss.sink.mu.Lock()
+	defer ss.sink.mu.Unlock()
+	if ss.inTx {
+		return
+	}
+	ss.inTx = true
+	ss.sink.inTx++
+	ss.sink.peakTx = max(ss.sink.peakTx, ss.sink.inTx)
+}
+
+// endTx counts the session's transaction as ended, if one is open.
+func (ss *session) endTx() {
+	ss.sink.mu.Lock()
+	defer ss.sink.mu.Unlock()
+	if ss.inTx {
+		ss.inTx = false
+		ss.sink.inTx--
+	}
 }
 
 var _ smtp.AuthSession = (*session)(nil)
@@ -467,6 +537,7 @@ func (ss *session) Mail(from string, _ *smtp.MailOptions) error {
 	}
 	ss.from = from
 	ss.to = nil
+	ss.beginTx()
 	return nil
 }
 
@@ -476,6 +547,9 @@ func (ss *session) Rcpt(to string, _ *smtp.RcptOptions) error {
 }
 
 func (ss *session) Data(r io.Reader) error {
+	// The transaction ends with the reply to DATA, which go-smtp writes
+	// once Data returns: the client cannot start its next one before.
+	defer ss.endTx()
 	f, hasFault := ss.sink.nextFault()
 	if hasFault && f.kind == faultDrop {
 		// Read a little of the message so that the client is mid-stream,
@@ -491,10 +565,16 @@ func (ss *session) Data(r io.Reader) error {
 	if hasFault && f.kind == faultReply {
 		return &smtp.SMTPError{Code: f.code, EnhancedCode: enhanced(f.code), Message: f.msg}
 	}
+	hold := ss.sink.cfg.latency
 	if hasFault && f.kind == faultStall {
+		hold += f.stall
+	}
+	if hold > 0 {
+		t := time.NewTimer(hold)
 		select {
-		case <-time.After(f.stall):
+		case <-t.C:
 		case <-ss.sink.done:
+			t.Stop()
 			return &smtp.SMTPError{Code: 421, EnhancedCode: smtp.EnhancedCode{4, 3, 2}, Message: "Shutting down"}
 		}
 	}
@@ -510,6 +590,8 @@ func (ss *session) Data(r io.Reader) error {
 		TLS:      isTLS,
 		Helo:     ss.conn.Hostname(),
 		Conn:     ss.num,
+		Started:  ss.started,
+		At:       time.Now(),
 	})
 	ss.sink.cond.Broadcast()
 	ss.sink.mu.Unlock()
@@ -520,9 +602,13 @@ func (ss *session) Data(r io.Reader) error {
 func (ss *session) Reset() {
 	ss.from = ""
 	ss.to = nil
+	ss.endTx()
 }
 
-func (ss *session) Logout() error { return nil }
+func (ss *session) Logout() error {
+	ss.endTx()
+	return nil
+}
 
 // enhanced returns a plausible enhanced status code for a reply code.
 func enhanced(code int) smtp.EnhancedCode {
