@@ -4,7 +4,9 @@
 // with 202 and an X-Message-Id header, errors as {"errors":[...]}, and the
 // authenticated reads GET /v3/scopes and GET /v3/user/account used to check
 // credentials without sending. Every accepted message is recorded decoded.
-// The fake can be told to fail or stall the next requests.
+// The fake can be told to fail or stall the next requests, or to answer
+// them 429 Too Many Requests with a Retry-After, as SendGrid's rate limits
+// do; it notes when each of those answers was given.
 package sendgridfake
 
 import (
@@ -12,9 +14,12 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mailsvc/mailsvc/test/fakes/faults"
 )
@@ -37,7 +42,9 @@ type Attachment struct {
 // Message is one accepted mail/send request, decoded. Recipients of every
 // personalization are merged in order.
 type Message struct {
-	ID          string
+	ID string
+	// At is when the fake accepted the message.
+	At          time.Time
 	From        Address
 	To          []Address
 	Cc          []Address
@@ -58,8 +65,9 @@ type Server struct {
 
 	apiKey string
 
-	mu       sync.Mutex
-	messages []Message
+	mu          sync.Mutex
+	messages    []Message
+	rateLimited []time.Time
 }
 
 // New starts a fake that accepts apiKey as its only valid API key.
@@ -87,6 +95,36 @@ func (s *Server) FailNext(n, status int, body string) {
 		body = errorBody(fmt.Sprintf("simulated failure %d", status), "")
 	}
 	s.Server.FailNext(n, status, body)
+}
+
+// RateLimitNext makes the next n requests, whatever their path, answer
+// 429 Too Many Requests in SendGrid's shape ({"errors":[{"field":null,
+// "message":"too many requests"}]} with its X-RateLimit-* headers), with a
+// Retry-After header of retryAfter in whole seconds (rounded up): the
+// standard HTTP hint a client honours (SendGrid's own is X-RateLimit-Reset,
+// a Unix time, sent as well and consistent with it).
+func (s *Server) RateLimitNext(n int, retryAfter time.Duration) {
+	secs := int(math.Ceil(retryAfter.Seconds()))
+	s.Server.FailNextWith(n, func(w http.ResponseWriter, _ *http.Request) {
+		now := time.Now()
+		s.mu.Lock()
+		s.rateLimited = append(s.rateLimited, now)
+		s.mu.Unlock()
+		h := w.Header()
+		h.Set("Retry-After", strconv.Itoa(secs))
+		h.Set("X-RateLimit-Limit", "600")
+		h.Set("X-RateLimit-Remaining", "0")
+		h.Set("X-RateLimit-Reset", strconv.FormatInt(now.Add(time.Duration(secs)*time.Second).Unix(), 10))
+		faults.WriteJSON(w, http.StatusTooManyRequests, `{"errors":[{"field":null,"message":"too many requests"}]}`)
+	})
+}
+
+// RateLimited returns when each 429 of RateLimitNext was answered, oldest
+// first.
+func (s *Server) RateLimited() []time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Time(nil), s.rateLimited...)
 }
 
 // authorized checks the Bearer key exactly as SendGrid does and answers 401
@@ -173,6 +211,7 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	msg.ID = newMessageID()
+	msg.At = time.Now()
 	s.mu.Lock()
 	s.messages = append(s.messages, msg)
 	s.mu.Unlock()

@@ -3,8 +3,10 @@ package sendgridfake
 import (
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestAuthAndValidation(t *testing.T) {
@@ -56,4 +58,46 @@ func do(t *testing.T, req *http.Request) (int, string, http.Header) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b), resp.Header
+}
+
+// TestRateLimitNext: the next n requests are answered 429 with SendGrid's
+// error body, a Retry-After in whole seconds (rounded up) and a matching
+// X-RateLimit-Reset; the fake notes when; the request after them is served
+// as usual.
+func TestRateLimitNext(t *testing.T) {
+	s := New("SG.good")
+	defer s.Close()
+	valid := `{"personalizations":[{"to":[{"email":"a@example.com"}]}],"from":{"email":"f@example.com"},"subject":"s","content":[{"type":"text/plain","value":"x"}]}`
+	send := func() (int, string, http.Header) {
+		req, _ := http.NewRequest("POST", s.URL+"/v3/mail/send", strings.NewReader(valid))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer SG.good")
+		return do(t, req)
+	}
+	before := time.Now()
+	s.RateLimitNext(2, 1500*time.Millisecond)
+	for i := range 2 {
+		status, body, hdr := send()
+		if status != http.StatusTooManyRequests || !strings.Contains(body, `"message":"too many requests"`) {
+			t.Fatalf("request %d: %d %s, want 429 too many requests", i, status, body)
+		}
+		if got := hdr.Get("Retry-After"); got != "2" {
+			t.Errorf("request %d: Retry-After %q, want \"2\" (1.5 s rounded up)", i, got)
+		}
+		reset, err := strconv.ParseInt(hdr.Get("X-RateLimit-Reset"), 10, 64)
+		if err != nil || reset < before.Unix()+2 || reset > time.Now().Unix()+2 {
+			t.Errorf("request %d: X-RateLimit-Reset %q, want about now+2 s", i, hdr.Get("X-RateLimit-Reset"))
+		}
+	}
+	if status, body, _ := send(); status != http.StatusAccepted {
+		t.Fatalf("request after the 429s: %d %s, want 202", status, body)
+	}
+	times := s.RateLimited()
+	if len(times) != 2 || times[0].Before(before) || times[1].Before(times[0]) {
+		t.Errorf("RateLimited() = %v, want 2 times in order after %v", times, before)
+	}
+	msgs := s.Messages()
+	if len(msgs) != 1 || msgs[0].At.Before(times[1]) {
+		t.Errorf("messages %+v, want 1 accepted after the 429s", msgs)
+	}
 }
