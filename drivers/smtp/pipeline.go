@@ -144,8 +144,9 @@ func (s *session) sendPipelined(m *gomail.Msg, env envelope) (string, error) {
 		return "", failed
 	}
 	dw := text.DotWriter()
-	if _, err := m.WriteTo(dw); err != nil {
-		_ = dw.Close()
+	if err := writeMessage(m, dw); err != nil {
+		// Not ended with the final dot: a part of a message is never
+		// handed over; the session is dropped.
 		return "", &pipelineError{stage: stageBody, err: err}
 	}
 	if err := dw.Close(); err != nil {
