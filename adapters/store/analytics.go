@@ -94,56 +94,6 @@ func idList(ids []int64) (string, []any) {
 // idChunk bounds the ids of one IN list.
 const idChunk = 500
 
-// addSourceOutcomes grows the roll-ups by source with the final outcomes
-// of outs that recordOutcomes is about to apply at t in tx: exactly the
-// logs still sending under owner (the others are not applied), each
-// once. It must run before the logs are updated or deleted, since it
-// reads their source; on MySQL it locks them (SELECT ... FOR UPDATE) so
-// that what it counts is what the updates then apply. One batched SELECT
-// per idChunk logs and one upsert.
-func (db *DB) addSourceOutcomes(ctx context.Context, tx *sql.Tx, owner string, t time.Time, outs []core.LogOutcome) error {
-	status := map[int64]string{}
-	var ids []int64
-	for _, o := range outs {
-		if _, seen := status[o.LogID]; seen {
-			continue // only the first outcome of a log can apply
-		}
-		status[o.LogID] = o.Status
-		if o.Status == core.StatusDelivered || o.Status == core.StatusFailed {
-			ids = append(ids, o.LogID)
-		}
-	}
-	tally := sourceTally{}
-	lock := ""
-	if db.dialect == DialectMySQL {
-		lock = " FOR UPDATE"
-	}
-	for part := range slices.Chunk(ids, idChunk) {
-		in, args := idList(part)
-		args = append(args, core.StatusSending, owner)
-		rows, err := tx.QueryContext(ctx, db.expand(`SELECT id, source FROM {prefix}mailsvc_logs
-			WHERE id IN (`+in+`) AND status = ? AND lease_owner = ?`+lock), args...)
-		if err != nil {
-			return fmt.Errorf("read sources of recorded logs: %w", err)
-		}
-		for rows.Next() {
-			var id int64
-			var source string
-			if err := rows.Scan(&id, &source); err != nil {
-				rows.Close()
-				return fmt.Errorf("read sources of recorded logs: %w", err)
-			}
-			tally.add(t, source, status[id])
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return fmt.Errorf("read sources of recorded logs: %w", err)
-		}
-	}
-	return tally.write(ctx, db, tx)
-}
-
 // addLogSourceOutcomes grows the roll-ups by source with the logs of ids
 // as they stand in tx (ImportLogs' new rows): a delivered log counts in
 // the bucket of its delivered_at (else updated_at), a failed one in that

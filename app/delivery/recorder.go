@@ -3,6 +3,7 @@ package delivery
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/mailsvc/mailsvc/core"
 )
@@ -13,25 +14,40 @@ type OwnersRecorder interface {
 	RecordOutcomesOfOwners(ctx context.Context, owners []string, outs [][]core.LogOutcome) ([]int, error)
 }
 
+// RecordClaimer is a store that records several lease owners' outcomes
+// and claims their next messages in one transaction: one commit where a
+// record and a claim would cost two.
+type RecordClaimer interface {
+	RecordOutcomesAndClaim(ctx context.Context, owners []string, outs [][]core.LogOutcome, claims []int, lease time.Duration) ([]int, [][]*core.Log, error)
+}
+
 // maxRecordGroup bounds the batches one group write takes.
 const maxRecordGroup = 32
 
 // recorder writes the outcomes of the workers' batches, those that are
 // waiting at the same time in one transaction: while one group commits,
-// the next gathers. A worker waits for its batch's write, so what follows
-// a write (alerts, the end of the lease renewal) is as before; when the
-// group write fails, each worker records its batch on its own.
+// the next gathers. With a RecordClaimer the same transaction claims the
+// messages the workers ask for in their place. A worker waits for its
+// batch's write, so what follows a write (alerts, the end of the lease
+// renewal) is as before; when the group write fails, each worker records
+// its batch on its own.
 type recorder struct {
-	store OwnersRecorder
-	reqs  chan *recordRequest
-	wg    sync.WaitGroup
+	store   OwnersRecorder
+	claimer RecordClaimer // nil: the workers claim on their own
+	lease   time.Duration
+	reqs    chan *recordRequest
+	wg      sync.WaitGroup
 }
 
-// recordRequest is one batch's outcomes and where its result goes.
+// recordRequest is one batch's outcomes, how many messages its worker
+// wants claimed in their place, and where the result goes.
 type recordRequest struct {
 	owner   string
 	outs    []core.LogOutcome
+	claim   int
 	applied int
+	claimed []*core.Log
+	didTry  bool // the claim was made (claimed may be empty)
 	err     error
 	done    chan struct{}
 }
@@ -43,7 +59,10 @@ func (s *Service) startRecorder() (stop func()) {
 	if !ok {
 		return func() {}
 	}
-	r := &recorder{store: store, reqs: make(chan *recordRequest, s.Workers)}
+	r := &recorder{store: store, lease: s.Lease, reqs: make(chan *recordRequest, s.Workers)}
+	if c, ok := s.Logs.(RecordClaimer); ok {
+		r.claimer = c
+	}
 	r.wg.Go(r.loop)
 	s.recorderMu.Lock()
 	s.recorder = r
@@ -74,35 +93,55 @@ func (r *recorder) loop() {
 		}
 		owners := make([]string, len(group))
 		outs := make([][]core.LogOutcome, len(group))
+		claims := make([]int, len(group))
+		claiming := false
 		for i, req := range group {
 			owners[i], outs[i] = req.owner, req.outs
+			if r.claimer != nil {
+				claims[i] = req.claim
+				claiming = claiming || req.claim > 0
+			}
 		}
 		// The batches in hand are recorded even while the service stops.
-		applied, err := r.store.RecordOutcomesOfOwners(context.Background(), owners, outs)
+		var (
+			applied []int
+			claimed [][]*core.Log
+			err     error
+		)
+		if claiming {
+			applied, claimed, err = r.claimer.RecordOutcomesAndClaim(context.Background(), owners, outs, claims, r.lease)
+		} else {
+			applied, err = r.store.RecordOutcomesOfOwners(context.Background(), owners, outs)
+		}
 		for i, req := range group {
 			if err != nil {
 				req.err = err
 			} else {
 				req.applied = applied[i]
+				if claiming {
+					req.claimed, req.didTry = claimed[i], true
+				}
 			}
 			close(req.done)
 		}
 	}
 }
 
-// recordGrouped writes outs through the group writer; ok is false when
-// there is none (the caller writes them itself).
-func (s *Service) recordGrouped(owner string, outs []core.LogOutcome) (applied int, ok bool, err error) {
+// recordGrouped writes outs through the group writer and claims up to
+// claim messages for owner in the same transaction when the store can
+// (claimTried). ok is false when there is no group writer (the caller
+// writes them itself).
+func (s *Service) recordGrouped(owner string, outs []core.LogOutcome, claim int) (applied int, claimed []*core.Log, claimTried, ok bool, err error) {
 	s.recorderMu.Lock()
 	r := s.recorder
 	if r == nil {
 		s.recorderMu.Unlock()
-		return 0, false, nil
+		return 0, nil, false, false, nil
 	}
-	req := &recordRequest{owner: owner, outs: outs, done: make(chan struct{})}
+	req := &recordRequest{owner: owner, outs: outs, claim: claim, done: make(chan struct{})}
 	// Sent under the lock, so stop never closes the channel under a send.
 	r.reqs <- req
 	s.recorderMu.Unlock()
 	<-req.done
-	return req.applied, true, req.err
+	return req.applied, req.claimed, req.didTry, true, req.err
 }

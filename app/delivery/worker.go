@@ -10,17 +10,21 @@ import (
 )
 
 // Run starts the workers, the lease reaper and the replica heartbeat, and
-// blocks until ctx is done. Each worker claims a batch in one round trip,
-// sends its messages at once (each waits its turn within its connection's
-// max_concurrency and max_per_second, and the process's MaxInFlight), and
-// records their outcomes in one write, shared with the other workers'
-// batches waiting at the same time when the store can (OwnersRecorder).
-// (The retention purge is not run here: the scheduler runs Purge as its
-// log_purge job, once per interval across replicas.) When ctx ends it
-// stops claiming, lets the sends in progress finish (bounded by
-// SendTimeout), hands the messages still waiting for their turn back to
-// the queue, records the outcomes, closes the cached transports and
-// returns. Call Run at most once at a time per Service.
+// blocks until ctx is done. Each worker holds up to BatchSize messages:
+// it claims them in one round trip and sends them at once (each waits its
+// turn within its connection's max_concurrency and max_per_second, and
+// the process's MaxInFlight). As soon as half of what it holds is
+// decided it records those outcomes and claims as many new messages in
+// their place, in one transaction (RecordClaimer), shared with the other
+// workers' writes waiting at the same time (OwnersRecorder): the
+// connections' send slots never wait for the slowest message of a batch,
+// and a message costs its share of one commit. (The retention purge is
+// not run here: the scheduler runs Purge as its log_purge job, once per
+// interval across replicas.) When ctx ends it stops claiming, lets the
+// sends in progress finish (bounded by SendTimeout), hands the messages
+// still waiting for their turn back to the queue, records the outcomes,
+// closes the cached transports and returns. Call Run at most once at a
+// time per Service.
 func (s *Service) Run(ctx context.Context) {
 	s.init()
 	s.beat(ctx)
@@ -53,25 +57,51 @@ func (s *Service) sleep(ctx context.Context, d time.Duration, wakeable bool) {
 	}
 }
 
+// work is one worker: it keeps up to BatchSize messages in hand, refilled
+// as their outcomes are recorded, until ctx ends and what it holds is
+// recorded.
 func (s *Service) work(ctx context.Context, owner string) {
-	for ctx.Err() == nil {
-		logs, err := s.Logs.ClaimLogs(ctx, owner, s.BatchSize, s.Lease)
-		if err != nil {
-			if ctx.Err() == nil {
-				s.Logger.Warn("claim queued messages", "owner", owner, "err", err)
-				s.sleep(ctx, time.Second, false)
+	h := s.newHand(ctx, owner)
+	defer h.close()
+	refill := max(1, s.BatchSize/2)
+	for {
+		if h.sending == 0 {
+			if ctx.Err() != nil {
+				return
 			}
-			continue
+			logs, err := s.Logs.ClaimLogs(ctx, owner, s.BatchSize, s.Lease)
+			if err != nil {
+				if ctx.Err() == nil {
+					s.Logger.Warn("claim queued messages", "owner", owner, "err", err)
+					s.sleep(ctx, time.Second, false)
+				}
+				continue
+			}
+			if len(logs) == 0 {
+				s.sleep(ctx, s.PollInterval, true)
+				continue
+			}
+			if len(logs) == s.BatchSize {
+				// More may be waiting: let an idle worker look too.
+				s.Wake()
+			}
+			if !h.start(logs) {
+				s.sleep(ctx, time.Second, false)
+				continue
+			}
 		}
-		if len(logs) == 0 {
-			s.sleep(ctx, s.PollInterval, true)
-			continue
+		got := h.gather(refill)
+		claim := 0
+		if ctx.Err() == nil {
+			claim = s.BatchSize - h.sending
 		}
-		if len(logs) == s.BatchSize {
-			// More may be waiting: let an idle worker look too.
+		next := h.flush(got, claim)
+		if claim > 0 && len(next) == claim {
 			s.Wake()
 		}
-		s.processBatch(ctx, owner, logs)
+		if !h.start(next) {
+			s.sleep(ctx, time.Second, false)
+		}
 	}
 }
 
@@ -144,114 +174,215 @@ func (c *connLookup) get(id int64) (*core.Connection, error) {
 	return conn, nil
 }
 
-// processBatch sends a claimed batch and records the outcomes in one
-// write. While it runs, a ticker renews the batch's lease. When ctx ends
-// (shutdown) the send in progress finishes, and the messages not yet tried
-// go back to the queue untouched, so a stop never waits on a whole batch.
+// processBatch sends a claimed batch and records all its outcomes in one
+// write (no further claim). While it runs, a ticker renews the batch's
+// lease. When ctx ends (shutdown) the send in progress finishes, and the
+// messages not yet tried go back to the queue untouched, so a stop never
+// waits on a whole batch.
 func (s *Service) processBatch(ctx context.Context, owner string, logs []*core.Log) {
-	work := context.WithoutCancel(ctx) // what is in hand is finished and recorded
-	ids := make([]int64, len(logs))
-	for i, l := range logs {
-		ids[i] = l.ID
-	}
-	stopRenew := s.renewWhileBusy(work, owner, ids)
-	defer stopRenew()
-
-	outs, alerts, err := s.decideBatch(work, ctx, logs)
-	if err != nil {
-		// Settings unreadable (database down): leave the batch to its
-		// lease; the reaper requeues it.
-		s.Logger.Warn("process batch", "err", err)
-		return
-	}
-	// Alerts follow the record: an outcome that could not be written is
-	// retried later, so it has not failed for good yet.
-	if n, ok := s.record(work, owner, outs); ok {
-		if n < len(outs) {
-			alerts = s.recordedAlerts(work, alerts)
-		}
-		s.raise(work, alerts)
+	h := s.newHand(ctx, owner)
+	defer h.close()
+	h.start(logs)
+	for h.sending > 0 {
+		h.flush(h.gather(h.sending), 0)
 	}
 }
 
-// renewWhileBusy extends the lease on ids every Lease/3 until stopped.
-func (s *Service) renewWhileBusy(ctx context.Context, owner string, ids []int64) func() {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(s.Lease / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				if _, err := s.Logs.ExtendLeases(ctx, owner, ids, s.Lease); err != nil {
-					s.Logger.Warn("extend lease", "err", err)
-				}
+// hand is the messages one worker holds under its lease: being sent, or
+// decided and waiting for their outcome to be recorded. Only its worker
+// calls start, gather and flush.
+type hand struct {
+	s     *Service
+	owner string
+	// stop ends the claims; the messages not yet sending are handed
+	// back. work outlives it: what is in hand is finished and recorded.
+	stop, work context.Context
+	results    chan decided
+	sending    int // started and not yet gathered
+
+	mu        sync.Mutex
+	ids       map[int64]struct{} // held: renewed while in hand
+	done      chan struct{}
+	renewDone sync.WaitGroup
+}
+
+// decided is one message's outcome and the alerts it calls for.
+type decided struct {
+	out    core.LogOutcome
+	alerts []core.Alert
+}
+
+// newHand returns an empty hand for owner whose lease renewal runs until
+// close.
+func (s *Service) newHand(stop context.Context, owner string) *hand {
+	h := &hand{
+		s: s, owner: owner, stop: stop, work: context.WithoutCancel(stop),
+		results: make(chan decided, s.BatchSize),
+		ids:     map[int64]struct{}{},
+		done:    make(chan struct{}),
+	}
+	h.renewDone.Go(h.renew)
+	return h
+}
+
+// close stops the lease renewal.
+func (h *hand) close() {
+	close(h.done)
+	h.renewDone.Wait()
+}
+
+// renew extends the lease on the messages in hand every Lease/3.
+func (h *hand) renew() {
+	t := time.NewTicker(h.s.Lease / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.done:
+			return
+		case <-t.C:
+			h.mu.Lock()
+			ids := make([]int64, 0, len(h.ids))
+			for id := range h.ids {
+				ids = append(ids, id)
+			}
+			h.mu.Unlock()
+			if len(ids) == 0 {
+				continue
+			}
+			if _, err := h.s.Logs.ExtendLeases(h.work, h.owner, ids, h.s.Lease); err != nil {
+				h.s.Logger.Warn("extend lease", "err", err)
 			}
 		}
-	})
-	return func() { close(done); wg.Wait() }
+	}
+}
+
+// start sends logs, claimed under the hand's owner, each at once in its
+// own goroutine (waiting its turn in its connection's lane); their
+// outcomes come to gather. The settings and connections are read once
+// for them, and their recipients checked against the suppression list in
+// one call. When the settings cannot be read (database down) the logs
+// are left to their lease: the reaper requeues them, and start reports
+// false.
+func (h *hand) start(logs []*core.Log) bool {
+	if len(logs) == 0 {
+		return true
+	}
+	s := h.s
+	st, err := s.loadSettings(h.work)
+	if err != nil {
+		s.Logger.Warn("process batch", "err", err)
+		return false
+	}
+	h.mu.Lock()
+	for _, l := range logs {
+		h.ids[l.ID] = struct{}{}
+	}
+	h.mu.Unlock()
+	conns := &connLookup{s: s, ctx: h.work, m: map[int64]*core.Connection{}, err: map[int64]error{}}
+	var listed suppressed
+	if h.stop.Err() == nil {
+		listed = s.suppressedAmong(h.work, logs)
+	}
+	h.sending += len(logs)
+	for _, l := range logs {
+		go func() {
+			var d decided
+			if h.stop.Err() != nil {
+				d.out = handBack(l)
+			} else {
+				d.out = s.decide(h.work, h.stop, l, st, conns, listed)
+				s.countRetry(d.out, conns)
+			}
+			if s.Alerts != nil {
+				d.alerts = outcomeAlerts(l, d.out, st, conns)
+			}
+			h.results <- d
+		}()
+	}
+	return true
+}
+
+// gather waits until at least atLeast of the messages sending are
+// decided (or all are), takes those already decided besides, and
+// returns them.
+func (h *hand) gather(atLeast int) []decided {
+	var got []decided
+	for h.sending > 0 && len(got) < atLeast {
+		got = append(got, <-h.results)
+		h.sending--
+	}
+	for h.sending > 0 {
+		select {
+		case d := <-h.results:
+			got = append(got, d)
+			h.sending--
+		default:
+			return got
+		}
+	}
+	return got
+}
+
+// flush records the outcomes of got, claims up to claim new messages in
+// their place (in the same transaction when the store can) and returns
+// those claimed. The alerts follow the record: an outcome that could not
+// be written is retried later, so it has not failed for good yet.
+func (h *hand) flush(got []decided, claim int) []*core.Log {
+	s := h.s
+	outs := make([]core.LogOutcome, len(got))
+	var alerts []core.Alert
+	for i, d := range got {
+		outs[i] = d.out
+		alerts = append(alerts, d.alerts...)
+	}
+	n, claimed, tried, ok := s.record(h.work, h.owner, outs, claim)
+	h.mu.Lock()
+	for _, o := range outs {
+		delete(h.ids, o.LogID)
+	}
+	h.mu.Unlock()
+	if ok {
+		if n < len(outs) {
+			alerts = s.recordedAlerts(h.work, alerts)
+		}
+		s.raise(h.work, alerts)
+	}
+	if claim > 0 && !tried && h.stop.Err() == nil {
+		logs, err := s.Logs.ClaimLogs(h.stop, h.owner, claim, s.Lease)
+		if err != nil && h.stop.Err() == nil {
+			s.Logger.Warn("claim queued messages", "owner", h.owner, "err", err)
+		}
+		claimed = logs
+	}
+	return claimed
 }
 
 // record writes outcomes, retrying while the database is unreachable for
-// up to one lease (after that the messages are requeued anyway). It
-// reports whether the write succeeded and how many outcomes applied
-// (those of logs the owner no longer held are skipped).
-func (s *Service) record(ctx context.Context, owner string, outs []core.LogOutcome) (int, bool) {
+// up to one lease (after that the messages are requeued anyway), and
+// claims up to claim messages for owner in the same transaction when the
+// store can (tried). It reports whether the write succeeded and how many
+// outcomes applied (those of logs the owner no longer held are skipped).
+func (s *Service) record(ctx context.Context, owner string, outs []core.LogOutcome, claim int) (n int, claimed []*core.Log, tried, ok bool) {
 	deadline := time.Now().Add(s.Lease)
 	// First with the batches of the other workers, in one commit; on
 	// failure, on its own.
-	if n, ok, err := s.recordGrouped(owner, outs); ok && err == nil {
-		return n, true
+	if n, claimed, tried, ok, err := s.recordGrouped(owner, outs, claim); ok && err == nil {
+		return n, claimed, tried, true
 	} else if ok {
 		s.Logger.Warn("record delivery outcomes with other batches; retrying alone", "count", len(outs), "err", err)
 	}
 	for {
 		n, err := s.Logs.RecordOutcomes(ctx, owner, outs)
 		if err == nil {
-			return n, true
+			return n, nil, false, true
 		}
 		if time.Now().After(deadline) {
 			s.Logger.Error("record delivery outcomes: giving up; the messages will be retried", "count", len(outs), "err", err)
-			return 0, false
+			return 0, nil, false, false
 		}
 		s.Logger.Warn("record delivery outcomes; retrying", "count", len(outs), "err", err)
 		time.Sleep(500 * time.Millisecond)
 	}
-}
-
-// decideBatch makes one attempt for each log, all at once (each waits
-// its connection's turn), and decides their next states, with the alerts
-// the outcomes call for. Once stop is done, the logs not yet sending are
-// handed back unchanged.
-func (s *Service) decideBatch(ctx, stop context.Context, logs []*core.Log) ([]core.LogOutcome, []core.Alert, error) {
-	st, err := s.loadSettings(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	conns := &connLookup{s: s, ctx: ctx, m: map[int64]*core.Connection{}, err: map[int64]error{}}
-	outs := make([]core.LogOutcome, len(logs))
-	var wg sync.WaitGroup
-	for i, l := range logs {
-		wg.Go(func() {
-			if stop.Err() != nil {
-				outs[i] = handBack(l)
-				return
-			}
-			outs[i] = s.decide(ctx, stop, l, st, conns)
-			s.countRetry(outs[i], conns)
-		})
-	}
-	wg.Wait()
-	var alerts []core.Alert
-	if s.Alerts != nil {
-		for i, l := range logs {
-			alerts = append(alerts, outcomeAlerts(l, outs[i], st, conns)...)
-		}
-	}
-	return outs, alerts, nil
 }
 
 // countRetry tells Metrics of a temporary failure that will be retried.
@@ -283,8 +414,8 @@ func handBack(l *core.Log) core.LogOutcome {
 // connection may not send before stop ends or for a long while goes back
 // to the queue untried; one the provider answered "slow down" goes back
 // without its attempt counting.
-func (s *Service) decide(ctx, stop context.Context, l *core.Log, st settings, conns *connLookup) core.LogOutcome {
-	if out, ok := s.suppressedOutcome(ctx, l); ok {
+func (s *Service) decide(ctx, stop context.Context, l *core.Log, st settings, conns *connLookup, listed suppressed) core.LogOutcome {
+	if out, ok := s.suppressedOutcome(l, listed); ok {
 		return out
 	}
 	if out, ok := s.decideChosen(ctx, stop, l, st, conns); ok {
