@@ -16,12 +16,16 @@ import (
 
 var _ core.LogStore = (*DB)(nil)
 
-// storedAttachment is an attachment as the message column keeps it, with
-// its bytes (base64 in JSON).
+// storedAttachment is an attachment as the message column keeps it. Its
+// bytes are in the attachments table (Data null, Size set; see
+// log_attachments.go), or, in rows written by the WordPress bridge, by
+// imports or before schema 12, and for an empty attachment, in Data
+// (base64 in JSON).
 type storedAttachment struct {
 	Filename    string `json:"filename"`
 	ContentType string `json:"content_type"`
 	Data        []byte `json:"data"`
+	Size        int    `json:"size,omitempty"`
 	Inline      bool   `json:"inline,omitempty"`
 	ContentID   string `json:"content_id,omitempty"`
 }
@@ -38,10 +42,31 @@ type storedMessage struct {
 	Attachments []storedAttachment `json:"attachments,omitempty"`
 }
 
+// encodeMessage returns the message column of m, the attachments' bytes
+// left to the attachments table (insertAttachments writes them).
 func encodeMessage(m *core.Message) (string, error) {
+	return encodeMessageColumn(m, false)
+}
+
+// encodeMessageInline returns the message column of m with the
+// attachments' bytes inside it, as the WordPress bridge writes it.
+func encodeMessageInline(m *core.Message) (string, error) {
+	return encodeMessageColumn(m, true)
+}
+
+func encodeMessageColumn(m *core.Message, inline bool) (string, error) {
 	sm := storedMessage{From: m.From, To: m.To, Cc: m.Cc, Bcc: m.Bcc, ReplyTo: m.ReplyTo, Headers: m.Headers}
 	for _, a := range m.Attachments {
-		sm.Attachments = append(sm.Attachments, storedAttachment(a))
+		sa := storedAttachment{Filename: a.Filename, ContentType: a.ContentType, Inline: a.Inline, ContentID: a.ContentID}
+		switch {
+		case len(a.Data) == 0:
+			sa.Data = []byte{} // "": empty, nothing to read elsewhere
+		case inline:
+			sa.Data = a.Data
+		default:
+			sa.Size = len(a.Data)
+		}
+		sm.Attachments = append(sm.Attachments, sa)
 	}
 	b, err := json.Marshal(sm)
 	if err != nil {
@@ -50,9 +75,12 @@ func encodeMessage(m *core.Message) (string, error) {
 	return string(b), nil
 }
 
-func decodeMessage(js, subject, text, html string) (core.Message, error) {
+// decodeMessage reads a message column. Attachments whose bytes are in
+// the attachments table come with Data nil (see loadAttachments); js may
+// be the driver's buffer, nothing of it is kept.
+func decodeMessage(js []byte, subject, text, html string) (core.Message, error) {
 	var sm storedMessage
-	if err := json.Unmarshal([]byte(js), &sm); err != nil {
+	if err := json.Unmarshal(js, &sm); err != nil {
 		return core.Message{}, fmt.Errorf("decode message: %w", err)
 	}
 	m := core.Message{
@@ -60,7 +88,9 @@ func decodeMessage(js, subject, text, html string) (core.Message, error) {
 		Headers: sm.Headers, Subject: subject, Text: text, HTML: html,
 	}
 	for _, a := range sm.Attachments {
-		m.Attachments = append(m.Attachments, core.Attachment(a))
+		m.Attachments = append(m.Attachments, core.Attachment{
+			Filename: a.Filename, ContentType: a.ContentType, Data: a.Data, Inline: a.Inline, ContentID: a.ContentID,
+		})
 	}
 	return m, nil
 }
@@ -86,7 +116,8 @@ func scanLog(r rowScanner) (*core.Log, error) {
 	var (
 		l                          core.Log
 		conn, sent                 sql.NullInt64
-		subject, text, html, js    string
+		subject, text, html        string
+		js                         sql.RawBytes // decoded at once: no copy of a large column
 		owner                      sql.NullString
 		leaseUntil, deliveredAt    sql.NullTime
 		usedFallback, simulated    bool
@@ -174,20 +205,28 @@ func (db *DB) EnqueueLog(ctx context.Context, l *core.Log) error {
 		owner = l.LeaseOwner
 	}
 	var id int64
-	if db.dialect == DialectSQLite {
+	if db.dialect == DialectSQLite && !separateAttachments(&l.Message) {
 		// One INSERT, as before the search tables: the recipients rows
 		// and the FTS5 entry follow in the claim's transaction (see
 		// indexPending); until then searches read the row through the
 		// pending index.
 		id, err = db.insertLogRow(ctx, db.sqlDB, l, js, owner, t, false)
 	} else {
-		// The recipients rows and the subjects row go in the same
-		// transaction.
+		// The recipients rows, the subjects row and the attachments
+		// go in the same transaction (on SQLite the search entries
+		// follow in the claim's, as above).
+		indexed := db.dialect != DialectSQLite
 		err = retryDeadlock(func() error {
 			return db.inTx(ctx, func(tx *sql.Tx) error {
 				var err error
-				if id, err = db.insertLogRow(ctx, tx, l, js, owner, t, true); err != nil {
+				if id, err = db.insertLogRow(ctx, tx, l, js, owner, t, indexed); err != nil {
 					return err
+				}
+				if err := db.insertAttachments(ctx, tx, id, &l.Message); err != nil {
+					return err
+				}
+				if !indexed {
+					return nil
 				}
 				return db.insertSearchEntries(ctx, tx, id, &l.Message, t)
 			})
@@ -431,6 +470,9 @@ func (db *DB) FindLogByID(ctx context.Context, id int64) (*core.Log, error) {
 		return nil, core.Errorf(core.ENOTFOUND, "Log %d not found.", id)
 	}
 	l := logs[0]
+	if err := db.loadAttachments(ctx, db.sqlDB, logs); err != nil {
+		return nil, fmt.Errorf("find log %d: %w", id, err)
+	}
 	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT id, log_id, connection_id, attempted_at, outcome,
 		response, error, provider_message_id, duration_ms FROM {prefix}mailsvc_log_attempts
 		WHERE log_id = ? ORDER BY id`), id)

@@ -76,6 +76,9 @@ func (db *DB) EnqueueLogs(ctx context.Context, logs []*core.Log) error {
 					ids[i] = id
 				}
 			}
+			if err := db.insertAttachmentsOf(ctx, tx, ids, logs); err != nil {
+				return err
+			}
 			if !indexed {
 				return nil
 			}

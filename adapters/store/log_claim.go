@@ -102,6 +102,10 @@ func (db *DB) claimIn(ctx context.Context, tx *sql.Tx, owners []string, counts [
 			return nil, fmt.Errorf("lease due logs: %w", err)
 		}
 		out[i] = mine
+		// The attachments' bytes, for the send path only.
+		if err := db.loadAttachments(ctx, tx, mine); err != nil {
+			return nil, err
+		}
 	}
 	// Logs queued by the PHP bridge get their recipients rows here if
 	// the bridge could not write them.

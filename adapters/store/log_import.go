@@ -40,7 +40,7 @@ func (db *DB) ImportLogs(ctx context.Context, logs []*core.Log) error {
 	preps := make([]prepared, len(logs))
 	t := now()
 	for i, l := range logs {
-		js, err := encodeMessage(&l.Message)
+		js, err := encodeMessageInline(&l.Message)
 		if err != nil {
 			return fmt.Errorf("import logs: %w", err)
 		}

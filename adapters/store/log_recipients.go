@@ -226,7 +226,7 @@ func (db *DB) IndexLogRecipients(ctx context.Context, limit int) (int, error) {
 			}
 			// A message column that does not decode indexes no recipient
 			// but is marked, so it is not read again and again.
-			if m, err := decodeMessage(js, "", "", ""); err == nil {
+			if m, err := decodeMessage([]byte(js), "", "", ""); err == nil {
 				l.Message = m
 			}
 			pending = append(pending, l)

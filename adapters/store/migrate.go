@@ -538,6 +538,218 @@ var migrations = []migration{
 		},
 		SQLite: nil,
 	},
+	{
+		// Coarser roll-ups beside the 15-minute ones, so that a range
+		// reads about one row per day and key (see log_rollup.go): the
+		// outcomes by connection and by source per hour and UTC day,
+		// and the provider events per bucket (15 minutes, hour, day),
+		// provider, event, sending connection and source, with the
+		// repeats that keep "messages" (distinct logs) exact over any
+		// range (see event_rollup.go). All are built here from what the
+		// 15-minute roll-ups and the provider events hold; the upserts
+		// set rather than add, so a retry after a crash changes nothing.
+		Version: 11,
+		Name:    "hour and day roll-ups, provider event roll-ups (Pro analytics)",
+		MySQL: []string{
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_outcome_rollups (
+				width_minutes SMALLINT UNSIGNED NOT NULL,
+				bucket_start DATETIME(6) NOT NULL,
+				connection_id BIGINT UNSIGNED NOT NULL,
+				status VARCHAR(16) NOT NULL,
+				shard TINYINT UNSIGNED NOT NULL DEFAULT 0,
+				messages BIGINT UNSIGNED NOT NULL DEFAULT 0,
+				PRIMARY KEY (width_minutes, bucket_start, connection_id, status, shard)
+			)` + mysqlTableOptions,
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_source_rollups (
+				width_minutes SMALLINT UNSIGNED NOT NULL,
+				bucket_start DATETIME(6) NOT NULL,
+				source VARCHAR(191) NOT NULL,
+				status VARCHAR(16) NOT NULL,
+				shard TINYINT UNSIGNED NOT NULL DEFAULT 0,
+				messages BIGINT UNSIGNED NOT NULL DEFAULT 0,
+				PRIMARY KEY (width_minutes, bucket_start, source, status, shard)
+			)` + mysqlTableOptions,
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_event_buckets (
+				width_minutes SMALLINT UNSIGNED NOT NULL,
+				bucket_start DATETIME(6) NOT NULL,
+				provider VARCHAR(32) NOT NULL,
+				event VARCHAR(32) NOT NULL,
+				connection_id BIGINT UNSIGNED NOT NULL,
+				source VARCHAR(191) NOT NULL,
+				shard TINYINT UNSIGNED NOT NULL DEFAULT 0,
+				events BIGINT UNSIGNED NOT NULL DEFAULT 0,
+				repeats BIGINT UNSIGNED NOT NULL DEFAULT 0,
+				kind_repeats BIGINT UNSIGNED NOT NULL DEFAULT 0,
+				PRIMARY KEY (width_minutes, bucket_start, provider, event, connection_id, source, shard)
+			)` + mysqlTableOptions,
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_event_repeats (
+				event_id BIGINT UNSIGNED NOT NULL,
+				occurred_at DATETIME(6) NOT NULL,
+				provider VARCHAR(32) NOT NULL,
+				event VARCHAR(32) NOT NULL,
+				connection_id BIGINT UNSIGNED NOT NULL,
+				source VARCHAR(191) NOT NULL,
+				provider_prev_at DATETIME(6) NULL,
+				kind_prev_at DATETIME(6) NULL,
+				PRIMARY KEY (event_id),
+				KEY idx_occurred (occurred_at)
+			)` + mysqlTableOptions,
+			`INSERT INTO {prefix}mailsvc_outcome_rollups (width_minutes, bucket_start, connection_id, status, shard, messages)
+				SELECT 60, CAST(DATE_FORMAT(bucket_start, '%Y-%m-%d %H:00:00') AS DATETIME(6)), connection_id, status, 0, SUM(messages)
+				FROM {prefix}mailsvc_outcome_buckets GROUP BY 2, 3, 4
+				ON DUPLICATE KEY UPDATE messages = VALUES(messages)`,
+			`INSERT INTO {prefix}mailsvc_outcome_rollups (width_minutes, bucket_start, connection_id, status, shard, messages)
+				SELECT 1440, CAST(DATE(bucket_start) AS DATETIME(6)), connection_id, status, 0, SUM(messages)
+				FROM {prefix}mailsvc_outcome_buckets GROUP BY 2, 3, 4
+				ON DUPLICATE KEY UPDATE messages = VALUES(messages)`,
+			`INSERT INTO {prefix}mailsvc_source_rollups (width_minutes, bucket_start, source, status, shard, messages)
+				SELECT 60, CAST(DATE_FORMAT(bucket_start, '%Y-%m-%d %H:00:00') AS DATETIME(6)), source, status, 0, SUM(messages)
+				FROM {prefix}mailsvc_source_buckets GROUP BY 2, 3, 4
+				ON DUPLICATE KEY UPDATE messages = VALUES(messages)`,
+			`INSERT INTO {prefix}mailsvc_source_rollups (width_minutes, bucket_start, source, status, shard, messages)
+				SELECT 1440, CAST(DATE(bucket_start) AS DATETIME(6)), source, status, 0, SUM(messages)
+				FROM {prefix}mailsvc_source_buckets GROUP BY 2, 3, 4
+				ON DUPLICATE KEY UPDATE messages = VALUES(messages)`,
+			`INSERT INTO {prefix}mailsvc_event_repeats (event_id, occurred_at, provider, event, connection_id, source, provider_prev_at, kind_prev_at)
+				SELECT id, occurred_at, provider, event, connection_id, source, provider_prev_at, kind_prev_at FROM (
+					SELECT e.id, e.occurred_at, e.provider, e.event, COALESCE(l.sent_connection_id, 0) AS connection_id, l.source,
+						LAG(e.occurred_at) OVER (PARTITION BY e.log_id, e.provider, e.event ORDER BY e.occurred_at, e.id) AS provider_prev_at,
+						LAG(e.occurred_at) OVER (PARTITION BY e.log_id, e.event ORDER BY e.occurred_at, e.id) AS kind_prev_at
+					FROM {prefix}mailsvc_log_events e JOIN {prefix}mailsvc_logs l ON l.id = e.log_id
+				) chains WHERE provider_prev_at IS NOT NULL OR kind_prev_at IS NOT NULL
+				ON DUPLICATE KEY UPDATE provider_prev_at = VALUES(provider_prev_at), kind_prev_at = VALUES(kind_prev_at)`,
+			`INSERT INTO {prefix}mailsvc_event_buckets (width_minutes, bucket_start, provider, event, connection_id, source, shard, events, repeats, kind_repeats)
+				SELECT 15, CAST(DATE_FORMAT(e.occurred_at, '%Y-%m-%d %H:00:00') AS DATETIME(6)) + INTERVAL (MINUTE(e.occurred_at) DIV 15) * 15 MINUTE,
+					e.provider, e.event, COALESCE(l.sent_connection_id, 0), l.source, 0,
+					COUNT(*), COUNT(r.provider_prev_at), COUNT(r.kind_prev_at)
+				FROM {prefix}mailsvc_log_events e JOIN {prefix}mailsvc_logs l ON l.id = e.log_id
+					LEFT JOIN {prefix}mailsvc_event_repeats r ON r.event_id = e.id
+				GROUP BY 2, 3, 4, 5, 6
+				ON DUPLICATE KEY UPDATE events = VALUES(events), repeats = VALUES(repeats), kind_repeats = VALUES(kind_repeats)`,
+			`INSERT INTO {prefix}mailsvc_event_buckets (width_minutes, bucket_start, provider, event, connection_id, source, shard, events, repeats, kind_repeats)
+				SELECT 60, CAST(DATE_FORMAT(bucket_start, '%Y-%m-%d %H:00:00') AS DATETIME(6)), provider, event, connection_id, source, 0,
+					SUM(events), SUM(repeats), SUM(kind_repeats)
+				FROM {prefix}mailsvc_event_buckets WHERE width_minutes = 15 GROUP BY 2, 3, 4, 5, 6
+				ON DUPLICATE KEY UPDATE events = VALUES(events), repeats = VALUES(repeats), kind_repeats = VALUES(kind_repeats)`,
+			`INSERT INTO {prefix}mailsvc_event_buckets (width_minutes, bucket_start, provider, event, connection_id, source, shard, events, repeats, kind_repeats)
+				SELECT 1440, CAST(DATE(bucket_start) AS DATETIME(6)), provider, event, connection_id, source, 0,
+					SUM(events), SUM(repeats), SUM(kind_repeats)
+				FROM {prefix}mailsvc_event_buckets WHERE width_minutes = 15 GROUP BY 2, 3, 4, 5, 6
+				ON DUPLICATE KEY UPDATE events = VALUES(events), repeats = VALUES(repeats), kind_repeats = VALUES(kind_repeats)`,
+		},
+		SQLite: []string{
+			`CREATE TABLE {prefix}mailsvc_outcome_rollups (
+				width_minutes INTEGER NOT NULL,
+				bucket_start DATETIME NOT NULL,
+				connection_id INTEGER NOT NULL,
+				status TEXT NOT NULL,
+				shard INTEGER NOT NULL DEFAULT 0,
+				messages INTEGER NOT NULL DEFAULT 0,
+				PRIMARY KEY (width_minutes, bucket_start, connection_id, status, shard)
+			)`,
+			`CREATE TABLE {prefix}mailsvc_source_rollups (
+				width_minutes INTEGER NOT NULL,
+				bucket_start DATETIME NOT NULL,
+				source TEXT NOT NULL,
+				status TEXT NOT NULL,
+				shard INTEGER NOT NULL DEFAULT 0,
+				messages INTEGER NOT NULL DEFAULT 0,
+				PRIMARY KEY (width_minutes, bucket_start, source, status, shard)
+			)`,
+			`CREATE TABLE {prefix}mailsvc_event_buckets (
+				width_minutes INTEGER NOT NULL,
+				bucket_start DATETIME NOT NULL,
+				provider TEXT NOT NULL,
+				event TEXT NOT NULL,
+				connection_id INTEGER NOT NULL,
+				source TEXT NOT NULL,
+				shard INTEGER NOT NULL DEFAULT 0,
+				events INTEGER NOT NULL DEFAULT 0,
+				repeats INTEGER NOT NULL DEFAULT 0,
+				kind_repeats INTEGER NOT NULL DEFAULT 0,
+				PRIMARY KEY (width_minutes, bucket_start, provider, event, connection_id, source, shard)
+			)`,
+			`CREATE TABLE {prefix}mailsvc_event_repeats (
+				event_id INTEGER NOT NULL PRIMARY KEY,
+				occurred_at DATETIME NOT NULL,
+				provider TEXT NOT NULL,
+				event TEXT NOT NULL,
+				connection_id INTEGER NOT NULL,
+				source TEXT NOT NULL,
+				provider_prev_at DATETIME NULL,
+				kind_prev_at DATETIME NULL
+			)`,
+			`CREATE INDEX {prefix}mailsvc_event_repeats_occurred ON {prefix}mailsvc_event_repeats (occurred_at)`,
+			// Times are stored as the driver writes them in UTC
+			// ("2006-01-02 15:04:05+00:00"), so bucket starts are built
+			// in that form.
+			`INSERT INTO {prefix}mailsvc_outcome_rollups (width_minutes, bucket_start, connection_id, status, shard, messages)
+				SELECT 60, strftime('%Y-%m-%d %H:00:00', bucket_start) || '+00:00', connection_id, status, 0, SUM(messages)
+				FROM {prefix}mailsvc_outcome_buckets GROUP BY 2, 3, 4`,
+			`INSERT INTO {prefix}mailsvc_outcome_rollups (width_minutes, bucket_start, connection_id, status, shard, messages)
+				SELECT 1440, strftime('%Y-%m-%d 00:00:00', bucket_start) || '+00:00', connection_id, status, 0, SUM(messages)
+				FROM {prefix}mailsvc_outcome_buckets GROUP BY 2, 3, 4`,
+			`INSERT INTO {prefix}mailsvc_source_rollups (width_minutes, bucket_start, source, status, shard, messages)
+				SELECT 60, strftime('%Y-%m-%d %H:00:00', bucket_start) || '+00:00', source, status, 0, SUM(messages)
+				FROM {prefix}mailsvc_source_buckets GROUP BY 2, 3, 4`,
+			`INSERT INTO {prefix}mailsvc_source_rollups (width_minutes, bucket_start, source, status, shard, messages)
+				SELECT 1440, strftime('%Y-%m-%d 00:00:00', bucket_start) || '+00:00', source, status, 0, SUM(messages)
+				FROM {prefix}mailsvc_source_buckets GROUP BY 2, 3, 4`,
+			`INSERT INTO {prefix}mailsvc_event_repeats (event_id, occurred_at, provider, event, connection_id, source, provider_prev_at, kind_prev_at)
+				SELECT id, occurred_at, provider, event, connection_id, source, provider_prev_at, kind_prev_at FROM (
+					SELECT e.id, e.occurred_at, e.provider, e.event, COALESCE(l.sent_connection_id, 0) AS connection_id, l.source,
+						LAG(e.occurred_at) OVER (PARTITION BY e.log_id, e.provider, e.event ORDER BY e.occurred_at, e.id) AS provider_prev_at,
+						LAG(e.occurred_at) OVER (PARTITION BY e.log_id, e.event ORDER BY e.occurred_at, e.id) AS kind_prev_at
+					FROM {prefix}mailsvc_log_events e JOIN {prefix}mailsvc_logs l ON l.id = e.log_id
+				) chains WHERE provider_prev_at IS NOT NULL OR kind_prev_at IS NOT NULL`,
+			`INSERT INTO {prefix}mailsvc_event_buckets (width_minutes, bucket_start, provider, event, connection_id, source, shard, events, repeats, kind_repeats)
+				SELECT 15, strftime('%Y-%m-%d %H:', e.occurred_at) || printf('%02d', CAST(strftime('%M', e.occurred_at) AS INTEGER) / 15 * 15) || ':00+00:00',
+					e.provider, e.event, COALESCE(l.sent_connection_id, 0), l.source, 0,
+					COUNT(*), COUNT(r.provider_prev_at), COUNT(r.kind_prev_at)
+				FROM {prefix}mailsvc_log_events e JOIN {prefix}mailsvc_logs l ON l.id = e.log_id
+					LEFT JOIN {prefix}mailsvc_event_repeats r ON r.event_id = e.id
+				GROUP BY 2, 3, 4, 5, 6`,
+			`INSERT INTO {prefix}mailsvc_event_buckets (width_minutes, bucket_start, provider, event, connection_id, source, shard, events, repeats, kind_repeats)
+				SELECT 60, strftime('%Y-%m-%d %H:00:00', bucket_start) || '+00:00', provider, event, connection_id, source, 0,
+					SUM(events), SUM(repeats), SUM(kind_repeats)
+				FROM {prefix}mailsvc_event_buckets WHERE width_minutes = 15 GROUP BY 2, 3, 4, 5, 6`,
+			`INSERT INTO {prefix}mailsvc_event_buckets (width_minutes, bucket_start, provider, event, connection_id, source, shard, events, repeats, kind_repeats)
+				SELECT 1440, strftime('%Y-%m-%d 00:00:00', bucket_start) || '+00:00', provider, event, connection_id, source, 0,
+					SUM(events), SUM(repeats), SUM(kind_repeats)
+				FROM {prefix}mailsvc_event_buckets WHERE width_minutes = 15 GROUP BY 2, 3, 4, 5, 6`,
+		},
+	},
+	{
+		// Attachment bytes leave the message column (base64 inside JSON,
+		// read by every listing and decoded through several copies) for
+		// a table of binary chunks that only the send path and a single
+		// log's view read (see log_attachments.go). Existing rows keep
+		// their bytes in the column and are read as before.
+		Version: 12,
+		Name:    "attachment bytes in binary chunks beside the logs",
+		MySQL: []string{
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_log_attachments (
+				log_id BIGINT UNSIGNED NOT NULL,
+				position INT NOT NULL,
+				chunk INT NOT NULL,
+				size BIGINT NOT NULL,
+				data MEDIUMBLOB NOT NULL,
+				PRIMARY KEY (log_id, position, chunk),
+				CONSTRAINT {prefix}mailsvc_log_attachments_log FOREIGN KEY (log_id)
+					REFERENCES {prefix}mailsvc_logs (id) ON DELETE CASCADE
+			)` + mysqlTableOptions,
+		},
+		SQLite: []string{
+			`CREATE TABLE {prefix}mailsvc_log_attachments (
+				log_id INTEGER NOT NULL REFERENCES {prefix}mailsvc_logs (id) ON DELETE CASCADE,
+				position INTEGER NOT NULL,
+				chunk INTEGER NOT NULL,
+				size INTEGER NOT NULL,
+				data BLOB NOT NULL,
+				PRIMARY KEY (log_id, position, chunk)
+			)`,
+		},
+	},
 }
 
 // LatestVersion is the schema version this build migrates to.

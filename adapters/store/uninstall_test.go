@@ -72,6 +72,8 @@ func TestDropServiceTablesAndOptions(t *testing.T) {
 			wantTables = append(wantTables, "wp_mailsvc_replicas")
 			// The outcome roll-ups by source (migration 8).
 			wantTables = append(wantTables, "wp_mailsvc_source_buckets")
+			// Attachment bytes in binary chunks (migration 12).
+			wantTables = append(wantTables, "wp_mailsvc_log_attachments")
 			if tc.name != "sqlite" {
 				// The subject's FULLTEXT side table (migration 10).
 				wantTables = append(wantTables, "wp_mailsvc_log_subjects")
