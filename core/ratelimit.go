@@ -103,12 +103,35 @@ func ParseRetryAfter(v string, now time.Time) time.Duration {
 	return 0
 }
 
+// ParseRateLimitReset reads an X-RateLimit-Reset header relative to now:
+// the Unix time at which the provider's window resets (SendGrid's form),
+// or, for small values, the seconds until it does; 0 when absent,
+// unreadable or past.
+func ParseRateLimitReset(v string, now time.Time) time.Duration {
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	switch {
+	case err != nil || n <= 0:
+		return 0
+	case n < 1_000_000_000: // a delay in seconds, not a date
+		return time.Duration(n) * time.Second
+	}
+	if t := time.Unix(n, 0); t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
 // HTTPResponseError classifies a provider API's error response like
 // HTTPStatusError, and makes a 429 a RateLimited error honouring its
-// Retry-After header.
+// Retry-After header, or X-RateLimit-Reset when it names none.
 func HTTPResponseError(status int, header http.Header, body string) error {
 	if status == http.StatusTooManyRequests {
-		return RateLimited(fmt.Errorf("provider answered HTTP %d: %s", status, body), ParseRetryAfter(header.Get("Retry-After"), time.Now()))
+		now := time.Now()
+		wait := ParseRetryAfter(header.Get("Retry-After"), now)
+		if wait == 0 {
+			wait = ParseRateLimitReset(header.Get("X-RateLimit-Reset"), now)
+		}
+		return RateLimited(fmt.Errorf("provider answered HTTP %d: %s", status, body), wait)
 	}
 	return HTTPStatusError(status, body)
 }
