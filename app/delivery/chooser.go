@@ -28,10 +28,11 @@ type Choice struct {
 //
 // The engine tries the list in order with the usual retries on each
 // connection: a temporary failure is retried on the same connection (with
-// backoff) up to the retry limit; a permanent failure, or the retries
-// running out, moves the message to the next connection of the list at
-// once (its phase counter back to 0); after the last one the message
-// fails. The list replaces "default connection, then fallback": the free
+// backoff) up to the retry limit; a permanent failure, the retries
+// running out, or a connection-level failure (see
+// ConnectionFailureObserver) moves the message to the next connection of
+// the list at once (its phase counter back to 0); after the last one the
+// message fails. The list replaces "default connection, then fallback": the free
 // fallback does not follow a chooser's list (a chooser that wants it
 // appends it). Which entry is tried now is read from the log: a new
 // message (no attempt yet, or resent) starts at the first; a retry stays
@@ -43,6 +44,19 @@ type Choice struct {
 // message is retried like a temporary send failure.
 type ConnectionChooser interface {
 	Choose(ctx context.Context, l *core.Log) (Choice, error)
+}
+
+// ConnectionFailureObserver is implemented by a ConnectionChooser that
+// wants to hear of attempts through a chosen connection that failed at
+// the connection level (the provider unreachable, no answer in time, the
+// credentials refused; see connectionLevel), so that it can stop
+// choosing that connection at once (Pro: the sender group member is
+// marked down). Observed or not, such a failure moves the message on to
+// the next connection of the list at once instead of retrying the failed
+// connection (the last one of the list is retried as usual).
+// ConnectionFailed is called on the delivery path: it must return fast.
+type ConnectionFailureObserver interface {
+	ConnectionFailed(ctx context.Context, connectionID int64, reason string)
 }
 
 // choiceIndex returns the entry of ids to try now for l (see
@@ -85,6 +99,7 @@ func (s *Service) decideChosen(ctx, stop context.Context, l *core.Log, st settin
 	}
 	i := choiceIndex(l, choice.ConnectionIDs)
 	var out core.LogOutcome
+	connDown := false
 	if i >= len(choice.ConnectionIDs) {
 		out = s.failedAttempt(l, 0, core.Permanent(fmt.Errorf("every connection chosen by %s has been tried", choice.Rule)))
 	} else if conn, err := conns.get(choice.ConnectionIDs[i]); err != nil {
@@ -100,6 +115,12 @@ func (s *Service) decideChosen(ctx, stop context.Context, l *core.Log, st settin
 			out.History[0].Response = "chosen by " + choice.Rule
 			return out, true
 		}
+		if a := out.History[0]; a.Outcome != core.OutcomeDelivered && a.Outcome != core.OutcomeSimulated && connectionLevel(a.Error) {
+			connDown = true
+			if obs, ok := s.Chooser.(ConnectionFailureObserver); ok {
+				obs.ConnectionFailed(ctx, conn.ID, a.Error)
+			}
+		}
 	}
 	a := &out.History[len(out.History)-1]
 	a.Response = "chosen by " + choice.Rule + ": " + a.Response
@@ -107,11 +128,12 @@ func (s *Service) decideChosen(ctx, stop context.Context, l *core.Log, st settin
 	case a.Outcome == core.OutcomeDelivered || a.Outcome == core.OutcomeSimulated:
 		out.Status = core.StatusDelivered
 		out.Delete = !st.keepDelivered(l.Source)
-	case a.Outcome == core.OutcomeTemporary && out.PhaseAttempts <= st.maxRetries:
+	case a.Outcome == core.OutcomeTemporary && out.PhaseAttempts <= st.maxRetries && (!connDown || i+1 >= len(choice.ConnectionIDs)):
 		out.Status = core.StatusQueued
 		out.NextAttemptAt = now.Add(s.Backoff(out.PhaseAttempts))
 	case i+1 < len(choice.ConnectionIDs):
-		// Move on to the next connection of the list, at once.
+		// Move on to the next connection of the list, at once (also after
+		// a connection-level failure, which retries would only repeat).
 		out.Status = core.StatusQueued
 		out.NextAttemptAt = now
 		out.PhaseAttempts = 0

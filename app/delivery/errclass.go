@@ -6,6 +6,7 @@ import (
 	"net"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/mailsvc/mailsvc/core"
 )
@@ -49,4 +50,43 @@ func errorClass(driver string, err error) string {
 		return ErrorClassNetwork
 	}
 	return ErrorClassOther
+}
+
+var (
+	// connectionRefusals are texts of failures to reach a provider at all.
+	connectionRefusals = []string{
+		"connection refused", "no such host", "network is unreachable", "host is unreachable",
+		"i/o timeout", "context deadline exceeded", "Client.Timeout exceeded", "TLS handshake timeout",
+		// oauthdriver.ErrUnauthorized, and SES refusing the access key.
+		"the provider refused the access token", "InvalidClientTokenId", "SignatureDoesNotMatch", "UnrecognizedClient",
+	}
+	// smtpSessionFailures prefix the drivers' errors of a failed SMTP
+	// session set-up: TCP, greeting, EHLO, STARTTLS and AUTH, before any
+	// recipient is named (drivers/smtp classify's "connect" and
+	// "reconnect" operations).
+	smtpSessionFailures = []string{"smtp: connect ", "smtp: reconnect "}
+	httpAuthRe          = regexp.MustCompile(`HTTP 40[13]\b`)
+)
+
+// connectionLevel reports whether a failed attempt's error text says the
+// connection itself failed — the provider could not be reached, did not
+// answer in time, or refused the credentials — rather than the message or
+// one of its recipients. The engine has only the text here (the attempt
+// record), so it matches what the drivers write: an SMTP failure before
+// the mail transaction began, a network error, an HTTP 401 or 403.
+func connectionLevel(errText string) bool {
+	if strings.Contains(errText, "waiting for a connection") {
+		return false // this process's own send slots were busy
+	}
+	for _, s := range smtpSessionFailures {
+		if strings.Contains(errText, s) {
+			return true
+		}
+	}
+	for _, s := range connectionRefusals {
+		if strings.Contains(errText, s) {
+			return true
+		}
+	}
+	return httpAuthRe.MatchString(errText)
 }
