@@ -36,7 +36,7 @@ func (s *Service) Choose(ctx context.Context, l *core.Log) (delivery.Choice, err
 		return delivery.Choice{}, nil
 	}
 	order := snap.groupOrder(sender, g, l.ID)
-	if len(order) < 2 {
+	if len(order) == 0 {
 		return delivery.Choice{}, nil
 	}
 	ids, err := s.reserve(ctx, l, order)
@@ -95,13 +95,14 @@ func (snap *snapshot) matchRule(l *core.Log, seen map[int64]*ruleVerdict) *compi
 
 // groupOrder returns the connections of group g to try for the message
 // with id logID: its active members, those not down (all of them when
-// every one is down); failover keeps the members' order, balance puts
+// every one is down) — none when fewer than two members are active, as
+// then there is no group; failover keeps the members' order, balance puts
 // first the member smooth weighted round robin gives position logID, then
 // the others in order; overflow keeps the order (reserve skips members at
 // their cap).
 func (snap *snapshot) groupOrder(sender string, g *core.SenderGroup, logID int64) []core.SenderGroupMember {
 	var active, up []core.SenderGroupMember
-	for _, m := range members(snap.connList, sender, g) {
+	for _, m := range snap.members(sender, g) {
 		c := snap.conns[m.ConnectionID]
 		if !c.IsActive {
 			continue
@@ -110,6 +111,9 @@ func (snap *snapshot) groupOrder(sender string, g *core.SenderGroup, logID int64
 		if c.HealthStatus != core.HealthDown {
 			up = append(up, m)
 		}
+	}
+	if len(active) < 2 {
+		return nil
 	}
 	list := up
 	if len(list) == 0 {

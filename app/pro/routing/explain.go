@@ -46,7 +46,7 @@ type ConditionExplanation struct {
 // when it does not exist) and the sender groups on a sample message
 // without sending or counting anything.
 func (s *Service) Explain(ctx context.Context, l *core.Log, ruleID int64) (*Explanation, error) {
-	snap, err := s.read(ctx)
+	snap, err := s.read(ctx, true)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +106,7 @@ func (s *Service) Explain(ctx context.Context, l *core.Log, ruleID int64) (*Expl
 			return nil, fmt.Errorf("read today's send counts: %w", err)
 		}
 		for _, m := range order {
-			if len(order) > 1 && (m.DailyCap == 0 || counts[m.ConnectionID] < m.DailyCap) {
+			if m.DailyCap == 0 || counts[m.ConnectionID] < m.DailyCap {
 				id := m.ConnectionID
 				out.ConnectionID = &id
 				out.ChosenBy = fmt.Sprintf("sender group %s (%s)", sender, g.Strategy)

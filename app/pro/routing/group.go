@@ -54,27 +54,50 @@ type GroupInput struct {
 	Members  []MemberInput
 }
 
-// sendsAs reports whether connection c sends as sender: its from_email
-// setting (which force_from enforces) is that address. Verified
-// identities of ses connections are a later extension.
-func sendsAs(c *core.Connection, sender string) bool {
-	from, _ := c.Settings["from_email"].(string)
-	return from != "" && strings.EqualFold(strings.TrimSpace(from), sender)
+// sendsAs reports whether connection c sends as sender (lower-cased):
+// its from_email setting (which force_from enforces, and which an API
+// driver puts on every message) is that address; or, for an SES
+// connection without from_email, one of its verified identities is the
+// address, its domain or a parent domain of it.
+func (snap *snapshot) sendsAs(c *core.Connection, sender string) bool {
+	if from := fromEmail(c); from != "" {
+		return from == sender
+	}
+	return snap.verified[c.ID].covers(sender)
 }
 
 // senders returns the lower-cased sender addresses that more than one
-// active connection sends as, sorted.
-func senders(conns []*core.Connection) []string {
-	count := map[string]int{}
-	for _, c := range conns {
-		if from, _ := c.Settings["from_email"].(string); c.IsActive && from != "" {
-			count[strings.ToLower(strings.TrimSpace(from))]++
+// active connection sends as, sorted. The addresses looked at are the
+// active connections' from_email, the verified addresses of SES
+// connections and the senders of saved groups.
+func (snap *snapshot) senders() []string {
+	candidates := map[string]bool{}
+	for _, c := range snap.connList {
+		if !c.IsActive {
+			continue
+		}
+		if from := fromEmail(c); from != "" {
+			candidates[from] = true
+		}
+		if set := snap.verified[c.ID]; set != nil {
+			for a := range set.addresses {
+				candidates[a] = true
+			}
 		}
 	}
+	for sender := range snap.groups {
+		candidates[sender] = true
+	}
 	var out []string
-	for s, n := range count {
+	for sender := range candidates {
+		n := 0
+		for _, c := range snap.connList {
+			if c.IsActive && snap.sendsAs(c, sender) {
+				n++
+			}
+		}
 		if n > 1 {
-			out = append(out, s)
+			out = append(out, sender)
 		}
 	}
 	slices.Sort(out)
@@ -85,23 +108,19 @@ func senders(conns []*core.Connection) []string {
 // weights and caps: the stored group's members first (those still
 // sending as sender), then any other connection that sends as sender, by
 // id, with the default weight and no cap.
-func members(conns []*core.Connection, sender string, g *core.SenderGroup) []core.SenderGroupMember {
-	byID := map[int64]*core.Connection{}
-	for _, c := range conns {
-		byID[c.ID] = c
-	}
+func (snap *snapshot) members(sender string, g *core.SenderGroup) []core.SenderGroupMember {
 	var out []core.SenderGroupMember
 	seen := map[int64]bool{}
 	if g != nil {
 		for _, m := range g.Members {
-			if c := byID[m.ConnectionID]; c != nil && sendsAs(c, sender) && !seen[m.ConnectionID] {
+			if c := snap.conns[m.ConnectionID]; c != nil && snap.sendsAs(c, sender) && !seen[m.ConnectionID] {
 				out = append(out, m)
 				seen[m.ConnectionID] = true
 			}
 		}
 	}
-	for _, c := range conns {
-		if sendsAs(c, sender) && !seen[c.ID] {
+	for _, c := range snap.connList {
+		if snap.sendsAs(c, sender) && !seen[c.ID] {
 			out = append(out, core.SenderGroupMember{ConnectionID: c.ID, Weight: DefaultWeight})
 		}
 	}
@@ -111,7 +130,7 @@ func members(conns []*core.Connection, sender string, g *core.SenderGroup) []cor
 // Groups returns one group per sender address that more than one active
 // connection sends as, with today's send counts.
 func (s *Service) Groups(ctx context.Context) ([]Group, error) {
-	snap, err := s.read(ctx)
+	snap, err := s.read(ctx, true)
 	if err != nil {
 		return nil, err
 	}
@@ -124,13 +143,13 @@ func (s *Service) Groups(ctx context.Context) ([]Group, error) {
 		return nil, fmt.Errorf("read today's send counts: %w", err)
 	}
 	out := []Group{}
-	for _, sender := range senders(snap.connList) {
+	for _, sender := range snap.senders() {
 		g := snap.groups[sender]
 		view := Group{Sender: sender, Strategy: core.StrategyFailover, Members: []GroupMember{}, Configured: g != nil}
 		if g != nil {
 			view.Strategy = g.Strategy
 		}
-		for _, m := range members(snap.connList, sender, g) {
+		for _, m := range snap.members(sender, g) {
 			c := snap.conns[m.ConnectionID]
 			view.Members = append(view.Members, GroupMember{
 				ConnectionID: c.ID, Name: c.Name, Provider: c.Driver, IsActive: c.IsActive,
@@ -160,9 +179,14 @@ func (s *Service) SaveGroup(ctx context.Context, in GroupInput) (*Group, error) 
 	if len(in.Members) == 0 {
 		errs["members"] = "At least one member is required."
 	}
-	snap, err := s.read(ctx)
+	snap, err := s.read(ctx, true)
 	if err != nil {
 		return nil, err
+	}
+	if s.recheckIdentities(ctx, snap, sender, in.Members) {
+		if snap, err = s.read(ctx, true); err != nil {
+			return nil, err
+		}
 	}
 	g := &core.SenderGroup{Sender: sender, Strategy: in.Strategy, Members: []core.SenderGroupMember{}}
 	seen := map[int64]bool{}
@@ -174,8 +198,8 @@ func (s *Service) SaveGroup(ctx context.Context, in GroupInput) (*Group, error) 
 			errs[key+".connection_id"] = fmt.Sprintf("Connection %d does not exist.", m.ConnectionID)
 		case seen[m.ConnectionID]:
 			errs[key+".connection_id"] = fmt.Sprintf("Connection %d is listed twice.", m.ConnectionID)
-		case !sendsAs(c, sender):
-			errs[key+".connection_id"] = fmt.Sprintf("Connection %d (%s) does not send as %s.", c.ID, c.Name, sender)
+		case !snap.sendsAs(c, sender):
+			errs[key+".connection_id"] = fmt.Sprintf("Connection %d (%s) does not send as %s: neither its from address nor, for Amazon SES, a verified identity is that address or its domain.", c.ID, c.Name, sender)
 		}
 		seen[m.ConnectionID] = true
 		member := core.SenderGroupMember{ConnectionID: m.ConnectionID, Weight: DefaultWeight}
@@ -218,4 +242,22 @@ func (s *Service) SaveGroup(ctx context.Context, in GroupInput) (*Group, error) 
 			IsActive: c.IsActive, HealthStatus: c.HealthStatus, Weight: m.Weight, DailyCap: m.DailyCap})
 	}
 	return view, nil
+}
+
+// recheckIdentities asks again, ignoring the cache, the verified
+// identities of the SES members of in that snap says do not send as
+// sender (an identity may have been verified since the last lookup). It
+// reports whether it asked any.
+func (s *Service) recheckIdentities(ctx context.Context, snap *snapshot, sender string, in []MemberInput) bool {
+	if s.Identities == nil {
+		return false
+	}
+	asked := false
+	for _, m := range in {
+		if c := snap.conns[m.ConnectionID]; c != nil && identityCandidate(c) && !snap.sendsAs(c, sender) {
+			s.lookup(ctx, c.ID)
+			asked = true
+		}
+	}
+	return asked
 }

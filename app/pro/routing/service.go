@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -46,9 +47,21 @@ type Service struct {
 	// (0: DefaultCacheTTL). This process's own changes apply at once;
 	// another replica's within CacheTTL.
 	CacheTTL time.Duration
+	// Identities, when set, gives the verified identities of SES
+	// connections: an SES connection without from_email sends as each of
+	// them (see sendsAs). Answers are reused for IdentityTTL (0:
+	// DefaultIdentityTTL).
+	Identities  VerifiedIdentities
+	IdentityTTL time.Duration
+	// Health, when set, stores a connection as down when delivery meets a
+	// connection-level failure on it (see ConnectionFailed).
+	Health HealthMarker
+	// Logger logs what the routes cannot report (slog.Default when nil).
+	Logger *slog.Logger
 
 	mu   sync.Mutex
 	snap *snapshot
+	ids  identityCache
 }
 
 // snapshot is what Choose works from.
@@ -59,12 +72,22 @@ type snapshot struct {
 	conns    map[int64]*core.Connection
 	connList []*core.Connection
 	fallback int64
+	// verified are the identities of the SES connections that send as
+	// them (identityCandidate), by connection id.
+	verified map[int64]*identitySet
 }
 
 // compiledRule is a rule with its conditions compiled.
 type compiledRule struct {
 	*core.RoutingRule
 	conds []condition
+}
+
+func (s *Service) logger() *slog.Logger {
+	if s.Logger != nil {
+		return s.Logger
+	}
+	return slog.Default()
 }
 
 func (s *Service) now() time.Time {
@@ -107,7 +130,7 @@ func (s *Service) load(ctx context.Context) (*snapshot, error) {
 	if s.snap != nil && time.Since(s.snap.at) < ttl {
 		return s.snap, nil
 	}
-	snap, err := s.read(ctx)
+	snap, err := s.read(ctx, false)
 	if err != nil {
 		return nil, err
 	}
@@ -115,8 +138,8 @@ func (s *Service) load(ctx context.Context) (*snapshot, error) {
 	return snap, nil
 }
 
-// read builds a fresh snapshot from the store.
-func (s *Service) read(ctx context.Context) (*snapshot, error) {
+// read builds a fresh snapshot from the store; wait is verifiedSets'.
+func (s *Service) read(ctx context.Context, wait bool) (*snapshot, error) {
 	snap := &snapshot{at: time.Now(), groups: map[string]*core.SenderGroup{}, conns: map[int64]*core.Connection{}}
 	rules, err := s.Store.FindRoutingRules(ctx)
 	if err != nil {
@@ -150,6 +173,7 @@ func (s *Service) read(ctx context.Context) (*snapshot, error) {
 	for _, c := range conns {
 		snap.conns[c.ID] = c
 	}
+	snap.verified = s.verifiedSets(ctx, conns, wait)
 	if s.Settings != nil {
 		m, err := s.Settings.Get(ctx)
 		if err != nil {

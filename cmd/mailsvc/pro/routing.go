@@ -7,6 +7,7 @@ import (
 
 	httppro "github.com/mailsvc/mailsvc/adapters/http/pro"
 	"github.com/mailsvc/mailsvc/adapters/wordpress"
+	"github.com/mailsvc/mailsvc/app/health"
 	"github.com/mailsvc/mailsvc/app/pro/routing"
 	"github.com/mailsvc/mailsvc/cmd/mailsvc/cli"
 )
@@ -17,13 +18,28 @@ const siteZoneTTL = time.Minute
 // joinRouting gives m the routing rule and sender group routes and makes
 // their service the delivery engine's connection chooser. Days of the
 // daily caps follow the site's time zone (WordPress's timezone_string or
-// gmt_offset; UTC standalone or when the options cannot be read).
+// gmt_offset; UTC standalone or when the options cannot be read). An
+// SES connection sends as its verified identities (asked of m.SES, which
+// joinIdentityTools sets); a connection-level delivery failure marks the
+// connection down until the health check passes again.
 func joinRouting(env *cli.ServeEnv, m *httppro.Module) {
 	svc := &routing.Service{
 		Store:       env.DB,
 		Connections: env.Connections,
 		Settings:    env.Delivery.Settings,
 		Location:    siteZone(env),
+		Identities: func(ctx context.Context, id int64) ([]string, []string, error) {
+			if m.SES == nil {
+				return nil, nil, nil
+			}
+			v, err := m.SES.ValidSenders(ctx, id)
+			if err != nil {
+				return nil, nil, err
+			}
+			return v.Addresses, v.Domains, nil
+		},
+		Health: &health.SendFailures{State: env.DB, Alerts: env.Delivery.Alerts, Site: env.SiteURL},
+		Logger: env.Logger,
 	}
 	env.Delivery.Chooser = svc
 	m.RoutingRules = svc
