@@ -30,9 +30,9 @@ import (
 )
 
 // Defaults of the Service's tuning fields. Eight workers of 100 keep a
-// connection's sends busy while other workers claim and record (each
-// batch costs two transactions, whatever its size); see docs/delivery.md
-// "Measured".
+// connection's sends busy while other workers record and claim (a worker
+// refills half its batch at a time, one transaction whatever the size);
+// see docs/delivery.md "Measured".
 const (
 	DefaultWorkers      = 8
 	DefaultBatchSize    = 100
