@@ -39,7 +39,7 @@ func (s sourceTally) add(t time.Time, source, status string) {
 // write adds the tally to the roll-up table in one multi-row upsert, its
 // keys in a fixed order (and, on MySQL, on a random shard of rollupShards)
 // so concurrent writers seldom wait for each other and never deadlock on
-// it.
+// it; then to the hour and day roll-ups (writeCoarse), on the same shard.
 func (s sourceTally) write(ctx context.Context, db *DB, tx *sql.Tx) error {
 	if len(s) == 0 {
 		return nil
@@ -79,7 +79,45 @@ func (s sourceTally) write(ctx context.Context, db *DB, tx *sql.Tx) error {
 	if _, err := tx.ExecContext(ctx, db.expand(b.String()), args...); err != nil {
 		return fmt.Errorf("add source roll-ups: %w", err)
 	}
-	return nil
+	return s.writeCoarse(ctx, db, tx, keys, shard)
+}
+
+// writeCoarse adds the tally, already sorted as keys, to the hour and day
+// roll-ups by source, on shard.
+func (s sourceTally) writeCoarse(ctx context.Context, db *DB, tx *sql.Tx, keys []sourceKey, shard int) error {
+	type coarseKey struct {
+		minutes int
+		key     sourceKey
+	}
+	sums := map[coarseKey]int64{}
+	var order []coarseKey
+	for _, w := range coarseWidths {
+		for _, k := range keys {
+			ck := coarseKey{w, sourceKey{Start: widthStart(k.Start, w), Source: k.Source, Status: k.Status}}
+			if _, seen := sums[ck]; !seen {
+				order = append(order, ck)
+			}
+			sums[ck] += s[k]
+		}
+	}
+	slices.SortFunc(order, func(a, b coarseKey) int {
+		if a.minutes != b.minutes {
+			return a.minutes - b.minutes
+		}
+		if c := a.key.Start.Compare(b.key.Start); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.key.Source, b.key.Source); c != 0 {
+			return c
+		}
+		return strings.Compare(a.key.Status, b.key.Status)
+	})
+	rows := make([]counterRow, 0, len(order))
+	for _, k := range order {
+		rows = append(rows, counterRow{k.minutes, k.key.Start, k.key.Source, k.key.Status, shard, sums[k]})
+	}
+	return db.upsertCounters(ctx, tx, "{prefix}mailsvc_source_rollups",
+		[]string{"width_minutes", "bucket_start", "source", "status", "shard"}, []string{"messages"}, rows)
 }
 
 // idList returns "?,?,..." and the arguments of an IN list of ids.
@@ -160,75 +198,6 @@ func (db *DB) SourceBuckets(ctx context.Context, from, to time.Time) ([]core.Sou
 	return out, nil
 }
 
-// EventCounts counts the provider events that happened in [from, to)
-// (by the provider's time), per provider and event, ordered by provider
-// and event.
-func (db *DB) EventCounts(ctx context.Context, from, to time.Time) ([]core.EventCount, error) {
-	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT provider, event, COUNT(*), COUNT(DISTINCT log_id)
-		FROM {prefix}mailsvc_log_events WHERE occurred_at >= ? AND occurred_at < ?
-		GROUP BY provider, event ORDER BY provider, event`),
-		from.UTC().Truncate(time.Microsecond), to.UTC().Truncate(time.Microsecond))
-	if err != nil {
-		return nil, fmt.Errorf("count provider events: %w", err)
-	}
-	defer rows.Close()
-	out := []core.EventCount{}
-	for rows.Next() {
-		var c core.EventCount
-		if err := rows.Scan(&c.Provider, &c.Event, &c.Events, &c.Messages); err != nil {
-			return nil, fmt.Errorf("count provider events: %w", err)
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("count provider events: %w", err)
-	}
-	return out, nil
-}
-
-// LogEventTallies counts the distinct logs that received one of events in
-// [from, to), per event, sending connection (0 when none) and source. It
-// reads the (few) events of the range through the (event, occurred_at)
-// index and their logs' connection and source by id.
-func (db *DB) LogEventTallies(ctx context.Context, from, to time.Time, events []string) ([]core.LogEventTally, error) {
-	out := []core.LogEventTally{}
-	if len(events) == 0 {
-		return out, nil
-	}
-	in := strings.TrimSuffix(strings.Repeat("?,", len(events)), ",")
-	args := []any{from.UTC().Truncate(time.Microsecond), to.UTC().Truncate(time.Microsecond)}
-	for _, e := range events {
-		args = append(args, e)
-	}
-	// On MySQL the logs' connection and source come from the narrow
-	// idx_id_connection_source, which the optimizer would pass over for
-	// the (much wider) primary key.
-	hint := ""
-	if db.dialect == DialectMySQL {
-		hint = " FORCE INDEX (idx_id_connection_source)"
-	}
-	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT COALESCE(l.sent_connection_id, 0), l.source, e.event, COUNT(DISTINCT e.log_id)
-		FROM {prefix}mailsvc_log_events e JOIN {prefix}mailsvc_logs l`+hint+` ON l.id = e.log_id
-		WHERE e.occurred_at >= ? AND e.occurred_at < ? AND e.event IN (`+in+`)
-		GROUP BY COALESCE(l.sent_connection_id, 0), l.source, e.event
-		ORDER BY 1, 2, 3`), args...)
-	if err != nil {
-		return nil, fmt.Errorf("count logs with provider events: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var c core.LogEventTally
-		if err := rows.Scan(&c.ConnectionID, &c.Source, &c.Event, &c.Messages); err != nil {
-			return nil, fmt.Errorf("count logs with provider events: %w", err)
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("count logs with provider events: %w", err)
-	}
-	return out, nil
-}
-
 // ExportLogs returns the next page of logs created in [p.From, p.To) in
 // (CreatedAt, ID) order after the cursor (p.AfterCreatedAt, p.AfterID;
 // a zero AfterID starts at the beginning), at most p.Limit of them (1–1000,
@@ -272,13 +241,13 @@ func (db *DB) ExportLogs(ctx context.Context, p core.LogExportPage) ([]core.Expo
 
 // OutcomeTotals sums the outcome roll-ups (OutcomeBuckets) whose bucket
 // starts in [from, to) per connection and status: one row per connection
-// and status, Start set to from. The sums are made by the database, so
-// the answer stays a few rows whatever the range.
+// and status, Start set to from. The whole UTC days of the range are read
+// from the day roll-ups, the whole hours at its edges from the hour ones
+// and the rest from the 15-minute buckets (rollupSpans), all summed by the
+// database in one query, so the answer is the same as summing
+// OutcomeBuckets and its cost hardly grows with the range.
 func (db *DB) OutcomeTotals(ctx context.Context, from, to time.Time) ([]core.OutcomeBucket, error) {
-	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT connection_id, status, SUM(messages)
-		FROM {prefix}mailsvc_outcome_buckets WHERE bucket_start >= ? AND bucket_start < ?
-		GROUP BY connection_id, status ORDER BY connection_id, status`),
-		from.UTC().Truncate(time.Microsecond), to.UTC().Truncate(time.Microsecond))
+	rows, err := db.tieredTotals(ctx, "{prefix}mailsvc_outcome_buckets", "{prefix}mailsvc_outcome_rollups", "connection_id", from, to)
 	if err != nil {
 		return nil, fmt.Errorf("outcome totals: %w", err)
 	}
@@ -299,12 +268,10 @@ func (db *DB) OutcomeTotals(ctx context.Context, from, to time.Time) ([]core.Out
 
 // SourceTotals sums the roll-ups by source (SourceBuckets) whose bucket
 // starts in [from, to) per source and status: one row per source and
-// status, Start set to from.
+// status, Start set to from. Like OutcomeTotals it reads days, hours and
+// quarter hours.
 func (db *DB) SourceTotals(ctx context.Context, from, to time.Time) ([]core.SourceBucket, error) {
-	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT source, status, SUM(messages)
-		FROM {prefix}mailsvc_source_buckets WHERE bucket_start >= ? AND bucket_start < ?
-		GROUP BY source, status ORDER BY source, status`),
-		from.UTC().Truncate(time.Microsecond), to.UTC().Truncate(time.Microsecond))
+	rows, err := db.tieredTotals(ctx, "{prefix}mailsvc_source_buckets", "{prefix}mailsvc_source_rollups", "source", from, to)
 	if err != nil {
 		return nil, fmt.Errorf("source totals: %w", err)
 	}
@@ -321,4 +288,28 @@ func (db *DB) SourceTotals(ctx context.Context, from, to time.Time) ([]core.Sour
 		return nil, fmt.Errorf("source totals: %w", err)
 	}
 	return out, nil
+}
+
+// tieredTotals sums the messages of the buckets that start in [from, to)
+// per key column and status, ordered by both: the quarter-hour spans of
+// rollupSpans from quarters (a 15-minute table), the others from coarse
+// (its hour and day roll-ups), in one statement.
+func (db *DB) tieredTotals(ctx context.Context, quarters, coarse, key string, from, to time.Time) (*sql.Rows, error) {
+	spans := rollupSpans(from, to)
+	var parts []string
+	var args []any
+	if cond, a, ok := spanWhere(spans, isQuarter, false); ok {
+		parts = append(parts, `SELECT `+key+`, status, messages FROM `+quarters+` WHERE `+cond)
+		args = append(args, a...)
+	}
+	if cond, a, ok := spanWhere(spans, isCoarse, true); ok {
+		parts = append(parts, `SELECT `+key+`, status, messages FROM `+coarse+` WHERE `+cond)
+		args = append(args, a...)
+	}
+	if len(parts) == 0 {
+		// An empty range: the same (empty) answer, still from the table.
+		parts = append(parts, `SELECT `+key+`, status, messages FROM `+quarters+` WHERE 1 = 0`)
+	}
+	return db.sqlDB.QueryContext(ctx, db.expand(`SELECT `+key+`, status, SUM(messages) FROM (`+
+		strings.Join(parts, " UNION ALL ")+`) r GROUP BY `+key+`, status ORDER BY `+key+`, status`), args...)
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,17 +37,46 @@ const rollupCompactBatch = 500
 // being folded; the fold rolls back and runs again.
 var errShardRace = errors.New("a shard row appeared while folding")
 
-// rollupTable names a roll-up table and the column that, with
-// bucket_start and status, makes its key.
+// rollupTable names a roll-up table, the columns that, with bucket_start
+// (and width_minutes when width is set), make its key, and its counters.
 type rollupTable struct {
-	name, key string
+	name     string
+	width    bool
+	keys     []string
+	counters []string
 }
 
 // rollupTables are the sharded roll-up tables CompactRollups folds.
 var rollupTables = []rollupTable{
-	{"{prefix}mailsvc_outcome_buckets", "connection_id"},
-	{"{prefix}mailsvc_source_buckets", "source"},
+	{"{prefix}mailsvc_outcome_buckets", false, []string{"connection_id", "status"}, []string{"messages"}},
+	{"{prefix}mailsvc_source_buckets", false, []string{"source", "status"}, []string{"messages"}},
+	{"{prefix}mailsvc_outcome_rollups", true, []string{"connection_id", "status"}, []string{"messages"}},
+	{"{prefix}mailsvc_source_rollups", true, []string{"source", "status"}, []string{"messages"}},
+	{"{prefix}mailsvc_event_buckets", true, []string{"provider", "event", "connection_id", "source"}, []string{"events", "repeats", "kind_repeats"}},
 }
+
+// widths returns the bucket widths (in minutes) tbl holds.
+func (tbl rollupTable) widths() []int {
+	if !tbl.width {
+		return []int{quarterMinutes}
+	}
+	if tbl.name == "{prefix}mailsvc_event_buckets" {
+		return eventWidths
+	}
+	return coarseWidths
+}
+
+// where returns the condition on the width column (empty without one)
+// and its argument.
+func (tbl rollupTable) where(minutes int) (string, []any) {
+	if !tbl.width {
+		return "", nil
+	}
+	return "width_minutes = ? AND ", []any{minutes}
+}
+
+// keyList returns the key columns after bucket_start, comma separated.
+func (tbl rollupTable) keyList() string { return strings.Join(tbl.keys, ", ") }
 
 // RollupCompaction says what one CompactRollups run did.
 type RollupCompaction struct {
@@ -69,36 +99,39 @@ type RollupCompaction struct {
 // to run from several replicas at once: a batch that finds its rows
 // already folded does nothing.
 func (db *DB) CompactRollups(ctx context.Context) (RollupCompaction, error) {
-	// A bucket starting before cutoff ended by now - RollupCompactAge.
-	cutoff := now().Add(-RollupCompactAge).Truncate(core.OutcomeBucketSize)
 	var out RollupCompaction
 	for _, tbl := range rollupTables {
-		var after *time.Time
-		for {
-			first, last, ok, err := db.nextShardedBuckets(ctx, tbl, after, cutoff)
-			if err != nil {
-				return out, err
-			}
-			if !ok {
-				break
-			}
-			var got RollupCompaction
-			for attempt := 0; ; attempt++ {
-				err = retryDeadlock(func() error {
-					var err error
-					got, err = db.foldBuckets(ctx, tbl, first, last)
-					return err
-				})
-				if !errors.Is(err, errShardRace) || attempt == 3 {
+		for _, minutes := range tbl.widths() {
+			// A bucket starting before cutoff ended by now - RollupCompactAge.
+			width := time.Duration(minutes) * time.Minute
+			cutoff := now().Add(-RollupCompactAge).Truncate(core.OutcomeBucketSize).Add(core.OutcomeBucketSize - width)
+			var after *time.Time
+			for {
+				first, last, ok, err := db.nextShardedBuckets(ctx, tbl, minutes, after, cutoff)
+				if err != nil {
+					return out, err
+				}
+				if !ok {
 					break
 				}
+				var got RollupCompaction
+				for attempt := 0; ; attempt++ {
+					err = retryDeadlock(func() error {
+						var err error
+						got, err = db.foldBuckets(ctx, tbl, minutes, first, last)
+						return err
+					})
+					if !errors.Is(err, errShardRace) || attempt == 3 {
+						break
+					}
+				}
+				if err != nil {
+					return out, err
+				}
+				out.Keys += got.Keys
+				out.RowsRemoved += got.RowsRemoved
+				after = &last
 			}
-			if err != nil {
-				return out, err
-			}
-			out.Keys += got.Keys
-			out.RowsRemoved += got.RowsRemoved
-			after = &last
 		}
 	}
 	return out, nil
@@ -109,16 +142,17 @@ func (db *DB) CompactRollups(ctx context.Context) (RollupCompaction, error) {
 // the first and last bucket start of about rollupCompactBatch such keys,
 // ok false when there are none left. It reads the primary key in order,
 // without locks.
-func (db *DB) nextShardedBuckets(ctx context.Context, tbl rollupTable, after *time.Time, cutoff time.Time) (first, last time.Time, ok bool, err error) {
-	where, args := "bucket_start < ?", []any{cutoff}
+func (db *DB) nextShardedBuckets(ctx context.Context, tbl rollupTable, minutes int, after *time.Time, cutoff time.Time) (first, last time.Time, ok bool, err error) {
+	where, args := tbl.where(minutes)
 	if after != nil {
-		where, args = "bucket_start > ? AND bucket_start < ?", []any{*after, cutoff}
+		where += "bucket_start > ? AND "
+		args = append(args, *after)
 	}
-	args = append(args, rollupCompactBatch)
+	args = append(args, cutoff, rollupCompactBatch)
 	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT bucket_start FROM `+tbl.name+`
-		WHERE `+where+` AND shard > 0
-		GROUP BY bucket_start, `+tbl.key+`, status
-		ORDER BY bucket_start, `+tbl.key+`, status LIMIT ?`), args...)
+		WHERE `+where+`bucket_start < ? AND shard > 0
+		GROUP BY bucket_start, `+tbl.keyList()+`
+		ORDER BY bucket_start, `+tbl.keyList()+` LIMIT ?`), args...)
 	if err != nil {
 		return first, last, false, fmt.Errorf("find sharded roll-ups: %w", err)
 	}
@@ -146,38 +180,51 @@ func (db *DB) nextShardedBuckets(ctx context.Context, tbl rollupTable, after *ti
 // shard row appear meanwhile (MySQL's READ COMMITTED takes no gap lock),
 // the DELETE removes more rows than were read and the transaction rolls
 // back with errShardRace, for CompactRollups to run it again.
-func (db *DB) foldBuckets(ctx context.Context, tbl rollupTable, first, last time.Time) (RollupCompaction, error) {
+func (db *DB) foldBuckets(ctx context.Context, tbl rollupTable, minutes int, first, last time.Time) (RollupCompaction, error) {
 	type key struct {
-		start       time.Time
-		key, status string
+		start time.Time
+		keys  string // the key columns' values, NUL-separated
 	}
+	width, widthArgs := tbl.where(minutes)
 	var out RollupCompaction
 	err := db.inTx(ctx, func(tx *sql.Tx) error {
 		out = RollupCompaction{}
-		sel := `SELECT bucket_start, ` + tbl.key + `, status, messages FROM ` + tbl.name + `
-			WHERE bucket_start >= ? AND bucket_start <= ? AND shard > 0
-			ORDER BY bucket_start, ` + tbl.key + `, status, shard`
+		sel := `SELECT bucket_start, ` + tbl.keyList() + `, ` + strings.Join(tbl.counters, ", ") + ` FROM ` + tbl.name + `
+			WHERE ` + width + `bucket_start >= ? AND bucket_start <= ? AND shard > 0
+			ORDER BY bucket_start, ` + tbl.keyList() + `, shard`
 		if db.dialect == DialectMySQL {
 			sel += " FOR UPDATE"
 		}
-		rows, err := tx.QueryContext(ctx, db.expand(sel), first, last)
+		rows, err := tx.QueryContext(ctx, db.expand(sel), append(slices.Clone(widthArgs), first, last)...)
 		if err != nil {
 			return fmt.Errorf("read sharded roll-ups: %w", err)
 		}
 		var keys []key
-		sums := map[key]int64{}
+		sums := map[key][]int64{}
 		var read int64
 		for rows.Next() {
 			var k key
-			var n int64
-			if err := rows.Scan(&k.start, &k.key, &k.status, &n); err != nil {
+			vals := make([]string, len(tbl.keys))
+			nums := make([]int64, len(tbl.counters))
+			dest := []any{&k.start}
+			for i := range vals {
+				dest = append(dest, &vals[i])
+			}
+			for i := range nums {
+				dest = append(dest, &nums[i])
+			}
+			if err := rows.Scan(dest...); err != nil {
 				rows.Close()
 				return fmt.Errorf("read sharded roll-ups: %w", err)
 			}
+			k.keys = strings.Join(vals, "\x00")
 			if _, seen := sums[k]; !seen {
 				keys = append(keys, k)
+				sums[k] = make([]int64, len(tbl.counters))
 			}
-			sums[k] += n
+			for i, n := range nums {
+				sums[k][i] += n
+			}
 			read++
 		}
 		err = rows.Err()
@@ -190,29 +237,32 @@ func (db *DB) foldBuckets(ctx context.Context, tbl rollupTable, first, last time
 		}
 		// Shard 0 first, in key order as the writers lock, then the
 		// shards it now counts.
-		for start := 0; start < len(keys); start += rollupCompactBatch {
-			part := keys[start:min(start+rollupCompactBatch, len(keys))]
-			var b strings.Builder
-			b.WriteString(`INSERT INTO ` + tbl.name + ` (bucket_start, ` + tbl.key + `, status, shard, messages) VALUES `)
-			args := make([]any, 0, 4*len(part))
-			for i, k := range part {
-				if i > 0 {
-					b.WriteString(",")
-				}
-				b.WriteString("(?,?,?,0,?)")
-				args = append(args, k.start, k.key, k.status, sums[k])
+		keyCols := []string{"bucket_start"}
+		if tbl.width {
+			keyCols = []string{"width_minutes", "bucket_start"}
+		}
+		keyCols = append(append(keyCols, tbl.keys...), "shard")
+		upserts := make([]counterRow, 0, len(keys))
+		for _, k := range keys {
+			r := counterRow{}
+			if tbl.width {
+				r = append(r, minutes)
 			}
-			if db.dialect == DialectMySQL {
-				b.WriteString(" ON DUPLICATE KEY UPDATE messages = messages + VALUES(messages)")
-			} else {
-				b.WriteString(" ON CONFLICT (bucket_start, " + tbl.key + ", status, shard) DO UPDATE SET messages = messages + excluded.messages")
+			r = append(r, k.start)
+			for _, v := range strings.Split(k.keys, "\x00") {
+				r = append(r, v)
 			}
-			if _, err := tx.ExecContext(ctx, db.expand(b.String()), args...); err != nil {
-				return fmt.Errorf("fold roll-up shards: %w", err)
+			r = append(r, 0)
+			for _, n := range sums[k] {
+				r = append(r, n)
 			}
+			upserts = append(upserts, r)
+		}
+		if err := db.upsertCounters(ctx, tx, tbl.name, keyCols, tbl.counters, upserts); err != nil {
+			return fmt.Errorf("fold roll-up shards: %w", err)
 		}
 		res, err := tx.ExecContext(ctx, db.expand(`DELETE FROM `+tbl.name+`
-			WHERE bucket_start >= ? AND bucket_start <= ? AND shard > 0`), first, last)
+			WHERE `+width+`bucket_start >= ? AND bucket_start <= ? AND shard > 0`), append(slices.Clone(widthArgs), first, last)...)
 		if err != nil {
 			return fmt.Errorf("delete folded roll-up shards: %w", err)
 		}

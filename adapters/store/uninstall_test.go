@@ -72,6 +72,8 @@ func TestDropServiceTablesAndOptions(t *testing.T) {
 			wantTables = append(wantTables, "wp_mailsvc_replicas")
 			// The outcome roll-ups by source (migration 8).
 			wantTables = append(wantTables, "wp_mailsvc_source_buckets")
+			// Hour and day roll-ups, provider event roll-ups (migration 11).
+			wantTables = append(wantTables, "wp_mailsvc_event_buckets", "wp_mailsvc_event_repeats", "wp_mailsvc_outcome_rollups", "wp_mailsvc_source_rollups")
 			// Attachment bytes in binary chunks (migration 12).
 			wantTables = append(wantTables, "wp_mailsvc_log_attachments")
 			if tc.name != "sqlite" {

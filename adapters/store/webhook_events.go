@@ -74,9 +74,9 @@ func (db *DB) FindLogIDsByProviderMessageIDs(ctx context.Context, ids []string) 
 	return out, nil
 }
 
-// RecordLogEvent appends ev to its log's event history and, when status
-// is not empty, moves the log to status with lastError, in one
-// transaction. Only a delivered or failed log moves (a queued or sending
+// RecordLogEvent appends ev to its log's event history, grows the event
+// roll-ups (addEventRollup) and, when status is not empty, moves the log
+// to status with lastError, in one transaction. Only a delivered or failed log moves (a queued or sending
 // one is being sent again and keeps its state); moved reports whether
 // it did. ev.ID is set. A log that does not exist is an ENOTFOUND error.
 func (db *DB) RecordLogEvent(ctx context.Context, ev *core.LogEvent, status, lastError string) (moved bool, err error) {
@@ -92,13 +92,23 @@ func (db *DB) RecordLogEvent(ctx context.Context, ev *core.LogEvent, status, las
 	if ev.At.IsZero() {
 		at = now()
 	}
+	lock := ""
+	if db.dialect == DialectMySQL {
+		lock = " FOR UPDATE" // one event of a log at a time: its chains (event_rollup.go)
+	}
 	err = db.inTx(ctx, func(tx *sql.Tx) error {
-		var cur string
-		err := tx.QueryRowContext(ctx, db.expand(`SELECT status FROM {prefix}mailsvc_logs WHERE id = ?`), ev.LogID).Scan(&cur)
+		var cur, source string
+		var conn int64
+		err := tx.QueryRowContext(ctx, db.expand(`SELECT status, COALESCE(sent_connection_id, 0), source
+			FROM {prefix}mailsvc_logs WHERE id = ?`+lock), ev.LogID).Scan(&cur, &conn, &source)
 		if errors.Is(err, sql.ErrNoRows) {
 			return core.Errorf(core.ENOTFOUND, "Log %d not found.", ev.LogID)
 		} else if err != nil {
 			return fmt.Errorf("read log %d: %w", ev.LogID, err)
+		}
+		chain, err := db.eventLinks(ctx, tx, ev.LogID, ev.Event)
+		if err != nil {
+			return err
 		}
 		res, err := tx.ExecContext(ctx, db.expand(`INSERT INTO {prefix}mailsvc_log_events
 			(log_id, provider, event, occurred_at, detail, created_at) VALUES (?, ?, ?, ?, ?, ?)`),
@@ -108,6 +118,9 @@ func (db *DB) RecordLogEvent(ctx context.Context, ev *core.LogEvent, status, las
 		}
 		if ev.ID, err = res.LastInsertId(); err != nil {
 			return fmt.Errorf("read log event id: %w", err)
+		}
+		if err := db.addEventRollup(ctx, tx, conn, source, ev.Event, chain, eventLink{ev.ID, ev.Provider, at}); err != nil {
+			return err
 		}
 		if status == "" {
 			return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -28,6 +29,7 @@ func (s *suite) analyticsTests() []struct {
 		{"SourceRollupsCountImportedLogs", s.testSourceRollupsImported},
 		{"EventCountsAndTallies", s.testEventCounts},
 		{"ExportLogsKeysetPages", s.testExportLogs},
+		{"RollupsMatchDirectCounts", s.testRollupsMatchDirectCounts},
 	}
 }
 
@@ -326,4 +328,368 @@ func (s *suite) testExportLogs(t *testing.T) {
 	if page[0] != wantRow {
 		t.Fatalf("exported row %+v, want %+v", page[0], wantRow)
 	}
+}
+
+// testRollupsMatchDirectCounts checks that the range sums the analytics
+// read (OutcomeTotals, SourceTotals, EventCounts, LogEventTallies: days,
+// hours and quarter hours of the roll-ups, and the repeated events)
+// answer exactly what counting the logs and the provider events directly
+// answers, for ranges with ragged edges: as the writers leave them, after
+// CompactRollups, after migration 11 rebuilt them from the data, and
+// after more events arrived out of order on top of the rebuilt ones.
+func (s *suite) testRollupsMatchDirectCounts(t *testing.T) {
+	ctx := context.Background()
+	db := s.open(t, s.prefix())
+	day := time.Date(2024, 3, 4, 0, 0, 0, 0, time.UTC)
+	rng := rand.New(rand.NewPCG(11, 3))
+	// A random time in [day - 1 day, day + 5 days), to the microsecond.
+	randomAt := func() time.Time {
+		return day.Add(-24*time.Hour + time.Duration(rng.Int64N(int64(6*24*time.Hour)/1000))*time.Microsecond)
+	}
+	sources := []string{"woocommerce", "wpforms", "", "sendmail"}
+	var logs []*core.Log
+	for i := range 240 {
+		at := randomAt()
+		l := &core.Log{Status: core.StatusDelivered, Source: sources[i%len(sources)], Message: testMessage(i), CreatedAt: at.Add(-time.Minute), UpdatedAt: at}
+		if i%3 != 0 {
+			conn := int64(1 + i%3)
+			l.SentConnectionID = &conn
+		}
+		switch i % 5 {
+		case 0:
+			l.Status = core.StatusFailed
+		case 1:
+			d := at.Add(-30 * time.Second)
+			l.DeliveredAt = &d
+		}
+		logs = append(logs, l)
+	}
+	if err := db.ImportLogs(ctx, logs); err != nil {
+		t.Fatalf("ImportLogs: %v", err)
+	}
+	// Provider events on the delivered logs: several kinds, a message's
+	// repeated events within a bucket, across days and from a second
+	// provider, some at the same instant, recorded in random order.
+	type event struct {
+		log             int64
+		provider, event string
+		at              time.Time
+	}
+	var events []event
+	kinds := []string{core.EventDelivered, core.EventOpened, core.EventBounced, core.EventComplained, core.EventClicked}
+	for i, l := range logs {
+		if l.Status != core.StatusDelivered {
+			continue
+		}
+		provider := []string{"sendgrid", "mailgun"}[i%2]
+		for j := range rng.IntN(6) {
+			e := event{l.ID, provider, kinds[rng.IntN(len(kinds))], randomAt()}
+			if j > 0 && rng.IntN(4) == 0 {
+				e.at = events[len(events)-1].at // the same instant again
+			}
+			if rng.IntN(8) == 0 {
+				e.provider = "ses" // another provider reports on the message
+			}
+			events = append(events, e)
+		}
+	}
+	rng.Shuffle(len(events), func(i, j int) { events[i], events[j] = events[j], events[i] })
+	record := func(evs []event) {
+		t.Helper()
+		for i, e := range evs {
+			ev := &core.LogEvent{LogID: e.log, Provider: e.provider, Event: e.event, At: e.at}
+			if _, err := db.RecordLogEvent(ctx, ev, "", ""); err != nil {
+				t.Fatalf("event %d: %v", i, err)
+			}
+		}
+	}
+	half := len(events) / 2
+	record(events[:half])
+
+	h := func(hours, minutes int) time.Time {
+		return day.Add(time.Duration(hours)*time.Hour + time.Duration(minutes)*time.Minute)
+	}
+	ranges := []struct {
+		name     string
+		from, to time.Time
+	}{
+		{"ragged both ends", h(7, 45), h(3*24+13, 15)},
+		{"one hour", h(10, 0), h(11, 0)},
+		{"across midnight, no whole day", h(22, 30), h(25, 15)},
+		{"whole days", day, h(3*24, 0)},
+		{"not on quarter hours", h(0, 7), h(2*24+5, 3)},
+		{"one quarter hour", h(47, 45), h(48, 0)},
+		{"everything", h(-48, 0), h(6*24, 0)},
+		{"empty", h(5, 0), h(5, 0)},
+		{"a previous period", h(-24+7, 45), h(7, 45)},
+	}
+	check := func(stage string) {
+		t.Helper()
+		for _, r := range ranges {
+			ot, err := db.OutcomeTotals(ctx, r.from, r.to)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := directOutcomes(t, db, r.from, r.to); !slices.Equal(ot, want) {
+				t.Errorf("%s, %s: OutcomeTotals = %+v\nwant %+v", stage, r.name, ot, want)
+			}
+			// The dashboard's 15-minute buckets sum to the same.
+			var fromBuckets []core.OutcomeBucket
+			sums := map[[2]string]int64{}
+			bs, err := db.OutcomeBuckets(ctx, r.from, r.to)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, b := range bs {
+				sums[[2]string{fmt.Sprint(b.ConnectionID), b.Status}] += b.Count
+			}
+			for _, b := range ot {
+				fromBuckets = append(fromBuckets, core.OutcomeBucket{Start: b.Start, ConnectionID: b.ConnectionID, Status: b.Status, Count: sums[[2]string{fmt.Sprint(b.ConnectionID), b.Status}]})
+			}
+			if !slices.Equal(fromBuckets, ot) || len(sums) != len(ot) {
+				t.Errorf("%s, %s: OutcomeBuckets sum to %v, OutcomeTotals %+v", stage, r.name, sums, ot)
+			}
+			st, err := db.SourceTotals(ctx, r.from, r.to)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := directSources(t, db, r.from, r.to); !slices.Equal(st, want) {
+				t.Errorf("%s, %s: SourceTotals = %+v\nwant %+v", stage, r.name, st, want)
+			}
+			ec, err := db.EventCounts(ctx, r.from, r.to)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := directEventCounts(t, db, r.from, r.to); !slices.Equal(ec, want) {
+				t.Errorf("%s, %s: EventCounts = %+v\nwant %+v", stage, r.name, ec, want)
+			}
+			asked := []string{core.EventBounced, core.EventComplained, core.EventOpened}
+			lt, err := db.LogEventTallies(ctx, r.from, r.to, asked)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := directTallies(t, db, r.from, r.to, asked); !slices.Equal(lt, want) {
+				t.Errorf("%s, %s: LogEventTallies = %+v\nwant %+v", stage, r.name, lt, want)
+			}
+		}
+	}
+	check("as written")
+	record(events[half:])
+	check("more events, out of order")
+	if _, err := db.CompactRollups(ctx); err != nil {
+		t.Fatalf("CompactRollups: %v", err)
+	}
+	check("compacted")
+
+	// Migration 11 rebuilds the roll-ups from the 15-minute ones and the
+	// provider events.
+	g := db.Gorm()
+	for _, table := range []string{"outcome_rollups", "source_rollups", "event_buckets", "event_repeats"} {
+		if err := g.Exec("DROP TABLE " + db.TableName(table)).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := g.Exec("DELETE FROM "+db.TableName("migrations")+" WHERE version = ?", 11).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	check("rebuilt by the migration")
+	// Events arriving after the rebuild extend the rebuilt chains.
+	var more []event
+	for _, e := range events[:40] {
+		e.at = e.at.Add(-time.Duration(rng.Int64N(int64(36 * time.Hour))))
+		more = append(more, e)
+	}
+	record(more)
+	check("more events after the rebuild")
+}
+
+// outcomeAt returns when a log's final outcome counts in the roll-ups: a
+// delivered log at its delivered_at (else updated_at), a failed one at
+// its updated_at.
+func outcomeAt(status string, updated time.Time, delivered *time.Time) time.Time {
+	if status == core.StatusDelivered && delivered != nil {
+		return *delivered
+	}
+	return updated
+}
+
+// quarterRange returns from and to rounded up to 15-minute boundaries:
+// the buckets starting in [from, to) are the times in the result.
+func quarterRange(from, to time.Time) (time.Time, time.Time) {
+	ceil := func(t time.Time) time.Time {
+		tt := t.UTC().Truncate(core.OutcomeBucketSize)
+		if tt.Before(t) {
+			tt = tt.Add(core.OutcomeBucketSize)
+		}
+		return tt
+	}
+	return ceil(from), ceil(to)
+}
+
+// finalLogs reads every log with a final status: its status, sending
+// connection (0 for none), source and outcome time.
+func finalLogs(t *testing.T, db *store.DB) []struct {
+	status, source string
+	conn           int64
+	at             time.Time
+} {
+	t.Helper()
+	rows, err := db.Gorm().Raw(`SELECT status, COALESCE(sent_connection_id, 0), source, updated_at, delivered_at FROM `+
+		db.TableName("logs")+` WHERE status IN (?, ?)`, core.StatusDelivered, core.StatusFailed).Rows()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []struct {
+		status, source string
+		conn           int64
+		at             time.Time
+	}
+	for rows.Next() {
+		var r struct {
+			status, source string
+			conn           int64
+			at             time.Time
+		}
+		var upd time.Time
+		var del *time.Time
+		if err := rows.Scan(&r.status, &r.conn, &r.source, &upd, &del); err != nil {
+			t.Fatal(err)
+		}
+		r.at = outcomeAt(r.status, upd, del)
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// directOutcomes counts the logs' final outcomes whose 15-minute bucket
+// starts in [from, to), per connection and status, as OutcomeTotals
+// answers.
+func directOutcomes(t *testing.T, db *store.DB, from, to time.Time) []core.OutcomeBucket {
+	t.Helper()
+	qf, qt := quarterRange(from, to)
+	sums := map[core.OutcomeBucket]int64{}
+	for _, l := range finalLogs(t, db) {
+		if b := l.at.UTC().Truncate(core.OutcomeBucketSize); !b.Before(qf) && b.Before(qt) {
+			sums[core.OutcomeBucket{Start: from.UTC(), ConnectionID: l.conn, Status: l.status}]++
+		}
+	}
+	out := []core.OutcomeBucket{}
+	for k, n := range sums {
+		k.Count = n
+		out = append(out, k)
+	}
+	slices.SortFunc(out, func(a, b core.OutcomeBucket) int {
+		if a.ConnectionID != b.ConnectionID {
+			return int(a.ConnectionID - b.ConnectionID)
+		}
+		return strings.Compare(a.Status, b.Status)
+	})
+	return out
+}
+
+// directSources counts the same per source and status, as SourceTotals
+// answers.
+func directSources(t *testing.T, db *store.DB, from, to time.Time) []core.SourceBucket {
+	t.Helper()
+	qf, qt := quarterRange(from, to)
+	sums := map[core.SourceBucket]int64{}
+	for _, l := range finalLogs(t, db) {
+		if b := l.at.UTC().Truncate(core.OutcomeBucketSize); !b.Before(qf) && b.Before(qt) {
+			sums[core.SourceBucket{Start: from.UTC(), Source: l.source, Status: l.status}]++
+		}
+	}
+	out := []core.SourceBucket{}
+	for k, n := range sums {
+		k.Count = n
+		out = append(out, k)
+	}
+	slices.SortFunc(out, func(a, b core.SourceBucket) int {
+		if c := strings.Compare(a.Source, b.Source); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Status, b.Status)
+	})
+	return out
+}
+
+// directEventCounts counts the provider events of [from, to) (rounded up
+// to quarter hours) straight from the events table, as EventCounts
+// answered before its roll-ups.
+func directEventCounts(t *testing.T, db *store.DB, from, to time.Time) []core.EventCount {
+	t.Helper()
+	qf, qt := quarterRange(from, to)
+	rows, err := db.Gorm().Raw(`SELECT provider, event, COUNT(*), COUNT(DISTINCT log_id)
+		FROM `+db.TableName("log_events")+` WHERE occurred_at >= ? AND occurred_at < ?
+		GROUP BY provider, event ORDER BY provider, event`, qf, qt).Rows()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := []core.EventCount{}
+	for rows.Next() {
+		var c core.EventCount
+		if err := rows.Scan(&c.Provider, &c.Event, &c.Events, &c.Messages); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// directTallies counts the distinct logs with one of events in [from,
+// to) per connection, source and event, joining the events to their
+// logs, as LogEventTallies answered before its roll-ups.
+func directTallies(t *testing.T, db *store.DB, from, to time.Time, events []string) []core.LogEventTally {
+	t.Helper()
+	qf, qt := quarterRange(from, to)
+	rows, err := db.Gorm().Raw(`SELECT COALESCE(l.sent_connection_id, 0), l.source, e.event, COUNT(DISTINCT e.log_id)
+		FROM `+db.TableName("log_events")+` e JOIN `+db.TableName("logs")+` l ON l.id = e.log_id
+		WHERE e.occurred_at >= ? AND e.occurred_at < ? AND e.event IN ?
+		GROUP BY COALESCE(l.sent_connection_id, 0), l.source, e.event
+		ORDER BY 1, 2, 3`, qf, qt, events).Rows()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := []core.LogEventTally{}
+	for rows.Next() {
+		var c core.LogEventTally
+		if err := rows.Scan(&c.ConnectionID, &c.Source, &c.Event, &c.Messages); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// coarseShardRows counts the shard rows (shard > 0) of the hour and day
+// roll-ups and of the event roll-ups whose bucket ended by edge: the
+// rows CompactRollups folds besides those of the 15-minute tables.
+func coarseShardRows(t *testing.T, db *store.DB, edge time.Time) int64 {
+	t.Helper()
+	var total int64
+	for _, table := range []string{"outcome_rollups", "source_rollups", "event_buckets"} {
+		for _, minutes := range []int{15, 60, 24 * 60} {
+			var n int64
+			if err := db.Gorm().Raw(`SELECT COUNT(*) FROM `+db.TableName(table)+` WHERE width_minutes = ? AND shard > 0 AND bucket_start <= ?`,
+				minutes, edge.Add(-time.Duration(minutes)*time.Minute)).Scan(&n).Error; err != nil {
+				t.Fatal(err)
+			}
+			total += n
+		}
+	}
+	return total
 }
