@@ -12,8 +12,11 @@ import (
 	"github.com/mailsvc/mailsvc/core"
 )
 
-// The roll-up counters ({prefix}mailsvc_outcome_buckets and
-// {prefix}mailsvc_source_buckets) are written on MySQL to one of
+// The roll-up counters ({prefix}mailsvc_outcome_buckets,
+// {prefix}mailsvc_source_buckets, their hour and day roll-ups
+// {prefix}mailsvc_outcome_rollups and {prefix}mailsvc_source_rollups, and
+// the provider event roll-ups {prefix}mailsvc_event_buckets) are written
+// on MySQL to one of
 // rollupShards rows per key, so concurrent writers seldom wait on one row
 // lock. With modest traffic nearly every batch then makes a row of its
 // own and the tables grow almost as large as the log, which the range
@@ -87,11 +90,12 @@ type RollupCompaction struct {
 	RowsRemoved int64
 }
 
-// CompactRollups folds, in both roll-up tables, every shard of each
-// counter whose bucket ended more than RollupCompactAge ago into its
-// shard 0 and deletes the other shards, so the range reads
-// (OutcomeBuckets, OutcomeTotals, SourceBuckets, SourceTotals) read one
-// row per counter. Every sum stays the same. It works in small
+// CompactRollups folds, in every roll-up table (rollupTables) and for
+// each bucket width, every shard of each counter whose bucket ended more
+// than RollupCompactAge ago into its shard 0 and deletes the other
+// shards, so the range reads (OutcomeBuckets, OutcomeTotals,
+// SourceBuckets, SourceTotals, EventCounts, LogEventTallies) read one row
+// per counter. Every sum stays the same. It works in small
 // transactions of about rollupCompactBatch counters, whole buckets at a
 // time, each locking only the rows it folds, so it never holds the
 // delivery path (which writes the current bucket) and an import adding

@@ -2,9 +2,10 @@
 // (sent, delivered, failed, bounce and complaint rates per connection and
 // per source, against the previous period of the same length), the
 // deliverability per provider from the provider webhook events, and the
-// CSV export of the log. The overview and the deliverability read only the
-// outcome roll-ups and the (few) provider events, never the log itself,
-// so their cost does not grow with the log; the export reads the log in
+// CSV export of the log. The overview and the deliverability read only
+// roll-ups (of the outcomes and of the provider events, by day, hour and
+// 15 minutes), never the log or the events themselves, so their cost
+// hardly grows with the log or the range; the export reads the log in
 // keyset pages and streams them.
 package analytics
 
@@ -18,7 +19,8 @@ import (
 )
 
 // RollupReader reads the roll-ups of final delivery outcomes, summed by
-// the database over a range of 15-minute UTC buckets.
+// the database over a range of 15-minute UTC buckets (the whole days and
+// hours of the range from coarser roll-ups, to the same sums).
 type RollupReader interface {
 	// OutcomeTotals sums the final outcomes whose bucket starts in
 	// [from, to) per connection and status.
@@ -27,10 +29,11 @@ type RollupReader interface {
 	SourceTotals(ctx context.Context, from, to time.Time) ([]core.SourceBucket, error)
 }
 
-// EventReader reads the provider webhook events.
+// EventReader reads the roll-ups of the provider webhook events.
 type EventReader interface {
-	// EventCounts counts the events that happened in [from, to) per
-	// provider and event.
+	// EventCounts counts the events that happened in [from, to) (15-minute
+	// boundaries) per provider and event: the events and the distinct
+	// messages.
 	EventCounts(ctx context.Context, from, to time.Time) ([]core.EventCount, error)
 	// LogEventTallies counts the distinct logs that received one of
 	// events in [from, to), per event, sending connection and source.
