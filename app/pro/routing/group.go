@@ -128,12 +128,17 @@ func (snap *snapshot) members(sender string, g *core.SenderGroup) []core.SenderG
 }
 
 // Groups returns one group per sender address that more than one active
-// connection sends as, with today's send counts.
+// connection sends as, with today's send counts. What it reads replaces
+// the snapshot Choose works from, so that delivery in this process
+// follows what the list shows (a member back up, say) at once.
 func (s *Service) Groups(ctx context.Context) ([]Group, error) {
 	snap, err := s.read(ctx, true)
 	if err != nil {
 		return nil, err
 	}
+	s.mu.Lock()
+	s.snap = snap
+	s.mu.Unlock()
 	day, err := s.day(ctx, s.now())
 	if err != nil {
 		return nil, err
