@@ -15,6 +15,7 @@ import (
 	"github.com/glebarez/sqlite"
 	"gorm.io/gorm"
 
+	"github.com/mailsvc/mailsvc/test/fakes/sesfake"
 	"github.com/mailsvc/mailsvc/test/fakes/smtpsink"
 	"github.com/mailsvc/mailsvc/test/servicetest"
 )
@@ -390,5 +391,33 @@ func TestSenderGroupOverflowThroughTheBinary(t *testing.T) {
 	}
 	if fmt.Sprint(rows) != fmt.Sprint(want) {
 		t.Fatalf("send counts %v, want %v", rows, want)
+	}
+}
+
+// TestSenderGroupWithSESIdentityThroughTheBinary: an SES connection
+// without from_email joins the group of an address at its verified domain,
+// and a PUT with an address it does not cover is refused.
+func TestSenderGroupWithSESIdentityThroughTheBinary(t *testing.T) {
+	fake := sesfake.New(sesRegion, sesKeyID, sesSecret)
+	defer fake.Close()
+	fake.AddIdentity("verified.example", "SUCCESS")
+	site := startGroupSite(t, t.TempDir(), "")
+	relay := site.smtpConnection(t, "relay", 2525, "shop@verified.example")
+	site.smtpConnection(t, "other", 2526, "shop@unverified.example")
+	var ses struct{ ID int64 }
+	site.must(t, 201, "POST", "/connections", fmt.Sprintf(
+		`{"name":"ses","driver":"ses","settings":{"region":%q,"custom_endpoint":%q,"access_key":%q,"secret":%q}}`,
+		sesRegion, fake.URL, sesKeyID, sesSecret)).JSON(t, &ses)
+
+	m := site.members(t, "shop@verified.example")
+	if len(m) != 2 || m[relay].ConnectionID != relay || m[ses.ID].ConnectionID != ses.ID {
+		t.Fatalf("group of shop@verified.example: %+v; want the relay and the SES connection", m)
+	}
+	site.must(t, 200, "PUT", "/pro/sender-groups", fmt.Sprintf(
+		`{"sender":"shop@verified.example","strategy":"failover","members":[{"connection_id":%d},{"connection_id":%d}]}`, ses.ID, relay))
+	r := site.must(t, 422, "PUT", "/pro/sender-groups", fmt.Sprintf(
+		`{"sender":"shop@unverified.example","strategy":"failover","members":[{"connection_id":%d}]}`, ses.ID))
+	if !strings.Contains(string(r.Body), "does not send as shop@unverified.example") {
+		t.Fatalf("refusal: %s", r.Body)
 	}
 }
