@@ -14,7 +14,7 @@ import (
 // it claims them in one round trip and sends them at once (each waits its
 // turn within its connection's max_concurrency and max_per_second, and
 // the process's MaxInFlight). As soon as half of what it holds is
-// decided it records those outcomes and claims as many new messages in
+// decided (or gatherLinger after the first outcome) it records those outcomes and claims as many new messages in
 // their place, in one transaction (RecordClaimer), shared with the other
 // workers' writes waiting at the same time (OwnersRecorder): the
 // connections' send slots never wait for the slowest message of a batch,
@@ -302,14 +302,31 @@ func (h *hand) start(logs []*core.Log) bool {
 	return true
 }
 
+// gatherLinger bounds how long a decided outcome waits for others to be
+// recorded with it: a slow or hanging send never holds a delivered
+// message's outcome (or the claims that follow it) for longer.
+const gatherLinger = 50 * time.Millisecond
+
 // gather waits until at least atLeast of the messages sending are
-// decided (or all are), takes those already decided besides, and
-// returns them.
+// decided (or all are, or gatherLinger has passed since the first was),
+// takes those already decided besides, and returns them.
 func (h *hand) gather(atLeast int) []decided {
 	var got []decided
+	var linger <-chan time.Time
+wait:
 	for h.sending > 0 && len(got) < atLeast {
-		got = append(got, <-h.results)
-		h.sending--
+		select {
+		case d := <-h.results:
+			got = append(got, d)
+			h.sending--
+			if linger == nil {
+				t := time.NewTimer(gatherLinger)
+				defer t.Stop()
+				linger = t.C
+			}
+		case <-linger:
+			break wait
+		}
 	}
 	for h.sending > 0 {
 		select {
