@@ -23,7 +23,8 @@ import (
 // BenchmarkAnalyticsAtScale seeds MariaDB with 100,000 logs over 90 days
 // (MAILSVC_BENCH_LOGS sets another count) through ImportLogs, so the
 // outcome roll-ups grow as in production, plus provider events for about
-// two thirds of them (their roll-ups built as migration 11 builds them),
+// two thirds of them, opens repeated up to three times over five days
+// (their roll-ups built as migration 11 builds them),
 // and reports p50 and p95 of the Pro analytics overview and
 // deliverability over 30 days (in UTC, in Europe/Paris, whose days have
 // ragged UTC edges, and as they read before the hour, day and event
@@ -93,6 +94,10 @@ func BenchmarkAnalyticsAtScale(b *testing.B) {
 				events = append(events, ev{l.ID, p, core.EventComplained, l.CreatedAt.Add(time.Hour)})
 			case r < 25:
 				events = append(events, ev{l.ID, p, core.EventOpened, l.CreatedAt.Add(time.Hour)})
+				// Opened again, up to three times over the next five days.
+				for range rng.IntN(4) {
+					events = append(events, ev{l.ID, p, core.EventOpened, l.CreatedAt.Add(time.Hour + time.Duration(rng.Int64N(int64(5*24*time.Hour))))})
+				}
 			}
 		}
 		done += len(batch)
