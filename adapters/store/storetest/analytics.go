@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,6 +31,7 @@ func (s *suite) analyticsTests() []struct {
 		{"EventCountsAndTallies", s.testEventCounts},
 		{"ExportLogsKeysetPages", s.testExportLogs},
 		{"RollupsMatchDirectCounts", s.testRollupsMatchDirectCounts},
+		{"EventRollupsExactAcrossReplicas", s.testEventRollupsConcurrent},
 	}
 }
 
@@ -692,4 +694,72 @@ func coarseShardRows(t *testing.T, db *store.DB, edge time.Time) int64 {
 		}
 	}
 	return total
+}
+
+// testEventRollupsConcurrent records the provider events of a few
+// messages from four handles at once (as replicas receiving webhooks),
+// out of order and often for the same message: the event roll-ups then
+// answer what counting the events answers.
+func (s *suite) testEventRollupsConcurrent(t *testing.T) {
+	ctx := context.Background()
+	prefix := s.prefix()
+	db := s.open(t, prefix)
+	day := time.Date(2024, 6, 10, 0, 0, 0, 0, time.UTC)
+	var logs []*core.Log
+	for i := range 3 {
+		at := day.Add(time.Duration(i) * time.Hour)
+		conn := int64(1 + i)
+		logs = append(logs, &core.Log{Status: core.StatusDelivered, Source: "shop", SentConnectionID: &conn, Message: testMessage(i), CreatedAt: at, UpdatedAt: at})
+	}
+	if err := db.ImportLogs(ctx, logs); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for r := range 4 {
+		replica := s.open(t, prefix)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(r), 9))
+			for i := range 25 {
+				ev := &core.LogEvent{LogID: logs[rng.IntN(len(logs))].ID, Provider: []string{"sendgrid", "ses"}[rng.IntN(2)],
+					Event: []string{core.EventOpened, core.EventBounced}[i%2],
+					At:    day.Add(time.Duration(rng.Int64N(int64(3 * 24 * time.Hour))))}
+				if _, err := replica.RecordLogEvent(ctx, ev, "", ""); err != nil {
+					errs <- fmt.Errorf("replica %d: %w", r, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if _, err := db.CompactRollups(ctx); err != nil {
+		t.Fatal(err)
+	}
+	asked := []string{core.EventOpened, core.EventBounced}
+	for _, r := range [][2]time.Time{
+		{day, day.Add(3 * 24 * time.Hour)},
+		{day.Add(13*time.Hour + 15*time.Minute), day.Add(2*24*time.Hour + 6*time.Hour + 45*time.Minute)},
+		{day.Add(24 * time.Hour), day.Add(36 * time.Hour)},
+	} {
+		ec, err := db.EventCounts(ctx, r[0], r[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := directEventCounts(t, db, r[0], r[1]); !slices.Equal(ec, want) {
+			t.Errorf("%v: EventCounts = %+v\nwant %+v", r, ec, want)
+		}
+		lt, err := db.LogEventTallies(ctx, r[0], r[1], asked)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := directTallies(t, db, r[0], r[1], asked); !slices.Equal(lt, want) {
+			t.Errorf("%v: LogEventTallies = %+v\nwant %+v", r, lt, want)
+		}
+	}
 }
