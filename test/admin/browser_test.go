@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 
 	"github.com/mailsvc/mailsvc/internal/testenv"
@@ -76,11 +77,14 @@ func (b *browser) text() string {
 	return s
 }
 
-// textOf returns the text of the first element matching sel.
+// textOf returns the text of the first element matching sel, once it is
+// visible with some text (looked up at that moment, so a re-render in
+// between does not matter).
 func (b *browser) textOf(sel string) string {
 	b.t.Helper()
 	var s string
-	b.run("read "+sel, chromedp.WaitVisible(sel, chromedp.ByQuery), chromedp.Text(sel, &s, chromedp.ByQuery))
+	b.run("read "+sel, chromedp.Poll(fmt.Sprintf(`(() => { const el = document.querySelector(%q);
+		return !!el && el.getClientRects().length > 0 && el.innerText.trim() !== "" && el.innerText; })()`, sel), &s, pollFast))
 	return s
 }
 
@@ -157,11 +161,62 @@ func show(fragment string) chromedp.Action {
 	return chromedp.Evaluate(fmt.Sprintf("location.hash = %q", fragment), nil)
 }
 
+// The actions below act on the page in one JavaScript evaluation that
+// looks the element up at that moment, and only once the screen is
+// settled (no #screen[aria-busy]: a screen is rendering). They retry until
+// the element is there and enabled. A node found earlier and then replaced
+// by a re-render ("No node with given id found") cannot be hit.
+
+// settledJS is true when no screen is rendering.
+const settledJS = `!document.querySelector("#screen[aria-busy]")`
+
+// pollFast is the polling of the actions: every 20 ms.
+var pollFast = chromedp.WithPollingInterval(20 * time.Millisecond)
+
+// act runs body (JavaScript with el bound to the element sel) once el is
+// there, enabled and the screen settled; body's value is ignored.
+func act(sel, body string) chromedp.Action {
+	return chromedp.Poll(fmt.Sprintf(`(() => {
+		const el = document.querySelector(%q);
+		if (!el || el.disabled || !(%s)) return false;
+		%s;
+		return true; })()`, sel, settledJS, body), nil, pollFast)
+}
+
+// fill sets the value of the control sel as typing and leaving it does:
+// focus, the value through the element's own setter, then input and
+// change events.
+func fill(sel, value string) chromedp.Action {
+	return act(sel, fmt.Sprintf(`el.focus();
+		const proto = el instanceof HTMLSelectElement ? HTMLSelectElement.prototype
+			: el instanceof HTMLTextAreaElement ? HTMLTextAreaElement.prototype : HTMLInputElement.prototype;
+		Object.getOwnPropertyDescriptor(proto, "value").set.call(el, %q);
+		el.dispatchEvent(new Event("input", { bubbles: true }));
+		el.dispatchEvent(new Event("change", { bubbles: true }))`, value))
+}
+
+// click clicks the element sel (a checkbox toggles and fires change, a
+// submit button submits its form with itself as the submitter).
+func click(sel string) chromedp.Action { return act(sel, "el.click()") }
+
+// clickButton clicks the enabled button whose text is text.
+func clickButton(text string) chromedp.Action {
+	return chromedp.Poll(fmt.Sprintf(`(() => {
+		const el = [...document.querySelectorAll("button")].find((b) => b.textContent.trim() === %q && !b.disabled);
+		if (!el || !(%s)) return false;
+		el.click();
+		return true; })()`, text, settledJS), nil, pollFast)
+}
+
 // submit submits the form of the element sel as a person does (the submit
 // event fires, with the form's submit button as the submitter).
 func submit(sel string) chromedp.Action {
-	return chromedp.Evaluate(fmt.Sprintf(`(() => { const f = document.querySelector(%q).form;
-		f.requestSubmit(f.querySelector('[type="submit"]')); })()`, sel), nil)
+	return act(sel, `el.form.requestSubmit(el.form.querySelector('[type="submit"]'))`)
+}
+
+// settled waits until no screen is rendering.
+func settled() chromedp.Action {
+	return chromedp.Poll(settledJS, nil, pollFast)
 }
 
 // has reports whether an element matches sel now.
@@ -170,4 +225,60 @@ func (b *browser) has(sel string) bool {
 	var ok bool
 	b.eval(fmt.Sprintf("!!document.querySelector(%q)", sel), &ok)
 	return ok
+}
+
+// center answers the middle of the element sel in the viewport, scrolled
+// into view first.
+func (b *browser) center(sel string) (x, y float64) {
+	b.t.Helper()
+	var p []float64
+	b.run("find "+sel, chromedp.Poll(fmt.Sprintf(`(() => { const el = document.querySelector(%q);
+		if (!el || !(%s)) return false;
+		el.scrollIntoView({ block: "center" });
+		const r = el.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()`, sel, settledJS), &p, pollFast))
+	return p[0], p[1]
+}
+
+// drag drags the element from with the mouse and drops it on the upper
+// part of the element to, as a person does. The mouse press and moves are
+// real input events, so the page's dragstart fires as it would; headless
+// chromium has no window system to carry the drag on, so it hands the
+// drag over (Input.dragIntercepted) and the test delivers dragenter,
+// dragover and drop at the target with the drag's own data.
+func (b *browser) drag(from, to string) {
+	b.t.Helper()
+	x0, y0 := b.center(from)
+	x1, y1 := b.center(to)
+	y1 -= 4 // above the middle of the target: drop before it
+	intercepted := make(chan *input.DragData, 1)
+	ctx, stop := context.WithCancel(b.ctx)
+	defer stop()
+	chromedp.ListenTarget(ctx, func(ev any) {
+		if e, ok := ev.(*input.EventDragIntercepted); ok {
+			select {
+			case intercepted <- e.Data:
+			default:
+			}
+		}
+	})
+	b.run("press on "+from, input.SetInterceptDrags(true),
+		input.DispatchMouseEvent(input.MouseMoved, x0, y0),
+		input.DispatchMouseEvent(input.MousePressed, x0, y0).WithButton(input.Left).WithButtons(1).WithClickCount(1))
+	const steps = 5
+	for i := 1; i <= steps; i++ {
+		f := float64(i) / steps
+		b.run("move the mouse", input.DispatchMouseEvent(input.MouseMoved, x0+(x1-x0)*f, y0+(y1-y0)*f).WithButton(input.Left).WithButtons(1))
+	}
+	var data *input.DragData
+	select {
+	case data = <-intercepted:
+	case <-time.After(5 * time.Second):
+		b.t.Fatalf("dragging %s started no drag", from)
+	}
+	b.run("drop on "+to,
+		input.DispatchDragEvent(input.DragEnter, x1, y1, data),
+		input.DispatchDragEvent(input.DragOver, x1, y1, data),
+		input.DispatchDragEvent(input.Drop, x1, y1, data),
+		input.DispatchMouseEvent(input.MouseReleased, x1, y1).WithButton(input.Left).WithClickCount(1),
+		input.SetInterceptDrags(false))
 }

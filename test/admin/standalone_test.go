@@ -32,8 +32,8 @@ func TestStandaloneScreens(t *testing.T) {
 	b.run("open the sign-in screen", chromedp.Navigate(admin), chromedp.WaitVisible("#signin-user", chromedp.ByQuery))
 	b.screenshot("signin")
 	b.run("sign in with a wrong password",
-		chromedp.SendKeys("#signin-user", "admin", chromedp.ByQuery),
-		chromedp.SendKeys("#signin-pass", "AAAAAAAAAAAAAAAAAAAAAAAA", chromedp.ByQuery),
+		fill("#signin-user", "admin"),
+		fill("#signin-pass", "AAAAAAAAAAAAAAAAAAAAAAAA"),
 		submit("#signin-pass"),
 		chromedp.WaitVisible("#signin-status .notice-error", chromedp.ByQuery))
 	signIn(b, "admin", pw)
@@ -57,13 +57,13 @@ func TestStandaloneScreens(t *testing.T) {
 		show("#/connections/new"),
 		chromedp.WaitVisible(`[name="host"]`, chromedp.ByQuery))
 	b.run("fill the SMTP form with a bad port",
-		chromedp.SendKeys("#conn-name", "sink", chromedp.ByQuery),
-		chromedp.SendKeys(`[name="host"]`, sink.Host(), chromedp.ByQuery),
-		chromedp.SetValue(`[name="port"]`, "99999", chromedp.ByQuery),
-		chromedp.SetValue(`[name="encryption"]`, "none", chromedp.ByQuery),
-		chromedp.SendKeys(`[name="from_email"]`, "site@example.com", chromedp.ByQuery),
-		chromedp.Evaluate(`(() => { const a = document.querySelector('[name="auth"]'); if (a.checked) a.click(); })()`, nil),
-		chromedp.Click(`.conn-form button[type="submit"]`, chromedp.ByQuery),
+		fill("#conn-name", "sink"),
+		fill(`[name="host"]`, sink.Host()),
+		fill(`[name="port"]`, "99999"),
+		fill(`[name="encryption"]`, "none"),
+		fill(`[name="from_email"]`, "site@example.com"),
+		act(`[name="auth"]`, "if (el.checked) el.click()"),
+		click(`.conn-form button[type="submit"]`),
 		chromedp.WaitVisible(fieldError("port"), chromedp.ByQuery))
 	if msg := b.textOf(fieldError("port")); !strings.Contains(msg, "65535") {
 		t.Errorf("port error at the field is %q, want the bound 65535", msg)
@@ -77,13 +77,13 @@ func TestStandaloneScreens(t *testing.T) {
 	b.hasNoRawJSON()
 	b.screenshot("connection-validation")
 	b.run("fix the port and create",
-		chromedp.SetValue(`[name="port"]`, strconv.Itoa(sink.Port()), chromedp.ByQuery),
-		chromedp.Click(`.conn-form button[type="submit"]`, chromedp.ByQuery),
+		fill(`[name="port"]`, strconv.Itoa(sink.Port())),
+		click(`.conn-form button[type="submit"]`),
 		chromedp.WaitVisible("#test-to", chromedp.ByQuery))
 
 	// Test email through the connection; it reaches the sink and the logs.
 	b.run("send a test email",
-		chromedp.SendKeys("#test-to", to, chromedp.ByQuery),
+		fill("#test-to", to),
 		submit("#test-to"),
 		chromedp.WaitVisible("#action-result .notice-success", chromedp.ByQuery))
 	if _, err := sink.WaitFor(1, 30*time.Second); err != nil {
@@ -101,7 +101,7 @@ func TestStandaloneScreens(t *testing.T) {
 	b.run("open the logs", show("#/logs"), chromedp.WaitVisible(`#log-results tbody a[href^="#/logs/"]`, chromedp.ByQuery))
 	search := func(term string) int {
 		b.run("search "+term,
-			chromedp.SetValue("#log-search", term, chromedp.ByQuery),
+			fill("#log-search", term),
 			submit("#log-search"))
 		var n int
 		b.run("count rows", chromedp.Poll(`(() => { const box = document.querySelector('#log-results');
@@ -120,7 +120,7 @@ func TestStandaloneScreens(t *testing.T) {
 
 	// The detail, then resend: a second message reaches the sink.
 	b.run("open the detail",
-		chromedp.Click(`#log-results tbody a[href^="#/logs/"]`, chromedp.ByQuery),
+		click(`#log-results tbody a[href^="#/logs/"]`),
 		chromedp.WaitVisible("dl.facts", chromedp.ByQuery))
 	if txt := b.text(); !strings.Contains(txt, to) || !strings.Contains(txt, "Attempts") {
 		t.Errorf("detail view lacks the recipient or attempts:\n%s", txt)
@@ -132,7 +132,7 @@ func TestStandaloneScreens(t *testing.T) {
 	}
 	b.screenshot("log-detail")
 	b.run("resend",
-		chromedp.Click(`//button[normalize-space()="Resend"]`, chromedp.BySearch),
+		clickButton("Resend"),
 		chromedp.WaitVisible(`div[role="status"] .notice-success`, chromedp.ByQuery))
 	if _, err := sink.WaitFor(2, 60*time.Second); err != nil {
 		t.Fatalf("the resent email did not reach the sink: %v", err)
@@ -141,12 +141,12 @@ func TestStandaloneScreens(t *testing.T) {
 	// Settings: an out-of-range value is shown at its field; a good one is saved.
 	b.run("open settings", show("#/settings"), chromedp.WaitVisible("#set-log_retention_days", chromedp.ByQuery))
 	b.run("bad retention",
-		chromedp.SetValue("#set-log_retention_days", "99999", chromedp.ByQuery),
+		fill("#set-log_retention_days", "99999"),
 		submit("#set-log_retention_days"),
 		chromedp.WaitVisible(fieldError("log_retention_days"), chromedp.ByQuery))
 	b.hasNoRawJSON()
 	b.run("good retention",
-		chromedp.SetValue("#set-log_retention_days", "30", chromedp.ByQuery),
+		fill("#set-log_retention_days", "30"),
 		submit("#set-log_retention_days"),
 		chromedp.WaitVisible("#flash .notice-success", chromedp.ByQuery))
 	var settings map[string]any
@@ -159,8 +159,8 @@ func TestStandaloneScreens(t *testing.T) {
 	// Alerts: a channel with a URL that is not http(s) is refused at its field.
 	b.run("open a new alert channel", show("#/alerts/new"), chromedp.WaitVisible("#al-webhook_url", chromedp.ByQuery))
 	b.run("save a bad webhook URL",
-		chromedp.SendKeys("#al-name", "ops", chromedp.ByQuery),
-		chromedp.SendKeys("#al-webhook_url", "ftp://hooks.example.com/x", chromedp.ByQuery),
+		fill("#al-name", "ops"),
+		fill("#al-webhook_url", "ftp://hooks.example.com/x"),
 		submit("#al-name"),
 		chromedp.WaitVisible(fieldError("webhook_url"), chromedp.ByQuery))
 	b.hasNoRawJSON()
@@ -185,6 +185,7 @@ func TestStandaloneScreens(t *testing.T) {
 	var groups []struct {
 		Sender  string `json:"sender"`
 		Members []struct {
+			ID   int64  `json:"connection_id"`
 			Name string `json:"name"`
 		} `json:"members"`
 	}
@@ -193,6 +194,26 @@ func TestStandaloneScreens(t *testing.T) {
 		t.Errorf("sender group after moving sink down: %+v, want backup first", groups)
 	}
 	b.screenshot("pro-groups-reordered")
+
+	// Dragging sink with the mouse above backup puts it first again; Save
+	// keeps the order the list shows.
+	if len(groups) == 1 && len(groups[0].Members) == 2 {
+		sinkID, backupID := groups[0].Members[1].ID, groups[0].Members[0].ID
+		b.run("reopen sender groups", show("#/dashboard"), settled(), show("#/pro/groups"),
+			chromedp.WaitVisible(`button[aria-label="Move sink down"]`, chromedp.ByQuery), settled())
+		b.drag(fmt.Sprintf(`ol.sortable li[data-id="%d"] .grip`, sinkID), fmt.Sprintf(`ol.sortable li[data-id="%d"]`, backupID))
+		var order []string
+		b.eval(`[...document.querySelectorAll("ol.sortable li strong")].map((e) => e.textContent)`, &order)
+		if strings.Join(order, ",") != "sink,backup" {
+			t.Errorf("after dragging sink above backup the list shows %v", order)
+		}
+		b.run("save the dragged order", submit(`form[aria-label="Sender group site@example.com"] [name="strategy"]`), chromedp.WaitVisible("#flash .notice-success", chromedp.ByQuery))
+		servicetest.Call(t, "GET", svc.Base+"/pro/sender-groups", "", servicetest.Basic("admin", pw)).JSON(t, &groups)
+		if len(groups) != 1 || len(groups[0].Members) != 2 || groups[0].Members[0].Name != "sink" || groups[0].Members[1].Name != "backup" {
+			t.Errorf("sender group after dragging sink first: %+v, want sink, backup", groups)
+		}
+		b.screenshot("pro-groups-dragged")
+	}
 
 	// Every Pro tab opens and shows its data (no licence needed to look).
 	for _, tab := range []string{"license", "settings", "groups", "rules", "analytics", "domain", "transfer", "ses", "webhooks", "suppressions"} {
@@ -208,16 +229,16 @@ func TestStandaloneScreens(t *testing.T) {
 	// A routing rule made in the editor is chosen by the rule tester.
 	b.run("new routing rule", show("#/pro/rules/new"), chromedp.WaitVisible("#rule-name", chromedp.ByQuery))
 	b.run("fill the rule",
-		chromedp.SendKeys("#rule-name", "Invoices", chromedp.ByQuery),
-		chromedp.Click(`//button[normalize-space()="Add condition"]`, chromedp.BySearch),
+		fill("#rule-name", "Invoices"),
+		clickButton("Add condition"),
 		chromedp.WaitVisible(".condition [name=value]", chromedp.ByQuery),
-		chromedp.SendKeys(".condition [name=value]", "invoice", chromedp.ByQuery),
+		fill(".condition [name=value]", "invoice"),
 		submit("#rule-name"),
 		chromedp.Poll(`!document.querySelector("#rule-name") && !document.querySelector("#screen[aria-busy]")
 			&& !!document.querySelector('a[href^="#/pro/rules/"]')`, nil, chromedp.WithPollingInterval(50*time.Millisecond)))
 	b.run("test the rules",
-		chromedp.SendKeys("#rt-subject", "Invoice 42", chromedp.ByQuery),
-		chromedp.SendKeys("#rt-to", to, chromedp.ByQuery),
+		fill("#rt-subject", "Invoice 42"),
+		fill("#rt-to", to),
 		submit("#rt-subject"),
 		chromedp.WaitVisible(`#rt-h ~ [role="status"] .notice-success`, chromedp.ByQuery))
 	if txt := b.textOf(`#rt-h ~ [role="status"] .notice-success`); !strings.Contains(txt, "Invoices") {
@@ -237,8 +258,8 @@ func signIn(b *browser, user, pw string) {
 	b.t.Helper()
 	b.run("sign in",
 		chromedp.WaitVisible("#signin-user", chromedp.ByQuery),
-		chromedp.SetValue("#signin-user", user, chromedp.ByQuery),
-		chromedp.SetValue("#signin-pass", pw, chromedp.ByQuery),
+		fill("#signin-user", user),
+		fill("#signin-pass", pw),
 		submit("#signin-pass"),
 		chromedp.WaitVisible(`nav a[data-screen="dashboard"]`, chromedp.ByQuery))
 }
@@ -257,16 +278,16 @@ func TestOnboardingAndStoredSecret(t *testing.T) {
 
 	b.run("choose SMTP in the wizard",
 		chromedp.WaitVisible("#ob-driver", chromedp.ByQuery),
-		chromedp.SetValue("#ob-driver", "smtp", chromedp.ByQuery),
+		fill("#ob-driver", "smtp"),
 		chromedp.WaitVisible(`#onboarding [name="host"]`, chromedp.ByQuery))
 	b.run("fill the wizard and apply",
-		chromedp.SetValue(`#onboarding [name="host"]`, sink.Host(), chromedp.ByQuery),
-		chromedp.SetValue(`#onboarding [name="port"]`, strconv.Itoa(sink.Port()), chromedp.ByQuery),
-		chromedp.SetValue(`#onboarding [name="encryption"]`, "none", chromedp.ByQuery),
-		chromedp.SetValue(`#onboarding [name="username"]`, "mailer", chromedp.ByQuery),
-		chromedp.SetValue(`#onboarding [name="password"]`, "s3cret-pass", chromedp.ByQuery),
-		chromedp.SetValue(`#onboarding [name="from_email"]`, "site@example.com", chromedp.ByQuery),
-		chromedp.SetValue("#ob-to", "owner@example.com", chromedp.ByQuery),
+		fill(`#onboarding [name="host"]`, sink.Host()),
+		fill(`#onboarding [name="port"]`, strconv.Itoa(sink.Port())),
+		fill(`#onboarding [name="encryption"]`, "none"),
+		fill(`#onboarding [name="username"]`, "mailer"),
+		fill(`#onboarding [name="password"]`, "s3cret-pass"),
+		fill(`#onboarding [name="from_email"]`, "site@example.com"),
+		fill("#ob-to", "owner@example.com"),
 		submit("#ob-to"),
 		chromedp.WaitVisible("#onboarding .notice-success", chromedp.ByQuery))
 	if _, err := sink.WaitFor(1, 30*time.Second); err != nil {
@@ -291,11 +312,11 @@ func TestOnboardingAndStoredSecret(t *testing.T) {
 		t.Errorf("the password field shows %q, want the mask", shown)
 	}
 	b.run("rename and save",
-		chromedp.SetValue("#conn-name", "Renamed relay", chromedp.ByQuery),
+		fill("#conn-name", "Renamed relay"),
 		submit("#conn-name"),
 		chromedp.WaitVisible("#flash .notice-success", chromedp.ByQuery))
 	b.run("send a test email after the edit",
-		chromedp.SetValue("#test-to", "owner@example.com", chromedp.ByQuery),
+		fill("#test-to", "owner@example.com"),
 		submit("#test-to"),
 		chromedp.WaitVisible("#action-result .notice", chromedp.ByQuery))
 	if txt := b.textOf("#action-result"); !strings.Contains(b.text(), "Renamed relay") || !b.has("#action-result .notice-success") {
