@@ -9,6 +9,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/mailsvc/mailsvc/core"
+	"github.com/mailsvc/mailsvc/test/fakes/oauthfake"
 	"github.com/mailsvc/mailsvc/test/fakes/smtpsink"
 	"github.com/mailsvc/mailsvc/test/servicetest"
 )
@@ -264,13 +266,18 @@ func signIn(b *browser, user, pw string) {
 		chromedp.WaitVisible(`nav a[data-screen="dashboard"]`, chromedp.ByQuery))
 }
 
-// TestOnboardingAndStoredSecret: the wizard of a fresh service creates
+// TestOnboardingSecretAndOAuth: the wizard of a fresh service creates
 // the default connection and sends the test email; a connection edited
-// without touching its password keeps it (the sink requires the login).
-func TestOnboardingAndStoredSecret(t *testing.T) {
+// without touching its password keeps it (the sink requires the login);
+// an OAuth connection's Connect button goes through the provider's
+// consent and comes back authorized.
+func TestOnboardingSecretAndOAuth(t *testing.T) {
 	b := newBrowser(t)
 	sink := smtpsink.Start(t, smtpsink.WithAuth("mailer", "s3cret-pass"))
-	svc := servicetest.Start(t, t.TempDir())
+	google := oauthfake.New(core.ProviderGoogle)
+	defer google.Close()
+	google.AddClient("client-google", "secret-google")
+	svc := servicetest.Start(t, t.TempDir(), "MAILSVC_USE_LOCAL_OAUTH_REDIRECTS=true")
 	pw := svc.AdminPassword()
 	admin := servicetest.Basic("admin", pw)
 	b.run("open the screens", chromedp.Navigate("http://"+svc.Addr+"/admin/"))
@@ -328,4 +335,42 @@ func TestOnboardingAndStoredSecret(t *testing.T) {
 	if strings.Contains(b.text(), "s3cret-pass") {
 		t.Error("the page shows the stored password")
 	}
+
+	// A Gmail connection whose provider is the local fake: "Connect with
+	// google" goes to its consent screen, which returns to the service's
+	// callback, which returns to the screens with the connection authorized.
+	var gmail struct {
+		ID          int64  `json:"id"`
+		OAuthStatus string `json:"oauth_status"`
+	}
+	servicetest.Call(t, "POST", svc.Base+"/connections", fmt.Sprintf(`{"name":"Mailbox","driver":"gmail","settings":{
+		"client_id":"client-google","client_secret":"secret-google","oauth_base_url":%q,"from_email":"site@gmail.example"}}`, google.URL()),
+		admin).JSON(t, &gmail)
+	if gmail.ID == 0 || gmail.OAuthStatus != core.OAuthPending {
+		t.Fatalf("create the Gmail connection: %+v", gmail)
+	}
+	b.run("open the Gmail connection", show(fmt.Sprintf("#/connections/%d", gmail.ID)), chromedp.WaitVisible("#test-to", chromedp.ByQuery))
+	b.run("connect with Google",
+		clickButton("Connect with google"),
+		chromedp.WaitVisible(`#screen .notice-success`, chromedp.ByQuery))
+	if n := len(google.Authorizations()); n != 1 {
+		t.Errorf("the provider's consent screen saw %d authorization requests, want 1", n)
+	}
+	var where string
+	b.eval(`location.pathname + location.search + location.hash`, &where)
+	if !strings.Contains(where, "oauth=success") || !strings.HasSuffix(where, "#/connections") {
+		t.Errorf("the callback returned the browser to %s, want the connections with oauth=success", where)
+	}
+	if txt := b.textOf(`#screen .notice-success`); !strings.Contains(txt, "authorized") {
+		t.Errorf("the banner after the callback says %q", txt)
+	}
+	row := b.textOf(fmt.Sprintf(`tr:has(a[href="#/connections/%d"])`, gmail.ID))
+	if !strings.Contains(row, "authorized") {
+		t.Errorf("the connection's row after the callback: %q, want authorized", row)
+	}
+	servicetest.Call(t, "GET", fmt.Sprintf("%s/connections/%d", svc.Base, gmail.ID), "", admin).JSON(t, &gmail)
+	if gmail.OAuthStatus != core.OAuthAuthorized || google.Exchanges() != 1 {
+		t.Errorf("after the callback oauth_status = %q and %d codes redeemed, want authorized and 1", gmail.OAuthStatus, google.Exchanges())
+	}
+	b.screenshot("connections-oauth-authorized")
 }
