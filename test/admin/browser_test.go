@@ -22,12 +22,12 @@ const stepTimeout = 30 * time.Second
 
 // browser is one headless chromium tab.
 type browser struct {
-	t   *testing.T
+	t   testing.TB
 	ctx context.Context
 }
 
 // chromiumPath finds Debian's chromium, or skips (fails in CI).
-func chromiumPath(t *testing.T) string {
+func chromiumPath(t testing.TB) string {
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
@@ -38,7 +38,7 @@ func chromiumPath(t *testing.T) string {
 }
 
 // newBrowser starts headless chromium for the test and closes it at the end.
-func newBrowser(t *testing.T) *browser {
+func newBrowser(t testing.TB) *browser {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromiumPath(t)),
@@ -101,7 +101,7 @@ var (
 
 // screenshotDir is MAILSVC_SCREENSHOTS, else a fresh folder under the
 // system's temporary directory; the test log names it.
-func screenshotDir(t *testing.T) string {
+func screenshotDir(t testing.TB) string {
 	shotsOnce.Do(func() {
 		shotsDir = os.Getenv("MAILSVC_SCREENSHOTS")
 		if shotsDir == "" {
