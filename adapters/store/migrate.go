@@ -546,7 +546,8 @@ var migrations = []migration{
 		// provider, event, sending connection and source, with the
 		// repeats that keep "messages" (distinct logs) exact over any
 		// range (see event_rollup.go), clustered by time on MySQL since
-		// they are read by time. All are built here from what the
+		// they are read by time (the overview's bounces and complaints
+		// by kind and time). All are built here from what the
 		// 15-minute roll-ups and the provider events hold; the upserts
 		// set rather than add, so a retry after a crash changes nothing.
 		Version: 11,
@@ -593,7 +594,8 @@ var migrations = []migration{
 				provider_prev_at DATETIME(6) NULL,
 				kind_prev_at DATETIME(6) NULL,
 				PRIMARY KEY (occurred_at, event_id),
-				UNIQUE KEY uq_event (event_id)
+				UNIQUE KEY uq_event (event_id),
+				KEY idx_event_occurred (event, occurred_at, kind_prev_at, connection_id, source)
 			)` + mysqlTableOptions,
 			`INSERT INTO {prefix}mailsvc_outcome_rollups (width_minutes, bucket_start, connection_id, status, shard, messages)
 				SELECT 60, CAST(DATE_FORMAT(bucket_start, '%Y-%m-%d %H:00:00') AS DATETIME(6)), connection_id, status, 0, SUM(messages)
@@ -682,6 +684,8 @@ var migrations = []migration{
 			)`,
 			`CREATE INDEX {prefix}mailsvc_event_repeats_occurred ON {prefix}mailsvc_event_repeats
 				(occurred_at, provider_prev_at, kind_prev_at, provider, event, connection_id, source)`,
+			`CREATE INDEX {prefix}mailsvc_event_repeats_event_occurred ON {prefix}mailsvc_event_repeats
+				(event, occurred_at, kind_prev_at, connection_id, source)`,
 			// Times are stored as the driver writes them in UTC
 			// ("2006-01-02 15:04:05+00:00"), so bucket starts are built
 			// in that form.
