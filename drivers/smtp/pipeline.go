@@ -1,13 +1,13 @@
 package smtp
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"net/textproto"
-	"strings"
-	"time"
 
-	gomail "github.com/wneessen/go-mail"
+	gosmtp "github.com/wneessen/go-mail/smtp"
 )
 
 // Pipelining (RFC 2920): when the server offers PIPELINING, a message's
@@ -15,116 +15,82 @@ import (
 // read together, and no RSET follows a transaction that ended well, so a
 // message costs two round trips on a pooled session instead of six
 // (go-mail's NOOP, MAIL, RCPT, DATA, the data, RSET). A session that
-// keeps a transcript (the mailer debug channel) uses go-mail's
-// command-by-command path, whose every line the transcript records, and
-// so does a message go-mail would refuse before talking to the server.
+// keeps a transcript (the mailer debug channel), or a server without
+// PIPELINING, goes command by command (sendStepwise), each line recorded
+// in the transcript, still without NOOP or RSET around a good
+// transaction; both paths write the same message data, attachments
+// streamed.
 
-// pipelineStage names the part of a pipelined transaction that failed.
-type pipelineStage string
+// transactionStage names the part of a mail transaction that failed.
+type transactionStage string
 
 const (
-	stageMail pipelineStage = "MAIL FROM"
-	stageRcpt pipelineStage = "RCPT TO"
-	stageData pipelineStage = "DATA"
-	stageBody pipelineStage = "message data"
+	stageMail transactionStage = "MAIL FROM"
+	stageRcpt transactionStage = "RCPT TO"
+	stageData transactionStage = "DATA"
+	stageBody transactionStage = "message data"
 )
 
-// pipelineError is a failed pipelined transaction: the stage and the
+// transactionError is a failed mail transaction: the stage and the
 // server's reply (a *textproto.Error) or the network error.
-type pipelineError struct {
-	stage pipelineStage
+type transactionError struct {
+	stage transactionStage
 	err   error
 	// ended: the session is ready for the next transaction (the server's
 	// reply ended this one, or RSET did).
 	ended bool
 }
 
-func (e *pipelineError) Error() string { return fmt.Sprintf("%s: %v", e.stage, e.err) }
-func (e *pipelineError) Unwrap() error { return e.err }
+func (e *transactionError) Error() string { return fmt.Sprintf("%s: %v", e.stage, e.err) }
+func (e *transactionError) Unwrap() error { return e.err }
 
 // replied reports whether the server answered the failed stage (rather
 // than the connection failing).
-func (e *pipelineError) replied() bool {
+func (e *transactionError) replied() bool {
 	var te *textproto.Error
 	return errors.As(e.err, &te)
 }
 
-// envelope is a message's sender and recipients as the SMTP commands
-// carry them.
-type envelope struct {
-	from  string
-	rcpts []string
-}
-
-// pipelineEnvelope returns m's envelope when the session can send m
-// pipelined.
-func (s *session) pipelineEnvelope(m *gomail.Msg) (envelope, bool) {
-	if s.rec != nil || s.smtp == nil {
-		return envelope{}, false
-	}
-	if ok, _ := s.smtp.Extension("PIPELINING"); !ok {
-		return envelope{}, false
-	}
-	if m.Encoding() == gomail.NoEncoding.String() {
-		if ok, _ := s.smtp.Extension("8BITMIME"); !ok {
-			return envelope{}, false
-		}
-	}
-	from, err := m.GetSender(false)
-	if err != nil {
-		return envelope{}, false
-	}
-	rcpts, err := m.GetRecipients()
-	if err != nil {
-		return envelope{}, false
-	}
-	for _, line := range append([]string{from}, rcpts...) {
-		if strings.ContainsAny(line, "\r\n") {
-			return envelope{}, false
-		}
-	}
-	return envelope{from: from, rcpts: rcpts}, true
-}
-
-// sendPipelined runs one mail transaction of m to env pipelined and
-// returns the server's reply to the message data (without the 250 code).
-func (s *session) sendPipelined(m *gomail.Msg, env envelope) (string, error) {
-	if c := s.rawConn(); c != nil {
-		_ = c.SetDeadline(time.Now().Add(s.timeout))
-	}
+// sendPipelined runs one mail transaction of l pipelined and returns the
+// server's reply to the message data (without the 250 code).
+func (s *session) sendPipelined(l *letter) (string, error) {
+	s.setDeadline()
 	text := s.smtp.Text
 	w := text.W
-	_, _ = w.WriteString("MAIL FROM:" + env.from)
-	if ok, _ := s.smtp.Extension("8BITMIME"); ok {
+	_, _ = w.WriteString("MAIL FROM:")
+	_, _ = w.WriteString(l.from)
+	if s.eightBitMIME {
 		_, _ = w.WriteString(" BODY=8BITMIME")
 	}
-	if ok, _ := s.smtp.Extension("SMTPUTF8"); ok {
+	if s.smtpUTF8 {
 		_, _ = w.WriteString(" SMTPUTF8")
 	}
 	_, _ = w.WriteString("\r\n")
-	for _, r := range env.rcpts {
-		_, _ = w.WriteString("RCPT TO:" + r + "\r\n")
+	for _, r := range l.rcpts {
+		_, _ = w.WriteString("RCPT TO:")
+		_, _ = w.WriteString(r)
+		_, _ = w.WriteString("\r\n")
 	}
 	_, _ = w.WriteString("DATA\r\n")
 	if err := w.Flush(); err != nil {
-		return "", &pipelineError{stage: stageMail, err: err}
+		return "", &transactionError{stage: stageMail, err: err}
 	}
 	// Every reply is read, in order, before anything is decided.
-	var failed *pipelineError
+	var failed *transactionError
 	dataOpen := false
-	read := func(stage pipelineStage, expect int) bool {
+	read := func(stage transactionStage, expect int) bool {
 		_, _, err := text.ReadResponse(expect)
 		if err == nil {
 			dataOpen = stage == stageData
 			return true
 		}
 		if failed == nil {
-			failed = &pipelineError{stage: stage, err: err}
+			failed = &transactionError{stage: stage, err: err}
 		}
 		return failed.replied()
 	}
 	ok := read(stageMail, 250)
-	for range env.rcpts {
+	for range l.rcpts {
 		ok = ok && read(stageRcpt, 25)
 	}
 	ok = ok && read(stageData, 354)
@@ -143,22 +109,71 @@ func (s *session) sendPipelined(m *gomail.Msg, env envelope) (string, error) {
 		failed.ended = s.reset() == nil
 		return "", failed
 	}
-	dw := text.DotWriter()
-	if err := writeMessage(m, dw); err != nil {
-		// Not ended with the final dot: a part of a message is never
+	var err error
+	if l.data != nil {
+		err = writeData(w, l.data.Bytes())
+	} else {
+		dw := text.DotWriter()
+		if err = writeMessage(l.gm, dw); err == nil {
+			err = dw.Close()
+		}
+		// Else not ended with the final dot: a part of a message is never
 		// handed over; the session is dropped.
-		return "", &pipelineError{stage: stageBody, err: err}
 	}
-	if err := dw.Close(); err != nil {
-		return "", &pipelineError{stage: stageBody, err: err}
+	if err != nil {
+		return "", &transactionError{stage: stageBody, err: err}
 	}
 	_, resp, err := text.ReadResponse(250)
 	if err != nil {
-		perr := &pipelineError{stage: stageBody, err: err}
-		perr.ended = perr.replied()
-		return "", perr
+		terr := &transactionError{stage: stageBody, err: err}
+		terr.ended = terr.replied()
+		return "", terr
 	}
 	return resp, nil
+}
+
+// sendStepwise runs one mail transaction of l command by command, each
+// reply awaited (and recorded in the transcript, when the session keeps
+// one), for servers without PIPELINING and sessions with a transcript;
+// the message data is written as on the pipelined path, attachments
+// streamed. It returns the server's reply to the data.
+func (s *session) sendStepwise(l *letter) (string, error) {
+	s.setDeadline()
+	if err := s.smtp.Mail(l.from); err != nil {
+		return "", s.refused(stageMail, err)
+	}
+	for _, r := range l.rcpts {
+		if err := s.smtp.Rcpt(r); err != nil {
+			return "", s.refused(stageRcpt, err)
+		}
+	}
+	w, err := s.smtp.Data()
+	if err != nil {
+		return "", s.refused(stageData, err)
+	}
+	if err := l.writeTo(w); err != nil {
+		return "", &transactionError{stage: stageBody, err: err}
+	}
+	if err := w.Close(); err != nil {
+		terr := &transactionError{stage: stageBody, err: err}
+		terr.ended = terr.replied()
+		return "", terr
+	}
+	var resp string
+	if dc, ok := w.(*gosmtp.DataCloser); ok {
+		resp = dc.ServerResponse()
+	}
+	return resp, nil
+}
+
+// refused returns the failure of a command before the data; when the
+// server answered it, RSET clears the transaction for the next one.
+func (s *session) refused(stage transactionStage, err error) error {
+	terr := &transactionError{stage: stage, err: err}
+	if terr.replied() {
+		terr.ended = s.smtp.Reset() == nil
+	}
+	return terr
 }
 
 // reset sends RSET and reads its reply.
@@ -172,4 +187,60 @@ func (s *session) reset() error {
 	}
 	_, _, err := text.ReadResponse(250)
 	return err
+}
+
+// writeData writes a rendered message to w as the data of a mail
+// transaction, dot-stuffed and ended with the final dot, and flushes w.
+// data's lines end in CRLF, but perhaps the last (as the renderer writes
+// them); anything else goes through textproto's dot-writer.
+func writeData(w *bufio.Writer, data []byte) error {
+	if !crlfLines(data) {
+		dw := textproto.NewWriter(w).DotWriter()
+		if _, err := dw.Write(data); err != nil {
+			return err
+		}
+		return dw.Close()
+	}
+	if len(data) > 0 && data[0] == '.' {
+		_ = w.WriteByte('.')
+	}
+	rest := data
+	for {
+		i := bytes.Index(rest, lfDot)
+		if i < 0 {
+			break
+		}
+		_, _ = w.Write(rest[:i+1])
+		_ = w.WriteByte('.')
+		rest = rest[i+1:]
+	}
+	_, _ = w.Write(rest)
+	if !bytes.HasSuffix(data, crlf) {
+		_, _ = w.WriteString("\r\n")
+	}
+	_, _ = w.WriteString(".\r\n")
+	return w.Flush()
+}
+
+var (
+	crlf  = []byte("\r\n")
+	lfDot = []byte("\n.")
+)
+
+// crlfLines reports whether every LF in data follows a CR and data does
+// not end in a CR.
+func crlfLines(data []byte) bool {
+	if len(data) > 0 && data[len(data)-1] == '\r' {
+		return false
+	}
+	for i := 0; ; {
+		j := bytes.IndexByte(data[i:], '\n')
+		if j < 0 {
+			return true
+		}
+		if i+j == 0 || data[i+j-1] != '\r' {
+			return false
+		}
+		i += j + 1
+	}
 }

@@ -26,11 +26,28 @@ type session struct {
 	rec      *recorder
 	timeout  time.Duration
 	lastUsed time.Time
+	// What the server offered in its EHLO reply, read once per session.
+	pipelining, eightBitMIME, smtpUTF8 bool
+}
+
+// learnExtensions reads the extensions the server offered that shape a
+// mail transaction.
+func (s *session) learnExtensions() {
+	s.pipelining, _ = s.smtp.Extension("PIPELINING")
+	s.eightBitMIME, _ = s.smtp.Extension("8BITMIME")
+	s.smtpUTF8, _ = s.smtp.Extension("SMTPUTF8")
+}
+
+// setDeadline bounds the next exchange by the session's timeout.
+func (s *session) setDeadline() {
+	if c := s.rawConn(); c != nil {
+		_ = c.SetDeadline(time.Now().Add(s.timeout))
+	}
 }
 
 // send delivers one message and returns the server's reply to DATA
 // (without the 250 code). Cancelling ctx aborts the connection.
-func (s *session) send(ctx context.Context, m *gomail.Msg) (string, error) {
+func (s *session) send(ctx context.Context, l *letter) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
@@ -40,10 +57,10 @@ func (s *session) send(ctx context.Context, m *gomail.Msg) (string, error) {
 		resp string
 		err  error
 	)
-	if env, ok := s.pipelineEnvelope(m); ok {
-		resp, err = s.sendPipelined(m, env)
-	} else if err = s.client.SendWithSMTPClient(s.smtp, m); err == nil {
-		resp = m.ServerResponse()
+	if s.pipelining && s.rec == nil {
+		resp, err = s.sendPipelined(l)
+	} else {
+		resp, err = s.sendStepwise(l)
 	}
 	if err != nil {
 		s.rec.note("error: %v", err)

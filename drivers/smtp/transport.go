@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net"
 	"net/textproto"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,7 +19,6 @@ import (
 	gosmtp "github.com/wneessen/go-mail/smtp"
 
 	"github.com/mailsvc/mailsvc/core"
-	"github.com/mailsvc/mailsvc/drivers/mime"
 )
 
 // Pool defaults.
@@ -188,10 +186,11 @@ func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, 
 	if err := eff.Validate(); err != nil {
 		return core.Receipt{}, core.Permanent(err)
 	}
-	m, err := mime.Compose(eff)
+	l, err := newLetter(eff)
 	if err != nil {
 		return core.Receipt{}, core.Permanent(err)
 	}
+	defer l.release()
 	select {
 	case t.slots <- struct{}{}:
 	case <-ctx.Done():
@@ -203,14 +202,14 @@ func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, 
 	if err != nil {
 		return core.Receipt{}, t.classify("connect", err)
 	}
-	resp, err := s.send(ctx, m)
+	resp, err := s.send(ctx, l)
 	if err != nil && reused && staleConnection(err) {
 		// The pooled session died while idle; nothing was sent on it.
 		s.discard()
 		if s, err = t.dial(ctx); err != nil {
 			return core.Receipt{}, t.classify("reconnect", err)
 		}
-		resp, err = s.send(ctx, m)
+		resp, err = s.send(ctx, l)
 	}
 	t.saveTranscript(s)
 	if err != nil {
@@ -222,7 +221,7 @@ func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, 
 		return core.Receipt{}, t.classify("send", err)
 	}
 	t.release(s)
-	return core.Receipt{MessageID: messageID(resp, m.GetMessageID()), Response: "250 " + resp}, nil
+	return core.Receipt{MessageID: messageID(resp, l.id), Response: "250 " + resp}, nil
 }
 
 // Verify implements core.Verifier: it connects, negotiates TLS as
@@ -409,6 +408,9 @@ func (t *Transport) dialAuth(ctx context.Context, auth gosmtp.Auth, hidden ...st
 	stop := context.AfterFunc(ctx, s.abort)
 	s.smtp, err = client.DialToSMTPClientWithContext(ctx)
 	stop()
+	if err == nil {
+		s.learnExtensions()
+	}
 	if err != nil {
 		s.rec.note("error: %v", err)
 		t.saveTranscript(s)
@@ -460,10 +462,6 @@ func replyCode(err error) int {
 	if errors.As(err, &te) {
 		return te.Code
 	}
-	var se *gomail.SendError
-	if errors.As(err, &se) {
-		return se.ErrorCode()
-	}
 	return 0
 }
 
@@ -481,27 +479,16 @@ func configurationError(err error) bool {
 		errors.As(err, &verification) || errors.Is(err, errNoAuthMechanism) {
 		return true
 	}
-	var se *gomail.SendError
-	if errors.As(err, &se) && (se.Reason == gomail.ErrGetSender || se.Reason == gomail.ErrGetRcpts || se.Reason == gomail.ErrNoUnencoded) {
-		return true
-	}
 	msg := err.Error()
 	return strings.Contains(msg, "does not support SMTP AUTH") || strings.Contains(msg, "STARTTLS")
 }
 
 // staleConnection reports a failure of a reused session before anything
-// was sent on it: the NOOP check or a MAIL FROM without a reply (or, on a
-// pipelined session, no reply to the commands before the data).
+// was sent on it: no reply to the commands before the data (the server
+// closed the idle session).
 func staleConnection(err error) bool {
-	var pe *pipelineError
-	if errors.As(err, &pe) {
-		return pe.stage != stageBody && !pe.replied()
-	}
-	var se *gomail.SendError
-	if !errors.As(err, &se) {
-		return false
-	}
-	return se.Reason == gomail.ErrConnCheck || (se.Reason == gomail.ErrSMTPMailFrom && se.ErrorCode() == 0)
+	var te *transactionError
+	return errors.As(err, &te) && te.stage != stageBody && !te.replied()
 }
 
 // reusable reports whether a session that failed with err can serve the
@@ -512,35 +499,76 @@ func reusable(err error) bool {
 	if code < 400 || code == 421 {
 		return false
 	}
-	var pe *pipelineError
-	if errors.As(err, &pe) {
-		return pe.ended
-	}
-	var se *gomail.SendError
-	if !errors.As(err, &se) {
-		return false
-	}
-	switch se.Reason {
-	case gomail.ErrSMTPMailFrom, gomail.ErrSMTPRcptTo, gomail.ErrSMTPData, gomail.ErrSMTPDataClose:
-		return true
-	}
-	return false
+	var te *transactionError
+	return errors.As(err, &te) && te.ended
 }
 
-var (
-	queuedAs = regexp.MustCompile(`(?i)\bqueued as ([A-Za-z0-9._@<>-]+)`)
-	// sesID matches the Amazon SES SMTP reply "Ok 0100018c...-000000".
-	sesID = regexp.MustCompile(`(?i)^(?:\d\.\d\.\d )?ok ([0-9a-f]{16,}-[0-9a-f-]+)`)
-)
-
 // messageID returns the server's queue id from its reply to DATA when it
-// gives one, or else the Message-ID header without brackets.
+// gives one ("... queued as ID", or Amazon SES's "Ok 0100018c...-000000"),
+// or else the Message-ID header without brackets.
 func messageID(reply, header string) string {
-	if m := queuedAs.FindStringSubmatch(reply); m != nil {
-		return strings.Trim(m[1], "<>")
+	if id := queuedAs(reply); id != "" {
+		return strings.Trim(id, "<>")
 	}
-	if m := sesID.FindStringSubmatch(strings.TrimSpace(reply)); m != nil {
-		return m[1]
+	if id := sesID(strings.TrimSpace(reply)); id != "" {
+		return id
 	}
 	return strings.Trim(header, "<>")
+}
+
+// queuedAs returns the id after the first "queued as " (any case, at the
+// start of a word) that is followed by one: letters, digits and
+// "._@<>-".
+func queuedAs(reply string) string {
+	const phrase = "queued as "
+	for i := 0; i+len(phrase) < len(reply); i++ {
+		if c := reply[i]; c != 'q' && c != 'Q' || (i > 0 && wordByte(reply[i-1])) ||
+			!strings.EqualFold(reply[i:i+len(phrase)], phrase) {
+			continue
+		}
+		rest := reply[i+len(phrase):]
+		n := 0
+		for n < len(rest) && queueIDByte(rest[n]) {
+			n++
+		}
+		if n > 0 {
+			return rest[:n]
+		}
+	}
+	return ""
+}
+
+// sesID returns the message id of an Amazon SES reply, "[2.0.0 ]Ok
+// <16 or more hex digits>-<hex digits and dashes>", or "".
+func sesID(reply string) string {
+	s := reply
+	if len(s) >= 6 && digit(s[0]) && s[1] == '.' && digit(s[2]) && s[3] == '.' && digit(s[4]) && s[5] == ' ' {
+		s = s[6:]
+	}
+	if len(s) < 3 || !strings.EqualFold(s[:3], "ok ") {
+		return ""
+	}
+	s = s[3:]
+	n := 0
+	for n < len(s) && hexDigit(s[n]) {
+		n++
+	}
+	if n < 16 || n == len(s) || s[n] != '-' {
+		return ""
+	}
+	end := n + 1
+	for end < len(s) && (hexDigit(s[end]) || s[end] == '-') {
+		end++
+	}
+	if end == n+1 {
+		return ""
+	}
+	return s[:end]
+}
+
+func digit(c byte) bool    { return c >= '0' && c <= '9' }
+func hexDigit(c byte) bool { return digit(c) || (c|0x20 >= 'a' && c|0x20 <= 'f') }
+func wordByte(c byte) bool { return digit(c) || c == '_' || (c|0x20 >= 'a' && c|0x20 <= 'z') }
+func queueIDByte(c byte) bool {
+	return wordByte(c) || c == '.' || c == '@' || c == '<' || c == '>' || c == '-'
 }
