@@ -15,9 +15,10 @@ import (
 )
 
 // A 10 MB attachment and an inline image arrive byte-exact at a real SMTP
-// server, over a pipelined session (the attachment streamed into DATA)
-// and over one that keeps a transcript (command by command), on a STARTTLS
-// session as on a plain one.
+// server, over a pipelined session and over the command-by-command path
+// (a session that keeps a transcript, a server without PIPELINING), on
+// STARTTLS, implicit TLS and plain sessions; every path streams the
+// attachment into DATA.
 func TestLargeAttachmentArrivesByteExact(t *testing.T) {
 	big := make([]byte, 10<<20+7)
 	if _, err := rand.Read(big); err != nil {
@@ -31,14 +32,22 @@ func TestLargeAttachmentArrivesByteExact(t *testing.T) {
 		name       string
 		transcript bool
 		tls        bool
+		sinkOpts   []smtpsink.Option
+		over       core.Settings
 	}{
-		{"pipelined", false, false},
-		{"pipelined over STARTTLS", false, true},
-		{"with transcript", true, false},
+		{name: "pipelined"},
+		{name: "pipelined over STARTTLS", tls: true},
+		{name: "with transcript", transcript: true},
+		{name: "server without PIPELINING", sinkOpts: []smtpsink.Option{smtpsink.WithoutPipelining()}},
+		{name: "server without PIPELINING over implicit TLS", sinkOpts: []smtpsink.Option{smtpsink.WithoutPipelining(), smtpsink.WithImplicitTLS()},
+			over: core.Settings{"encryption": "ssl"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var opts []smtpsink.Option
+			opts := tc.sinkOpts
 			over := core.Settings{}
+			for k, v := range tc.over {
+				over[k] = v
+			}
 			if tc.tls {
 				opts = append(opts, smtpsink.WithSTARTTLS())
 				over["encryption"] = "tls"

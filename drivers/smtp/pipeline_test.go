@@ -25,15 +25,19 @@ type scriptedServer struct {
 	batches   int
 	conns     int
 	delivered int
+	// noPipelining leaves PIPELINING out of the EHLO reply.
+	noPipelining bool
 }
 
-func startScripted(t *testing.T) *scriptedServer {
+func startScripted(t *testing.T) *scriptedServer { return startScriptedServer(t, false) }
+
+func startScriptedServer(t *testing.T, noPipelining bool) *scriptedServer {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &scriptedServer{ln: ln}
+	s := &scriptedServer{ln: ln, noPipelining: noPipelining}
 	t.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
@@ -74,7 +78,9 @@ func (s *scriptedServer) serve(c net.Conn) {
 		switch {
 		case strings.HasPrefix(cmd, "EHLO"):
 			reply("250-scripted")
-			reply("250-PIPELINING")
+			if !s.noPipelining {
+				reply("250-PIPELINING")
+			}
 			reply("250 8BITMIME")
 		case strings.HasPrefix(cmd, "MAIL"):
 			refused = false
@@ -183,5 +189,59 @@ func TestPipelinedSend(t *testing.T) {
 	}
 	if rset != 1 {
 		t.Errorf("RSET sent %d times, want once after the refused recipient: %q", rset, lines)
+	}
+}
+
+// TestStepwiseSend checks the command-by-command path against a server
+// without PIPELINING: each command waits for its reply, no NOOP or RSET
+// surrounds a good transaction, a refused recipient fails the message
+// permanently and RSET keeps the session for the next one.
+func TestStepwiseSend(t *testing.T) {
+	srv := startScriptedServer(t, true)
+	addr := srv.ln.Addr().(*net.TCPAddr)
+	set := core.Settings{
+		smtpdrv.KeyHost: "127.0.0.1", smtpdrv.KeyPort: int64(addr.Port),
+		smtpdrv.KeyEncryption: smtpdrv.EncryptionNone, smtpdrv.KeyAuth: false, smtpdrv.KeyTimeout: int64(5),
+	}
+	tr := newTransport(t, set, core.DriverEnv{}, smtpdrv.Options{MaxConns: 1})
+	ctx := context.Background()
+	for i := range 3 {
+		rc, err := tr.Send(ctx, message())
+		if err != nil {
+			t.Fatalf("Send %d: %v", i, err)
+		}
+		if rc.MessageID != "Q1" {
+			t.Errorf("Send %d: message id %q, want the queue id Q1", i, rc.MessageID)
+		}
+	}
+	bad := message()
+	bad.To = []core.Address{{Email: "refused@example.org"}}
+	_, err := tr.Send(ctx, bad)
+	if err == nil || core.IsTemporary(err) || !strings.Contains(err.Error(), "550") {
+		t.Fatalf("refused recipient: err = %v, want a permanent failure naming 550", err)
+	}
+	if _, err := tr.Send(ctx, message()); err != nil {
+		t.Fatalf("Send after a refused recipient: %v", err)
+	}
+	lines, batches, conns, delivered := srv.snapshot()
+	if delivered != 4 || conns != 1 {
+		t.Errorf("delivered %d over %d connections, want 4 over 1", delivered, conns)
+	}
+	if batches != 0 {
+		t.Errorf("%d commands arrived before the reply to the previous one: %q", batches, lines)
+	}
+	var noop, rset, data int
+	for _, l := range lines {
+		switch strings.ToUpper(l) {
+		case "NOOP":
+			noop++
+		case "RSET":
+			rset++
+		case "DATA":
+			data++
+		}
+	}
+	if noop != 0 || rset != 1 || data != 4 {
+		t.Errorf("NOOP %d, RSET %d, DATA %d times; want 0, 1 (after the refused recipient) and 4: %q", noop, rset, data, lines)
 	}
 }

@@ -121,6 +121,9 @@ type Transport struct {
 	mu     sync.Mutex
 	idle   []*session // most recently used last
 	closed bool
+	// reaping: a timer will call reapIdle (one for the whole pool, not
+	// one per released session).
+	reaping bool
 }
 
 var (
@@ -317,24 +320,38 @@ func (t *Transport) release(s *session) {
 		return
 	}
 	t.idle = append(t.idle, s)
+	arm := !t.reaping
+	t.reaping = true
 	t.mu.Unlock()
-	time.AfterFunc(t.idleTimeout+10*time.Millisecond, t.reapIdle)
+	if arm {
+		time.AfterFunc(t.idleTimeout+10*time.Millisecond, t.reapIdle)
+	}
 }
 
-// reapIdle quits the pooled sessions idle for longer than the timeout.
+// reapIdle quits the pooled sessions idle for longer than the timeout,
+// and comes back when the oldest of the others will be.
 func (t *Transport) reapIdle() {
 	var expired []*session
 	t.mu.Lock()
 	keep := t.idle[:0]
+	oldest := time.Time{}
 	for _, s := range t.idle {
 		if time.Since(s.lastUsed) > t.idleTimeout {
 			expired = append(expired, s)
-		} else {
-			keep = append(keep, s)
+			continue
+		}
+		keep = append(keep, s)
+		if oldest.IsZero() || s.lastUsed.Before(oldest) {
+			oldest = s.lastUsed
 		}
 	}
+	clear(t.idle[len(keep):])
 	t.idle = keep
+	t.reaping = len(keep) > 0
 	t.mu.Unlock()
+	if len(keep) > 0 {
+		time.AfterFunc(time.Until(oldest.Add(t.idleTimeout))+10*time.Millisecond, t.reapIdle)
+	}
 	for _, s := range expired {
 		s.quit()
 	}

@@ -4,7 +4,8 @@
 // STARTTLS or speak implicit TLS with a self-signed certificate made at
 // start, and inject faults on command:
 // temporary or permanent replies, connections dropped in the middle of DATA
-// and stalls. It can also take a fixed time over every message, as a
+// and stalls. It can leave PIPELINING out of its EHLO reply
+// (WithoutPipelining). It can also take a fixed time over every message, as a
 // remote server or a provider's API does (WithLatency), and counts the
 // mail transactions open at once and their peak, so a test can see how
 // many sends a client had in flight.
@@ -84,6 +85,7 @@ type config struct {
 	domain             string
 	xoauth2            func(user, token string) bool
 	latency            time.Duration
+	noPipelining       bool
 }
 
 // WithAuth makes the sink advertise AUTH PLAIN and LOGIN, accept only
@@ -117,6 +119,13 @@ func WithRequireTLS() Option { return func(c *config) { c.requireTLS = true } }
 // messages through per connection, and the sink's transaction counters
 // see how many it keeps in flight at once.
 func WithLatency(d time.Duration) Option { return func(c *config) { c.latency = d } }
+
+// WithoutPipelining makes the sink leave PIPELINING out of its EHLO
+// reply, as some servers do, so that a client sends one command at a
+// time. It works on plain and implicit TLS sessions; New refuses it with
+// WithSTARTTLS (the reply after STARTTLS is encrypted below the point
+// where the sink takes the line out).
+func WithoutPipelining() Option { return func(c *config) { c.noPipelining = true } }
 
 // WithDomain sets the name the sink greets with (default "sink.test").
 func WithDomain(domain string) Option { return func(c *config) { c.domain = domain } }
@@ -183,6 +192,9 @@ func New(opts ...Option) (*Sink, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	if cfg.noPipelining && cfg.tlsMode == TLSStartTLS {
+		return nil, errors.New("WithoutPipelining cannot be combined with WithSTARTTLS")
+	}
 	s := &Sink{cfg: cfg, done: make(chan struct{}), connNums: map[string]int{}, open: map[*countedConn]struct{}{}}
 	s.cond = sync.NewCond(&s.mu)
 
@@ -214,6 +226,9 @@ func New(opts ...Option) (*Sink, error) {
 		} else {
 			ln = tls.NewListener(ln, tc)
 		}
+	}
+	if cfg.noPipelining {
+		ln = &noPipeliningListener{ln}
 	}
 	s.server = srv
 	s.listener = ln
@@ -430,6 +445,33 @@ func (l *countingListener) Accept() (net.Conn, error) {
 	s.open[cc] = struct{}{}
 	s.mu.Unlock()
 	return cc, nil
+}
+
+// noPipeliningListener hands out connections that drop PIPELINING from
+// the EHLO reply.
+type noPipeliningListener struct{ net.Listener }
+
+func (l *noPipeliningListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &noPipeliningConn{c}, nil
+}
+
+// pipeliningLine is the EHLO reply line that offers PIPELINING. go-smtp
+// writes each reply line with a write of its own (and PIPELINING first of
+// its extensions, never last).
+var pipeliningLine = []byte("250-PIPELINING\r\n")
+
+// noPipeliningConn swallows the write of the PIPELINING line.
+type noPipeliningConn struct{ net.Conn }
+
+func (c *noPipeliningConn) Write(p []byte) (int, error) {
+	if bytes.Equal(p, pipeliningLine) {
+		return len(p), nil
+	}
+	return c.Conn.Write(p)
 }
 
 // countedConn reports its first Close to the sink.

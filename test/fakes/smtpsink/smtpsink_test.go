@@ -260,3 +260,45 @@ func TestSinkWaitForTimesOut(t *testing.T) {
 		t.Errorf("WaitFor on an idle sink = %d messages, %v; want none and an error", len(msgs), err)
 	}
 }
+
+// WithoutPipelining takes PIPELINING, and only it, out of the EHLO
+// reply, on plain and implicit TLS sessions, and the sink still takes
+// messages; it is refused with STARTTLS.
+func TestWithoutPipelining(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []smtpsink.Option
+		mode smtpsink.TLSMode
+	}{
+		{"plain", nil, smtpsink.TLSNone},
+		{"implicit tls", []smtpsink.Option{smtpsink.WithImplicitTLS()}, smtpsink.TLSImplicit},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, off := range []bool{false, true} {
+				opts := tc.opts
+				if off {
+					opts = append(opts, smtpsink.WithoutPipelining())
+				}
+				s := smtpsink.Start(t, opts...)
+				c := dial(t, s, tc.mode)
+				if ok, _ := c.Extension("PIPELINING"); ok == off {
+					t.Errorf("WithoutPipelining %v: PIPELINING offered = %v", off, ok)
+				}
+				for _, ext := range []string{"8BITMIME", "ENHANCEDSTATUSCODES", "SIZE"} {
+					if ok, _ := c.Extension(ext); !ok {
+						t.Errorf("WithoutPipelining %v: %s not offered", off, ext)
+					}
+				}
+				if _, err := smtpsink.Send(c, "a@example.com", []string{"b@example.org"}, body); err != nil {
+					t.Fatalf("WithoutPipelining %v: send: %v", off, err)
+				}
+				if got, err := s.WaitFor(1, 5*time.Second); err != nil || string(got[0].Data) != body {
+					t.Errorf("WithoutPipelining %v: received %v (%v)", off, got, err)
+				}
+			}
+		})
+	}
+	if _, err := smtpsink.New(smtpsink.WithSTARTTLS(), smtpsink.WithoutPipelining()); err == nil {
+		t.Error("WithoutPipelining with WithSTARTTLS was accepted")
+	}
+}
