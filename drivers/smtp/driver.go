@@ -1,7 +1,9 @@
 // Package smtp is the mail transport for any SMTP submission server. It
-// registers itself as the driver "smtp" when imported, sends with
-// github.com/wneessen/go-mail, builds messages with drivers/mime and keeps a
-// small pool of authenticated connections per transport so that a burst of
+// registers itself as the driver "smtp" when imported, connects and
+// authenticates with github.com/wneessen/go-mail, renders messages without
+// attachments itself (the bytes drivers/mime and go-mail would write, see
+// letter.go) and builds the others with drivers/mime, and keeps a small
+// pool of authenticated connections per transport so that a burst of
 // messages does not pay for a TCP, TLS and AUTH handshake each.
 package smtp
 
