@@ -1,12 +1,16 @@
 package admin
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/page"
+	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"github.com/mailsvc/mailsvc/core"
@@ -373,4 +377,37 @@ func TestOnboardingSecretAndOAuth(t *testing.T) {
 		t.Errorf("after the callback oauth_status = %q and %d codes redeemed, want authorized and 1", gmail.OAuthStatus, google.Exchanges())
 	}
 	b.screenshot("connections-oauth-authorized")
+
+	// A screen that loads slowly never replaces the one opened meanwhile:
+	// the dashboard's module is held back on a fresh load while the person
+	// opens Settings; when it arrives, Settings stays.
+	paused := make(chan fetch.RequestID, 1)
+	hold, release := context.WithCancel(b.ctx)
+	defer release()
+	chromedp.ListenTarget(hold, func(ev any) {
+		if e, ok := ev.(*fetch.EventRequestPaused); ok {
+			paused <- e.RequestID
+		}
+	})
+	b.run("hold the dashboard's module back", fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: "*/admin/js/dashboard.js"}}),
+		chromedp.ActionFunc(func(ctx context.Context) error {
+			_, _, _, _, err := page.Navigate("http://" + svc.Addr + "/admin/#/dashboard").Do(ctx)
+			return err
+		}))
+	var held fetch.RequestID
+	select {
+	case held = <-paused:
+	case <-time.After(stepTimeout):
+		t.Fatal("the dashboard's module was never requested")
+	}
+	b.run("open settings while the dashboard loads", show("#/settings"), chromedp.WaitVisible("#set-log_retention_days", chromedp.ByQuery), settled())
+	var screens []string
+	b.run("let the dashboard's module arrive", fetch.ContinueRequest(held), fetch.Disable(),
+		chromedp.Evaluate(`import("./js/dashboard.js").then(() => new Promise((r) => setTimeout(r))).then(() => [...document.querySelectorAll("#screen > .screen")].map((e) => e.className))`,
+			&screens, func(p *cdpruntime.EvaluateParams) *cdpruntime.EvaluateParams { return p.WithAwaitPromise(true) }))
+	// (The module evaluated, the task after it: the app's own import has
+	// resumed by then.)
+	if len(screens) != 1 || screens[0] != "screen screen-settings" || !b.has("#set-log_retention_days") {
+		t.Errorf("after the slow dashboard arrived the screen holds %v, want Settings alone", screens)
+	}
 }

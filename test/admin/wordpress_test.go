@@ -124,9 +124,9 @@ func startSiteProxy(t *testing.T, site *wpsite.Site, phpAddr, svcAddr string) {
 	api := to(svcAddr, nil)
 	screens := to(svcAddr, func(p string) string { return "/admin/" + strings.TrimPrefix(p, "/mailsvc/admin/") })
 	mux := http.NewServeMux()
-	mux.Handle("/wp-json/mailsvc/", api)                                       // location ^~ /wp-json/mailsvc/
-	mux.Handle("/mailsvc/admin/", screens)                                     // location ^~ /mailsvc/admin/
-	mux.Handle("/mailsvc/admin", http.RedirectHandler("/mailsvc/admin/", 301)) // nginx's redirect to the prefix
+	mux.Handle("/wp-json/mailsvc/", api)                                                               // location ^~ /wp-json/mailsvc/
+	mux.Handle("/mailsvc/admin/", screens)                                                             // location ^~ /mailsvc/admin/
+	mux.Handle("/mailsvc/admin", http.RedirectHandler("/mailsvc/admin/", http.StatusMovedPermanently)) // nginx's redirect to the prefix
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if (r.URL.Path == "/" || r.URL.Path == "/index.php") && strings.HasPrefix(r.URL.Query().Get("rest_route"), "/mailsvc/") {
 			api.ServeHTTP(w, r) // map $arg_rest_route $mailsvc_rest_route

@@ -87,7 +87,13 @@ function shell() {
     h('main', { id: 'main', tabindex: '-1' }, h('div', { id: 'flash' }), h('div', { id: 'screen' })));
 }
 
+// routing counts the routes started: only the latest one may fill the
+// screen, so a screen that loads slowly (the dashboard after sign-in)
+// cannot replace the one the person opened meanwhile.
+let routing = 0;
+
 async function route() {
+  const mine = ++routing;
   const [slug = 'dashboard', ...params] = location.hash.replace(/^#\/?/, '').split('?')[0].split('/').filter(Boolean);
   const known = screens.some(([s]) => s === slug) || (slug === 'pro' && pro);
   const name = known ? slug : 'dashboard';
@@ -103,15 +109,17 @@ async function route() {
   el.setAttribute('aria-busy', 'true');
   try {
     const mod = await import(`./${name}.js`);
+    if (mine !== routing) return; // another address was opened meanwhile
     const view = h('div', { class: `screen screen-${name}` });
     replace(el, view);
     await mod.render(view, params.map(decodeURIComponent));
+    if (mine !== routing) return;
     document.title = `${(screens.find(([s]) => s === name) || [, 'Pro'])[1]} ‹ mailsvc`;
   } catch (err) {
-    if (err.status === 401 || err.code === 'rest_forbidden') return;
+    if (mine !== routing || err.status === 401 || err.code === 'rest_forbidden') return;
     replace(el, notice('error', err.message || String(err)));
   } finally {
-    el.removeAttribute('aria-busy');
+    if (mine === routing) el.removeAttribute('aria-busy');
   }
 }
 
