@@ -75,14 +75,14 @@ func Compose(msg *core.Message) (*gomail.Msg, error) {
 	if len(msg.ReplyTo) > 0 {
 		m.ReplyToMailAddress(mailAddresses(msg.ReplyTo)...)
 	}
-	m.Subject(unfold(msg.Subject))
+	m.Subject(Unfold(msg.Subject))
 	m.SetGenHeader(gomail.HeaderXMailer, Mailer)
 
 	custom := map[string][]string{}
 	var order []string
 	for _, h := range msg.Headers {
 		name := strings.TrimSpace(h.Name)
-		if !validHeaderName(name) {
+		if !ValidHeaderName(name) {
 			return nil, core.InvalidField("headers", fmt.Sprintf("Invalid header name %q.", h.Name))
 		}
 		if structuralHeaders[strings.ToLower(name)] {
@@ -92,7 +92,7 @@ func Compose(msg *core.Message) (*gomail.Msg, error) {
 		if _, seen := custom[canon]; !seen {
 			order = append(order, canon)
 		}
-		custom[canon] = append(custom[canon], unfold(h.Value))
+		custom[canon] = append(custom[canon], Unfold(h.Value))
 	}
 	for _, name := range order {
 		switch name {
@@ -186,7 +186,7 @@ func Envelope(msg *core.Message) (from string, rcpts []string) {
 // angle brackets) whose right-hand side is the domain of sender.
 func NewMessageID(sender string) (string, error) {
 	domain := "mailsvc.localhost"
-	if i := strings.LastIndexByte(sender, '@'); i >= 0 && validDomain(sender[i+1:]) {
+	if i := strings.LastIndexByte(sender, '@'); i >= 0 && ValidDomain(sender[i+1:]) {
 		domain = strings.ToLower(sender[i+1:])
 	}
 	var b [20]byte
@@ -217,9 +217,9 @@ func contentType(a core.Attachment) string {
 	return "application/octet-stream"
 }
 
-// validHeaderName reports whether name is an RFC 5322 field name: printable
+// ValidHeaderName reports whether name is an RFC 5322 field name: printable
 // US-ASCII except colon.
-func validHeaderName(name string) bool {
+func ValidHeaderName(name string) bool {
 	if name == "" {
 		return false
 	}
@@ -244,8 +244,8 @@ func canonicalHeader(name string) string {
 	return name
 }
 
-// unfold replaces line breaks with spaces so that a value stays one header.
-func unfold(s string) string {
+// Unfold replaces line breaks with spaces so that a value stays one header.
+func Unfold(s string) string {
 	if !strings.ContainsAny(s, "\r\n") {
 		return s
 	}
@@ -253,9 +253,9 @@ func unfold(s string) string {
 	return strings.NewReplacer("\r", " ", "\n", " ").Replace(s)
 }
 
-// validDomain reports whether d is a plain dot-atom domain (letters, digits,
+// ValidDomain reports whether d is a plain dot-atom domain (letters, digits,
 // dots and hyphens) fit for the right-hand side of a Message-ID.
-func validDomain(d string) bool {
+func ValidDomain(d string) bool {
 	if d == "" || d[0] == '.' || d[len(d)-1] == '.' {
 		return false
 	}

@@ -161,7 +161,7 @@ func render(buf *bytes.Buffer, msg *core.Message, now time.Time) (string, error)
 		}
 		headers = append(headers, genHeader{name, values})
 	}
-	set(hdrSubject, qEncode(unfold(msg.Subject)))
+	set(hdrSubject, qEncode(mime.Unfold(msg.Subject)))
 	set(hdrXMailer, qEncode(mime.Mailer))
 	var id string
 	hasDate := false
@@ -170,7 +170,7 @@ func render(buf *bytes.Buffer, msg *core.Message, now time.Time) (string, error)
 		var order []string
 		for _, h := range msg.Headers {
 			name := strings.TrimSpace(h.Name)
-			if !validHeaderName(name) {
+			if !mime.ValidHeaderName(name) {
 				return "", core.InvalidField("headers", fmt.Sprintf("Invalid header name %q.", h.Name))
 			}
 			if structuralHeaders[strings.ToLower(name)] {
@@ -180,7 +180,7 @@ func render(buf *bytes.Buffer, msg *core.Message, now time.Time) (string, error)
 			if _, seen := custom[name]; !seen {
 				order = append(order, name)
 			}
-			custom[name] = append(custom[name], unfold(h.Value))
+			custom[name] = append(custom[name], mime.Unfold(h.Value))
 		}
 		for _, name := range order {
 			values := custom[name]
@@ -332,7 +332,7 @@ func writeHeader(buf *bytes.Buffer, key string, values ...string) {
 // mime.NewMessageID makes them.
 func newMessageID(sender string, random []byte) string {
 	domain := "mailsvc.localhost"
-	if i := strings.LastIndexByte(sender, '@'); i >= 0 && validDomain(sender[i+1:]) {
+	if i := strings.LastIndexByte(sender, '@'); i >= 0 && mime.ValidDomain(sender[i+1:]) {
 		domain = strings.ToLower(sender[i+1:])
 	}
 	var left [32]byte
@@ -345,20 +345,6 @@ func newMessageID(sender string, random []byte) string {
 	return string(left[:]) + "@" + domain
 }
 
-// validHeaderName reports whether name is an RFC 5322 field name:
-// printable US-ASCII except colon.
-func validHeaderName(name string) bool {
-	if name == "" {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		if c := name[i]; c <= 32 || c >= 127 || c == ':' {
-			return false
-		}
-	}
-	return true
-}
-
 // canonicalHeader returns the spelling of Message-ID and Date whatever
 // their case, and other names as given.
 func canonicalHeader(name string) string {
@@ -369,29 +355,4 @@ func canonicalHeader(name string) string {
 		return hdrDate
 	}
 	return name
-}
-
-// unfold replaces line breaks with spaces so that a value stays one
-// header line.
-func unfold(s string) string {
-	if !strings.ContainsAny(s, "\r\n") {
-		return s
-	}
-	s = strings.ReplaceAll(s, "\r\n", " ")
-	return strings.NewReplacer("\r", " ", "\n", " ").Replace(s)
-}
-
-// validDomain reports whether d is a plain dot-atom domain fit for the
-// right-hand side of a Message-ID.
-func validDomain(d string) bool {
-	if d == "" || d[0] == '.' || d[len(d)-1] == '.' {
-		return false
-	}
-	for i := 0; i < len(d); i++ {
-		c := d[i]
-		if !(c == '.' || c == '-' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
-			return false
-		}
-	}
-	return true
 }
