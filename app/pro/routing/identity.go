@@ -106,20 +106,27 @@ func (s *Service) identityTTL() time.Duration {
 	return DefaultIdentityTTL
 }
 
+// entry returns connection id's cache entry, made empty on first use.
+// The caller holds c.mu.
+func (c *identityCache) entry(id int64) *identityEntry {
+	if c.entries == nil {
+		c.entries = map[int64]*identityEntry{}
+	}
+	e := c.entries[id]
+	if e == nil {
+		e = &identityEntry{}
+		c.entries[id] = e
+	}
+	return e
+}
+
 // claim reports whether connection id's identities should be asked now
 // and, if so, marks a lookup as running; first is true when nothing was
 // ever asked of it.
 func (s *Service) claim(id int64, now time.Time) (due, first bool) {
 	s.ids.mu.Lock()
 	defer s.ids.mu.Unlock()
-	if s.ids.entries == nil {
-		s.ids.entries = map[int64]*identityEntry{}
-	}
-	e := s.ids.entries[id]
-	if e == nil {
-		e = &identityEntry{}
-		s.ids.entries[id] = e
-	}
+	e := s.ids.entry(id)
 	stale := e.set == nil || now.Sub(e.fetchedAt) >= s.identityTTL()
 	if e.busy || !stale || (!e.failedAt.IsZero() && now.Sub(e.failedAt) < identityRetry) {
 		return false, false
@@ -134,14 +141,7 @@ func (s *Service) lookup(ctx context.Context, id int64) bool {
 	addresses, domains, err := s.Identities(ctx, id)
 	s.ids.mu.Lock()
 	defer s.ids.mu.Unlock()
-	if s.ids.entries == nil {
-		s.ids.entries = map[int64]*identityEntry{}
-	}
-	e := s.ids.entries[id]
-	if e == nil {
-		e = &identityEntry{}
-		s.ids.entries[id] = e
-	}
+	e := s.ids.entry(id)
 	e.busy = false
 	if err != nil {
 		e.failedAt = time.Now()
