@@ -312,7 +312,7 @@ func (d directReads) EventCounts(ctx context.Context, from, to time.Time) ([]cor
 
 func (d directReads) LogEventTallies(ctx context.Context, from, to time.Time, events []string) ([]core.LogEventTally, error) {
 	rows, err := d.db.Gorm().WithContext(ctx).Raw(`SELECT COALESCE(l.sent_connection_id, 0), l.source, e.event, COUNT(DISTINCT e.log_id)
-		FROM wp_mailsvc_log_events e JOIN wp_mailsvc_logs l FORCE INDEX (idx_id_connection_source) ON l.id = e.log_id
+		FROM wp_mailsvc_log_events e JOIN wp_mailsvc_logs l ON l.id = e.log_id
 		WHERE e.occurred_at >= ? AND e.occurred_at < ? AND e.event IN ?
 		GROUP BY COALESCE(l.sent_connection_id, 0), l.source, e.event ORDER BY 1, 2, 3`, from.UTC(), to.UTC(), events).Rows()
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -338,18 +339,46 @@ func (db *DB) ExtendLeases(ctx context.Context, owner string, ids []int64, lease
 	return int(n), nil
 }
 
-// ReleaseExpiredLeases implements core.LogStore.
+// ReleaseExpiredLeases implements core.LogStore. The expired leases are
+// found with a plain read of the sending rows (the claim index, status
+// first: only what is in flight), then released by id, each only if its
+// lease is still expired: the workers recording their outcomes hold
+// locks on sending rows that a locking range scan would wait for.
 func (db *DB) ReleaseExpiredLeases(ctx context.Context) (int, error) {
 	t := now()
-	res, err := db.sqlDB.ExecContext(ctx, db.expand(`UPDATE {prefix}mailsvc_logs
-		SET status = ?, lease_owner = NULL, lease_until = NULL, next_attempt_at = ?, updated_at = ?
-		WHERE status = ? AND lease_until < ?`),
-		core.StatusQueued, t, t, core.StatusSending, t)
+	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT id FROM {prefix}mailsvc_logs
+		WHERE status = ? AND lease_until < ?`), core.StatusSending, t)
 	if err != nil {
 		return 0, fmt.Errorf("release expired leases: %w", err)
 	}
-	n, _ := res.RowsAffected()
-	return int(n), nil
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("release expired leases: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	err = rows.Err()
+	rows.Close()
+	if err != nil {
+		return 0, fmt.Errorf("release expired leases: %w", err)
+	}
+	released := 0
+	for part := range slices.Chunk(ids, idChunk) {
+		in, args := inList(part)
+		res, err := db.sqlDB.ExecContext(ctx, db.expand(`UPDATE {prefix}mailsvc_logs
+			SET status = ?, lease_owner = NULL, lease_until = NULL, next_attempt_at = ?, updated_at = ?
+			WHERE status = ? AND lease_until < ? AND id IN (`+in+`)`),
+			append([]any{core.StatusQueued, t, t, core.StatusSending, t}, args...)...)
+		if err != nil {
+			return released, fmt.Errorf("release expired leases: %w", err)
+		}
+		n, _ := res.RowsAffected()
+		released += int(n)
+	}
+	return released, nil
 }
 
 // updateOutcomes writes outs (logs held by the caller, each once) in one

@@ -231,12 +231,14 @@ func BenchmarkDrainLoopback(b *testing.B) {
 		ceiling := sinkCeiling(b, sink.Addr(), drainMessages, 10, nil)
 		sink.Reset()
 		var idle, peak int64
-		rate, done, _ := drainRun{
+		rate, done, steady := drainRun{
 			name: "sink", driver: "smtp", settings: smtpSettings(sink), n: drainMessages, replicas: 1,
 			onStart: func(pid int) { idle, _ = memory(b, pid) },
 			after:   func(pid int) { _, peak = memory(b, pid) },
 		}.run(b)
 		report(b, fmt.Sprintf("drain 1 KB, loopback sink (%d done)", done), rate, ceiling, "≥ 5,000 msgs/s, ≥ 50 % of the sink")
+		b.ReportMetric(steady, "steady-msgs/s")
+		fmt.Printf("scale: %-44s %8.0f msgs/s   (%3.0f%% of the sink)\n", "drain 1 KB, between 10 % and 90 % done", steady, 100*steady/ceiling)
 		b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MB")
 		fmt.Printf("scale: %-44s %8.1f MB (at start, queue full)   target ≤ 40 MB idle\n", "memory: RSS at start", float64(idle)/(1<<20))
 		fmt.Printf("scale: %-44s %8.1f MB   target ≤ 150 MB\n", "memory: peak RSS, 1 KB drain", float64(peak)/(1<<20))
