@@ -51,12 +51,8 @@ func (e *transactionError) replied() bool {
 	return errors.As(e.err, &te)
 }
 
-// sendPipelined runs one mail transaction of l pipelined and returns the
-// server's reply to the message data (without the 250 code).
-func (s *session) sendPipelined(l *letter) (string, error) {
-	s.setDeadline()
-	text := s.smtp.Text
-	w := text.W
+// writeEnvelope writes l's MAIL and RCPT commands to w (not flushed).
+func (s *session) writeEnvelope(w *bufio.Writer, l *letter) {
 	_, _ = w.WriteString("MAIL FROM:")
 	_, _ = w.WriteString(l.from)
 	if s.eightBitMIME {
@@ -71,6 +67,15 @@ func (s *session) sendPipelined(l *letter) (string, error) {
 		_, _ = w.WriteString(r)
 		_, _ = w.WriteString("\r\n")
 	}
+}
+
+// sendPipelined runs one mail transaction of l pipelined and returns the
+// server's reply to the message data (without the 250 code).
+func (s *session) sendPipelined(l *letter) (string, error) {
+	s.setDeadline()
+	text := s.smtp.Text
+	w := text.W
+	s.writeEnvelope(w, l)
 	_, _ = w.WriteString("DATA\r\n")
 	if err := w.Flush(); err != nil {
 		return "", &transactionError{stage: stageMail, err: err}

@@ -3,7 +3,9 @@ package smtp_test
 import (
 	"bufio"
 	"context"
+	"io"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -25,19 +27,30 @@ type scriptedServer struct {
 	batches   int
 	conns     int
 	delivered int
-	// noPipelining leaves PIPELINING out of the EHLO reply.
-	noPipelining bool
+	// noPipelining leaves PIPELINING out of the EHLO reply; chunking
+	// offers CHUNKING (BDAT).
+	noPipelining, chunking bool
+	// dropAfterMail closes the connection after answering MAIL, once.
+	dropAfterMail bool
+	// data holds the message data delivered, as received (a DATA body
+	// without its final dot, still dot-stuffed).
+	data []string
 }
 
 func startScripted(t *testing.T) *scriptedServer { return startScriptedServer(t, false) }
 
 func startScriptedServer(t *testing.T, noPipelining bool) *scriptedServer {
+	return startScriptedWith(t, &scriptedServer{noPipelining: noPipelining})
+}
+
+// startScriptedWith serves s (its options set) on a new listener.
+func startScriptedWith(t *testing.T, s *scriptedServer) *scriptedServer {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &scriptedServer{ln: ln, noPipelining: noPipelining}
+	s.ln = ln
 	t.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
@@ -81,10 +94,21 @@ func (s *scriptedServer) serve(c net.Conn) {
 			if !s.noPipelining {
 				reply("250-PIPELINING")
 			}
+			if s.chunking {
+				reply("250-CHUNKING")
+			}
 			reply("250 8BITMIME")
 		case strings.HasPrefix(cmd, "MAIL"):
 			refused = false
 			reply("250 ok")
+			s.mu.Lock()
+			drop := s.dropAfterMail
+			s.dropAfterMail = false
+			s.mu.Unlock()
+			if drop {
+				_ = w.Flush()
+				return
+			}
 		case strings.HasPrefix(cmd, "RCPT"):
 			if strings.Contains(line, "refused@") {
 				refused = true
@@ -99,6 +123,7 @@ func (s *scriptedServer) serve(c net.Conn) {
 			}
 			reply("354 go ahead")
 			_ = w.Flush()
+			var body strings.Builder
 			for {
 				l, err := r.ReadString('\n')
 				if err != nil {
@@ -107,11 +132,32 @@ func (s *scriptedServer) serve(c net.Conn) {
 				if l == ".\r\n" {
 					break
 				}
+				body.WriteString(l)
 			}
 			s.mu.Lock()
 			s.delivered++
+			s.data = append(s.data, body.String())
 			s.mu.Unlock()
 			reply("250 2.0.0 OK: queued as Q1")
+		case s.chunking && strings.HasPrefix(cmd, "BDAT ") && strings.HasSuffix(cmd, " LAST"):
+			n, err := strconv.Atoi(strings.Fields(cmd)[1])
+			if err != nil {
+				reply("501 bad size")
+				break
+			}
+			chunk := make([]byte, n)
+			if _, err := io.ReadFull(r, chunk); err != nil {
+				return
+			}
+			if refused {
+				reply("554 5.5.1 no valid recipients")
+				break
+			}
+			s.mu.Lock()
+			s.delivered++
+			s.data = append(s.data, string(chunk))
+			s.mu.Unlock()
+			reply("250 2.0.0 OK: queued as Q2")
 		case cmd == "RSET", cmd == "NOOP":
 			reply("250 ok")
 		case cmd == "QUIT":
@@ -125,6 +171,13 @@ func (s *scriptedServer) serve(c net.Conn) {
 			_ = w.Flush()
 		}
 	}
+}
+
+// received returns the message data delivered so far.
+func (s *scriptedServer) received() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.data...)
 }
 
 func (s *scriptedServer) snapshot() (lines []string, batches, conns, delivered int) {

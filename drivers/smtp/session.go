@@ -27,13 +27,14 @@ type session struct {
 	timeout  time.Duration
 	lastUsed time.Time
 	// What the server offered in its EHLO reply, read once per session.
-	pipelining, eightBitMIME, smtpUTF8 bool
+	pipelining, chunking, eightBitMIME, smtpUTF8 bool
 }
 
 // learnExtensions reads the extensions the server offered that shape a
 // mail transaction.
 func (s *session) learnExtensions() {
 	s.pipelining, _ = s.smtp.Extension("PIPELINING")
+	s.chunking, _ = s.smtp.Extension("CHUNKING")
 	s.eightBitMIME, _ = s.smtp.Extension("8BITMIME")
 	s.smtpUTF8, _ = s.smtp.Extension("SMTPUTF8")
 }
@@ -57,9 +58,12 @@ func (s *session) send(ctx context.Context, l *letter) (string, error) {
 		resp string
 		err  error
 	)
-	if s.pipelining && s.rec == nil {
+	switch {
+	case s.pipelining && s.rec == nil && s.chunkable(l):
+		resp, err = s.sendChunked(l)
+	case s.pipelining && s.rec == nil:
 		resp, err = s.sendPipelined(l)
-	} else {
+	default:
 		resp, err = s.sendStepwise(l)
 	}
 	if err != nil {
