@@ -203,6 +203,47 @@ func TestSendErrorsAreClassified(t *testing.T) {
 	}
 }
 
+// TestSlowDownRepliesAreRateLimits: a server's "slow down" answers
+// (every 421; a 451 of class 4.7; a 4xx naming a rate, throttling or too
+// many connections) pause the connection without counting an attempt
+// (core.RateLimited); other 4xx, greylisting among them, stay ordinary
+// temporary failures and 5xx permanent ones.
+func TestSlowDownRepliesAreRateLimits(t *testing.T) {
+	tests := []struct {
+		code        int
+		text        string
+		rateLimited bool
+		temporary   bool
+	}{
+		{421, "4.7.0 Try again later, closing connection", true, true},
+		{421, "Service not available", true, true},
+		{451, "4.7.500 Server busy. Please try again later", true, true},
+		{451, "4.7.0 Temporary rate limit", true, true},
+		{454, "Throttling failure: Maximum sending rate exceeded.", true, true},
+		{450, "4.2.1 Too many messages from this sender, slow down", true, true},
+		{451, "4.3.0 Local error in processing", false, true},
+		{451, "4.7.1 Greylisted, please try again in 300 seconds", false, true},
+		{452, "4.5.3 Too many recipients", false, true},
+		{452, "4.2.2 Mailbox full", false, true},
+		{554, "5.7.1 Rate of spam too high", false, false},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("%d %s", tc.code, tc.text), func(t *testing.T) {
+			sink := smtpsink.Start(t)
+			sink.FailNext(1, tc.code, tc.text)
+			tr := newTransport(t, settings(sink, nil), core.DriverEnv{}, smtpdrv.Options{})
+			_, err := tr.Send(context.Background(), message())
+			checkClass(t, err, tc.temporary)
+			if _, limited := core.AsRateLimited(err); limited != tc.rateLimited {
+				t.Errorf("rate limited = %v, want %v: %v", limited, tc.rateLimited, err)
+			}
+			if !strings.Contains(err.Error(), fmt.Sprint(tc.code)) {
+				t.Errorf("error %q does not name the reply code", err)
+			}
+		})
+	}
+}
+
 func TestSendUnreachableIsTemporary(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

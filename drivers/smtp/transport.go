@@ -463,6 +463,8 @@ func (t *Transport) classify(op string, err error) error {
 	switch {
 	case code >= 500:
 		return core.Permanent(wrapped)
+	case code >= 400 && slowDown(err):
+		return core.RateLimited(wrapped, 0)
 	case code >= 400:
 		return core.Temporary(wrapped)
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
@@ -471,6 +473,50 @@ func (t *Transport) classify(op string, err error) error {
 		return core.Permanent(wrapped)
 	}
 	return core.Temporary(wrapped)
+}
+
+// slowDown reports whether err carries a server's "slow down" reply,
+// which pauses the connection without counting an attempt against the
+// message (core.RateLimited): every 421 (the server is shedding load and
+// closing the session), a 451 with an enhanced status of class 4.7
+// (policy: Gmail's 4.7.0 and 4.7.28, Exchange Online's 4.7.500–699
+// throttling), and a 450, 451, 452 or 454 whose text speaks of rates,
+// throttling or too many connections (Amazon SES's "454 Throttling
+// failure"). Greylisting is never one: it concerns one message, for
+// minutes, and pausing the connection for it would hold up the rest.
+func slowDown(err error) bool {
+	var te *textproto.Error
+	if !errors.As(err, &te) {
+		return false
+	}
+	text := strings.ToLower(te.Msg)
+	if strings.Contains(text, "greylist") || strings.Contains(text, "graylist") {
+		return false
+	}
+	switch te.Code {
+	case 421:
+		return true
+	case 451:
+		if strings.HasPrefix(text, "4.7.") {
+			return true
+		}
+	case 450, 452, 454:
+	default:
+		return false
+	}
+	for _, phrase := range slowDownPhrases {
+		if strings.Contains(text, phrase) {
+			return true
+		}
+	}
+	return false
+}
+
+// slowDownPhrases are the words of a 4xx reply that asks the client to
+// send more slowly.
+var slowDownPhrases = []string{
+	"rate limit", "ratelimit", "rate-limit", "sending rate", "rate of", "throttl",
+	"too many connections", "too many concurrent", "too many messages", "slow down", "server busy",
 }
 
 // replyCode returns the SMTP reply code carried by err, or 0.

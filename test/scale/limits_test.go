@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mailsvc/mailsvc/adapters/store"
+	"github.com/mailsvc/mailsvc/app/delivery"
 	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/internal/testdb"
 	"github.com/mailsvc/mailsvc/test/fakes/sendgridfake"
@@ -375,5 +376,83 @@ func TestProvider429PausesOnlyItsConnection(t *testing.T) {
 		if l.Status != core.StatusDelivered || l.Attempts != 1 || len(l.History) != 1 {
 			t.Errorf("SMTP log %d: %s, %d attempts, %d history entries; want delivered at the first attempt", id, l.Status, l.Attempts, len(l.History))
 		}
+	}
+}
+
+// TestSMTPSlowDownPausesOnlyItsConnection: an SMTP server answers the
+// first message "421 4.7.0 … slow down". That connection pauses (no
+// Retry-After in SMTP: DefaultRateLimitPause) while a second SMTP
+// connection in the same process keeps delivering; afterwards every
+// message of the first is delivered with one counted attempt, the
+// refused one with a rate_limited entry naming the 421 and no failed
+// attempt.
+func TestSMTPSlowDownPausesOnlyItsConnection(t *testing.T) {
+	const (
+		slowMsgs  = 4
+		otherMsgs = 60 // one at a time, 100 ms each: longer than the pause
+	)
+	e := newLimitsEnv(t)
+	slow := smtpsink.Start(t)
+	other := smtpsink.Start(t, smtpsink.WithLatency(100*time.Millisecond))
+	slowID := e.connection(t, "slow", "smtp", sinkSettings(slow, map[string]any{core.SettingMaxConcurrency: 1}))
+	otherID := e.connection(t, "other", "smtp", sinkSettings(other, map[string]any{core.SettingMaxConcurrency: 1}))
+	slow.FailNext(1, 421, "4.7.0 Too many messages, slow down")
+	queued := time.Now()
+	slowIDs := e.enqueueTo(t, slowID, "s", slowMsgs)
+	e.enqueueTo(t, otherID, "o", otherMsgs)
+
+	e.waitStats(t, "every message delivered", func(st core.QueueStats) bool {
+		return st.Delivered == slowMsgs+otherMsgs || st.Failed > 0
+	})
+	accepted := slow.Messages()
+	if len(accepted) != slowMsgs {
+		t.Fatalf("the slow sink accepted %d messages, want %d", len(accepted), slowMsgs)
+	}
+	first := accepted[0].At
+	for _, m := range accepted {
+		if m.At.Before(first) {
+			first = m.At
+		}
+	}
+	// The 421 came after the messages were queued; the connection sent
+	// nothing more until the pause ended, and the other connection
+	// delivered meanwhile.
+	if gap := first.Sub(queued); gap < delivery.DefaultRateLimitPause {
+		t.Errorf("the slow connection delivered %v after the messages were queued, before its pause of %v ended", gap.Round(time.Millisecond), delivery.DefaultRateLimitPause)
+	}
+	during := 0
+	for _, m := range other.Messages() {
+		if m.At.Before(first) {
+			during++
+		}
+	}
+	if during == 0 {
+		t.Errorf("the other connection delivered nothing while the slow one was paused")
+	}
+	rateLimited := 0
+	for _, id := range slowIDs {
+		r := servicetest.Call(t, "GET", fmt.Sprintf("%s/logs/%d", e.svc.Base, id), "", e.admin)
+		if r.Status != http.StatusOK {
+			t.Fatalf("GET /logs/%d: %d %s", id, r.Status, r.Body)
+		}
+		var l logView
+		r.JSON(t, &l)
+		for _, a := range l.History {
+			switch a.Outcome {
+			case core.OutcomeRateLimited:
+				rateLimited++
+				if !strings.Contains(a.Error, "421") {
+					t.Errorf("log %d: rate_limited attempt without the server's answer: %q", id, a.Error)
+				}
+			case core.OutcomeTemporary, core.OutcomePermanent:
+				t.Errorf("log %d: a failed attempt was recorded: %s", id, a.Error)
+			}
+		}
+		if l.Status != core.StatusDelivered || l.Attempts != 1 {
+			t.Errorf("log %d: %s with %d attempts counted; want delivered with 1", id, l.Status, l.Attempts)
+		}
+	}
+	if rateLimited != 1 {
+		t.Errorf("%d rate_limited entries across the slow connection's logs, want 1", rateLimited)
 	}
 }

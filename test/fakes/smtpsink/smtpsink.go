@@ -32,6 +32,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -605,7 +606,7 @@ func (ss *session) Data(r io.Reader) error {
 		return fmt.Errorf("read data: %w", err)
 	}
 	if hasFault && f.kind == faultReply {
-		return &smtp.SMTPError{Code: f.code, EnhancedCode: enhanced(f.code), Message: f.msg}
+		return replyError(f.code, f.msg)
 	}
 	hold := ss.sink.cfg.latency
 	if hasFault && f.kind == faultStall {
@@ -653,6 +654,20 @@ func (ss *session) Logout() error {
 }
 
 // enhanced returns a plausible enhanced status code for a reply code.
+// replyError is the reply code with text; an enhanced status code at the
+// start of text ("4.7.0 Try again later") goes out as the reply's own, as
+// servers write it, else one of the code's class.
+func replyError(code int, text string) *smtp.SMTPError {
+	ec := enhanced(code)
+	if head, rest, ok := strings.Cut(text, " "); ok {
+		var a, b, c int
+		if n, _ := fmt.Sscanf(head, "%d.%d.%d", &a, &b, &c); n == 3 && a == code/100 {
+			ec, text = smtp.EnhancedCode{a, b, c}, rest
+		}
+	}
+	return &smtp.SMTPError{Code: code, EnhancedCode: ec, Message: text}
+}
+
 func enhanced(code int) smtp.EnhancedCode {
 	switch {
 	case code >= 500:
