@@ -76,7 +76,8 @@ type Service struct {
 	Logger *slog.Logger
 
 	// Workers is the number of concurrent workers; BatchSize how many
-	// logs each claims at once.
+	// logs each holds at once (up to handGrowth times as many while its
+	// connections decide them fast; see handsize.go).
 	Workers   int
 	BatchSize int
 	// MaxRetries is how many times a temporary failure is retried on one
@@ -136,6 +137,8 @@ type Service struct {
 	// workers' outcomes a group of batches at a time.
 	recorderMu sync.Mutex
 	recorder   *recorder
+	// pace is the process's delivery pace, which sizes the hands.
+	pace pace
 }
 
 func (s *Service) init() {

@@ -10,8 +10,8 @@ import (
 )
 
 // Run starts the workers, the lease reaper and the replica heartbeat, and
-// blocks until ctx is done. Each worker holds up to BatchSize messages:
-// it claims them in one round trip and sends them at once (each waits its
+// blocks until ctx is done. Each worker holds BatchSize messages (more
+// while its connections decide them fast: see handsize.go): it claims them in one round trip and sends them at once (each waits its
 // turn within its connection's max_concurrency and max_per_second, and
 // the process's MaxInFlight). As soon as half of what it holds is
 // decided (or gatherLinger after the first outcome) it records those outcomes and claims as many new messages in
@@ -57,19 +57,18 @@ func (s *Service) sleep(ctx context.Context, d time.Duration, wakeable bool) {
 	}
 }
 
-// work is one worker: it keeps up to BatchSize messages in hand, refilled
+// work is one worker: it keeps its hand's size of messages, refilled
 // as their outcomes are recorded, until ctx ends and what it holds is
 // recorded.
 func (s *Service) work(ctx context.Context, owner string) {
 	h := s.newHand(ctx, owner)
 	defer h.close()
-	refill := max(1, s.BatchSize/2)
 	for {
 		if h.sending == 0 {
 			if ctx.Err() != nil {
 				return
 			}
-			logs, err := s.Logs.ClaimLogs(ctx, owner, s.BatchSize, s.Lease)
+			logs, err := s.Logs.ClaimLogs(ctx, owner, h.size, s.Lease)
 			if err != nil {
 				if ctx.Err() == nil {
 					s.Logger.Warn("claim queued messages", "owner", owner, "err", err)
@@ -81,7 +80,7 @@ func (s *Service) work(ctx context.Context, owner string) {
 				s.sleep(ctx, s.PollInterval, true)
 				continue
 			}
-			if len(logs) == s.BatchSize {
+			if len(logs) == h.size {
 				// More may be waiting: let an idle worker look too.
 				s.Wake()
 			}
@@ -90,10 +89,11 @@ func (s *Service) work(ctx context.Context, owner string) {
 				continue
 			}
 		}
-		got := h.gather(refill)
+		got := h.gather(max(1, h.size/2))
+		h.resize(len(got))
 		claim := 0
 		if ctx.Err() == nil {
-			claim = s.BatchSize - h.sending
+			claim = max(h.size-h.sending, 0)
 		}
 		next := h.flush(got, claim)
 		if claim > 0 && len(next) == claim {
@@ -199,9 +199,12 @@ type hand struct {
 	stop, work context.Context
 	results    chan decided
 	sending    int // started and not yet gathered
+	// size is how many messages the worker holds (see resize).
+	size int
 
 	mu        sync.Mutex
-	ids       map[int64]struct{} // held: renewed while in hand
+	ids       map[int64]int // held (renewed while in hand): the message's bytes
+	bytes     int           // the bytes of the messages held
 	done      chan struct{}
 	renewDone sync.WaitGroup
 }
@@ -217,8 +220,9 @@ type decided struct {
 func (s *Service) newHand(stop context.Context, owner string) *hand {
 	h := &hand{
 		s: s, owner: owner, stop: stop, work: context.WithoutCancel(stop),
-		results: make(chan decided, s.BatchSize),
-		ids:     map[int64]struct{}{},
+		results: make(chan decided, s.BatchSize*handGrowth),
+		size:    s.BatchSize,
+		ids:     map[int64]int{},
 		done:    make(chan struct{}),
 	}
 	h.renewDone.Go(h.renew)
@@ -275,7 +279,9 @@ func (h *hand) start(logs []*core.Log) bool {
 	}
 	h.mu.Lock()
 	for _, l := range logs {
-		h.ids[l.ID] = struct{}{}
+		n := messageBytes(&l.Message)
+		h.ids[l.ID] = n
+		h.bytes += n
 	}
 	h.mu.Unlock()
 	conns := &connLookup{s: s, ctx: h.work, m: map[int64]*core.Connection{}, err: map[int64]error{}}
@@ -355,6 +361,7 @@ func (h *hand) flush(got []decided, claim int) []*core.Log {
 	n, claimed, tried, ok := s.record(h.work, h.owner, outs, claim)
 	h.mu.Lock()
 	for _, o := range outs {
+		h.bytes -= h.ids[o.LogID]
 		delete(h.ids, o.LogID)
 	}
 	h.mu.Unlock()
