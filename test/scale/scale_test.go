@@ -181,6 +181,13 @@ func TestThreeReplicas(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	c.Kill()
+	// What c held under its leases is what may have been sent twice: its
+	// workers' lease owners are "host-pid-8 hex digits/wN".
+	var held int
+	if err := db.Gorm().Raw(`SELECT COUNT(*) FROM wp_mailsvc_logs WHERE status = ? AND lease_owner LIKE ?`,
+		core.StatusSending, fmt.Sprintf("%%-%d-________/w%%", c.Pid())).Scan(&held).Error; err != nil {
+		t.Fatal(err)
+	}
 	if len(sink.Messages()) >= total {
 		t.Fatal("the whole burst was sent before the kill; the test proves nothing")
 	}
@@ -195,12 +202,16 @@ func TestThreeReplicas(t *testing.T) {
 		}
 		dups += n - 1
 	}
-	// The killed process held at most MAILSVC_WORKERS × MAILSVC_BATCH_SIZE
-	// claimed messages (the defaults): sent or being sent, not yet recorded.
-	if inFlight := delivery.DefaultWorkers * delivery.DefaultBatchSize; dups > inFlight {
-		t.Fatalf("%d duplicates, more than the %d sends the killed process had in flight", dups, inFlight)
+	// The killed process held at most its workers' hands (up to four
+	// batches each while the sink is fast): sent or being sent, not yet
+	// recorded.
+	if most := delivery.DefaultWorkers * delivery.DefaultBatchSize * 4; held > most {
+		t.Errorf("the killed process held %d messages, more than its workers' hands (%d)", held, most)
 	}
-	t.Logf("%d duplicates after the kill", dups)
+	if dups > held {
+		t.Fatalf("%d duplicates, more than the %d messages the killed process held", dups, held)
+	}
+	t.Logf("%d duplicates after the kill (it held %d)", dups, held)
 }
 
 func allIDs(t *testing.T, db *store.DB) []int64 {

@@ -203,7 +203,7 @@ func (r drainRun) run(b *testing.B) (rate float64, done int, steady float64) {
 	}
 	wg.Wait()
 	t0 := time.Now()
-	pid := pidOf(b, svcs[0])
+	pid := svcs[0].Pid()
 	if r.onStart != nil {
 		r.onStart(pid)
 	}
@@ -250,7 +250,7 @@ func BenchmarkDrainLoopback(b *testing.B) {
 func BenchmarkIdleMemory(b *testing.B) {
 	for range b.N {
 		svc := start(b, testdb.MySQL(b))
-		pid := pidOf(b, svc)
+		pid := svc.Pid()
 		time.Sleep(2 * time.Second) // let boot garbage be collected; figures only
 		rss, peak := memory(b, pid)
 		b.ReportMetric(float64(rss)/(1<<20), "RSS-MB")

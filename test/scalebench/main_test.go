@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -232,23 +231,6 @@ func sum(fams map[string]*dto.MetricFamily, name string, match map[string]string
 		}
 	}
 	return total
-}
-
-// pidOf finds the process id of service s from /proc (the served process
-// is the one whose command line has `serve --addr s.Addr`).
-func pidOf(tb testing.TB, s *servicetest.Service) int {
-	tb.Helper()
-	want := "serve\x00--addr\x00" + s.Addr + "\x00"
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, d := range dirs {
-		b, err := os.ReadFile(filepath.Join(d, "cmdline"))
-		if err == nil && strings.Contains(string(b), want) {
-			pid, _ := strconv.Atoi(filepath.Base(d))
-			return pid
-		}
-	}
-	tb.Fatalf("no process serves %s", s.Addr)
-	return 0
 }
 
 // memory reads VmRSS and VmHWM (peak RSS) of pid, in bytes.

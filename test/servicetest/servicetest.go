@@ -167,6 +167,9 @@ func (s *Service) Stop(t testing.TB) {
 	}
 }
 
+// Pid returns the process id of the service.
+func (s *Service) Pid() int { return s.cmd.Process.Pid }
+
 // Kill ends the service with SIGKILL, as a crash would.
 func (s *Service) Kill() {
 	if !s.Running() {
