@@ -11,9 +11,10 @@ import (
 
 // Run starts the workers, the lease reaper and the replica heartbeat, and
 // blocks until ctx is done. Each worker holds BatchSize messages (more
-// while its connections decide them fast: see handsize.go): it claims them in one round trip and sends them at once (each waits its
-// turn within its connection's max_concurrency and max_per_second, and
-// the process's MaxInFlight). As soon as half of what it holds is
+// while its connections decide them fast: see handsize.go): it claims
+// them in one round trip and sends them at once (each waits its turn
+// within its connection's max_concurrency and max_per_second, and the
+// process's MaxInFlight). As soon as half of what it holds is
 // decided (or gatherLinger after the first outcome) it records those outcomes and claims as many new messages in
 // their place, in one transaction (RecordClaimer), shared with the other
 // workers' writes waiting at the same time (OwnersRecorder): the
