@@ -57,8 +57,8 @@ func (p *pace) add(n int, now time.Time) float64 {
 
 // resize sets how many messages the worker holds from now on, given that
 // decided messages were gathered since the last call.
-func (h *hand) resize(decided int) {
-	perSec := h.s.pace.add(decided, time.Now())
+func (h *hand) resize(decided int, now time.Time) {
+	perSec := h.s.pace.add(decided, now)
 	floor := h.s.BatchSize
 	h.mu.Lock()
 	heavy := h.bytes > handBytes

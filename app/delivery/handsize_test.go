@@ -30,13 +30,14 @@ func TestHandSize(t *testing.T) {
 			h := &hand{s: s, size: batch, ids: map[int64]int{}}
 			t0 := time.Now()
 			s.pace.add(0, t0) // the first gather starts the clock
+			last := t0
 			for i, n := range tt.paces {
-				s.pace.add(n, t0.Add(time.Duration(i+1)*time.Second))
+				last = t0.Add(time.Duration(i+1) * time.Second)
+				s.pace.add(n, last)
 			}
-			// The last gather counts nothing new, within the period.
-			s.pace.since = time.Now()
+			// The worker's gather counts nothing new, within the period.
 			h.bytes = tt.bytes
-			h.resize(0)
+			h.resize(0, last)
 			if h.size != tt.want {
 				t.Errorf("hand of %d messages (pace %.0f/s), want %d", h.size, s.pace.perSec, tt.want)
 			}

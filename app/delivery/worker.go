@@ -91,7 +91,7 @@ func (s *Service) work(ctx context.Context, owner string) {
 			}
 		}
 		got := h.gather(max(1, h.size/2))
-		h.resize(len(got))
+		h.resize(len(got), time.Now())
 		claim := 0
 		if ctx.Err() == nil {
 			claim = max(h.size-h.sending, 0)
