@@ -609,7 +609,10 @@ func TestShutdownHandsBackUntriedMessages(t *testing.T) {
 	if err != nil || len(logs) != 5 {
 		t.Fatalf("claim: %d, %v", len(logs), err)
 	}
-	// SIGTERM arrives while the first message is being sent.
+	// SIGTERM arrives while the first message is being sent; one send at
+	// a time, so the others are still waiting their turn.
+	conn := e.conns.m[e.svc.mustBase(t, e)]
+	conn.Settings = core.Settings{core.SettingMaxConcurrency: int64(1)}
 	stop, cancel := context.WithCancel(ctx)
 	e.tr[1].onSend = cancel
 	e.svc.processBatch(stop, "test", logs)
