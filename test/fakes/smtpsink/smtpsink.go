@@ -284,13 +284,16 @@ func (s *Sink) Reset() {
 // and returns the messages accepted so far with an error in the latter
 // case.
 func (s *Sink) WaitFor(n int, timeout time.Duration) ([]Received, error) {
-	timer := time.AfterFunc(timeout, func() {
+	// The wake-up comes at the deadline, not before it: a broadcast
+	// before the deadline could come while the caller is not yet
+	// waiting, and it would then wait for good.
+	deadline := time.Now().Add(timeout)
+	timer := time.AfterFunc(time.Until(deadline), func() {
 		s.mu.Lock()
 		s.cond.Broadcast()
 		s.mu.Unlock()
 	})
 	defer timer.Stop()
-	deadline := time.Now().Add(timeout)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for len(s.messages) < n && !s.closed && time.Now().Before(deadline) {
