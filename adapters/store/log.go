@@ -433,6 +433,9 @@ func (db *DB) updateOutcomes(ctx context.Context, tx *sql.Tx, t time.Time, outs 
 		}
 		b.WriteString(" END, ")
 	}
+	if db.dialect == DialectMySQL {
+		writeReserveRelease(&b, &args, outs)
+	}
 	b.WriteString("lease_owner = NULL, lease_until = NULL, updated_at = ? WHERE id IN (")
 	args = append(args, t)
 	for i := range outs {

@@ -96,9 +96,17 @@ func (db *DB) claimIn(ctx context.Context, tx *sql.Tx, owners []string, counts [
 			l.LeaseUntil = &until
 		}
 		in, args := inList(ids)
-		upd := append([]any{core.StatusSending, owner, until, t}, args...)
+		set := `status = ?, lease_owner = ?, lease_until = ?, updated_at = ?`
+		upd := []any{core.StatusSending, owner, until, t}
+		if db.dialect == DialectMySQL {
+			// The row's size stays the same (see queue_reserve.go).
+			cut := claimReserveCut(owner)
+			set += `, queue_reserve = IF(LENGTH(queue_reserve) > ?, LEFT(queue_reserve, LENGTH(queue_reserve) - ?), NULL)`
+			upd = append(upd, cut, cut)
+		}
+		upd = append(upd, args...)
 		if _, err := tx.ExecContext(ctx, db.expand(`UPDATE {prefix}mailsvc_logs
-			SET status = ?, lease_owner = ?, lease_until = ?, updated_at = ? WHERE id IN (`+in+`)`), upd...); err != nil {
+			SET `+set+` WHERE id IN (`+in+`)`), upd...); err != nil {
 			return nil, fmt.Errorf("lease due logs: %w", err)
 		}
 		out[i] = mine

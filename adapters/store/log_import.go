@@ -65,11 +65,17 @@ func (db *DB) ImportLogs(ctx context.Context, logs []*core.Log) error {
 	ids := make([]int64, len(logs))
 	err := retryDeadlock(func() error {
 		return db.inTx(ctx, func(tx *sql.Tx) error {
+			// Imported logs are history: no room is reserved in them
+			// for a claim (see queue_reserve.go).
+			reserveCol, reserveVal := "", ""
+			if db.dialect == DialectMySQL {
+				reserveCol, reserveVal = ", queue_reserve", ", NULL"
+			}
 			ins, err := tx.PrepareContext(ctx, db.expand(`INSERT INTO {prefix}mailsvc_logs
 				(status, connection_id, sent_connection_id, source, recipients, subject, text_body, html_body, message,
 				 attempts, phase_attempts, used_fallback, simulated, provider_message_id, last_error,
-				 next_attempt_at, lease_owner, lease_until, created_at, updated_at, delivered_at, recipients_indexed)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?, ?, 1)`))
+				 next_attempt_at, lease_owner, lease_until, created_at, updated_at, delivered_at, recipients_indexed`+reserveCol+`)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?, ?, 1`+reserveVal+`)`))
 			if err != nil {
 				return fmt.Errorf("prepare log insert: %w", err)
 			}
