@@ -786,11 +786,15 @@ var migrations = []migration{
 		// bytes that the claim gives up as much of as it adds, and the
 		// outcome gives up the rest: the row never grows, and each
 		// update reuses its own space (about 3 KB of redo in all). See
-		// queue_reserve.go. SQLite rewrites rows whole anyway.
+		// queue_reserve.go. The column comes with no reserve in the rows
+		// already there (history, mostly: a table rebuilt by the ALTER
+		// does not grow) and its default gives one to every row inserted
+		// after. SQLite rewrites rows whole anyway.
 		Version: 14,
 		Name:    "room reserved in queued rows for the claim and the outcome",
 		MySQL: []string{
-			`ALTER TABLE {prefix}mailsvc_logs ADD COLUMN IF NOT EXISTS queue_reserve VARBINARY(` + queueReserveMax + `) NULL DEFAULT ` + queueReserveDefault,
+			`ALTER TABLE {prefix}mailsvc_logs ADD COLUMN IF NOT EXISTS queue_reserve VARBINARY(` + queueReserveMax + `) NULL DEFAULT NULL`,
+			`ALTER TABLE {prefix}mailsvc_logs ALTER COLUMN queue_reserve SET DEFAULT ` + queueReserveDefault,
 		},
 	},
 }

@@ -142,3 +142,63 @@ func TestQueueRowsNeverGrow(t *testing.T) {
 		t.Errorf("an imported log reserves %d bytes, want none", imported.Int64)
 	}
 }
+
+// TestReserveMigrationSparesExistingRows migrates a database with a
+// delivered log and a queued one to the reserve's schema: the rows
+// already there get no reserve (the table does not grow by the history
+// it holds), the queued one is still claimed, and a log queued after
+// the migration gets the whole reserve.
+func TestReserveMigrationSparesExistingRows(t *testing.T) {
+	ctx := context.Background()
+	dsn := testdb.MySQL(t)
+	full := migrations
+	withMigrations(t, full[:len(full)-1])
+	db, err := Open(ctx, dsn, DefaultPrefix, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	msg := core.Message{From: core.Address{Email: "a@example.com"}, To: []core.Address{{Email: "b@example.com"}}, Subject: "s", Text: "t"}
+	old := []*core.Log{{Source: "old", Message: msg}, {Source: "old", Message: msg}}
+	if err := db.EnqueueLogs(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	// This build's claim writes the reserve: the old schema's history
+	// is written by hand.
+	if _, err := db.sqlDB.ExecContext(ctx, db.expand(`UPDATE {prefix}mailsvc_logs SET status = ?, attempts = 1 WHERE id = ?`),
+		core.StatusDelivered, old[0].ID); err != nil {
+		t.Fatal(err)
+	}
+
+	migrations = full
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fresh := &core.Log{Source: "new", Message: msg}
+	if err := db.EnqueueLog(ctx, fresh); err != nil {
+		t.Fatal(err)
+	}
+	reserve := func(id int64) int64 {
+		t.Helper()
+		var n sql.NullInt64
+		if err := db.sqlDB.QueryRowContext(ctx, db.expand(`SELECT LENGTH(queue_reserve) FROM {prefix}mailsvc_logs WHERE id = ?`), id).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if !n.Valid {
+			return -1
+		}
+		return n.Int64
+	}
+	for _, l := range old {
+		if r := reserve(l.ID); r != -1 {
+			t.Errorf("log %d, there before the migration, reserves %d bytes, want none", l.ID, r)
+		}
+	}
+	if r := reserve(fresh.ID); r != queueReserve {
+		t.Errorf("a log queued after the migration reserves %d bytes, want %d", r, queueReserve)
+	}
+	got, err := db.ClaimLogs(ctx, "w", 10, time.Minute)
+	if err != nil || len(got) != 2 || got[0].ID != old[1].ID || got[1].ID != fresh.ID {
+		t.Fatalf("claimed %v (%v), want the old queued log and the new one", got, err)
+	}
+}
