@@ -27,17 +27,12 @@ func TestQueueRowsNeverGrow(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	raw, err := sql.Open("mysql", testdb.DriverDSN(dsn))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { raw.Close() })
 
 	// rowBytes returns the stored bytes of the columns the queue writes
 	// and the reserve's length (-1 for NULL).
 	rowBytes := func(id int64) (size, reserve int) {
 		t.Helper()
-		err := raw.QueryRow(`SELECT
+		err := db.sqlDB.QueryRowContext(ctx, db.expand(`SELECT
 			LENGTH(status) + 1
 			+ IF(lease_owner IS NULL, 0, LENGTH(lease_owner) + 1)
 			+ IF(lease_until IS NULL, 0, 8)
@@ -47,7 +42,7 @@ func TestQueueRowsNeverGrow(t *testing.T) {
 			+ LENGTH(last_error) + IF(LENGTH(last_error) > 127, 2, 1)
 			+ IF(queue_reserve IS NULL, 0, LENGTH(queue_reserve) + 1),
 			IFNULL(LENGTH(queue_reserve), -1)
-			FROM `+DefaultPrefix+`mailsvc_logs WHERE id = ?`, id).Scan(&size, &reserve)
+			FROM {prefix}mailsvc_logs WHERE id = ?`), id).Scan(&size, &reserve)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,7 +130,7 @@ func TestQueueRowsNeverGrow(t *testing.T) {
 		t.Fatal(err)
 	}
 	var imported sql.NullInt64
-	if err := raw.QueryRow(`SELECT LENGTH(queue_reserve) FROM ` + DefaultPrefix + `mailsvc_logs WHERE source = 'import'`).Scan(&imported); err != nil {
+	if err := db.sqlDB.QueryRowContext(ctx, db.expand(`SELECT LENGTH(queue_reserve) FROM {prefix}mailsvc_logs WHERE source = 'import'`)).Scan(&imported); err != nil {
 		t.Fatal(err)
 	}
 	if imported.Valid {
