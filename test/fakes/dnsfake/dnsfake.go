@@ -36,13 +36,8 @@ func Start(t testing.TB, records ...string) *Server {
 	if err := s.Add(records...); err != nil {
 		t.Fatal(err)
 	}
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	pc, l, err := listenPair()
 	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", pc.LocalAddr().String())
-	if err != nil {
-		pc.Close()
 		t.Fatal(err)
 	}
 	s.Addr = pc.LocalAddr().String()
@@ -61,6 +56,26 @@ func Start(t testing.TB, records ...string) *Server {
 		_ = s.tcp.Shutdown()
 	})
 	return s
+}
+
+// listenPair listens on UDP and TCP on one loopback port. The UDP port
+// is the system's choice, and the same TCP port may be taken (by another
+// test's connection, say): then it tries another.
+func listenPair() (net.PacketConn, net.Listener, error) {
+	var lastErr error
+	for range 20 {
+		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			return nil, nil, err
+		}
+		l, err := net.Listen("tcp", pc.LocalAddr().String())
+		if err == nil {
+			return pc, l, nil
+		}
+		pc.Close()
+		lastErr = err
+	}
+	return nil, nil, fmt.Errorf("dnsfake: no loopback port free for both UDP and TCP: %w", lastErr)
 }
 
 // Add adds records in zone-file syntax.
