@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -40,28 +41,43 @@ func ParseSendGridKey(b64 string) (*ecdsa.PublicKey, error) {
 // VerifySendGrid reports whether signature (base64 of an ASN.1 ECDSA
 // signature) signs SHA-256(timestamp || body) under key.
 func VerifySendGrid(key *ecdsa.PublicKey, timestamp string, body []byte, signature string) bool {
+	return verifySendGridDigest(key, sendGridDigest(timestamp, body), signature)
+}
+
+// sendGridDigest is SHA-256(timestamp || body): what a SendGrid
+// signature signs.
+func sendGridDigest(timestamp string, body []byte) []byte {
+	h := sha256.New()
+	h.Write([]byte(timestamp))
+	h.Write(body)
+	return h.Sum(nil)
+}
+
+func verifySendGridDigest(key *ecdsa.PublicKey, digest []byte, signature string) bool {
 	sig, err := base64.StdEncoding.DecodeString(strings.TrimSpace(signature))
 	if err != nil {
 		return false
 	}
-	h := sha256.New()
-	h.Write([]byte(timestamp))
-	h.Write(body)
-	return ecdsa.VerifyASN1(key, h.Sum(nil), sig)
+	return ecdsa.VerifyASN1(key, digest, sig)
 }
 
 // verifySendGrid checks the signature against each connection's key and
-// the timestamp against the window, then reads the events.
+// the timestamp against the window, then reads the events. The call's
+// replay id is the signed digest, not the signature: an ECDSA signature
+// can be rewritten without the key (s → n−s, another base64 spelling of
+// the same bytes) and still verify, so a key on its text would let a
+// caller replay a seen call under a new spelling.
 func verifySendGrid(req Request, secrets []core.Settings, now time.Time) (*batch, error) {
 	sig := req.Header.Get(SendGridSignatureHeader)
 	ts := req.Header.Get(SendGridTimestampHeader)
 	if sig == "" || ts == "" {
 		return nil, unauthorized("The SendGrid signature headers are missing.")
 	}
+	digest := sendGridDigest(ts, req.Body)
 	ok := false
 	for _, s := range secrets {
 		key, err := ParseSendGridKey(s.String(KeySendGridPublicKey))
-		if err == nil && VerifySendGrid(key, ts, req.Body, sig) {
+		if err == nil && verifySendGridDigest(key, digest, sig) {
 			ok = true
 			break
 		}
@@ -77,7 +93,7 @@ func verifySendGrid(req Request, secrets []core.Settings, now time.Time) (*batch
 	if err := json.Unmarshal(req.Body, &raw); err != nil {
 		return nil, core.Errorf(core.EBADREQUEST, "The SendGrid payload must be a JSON array of events.")
 	}
-	b := &batch{requestID: "sig:" + sig}
+	b := &batch{requestID: "signed:" + hex.EncodeToString(digest)}
 	for _, e := range raw {
 		b.events = append(b.events, sendGridEvent(e))
 	}
