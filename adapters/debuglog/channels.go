@@ -78,7 +78,7 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(req)
 	line.DurationMS = time.Since(start).Milliseconds()
 	if err != nil {
-		line.Error = err.Error()
+		line.Error = red.Text(err.Error())
 		t.log.write(TagHTTPOut, line)
 		return nil, err
 	}
@@ -87,7 +87,7 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if resp.Body != nil {
 		captured, rest, cerr := capture(resp.Body)
 		if cerr != nil {
-			line.Error = cerr.Error()
+			line.Error = red.Text(cerr.Error())
 		}
 		line.ResponseBody = t.log.truncate(red.Body(captured, resp.Header.Get("Content-Type")))
 		resp.Body = rest

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -483,4 +484,212 @@ func TestTranscriptsBoundedNewestFirst(t *testing.T) {
 		// ts has a stale index; its files are gone, so it lists nothing readable.
 		t.Fatalf("after clear: %d listed of %d", len(list), total)
 	}
+}
+
+// credentials are the values TestCredentialsInEveryChannel sends; none may
+// be written by a channel unless the visibility is show.
+var credentials = map[string]string{
+	"_wpnonce":      "wpnonce-7f3a9c",
+	"code":          "authcode-5d1e",
+	"code_verifier": "verifier-88b2",
+	"state":         "state-c0ffee",
+	"client_secret": "clientsecret-4411",
+	"refresh_token": "refresh-9911",
+	"access_token":  "access-7722",
+	"id_token":      "idtoken-3344",
+	"assertion":     "assertion-5566",
+	"cookie":        "wordpress_logged_in_abc=cookie-1234",
+	"authorization": "authz-9876",
+}
+
+// channelRun makes one channel write lines carrying credentials, and
+// returns the credential names it sent and the non-secret texts that must
+// stay visible.
+type channelRun func(t *testing.T, l *debuglog.Log) (sent []string, visible []string)
+
+func httpOutRun(t *testing.T, l *debuglog.Log) ([]string, []string) {
+	c := credentials
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Location", "https://site.example/wp-admin/?page=mail&code="+c["code"]+"&state="+c["state"])
+		if r.URL.Path == "/rest" {
+			w.WriteHeader(http.StatusForbidden)
+			io.WriteString(w, `{"code":"rest_forbidden","data":{"state":"active"}}`)
+			return
+		}
+		fmt.Fprintf(w, `{"access_token":%q,"refresh_token":%q,"id_token":%q,"token_type":"Bearer"}`, c["access_token"], c["refresh_token"], c["id_token"])
+	}))
+	defer upstream.Close()
+	form := url.Values{"grant_type": {"authorization_code"}, "code": {c["code"]}, "code_verifier": {c["code_verifier"]},
+		"client_secret": {c["client_secret"]}, "redirect_uri": {"https://site.example/callback"}, "client_assertion": {c["assertion"]}}
+	req, _ := http.NewRequest("POST", upstream.URL+"/token?_wpnonce="+c["_wpnonce"]+"&state="+c["state"], strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("X-WP-Nonce", c["_wpnonce"])
+	req.Header.Set("Cookie", c["cookie"])
+	req.Header.Set("Authorization", "Bearer "+c["authorization"])
+	client := l.HTTPClient(upstream.Client())
+	for _, r := range []*http.Request{req, mustRequest(t, "GET", upstream.URL+"/rest?code="+c["code"], "")} {
+		resp, err := client.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	return []string{"_wpnonce", "code", "code_verifier", "state", "client_secret", "refresh_token", "access_token", "id_token", "assertion", "cookie", "authorization"},
+		[]string{"grant_type=authorization_code", "redirect_uri=https%3A%2F%2Fsite.example%2Fcallback", `\"code\":\"rest_forbidden\"`, `\"state\":\"active\"`}
+}
+
+func mustRequest(t *testing.T, method, u, body string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(method, u, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
+}
+
+func requestRun(t *testing.T, l *debuglog.Log) ([]string, []string) {
+	c := credentials
+	h := l.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) }))
+	// The provider's redirect to the OAuth callback, with a browser's
+	// cookie; a screen's request with its nonce and the screen's URL as
+	// Referer.
+	cb := httptest.NewRequest("GET", "/wp-json/mailsvc/v1/oauth/google/callback?code="+c["code"]+"&state="+c["state"]+"&scope=mail", nil)
+	cb.Header.Set("Cookie", c["cookie"])
+	h.ServeHTTP(httptest.NewRecorder(), cb)
+	screen := httptest.NewRequest("GET", "/wp-json/mailsvc/v1/logs?_wpnonce="+c["_wpnonce"]+"&page=2", nil)
+	screen.Header.Set("X-WP-Nonce", c["_wpnonce"])
+	screen.Header.Set("Referer", "https://site.example/wp-admin/admin.php?page=mail&_wpnonce="+c["_wpnonce"])
+	h.ServeHTTP(httptest.NewRecorder(), screen)
+	return []string{"code", "state", "_wpnonce", "cookie"}, []string{"scope=mail", "page=2", "/oauth/google/callback"}
+}
+
+func requestPayloadRun(t *testing.T, l *debuglog.Log) ([]string, []string) {
+	c := credentials
+	h := l.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) }))
+	// Microsoft's form_post answer to the one-click callback.
+	post := httptest.NewRequest("POST", "/wp-json/mailsvc/v1/pro/oauth/microsoft/one-click/callback",
+		strings.NewReader("code="+c["code"]+"&state="+c["state"]+"&session_state=s1"))
+	post.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	h.ServeHTTP(httptest.NewRecorder(), post)
+	js := httptest.NewRequest("POST", "/wp-json/mailsvc/v1/connections/1/oauth/token",
+		strings.NewReader(fmt.Sprintf(`{"_wpnonce":%q,"code_verifier":%q,"refresh_token":%q,"code":"keep-me"}`, c["_wpnonce"], c["code_verifier"], c["refresh_token"])))
+	js.Header.Set("Content-Type", "application/json")
+	h.ServeHTTP(httptest.NewRecorder(), js)
+	// A body that does not parse is still redacted.
+	bad := httptest.NewRequest("POST", "/wp-json/mailsvc/v1/connections", strings.NewReader(fmt.Sprintf(`{"settings":{"client_secret":%q`, c["client_secret"])))
+	bad.Header.Set("Content-Type", "application/json")
+	h.ServeHTTP(httptest.NewRecorder(), bad)
+	return []string{"code", "state", "_wpnonce", "code_verifier", "refresh_token", "client_secret"}, []string{"session_state=s1", `\"code\":\"keep-me\"`}
+}
+
+func mailerRun(t *testing.T, l *debuglog.Log) ([]string, []string) {
+	c := credentials
+	hooks := &core.Hooks{}
+	l.RegisterMailer(hooks)
+	hooks.DoAction(core.HookAPIDebug, map[string]any{
+		"driver":   "gmail",
+		"error":    fmt.Sprintf(`Post "https://oauth2.example/token?code=%s&state=%s": connection refused`, c["code"], c["state"]),
+		"response": fmt.Sprintf(`{"error":"invalid_grant","refresh_token":%q`, c["refresh_token"]),
+		"request":  map[string]any{"code_verifier": c["code_verifier"], "_wpnonce": c["_wpnonce"]},
+	})
+	return []string{"code", "state", "refresh_token", "code_verifier", "_wpnonce"}, []string{"invalid_grant", "gmail", "connection refused"}
+}
+
+// TestCredentialsInEveryChannel sends the WordPress nonce, the OAuth
+// code, state and code_verifier, and the other OAuth credentials through
+// every debug channel at every visibility: only show writes them.
+func TestCredentialsInEveryChannel(t *testing.T) {
+	channels := []struct {
+		name string
+		opts debuglog.Options
+		run  channelRun
+	}{
+		{"HTTP OUT", debuglog.Options{HTTP: true}, httpOutRun},
+		{"REQUEST", debuglog.Options{Request: true}, requestRun},
+		{"REQUEST PAYLOAD", debuglog.Options{Request: true}, requestPayloadRun},
+		{"MAILER", debuglog.Options{Mailer: true}, mailerRun},
+	}
+	placeholder := map[string]string{core.VisibilityMask: core.Mask, core.VisibilityFull: debuglog.Redacted, core.VisibilityShow: ""}
+	for _, ch := range channels {
+		for _, vis := range []string{core.VisibilityMask, core.VisibilityShow, core.VisibilityFull} {
+			t.Run(ch.name+"/"+vis, func(t *testing.T) {
+				opts := ch.opts
+				opts.Root, opts.Visibility, opts.RequestVisibility, opts.MaxBodyBytes = t.TempDir(), vis, vis, 1<<16
+				l := debuglog.New(opts)
+				sent, visible := ch.run(t, l)
+				if err := l.Close(); err != nil {
+					t.Fatal(err)
+				}
+				b, err := os.ReadFile(l.Path())
+				if err != nil {
+					t.Fatal(err)
+				}
+				text := string(b)
+				for _, name := range sent {
+					v := credentials[name]
+					if name == "cookie" {
+						_, v, _ = strings.Cut(v, "=")
+					}
+					if got := strings.Contains(text, v); got != (vis == core.VisibilityShow) {
+						t.Errorf("%s (%s) written: %v, want %v", name, v, got, vis == core.VisibilityShow)
+					}
+				}
+				if p := placeholder[vis]; p != "" && !strings.Contains(text, p) {
+					t.Errorf("no %q placeholder", p)
+				}
+				for _, v := range visible {
+					if !strings.Contains(text, v) {
+						t.Errorf("non-secret %s lost", v)
+					}
+				}
+				if t.Failed() {
+					t.Logf("debug.log:\n%s", text)
+				}
+			})
+		}
+	}
+}
+
+// TestRedactorParamsAndText: OAuth's code and state are credentials in
+// URL queries and forms, not as JSON keys; names are read decoded; pairs
+// that do not decode and bodies that are not JSON are redacted too.
+func TestRedactorParamsAndText(t *testing.T) {
+	r := debuglog.Redactor{Visibility: core.VisibilityFull}
+	tests := []struct {
+		name, got, want string
+	}{
+		{"query keeps order and encoding", r.URL(mustURL(t, "https://x.example/cb?scope=a%20b&code=c1&state=s1&session_state=ok")),
+			"https://x.example/cb?scope=a%20b&code=[REDACTED]&state=[REDACTED]&session_state=ok"},
+		{"encoded name", r.URL(mustURL(t, "https://x.example/?%5Fwpnonce=n1&X=1")), "https://x.example/?%5Fwpnonce=[REDACTED]&X=1"},
+		{"empty value stays empty", r.URL(mustURL(t, "https://x.example/?code=&a=1")), "https://x.example/?code=&a=1"},
+		{"form pair that does not decode", r.Body([]byte("code=c1&bad=%zz&code_verifier=v1"), "application/x-www-form-urlencoded"),
+			"code=[REDACTED]&bad=%zz&code_verifier=[REDACTED]"},
+		{"JSON code and state are not OAuth's", r.Body([]byte(`{"code":"rest_forbidden","state":"active","nonce":"n1"}`), "application/json"),
+			`{"code":"rest_forbidden","nonce":"[REDACTED]","state":"active"}`},
+		{"form without a content type", r.Body([]byte("code=c1&state=s1"), ""), "code=[REDACTED]&state=[REDACTED]"},
+		{"URL in free text", r.Text(`Get "https://x.example/t?_ajax_nonce=n1&a=1": EOF`), `Get "https://x.example/t?_ajax_nonce=[REDACTED]&a=1": EOF`},
+		{"truncated JSON", r.Body([]byte(`{"client_assertion": "a1", "code":"keep`), "application/json"), `{"client_assertion":"[REDACTED]", "code":"keep`},
+		{"a form at the start of text; other pairs stay", r.Text("code=abc is not a URL, see ?page=2"), "code=[REDACTED] is not a URL, see ?page=2"},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("%s:\n got %s\nwant %s", tt.name, tt.got, tt.want)
+		}
+	}
+	show := debuglog.Redactor{Visibility: core.VisibilityShow}
+	if got := show.URL(mustURL(t, "https://x.example/cb?code=c1&state=s1")); got != "https://x.example/cb?code=c1&state=s1" {
+		t.Errorf("show changed the URL: %s", got)
+	}
+}
+
+func mustURL(t *testing.T, raw string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }

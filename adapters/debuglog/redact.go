@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"sort"
+	"regexp"
 	"strings"
 
 	"github.com/mailsvc/mailsvc/core"
@@ -55,10 +55,39 @@ func (r Redactor) Secret(v string) string {
 	return core.Mask
 }
 
-// SensitiveKey reports whether a JSON key, form field or query parameter
-// names a secret.
+// credentialWords are parts of names that hold a credential in debug
+// output besides the settings' sensitive words (core.IsSensitiveKey):
+// WordPress nonces (_wpnonce, _ajax_nonce, the X-WP-Nonce header), the
+// OAuth PKCE code_verifier, and the assertion of a JWT or SAML grant
+// (assertion, client_assertion).
+var credentialWords = []string{"nonce", "verifier", "assertion"}
+
+// oauthParams are credentials only as URL query parameters or form
+// fields, where OAuth carries them: the authorization code (redeemable
+// until used) and the state, which authenticates the callback. As JSON
+// keys the names mean other things ({"code":"rest_forbidden"},
+// {"state":"active"}) and stay visible.
+var oauthParams = map[string]bool{"code": true, "state": true}
+
+// SensitiveKey reports whether a JSON key, form field, query parameter or
+// header names a secret.
 func (r Redactor) SensitiveKey(key string) bool {
-	return core.IsSensitiveKey(key, r.Extra)
+	if core.IsSensitiveKey(key, r.Extra) {
+		return true
+	}
+	k := strings.ToLower(key)
+	for _, w := range credentialWords {
+		if strings.Contains(k, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// SensitiveParam reports whether a URL query parameter or form field
+// names a secret: a sensitive key, or an OAuth code or state.
+func (r Redactor) SensitiveParam(name string) bool {
+	return r.SensitiveKey(name) || oauthParams[strings.ToLower(name)]
 }
 
 // Headers returns h as a flat map with credential headers redacted. The
@@ -70,7 +99,8 @@ func (r Redactor) Headers(h http.Header) map[string]string {
 		v := strings.Join(vals, ", ")
 		lower := strings.ToLower(name)
 		if !sensitiveHeaders[lower] && !r.SensitiveKey(name) {
-			out[name] = v
+			// Referer, Location and the like may carry a URL with secrets.
+			out[name] = r.Text(v)
 			continue
 		}
 		if lower == "authorization" || lower == "proxy-authorization" {
@@ -102,50 +132,64 @@ func (r Redactor) URL(u *url.URL) string {
 	return c.String()
 }
 
-// query redacts sensitive parameters of a URL-encoded query or form,
-// keeping the order of the others.
+// query redacts the values of sensitive parameters of a URL-encoded
+// query or form in place, keeping every other byte (order, encoding, and
+// pairs that do not decode) as it was.
 func (r Redactor) query(raw string) string {
-	vals, err := url.ParseQuery(raw)
-	if err != nil {
-		return raw
-	}
-	changed := false
-	for k, vs := range vals {
-		if r.SensitiveKey(k) {
-			for i := range vs {
-				vs[i] = r.Secret(vs[i])
-			}
-			changed = true
+	pairs := strings.Split(raw, "&")
+	for i, pair := range pairs {
+		name, value, ok := strings.Cut(pair, "=")
+		if ok && value != "" && r.SensitiveParam(unescapeParam(name)) {
+			pairs[i] = name + "=" + r.Secret(value)
 		}
 	}
-	if !changed {
-		return raw
-	}
-	return encodeSorted(vals)
+	return strings.Join(pairs, "&")
 }
 
-func encodeSorted(vals url.Values) string {
-	keys := make([]string, 0, len(vals))
-	for k := range vals {
-		keys = append(keys, k)
+// unescapeParam decodes a query parameter name; one that does not decode
+// is read as it is.
+func unescapeParam(name string) string {
+	if n, err := url.QueryUnescape(name); err == nil {
+		return n
 	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		for _, v := range vals[k] {
-			if b.Len() > 0 {
-				b.WriteByte('&')
-			}
-			// Keep the placeholders readable: they are not part of a real query.
-			b.WriteString(url.QueryEscape(k) + "=" + strings.NewReplacer("%2A", "*", "%5B", "[", "%5D", "]").Replace(url.QueryEscape(v)))
+	return name
+}
+
+// textParam finds name=value pairs of URLs or forms inside free text: at
+// its start or after '?' or '&'.
+var textParam = regexp.MustCompile(`(^|[?&])([^?&=#\s"'<>\\]+)=([^&#\s"'<>\\]*)`)
+
+// textJSONString finds "name":"value" pairs of JSON inside free text (a
+// truncated or malformed JSON body, an error message quoting one).
+var textJSONString = regexp.MustCompile(`"([^"\\]{1,100})"\s*:\s*"((?:[^"\\]|\\.)*)"`)
+
+// Text returns free text (a body that is neither JSON nor a form, an
+// error message, a header value, a string inside a logged value) with
+// the values of sensitive URL or form parameters and of sensitive JSON
+// string members it quotes redacted.
+func (r Redactor) Text(s string) string {
+	if r.Visibility == core.VisibilityShow || s == "" {
+		return s
+	}
+	s = textParam.ReplaceAllStringFunc(s, func(m string) string {
+		sub := textParam.FindStringSubmatch(m)
+		if sub[3] == "" || !r.SensitiveParam(unescapeParam(sub[2])) {
+			return m
 		}
-	}
-	return b.String()
+		return sub[1] + sub[2] + "=" + r.Secret(sub[3])
+	})
+	return textJSONString.ReplaceAllStringFunc(s, func(m string) string {
+		sub := textJSONString.FindStringSubmatch(m)
+		if sub[2] == "" || !r.SensitiveKey(sub[1]) {
+			return m
+		}
+		return `"` + sub[1] + `":"` + r.Secret(sub[2]) + `"`
+	})
 }
 
 // Body returns a request or response body as text with the values of
 // sensitive JSON keys (at any depth) or sensitive form fields redacted.
-// Other bodies are returned as they are.
+// Other bodies are redacted as Text.
 func (r Redactor) Body(body []byte, contentType string) string {
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') {
@@ -162,11 +206,11 @@ func (r Redactor) Body(body []byte, contentType string) string {
 	if strings.HasPrefix(strings.ToLower(contentType), "application/x-www-form-urlencoded") {
 		return r.query(string(body))
 	}
-	return string(body)
+	return r.Text(string(body))
 }
 
 // Value returns a copy of a decoded JSON value with the values of
-// sensitive keys redacted at any depth.
+// sensitive keys redacted at any depth, and its strings as Text.
 func (r Redactor) Value(v any) any {
 	switch t := v.(type) {
 	case map[string]any:
@@ -185,6 +229,8 @@ func (r Redactor) Value(v any) any {
 			out[i] = r.Value(val)
 		}
 		return out
+	case string:
+		return r.Text(t)
 	}
 	return v
 }
