@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailsvc/mailsvc/test/fakes/sendgridfake"
 	"github.com/mailsvc/mailsvc/test/fakes/smtpsink"
 	"github.com/mailsvc/mailsvc/test/fakes/snsfake"
 	"github.com/mailsvc/mailsvc/test/servicetest"
@@ -187,5 +188,59 @@ func TestWebhookBounceSuppressesThroughTheBinary(t *testing.T) {
 	call("GET", fmt.Sprintf("/connections/%d", id), "").JSON(t, &conn)
 	if conn.Settings["webhook_topic_arns"] != topic {
 		t.Fatalf("connection settings %v", conn.Settings)
+	}
+}
+
+// TestSendGridWebhookRewrittenSignatureIsAReplay sends a message through a
+// SendGrid connection backed by the SendGrid fake, posts a signed event of
+// it, then the same call with its signature rewritten without the key
+// (s → n−s): the second is a 409 replay and the log keeps one event.
+func TestSendGridWebhookRewrittenSignatureIsAReplay(t *testing.T) {
+	const apiKey = "SG.webhook-test-key"
+	fake := sendgridfake.New(apiKey)
+	t.Cleanup(fake.Close)
+	sg, err := sendgridfake.NewEventWebhook()
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, call := start(t, t.TempDir(), "MAILSVC_ALLOW_CUSTOM_ENDPOINTS=true")
+	id := createConnection(t, call, fmt.Sprintf(`{"name":"sg","driver":"sendgrid","settings":{"api_key":%q,"base_url":%q,"from_email":"site@example.com","webhook_public_key":%q}}`,
+		apiKey, fake.URL, sg.PublicKey()))
+	r := call("POST", "/test-email", fmt.Sprintf(`{"to":"reader@example.com","connection_id":%d}`, id))
+	var sent struct {
+		LogID             int64  `json:"log_id"`
+		ProviderMessageID string `json:"provider_message_id"`
+	}
+	r.JSON(t, &sent)
+	if r.Status != 200 || sent.ProviderMessageID == "" {
+		t.Fatalf("test email: %d %s", r.Status, r.Body)
+	}
+
+	// An open without sg_event_id: only the call's replay id guards it.
+	body := []byte(fmt.Sprintf(`[{"event":"open","email":"reader@example.com","sg_message_id":"%s.filter-1","timestamp":%d}]`, sent.ProviderMessageID, time.Now().Unix()))
+	header := sg.Header(time.Now(), body)
+	post := func(h http.Header) servicetest.Response {
+		return servicetest.Call(t, "POST", svc.Base+"/pro/webhooks/sendgrid", string(body), func(r *http.Request) {
+			for k, v := range h {
+				r.Header[k] = v
+			}
+		})
+	}
+	if r := post(header); r.Status != 200 || !strings.Contains(string(r.Body), `"matched":1`) {
+		t.Fatalf("signed event: %d %s", r.Status, r.Body)
+	}
+	rewritten, err := sendgridfake.Malleate(header.Get(sendgridfake.SignatureHeader))
+	if err != nil {
+		t.Fatal(err)
+	}
+	replay := header.Clone()
+	replay.Set(sendgridfake.SignatureHeader, rewritten)
+	if r := post(replay); r.Status != 409 {
+		t.Fatalf("replay with a rewritten signature: %d %s", r.Status, r.Body)
+	}
+	var evs []struct{ Provider, Event string }
+	call("GET", fmt.Sprintf("/pro/logs/%d/events", sent.LogID), "").JSON(t, &evs)
+	if len(evs) != 1 || evs[0].Event != "opened" {
+		t.Fatalf("log events %+v, want one open", evs)
 	}
 }

@@ -8,13 +8,11 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/x509"
-	"encoding/asn1"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
-	"math/big"
 	"net/http"
 	"strconv"
 	"strings"
@@ -24,6 +22,7 @@ import (
 
 	"github.com/mailsvc/mailsvc/app/pro/webhooks"
 	"github.com/mailsvc/mailsvc/core"
+	"github.com/mailsvc/mailsvc/test/fakes/sendgridfake"
 	"github.com/mailsvc/mailsvc/test/fakes/snsfake"
 )
 
@@ -424,70 +423,40 @@ func TestReplaysAndUnknownMessages(t *testing.T) {
 	}
 }
 
-// malleate returns another DER ECDSA signature that verifies wherever
-// der does: s replaced by n−s, which needs no key.
-func malleate(t *testing.T, der []byte) []byte {
-	t.Helper()
-	var sig struct{ R, S *big.Int }
-	if _, err := asn1.Unmarshal(der, &sig); err != nil {
-		t.Fatal(err)
-	}
-	sig.S = new(big.Int).Sub(elliptic.P256().Params().N, sig.S)
-	out, err := asn1.Marshal(sig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-// nonCanonical spells b64 (padded) differently: the unused low bits of
-// its last character before the padding set, which decodes to the same
-// bytes.
-func nonCanonical(t *testing.T, b64 string) string {
-	t.Helper()
-	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-	body := strings.TrimRight(b64, "=")
-	if len(body) == len(b64) {
-		t.Fatalf("%q has no padding", b64)
-	}
-	last := strings.IndexByte(alphabet, body[len(body)-1])
-	out := body[:len(body)-1] + string(alphabet[last|1]) + b64[len(body):]
-	if out == b64 {
-		t.Fatalf("%q already has its unused bits set", b64)
-	}
-	return out
-}
-
 // A SendGrid call replayed with its signature rewritten (s → n−s
 // re-encoded as DER, or another base64 spelling of the same bytes) still
 // verifies; it is refused as a replay and applies nothing again.
 func TestSendGridMalleatedSignatureIsAReplay(t *testing.T) {
 	now := time.Now()
-	s := newSigner(t, now)
 	ts := strconv.FormatInt(now.Unix(), 10)
 	// An event without sg_event_id: only the call's replay id guards it.
 	body := []byte(fmt.Sprintf(`[{"event":"delivered","email":"a@example.com","sg_message_id":"known.x","timestamp":%d}]`, now.Unix()))
-	digest := sha256.Sum256(append([]byte(ts), body...))
-	var der []byte
-	for der == nil || len(der)%3 == 0 { // a length whose base64 is padded
-		var err error
-		if der, err = ecdsa.SignASN1(rand.Reader, s.sgKey, digest[:]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	orig := base64.StdEncoding.EncodeToString(der)
-	flipped := base64.StdEncoding.EncodeToString(malleate(t, der))
-	variants := []struct{ name, sig string }{
-		{"s replaced by n-s", flipped},
-		{"non-canonical base64", nonCanonical(t, orig)},
-	}
-	if strings.HasSuffix(flipped, "=") {
-		variants = append(variants, struct{ name, sig string }{"n-s in non-canonical base64", nonCanonical(t, flipped)})
-	}
-	pub, err := webhooks.ParseSendGridKey(s.sgPub)
+	sg, err := sendgridfake.NewEventWebhook()
 	if err != nil {
 		t.Fatal(err)
 	}
+	orig := sg.Sign(ts, body)
+	for !strings.HasSuffix(orig, "=") { // a length whose base64 has unused bits
+		orig = sg.Sign(ts, body)
+	}
+	flipped, err := sendgridfake.Malleate(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	variants := []struct{ name, sig string }{{"s replaced by n-s", flipped}}
+	for name, sig := range map[string]string{"non-canonical base64": orig, "n-s in non-canonical base64": flipped} {
+		if nc, ok := sendgridfake.NonCanonicalBase64(sig); ok {
+			variants = append(variants, struct{ name, sig string }{name, nc})
+		}
+	}
+	if len(variants) < 2 {
+		t.Fatalf("no non-canonical spelling of %s", orig)
+	}
+	pub, err := webhooks.ParseSendGridKey(sg.PublicKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	conns := memConns{{ID: 2, Driver: "sendgrid", Settings: core.Settings{webhooks.KeySendGridPublicKey: sg.PublicKey()}}}
 	call := func(sig string) webhooks.Request {
 		h := http.Header{}
 		h.Set(webhooks.SendGridSignatureHeader, sig)
@@ -499,7 +468,7 @@ func TestSendGridMalleatedSignatureIsAReplay(t *testing.T) {
 			if v.sig == orig || !webhooks.VerifySendGrid(pub, ts, body, v.sig) {
 				t.Fatalf("the rewritten signature %q is not a distinct valid one", v.sig)
 			}
-			f := newFixture(t, s.conns(), now, nil)
+			f := newFixture(t, conns, now, nil)
 			f.store.addLog(10, "known")
 			if res, err := f.svc.Receive(context.Background(), "sendgrid", call(orig)); err != nil || res.Matched != 1 {
 				t.Fatalf("first delivery: %+v, %v", res, err)

@@ -6,7 +6,10 @@
 // credentials without sending. Every accepted message is recorded decoded.
 // The fake can be told to fail or stall the next requests, or to answer
 // them 429 Too Many Requests with a Retry-After, as SendGrid's rate limits
-// do; it notes when each of those answers was given.
+// do; it notes when each of those answers was given. EventWebhook signs
+// Event Webhook calls as SendGrid does, and Malleate and
+// NonCanonicalBase64 rewrite a signature the way a caller without the key
+// can.
 package sendgridfake
 
 import (
