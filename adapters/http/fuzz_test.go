@@ -2,10 +2,14 @@ package http_test
 
 import (
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
+
+	api "github.com/mailsvc/mailsvc/adapters/http"
 )
 
 // FuzzRequestBodies sends arbitrary bodies to every route that reads one:
@@ -91,6 +95,49 @@ func FuzzAlertAndOAuthBodies(f *testing.F) {
 		}
 		if resp.StatusCode >= 400 && !strings.Contains(string(b), `"status":`) {
 			t.Fatalf("error without the spec's shape: %s", b)
+		}
+	})
+}
+
+// FuzzListQueries sends arbitrary query strings to the paged lists over
+// real in-memory stores (connections, OAuth refresh history) and to
+// ParsePage itself: the answer is a 200 or a 422 validation_error, never
+// a 500, and a page ParsePage accepts addresses a row the stores can
+// reach.
+func FuzzListQueries(f *testing.F) {
+	for _, seed := range []string{
+		``, `page=1`, `page=2&per_page=3`, `page=1844674407370955162`, `page=9223372036854775807`,
+		`page=-1`, `page=0`, `page=abc`, `page=1e3`, `page=%00`, `per_page=1844674407370955162`,
+		`per_page=0`, `per_page=100&page=21474837`, `per_page=100&page=21474838`, `page=1&page=2`,
+		`page=+5`, `page=0x10`, `per_page=%20100`, `page=2147483648&per_page=1`, `;page=1`,
+	} {
+		f.Add(seed, uint8(0))
+	}
+	srv, _ := newAPI()
+	targets := []struct {
+		handler http.Handler
+		path    string
+	}{
+		{srv.Handler(), ns + "/connections"},
+		{newOAuthServer(f).ts.Config.Handler, ns + "/connections/1/oauth-refresh-history"},
+	}
+	f.Fuzz(func(t *testing.T, query string, which uint8) {
+		if p, err := api.ParsePage(&http.Request{URL: &url.URL{RawQuery: query}}, 10); err == nil {
+			if p.Page < 1 || p.PerPage < 1 || p.PerPage > 100 || p.Offset() < 0 || p.Offset() > math.MaxInt32 {
+				t.Fatalf("ParsePage accepted %q as %+v (offset %d)", query, p, p.Offset())
+			}
+		}
+		tg := targets[int(which)%len(targets)]
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("GET", tg.path, nil)
+		req.URL.RawQuery = query
+		req.Header.Set("Authorization", "Bearer admin")
+		tg.handler.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK && rec.Code != http.StatusUnprocessableEntity {
+			t.Fatalf("?%s: status %d %s", query, rec.Code, rec.Body)
+		}
+		if rec.Code == http.StatusUnprocessableEntity && !strings.Contains(rec.Body.String(), `"validation_error"`) {
+			t.Fatalf("?%s: 422 without validation_error: %s", query, rec.Body)
 		}
 	})
 }

@@ -53,7 +53,7 @@ func (s *Server) listNotifications(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	// Every channel in one page: a site has a handful.
-	writeList(w, list, len(list), page{Page: 1, PerPage: max(len(list), 1)})
+	writeList(w, list, len(list), Page{Page: 1, PerPage: max(len(list), 1)})
 	return nil
 }
 

@@ -13,7 +13,8 @@ import (
 
 // ReadinessChecker tells whether the service can do its work: it returns
 // nil when the database answers and its migrations are applied, else an
-// error whose message says why (it is shown to the prober).
+// error whose message says why (it is shown only to a prober that may read
+// it: see Probes).
 type ReadinessChecker interface {
 	Ready(ctx context.Context) error
 }
@@ -27,6 +28,11 @@ type ReadinessChecker interface {
 // is set; without a token it answers only requests from a loopback
 // address that carry no forwarding header (a reverse proxy on the same
 // host forwards the outside world), and 403 to the rest.
+//
+// /readyz is public, but its failure names the reason (the database's
+// error can name an internal host) only to a caller /metrics would serve:
+// one with the metrics bearer token, or one straight from loopback. Any
+// other caller gets 503 "not ready" and nothing more.
 type Probes struct {
 	Metrics      http.Handler
 	MetricsToken string
@@ -57,7 +63,11 @@ func (p *Probes) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 	defer cancel()
 	if err := p.Ready.Ready(ctx); err != nil {
-		writeProbe(w, http.StatusServiceUnavailable, "not ready: "+err.Error())
+		reason := "not ready"
+		if p.hasMetricsToken(r) || fromLoopback(r) {
+			reason += ": " + err.Error()
+		}
+		writeProbe(w, http.StatusServiceUnavailable, reason)
 		return
 	}
 	writeProbe(w, http.StatusOK, "ok")
@@ -67,8 +77,7 @@ func (p *Probes) readyz(w http.ResponseWriter, r *http.Request) {
 func (p *Probes) metricsAccess(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p.MetricsToken != "" {
-			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(p.MetricsToken)) != 1 {
+			if !p.hasMetricsToken(r) {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="mailsvc metrics"`)
 				writeProbe(w, http.StatusUnauthorized, "a valid bearer token is required")
 				return
@@ -82,6 +91,16 @@ func (p *Probes) metricsAccess(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// hasMetricsToken reports whether a metrics token is set and r carries it
+// as "Authorization: Bearer <token>".
+func (p *Probes) hasMetricsToken(r *http.Request) bool {
+	if p.MetricsToken == "" {
+		return false
+	}
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return ok && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(p.MetricsToken)) == 1
 }
 
 // fromLoopback reports whether r came straight from a loopback address:

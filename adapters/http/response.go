@@ -70,7 +70,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // writeList writes one page of a list in WordPress's convention: a JSON
 // array, with X-WP-Total and X-WP-TotalPages headers.
-func writeList[T any](w http.ResponseWriter, items []T, total int, p page) {
+func writeList[T any](w http.ResponseWriter, items []T, total int, p Page) {
 	if items == nil {
 		items = []T{}
 	}

@@ -103,7 +103,8 @@ func TestMetricsToken(t *testing.T) {
 }
 
 // TestReadyWhenTheDatabaseIsGone drops the MariaDB database under a
-// running service: /readyz answers 503 with the reason, /healthz still 200.
+// running service: /readyz answers 503 (with the reason, to this loopback
+// client), /healthz still 200.
 func TestReadyWhenTheDatabaseIsGone(t *testing.T) {
 	dsn := testdb.MySQL(t)
 	svc := start(t, dsn)

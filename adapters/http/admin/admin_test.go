@@ -74,3 +74,45 @@ func TestNoInlineScript(t *testing.T) {
 		t.Error("index.html has an inline script, which the Content-Security-Policy forbids")
 	}
 }
+
+// TestFrameAncestors checks who may frame the screens: the service itself
+// and the origin of each framer (wp-admin's Mail page), on every answer
+// that carries the page, and never X-Frame-Options.
+func TestFrameAncestors(t *testing.T) {
+	cases := []struct {
+		name    string
+		framers []string
+		want    string
+	}{
+		{"standalone", nil, "frame-ancestors 'self'"},
+		{"wp-admin on the site", []string{"https://blog.example/wp-admin/admin.php?page=mailsvc"}, "frame-ancestors 'self' https://blog.example"},
+		{"a port and upper case", []string{"HTTP://Blog.Example:8080/wp-admin/"}, "frame-ancestors 'self' http://blog.example:8080"},
+		{"IPv6", []string{"http://[::1]:8080/wp-admin/"}, "frame-ancestors 'self' http://[::1]:8080"},
+		{"two framers, one origin", []string{"https://blog.example/wp-admin/", "https://blog.example/other"}, "frame-ancestors 'self' https://blog.example"},
+		{"empty", []string{""}, "frame-ancestors 'self'"},
+		{"relative", []string{"/wp-admin/"}, "frame-ancestors 'self'"},
+		{"not http", []string{"javascript:alert(1)", "ftp://blog.example/"}, "frame-ancestors 'self'"},
+		{"a source list smuggled in", []string{"https://blog.example;script-src *"}, "frame-ancestors 'self'"},
+		{"a space in the host", []string{"https://blog.example%20*/"}, "frame-ancestors 'self'"},
+		{"user info", []string{"https://u:p@blog.example/"}, "frame-ancestors 'self'"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := Handler(c.framers...)
+			for _, path := range []string{"/admin/", "/admin/app.css", "/admin/js/app.js"} {
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+				if rec.Code != 200 {
+					t.Fatalf("GET %s: %d", path, rec.Code)
+				}
+				csp := rec.Header().Get("Content-Security-Policy")
+				if !strings.HasSuffix(csp, "; "+c.want) || strings.Count(csp, "frame-ancestors") != 1 {
+					t.Errorf("GET %s: Content-Security-Policy %q, want it to end with %q", path, csp, c.want)
+				}
+				if xfo := rec.Header().Get("X-Frame-Options"); xfo != "" {
+					t.Errorf("GET %s: X-Frame-Options %q", path, xfo)
+				}
+			}
+		})
+	}
+}

@@ -2,7 +2,6 @@ package pro
 
 import (
 	"context"
-	"math"
 	"net/http"
 	"strconv"
 
@@ -25,6 +24,10 @@ type LogEventReader interface {
 	FindLogEvents(ctx context.Context, logID int64) ([]core.LogEvent, error)
 }
 
+// suppressionsPerPage is the suppression list's page size when the
+// request sets no per_page.
+const suppressionsPerPage = 20
+
 // registerSuppressionRoutes registers the suppression list's admin
 // routes (GET and POST /pro/suppressions, DELETE
 // /pro/suppressions/{ref} with an id or an address) and GET
@@ -36,31 +39,16 @@ func (m *Module) registerSuppressionRoutes(rt *api.Routes) {
 		return
 	}
 	rt.Private("GET", "/pro/suppressions", func(w http.ResponseWriter, r *http.Request) error {
-		q := r.URL.Query()
-		page, perPage, fields := 1, 20, map[string]string{}
-		if v := q.Get("page"); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > math.MaxInt32 {
-				fields["page"] = "Must be a whole number of at least 1."
-			}
-			page = n
-		}
-		if v := q.Get("per_page"); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > 100 {
-				fields["per_page"] = "Must be a whole number from 1 to 100."
-			}
-			perPage = n
-		}
-		if err := core.Invalid(fields); err != nil {
+		p, err := api.ParsePage(r, suppressionsPerPage)
+		if err != nil {
 			return err
 		}
-		list, total, err := m.Suppressions.List(r.Context(), q.Get("search"), (page-1)*perPage, perPage)
+		list, total, err := m.Suppressions.List(r.Context(), r.URL.Query().Get("search"), p.Offset(), p.PerPage)
 		if err != nil {
 			return err
 		}
 		w.Header().Set("X-WP-Total", strconv.Itoa(total))
-		w.Header().Set("X-WP-TotalPages", strconv.Itoa((total+perPage-1)/perPage))
+		w.Header().Set("X-WP-TotalPages", strconv.Itoa((total+p.PerPage-1)/p.PerPage))
 		writeJSON(w, list)
 		return nil
 	})

@@ -208,6 +208,22 @@ $results[] = keep_out_send( 'excluded two' );`)
 		}
 	})
 
+	t.Run("a stream wrapper attachment fails the excluded plugin's message too", func(t *testing.T) {
+		setPro(t, true, "keep-out")
+		path := "phar://" + filepath.Join(site.Dir, "upload.zip") + "/inner.txt"
+		r := run(t, `$results[] = keep_out_send( 'excluded wrapper', '', array( `+wpsite.PHPString(attachment)+`, `+wpsite.PHPString(path)+` ) );`)
+		if got := fmt.Sprint(r.Results); got != "[false]" {
+			t.Fatalf("wp_mail() results %s, want [false]", got)
+		}
+		if len(r.Events) != 1 || r.Events[0].Action != "failed" || r.Events[0].Code != "wp_mail_failed" || r.Events[0].Subject != "excluded wrapper" ||
+			!strings.HasPrefix(r.Events[0].Error, "Could not access file: "+path+" ") {
+			t.Errorf("events %+v, want one wp_mail_failed naming %s", r.Events, path)
+		}
+		if n := len(received("excluded wrapper")); n != 0 || queued(t, "excluded wrapper") != nil {
+			t.Errorf("the message was sent (%d) or queued", n)
+		}
+	})
+
 	cases := []struct {
 		name    string
 		setup   func(t *testing.T)

@@ -425,15 +425,47 @@ function mailsvc_bridge_multipart( $body, $boundary ) {
 }
 
 /**
+ * Tells whether an attachment path may be opened: a path on this server,
+ * not a stream wrapper. Any scheme:// (phar://, ftp://, http://, php://,
+ * file://, ...) is refused, as PHPMailer's isPermittedPath() refuses it
+ * (with the scheme spelled as PHP reads a wrapper's name: letters, digits,
+ * "+", "-" and "."), so that a path that reached wp_mail() from a visitor
+ * opens no archive and requests no other host.
+ *
+ * @param string $path Attachment path.
+ * @return bool
+ */
+function mailsvc_bridge_permitted_path( $path ) {
+	return ! preg_match( '#^[a-z\d+.-]+://#i', (string) $path );
+}
+
+/**
+ * Returns the first attachment path that mailsvc_bridge_permitted_path()
+ * refuses, or null when every one may be opened.
+ *
+ * @param array $attachments Attachment paths.
+ * @return string|null
+ */
+function mailsvc_bridge_refused_attachment( $attachments ) {
+	foreach ( $attachments as $attachment ) {
+		if ( is_scalar( $attachment ) && ! mailsvc_bridge_permitted_path( $attachment ) ) {
+			return (string) $attachment;
+		}
+	}
+	return null;
+}
+
+/**
  * Reads one attachment into the form the queue keeps.
  *
  * @param string $path     Path of the file.
  * @param string $filename Name to give it; the file's base name when empty.
- * @return array|null The attachment, or null when the file cannot be read.
+ * @return array|null The attachment, or null when the file cannot be read
+ *                    or is not a local file.
  */
 function mailsvc_bridge_attachment( $path, $filename ) {
 	$path = (string) $path;
-	if ( '' === trim( $path ) || ! @is_file( $path ) || ! @is_readable( $path ) ) { // phpcs:ignore WordPress.PHP.NoSilencedErrors
+	if ( '' === trim( $path ) || ! mailsvc_bridge_permitted_path( $path ) || ! @is_file( $path ) || ! @is_readable( $path ) ) { // phpcs:ignore WordPress.PHP.NoSilencedErrors
 		return null;
 	}
 	$data = @file_get_contents( $path ); // phpcs:ignore WordPress.PHP.NoSilencedErrors, WordPress.WP.AlternativeFunctions
@@ -804,6 +836,19 @@ function mailsvc_bridge_queue( $to, $subject, $message, $headers = '', $attachme
 	$source   = mailsvc_bridge_source();
 	$excluded = mailsvc_bridge_excluded_sources();
 	$parsed   = mailsvc_bridge_parse_headers( $headers );
+
+	// Only files on this server are attached. A stream wrapper fails the
+	// whole message, before any file is opened, whichever way it would go:
+	// it is never a file a plugin meant to attach. (A missing local file is
+	// left out, as WordPress leaves it out.)
+	$refused = mailsvc_bridge_refused_attachment( $attachments );
+	if ( null !== $refused ) {
+		$headers                                     = $parsed['headers'];
+		$mail_error_data                             = compact( 'to', 'subject', 'message', 'headers', 'attachments' );
+		$mail_error_data['phpmailer_exception_code'] = 1; // PHPMailer::STOP_CONTINUE, as for a file it cannot access.
+		return mailsvc_bridge_fail( 'Could not access file: ' . $refused . ' (only files on this server can be attached; stream wrappers such as phar:// or ftp:// are refused)', $mail_error_data );
+	}
+
 	if ( isset( $excluded[ $source ] ) ) {
 		return mailsvc_bridge_phpmailer( $to, $subject, $message, $parsed, $attachments );
 	}

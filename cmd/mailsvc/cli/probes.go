@@ -11,7 +11,8 @@ import (
 )
 
 // probes returns the root endpoints of serve: /metrics (the registry,
-// behind MAILSVC_METRICS_TOKEN or loopback), /healthz and /readyz.
+// behind MAILSVC_METRICS_TOKEN or loopback), /healthz and /readyz (its
+// failure reason behind the same token or loopback).
 func (rt *runtime) probes(reg *metrics.Registry) *api.Probes {
 	return &api.Probes{
 		Metrics:      reg.Handler(),

@@ -177,7 +177,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		Modules:        extraRoutes,
 		Dashboard:      rt.dashboard(conns, settings, deliverySvc, driverEnv, hooks),
 		Probes:         rt.probes(metricsReg),
-		Admin:          adminui.Handler(),
+		Admin:          adminui.Handler(rt.screenFramers(admin)...),
 	}
 	if migrationSvc != nil {
 		srv.Migration = migrationSvc

@@ -63,6 +63,16 @@ func (rt *runtime) siteURLs(ctx context.Context) (public, admin string, err erro
 	return public, admin, nil
 }
 
+// screenFramers returns the pages allowed to frame the admin screens
+// besides the service itself: beside WordPress, wp-admin's Mail page
+// (admin, from siteURLs); standalone, none.
+func (rt *runtime) screenFramers(admin string) []string {
+	if rt.standalone() || admin == "" {
+		return nil
+	}
+	return []string{admin}
+}
+
 // alertChannels builds the alert channel service and its dispatcher.
 // mailer sends the email channel's messages.
 func (rt *runtime) alertChannels(cipher *crypto.Cipher, mailer core.AlertMailer, site string, log *slog.Logger) (*alerts.Channels, *alerts.Dispatcher) {
