@@ -213,7 +213,8 @@ func (s *Connections) apply(c *core.Connection, current core.Settings, in Connec
 		}
 		if f := d.Field(k); f != nil && f.ConstantOnly {
 			if !emptyOrDefault(f, v) {
-				fields[k] = fmt.Sprintf("Only the constant %s sets this, in wp-config.php or the environment.", f.Constant)
+				fields[k] = fmt.Sprintf("Only a constant sets this (%s), in wp-config.php or the environment.",
+					strings.Join(core.PinConstants(d.Slug, k), " or "))
 			}
 			continue
 		}
@@ -244,6 +245,9 @@ func (s *Connections) apply(c *core.Connection, current core.Settings, in Connec
 	}
 	stored := core.Settings{}
 	for k, v := range effective {
+		if f := d.Field(k); f != nil && f.ConstantOnly {
+			continue // its constant's, never stored
+		}
 		if _, pinned := pins[k]; pinned {
 			if old, had := merged[k]; had {
 				stored[k] = old // keep what was stored before the pin
