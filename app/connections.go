@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -38,6 +39,14 @@ type Connections struct {
 	// SensitiveKeys are extra sensitive keys from configuration, the
 	// configuration form of the mail_svc_sensitive_keys filter.
 	SensitiveKeys []string
+	// AllowCustomEndpoints (MAILSVC_ALLOW_CUSTOM_ENDPOINTS) lifts the
+	// provider host check of endpoint fields (core.Field.Hosts). Off, a
+	// create or update that sets one off the provider's hosts is a 422 on
+	// the field, and a connection that has one stored (from before the
+	// check, an import or the database) gets a SettingsError, so it
+	// neither sends, verifies nor refreshes. A value pinned by a constant
+	// is the site owner's and is never checked.
+	AllowCustomEndpoints bool
 }
 
 // List returns one page of connections, masked, and the total count.
@@ -202,6 +211,13 @@ func (s *Connections) apply(c *core.Connection, current core.Settings, in Connec
 			}
 			continue
 		}
+		if f := d.Field(k); f != nil && f.ConstantOnly {
+			if !emptyOrDefault(f, v) {
+				fields[k] = fmt.Sprintf("Only a constant sets this (%s), in wp-config.php or the environment.",
+					strings.Join(core.PinConstants(d.Slug, k), " or "))
+			}
+			continue
+		}
 		switch {
 		case v == nil:
 			delete(merged, k)
@@ -214,6 +230,7 @@ func (s *Connections) apply(c *core.Connection, current core.Settings, in Connec
 	if err := core.Invalid(fields); err != nil {
 		return err
 	}
+	dropConstantOnly(d, merged, pins)
 	effective := merged.Clone()
 	for k, p := range pins {
 		effective[k] = pinValue(d, k, p.Value)
@@ -221,8 +238,16 @@ func (s *Connections) apply(c *core.Connection, current core.Settings, in Connec
 	if err := d.ValidateSettings(effective); err != nil {
 		return err
 	}
+	if !s.AllowCustomEndpoints {
+		if err := core.Invalid(d.CheckEndpoints(effective, isPinned(pins))); err != nil {
+			return err
+		}
+	}
 	stored := core.Settings{}
 	for k, v := range effective {
+		if f := d.Field(k); f != nil && f.ConstantOnly {
+			continue // its constant's, never stored
+		}
 		if _, pinned := pins[k]; pinned {
 			if old, had := merged[k]; had {
 				stored[k] = old // keep what was stored before the pin
@@ -256,6 +281,28 @@ func oauthStatus(d *core.Driver, current string, effective core.Settings) string
 		return core.OAuthAuthorized
 	}
 	return core.OAuthPending
+}
+
+// emptyOrDefault reports whether v, given for field f, is empty (null or
+// "") or f's default: what a form sends for a key it does not set.
+func emptyOrDefault(f *core.Field, v any) bool {
+	return v == nil || v == "" || reflect.DeepEqual(v, f.Default)
+}
+
+// dropConstantOnly removes from s the keys of d that only a constant
+// sets and that pins does not pin: a stored value of such a key is
+// ignored.
+func dropConstantOnly(d *core.Driver, s core.Settings, pins map[string]core.Pin) {
+	for _, f := range d.Fields {
+		if _, pinned := pins[f.Key]; f.ConstantOnly && !pinned {
+			delete(s, f.Key)
+		}
+	}
+}
+
+// isPinned returns whether a key is among pins.
+func isPinned(pins map[string]core.Pin) func(string) bool {
+	return func(k string) bool { _, ok := pins[k]; return ok }
 }
 
 // pins returns the settings keys of d pinned by constants.
@@ -326,9 +373,16 @@ func (s *Connections) effective(c *core.Connection) *core.Connection {
 	out.Settings = s.decrypted(&out)
 	out.Pinned = []string{}
 	if d, ok := core.LookupDriver(c.Driver); ok {
-		for k, p := range s.pins(d) {
+		pins := s.pins(d)
+		dropConstantOnly(d, out.Settings, pins)
+		for k, p := range pins {
 			out.Settings[k] = pinValue(d, k, p.Value)
 			out.Pinned = append(out.Pinned, k)
+		}
+		if !s.AllowCustomEndpoints {
+			if problem := core.EndpointProblem(d.CheckEndpoints(out.Settings, isPinned(pins))); problem != "" {
+				out.SettingsError = strings.TrimSpace(out.SettingsError + " " + problem)
+			}
 		}
 	}
 	sort.Strings(out.Pinned)

@@ -16,9 +16,11 @@ type Connection struct {
 	// Pinned lists the settings keys whose value comes from a constant
 	// (MAILSVC_{DRIVER}_{KEY} or an alias); they cannot be changed by PUT.
 	Pinned []string `json:"pinned"`
-	// SettingsError is set when stored secrets cannot be decrypted (the
-	// encryption key changed); the connection cannot send until they are
-	// entered again.
+	// SettingsError is set when the stored settings cannot be used: secrets
+	// that cannot be decrypted (the encryption key changed), or an endpoint
+	// setting off the provider's hosts (core.Field.Hosts) while custom
+	// endpoints are not allowed. The connection neither sends, verifies nor
+	// refreshes a token until the settings are entered again.
 	SettingsError string `json:"settings_error,omitempty"`
 	// HealthStatus is the verdict of the last health check (Health*).
 	HealthStatus string `json:"health_status"`

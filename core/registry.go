@@ -33,6 +33,17 @@ type Field struct {
 	Min      *int64   `json:"min,omitempty"`
 	Max      *int64   `json:"max,omitempty"`
 	Help     string   `json:"help,omitempty"`
+	// Hosts, on a URL field that names one of the provider's endpoints
+	// (base_url, oauth_base_url, SES custom_endpoint and imds_endpoint),
+	// lists the provider's own hosts: unless MAILSVC_ALLOW_CUSTOM_ENDPOINTS
+	// is true the field only takes a URL on one of them, over https unless
+	// the entry says http:// (see CheckEndpoint for the patterns).
+	Hosts []string `json:"hosts,omitempty"`
+	// ConstantOnly marks a key only its constant sets (e.g. SES
+	// imds_role_source, MAILSVC_AWS_ENABLE_IMDS_ROLE_SOURCE): a value other
+	// than empty or the default given through the API is a validation
+	// error, and a stored value is ignored.
+	ConstantOnly bool `json:"constant_only,omitempty"`
 	// RequiredWhen makes the field required only when every listed key has
 	// the listed value (e.g. {"delivery_mode": "api"}).
 	RequiredWhen map[string]string `json:"required_when,omitempty"`

@@ -273,7 +273,7 @@ func (s *Channels) validateSettings(t *core.ChannelType, settings core.Settings)
 			if err := s.CheckURL(str); err != nil {
 				// The guard's text may quote the URL, which can be a
 				// secret (a webhook URL): answer in fixed words.
-				fields[k] = "This URL is refused: it must be http(s) and reach a public address (loopback, link-local and private addresses need MAILSVC_ALLOW_PRIVATE_WEBHOOKS)."
+				fields[k] = "This URL is refused: it must be http(s) and reach a public address (loopback, link-local, private and other special-purpose addresses need MAILSVC_ALLOW_PRIVATE_WEBHOOKS)."
 			}
 		}
 	}

@@ -112,6 +112,9 @@ func (o *OneClick) Authorize(ctx context.Context, in OneClickInput) (string, err
 		if conn.Driver != driver {
 			return "", core.InvalidField("connection_id", fmt.Sprintf("Connection %d uses the driver %s; one-click %s authorizes %s connections.", n, conn.Driver, in.Provider, driver))
 		}
+		if err := usable(conn, "connection_id"); err != nil {
+			return "", err
+		}
 		id, target = n, conn
 	}
 	redirect, relayed := o.RedirectURI(in.Provider, in.RequestBaseURL)

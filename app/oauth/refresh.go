@@ -109,6 +109,9 @@ func (s *Service) readConnection(ctx context.Context, id int64, allowNeedsAuth b
 	if conn.OAuthStatus == core.OAuthNeedsAuthorization && !allowNeedsAuth {
 		return nil, core.Permanent(errNeedsAuthorization)
 	}
+	if conn.SettingsError != "" {
+		return nil, core.Permanent(fmt.Errorf("connection %d: %s", id, conn.SettingsError))
+	}
 	return conn, nil
 }
 

@@ -3,6 +3,7 @@ package oauth_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -376,5 +377,42 @@ func TestAccessTokenKnownWhileFresh(t *testing.T) {
 	}
 	if got, _ := f.svc.AccessToken(ctx, id); got != "access-2" {
 		t.Fatalf("after a refusal AccessToken = %q, want access-2", got)
+	}
+}
+
+// TestEndpointOffTheProviderHostsStopsOAuth: a connection whose stored
+// oauth_base_url is off the provider's hosts (saved while custom
+// endpoints were allowed, imported, or written in the database) gets no
+// refresh, authorization or token check: nothing is sent to that server.
+func TestEndpointOffTheProviderHostsStopsOAuth(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	f.connApp.AllowCustomEndpoints = true
+	id := f.googleConn(t, map[string]any{
+		core.KeyAccessToken: "old", core.KeyRefreshToken: "rt-0",
+		core.KeyTokenExpiry: f.clock.Now().Add(-time.Hour).Format(time.RFC3339),
+		"oauth_base_url":    "http://127.0.0.1:9",
+	})
+	f.connApp.AllowCustomEndpoints = false
+
+	_, err := f.svc.AccessToken(ctx, id)
+	if err == nil || core.IsTemporary(err) || !strings.Contains(err.Error(), "oauth_base_url") {
+		t.Errorf("AccessToken = %v, want a permanent error naming oauth_base_url", err)
+	}
+	if _, err := f.svc.RefreshNow(ctx, id); err == nil {
+		t.Errorf("RefreshNow succeeded")
+	}
+	_, err = f.svc.Authorize(ctx, oauth.AuthorizeInput{User: admin, Provider: core.ProviderGoogle, ConnectionID: fmt.Sprint(id)})
+	if core.ErrorFields(err)["connection_id"] == "" {
+		t.Errorf("Authorize = %v, want a validation error on connection_id", err)
+	}
+	_, err = f.svc.StoreToken(ctx, id, oauth.TokenInput{AccessToken: "pasted"})
+	if core.ErrorFields(err)["connection_id"] == "" {
+		t.Errorf("StoreToken = %v, want a validation error on connection_id", err)
+	}
+	for _, method := range []string{"Refresh", "AuthCodeURL", "Exchange"} {
+		if n := len(f.client.Calls(method)); n != 0 {
+			t.Errorf("%d %s calls to the OAuth client", n, method)
+		}
 	}
 }

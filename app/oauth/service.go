@@ -159,7 +159,21 @@ func (s *Service) oauthConnection(ctx context.Context, id int64, field string) (
 	if !ok || d.OAuthProvider == "" {
 		return nil, nil, core.InvalidField(field, fmt.Sprintf("Connection %d uses the driver %q, which does not use OAuth.", id, conn.Driver))
 	}
+	if err := usable(conn, field); err != nil {
+		return nil, nil, err
+	}
 	return conn, d, nil
+}
+
+// usable refuses, with a validation error on field, a connection whose
+// stored settings cannot be used (core.Connection.SettingsError: secrets
+// that cannot be decrypted, or an endpoint off the provider's hosts), so
+// that no authorization, code exchange or token check talks to it.
+func usable(conn *core.Connection, field string) error {
+	if conn.SettingsError != "" {
+		return core.InvalidField(field, fmt.Sprintf("Connection %d cannot be used: %s", conn.ID, conn.SettingsError))
+	}
+	return nil
 }
 
 // encrypt encrypts a value for storage (as is without a Cipher).

@@ -5,6 +5,12 @@ import (
 
 	"github.com/mailsvc/mailsvc/core"
 	_ "github.com/mailsvc/mailsvc/drivers/all"
+	"github.com/mailsvc/mailsvc/drivers/gmail"
+	"github.com/mailsvc/mailsvc/drivers/mailgun"
+	"github.com/mailsvc/mailsvc/drivers/outlook"
+	"github.com/mailsvc/mailsvc/drivers/postmark"
+	"github.com/mailsvc/mailsvc/drivers/sendgrid"
+	"github.com/mailsvc/mailsvc/drivers/zoho"
 )
 
 func TestBuiltInDriversAreRegistered(t *testing.T) {
@@ -16,6 +22,57 @@ func TestBuiltInDriversAreRegistered(t *testing.T) {
 		}
 		if d.New == nil || len(d.Fields) == 0 {
 			t.Errorf("driver %q has no constructor or schema", slug)
+		}
+	}
+}
+
+// TestEndpointFieldsDeclareTheProviderHosts checks that every URL field of
+// a built-in driver (each names one of the provider's endpoints) declares
+// the provider's hosts, and that the endpoint the driver uses when the
+// field is empty is one of them.
+func TestEndpointFieldsDeclareTheProviderHosts(t *testing.T) {
+	defaults := map[string][]string{
+		"sendgrid/base_url":      {sendgrid.DefaultBaseURL, "https://api.eu.sendgrid.com"},
+		"mailgun/base_url":       {mailgun.BaseURLUS, mailgun.BaseURLEU},
+		"postmark/base_url":      {postmark.DefaultBaseURL},
+		"gmail/base_url":         {gmail.DefaultBaseURL},
+		"gmail/oauth_base_url":   {gmail.DefaultOAuthBaseURL, "https://oauth2.googleapis.com"},
+		"outlook/base_url":       {outlook.DefaultBaseURL},
+		"outlook/oauth_base_url": {outlook.DefaultOAuthBaseURL},
+		"ses/custom_endpoint":    {"https://email.us-east-1.amazonaws.com", "https://email.eu-central-1.amazonaws.com/"},
+		"ses/imds_endpoint":      {"http://169.254.169.254", "http://[fd00:ec2::254]"},
+		"zoho/base_url":          nil,
+		"zoho/oauth_base_url":    nil,
+	}
+	for _, dc := range zoho.DataCenters() {
+		defaults["zoho/base_url"] = append(defaults["zoho/base_url"], zoho.MailURL(dc))
+		defaults["zoho/oauth_base_url"] = append(defaults["zoho/oauth_base_url"], zoho.AccountsURL(dc))
+	}
+	seen := map[string]bool{}
+	for _, d := range core.Drivers() {
+		for _, f := range d.Fields {
+			if f.Type != core.FieldURL {
+				continue
+			}
+			name := d.Slug + "/" + f.Key
+			seen[name] = true
+			if len(f.Hosts) == 0 {
+				t.Errorf("%s: a URL field without hosts", name)
+			}
+			urls, ok := defaults[name]
+			if !ok || len(urls) == 0 {
+				t.Errorf("%s: no default endpoint listed in this test", name)
+			}
+			for _, u := range urls {
+				if msg := core.CheckEndpoint(u, f.Hosts); msg != "" {
+					t.Errorf("%s: the provider's own %s is refused: %s", name, u, msg)
+				}
+			}
+		}
+	}
+	for name, urls := range defaults {
+		if urls != nil && !seen[name] {
+			t.Errorf("%s: no such endpoint field", name)
 		}
 	}
 }

@@ -45,9 +45,12 @@ func FromNameField() core.Field {
 		Help: "Sender display name. Empty: the message's own sender name."}
 }
 
-// BaseURLField returns the base_url field with its help text.
-func BaseURLField(help string) core.Field {
-	return core.Field{Key: KeyBaseURL, Label: "API base URL", Type: core.FieldURL, Help: help}
+// BaseURLField returns the base_url field with its help text and the
+// provider's own API hosts (core.Field.Hosts), the only ones it takes
+// unless MAILSVC_ALLOW_CUSTOM_ENDPOINTS is true.
+func BaseURLField(help string, hosts ...string) core.Field {
+	return core.Field{Key: KeyBaseURL, Label: "API base URL", Type: core.FieldURL, Help: help,
+		Hosts: hosts}
 }
 
 // Sender is a connection's sender override: a non-empty Email or Name

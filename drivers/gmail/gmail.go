@@ -70,8 +70,8 @@ func Driver() core.Driver {
 	fields = append(fields, oauthdriver.TokenFields()...)
 	fields = append(fields, oauthdriver.AppChoiceField())
 	fields = append(fields,
-		apidriver.BaseURLField("Leave empty for "+DefaultBaseURL+"."),
-		oauthdriver.OAuthBaseURLField(DefaultOAuthBaseURL),
+		apidriver.BaseURLField("Leave empty for "+DefaultBaseURL+".", "gmail.googleapis.com", "www.googleapis.com"),
+		oauthdriver.OAuthBaseURLField(DefaultOAuthBaseURL, "accounts.google.com", "oauth2.googleapis.com"),
 	)
 	fields = append(fields, oauthdriver.SMTPFields(DefaultSMTPHost, DefaultSMTPPort)...)
 	return core.Driver{

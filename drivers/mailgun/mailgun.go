@@ -71,7 +71,8 @@ func Driver() core.Driver {
 			apidriver.FromNameField(),
 			{Key: "webhook_signing_key", Label: "HTTP webhook signing key", Type: core.FieldPassword,
 				Help: "Pro webhook receiver: Mailgun's HTTP webhook signing key (Sending > Webhooks)."},
-			apidriver.BaseURLField("Overrides the region's API address; /v3 is added unless the URL already ends with it."),
+			apidriver.BaseURLField("Overrides the region's API address; /v3 is added unless the URL already ends with it.",
+				"api.mailgun.net", "api.eu.mailgun.net"),
 		},
 		Presets: []core.Preset{
 			{Slug: "mailgun-us", Name: "Mailgun (US region)", Settings: core.Settings{KeyRegion: RegionUS}},

@@ -80,10 +80,12 @@ func ModeField(help string) core.Field {
 }
 
 // OAuthBaseURLField returns the oauth_base_url field; def is the real
-// authorization server, named in the help text.
-func OAuthBaseURLField(def string) core.Field {
+// authorization server, named in the help text, and hosts are the
+// provider's own authorization hosts (core.Field.Hosts), the only ones
+// it takes unless MAILSVC_ALLOW_CUSTOM_ENDPOINTS is true.
+func OAuthBaseURLField(def string, hosts ...string) core.Field {
 	return core.Field{Key: KeyOAuthBaseURL, Label: "Authorization server URL", Type: core.FieldURL,
-		Help: "Leave empty for " + def + "."}
+		Help: "Leave empty for " + def + ".", Hosts: hosts}
 }
 
 // SMTPFields returns the smtp_host and smtp_port fields of SMTP mode with

@@ -65,8 +65,12 @@ func Driver() core.Driver {
 	fields = append(fields, oauthdriver.TokenFields()...)
 	fields = append(fields, oauthdriver.AppChoiceField())
 	fields = append(fields,
-		apidriver.BaseURLField("Microsoft Graph base URL. Leave empty for "+DefaultBaseURL+"."),
-		oauthdriver.OAuthBaseURLField(DefaultOAuthBaseURL),
+		// Graph and the identity platform of the global service and of
+		// the national clouds (US Government L4 and L5/DoD, China).
+		apidriver.BaseURLField("Microsoft Graph base URL. Leave empty for "+DefaultBaseURL+".",
+			"graph.microsoft.com", "graph.microsoft.us", "dod-graph.microsoft.us", "microsoftgraph.chinacloudapi.cn"),
+		oauthdriver.OAuthBaseURLField(DefaultOAuthBaseURL,
+			"login.microsoftonline.com", "login.microsoftonline.us", "login.chinacloudapi.cn"),
 	)
 	fields = append(fields, oauthdriver.SMTPFields(DefaultSMTPHost, DefaultSMTPPort)...)
 	return core.Driver{

@@ -65,7 +65,7 @@ func Driver() core.Driver {
 				Help: "Pro webhook receiver: the HTTP Basic user name in the webhook URL set in Postmark (optional)."},
 			{Key: "webhook_password", Label: "Webhook password", Type: core.FieldPassword,
 				Help: "Pro webhook receiver: the HTTP Basic password in the webhook URL set in Postmark."},
-			apidriver.BaseURLField("Leave empty for " + DefaultBaseURL + "."),
+			apidriver.BaseURLField("Leave empty for "+DefaultBaseURL+".", "api.postmarkapp.com"),
 		},
 		Rules: []string{
 			"message_stream must be a stream id: letters, digits, - and _ only.",

@@ -50,7 +50,8 @@ func Driver() core.Driver {
 			apidriver.FromNameField(),
 			{Key: "webhook_public_key", Label: "Event Webhook verification key", Type: core.FieldPassword,
 				Help: "Pro webhook receiver: the base64 verification key of SendGrid's signed Event Webhook (Settings > Mail Settings > Event Webhook)."},
-			apidriver.BaseURLField("Leave empty for " + DefaultBaseURL + " (use https://api.eu.sendgrid.com for EU data residency)."),
+			apidriver.BaseURLField("Leave empty for "+DefaultBaseURL+" (use https://api.eu.sendgrid.com for EU data residency).",
+				"api.sendgrid.com", "api.eu.sendgrid.com"),
 		},
 		Rules: []string{
 			apidriver.SenderRule,

@@ -85,6 +85,15 @@ const (
 	KeyFromName         = apidriver.KeyFromName
 )
 
+// EndpointHosts are the hosts the custom_endpoint field takes (see
+// core.Field.Hosts): the regional SES API, its FIPS variant, and SES
+// interface VPC endpoints (vpce-....email.<region>.vpce.amazonaws.com).
+var EndpointHosts = []string{"email.*.amazonaws.com", "email-fips.*.amazonaws.com", "*.email.*.vpce.amazonaws.com"}
+
+// IMDSHosts are the addresses the imds_endpoint field takes: the EC2
+// instance metadata service over IPv4 and IPv6, which speaks plain HTTP.
+var IMDSHosts = []string{"http://169.254.169.254", "http://[fd00:ec2::254]"}
+
 // Region is an AWS region where SES is offered.
 type Region struct {
 	Code string // e.g. us-east-1
@@ -133,7 +142,8 @@ func Driver() core.Driver {
 			{Key: KeyRegion, Label: "Region", Type: core.FieldString, RequiredWhen: api,
 				Help: "AWS region of the SES account, e.g. us-east-1."},
 			{Key: KeyIMDSRoleSource, Label: "Use the EC2 instance role", Type: core.FieldBoolean, Default: false,
-				Help: "Take temporary credentials from the IAM role of the EC2 instance (IMDSv2) instead of an access key."},
+				ConstantOnly: true,
+				Help:         "Take temporary credentials from the IAM role of the EC2 instance (IMDSv2) instead of an access key. Set only by the constant MAILSVC_AWS_ENABLE_IMDS_ROLE_SOURCE."},
 			{Key: KeyAccessKey, Label: "Access key ID", Type: core.FieldPassword,
 				RequiredWhen: map[string]string{KeyDeliveryMode: ModeAPI, KeyIMDSRoleSource: "false"},
 				Help:         "AWS access key id of an IAM user allowed ses:SendRawEmail (v1) or ses:SendEmail (v2)."},
@@ -143,7 +153,8 @@ func Driver() core.Driver {
 			{Key: KeyConfigurationSet, Label: "Configuration set", Type: core.FieldString,
 				Help: "SES configuration set attached to every message (event publishing, IP pools)."},
 			{Key: KeyCustomEndpoint, Label: "Custom endpoint", Type: core.FieldURL,
-				Help: "API endpoint URL in place of https://email.<region>.amazonaws.com (VPC endpoints, FIPS, tests)."},
+				Hosts: EndpointHosts,
+				Help:  "API endpoint URL in place of https://email.<region>.amazonaws.com (VPC endpoints, FIPS, tests)."},
 			{Key: KeyEnableV2API, Label: "Use the SES v2 API", Type: core.FieldBoolean, Default: false,
 				Help: "Send with SESv2 SendEmail (raw content) instead of the v1 SendRawEmail."},
 			{Key: KeyStaticTags, Label: "Static message tags", Type: core.FieldString,
@@ -151,7 +162,8 @@ func Driver() core.Driver {
 			{Key: KeyIMDSTokenTTL, Label: "IMDSv2 token TTL", Type: core.FieldInteger, Default: int64(DefaultIMDSTokenTTL),
 				Min: core.Int64(1), Max: core.Int64(21600), Help: "Lifetime in seconds of the IMDSv2 session token, 1 to 21600."},
 			{Key: KeyIMDSEndpoint, Label: "IMDS endpoint", Type: core.FieldURL,
-				Help: "Instance metadata endpoint in place of http://169.254.169.254 (tests, IPv6-only instances)."},
+				Hosts: IMDSHosts,
+				Help:  "Instance metadata endpoint in place of http://169.254.169.254 (tests, IPv6-only instances)."},
 			{Key: KeySMTPUsername, Label: "SMTP username", Type: core.FieldPassword, RequiredWhen: smtp,
 				Help: "SES SMTP username (not the access key id of the IAM user)."},
 			{Key: KeySMTPPassword, Label: "SMTP password", Type: core.FieldPassword, RequiredWhen: smtp,

@@ -86,6 +86,16 @@ func AccountsURL(dc string) string {
 	return dataCenters[DefaultDataCenter].accounts
 }
 
+// hostsOf returns the host of url(dc) for every data centre, in the
+// schema's order: the hosts an endpoint field takes.
+func hostsOf(url func(dc string) string) []string {
+	out := make([]string, 0, len(dataCenters))
+	for _, dc := range DataCenters() {
+		out = append(out, strings.TrimPrefix(url(dc), "https://"))
+	}
+	return out
+}
+
 // BaseURL returns the Mail API base URL of a connection's settings: its
 // base_url, or the one of its data centre.
 func BaseURL(s core.Settings) string {
@@ -115,8 +125,9 @@ func Driver() core.Driver {
 	)
 	fields = append(fields, oauthdriver.TokenFields()...)
 	fields = append(fields,
-		apidriver.BaseURLField("Leave empty for the data centre's Mail API (https://mail.zoho.<dc>)."),
-		oauthdriver.OAuthBaseURLField("https://accounts.zoho.com (per data centre)"),
+		apidriver.BaseURLField("Leave empty for the data centre's Mail API (https://mail.zoho.<dc>).",
+			hostsOf(MailURL)...),
+		oauthdriver.OAuthBaseURLField("https://accounts.zoho.com (per data centre)", hostsOf(AccountsURL)...),
 	)
 	return core.Driver{
 		Slug: Slug,

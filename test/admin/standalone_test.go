@@ -281,7 +281,7 @@ func TestOnboardingSecretAndOAuth(t *testing.T) {
 	google := oauthfake.New(core.ProviderGoogle)
 	defer google.Close()
 	google.AddClient("client-google", "secret-google")
-	svc := servicetest.Start(t, t.TempDir(), "MAILSVC_USE_LOCAL_OAUTH_REDIRECTS=true")
+	svc := servicetest.Start(t, t.TempDir(), "MAILSVC_USE_LOCAL_OAUTH_REDIRECTS=true", servicetest.AllowCustomEndpoints)
 	pw := svc.AdminPassword()
 	admin := servicetest.Basic("admin", pw)
 	b.run("open the screens", chromedp.Navigate("http://"+svc.Addr+"/admin/"))

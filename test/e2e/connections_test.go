@@ -119,7 +119,7 @@ func TestConnectionsConstantsAndEncryption(t *testing.T) {
 	if r.Status != 200 || !strings.Contains(broken.SettingsError, "encryption key changed") {
 		t.Errorf("connection after key change: %d %s", r.Status, r.Body)
 	}
-	if !strings.Contains(svc2.Stderr.String(), "connection credentials unreadable") {
+	if !strings.Contains(svc2.Stderr.String(), "connection settings unusable") {
 		t.Errorf("boot did not report the unreadable connection:\n%s", svc2.Stderr)
 	}
 }

@@ -247,7 +247,7 @@ func TestOAuthProvidersEndToEnd(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	svc := servicetest.Start(t, dir, "MAILSVC_USE_LOCAL_OAUTH_REDIRECTS=true", "MAILSVC_ALLOW_PRIVATE_WEBHOOKS=true")
+	svc := servicetest.Start(t, dir, "MAILSVC_USE_LOCAL_OAUTH_REDIRECTS=true", "MAILSVC_ALLOW_PRIVATE_WEBHOOKS=true", servicetest.AllowCustomEndpoints)
 	s := &site{svc: svc, admin: servicetest.Basic("admin", svc.AdminPassword())}
 
 	// One signed webhook channel hears OAuth failures.
@@ -381,7 +381,7 @@ func TestOAuthBadInput(t *testing.T) {
 	defer google.Close()
 	google.AddClient("client-google", "secret-google")
 	dir := t.TempDir()
-	svc := servicetest.Start(t, dir, "MAILSVC_USE_LOCAL_OAUTH_REDIRECTS=true")
+	svc := servicetest.Start(t, dir, "MAILSVC_USE_LOCAL_OAUTH_REDIRECTS=true", servicetest.AllowCustomEndpoints)
 	s := &site{svc: svc, admin: servicetest.Basic("admin", svc.AdminPassword())}
 
 	status, b := s.call(t, "POST", "/connections", fmt.Sprintf(`{"name":"g","driver":"gmail","settings":{"client_id":"client-google","client_secret":"secret-google","oauth_base_url":%q}}`, google.URL()))
@@ -483,7 +483,7 @@ func TestOutlookRefreshTokenFromLegacyConstant(t *testing.T) {
 	graph := graphfake.New(microsoft.Valid)
 	defer graph.Close()
 
-	svc := servicetest.Start(t, t.TempDir(), "MAILSVC_MICROSOFT_TOKEN="+refresh)
+	svc := servicetest.Start(t, t.TempDir(), "MAILSVC_MICROSOFT_TOKEN="+refresh, servicetest.AllowCustomEndpoints)
 	s := &site{svc: svc, admin: servicetest.Basic("admin", svc.AdminPassword())}
 	status, b := s.call(t, "POST", "/connections", fmt.Sprintf(`{"name":"m365","driver":"outlook","settings":{"client_id":"client-ms","client_secret":"secret-ms","oauth_base_url":%q,"base_url":%q,"from_email":"site@outlook.example"}}`,
 		microsoft.URL(), graph.BaseURL()))
@@ -523,7 +523,7 @@ func TestOAuthTokenStoredOutOfBand(t *testing.T) {
 	mail := zohomailfake.New(zoho.Valid, zohomailfake.Account{ID: "77000001", Email: "site@zoho.example"})
 	defer mail.Close()
 
-	svc := servicetest.Start(t, t.TempDir())
+	svc := servicetest.Start(t, t.TempDir(), servicetest.AllowCustomEndpoints)
 	s := &site{svc: svc, admin: servicetest.Basic("admin", svc.AdminPassword())}
 	status, b := s.call(t, "POST", "/connections", fmt.Sprintf(`{"name":"z","driver":"zoho","settings":{"client_id":"client-zoho","client_secret":"secret-zoho","oauth_base_url":%q,"base_url":%q,"from_email":"site@zoho.example"}}`, zoho.URL(), mail.URL))
 	var c connection

@@ -33,7 +33,7 @@ type groupSite struct {
 func startGroupSite(t *testing.T, dir, password string, extra ...string) *groupSite {
 	t.Helper()
 	s := &groupSite{dir: dir, password: password, smtpAddr: servicetest.FreeAddr(t)}
-	s.svc = servicetest.Start(t, dir, append([]string{"MAILSVC_SMTP_LISTEN=" + s.smtpAddr}, extra...)...)
+	s.svc = servicetest.Start(t, dir, append([]string{"MAILSVC_SMTP_LISTEN=" + s.smtpAddr, servicetest.AllowCustomEndpoints}, extra...)...)
 	if s.password == "" {
 		if s.password = s.svc.AdminPassword(); s.password == "" {
 			t.Fatalf("no first-run password:\n%s", s.svc.Stdout)

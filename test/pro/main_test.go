@@ -53,11 +53,12 @@ func (v vendor) issue(t *testing.T, dir, site, features, expires string) string 
 	return r.LastLine()
 }
 
-// admin starts mailsvc standalone with extra environment and returns it
-// with the first-run administrator's credentials.
+// start starts mailsvc standalone with extra environment and returns it
+// with the first-run administrator's credentials. Connections may point
+// at the local fakes (MAILSVC_ALLOW_CUSTOM_ENDPOINTS).
 func start(t *testing.T, dir string, extra ...string) (*servicetest.Service, func(method, path, body string) servicetest.Response) {
 	t.Helper()
-	svc := servicetest.Start(t, dir, extra...)
+	svc := servicetest.Start(t, dir, append([]string{servicetest.AllowCustomEndpoints}, extra...)...)
 	pw := svc.AdminPassword()
 	if pw == "" {
 		t.Fatalf("no first-run password:\n%s", svc.Stdout)

@@ -37,7 +37,8 @@ type limitsEnv struct {
 func newLimitsEnv(t *testing.T, extra ...string) *limitsEnv {
 	t.Helper()
 	dsn := testdb.MySQL(t)
-	svc := servicetest.Start(t, t.TempDir(), append([]string{"MAILSVC_DB=" + dsn, "MAIL_SVC_ENCRYPTION_KEY=scale-test-key-0123456789abcdef"}, extra...)...)
+	svc := servicetest.Start(t, t.TempDir(), append([]string{"MAILSVC_DB=" + dsn, "MAIL_SVC_ENCRYPTION_KEY=scale-test-key-0123456789abcdef",
+		servicetest.AllowCustomEndpoints}, extra...)...)
 	pw := svc.AdminPassword()
 	if pw == "" {
 		t.Fatalf("no first-run password:\n%s", svc.Stdout)

@@ -42,7 +42,8 @@ func start(tb testing.TB, dsn string, extra ...string) *servicetest.Service {
 // the database; the first start prints the admin's password).
 func startIn(tb testing.TB, dir, dsn string, extra ...string) *servicetest.Service {
 	tb.Helper()
-	return servicetest.Start(tb, dir, append([]string{"MAILSVC_DB=" + dsn, "MAIL_SVC_ENCRYPTION_KEY=" + encryptionKey}, extra...)...)
+	return servicetest.Start(tb, dir, append([]string{"MAILSVC_DB=" + dsn, "MAIL_SVC_ENCRYPTION_KEY=" + encryptionKey,
+		servicetest.AllowCustomEndpoints}, extra...)...)
 }
 
 // openStore opens dsn for the test's own reads and writes.

@@ -23,6 +23,12 @@ import (
 	"time"
 )
 
+// AllowCustomEndpoints is the environment entry that lets connections
+// point their endpoint settings (base_url, oauth_base_url, SES
+// custom_endpoint and imds_endpoint) at the local fakes of test/fakes
+// instead of the providers' own hosts.
+const AllowCustomEndpoints = "MAILSVC_ALLOW_CUSTOM_ENDPOINTS=true"
+
 // Binary is the path of the mailsvc binary that Main built.
 var Binary string
 

@@ -6,13 +6,19 @@
 // in net.Dialer.Control, that is after DNS resolution and for every
 // address tried, so a name that resolves (or rebinds) to a refused
 // address cannot slip through, and redirects are checked the same way.
-// Refused: loopback (127.0.0.0/8, ::1), link-local (169.254.0.0/16, which
-// holds cloud metadata services, fe80::/10), private (10.0.0.0/8,
-// 172.16.0.0/12, 192.168.0.0/16, fc00::/7), unspecified and "this network"
-// (0.0.0.0/8, ::), multicast, shared address space (CGNAT, 100.64.0.0/10)
-// and reserved (240.0.0.0/4). IPv4-mapped IPv6 addresses are judged as the
-// IPv4 address they carry. Only http and https are spoken, and a guarded
-// client uses no proxy (a proxy would connect on its behalf, unchecked).
+// Refused: every range of IANA's IPv4 and IPv6 Special-Purpose Address
+// Registries (loopback, link-local where cloud metadata services live,
+// private and unique-local, shared CGNAT space, documentation,
+// benchmarking, IETF protocol assignments, 6to4 relay, discard-only,
+// ORCHID, SRv6, reserved 240.0.0.0/4 and broadcast), multicast, and every
+// IPv6 address outside global unicast 2000::/3. An address that embeds an
+// IPv4 address (IPv4-mapped ::ffff:0:0/96, IPv4-compatible ::/96, NAT64
+// 64:ff9b::/96 and 64:ff9b:1::/48, 6to4 2002::/16, Teredo 2001::/32) is
+// refused whatever it carries: on a network with a NAT64 gateway
+// http://[64:ff9b::a9fe:a9fe]/ reaches 169.254.169.254, and no webhook
+// receiver needs such an address. Only http and https are spoken, and a
+// guarded client uses no proxy (a proxy would connect on its behalf,
+// unchecked).
 //
 // CheckURL is the save-time check. Where it runs is a decision worth
 // stating, because a channel type's Validate (core.ChannelType.Validate)
@@ -54,32 +60,88 @@ var ErrRefused = errors.New("refused by the private address guard")
 // maxRedirects is how many redirects a guarded client follows.
 const maxRedirects = 5
 
-var (
-	cgnat       = netip.MustParsePrefix("100.64.0.0/10")
-	thisNetwork = netip.MustParsePrefix("0.0.0.0/8")
-	reserved    = netip.MustParsePrefix("240.0.0.0/4")
-)
+// specialRange is a range the guard refuses, with the kind of address it
+// holds in words.
+type specialRange struct {
+	prefix netip.Prefix
+	kind   string
+}
+
+// specialRanges are the refused ranges, the most specific of nested ones
+// first so that the kind named is the most precise. Sources: IANA IPv4
+// and IPv6 Special-Purpose Address Registries, the IPv4 multicast and
+// IPv6 multicast registries, and the deprecated embeddings of RFC 4291.
+var specialRanges = func() []specialRange {
+	table := []struct{ cidr, kind string }{
+		// IPv4 Special-Purpose Address Registry.
+		{"0.0.0.0/8", "unspecified (this network)"},
+		{"10.0.0.0/8", "private"},
+		{"100.64.0.0/10", "shared (CGNAT)"},
+		{"127.0.0.0/8", "loopback"},
+		{"169.254.0.0/16", "link-local"},
+		{"172.16.0.0/12", "private"},
+		{"192.0.0.0/24", "IETF protocol assignment"},
+		{"192.0.2.0/24", "documentation"},
+		{"192.31.196.0/24", "AS112 service"},
+		{"192.52.193.0/24", "AMT relay"},
+		{"192.88.99.0/24", "6to4 relay anycast"},
+		{"192.168.0.0/16", "private"},
+		{"192.175.48.0/24", "AS112 service"},
+		{"198.18.0.0/15", "benchmarking"},
+		{"198.51.100.0/24", "documentation"},
+		{"203.0.113.0/24", "documentation"},
+		{"224.0.0.0/4", "multicast"},
+		{"255.255.255.255/32", "broadcast"},
+		{"240.0.0.0/4", "reserved"},
+		// IPv6 Special-Purpose Address Registry and the embeddings of an
+		// IPv4 address.
+		{"::/128", "unspecified"},
+		{"::1/128", "loopback"},
+		{"::ffff:0:0/96", "IPv4-mapped"},
+		{"::/96", "IPv4-compatible"},
+		{"64:ff9b::/96", "NAT64"},
+		{"64:ff9b:1::/48", "NAT64 (local use)"},
+		{"100::/64", "discard-only"},
+		{"100:0:0:1::/64", "dummy"},
+		{"2001::/32", "Teredo"},
+		{"2001:2::/48", "benchmarking"},
+		{"2001:10::/28", "ORCHID"},
+		{"2001:20::/28", "ORCHIDv2"},
+		{"2001::/23", "IETF protocol assignment"},
+		{"2001:db8::/32", "documentation"},
+		{"2002::/16", "6to4"},
+		{"2620:4f:8000::/48", "AS112 service"},
+		{"3fff::/20", "documentation"},
+		{"5f00::/16", "SRv6"},
+		{"fc00::/7", "private (unique local)"},
+		{"fe80::/10", "link-local"},
+		{"fec0::/10", "site-local"},
+		{"ff00::/8", "multicast"},
+	}
+	out := make([]specialRange, len(table))
+	for i, r := range table {
+		out[i] = specialRange{prefix: netip.MustParsePrefix(r.cidr), kind: r.kind}
+	}
+	return out
+}()
+
+// globalUnicast is the only IPv6 space allocated for public addresses;
+// anything outside it is reserved by the IETF.
+var globalUnicast = netip.MustParsePrefix("2000::/3")
 
 // Refused reports whether ip is an address the guard refuses, and in words
 // what kind of address it is ("" when it is allowed).
 func Refused(ip netip.Addr) (bool, string) {
-	ip = ip.Unmap()
-	switch {
-	case !ip.IsValid():
+	if !ip.IsValid() {
 		return true, "invalid"
-	case ip.IsLoopback():
-		return true, "loopback"
-	case ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast():
-		return true, "link-local"
-	case ip.IsPrivate():
-		return true, "private"
-	case ip.IsUnspecified(), thisNetwork.Contains(ip):
-		return true, "unspecified"
-	case ip.IsMulticast(), ip.IsInterfaceLocalMulticast():
-		return true, "multicast"
-	case cgnat.Contains(ip):
-		return true, "shared (CGNAT)"
-	case reserved.Contains(ip):
+	}
+	ip = ip.WithZone("")
+	for _, r := range specialRanges {
+		if r.prefix.Contains(ip) {
+			return true, r.kind
+		}
+	}
+	if ip.Is6() && !globalUnicast.Contains(ip) {
 		return true, "reserved"
 	}
 	return false, ""
@@ -87,7 +149,7 @@ func Refused(ip netip.Addr) (bool, string) {
 
 // refusedError says which address was refused and why.
 func refusedError(host, kind string) error {
-	return fmt.Errorf("%s is a %s address: %w", host, kind, ErrRefused)
+	return fmt.Errorf("%s is in a refused range (%s): %w", host, kind, ErrRefused)
 }
 
 // URLError is a URL that CheckURL refused. Its text is a validation
@@ -137,11 +199,11 @@ func checkURL(raw string, allowPrivate bool, isRefused func(netip.Addr) (bool, s
 	}
 	name := strings.TrimSuffix(strings.ToLower(host), ".")
 	if name == "localhost" || strings.HasSuffix(name, ".localhost") {
-		return &URLError{Msg: "Must not point to a loopback address" + privateHint, refused: true}
+		return &URLError{Msg: "Must not point to loopback addresses" + privateHint, refused: true}
 	}
 	if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
 		if bad, kind := isRefused(ip); bad {
-			return &URLError{Msg: "Must not point to a " + kind + " address" + privateHint, refused: true}
+			return &URLError{Msg: "Must not point to " + kind + " addresses" + privateHint, refused: true}
 		}
 	}
 	return nil

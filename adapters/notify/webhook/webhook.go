@@ -72,7 +72,7 @@ func Type() core.ChannelType {
 		Name: "Webhook",
 		Fields: []core.Field{
 			{Key: KeyURL, Label: "URL", Type: core.FieldURL, Required: true, Sensitive: true,
-				Help: "Each alert is POSTed here as JSON. Loopback, link-local and private addresses are refused unless MAILSVC_ALLOW_PRIVATE_WEBHOOKS is true."},
+				Help: "Each alert is POSTed here as JSON. Loopback, link-local, private and other special-purpose addresses are refused unless MAILSVC_ALLOW_PRIVATE_WEBHOOKS is true."},
 			{Key: KeySecret, Label: "Signing secret", Type: core.FieldPassword,
 				Help: "When set, X-Mailsvc-Signature carries sha256=hex(HMAC-SHA256(secret, timestamp + \".\" + body)), timestamp being X-Mailsvc-Timestamp."},
 		},

@@ -101,7 +101,7 @@ func (s *Service) CredentialSources(ctx context.Context, id int64) (*CredentialS
 	if role.Available {
 		role.Detail = "Temporary credentials of the EC2 instance's IAM role, read through IMDSv2 (imds_role_source is on)."
 	} else {
-		role.Detail = "Off: set imds_role_source (or MAILSVC_AWS_ENABLE_IMDS_ROLE_SOURCE) on an EC2 instance with an IAM role allowed to use SES."
+		role.Detail = "Off: define MAILSVC_AWS_ENABLE_IMDS_ROLE_SOURCE as true (in wp-config.php or the environment) on an EC2 instance with an IAM role allowed to use SES; the API cannot switch it on."
 	}
 
 	out := &CredentialSources{ConnectionID: id}

@@ -154,6 +154,11 @@ func (s *Service) client(ctx context.Context, id int64) (Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c.SettingsError != "" {
+		// Undecryptable secrets or an endpoint off the provider's hosts
+		// (core.Connection.SettingsError): nothing is sent to the API.
+		return nil, core.InvalidField("connection_id", fmt.Sprintf("Connection %d cannot be used: %s", id, c.SettingsError))
+	}
 	cl, err := s.Dial(c)
 	if err != nil {
 		return nil, fmt.Errorf("ses connection %d: %w", id, err)

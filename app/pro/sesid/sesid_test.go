@@ -3,6 +3,7 @@ package sesid
 import (
 	"context"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/mailsvc/mailsvc/core"
@@ -214,5 +215,26 @@ func TestActAndSenders(t *testing.T) {
 	}
 	if _, ok := s.DomainTokens(ctx, "unknown.example"); ok {
 		t.Error("tokens of an unknown domain")
+	}
+}
+
+// TestUnusableConnectionNotDialled: a connection whose settings cannot be
+// used (an endpoint off the provider's hosts, undecryptable secrets) is
+// never dialled; its credential sources can still be read.
+func TestUnusableConnectionNotDialled(t *testing.T) {
+	bad := &core.Connection{ID: 1, Driver: Driver, SettingsError: "The endpoint setting custom_endpoint is off the provider's own hosts.",
+		Settings: core.Settings{"region": "us-east-1", "custom_endpoint": "http://10.0.0.5/"}}
+	conns := memConns{effective: map[int64]*core.Connection{1: bad}, stored: map[int64]*core.Connection{1: bad}}
+	dialled := 0
+	s := &Service{Connections: conns, Stored: conns, Dial: func(*core.Connection) (Client, error) { dialled++; return &memClient{}, nil }}
+	_, err := s.Identities(context.Background(), 1)
+	if !strings.Contains(core.ErrorFields(err)["connection_id"], "custom_endpoint") {
+		t.Errorf("Identities = %v, want a validation error naming custom_endpoint", err)
+	}
+	if dialled != 0 {
+		t.Errorf("dialled %d times", dialled)
+	}
+	if _, err := s.CredentialSources(context.Background(), 1); err != nil {
+		t.Errorf("CredentialSources = %v", err)
 	}
 }

@@ -45,7 +45,7 @@ func (c connectionSection) Export(ctx context.Context, st Store) ([]Item, error)
 	return out, nil
 }
 
-func (connectionSection) Check(item Item) string {
+func (c connectionSection) Check(item Item) string {
 	if msg := checkCommon(item, "is_active"); msg != "" {
 		return msg
 	}
@@ -53,8 +53,13 @@ func (connectionSection) Check(item Item) string {
 	if driver == "" {
 		return "It has no driver."
 	}
-	if _, ok := core.LookupDriver(driver); !ok {
+	d, ok := core.LookupDriver(driver)
+	if !ok {
 		return fmt.Sprintf("Unknown driver %q: no such transport is installed here.", driver)
+	}
+	if !c.svc.AllowCustomEndpoints {
+		settings, _ := item["settings"].(map[string]any)
+		return core.EndpointProblem(d.CheckEndpoints(settings, nil))
 	}
 	return ""
 }

@@ -30,6 +30,11 @@ type Service struct {
 	Sections []Section
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+	// AllowCustomEndpoints (MAILSVC_ALLOW_CUSTOM_ENDPOINTS) lets an
+	// imported connection carry an endpoint setting off the provider's
+	// hosts (core.Field.Hosts); off, such a connection is skipped with
+	// the reason, as app.Connections refuses it on create.
+	AllowCustomEndpoints bool
 }
 
 func (s *Service) now() time.Time {

@@ -29,8 +29,9 @@ func (m *memStore) InTransaction(_ context.Context, fn func(transfer.Store) erro
 
 func init() {
 	core.Register(core.Driver{Slug: "xfer", Name: "Transfer test",
-		Fields: []core.Field{{Key: "host", Type: core.FieldString}, {Key: "api_key", Type: core.FieldPassword}, {Key: "region", Type: core.FieldString}},
-		New:    func(*core.Connection, core.DriverEnv) (core.Transport, error) { return nil, nil }})
+		Fields: []core.Field{{Key: "host", Type: core.FieldString}, {Key: "api_key", Type: core.FieldPassword}, {Key: "region", Type: core.FieldString},
+			{Key: "base_url", Type: core.FieldURL, Hosts: []string{"api.xfer.example"}}},
+		New: func(*core.Connection, core.DriverEnv) (core.Transport, error) { return nil, nil }})
 	core.RegisterChannelType(core.ChannelType{Slug: "xferchan", Name: "Transfer test channel",
 		Fields: []core.Field{{Key: "chat", Type: core.FieldString}, {Key: "webhook_url", Type: core.FieldURL, Sensitive: true}},
 		New:    func(*core.NotificationChannel, core.NotifierEnv) (core.Notifier, error) { return nil, nil }})
@@ -339,5 +340,68 @@ func TestRoundTripIntoAnEmptyStore(t *testing.T) {
 	r, err = service(dst).Import(context.Background(), file, nil)
 	if err != nil || len(r.Unchanged) != 2 || r.Counts["connections"] != 0 {
 		t.Fatalf("re-import: %+v, %v", r, err)
+	}
+}
+
+// TestImportSkipsEndpointsOffTheProviderHosts: a snapshot whose connection
+// points an endpoint setting off the provider's hosts is skipped with the
+// reason (as POST /connections refuses it), unless custom endpoints are
+// allowed; the provider's own host imports.
+func TestImportSkipsEndpointsOffTheProviderHosts(t *testing.T) {
+	src := newStore()
+	seed(t, src)
+	file := export(t, service(src))
+	withBaseURL := func(u string) []byte {
+		return edit(t, file, func(m map[string]any) {
+			m["connections"].([]any)[0].(map[string]any)["settings"].(map[string]any)["base_url"] = u
+		})
+	}
+	tests := []struct {
+		name        string
+		baseURL     string
+		allowCustom bool
+		wantSkipped bool
+	}{
+		{"metadata service", "http://169.254.169.254/latest/", false, true},
+		{"loopback", "https://127.0.0.1:8443", false, true},
+		{"the provider's host", "https://api.xfer.example/v1", false, false},
+		{"loopback with custom endpoints allowed", "https://127.0.0.1:8443", true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dst := newStore()
+			seed(t, dst)
+			svc := service(dst)
+			svc.AllowCustomEndpoints = tt.allowCustom
+			// A skipped connection has no conflict to resolve.
+			resolutions := map[string]string{"connections:1": transfer.ResolveReplace}
+			if tt.wantSkipped {
+				resolutions = nil
+			}
+			res, err := svc.Import(context.Background(), withBaseURL(tt.baseURL), resolutions)
+			if err != nil {
+				t.Fatal(err)
+			}
+			skipped := ""
+			for _, s := range res.Skipped {
+				if s.Section == transfer.SectionConnections && s.Name == "Main" {
+					skipped = s.Reason
+				}
+			}
+			if (skipped != "") != tt.wantSkipped {
+				t.Fatalf("skipped reason %q, want skipped %v", skipped, tt.wantSkipped)
+			}
+			stored := dst.ConnectionStore.Raw(1).Settings["base_url"]
+			if tt.wantSkipped {
+				if !strings.Contains(skipped, "base_url") || !strings.Contains(skipped, core.AllowCustomEndpointsConstant) {
+					t.Errorf("reason %q", skipped)
+				}
+				if stored != nil {
+					t.Errorf("base_url stored: %v", stored)
+				}
+			} else if stored != tt.baseURL {
+				t.Errorf("base_url stored %v, want %s", stored, tt.baseURL)
+			}
+		})
 	}
 }

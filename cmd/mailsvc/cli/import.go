@@ -36,7 +36,8 @@ func importCommand() *cobra.Command {
 				return err
 			}
 			conns := &app.Connections{Store: rt.db, Cipher: cipher, Pins: rt.consts.Pins, Hooks: &core.Hooks{}, Settings: rt.db,
-				SensitiveKeys: splitList(rt.consts.String("MAILSVC_SENSITIVE_KEYS"))}
+				SensitiveKeys:        splitList(rt.consts.String("MAILSVC_SENSITIVE_KEYS")),
+				AllowCustomEndpoints: rt.consts.Bool(core.AllowCustomEndpointsConstant)}
 			engine, err := rt.migrationEngine(conns, &app.Settings{Store: rt.db, Connections: rt.db})
 			if err != nil {
 				return err

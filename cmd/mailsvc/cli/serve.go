@@ -64,12 +64,13 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	}
 	hooks := &core.Hooks{}
 	conns := &app.Connections{
-		Store:         rt.db,
-		Cipher:        cipher,
-		Pins:          rt.consts.Pins,
-		Hooks:         hooks,
-		Settings:      rt.db,
-		SensitiveKeys: splitList(rt.consts.String("MAILSVC_SENSITIVE_KEYS")),
+		Store:                rt.db,
+		Cipher:               cipher,
+		Pins:                 rt.consts.Pins,
+		Hooks:                hooks,
+		Settings:             rt.db,
+		SensitiveKeys:        splitList(rt.consts.String("MAILSVC_SENSITIVE_KEYS")),
+		AllowCustomEndpoints: rt.consts.Bool(core.AllowCustomEndpointsConstant),
 	}
 	reportUndecryptable(ctx, log, conns)
 	settings := &app.Settings{Store: rt.db, Connections: rt.db}
@@ -235,8 +236,9 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	return nil
 }
 
-// reportUndecryptable logs, at boot, every connection whose stored secrets
-// cannot be decrypted with the current key.
+// reportUndecryptable logs, at boot, every connection whose stored settings
+// cannot be used: secrets that cannot be decrypted with the current key,
+// or an endpoint off the provider's hosts (core.Connection.SettingsError).
 func reportUndecryptable(ctx context.Context, log *slog.Logger, conns *app.Connections) {
 	list, _, err := conns.List(ctx, 0, 0)
 	if err != nil {
@@ -245,7 +247,7 @@ func reportUndecryptable(ctx context.Context, log *slog.Logger, conns *app.Conne
 	}
 	for _, c := range list {
 		if c.SettingsError != "" {
-			log.Warn("connection credentials unreadable", "connection_id", c.ID, "name", c.Name, "problem", c.SettingsError)
+			log.Warn("connection settings unusable", "connection_id", c.ID, "name", c.Name, "problem", c.SettingsError)
 		}
 	}
 }

@@ -17,6 +17,8 @@ func transferService(env *cli.ServeEnv) *transfer.Service {
 		Tx:     storeTransactor{env.DB},
 		Site:   env.SiteURL,
 		Cipher: env.Cipher,
+		// The same rule as the connections' own API.
+		AllowCustomEndpoints: env.Connections.AllowCustomEndpoints,
 		SensitiveKeys: func() []string {
 			keys := append([]string(nil), env.Connections.SensitiveKeys...)
 			if v, ok := env.Hooks.ApplyFilters(core.HookSensitiveKeys, keys).([]string); ok {

@@ -1,8 +1,8 @@
 // form.js: a settings form generated from a driver's schema as
 // GET /transports/{driver} serves it: one labelled control per field,
 // required and required_when shown and enforced by the API, secrets as
-// password inputs that keep the masked value unless changed, pinned keys
-// read-only, and presets that fill the form.
+// password inputs that keep the masked value unless changed, pinned and
+// constant_only keys read-only, and presets that fill the form.
 import { h, field, id } from './ui.js';
 
 /** MASK is how the API shows a stored secret. */
@@ -59,7 +59,8 @@ export function schemaForm(transport, settings = {}, pinned = []) {
   }
   for (const f of transport.fields) {
     const isPinned = pinned.includes(f.key);
-    const ctl = control(f, settings[f.key], isPinned);
+    // A constant_only key is read-only too: only its constant sets it.
+    const ctl = control(f, settings[f.key], isPinned || Boolean(f.constant_only));
     const help = [f.help, isPinned ? `Set by the constant ${f.constant}.` : '',
       isSecret(f) && settings[f.key] === MASK ? 'Stored; leave as is to keep it.' : ''].filter(Boolean).join(' ');
     const row = field(f.label || f.key, ctl, help || null);
