@@ -57,6 +57,8 @@ type LogImporter interface {
 
 // Engine runs scans and imports against one site.
 type Engine struct {
+	// Site is the WordPress site read; nil in standalone mode, where a
+	// scan finds nothing and every import is refused as unavailable.
 	Site        Site
 	Connections ConnectionWriter
 	Settings    SettingsWriter
@@ -107,6 +109,9 @@ type ScanEntry struct {
 // small table, the statistics estimate for a large one).
 func (e *Engine) Scan(ctx context.Context, counts bool) ([]ScanEntry, error) {
 	out := []ScanEntry{}
+	if e.Site == nil {
+		return out, nil
+	}
 	for _, src := range e.sources() {
 		det, err := src.Detect(ctx, e.Site)
 		if err != nil {
@@ -275,6 +280,9 @@ func (e *Engine) validate(ctx context.Context, req ImportRequest) (Source, *curs
 	}
 	if err := core.Invalid(fields); err != nil {
 		return nil, nil, err
+	}
+	if e.Site == nil {
+		return nil, nil, core.InvalidField("source", fmt.Sprintf("%s is not available: mailsvc runs standalone, without a WordPress site to import from.", src.Name()))
 	}
 	det, err := src.Detect(ctx, e.Site)
 	if err != nil {

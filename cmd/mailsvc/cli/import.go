@@ -41,7 +41,7 @@ func importCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if engine == nil {
+			if engine.Site == nil {
 				return errors.New("import needs the WordPress site: set MAILSVC_WP_CONFIG to its wp-config.php")
 			}
 			req := migration.ImportRequest{Source: args[0], DryRun: dryRun, ImportLogs: logs, RestartLogs: restart}
@@ -158,11 +158,12 @@ func progress(out io.Writer, done, total int64, maxLogs *int64) {
 	fmt.Fprintf(out, "\r[%s%s] %d/%d logs", strings.Repeat("#", filled), strings.Repeat(".", width-filled), done, total)
 }
 
-// migrationEngine returns the migration engine over the WordPress site,
-// or nil in standalone mode (there is no other plugin to import from).
+// migrationEngine returns the migration engine over the WordPress site.
+// In standalone mode it has no site: there is no other plugin to import
+// from, so its scan finds nothing and its imports answer 422.
 func (rt *runtime) migrationEngine(conns *app.Connections, settings *app.Settings) (*migration.Engine, error) {
 	if rt.standalone() {
-		return nil, nil
+		return &migration.Engine{}, nil
 	}
 	site, err := migrationsite.New(rt.db.Gorm(), rt.prefix, rt.wp.ConstantStrings())
 	if err != nil {

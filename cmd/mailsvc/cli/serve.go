@@ -179,9 +179,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		Probes:         rt.probes(metricsReg),
 		Admin:          adminui.Handler(),
 	}
-	if migrationSvc != nil {
-		srv.Migration = migrationSvc
-	}
+	srv.Migration = migrationSvc
 
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
