@@ -286,9 +286,11 @@ func pinValue(d *core.Driver, key, v string) any {
 	return v
 }
 
-// sensitiveKeys returns the extra sensitive keys: configuration plus the
-// mail_svc_sensitive_keys filter.
-func (s *Connections) sensitiveKeys() []string {
+// ExtraSensitiveKeys returns the sensitive keys beyond the built-in ones:
+// configuration (SensitiveKeys) passed through the mail_svc_sensitive_keys
+// filter. It is evaluated on each call, so a filter's change applies to
+// the next request.
+func (s *Connections) ExtraSensitiveKeys() []string {
 	keys := append([]string(nil), s.SensitiveKeys...)
 	if v, ok := s.Hooks.ApplyFilters(core.HookSensitiveKeys, keys).([]string); ok {
 		keys = v
@@ -302,7 +304,7 @@ func (s *Connections) sensitive(d *core.Driver, key string) bool {
 			return true
 		}
 	}
-	return core.IsSensitiveKey(key, s.sensitiveKeys())
+	return core.IsSensitiveKey(key, s.ExtraSensitiveKeys())
 }
 
 func (s *Connections) encrypt(d *core.Driver, in core.Settings) (core.Settings, error) {

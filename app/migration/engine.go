@@ -67,9 +67,10 @@ type Engine struct {
 	Logs  LogImporter
 	// Sources overrides the registered sources (tests); nil means Sources().
 	Sources []Source
-	// SensitiveKeys are extra sensitive keys from configuration, masked in
-	// the response like the connection routes mask them.
-	SensitiveKeys []string
+	// SensitiveKeys returns the extra sensitive keys (configuration and the
+	// mail_svc_sensitive_keys filter), masked in the response like the
+	// connection routes mask them; nil means none.
+	SensitiveKeys func() []string
 }
 
 func (e *Engine) sources() []Source {
@@ -364,7 +365,11 @@ func (e *Engine) assess(c Candidate) ConnectionReport {
 		r.Conversion.To = ""
 		return r
 	}
-	r.Settings = core.MaskSecrets(core.Settings(c.Settings).Clone(), func(k string) bool { return sensitive(d, k, e.SensitiveKeys) })
+	var extra []string
+	if e.SensitiveKeys != nil {
+		extra = e.SensitiveKeys()
+	}
+	r.Settings = core.MaskSecrets(core.Settings(c.Settings).Clone(), func(k string) bool { return sensitive(d, k, extra) })
 	switch {
 	case len(c.Missing) > 0:
 		r.Status = StatusNeedsPassword

@@ -175,6 +175,6 @@ func (rt *runtime) migrationEngine(conns *app.Connections, settings *app.Setting
 		Settings:      settings,
 		State:         rt.db,
 		Logs:          rt.db,
-		SensitiveKeys: conns.SensitiveKeys,
+		SensitiveKeys: conns.ExtraSensitiveKeys,
 	}, nil
 }

@@ -63,6 +63,9 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		return err
 	}
 	hooks := &core.Hooks{}
+	if err := rt.applySiteFilters(hooks, log); err != nil {
+		return err
+	}
 	conns := &app.Connections{
 		Store:         rt.db,
 		Cipher:        cipher,
@@ -139,7 +142,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	defer func() { stopWork(); <-workDone; <-jobsDone; <-alertsDone }()
 	// The SMTP submission listener (MAILSVC_SMTP_LISTEN) stops before the
 	// workers and the database: this defer runs first.
-	submission, err := startSubmission(rt, auth, deliverySvc, log)
+	submission, err := startSubmission(rt, auth, deliverySvc, hooks, log)
 	if err != nil {
 		return err
 	}

@@ -6,24 +6,17 @@ import (
 	"github.com/mailsvc/mailsvc/adapters/store"
 	"github.com/mailsvc/mailsvc/app/pro/transfer"
 	"github.com/mailsvc/mailsvc/cmd/mailsvc/cli"
-	"github.com/mailsvc/mailsvc/core"
 )
 
 // transferService builds the export and import service on the serve
 // environment's database.
 func transferService(env *cli.ServeEnv) *transfer.Service {
 	return &transfer.Service{
-		Store:  env.DB,
-		Tx:     storeTransactor{env.DB},
-		Site:   env.SiteURL,
-		Cipher: env.Cipher,
-		SensitiveKeys: func() []string {
-			keys := append([]string(nil), env.Connections.SensitiveKeys...)
-			if v, ok := env.Hooks.ApplyFilters(core.HookSensitiveKeys, keys).([]string); ok {
-				keys = v
-			}
-			return keys
-		},
+		Store:         env.DB,
+		Tx:            storeTransactor{env.DB},
+		Site:          env.SiteURL,
+		Cipher:        env.Cipher,
+		SensitiveKeys: env.Connections.ExtraSensitiveKeys,
 	}
 }
 
