@@ -312,10 +312,12 @@ func (s *Connections) encrypt(d *core.Driver, in core.Settings) (core.Settings, 
 }
 
 // decrypted returns c's settings with secrets decrypted. A value that
-// cannot be decrypted becomes "" and sets c.SettingsError.
+// cannot be decrypted becomes "" and sets c.SettingsError. Every encrypted
+// value is decrypted, not only the keys sensitive now: a key that a
+// mail_svc_sensitive_keys filter made sensitive when it was written stays
+// readable after the filter is removed.
 func (s *Connections) decrypted(c *core.Connection) core.Settings {
-	d, _ := core.LookupDriver(c.Driver)
-	out, bad := core.DecryptSecrets(s.Cipher, c.Settings, func(k string) bool { return s.sensitive(d, k) })
+	out, bad := core.DecryptSecrets(s.Cipher, c.Settings, func(string) bool { return true })
 	if len(bad) > 0 {
 		c.SettingsError = fmt.Sprintf("Stored secrets (%s) cannot be decrypted: the encryption key changed. Enter them again.", strings.Join(bad, ", "))
 	}
