@@ -79,7 +79,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 
 	// Debug logging (MAIL_SVC_DEBUG_*): channels write under the log root;
 	// SMTP transcripts are stored there for the tools routes.
-	debugOpts := debuglog.OptionsFrom(rt.consts, rt.dataDir, conns.SensitiveKeys)
+	debugOpts := debuglog.OptionsFrom(rt.consts, rt.dataDir, conns.ExtraSensitiveKeys)
 	debugLog := debuglog.New(debugOpts)
 	defer debugLog.Close()
 	debugLog.RegisterMailer(hooks)
