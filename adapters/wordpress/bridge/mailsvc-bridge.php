@@ -1088,7 +1088,9 @@ function mailsvc_bridge_admin_page() {
  * service would use, and publishes the results that differ from it in the
  * autoloaded mailsvc_filters option, which the service reads again every
  * 30 seconds. The option is written only when a result changes; a page
- * load without these filters costs four has_filter() calls. The default a
+ * load without these filters costs four has_filter() calls (and one small
+ * query for the stored retention setting when a retention filter is
+ * registered). The default a
  * filter receives is what the constants of wp-config.php give (a constant
  * sets the default, the filter has the last word, as in WordPress).
  */
@@ -1146,7 +1148,9 @@ function mailsvc_bridge_sync_filters() {
 		}
 	}
 
-	if ( get_option( 'mailsvc_filters', array() ) !== $published ) {
+	// Written once even when empty: an autoloaded option that exists costs
+	// no query on the next page loads, a missing one costs one each time.
+	if ( get_option( 'mailsvc_filters', null ) !== $published ) {
 		update_option( 'mailsvc_filters', $published, true );
 	}
 }
