@@ -26,7 +26,8 @@ func importCommand() *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			rt, err := boot(ctx, newLogger())
+			log := newLogger()
+			rt, err := boot(ctx, log)
 			if err != nil {
 				return err
 			}
@@ -35,7 +36,11 @@ func importCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			conns := &app.Connections{Store: rt.db, Cipher: cipher, Pins: rt.consts.Pins, Hooks: &core.Hooks{}, Settings: rt.db,
+			hooks := &core.Hooks{}
+			if err := rt.applySiteFilters(hooks, log); err != nil {
+				return err
+			}
+			conns := &app.Connections{Store: rt.db, Cipher: cipher, Pins: rt.consts.Pins, Hooks: hooks, Settings: rt.db,
 				SensitiveKeys: splitList(rt.consts.String("MAILSVC_SENSITIVE_KEYS"))}
 			engine, err := rt.migrationEngine(conns, &app.Settings{Store: rt.db, Connections: rt.db})
 			if err != nil {

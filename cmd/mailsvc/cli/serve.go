@@ -181,8 +181,8 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		Dashboard:      rt.dashboard(conns, settings, deliverySvc, driverEnv, hooks),
 		Probes:         rt.probes(metricsReg),
 		Admin:          adminui.Handler(),
+		Migration:      migrationSvc,
 	}
-	srv.Migration = migrationSvc
 
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
