@@ -52,16 +52,20 @@ type PublishedFilters struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 
-	mu      sync.Mutex
-	results FilterResults
-	readAt  time.Time
-	read    bool // results hold a successful read
+	mu        sync.Mutex
+	results   FilterResults
+	attempted time.Time // the last read, successful or not
+	read      bool      // results hold a successful read
 }
 
+// retryUnread is how soon a failed first read is tried again.
+const retryUnread = time.Second
+
 // Results returns the published values, reading the option again when the
-// last successful read is older than Refresh. ok is false while the option
-// has never been read successfully (the database is unreachable); a later
-// failure keeps the previous values.
+// last read is older than Refresh. ok is false while the option has never
+// been read successfully (the database is unreachable; tried again after a
+// second); a later failure keeps the previous values until the next
+// Refresh.
 func (p *PublishedFilters) Results(ctx context.Context) (results FilterResults, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -73,9 +77,13 @@ func (p *PublishedFilters) Results(ctx context.Context) (results FilterResults, 
 	if refresh <= 0 {
 		refresh = DefaultFiltersRefresh
 	}
-	if p.read && now().Sub(p.readAt) < refresh {
-		return p.results, true
+	if !p.read {
+		refresh = retryUnread
 	}
+	if !p.attempted.IsZero() && now().Sub(p.attempted) < refresh {
+		return p.results, p.read
+	}
+	p.attempted = now()
 	r, err := ReadFilterResults(ctx, p.Options)
 	if err != nil {
 		log := p.Logger
@@ -85,7 +93,7 @@ func (p *PublishedFilters) Results(ctx context.Context) (results FilterResults, 
 		log.Warn("cannot read the site's published filters", "err", err)
 		return p.results, p.read
 	}
-	p.results, p.readAt, p.read = r, now(), true
+	p.results, p.read = r, true
 	return r, true
 }
 

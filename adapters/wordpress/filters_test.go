@@ -3,6 +3,8 @@ package wordpress
 import (
 	"context"
 	"errors"
+	"io"
+	"log/slog"
 	"reflect"
 	"testing"
 	"time"
@@ -69,7 +71,7 @@ func TestReadFilterResults(t *testing.T) {
 func TestPublishedFiltersApply(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	o := &optionStore{values: map[string]string{}, err: errors.New("database is down")}
-	p := &PublishedFilters{Options: o, Refresh: time.Minute, Now: func() time.Time { return now }}
+	p := &PublishedFilters{Options: o, Refresh: time.Minute, Now: func() time.Time { return now }, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	h := &core.Hooks{}
 	p.Register(h)
 
@@ -78,6 +80,10 @@ func TestPublishedFiltersApply(t *testing.T) {
 	}
 
 	o.err = nil
+	if got := h.ApplyFilters(core.HookRESTCapability, "manage_options"); got != "do_not_allow" {
+		t.Fatalf("capability right after a failed first read = %v, want do_not_allow until the retry", got)
+	}
+	now = now.Add(time.Second)
 	if got := h.ApplyFilters(core.HookRESTCapability, "manage_options"); got != "manage_options" {
 		t.Fatalf("capability without filters = %v", got)
 	}
@@ -113,10 +119,17 @@ func TestPublishedFiltersApply(t *testing.T) {
 		t.Fatalf("four filters within Refresh read the option %d times, want once", o.reads-reads)
 	}
 
-	// A failure after a successful read keeps the last values.
+	// A failure after a successful read keeps the last values, and is not
+	// retried before the next Refresh.
 	o.err = errors.New("connection reset")
 	now = now.Add(time.Minute)
-	if got := h.ApplyFilters(core.HookRESTCapability, "manage_options"); got != "manage_mail" {
-		t.Fatalf("capability after a failed re-read = %v, want the last published manage_mail", got)
+	reads = o.reads
+	for i := 0; i < 3; i++ {
+		if got := h.ApplyFilters(core.HookRESTCapability, "manage_options"); got != "manage_mail" {
+			t.Fatalf("capability after a failed re-read = %v, want the last published manage_mail", got)
+		}
+	}
+	if o.reads != reads+1 {
+		t.Fatalf("a failing database was read %d times within Refresh, want once", o.reads-reads)
 	}
 }
