@@ -333,9 +333,11 @@ func pinValue(d *core.Driver, key, v string) any {
 	return v
 }
 
-// sensitiveKeys returns the extra sensitive keys: configuration plus the
-// mail_svc_sensitive_keys filter.
-func (s *Connections) sensitiveKeys() []string {
+// ExtraSensitiveKeys returns the sensitive keys beyond the built-in ones:
+// configuration (SensitiveKeys) passed through the mail_svc_sensitive_keys
+// filter. It is evaluated on each call, so a filter's change applies to
+// the next request.
+func (s *Connections) ExtraSensitiveKeys() []string {
 	keys := append([]string(nil), s.SensitiveKeys...)
 	if v, ok := s.Hooks.ApplyFilters(core.HookSensitiveKeys, keys).([]string); ok {
 		keys = v
@@ -349,7 +351,7 @@ func (s *Connections) sensitive(d *core.Driver, key string) bool {
 			return true
 		}
 	}
-	return core.IsSensitiveKey(key, s.sensitiveKeys())
+	return core.IsSensitiveKey(key, s.ExtraSensitiveKeys())
 }
 
 func (s *Connections) encrypt(d *core.Driver, in core.Settings) (core.Settings, error) {
@@ -357,10 +359,12 @@ func (s *Connections) encrypt(d *core.Driver, in core.Settings) (core.Settings, 
 }
 
 // decrypted returns c's settings with secrets decrypted. A value that
-// cannot be decrypted becomes "" and sets c.SettingsError.
+// cannot be decrypted becomes "" and sets c.SettingsError. Every encrypted
+// value is decrypted, not only the keys sensitive now: a key that a
+// mail_svc_sensitive_keys filter made sensitive when it was written stays
+// readable after the filter is removed.
 func (s *Connections) decrypted(c *core.Connection) core.Settings {
-	d, _ := core.LookupDriver(c.Driver)
-	out, bad := core.DecryptSecrets(s.Cipher, c.Settings, func(k string) bool { return s.sensitive(d, k) })
+	out, bad := core.DecryptSecrets(s.Cipher, c.Settings, func(string) bool { return true })
 	if len(bad) > 0 {
 		c.SettingsError = fmt.Sprintf("Stored secrets (%s) cannot be decrypted: the encryption key changed. Enter them again.", strings.Join(bad, ", "))
 	}

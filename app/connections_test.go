@@ -138,6 +138,41 @@ func TestSecretsEncryptedAtRestAndMasked(t *testing.T) {
 	}
 }
 
+// TestSensitiveKeyFilterComesAndGoes: a key a filter makes sensitive is
+// encrypted from the next write and masked; once the filter is gone, the
+// value written encrypted is still decrypted (for the driver and in
+// answers, no longer masked), never handed out as ciphertext.
+func TestSensitiveKeyFilterComesAndGoes(t *testing.T) {
+	f := newFixture()
+	ctx := context.Background()
+	filtered := true
+	f.svc.Hooks.AddFilter(core.HookSensitiveKeys, func(v any, _ ...any) any {
+		if filtered {
+			return append(v.([]string), "region")
+		}
+		return v
+	})
+	c := f.create(t, map[string]any{"host": "smtp.example.com", "region": "eu-west-1"})
+	if c.Settings["region"] != core.Mask {
+		t.Errorf("create answers region = %v, want it masked", c.Settings["region"])
+	}
+	if v, _ := f.store.Raw(c.ID).Settings["region"].(string); !strings.HasPrefix(v, "test-enc:") {
+		t.Errorf("stored region = %q, want ciphertext", v)
+	}
+	filtered = false
+	got, err := f.svc.Get(ctx, c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eff, err := f.svc.Effective(ctx, c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Settings["region"] != "eu-west-1" || eff.Settings["region"] != "eu-west-1" || got.SettingsError != "" {
+		t.Errorf("after the filter went: answer %v, driver %v (%s), want eu-west-1", got.Settings["region"], eff.Settings["region"], got.SettingsError)
+	}
+}
+
 func TestUpdateMergesAndKeepsMaskedSecret(t *testing.T) {
 	f := newFixture()
 	ctx := context.Background()

@@ -56,8 +56,10 @@ type Options struct {
 	Visibility string
 	// RequestVisibility of secrets in REQUEST PAYLOAD lines.
 	RequestVisibility string
-	// SensitiveKeys are extra sensitive keys.
-	SensitiveKeys []string
+	// SensitiveKeys returns the extra sensitive keys (configuration and
+	// the mail_svc_sensitive_keys filter), asked for each line; nil means
+	// none.
+	SensitiveKeys func() []string
 	// MaxFileBytes rotates debug.log past this size; 0 means
 	// DefaultMaxFileBytes.
 	MaxFileBytes int64
@@ -75,7 +77,7 @@ func Root(consts *core.Constants, dataDir string) string {
 }
 
 // OptionsFrom reads every debug logging constant.
-func OptionsFrom(consts *core.Constants, dataDir string, sensitiveKeys []string) Options {
+func OptionsFrom(consts *core.Constants, dataDir string, sensitiveKeys func() []string) Options {
 	return Options{
 		Root:              Root(consts, dataDir),
 		HTTP:              consts.Bool("MAIL_SVC_DEBUG_HTTP"),
@@ -127,7 +129,15 @@ func (l *Log) Path() string { return filepath.Join(l.opts.Root, logFileName) }
 
 // redactor returns the redactor of every channel but REQUEST PAYLOAD.
 func (l *Log) redactor() Redactor {
-	return Redactor{Visibility: l.opts.Visibility, Extra: l.opts.SensitiveKeys}
+	return Redactor{Visibility: l.opts.Visibility, Extra: l.extraSensitiveKeys()}
+}
+
+// extraSensitiveKeys returns Options.SensitiveKeys' keys.
+func (l *Log) extraSensitiveKeys() []string {
+	if l.opts.SensitiveKeys == nil {
+		return nil
+	}
+	return l.opts.SensitiveKeys()
 }
 
 // requestRedactor returns the redactor of REQUEST PAYLOAD lines.
@@ -136,7 +146,7 @@ func (l *Log) requestRedactor() Redactor {
 	if v == "" {
 		v = l.opts.Visibility
 	}
-	return Redactor{Visibility: v, Extra: l.opts.SensitiveKeys}
+	return Redactor{Visibility: v, Extra: l.extraSensitiveKeys()}
 }
 
 // truncate shortens a logged body to MaxBodyBytes.

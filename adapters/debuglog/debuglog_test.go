@@ -289,6 +289,26 @@ func TestHTTPOutTruncatesBodies(t *testing.T) {
 	}
 }
 
+// TestFilteredSensitiveKeysMasked: a key the sensitive-keys filter adds
+// after the log was made is masked in the next line.
+func TestFilteredSensitiveKeysMasked(t *testing.T) {
+	var extra []string
+	l := debuglog.New(debuglog.Options{Root: t.TempDir(), Request: true, Visibility: "mask", SensitiveKeys: func() []string { return extra }})
+	h := l.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.ReadAll(r.Body) }))
+	post := func() {
+		req := httptest.NewRequest("POST", "/wp-json/mailsvc/v1/connections", strings.NewReader(`{"settings":{"client_id":"cid-1234567"}}`))
+		req.Header.Set("Content-Type", "application/json")
+		h.ServeHTTP(httptest.NewRecorder(), req)
+	}
+	post()
+	extra = []string{"client_id"}
+	post()
+	pays := logLines(t, l, debuglog.TagRequestPayload)
+	if len(pays) != 2 || !strings.Contains(pays[0]["body"].(string), "cid-1234567") || strings.Contains(pays[1]["body"].(string), "cid-1234567") {
+		t.Fatalf("REQUEST PAYLOAD lines %v: want client_id shown, then masked once the filter adds it", pays)
+	}
+}
+
 func TestRequestLines(t *testing.T) {
 	tests := []struct {
 		name, vis, reqVis string

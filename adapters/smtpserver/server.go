@@ -67,6 +67,10 @@ type Config struct {
 	// Capability is what an authenticating user must hold; "" means
 	// core.DefaultCapability.
 	Capability string
+	// Hooks, when set, passes Capability through the
+	// mail_svc_rest_capability filter (argument "smtp") at each AUTH, as
+	// the REST routes do.
+	Hooks *core.Hooks
 	// Domain is the name in the greeting; "" means "localhost".
 	Domain string
 	// Logger receives authentication failures and queueing errors.
@@ -259,6 +263,15 @@ func (ss *session) Auth(mech string) (sasl.Server, error) {
 	return nil, smtp.ErrAuthUnknownMechanism
 }
 
+// capability returns the capability AUTH requires now: Capability passed
+// through the mail_svc_rest_capability filter.
+func (s *Server) capability() string {
+	if v, ok := s.cfg.Hooks.ApplyFilters(core.HookRESTCapability, s.cfg.Capability, "smtp").(string); ok && v != "" {
+		return v
+	}
+	return s.cfg.Capability
+}
+
 // login checks credentials and the capability.
 func (ss *session) login(username, password string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -275,8 +288,8 @@ func (ss *session) login(username, password string) error {
 	case err != nil || user == nil:
 		log.Warn("SMTP AUTH failed", "login", username, "remote", ss.ip)
 		return errAuthFailed
-	case !user.Can(ss.s.cfg.Capability):
-		log.Warn("SMTP AUTH refused: the user lacks the capability", "login", username, "remote", ss.ip, "capability", ss.s.cfg.Capability)
+	case !user.Can(ss.s.capability()):
+		log.Warn("SMTP AUTH refused: the user lacks the capability", "login", username, "remote", ss.ip, "capability", ss.s.capability())
 		return errAuthFailed
 	}
 	ss.user = user

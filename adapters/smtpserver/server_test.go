@@ -12,6 +12,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -160,6 +161,37 @@ func TestAuth(t *testing.T) {
 	for _, ip := range auth.ips {
 		if ip != "127.0.0.1" {
 			t.Errorf("remote IP given to the authenticator: %q", ip)
+		}
+	}
+}
+
+// TestAuthCapabilityFilter: the mail_svc_rest_capability filter decides,
+// at each AUTH, what the user must hold, as it does for the REST routes.
+func TestAuthCapabilityFilter(t *testing.T) {
+	auth := newAuth()
+	auth.users["clerk"] = fakeUser{password: "clerk-password", caps: []string{"read", "manage_mail"}}
+	var required atomic.Value // the test sets it, the session reads it
+	hooks := &core.Hooks{}
+	hooks.AddFilter(core.HookRESTCapability, func(v any, args ...any) any {
+		if v != core.DefaultCapability || len(args) != 1 || args[0] != "smtp" {
+			t.Errorf("filter given %v %v, want the default capability and \"smtp\"", v, args)
+		}
+		return required.Load()
+	})
+	s := start(t, Config{Hooks: hooks}, auth, &fakeQueue{})
+	for _, tt := range []struct {
+		required, login, password string
+		wantCode                  int
+	}{
+		{"manage_mail", "clerk", "clerk-password", 0},
+		{"manage_mail", "admin", "abcd EFGH ijkl MNOP qrst UVWX", 535},
+		{"manage_options", "clerk", "clerk-password", 535},
+		{"manage_options", "admin", "abcd EFGH ijkl MNOP qrst UVWX", 0},
+	} {
+		required.Store(tt.required)
+		err := dial(t, s).Auth(sasl.NewPlainClient("", tt.login, tt.password))
+		if got := code(err); got != tt.wantCode || (tt.wantCode == 0 && err != nil) {
+			t.Errorf("%s with the filter requiring %s: %v, want code %d", tt.login, tt.required, err, tt.wantCode)
 		}
 	}
 }

@@ -88,7 +88,7 @@ type Checker struct {
 	Concurrency int
 	// SensitiveKeys adds setting keys (mail_svc_sensitive_keys) whose
 	// values are scrubbed from stored errors, beyond core.IsSensitiveKey's.
-	SensitiveKeys []string
+	SensitiveKeys func() []string
 	// Site names the site in alerts.
 	Site string
 	// Now is the clock (time.Now when nil).
@@ -234,9 +234,13 @@ func (c *Checker) Check(ctx context.Context, conn *core.Connection) core.Connect
 // scrub replaces the values of the connection's sensitive settings in
 // text, in case a driver's error echoes one.
 func (c *Checker) scrub(conn *core.Connection, text string) string {
+	var extra []string
+	if c.SensitiveKeys != nil {
+		extra = c.SensitiveKeys()
+	}
 	for k, v := range conn.Settings {
 		s, ok := v.(string)
-		if !ok || len(s) < 4 || !core.IsSensitiveKey(k, c.SensitiveKeys) {
+		if !ok || len(s) < 4 || !core.IsSensitiveKey(k, extra) {
 			continue
 		}
 		text = strings.ReplaceAll(text, s, "********")

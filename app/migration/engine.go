@@ -57,6 +57,8 @@ type LogImporter interface {
 
 // Engine runs scans and imports against one site.
 type Engine struct {
+	// Site is the WordPress site read; nil in standalone mode, where a
+	// scan finds nothing and every import is refused as unavailable.
 	Site        Site
 	Connections ConnectionWriter
 	Settings    SettingsWriter
@@ -65,9 +67,10 @@ type Engine struct {
 	Logs  LogImporter
 	// Sources overrides the registered sources (tests); nil means Sources().
 	Sources []Source
-	// SensitiveKeys are extra sensitive keys from configuration, masked in
-	// the response like the connection routes mask them.
-	SensitiveKeys []string
+	// SensitiveKeys returns the extra sensitive keys (configuration and the
+	// mail_svc_sensitive_keys filter), masked in the response like the
+	// connection routes mask them; nil means none.
+	SensitiveKeys func() []string
 }
 
 func (e *Engine) sources() []Source {
@@ -107,6 +110,9 @@ type ScanEntry struct {
 // small table, the statistics estimate for a large one).
 func (e *Engine) Scan(ctx context.Context, counts bool) ([]ScanEntry, error) {
 	out := []ScanEntry{}
+	if e.Site == nil {
+		return out, nil
+	}
 	for _, src := range e.sources() {
 		det, err := src.Detect(ctx, e.Site)
 		if err != nil {
@@ -276,6 +282,9 @@ func (e *Engine) validate(ctx context.Context, req ImportRequest) (Source, *curs
 	if err := core.Invalid(fields); err != nil {
 		return nil, nil, err
 	}
+	if e.Site == nil {
+		return nil, nil, core.InvalidField("source", fmt.Sprintf("%s is not available: mailsvc runs standalone, without a WordPress site to import from.", src.Name()))
+	}
 	det, err := src.Detect(ctx, e.Site)
 	if err != nil {
 		return nil, nil, fmt.Errorf("detect %s: %w", src.ID(), err)
@@ -356,7 +365,11 @@ func (e *Engine) assess(c Candidate) ConnectionReport {
 		r.Conversion.To = ""
 		return r
 	}
-	r.Settings = core.MaskSecrets(core.Settings(c.Settings).Clone(), func(k string) bool { return sensitive(d, k, e.SensitiveKeys) })
+	var extra []string
+	if e.SensitiveKeys != nil {
+		extra = e.SensitiveKeys()
+	}
+	r.Settings = core.MaskSecrets(core.Settings(c.Settings).Clone(), func(k string) bool { return sensitive(d, k, extra) })
 	switch {
 	case len(c.Missing) > 0:
 		r.Status = StatusNeedsPassword

@@ -80,12 +80,15 @@ type rig struct {
 	logs   *importedLogs
 }
 
+// fakeSite stands for a WordPress site; the fake sources never read it.
+type fakeSite struct{ migration.Site }
+
 func newRig(srcs ...migration.Source) rig {
 	conns, sets := apptest.NewConnectionStore(), apptest.NewSettingsStore()
 	logs := &importedLogs{}
 	c := &app.Connections{Store: conns, Cipher: apptest.Cipher{Key: "k"}, Hooks: &core.Hooks{}, Settings: sets}
 	return rig{
-		engine: &migration.Engine{Connections: c, Settings: &app.Settings{Store: sets, Connections: conns}, State: sets, Logs: logs, Sources: srcs},
+		engine: &migration.Engine{Site: fakeSite{}, Connections: c, Settings: &app.Settings{Store: sets, Connections: conns}, State: sets, Logs: logs, Sources: srcs},
 		conns:  conns, sets: sets, logs: logs,
 	}
 }
@@ -255,5 +258,33 @@ func TestDryRunRetention(t *testing.T) {
 	}
 	if res.Logs.Total != 100 || res.Logs.InRetention == nil || *res.Logs.InRetention < 47 || *res.Logs.InRetention > 49 || len(r.logs.logs) != 0 {
 		t.Fatalf("logs %+v (in retention %v), %d written", res.Logs, res.Logs.InRetention, len(r.logs.logs))
+	}
+}
+
+// TestStandaloneEngine: without a WordPress site (standalone mode) the
+// scan finds nothing, in its normal shape, and every import, dry run or
+// not, is refused as an unavailable source; an unknown source is still
+// named as unknown.
+func TestStandaloneEngine(t *testing.T) {
+	e := &migration.Engine{}
+	list, err := e.Scan(context.Background(), true)
+	if err != nil || list == nil || len(list) != 0 {
+		t.Fatalf("scan = %#v, %v; want an empty list", list, err)
+	}
+	for _, tc := range []struct {
+		name string
+		req  migration.ImportRequest
+		want string
+	}{
+		{"known source", migration.ImportRequest{Source: "fluent-smtp"}, "standalone"},
+		{"known source, dry run", migration.ImportRequest{Source: "wp-mail-smtp", DryRun: true, ImportLogs: true}, "standalone"},
+		{"unknown source", migration.ImportRequest{Source: "nope"}, "Unknown source"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := e.Import(context.Background(), tc.req)
+			if res != nil || core.ErrorCode(err) != core.EINVALID || !strings.Contains(core.ErrorFields(err)["source"], tc.want) {
+				t.Fatalf("import = %v, %v (fields %v); want a validation error on source saying %q", res, err, core.ErrorFields(err), tc.want)
+			}
+		})
 	}
 }

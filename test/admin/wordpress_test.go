@@ -143,9 +143,12 @@ func startSiteProxy(t *testing.T, site *wpsite.Site, phpAddr, svcAddr string) {
 	t.Cleanup(func() { _ = srv.Close() })
 }
 
-// browserLogin gives the browser the cookies WordPress's login sets: the
-// auth cookie for wp-admin and the logged-in cookie, on one session token.
-func browserLogin(t *testing.T, b *browser, site *wpsite.Site, login string) {
+// loginCookie is a cookie WordPress's login sets, as PHP makes it.
+type loginCookie struct{ Name, Value, Path string }
+
+// loginCookies returns the cookies WordPress's login sets: the auth
+// cookie for wp-admin and the logged-in cookie, on one session token.
+func loginCookies(t *testing.T, site *wpsite.Site, login string) []loginCookie {
 	t.Helper()
 	out := site.PHP(t, fmt.Sprintf(`$user = get_user_by( 'login', %s );
 $exp = time() + 2 * DAY_IN_SECONDS;
@@ -154,10 +157,17 @@ echo json_encode( array(
 	array( 'name' => AUTH_COOKIE, 'value' => wp_generate_auth_cookie( $user->ID, $exp, 'auth', $token ), 'path' => ADMIN_COOKIE_PATH ),
 	array( 'name' => LOGGED_IN_COOKIE, 'value' => wp_generate_auth_cookie( $user->ID, $exp, 'logged_in', $token ), 'path' => COOKIEPATH ),
 ) );`, wpsite.PHPString(login)))
-	var cookies []struct{ Name, Value, Path string }
+	var cookies []loginCookie
 	if err := json.Unmarshal([]byte(out), &cookies); err != nil {
 		t.Fatalf("login cookies %q: %v", out, err)
 	}
+	return cookies
+}
+
+// browserLogin gives the browser the cookies WordPress's login sets.
+func browserLogin(t *testing.T, b *browser, site *wpsite.Site, login string) {
+	t.Helper()
+	cookies := loginCookies(t, site, login)
 	b.run("clear cookies", network.ClearBrowserCookies())
 	for _, c := range cookies {
 		b.run("set cookie "+c.Name, network.SetCookie(c.Name, url.QueryEscape(c.Value)).

@@ -50,6 +50,8 @@ func TestAnswersMatchTheAPIDocument(t *testing.T) {
 		{"POST", "/wp-json/mailsvc/v1/notifications", `{"name":"Ops","type":"slack","settings":{"webhook_url":"https://hooks.slack.com/services/T/B/x"}}`, true, 201},
 		{"GET", "/wp-json/mailsvc/v1/tools/debug-logs", "", true, 200},
 		{"GET", "/wp-json/mailsvc/v1/tools/plugins", "", true, 200},
+		{"GET", "/wp-json/mailsvc/v1/tools/migration/scan", "", true, 200},
+		{"POST", "/wp-json/mailsvc/v1/tools/migration/import", `{"source":"fluent-smtp","dry_run":true}`, true, 422},
 		{"DELETE", "/wp-json/mailsvc/v1/connections/1", "", true, 200},
 		{"GET", "/healthz", "", false, 200},
 	}

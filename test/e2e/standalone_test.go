@@ -112,3 +112,43 @@ func lineOf(text, prefix string) string {
 	}
 	return ""
 }
+
+// TestStandaloneMigrationTools: the migration tools routes exist without
+// WordPress too. The scan finds no other plugin (the normal shape, an
+// empty list) and an import is the spec's 422 for an unavailable source,
+// never rest_no_route; the capability check still comes first.
+func TestStandaloneMigrationTools(t *testing.T) {
+	dir := t.TempDir()
+	svc := servicetest.Start(t, dir)
+	admin := basic("admin", svc.AdminPassword())
+
+	r := call(t, "GET", svc.Base+"/tools/migration/scan", "", admin)
+	var scan map[string]json.RawMessage
+	if err := json.Unmarshal(r.Body, &scan); r.Status != 200 || err != nil || string(scan["sources"]) != "[]" || len(scan) != 1 {
+		t.Errorf("scan: %d %s, want 200 {\"sources\":[]}", r.Status, r.Body)
+	}
+	if r := call(t, "GET", svc.Base+"/tools/migration/scan?counts=false", "", admin); r.Status != 200 {
+		t.Errorf("scan without counts: %d %s", r.Status, r.Body)
+	}
+	for _, body := range []string{`{"source":"wp-mail-smtp"}`, `{"source":"fluent-smtp","dry_run":true,"import_logs":true}`, `{"source":"nope"}`} {
+		r := call(t, "POST", svc.Base+"/tools/migration/import", body, admin)
+		var e struct {
+			Data struct {
+				Errors map[string]string `json:"errors"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(r.Body, &e); r.Status != 422 || r.Code() != "validation_error" || err != nil || e.Data.Errors["source"] == "" {
+			t.Errorf("import %s: %d %s, want 422 validation_error on source", body, r.Status, r.Body)
+		}
+	}
+	if r := call(t, "POST", svc.Base+"/tools/migration/import", `{"source":`, admin); r.Status != 400 || r.Code() != "bad_request" {
+		t.Errorf("malformed import body: %d %s", r.Status, r.Body)
+	}
+	res := svc.Run("", "users", "add", "sam", "--role", "subscriber")
+	if res.Code != 0 {
+		t.Fatalf("users add: %+v", res)
+	}
+	if r := call(t, "GET", svc.Base+"/tools/migration/scan", "", basic("sam", res.LastLine())); r.Status != 403 || r.Code() != "rest_forbidden" {
+		t.Errorf("subscriber scan: %d %s", r.Status, r.Body)
+	}
+}

@@ -1081,8 +1081,7 @@ add_action( 'admin_menu', 'mailsvc_bridge_admin_menu' );
  * @return string
  */
 function mailsvc_bridge_admin_capability() {
-	$cap = defined( 'MAILSVC_REST_CAPABILITY' ) && is_string( MAILSVC_REST_CAPABILITY ) && '' !== MAILSVC_REST_CAPABILITY
-		? MAILSVC_REST_CAPABILITY : 'manage_options';
+	$cap      = mailsvc_bridge_default_capability();
 	$filtered = apply_filters( 'mail_svc_rest_capability', $cap, '/wp-json/mailsvc/v1' );
 	return is_string( $filtered ) && '' !== $filtered ? $filtered : $cap;
 }
@@ -1123,4 +1122,128 @@ function mailsvc_bridge_admin_page() {
 	echo ' style="display:block;width:100%;height:calc(100vh - 32px);border:0;background:transparent;"></iframe>';
 	echo '</div>';
 	echo '<style>#wpbody-content{padding-bottom:0}#wpfooter{display:none}</style>';
+}
+
+/*
+ * The service's filters: mail_svc_rest_capability, mail_svc_sensitive_keys,
+ * mail_svc_log_retention_days and mail_svc_api_debug_response_enabled.
+ *
+ * The service runs outside PHP and cannot call them, so each page load
+ * applies every one of them that has a callback to the default the
+ * service would use, and publishes the results that differ from it in the
+ * autoloaded mailsvc_filters option, which the service reads again every
+ * 30 seconds. The option is written only when a result changes; a page
+ * load without these filters costs four has_filter() calls (and one small
+ * query for the stored retention setting when a retention filter is
+ * registered). The default a
+ * filter receives is what the constants of wp-config.php give (a constant
+ * sets the default, the filter has the last word, as in WordPress).
+ */
+
+add_action( 'wp_loaded', 'mailsvc_bridge_sync_filters' );
+
+/**
+ * Evaluates the service's filters and publishes their results.
+ */
+function mailsvc_bridge_sync_filters() {
+	$published = array();
+
+	if ( has_filter( 'mail_svc_rest_capability' ) ) {
+		$default = mailsvc_bridge_default_capability();
+		$cap     = apply_filters( 'mail_svc_rest_capability', $default, '/wp-json/mailsvc/v1' );
+		if ( is_string( $cap ) && '' !== trim( $cap ) && $cap !== $default ) {
+			$published['rest_capability'] = trim( $cap );
+		}
+	}
+
+	if ( has_filter( 'mail_svc_sensitive_keys' ) ) {
+		$default = array();
+		if ( defined( 'MAILSVC_SENSITIVE_KEYS' ) && is_string( MAILSVC_SENSITIVE_KEYS ) ) {
+			$default = array_values( array_filter( array_map( 'trim', explode( ',', MAILSVC_SENSITIVE_KEYS ) ), 'strlen' ) );
+		}
+		$keys = apply_filters( 'mail_svc_sensitive_keys', $default );
+		$add  = array();
+		foreach ( is_array( $keys ) ? $keys : array() as $key ) {
+			if ( is_string( $key ) && '' !== trim( $key ) && ! in_array( trim( $key ), $default, true ) ) {
+				$add[] = trim( $key );
+			}
+		}
+		if ( ! empty( $add ) ) {
+			$published['sensitive_keys'] = array_values( array_unique( $add ) );
+		}
+	}
+
+	if ( has_filter( 'mail_svc_log_retention_days' ) ) {
+		$default = mailsvc_bridge_log_retention_setting();
+		$days    = apply_filters( 'mail_svc_log_retention_days', $default );
+		if ( is_numeric( $days ) && (int) $days >= 0 && (int) $days !== $default ) {
+			$published['log_retention_days'] = (int) $days;
+		}
+	}
+
+	if ( has_filter( 'mail_svc_api_debug_response_enabled' ) ) {
+		$default = false;
+		if ( defined( 'MAIL_SVC_DEBUG_ATTACH_API_DEBUG' ) ) {
+			$value   = constant( 'MAIL_SVC_DEBUG_ATTACH_API_DEBUG' );
+			$default = is_bool( $value ) ? $value : in_array( strtolower( trim( (string) $value ) ), array( 'true', '1', 'yes', 'on' ), true );
+		}
+		$enabled = (bool) apply_filters( 'mail_svc_api_debug_response_enabled', $default );
+		if ( $enabled !== $default ) {
+			$published['api_debug_response_enabled'] = $enabled;
+		}
+	}
+
+	// Written once even when empty: an autoloaded option that exists costs
+	// no query on the next page loads, a missing one costs one each time.
+	if ( get_option( 'mailsvc_filters', null ) !== $published ) {
+		update_option( 'mailsvc_filters', $published, true );
+	}
+}
+
+/**
+ * The capability the service requires before any filter: wp-config.php's
+ * MAILSVC_REST_CAPABILITY, else manage_options.
+ *
+ * @return string
+ */
+function mailsvc_bridge_default_capability() {
+	return defined( 'MAILSVC_REST_CAPABILITY' ) && is_string( MAILSVC_REST_CAPABILITY ) && '' !== MAILSVC_REST_CAPABILITY
+		? MAILSVC_REST_CAPABILITY : 'manage_options';
+}
+
+/**
+ * The log_retention_days setting as the service stores it (the "general"
+ * scope of {$base_prefix}mailsvc_settings, a JSON number), or the
+ * service's default of 90 when it is not stored or cannot be read.
+ *
+ * @return int
+ */
+function mailsvc_bridge_log_retention_setting() {
+	global $wpdb;
+	$table    = ( isset( $wpdb->base_prefix ) ? $wpdb->base_prefix : $wpdb->prefix ) . 'mailsvc_settings';
+	$suppress = $wpdb->suppress_errors( true );
+	// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- the table name is the site's prefix and a constant.
+	$value = $wpdb->get_var( "SELECT setting_value FROM `{$table}` WHERE scope = 'general' AND setting_key = 'log_retention_days'" );
+	$wpdb->suppress_errors( $suppress );
+	$days = null === $value ? null : json_decode( (string) $value );
+	return is_int( $days ) && $days >= 0 ? $days : 90;
+}
+
+add_action( 'admin_page_access_denied', 'mailsvc_bridge_admin_page_denied' );
+
+/**
+ * Refuses the Mail page, to a user without the capability, with the words
+ * the service's screens use ("Access denied") rather than WordPress's
+ * generic refusal.
+ */
+function mailsvc_bridge_admin_page_denied() {
+	// phpcs:ignore WordPress.Security.NonceVerification.Recommended -- only compared.
+	if ( ! isset( $_GET['page'] ) || 'mailsvc' !== $_GET['page'] ) {
+		return;
+	}
+	wp_die(
+		'<h1>' . esc_html__( 'Access denied' ) . '</h1><p>' . esc_html__( 'Sorry, you are not allowed to manage mail on this site.' ) . '</p>',
+		esc_html__( 'Access denied' ),
+		array( 'response' => 403 )
+	);
 }

@@ -26,7 +26,8 @@ func importCommand() *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			rt, err := boot(ctx, newLogger())
+			log := newLogger()
+			rt, err := boot(ctx, log)
 			if err != nil {
 				return err
 			}
@@ -35,14 +36,18 @@ func importCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			conns := &app.Connections{Store: rt.db, Cipher: cipher, Pins: rt.consts.Pins, Hooks: &core.Hooks{}, Settings: rt.db,
+			hooks := &core.Hooks{}
+			if err := rt.applySiteFilters(hooks, log); err != nil {
+				return err
+			}
+			conns := &app.Connections{Store: rt.db, Cipher: cipher, Pins: rt.consts.Pins, Hooks: hooks, Settings: rt.db,
 				SensitiveKeys:        splitList(rt.consts.String("MAILSVC_SENSITIVE_KEYS")),
 				AllowCustomEndpoints: rt.consts.Bool(core.AllowCustomEndpointsConstant)}
 			engine, err := rt.migrationEngine(conns, &app.Settings{Store: rt.db, Connections: rt.db})
 			if err != nil {
 				return err
 			}
-			if engine == nil {
+			if engine.Site == nil {
 				return errors.New("import needs the WordPress site: set MAILSVC_WP_CONFIG to its wp-config.php")
 			}
 			req := migration.ImportRequest{Source: args[0], DryRun: dryRun, ImportLogs: logs, RestartLogs: restart}
@@ -159,11 +164,12 @@ func progress(out io.Writer, done, total int64, maxLogs *int64) {
 	fmt.Fprintf(out, "\r[%s%s] %d/%d logs", strings.Repeat("#", filled), strings.Repeat(".", width-filled), done, total)
 }
 
-// migrationEngine returns the migration engine over the WordPress site,
-// or nil in standalone mode (there is no other plugin to import from).
+// migrationEngine returns the migration engine over the WordPress site.
+// In standalone mode it has no site: there is no other plugin to import
+// from, so its scan finds nothing and its imports answer 422.
 func (rt *runtime) migrationEngine(conns *app.Connections, settings *app.Settings) (*migration.Engine, error) {
 	if rt.standalone() {
-		return nil, nil
+		return &migration.Engine{}, nil
 	}
 	site, err := migrationsite.New(rt.db.Gorm(), rt.prefix, rt.wp.ConstantStrings())
 	if err != nil {
@@ -175,6 +181,6 @@ func (rt *runtime) migrationEngine(conns *app.Connections, settings *app.Setting
 		Settings:      settings,
 		State:         rt.db,
 		Logs:          rt.db,
-		SensitiveKeys: conns.SensitiveKeys,
+		SensitiveKeys: conns.ExtraSensitiveKeys,
 	}, nil
 }

@@ -63,6 +63,9 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		return err
 	}
 	hooks := &core.Hooks{}
+	if err := rt.applySiteFilters(hooks, log); err != nil {
+		return err
+	}
 	conns := &app.Connections{
 		Store:                rt.db,
 		Cipher:               cipher,
@@ -77,7 +80,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 
 	// Debug logging (MAIL_SVC_DEBUG_*): channels write under the log root;
 	// SMTP transcripts are stored there for the tools routes.
-	debugOpts := debuglog.OptionsFrom(rt.consts, rt.dataDir, conns.SensitiveKeys)
+	debugOpts := debuglog.OptionsFrom(rt.consts, rt.dataDir, conns.ExtraSensitiveKeys)
 	debugLog := debuglog.New(debugOpts)
 	defer debugLog.Close()
 	debugLog.RegisterMailer(hooks)
@@ -140,7 +143,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	defer func() { stopWork(); <-workDone; <-jobsDone; <-alertsDone }()
 	// The SMTP submission listener (MAILSVC_SMTP_LISTEN) stops before the
 	// workers and the database: this defer runs first.
-	submission, err := startSubmission(rt, auth, deliverySvc, log)
+	submission, err := startSubmission(rt, auth, deliverySvc, hooks, log)
 	if err != nil {
 		return err
 	}
@@ -179,9 +182,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		Dashboard:      rt.dashboard(conns, settings, deliverySvc, driverEnv, hooks),
 		Probes:         rt.probes(metricsReg),
 		Admin:          adminui.Handler(rt.screenFramers(admin)...),
-	}
-	if migrationSvc != nil {
-		srv.Migration = migrationSvc
+		Migration:      migrationSvc,
 	}
 
 	ln, err := net.Listen("tcp", addr)

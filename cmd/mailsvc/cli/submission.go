@@ -9,11 +9,12 @@ import (
 
 	"github.com/mailsvc/mailsvc/adapters/smtpserver"
 	"github.com/mailsvc/mailsvc/adapters/wordpress"
+	"github.com/mailsvc/mailsvc/core"
 )
 
 // startSubmission starts the SMTP submission listener when
 // MAILSVC_SMTP_LISTEN is set; it returns nil when it is off.
-func startSubmission(rt *runtime, auth smtpserver.Authenticator, queue smtpserver.Queue, log *slog.Logger) (*smtpserver.Server, error) {
+func startSubmission(rt *runtime, auth smtpserver.Authenticator, queue smtpserver.Queue, hooks *core.Hooks, log *slog.Logger) (*smtpserver.Server, error) {
 	addr := rt.consts.String("MAILSVC_SMTP_LISTEN")
 	if addr == "" {
 		return nil, nil
@@ -22,6 +23,7 @@ func startSubmission(rt *runtime, auth smtpserver.Authenticator, queue smtpserve
 		Addr:         addr,
 		MaxBytes:     rt.consts.Int("MAILSVC_SMTP_MAX_BYTES", smtpserver.DefaultMaxBytes),
 		Capability:   rt.consts.String("MAILSVC_REST_CAPABILITY"),
+		Hooks:        hooks,
 		Logger:       log,
 		WithRemoteIP: wordpress.ContextWithRemoteIP,
 	}

@@ -161,7 +161,7 @@ func (rt *runtime) scheduler(settings *app.Settings, conns *app.Connections, oau
 		Alerts:        alerter,
 		Logger:        log,
 		SlowThreshold: time.Duration(rt.consts.Int("MAILSVC_HEALTH_SLOW_MS", 5000)) * time.Millisecond,
-		SensitiveKeys: conns.SensitiveKeys,
+		SensitiveKeys: conns.ExtraSensitiveKeys,
 		Site:          site,
 	}
 	watch := &health.QueueWatch{

@@ -6,7 +6,6 @@ import (
 	"github.com/mailsvc/mailsvc/adapters/store"
 	"github.com/mailsvc/mailsvc/app/pro/transfer"
 	"github.com/mailsvc/mailsvc/cmd/mailsvc/cli"
-	"github.com/mailsvc/mailsvc/core"
 )
 
 // transferService builds the export and import service on the serve
@@ -19,13 +18,7 @@ func transferService(env *cli.ServeEnv) *transfer.Service {
 		Cipher: env.Cipher,
 		// The same rule as the connections' own API.
 		AllowCustomEndpoints: env.Connections.AllowCustomEndpoints,
-		SensitiveKeys: func() []string {
-			keys := append([]string(nil), env.Connections.SensitiveKeys...)
-			if v, ok := env.Hooks.ApplyFilters(core.HookSensitiveKeys, keys).([]string); ok {
-				keys = v
-			}
-			return keys
-		},
+		SensitiveKeys:        env.Connections.ExtraSensitiveKeys,
 	}
 }
 
