@@ -45,9 +45,11 @@ func FromNameField() core.Field {
 		Help: "Sender display name. Empty: the message's own sender name."}
 }
 
-// BaseURLField returns the base_url field with its help text.
+// BaseURLField returns the base_url field with its help text. It is a
+// destination: the connection's secrets go to it.
 func BaseURLField(help string) core.Field {
-	return core.Field{Key: KeyBaseURL, Label: "API base URL", Type: core.FieldURL, Help: help}
+	return core.Field{Key: KeyBaseURL, Label: "API base URL", Type: core.FieldURL, Help: help,
+		Destination: true}
 }
 
 // Sender is a connection's sender override: a non-empty Email or Name
