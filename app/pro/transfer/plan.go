@@ -35,12 +35,16 @@ type Skipped struct {
 }
 
 // Record names one record of the file and, when it matched one, the
-// existing record.
+// existing record. A replaced connection that the import left without
+// secrets it needs (the file moved it to another server) has a Status,
+// StatusNeedsPassword or needs_authorization, and the Missing secrets.
 type Record struct {
-	Section    string `json:"section"`
-	ID         int64  `json:"id"`
-	Name       string `json:"name"`
-	ExistingID int64  `json:"existing_id,omitempty"`
+	Section    string   `json:"section"`
+	ID         int64    `json:"id"`
+	Name       string   `json:"name"`
+	ExistingID int64    `json:"existing_id,omitempty"`
+	Status     string   `json:"status,omitempty"`
+	Missing    []string `json:"missing,omitempty"`
 }
 
 // Preview is what an import would meet: the conflicts to resolve and the
@@ -53,7 +57,7 @@ type Preview struct {
 // Resolutions of a conflict.
 const (
 	ResolveKeep    = "keep"    // leave the existing record as it is
-	ResolveReplace = "replace" // overwrite it with the file's (secrets kept)
+	ResolveReplace = "replace" // overwrite it with the file's (secrets kept unless it moves)
 	ResolveNew     = "new"     // import the file's record as a new one
 )
 

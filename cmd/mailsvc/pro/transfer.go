@@ -24,6 +24,7 @@ func transferService(env *cli.ServeEnv) *transfer.Service {
 			}
 			return keys
 		},
+		Connections: env.Connections,
 	}
 }
 
