@@ -31,7 +31,7 @@ func init() {
 	core.Register(core.Driver{Slug: "xfer", Name: "Transfer test",
 		Fields: []core.Field{{Key: "host", Type: core.FieldString}, {Key: "api_key", Type: core.FieldPassword}, {Key: "region", Type: core.FieldString},
 			{Key: "endpoint", Type: core.FieldURL, Destination: true}, {Key: "timeout", Type: core.FieldInteger}},
-		New:    func(*core.Connection, core.DriverEnv) (core.Transport, error) { return nil, nil }})
+		New: func(*core.Connection, core.DriverEnv) (core.Transport, error) { return nil, nil }})
 	core.RegisterChannelType(core.ChannelType{Slug: "xferchan", Name: "Transfer test channel",
 		Fields: []core.Field{{Key: "chat", Type: core.FieldString}, {Key: "webhook_url", Type: core.FieldURL, Sensitive: true}},
 		New:    func(*core.NotificationChannel, core.NotifierEnv) (core.Notifier, error) { return nil, nil }})
