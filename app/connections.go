@@ -119,9 +119,9 @@ type ImportedConnection struct {
 
 // input returns c as the input of a write that replaces every setting of
 // a connection whose decrypted settings are current (nil: a new one):
-// a stored key the snapshot lacks is removed, except secrets (kept unless
-// the destination changes) and keys pinned by a constant (the constant
-// wins over the snapshot).
+// a stored key the snapshot lacks is removed, except secrets and their
+// token's expiry (kept unless the destination changes) and keys pinned by
+// a constant (the constant wins over the snapshot).
 func (s *Connections) input(c ImportedConnection, current core.Settings) ConnectionInput {
 	d, _ := core.LookupDriver(c.Driver)
 	var pins map[string]core.Pin
@@ -135,7 +135,7 @@ func (s *Connections) input(c ImportedConnection, current core.Settings) Connect
 		}
 	}
 	for k := range current {
-		if _, given := settings[k]; !given && pins[k] == (core.Pin{}) && !s.sensitive(d, k) {
+		if _, given := settings[k]; !given && pins[k] == (core.Pin{}) && !s.sensitive(d, k) && k != core.KeyTokenExpiry {
 			settings[k] = nil
 		}
 	}

@@ -47,6 +47,7 @@ func (c connectionSection) Export(ctx context.Context, st Store) ([]Item, error)
 	out := make([]Item, 0, len(conns))
 	for _, conn := range conns {
 		settings, omitted := withoutSecrets(conn.Settings, c.sensitive(conn.Driver))
+		delete(settings, core.KeyTokenExpiry) // the state of a token, which is never exported
 		out = append(out, Item{
 			"id": conn.ID, "name": conn.Name, "driver": conn.Driver, "is_active": conn.IsActive,
 			"settings": settings, KeySecretsOmitted: omitted,
@@ -158,9 +159,9 @@ func withoutSecrets(s core.Settings, secret func(key string, v any) bool) (map[s
 	return out, omitted
 }
 
-// importedSettings returns an item's settings without nulls and without
-// any secret (a secret pasted into a file is not imported: secrets are
-// entered in the service).
+// importedSettings returns an item's settings without nulls, without any
+// secret (a secret pasted into a file is not imported: secrets are
+// entered in the service) and without an OAuth token's expiry.
 func importedSettings(item Item, secret func(key string, v any) bool) core.Settings {
 	out := core.Settings{}
 	m, _ := item["settings"].(map[string]any)
@@ -169,7 +170,7 @@ func importedSettings(item Item, secret func(key string, v any) bool) core.Setti
 		omitted[k] = true
 	}
 	for k, v := range m {
-		if v == nil || omitted[k] || secret(k, v) {
+		if v == nil || omitted[k] || secret(k, v) || k == core.KeyTokenExpiry {
 			continue
 		}
 		out[k] = v

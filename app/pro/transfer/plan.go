@@ -250,7 +250,7 @@ func match(existing []Item, used map[int64]bool, name string, id int64) Item {
 
 // diff lists the fields in which an imported item differs from an
 // existing one (both in exported form): top-level keys, and settings.<key>
-// for settings. Ids and secrets are not compared.
+// for settings. Ids, secrets and token expiries are not compared.
 func diff(existing, item Item) []string {
 	var out []string
 	keys := map[string]bool{}
@@ -279,7 +279,7 @@ func diff(existing, item Item) []string {
 func settingsDiff(existing, item Item) []string {
 	a, _ := toJSONShape(existing["settings"]).(map[string]any)
 	b, _ := toJSONShape(item["settings"]).(map[string]any)
-	secret := map[string]bool{}
+	secret := map[string]bool{core.KeyTokenExpiry: true}
 	for _, k := range append(omittedKeys(existing), omittedKeys(item)...) {
 		secret[k] = true
 	}
