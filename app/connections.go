@@ -333,7 +333,9 @@ func (s *Connections) apply(c *core.Connection, current core.Settings, in Connec
 			}
 			continue
 		}
-		stored[k] = v
+		if _, given := merged[k]; given || mode != modeImport {
+			stored[k] = v // an import stores what the file gives, not the defaults
+		}
 	}
 	enc, err := s.encrypt(d, stored)
 	if err != nil {

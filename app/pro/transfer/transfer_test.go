@@ -48,9 +48,7 @@ func seed(t *testing.T, st *memStore) {
 	ctx := context.Background()
 	for _, c := range []*core.Connection{
 		{Name: "Main", Driver: "xfer", IsActive: true, Settings: core.Settings{"host": "a.example", "api_key": enc("sekret-1"), "note_x": enc("hidden")}},
-		// As POST /connections stores it: with the schema's defaults.
-		{Name: "Backup", Driver: "xfer", IsActive: false, Settings: core.Settings{"host": "b.example", "region": "eu",
-			core.SettingMaxConcurrency: int64(10), core.SettingMaxPerSecond: int64(0)}},
+		{Name: "Backup", Driver: "xfer", IsActive: false, Settings: core.Settings{"host": "b.example", "region": "eu"}},
 	} {
 		if err := st.CreateConnection(ctx, c); err != nil {
 			t.Fatal(err)
