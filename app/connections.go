@@ -21,7 +21,10 @@ type ConnectionInput struct {
 	Driver   *string
 	IsActive *bool
 	// Settings keys merge into the stored ones. A value equal to core.Mask
-	// keeps the stored secret; null removes the key.
+	// keeps the stored secret; null removes the key. A stored secret is
+	// bound to its destination: when a field the driver marks Destination
+	// changes, a kept secret is a validation error naming it, and OAuth
+	// tokens are dropped.
 	Settings map[string]any
 }
 
@@ -175,15 +178,32 @@ func (s *Connections) Import(ctx context.Context, store core.ConnectionStore, id
 	if err != nil {
 		return nil, nil, fmt.Errorf("replace connection %d: %w", id, err)
 	}
-	current := s.decrypted(conn)
+	current, oldDriver := s.decrypted(conn), conn.Driver
 	dropped, err := s.apply(conn, current, s.input(c, current), modeImport)
 	if err != nil {
 		return nil, nil, err
+	}
+	if conn.Driver != oldDriver {
+		dropped = s.secretsOf(oldDriver, current) // another driver starts without them
 	}
 	if err := store.UpdateConnection(ctx, conn); err != nil {
 		return nil, nil, fmt.Errorf("replace connection %d: %w", id, err)
 	}
 	return s.masked(s.effective(conn)), dropped, nil
+}
+
+// secretsOf returns the keys of settings (of a connection of driver) that
+// hold a secret, sorted.
+func (s *Connections) secretsOf(driver string, settings core.Settings) []string {
+	d, _ := core.LookupDriver(driver)
+	var out []string
+	for k, v := range settings {
+		if str, _ := v.(string); str != "" && s.sensitive(d, k) {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Delete removes one connection.

@@ -194,6 +194,7 @@ func TestImportDropsSecretsOfAMovedConnection(t *testing.T) {
 	tests := []struct {
 		name        string
 		driver      string
+		fileDriver  string // "": driver
 		stored      map[string]any
 		file        core.Settings
 		pins        map[string]core.Pin
@@ -217,6 +218,8 @@ func TestImportDropsSecretsOfAMovedConnection(t *testing.T) {
 			wantKept: map[string]string{"password": "smtp-secret", "host": "smtp.one.example"}},
 		{name: "sendgrid base_url", driver: "sendgrid", stored: map[string]any{"api_key": "SG.old"},
 			file: core.Settings{"base_url": "http://127.0.0.1:9"}, wantDropped: []string{"api_key"}},
+		{name: "smtp becomes sendgrid", driver: "smtp", fileDriver: "sendgrid", stored: smtpConn,
+			file: core.Settings{"from_email": "site@example.com"}, wantDropped: []string{"password", "username"}},
 		{name: "outlook oauth_base_url", driver: "outlook", stored: outlookConn,
 			file:        core.Settings{"client_id": "cid", "oauth_base_url": "https://login.elsewhere.example"},
 			wantDropped: []string{core.KeyAccessToken, "client_secret", core.KeyRefreshToken},
@@ -233,7 +236,11 @@ func TestImportDropsSecretsOfAMovedConnection(t *testing.T) {
 			for k, p := range tt.pins {
 				f.pins[k] = p
 			}
-			in := app.ImportedConnection{Name: "c", Driver: tt.driver, IsActive: true, Settings: tt.file}
+			driver := tt.driver
+			if tt.fileDriver != "" {
+				driver = tt.fileDriver
+			}
+			in := app.ImportedConnection{Name: "c", Driver: driver, IsActive: true, Settings: tt.file}
 			checkErr := f.svc.CheckImport(in)
 			_, dropped, err := f.svc.Import(ctx, f.store, created.ID, in)
 			if tt.wantErrors != nil {
