@@ -138,7 +138,9 @@ func (s *Connections) input(c ImportedConnection, current core.Settings) Connect
 		}
 	}
 	for k := range current {
-		if _, given := settings[k]; !given && pins[k] == (core.Pin{}) && !s.sensitive(d, k) && k != core.KeyTokenExpiry {
+		_, given := settings[k]
+		_, pinned := pins[k]
+		if !given && !pinned && !s.sensitive(d, k) && k != core.KeyTokenExpiry {
 			settings[k] = nil
 		}
 	}
