@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/mailsvc/mailsvc/core"
 )
@@ -21,7 +22,10 @@ type ConnectionInput struct {
 	Driver   *string
 	IsActive *bool
 	// Settings keys merge into the stored ones. A value equal to core.Mask
-	// keeps the stored secret; null removes the key.
+	// keeps the stored secret; null removes the key. A stored secret is
+	// bound to its destination: when a field the driver marks Destination
+	// changes, a kept secret is a validation error naming it, and OAuth
+	// tokens are dropped.
 	Settings map[string]any
 }
 
@@ -91,7 +95,7 @@ func (s *Connections) Create(ctx context.Context, in ConnectionInput) (*core.Con
 	if in.Name == nil {
 		return nil, core.InvalidField("name", "This field is required.")
 	}
-	if err := s.apply(c, nil, in); err != nil {
+	if _, err := s.apply(c, nil, in, modeEdit); err != nil {
 		return nil, err
 	}
 	if err := s.Store.CreateConnection(ctx, c); err != nil {
@@ -107,13 +111,110 @@ func (s *Connections) Update(ctx context.Context, id int64, in ConnectionInput) 
 		return nil, fmt.Errorf("get connection %d: %w", id, err)
 	}
 	current := s.decrypted(stored)
-	if err := s.apply(stored, current, in); err != nil {
+	if _, err := s.apply(stored, current, in, modeEdit); err != nil {
 		return nil, err
 	}
 	if err := s.Store.UpdateConnection(ctx, stored); err != nil {
 		return nil, fmt.Errorf("update connection %d: %w", id, err)
 	}
 	return s.masked(s.effective(stored)), nil
+}
+
+// ImportedConnection is a connection as a settings snapshot carries it:
+// its settings hold no secret.
+type ImportedConnection struct {
+	Name     string
+	Driver   string
+	IsActive bool
+	Settings core.Settings
+}
+
+// input returns c as the input of a write that replaces every setting of
+// a connection whose decrypted settings are current (nil: a new one):
+// a stored key the snapshot lacks is removed, except secrets and their
+// token's expiry (kept unless the destination changes) and keys pinned by
+// a constant (the constant wins over the snapshot).
+func (s *Connections) input(c ImportedConnection, current core.Settings) ConnectionInput {
+	d, _ := core.LookupDriver(c.Driver)
+	var pins map[string]core.Pin
+	if d != nil {
+		pins = s.pins(d)
+	}
+	settings := map[string]any{}
+	for k, v := range c.Settings {
+		if _, pinned := pins[k]; !pinned {
+			settings[k] = v
+		}
+	}
+	for k := range current {
+		_, given := settings[k]
+		_, pinned := pins[k]
+		if !given && !pinned && !s.sensitive(d, k) && k != core.KeyTokenExpiry {
+			settings[k] = nil
+		}
+	}
+	return ConnectionInput{Name: &c.Name, Driver: &c.Driver, IsActive: &c.IsActive, Settings: settings}
+}
+
+// CheckImport returns the validation error Import would give c as a new
+// connection (the driver's schema and rules, constants applied, secrets
+// allowed to be missing), or nil. It writes nothing.
+func (s *Connections) CheckImport(c ImportedConnection) error {
+	_, err := s.apply(&core.Connection{Settings: core.Settings{}}, nil, s.input(c, nil), modeImport)
+	return err
+}
+
+// Import writes a connection of a settings snapshot (Pro import) into
+// store, the import's transaction: a new connection when id is 0, else
+// it replaces connection id's name, driver, activity and settings. The
+// settings are validated by the driver as Create does, constants
+// applied, except that secrets may be missing: a snapshot carries none. A
+// replaced connection keeps its stored secrets unless the snapshot
+// changes its driver or one of its destination fields: then they are
+// dropped, OAuth tokens included (the connection needs authorization
+// again). Import returns the connection, masked, and the secrets it
+// dropped, sorted.
+func (s *Connections) Import(ctx context.Context, store core.ConnectionStore, id int64, c ImportedConnection) (*core.Connection, []string, error) {
+	if id == 0 {
+		conn := &core.Connection{IsActive: true, Settings: core.Settings{}, HealthStatus: core.HealthUnknown}
+		if _, err := s.apply(conn, nil, s.input(c, nil), modeImport); err != nil {
+			return nil, nil, err
+		}
+		if err := store.CreateConnection(ctx, conn); err != nil {
+			return nil, nil, fmt.Errorf("import connection %q: %w", c.Name, err)
+		}
+		return s.masked(s.effective(conn)), nil, nil
+	}
+	conn, err := store.FindConnectionByID(ctx, id)
+	if err != nil {
+		return nil, nil, fmt.Errorf("replace connection %d: %w", id, err)
+	}
+	current, oldDriver := s.decrypted(conn), conn.Driver
+	dropped, err := s.apply(conn, current, s.input(c, current), modeImport)
+	if err != nil {
+		return nil, nil, err
+	}
+	if conn.Driver != oldDriver {
+		dropped = s.secretsOf(oldDriver, current) // another driver starts without them
+	}
+	if err := store.UpdateConnection(ctx, conn); err != nil {
+		return nil, nil, fmt.Errorf("replace connection %d: %w", id, err)
+	}
+	return s.masked(s.effective(conn)), dropped, nil
+}
+
+// secretsOf returns the keys of settings (of a connection of driver) that
+// hold a secret, sorted.
+func (s *Connections) secretsOf(driver string, settings core.Settings) []string {
+	d, _ := core.LookupDriver(driver)
+	var out []string
+	for k, v := range settings {
+		if str, _ := v.(string); str != "" && s.sensitive(d, k) {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Delete removes one connection.
@@ -172,10 +273,25 @@ func (s *Connections) checkNotInUse(ctx context.Context, field string, ids []int
 	return nil
 }
 
+// writeMode says how apply treats the stored secrets of a connection
+// whose destination changes.
+type writeMode int
+
+const (
+	// modeEdit (POST, PUT): a stored secret kept across a change of
+	// destination is refused, naming it to enter again; OAuth tokens are
+	// dropped.
+	modeEdit writeMode = iota
+	// modeImport (a settings snapshot): such secrets are dropped, and
+	// secrets may be missing (a snapshot carries none).
+	modeImport
+)
+
 // apply validates in against c's driver and writes the result into c, with
 // sensitive values encrypted. current holds c's decrypted settings (nil on
-// create).
-func (s *Connections) apply(c *core.Connection, current core.Settings, in ConnectionInput) error {
+// create). It returns the stored secrets it dropped because the
+// connection's destination changed (sorted).
+func (s *Connections) apply(c *core.Connection, current core.Settings, in ConnectionInput, mode writeMode) ([]string, error) {
 	fields := map[string]string{}
 	if in.Name != nil {
 		name := strings.TrimSpace(*in.Name)
@@ -199,7 +315,7 @@ func (s *Connections) apply(c *core.Connection, current core.Settings, in Connec
 		c.IsActive = *in.IsActive
 	}
 	if err := core.Invalid(fields); err != nil {
-		return err
+		return nil, err
 	}
 	d, _ := core.LookupDriver(c.Driver)
 	merged := current.Clone()
@@ -228,19 +344,29 @@ func (s *Connections) apply(c *core.Connection, current core.Settings, in Connec
 		}
 	}
 	if err := core.Invalid(fields); err != nil {
-		return err
+		return nil, err
 	}
 	dropConstantOnly(d, merged, pins)
 	effective := merged.Clone()
 	for k, p := range pins {
 		effective[k] = pinValue(d, k, p.Value)
 	}
-	if err := d.ValidateSettings(effective); err != nil {
-		return err
+	dropped, tokensDropped := s.unbind(d, current, merged, effective, in.Settings, pins, mode, fields)
+	verr := s.validate(d, effective, mode)
+	if len(fields) > 0 {
+		for k, msg := range core.ErrorFields(verr) {
+			if _, ok := fields[k]; !ok {
+				fields[k] = msg
+			}
+		}
+		return nil, core.Invalid(fields)
+	}
+	if verr != nil {
+		return nil, verr
 	}
 	if !s.AllowCustomEndpoints {
 		if err := core.Invalid(d.CheckEndpoints(effective, isPinned(pins))); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	stored := core.Settings{}
@@ -254,16 +380,121 @@ func (s *Connections) apply(c *core.Connection, current core.Settings, in Connec
 			}
 			continue
 		}
-		stored[k] = v
+		if _, given := merged[k]; given || mode != modeImport {
+			stored[k] = v // an import stores what the file gives, not the defaults
+		}
 	}
 	enc, err := s.encrypt(d, stored)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	c.OAuthStatus = oauthStatus(d, c.OAuthStatus, effective)
+	if tokensDropped && effective.String(core.KeyRefreshToken) == "" {
+		c.OAuthStatus = core.OAuthNeedsAuthorization
+	}
 	c.Settings = enc
 	c.SettingsError = ""
+	return dropped, nil
+}
+
+// unbind applies the rule that a stored secret is bound to the
+// destination it was entered for. When a destination field of d changes
+// between current and effective (both with constants applied), every
+// secret kept from current (not entered again in input, not pinned by a
+// constant) is dropped from merged and effective (modeImport), or named
+// in fields to be entered again (modeEdit). OAuth tokens, which come from
+// an authorization and cannot be typed in, are dropped in both modes,
+// with the access token's expiry. It returns the dropped secrets, sorted,
+// and whether an OAuth token was among them.
+func (s *Connections) unbind(d *core.Driver, current, merged, effective core.Settings, input map[string]any, pins map[string]core.Pin, mode writeMode, fields map[string]string) ([]string, bool) {
+	if current == nil {
+		return nil, false
+	}
+	before := current.Clone()
+	for k, p := range pins {
+		before[k] = pinValue(d, k, p.Value)
+	}
+	if len(d.MovedDestinations(before, effective)) == 0 {
+		return nil, false
+	}
+	keys := make([]string, 0, len(merged))
+	for k := range merged {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var dropped []string
+	tokens := false
+	for _, k := range keys {
+		if str, _ := merged[k].(string); str == "" || !s.sensitive(d, k) {
+			continue // a secret is a non-empty string
+		}
+		if _, pinned := pins[k]; pinned {
+			continue // the site owner's, from a constant
+		}
+		if v, entered := input[k]; entered && v != core.Mask {
+			continue // entered again with the new destination
+		}
+		token := d.OAuthProvider != "" && (k == core.KeyAccessToken || k == core.KeyRefreshToken)
+		if mode == modeEdit && !token {
+			fields[k] = fmt.Sprintf("Enter the %s again: the server changed.", secretName(d, k))
+			continue
+		}
+		delete(merged, k)
+		delete(effective, k)
+		dropped = append(dropped, k)
+		tokens = tokens || token
+	}
+	if tokens {
+		delete(merged, core.KeyTokenExpiry)
+		delete(effective, core.KeyTokenExpiry)
+	}
+	return dropped, tokens
+}
+
+// validate checks effective against d's schema and rules. On an import
+// (modeImport) a secret may be missing: an empty secret a rule requires
+// is given a stand-in for the check only, so the other rules still run.
+func (s *Connections) validate(d *core.Driver, effective core.Settings, mode writeMode) error {
+	err := d.ValidateSettings(effective)
+	if mode != modeImport {
+		return err
+	}
+	var standIns []string
+	defer func() {
+		for _, k := range standIns {
+			delete(effective, k)
+		}
+	}()
+	for err != nil {
+		added := false
+		for k := range core.ErrorFields(err) {
+			if v := effective[k]; (v == nil || v == "") && s.sensitive(d, k) {
+				effective[k] = "secret to enter"
+				standIns = append(standIns, k)
+				added = true
+			}
+		}
+		if !added {
+			return err
+		}
+		err = d.ValidateSettings(effective)
+	}
 	return nil
+}
+
+// secretName names a secret setting in a sentence: its schema label, with
+// the first letter lowered unless the label starts with an acronym
+// ("password", "client secret", "API key").
+func secretName(d *core.Driver, key string) string {
+	label := strings.ReplaceAll(key, "_", " ")
+	if f := d.Field(key); f != nil && f.Label != "" {
+		label = f.Label
+	}
+	r := []rune(label)
+	if len(r) > 1 && unicode.IsUpper(r[0]) && !unicode.IsUpper(r[1]) {
+		r[0] = unicode.ToLower(r[0])
+	}
+	return string(r)
 }
 
 // oauthStatus returns the OAuth status of a connection of driver d after

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -47,6 +48,11 @@ type Field struct {
 	// RequiredWhen makes the field required only when every listed key has
 	// the listed value (e.g. {"delivery_mode": "api"}).
 	RequiredWhen map[string]string `json:"required_when,omitempty"`
+	// Destination marks a field that says where the connection's secrets
+	// go (a host, port, encryption or base URL). A stored secret is bound
+	// to the destination it was entered for: a change of a destination
+	// field drops or asks again for every stored secret of the connection.
+	Destination bool `json:"destination,omitempty"`
 	// Sensitive marks a value that is encrypted at rest and masked in every
 	// output. Keys whose names match the spec's sensitive words are
 	// sensitive whatever this says.
@@ -120,6 +126,38 @@ func (d *Driver) Field(key string) *Field {
 		}
 	}
 	return nil
+}
+
+// MovedDestinations returns the keys of the destination fields whose
+// value differs between before and after, sorted as the schema lists them.
+// An absent or empty value counts as the field's default, and values are
+// compared in their normalised form (587 and 587.0 are one port).
+func (d *Driver) MovedDestinations(before, after Settings) []string {
+	var out []string
+	for i := range d.Fields {
+		f := &d.Fields[i]
+		if f.Destination && !reflect.DeepEqual(f.valueIn(before), f.valueIn(after)) {
+			out = append(out, f.Key)
+		}
+	}
+	return out
+}
+
+// valueIn returns the field's value in s, defaulted and normalised as
+// ValidateSettings would store it; a value the field rejects is returned
+// as it is.
+func (f *Field) valueIn(s Settings) any {
+	v := s[f.Key]
+	if v == nil || v == "" {
+		v = f.Default
+	}
+	if v == nil {
+		return ""
+	}
+	if norm, msg := f.check(v); msg == "" {
+		return norm
+	}
+	return v
 }
 
 // ConstantName returns the constant that pins a settings key of a driver:

@@ -23,14 +23,25 @@ func FuzzRequestBodies(f *testing.F) {
 	} {
 		f.Add(seed, uint8(0))
 	}
+	// A changed destination with the stored secret masked, absent, entered
+	// again, removed, or of the wrong type (PUT /connections/1).
+	for _, seed := range []string{
+		`{"settings":{"host":"elsewhere","api_key":"********"}}`, `{"settings":{"host":"elsewhere"}}`,
+		`{"settings":{"host":"elsewhere","api_key":"k2"}}`, `{"settings":{"host":"elsewhere","api_key":null}}`,
+		`{"settings":{"host":"elsewhere","api_key":7}}`, `{"settings":{"host":"","api_key":"********"}}`,
+		`{"driver":"httptestmail","settings":{"host":"elsewhere","api_key":"********"}}`,
+	} {
+		f.Add(seed, uint8(1))
+	}
 	srv, _ := newAPI()
 	handler := srv.Handler()
 	routes := []struct{ method, path string }{
 		{"POST", "/connections"}, {"PUT", "/connections/1"}, {"DELETE", "/connections"}, {"PUT", "/settings"},
 	}
-	// One connection exists so the PUT reaches validation.
+	// One connection with a stored secret exists so the PUT reaches
+	// validation and the destination rule.
 	seed := httptest.NewRecorder()
-	req := httptest.NewRequest("POST", ns+"/connections", strings.NewReader(`{"name":"c","driver":"httptestmail","settings":{"host":"h"}}`))
+	req := httptest.NewRequest("POST", ns+"/connections", strings.NewReader(`{"name":"c","driver":"httptestmail","settings":{"host":"h","api_key":"k"}}`))
 	req.Header.Set("Authorization", "Bearer admin")
 	handler.ServeHTTP(seed, req)
 	f.Fuzz(func(t *testing.T, body string, which uint8) {

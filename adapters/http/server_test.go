@@ -25,9 +25,9 @@ func init() {
 		Slug: "httptestmail",
 		Name: "HTTP test driver",
 		Fields: []core.Field{
-			{Key: "host", Type: core.FieldString, Required: true},
+			{Key: "host", Type: core.FieldString, Required: true, Destination: true},
 			{Key: "port", Type: core.FieldInteger, Default: int64(25), Min: core.Int64(1), Max: core.Int64(65535)},
-			{Key: "api_key", Type: core.FieldString},
+			{Key: "api_key", Label: "API key", Type: core.FieldString},
 		},
 		New: func(*core.Connection, core.DriverEnv) (core.Transport, error) { return nil, nil },
 	})

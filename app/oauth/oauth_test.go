@@ -27,7 +27,7 @@ func init() {
 		{Key: core.KeyRefreshToken, Type: core.FieldPassword},
 		{Key: core.KeyTokenExpiry, Type: core.FieldString},
 		{Key: "account_id", Type: core.FieldString},
-		{Key: "oauth_base_url", Type: core.FieldURL, Hosts: []string{"accounts.google.com"}},
+		{Key: "oauth_base_url", Type: core.FieldURL, Hosts: []string{"accounts.google.com"}, Destination: true},
 	}
 	newT := func(*core.Connection, core.DriverEnv) (core.Transport, error) { return nil, nil }
 	core.Register(core.Driver{Slug: "oauthgoogletest", Fields: fields, New: newT, OAuthProvider: core.ProviderGoogle,

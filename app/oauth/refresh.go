@@ -40,47 +40,20 @@ func (s *Service) fresh(t tokens) bool {
 
 // AccessToken implements core.TokenSource: the stored token while it is
 // valid for at least a minute, else a refreshed one (trigger before_send).
+// It reads the stored connection every time, keeping no token of its own:
+// a token follows the connection's current settings, so one dropped by an
+// edit (a changed destination) or by another replica is never sent.
 func (s *Service) AccessToken(ctx context.Context, connID int64) (string, error) {
 	s.init()
-	if t, ok := s.knownToken(connID); ok && s.fresh(t) {
-		return t.access, nil
-	}
 	conn, err := s.readConnection(ctx, connID, false)
 	if err != nil {
 		return "", err
 	}
 	if t := tokensOf(conn); s.fresh(t) {
-		s.remember(connID, t)
 		return t.access, nil
 	}
 	t, err := s.refresh(ctx, connID, core.RefreshBeforeSend, false, func(c *core.Connection) bool { return !s.fresh(tokensOf(c)) })
-	if err == nil {
-		s.remember(connID, t)
-	}
 	return t.access, err
-}
-
-// knownToken returns the tokens this process last saw for a connection.
-func (s *Service) knownToken(id int64) (tokens, bool) {
-	s.knownMu.Lock()
-	defer s.knownMu.Unlock()
-	t, ok := s.known[id]
-	return t, ok
-}
-
-// remember keeps t as the connection's current tokens in this process.
-func (s *Service) remember(id int64, t tokens) {
-	s.knownMu.Lock()
-	defer s.knownMu.Unlock()
-	s.known[id] = t
-}
-
-// forget drops what this process knows of a connection's tokens: the
-// provider refused them, or new ones were stored.
-func (s *Service) forget(id int64) {
-	s.knownMu.Lock()
-	defer s.knownMu.Unlock()
-	delete(s.known, id)
 }
 
 // Refreshed implements core.TokenSource: after the provider refused
@@ -88,7 +61,6 @@ func (s *Service) forget(id int64) {
 // already differs from rejected.
 func (s *Service) Refreshed(ctx context.Context, connID int64, rejected string) (string, error) {
 	s.init()
-	s.forget(connID)
 	t, err := s.refresh(ctx, connID, core.RefreshUnauthorized, false, func(c *core.Connection) bool {
 		t := tokensOf(c)
 		return t.access == rejected || !s.fresh(t)
@@ -231,7 +203,6 @@ func (s *Service) grant(ctx context.Context, conn *core.Connection, trigger stri
 		attempt.ExpiresAt = &e
 	}
 	s.record(ctx, attempt)
-	s.remember(conn.ID, next)
 	return next, nil
 }
 
@@ -250,7 +221,6 @@ func (s *Service) record(ctx context.Context, a *core.RefreshAttempt) {
 // connection usable, so it runs once per refused grant.
 func (s *Service) needsAuthorization(ctx context.Context, conn *core.Connection, msg string) {
 	ctx = context.WithoutCancel(ctx)
-	s.forget(conn.ID)
 	if err := s.State.UpdateConnectionSettings(ctx, conn.ID, nil, core.OAuthNeedsAuthorization); err != nil {
 		s.Logger.Error("oauth: mark connection needs authorization", "connection_id", conn.ID, "err", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailsvc/mailsvc/app"
 	"github.com/mailsvc/mailsvc/app/oauth"
 	"github.com/mailsvc/mailsvc/core"
 )
@@ -346,37 +347,34 @@ func (c *countingConnections) Effective(ctx context.Context, id int64) (*core.Co
 	return c.Connections.Effective(ctx, id)
 }
 
-// TestAccessTokenKnownWhileFresh: sends reuse the token this process
-// already knows, without reading the connection, until it is within a
-// minute of expiry; a refusal makes it read and refresh again.
-func TestAccessTokenKnownWhileFresh(t *testing.T) {
+// TestAccessTokenFollowsTheStoredConnection: every AccessToken reads the
+// stored connection, so a token the connection no longer holds (an edit
+// that moved its authorization server dropped it) is never handed out,
+// not even by the process that read it a moment before.
+func TestAccessTokenFollowsTheStoredConnection(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
 	reads := &countingConnections{Connections: f.connApp}
 	f.svc.Connections = reads
 	id := f.authorized(t, 10*time.Minute)
-	for range 5 {
+	for range 3 {
 		if got, err := f.svc.AccessToken(ctx, id); err != nil || got != "old" {
 			t.Fatalf("AccessToken = %q, %v", got, err)
 		}
 	}
-	if reads.reads != 1 {
-		t.Fatalf("%d connection reads for five sends, want 1", reads.reads)
+	if reads.reads != 3 {
+		t.Fatalf("%d connection reads for three sends, want 3", reads.reads)
 	}
-	f.clock.Add(9*time.Minute + 30*time.Second) // 30 s left: no longer fresh
-	if got, err := f.svc.AccessToken(ctx, id); err != nil || got != "access-1" || len(f.client.Calls("Refresh")) != 1 {
-		t.Fatalf("near expiry: %q, %v, %d refreshes", got, err, len(f.client.Calls("Refresh")))
+	if _, err := f.connApp.Update(ctx, id, app.ConnectionInput{Settings: map[string]any{
+		"oauth_base_url": "https://accounts.google.com/elsewhere", "client_secret": "csecret-again"}}); err != nil {
+		t.Fatal(err)
 	}
-	before := reads.reads
-	if got, _ := f.svc.AccessToken(ctx, id); got != "access-1" || reads.reads != before {
-		t.Fatalf("the refreshed token is not reused: %q, %d reads", got, reads.reads-before)
+	got, err := f.svc.AccessToken(ctx, id)
+	if err == nil || got != "" || core.IsTemporary(err) {
+		t.Fatalf("after the move AccessToken = %q, %v; want a permanent needs-authorization error", got, err)
 	}
-	// The provider refuses it: the next token is fetched, not the known one.
-	if got, err := f.svc.Refreshed(ctx, id, "access-1"); err != nil || got != "access-2" {
-		t.Fatalf("Refreshed = %q, %v", got, err)
-	}
-	if got, _ := f.svc.AccessToken(ctx, id); got != "access-2" {
-		t.Fatalf("after a refusal AccessToken = %q, want access-2", got)
+	if n := len(f.client.Calls("Refresh")); n != 0 {
+		t.Fatalf("%d refreshes after the move, want none", n)
 	}
 }
 

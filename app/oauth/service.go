@@ -97,10 +97,6 @@ type Service struct {
 	initOnce sync.Once
 	locksMu  sync.Mutex
 	locks    map[int64]*sync.Mutex
-	// known holds the access token this process last read or obtained per
-	// connection, so a send does not read the database while it is fresh.
-	knownMu sync.Mutex
-	known   map[int64]tokens
 }
 
 // Providers are the OAuth providers, in the order of the spec's routes.
@@ -125,7 +121,6 @@ func (s *Service) init() {
 			s.Logger = slog.Default()
 		}
 		s.locks = map[int64]*sync.Mutex{}
-		s.known = map[int64]tokens{}
 	})
 }
 

@@ -130,7 +130,6 @@ func (s *Service) storeTokenWith(ctx context.Context, conn *core.Connection, d *
 		}
 		patch[core.KeyRefreshToken] = enc
 	}
-	s.forget(conn.ID)
 	if err := s.State.UpdateConnectionSettings(ctx, conn.ID, patch, core.OAuthAuthorized); err != nil {
 		return fmt.Errorf("store token of connection %d: %w", conn.ID, err)
 	}

@@ -82,19 +82,21 @@ func ModeField(help string) core.Field {
 // OAuthBaseURLField returns the oauth_base_url field; def is the real
 // authorization server, named in the help text, and hosts are the
 // provider's own authorization hosts (core.Field.Hosts), the only ones
-// it takes unless MAILSVC_ALLOW_CUSTOM_ENDPOINTS is true.
+// it takes unless MAILSVC_ALLOW_CUSTOM_ENDPOINTS is true. It is a
+// destination: the client secret and the refresh token go to it.
 func OAuthBaseURLField(def string, hosts ...string) core.Field {
 	return core.Field{Key: KeyOAuthBaseURL, Label: "Authorization server URL", Type: core.FieldURL,
-		Help: "Leave empty for " + def + ".", Hosts: hosts}
+		Help: "Leave empty for " + def + ".", Hosts: hosts, Destination: true}
 }
 
 // SMTPFields returns the smtp_host and smtp_port fields of SMTP mode with
-// the provider's endpoint as defaults.
+// the provider's endpoint as defaults. Both are destinations: the access
+// token goes to them.
 func SMTPFields(host string, port int64) []core.Field {
 	return []core.Field{
-		{Key: KeySMTPHost, Label: "SMTP host", Type: core.FieldString, Default: host,
+		{Key: KeySMTPHost, Label: "SMTP host", Type: core.FieldString, Default: host, Destination: true,
 			Help: "SMTP mode only: the submission server (STARTTLS)."},
-		{Key: KeySMTPPort, Label: "SMTP port", Type: core.FieldInteger, Default: port,
+		{Key: KeySMTPPort, Label: "SMTP port", Type: core.FieldInteger, Default: port, Destination: true,
 			Min: core.Int64(1), Max: core.Int64(65535), Help: "SMTP mode only."},
 	}
 }

@@ -235,10 +235,27 @@ func TestOneClickOAuthThroughTheBinary(t *testing.T) {
 		}
 	}
 
-	// A message through the Gmail one-click connection reaches Gmail.
+	// A message through the Gmail one-click connection reaches Gmail. Its
+	// API base URL is a destination: the tokens do not follow it, and the
+	// connection is authorized again for the new one.
 	g := ids[core.ProviderGoogle]
-	if r := call("PUT", fmt.Sprintf("/connections/%d", g), fmt.Sprintf(`{"settings":{"base_url":%q}}`, gmail.URL)); r.Status != 200 {
-		t.Fatalf("set the Gmail fake's URL: %d %s", r.Status, r.Body)
+	r = call("PUT", fmt.Sprintf("/connections/%d", g), fmt.Sprintf(`{"settings":{"base_url":%q}}`, gmail.URL))
+	var moved oneClickConn
+	r.JSON(t, &moved)
+	if r.Status != 200 || moved.OAuthStatus != core.OAuthNeedsAuthorization || moved.Settings["refresh_token"] != nil {
+		t.Fatalf("set the Gmail fake's URL: %d %s, want the tokens dropped", r.Status, r.Body)
+	}
+	status, loc, b := hop(t, "GET", fmt.Sprintf("%s/pro/oauth/google/one-click/authorize?connection_id=%d", svc.Base, g), "", "", admin)
+	if status != http.StatusFound {
+		t.Fatalf("authorize again: %d %s", status, b)
+	}
+	back, err := google.Consent(context.Background(), loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, loc, b = hop(t, "GET", svc.Base+"/pro/oauth/google/one-click/callback?"+back.RawQuery, "", "", nil)
+	if f := adminFlags(t, status, loc, b); f.Get("oauth") != "success" || f.Get("connection_id") != fmt.Sprint(g) {
+		t.Fatalf("authorize again: flags %v", f)
 	}
 	if r := call("PUT", "/settings", fmt.Sprintf(`{"default_connection_id":%d}`, g)); r.Status != 200 {
 		t.Fatalf("PUT /settings: %d %s", r.Status, r.Body)

@@ -80,6 +80,7 @@ func TestTransferRoutes(t *testing.T) {
 	}
 	_, exported := e.call("POST", "/pro/tools/export", "")
 	changed := strings.Replace(exported, `"smtp.example"`, `"other.example"`, 1)
+	renamed := strings.Replace(exported, `"host":"smtp.example"`, `"from_name":"Shop","host":"smtp.example"`, 1)
 	e.run([]step{
 		{"export", "POST", "/pro/tools/export", "", 200, []string{`"version":1`, `"password":null`, `"secrets_omitted":["password"]`, `"sender_groups":[]`, `"routing_rules":[]`}},
 		{"preview malformed", "POST", "/pro/tools/import/preview", `{"data":`, 400, []string{"bad_request"}},
@@ -93,10 +94,20 @@ func TestTransferRoutes(t *testing.T) {
 		{"import unresolved", "POST", "/pro/tools/import", `{"data":` + changed + `}`, 422, []string{`"resolutions.connections:1":`}},
 		{"import bad resolution", "POST", "/pro/tools/import", `{"data":` + changed + `,"resolutions":{"connections:1":"merge"}}`, 422, []string{"keep, replace or new"}},
 		{"unchanged after refusals", "POST", "/pro/tools/export", "", 200, []string{`"smtp.example"`}},
-		{"import replace", "POST", "/pro/tools/import", `{"data":` + changed + `,"resolutions":{"connections:1":"replace"}}`, 200, []string{`"counts":{"connections":1}`, `"replaced":[{"section":"connections","id":1,"name":"Relay","existing_id":1}]`}},
-		{"replaced", "POST", "/pro/tools/export", "", 200, []string{`"other.example"`}},
+		{"import replace", "POST", "/pro/tools/import", `{"data":` + renamed + `,"resolutions":{"connections:1":"replace"}}`, 200, []string{`"counts":{"connections":1}`, `"replaced":[{"section":"connections","id":1,"name":"Relay","existing_id":1}]`}},
+		{"replaced", "POST", "/pro/tools/export", "", 200, []string{`"from_name":"Shop"`}},
 	}, "c2VjcmV0")
 	if c := e.store.ConnectionStore.Raw(1); c.Settings.String("password") != "test-enc:c2VjcmV0" {
 		t.Fatalf("the replaced connection lost its secret: %v", c.Settings)
+	}
+	// A replace that moves the connection to another server drops the
+	// secret entered for the first one.
+	e.run([]step{
+		{"import moved", "POST", "/pro/tools/import", `{"data":` + changed + `,"resolutions":{"connections:1":"replace"}}`, 200,
+			[]string{`"replaced":[{"section":"connections","id":1,"name":"Relay","existing_id":1,"status":"needs_password","missing":["password"]}]`}},
+		{"moved", "POST", "/pro/tools/export", "", 200, []string{`"other.example"`, `"secrets_omitted":[]`}},
+	}, "c2VjcmV0")
+	if c := e.store.ConnectionStore.Raw(1); c.Settings["password"] != nil || !strings.Contains(c.LastError, "password") {
+		t.Fatalf("the moved connection kept its secret: %v (last_error %q)", c.Settings, c.LastError)
 	}
 }

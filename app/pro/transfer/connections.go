@@ -6,14 +6,24 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mailsvc/mailsvc/app"
 	"github.com/mailsvc/mailsvc/core"
 )
 
 // connectionSection exports and imports connections. Secrets never leave:
-// a secret key is exported as null and listed in secrets_omitted; on
-// import a replaced connection keeps its stored secrets and a new one has
-// none (its last_error says which to enter).
+// a secret key is exported as null and listed in secrets_omitted. On
+// import every connection is validated by its driver (app.Connections
+// does the writing); a replaced connection keeps its stored secrets while
+// its destination stays, and loses them when the file moves it; a new one
+// has none. The last_error of a connection left without secrets says
+// which to enter.
 type connectionSection struct{ svc *Service }
+
+// StatusNeedsPassword is the status of a replaced connection whose
+// secrets the import dropped (its destination changed): they must be
+// entered again. An OAuth connection that only lost its tokens has
+// core.OAuthNeedsAuthorization.
+const StatusNeedsPassword = "needs_password"
 
 func (connectionSection) Name() string { return SectionConnections }
 
@@ -37,6 +47,7 @@ func (c connectionSection) Export(ctx context.Context, st Store) ([]Item, error)
 	out := make([]Item, 0, len(conns))
 	for _, conn := range conns {
 		settings, omitted := withoutSecrets(conn.Settings, c.sensitive(conn.Driver))
+		delete(settings, core.KeyTokenExpiry) // the state of a token, which is never exported
 		out = append(out, Item{
 			"id": conn.ID, "name": conn.Name, "driver": conn.Driver, "is_active": conn.IsActive,
 			"settings": settings, KeySecretsOmitted: omitted,
@@ -53,56 +64,82 @@ func (c connectionSection) Check(item Item) string {
 	if driver == "" {
 		return "It has no driver."
 	}
-	d, ok := core.LookupDriver(driver)
-	if !ok {
+	if _, ok := core.LookupDriver(driver); !ok {
 		return fmt.Sprintf("Unknown driver %q: no such transport is installed here.", driver)
 	}
-	if !c.svc.AllowCustomEndpoints {
-		settings, _ := item["settings"].(map[string]any)
-		return core.EndpointProblem(d.CheckEndpoints(settings, nil))
+	if err := c.svc.connections().CheckImport(c.imported(item, "")); err != nil {
+		fields := core.ErrorFields(err)
+		keys := make([]string, 0, len(fields))
+		for k := range fields {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		msgs := make([]string, len(keys))
+		for i, k := range keys {
+			msgs[i] = k + ": " + fields[k]
+		}
+		return "Its settings are not valid for the driver: " + strings.Join(msgs, " ")
 	}
 	return ""
 }
 
-func (c connectionSection) Apply(ctx context.Context, tx Store, item Item, existingID int64, name string, _ Refs) (int64, error) {
+// imported returns item as app.Connections imports it, named name (""
+// for the item's own name), without any secret.
+func (c connectionSection) imported(item Item, name string) app.ImportedConnection {
 	driver, _ := item["driver"].(string)
+	if name == "" {
+		name, _ = item["name"].(string)
+	}
 	active, ok := item["is_active"].(bool)
 	if !ok {
 		active = true
 	}
-	settings := importedSettings(item, c.sensitive(driver))
-	if existingID > 0 {
-		cur, err := tx.FindConnectionByID(ctx, existingID)
-		if err != nil {
-			return 0, fmt.Errorf("replace connection %d: %w", existingID, err)
+	return app.ImportedConnection{Name: name, Driver: driver, IsActive: active, Settings: importedSettings(item, c.sensitive(driver))}
+}
+
+func (c connectionSection) Apply(ctx context.Context, tx Store, item Item, existingID int64, name string, _ Refs) (int64, error) {
+	id, _, _, err := c.write(ctx, tx, item, existingID, name)
+	return id, err
+}
+
+// write is Apply that also returns, for a connection left without
+// secrets it needs, its status (StatusNeedsPassword or
+// core.OAuthNeedsAuthorization) and the missing secrets.
+func (c connectionSection) write(ctx context.Context, tx Store, item Item, existingID int64, name string) (int64, string, []string, error) {
+	in := c.imported(item, name)
+	conn, dropped, err := c.svc.connections().Import(ctx, tx, existingID, in)
+	if err != nil {
+		return 0, "", nil, fmt.Errorf("import connection %q: %w", name, err)
+	}
+	var msg, status string
+	missing := dropped
+	switch {
+	case existingID == 0:
+		missing = omittedKeys(item)
+		if len(missing) > 0 {
+			msg = fmt.Sprintf("Imported without its secrets (%s): enter them again before it can send.", strings.Join(missing, ", "))
 		}
-		isSecret := c.sensitive(cur.Driver)
-		for k, v := range cur.Settings {
-			if isSecret(k, v) {
-				settings[k] = v // the stored (encrypted) secret stays
+	case len(dropped) > 0:
+		status = core.OAuthNeedsAuthorization
+		for _, k := range dropped {
+			if k != core.KeyAccessToken && k != core.KeyRefreshToken {
+				status = StatusNeedsPassword
 			}
 		}
-		cur.Name, cur.Driver, cur.IsActive, cur.Settings = name, driver, active, settings
-		if err := tx.UpdateConnection(ctx, cur); err != nil {
-			return 0, fmt.Errorf("replace connection %d: %w", existingID, err)
+		msg = fmt.Sprintf("Imported with another server: its secrets (%s) were dropped, as they belong to the server they were entered for. ", strings.Join(dropped, ", "))
+		if status == StatusNeedsPassword {
+			msg += "Enter them again before it can send."
+		} else {
+			msg += "Authorize it again before it can send."
 		}
-		return existingID, nil
 	}
-	conn := &core.Connection{Name: name, Driver: driver, IsActive: active, Settings: settings, HealthStatus: core.HealthUnknown}
-	if d, _ := core.LookupDriver(driver); d.OAuthProvider != "" {
-		conn.OAuthStatus = core.OAuthPending
-	}
-	if err := tx.CreateConnection(ctx, conn); err != nil {
-		return 0, fmt.Errorf("import connection %q: %w", name, err)
-	}
-	if missing := omittedKeys(item); len(missing) > 0 {
-		h := core.ConnectionHealth{Status: core.HealthUnknown, CheckedAt: c.svc.now(),
-			Error: fmt.Sprintf("Imported without its secrets (%s): enter them again before it can send.", strings.Join(missing, ", "))}
+	if msg != "" {
+		h := core.ConnectionHealth{Status: core.HealthUnknown, CheckedAt: c.svc.now(), Error: msg}
 		if err := tx.UpdateConnectionHealth(ctx, conn.ID, h); err != nil {
-			return 0, fmt.Errorf("import connection %q: %w", name, err)
+			return 0, "", nil, fmt.Errorf("import connection %q: %w", name, err)
 		}
 	}
-	return conn.ID, nil
+	return conn.ID, status, missing, nil
 }
 
 // withoutSecrets returns settings with every secret value replaced by
@@ -122,9 +159,9 @@ func withoutSecrets(s core.Settings, secret func(key string, v any) bool) (map[s
 	return out, omitted
 }
 
-// importedSettings returns an item's settings without nulls and without
-// any secret (a secret pasted into a file is not imported: secrets are
-// entered in the service).
+// importedSettings returns an item's settings without nulls, without any
+// secret (a secret pasted into a file is not imported: secrets are
+// entered in the service) and without an OAuth token's expiry.
 func importedSettings(item Item, secret func(key string, v any) bool) core.Settings {
 	out := core.Settings{}
 	m, _ := item["settings"].(map[string]any)
@@ -133,7 +170,7 @@ func importedSettings(item Item, secret func(key string, v any) bool) core.Setti
 		omitted[k] = true
 	}
 	for k, v := range m {
-		if v == nil || omitted[k] || secret(k, v) {
+		if v == nil || omitted[k] || secret(k, v) || k == core.KeyTokenExpiry {
 			continue
 		}
 		out[k] = v

@@ -122,7 +122,13 @@ func (s *Service) apply(ctx context.Context, tx Store, p *plan, resolutions map[
 			}
 			name = freeName(name, taken)
 		}
-		id, err := st.section.Apply(ctx, tx, st.item, existing, name, refs)
+		var id int64
+		var err error
+		if cs, ok := st.section.(connectionSection); ok {
+			id, rec.Status, rec.Missing, err = cs.write(ctx, tx, st.item, existing, name)
+		} else {
+			id, err = st.section.Apply(ctx, tx, st.item, existing, name, refs)
+		}
 		if err != nil {
 			return nil, err
 		}

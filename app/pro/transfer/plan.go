@@ -35,12 +35,16 @@ type Skipped struct {
 }
 
 // Record names one record of the file and, when it matched one, the
-// existing record.
+// existing record. A replaced connection that the import left without
+// secrets it needs (the file moved it to another server) has a Status,
+// StatusNeedsPassword or needs_authorization, and the Missing secrets.
 type Record struct {
-	Section    string `json:"section"`
-	ID         int64  `json:"id"`
-	Name       string `json:"name"`
-	ExistingID int64  `json:"existing_id,omitempty"`
+	Section    string   `json:"section"`
+	ID         int64    `json:"id"`
+	Name       string   `json:"name"`
+	ExistingID int64    `json:"existing_id,omitempty"`
+	Status     string   `json:"status,omitempty"`
+	Missing    []string `json:"missing,omitempty"`
 }
 
 // Preview is what an import would meet: the conflicts to resolve and the
@@ -53,7 +57,7 @@ type Preview struct {
 // Resolutions of a conflict.
 const (
 	ResolveKeep    = "keep"    // leave the existing record as it is
-	ResolveReplace = "replace" // overwrite it with the file's (secrets kept)
+	ResolveReplace = "replace" // overwrite it with the file's (secrets kept unless it moves)
 	ResolveNew     = "new"     // import the file's record as a new one
 )
 
@@ -246,7 +250,7 @@ func match(existing []Item, used map[int64]bool, name string, id int64) Item {
 
 // diff lists the fields in which an imported item differs from an
 // existing one (both in exported form): top-level keys, and settings.<key>
-// for settings. Ids and secrets are not compared.
+// for settings. Ids, secrets and token expiries are not compared.
 func diff(existing, item Item) []string {
 	var out []string
 	keys := map[string]bool{}
@@ -275,7 +279,7 @@ func diff(existing, item Item) []string {
 func settingsDiff(existing, item Item) []string {
 	a, _ := toJSONShape(existing["settings"]).(map[string]any)
 	b, _ := toJSONShape(item["settings"]).(map[string]any)
-	secret := map[string]bool{}
+	secret := map[string]bool{core.KeyTokenExpiry: true}
 	for _, k := range append(omittedKeys(existing), omittedKeys(item)...) {
 		secret[k] = true
 	}

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/mailsvc/mailsvc/app"
 	"github.com/mailsvc/mailsvc/app/pro"
 	"github.com/mailsvc/mailsvc/core"
 )
@@ -25,16 +26,27 @@ type Service struct {
 	// SensitiveKeys are extra sensitive settings keys (configuration and
 	// the mail_svc_sensitive_keys filter), as app.Connections has them.
 	SensitiveKeys func() []string
+	// Connections validates and writes imported connections: the
+	// driver's schema and rules, constants, encryption. nil: one with
+	// Cipher and SensitiveKeys and no constants.
+	Connections *app.Connections
 	// Sections replaces the registered sections (tests); nil uses
 	// RegisterSection's.
 	Sections []Section
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
-	// AllowCustomEndpoints (MAILSVC_ALLOW_CUSTOM_ENDPOINTS) lets an
-	// imported connection carry an endpoint setting off the provider's
-	// hosts (core.Field.Hosts); off, such a connection is skipped with
-	// the reason, as app.Connections refuses it on create.
-	AllowCustomEndpoints bool
+}
+
+// connections returns what validates and writes imported connections.
+func (s *Service) connections() *app.Connections {
+	if s.Connections != nil {
+		return s.Connections
+	}
+	var extra []string
+	if s.SensitiveKeys != nil {
+		extra = s.SensitiveKeys()
+	}
+	return &app.Connections{Cipher: s.Cipher, SensitiveKeys: extra}
 }
 
 func (s *Service) now() time.Time {

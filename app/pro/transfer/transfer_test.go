@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mailsvc/mailsvc/app"
 	"github.com/mailsvc/mailsvc/app/apptest"
 	"github.com/mailsvc/mailsvc/app/pro/transfer"
 	"github.com/mailsvc/mailsvc/core"
@@ -30,7 +31,8 @@ func (m *memStore) InTransaction(_ context.Context, fn func(transfer.Store) erro
 func init() {
 	core.Register(core.Driver{Slug: "xfer", Name: "Transfer test",
 		Fields: []core.Field{{Key: "host", Type: core.FieldString}, {Key: "api_key", Type: core.FieldPassword}, {Key: "region", Type: core.FieldString},
-			{Key: "base_url", Type: core.FieldURL, Hosts: []string{"api.xfer.example"}}},
+			{Key: "base_url", Type: core.FieldURL, Hosts: []string{"api.xfer.example"}},
+			{Key: "endpoint", Type: core.FieldURL, Destination: true}, {Key: "timeout", Type: core.FieldInteger}},
 		New: func(*core.Connection, core.DriverEnv) (core.Transport, error) { return nil, nil }})
 	core.RegisterChannelType(core.ChannelType{Slug: "xferchan", Name: "Transfer test channel",
 		Fields: []core.Field{{Key: "chat", Type: core.FieldString}, {Key: "webhook_url", Type: core.FieldURL, Sensitive: true}},
@@ -372,7 +374,7 @@ func TestImportSkipsEndpointsOffTheProviderHosts(t *testing.T) {
 			dst := newStore()
 			seed(t, dst)
 			svc := service(dst)
-			svc.AllowCustomEndpoints = tt.allowCustom
+			svc.Connections = &app.Connections{Cipher: cipher, AllowCustomEndpoints: tt.allowCustom}
 			// A skipped connection has no conflict to resolve.
 			resolutions := map[string]string{"connections:1": transfer.ResolveReplace}
 			if tt.wantSkipped {
@@ -403,5 +405,66 @@ func TestImportSkipsEndpointsOffTheProviderHosts(t *testing.T) {
 				t.Errorf("base_url stored %v, want %s", stored, tt.baseURL)
 			}
 		})
+	}
+}
+
+// TestImportBindsSecretsToTheirDestination: a replace that moves a
+// connection (a destination field changes) drops its stored secrets and
+// reports it needs_password; one that does not keeps them; a connection
+// whose settings its driver rejects is skipped with the driver's reason
+// in the preview and the import, and nothing of it is written.
+func TestImportBindsSecretsToTheirDestination(t *testing.T) {
+	src := newStore()
+	seed(t, src)
+	file := export(t, service(src))
+	moved := edit(t, file, func(m map[string]any) {
+		conn(m, 0)["settings"].(map[string]any)["endpoint"] = "http://127.0.0.1:9/capture"
+	})
+	invalid := edit(t, file, func(m map[string]any) {
+		conn(m, 0)["settings"].(map[string]any)["timeout"] = "not-a-number"
+	})
+	replace := map[string]string{"connections:1": "replace"}
+
+	dst := newStore()
+	seed(t, dst)
+	r, err := service(dst).Import(context.Background(), moved, replace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := dst.ConnectionStore.Raw(1)
+	if c.Settings["api_key"] != nil || c.Settings.String("endpoint") != "http://127.0.0.1:9/capture" {
+		t.Fatalf("moved connection settings %v: the secret followed it", c.Settings)
+	}
+	if len(r.Replaced) != 1 || r.Replaced[0].Status != transfer.StatusNeedsPassword || strings.Join(r.Replaced[0].Missing, ",") != "api_key" {
+		t.Fatalf("replaced %+v, want connection 1 needs_password, missing api_key", r.Replaced)
+	}
+	if !strings.Contains(c.LastError, "api_key") {
+		t.Fatalf("last_error %q does not say which secret to enter", c.LastError)
+	}
+
+	for _, name := range []string{"preview", "import"} {
+		dst := newStore()
+		seed(t, dst)
+		before := export(t, service(dst))
+		var skipped []transfer.Skipped
+		if name == "preview" {
+			p, err := service(dst).Preview(context.Background(), invalid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			skipped = p.Skipped
+		} else {
+			r, err := service(dst).Import(context.Background(), invalid, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			skipped = r.Skipped
+		}
+		if len(skipped) != 1 || skipped[0].Name != "Main" || !strings.Contains(skipped[0].Reason, "timeout: Must be a whole number.") {
+			t.Fatalf("%s: skipped %+v, want Main for its timeout", name, skipped)
+		}
+		if after := export(t, service(dst)); !sameExceptTime(before, after) {
+			t.Fatalf("%s wrote the invalid connection:\n%s\n%s", name, before, after)
+		}
 	}
 }

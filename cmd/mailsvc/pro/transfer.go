@@ -12,13 +12,12 @@ import (
 // environment's database.
 func transferService(env *cli.ServeEnv) *transfer.Service {
 	return &transfer.Service{
-		Store:  env.DB,
-		Tx:     storeTransactor{env.DB},
-		Site:   env.SiteURL,
-		Cipher: env.Cipher,
-		// The same rule as the connections' own API.
-		AllowCustomEndpoints: env.Connections.AllowCustomEndpoints,
-		SensitiveKeys:        env.Connections.ExtraSensitiveKeys,
+		Store:         env.DB,
+		Tx:            storeTransactor{env.DB},
+		Site:          env.SiteURL,
+		Cipher:        env.Cipher,
+		SensitiveKeys: env.Connections.ExtraSensitiveKeys,
+		Connections:   env.Connections,
 	}
 }
 
