@@ -41,7 +41,7 @@ func settle(t *testing.T, db *store.DB, m core.Message, status, response, lastEr
 	n, err := db.RecordOutcomes(context.Background(), "w", []core.LogOutcome{{
 		LogID: l.ID, Status: status, Attempts: 1, PhaseAttempts: 1, SentConnectionID: &conn, LastError: lastError,
 		ProviderMessageID: fmt.Sprintf("pm-%d", l.ID),
-		History: []core.Attempt{{LogID: l.ID, ConnectionID: conn, At: time.Now(), Outcome: core.OutcomeDelivered, Response: response}},
+		History:           []core.Attempt{{LogID: l.ID, ConnectionID: conn, At: time.Now(), Outcome: core.OutcomeDelivered, Response: response}},
 	}})
 	if err != nil || n != 1 {
 		t.Fatalf("RecordOutcomes = %d, %v", n, err)
