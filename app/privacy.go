@@ -27,6 +27,15 @@ const (
 // erasers (the REST routes /privacy/export and /privacy/erase).
 type Privacy struct {
 	Store core.PersonalDataStore
+	// Transcripts, when set, is the debug log's SMTP transcripts: an
+	// erase removes those naming the address.
+	Transcripts TranscriptEraser
+}
+
+// TranscriptEraser removes the stored SMTP transcripts naming an address
+// (debuglog.Transcripts).
+type TranscriptEraser interface {
+	DeleteNaming(ctx context.Context, email string) (int, error)
 }
 
 // PersonalDataExport is one page of an export: WordPress's exporter
@@ -182,7 +191,8 @@ func eventItem(ev core.LogEvent, email string) (core.PersonalDataItem, bool) {
 // Erase erases email from up to PrivacyPageSize delivered or failed logs
 // (bodies removed, the address replaced by core.ErasedAddress, the
 // provider events naming it removed; statuses and analytics counts
-// kept) and removes its suppression list entry. Done is false while
+// kept) and removes its suppression list entry and the SMTP transcripts
+// naming it. Done is false while
 // more logs may be left; logs still queued or sending are kept until
 // sent, which the answer says (items_retained and a message) once the
 // rest is done. A missing or invalid address is a validation error.
@@ -200,8 +210,14 @@ func (p *Privacy) Erase(ctx context.Context, email string) (*PersonalDataErasure
 	if err != nil {
 		return nil, fmt.Errorf("erase personal data: %w", err)
 	}
+	transcripts := 0
+	if p.Transcripts != nil {
+		if transcripts, err = p.Transcripts.DeleteNaming(ctx, email); err != nil {
+			return nil, fmt.Errorf("erase personal data: %w", err)
+		}
+	}
 	out := &PersonalDataErasure{
-		ItemsRemoved: erased > 0 || suppressed,
+		ItemsRemoved: erased > 0 || suppressed || transcripts > 0,
 		Messages:     []string{},
 		Done:         erased < PrivacyPageSize,
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailsvc/mailsvc/adapters/debuglog"
 	api "github.com/mailsvc/mailsvc/adapters/http"
 	"github.com/mailsvc/mailsvc/adapters/store"
 	"github.com/mailsvc/mailsvc/app"
@@ -17,9 +18,9 @@ import (
 	"github.com/mailsvc/mailsvc/internal/testdb"
 )
 
-// newPrivacyServer serves the log and personal data routes over a real
-// SQLite store.
-func newPrivacyServer(t *testing.T) (*httptest.Server, *store.DB) {
+// newPrivacyServer serves the log, debug log and personal data routes
+// over a real SQLite store and a transcript directory.
+func newPrivacyServer(t *testing.T) (*httptest.Server, *store.DB, *debuglog.Transcripts) {
 	t.Helper()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	db, err := store.Open(context.Background(), testdb.SQLite(t), "wp_", quiet)
@@ -28,16 +29,17 @@ func newPrivacyServer(t *testing.T) (*httptest.Server, *store.DB) {
 	}
 	t.Cleanup(func() { db.Close() })
 	s, _ := newAPI()
-	s.Logs = &app.Logs{Store: db}
-	s.Privacy = &app.Privacy{Store: db}
+	transcripts := debuglog.NewTranscripts(t.TempDir(), 0, 0, debuglog.Redactor{}, nil)
+	s.Logs, s.Transcripts = &app.Logs{Store: db}, transcripts
+	s.Privacy = &app.Privacy{Store: db, Transcripts: transcripts}
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(ts.Close)
-	return ts, db
+	return ts, db, transcripts
 }
 
 // TestPrivacyRoutesBadInput: the usual auth and error shape.
 func TestPrivacyRoutesBadInput(t *testing.T) {
-	ts, _ := newPrivacyServer(t)
+	ts, _, _ := newPrivacyServer(t)
 	tests := []struct {
 		name, method, path, token, body string
 		status                          int
@@ -68,9 +70,10 @@ func TestPrivacyRoutesBadInput(t *testing.T) {
 // TestPrivacyExportAndErasePages: a person with more logs than a page is
 // exported over two pages (WordPress's done flag) and erased over two
 // calls, a queued message is kept and reported, and afterwards the log
-// routes no longer answer with the address.
+// and debug log routes no longer answer with the address (another
+// person's transcript stays).
 func TestPrivacyExportAndErasePages(t *testing.T) {
-	ts, db := newPrivacyServer(t)
+	ts, db, transcripts := newPrivacyServer(t)
 	ctx := context.Background()
 	const person = "Pat.Doe@example.com"
 	var logs []*core.Log
@@ -87,6 +90,8 @@ func TestPrivacyExportAndErasePages(t *testing.T) {
 	if err := db.ImportLogs(ctx, logs); err != nil {
 		t.Fatal(err)
 	}
+	transcripts.SaveTranscript(1, "C: RCPT TO:<"+person+">\nS: 250 ok")
+	transcripts.SaveTranscript(1, "C: RCPT TO:<someone@example.com>\nS: 250 ok")
 	queued := &core.Log{Message: core.Message{From: core.Address{Email: "shop@example.com"}, To: []core.Address{{Email: person}}, Subject: "Soon", Text: "x"}}
 	if err := db.EnqueueLog(ctx, queued); err != nil {
 		t.Fatal(err)
@@ -162,13 +167,16 @@ func TestPrivacyExportAndErasePages(t *testing.T) {
 	for _, path := range []string{
 		"/logs?per_page=100", "/logs?per_page=100&page=2", "/logs?search=receipt&per_page=100",
 		"/logs?search=" + lower, fmt.Sprintf("/logs/%d", logs[0].ID), fmt.Sprintf("/logs/%d", logs[app.PrivacyPageSize].ID),
-		"/privacy/export?email=" + lower,
+		"/privacy/export?email=" + lower, "/tools/debug-logs",
 	} {
 		r := do(t, ts, "GET", ns+path, "admin", nil)
 		body := strings.ToLower(string(r.Body))
 		if r.Status != 200 || strings.Contains(body, lower) || strings.Contains(body, "pat doe") || strings.Contains(body, "thanks, pat") {
 			t.Errorf("GET %s = %d, still names the person: %s", path, r.Status, r.Body)
 		}
+	}
+	if list, total, err := transcripts.List(ctx, 0, 0); err != nil || total != 1 || !strings.Contains(list[0].Transcript, "someone@") {
+		t.Errorf("transcripts after the erase: %+v (%d, %v), want the other person's", list, total, err)
 	}
 	if l, err := db.FindLogByID(ctx, logs[app.PrivacyPageSize+1].ID); err != nil || l.Message.Text != "other" {
 		t.Errorf("another person's log = %+v, %v", l, err)
