@@ -805,10 +805,18 @@ var migrations = []migration{
 		// rows are, and copied here from the message column of the logs
 		// already there (the sender and the first three Reply-To
 		// addresses; a message column that is not JSON is passed over).
+		// The address index gains the kind before the log id, so that an
+		// address search reads the recipient rows of an address alone and
+		// not the site's own sender address's row of every log. The new
+		// index is built after the copy and before the old one goes.
 		Version: 15,
 		Name:    "sender and Reply-To addresses in the addresses table (personal data requests)",
-		MySQL:   senderIndexBackfill(`JSON_VALID(message)`, `LOWER(JSON_UNQUOTE(JSON_EXTRACT(message, '%s')))`, "CHAR_LENGTH", "INSERT IGNORE"),
-		SQLite:  senderIndexBackfill(`json_valid(message)`, `LOWER(json_extract(message, '%s'))`, "LENGTH", "INSERT OR IGNORE"),
+		MySQL: append(senderIndexBackfill(`JSON_VALID(message)`, `LOWER(JSON_UNQUOTE(JSON_EXTRACT(message, '%s')))`, "CHAR_LENGTH", "INSERT IGNORE"),
+			`CREATE INDEX IF NOT EXISTS idx_email_kind ON {prefix}mailsvc_log_recipients (email, kind, log_id)`,
+			`ALTER TABLE {prefix}mailsvc_log_recipients DROP INDEX IF EXISTS idx_email`),
+		SQLite: append(senderIndexBackfill(`json_valid(message)`, `LOWER(json_extract(message, '%s'))`, "LENGTH", "INSERT OR IGNORE"),
+			`CREATE INDEX IF NOT EXISTS {prefix}mailsvc_log_recipients_email_kind ON {prefix}mailsvc_log_recipients (email, kind, log_id)`,
+			`DROP INDEX IF EXISTS {prefix}mailsvc_log_recipients_email`),
 	},
 }
 
