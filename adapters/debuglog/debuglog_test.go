@@ -739,3 +739,27 @@ func FuzzRedactorBody(f *testing.F) {
 		}
 	})
 }
+
+// TestTranscriptsDeleteNaming: a personal data erase removes the
+// transcripts naming the address, in any case, and keeps the others.
+func TestTranscriptsDeleteNaming(t *testing.T) {
+	ctx := context.Background()
+	ts := debuglog.NewTranscripts(t.TempDir(), 10, 0, debuglog.Redactor{}, nil)
+	ts.SaveTranscript(1, "C: RCPT TO:<Pat@Example.com>\nS: 250 ok")
+	ts.SaveTranscript(2, "C: RCPT TO:<other@example.com>\nS: 250 ok")
+	ts.SaveTranscript(3, "C: MAIL FROM:<shop@example.com>\nC: RCPT TO:<pat@example.com>")
+	for i, want := range []int{2, 0} {
+		n, err := ts.DeleteNaming(ctx, "PAT@example.com")
+		if err != nil || n != want {
+			t.Fatalf("DeleteNaming #%d = %d, %v; want %d", i+1, n, err, want)
+		}
+	}
+	list, total, err := ts.List(ctx, 0, 0)
+	if err != nil || total != 1 || list[0].ConnectionID != 2 {
+		t.Fatalf("left %+v (%d, %v), want connection 2's only", list, total, err)
+	}
+	files, _ := os.ReadDir(ts.Dir())
+	if len(files) != 1 {
+		t.Fatalf("%d files on disk, want 1", len(files))
+	}
+}

@@ -176,6 +176,44 @@ func (t *Transcripts) Clear(_ context.Context) (int, error) {
 	return n, nil
 }
 
+// DeleteNaming removes the stored transcripts that name email (ignoring
+// case): a personal data erase reaches the debug log too. It returns how
+// many it removed.
+func (t *Transcripts) DeleteNaming(_ context.Context, email string) (int, error) {
+	email = strings.ToLower(strings.TrimSpace(email))
+	if email == "" {
+		return 0, nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.load(); err != nil {
+		return 0, err
+	}
+	n := 0
+	kept := t.names[:0]
+	for _, name := range t.names {
+		path := filepath.Join(t.dir, name)
+		b, err := os.ReadFile(path)
+		if os.IsNotExist(err) {
+			continue
+		} else if err != nil {
+			t.names = nil // read the directory again next time
+			return n, fmt.Errorf("read transcript %s: %w", name, err)
+		}
+		if !strings.Contains(strings.ToLower(string(b)), email) {
+			kept = append(kept, name)
+			continue
+		}
+		if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+			t.names = nil // read the directory again next time
+			return n, fmt.Errorf("remove transcript %s: %w", name, err)
+		}
+		n++
+	}
+	t.names = kept
+	return n, nil
+}
+
 // authLine matches a client AUTH command: "C: AUTH <mechanism> [initial response]".
 var authLine = regexp.MustCompile(`(?i)^(.*?C: AUTH\s+\S+)(\s+\S.*)?$`)
 

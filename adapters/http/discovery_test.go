@@ -34,6 +34,7 @@ type (
 	stubLogEvents     struct{ httppro.LogEventReader }
 	stubRoutingRules  struct{ httppro.RoutingRuleService }
 	stubSenderGroups  struct{ httppro.SenderGroupService }
+	stubPrivacy       struct{ api.PrivacyService }
 )
 
 // fullServer returns a Server with every optional route set registered:
@@ -44,7 +45,7 @@ func fullServer(t *testing.T, pro bool) (*api.Server, *httptest.Server) {
 	s, _ := newAPI()
 	s.Logs, s.Actions, s.Transcripts = stubLogs{}, stubActions{}, stubTranscripts{}
 	s.Plugins, s.Notifications, s.OAuth = stubPlugins{}, stubNotifications{}, stubOAuth{}
-	s.Migration, s.Dashboard = stubMigration{}, stubDashboard{}
+	s.Migration, s.Dashboard, s.Privacy = stubMigration{}, stubDashboard{}, stubPrivacy{}
 	s.Probes = &api.Probes{Metrics: http.NotFoundHandler(), Health: true, Ready: stubReady{}}
 	if pro {
 		s.Modules = []api.Module{&httppro.Module{
@@ -155,8 +156,9 @@ func TestNamespaceIndexListsEveryRoute(t *testing.T) {
 			// The spec's 83 routes, less Pro analytics (3) and the
 			// manual OAuth flows' one mux route per action for three
 			// providers (4), plus the namespace index and the
-			// suppression routes (4).
-			if pro && methods < 83-3-4+1+4 {
+			// suppression routes (4) and the personal data routes (2),
+			// additions to the spec.
+			if pro && methods < 83-3-4+1+4+2 {
 				t.Errorf("only %d methods and paths with Pro on", methods)
 			}
 

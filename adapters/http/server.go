@@ -104,8 +104,12 @@ type Server struct {
 	Migration MigrationService
 	// Dashboard serves the dashboard routes; nil leaves them unregistered.
 	Dashboard DashboardService
-	Hooks     *core.Hooks
-	Logger    *slog.Logger
+	// Privacy serves the personal data export and erase routes; nil
+	// leaves them unregistered.
+	Privacy PrivacyService
+
+	Hooks  *core.Hooks
+	Logger *slog.Logger
 	// Capability every route requires; "" means core.DefaultCapability.
 	// The mail_svc_rest_capability filter may change it per request.
 	Capability string
@@ -190,6 +194,9 @@ func (s *Server) Handler() http.Handler {
 	}
 	if s.Dashboard != nil {
 		s.dashboardRoutes(api)
+	}
+	if s.Privacy != nil {
+		s.privacyRoutes(api)
 	}
 	s.registerModules(api)
 	if s.Probes != nil {

@@ -11,12 +11,20 @@ import (
 	"github.com/mailsvc/mailsvc/core"
 )
 
-// Recipient kinds in the {prefix}mailsvc_log_recipients table.
+// Address kinds in the {prefix}mailsvc_log_recipients table: the
+// recipients, which the log search matches, and since schema 15 the
+// sender and the Reply-To addresses, which only personal data requests
+// look up (privacy.go).
 const (
-	recipientTo  = "to"
-	recipientCc  = "cc"
-	recipientBcc = "bcc"
+	recipientTo      = "to"
+	recipientCc      = "cc"
+	recipientBcc     = "bcc"
+	recipientFrom    = "frm"
+	recipientReplyTo = "rto"
 )
+
+// searchedKinds is the SQL list of the kinds an address search matches.
+const searchedKinds = "('" + recipientTo + "', '" + recipientCc + "', '" + recipientBcc + "')"
 
 // maxIndexedEmail is the longest address the recipients table keeps
 // (RFC 5321's limit); longer ones are not valid addresses and are left out.
@@ -29,7 +37,8 @@ type recipientRow struct {
 	Email string
 }
 
-// recipientRows returns m's distinct recipients as rows of log id.
+// recipientRows returns m's distinct recipients, sender and Reply-To
+// addresses as rows of log id.
 func recipientRows(id int64, m *core.Message) []recipientRow {
 	var out []recipientRow
 	seen := map[[2]string]bool{}
@@ -47,6 +56,8 @@ func recipientRows(id int64, m *core.Message) []recipientRow {
 	add(recipientTo, m.To)
 	add(recipientCc, m.Cc)
 	add(recipientBcc, m.Bcc)
+	add(recipientFrom, []core.Address{m.From})
+	add(recipientReplyTo, m.ReplyTo)
 	return out
 }
 

@@ -84,13 +84,13 @@ func (db *DB) logConditions(f core.LogFilter) (string, []any) {
 			// The recipients table's (email, log_id) index.
 			email := strings.ToLower(term)
 			if db.dialect == DialectMySQL {
-				where = append(where, "id IN (SELECT log_id FROM {prefix}mailsvc_log_recipients WHERE email = ?)")
+				where = append(where, "id IN (SELECT log_id FROM {prefix}mailsvc_log_recipients WHERE email = ? AND kind IN "+searchedKinds+")")
 				args = append(args, email)
 			} else {
 				// And the few logs not indexed yet, through the partial
 				// index: the address as the recipients column renders it
 				// (bare between commas, or in angle brackets).
-				where = append(where, `id IN (SELECT log_id FROM {prefix}mailsvc_log_recipients WHERE email = ?
+				where = append(where, `id IN (SELECT log_id FROM {prefix}mailsvc_log_recipients WHERE email = ? AND kind IN `+searchedKinds+`
 					UNION ALL SELECT id FROM {prefix}mailsvc_logs WHERE recipients_indexed = 0
 					AND (', ' || recipients || ',' LIKE ? ESCAPE '!' OR recipients LIKE ? ESCAPE '!'))`)
 				args = append(args, email, "%, "+likeEscape(email)+",%", "%<"+likeEscape(email)+">%")

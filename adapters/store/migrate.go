@@ -797,6 +797,47 @@ var migrations = []migration{
 			`ALTER TABLE {prefix}mailsvc_logs ALTER COLUMN queue_reserve SET DEFAULT ` + queueReserveDefault,
 		},
 	},
+	{
+		// Personal data requests (privacy.go) find the logs naming an
+		// address as sender or Reply-To as well as recipient: the
+		// addresses table gains those kinds (the search still matches
+		// recipients only), written from here on where the recipients
+		// rows are, and copied here from the message column of the logs
+		// already there (the sender and the first three Reply-To
+		// addresses; a message column that is not JSON is passed over).
+		// The address index gains the kind before the log id, so that an
+		// address search reads the recipient rows of an address alone and
+		// not the site's own sender address's row of every log. The new
+		// index is built after the copy and before the old one goes.
+		Version: 15,
+		Name:    "sender and Reply-To addresses in the addresses table (personal data requests)",
+		MySQL: append(senderIndexBackfill(`JSON_VALID(message)`, `LOWER(JSON_UNQUOTE(JSON_EXTRACT(message, '%s')))`, "CHAR_LENGTH", "INSERT IGNORE"),
+			`CREATE INDEX IF NOT EXISTS idx_email_kind ON {prefix}mailsvc_log_recipients (email, kind, log_id)`,
+			`ALTER TABLE {prefix}mailsvc_log_recipients DROP INDEX IF EXISTS idx_email`),
+		SQLite: append(senderIndexBackfill(`json_valid(message)`, `LOWER(json_extract(message, '%s'))`, "LENGTH", "INSERT OR IGNORE"),
+			`CREATE INDEX IF NOT EXISTS {prefix}mailsvc_log_recipients_email_kind ON {prefix}mailsvc_log_recipients (email, kind, log_id)`,
+			`DROP INDEX IF EXISTS {prefix}mailsvc_log_recipients_email`),
+	},
+}
+
+// senderIndexBackfill returns the statements of migration 15 in one
+// dialect: valid says the message column is JSON, extract reads a JSON
+// path of it (a %s), length is the character length function and insert
+// the INSERT that skips rows already there.
+func senderIndexBackfill(valid, extract, length, insert string) []string {
+	var out []string
+	for _, a := range []struct{ kind, path string }{
+		{recipientFrom, "$.from.email"},
+		{recipientReplyTo, "$.reply_to[0].email"},
+		{recipientReplyTo, "$.reply_to[1].email"},
+		{recipientReplyTo, "$.reply_to[2].email"},
+	} {
+		e := fmt.Sprintf(extract, a.path)
+		out = append(out, insert+` INTO {prefix}mailsvc_log_recipients (log_id, kind, email)
+			SELECT id, '`+a.kind+`', `+e+` FROM {prefix}mailsvc_logs
+			WHERE `+valid+` AND `+e+` IS NOT NULL AND `+e+` <> '' AND `+length+`(`+e+`) <= 254`)
+	}
+	return out
 }
 
 // LatestVersion is the schema version this build migrates to.

@@ -180,6 +180,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		OAuth:          oauthSvc,
 		Modules:        extraRoutes,
 		Dashboard:      rt.dashboard(conns, settings, deliverySvc, driverEnv, hooks),
+		Privacy:        &app.Privacy{Store: rt.db, Transcripts: transcripts},
 		Probes:         rt.probes(metricsReg),
 		Admin:          adminui.Handler(rt.screenFramers(admin)...),
 		Migration:      migrationSvc,
