@@ -819,6 +819,7 @@ var migrations = []migration{
 				last_error TEXT NULL,
 				PRIMARY KEY (id),
 				KEY idx_pending (done_at, id),
+				KEY idx_claimed (claimed_by),
 				KEY idx_created (created_at)
 			)` + mysqlTableOptions,
 			`ALTER TABLE {prefix}mailsvc_logs ADD COLUMN IF NOT EXISTS host_hooks TINYINT UNSIGNED NOT NULL DEFAULT 0`,
@@ -836,6 +837,7 @@ var migrations = []migration{
 				last_error TEXT NULL
 			)`,
 			`CREATE INDEX {prefix}mailsvc_hook_events_pending ON {prefix}mailsvc_hook_events (done_at, id)`,
+			`CREATE INDEX {prefix}mailsvc_hook_events_claimed ON {prefix}mailsvc_hook_events (claimed_by)`,
 			`CREATE INDEX {prefix}mailsvc_hook_events_created ON {prefix}mailsvc_hook_events (created_at)`,
 			`ALTER TABLE {prefix}mailsvc_logs ADD COLUMN host_hooks INTEGER NOT NULL DEFAULT 0`,
 		},
