@@ -475,7 +475,7 @@ func TestHostHooksExactlyOnceAcrossReplicas(t *testing.T) {
 		svcs = append(svcs, servicetest.StartEnv(t, d, environ(d, "MAILSVC_WP_CONFIG="+site.WPConfigPath, "MAILSVC_TRUSTED_PROXIES=127.0.0.1")))
 	}
 	_, body := call(t, "POST", svcs[0].Base+"/connections", fmt.Sprintf(
-		`{"name":"sink","driver":"smtp","settings":{"host":%q,"port":%d,"encryption":"none","auth":false}}`, sink.Host(), sink.Port()), site.AdminLogin, appPW)
+		`{"name":"sink","driver":"smtp","settings":{"host":%q,"port":%d,"encryption":"none","auth":false,"from_email":"site@example.com"}}`, sink.Host(), sink.Port()), site.AdminLogin, appPW)
 	var conn struct{ ID int64 }
 	if err := json.Unmarshal(body, &conn); err != nil || conn.ID == 0 {
 		t.Fatalf("create connection: %s", body)
@@ -546,5 +546,71 @@ func TestHostHooksExactlyOnceAcrossReplicas(t *testing.T) {
 	}
 	if all, pending, failed := h.outbox(t); all != len(want) || pending != 0 || failed != 0 {
 		t.Errorf("outbox: %d rows, %d pending, %d failed", all, pending, failed)
+	}
+
+	// Claims: 150 events drained by three PHP runners at once run once
+	// each; an event held by a request that died is claimed again once
+	// its claim has expired, not before; one whose requests kept dying is
+	// given up by the cron event, with the reason recorded.
+	if _, err := h.db.Exec("DELETE FROM " + site.Prefix + "mailsvc_hook_events"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(h.record); err != nil {
+		t.Fatal(err)
+	}
+	table := site.Prefix + "mailsvc_hook_events"
+	var values []string
+	for i := range 150 {
+		values = append(values, fmt.Sprintf("('mail_svc_delivered', '[%d, %d, \"pm-%d\"]', UTC_TIMESTAMP(6))", 1000+i, conn.ID, i))
+	}
+	if _, err := h.db.Exec("INSERT INTO " + table + " (hook, args, created_at) VALUES " + strings.Join(values, ", ")); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		// died 301 s ago: claimed again
+		"INSERT INTO " + table + " (hook, args, created_at, claimed_by, claimed_at, attempts) VALUES ('mail_svc_delivered', '[2000, 1, \"died\"]', UTC_TIMESTAMP(6), 'dead', UTC_TIMESTAMP(6) - INTERVAL 301 SECOND, 1)",
+		// held by a live request: left alone
+		"INSERT INTO " + table + " (hook, args, created_at, claimed_by, claimed_at, attempts) VALUES ('mail_svc_delivered', '[2001, 1, \"held\"]', UTC_TIMESTAMP(6), 'alive', UTC_TIMESTAMP(6), 1)",
+		// died three times: given up
+		"INSERT INTO " + table + " (hook, args, created_at, claimed_by, claimed_at, attempts) VALUES ('mail_svc_delivered', '[2002, 1, \"dying\"]', UTC_TIMESTAMP(6), 'dead', UTC_TIMESTAMP(6) - INTERVAL 301 SECOND, 3)",
+		// older than seven days: pruned
+		"INSERT INTO " + table + " (hook, args, created_at) VALUES ('mail_svc_delivered', '[2003, 1, \"old\"]', UTC_TIMESTAMP(6) - INTERVAL 8 DAY)",
+	} {
+		if _, err := h.db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var runners sync.WaitGroup
+	for range 3 {
+		runners.Add(1)
+		go func() { defer runners.Done(); h.runHooks(t) }()
+	}
+	runners.Wait()
+	h.runHooks(t)
+	ran := map[int64]int{}
+	for _, c := range h.of(t, "mail_svc_delivered") {
+		var logID, connID int64
+		var pmid string
+		args(t, c, &logID, &connID, &pmid)
+		ran[logID]++
+	}
+	for i := range 150 {
+		if ran[int64(1000+i)] != 1 {
+			t.Errorf("event %d ran %d times, want once", i, ran[int64(1000+i)])
+		}
+	}
+	if ran[2000] != 1 || ran[2001] != 0 || ran[2002] != 0 {
+		t.Errorf("expired claim ran %d times (want 1), live claim %d (want 0), given-up event %d (want 0)", ran[2000], ran[2001], ran[2002])
+	}
+	// The cron event: WP-cron's schedule is due again in a minute, so its
+	// callback is run directly here.
+	site.PHP(t, `mailsvc_bridge_cron_run_hooks();`)
+	var givenUp string
+	if err := h.db.QueryRow("SELECT COALESCE(last_error, '') FROM " + table + " WHERE args LIKE '[2002,%' AND done_at IS NOT NULL").Scan(&givenUp); err != nil || !strings.Contains(givenUp, "died 3 times") {
+		t.Errorf("the event whose requests kept dying: %q %v", givenUp, err)
+	}
+	var old int
+	if err := h.db.QueryRow("SELECT COUNT(*) FROM " + table + " WHERE args LIKE '[2003,%'").Scan(&old); err != nil || old != 0 {
+		t.Errorf("an event older than seven days is still there (%d, %v)", old, err)
 	}
 }
