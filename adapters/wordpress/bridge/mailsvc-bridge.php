@@ -22,6 +22,10 @@
  * be read, or wp-config.php defines MAIL_SVC_PRO_ENABLED as false, every
  * message is queued.
  *
+ * It also runs the service's events as WordPress actions
+ * (mail_svc_delivered, wp_mail_failed, the mail_svc_* events): see the host
+ * hooks section at the end of this file and docs/hooks.md.
+ *
  * It reads nothing but $wpdb and needs no configuration. The table prefix is
  * $wpdb->base_prefix, the $table_prefix of wp-config.php that the service
  * reads too (the same as $wpdb->prefix except on a multisite network).
