@@ -31,7 +31,7 @@ func (m *AlertMailer) SendAlertEmail(ctx context.Context, connID int64, msg *cor
 			msg.From.Email = conn.Settings.String("from_email")
 		}
 	}
-	l, err := m.Sender.SendNow(ctx, connID, msg, SourceAlert)
+	l, err := m.Sender.SendNow(ctx, connID, msg, SourceAlert, nil)
 	if err != nil {
 		return core.Permanent(fmt.Errorf("alert email through connection %d: %w", connID, err))
 	}

@@ -16,7 +16,7 @@ type recordingSender struct {
 	source string
 }
 
-func (s *recordingSender) SendNow(_ context.Context, connID int64, msg *core.Message, source string) (*core.Log, error) {
+func (s *recordingSender) SendNow(_ context.Context, connID int64, msg *core.Message, source string, _ core.OutcomeHostHooks) (*core.Log, error) {
 	s.got, s.source = msg, source
 	if s.err != nil {
 		return nil, s.err

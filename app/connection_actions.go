@@ -25,7 +25,7 @@ const maxSubjectLen = 998
 // missing or inactive connection is an EINVALID error; a provider failure
 // is a failed log, not an error.
 type ImmediateSender interface {
-	SendNow(ctx context.Context, connID int64, msg *core.Message, source string) (*core.Log, error)
+	SendNow(ctx context.Context, connID int64, msg *core.Message, source string, hostHooks core.OutcomeHostHooks) (*core.Log, error)
 }
 
 // EffectiveConnections returns a connection with its secrets decrypted and
@@ -48,6 +48,9 @@ type ConnectionActions struct {
 	// Env is passed to drivers when a transport is built for a check.
 	Env   core.DriverEnv
 	Hooks *core.Hooks
+	// HostHooks, when set, carries mail_svc_test_email_sent to the host's
+	// hooks (WordPress) while it listens to it.
+	HostHooks core.HostHooks
 	// VerifyTimeout bounds a check; 0 means DefaultVerifyTimeout.
 	VerifyTimeout time.Duration
 	// APIDebug, when set and true, attaches the attempts' raw provider
@@ -120,7 +123,7 @@ func (a *ConnectionActions) SendTestEmail(ctx context.Context, in TestEmailInput
 	if in.Subject != nil {
 		subject = *in.Subject
 	}
-	return a.send(ctx, conn, to, subject)
+	return a.send(ctx, conn, to, subject, nil)
 }
 
 // TestConnection sends a real test email through connection id (POST
@@ -154,7 +157,14 @@ func (a *ConnectionActions) TestConnection(ctx context.Context, id int64, to str
 	if !core.ValidEmail(to) {
 		return nil, core.InvalidField("to", "Must be a valid email address.")
 	}
-	res, err := a.send(ctx, conn, to, "")
+	var hostHooks core.OutcomeHostHooks
+	if a.HostHooks != nil && a.HostHooks.Listens(ctx, core.HookTestEmailSent) {
+		hostHooks = func(out core.LogOutcome) []core.HostHook {
+			return []core.HostHook{{Name: core.HookTestEmailSent,
+				Args: []any{conn.ID, to, testSubject(""), out.LogID, out.Status == core.StatusDelivered, out.LastError}}}
+		}
+	}
+	res, err := a.send(ctx, conn, to, "", hostHooks)
 	if err != nil {
 		return nil, err
 	}
@@ -164,11 +174,18 @@ func (a *ConnectionActions) TestConnection(ctx context.Context, id int64, to str
 	return res, nil
 }
 
-// send composes the test message and sends it synchronously.
-func (a *ConnectionActions) send(ctx context.Context, conn *core.Connection, to, subject string) (*TestEmailResult, error) {
+// testSubject is the subject of a test email: subject, or the default.
+func testSubject(subject string) string {
 	if subject == "" {
-		subject = "mailsvc test email"
+		return "mailsvc test email"
 	}
+	return subject
+}
+
+// send composes the test message and sends it synchronously; hostHooks
+// (may be nil) are recorded with its outcome.
+func (a *ConnectionActions) send(ctx context.Context, conn *core.Connection, to, subject string, hostHooks core.OutcomeHostHooks) (*TestEmailResult, error) {
+	subject = testSubject(subject)
 	now := time.Now().UTC().Format(time.RFC1123Z)
 	msg := &core.Message{
 		To:      []core.Address{{Email: to}},
@@ -181,7 +198,7 @@ func (a *ConnectionActions) send(ctx context.Context, conn *core.Connection, to,
 	if from := conn.Settings.String("from_email"); core.ValidEmail(from) {
 		msg.From = core.Address{Email: from, Name: conn.Settings.String("from_name")}
 	}
-	l, err := a.Sender.SendNow(ctx, conn.ID, msg, SourceTest)
+	l, err := a.Sender.SendNow(ctx, conn.ID, msg, SourceTest, hostHooks)
 	if err != nil {
 		return nil, err
 	}

@@ -139,6 +139,9 @@ type LogOutcome struct {
 	// Delete removes the log and its history instead of updating it (a
 	// delivered message when the log_emails setting is off).
 	Delete bool
+	// HostHooks are recorded in the host hook outbox in the transaction
+	// that applies this outcome (and not at all when it does not apply).
+	HostHooks []HostHook
 }
 
 // LogStore persists logs: the durable delivery queue and the email log.

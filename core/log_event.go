@@ -28,4 +28,7 @@ type LogEvent struct {
 	// Detail holds the event's facts worth keeping (recipient, reason,
 	// bounce type, the provider's own event name), never a secret.
 	Detail map[string]any `json:"detail"`
+	// HostHooks are recorded in the host hook outbox in the transaction
+	// that records the event.
+	HostHooks []HostHook `json:"-"`
 }

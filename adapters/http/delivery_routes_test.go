@@ -62,7 +62,7 @@ func init() {
 // its outcome recorded.
 type sender struct{ logs *apptest.LogStore }
 
-func (s sender) SendNow(ctx context.Context, connID int64, msg *core.Message, source string) (*core.Log, error) {
+func (s sender) SendNow(ctx context.Context, connID int64, msg *core.Message, source string, _ core.OutcomeHostHooks) (*core.Log, error) {
 	if msg.From.Email == "" {
 		msg.From.Email = "site@example.com"
 	}

@@ -54,6 +54,8 @@ type DB struct {
 	dialect string
 	prefix  string
 	logger  *slog.Logger
+	// hostHooks is called after commits that wrote host hook events.
+	hostHooks *hostHookSignal
 }
 
 // Open connects to the database named by dsn and applies any pending
@@ -81,7 +83,7 @@ func Open(ctx context.Context, dsn string, prefix string, logger *slog.Logger) (
 	if !ok || rest == "" {
 		return nil, errors.New(`open store: DSN must be "sqlite:PATH" or "mysql:USER:PASS@tcp(HOST:PORT)/DBNAME"`)
 	}
-	db := &DB{prefix: prefix, logger: logger}
+	db := &DB{prefix: prefix, logger: logger, hostHooks: &hostHookSignal{}}
 	var err error
 	switch scheme {
 	case DialectSQLite:

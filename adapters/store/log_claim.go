@@ -145,15 +145,19 @@ func (db *DB) RecordOutcomesOfOwners(ctx context.Context, owners []string, outs 
 		return nil, fmt.Errorf("record outcomes: %d owners for %d outcome lists", len(owners), len(outs))
 	}
 	var applied []int
+	var hooked bool
 	err := retryDeadlock(func() error {
 		return db.inTx(ctx, func(tx *sql.Tx) error {
 			var err error
-			applied, err = db.recordOutcomes(ctx, tx, owners, outs)
+			applied, hooked, err = db.recordOutcomes(ctx, tx, owners, outs)
 			return err
 		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("record outcomes: %w", err)
+	}
+	if hooked {
+		db.hostHooksWritten()
 	}
 	return applied, nil
 }
@@ -166,12 +170,14 @@ func (db *DB) RecordOutcomesOfOwners(ctx context.Context, owners []string, outs 
 // attempts appended with multi-row INSERTs, and the two roll-ups (by
 // connection, by source) grown with one upsert each, last, so their
 // shared rows stay locked for the shortest time. Only the first outcome
-// of a log applies.
-func (db *DB) recordOutcomes(ctx context.Context, tx *sql.Tx, owners []string, outs [][]core.LogOutcome) ([]int, error) {
+// of a log applies. The host hooks of the applied outcomes are written
+// too (outcomeHostHooks); hooked reports whether there were any, so the
+// caller signals them once the transaction has committed.
+func (db *DB) recordOutcomes(ctx context.Context, tx *sql.Tx, owners []string, outs [][]core.LogOutcome) (applied []int, hooked bool, err error) {
 	t := now()
 	held, err := db.heldLogs(ctx, tx, outs)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	tally := outcomeTally{}
 	sources := sourceTally{}
@@ -179,9 +185,10 @@ func (db *DB) recordOutcomes(ctx context.Context, tx *sql.Tx, owners []string, o
 		history     []core.Attempt
 		upd         []core.LogOutcome
 		del         []int64
-		applied     = make([]int, len(owners))
+		withHooks   []core.LogOutcome
 		appliedOnce = make(map[int64]bool, len(held))
 	)
+	applied = make([]int, len(owners))
 	for i, owner := range owners {
 		for _, o := range outs[i] {
 			h, ok := held[o.LogID]
@@ -192,6 +199,9 @@ func (db *DB) recordOutcomes(ctx context.Context, tx *sql.Tx, owners []string, o
 			applied[i]++
 			tally.add(t, o.SentConnectionID, o.Status)
 			sources.add(t, h.source, o.Status)
+			if h.hostHooks != 0 || len(o.HostHooks) > 0 {
+				withHooks = append(withHooks, o)
+			}
 			if o.Delete {
 				del = append(del, o.LogID)
 				continue
@@ -200,27 +210,39 @@ func (db *DB) recordOutcomes(ctx context.Context, tx *sql.Tx, owners []string, o
 			history = append(history, o.History...)
 		}
 	}
+	var hooks []core.HostHook
+	if len(withHooks) > 0 {
+		if hooks, err = db.outcomeHostHooks(ctx, tx, held, withHooks); err != nil {
+			return nil, false, err
+		}
+	}
 	for part := range slices.Chunk(upd, outcomeChunk) {
 		if err := db.updateOutcomes(ctx, tx, t, part); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
 	for part := range slices.Chunk(del, outcomeChunk) {
 		in, args := inList(part)
 		if _, err := tx.ExecContext(ctx, db.expand(`DELETE FROM {prefix}mailsvc_logs WHERE id IN (`+in+`)`), args...); err != nil {
-			return nil, fmt.Errorf("delete delivered logs: %w", err)
+			return nil, false, fmt.Errorf("delete delivered logs: %w", err)
 		}
 	}
 	if err := db.insertAttempts(ctx, tx, history); err != nil {
-		return nil, err
+		return nil, false, err
+	}
+	if len(hooks) > 0 {
+		if err := db.insertHostHooks(ctx, tx, hooks); err != nil {
+			return nil, false, err
+		}
+		hooked = true
 	}
 	if err := tally.write(ctx, db, tx); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := sources.write(ctx, db, tx); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return applied, nil
+	return applied, hooked, nil
 }
 
 // outcomeChunk bounds the logs of one outcome UPDATE or DELETE (and so
@@ -231,6 +253,8 @@ const outcomeChunk = 200
 type heldLog struct {
 	owner  string
 	source string
+	// hostHooks are the log's host hook flags (core.HostHookFlag*).
+	hostHooks int
 }
 
 // heldLogs returns the lease owner and source of each log of outs that is
@@ -255,7 +279,7 @@ func (db *DB) heldLogs(ctx context.Context, tx *sql.Tx, outs [][]core.LogOutcome
 		// The ids alone choose the rows (primary-key lookups): a status
 		// filter could let the planner scan the claim index and wait on
 		// the rows other workers are recording.
-		rows, err := tx.QueryContext(ctx, db.expand(`SELECT id, status, lease_owner, source FROM {prefix}mailsvc_logs
+		rows, err := tx.QueryContext(ctx, db.expand(`SELECT id, status, lease_owner, source, host_hooks FROM {prefix}mailsvc_logs
 			WHERE id IN (`+in+`)`+lock), args...)
 		if err != nil {
 			return nil, fmt.Errorf("read held logs: %w", err)
@@ -264,12 +288,13 @@ func (db *DB) heldLogs(ctx context.Context, tx *sql.Tx, outs [][]core.LogOutcome
 			var id int64
 			var status, source string
 			var leaseOwner sql.NullString
-			if err := rows.Scan(&id, &status, &leaseOwner, &source); err != nil {
+			var flags int
+			if err := rows.Scan(&id, &status, &leaseOwner, &source, &flags); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("read held logs: %w", err)
 			}
 			if status == core.StatusSending {
-				held[id] = heldLog{owner: leaseOwner.String, source: source}
+				held[id] = heldLog{owner: leaseOwner.String, source: source, hostHooks: flags}
 			}
 		}
 		err = rows.Err()
@@ -297,11 +322,12 @@ func (db *DB) RecordOutcomesAndClaim(ctx context.Context, owners []string, outs 
 	var (
 		applied []int
 		claimed [][]*core.Log
+		hooked  bool
 	)
 	err := retryDeadlock(func() error {
 		return db.inTx(ctx, func(tx *sql.Tx) error {
 			var err error
-			if applied, err = db.recordOutcomes(ctx, tx, owners, outs); err != nil {
+			if applied, hooked, err = db.recordOutcomes(ctx, tx, owners, outs); err != nil {
 				return err
 			}
 			claimed, err = db.claimIn(ctx, tx, owners, claims, lease)
@@ -310,6 +336,9 @@ func (db *DB) RecordOutcomesAndClaim(ctx context.Context, owners []string, outs 
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("record outcomes and claim: %w", err)
+	}
+	if hooked {
+		db.hostHooksWritten()
 	}
 	return applied, claimed, nil
 }

@@ -818,6 +818,51 @@ var migrations = []migration{
 			`CREATE INDEX IF NOT EXISTS {prefix}mailsvc_log_recipients_email_kind ON {prefix}mailsvc_log_recipients (email, kind, log_id)`,
 			`DROP INDEX IF EXISTS {prefix}mailsvc_log_recipients_email`),
 	},
+	{
+		// The host hook outbox (host_hooks.go): events the bridge runs in
+		// WordPress as do_action(), each claimed by one PHP request at a
+		// time. A log's host_hooks flags, set by the bridge when it
+		// queues a message, name the hooks its final outcome fires
+		// (core.HostHookFlag*): 0, the default, writes no outbox row, so
+		// the delivery path pays nothing for sites without listeners.
+		Version: 16,
+		Name:    "host hook outbox and the hooks a queued message fires",
+		MySQL: []string{
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_hook_events (
+				id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
+				hook VARCHAR(191) NOT NULL,
+				args LONGTEXT NOT NULL,
+				created_at DATETIME(6) NOT NULL,
+				claimed_by VARCHAR(64) NULL,
+				claimed_at DATETIME(6) NULL,
+				attempts INT NOT NULL DEFAULT 0,
+				done_at DATETIME(6) NULL,
+				last_error TEXT NULL,
+				PRIMARY KEY (id),
+				KEY idx_pending (done_at, id),
+				KEY idx_claimed (claimed_by),
+				KEY idx_created (created_at)
+			)` + mysqlTableOptions,
+			`ALTER TABLE {prefix}mailsvc_logs ADD COLUMN IF NOT EXISTS host_hooks TINYINT UNSIGNED NOT NULL DEFAULT 0`,
+		},
+		SQLite: []string{
+			`CREATE TABLE {prefix}mailsvc_hook_events (
+				id INTEGER PRIMARY KEY AUTOINCREMENT,
+				hook TEXT NOT NULL,
+				args TEXT NOT NULL,
+				created_at DATETIME NOT NULL,
+				claimed_by TEXT NULL,
+				claimed_at DATETIME NULL,
+				attempts INTEGER NOT NULL DEFAULT 0,
+				done_at DATETIME NULL,
+				last_error TEXT NULL
+			)`,
+			`CREATE INDEX {prefix}mailsvc_hook_events_pending ON {prefix}mailsvc_hook_events (done_at, id)`,
+			`CREATE INDEX {prefix}mailsvc_hook_events_claimed ON {prefix}mailsvc_hook_events (claimed_by)`,
+			`CREATE INDEX {prefix}mailsvc_hook_events_created ON {prefix}mailsvc_hook_events (created_at)`,
+			`ALTER TABLE {prefix}mailsvc_logs ADD COLUMN host_hooks INTEGER NOT NULL DEFAULT 0`,
+		},
+	},
 }
 
 // senderIndexBackfill returns the statements of migration 15 in one

@@ -78,7 +78,8 @@ func (db *DB) FindLogIDsByProviderMessageIDs(ctx context.Context, ids []string) 
 // roll-ups (addEventRollup) and, when status is not empty, moves the log
 // to status with lastError, in one transaction. Only a delivered or failed log moves (a queued or sending
 // one is being sent again and keeps its state); moved reports whether
-// it did. ev.ID is set. A log that does not exist is an ENOTFOUND error.
+// it did. ev.ID is set. ev.HostHooks are written to the host hook outbox
+// in the same transaction. A log that does not exist is an ENOTFOUND error.
 func (db *DB) RecordLogEvent(ctx context.Context, ev *core.LogEvent, status, lastError string) (moved bool, err error) {
 	detail := ev.Detail
 	if detail == nil {
@@ -122,6 +123,9 @@ func (db *DB) RecordLogEvent(ctx context.Context, ev *core.LogEvent, status, las
 		if err := db.addEventRollup(ctx, tx, conn, source, ev.Event, chain, eventLink{ev.ID, ev.Provider, at}); err != nil {
 			return err
 		}
+		if err := db.insertHostHooks(ctx, tx, ev.HostHooks); err != nil {
+			return err
+		}
 		if status == "" {
 			return nil
 		}
@@ -136,6 +140,9 @@ func (db *DB) RecordLogEvent(ctx context.Context, ev *core.LogEvent, status, las
 	})
 	if err != nil {
 		return false, fmt.Errorf("record log event: %w", err)
+	}
+	if len(ev.HostHooks) > 0 {
+		db.hostHooksWritten()
 	}
 	ev.At = at
 	return moved, nil

@@ -32,7 +32,7 @@ type sender struct {
 	sent []string // "connID:to"
 }
 
-func (s *sender) SendNow(_ context.Context, connID int64, msg *core.Message, source string) (*core.Log, error) {
+func (s *sender) SendNow(_ context.Context, connID int64, msg *core.Message, source string, _ core.OutcomeHostHooks) (*core.Log, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sent = append(s.sent, fmt.Sprintf("%d:%s", connID, msg.To[0].Email))

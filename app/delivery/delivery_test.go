@@ -479,7 +479,7 @@ func TestSendNow(t *testing.T) {
 	base := e.svc.mustBase(t, e) - 1
 	ctx := context.Background()
 	m := msg("test email")
-	l, err := e.svc.SendNow(ctx, base+3, &m, "test")
+	l, err := e.svc.SendNow(ctx, base+3, &m, "test", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -491,15 +491,15 @@ func TestSendNow(t *testing.T) {
 		t.Fatalf("stored = %+v, %v", stored, err)
 	}
 	m2 := msg("second")
-	l, err = e.svc.SendNow(ctx, base+3, &m2, "test")
+	l, err = e.svc.SendNow(ctx, base+3, &m2, "test", nil)
 	if err != nil || l.Status != core.StatusFailed || l.LastError == "" {
 		t.Fatalf("failing SendNow = %+v, %v; want a failed log", l, err)
 	}
 	e.conns.m[base+3].IsActive = false
-	if _, err := e.svc.SendNow(ctx, base+3, &m, "test"); core.ErrorFields(err)["connection_id"] == "" {
+	if _, err := e.svc.SendNow(ctx, base+3, &m, "test", nil); core.ErrorFields(err)["connection_id"] == "" {
 		t.Fatalf("inactive connection: err = %v, want EINVALID on connection_id", err)
 	}
-	if _, err := e.svc.SendNow(ctx, base+99, &m, "test"); core.ErrorFields(err)["connection_id"] == "" {
+	if _, err := e.svc.SendNow(ctx, base+99, &m, "test", nil); core.ErrorFields(err)["connection_id"] == "" {
 		t.Fatalf("missing connection: err = %v, want EINVALID on connection_id", err)
 	}
 }

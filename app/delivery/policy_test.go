@@ -107,7 +107,7 @@ func TestPolicyUnloggedSources(t *testing.T) {
 	}
 
 	// SendNow (test emails) follows the same rule.
-	l, err := e.svc.SendNow(ctx, e.svc.mustBase(t, e), &core.Message{To: []core.Address{{Email: "a@example.com"}}, Subject: "now", Text: "x"}, "woocommerce")
+	l, err := e.svc.SendNow(ctx, e.svc.mustBase(t, e), &core.Message{To: []core.Address{{Email: "a@example.com"}}, Subject: "now", Text: "x"}, "woocommerce", nil)
 	if err != nil || l.Status != core.StatusDelivered {
 		t.Fatalf("SendNow = %+v, %v", l, err)
 	}

@@ -329,8 +329,10 @@ func (s *Service) Resend(ctx context.Context, ids []int64) (int, error) {
 // as sending under this process's lease before the send, so if the
 // process dies the queue delivers it. It returns an EINVALID error for a
 // bad message or a missing or inactive connection; a delivery failure is
-// not an error: the returned log is failed with LastError set.
-func (s *Service) SendNow(ctx context.Context, connID int64, msg *core.Message, source string) (*core.Log, error) {
+// not an error: the returned log is failed with LastError set. When the
+// send ends delivered or failed, hostHooks (may be nil) gives the host
+// hooks recorded with the outcome, in its transaction.
+func (s *Service) SendNow(ctx context.Context, connID int64, msg *core.Message, source string, hostHooks core.OutcomeHostHooks) (*core.Log, error) {
 	s.init()
 	st, err := s.loadSettings(ctx)
 	if err != nil {
@@ -374,6 +376,9 @@ func (s *Service) SendNow(ctx context.Context, connID int64, msg *core.Message, 
 		out.Delete = !st.keepDelivered(source)
 	default:
 		out.Status = core.StatusFailed
+	}
+	if hostHooks != nil && out.Status != core.StatusQueued {
+		out.HostHooks = hostHooks(out)
 	}
 	if _, err := s.Logs.RecordOutcomes(context.WithoutCancel(ctx), s.Owner, []core.LogOutcome{out}); err != nil {
 		return nil, fmt.Errorf("record outcome: %w", err)

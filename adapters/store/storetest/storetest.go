@@ -51,6 +51,7 @@ func Run(t *testing.T, dsn string) {
 	tests = append(tests, s.analyticsTests()...)
 	tests = append(tests, s.rollupCompactTests()...)
 	tests = append(tests, s.privacyTests()...)
+	tests = append(tests, s.hostHookTests()...)
 	for _, tt := range tests {
 		t.Run(tt.name, tt.fn)
 	}

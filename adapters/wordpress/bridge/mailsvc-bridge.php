@@ -22,6 +22,10 @@
  * be read, or wp-config.php defines MAIL_SVC_PRO_ENABLED as false, every
  * message is queued.
  *
+ * It also runs the service's events as WordPress actions
+ * (mail_svc_delivered, wp_mail_failed, the mail_svc_* events): see the host
+ * hooks section at the end of this file and docs/hooks.md.
+ *
  * It reads nothing but $wpdb and needs no configuration. The table prefix is
  * $wpdb->base_prefix, the $table_prefix of wp-config.php that the service
  * reads too (the same as $wpdb->prefix except on a multisite network).
@@ -938,6 +942,8 @@ function mailsvc_bridge_queue( $to, $subject, $message, $headers = '', $attachme
 			$stored[ $key ] = $list;
 		}
 	}
+	// Host hooks this message's outcome fires (see the host hooks section).
+	$host_hooks = mailsvc_bridge_message_hooks( $stored, $mail_data );
 	$json = wp_json_encode( $stored, JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE );
 	if ( false === $json ) {
 		return mailsvc_bridge_fail( 'The message could not be encoded for the mailsvc queue.', $mail_data );
@@ -964,12 +970,23 @@ function mailsvc_bridge_queue( $to, $subject, $message, $headers = '', $attachme
 		'updated_at'          => $now,
 	);
 	$formats = array( '%s', '%s', '%s', '%s', '%s', '%s', '%s', '%d', '%d', '%d', '%d', '%s', '%s', '%s', '%s', '%s' );
+	if ( 0 !== $host_hooks ) {
+		$row['host_hooks'] = $host_hooks;
+		$formats[]         = '%d';
+	}
 
 	// The service's tables carry the site's $table_prefix: on a multisite
 	// network that is the base prefix, shared by every site.
 	$table    = ( isset( $wpdb->base_prefix ) ? $wpdb->base_prefix : $wpdb->prefix ) . 'mailsvc_logs';
 	$suppress = $wpdb->suppress_errors( true );
 	$inserted = $wpdb->insert( $table, $row, $formats );
+	if ( false === $inserted && 0 !== $host_hooks ) {
+		// A queue table from before the host hooks (the service has not
+		// migrated yet): queue the message without them.
+		unset( $row['host_hooks'] );
+		array_pop( $formats );
+		$inserted = $wpdb->insert( $table, $row, $formats );
+	}
 	$wpdb->suppress_errors( $suppress );
 	if ( false === $inserted || 1 !== (int) $inserted ) {
 		$error = '' !== (string) $wpdb->last_error ? $wpdb->last_error : 'The message could not be queued: the mailsvc queue table ' . $table . ' is not usable.';
@@ -1612,4 +1629,297 @@ function mailsvc_bridge_admin_page_denied() {
 		esc_html__( 'Access denied' ),
 		array( 'response' => 403 )
 	);
+}
+
+/**
+ * Host hooks: the service's events run here as WordPress actions.
+ *
+ * The service records each event in {$base_prefix}mailsvc_hook_events (the
+ * outbox), in the transaction of the change that causes it, and asks the
+ * site to run it with a signed POST to the REST route
+ * mailsvc-bridge/v1/hooks; a WP-cron event runs them every minute too, for
+ * when that request fails. A run claims rows atomically (one UPDATE that
+ * only takes rows nobody holds or whose holder's claim has expired), runs
+ * each as do_action() and marks it done, so each event runs once across
+ * the service's replicas and concurrent PHP requests. A row whose request
+ * died is claimed again after MAILSVC_BRIDGE_HOOK_CLAIM_TIMEOUT seconds, at
+ * most MAILSVC_BRIDGE_HOOK_MAX_ATTEMPTS times; a callback that throws is
+ * recorded with its error and not run again. docs/hooks.md lists the hooks
+ * and their arguments.
+ */
+
+/** Seconds after which a claimed, unfinished hook event is claimed again. */
+const MAILSVC_BRIDGE_HOOK_CLAIM_TIMEOUT = 300;
+/** Runs of one hook event at most (each started by a request that died). */
+const MAILSVC_BRIDGE_HOOK_MAX_ATTEMPTS = 3;
+/** Hook events claimed at a time. */
+const MAILSVC_BRIDGE_HOOK_BATCH = 20;
+/** Days an outbox row is kept. */
+const MAILSVC_BRIDGE_HOOK_RETENTION_DAYS = 7;
+/** Seconds a timestamped runner request stays valid. */
+const MAILSVC_BRIDGE_HOOK_RUN_WINDOW = 60;
+
+add_action( 'wp_loaded', 'mailsvc_bridge_publish_hooks' );
+add_action( 'rest_api_init', 'mailsvc_bridge_register_hook_route' );
+add_filter( 'cron_schedules', 'mailsvc_bridge_cron_schedules' );
+add_action( 'init', 'mailsvc_bridge_schedule_hooks' );
+add_action( 'mailsvc_bridge_run_hooks', 'mailsvc_bridge_cron_run_hooks' );
+
+/**
+ * The hooks the service fires in WordPress.
+ *
+ * @return string[] Hook names.
+ */
+function mailsvc_bridge_hook_names() {
+	return array(
+		'mail_svc_test_email_sent',
+		'mail_svc_pro_webhook_received',
+		'mail_svc_pro_webhook_ses',
+		'mail_svc_api_debug',
+		'mail_svc_delivered',
+		'wp_mail_failed',
+	);
+}
+
+/**
+ * The outbox table.
+ *
+ * @return string Table name.
+ */
+function mailsvc_bridge_hook_table() {
+	global $wpdb;
+	return ( isset( $wpdb->base_prefix ) ? $wpdb->base_prefix : $wpdb->prefix ) . 'mailsvc_hook_events';
+}
+
+/**
+ * Decides which host hooks a message that wp_mail() queues fires when its
+ * delivery ends: mail_svc_delivered (flag 1) and wp_mail_failed (flag 2),
+ * each only while the site has a callback on it. For wp_mail_failed the
+ * wp_mail() arguments are kept in the stored message ('wp_mail'), so the
+ * WP_Error can carry them.
+ *
+ * @param array $stored    The message column, by reference.
+ * @param array $mail_data The wp_mail() arguments (to, subject, message, headers, attachments).
+ * @return int Flags for the log's host_hooks column.
+ */
+function mailsvc_bridge_message_hooks( &$stored, $mail_data ) {
+	$flags = 0;
+	if ( has_action( 'mail_svc_delivered' ) ) {
+		$flags |= 1;
+	}
+	if ( has_action( 'wp_mail_failed' ) && false !== wp_json_encode( $mail_data ) ) {
+		$flags            |= 2;
+		$stored['wp_mail'] = $mail_data;
+	}
+	return $flags;
+}
+
+/**
+ * Publishes the hooks the site has callbacks on, and the runner route, in
+ * the mailsvc_host_hooks option that the service reads (it records the
+ * events of the others not at all). Written only when it changes.
+ */
+function mailsvc_bridge_publish_hooks() {
+	$listeners = array();
+	foreach ( mailsvc_bridge_hook_names() as $hook ) {
+		if ( has_action( $hook ) ) {
+			$listeners[] = $hook;
+		}
+	}
+	$value = array(
+		'listeners' => $listeners,
+		'runner'    => rest_url( 'mailsvc-bridge/v1/hooks' ),
+	);
+	if ( get_option( 'mailsvc_host_hooks' ) !== $value ) {
+		update_option( 'mailsvc_host_hooks', $value, true );
+	}
+}
+
+/**
+ * Registers the runner route the service calls: POST mailsvc-bridge/v1/hooks.
+ */
+function mailsvc_bridge_register_hook_route() {
+	register_rest_route(
+		'mailsvc-bridge/v1',
+		'/hooks',
+		array(
+			'methods'             => 'POST',
+			'callback'            => 'mailsvc_bridge_hook_route',
+			'permission_callback' => 'mailsvc_bridge_hook_request_signed',
+		)
+	);
+}
+
+/**
+ * The runner key: derived from wp_salt( 'auth' ), which the service
+ * computes from the same wp-config.php.
+ *
+ * @return string Hex key.
+ */
+function mailsvc_bridge_hook_key() {
+	return hash_hmac( 'sha256', 'mailsvc-hook-runner', wp_salt( 'auth' ) );
+}
+
+/**
+ * Checks a runner request's signature: the X-Mailsvc-Signature header is
+ * the hex HMAC-SHA256 of the X-Mailsvc-Timestamp header (Unix seconds,
+ * within MAILSVC_BRIDGE_HOOK_RUN_WINDOW of now) under the runner key.
+ *
+ * @param WP_REST_Request $request The request.
+ * @return true|WP_Error
+ */
+function mailsvc_bridge_hook_request_signed( $request ) {
+	$ts  = (string) $request->get_header( 'x_mailsvc_timestamp' );
+	$sig = (string) $request->get_header( 'x_mailsvc_signature' );
+	if ( ! preg_match( '/^\d{1,12}$/', $ts ) || abs( time() - (int) $ts ) > MAILSVC_BRIDGE_HOOK_RUN_WINDOW
+		|| ! hash_equals( hash_hmac( 'sha256', $ts, mailsvc_bridge_hook_key() ), strtolower( $sig ) ) ) {
+		return new WP_Error( 'rest_forbidden', 'The hook runner request is not signed by the mailsvc service.', array( 'status' => 401 ) );
+	}
+	return true;
+}
+
+/**
+ * Runs the pending hooks for the service's request.
+ *
+ * @return array The number of events run.
+ */
+function mailsvc_bridge_hook_route() {
+	return array( 'ran' => mailsvc_bridge_run_hooks( 10 ) );
+}
+
+/**
+ * Adds the one-minute schedule of the cron event.
+ *
+ * @param array $schedules Schedules.
+ * @return array Schedules.
+ */
+function mailsvc_bridge_cron_schedules( $schedules ) {
+	$schedules['mailsvc_minute'] = array(
+		'interval' => 60,
+		'display'  => 'Every minute (mailsvc hooks)',
+	);
+	return $schedules;
+}
+
+/**
+ * Schedules the cron event that runs pending hooks when the service's
+ * request did not get through.
+ */
+function mailsvc_bridge_schedule_hooks() {
+	if ( ! wp_next_scheduled( 'mailsvc_bridge_run_hooks' ) ) {
+		wp_schedule_event( time(), 'mailsvc_minute', 'mailsvc_bridge_run_hooks' );
+	}
+}
+
+/**
+ * The cron event: runs pending hooks, gives up on events whose requests
+ * kept dying, and prunes old rows.
+ */
+function mailsvc_bridge_cron_run_hooks() {
+	global $wpdb;
+	mailsvc_bridge_run_hooks( 25 );
+	$table    = mailsvc_bridge_hook_table();
+	$suppress = $wpdb->suppress_errors( true );
+	// phpcs:disable WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- the table name is the site's prefix and a constant.
+	$wpdb->query(
+		$wpdb->prepare(
+			"UPDATE `{$table}` SET done_at = UTC_TIMESTAMP(6), claimed_by = NULL, last_error = %s
+			WHERE done_at IS NULL AND attempts >= %d AND claimed_at < UTC_TIMESTAMP(6) - INTERVAL %d SECOND",
+			'Abandoned: the PHP requests running it died ' . MAILSVC_BRIDGE_HOOK_MAX_ATTEMPTS . ' times.',
+			MAILSVC_BRIDGE_HOOK_MAX_ATTEMPTS,
+			MAILSVC_BRIDGE_HOOK_CLAIM_TIMEOUT
+		)
+	);
+	$wpdb->query( $wpdb->prepare( "DELETE FROM `{$table}` WHERE created_at < UTC_TIMESTAMP(6) - INTERVAL %d DAY", MAILSVC_BRIDGE_HOOK_RETENTION_DAYS ) );
+	// phpcs:enable
+	$wpdb->suppress_errors( $suppress );
+}
+
+/**
+ * Runs pending hook events for up to $budget seconds and returns how many
+ * ran. Each batch is claimed with a token of this run; each event is
+ * started (its attempt counted, its claim renewed) only while the claim is
+ * still this run's, and marked done after its callbacks return or throw.
+ * Claimed events left when the budget is spent are released.
+ *
+ * @param int $budget Seconds.
+ * @return int Events run.
+ */
+function mailsvc_bridge_run_hooks( $budget ) {
+	global $wpdb;
+	$table    = mailsvc_bridge_hook_table();
+	$token    = bin2hex( random_bytes( 16 ) );
+	$until    = microtime( true ) + $budget;
+	$ran      = 0;
+	$suppress = $wpdb->suppress_errors( true );
+	// phpcs:disable WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- the table name is the site's prefix and a constant.
+	while ( microtime( true ) < $until ) {
+		$claimed = $wpdb->query(
+			$wpdb->prepare(
+				"UPDATE `{$table}` SET claimed_by = %s, claimed_at = UTC_TIMESTAMP(6)
+				WHERE done_at IS NULL AND attempts < %d
+				AND (claimed_at IS NULL OR claimed_at < UTC_TIMESTAMP(6) - INTERVAL %d SECOND)
+				ORDER BY id LIMIT %d",
+				$token,
+				MAILSVC_BRIDGE_HOOK_MAX_ATTEMPTS,
+				MAILSVC_BRIDGE_HOOK_CLAIM_TIMEOUT,
+				MAILSVC_BRIDGE_HOOK_BATCH
+			)
+		);
+		if ( ! $claimed ) {
+			break; // Nothing pending, or the table is not there (yet).
+		}
+		$rows = $wpdb->get_results( $wpdb->prepare( "SELECT id, hook, args FROM `{$table}` WHERE claimed_by = %s AND done_at IS NULL ORDER BY id", $token ), ARRAY_A );
+		foreach ( (array) $rows as $row ) {
+			if ( microtime( true ) >= $until ) {
+				break;
+			}
+			$started = $wpdb->query( $wpdb->prepare( "UPDATE `{$table}` SET attempts = attempts + 1, claimed_at = UTC_TIMESTAMP(6) WHERE id = %d AND claimed_by = %s AND done_at IS NULL", $row['id'], $token ) );
+			if ( 1 !== (int) $started ) {
+				continue; // Our claim expired and another request holds it.
+			}
+			$error = mailsvc_bridge_run_hook( (string) $row['hook'], (string) $row['args'] );
+			$wpdb->query( $wpdb->prepare( "UPDATE `{$table}` SET done_at = UTC_TIMESTAMP(6), claimed_by = NULL, last_error = NULLIF(%s, '') WHERE id = %d AND claimed_by = %s", $error, $row['id'], $token ) );
+			++$ran;
+		}
+	}
+	// Release what this run claimed but did not start.
+	$wpdb->query( $wpdb->prepare( "UPDATE `{$table}` SET claimed_by = NULL, claimed_at = NULL WHERE claimed_by = %s AND done_at IS NULL", $token ) );
+	// phpcs:enable
+	$wpdb->suppress_errors( $suppress );
+	return $ran;
+}
+
+/**
+ * Runs one hook event with its arguments (a JSON array). wp_mail_failed
+ * gets WordPress's own argument, a WP_Error whose data are the wp_mail()
+ * arguments and the log id; the other hooks get the arguments as they are.
+ *
+ * @param string $hook The hook.
+ * @param string $json Its arguments.
+ * @return string The error a callback threw, or ''.
+ */
+function mailsvc_bridge_run_hook( $hook, $json ) {
+	if ( ! in_array( $hook, mailsvc_bridge_hook_names(), true ) ) {
+		return 'Not a mailsvc hook: ' . $hook;
+	}
+	$args = json_decode( $json, true );
+	if ( ! is_array( $args ) ) {
+		return 'The arguments are not a JSON array.';
+	}
+	try {
+		if ( 'wp_mail_failed' === $hook ) {
+			$event = isset( $args[0] ) && is_array( $args[0] ) ? $args[0] : array();
+			$data  = isset( $event['mail_data'] ) && is_array( $event['mail_data'] ) ? $event['mail_data'] : array();
+			$data['mailsvc_log_id'] = isset( $event['log_id'] ) ? (int) $event['log_id'] : 0;
+			$error = isset( $event['error'] ) ? (string) $event['error'] : '';
+			/** This action is documented in wp-includes/pluggable.php */
+			do_action( 'wp_mail_failed', new WP_Error( 'wp_mail_failed', $error, $data ) );
+		} else {
+			do_action_ref_array( $hook, array_values( $args ) );
+		}
+	} catch ( Throwable $e ) {
+		return get_class( $e ) . ': ' . $e->getMessage();
+	}
+	return '';
 }

@@ -28,6 +28,9 @@ type Event struct {
 	// ID is the provider's unique id of the event, used to refuse the
 	// same event twice; "" when the provider has none per event.
 	ID string
+	// Raw is the provider's event object as it arrived (the SES
+	// notification for SES), for the host's mail_svc_pro_webhook_received.
+	Raw map[string]any
 }
 
 // Transition is what an event does to its log and to the suppression
@@ -102,6 +105,17 @@ func (ev Event) payload(logID int64, tr Transition) map[string]any {
 	p["log_id"] = logID
 	p["status"] = tr.Status
 	return p
+}
+
+// hostHook is the host's mail_svc_pro_webhook_received for ev: provider,
+// event, log id (0 when no log matches), provider message id, recipient
+// and the raw event.
+func (ev Event) hostHook(logID int64) core.HostHook {
+	raw := ev.Raw
+	if raw == nil {
+		raw = map[string]any{}
+	}
+	return core.HostHook{Name: core.HookWebhookReceived, Args: []any{ev.Provider, ev.Kind, logID, ev.MessageID, ev.Recipient, raw}}
 }
 
 func truncate(s string, n int) string {

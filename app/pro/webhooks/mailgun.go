@@ -70,7 +70,7 @@ func verifyMailgun(req Request, secrets []core.Settings, now time.Time) (*batch,
 // it).
 func mailgunEvent(e map[string]any) Event {
 	name := str(e, "event")
-	ev := Event{Provider: ProviderMailgun, ProviderEvent: name, Recipient: cleanAddress(str(e, "recipient")),
+	ev := Event{Provider: ProviderMailgun, Raw: e, ProviderEvent: name, Recipient: cleanAddress(str(e, "recipient")),
 		At: unixTime(num(e, "timestamp"))}
 	if msg, ok := e["message"].(map[string]any); ok {
 		if h, ok := msg["headers"].(map[string]any); ok {

@@ -55,7 +55,7 @@ var postmarkSoft = map[float64]bool{2: true, 256: true, 4096: true} // Transient
 // postmarkEvent reads a Postmark webhook object by its RecordType.
 func postmarkEvent(e map[string]any) Event {
 	rt := str(e, "RecordType")
-	ev := Event{Provider: ProviderPostmark, ProviderEvent: rt, MessageID: str(e, "MessageID")}
+	ev := Event{Provider: ProviderPostmark, Raw: e, ProviderEvent: rt, MessageID: str(e, "MessageID")}
 	ev.Recipient = cleanAddress(str(e, "Recipient"))
 	if ev.Recipient == "" {
 		ev.Recipient = cleanAddress(str(e, "Email"))

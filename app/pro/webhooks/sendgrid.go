@@ -127,7 +127,7 @@ func num(m map[string]any, key string) float64 {
 // the first '.' is the log's provider message id.
 func sendGridEvent(e map[string]any) Event {
 	name := str(e, "event")
-	ev := Event{Provider: ProviderSendGrid, ProviderEvent: name, Recipient: cleanAddress(str(e, "email")),
+	ev := Event{Provider: ProviderSendGrid, Raw: e, ProviderEvent: name, Recipient: cleanAddress(str(e, "email")),
 		At: unixTime(num(e, "timestamp")), ID: str(e, "sg_event_id")}
 	ev.MessageID, _, _ = strings.Cut(str(e, "sg_message_id"), ".")
 	ev.Reason = str(e, "reason")

@@ -99,6 +99,13 @@ func (s *Service) receiveSNS(ctx context.Context, req Request, secrets []core.Se
 		return b, nil
 	}
 	b.events = sesEvents(n)
+	if s.HostHooks != nil && s.HostHooks.Listens(ctx, core.HookWebhookSES) {
+		// The host's SNS handlers get the verified notification and its
+		// SNS envelope (docs/hooks.md).
+		envelope := map[string]any{"Type": m.Type, "MessageId": m.MessageID, "TopicArn": m.TopicArn,
+			"Subject": m.Subject, "Timestamp": m.Timestamp, "Message": m.Message}
+		b.hostHooks = []core.HostHook{{Name: core.HookWebhookSES, Args: []any{n, m.TopicArn, envelope}}}
+	}
 	s.Hooks.DoAction(core.HookWebhookSES, n, m.TopicArn)
 	return b, nil
 }
@@ -117,7 +124,7 @@ func sesEvents(n map[string]any) []Event {
 		return t.UTC()
 	}
 	mk := func(k, rcpt string, obj map[string]any) Event {
-		return Event{Provider: ProviderSES, Kind: k, ProviderEvent: kind, MessageID: msgID, Recipient: cleanAddress(rcpt), At: at(obj)}
+		return Event{Provider: ProviderSES, Raw: n, Kind: k, ProviderEvent: kind, MessageID: msgID, Recipient: cleanAddress(rcpt), At: at(obj)}
 	}
 	var out []Event
 	switch kind {

@@ -103,9 +103,13 @@ type Service struct {
 	Suppressions Suppressor
 	// SNS verifies and confirms SES's SNS messages; nil refuses every
 	// ses call with 401.
-	SNS    *SNSVerifier
-	Hooks  *core.Hooks
-	Logger *slog.Logger
+	SNS   *SNSVerifier
+	Hooks *core.Hooks
+	// HostHooks, when set, carries mail_svc_pro_webhook_received and
+	// mail_svc_pro_webhook_ses to the host's hooks (WordPress) while it
+	// listens to them.
+	HostHooks core.HostHooks
+	Logger    *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -137,6 +141,8 @@ type batch struct {
 	requestID string
 	// confirmed is set when an SNS subscription was confirmed.
 	confirmed bool
+	// hostHooks are recorded once the call is known not to be a replay.
+	hostHooks []core.HostHook
 }
 
 // Receive verifies and applies one call. Errors: ENOTFOUND for an
@@ -183,6 +189,11 @@ func (s *Service) Receive(ctx context.Context, provider string, req Request) (*R
 		}
 		if !fresh {
 			return nil, core.Errorf(core.ECONFLICT, "This webhook call was already received.")
+		}
+	}
+	if len(b.hostHooks) > 0 {
+		if err := s.HostHooks.Record(ctx, b.hostHooks); err != nil {
+			return nil, err
 		}
 	}
 	res := &Result{Provider: provider, Received: len(b.events), SubscriptionConfirmed: b.confirmed}
@@ -233,6 +244,7 @@ func (s *Service) apply(ctx context.Context, provider string, events []Event, no
 	if err != nil {
 		return err
 	}
+	toHost := s.HostHooks != nil && s.HostHooks.Listens(ctx, core.HookWebhookReceived)
 	for _, ev := range events {
 		if ev.ID != "" {
 			fresh, err := s.Store.RememberWebhookEvent(ctx, provider, "ev:"+hashID(ev.ID), now.Add(ReplayMemory))
@@ -253,6 +265,9 @@ func (s *Service) apply(ctx context.Context, provider string, events []Event, no
 			res.Unknown++
 		} else {
 			le := &core.LogEvent{LogID: logID, Provider: provider, Event: ev.Kind, At: ev.At, Detail: ev.detail()}
+			if toHost {
+				le.HostHooks = []core.HostHook{ev.hostHook(logID)}
+			}
 			if _, err := s.Store.RecordLogEvent(ctx, le, tr.Status, tr.LastError); err != nil {
 				if core.ErrorCode(err) != core.ENOTFOUND {
 					return err
@@ -270,6 +285,12 @@ func (s *Service) apply(ctx context.Context, provider string, events []Event, no
 				return err
 			}
 			res.Suppressed += n
+		}
+		if toHost && logID == 0 {
+			// No log changed: the event is recorded on its own.
+			if err := s.HostHooks.Record(ctx, []core.HostHook{ev.hostHook(0)}); err != nil {
+				return err
+			}
 		}
 		s.Hooks.DoAction(core.HookWebhookReceived, provider, ev.payload(logID, tr))
 	}

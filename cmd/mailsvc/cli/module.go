@@ -36,9 +36,12 @@ type ServeEnv struct {
 	Constants *core.Constants
 	// DB is the open, migrated database (settings, logs, connections,
 	// leases).
-	DB          *store.DB
-	Cipher      core.Cipher
-	Hooks       *core.Hooks
+	DB     *store.DB
+	Cipher core.Cipher
+	Hooks  *core.Hooks
+	// HostHooks carries events to WordPress's hooks (docs/hooks.md); nil
+	// in standalone mode.
+	HostHooks   core.HostHooks
 	Connections *app.Connections
 	Delivery    *delivery.Service
 	// OAuth runs the OAuth flows and token refreshes; a module may wrap

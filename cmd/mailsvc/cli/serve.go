@@ -84,6 +84,13 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	debugLog := debuglog.New(debugOpts)
 	defer debugLog.Close()
 	debugLog.RegisterMailer(hooks)
+	hostHooks, hookRunner, err := rt.hostHooks(log)
+	if err != nil {
+		return err
+	}
+	if hostHooks != nil {
+		debugLog.RegisterHostMailer(hooks, hostHooks)
+	}
 	queryLog, err := debugLog.InstallQueries(rt.db.Gorm())
 	if err != nil {
 		return err
@@ -125,7 +132,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	deliverySvc.Replicas = rt.db
 	// Add-ons (Pro) join before the workers start: they may set delivery
 	// hooks, and give the routes they add.
-	extraRoutes, err := serveModules(ctx, &ServeEnv{Constants: rt.consts, DB: rt.db, Cipher: cipher, Hooks: hooks,
+	extraRoutes, err := serveModules(ctx, &ServeEnv{Constants: rt.consts, DB: rt.db, Cipher: cipher, Hooks: hooks, HostHooks: hostHooks,
 		Connections: conns, Delivery: deliverySvc, OAuth: oauthSvc, HTTPClient: driverEnv.HTTPClient, SiteURL: public, Version: Version, Logger: log})
 	if err != nil {
 		return err
@@ -140,7 +147,14 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	go func() { defer close(jobsDone); runner.Run(workCtx) }()
 	alertsDone := make(chan struct{})
 	go func() { defer close(alertsDone); _ = dispatcher.Run(workCtx) }()
-	defer func() { stopWork(); <-workDone; <-jobsDone; <-alertsDone }()
+	hooksDone := make(chan struct{})
+	go func() {
+		defer close(hooksDone)
+		if hookRunner != nil {
+			hookRunner.Run(workCtx)
+		}
+	}()
+	defer func() { stopWork(); <-workDone; <-jobsDone; <-alertsDone; <-hooksDone }()
 	// The SMTP submission listener (MAILSVC_SMTP_LISTEN) stops before the
 	// workers and the database: this defer runs first.
 	submission, err := startSubmission(rt, auth, deliverySvc, hooks, log)
@@ -168,7 +182,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		Connections: conns,
 		Settings:    settings,
 		Logs:        &app.Logs{Store: rt.db, Requeue: deliverySvc},
-		Actions: &app.ConnectionActions{Connections: conns, Settings: settings, Sender: deliverySvc, Env: driverEnv, Hooks: hooks,
+		Actions: &app.ConnectionActions{Connections: conns, Settings: settings, Sender: deliverySvc, Env: driverEnv, Hooks: hooks, HostHooks: hostHooks,
 			APIDebug: func() bool { return debuglog.APIDebugResponseEnabled(rt.consts, hooks) }},
 		Transcripts:    transcripts,
 		Hooks:          hooks,

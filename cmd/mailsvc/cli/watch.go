@@ -11,6 +11,7 @@ import (
 	"github.com/mailsvc/mailsvc/adapters/notify/netguard"
 	"github.com/mailsvc/mailsvc/adapters/notify/telegram"
 	oauthclient "github.com/mailsvc/mailsvc/adapters/oauth"
+	"github.com/mailsvc/mailsvc/adapters/store"
 	"github.com/mailsvc/mailsvc/adapters/wordpress"
 	"github.com/mailsvc/mailsvc/app"
 	"github.com/mailsvc/mailsvc/app/alerts"
@@ -30,6 +31,11 @@ const webhookTimeout = 15 * time.Second
 // jobRollupCompact names the scheduler job that folds the shards of old
 // roll-up counters (store.CompactRollups).
 const jobRollupCompact = "rollup_compact"
+
+// jobHostHookPrune names the scheduler job that deletes host hook outbox
+// rows older than store.HostHookRetention (the bridge's cron prunes them
+// too; this keeps the table small when PHP never runs).
+const jobHostHookPrune = "host_hook_prune"
 
 // siteURLs returns the site's public base URL (MAILSVC_PUBLIC_URL, else
 // WordPress's home option) and the admin page OAuth callbacks return to
@@ -192,6 +198,10 @@ func (rt *runtime) scheduler(settings *app.Settings, conns *app.Connections, oau
 			}},
 			{Name: scheduler.JobQueueStalled, Every: scheduler.Fixed(time.Minute), Run: func(ctx context.Context) error {
 				_, err := watch.Check(ctx)
+				return err
+			}},
+			{Name: jobHostHookPrune, Every: scheduler.Fixed(time.Hour), Run: func(ctx context.Context) error {
+				_, err := rt.db.PruneHostHooks(ctx, time.Now().Add(-store.HostHookRetention))
 				return err
 			}},
 			{Name: jobRollupCompact, Every: scheduler.Fixed(15 * time.Minute), Run: func(ctx context.Context) error {

@@ -41,7 +41,7 @@ func joinWebhooks(env *cli.ServeEnv, m *httppro.Module) error {
 	m.Suppressions = list
 	m.LogEvents = env.DB
 	m.Webhooks = &webhooks.Service{Connections: env.Connections, Store: env.DB, Suppressions: list,
-		SNS: &webhooks.SNSVerifier{Client: client}, Hooks: env.Hooks, Logger: env.Logger}
+		SNS: &webhooks.SNSVerifier{Client: client}, Hooks: env.Hooks, HostHooks: env.HostHooks, Logger: env.Logger}
 	return nil
 }
 
