@@ -210,4 +210,3 @@ func writeQuotedPrintable(buf *bytes.Buffer, s string) error {
 	}
 	return w.Close()
 }
-
