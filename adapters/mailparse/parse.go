@@ -75,11 +75,13 @@ func Parse(r io.Reader) (*core.Message, error) {
 	if err != nil {
 		return nil, core.Errorf(core.EINVALID, "The message headers cannot be read: %v.", err)
 	}
+	limit := head.max
 	head.max = 0
 	msg := &core.Message{}
 	if err := parseHeaders(msg, m.Header, headerOrder(head.buf.Bytes())); err != nil {
 		return nil, err
 	}
+	msg.RawHeader = headerBlock(head.buf.Bytes(), limit)
 	p := &parser{msg: msg}
 	if err := p.entity(textproto.MIMEHeader(m.Header), m.Body, 0, kindBody); err != nil {
 		return nil, err
@@ -169,6 +171,30 @@ func (w *headWriter) Write(p []byte) (int, error) {
 		w.buf.Write(p[:min(room, len(p))])
 	}
 	return len(p), nil
+}
+
+// headerBlock returns the header block at the start of raw (the bytes
+// read of a message, at most limit), its lines ended by CRLF, without
+// the empty line that ends it; "" when the block does not end within
+// raw's first limit bytes.
+func headerBlock(raw []byte, limit int) string {
+	var b strings.Builder
+	whole := len(raw) < limit // the block ends in raw unless cut short
+	for len(raw) > 0 {
+		line, rest, _ := bytes.Cut(raw, []byte("\n"))
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		if len(line) == 0 {
+			whole = true
+			break
+		}
+		b.Write(line)
+		b.WriteString("\r\n")
+		raw = rest
+	}
+	if !whole {
+		return ""
+	}
+	return b.String()
 }
 
 // headerOrder returns the canonical header names of a message's header

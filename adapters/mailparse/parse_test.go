@@ -285,6 +285,13 @@ func TestParse(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Parse: %v", err)
 			}
+			// The header block is kept as it came, lines ended by CRLF.
+			head := strings.ReplaceAll(tt.in, "\r\n", "\n")
+			head, _, _ = strings.Cut(head, "\n\n")
+			if want := strings.ReplaceAll(head, "\n", "\r\n") + "\r\n"; got.RawHeader != want {
+				t.Errorf("RawHeader = %q, want %q", got.RawHeader, want)
+			}
+			got.RawHeader = ""
 			assertMessage(t, got, &tt.want)
 		})
 	}
