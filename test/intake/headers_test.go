@@ -234,3 +234,148 @@ func walkMIME(t *testing.T, contentType string, body io.Reader, depth int) {
 		t.Errorf("%s without parts", mediaType)
 	}
 }
+
+// awaitCondition polls cond until it holds, failing after timeout.
+func awaitCondition(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Internationalised addresses (RFC 6531): the listener offers SMTPUTF8
+// and takes a non-ASCII address only with it; the SMTP driver relays
+// such a message as it is to a next hop that offers SMTPUTF8, in ASCII
+// (A-label domains, encoded words) to one that does not when only
+// domains and text are non-ASCII, and refuses it permanently there when
+// a local part is non-ASCII.
+func TestSMTPUTF8(t *testing.T) {
+	withUTF8 := smtpsink.Start(t, smtpsink.WithSMTPUTF8())
+	without := smtpsink.Start(t)
+	dir := t.TempDir()
+	smtpAddr := servicetest.FreeAddr(t)
+	svc := servicetest.Start(t, dir, "MAILSVC_SMTP_LISTEN="+smtpAddr)
+	adminPW := adminPassword(t, svc)
+	admin := basic("admin", adminPW)
+
+	dial := func(t *testing.T) *smtp.Client {
+		t.Helper()
+		c, err := smtp.Dial(smtpAddr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		if err := c.Auth(sasl.NewPlainClient("", "admin", adminPW)); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	// submit sends one message with SMTPUTF8 and returns its log id.
+	submit := func(t *testing.T, from, to, data string) int64 {
+		t.Helper()
+		c := dial(t)
+		if err := c.Mail(from, &smtp.MailOptions{UTF8: true}); err != nil {
+			t.Fatalf("MAIL FROM:<%s> SMTPUTF8: %v", from, err)
+		}
+		if err := c.Rcpt(to, nil); err != nil {
+			t.Fatalf("RCPT TO:<%s>: %v", to, err)
+		}
+		w, err := c.Data()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.WriteString(w, data); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := w.CloseWithResponse()
+		if err != nil {
+			t.Fatalf("DATA: %v\n%s", err, svc.Stdout.String())
+		}
+		var id int64
+		if _, err := fmt.Sscanf(resp.StatusText, "2.0.0 OK: queued as %d", &id); err != nil {
+			t.Fatalf("DATA reply %q: %v", resp.StatusText, err)
+		}
+		return id
+	}
+	message := func(from, subject string) string {
+		return "From: Jürgen <" + from + ">\r\nTo: ann@example.com\r\nSubject: " + subject + "\r\n\r\nHallo.\r\n"
+	}
+
+	t.Run("listener offers SMTPUTF8 and needs it for a non-ASCII address", func(t *testing.T) {
+		c := dial(t)
+		if ok, _ := c.Extension("SMTPUTF8"); !ok {
+			t.Error("EHLO does not offer SMTPUTF8")
+		}
+		if err := c.Mail("jürgen@example.de", nil); smtpCode(err) != 553 {
+			t.Errorf("MAIL FROM:<jürgen@example.de> without SMTPUTF8: %v, want 553", err)
+		}
+		if err := c.Mail("app@example.org", nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Rcpt("zoë@example.com", nil); smtpCode(err) != 553 {
+			t.Errorf("RCPT TO:<zoë@example.com> without SMTPUTF8: %v, want 553", err)
+		}
+	})
+
+	useSink(t, svc, admin, withUTF8.Host(), withUTF8.Port())
+	t.Run("next hop with SMTPUTF8: relayed as it is", func(t *testing.T) {
+		submit(t, "jürgen@example.de", "ann@example.com", message("jürgen@example.de", "Grüße utf8-hop"))
+		got, err := withUTF8.WaitFor(1, 60*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := got[0]
+		if !r.UTF8 || r.From != "jürgen@example.de" {
+			t.Errorf("MAIL FROM:<%s> SMTPUTF8=%v, want jürgen@example.de with SMTPUTF8", r.From, r.UTF8)
+		}
+		if !bytes.Contains(r.Data, []byte("\r\nSubject: Grüße utf8-hop\r\n")) || !bytes.Contains(r.Data, []byte("\r\nFrom: Jürgen <jürgen@example.de>\r\n")) {
+			t.Errorf("the UTF-8 fields did not arrive as they came:\n%s", r.Data)
+		}
+	})
+
+	useSink(t, svc, admin, without.Host(), without.Port())
+	t.Run("next hop without SMTPUTF8: a non-ASCII domain goes as its A-label", func(t *testing.T) {
+		submit(t, "app@bücher.example", "ann@example.com", message("app@bücher.example", "Grüße ascii-hop"))
+		got, err := without.WaitFor(1, 60*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := got[0]
+		if r.UTF8 || r.From != "app@xn--bcher-kva.example" {
+			t.Errorf("MAIL FROM:<%s> SMTPUTF8=%v, want app@xn--bcher-kva.example without SMTPUTF8", r.From, r.UTF8)
+		}
+		for i, c := range r.Data {
+			if c >= 0x80 {
+				t.Fatalf("byte %d of the message is not ASCII:\n%s", i, r.Data)
+			}
+		}
+		p := strictMessage(t, r.Data)
+		from, err := p.Header.AddressList("From")
+		if err != nil || len(from) != 1 || from[0].Name != "Jürgen" || from[0].Address != "app@xn--bcher-kva.example" {
+			t.Errorf("From %v (%v)", from, err)
+		}
+		if s, err := new(stdmime.WordDecoder).DecodeHeader(p.Header.Get("Subject")); err != nil || s != "Grüße ascii-hop" {
+			t.Errorf("Subject %q (%v)", s, err)
+		}
+	})
+
+	t.Run("next hop without SMTPUTF8: a non-ASCII local part is refused for good", func(t *testing.T) {
+		id := submit(t, "jürgen@example.de", "ann@example.com", message("jürgen@example.de", "Grüße refused"))
+		var body string
+		awaitCondition(t, "the log to fail", 60*time.Second, func() bool {
+			r := call(t, "GET", fmt.Sprintf("%s/logs/%d", svc.Base, id), "", admin)
+			body = string(r.Body)
+			return strings.Contains(body, `"status":"failed"`)
+		})
+		if !strings.Contains(body, "SMTPUTF8") || !strings.Contains(body, "jürgen@example.de") {
+			t.Errorf("the failure does not give its reason: %s", body)
+		}
+		if n := len(without.Messages()); n != 1 {
+			t.Errorf("the sink holds %d messages, want only the earlier one", n)
+		}
+	})
+}
