@@ -132,7 +132,7 @@ func customFields(headers []core.Header) ([]field, error) {
 // general ones sorted by name (Subject, X-Mailer, the custom headers,
 // Message-ID, Date), then From, To, Cc and Reply-To.
 func writeBuiltHead(buf *bytes.Buffer, msg *core.Message, custom []field, now time.Time, ascii bool) (string, error) {
-	general := []field{{"Subject", []string{encodeText(Unfold(msg.Subject))}}, {"X-Mailer", []string{Mailer}}}
+	general := []field{{"Subject", []string{encodeText("Subject", Unfold(msg.Subject))}}, {"X-Mailer", []string{Mailer}}}
 	set := func(f field) {
 		if i := slices.IndexFunc(general, func(g field) bool { return g.name == f.name }); i >= 0 {
 			general[i] = f
@@ -147,11 +147,11 @@ func writeBuiltHead(buf *bytes.Buffer, msg *core.Message, custom []field, now ti
 			id = "<" + strings.Trim(strings.TrimSpace(f.values[0]), "<>") + ">"
 			set(field{f.name, []string{id}})
 		case "Date":
-			set(field{f.name, []string{encodeText(f.values[0])}})
+			set(field{f.name, []string{encodeText(f.name, f.values[0])}})
 		default:
 			values := make([]string, len(f.values))
 			for i, v := range f.values {
-				values[i] = encodeText(v)
+				values[i] = encodeText(f.name, v)
 			}
 			set(field{f.name, values})
 		}
@@ -233,7 +233,7 @@ func writeRawHead(buf *bytes.Buffer, msg *core.Message, custom []field, now time
 			}
 		case "subject":
 			if !sameText(value, msg.Subject) {
-				WriteField(buf, f.Name, encodeText(Unfold(msg.Subject)))
+				WriteField(buf, f.Name, encodeText(f.Name, Unfold(msg.Subject)))
 				continue
 			}
 		case "message-id":
@@ -255,7 +255,7 @@ func writeRawHead(buf *bytes.Buffer, msg *core.Message, custom []field, now time
 		writeAddressField(buf, "From", list)
 	}
 	if !present["subject"] && msg.Subject != "" {
-		WriteField(buf, "Subject", encodeText(Unfold(msg.Subject)))
+		WriteField(buf, "Subject", encodeText("Subject", Unfold(msg.Subject)))
 	}
 	for _, f := range custom {
 		lower := strings.ToLower(f.name)
@@ -270,7 +270,7 @@ func writeRawHead(buf *bytes.Buffer, msg *core.Message, custom []field, now time
 		}
 		values := make([]string, len(f.values))
 		for i, v := range f.values {
-			values[i] = encodeText(v)
+			values[i] = encodeText(f.name, v)
 		}
 		WriteField(buf, f.name, strings.Join(values, ", "))
 	}
@@ -358,7 +358,7 @@ func writeASCIIField(buf *bytes.Buffer, name, value string) error {
 	if decoded, err := (&stdmime.WordDecoder{}).DecodeHeader(value); err == nil {
 		value = decoded
 	}
-	WriteField(buf, name, encodeText(strings.ToValidUTF8(value, "\uFFFD")))
+	WriteField(buf, name, encodeText(name, value))
 	return nil
 }
 
@@ -434,15 +434,60 @@ func ASCIIAddress(addr string) (string, error) {
 	return addr[:at+1] + domain, nil
 }
 
-// encodeText encodes an unstructured value as RFC 2047 Q-encoded words
-// when it holds anything but printable ASCII.
-func encodeText(s string) string {
+// encodeText returns an unstructured value of the field name as it goes
+// out: as it is when it is printable ASCII, else as RFC 2047 Q-encoded
+// UTF-8 words sized so that the first fits on the field's first line
+// and each other on a line of its own, 76 characters at most.
+func encodeText(name, s string) string {
+	printable := true
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; (c < ' ' || c > '~') && c != '\t' {
-			return stdmime.QEncoding.Encode("UTF-8", s)
+			printable = false
+			break
 		}
 	}
-	return s
+	if printable {
+		return s
+	}
+	const open, end = "=?UTF-8?q?", "?="
+	limit := max(encodedLine-len(name)-2, len(open)+len(end)+12)
+	var out, word strings.Builder
+	flush := func() {
+		if out.Len() > 0 {
+			out.WriteByte(' ')
+		}
+		out.WriteString(open)
+		out.WriteString(word.String())
+		out.WriteString(end)
+		word.Reset()
+		limit = encodedLine - 1
+	}
+	var enc [4 * 3]byte
+	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+		n := qChar(enc[:0], r)
+		if word.Len() > 0 && len(open)+word.Len()+len(n)+len(end) > limit {
+			flush()
+		}
+		word.Write(n)
+	}
+	flush()
+	return out.String()
+}
+
+// qChar appends r in RFC 2047's Q encoding (§4.2 and the rules of §5(3)
+// for a phrase) to dst.
+func qChar(dst []byte, r rune) []byte {
+	const hex = "0123456789ABCDEF"
+	switch {
+	case r == ' ':
+		return append(dst, '_')
+	case r < 0x80 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("!*+-/", r)):
+		return append(dst, byte(r))
+	}
+	for _, c := range []byte(string(r)) {
+		dst = append(dst, '=', hex[c>>4], hex[c&15])
+	}
+	return dst
 }
 
 // WriteField writes one header field: on one line when it fits in 998
@@ -499,4 +544,35 @@ func isASCII(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// HeaderNamesOthers reports whether msg's raw To or Cc fields name an
+// address that is none of its envelope recipients (To, Cc and Bcc). A
+// provider that takes the recipients from the header block (the Gmail
+// API) would send to it, so such a message is built from its fields
+// there instead (RawHeader cleared).
+func HeaderNamesOthers(msg *core.Message) bool {
+	if msg.RawHeader == "" {
+		return false
+	}
+	envelope := map[string]bool{}
+	for _, a := range msg.Recipients() {
+		envelope[strings.ToLower(a.Email)] = true
+	}
+	parser := &mail.AddressParser{WordDecoder: &stdmime.WordDecoder{}}
+	for _, f := range RawFields(msg.RawHeader) {
+		if lower := strings.ToLower(f.Name); lower != "to" && lower != "cc" {
+			continue
+		}
+		list, err := parser.ParseList(f.Value())
+		if err != nil {
+			return true
+		}
+		for _, a := range list {
+			if !envelope[strings.ToLower(a.Address)] {
+				return true
+			}
+		}
+	}
+	return false
 }
