@@ -99,7 +99,41 @@ func Build(msg *core.Message) ([]byte, error) {
 // BuildWithID renders msg like Build and also returns the message's
 // Message-ID header value (with its angle brackets).
 func BuildWithID(msg *core.Message) ([]byte, string, error) {
-	head, err := RenderHead(msg, time.Now(), false)
+	return build(msg, false)
+}
+
+// BuildASCII renders msg like BuildWithID for a service that takes no
+// SMTPUTF8 (RFC 6531): its header in ASCII, domains as A-labels and text
+// as encoded words; an address with a non-ASCII local part gives an error
+// wrapping ErrNeedsSMTPUTF8. Pair it with ASCIIEnvelope.
+func BuildASCII(msg *core.Message) ([]byte, string, error) {
+	return build(msg, true)
+}
+
+// ASCIIEnvelope returns a copy of msg whose sender and recipients have
+// their domains as A-labels, or an error wrapping ErrNeedsSMTPUTF8.
+func ASCIIEnvelope(msg *core.Message) (*core.Message, error) {
+	m := *msg
+	var err error
+	if m.From.Email, err = ASCIIAddress(m.From.Email); err != nil {
+		return nil, err
+	}
+	for _, list := range []*[]core.Address{&m.To, &m.Cc, &m.Bcc} {
+		out := make([]core.Address, len(*list))
+		for i, a := range *list {
+			if a.Email, err = ASCIIAddress(a.Email); err != nil {
+				return nil, err
+			}
+			out[i] = a
+		}
+		*list = out
+	}
+	return &m, nil
+}
+
+// build renders msg, in ASCII when ascii is set.
+func build(msg *core.Message, ascii bool) ([]byte, string, error) {
+	head, err := RenderHead(msg, time.Now(), ascii)
 	if err != nil {
 		return nil, "", err
 	}
