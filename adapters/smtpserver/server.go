@@ -20,6 +20,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -67,7 +68,8 @@ type Config struct {
 	// Capability is what an authenticating user must hold; "" means
 	// core.DefaultCapability.
 	Capability string
-	// Domain is the name in the greeting; "" means "localhost".
+	// Domain is the name in the greeting and in the Received field; ""
+	// means "localhost" in the greeting and the host's name in Received.
 	Domain string
 	// Logger receives authentication failures and queueing errors.
 	Logger *slog.Logger
@@ -82,6 +84,8 @@ type Config struct {
 // Server is a running submission listener.
 type Server struct {
 	cfg   Config
+	// byHost is the name of this host in the Received field.
+	byHost string
 	auth  Authenticator
 	queue Queue
 	srv   *smtp.Server
@@ -114,8 +118,12 @@ func Start(cfg Config, auth Authenticator, queue Queue) (*Server, error) {
 	if cfg.Capability == "" {
 		cfg.Capability = core.DefaultCapability
 	}
+	byHost := cfg.Domain
 	if cfg.Domain == "" {
 		cfg.Domain = "localhost"
+		if byHost, _ = os.Hostname(); byHost == "" {
+			byHost = cfg.Domain
+		}
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -127,7 +135,7 @@ func Start(cfg Config, auth Authenticator, queue Queue) (*Server, error) {
 	if !insecureAuth && cfg.TLS == nil {
 		return nil, fmt.Errorf("SMTP listener on %s: AUTH needs TLS on a non-loopback address; configure a certificate or listen on 127.0.0.1", cfg.Addr)
 	}
-	s := &Server{cfg: cfg, auth: auth, queue: queue, done: make(chan error, 1)}
+	s := &Server{cfg: cfg, byHost: byHost, auth: auth, queue: queue, done: make(chan error, 1)}
 	srv := smtp.NewServer(smtp.BackendFunc(s.newSession))
 	srv.Domain = cfg.Domain
 	srv.MaxMessageBytes = cfg.MaxBytes
@@ -373,7 +381,7 @@ func (ss *session) trace() mailparse.Trace {
 	}
 	t := mailparse.Trace{
 		Helo: ss.conn.Hostname(), ClientHost: ss.host, ClientIP: ss.ip,
-		By: ss.s.cfg.Domain, Comment: "mailsvc", With: "ESMTP",
+		By: ss.s.byHost, Comment: "mailsvc", With: "ESMTP",
 		ID: mailparse.NewTraceID(), Date: time.Now(),
 	}
 	if _, ok := ss.conn.TLSConnectionState(); ok {
