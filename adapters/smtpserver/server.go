@@ -83,15 +83,15 @@ type Config struct {
 
 // Server is a running submission listener.
 type Server struct {
-	cfg   Config
+	cfg Config
 	// byHost is the name of this host in the Received field.
 	byHost string
-	auth  Authenticator
-	queue Queue
-	srv   *smtp.Server
-	ln    *trackingListener
-	done  chan error
-	once  sync.Once
+	auth   Authenticator
+	queue  Queue
+	srv    *smtp.Server
+	ln     *trackingListener
+	done   chan error
+	once   sync.Once
 }
 
 // IsLoopback reports whether addr (HOST:PORT) listens only on the loopback
