@@ -128,7 +128,8 @@ func parseHeaders(msg *core.Message, h mail.Header, order []string) error {
 func customHeaders(h mail.Header, order []string) ([]core.Header, error) {
 	names := make([]string, 0, len(h))
 	seen := map[string]bool{}
-	for _, name := range order {
+	for _, raw := range order {
+		name := textproto.CanonicalMIMEHeaderKey(raw)
 		if _, ok := h[name]; ok && !droppedHeaders[name] && !seen[name] {
 			seen[name] = true
 			names = append(names, name)
@@ -142,11 +143,24 @@ func customHeaders(h mail.Header, order []string) ([]core.Header, error) {
 	}
 	slices.Sort(rest)
 	names = append(names, rest...)
+	// Names go out as the message first spells them (Feedback-ID, not
+	// net/mail's Feedback-Id).
+	spelling := map[string]string{}
+	for _, raw := range order {
+		canon := textproto.CanonicalMIMEHeaderKey(raw)
+		if _, ok := spelling[canon]; !ok {
+			spelling[canon] = raw
+		}
+	}
 	var out []core.Header
-	for _, name := range names {
-		for _, v := range h[name] {
+	for _, canon := range names {
+		name := canon
+		if given, ok := spelling[canon]; ok {
+			name = given
+		}
+		for _, v := range h[canon] {
 			v = decodeHeader(v)
-			if name == "Message-Id" {
+			if canon == "Message-Id" {
 				// The builder rejects a malformed Message-ID at send time,
 				// so only a well-formed one is kept.
 				if !validMessageID(v) {
@@ -197,8 +211,8 @@ func headerBlock(raw []byte, limit int) string {
 	return b.String()
 }
 
-// headerOrder returns the canonical header names of a message's header
-// block in the order they first appear.
+// headerOrder returns the header names of a message's header block as
+// spelled there, in the order they appear.
 func headerOrder(raw []byte) []string {
 	var out []string
 	for _, line := range bytes.Split(raw, []byte("\n")) {
@@ -210,7 +224,7 @@ func headerOrder(raw []byte) []string {
 			continue
 		}
 		if name, _, ok := bytes.Cut(line, []byte(":")); ok {
-			out = append(out, textproto.CanonicalMIMEHeaderKey(string(bytes.TrimSpace(name))))
+			out = append(out, string(bytes.TrimSpace(name)))
 		}
 	}
 	return out

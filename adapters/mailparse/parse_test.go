@@ -87,7 +87,7 @@ func TestParse(t *testing.T) {
 				Subject: "Hello folded subject",
 				Text:    "Line one.\nLine two.\n",
 				// In the order of the message; a repeated name with its first.
-				Headers: []core.Header{{Name: "X-Mailer-Source", Value: "cron"}, {Name: "X-Tag", Value: "one"}, {Name: "X-Tag", Value: "two"}, {Name: "Message-ID", Value: "<abc.123@example.org>"}, {Name: "X-Early", Value: "last"}},
+				Headers: []core.Header{{Name: "X-Mailer-Source", Value: "cron"}, {Name: "X-Tag", Value: "one"}, {Name: "X-Tag", Value: "two"}, {Name: "Message-ID", Value: "<abc.123@example.org>"}, {Name: "x-early", Value: "last"}},
 			},
 		},
 		{
