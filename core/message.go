@@ -64,6 +64,14 @@ type Message struct {
 	HTML        string       `json:"html,omitempty"`
 	Headers     []Header     `json:"headers,omitempty"`
 	Attachments []Attachment `json:"attachments,omitempty"`
+	// RawHeader is the header block of a message received whole (the SMTP
+	// listener, `mailsvc sendmail`), lines ended by CRLF, the intake's
+	// Received field first: the delivered message carries these fields as
+	// they came. To, Cc and Bcc are then the envelope (where the message
+	// goes), which may differ from the To and Cc fields of RawHeader. Empty
+	// for a message given as fields (wp_mail(), the REST API), whose
+	// header is built from the fields.
+	RawHeader string `json:"raw_header,omitempty"`
 }
 
 // Recipients returns every envelope recipient: To, then Cc, then Bcc.

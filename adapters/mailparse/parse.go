@@ -75,11 +75,13 @@ func Parse(r io.Reader) (*core.Message, error) {
 	if err != nil {
 		return nil, core.Errorf(core.EINVALID, "The message headers cannot be read: %v.", err)
 	}
+	limit := head.max
 	head.max = 0
 	msg := &core.Message{}
 	if err := parseHeaders(msg, m.Header, headerOrder(head.buf.Bytes())); err != nil {
 		return nil, err
 	}
+	msg.RawHeader = headerBlock(head.buf.Bytes(), limit)
 	p := &parser{msg: msg}
 	if err := p.entity(textproto.MIMEHeader(m.Header), m.Body, 0, kindBody); err != nil {
 		return nil, err
@@ -126,7 +128,8 @@ func parseHeaders(msg *core.Message, h mail.Header, order []string) error {
 func customHeaders(h mail.Header, order []string) ([]core.Header, error) {
 	names := make([]string, 0, len(h))
 	seen := map[string]bool{}
-	for _, name := range order {
+	for _, raw := range order {
+		name := textproto.CanonicalMIMEHeaderKey(raw)
 		if _, ok := h[name]; ok && !droppedHeaders[name] && !seen[name] {
 			seen[name] = true
 			names = append(names, name)
@@ -140,11 +143,24 @@ func customHeaders(h mail.Header, order []string) ([]core.Header, error) {
 	}
 	slices.Sort(rest)
 	names = append(names, rest...)
+	// Names go out as the message first spells them (Feedback-ID, not
+	// net/mail's Feedback-Id).
+	spelling := map[string]string{}
+	for _, raw := range order {
+		canon := textproto.CanonicalMIMEHeaderKey(raw)
+		if _, ok := spelling[canon]; !ok {
+			spelling[canon] = raw
+		}
+	}
 	var out []core.Header
-	for _, name := range names {
-		for _, v := range h[name] {
+	for _, canon := range names {
+		name := canon
+		if given, ok := spelling[canon]; ok {
+			name = given
+		}
+		for _, v := range h[canon] {
 			v = decodeHeader(v)
-			if name == "Message-Id" {
+			if canon == "Message-Id" {
 				// The builder rejects a malformed Message-ID at send time,
 				// so only a well-formed one is kept.
 				if !validMessageID(v) {
@@ -171,8 +187,32 @@ func (w *headWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// headerOrder returns the canonical header names of a message's header
-// block in the order they first appear.
+// headerBlock returns the header block at the start of raw (the bytes
+// read of a message, at most limit), its lines ended by CRLF, without
+// the empty line that ends it; "" when the block does not end within
+// raw's first limit bytes.
+func headerBlock(raw []byte, limit int) string {
+	var b strings.Builder
+	whole := len(raw) < limit // the block ends in raw unless cut short
+	for len(raw) > 0 {
+		line, rest, _ := bytes.Cut(raw, []byte("\n"))
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		if len(line) == 0 {
+			whole = true
+			break
+		}
+		b.Write(line)
+		b.WriteString("\r\n")
+		raw = rest
+	}
+	if !whole {
+		return ""
+	}
+	return b.String()
+}
+
+// headerOrder returns the header names of a message's header block as
+// spelled there, in the order they appear.
 func headerOrder(raw []byte) []string {
 	var out []string
 	for _, line := range bytes.Split(raw, []byte("\n")) {
@@ -184,7 +224,7 @@ func headerOrder(raw []byte) []string {
 			continue
 		}
 		if name, _, ok := bytes.Cut(line, []byte(":")); ok {
-			out = append(out, textproto.CanonicalMIMEHeaderKey(string(bytes.TrimSpace(name))))
+			out = append(out, string(bytes.TrimSpace(name)))
 		}
 	}
 	return out

@@ -87,7 +87,7 @@ func TestParse(t *testing.T) {
 				Subject: "Hello folded subject",
 				Text:    "Line one.\nLine two.\n",
 				// In the order of the message; a repeated name with its first.
-				Headers: []core.Header{{Name: "X-Mailer-Source", Value: "cron"}, {Name: "X-Tag", Value: "one"}, {Name: "X-Tag", Value: "two"}, {Name: "Message-ID", Value: "<abc.123@example.org>"}, {Name: "X-Early", Value: "last"}},
+				Headers: []core.Header{{Name: "X-Mailer-Source", Value: "cron"}, {Name: "X-Tag", Value: "one"}, {Name: "X-Tag", Value: "two"}, {Name: "Message-ID", Value: "<abc.123@example.org>"}, {Name: "x-early", Value: "last"}},
 			},
 		},
 		{
@@ -285,6 +285,13 @@ func TestParse(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Parse: %v", err)
 			}
+			// The header block is kept as it came, lines ended by CRLF.
+			head := strings.ReplaceAll(tt.in, "\r\n", "\n")
+			head, _, _ = strings.Cut(head, "\n\n")
+			if want := strings.ReplaceAll(head, "\n", "\r\n") + "\r\n"; got.RawHeader != want {
+				t.Errorf("RawHeader = %q, want %q", got.RawHeader, want)
+			}
+			got.RawHeader = ""
 			assertMessage(t, got, &tt.want)
 		})
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/mailsvc/mailsvc/app/delivery"
+	"github.com/mailsvc/mailsvc/core"
 )
 
 // Namespace prefixes every metric name.
@@ -44,6 +45,21 @@ type Registry struct {
 	// gauge below zero.
 	mu      sync.Mutex
 	started map[flightKey]int
+	// known are the connections whose series exist, at 0 until counted.
+	known map[flightKey]bool
+	// drivers are the drivers whose series exist.
+	drivers map[string]bool
+}
+
+// Outcomes are the values of mailsvc_deliveries_total's outcome label:
+// the outcomes of core.Attempt, as the log's attempt history shows them.
+var Outcomes = []string{core.OutcomeDelivered, core.OutcomeTemporary, core.OutcomePermanent, core.OutcomeSimulated, core.OutcomeRateLimited}
+
+// ErrorClasses are the values of mailsvc_provider_errors_total's class
+// label.
+var ErrorClasses = []string{
+	delivery.ErrorClassNetwork, delivery.ErrorClassTimeout, delivery.ErrorClassRateLimited, delivery.ErrorClass4xx,
+	delivery.ErrorClass5xx, delivery.ErrorClassSMTP4xx, delivery.ErrorClassSMTP5xx, delivery.ErrorClassOther,
 }
 
 // flightKey is one sends_in_flight series.
@@ -65,9 +81,11 @@ func New(queue QueueReader, logger *slog.Logger) *Registry {
 	r := &Registry{
 		reg:     prometheus.NewRegistry(),
 		started: map[flightKey]int{},
+		known:   map[flightKey]bool{},
+		drivers: map[string]bool{},
 		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "deliveries_total",
-			Help: "Send attempts finished, by connection, driver and outcome (delivered, temporary, permanent, simulated).",
+			Help: "Send attempts finished, by connection, driver and outcome (delivered, temporary_failure, permanent_failure, simulated, rate_limited).",
 		}, []string{"connection", "driver", "outcome"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: Namespace, Name: "send_duration_seconds",
@@ -111,9 +129,54 @@ func (r *Registry) Gatherer() prometheus.Gatherer { return r.reg }
 
 func connLabel(id int64) string { return strconv.FormatInt(id, 10) }
 
+// AddConnection makes the series of a connection exist at 0 before
+// anything is counted on it: deliveries by every outcome, retries, rate
+// limit waits, sends in flight, and its driver's send latencies and
+// provider errors by every class, so that a rate() or an alert sees 0
+// rather than no data. The serve command adds the connections known at
+// start; a connection created later is added on its first measurement.
+func (r *Registry) AddConnection(connID int64, driver string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.addLocked(flightKey{connID, driver})
+}
+
+// addLocked is AddConnection with r.mu held.
+func (r *Registry) addLocked(k flightKey) {
+	if r.known[k] {
+		return
+	}
+	r.known[k] = true
+	conn := connLabel(k.conn)
+	for _, o := range Outcomes {
+		r.deliveries.WithLabelValues(conn, k.driver, o)
+	}
+	r.retries.WithLabelValues(conn, k.driver)
+	r.waits.WithLabelValues(conn, k.driver)
+	r.inFlight.WithLabelValues(conn, k.driver)
+	if !r.drivers[k.driver] {
+		r.drivers[k.driver] = true
+		r.duration.WithLabelValues(k.driver)
+		for _, c := range ErrorClasses {
+			r.errors.WithLabelValues(k.driver, c)
+		}
+	}
+}
+
+// add is AddConnection, cheap once the connection is known.
+func (r *Registry) add(connID int64, driver string) {
+	k := flightKey{connID, driver}
+	r.mu.Lock()
+	if !r.known[k] {
+		r.addLocked(k)
+	}
+	r.mu.Unlock()
+}
+
 // SendStarted implements delivery.Metrics.
 func (r *Registry) SendStarted(connID int64, driver string) {
 	r.mu.Lock()
+	r.addLocked(flightKey{connID, driver})
 	r.started[flightKey{connID, driver}]++
 	r.mu.Unlock()
 	r.inFlight.WithLabelValues(connLabel(connID), driver).Inc()
@@ -124,6 +187,7 @@ func (r *Registry) SendFinished(connID int64, driver, outcome string, d time.Dur
 	conn := connLabel(connID)
 	k := flightKey{connID, driver}
 	r.mu.Lock()
+	r.addLocked(k)
 	wasStarted := r.started[k] > 0
 	if wasStarted {
 		r.started[k]--
@@ -138,15 +202,18 @@ func (r *Registry) SendFinished(connID int64, driver, outcome string, d time.Dur
 
 // Retried implements delivery.Metrics.
 func (r *Registry) Retried(connID int64, driver string) {
+	r.add(connID, driver)
 	r.retries.WithLabelValues(connLabel(connID), driver).Inc()
 }
 
 // ProviderError implements delivery.Metrics.
-func (r *Registry) ProviderError(_ int64, driver, class string) {
+func (r *Registry) ProviderError(connID int64, driver, class string) {
+	r.add(connID, driver)
 	r.errors.WithLabelValues(driver, class).Inc()
 }
 
 // RateLimitWait implements delivery.Metrics.
 func (r *Registry) RateLimitWait(connID int64, driver string, d time.Duration) {
+	r.add(connID, driver)
 	r.waits.WithLabelValues(connLabel(connID), driver).Add(d.Seconds())
 }

@@ -161,3 +161,47 @@ func TestQueueGaugesEmptyAndFailing(t *testing.T) {
 		t.Fatalf("scrape with the store down = %d, want 500", code)
 	}
 }
+
+// A connection's series exist at 0 before anything is counted on it:
+// added at start, or on its first measurement of any kind.
+func TestSeriesStartAtZero(t *testing.T) {
+	r := metrics.New(nil, nil)
+	r.AddConnection(7, "smtp")
+	r.Retried(9, "sendgrid")
+	_, fams := scrape(t, r)
+	for _, c := range []struct {
+		conn, driver string
+	}{{"7", "smtp"}, {"9", "sendgrid"}} {
+		labels := map[string]string{"connection": c.conn, "driver": c.driver}
+		for _, o := range metrics.Outcomes {
+			if v := value(t, fams, "mailsvc_deliveries_total", with(labels, "outcome", o)); v != 0 {
+				t.Errorf("deliveries %s %s = %v", c.conn, o, v)
+			}
+		}
+		for _, name := range []string{"mailsvc_rate_limit_wait_seconds_total", "mailsvc_sends_in_flight"} {
+			if v := value(t, fams, name, labels); v != 0 {
+				t.Errorf("%s%v = %v", name, labels, v)
+			}
+		}
+		for _, class := range metrics.ErrorClasses {
+			if v := value(t, fams, "mailsvc_provider_errors_total", map[string]string{"driver": c.driver, "class": class}); v != 0 {
+				t.Errorf("provider errors %s %s = %v", c.driver, class, v)
+			}
+		}
+	}
+	if v := value(t, fams, "mailsvc_retries_total", map[string]string{"connection": "7", "driver": "smtp"}); v != 0 {
+		t.Errorf("retries of connection 7 = %v", v)
+	}
+	if v := value(t, fams, "mailsvc_retries_total", map[string]string{"connection": "9", "driver": "sendgrid"}); v != 1 {
+		t.Errorf("retries of connection 9 = %v, want 1", v)
+	}
+}
+
+// with returns labels plus k=v.
+func with(labels map[string]string, k, v string) map[string]string {
+	out := map[string]string{k: v}
+	for kk, vv := range labels {
+		out[kk] = vv
+	}
+	return out
+}

@@ -20,6 +20,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -71,7 +72,8 @@ type Config struct {
 	// mail_svc_rest_capability filter (argument "smtp") at each AUTH, as
 	// the REST routes do.
 	Hooks *core.Hooks
-	// Domain is the name in the greeting; "" means "localhost".
+	// Domain is the name in the greeting and in the Received field; ""
+	// means "localhost" in the greeting and the host's name in Received.
 	Domain string
 	// Logger receives authentication failures and queueing errors.
 	Logger *slog.Logger
@@ -85,13 +87,15 @@ type Config struct {
 
 // Server is a running submission listener.
 type Server struct {
-	cfg   Config
-	auth  Authenticator
-	queue Queue
-	srv   *smtp.Server
-	ln    *trackingListener
-	done  chan error
-	once  sync.Once
+	cfg Config
+	// byHost is the name of this host in the Received field.
+	byHost string
+	auth   Authenticator
+	queue  Queue
+	srv    *smtp.Server
+	ln     *trackingListener
+	done   chan error
+	once   sync.Once
 }
 
 // IsLoopback reports whether addr (HOST:PORT) listens only on the loopback
@@ -118,8 +122,12 @@ func Start(cfg Config, auth Authenticator, queue Queue) (*Server, error) {
 	if cfg.Capability == "" {
 		cfg.Capability = core.DefaultCapability
 	}
+	byHost := cfg.Domain
 	if cfg.Domain == "" {
 		cfg.Domain = "localhost"
+		if byHost, _ = os.Hostname(); byHost == "" {
+			byHost = cfg.Domain
+		}
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -131,11 +139,12 @@ func Start(cfg Config, auth Authenticator, queue Queue) (*Server, error) {
 	if !insecureAuth && cfg.TLS == nil {
 		return nil, fmt.Errorf("SMTP listener on %s: AUTH needs TLS on a non-loopback address; configure a certificate or listen on 127.0.0.1", cfg.Addr)
 	}
-	s := &Server{cfg: cfg, auth: auth, queue: queue, done: make(chan error, 1)}
+	s := &Server{cfg: cfg, byHost: byHost, auth: auth, queue: queue, done: make(chan error, 1)}
 	srv := smtp.NewServer(smtp.BackendFunc(s.newSession))
 	srv.Domain = cfg.Domain
 	srv.MaxMessageBytes = cfg.MaxBytes
 	srv.MaxRecipients = 1000
+	srv.EnableSMTPUTF8 = true
 	srv.AllowInsecureAuth = insecureAuth
 	srv.TLSConfig = cfg.TLS
 	srv.ReadTimeout = cfg.Timeout
@@ -222,7 +231,7 @@ func (s *Server) newSession(c *smtp.Conn) (smtp.Session, error) {
 	if host, _, err := net.SplitHostPort(ip); err == nil {
 		ip = host
 	}
-	return &session{s: s, ip: ip}, nil
+	return &session{s: s, ip: ip, conn: c}, nil
 }
 
 // SMTP replies of the listener.
@@ -231,15 +240,22 @@ var (
 	errAuthFailed   = &smtp.SMTPError{Code: 535, EnhancedCode: smtp.EnhancedCode{5, 7, 8}, Message: "Authentication credentials invalid"}
 	errAuthTemp     = &smtp.SMTPError{Code: 454, EnhancedCode: smtp.EnhancedCode{4, 7, 0}, Message: "Temporary authentication failure"}
 	errQueueDown    = &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "Requested action aborted: the queue is unavailable, try again later"}
+	errNeedsUTF8    = &smtp.SMTPError{Code: 553, EnhancedCode: smtp.EnhancedCode{5, 6, 7}, Message: "A non-ASCII address needs the SMTPUTF8 parameter of MAIL FROM (RFC 6531)"}
 )
 
 // session is one SMTP session (reset by STARTTLS).
 type session struct {
 	s     *Server
 	ip    string
+	conn  *smtp.Conn
 	user  *core.User
 	from  string
 	rcpts []core.Address
+	// utf8: MAIL FROM carried SMTPUTF8, so addresses may be non-ASCII.
+	utf8 bool
+	// host is the client's name by reverse DNS, looked up once.
+	host       string
+	hostLooked bool
 }
 
 var _ smtp.AuthSession = (*session)(nil)
@@ -304,6 +320,10 @@ func (ss *session) Mail(from string, opts *smtp.MailOptions) error {
 	if opts != nil && opts.Size > ss.s.cfg.MaxBytes {
 		return smtp.ErrDataTooLarge
 	}
+	ss.utf8 = opts != nil && opts.UTF8
+	if !ss.utf8 && !isASCII(from) {
+		return errNeedsUTF8
+	}
 	ss.from = from
 	return nil
 }
@@ -312,6 +332,9 @@ func (ss *session) Mail(from string, opts *smtp.MailOptions) error {
 func (ss *session) Rcpt(to string, _ *smtp.RcptOptions) error {
 	if ss.user == nil {
 		return errAuthRequired
+	}
+	if !ss.utf8 && !isASCII(to) {
+		return errNeedsUTF8
 	}
 	if !core.ValidEmail(to) {
 		return &smtp.SMTPError{Code: 553, EnhancedCode: smtp.EnhancedCode{5, 1, 3}, Message: "Invalid recipient address"}
@@ -340,6 +363,7 @@ func (ss *session) Data(r io.Reader) error {
 	if err != nil {
 		return &smtp.SMTPError{Code: 554, EnhancedCode: smtp.EnhancedCode{5, 6, 0}, Message: oneLine(core.ErrorMessage(err))}
 	}
+	mailparse.AddTrace(msg, ss.trace())
 	mailparse.ApplyEnvelope(msg, ss.rcpts)
 	if msg.From.Email == "" && ss.from != "" {
 		msg.From.Email = ss.from
@@ -356,9 +380,48 @@ func (ss *session) Data(r io.Reader) error {
 	return &smtp.SMTPError{Code: 250, EnhancedCode: smtp.EnhancedCode{2, 0, 0}, Message: "OK: queued as " + strconv.FormatInt(id, 10)}
 }
 
+// trace returns the Received field's facts of the message in hand: the
+// client's EHLO name, reverse DNS name and address, the protocol with
+// TLS and AUTH (RFC 3848) and the one recipient, if one.
+func (ss *session) trace() mailparse.Trace {
+	if !ss.hostLooked {
+		ss.hostLooked = true
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		if names, err := net.DefaultResolver.LookupAddr(ctx, ss.ip); err == nil && len(names) > 0 {
+			ss.host = strings.TrimSuffix(names[0], ".")
+		}
+		cancel()
+	}
+	t := mailparse.Trace{
+		Helo: ss.conn.Hostname(), ClientHost: ss.host, ClientIP: ss.ip,
+		By: ss.s.byHost, Comment: "mailsvc", With: "ESMTP",
+		ID: mailparse.NewTraceID(), Date: time.Now(),
+	}
+	if _, ok := ss.conn.TLSConnectionState(); ok {
+		t.With += "S"
+	}
+	if ss.user != nil {
+		t.With += "A"
+	}
+	if len(ss.rcpts) == 1 {
+		t.For = ss.rcpts[0].Email
+	}
+	return t
+}
+
+// isASCII reports whether s holds only 7-bit bytes.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
 // Reset implements smtp.Session.
 func (ss *session) Reset() {
-	ss.from, ss.rcpts = "", nil
+	ss.from, ss.rcpts, ss.utf8 = "", nil, false
 }
 
 // Logout implements smtp.Session.

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -392,4 +393,59 @@ func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
 		t.Fatal(err)
 	}
 	return cert, pool
+}
+
+// The listener offers SMTPUTF8 and takes a non-ASCII address only after
+// MAIL FROM's SMTPUTF8 parameter (RFC 6531); the queued message keeps
+// its header block under the listener's Received field.
+func TestSMTPUTF8AndTrace(t *testing.T) {
+	q := &fakeQueue{}
+	s := start(t, Config{Domain: "mx.example.org"}, newAuth(), q)
+	c := dial(t, s)
+	if ok, _ := c.Extension("SMTPUTF8"); !ok {
+		t.Fatal("EHLO does not offer SMTPUTF8")
+	}
+	admin(t, c)
+	if err := c.Mail("jürgen@example.de", nil); code(err) != 553 {
+		t.Fatalf("MAIL without SMTPUTF8: %v, want 553", err)
+	}
+	if err := c.Mail("site@example.org", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Rcpt("zoë@example.com", nil); code(err) != 553 {
+		t.Fatalf("RCPT without SMTPUTF8: %v, want 553", err)
+	}
+	if err := c.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Mail("jürgen@example.de", &smtp.MailOptions{UTF8: true}); err != nil {
+		t.Fatalf("MAIL with SMTPUTF8: %v", err)
+	}
+	if err := c.Rcpt("zoë@example.com", nil); err != nil {
+		t.Fatalf("RCPT with SMTPUTF8: %v", err)
+	}
+	w, err := c.Data()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := "Received: from a.example by b.example; Thu, 26 Nov 2026 10:00:00 +0000\r\nFrom: Jürgen <jürgen@example.de>\r\nTo: List <list@example.net>\r\nSubject: Grüße\r\n\r\nHallo.\r\n"
+	if _, err := io.WriteString(w, data); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.CloseWithResponse(); err != nil {
+		t.Fatalf("DATA: %v", err)
+	}
+	if len(q.logs) != 1 {
+		t.Fatalf("queued %d messages", len(q.logs))
+	}
+	m := q.logs[0].Message
+	head, _, _ := strings.Cut(data, "\r\n\r\n")
+	re := regexp.MustCompile(`^Received: from localhost \(([^ ()]+ )?\[127\.0\.0\.1\]\)\r\n\tby mx\.example\.org \(mailsvc\) with ESMTPA id [A-Z2-7]{12}\r\n\tfor <zoë@example\.com>; [^\r]+\r\n`)
+	loc := re.FindStringIndex(m.RawHeader)
+	if loc == nil || m.RawHeader[loc[1]:] != head+"\r\n" {
+		t.Errorf("RawHeader %q, want the listener's Received field over %q", m.RawHeader, head)
+	}
+	if len(m.Bcc) != 1 || m.Bcc[0].Email != "zoë@example.com" || len(m.To) != 0 {
+		t.Errorf("envelope To %v Bcc %v", m.To, m.Bcc)
+	}
 }

@@ -41,6 +41,7 @@ type storedMessage struct {
 	ReplyTo     []core.Address     `json:"reply_to,omitempty"`
 	Headers     []core.Header      `json:"headers,omitempty"`
 	Attachments []storedAttachment `json:"attachments,omitempty"`
+	RawHeader   string             `json:"raw_header,omitempty"`
 }
 
 // encodeMessage returns the message column of m, the attachments' bytes
@@ -56,7 +57,7 @@ func encodeMessageInline(m *core.Message) (string, error) {
 }
 
 func encodeMessageColumn(m *core.Message, inline bool) (string, error) {
-	sm := storedMessage{From: m.From, To: m.To, Cc: m.Cc, Bcc: m.Bcc, ReplyTo: m.ReplyTo, Headers: m.Headers}
+	sm := storedMessage{From: m.From, To: m.To, Cc: m.Cc, Bcc: m.Bcc, ReplyTo: m.ReplyTo, Headers: m.Headers, RawHeader: m.RawHeader}
 	for _, a := range m.Attachments {
 		sa := storedAttachment{Filename: a.Filename, ContentType: a.ContentType, Inline: a.Inline, ContentID: a.ContentID}
 		switch {
@@ -86,7 +87,7 @@ func decodeMessage(js []byte, subject, text, html string) (core.Message, error) 
 	}
 	m := core.Message{
 		From: sm.From, To: sm.To, Cc: sm.Cc, Bcc: sm.Bcc, ReplyTo: sm.ReplyTo,
-		Headers: sm.Headers, Subject: subject, Text: text, HTML: html,
+		Headers: sm.Headers, Subject: subject, Text: text, HTML: html, RawHeader: sm.RawHeader,
 	}
 	for _, a := range sm.Attachments {
 		m.Attachments = append(m.Attachments, core.Attachment{

@@ -5,7 +5,7 @@ import "time"
 // Metrics receives the delivery engine's measurements; nil records nothing.
 type Metrics interface {
 	SendStarted(connID int64, driver string)
-	SendFinished(connID int64, driver, outcome string, d time.Duration) // outcome: core.Outcome* (delivered, temporary, permanent, simulated)
+	SendFinished(connID int64, driver, outcome string, d time.Duration) // outcome: core.Outcome* (delivered, temporary_failure, permanent_failure, simulated, rate_limited)
 	Retried(connID int64, driver string)
 	ProviderError(connID int64, driver, class string) // class: "network", "timeout", "rate_limited", "4xx", "5xx", "smtp_4xx", "smtp_5xx", "other"
 	RateLimitWait(connID int64, driver string, d time.Duration)

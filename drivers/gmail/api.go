@@ -57,6 +57,12 @@ type sent struct {
 func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
 	m := *msg
 	m.From = t.sender.Apply(msg.From)
+	if mime.HeaderNamesOthers(&m) {
+		// Gmail sends to the addresses of the header: a message whose
+		// To or Cc names others than its envelope is built from its
+		// fields, which name only the envelope.
+		m.RawHeader = ""
+	}
 	raw, err := mime.Build(&m)
 	if err != nil {
 		return core.Receipt{}, core.Permanent(fmt.Errorf("gmail: build message: %w", err))

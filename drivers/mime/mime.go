@@ -13,7 +13,9 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/base32"
+	"errors"
 	"fmt"
+	"io"
 	stdmime "mime"
 	"net/mail"
 	"path"
@@ -44,81 +46,16 @@ var structuralHeaders = map[string]bool{
 	"content-id":                true,
 }
 
-// Compose converts msg into a go-mail message ready to be written or sent
-// with a go-mail client. It sets Date and Message-ID unless custom headers
-// carry them; the Message-ID's domain is the sender's. Custom headers that
-// would clash with the MIME structure (Content-Type, From, Bcc, ...) are
-// ignored; custom header names must be RFC 5322 field names, and values are
-// unfolded (CR and LF become spaces) so a header cannot inject another.
-// Repeated custom header names are joined into one field with ", ".
+// Compose converts msg's body (its text and HTML, inline files and
+// attachments) into a go-mail message. The header fields go-mail writes
+// are not the message's: write it through a HeadWriter, which puts the
+// message's Head (RenderHead) in their place and keeps only go-mail's
+// MIME structure fields.
 func Compose(msg *core.Message) (*gomail.Msg, error) {
 	if msg == nil {
 		return nil, core.Errorf(core.EINVALID, "No message to build.")
 	}
-	if msg.From.Email == "" {
-		return nil, core.InvalidField("from", "A sender address is required.")
-	}
 	m := gomail.NewMsg(gomail.WithNoDefaultUserAgent(), gomail.WithCharset(gomail.CharsetUTF8))
-
-	m.FromMailAddress(&mail.Address{Name: msg.From.Name, Address: msg.From.Email})
-	if len(msg.To) > 0 {
-		m.ToMailAddress(mailAddresses(msg.To)...)
-	}
-	if len(msg.Cc) > 0 {
-		m.CcMailAddress(mailAddresses(msg.Cc)...)
-	}
-	if len(msg.Bcc) > 0 {
-		// Kept on the go-mail message so that a go-mail client puts the
-		// addresses in the envelope; go-mail never writes a Bcc header.
-		m.BccMailAddress(mailAddresses(msg.Bcc)...)
-	}
-	if len(msg.ReplyTo) > 0 {
-		m.ReplyToMailAddress(mailAddresses(msg.ReplyTo)...)
-	}
-	m.Subject(Unfold(msg.Subject))
-	m.SetGenHeader(gomail.HeaderXMailer, Mailer)
-
-	custom := map[string][]string{}
-	var order []string
-	for _, h := range msg.Headers {
-		name := strings.TrimSpace(h.Name)
-		if !ValidHeaderName(name) {
-			return nil, core.InvalidField("headers", fmt.Sprintf("Invalid header name %q.", h.Name))
-		}
-		if structuralHeaders[strings.ToLower(name)] {
-			continue
-		}
-		canon := canonicalHeader(name)
-		if _, seen := custom[canon]; !seen {
-			order = append(order, canon)
-		}
-		custom[canon] = append(custom[canon], Unfold(h.Value))
-	}
-	for _, name := range order {
-		switch name {
-		case string(gomail.HeaderMessageID):
-			id := strings.Trim(strings.TrimSpace(custom[name][0]), "<>")
-			if id == "" || strings.ContainsAny(id, " \t<>") {
-				return nil, core.InvalidField("headers", fmt.Sprintf("Invalid Message-ID %q.", custom[name][0]))
-			}
-			m.SetMessageIDWithValue(id)
-		case string(gomail.HeaderDate):
-			m.SetGenHeader(gomail.HeaderDate, custom[name][0])
-		default:
-			m.SetGenHeader(gomail.Header(name), custom[name]...)
-		}
-	}
-	if m.GetMessageID() == "" {
-		id, err := NewMessageID(msg.From.Email)
-		if err != nil {
-			return nil, err
-		}
-		m.SetMessageIDWithValue(id)
-	}
-	if _, ok := custom[string(gomail.HeaderDate)]; !ok {
-		m.SetDateWithValue(time.Now())
-	}
-
 	switch {
 	case msg.Text != "" && msg.HTML != "":
 		m.SetBodyString(gomail.TypeTextPlain, msg.Text)
@@ -162,15 +99,113 @@ func Build(msg *core.Message) ([]byte, error) {
 // BuildWithID renders msg like Build and also returns the message's
 // Message-ID header value (with its angle brackets).
 func BuildWithID(msg *core.Message) ([]byte, string, error) {
+	return build(msg, false)
+}
+
+// BuildASCII renders msg like BuildWithID for a service that takes no
+// SMTPUTF8 (RFC 6531): its header in ASCII, domains as A-labels and text
+// as encoded words; an address with a non-ASCII local part gives an error
+// wrapping ErrNeedsSMTPUTF8. Pair it with ASCIIEnvelope.
+func BuildASCII(msg *core.Message) ([]byte, string, error) {
+	return build(msg, true)
+}
+
+// ASCIIEnvelope returns a copy of msg whose sender and recipients have
+// their domains as A-labels, or an error wrapping ErrNeedsSMTPUTF8.
+func ASCIIEnvelope(msg *core.Message) (*core.Message, error) {
+	m := *msg
+	var err error
+	if m.From.Email, err = ASCIIAddress(m.From.Email); err != nil {
+		return nil, err
+	}
+	for _, list := range []*[]core.Address{&m.To, &m.Cc, &m.Bcc} {
+		out := make([]core.Address, len(*list))
+		for i, a := range *list {
+			if a.Email, err = ASCIIAddress(a.Email); err != nil {
+				return nil, err
+			}
+			out[i] = a
+		}
+		*list = out
+	}
+	return &m, nil
+}
+
+// build renders msg, in ASCII when ascii is set.
+func build(msg *core.Message, ascii bool) ([]byte, string, error) {
+	head, err := RenderHead(msg, time.Now(), ascii)
+	if err != nil {
+		return nil, "", err
+	}
 	m, err := Compose(msg)
 	if err != nil {
 		return nil, "", err
 	}
 	var buf bytes.Buffer
-	if _, err := m.WriteTo(&buf); err != nil {
+	w := NewHeadWriter(&buf, head)
+	if _, err := m.WriteTo(w); err != nil {
 		return nil, "", fmt.Errorf("write mime message: %w", err)
 	}
-	return buf.Bytes(), m.GetMessageID(), nil
+	if err := w.Close(); err != nil {
+		return nil, "", err
+	}
+	return buf.Bytes(), head.MessageID, nil
+}
+
+// HeadWriter passes a message written by go-mail through to an io.Writer
+// with its header block replaced: the Head's fields, then go-mail's
+// MIME-Version and Content- fields, then the body as go-mail wrote it.
+type HeadWriter struct {
+	out     io.Writer
+	head    []byte
+	pending []byte // go-mail's header block, until its end is seen
+	done    bool
+}
+
+// NewHeadWriter returns a HeadWriter writing to out with head's fields.
+func NewHeadWriter(out io.Writer, head Head) *HeadWriter {
+	return &HeadWriter{out: out, head: head.Block}
+}
+
+// maxGoMailHead bounds the header block HeadWriter holds back.
+const maxGoMailHead = 1 << 20
+
+// Write implements io.Writer.
+func (w *HeadWriter) Write(p []byte) (int, error) {
+	if w.done {
+		return w.out.Write(p)
+	}
+	w.pending = append(w.pending, p...)
+	end := bytes.Index(w.pending, []byte("\r\n\r\n"))
+	if end < 0 {
+		if len(w.pending) > maxGoMailHead {
+			return 0, errors.New("write mime message: no end of go-mail's header block")
+		}
+		return len(p), nil
+	}
+	var out bytes.Buffer
+	out.Grow(len(w.head) + len(w.pending))
+	out.Write(w.head)
+	for _, f := range RawFields(string(w.pending[:end+2])) {
+		if lower := strings.ToLower(f.Name); lower == "mime-version" || strings.HasPrefix(lower, "content-") {
+			out.WriteString(f.Text)
+		}
+	}
+	out.WriteString("\r\n")
+	out.Write(w.pending[end+4:])
+	w.done, w.pending = true, nil
+	if _, err := w.out.Write(out.Bytes()); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Close reports a message whose header block never ended.
+func (w *HeadWriter) Close() error {
+	if !w.done {
+		return errors.New("write mime message: no end of go-mail's header block")
+	}
+	return nil
 }
 
 // Envelope returns the SMTP envelope of msg: the sender address and every

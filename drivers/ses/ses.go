@@ -490,7 +490,14 @@ func (t *Transport) UsesV2() bool { return t.useV2 }
 func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
 	m := *msg
 	m.From = t.sender.Apply(m.From)
-	raw, err := mime.Build(&m)
+	// Amazon SES takes no SMTPUTF8: addresses go with A-label domains,
+	// and one with a non-ASCII local part cannot be sent.
+	ascii, err := mime.ASCIIEnvelope(&m)
+	if err != nil {
+		return core.Receipt{}, core.Permanent(fmt.Errorf("ses: Amazon SES does not take SMTPUTF8 (RFC 6531): %w", err))
+	}
+	m = *ascii
+	raw, _, err := mime.BuildASCII(&m)
 	if err != nil {
 		return core.Receipt{}, core.Permanent(fmt.Errorf("ses: build message: %w", err))
 	}

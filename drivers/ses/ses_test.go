@@ -747,3 +747,32 @@ func TestBaseURL(t *testing.T) {
 		}
 	}
 }
+
+// Amazon SES takes no SMTPUTF8: a non-ASCII domain goes as its A-label
+// with the header in ASCII, and a non-ASCII local part is refused for
+// good before any request.
+func TestInternationalAddresses(t *testing.T) {
+	fake := sesfake.New(region, accessKey, secretKey)
+	defer fake.Close()
+	tr := newTransport(t, staticSettings(fake, nil))
+	msg := &core.Message{From: core.Address{Name: "Bücher", Email: "shop@bücher.example"}, To: []core.Address{{Email: "ann@exämple.org"}},
+		Subject: "Grüße", Text: "Hallo"}
+	if _, err := tr.Send(context.Background(), msg); err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	m := fake.Messages()[len(fake.Messages())-1]
+	if m.Source != "shop@xn--bcher-kva.example" || !reflect.DeepEqual(m.SortedDestinations(), []string{"ann@xn--exmple-cua.org"}) {
+		t.Errorf("source %q destinations %v, want A-label domains", m.Source, m.SortedDestinations())
+	}
+	for i, c := range m.Raw {
+		if c >= 0x80 {
+			t.Fatalf("byte %d of the raw message is not ASCII:\n%s", i, m.Raw)
+		}
+	}
+	before := len(fake.Messages())
+	msg.To = []core.Address{{Email: "jürgen@example.de"}}
+	_, err := tr.Send(context.Background(), msg)
+	if err == nil || core.IsTemporary(err) || !strings.Contains(err.Error(), "SMTPUTF8") || len(fake.Messages()) != before {
+		t.Errorf("non-ASCII local part: %v (temporary %v), %d requests", err, core.IsTemporary(err), len(fake.Messages())-before)
+	}
+}

@@ -3,11 +3,9 @@ package smtp
 import (
 	"bytes"
 	"crypto/rand"
-	"encoding/base32"
 	"encoding/hex"
 	"fmt"
 	"io"
-	stdmime "mime"
 	"mime/quotedprintable"
 	"net/mail"
 	"slices"
@@ -23,11 +21,11 @@ import (
 
 // A message without attachments (text, HTML or both, the common case
 // by far) is rendered here straight into a pooled buffer, in the very
-// bytes drivers/mime and go-mail would write for it: the same headers in
-// the same order, folded and encoded the same way, the same
-// quoted-printable parts and multipart/alternative layout; only the
-// random Message-ID, boundary and the Date differ from one rendering to
-// the next (TestRenderMatchesGoMail holds the two side by side). go-mail
+// bytes drivers/mime and go-mail would write for it: the header block of
+// drivers/mime (RenderHead), the same quoted-printable parts and
+// multipart/alternative layout; only the random Message-ID, boundary and
+// the Date differ from one rendering to the next
+// (TestRenderMatchesGoMail holds the two side by side). go-mail
 // builds a Msg of maps and slices, encodes every part into a buffer of
 // its own and formats its headers with fmt and strings.Split for each
 // message, which was a third of the driver's time per message on a
@@ -35,22 +33,38 @@ import (
 // by drivers/mime with go-mail, its files streamed (stream.go).
 
 // letter is a message ready for the wire: its envelope, its Message-ID
-// and its data, either rendered (data) or a go-mail message (gm).
+// and its data, either rendered (data) or a go-mail message (gm) written
+// after its header block (head).
 type letter struct {
 	from  string   // the MAIL FROM argument, "<address>"
 	rcpts []string // the RCPT TO arguments: To, Cc, then Bcc
 	id    string   // the Message-ID header value, with its brackets
 	data  *bytes.Buffer
 	gm    *gomail.Msg
+	head  mime.Head
+	// utf8: the envelope or the header holds more than ASCII, so only a
+	// server that offers SMTPUTF8 may take the letter as it is.
+	utf8 bool
 }
 
 // newLetter prepares msg (validated, the connection's sender applied)
-// for sending.
-func newLetter(msg *core.Message) (*letter, error) {
-	l := &letter{from: envelopeAddress(msg.From.Email)}
+// for sending. With ascii, the letter is made for a server without
+// SMTPUTF8: domains as A-labels, header text as encoded words, and an
+// address whose local part is beyond ASCII refuses it (an error wrapping
+// mime.ErrNeedsSMTPUTF8).
+func newLetter(msg *core.Message, ascii bool) (*letter, error) {
+	from, err := letterAddress(msg.From.Email, ascii)
+	if err != nil {
+		return nil, err
+	}
+	l := &letter{from: from}
 	for _, list := range [][]core.Address{msg.To, msg.Cc, msg.Bcc} {
 		for _, a := range list {
-			l.rcpts = append(l.rcpts, envelopeAddress(a.Email))
+			r, err := letterAddress(a.Email, ascii)
+			if err != nil {
+				return nil, err
+			}
+			l.rcpts = append(l.rcpts, r)
 		}
 	}
 	if len(l.rcpts) == 0 {
@@ -59,23 +73,51 @@ func newLetter(msg *core.Message) (*letter, error) {
 	if strings.ContainsAny(l.from, "\r\n") || slices.ContainsFunc(l.rcpts, func(r string) bool { return strings.ContainsAny(r, "\r\n") }) {
 		return nil, core.InvalidField("to", "An address contains a line break.")
 	}
+	head, err := mime.RenderHead(msg, time.Now(), ascii)
+	if err != nil {
+		return nil, err
+	}
+	l.id, l.head = head.MessageID, head
+	l.utf8 = head.UTF8 || !isASCII(l.from) || slices.ContainsFunc(l.rcpts, func(r string) bool { return !isASCII(r) })
 	if len(msg.Attachments) > 0 {
 		m, err := mime.Compose(msg)
 		if err != nil {
 			return nil, err
 		}
-		l.gm, l.id = m, m.GetMessageID()
+		l.gm = m
 		return l, nil
 	}
 	buf := renderBuffers.Get().(*bytes.Buffer)
 	buf.Reset()
-	id, err := render(buf, msg, time.Now())
-	if err != nil {
+	if err := render(buf, msg, head); err != nil {
 		renderBuffers.Put(buf)
 		return nil, err
 	}
-	l.data, l.id = buf, id
+	l.data = buf
 	return l, nil
+}
+
+// letterAddress returns addr as the envelope carries it; with ascii, its
+// domain as an A-label.
+func letterAddress(addr string, ascii bool) (string, error) {
+	if ascii {
+		a, err := mime.ASCIIAddress(addr)
+		if err != nil {
+			return "", err
+		}
+		addr = a
+	}
+	return envelopeAddress(addr), nil
+}
+
+// isASCII reports whether s holds only 7-bit bytes.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // envelopeAddress returns addr as SMTP commands carry it, in angle
@@ -90,7 +132,11 @@ func (l *letter) writeTo(w io.Writer) error {
 		_, err := w.Write(l.data.Bytes())
 		return err
 	}
-	return writeMessage(l.gm, w)
+	hw := mime.NewHeadWriter(w, l.head)
+	if err := writeMessage(l.gm, hw); err != nil {
+		return err
+	}
+	return hw.Close()
 }
 
 // release returns the rendered buffer to the pool; l is not used after.
@@ -108,133 +154,20 @@ const maxPooledBuffer = 256 << 10
 // renderBuffers holds buffers of rendered messages for reuse.
 var renderBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// Header names the renderer writes itself.
-const (
-	hdrDate        = "Date"
-	hdrMessageID   = "Message-ID"
-	hdrMIMEVersion = "MIME-Version"
-	hdrSubject     = "Subject"
-	hdrXMailer     = "X-Mailer"
-)
-
-// structuralHeaders are the header names a custom header may not set
-// (lower case), as drivers/mime ignores them.
-var structuralHeaders = map[string]bool{
-	"from": true, "to": true, "cc": true, "bcc": true, "reply-to": true, "subject": true,
-	"mime-version": true, "content-type": true, "content-transfer-encoding": true,
-	"content-disposition": true, "content-id": true,
-}
-
-// genHeader is one header of the general block: its name and values (go-mail
-// joins several with ", ").
-type genHeader struct {
-	name   string
-	values []string
-}
-
-// render writes msg, which has no attachments, to buf as drivers/mime
-// and go-mail would (custom headers checked and mapped as mime.Compose
-// does), dated now unless a custom Date header says otherwise, and
-// returns its Message-ID header value.
-func render(buf *bytes.Buffer, msg *core.Message, now time.Time) (string, error) {
-	if msg.From.Email == "" {
-		return "", core.InvalidField("from", "A sender address is required.")
-	}
+// render writes msg, which has no attachments, to buf after its header
+// block head, in the bytes drivers/mime and go-mail would write.
+func render(buf *bytes.Buffer, msg *core.Message, head mime.Head) error {
 	alternative := msg.Text != "" && msg.HTML != ""
-	// One read of randomness for the Message-ID and the boundary.
-	var random [20 + 30]byte
-	n := 20
-	if alternative {
-		n += 30
-	}
-	if _, err := rand.Read(random[:n]); err != nil {
-		return "", fmt.Errorf("generate message id: %w", err)
-	}
-
-	headers := make([]genHeader, 0, 8+len(msg.Headers))
-	set := func(name string, values ...string) {
-		for i := range headers {
-			if headers[i].name == name {
-				headers[i].values = values
-				return
-			}
-		}
-		headers = append(headers, genHeader{name, values})
-	}
-	set(hdrSubject, qEncode(mime.Unfold(msg.Subject)))
-	set(hdrXMailer, qEncode(mime.Mailer))
-	var id string
-	hasDate := false
-	if len(msg.Headers) > 0 {
-		custom := map[string][]string{}
-		var order []string
-		for _, h := range msg.Headers {
-			name := strings.TrimSpace(h.Name)
-			if !mime.ValidHeaderName(name) {
-				return "", core.InvalidField("headers", fmt.Sprintf("Invalid header name %q.", h.Name))
-			}
-			if structuralHeaders[strings.ToLower(name)] {
-				continue
-			}
-			name = canonicalHeader(name)
-			if _, seen := custom[name]; !seen {
-				order = append(order, name)
-			}
-			custom[name] = append(custom[name], mime.Unfold(h.Value))
-		}
-		for _, name := range order {
-			values := custom[name]
-			switch name {
-			case hdrMessageID:
-				v := strings.Trim(strings.TrimSpace(values[0]), "<>")
-				if v == "" || strings.ContainsAny(v, " \t<>") {
-					return "", core.InvalidField("headers", fmt.Sprintf("Invalid Message-ID %q.", values[0]))
-				}
-				id = qEncode("<" + v + ">")
-				set(hdrMessageID, id)
-			case hdrDate:
-				hasDate = true
-				set(hdrDate, qEncode(values[0]))
-			default:
-				for i, v := range values {
-					values[i] = qEncode(v)
-				}
-				set(name, values...)
-			}
-		}
-	}
-	if id == "" {
-		id = "<" + newMessageID(msg.From.Email, random[:20]) + ">"
-		set(hdrMessageID, id)
-	}
-	if !hasDate {
-		set(hdrDate, now.Format(time.RFC1123Z))
-	}
-	set(hdrMIMEVersion, "1.0")
-	slices.SortFunc(headers, func(a, b genHeader) int { return strings.Compare(a.name, b.name) })
-	for _, h := range headers {
-		writeHeader(buf, h.name, h.values...)
-	}
-
-	writeHeader(buf, "From", (&mail.Address{Name: msg.From.Name, Address: msg.From.Email}).String())
-	for _, list := range []struct {
-		name  string
-		addrs []core.Address
-	}{{"To", msg.To}, {"Cc", msg.Cc}, {"Reply-To", msg.ReplyTo}} {
-		if len(list.addrs) == 0 {
-			continue
-		}
-		values := make([]string, len(list.addrs))
-		for i, a := range list.addrs {
-			values[i] = (&mail.Address{Name: a.Name, Address: a.Email}).String()
-		}
-		writeHeader(buf, list.name, values...)
-	}
-
+	buf.Write(head.Block)
+	buf.WriteString("MIME-Version: 1.0\r\n")
 	switch {
 	case alternative:
+		var random [30]byte
+		if _, err := rand.Read(random[:]); err != nil {
+			return fmt.Errorf("generate boundary: %w", err)
+		}
 		var boundary [60]byte
-		hex.Encode(boundary[:], random[20:50])
+		hex.Encode(boundary[:], random[:])
 		buf.WriteString("Content-Type: multipart/alternative;\r\n boundary=")
 		buf.Write(boundary[:])
 		buf.WriteString("\r\n\r\n")
@@ -248,7 +181,7 @@ func render(buf *bytes.Buffer, msg *core.Message, now time.Time) (string, error)
 			buf.WriteString(p.ctype)
 			buf.WriteString("; charset=UTF-8\r\n\r\n")
 			if err := writeQuotedPrintable(buf, p.body); err != nil {
-				return "", err
+				return err
 			}
 		}
 		buf.WriteString("\r\n--")
@@ -256,12 +189,12 @@ func render(buf *bytes.Buffer, msg *core.Message, now time.Time) (string, error)
 		buf.WriteString("--\r\n")
 	case msg.HTML != "":
 		buf.WriteString("Content-Transfer-Encoding: quoted-printable\r\nContent-Type: text/html; charset=UTF-8\r\n\r\n")
-		return id, writeQuotedPrintable(buf, msg.HTML)
+		return writeQuotedPrintable(buf, msg.HTML)
 	default:
 		buf.WriteString("Content-Transfer-Encoding: quoted-printable\r\nContent-Type: text/plain; charset=UTF-8\r\n\r\n")
-		return id, writeQuotedPrintable(buf, msg.Text)
+		return writeQuotedPrintable(buf, msg.Text)
 	}
-	return id, nil
+	return nil
 }
 
 // writeQuotedPrintable writes s to buf in quoted-printable, line breaks as
@@ -276,83 +209,4 @@ func writeQuotedPrintable(buf *bytes.Buffer, s string) error {
 		return err
 	}
 	return w.Close()
-}
-
-// qEncode encodes a header value as RFC 2047 Q-encoded words when it
-// needs it (go-mail's encoding of every general header value).
-func qEncode(s string) string {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; (c < ' ' || c > '~') && c != '\t' {
-			return stdmime.QEncoding.Encode("UTF-8", s)
-		}
-	}
-	return s
-}
-
-// maxHeaderLength is the line length go-mail folds headers at.
-const maxHeaderLength = 76
-
-// writeHeader writes one header field as go-mail's msgWriter.writeHeader
-// does: the values joined with ", ", folded before a word that would
-// reach the line length, the space before each fold dropped.
-func writeHeader(buf *bytes.Buffer, key string, values ...string) {
-	if len(values) == 0 {
-		return // go-mail writes nothing for a header without values
-	}
-	full := values[0]
-	if len(values) > 1 {
-		full = strings.Join(values, ", ")
-	}
-	buf.WriteString(key)
-	buf.WriteString(": ")
-	room := maxHeaderLength - 2 - len(key) - 2
-	for {
-		word, rest, more := strings.Cut(full, " ")
-		if room-len(word) <= 1 {
-			// The space written after the previous word (or the
-			// header name) goes; the fold takes its place.
-			buf.Truncate(buf.Len() - 1)
-			buf.WriteString("\r\n ")
-			room = maxHeaderLength - 3
-		}
-		buf.WriteString(word)
-		room -= len(word)
-		if !more {
-			break
-		}
-		buf.WriteByte(' ')
-		room--
-		full = rest
-	}
-	buf.WriteString("\r\n")
-}
-
-// newMessageID returns a Message-ID value (without brackets) made of
-// random's 20 bytes in lower-case base32 and the sender's domain, as
-// mime.NewMessageID makes them.
-func newMessageID(sender string, random []byte) string {
-	domain := "mailsvc.localhost"
-	if i := strings.LastIndexByte(sender, '@'); i >= 0 && mime.ValidDomain(sender[i+1:]) {
-		domain = strings.ToLower(sender[i+1:])
-	}
-	var left [32]byte
-	base32.StdEncoding.WithPadding(base32.NoPadding).Encode(left[:], random)
-	for i, c := range left {
-		if c >= 'A' && c <= 'Z' {
-			left[i] = c + 'a' - 'A'
-		}
-	}
-	return string(left[:]) + "@" + domain
-}
-
-// canonicalHeader returns the spelling of Message-ID and Date whatever
-// their case, and other names as given.
-func canonicalHeader(name string) string {
-	switch {
-	case strings.EqualFold(name, hdrMessageID):
-		return hdrMessageID
-	case strings.EqualFold(name, hdrDate):
-		return hdrDate
-	}
-	return name
 }

@@ -20,27 +20,26 @@ var (
 	messageIDRE = regexp.MustCompile(`(?m)^Message-ID: (<[a-z2-7]{32}@[^>]+>)\r$`)
 )
 
-// goMailBytes returns what drivers/mime and go-mail write for msg, and
-// its Date.
-func goMailBytes(t *testing.T, msg *core.Message) ([]byte, time.Time, error) {
+// goMailBytes returns what drivers/mime and go-mail write for msg after
+// its header block head.
+func goMailBytes(t *testing.T, msg *core.Message, head mime.Head) ([]byte, error) {
 	t.Helper()
 	m, err := mime.Compose(msg)
 	if err != nil {
-		return nil, time.Time{}, err
+		return nil, err
 	}
 	var b bytes.Buffer
-	if _, err := m.WriteTo(&b); err != nil {
+	w := mime.NewHeadWriter(&b, head)
+	if _, err := m.WriteTo(w); err != nil {
 		t.Fatal(err)
 	}
-	p, err := mail.ReadMessage(bytes.NewReader(b.Bytes()))
-	if err != nil {
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mail.ReadMessage(bytes.NewReader(b.Bytes())); err != nil {
 		t.Fatalf("go-mail's output does not parse: %v", err)
 	}
-	date, err := p.Header.Date()
-	if err != nil {
-		date = time.Now() // a custom Date header that is no date
-	}
-	return b.Bytes(), date, nil
+	return b.Bytes(), nil
 }
 
 // normalized replaces the random parts of a rendered message (the
@@ -59,9 +58,14 @@ func normalized(b []byte) string {
 // checkSame renders msg and compares it with go-mail's bytes.
 func checkSame(t *testing.T, name string, msg *core.Message) {
 	t.Helper()
-	want, date, wantErr := goMailBytes(t, msg)
+	head, err := mime.RenderHead(msg, time.Now(), false)
+	if err != nil {
+		return
+	}
+	want, wantErr := goMailBytes(t, msg, head)
 	var got bytes.Buffer
-	id, err := render(&got, msg, date)
+	err = render(&got, msg, head)
+	id := head.MessageID
 	if (err != nil) != (wantErr != nil) || (err != nil && err.Error() != wantErr.Error()) {
 		t.Errorf("%s: render error %v, go-mail's %v", name, err, wantErr)
 		return
@@ -197,13 +201,8 @@ func TestLetterEnvelope(t *testing.T) {
 		To:   []core.Address{{Name: "Ann", Email: "ann@example.org"}}, Cc: []core.Address{{Email: "cc@example.org"}},
 		Bcc: []core.Address{{Email: "bcc@example.net"}}, Text: "x",
 	}
-	m, err := mime.Compose(msg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantFrom, _ := m.GetSender(false)
-	wantRcpts, _ := m.GetRecipients()
-	l, err := newLetter(msg)
+	wantFrom, wantRcpts := "<shop@example.com>", []string{"<ann@example.org>", "<cc@example.org>", "<bcc@example.net>"}
+	l, err := newLetter(msg, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +213,7 @@ func TestLetterEnvelope(t *testing.T) {
 	if bytes.Contains(l.data.Bytes(), []byte("bcc@example.net")) {
 		t.Error("the Bcc address is in the message data")
 	}
-	if _, err := newLetter(&core.Message{From: msg.From, Text: "x"}); err == nil {
+	if _, err := newLetter(&core.Message{From: msg.From, Text: "x"}, false); err == nil {
 		t.Error("a message without recipients was accepted")
 	}
 }
@@ -230,7 +229,11 @@ func TestWriteDataMatchesDotWriter(t *testing.T) {
 	var rendered bytes.Buffer
 	msg := &core.Message{From: core.Address{Email: "a@example.com"}, To: []core.Address{{Email: "b@example.org"}},
 		Subject: "dots", Text: ".one\n..two\r\n.", HTML: ".<p>x</p>\n."}
-	if _, err := render(&rendered, msg, time.Now()); err != nil {
+	head, err := mime.RenderHead(msg, time.Now(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := render(&rendered, msg, head); err != nil {
 		t.Fatal(err)
 	}
 	inputs = append(inputs, rendered.String())

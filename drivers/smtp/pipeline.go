@@ -119,7 +119,7 @@ func (s *session) sendPipelined(l *letter) (string, error) {
 		err = writeData(w, l.data.Bytes())
 	} else {
 		dw := text.DotWriter()
-		if err = writeMessage(l.gm, dw); err == nil {
+		if err = l.writeTo(dw); err == nil {
 			err = dw.Close()
 		}
 		// Else not ended with the final dot: a part of a message is never

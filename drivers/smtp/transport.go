@@ -189,11 +189,11 @@ func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, 
 	if err := eff.Validate(); err != nil {
 		return core.Receipt{}, core.Permanent(err)
 	}
-	l, err := newLetter(eff)
+	l, err := newLetter(eff, false)
 	if err != nil {
 		return core.Receipt{}, core.Permanent(err)
 	}
-	defer l.release()
+	defer func() { l.release() }()
 	select {
 	case t.slots <- struct{}{}:
 	case <-ctx.Done():
@@ -204,6 +204,17 @@ func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, 
 	s, reused, err := t.acquire(ctx)
 	if err != nil {
 		return core.Receipt{}, t.classify("connect", err)
+	}
+	if l.utf8 && !s.smtpUTF8 {
+		// RFC 6531: without SMTPUTF8 at the next hop, only the ASCII
+		// form may go (domains as A-labels, header text encoded).
+		ascii, err := newLetter(eff, true)
+		if err != nil {
+			t.release(s)
+			return core.Receipt{}, core.Permanent(fmt.Errorf("smtp: %s does not offer SMTPUTF8, so the message cannot be relayed there: %w", t.addr(), err))
+		}
+		l.release()
+		l = ascii
 	}
 	resp, err := s.send(ctx, l)
 	if err != nil && reused && staleConnection(err) {

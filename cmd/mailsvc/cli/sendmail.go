@@ -243,11 +243,30 @@ func buildSendmailMessage(o sendmailOptions, stdin io.Reader) (*core.Message, er
 			return nil, dataErr(errors.New("no recipient addresses found in the To, Cc or Bcc headers"))
 		}
 	}
+	mailparse.AddTrace(msg, sendmailTrace(rcpts))
 	mailparse.ApplyEnvelope(msg, rcpts)
 	if msg.From.Email == "" {
 		msg.From = core.Address{Name: o.fullName, Email: o.sender}
 	}
 	return msg, nil
+}
+
+// sendmailTrace returns the Received field's facts of a local
+// submission: this host, the user id, "with local", and the one
+// recipient, if one.
+func sendmailTrace(rcpts []core.Address) mailparse.Trace {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "localhost"
+	}
+	t := mailparse.Trace{
+		By: host, Comment: fmt.Sprintf("mailsvc sendmail, from userid %d", os.Getuid()),
+		With: "local", ID: mailparse.NewTraceID(), Date: time.Now(),
+	}
+	if len(rcpts) == 1 {
+		t.For = rcpts[0].Email
+	}
+	return t
 }
 
 // describe renders a domain error with its field messages.

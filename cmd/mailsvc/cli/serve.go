@@ -122,6 +122,12 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	deliverySvc.Logs = store.NewGroupCommit(rt.db)
 	metricsReg := metrics.New(rt.db, log)
 	deliverySvc.Metrics = metricsReg
+	if list, _, err := conns.List(ctx, 0, 0); err == nil {
+		// Their series exist at 0 from the first scrape.
+		for _, c := range list {
+			metricsReg.AddConnection(c.ID, c.Driver)
+		}
+	}
 	// Alerts: channels, and the dispatcher every part raises alerts through.
 	channels, dispatcher := rt.alertChannels(cipher, &app.AlertMailer{Sender: deliverySvc, Connections: conns}, public, log)
 	deliverySvc.Alerts, oauthSvc.Alerts = dispatcher, dispatcher

@@ -57,6 +57,8 @@ type Received struct {
 	TLS bool
 	// Helo is the name the client gave in EHLO/HELO.
 	Helo string
+	// UTF8 reports whether MAIL FROM carried the SMTPUTF8 parameter.
+	UTF8 bool
 	// Conn is the 1-based number of the connection that carried the
 	// message; messages with the same Conn were sent over one connection.
 	Conn int
@@ -87,6 +89,7 @@ type config struct {
 	xoauth2            func(user, token string) bool
 	latency            time.Duration
 	noPipelining       bool
+	smtpUTF8           bool
 }
 
 // WithAuth makes the sink advertise AUTH PLAIN and LOGIN, accept only
@@ -127,6 +130,12 @@ func WithLatency(d time.Duration) Option { return func(c *config) { c.latency = 
 // WithSTARTTLS (the reply after STARTTLS is encrypted below the point
 // where the sink takes the line out).
 func WithoutPipelining() Option { return func(c *config) { c.noPipelining = true } }
+
+// WithSMTPUTF8 makes the sink offer SMTPUTF8 (RFC 6531). With or without
+// it, the sink refuses a non-ASCII address in MAIL FROM or RCPT TO (553
+// 5.6.7) unless MAIL FROM carried the SMTPUTF8 parameter, as a strict
+// server does.
+func WithSMTPUTF8() Option { return func(c *config) { c.smtpUTF8 = true } }
 
 // WithDomain sets the name the sink greets with (default "sink.test").
 func WithDomain(domain string) Option { return func(c *config) { c.domain = domain } }
@@ -204,6 +213,7 @@ func New(opts ...Option) (*Sink, error) {
 	srv.AllowInsecureAuth = !cfg.requireTLS
 	srv.MaxMessageBytes = 64 << 20
 	srv.MaxRecipients = 1000
+	srv.EnableSMTPUTF8 = cfg.smtpUTF8
 	srv.ReadTimeout = time.Minute
 	srv.WriteTimeout = time.Minute
 	srv.ErrorLog = log.New(io.Discard, "", 0)
@@ -500,6 +510,7 @@ type session struct {
 	to       []string
 	started  time.Time
 	inTx     bool // this session counts in the sink's open transactions
+	utf8     bool // MAIL FROM carried SMTPUTF8
 }
 
 // beginTx counts the session's transaction as open (once).
@@ -577,9 +588,26 @@ func (ss *session) Auth(mech string) (sasl.Server, error) {
 	return nil, &smtp.SMTPError{Code: 504, EnhancedCode: smtp.EnhancedCode{5, 5, 4}, Message: "Unsupported mechanism"}
 }
 
-func (ss *session) Mail(from string, _ *smtp.MailOptions) error {
+// errNeedsUTF8 refuses a non-ASCII address sent without SMTPUTF8.
+var errNeedsUTF8 = &smtp.SMTPError{Code: 553, EnhancedCode: smtp.EnhancedCode{5, 6, 7}, Message: "Non-ASCII address without SMTPUTF8"}
+
+// ascii reports whether s holds only 7-bit bytes.
+func ascii(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+func (ss *session) Mail(from string, opts *smtp.MailOptions) error {
 	if ss.requiresAuth() && ss.username == "" {
 		return &smtp.SMTPError{Code: 530, EnhancedCode: smtp.EnhancedCode{5, 7, 0}, Message: "Authentication required"}
+	}
+	ss.utf8 = opts != nil && opts.UTF8
+	if !ss.utf8 && !ascii(from) {
+		return errNeedsUTF8
 	}
 	ss.from = from
 	ss.to = nil
@@ -588,6 +616,9 @@ func (ss *session) Mail(from string, _ *smtp.MailOptions) error {
 }
 
 func (ss *session) Rcpt(to string, _ *smtp.RcptOptions) error {
+	if !ss.utf8 && !ascii(to) {
+		return errNeedsUTF8
+	}
 	ss.to = append(ss.to, to)
 	return nil
 }
@@ -635,6 +666,7 @@ func (ss *session) Data(r io.Reader) error {
 		Username: ss.username,
 		TLS:      isTLS,
 		Helo:     ss.conn.Hostname(),
+		UTF8:     ss.utf8,
 		Conn:     ss.num,
 		Started:  ss.started,
 		At:       time.Now(),
