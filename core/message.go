@@ -49,6 +49,9 @@ type Attachment struct {
 	// Inline attachments are referenced from the HTML part by ContentID.
 	Inline    bool   `json:"inline,omitempty"`
 	ContentID string `json:"content_id,omitempty"`
+	// Size is the attachment's size in bytes as a stored log records it,
+	// also when the log kept its name only (Data nil); 0 when unknown.
+	Size int `json:"-"`
 }
 
 // Message is an email as a transport sends it. At least one of Text and

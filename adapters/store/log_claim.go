@@ -177,6 +177,7 @@ func (db *DB) recordOutcomes(ctx context.Context, tx *sql.Tx, owners []string, o
 	sources := sourceTally{}
 	var (
 		history     []core.Attempt
+		bodies      map[int64]*core.KeptBody
 		upd         []core.LogOutcome
 		del         []int64
 		applied     = make([]int, len(owners))
@@ -198,6 +199,12 @@ func (db *DB) recordOutcomes(ctx context.Context, tx *sql.Tx, owners []string, o
 			}
 			upd = append(upd, o)
 			history = append(history, o.History...)
+			if o.Body != nil && (o.Status == core.StatusDelivered || o.Status == core.StatusFailed) {
+				if bodies == nil {
+					bodies = map[int64]*core.KeptBody{}
+				}
+				bodies[o.LogID] = o.Body
+			}
 		}
 	}
 	for part := range slices.Chunk(upd, outcomeChunk) {
@@ -210,6 +217,9 @@ func (db *DB) recordOutcomes(ctx context.Context, tx *sql.Tx, owners []string, o
 		if _, err := tx.ExecContext(ctx, db.expand(`DELETE FROM {prefix}mailsvc_logs WHERE id IN (`+in+`)`), args...); err != nil {
 			return nil, fmt.Errorf("delete delivered logs: %w", err)
 		}
+	}
+	if _, err := db.keepBodies(ctx, tx, bodies); err != nil {
+		return nil, err
 	}
 	if err := db.insertAttempts(ctx, tx, history); err != nil {
 		return nil, err

@@ -67,6 +67,7 @@ func (s *LogStore) EnqueueLog(_ context.Context, l *core.Log) error {
 	}
 	l.Attempts, l.PhaseAttempts = 0, 0
 	l.History = nil
+	l.BodyMode, l.RedactedCount, l.AttachmentsKept = "", 0, true
 	s.rows[l.ID] = cloneLog(l)
 	return nil
 }
@@ -167,6 +168,9 @@ func (s *LogStore) RecordOutcomes(_ context.Context, owner string, outs []core.L
 			s.nextAtID++
 			a.ID = s.nextAtID
 			l.History = append(l.History, a)
+		}
+		if o.Body != nil && (o.Status == core.StatusDelivered || o.Status == core.StatusFailed) {
+			keepBody(l, o.Body)
 		}
 	}
 	return n, nil
@@ -339,10 +343,11 @@ func (s *LogStore) ResendLogs(_ context.Context, ids []int64) (int, error) {
 	n := 0
 	for _, id := range ids {
 		l, ok := s.rows[id]
-		if !ok || (l.Status != core.StatusDelivered && l.Status != core.StatusFailed) {
+		if !ok || (l.Status != core.StatusDelivered && l.Status != core.StatusFailed) || !l.Resendable() {
 			continue
 		}
 		l.Status, l.NextAttemptAt, l.UpdatedAt = core.StatusQueued, now, now
+		l.BodyMode = ""
 		l.Attempts, l.PhaseAttempts, l.UsedFallback, l.Simulated = 0, 0, false, false
 		l.ProviderMessageID, l.LastError, l.DeliveredAt = "", "", nil
 		n++
@@ -393,5 +398,23 @@ func (s *LogStore) MakeDue(id int64) {
 	defer s.mu.Unlock()
 	if l, ok := s.rows[id]; ok {
 		l.NextAttemptAt = time.Now().UTC().Add(-time.Second)
+	}
+}
+
+// keepBody applies a kept body to a stored log, as the store's outcome
+// write does.
+func keepBody(l *core.Log, b *core.KeptBody) {
+	l.BodyMode, l.RedactedCount = b.Mode, b.Redacted
+	if b.Changed {
+		l.Message.Text, l.Message.HTML = b.Text, b.HTML
+	}
+	if b.DropAttachments && len(l.Message.Attachments) > 0 {
+		l.Message.Attachments = append([]core.Attachment(nil), l.Message.Attachments...)
+		for i := range l.Message.Attachments {
+			a := &l.Message.Attachments[i]
+			a.Size = max(a.Size, len(a.Data))
+			a.Data = nil
+		}
+		l.AttachmentsKept = false
 	}
 }

@@ -106,7 +106,12 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	}
 	driverEnv.Tokens, deliveryEnv.Tokens = oauthSvc, oauthSvc
 	oauthSvc.Env = driverEnv
-	deliverySvc := &delivery.Service{Logs: rt.db, Connections: conns, Settings: settings, Hooks: hooks, Env: deliveryEnv, Logger: log}
+	redaction, err := rt.logRedaction(hooks, log)
+	if err != nil {
+		return err
+	}
+	deliverySvc := &delivery.Service{Logs: rt.db, Connections: conns, Settings: settings, Hooks: hooks, Env: deliveryEnv, Logger: log,
+		Redaction: redaction}
 	// Concurrent enqueues (SMTP sessions, API calls) share one commit.
 	deliverySvc.Logs = store.NewGroupCommit(rt.db)
 	metricsReg := metrics.New(rt.db, log)
@@ -163,7 +168,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		Auth:        auth,
 		Connections: conns,
 		Settings:    settings,
-		Logs:        &app.Logs{Store: rt.db, Requeue: deliverySvc},
+		Logs:        &app.Logs{Store: rt.db, Requeue: deliverySvc, Settings: settings, Redaction: redaction},
 		Actions: &app.ConnectionActions{Connections: conns, Settings: settings, Sender: deliverySvc, Env: driverEnv, Hooks: hooks,
 			APIDebug: func() bool { return debuglog.APIDebugResponseEnabled(rt.consts, hooks) }},
 		Transcripts:    transcripts,
