@@ -37,7 +37,6 @@ type Logs struct {
 	Redaction *logbody.Redactors
 }
 
-
 // AttachmentInfo describes an attachment without its bytes.
 type AttachmentInfo struct {
 	Filename    string `json:"filename"`
