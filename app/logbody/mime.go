@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"io"
+	"mime"
 	"mime/quotedprintable"
 	"regexp"
 	"strings"
@@ -12,15 +13,17 @@ import (
 // A stored body is usually decoded text or HTML, but a caller may hand
 // wp_mail() a MIME body of its own (parts with headers, boundaries,
 // quoted-printable or base64 content) that the bridge could not split,
-// and imported logs may hold one. Body walks such a body line by line:
-// boundary lines and part headers are copied as they are, and each text
+// and imported logs may hold one. Body walks such a body as MIME does,
+// each multipart split by its own boundary's delimiter lines only:
+// delimiters and part headers are copied as they are, and each text
 // part's content is decoded, redacted and, only when something was
 // redacted, encoded again in its own transfer encoding and line
-// endings. The output is the input with some part contents replaced, so
+// endings; other parts are left as they are. The output is the input with some part contents replaced, so
 // the MIME structure stays whole whatever the input; a part that does
 // not decode is left as it is.
 
-// maxDepth bounds the nesting of message/rfc822 parts walked.
+// maxDepth bounds the nesting of multipart and message/rfc822 parts
+// walked.
 const maxDepth = 8
 
 // boundaryParam finds a boundary parameter of a Content-Type header.
@@ -37,138 +40,129 @@ func (r *Redactor) Body(s string) (string, int) {
 	return r.body(s, 0)
 }
 
+// body redacts a body that may be a MIME entity: one that starts with a
+// header block naming its type or transfer encoding, or a multipart body
+// whose header was given apart (a delimiter line followed by a part's
+// headers, after an optional preamble). Anything else is text.
 func (r *Redactor) body(s string, depth int) (string, int) {
 	if depth > maxDepth {
 		return r.Text(s)
 	}
 	lines := splitLines(s)
-	bounds := boundaries(lines)
-	headed := headerBlockEnd(lines, 0) >= 0
-	if len(bounds) == 0 && !headed {
-		return r.Text(s)
+	if end := headerBlockEnd(lines, 0, true); end >= 0 {
+		return r.entity(lines[:end+1], strings.Join(lines[end+1:], ""), depth)
 	}
-	w := &walk{r: r, lines: lines, bounds: bounds, depth: depth}
-	i := 0
-	if headed {
-		i = w.part(0)
-	} else {
-		i = w.text(0)
-	}
-	for i < len(lines) {
-		closing := w.boundaryKind(lines[i]) == closingBoundary
-		w.out.WriteString(lines[i])
-		i++
-		if closing {
-			i = w.text(i)
+	for i, l := range lines {
+		if !strings.HasPrefix(l, "--") {
 			continue
 		}
-		i = w.part(i)
-	}
-	return w.out.String(), w.n
-}
-
-// walk is one pass of Body over a MIME body's lines.
-type walk struct {
-	r      *Redactor
-	lines  []string
-	bounds map[string]bool
-	depth  int
-	out    strings.Builder
-	n      int
-}
-
-// Boundary line kinds.
-const (
-	notBoundary = iota
-	openingBoundary
-	closingBoundary
-)
-
-// boundaryKind says whether line is a delimiter of one of the body's
-// boundaries, and which kind.
-func (w *walk) boundaryKind(line string) int {
-	t := strings.TrimRight(line, " \t\r\n")
-	if !strings.HasPrefix(t, "--") {
-		return notBoundary
-	}
-	t = t[2:]
-	if w.bounds[t] {
-		return openingBoundary
-	}
-	if strings.HasSuffix(t, "--") && w.bounds[t[:len(t)-2]] {
-		return closingBoundary
-	}
-	return notBoundary
-}
-
-// next returns the index of the first boundary line at or after i, or
-// len(lines).
-func (w *walk) next(i int) int {
-	for ; i < len(w.lines); i++ {
-		if w.boundaryKind(w.lines[i]) != notBoundary {
-			return i
+		b := strings.TrimRight(l, " \t\r\n")[2:]
+		if b != "" && len(b) <= 200 && !strings.ContainsAny(b, " \t") && headerBlockEnd(lines, i+1, true) >= 0 {
+			return r.multipart(s, b, depth)
 		}
 	}
-	return i
+	return r.Text(s)
 }
 
-// text redacts the lines from i to the next boundary line as plain text
-// (a preamble, an epilogue, or a part without headers) and returns the
-// boundary line's index.
-func (w *walk) text(i int) int {
-	j := w.next(i)
-	content, tail := w.content(i, j)
-	red, k := w.r.Text(content)
-	w.out.WriteString(red)
-	w.out.WriteString(tail)
-	w.n += k
-	return j
+// entity copies a header block and redacts the content it describes.
+func (r *Redactor) entity(head []string, content string, depth int) (string, int) {
+	var b strings.Builder
+	for _, l := range head {
+		b.WriteString(l)
+	}
+	ctype, boundary, cte := partHeaders(head)
+	red, n := r.partContent(content, ctype, boundary, cte, depth)
+	b.WriteString(red)
+	return b.String(), n
 }
 
-// content joins lines[i:j] and splits off the line break that belongs to
-// the boundary line at j (when there is one).
-func (w *walk) content(i, j int) (content, tail string) {
-	content = strings.Join(w.lines[i:j], "")
-	if j < len(w.lines) {
-		switch {
-		case strings.HasSuffix(content, "\r\n"):
-			content, tail = content[:len(content)-2], "\r\n"
-		case strings.HasSuffix(content, "\n"):
-			content, tail = content[:len(content)-1], "\n"
+// multipart redacts the body of a multipart entity with boundary b: its
+// preamble and epilogue as text, each part as an entity. Only the
+// delimiter lines of b split it; nested multiparts are walked by their
+// own entity.
+func (r *Redactor) multipart(s, b string, depth int) (string, int) {
+	lines := splitLines(s)
+	var delims []int
+	closed := -1
+	for i, l := range lines {
+		if !strings.HasPrefix(l, "--") {
+			continue
+		}
+		switch strings.TrimRight(l, " \t\r\n")[2:] {
+		case b:
+			delims = append(delims, i)
+		case b + "--":
+			delims = append(delims, i)
+			closed = i
+		}
+		if closed >= 0 {
+			break
 		}
 	}
-	return content, tail
+	if len(delims) == 0 {
+		return r.Text(s)
+	}
+	var out strings.Builder
+	n := 0
+	add := func(red string, k int) {
+		out.WriteString(red)
+		n += k
+	}
+	// segment joins lines[i:j], its last line break left to the
+	// delimiter at j.
+	segment := func(i, j int) (content, tail string) {
+		content = strings.Join(lines[i:j], "")
+		if j < len(lines) {
+			switch {
+			case strings.HasSuffix(content, "\r\n"):
+				content, tail = content[:len(content)-2], "\r\n"
+			case strings.HasSuffix(content, "\n"):
+				content, tail = content[:len(content)-1], "\n"
+			}
+		}
+		return content, tail
+	}
+	pre, tail := segment(0, delims[0])
+	add(r.Text(pre))
+	out.WriteString(tail)
+	for k, d := range delims {
+		out.WriteString(lines[d])
+		if d == closed {
+			add(r.Text(strings.Join(lines[d+1:], "")))
+			break
+		}
+		next := len(lines)
+		if k+1 < len(delims) {
+			next = delims[k+1]
+		}
+		part, tail := segment(d+1, next)
+		add(r.part(part, depth))
+		out.WriteString(tail)
+	}
+	return out.String(), n
 }
 
-// part copies the header block starting at i and redacts the part's
-// content up to the next boundary line, whose index it returns. Lines
-// that are not a header block are redacted as text.
-func (w *walk) part(i int) int {
-	end := headerBlockEnd(w.lines, i)
-	j := w.next(i)
-	if end < 0 || end >= j {
-		return w.text(i)
+// part redacts one part of a multipart body: its header block (possibly
+// empty) and its content; a part without a header block is text.
+func (r *Redactor) part(s string, depth int) (string, int) {
+	lines := splitLines(s)
+	end := headerBlockEnd(lines, 0, false)
+	if end < 0 {
+		return r.Text(s)
 	}
-	ctype, cte := partHeaders(w.lines[i:end])
-	for _, l := range w.lines[i : end+1] {
-		w.out.WriteString(l)
-	}
-	content, tail := w.content(end+1, j)
-	red, k := w.r.partContent(content, ctype, cte, w.depth)
-	w.out.WriteString(red)
-	w.out.WriteString(tail)
-	w.n += k
-	return j
+	return r.entity(lines[:end+1], strings.Join(lines[end+1:], ""), depth+1)
 }
 
 // partContent redacts one part's content as its type and transfer
 // encoding say; content that is not text, or does not decode, is
 // returned as it is.
-func (r *Redactor) partContent(content, ctype, cte string, depth int) (string, int) {
+func (r *Redactor) partContent(content, ctype, boundary, cte string, depth int) (string, int) {
 	textual := ctype == "" || strings.HasPrefix(ctype, "text/") || strings.HasPrefix(ctype, "message/")
 	if strings.HasPrefix(ctype, "multipart/") {
-		// Its content up to the first nested boundary is a preamble.
-		return r.Text(content)
+		if boundary == "" {
+			return r.Text(content)
+		}
+		return r.multipart(content, boundary, depth+1)
 	}
 	if !textual {
 		return content, 0
@@ -273,17 +267,17 @@ func isBlank(line string) bool {
 	return strings.TrimRight(line, "\r\n") == ""
 }
 
-// headerBlockEnd returns the index of the blank line that ends a MIME
-// header block starting at i (header fields and their continuation
-// lines, one of them Content-Type or Content-Transfer-Encoding), or -1
-// when the lines from i are not one.
-func headerBlockEnd(lines []string, i int) int {
+// headerBlockEnd returns the index of the blank line that ends a header
+// block starting at i (header fields and their continuation lines; with
+// needMIME, one of them Content-Type or Content-Transfer-Encoding and at
+// least one field), or -1 when the lines from i are not one.
+func headerBlockEnd(lines []string, i int, needMIME bool) int {
 	mime := false
 	for k := i; k < len(lines) && k < i+100; k++ {
 		l := lines[k]
 		switch {
 		case isBlank(l):
-			if k == i || !mime {
+			if needMIME && !mime {
 				return -1
 			}
 			return k
@@ -301,20 +295,26 @@ func headerBlockEnd(lines []string, i int) int {
 	return -1
 }
 
-// partHeaders returns the media type (lower case, no parameters) and the
-// transfer encoding (lower case) of a header block.
-func partHeaders(block []string) (ctype, cte string) {
+// partHeaders returns the media type (lower case, no parameters), its
+// boundary parameter and the transfer encoding (lower case) of a header
+// block.
+func partHeaders(block []string) (ctype, boundary, cte string) {
 	for _, field := range unfold(block) {
 		name, value, _ := strings.Cut(field, ":")
 		switch strings.ToLower(strings.TrimSpace(name)) {
 		case "content-type":
 			t, _, _ := strings.Cut(value, ";")
 			ctype = strings.ToLower(strings.TrimSpace(t))
+			if _, params, err := mime.ParseMediaType(value); err == nil {
+				boundary = params["boundary"]
+			} else if m := boundaryParam.FindStringSubmatch(value); m != nil {
+				boundary = m[1] + m[2]
+			}
 		case "content-transfer-encoding":
 			cte = strings.ToLower(strings.TrimSpace(value))
 		}
 	}
-	return ctype, cte
+	return ctype, boundary, cte
 }
 
 // unfold joins the continuation lines of a header block to their field.
@@ -329,32 +329,4 @@ func unfold(block []string) []string {
 		fields = append(fields, l)
 	}
 	return fields
-}
-
-// boundaries returns the boundaries of a MIME body: those its
-// Content-Type headers declare, and those of delimiter lines ("--x")
-// followed by a part's header block, for a body whose top-level header
-// (with the boundary) was given apart.
-func boundaries(lines []string) map[string]bool {
-	var out map[string]bool
-	add := func(b string) {
-		if out == nil {
-			out = map[string]bool{}
-		}
-		out[b] = true
-	}
-	for k, l := range lines {
-		if strings.Contains(strings.ToLower(l), "boundary") {
-			for _, m := range boundaryParam.FindAllStringSubmatch(l, -1) {
-				add(m[1] + m[2])
-			}
-		}
-		if strings.HasPrefix(l, "--") {
-			t := strings.TrimRight(l, " \t\r\n")[2:]
-			if t != "" && len(t) <= 200 && !strings.ContainsAny(t, " \t") && headerBlockEnd(lines, k+1) >= 0 {
-				add(t)
-			}
-		}
-	}
-	return out
 }
