@@ -49,8 +49,8 @@ type Attachment struct {
 	// Inline attachments are referenced from the HTML part by ContentID.
 	Inline    bool   `json:"inline,omitempty"`
 	ContentID string `json:"content_id,omitempty"`
-	// Size is the attachment's size in bytes as a stored log records it,
-	// also when the log kept its name only (Data nil); 0 when unknown.
+	// Size is the attachment's size in bytes when Data does not hold its
+	// bytes (a log that kept its name, type and size only); 0 otherwise.
 	Size int `json:"-"`
 }
 

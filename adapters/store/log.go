@@ -91,8 +91,10 @@ func decodeMessage(js []byte, subject, text, html string) (core.Message, error) 
 	for _, a := range sm.Attachments {
 		m.Attachments = append(m.Attachments, core.Attachment{
 			Filename: a.Filename, ContentType: a.ContentType, Data: a.Data, Inline: a.Inline, ContentID: a.ContentID,
-			Size: max(a.Size, len(a.Data)),
 		})
+		if a.Data == nil {
+			m.Attachments[len(m.Attachments)-1].Size = a.Size
+		}
 	}
 	return m, nil
 }
