@@ -415,6 +415,20 @@ func (db *DB) updateOutcomes(ctx context.Context, tx *sql.Tx, t time.Time, outs 
 			}
 			return nil
 		}},
+		// A sending log's body has no mode yet: a final outcome records
+		// its kept body's, any other leaves it empty (see log_body.go).
+		{"body_mode", func(o *core.LogOutcome) any {
+			if b := finalBody(o); b != nil {
+				return b.Mode
+			}
+			return ""
+		}},
+		{"redacted_count", func(o *core.LogOutcome) any {
+			if b := finalBody(o); b != nil {
+				return int64(b.Redacted)
+			}
+			return int64(0)
+		}},
 	}
 	var b strings.Builder
 	b.WriteString(`UPDATE {prefix}mailsvc_logs SET `)
@@ -654,8 +668,7 @@ func (db *DB) purgeBatch(ctx context.Context, status string, before time.Time, b
 	in, args := inList(ids)
 	// Re-check the status: a log resent meanwhile is no longer purged.
 	res, err := db.sqlDB.ExecContext(ctx, db.expand(`DELETE FROM {prefix}mailsvc_logs
-		WHERE status IN (?, ?) AND body_mode <> ? AND redacted_count = 0 AND attachments_kept = 1
-		AND id IN (`+in+`)`),
+		WHERE status IN (?, ?) AND id IN (`+in+`)`),
 		append([]any{core.StatusDelivered, core.StatusFailed}, args...)...)
 	if err != nil {
 		return 0, false, fmt.Errorf("purge logs: delete: %w", err)

@@ -12,10 +12,22 @@ import (
 )
 
 // What the log keeps of a body (the log_body setting, docs/logs.md): a
-// final outcome carrying a core.KeptBody rewrites its row in the
-// outcome's transaction, and `mailsvc logs redact` rewrites the rows
-// stored before through KeepLogBodies. Only delivered and failed rows
-// are rewritten, so a log resent meanwhile keeps its whole body.
+// final outcome carrying a core.KeptBody records its mode and count in
+// the outcome's UPDATE (no statement more for a body that stays as it
+// is, the common case), and rewrites the bodies and attachments that
+// change in the outcome's transaction; `mailsvc logs redact` rewrites
+// the rows stored before through KeepLogBodies. Only delivered and
+// failed rows are rewritten, so a log resent meanwhile keeps its whole
+// body.
+
+// finalBody returns the kept body of an outcome that ends its log, or
+// nil.
+func finalBody(o *core.LogOutcome) *core.KeptBody {
+	if o.Body == nil || o.Delete || (o.Status != core.StatusDelivered && o.Status != core.StatusFailed) {
+		return nil
+	}
+	return o.Body
+}
 
 var _ core.LogBodyStore = (*DB)(nil)
 
@@ -25,12 +37,12 @@ type txQuerier interface {
 	querier
 }
 
-// keepBodies writes bodies (log id → kept body) in q: one UPDATE per mode
-// for the logs whose body stays as it is (the common case: nothing to
-// redact), one per log whose body changes, and for the logs whose
+// keepBodies writes bodies (log id → kept body) in q: one UPDATE per log
+// whose body changes, with markUnchanged one per mode for the logs whose
+// body stays as it is (their mode and count), and for the logs whose
 // attachments go, their message column rewritten and their attachments
 // rows deleted. It returns how many logs it rewrote.
-func (db *DB) keepBodies(ctx context.Context, q txQuerier, bodies map[int64]*core.KeptBody) (int, error) {
+func (db *DB) keepBodies(ctx context.Context, q txQuerier, bodies map[int64]*core.KeptBody, markUnchanged bool) (int, error) {
 	if len(bodies) == 0 {
 		return 0, nil
 	}
@@ -45,7 +57,9 @@ func (db *DB) keepBodies(ctx context.Context, q txQuerier, bodies map[int64]*cor
 			drop = append(drop, id)
 		}
 		if !b.Changed {
-			unchanged[b.Mode] = append(unchanged[b.Mode], id)
+			if markUnchanged {
+				unchanged[b.Mode] = append(unchanged[b.Mode], id)
+			}
 			continue
 		}
 		res, err := q.ExecContext(ctx, db.expand(`UPDATE {prefix}mailsvc_logs
@@ -171,7 +185,7 @@ func (db *DB) KeepLogBodies(ctx context.Context, bodies map[int64]*core.KeptBody
 	err := retryDeadlock(func() error {
 		return db.inTx(ctx, func(tx *sql.Tx) error {
 			var err error
-			n, err = db.keepBodies(ctx, tx, bodies)
+			n, err = db.keepBodies(ctx, tx, bodies, true)
 			return err
 		})
 	})

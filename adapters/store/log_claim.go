@@ -199,7 +199,7 @@ func (db *DB) recordOutcomes(ctx context.Context, tx *sql.Tx, owners []string, o
 			}
 			upd = append(upd, o)
 			history = append(history, o.History...)
-			if o.Body != nil && (o.Status == core.StatusDelivered || o.Status == core.StatusFailed) {
+			if b := finalBody(&o); b != nil && (b.Changed || b.DropAttachments) {
 				if bodies == nil {
 					bodies = map[int64]*core.KeptBody{}
 				}
@@ -218,7 +218,7 @@ func (db *DB) recordOutcomes(ctx context.Context, tx *sql.Tx, owners []string, o
 			return nil, fmt.Errorf("delete delivered logs: %w", err)
 		}
 	}
-	if _, err := db.keepBodies(ctx, tx, bodies); err != nil {
+	if _, err := db.keepBodies(ctx, tx, bodies, false); err != nil {
 		return nil, err
 	}
 	if err := db.insertAttempts(ctx, tx, history); err != nil {
