@@ -418,3 +418,49 @@ func keepBody(l *core.Log, b *core.KeptBody) {
 		l.AttachmentsKept = false
 	}
 }
+
+var _ core.LogBodyStore = (*LogStore)(nil)
+
+// FinalLogsAfter implements core.LogBodyStore.
+func (s *LogStore) FinalLogsAfter(_ context.Context, afterID int64, limit int, pendingOnly bool) ([]*core.Log, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*core.Log
+	for _, l := range s.rows {
+		if l.ID > afterID && (l.Status == core.StatusDelivered || l.Status == core.StatusFailed) && (!pendingOnly || l.BodyMode == "") {
+			c := cloneLog(l)
+			c.History = nil
+			out = append(out, c)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// LastLogID implements core.LogBodyStore.
+func (s *LogStore) LastLogID(context.Context) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var last int64
+	for id := range s.rows {
+		last = max(last, id)
+	}
+	return last, nil
+}
+
+// KeepLogBodies implements core.LogBodyStore.
+func (s *LogStore) KeepLogBodies(_ context.Context, bodies map[int64]*core.KeptBody) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for id, b := range bodies {
+		if l, ok := s.rows[id]; ok && (l.Status == core.StatusDelivered || l.Status == core.StatusFailed) {
+			keepBody(l, b)
+			n++
+		}
+	}
+	return n, nil
+}
