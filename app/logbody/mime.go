@@ -17,10 +17,10 @@ import (
 // each multipart split by its own boundary's delimiter lines only:
 // delimiters and part headers are copied as they are, and each text
 // part's content is decoded, redacted and, only when something was
-// redacted, encoded again in its own transfer encoding and line
-// endings; other parts are left as they are. The output is the input with some part contents replaced, so
-// the MIME structure stays whole whatever the input; a part that does
-// not decode is left as it is.
+// redacted, encoded again in its own transfer encoding and line endings;
+// other parts are left as they are. The output is the input with some
+// part contents replaced, so the MIME structure stays whole whatever the
+// input; a part that does not decode is left as it is.
 
 // maxDepth bounds the nesting of multipart and message/rfc822 parts
 // walked.
@@ -81,6 +81,9 @@ func (r *Redactor) entity(head []string, content string, depth int) (string, int
 // delimiter lines of b split it; nested multiparts are walked by their
 // own entity.
 func (r *Redactor) multipart(s, b string, depth int) (string, int) {
+	if depth > maxDepth {
+		return r.Text(s)
+	}
 	lines := splitLines(s)
 	var delims []int
 	closed := -1
