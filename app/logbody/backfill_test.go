@@ -80,3 +80,32 @@ func TestBackfill(t *testing.T) {
 		t.Errorf("--all with full rewrote %d logs (%v)", p.Rewritten, err)
 	}
 }
+
+type fixedSettings map[string]any
+
+func (f fixedSettings) Get(context.Context) (map[string]any, error) { return f, nil }
+
+// TestKeeperOnImportedLogs applies the settings to logs imported from
+// another plugin, as the migration engine does after each chunk.
+func TestKeeperOnImportedLogs(t *testing.T) {
+	ctx := context.Background()
+	store := apptest.NewLogStore()
+	logs := []*core.Log{
+		{Status: core.StatusDelivered, Source: "import:wpmailsmtp", Message: core.Message{Text: resetMail}},
+		{Status: core.StatusFailed, Source: "import:shop", Message: core.Message{Text: resetMail,
+			Attachments: []core.Attachment{{Filename: "r.pdf", Data: []byte("pdf")}}}},
+	}
+	if err := store.ImportLogs(ctx, logs); err != nil {
+		t.Fatal(err)
+	}
+	k := &logbody.Keeper{Store: store, Settings: fixedSettings{"log_body_sources": map[string]any{"import:shop": "none"}}}
+	if err := k.KeepBodies(ctx, logs); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := store.FindLogByID(ctx, logs[0].ID)
+	b, _ := store.FindLogByID(ctx, logs[1].ID)
+	if a.Message.Text != resetKept || a.RedactedCount != 1 || b.Message.Text != "" || b.BodyMode != core.LogBodyNone ||
+		b.AttachmentsKept || b.Message.Attachments[0].Size != 3 {
+		t.Errorf("kept: %+v\n%+v", a, b)
+	}
+}

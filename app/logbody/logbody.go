@@ -8,6 +8,7 @@ package logbody
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -178,4 +179,37 @@ func (rs *Redactors) logger() *slog.Logger {
 		return rs.Logger
 	}
 	return slog.Default()
+}
+
+// SettingsSource returns the free settings with defaults applied
+// (app.Settings.Get).
+type SettingsSource interface {
+	Get(ctx context.Context) (map[string]any, error)
+}
+
+// Keeper applies the current log body settings to logs that are stored
+// already final, outside the delivery path: the logs imported from other
+// plugins.
+type Keeper struct {
+	Store     core.LogBodyStore
+	Settings  SettingsSource
+	Redaction *Redactors
+}
+
+// KeepBodies applies the settings to logs (stored, delivered or failed,
+// their IDs set) in one short transaction.
+func (k *Keeper) KeepBodies(ctx context.Context, logs []*core.Log) error {
+	st, err := k.Settings.Get(ctx)
+	if err != nil {
+		return fmt.Errorf("keep log bodies: %w", err)
+	}
+	p, r := PolicyOf(st), k.Redaction.Redactor(ctx)
+	bodies := make(map[int64]*core.KeptBody, len(logs))
+	for _, l := range logs {
+		bodies[l.ID] = p.Keep(&l.Message, l.Source, r)
+	}
+	if _, err := k.Store.KeepLogBodies(ctx, bodies); err != nil {
+		return fmt.Errorf("keep log bodies: %w", err)
+	}
+	return nil
 }

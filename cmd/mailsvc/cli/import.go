@@ -11,6 +11,7 @@ import (
 
 	"github.com/mailsvc/mailsvc/adapters/wordpress/migrationsite"
 	"github.com/mailsvc/mailsvc/app"
+	"github.com/mailsvc/mailsvc/app/logbody"
 	"github.com/mailsvc/mailsvc/app/migration"
 	"github.com/mailsvc/mailsvc/core"
 )
@@ -37,7 +38,11 @@ func importCommand() *cobra.Command {
 			}
 			conns := &app.Connections{Store: rt.db, Cipher: cipher, Pins: rt.consts.Pins, Hooks: &core.Hooks{}, Settings: rt.db,
 				SensitiveKeys: splitList(rt.consts.String("MAILSVC_SENSITIVE_KEYS"))}
-			engine, err := rt.migrationEngine(conns, &app.Settings{Store: rt.db, Connections: rt.db})
+			redaction, err := rt.logRedaction(&core.Hooks{}, newLogger())
+			if err != nil {
+				return err
+			}
+			engine, err := rt.migrationEngine(conns, &app.Settings{Store: rt.db, Connections: rt.db}, redaction)
 			if err != nil {
 				return err
 			}
@@ -160,7 +165,7 @@ func progress(out io.Writer, done, total int64, maxLogs *int64) {
 
 // migrationEngine returns the migration engine over the WordPress site,
 // or nil in standalone mode (there is no other plugin to import from).
-func (rt *runtime) migrationEngine(conns *app.Connections, settings *app.Settings) (*migration.Engine, error) {
+func (rt *runtime) migrationEngine(conns *app.Connections, settings *app.Settings, redaction *logbody.Redactors) (*migration.Engine, error) {
 	if rt.standalone() {
 		return nil, nil
 	}
@@ -174,6 +179,7 @@ func (rt *runtime) migrationEngine(conns *app.Connections, settings *app.Setting
 		Settings:      settings,
 		State:         rt.db,
 		Logs:          rt.db,
+		Bodies:        &logbody.Keeper{Store: rt.db, Settings: settings, Redaction: redaction},
 		SensitiveKeys: conns.SensitiveKeys,
 	}, nil
 }

@@ -160,7 +160,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	migrationSvc, err := rt.migrationEngine(conns, settings)
+	migrationSvc, err := rt.migrationEngine(conns, settings, redaction)
 	if err != nil {
 		return err
 	}
