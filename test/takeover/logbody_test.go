@@ -153,13 +153,20 @@ add_filter( 'mail_svc_log_redact_patterns', function ( $patterns ) { $patterns[]
 		t.Fatalf("sink: %d messages, %v", len(got), err)
 	}
 
-	// 4. A log stored whole before the modes existed (its mode cleared
-	// as the upgrade leaves old rows), redacted by the command.
+	// The table itself, not only the API, holds no live key.
 	db, err := sql.Open("mysql", site.DSN)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	var leaks int
+	if err := db.QueryRow(`SELECT COUNT(*) FROM wpb_mailsvc_logs WHERE text_body LIKE ? OR html_body LIKE ? OR message LIKE ?`,
+		"%"+key+"%", "%"+key+"%", "%"+key+"%").Scan(&leaks); err != nil || leaks != 0 {
+		t.Fatalf("%d stored logs hold the reset key (%v)", leaks, err)
+	}
+
+	// 4. A log stored whole before the modes existed (its mode cleared
+	// as the upgrade leaves old rows), redacted by the command.
 	if _, err := db.Exec(`UPDATE wpb_mailsvc_logs SET body_mode = '' WHERE id = ?`, plain.ID); err != nil {
 		t.Fatal(err)
 	}
