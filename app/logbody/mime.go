@@ -45,7 +45,8 @@ func (r *Redactor) Body(s string) (string, int) {
 // whose header was given apart (a delimiter line followed by a part's
 // headers, after an optional preamble). Anything else is text.
 func (r *Redactor) body(s string, depth int) (string, int) {
-	if depth > maxDepth {
+	if depth > maxDepth || !strings.Contains(s, "ontent-") && !strings.Contains(s, "ONTENT-") {
+		// No Content-Type or Content-Transfer-Encoding header: text.
 		return r.Text(s)
 	}
 	lines := splitLines(s)

@@ -39,18 +39,19 @@ func IsCredentialParam(name string) bool {
 			return true
 		}
 	}
-	for _, w := range strings.FieldsFunc(name, func(r rune) bool { return strings.ContainsRune("_-.[]", r) }) {
+	for name != "" {
+		w := name
+		if i := strings.IndexAny(name, "_-.[]"); i >= 0 {
+			w, name = name[:i], name[i+1:]
+		} else {
+			name = ""
+		}
 		if credentialWords[w] {
 			return true
 		}
 	}
 	return false
 }
-
-// paramPattern finds a query parameter: its separator (?, &, or & as an
-// HTML entity, as esc_url writes it), its name and its value (up to the
-// next separator, space, quote, bracket or fragment).
-var paramPattern = regexp.MustCompile(`(?i)(?:\?|&(?:amp;|#0*38;|#x0*26;)?)([a-z0-9_.\-\[\]]{1,64})=([^&\s"'<>()\[\]{}#\\]+)`)
 
 // exportFilePattern finds the file name of a WordPress personal-data
 // export (wp-content/uploads/wp-personal-data-exports/
@@ -143,23 +144,95 @@ func stripExtended(p string) string {
 // entry point for a stored body, which may itself be MIME.
 func (r *Redactor) Text(s string) (string, int) {
 	n := 0
-	s = paramPattern.ReplaceAllStringFunc(s, func(m string) string {
-		sub := paramPattern.FindStringSubmatchIndex(m)
-		name, value := m[sub[2]:sub[3]], m[sub[4]:sub[5]]
-		if !IsCredentialParam(name) || value == Redacted {
-			return m
-		}
-		n++
-		return m[:sub[4]] + Redacted
-	})
-	s = exportFilePattern.ReplaceAllStringFunc(s, func(m string) string {
-		n++
-		return "wp-personal-data-file-" + Redacted
-	})
+	if strings.IndexByte(s, '=') >= 0 {
+		s = redactParams(s, &n)
+	}
+	if strings.Contains(s, "wp-personal-data-file-") {
+		s = replaceMatches(exportFilePattern, s, &n)
+	}
 	for _, re := range r.extra {
 		s = replaceMatches(re, s, &n)
 	}
 	return s, n
+}
+
+// redactParams replaces the value of each credential query parameter of
+// s with Redacted, counting the replacements into n. A parameter is a
+// name (letters, digits, "_", "-", ".", brackets) after "?" or "&" (or
+// "&" as an HTML entity, as esc_url writes it: &amp; &#038; &#x26;),
+// then "=" and a value that runs to the next "&", space, quote, bracket
+// or "#". Every "=" is looked at, so a parameter inside another's value
+// (a redirect_to URL) is found too. One pass, no regular expression: this
+// runs on every delivered message.
+func redactParams(s string, n *int) string {
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(s); {
+		k := strings.IndexByte(s[i:], '=')
+		if k < 0 {
+			break
+		}
+		eq := i + k
+		i = eq + 1
+		start := eq
+		for start > last && isNameByte(s[start-1]) {
+			start--
+		}
+		if start == eq || !afterSeparator(s[:start]) {
+			continue
+		}
+		end := eq + 1
+		for end < len(s) && isValueByte(s[end]) {
+			end++
+		}
+		if end == eq+1 || !IsCredentialParam(s[start:eq]) {
+			continue
+		}
+		b.WriteString(s[last : eq+1])
+		b.WriteString(Redacted)
+		last, i = end, end
+		*n++
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+func isNameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("_.-[]", c) >= 0
+}
+
+func isValueByte(c byte) bool {
+	return strings.IndexByte("&\t\n\f\r \"'<>()[]{}#\\", c) < 0
+}
+
+// afterSeparator reports whether before (the text before a parameter's
+// name) ends with a query separator: "?", "&", or "&" as an HTML entity.
+func afterSeparator(before string) bool {
+	switch {
+	case before == "":
+		return false
+	case before[len(before)-1] == '?' || before[len(before)-1] == '&':
+		return true
+	case before[len(before)-1] != ';':
+		return false
+	}
+	amp := strings.LastIndexByte(before, '&')
+	if amp < 0 || len(before)-amp > 10 {
+		return false
+	}
+	entity := before[amp+1 : len(before)-1]
+	switch {
+	case entity == "amp":
+		return true
+	case strings.HasPrefix(entity, "#x") || strings.HasPrefix(entity, "#X"):
+		return strings.TrimLeft(entity[2:], "0") == "26"
+	case strings.HasPrefix(entity, "#"):
+		return strings.TrimLeft(entity[1:], "0") == "38"
+	}
+	return false
 }
 
 // replaceMatches replaces each match of re in s (each matched capture
