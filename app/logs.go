@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mailsvc/mailsvc/app/logbody"
 	"github.com/mailsvc/mailsvc/core"
 )
 
@@ -27,6 +28,13 @@ type Logs struct {
 	// Requeue resends through the delivery engine so workers wake at once;
 	// nil resends through Store and workers find the logs when they poll.
 	Requeue LogRequeuer
+	// Settings gives the free settings: a log whose body has no log_body
+	// mode applied yet (queued, sending, or stored before the modes) is
+	// shown as its mode will keep it. Nil shows it as stored.
+	Settings SettingsReader
+	// Redaction gives the redactor of the redacted mode; nil applies the
+	// built-in rules only.
+	Redaction *logbody.Redactors
 }
 
 // AttachmentInfo describes an attachment without its bytes.
@@ -174,10 +182,17 @@ func (s *Logs) Get(ctx context.Context, id int64) (*LogDetail, error) {
 	if err != nil {
 		return nil, fmt.Errorf("get log %d: %w", id, err)
 	}
+	if l.BodyMode == "" && s.Settings != nil {
+		st, err := s.Settings.Get(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("get log %d: %w", id, err)
+		}
+		logbody.PolicyOf(st).View(l, s.Redaction.Redactor(ctx))
+	}
 	d := &LogDetail{Log: l, Attachments: make([]AttachmentInfo, 0, len(l.Message.Attachments))}
 	for _, a := range l.Message.Attachments {
 		d.Attachments = append(d.Attachments, AttachmentInfo{
-			Filename: a.Filename, ContentType: a.ContentType, Size: len(a.Data), Inline: a.Inline, ContentID: a.ContentID,
+			Filename: a.Filename, ContentType: a.ContentType, Size: max(len(a.Data), a.Size), Inline: a.Inline, ContentID: a.ContentID,
 		})
 	}
 	return d, nil
@@ -210,7 +225,8 @@ func checkIDs(ids []int64) error {
 
 // Resend puts the delivered or failed logs among ids back in the queue
 // and returns how many were requeued (queued, sending and unknown ids are
-// skipped).
+// skipped, and so are the logs that no longer hold the whole message:
+// see core.Log.Resendable).
 func (s *Logs) Resend(ctx context.Context, ids []int64) (int, error) {
 	if err := checkIDs(ids); err != nil {
 		return 0, err
@@ -233,7 +249,9 @@ func (s *Logs) resend(ctx context.Context, ids []int64) (int, error) {
 }
 
 // ResendOne puts one delivered or failed log back in the queue. An unknown
-// id is ENOTFOUND; a log still queued or sending is a validation error.
+// id is ENOTFOUND; a log still queued or sending is a validation error; a
+// log that no longer holds the whole message (a redacted one-time link,
+// no body, attachments not kept) is ECONFLICT, with the reason.
 func (s *Logs) ResendOne(ctx context.Context, id int64) error {
 	l, err := s.Store.FindLogByID(ctx, id)
 	if err != nil {
@@ -241,6 +259,9 @@ func (s *Logs) ResendOne(ctx context.Context, id int64) error {
 	}
 	if l.Status != core.StatusDelivered && l.Status != core.StatusFailed {
 		return core.InvalidField("status", fmt.Sprintf("Log %d is %s; only delivered or failed messages can be resent.", id, l.Status))
+	}
+	if !l.Resendable() {
+		return core.Errorf(core.ECONFLICT, "Log %d cannot be resent: %s.", id, l.NotResendableReason())
 	}
 	n, err := s.resend(ctx, []int64{id})
 	if err != nil {

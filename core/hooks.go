@@ -16,6 +16,11 @@ const (
 	HookMicrosoftRedirectURI   = "mail_svc_microsoft_oauth_redirect_uri"
 	HookZohoRedirectURI        = "mail_svc_zoho_oauth_redirect_uri"
 	HookAPIDebugResponseEnable = "mail_svc_api_debug_response_enabled"
+	// HookLogRedactPatterns filters the []string of site-specific
+	// patterns whose matches the redacted log_body mode replaces with
+	// [redacted] (see app/logbody); the WordPress bridge publishes the
+	// PHP filter of the same name.
+	HookLogRedactPatterns = "mail_svc_log_redact_patterns"
 )
 
 // Filter transforms a hook's value; args are the hook's extra arguments.

@@ -53,6 +53,73 @@ type Log struct {
 	DeliveredAt       *time.Time `json:"delivered_at,omitempty"`
 	// History is the attempt record, loaded only for a single-log read.
 	History []Attempt `json:"attempts_history,omitempty"`
+	// BodyMode is the log_body mode applied to the stored body when the
+	// message reached a final state (LogBodyFull, LogBodyRedacted or
+	// LogBodyNone); "" while the body is still the whole message as it
+	// was queued (queued or sending logs, and logs stored before the
+	// modes existed). See docs/logs.md.
+	BodyMode string `json:"body_mode"`
+	// RedactedCount counts the values of the stored body replaced with
+	// [redacted].
+	RedactedCount int `json:"redacted_count"`
+	// AttachmentsKept is false when the log keeps its attachments' names,
+	// types and sizes only.
+	AttachmentsKept bool `json:"attachments_kept"`
+}
+
+// Resendable reports whether the log still holds the whole message, so
+// that a resend sends what was first sent: its body was not dropped
+// (none mode), no value was redacted and its attachments were kept.
+func (l *Log) Resendable() bool {
+	return l.BodyMode != LogBodyNone && l.RedactedCount == 0 && l.AttachmentsKept
+}
+
+// NotResendableReason says, for a log that is not Resendable, why a
+// resend is refused.
+func (l *Log) NotResendableReason() string {
+	switch {
+	case l.BodyMode == LogBodyNone:
+		return "the log keeps no body for this message (log_body is none)"
+	case l.RedactedCount > 0:
+		return "this message held a one-time link that was not kept"
+	case !l.AttachmentsKept:
+		return "the log kept only the names of this message's attachments"
+	}
+	return ""
+}
+
+// The log_body modes: what the log keeps of a message's body once the
+// message is delivered or has failed for good. The message delivered is
+// never changed; a queued message keeps its whole body until then.
+const (
+	// LogBodyRedacted keeps the body with its one-time credentials
+	// replaced with [redacted] (the default).
+	LogBodyRedacted = "redacted"
+	// LogBodyFull keeps the whole body.
+	LogBodyFull = "full"
+	// LogBodyNone keeps no body: metadata only.
+	LogBodyNone = "none"
+)
+
+// LogBodyModes lists the allowed values of the log_body setting.
+var LogBodyModes = []string{LogBodyRedacted, LogBodyFull, LogBodyNone}
+
+// KeptBody is what the log keeps of a message that reached a final state,
+// as the log_body settings decide it (app/logbody).
+type KeptBody struct {
+	// Mode is the mode applied: LogBodyFull, LogBodyRedacted or
+	// LogBodyNone.
+	Mode string
+	// Text and HTML are the bodies to store; they replace the stored
+	// ones only when Changed.
+	Text, HTML string
+	// Changed reports whether Text or HTML differ from the stored body.
+	Changed bool
+	// Redacted counts the values replaced with [redacted].
+	Redacted int
+	// DropAttachments keeps the attachments' names, types and sizes
+	// only: their bytes are removed.
+	DropAttachments bool
 }
 
 // Attempt outcomes.
@@ -142,6 +209,10 @@ type LogOutcome struct {
 	// HostHooks are recorded in the host hook outbox in the transaction
 	// that applies this outcome (and not at all when it does not apply).
 	HostHooks []HostHook
+	// Body, when set on a final outcome (delivered or failed), is what
+	// the log keeps of the message's body from now on; nil keeps the
+	// stored body as it is.
+	Body *KeptBody
 }
 
 // LogStore persists logs: the durable delivery queue and the email log.
@@ -195,11 +266,12 @@ type LogStore interface {
 	// DeleteLogs deletes the logs with the given ids and their history and
 	// returns how many existed.
 	DeleteLogs(ctx context.Context, ids []int64) (int, error)
-	// ResendLogs moves the delivered or failed logs among ids back to
-	// queued, due now, with Attempts, PhaseAttempts, UsedFallback,
+	// ResendLogs moves the delivered or failed logs among ids that are
+	// Resendable back to queued, due now, with Attempts, PhaseAttempts, UsedFallback,
 	// Simulated, ProviderMessageID and LastError reset; ConnectionID (the
 	// explicit connection) and the history are kept. Queued or sending logs
-	// are left alone. It returns how many were requeued.
+	// and logs that are not Resendable are left alone. It returns how
+	// many were requeued.
 	ResendLogs(ctx context.Context, ids []int64) (int, error)
 	// PurgeLogs deletes delivered and failed logs created before before,
 	// with their history, in statements of at most batch rows (each its
@@ -211,4 +283,21 @@ type LogStore interface {
 	// (due or not), or nil when none is queued. The queue-stalled watch
 	// uses it.
 	OldestQueuedAt(ctx context.Context) (*time.Time, error)
+}
+
+// LogBodyStore rewrites what delivered and failed logs keep of their
+// bodies: the `mailsvc logs redact` command, for logs stored before their
+// mode was applied.
+type LogBodyStore interface {
+	// FinalLogsAfter returns up to limit delivered or failed logs whose
+	// id is above afterID, lowest id first, with their Message (the
+	// attachments' bytes are not loaded); pendingOnly keeps those whose
+	// BodyMode is "" (not applied yet). Reads no lock.
+	FinalLogsAfter(ctx context.Context, afterID int64, limit int, pendingOnly bool) ([]*Log, error)
+	// LastLogID returns the highest log id, 0 when there is none.
+	LastLogID(ctx context.Context) (int64, error)
+	// KeepLogBodies applies bodies (log id → kept body) in one short
+	// transaction, to the logs that are still delivered or failed, and
+	// returns how many it rewrote. Idempotent.
+	KeepLogBodies(ctx context.Context, bodies map[int64]*KeptBody) (int, error)
 }

@@ -49,6 +49,9 @@ type Attachment struct {
 	// Inline attachments are referenced from the HTML part by ContentID.
 	Inline    bool   `json:"inline,omitempty"`
 	ContentID string `json:"content_id,omitempty"`
+	// Size is the attachment's size in bytes when Data does not hold its
+	// bytes (a log that kept its name, type and size only); 0 otherwise.
+	Size int `json:"-"`
 }
 
 // Message is an email as a transport sends it. At least one of Text and

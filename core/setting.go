@@ -3,6 +3,9 @@ package core
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 )
 
 // Setting types.
@@ -12,6 +15,9 @@ const (
 	SettingBool    = "boolean"
 	SettingInt     = "integer"
 	SettingConnRef = "connection_id" // an integer id of a connection, or null
+	// SettingStringMap is an object of string keys to string values;
+	// with Enum set, each value must be one of it.
+	SettingStringMap = "string_map"
 )
 
 // SettingDef defines one key of a settings scope: its type, default and
@@ -22,6 +28,9 @@ type SettingDef struct {
 	Default any    `json:"default"`
 	Min     *int64 `json:"min,omitempty"`
 	Max     *int64 `json:"max,omitempty"`
+	// Enum, when set, lists the allowed values of a string (or of each
+	// value of a string map).
+	Enum []string `json:"enum,omitempty"`
 }
 
 // Settings scopes.
@@ -41,6 +50,12 @@ var FreeSettings = []SettingDef{
 	{Key: "simulation_enabled", Type: SettingBool, Default: false},
 	{Key: "log_emails", Type: SettingBool, Default: true},
 	{Key: "log_retention_days", Type: SettingInt, Default: int64(90), Min: Int64(0), Max: Int64(3650)},
+	// The log body modes (docs/logs.md): what the log keeps of a body once
+	// the message is final, per source, and whether attachments' bytes
+	// are kept in redacted mode.
+	{Key: "log_body", Type: SettingString, Default: LogBodyRedacted, Enum: LogBodyModes},
+	{Key: "log_body_sources", Type: SettingStringMap, Default: map[string]any{}, Enum: LogBodyModes},
+	{Key: "log_attachments", Type: SettingBool, Default: false},
 	{Key: "health_check_enabled", Type: SettingBool, Default: true},
 	{Key: "health_check_interval", Type: SettingInt, Default: int64(15), Min: Int64(1), Max: Int64(1440)},
 	{Key: "oauth_refresh_enabled", Type: SettingBool, Default: true},
@@ -52,6 +67,10 @@ var FreeSettings = []SettingDef{
 func SettingsDefaults(defs []SettingDef) map[string]any {
 	out := make(map[string]any, len(defs))
 	for _, d := range defs {
+		if m, ok := d.Default.(map[string]any); ok {
+			out[d.Key] = maps.Clone(m)
+			continue
+		}
 		out[d.Key] = d.Default
 	}
 	return out
@@ -96,7 +115,32 @@ func (d *SettingDef) check(v any) (any, string) {
 		if len(s) > 1024 {
 			return nil, "Too long."
 		}
+		if len(d.Enum) > 0 && !slices.Contains(d.Enum, s) {
+			return nil, "Must be one of: " + strings.Join(d.Enum, ", ") + "."
+		}
 		return s, ""
+	case SettingStringMap:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, "Must be an object of names to values."
+		}
+		if len(m) > 200 {
+			return nil, "At most 200 entries."
+		}
+		out := make(map[string]any, len(m))
+		for k, e := range m {
+			s, ok := e.(string)
+			switch {
+			case strings.TrimSpace(k) == "" || len(k) > 191:
+				return nil, "Every name must have 1 to 191 characters."
+			case !ok:
+				return nil, fmt.Sprintf("The value of %q must be a string.", k)
+			case len(d.Enum) > 0 && !slices.Contains(d.Enum, s):
+				return nil, fmt.Sprintf("The value of %q must be one of: %s.", k, strings.Join(d.Enum, ", "))
+			}
+			out[k] = s
+		}
+		return out, ""
 	case SettingEmail:
 		s, ok := v.(string)
 		if !ok {

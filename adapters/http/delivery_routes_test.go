@@ -123,7 +123,7 @@ func newDeliveryServer(t *testing.T) deliveryFixture {
 		Auth:        &tokenAuth{},
 		Connections: connApp,
 		Settings:    settings,
-		Logs:        &app.Logs{Store: logs},
+		Logs:        &app.Logs{Store: logs, Settings: settings},
 		Actions:     &app.ConnectionActions{Connections: connApp, Settings: settings, Sender: sender{logs}, Hooks: hooks},
 		Transcripts: transcripts,
 		Hooks:       hooks,

@@ -136,3 +136,93 @@ func TestLogListCappedTotal(t *testing.T) {
 		})
 	}
 }
+
+// TestLogBodyDetailAndResend covers the log body fields of GET
+// /logs/{id}, PUT /settings log_body, and the refused resends: 409 with
+// the reason for a redacted log and for a log without a body, 200 for a
+// whole one.
+func TestLogBodyDetailAndResend(t *testing.T) {
+	f := newDeliveryServer(t)
+	ctx := context.Background()
+	link := "http://example.test/wp-login.php?action=rp&key=L1veKey&login=bob"
+	m := core.Message{From: core.Address{Email: "site@example.com"}, To: []core.Address{{Email: "bob@example.com"}}, Subject: "Reset", Text: "Visit " + link}
+	final := func(body *core.KeptBody) int64 {
+		l := &core.Log{Message: m, Source: "wp_mail"}
+		if err := f.logs.EnqueueLog(ctx, l); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.logs.ClaimLogs(ctx, "w", 1, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.logs.RecordOutcomes(ctx, "w", []core.LogOutcome{{LogID: l.ID, Status: core.StatusDelivered, Body: body}}); err != nil {
+			t.Fatal(err)
+		}
+		return l.ID
+	}
+	redacted := final(&core.KeptBody{Mode: core.LogBodyRedacted, Text: "Visit [kept]", Changed: true, Redacted: 1})
+	none := final(&core.KeptBody{Mode: core.LogBodyNone, Changed: true})
+	whole := final(&core.KeptBody{Mode: core.LogBodyRedacted})
+	pending := &core.Log{Message: m, Source: "wp_mail"}
+	if err := f.logs.EnqueueLog(ctx, pending); err != nil {
+		t.Fatal(err)
+	}
+
+	var detail struct {
+		BodyMode        string `json:"body_mode"`
+		RedactedCount   int    `json:"redacted_count"`
+		AttachmentsKept bool   `json:"attachments_kept"`
+		Message         struct {
+			Text string `json:"text"`
+		} `json:"message"`
+	}
+	r := do(t, f.ts, "GET", ns+"/logs/"+strconv.FormatInt(redacted, 10), "admin", nil)
+	r.json(t, &detail)
+	if detail.BodyMode != "redacted" || detail.RedactedCount != 1 || !detail.AttachmentsKept || detail.Message.Text != "Visit [kept]" {
+		t.Errorf("redacted log detail = %+v", detail)
+	}
+	// A queued log is shown as its mode will keep it: no live link on
+	// screen, while the queue still holds the whole message.
+	r = do(t, f.ts, "GET", ns+"/logs/"+strconv.FormatInt(pending.ID, 10), "admin", nil)
+	r.json(t, &detail)
+	if strings.Contains(string(r.Body), "L1veKey") || detail.RedactedCount != 1 || detail.BodyMode != "" {
+		t.Errorf("queued log detail shows %s", r.Body)
+	}
+	if stored, _ := f.logs.FindLogByID(ctx, pending.ID); stored.Message.Text != m.Text {
+		t.Errorf("viewing a queued log changed it: %q", stored.Message.Text)
+	}
+	if r := do(t, f.ts, "PUT", ns+"/settings", "admin", strings.NewReader(`{"log_body":"full"}`)); r.Status != 200 {
+		t.Fatalf("PUT log_body: %d %s", r.Status, r.Body)
+	}
+	r = do(t, f.ts, "GET", ns+"/logs/"+strconv.FormatInt(pending.ID, 10), "admin", nil)
+	if !strings.Contains(string(r.Body), "L1veKey") {
+		t.Errorf("log_body full: the queued log is shown without its body: %s", r.Body)
+	}
+
+	tests := []struct {
+		name   string
+		id     int64
+		status int
+		reason string
+	}{
+		{"redacted", redacted, 409, "this message held a one-time link that was not kept"},
+		{"no body", none, 409, "keeps no body"},
+		{"whole", whole, 200, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := do(t, f.ts, "POST", ns+"/logs/"+strconv.FormatInt(tt.id, 10)+"/resend", "admin", strings.NewReader(""))
+			if r.Status != tt.status || !strings.Contains(string(r.Body), tt.reason) {
+				t.Fatalf("resend: %d %s; want %d with %q", r.Status, r.Body, tt.status, tt.reason)
+			}
+			if tt.status == 409 {
+				if code, _, _ := r.errorCode(t); code != "conflict" {
+					t.Errorf("code %s, want conflict", code)
+				}
+			}
+		})
+	}
+	r = do(t, f.ts, "POST", ns+"/logs/resend", "admin", strings.NewReader(`{"ids":[`+strconv.FormatInt(redacted, 10)+`,`+strconv.FormatInt(none, 10)+`]}`))
+	if r.Status != 200 || !strings.Contains(string(r.Body), `"resent":0`) {
+		t.Errorf("bulk resend of logs that are not whole: %d %s", r.Status, r.Body)
+	}
+}

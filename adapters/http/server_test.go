@@ -152,6 +152,9 @@ func TestErrorShapes(t *testing.T) {
 		{"bulk delete no ids", "DELETE", "/connections", "admin", `{}`, 422, "validation_error", "ids"},
 		{"settings out of bounds", "PUT", "/settings", "admin", `{"health_check_interval": 0}`, 422, "validation_error", "health_check_interval"},
 		{"settings wrong type", "PUT", "/settings", "admin", `{"oauth_refresh_enabled": "no"}`, 422, "validation_error", "oauth_refresh_enabled"},
+		{"log_body not a mode", "PUT", "/settings", "admin", `{"log_body": "everything"}`, 422, "validation_error", "log_body"},
+		{"log_body_sources not an object", "PUT", "/settings", "admin", `{"log_body_sources": ["woocommerce"]}`, 422, "validation_error", "log_body_sources"},
+		{"log_body_sources with a bad mode", "PUT", "/settings", "admin", `{"log_body_sources": {"woocommerce": "some"}}`, 422, "validation_error", "log_body_sources"},
 		{"bad per_page", "GET", "/connections?per_page=1000", "admin", "", 422, "validation_error", "per_page"},
 		{"unknown transport", "GET", "/transports/nope", "admin", "", 404, "not_found", ""},
 	}

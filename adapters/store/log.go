@@ -93,6 +93,9 @@ func decodeMessage(js []byte, subject, text, html string) (core.Message, error) 
 		m.Attachments = append(m.Attachments, core.Attachment{
 			Filename: a.Filename, ContentType: a.ContentType, Data: a.Data, Inline: a.Inline, ContentID: a.ContentID,
 		})
+		if a.Data == nil {
+			m.Attachments[len(m.Attachments)-1].Size = a.Size
+		}
 	}
 	return m, nil
 }
@@ -110,7 +113,7 @@ func recipientsText(m *core.Message) string {
 const logColumns = `id, status, connection_id, sent_connection_id, source, subject,
 	text_body, html_body, message, attempts, phase_attempts, used_fallback, simulated,
 	provider_message_id, last_error, next_attempt_at, lease_owner, lease_until,
-	created_at, updated_at, delivered_at`
+	created_at, updated_at, delivered_at, body_mode, redacted_count, attachments_kept`
 
 type rowScanner interface{ Scan(dest ...any) error }
 
@@ -125,10 +128,12 @@ func scanLog(r rowScanner) (*core.Log, error) {
 		usedFallback, simulated    bool
 		nextAttempt, created, upd  time.Time
 		providerID, lastErr, stats string
+		attachmentsKept            bool
 	)
 	if err := r.Scan(&l.ID, &stats, &conn, &sent, &l.Source, &subject, &text, &html, &js,
 		&l.Attempts, &l.PhaseAttempts, &usedFallback, &simulated, &providerID, &lastErr,
-		&nextAttempt, &owner, &leaseUntil, &created, &upd, &deliveredAt); err != nil {
+		&nextAttempt, &owner, &leaseUntil, &created, &upd, &deliveredAt,
+		&l.BodyMode, &l.RedactedCount, &attachmentsKept); err != nil {
 		return nil, fmt.Errorf("scan log: %w", err)
 	}
 	l.Status = stats
@@ -144,6 +149,7 @@ func scanLog(r rowScanner) (*core.Log, error) {
 	}
 	l.Message = msg
 	l.UsedFallback, l.Simulated = usedFallback, simulated
+	l.AttachmentsKept = attachmentsKept
 	l.ProviderMessageID, l.LastError = providerID, lastErr
 	l.NextAttemptAt, l.CreatedAt, l.UpdatedAt = nextAttempt.UTC(), created.UTC(), upd.UTC()
 	l.LeaseOwner = owner.String
@@ -410,6 +416,20 @@ func (db *DB) updateOutcomes(ctx context.Context, tx *sql.Tx, t time.Time, outs 
 			}
 			return nil
 		}},
+		// A sending log's body has no mode yet: a final outcome records
+		// its kept body's, any other leaves it empty (see log_body.go).
+		{"body_mode", func(o *core.LogOutcome) any {
+			if b := finalBody(o); b != nil {
+				return b.Mode
+			}
+			return ""
+		}},
+		{"redacted_count", func(o *core.LogOutcome) any {
+			if b := finalBody(o); b != nil {
+				return int64(b.Redacted)
+			}
+			return int64(0)
+		}},
 	}
 	var b strings.Builder
 	b.WriteString(`UPDATE {prefix}mailsvc_logs SET `)
@@ -584,9 +604,10 @@ func (db *DB) ResendLogs(ctx context.Context, ids []int64) (int, error) {
 	res, err := db.sqlDB.ExecContext(ctx, db.expand(`UPDATE {prefix}mailsvc_logs SET
 		status = ?, attempts = 0, phase_attempts = 0, used_fallback = 0, simulated = 0,
 		provider_message_id = '', last_error = '', next_attempt_at = ?, lease_owner = NULL,
-		lease_until = NULL, delivered_at = NULL, updated_at = ?
-		WHERE status IN (?, ?) AND id IN (`+in+`)`),
-		append([]any{core.StatusQueued, t, t, core.StatusDelivered, core.StatusFailed}, args...)...)
+		lease_until = NULL, delivered_at = NULL, updated_at = ?, body_mode = ''
+		WHERE status IN (?, ?) AND body_mode <> ? AND redacted_count = 0 AND attachments_kept = 1
+		AND id IN (`+in+`)`),
+		append([]any{core.StatusQueued, t, t, core.StatusDelivered, core.StatusFailed, core.LogBodyNone}, args...)...)
 	if err != nil {
 		return 0, fmt.Errorf("resend logs: %w", err)
 	}

@@ -131,7 +131,7 @@ func (db *DB) loadAttachmentRows(ctx context.Context, q querier, ids []int64, by
 		}
 		a := &l.Message.Attachments[pos]
 		if chunk == 0 {
-			a.Data = make([]byte, 0, size)
+			a.Data, a.Size = make([]byte, 0, size), 0
 			loaded = append(loaded, a)
 		}
 		if a.Data == nil || len(a.Data) != chunk*attachmentChunk || len(a.Data)+len(data) > cap(a.Data) {

@@ -183,6 +183,7 @@ func (db *DB) recordOutcomes(ctx context.Context, tx *sql.Tx, owners []string, o
 	sources := sourceTally{}
 	var (
 		history     []core.Attempt
+		bodies      map[int64]*core.KeptBody
 		upd         []core.LogOutcome
 		del         []int64
 		withHooks   []core.LogOutcome
@@ -208,6 +209,12 @@ func (db *DB) recordOutcomes(ctx context.Context, tx *sql.Tx, owners []string, o
 			}
 			upd = append(upd, o)
 			history = append(history, o.History...)
+			if b := finalBody(&o); b != nil && (b.Changed || b.DropAttachments) {
+				if bodies == nil {
+					bodies = map[int64]*core.KeptBody{}
+				}
+				bodies[o.LogID] = o.Body
+			}
 		}
 	}
 	var hooks []core.HostHook
@@ -226,6 +233,9 @@ func (db *DB) recordOutcomes(ctx context.Context, tx *sql.Tx, owners []string, o
 		if _, err := tx.ExecContext(ctx, db.expand(`DELETE FROM {prefix}mailsvc_logs WHERE id IN (`+in+`)`), args...); err != nil {
 			return nil, false, fmt.Errorf("delete delivered logs: %w", err)
 		}
+	}
+	if _, err := db.keepBodies(ctx, tx, bodies, false); err != nil {
+		return nil, false, err
 	}
 	if err := db.insertAttempts(ctx, tx, history); err != nil {
 		return nil, false, err

@@ -863,6 +863,28 @@ var migrations = []migration{
 			`ALTER TABLE {prefix}mailsvc_logs ADD COLUMN host_hooks INTEGER NOT NULL DEFAULT 0`,
 		},
 	},
+	{
+		// What the log keeps of a body (the log_body setting): the mode
+		// applied when the message reached a final state ('' while the
+		// body is still the whole message), how many values were
+		// redacted, and whether the attachments' bytes were kept. The
+		// defaults describe every existing row and every row the
+		// WordPress bridge inserts, so its INSERTs need no change;
+		// MariaDB adds such columns in place (no table copy).
+		Version: 17,
+		Name:    "log body modes",
+		MySQL: []string{
+			`ALTER TABLE {prefix}mailsvc_logs
+				ADD COLUMN IF NOT EXISTS body_mode VARCHAR(16) NOT NULL DEFAULT '',
+				ADD COLUMN IF NOT EXISTS redacted_count INT NOT NULL DEFAULT 0,
+				ADD COLUMN IF NOT EXISTS attachments_kept TINYINT(1) NOT NULL DEFAULT 1`,
+		},
+		SQLite: []string{
+			`ALTER TABLE {prefix}mailsvc_logs ADD COLUMN body_mode TEXT NOT NULL DEFAULT ''`,
+			`ALTER TABLE {prefix}mailsvc_logs ADD COLUMN redacted_count INTEGER NOT NULL DEFAULT 0`,
+			`ALTER TABLE {prefix}mailsvc_logs ADD COLUMN attachments_kept INTEGER NOT NULL DEFAULT 1`,
+		},
+	},
 }
 
 // senderIndexBackfill returns the statements of migration 15 in one

@@ -67,6 +67,7 @@ func (s *LogStore) EnqueueLog(_ context.Context, l *core.Log) error {
 	}
 	l.Attempts, l.PhaseAttempts = 0, 0
 	l.History = nil
+	l.BodyMode, l.RedactedCount, l.AttachmentsKept = "", 0, true
 	s.rows[l.ID] = cloneLog(l)
 	return nil
 }
@@ -167,6 +168,9 @@ func (s *LogStore) RecordOutcomes(_ context.Context, owner string, outs []core.L
 			s.nextAtID++
 			a.ID = s.nextAtID
 			l.History = append(l.History, a)
+		}
+		if o.Body != nil && (o.Status == core.StatusDelivered || o.Status == core.StatusFailed) {
+			keepBody(l, o.Body)
 		}
 	}
 	return n, nil
@@ -339,10 +343,11 @@ func (s *LogStore) ResendLogs(_ context.Context, ids []int64) (int, error) {
 	n := 0
 	for _, id := range ids {
 		l, ok := s.rows[id]
-		if !ok || (l.Status != core.StatusDelivered && l.Status != core.StatusFailed) {
+		if !ok || (l.Status != core.StatusDelivered && l.Status != core.StatusFailed) || !l.Resendable() {
 			continue
 		}
 		l.Status, l.NextAttemptAt, l.UpdatedAt = core.StatusQueued, now, now
+		l.BodyMode = ""
 		l.Attempts, l.PhaseAttempts, l.UsedFallback, l.Simulated = 0, 0, false, false
 		l.ProviderMessageID, l.LastError, l.DeliveredAt = "", "", nil
 		n++
@@ -394,4 +399,68 @@ func (s *LogStore) MakeDue(id int64) {
 	if l, ok := s.rows[id]; ok {
 		l.NextAttemptAt = time.Now().UTC().Add(-time.Second)
 	}
+}
+
+// keepBody applies a kept body to a stored log, as the store's outcome
+// write does.
+func keepBody(l *core.Log, b *core.KeptBody) {
+	l.BodyMode, l.RedactedCount = b.Mode, b.Redacted
+	if b.Changed {
+		l.Message.Text, l.Message.HTML = b.Text, b.HTML
+	}
+	if b.DropAttachments && len(l.Message.Attachments) > 0 {
+		l.Message.Attachments = append([]core.Attachment(nil), l.Message.Attachments...)
+		for i := range l.Message.Attachments {
+			a := &l.Message.Attachments[i]
+			a.Size = max(a.Size, len(a.Data))
+			a.Data = nil
+		}
+		l.AttachmentsKept = false
+	}
+}
+
+var _ core.LogBodyStore = (*LogStore)(nil)
+
+// FinalLogsAfter implements core.LogBodyStore.
+func (s *LogStore) FinalLogsAfter(_ context.Context, afterID int64, limit int, pendingOnly bool) ([]*core.Log, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*core.Log
+	for _, l := range s.rows {
+		if l.ID > afterID && (l.Status == core.StatusDelivered || l.Status == core.StatusFailed) && (!pendingOnly || l.BodyMode == "") {
+			c := cloneLog(l)
+			c.History = nil
+			out = append(out, c)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// LastLogID implements core.LogBodyStore.
+func (s *LogStore) LastLogID(context.Context) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var last int64
+	for id := range s.rows {
+		last = max(last, id)
+	}
+	return last, nil
+}
+
+// KeepLogBodies implements core.LogBodyStore.
+func (s *LogStore) KeepLogBodies(_ context.Context, bodies map[int64]*core.KeptBody) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for id, b := range bodies {
+		if l, ok := s.rows[id]; ok && (l.Status == core.StatusDelivered || l.Status == core.StatusFailed) {
+			keepBody(l, b)
+			n++
+		}
+	}
+	return n, nil
 }

@@ -80,6 +80,7 @@ func (s *LogStore) ImportLogs(_ context.Context, logs []*core.Log) error {
 		s.nextID++
 		l.ID = s.nextID
 		c := cloneLog(l)
+		c.BodyMode, c.RedactedCount, c.AttachmentsKept = "", 0, true
 		for i := range c.History {
 			s.nextAtID++
 			c.History[i].ID, c.History[i].LogID = s.nextAtID, l.ID

@@ -24,6 +24,7 @@ type scripted struct {
 	script   []error
 	calls    int
 	accepted []string // subjects accepted
+	texts    []string // text bodies sent, accepted or not
 	closed   atomic.Bool
 	onSend   func() // called at the start of each Send, when set
 }
@@ -35,6 +36,7 @@ func (s *scripted) Send(_ context.Context, msg *core.Message) (core.Receipt, err
 		s.onSend()
 	}
 	s.calls++
+	s.texts = append(s.texts, msg.Text)
 	if len(s.script) > 0 {
 		err := s.script[0]
 		s.script = s.script[1:]

@@ -26,6 +26,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mailsvc/mailsvc/app/logbody"
 	"github.com/mailsvc/mailsvc/core"
 )
 
@@ -116,6 +117,9 @@ type Service struct {
 	// process across all connections (MAILSVC_MAX_IN_FLIGHT); each
 	// connection is further bounded by its max_concurrency setting.
 	MaxInFlight int
+	// Redaction gives the redactor of the log_body redacted mode with
+	// the site's patterns; nil applies the built-in rules only.
+	Redaction *logbody.Redactors
 	// Replicas, when set, counts the live processes sharing the queue
 	// (a heartbeat row each in the database); each connection's
 	// max_per_second is split between them. Nil counts this one only.
@@ -219,6 +223,8 @@ type settings struct {
 	// kept.
 	maxRetries int
 	unlogged   map[string]bool
+	// body is what the log keeps of a final message's body.
+	body logbody.Policy
 }
 
 func (s *Service) loadSettings(ctx context.Context) (settings, error) {
@@ -233,6 +239,7 @@ func (s *Service) loadSettings(ctx context.Context) (settings, error) {
 		simulate:      st.Bool("simulation_enabled", false),
 		logEmails:     st.Bool("log_emails", true),
 		retentionDays: st.Int("log_retention_days", 90),
+		body:          logbody.PolicyOf(st),
 	}
 	if id := st.Int("default_connection_id", 0); id > 0 {
 		out.defaultConn = &id
@@ -377,6 +384,7 @@ func (s *Service) SendNow(ctx context.Context, connID int64, msg *core.Message, 
 	default:
 		out.Status = core.StatusFailed
 	}
+	s.keepBody(ctx, l, &out, st)
 	if hostHooks != nil && out.Status != core.StatusQueued {
 		out.HostHooks = hostHooks(out)
 	}
@@ -403,6 +411,25 @@ func applyOutcome(l *core.Log, o core.LogOutcome) {
 	if o.Status == core.StatusQueued {
 		l.NextAttemptAt = o.NextAttemptAt
 	}
+	if b := o.Body; b != nil {
+		l.BodyMode, l.RedactedCount = b.Mode, b.Redacted
+		if b.Changed {
+			l.Message.Text, l.Message.HTML = b.Text, b.HTML
+		}
+		if b.DropAttachments {
+			l.AttachmentsKept = false
+		}
+	}
+}
+
+// keepBody sets what the log keeps of l's body (the log_body settings)
+// on an outcome that makes it final, unless the log is deleted. The
+// message was sent whole; only the log's copy changes.
+func (s *Service) keepBody(ctx context.Context, l *core.Log, out *core.LogOutcome, st settings) {
+	if out.Delete || (out.Status != core.StatusDelivered && out.Status != core.StatusFailed) {
+		return
+	}
+	out.Body = st.body.Keep(&l.Message, l.Source, s.Redaction.Redactor(ctx))
 }
 
 // attemptMade says what attempt did.

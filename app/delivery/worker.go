@@ -298,6 +298,7 @@ func (h *hand) start(logs []*core.Log) bool {
 				d.out = handBack(l)
 			} else {
 				d.out = s.decide(h.work, h.stop, l, st, conns, listed)
+				s.keepBody(h.work, l, &d.out, st)
 				s.countRetry(d.out, conns)
 			}
 			if s.Alerts != nil {

@@ -55,6 +55,13 @@ type LogImporter interface {
 	ImportLogs(ctx context.Context, logs []*core.Log) error
 }
 
+// LogBodyKeeper applies the log_body settings to logs just imported
+// (*logbody.Keeper): they are redacted (or lose their bodies) as the
+// delivered logs of the service are.
+type LogBodyKeeper interface {
+	KeepBodies(ctx context.Context, logs []*core.Log) error
+}
+
 // Engine runs scans and imports against one site.
 type Engine struct {
 	// Site is the WordPress site read; nil in standalone mode, where a
@@ -65,6 +72,10 @@ type Engine struct {
 	// State is the settings store holding StateScope.
 	State core.SettingsStore
 	Logs  LogImporter
+	// Bodies, when set, applies the log_body settings to each chunk of
+	// imported logs; nil keeps them whole (`mailsvc logs redact` applies
+	// the settings later).
+	Bodies LogBodyKeeper
 	// Sources overrides the registered sources (tests); nil means Sources().
 	Sources []Source
 	// SensitiveKeys returns the extra sensitive keys (configuration and the
@@ -605,6 +616,14 @@ func (e *Engine) importLogs(ctx context.Context, src Source, req ImportRequest, 
 	if len(batch) > 0 {
 		if err := e.Logs.ImportLogs(ctx, batch); err != nil {
 			return fmt.Errorf("store imported %s logs: %w", src.ID(), err)
+		}
+		// The chunk is imported whatever happens next: a failure here
+		// leaves its bodies whole (shown redacted) for `mailsvc logs
+		// redact`, and is reported without failing the import.
+		if e.Bodies != nil {
+			if err := e.Bodies.KeepBodies(ctx, batch); err != nil {
+				res.Errors = append(res.Errors, "The imported logs keep their whole bodies until `mailsvc logs redact` runs: the log body settings could not be applied.")
+			}
 		}
 	}
 	if pos > high {

@@ -65,11 +65,16 @@ func (f *fakeSource) ReadLogs(_ context.Context, _ migration.Site, after int64, 
 	return out, nil
 }
 
-// importedLogs records ImportLogs calls.
-type importedLogs struct{ logs []*core.Log }
+// importedLogs records ImportLogs and KeepBodies calls.
+type importedLogs struct{ logs, kept []*core.Log }
 
 func (m *importedLogs) ImportLogs(_ context.Context, logs []*core.Log) error {
 	m.logs = append(m.logs, logs...)
+	return nil
+}
+
+func (m *importedLogs) KeepBodies(_ context.Context, logs []*core.Log) error {
+	m.kept = append(m.kept, logs...)
 	return nil
 }
 
@@ -88,7 +93,7 @@ func newRig(srcs ...migration.Source) rig {
 	logs := &importedLogs{}
 	c := &app.Connections{Store: conns, Cipher: apptest.Cipher{Key: "k"}, Hooks: &core.Hooks{}, Settings: sets}
 	return rig{
-		engine: &migration.Engine{Site: fakeSite{}, Connections: c, Settings: &app.Settings{Store: sets, Connections: conns}, State: sets, Logs: logs, Sources: srcs},
+		engine: &migration.Engine{Site: fakeSite{}, Connections: c, Settings: &app.Settings{Store: sets, Connections: conns}, State: sets, Logs: logs, Bodies: logs, Sources: srcs},
 		conns:  conns, sets: sets, logs: logs,
 	}
 }
@@ -173,8 +178,8 @@ func TestImportLogsInChunks(t *testing.T) {
 		}
 		req.Cursor = res.Logs.Cursor
 	}
-	if calls != 3 || len(r.logs.logs) != 450 {
-		t.Fatalf("%d calls, %d logs; want 3 calls, 450 logs", calls, len(r.logs.logs))
+	if calls != 3 || len(r.logs.logs) != 450 || len(r.logs.kept) != 450 {
+		t.Fatalf("%d calls, %d logs (%d kept by the log body settings); want 3 calls, 450 logs", calls, len(r.logs.logs), len(r.logs.kept))
 	}
 	for _, l := range r.logs.logs {
 		if l.Status != core.StatusDelivered && l.Status != core.StatusFailed || l.Source != "import:fake" {

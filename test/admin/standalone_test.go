@@ -160,6 +160,28 @@ func TestStandaloneScreens(t *testing.T) {
 	if settings["log_retention_days"] != float64(30) {
 		t.Errorf("log_retention_days = %v after saving 30 in the screen", settings["log_retention_days"])
 	}
+	// The log body mode and a per-source override: a bad mode is shown at
+	// its field, then both are saved.
+	b.run("bad log body override",
+		fill("#set-log_body", "none"),
+		fill("#set-log_body_sources", "my-plugin = full\nshop = everything"),
+		submit("#set-log_body"),
+		chromedp.WaitVisible(fieldError("log_body_sources"), chromedp.ByQuery))
+	b.hasNoRawJSON()
+	b.run("good log body override",
+		fill("#set-log_body_sources", "my-plugin = full"),
+		submit("#set-log_body"))
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		servicetest.Call(t, "GET", svc.Base+"/settings", "", servicetest.Basic("admin", pw)).JSON(t, &settings)
+		if src, _ := settings["log_body_sources"].(map[string]any); settings["log_body"] == "none" && len(src) == 1 && src["my-plugin"] == "full" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("log_body %v, log_body_sources %v after saving them in the screen", settings["log_body"], settings["log_body_sources"])
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	b.screenshot("settings")
 
 	// Alerts: a channel with a URL that is not http(s) is refused at its field.

@@ -37,6 +37,7 @@ func (s *suite) logTests() []struct {
 		{"OutcomeRollups", s.testOutcomeRollups},
 		{"ImportLogs", s.testImportLogs},
 		{"BridgeRowsBackfill", s.testBridgeRowsBackfill},
+		{"LogBodies", s.testLogBodies},
 	}
 }
 

@@ -1441,6 +1441,34 @@ function mailsvc_bridge_sync_oauth_redirects() {
 	}
 }
 
+add_action( 'wp_loaded', 'mailsvc_bridge_sync_log_redact_patterns' );
+
+/**
+ * Publishes the site's mail_svc_log_redact_patterns filter to the service,
+ * which runs outside PHP and cannot call it: the filter is applied to an
+ * empty list, and the patterns it returns (PCRE patterns with their
+ * delimiters, e.g. '/order-[0-9]+/i'; a capture group redacts only what it
+ * captures) are stored in the mailsvc_log_redact_patterns option, which
+ * the service reads before it redacts a stored email body (log_body
+ * redacted mode). The option is written only when it changes, so a page
+ * load costs one apply_filters() call and no query (the option is
+ * autoloaded).
+ */
+function mailsvc_bridge_sync_log_redact_patterns() {
+	$patterns = array();
+	if ( has_filter( 'mail_svc_log_redact_patterns' ) ) {
+		$filtered = apply_filters( 'mail_svc_log_redact_patterns', array() );
+		foreach ( is_array( $filtered ) ? $filtered : array() as $pattern ) {
+			if ( is_string( $pattern ) && '' !== $pattern ) {
+				$patterns[] = $pattern;
+			}
+		}
+	}
+	if ( get_option( 'mailsvc_log_redact_patterns', array() ) !== $patterns ) {
+		update_option( 'mailsvc_log_redact_patterns', $patterns, true );
+	}
+}
+
 /*
  * The Mail menu: the service's admin screens inside wp-admin.
  *

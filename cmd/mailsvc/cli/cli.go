@@ -49,7 +49,7 @@ func Command() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(serveCommand(), usersCommand(), configCommand(), versionCommand(),
-		sendmailCommand(), wpCommand(), uninstallCommand(), importCommand())
+		sendmailCommand(), wpCommand(), uninstallCommand(), importCommand(), logsCommand())
 	for _, m := range modules {
 		root.AddCommand(m.Commands()...)
 	}

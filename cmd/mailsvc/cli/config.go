@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"text/tabwriter"
@@ -70,8 +71,14 @@ func display(v string) string {
 }
 
 func nullable(v any) any {
-	if v == nil {
+	switch v.(type) {
+	case nil:
 		return "null"
+	case map[string]any, []any:
+		b, err := json.Marshal(v)
+		if err == nil {
+			return string(b)
+		}
 	}
 	return v
 }

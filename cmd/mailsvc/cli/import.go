@@ -11,6 +11,7 @@ import (
 
 	"github.com/mailsvc/mailsvc/adapters/wordpress/migrationsite"
 	"github.com/mailsvc/mailsvc/app"
+	"github.com/mailsvc/mailsvc/app/logbody"
 	"github.com/mailsvc/mailsvc/app/migration"
 	"github.com/mailsvc/mailsvc/core"
 )
@@ -43,7 +44,11 @@ func importCommand() *cobra.Command {
 			conns := &app.Connections{Store: rt.db, Cipher: cipher, Pins: rt.consts.Pins, Hooks: hooks, Settings: rt.db,
 				SensitiveKeys:        splitList(rt.consts.String("MAILSVC_SENSITIVE_KEYS")),
 				AllowCustomEndpoints: rt.consts.Bool(core.AllowCustomEndpointsConstant)}
-			engine, err := rt.migrationEngine(conns, &app.Settings{Store: rt.db, Connections: rt.db})
+			redaction, err := rt.logRedaction(hooks, log)
+			if err != nil {
+				return err
+			}
+			engine, err := rt.migrationEngine(conns, &app.Settings{Store: rt.db, Connections: rt.db}, redaction)
 			if err != nil {
 				return err
 			}
@@ -167,7 +172,7 @@ func progress(out io.Writer, done, total int64, maxLogs *int64) {
 // migrationEngine returns the migration engine over the WordPress site.
 // In standalone mode it has no site: there is no other plugin to import
 // from, so its scan finds nothing and its imports answer 422.
-func (rt *runtime) migrationEngine(conns *app.Connections, settings *app.Settings) (*migration.Engine, error) {
+func (rt *runtime) migrationEngine(conns *app.Connections, settings *app.Settings, redaction *logbody.Redactors) (*migration.Engine, error) {
 	if rt.standalone() {
 		return &migration.Engine{}, nil
 	}
@@ -181,6 +186,7 @@ func (rt *runtime) migrationEngine(conns *app.Connections, settings *app.Setting
 		Settings:      settings,
 		State:         rt.db,
 		Logs:          rt.db,
+		Bodies:        &logbody.Keeper{Store: rt.db, Settings: settings, Redaction: redaction},
 		SensitiveKeys: conns.ExtraSensitiveKeys,
 	}, nil
 }

@@ -117,7 +117,12 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	}
 	driverEnv.Tokens, deliveryEnv.Tokens = oauthSvc, oauthSvc
 	oauthSvc.Env = driverEnv
-	deliverySvc := &delivery.Service{Logs: rt.db, Connections: conns, Settings: settings, Hooks: hooks, Env: deliveryEnv, Logger: log}
+	redaction, err := rt.logRedaction(hooks, log)
+	if err != nil {
+		return err
+	}
+	deliverySvc := &delivery.Service{Logs: rt.db, Connections: conns, Settings: settings, Hooks: hooks, Env: deliveryEnv, Logger: log,
+		Redaction: redaction}
 	// Concurrent enqueues (SMTP sessions, API calls) share one commit.
 	deliverySvc.Logs = store.NewGroupCommit(rt.db)
 	metricsReg := metrics.New(rt.db, log)
@@ -179,7 +184,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	migrationSvc, err := rt.migrationEngine(conns, settings)
+	migrationSvc, err := rt.migrationEngine(conns, settings, redaction)
 	if err != nil {
 		return err
 	}
@@ -187,7 +192,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		Auth:        auth,
 		Connections: conns,
 		Settings:    settings,
-		Logs:        &app.Logs{Store: rt.db, Requeue: deliverySvc},
+		Logs:        &app.Logs{Store: rt.db, Requeue: deliverySvc, Settings: settings, Redaction: redaction},
 		Actions: &app.ConnectionActions{Connections: conns, Settings: settings, Sender: deliverySvc, Env: driverEnv, Hooks: hooks, HostHooks: hostHooks,
 			APIDebug: func() bool { return debuglog.APIDebugResponseEnabled(rt.consts, hooks) }},
 		Transcripts:    transcripts,

@@ -93,6 +93,18 @@ function bodyFrame(html) {
   return h('iframe', { class: 'body-frame', title: 'Message body (HTML)', sandbox: '', referrerpolicy: 'no-referrer', srcdoc: doc });
 }
 
+/** bodyNote says what the log kept of the body (log_body, docs/logs.md). */
+function bodyNote(log) {
+  const n = log.redacted_count || 0;
+  const redacted = n ? `${n} one-time ${n === 1 ? 'value was' : 'values were'} replaced with [redacted]; the message sent had ${n === 1 ? 'it' : 'them'}.` : '';
+  switch (log.body_mode) {
+    case 'none': return 'The log keeps no body for this message (log body: none).';
+    case 'redacted': return [redacted, log.attachments_kept ? '' : 'Only the names, types and sizes of the attachments were kept.'].filter(Boolean).join(' ');
+    case '': return n ? `Shown as the log will keep it: ${redacted}` : '';
+    default: return '';
+  }
+}
+
 async function detail(root, id) {
   const log = await api.get(`/logs/${id}`);
   const m = log.message || {};
@@ -117,6 +129,7 @@ async function detail(root, id) {
       ['Connection', log.sent_connection_id ? h('a', { href: `#/connections/${log.sent_connection_id}` }, `#${log.sent_connection_id}`) : '—'],
       ['Provider id', log.provider_message_id || '—'], ['Last error', log.last_error || '—'], ['Source', log.source || '—']])),
     h('section', { class: 'card', 'aria-labelledby': 'body-h' }, h('h2', { id: 'body-h' }, 'Body'),
+      bodyNote(log) ? h('p', { class: 'help' }, bodyNote(log)) : null,
       m.html ? bodyFrame(m.html) : null,
       m.text ? h('pre', { class: 'body-text', tabindex: '0', 'aria-label': 'Message body (text)' }, m.text) : null,
       !m.html && !m.text ? h('p', {}, 'No body.') : null,
