@@ -3,7 +3,6 @@ package http
 import (
 	"context"
 	"net/http"
-	"strconv"
 
 	"github.com/gorilla/mux"
 
@@ -25,16 +24,13 @@ func (s *Server) privacyRoutes(api *mux.Router) {
 }
 
 func (s *Server) exportPersonalData(w http.ResponseWriter, r *http.Request) error {
-	q := r.URL.Query()
-	page := 1 // a page that is not a whole number is 0, which Export rejects
-	if v := q.Get("page"); v != "" {
-		if n, err := strconv.Atoi(v); err == nil && n > 0 {
-			page = n
-		} else {
-			page = 0
-		}
+	// Pages hold app.PrivacyPageSize logs, as WordPress's exporters have
+	// a page size of their own; page is bounded as on every list.
+	p, err := ParsePage(r, app.PrivacyPageSize)
+	if err != nil {
+		return err
 	}
-	out, err := s.Privacy.Export(r.Context(), q.Get("email"), page)
+	out, err := s.Privacy.Export(r.Context(), r.URL.Query().Get("email"), p.Page)
 	if err != nil {
 		return err
 	}
