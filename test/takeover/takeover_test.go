@@ -331,6 +331,12 @@ echo wp_json_encode( array(
 		options := func() string {
 			return site.PHP(t, `echo wp_json_encode( array( get_option( 'mailsvc_bridge_notice_dismissed' ), get_option( 'mail_svc_version' ), get_option( 'blogname' ) ) );`)
 		}
+		// The options the bridge publishes (the filters' results, the hooks
+		// with callbacks, ...), besides the notice and version options.
+		var published []string
+		if err := json.Unmarshal([]byte(site.PHP(t, `global $wpdb; echo wp_json_encode( $wpdb->get_col( "SELECT option_name FROM $wpdb->options WHERE option_name LIKE 'mailsvc\\_%' AND option_name <> 'mailsvc_bridge_notice_dismissed'" ) );`)), &published); err != nil {
+			t.Fatal(err)
+		}
 		allTables := serviceTables(t, site)
 		if len(allTables) < 6 {
 			t.Fatalf("service tables before uninstall: %v", allTables)
@@ -378,10 +384,13 @@ echo wp_json_encode( array(
 		if got := options(); got != `[false,false,"mailsvc test site"]` {
 			t.Errorf("options after uninstall: %s", got)
 		}
-		// The two above and mailsvc_host_hooks, which the bridge
-		// publishes on page loads (docs/hooks.md).
-		if !strings.Contains(out, "Deleted 3 options") {
-			t.Errorf("uninstall output:\n%s", out)
+		// The two above and those the bridge publishes on page loads
+		// (docs/hooks.md): every one the service and its bridge wrote.
+		if !strings.Contains(out, fmt.Sprintf("Deleted %d options", 2+len(published))) {
+			t.Errorf("uninstall output:\n%s\nthe bridge had published %v", out, published)
+		}
+		if left := site.PHP(t, `global $wpdb; echo (int) $wpdb->get_var( "SELECT COUNT(*) FROM $wpdb->options WHERE option_name LIKE 'mailsvc\\_%' OR option_name LIKE 'mail\\_svc\\_%'" );`); left != "0" {
+			t.Errorf("%s of the service's options left after uninstall", left)
 		}
 	})
 }
