@@ -64,6 +64,12 @@ type Message struct {
 	HTML        string       `json:"html,omitempty"`
 	Headers     []Header     `json:"headers,omitempty"`
 	Attachments []Attachment `json:"attachments,omitempty"`
+	// Envelope, when set, lists the recipients one send delivers to in
+	// place of To, Cc and Bcc, which then shape only the headers (To and
+	// Cc as written, Bcc never shown). The delivery engine sets it for a
+	// part of a message split at a provider's recipient caps and for a
+	// retry of the deferred recipients; it is never stored.
+	Envelope []Address `json:"-"`
 }
 
 // Recipients returns every envelope recipient: To, then Cc, then Bcc.

@@ -176,11 +176,14 @@ func (db *DB) recordOutcomes(ctx context.Context, tx *sql.Tx, owners []string, o
 	tally := outcomeTally{}
 	sources := sourceTally{}
 	var (
-		history     []core.Attempt
-		upd         []core.LogOutcome
-		del         []int64
-		applied     = make([]int, len(owners))
-		appliedOnce = make(map[int64]bool, len(held))
+		history []core.Attempt
+		upd     []core.LogOutcome
+		del     []int64
+		// perRecipient: the outcomes with recipient outcomes or further
+		// provider ids to write (seldom any).
+		perRecipient []core.LogOutcome
+		applied      = make([]int, len(owners))
+		appliedOnce  = make(map[int64]bool, len(held))
 	)
 	for i, owner := range owners {
 		for _, o := range outs[i] {
@@ -191,12 +194,18 @@ func (db *DB) recordOutcomes(ctx context.Context, tx *sql.Tx, owners []string, o
 			appliedOnce[o.LogID] = true
 			applied[i]++
 			tally.add(t, o.SentConnectionID, o.Status)
+			if o.Status == core.StatusDelivered && o.Recipients.Count(core.RecipientRefused) > 0 {
+				tally.add(t, o.SentConnectionID, core.OutcomeCountPartial)
+			}
 			sources.add(t, h.source, o.Status)
 			if o.Delete {
 				del = append(del, o.LogID)
 				continue
 			}
 			upd = append(upd, o)
+			if o.Recipients != nil || len(o.ProviderMessageIDs) > 0 {
+				perRecipient = append(perRecipient, o)
+			}
 			history = append(history, o.History...)
 		}
 	}
@@ -204,6 +213,9 @@ func (db *DB) recordOutcomes(ctx context.Context, tx *sql.Tx, owners []string, o
 		if err := db.updateOutcomes(ctx, tx, t, part); err != nil {
 			return nil, err
 		}
+	}
+	if err := db.writeRecipientOutcomes(ctx, tx, perRecipient); err != nil {
+		return nil, err
 	}
 	for part := range slices.Chunk(del, outcomeChunk) {
 		in, args := inList(part)
