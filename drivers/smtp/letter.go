@@ -38,7 +38,7 @@ import (
 // and its data, either rendered (data) or a go-mail message (gm).
 type letter struct {
 	from  string   // the MAIL FROM argument, "<address>"
-	rcpts []string // the RCPT TO arguments: To, Cc, then Bcc
+	rcpts []string // the RCPT TO arguments: the envelope (To, Cc, then Bcc) or the part of it a transaction sends to
 	id    string   // the Message-ID header value, with its brackets
 	data  *bytes.Buffer
 	gm    *gomail.Msg
@@ -48,10 +48,8 @@ type letter struct {
 // for sending.
 func newLetter(msg *core.Message) (*letter, error) {
 	l := &letter{from: envelopeAddress(msg.From.Email)}
-	for _, list := range [][]core.Address{msg.To, msg.Cc, msg.Bcc} {
-		for _, a := range list {
-			l.rcpts = append(l.rcpts, envelopeAddress(a.Email))
-		}
+	for _, a := range msg.EnvelopeRecipients() {
+		l.rcpts = append(l.rcpts, envelopeAddress(a.Email))
 	}
 	if len(l.rcpts) == 0 {
 		return nil, core.InvalidField("to", "At least one recipient is required.")

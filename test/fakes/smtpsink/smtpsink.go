@@ -87,6 +87,8 @@ type config struct {
 	xoauth2            func(user, token string) bool
 	latency            time.Duration
 	noPipelining       bool
+	maxRecipients      int
+	refused            map[string]bool
 }
 
 // WithAuth makes the sink advertise AUTH PLAIN and LOGIN, accept only
@@ -127,6 +129,25 @@ func WithLatency(d time.Duration) Option { return func(c *config) { c.latency = 
 // WithSTARTTLS (the reply after STARTTLS is encrypted below the point
 // where the sink takes the line out).
 func WithoutPipelining() Option { return func(c *config) { c.noPipelining = true } }
+
+// WithMaxRecipients makes the sink accept at most n recipients per
+// transaction and answer "452 4.5.3 Too many recipients" to the RCPTs
+// after them, as relays with a recipient limit do (Postfix's
+// smtpd_recipient_limit).
+func WithMaxRecipients(n int) Option { return func(c *config) { c.maxRecipients = n } }
+
+// WithRefusedRecipients makes the sink answer "550 5.1.1 Mailbox
+// unavailable" to RCPT TO any of addrs.
+func WithRefusedRecipients(addrs ...string) Option {
+	return func(c *config) {
+		if c.refused == nil {
+			c.refused = map[string]bool{}
+		}
+		for _, a := range addrs {
+			c.refused[strings.ToLower(a)] = true
+		}
+	}
+}
 
 // WithDomain sets the name the sink greets with (default "sink.test").
 func WithDomain(domain string) Option { return func(c *config) { c.domain = domain } }
@@ -588,6 +609,12 @@ func (ss *session) Mail(from string, _ *smtp.MailOptions) error {
 }
 
 func (ss *session) Rcpt(to string, _ *smtp.RcptOptions) error {
+	if ss.sink.cfg.refused[strings.ToLower(to)] {
+		return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "Mailbox unavailable"}
+	}
+	if n := ss.sink.cfg.maxRecipients; n > 0 && len(ss.to) >= n {
+		return &smtp.SMTPError{Code: 452, EnhancedCode: smtp.EnhancedCode{4, 5, 3}, Message: "Too many recipients"}
+	}
 	ss.to = append(ss.to, to)
 	return nil
 }
