@@ -193,6 +193,20 @@ type Sink struct {
 	// the connection); peakTx is its maximum.
 	inTx   int
 	peakTx int
+	// deferred are the addresses answered 450 at RCPT (DeferRecipients).
+	deferred map[string]bool
+}
+
+// DeferRecipients makes the sink answer "450 4.2.1 Mailbox temporarily
+// unavailable" to RCPT TO any of addrs from now on, in place of the
+// addresses deferred before; no address stops deferring.
+func (s *Sink) DeferRecipients(addrs ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.deferred = map[string]bool{}
+	for _, a := range addrs {
+		s.deferred[strings.ToLower(a)] = true
+	}
 }
 
 // Start runs a sink on 127.0.0.1 with a random port and stops it when t
@@ -611,6 +625,12 @@ func (ss *session) Mail(from string, _ *smtp.MailOptions) error {
 func (ss *session) Rcpt(to string, _ *smtp.RcptOptions) error {
 	if ss.sink.cfg.refused[strings.ToLower(to)] {
 		return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "Mailbox unavailable"}
+	}
+	ss.sink.mu.Lock()
+	deferred := ss.sink.deferred[strings.ToLower(to)]
+	ss.sink.mu.Unlock()
+	if deferred {
+		return &smtp.SMTPError{Code: 450, EnhancedCode: smtp.EnhancedCode{4, 2, 1}, Message: "Mailbox temporarily unavailable"}
 	}
 	if n := ss.sink.cfg.maxRecipients; n > 0 && len(ss.to) >= n {
 		return &smtp.SMTPError{Code: 452, EnhancedCode: smtp.EnhancedCode{4, 5, 3}, Message: "Too many recipients"}
