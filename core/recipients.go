@@ -62,10 +62,17 @@ type RecipientCaps struct {
 	To         int `json:"to,omitempty"`
 	Cc         int `json:"cc,omitempty"`
 	Bcc        int `json:"bcc,omitempty"`
+	// NeedsTo: the provider refuses a call without a To recipient. A
+	// part of a split message with none is sent as one call per
+	// recipient, each shown as the To of its own call (ForEnvelope), so
+	// that no Cc or Bcc recipient sees another.
+	NeedsTo bool `json:"needs_to,omitempty"`
 }
 
 // Zero reports whether no cap is set.
-func (c RecipientCaps) Zero() bool { return c == RecipientCaps{} }
+func (c RecipientCaps) Zero() bool {
+	return c.PerMessage == 0 && c.To == 0 && c.Cc == 0 && c.Bcc == 0
+}
 
 // SplitRecipients divides the recipients of m that want lists (all of
 // them when want is nil; keys are lower-cased addresses) into parts that
@@ -109,9 +116,29 @@ func SplitRecipients(m *Message, want map[string]bool, caps RecipientCaps) [][]A
 			room -= n
 			total -= n
 		}
+		if caps.NeedsTo && len(part) > 1 && !hasTo(part, lists[0].addrs) {
+			for _, a := range part {
+				parts = append(parts, []Address{a})
+			}
+			continue
+		}
 		parts = append(parts, part)
 	}
 	return parts
+}
+
+// hasTo reports whether part holds an address of the To list.
+func hasTo(part []Address, to []Address) bool {
+	in := make(map[string]bool, len(to))
+	for _, a := range to {
+		in[strings.ToLower(a.Email)] = true
+	}
+	for _, a := range part {
+		if in[strings.ToLower(a.Email)] {
+			return true
+		}
+	}
+	return false
 }
 
 // EnvelopeRecipients returns the addresses a send of m delivers to: its
@@ -126,7 +153,8 @@ func (m *Message) EnvelopeRecipients() []Address {
 // ForEnvelope returns m with To, Cc and Bcc reduced to the addresses of
 // its Envelope (m itself when Envelope is empty), for providers whose API
 // takes the recipients only as the header fields: a part of a split
-// message then shows the part's To and Cc recipients.
+// message then shows the part's To and Cc recipients, and a part of one
+// Cc or Bcc recipient shows it as To.
 func (m *Message) ForEnvelope() *Message {
 	if len(m.Envelope) == 0 {
 		return m
@@ -146,6 +174,10 @@ func (m *Message) ForEnvelope() *Message {
 	}
 	c := *m
 	c.To, c.Cc, c.Bcc, c.Envelope = keep(m.To), keep(m.Cc), keep(m.Bcc), nil
+	if len(c.To) == 0 && len(m.Envelope) == 1 {
+		// A part of one Cc or Bcc recipient: shown as its To.
+		c.To, c.Cc, c.Bcc = m.Envelope, nil, nil
+	}
 	return &c
 }
 

@@ -27,6 +27,7 @@ import (
 	"maps"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -97,6 +98,11 @@ type Harness struct {
 	// CheckReceipt checks that a receipt names the recorded message. Nil:
 	// the receipt's MessageID is the recorded ID and is not empty.
 	CheckReceipt func(t *testing.T, rc core.Receipt, m Message)
+	// KeepsHeaders: the provider takes the recipients apart from the
+	// message's headers (raw MIME with destinations), so a part of a
+	// split message keeps the message's To and Cc headers; the driver's
+	// own tests check its destinations instead of SendsToEnvelope.
+	KeepsHeaders bool
 	// AttachmentName returns the file name the fake records for a. Nil:
 	// a.Filename.
 	AttachmentName func(a core.Attachment) string
@@ -144,6 +150,7 @@ func Send(t *testing.T, h Harness) {
 	t.Run("RecoversAfterFailures", func(t *testing.T) { recoversAfterFailures(t, h) })
 	t.Run("NetworkErrorIsTemporary", func(t *testing.T) { networkErrorIsTemporary(t, h) })
 	t.Run("UsesHostHTTPClient", func(t *testing.T) { usesHostHTTPClient(t, h) })
+	t.Run("SendsToEnvelope", func(t *testing.T) { sendsToEnvelope(t, h) })
 }
 
 // PDFBytes is a binary payload with every byte value, NULs and invalid
@@ -308,6 +315,53 @@ func roundTrip(t *testing.T, h Harness) {
 			}
 			h.CheckMessage(t, m, msg)
 		})
+	}
+}
+
+// sendsToEnvelope: a message whose Envelope names some of its recipients
+// (a part of a split message) reaches exactly those, a To among them
+// still as To, a lone Bcc one as the To of its own call.
+func sendsToEnvelope(t *testing.T, h Harness) {
+	if h.KeepsHeaders {
+		return
+	}
+	fake := h.Start()
+	defer fake.Close()
+	tr := h.newTransport(t, h.settings(fake.URL(), h.Key))
+	msg := h.message()
+	msg.To = []core.Address{{Email: "a@example.org"}, {Email: "b@example.org"}}
+	msg.Cc = []core.Address{{Email: "c@example.org"}}
+	msg.Bcc = []core.Address{{Email: "d@example.org"}}
+	tests := []struct {
+		envelope []core.Address
+		wantTo   []string
+		wantRest []string // Cc and Bcc
+	}{
+		{[]core.Address{msg.To[1], msg.Cc[0]}, []string{"b@example.org"}, []string{"c@example.org"}},
+		{[]core.Address{msg.Bcc[0]}, []string{"d@example.org"}, nil},
+	}
+	for i, tc := range tests {
+		part := *msg
+		part.Envelope = tc.envelope
+		if _, err := tr.Send(context.Background(), &part); err != nil {
+			t.Fatalf("part %d: Send: %v", i+1, err)
+		}
+		got := fake.Messages()
+		if len(got) != i+1 {
+			t.Fatalf("fake recorded %d messages, want %d", len(got), i+1)
+		}
+		emails := func(list ...[]core.Address) []string {
+			var out []string
+			for _, l := range list {
+				for _, a := range l {
+					out = append(out, a.Email)
+				}
+			}
+			return out
+		}
+		if to, rest := emails(got[i].To), emails(got[i].Cc, got[i].Bcc); !slices.Equal(to, tc.wantTo) || !slices.Equal(rest, tc.wantRest) {
+			t.Errorf("part %d went to %v and %v, want %v and %v", i+1, to, rest, tc.wantTo, tc.wantRest)
+		}
 	}
 }
 

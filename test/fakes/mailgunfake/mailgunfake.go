@@ -208,6 +208,10 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 }
 
 // decodeFields fills m from the form fields and returns Mailgun's message
+// MaxRecipients is the most recipients (to, cc and bcc) Mailgun takes in
+// one message; the fake answers 400 over it.
+const MaxRecipients = 1000
+
 // for a missing or malformed parameter, or "".
 func decodeFields(m *Message, v map[string][]string) string {
 	first := func(k string) string {
@@ -236,6 +240,9 @@ func decodeFields(m *Message, v map[string][]string) string {
 	}
 	if m.Bcc, ok = addressList(v["bcc"]); !ok {
 		return "'bcc' parameter is not a valid address. please check documentation"
+	}
+	if n := len(m.To) + len(m.Cc) + len(m.Bcc); n > MaxRecipients {
+		return fmt.Sprintf("Too many recipients: %d; a message may have at most %d (to, cc and bcc)", n, MaxRecipients)
 	}
 	m.Subject, m.Text, m.HTML = first("subject"), first("text"), first("html")
 	if m.Text == "" && m.HTML == "" && first("template") == "" {
