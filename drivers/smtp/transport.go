@@ -229,7 +229,8 @@ func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, 
 
 // sendRest goes on with a message some recipients of which the first
 // transaction refused (rejected, with its reply resp and error err):
-// those refused with a 5xx are refused for good; those refused with a
+// those refused with a 5xx are refused for good (but a 552 "too many
+// recipients", which RFC 5321 §4.5.3.1.10 reads as 452); those refused with a
 // 4xx (452 "too many recipients" among them, RFC 5321 §4.5.3.1.10) go in
 // a new transaction on the same session, and so on while each
 // transaction delivers to someone; the rest are deferred. It returns a
@@ -253,7 +254,7 @@ func (t *Transport) sendRest(ctx context.Context, s *session, l *letter, resp st
 		for k, i := range idx {
 			r, refused := rejected[k]
 			switch {
-			case refused && replyCode(r) >= 500:
+			case refused && replyCode(r) >= 500 && !tooManyRecipients(r):
 				outcomes[i].Status, outcomes[i].Reply = core.RecipientRefused, replyText(r)
 			case refused:
 				outcomes[i].Status, outcomes[i].Reply = core.RecipientDeferred, replyText(r)
@@ -298,6 +299,19 @@ func (t *Transport) sendRest(ctx context.Context, s *session, l *letter, resp st
 		Response:   strings.Join(replies, "; "),
 		Recipients: outcomes,
 	}, nil
+}
+
+// tooManyRecipients reports a 552 reply to RCPT that means "too many
+// recipients" (5.5.3, or its words): RFC 821 listed that limit under 552,
+// and RFC 5321 §4.5.3.1.10 asks clients to treat it as 452, temporary.
+// Other 552s (a full mailbox, 5.2.2) stay permanent.
+func tooManyRecipients(err error) bool {
+	var te *textproto.Error
+	if !errors.As(err, &te) || te.Code != 552 {
+		return false
+	}
+	text := strings.ToLower(te.Msg)
+	return strings.HasPrefix(text, "5.5.3") || strings.Contains(text, "too many recipients")
 }
 
 // settle puts a session whose transaction failed with err back in the
