@@ -1,0 +1,116 @@
+package delivery
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mailsvc/mailsvc/core"
+)
+
+// perRecipient is a fake transport that answers per recipient, as an SMTP
+// relay does: it defers the addresses of deferred (450) and refuses those
+// of refused (550), delivering to the others, and records each send's
+// envelope.
+type perRecipient struct {
+	mu        sync.Mutex
+	deferred  map[string]bool
+	refused   map[string]bool
+	envelopes [][]string
+}
+
+func (p *perRecipient) Send(_ context.Context, msg *core.Message) (core.Receipt, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var env []string
+	var rs core.RecipientOutcomes
+	delivered, split := 0, false
+	for _, a := range msg.EnvelopeRecipients() {
+		env = append(env, a.Email)
+		o := core.RecipientOutcome{Email: a.Email, Status: core.RecipientDelivered}
+		switch {
+		case p.deferred[a.Email]:
+			o.Status, o.Reply, split = core.RecipientDeferred, "450 4.2.1 busy", true
+		case p.refused[a.Email]:
+			o.Status, o.Reply, split = core.RecipientRefused, "550 5.1.1 unknown", true
+		default:
+			delivered++
+		}
+		rs = append(rs, o)
+	}
+	p.envelopes = append(p.envelopes, env)
+	if !split {
+		rs = nil
+	}
+	if delivered == 0 {
+		return core.Receipt{Recipients: rs}, core.Temporary(fmt.Errorf("no recipient accepted"))
+	}
+	return core.Receipt{MessageID: fmt.Sprintf("q%d", len(p.envelopes)), Response: "250 ok", Recipients: rs}, nil
+}
+
+// TestDeferredRecipientsRetriedAloneThenGivenUp: one recipient refused,
+// one deferred on every attempt. Each retry sends to the deferred one
+// alone; when the retries run out the log is delivered, partial, the
+// deferred recipient refused with the reason, and it is never failed.
+func TestDeferredRecipientsRetriedAloneThenGivenUp(t *testing.T) {
+	e := newEnv(t, nil, nil)
+	e.svc.MaxRetries = 2
+	tr := &perRecipient{deferred: map[string]bool{"b@example.com": true}, refused: map[string]bool{"c@example.com": true}}
+	e.useTransport(tr)
+	m := msg("partial")
+	m.To = []core.Address{{Email: "a@example.com"}, {Email: "b@example.com"}}
+	m.Bcc = []core.Address{{Email: "c@example.com"}}
+	id := e.enqueue(t, &core.Log{Message: m})
+	e.drain(t)
+
+	if len(tr.envelopes) != 3 {
+		t.Fatalf("%d sends (%v), want 3: the first and two retries", len(tr.envelopes), tr.envelopes)
+	}
+	for i, env := range tr.envelopes[1:] {
+		if len(env) != 1 || env[0] != "b@example.com" {
+			t.Errorf("retry %d went to %v, want b alone", i+1, env)
+		}
+	}
+	l, err := e.logs.FindLogByID(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Status != core.StatusDelivered || !l.Partial || l.RecipientsRefused != 2 {
+		t.Fatalf("log: status %s, partial %v, refused %d", l.Status, l.Partial, l.RecipientsRefused)
+	}
+	want := map[string]string{"a@example.com": core.RecipientDelivered, "b@example.com": core.RecipientRefused, "c@example.com": core.RecipientRefused}
+	for _, o := range l.Recipients {
+		if want[o.Email] != o.Status {
+			t.Errorf("%s: %s, want %s", o.Email, o.Status, want[o.Email])
+		}
+		if o.Email == "b@example.com" && !strings.HasPrefix(o.Reply, "retries ran out: 450") {
+			t.Errorf("b's reply %q", o.Reply)
+		}
+	}
+}
+
+// TestEveryRecipientRefusedFails: nobody got the message: the log fails.
+func TestEveryRecipientRefusedFails(t *testing.T) {
+	e := newEnv(t, nil, nil)
+	tr := &perRecipient{refused: map[string]bool{"to@example.com": true}}
+	e.useTransport(tr)
+	id := e.enqueue(t, &core.Log{Message: msg("nobody")})
+	e.drain(t)
+	l, _ := e.logs.FindLogByID(context.Background(), id)
+	if l.Status == core.StatusDelivered || l.Partial {
+		t.Fatalf("log: status %s, partial %v; want not delivered", l.Status, l.Partial)
+	}
+}
+
+// useTransport makes tr the transport of the env's default connection.
+func (e *env) useTransport(tr core.Transport) {
+	fakeMu.Lock()
+	defer fakeMu.Unlock()
+	for id := range e.conns.m {
+		if id%10 == 1 {
+			fakeByConn[id] = tr
+		}
+	}
+}
