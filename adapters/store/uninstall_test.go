@@ -76,6 +76,8 @@ func TestDropServiceTablesAndOptions(t *testing.T) {
 			wantTables = append(wantTables, "wp_mailsvc_event_buckets", "wp_mailsvc_event_repeats", "wp_mailsvc_outcome_rollups", "wp_mailsvc_source_rollups")
 			// Attachment bytes in binary chunks (migration 12).
 			wantTables = append(wantTables, "wp_mailsvc_log_attachments")
+			// A log's further provider message ids (migration 15).
+			wantTables = append(wantTables, "wp_mailsvc_log_provider_ids")
 			if tc.name != "sqlite" {
 				// The subject's FULLTEXT side table (migration 10).
 				wantTables = append(wantTables, "wp_mailsvc_log_subjects")
