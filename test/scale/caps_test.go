@@ -10,6 +10,7 @@ import (
 	"github.com/mailsvc/mailsvc/test/fakes/postmarkfake"
 	"github.com/mailsvc/mailsvc/test/fakes/sendgridfake"
 	"github.com/mailsvc/mailsvc/test/fakes/sesfake"
+	"github.com/mailsvc/mailsvc/test/servicetest"
 )
 
 // providerCall is one send request a fake accepted: its provider
@@ -107,6 +108,20 @@ func TestProviderRecipientCaps(t *testing.T) {
 				return out
 			}
 		}, func(c providerCall) bool { return total(c) <= sesfake.MaxRecipients }, 3},
+	}
+	r := servicetest.Call(t, "GET", e.svc.Base+"/transports", "", e.admin)
+	var drivers []struct {
+		Driver string             `json:"driver"`
+		Caps   core.RecipientCaps `json:"recipient_caps"`
+	}
+	r.JSON(t, &drivers)
+	caps := map[string]core.RecipientCaps{}
+	for _, d := range drivers {
+		caps[d.Driver] = d.Caps
+	}
+	if caps["sendgrid"].PerMessage != sendgridfake.MaxRecipients || caps["postmark"].To != postmarkfake.MaxPerField ||
+		caps["mailgun"].PerMessage != mailgunfake.MaxRecipients || caps["ses"].PerMessage != sesfake.MaxRecipients || !caps["smtp"].Zero() {
+		t.Errorf("GET /transports recipient_caps: %+v", caps)
 	}
 	for _, p := range providers {
 		t.Run(p.name, func(t *testing.T) {
