@@ -100,8 +100,13 @@ func sendRecipients(ctx context.Context, tr core.Transport, msg *core.Message, l
 	return res
 }
 
-// withinCaps reports whether msg goes out in one call under caps.
+// withinCaps reports whether msg goes out in one call under caps (a
+// message without a To recipient never does where the provider needs
+// one: its recipients go one per call, each as its To).
 func withinCaps(msg *core.Message, caps core.RecipientCaps) bool {
+	if caps.NeedsTo && len(msg.To) == 0 {
+		return false
+	}
 	if caps.Zero() {
 		return true
 	}

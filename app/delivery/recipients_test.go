@@ -114,3 +114,23 @@ func (e *env) useTransport(tr core.Transport) {
 		}
 	}
 }
+
+// TestBccOnlyMessageWhereProviderNeedsTo: a provider that refuses a call
+// without a To gets a Bcc-only message as one call per recipient, each
+// its own To; a message with a To goes in one call.
+func TestBccOnlyMessageWhereProviderNeedsTo(t *testing.T) {
+	caps := core.RecipientCaps{To: 50, NeedsTo: true}
+	tr := &perRecipient{}
+	m := msg("bcc only")
+	m.To = nil
+	m.Bcc = []core.Address{{Email: "a@example.com"}, {Email: "b@example.com"}}
+	res := sendRecipients(context.Background(), tr, &m, &core.Log{Message: m}, caps)
+	if res.err != nil || len(tr.envelopes) != 2 || res.receipt.Recipients.Count(core.RecipientDelivered) != 2 {
+		t.Fatalf("err %v, envelopes %v, recipients %+v", res.err, tr.envelopes, res.receipt.Recipients)
+	}
+	m.To = []core.Address{{Email: "c@example.com"}}
+	res = sendRecipients(context.Background(), tr, &m, &core.Log{Message: m}, caps)
+	if res.err != nil || len(tr.envelopes) != 3 || len(tr.envelopes[2]) != 3 || res.receipt.Recipients != nil {
+		t.Fatalf("with a To: err %v, envelopes %v, recipients %+v", res.err, tr.envelopes, res.receipt.Recipients)
+	}
+}
