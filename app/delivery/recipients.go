@@ -81,7 +81,11 @@ func sendRecipients(ctx context.Context, tr core.Transport, msg *core.Message, l
 		replies = append(replies, fmt.Sprintf("%d recipients: %s", len(part), firstNonEmpty(rc.Response, rc.MessageID)))
 	}
 	if len(parts) > 1 {
-		res.receipt.Response = fmt.Sprintf("%d calls: %s", len(parts), strings.Join(replies, "; "))
+		shown := replies
+		if len(shown) > maxRepliesShown {
+			shown = append(shown[:maxRepliesShown:maxRepliesShown], fmt.Sprintf("%d more", len(replies)-maxRepliesShown))
+		}
+		res.receipt.Response = fmt.Sprintf("%d calls: %s", len(parts), strings.Join(shown, "; "))
 	} else if len(replies) > 0 {
 		res.receipt.Response = strings.TrimPrefix(replies[0], fmt.Sprintf("%d recipients: ", len(parts[0])))
 	}
@@ -99,6 +103,10 @@ func sendRecipients(ctx context.Context, tr core.Transport, msg *core.Message, l
 	}
 	return res
 }
+
+// maxRepliesShown bounds the calls' replies an attempt's response lists
+// (a Bcc-only message may take one call per recipient).
+const maxRepliesShown = 10
 
 // withinCaps reports whether msg goes out in one call under caps (a
 // message without a To recipient never does where the provider needs
