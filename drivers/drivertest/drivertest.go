@@ -24,6 +24,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"net/http"
 	"reflect"
@@ -641,4 +642,35 @@ func Schema(t *testing.T, h Harness) {
 			t.Errorf("New without api_key: err = %v, want a field error", err)
 		}
 	})
+}
+
+// SendInParts sends a message from FullMessage to n To recipients
+// through tr as the delivery engine does at the slug driver's recipient
+// caps: first whole, which the provider's fake must refuse for good (it
+// passes a cap), then in the parts core.SplitRecipients makes, each of
+// which must be accepted. It returns the number of parts; the caller
+// checks that its fake recorded that many messages, n recipients in all.
+func SendInParts(t *testing.T, slug string, tr core.Transport, n int) int {
+	t.Helper()
+	d, ok := core.LookupDriver(slug)
+	if !ok || d.RecipientCaps.Zero() {
+		t.Fatalf("driver %s declares no recipient caps", slug)
+	}
+	msg := FullMessage()
+	msg.To, msg.Cc, msg.Bcc = nil, nil, nil
+	for i := range n {
+		msg.To = append(msg.To, core.Address{Email: fmt.Sprintf("r%d@example.org", i)})
+	}
+	if _, err := tr.Send(context.Background(), msg); err == nil || core.IsTemporary(err) {
+		t.Fatalf("the whole message to %d recipients: err %v, want the fake's permanent refusal", n, err)
+	}
+	parts := core.SplitRecipients(msg, nil, d.RecipientCaps)
+	for i, p := range parts {
+		part := *msg
+		part.Envelope = p
+		if _, err := tr.Send(context.Background(), &part); err != nil {
+			t.Fatalf("part %d of %d (%d recipients): %v", i+1, len(parts), len(p), err)
+		}
+	}
+	return len(parts)
 }
