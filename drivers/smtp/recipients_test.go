@@ -90,3 +90,22 @@ func TestEveryRecipientRefused(t *testing.T) {
 		t.Errorf("%d connections, want the session reused", sink.Connections())
 	}
 }
+
+// TestRefusalThenDataFailure: one recipient refused, then the relay
+// refuses the data for good: nobody got it, Send fails permanently and
+// each recipient is refused with its own reply.
+func TestRefusalThenDataFailure(t *testing.T) {
+	sink := smtpsink.Start(t, smtpsink.WithRefusedRecipients("a@example.org"))
+	tr := newTransport(t, settings(sink, nil), core.DriverEnv{}, smtpdrv.Options{})
+	msg := message()
+	msg.To = []core.Address{{Email: "a@example.org"}, {Email: "b@example.org"}}
+	sink.FailNext(1, 554, "5.7.1 Message rejected")
+	rc, err := tr.Send(context.Background(), msg)
+	if err == nil || core.IsTemporary(err) {
+		t.Fatalf("err = %v, want a permanent failure", err)
+	}
+	if len(rc.Recipients) != 2 || !strings.HasPrefix(rc.Recipients[0].Reply, "550 ") ||
+		rc.Recipients[1].Status != core.RecipientRefused || !strings.Contains(rc.Recipients[1].Reply, "554") {
+		t.Fatalf("recipients = %+v", rc.Recipients)
+	}
+}

@@ -247,6 +247,7 @@ func (t *Transport) sendRest(ctx context.Context, s *session, l *letter, resp st
 		idx[i] = i
 	}
 	var replies []string
+	var whole error
 	delivered, deferred := 0, 0
 	for {
 		allRefused := len(rejected) == len(l.rcpts)
@@ -259,6 +260,8 @@ func (t *Transport) sendRest(ctx context.Context, s *session, l *letter, resp st
 			case refused:
 				outcomes[i].Status, outcomes[i].Reply = core.RecipientDeferred, replyText(r)
 				next = append(next, i)
+			case err != nil && replyCode(err) >= 500:
+				outcomes[i].Status, outcomes[i].Reply = core.RecipientRefused, err.Error()
 			case err != nil:
 				outcomes[i].Status, outcomes[i].Reply = core.RecipientDeferred, err.Error()
 			default:
@@ -269,7 +272,12 @@ func (t *Transport) sendRest(ctx context.Context, s *session, l *letter, resp st
 		if err == nil {
 			replies = append(replies, "250 "+resp)
 		}
-		if err != nil && !allRefused || len(next) == 0 || allRefused {
+		if err != nil && !allRefused {
+			// The transaction failed whole (MAIL, DATA or the data).
+			whole = err
+			break
+		}
+		if len(next) == 0 || allRefused {
 			break
 		}
 		idx = next
@@ -287,6 +295,9 @@ func (t *Transport) sendRest(ctx context.Context, s *session, l *letter, resp st
 		t.release(s)
 	}
 	deferred = outcomes.Count(core.RecipientDeferred)
+	if delivered == 0 && whole != nil {
+		return core.Receipt{Recipients: outcomes}, t.classify("send", whole)
+	}
 	if delivered == 0 {
 		wrapped := fmt.Errorf("smtp: send %s: no recipient accepted (%d refused, %d deferred): %w", t.addr(), len(all)-deferred, deferred, err)
 		if deferred > 0 {
