@@ -134,3 +134,37 @@ func TestBccOnlyMessageWhereProviderNeedsTo(t *testing.T) {
 		t.Fatalf("with a To: err %v, envelopes %v, recipients %+v", res.err, tr.envelopes, res.receipt.Recipients)
 	}
 }
+
+// headerRecorder records each send's Message-ID header.
+type headerRecorder struct{ ids []string }
+
+func (h *headerRecorder) Send(_ context.Context, msg *core.Message) (core.Receipt, error) {
+	id := ""
+	for _, hd := range msg.Headers {
+		if hd.Name == "Message-ID" {
+			id = hd.Value
+		}
+	}
+	h.ids = append(h.ids, id)
+	return core.Receipt{MessageID: fmt.Sprintf("p%d", len(h.ids))}, nil
+}
+
+// TestPartsShareMessageID: the calls of a message sent in parts carry one
+// Message-ID; a message within its caps goes untouched.
+func TestPartsShareMessageID(t *testing.T) {
+	tr := &headerRecorder{}
+	m := msg("parts")
+	m.From = core.Address{Email: "shop@example.com"}
+	m.To = []core.Address{{Email: "a@example.com"}, {Email: "b@example.com"}, {Email: "c@example.com"}}
+	res := sendRecipients(context.Background(), tr, &m, &core.Log{ID: 7, Message: m}, core.RecipientCaps{PerMessage: 2})
+	if res.err != nil || len(tr.ids) != 2 || tr.ids[0] == "" || tr.ids[0] != tr.ids[1] || !strings.HasSuffix(tr.ids[0], ".7@example.com>") {
+		t.Fatalf("err %v, Message-IDs %q", res.err, tr.ids)
+	}
+	if len(res.ids) != 2 || len(m.Headers) != 0 {
+		t.Fatalf("provider ids %v, message headers %v", res.ids, m.Headers)
+	}
+	sendRecipients(context.Background(), tr, &m, &core.Log{ID: 8, Message: m}, core.RecipientCaps{PerMessage: 5})
+	if tr.ids[2] != "" {
+		t.Errorf("a message within its caps got Message-ID %q", tr.ids[2])
+	}
+}
