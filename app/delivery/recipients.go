@@ -84,7 +84,11 @@ func sendRecipients(ctx context.Context, tr core.Transport, msg *core.Message, l
 		if rc.MessageID != "" {
 			res.ids = append(res.ids, rc.MessageID)
 		}
-		replies = append(replies, fmt.Sprintf("%d recipients: %s", len(part), firstNonEmpty(rc.Response, rc.MessageID)))
+		reply := rc.Response
+		if rc.MessageID != "" && !strings.Contains(reply, rc.MessageID) {
+			reply = strings.TrimSpace(reply + " (id " + rc.MessageID + ")")
+		}
+		replies = append(replies, fmt.Sprintf("%d recipients: %s", len(part), reply))
 	}
 	if len(parts) > 1 {
 		shown := replies
@@ -251,14 +255,6 @@ func settlePartial(out *core.LogOutcome) bool {
 	return true
 }
 
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
-}
 
 // driverCaps returns the recipient caps of the driver slug (none for an
 // unknown driver).
