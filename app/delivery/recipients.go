@@ -255,7 +255,6 @@ func settlePartial(out *core.LogOutcome) bool {
 	return true
 }
 
-
 // driverCaps returns the recipient caps of the driver slug (none for an
 // unknown driver).
 func driverCaps(slug string) core.RecipientCaps {
