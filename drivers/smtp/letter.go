@@ -48,8 +48,14 @@ type letter struct {
 // for sending.
 func newLetter(msg *core.Message) (*letter, error) {
 	l := &letter{from: envelopeAddress(msg.From.Email)}
-	for _, a := range msg.EnvelopeRecipients() {
-		l.rcpts = append(l.rcpts, envelopeAddress(a.Email))
+	lists := [][]core.Address{msg.To, msg.Cc, msg.Bcc}
+	if len(msg.Envelope) > 0 {
+		lists = [][]core.Address{msg.Envelope}
+	}
+	for _, list := range lists {
+		for _, a := range list {
+			l.rcpts = append(l.rcpts, envelopeAddress(a.Email))
+		}
 	}
 	if len(l.rcpts) == 0 {
 		return nil, core.InvalidField("to", "At least one recipient is required.")
