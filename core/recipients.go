@@ -77,7 +77,8 @@ func (c RecipientCaps) Zero() bool {
 // SplitRecipients divides the recipients of m that want lists (all of
 // them when want is nil; keys are lower-cased addresses) into parts that
 // each respect caps, in order: To first, then Cc, then Bcc, each part
-// filled as far as the caps allow. It returns nil when nothing is to be
+// filled as far as the caps allow; with caps.NeedsTo a part without a To
+// recipient is divided into parts of one. It returns nil when nothing is to be
 // sent.
 func SplitRecipients(m *Message, want map[string]bool, caps RecipientCaps) [][]Address {
 	type list struct {
