@@ -79,6 +79,7 @@ func (s *Logs) list(ctx context.Context, f core.LogFilter, fields map[string]str
 	for _, l := range logs {
 		l.Message.Text, l.Message.HTML = "", ""
 		l.History = nil
+		l.Recipients = nil // partial and recipients_refused stay
 	}
 	return logs, total, nil
 }

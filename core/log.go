@@ -51,6 +51,13 @@ type Log struct {
 	CreatedAt         time.Time  `json:"created_at"`
 	UpdatedAt         time.Time  `json:"updated_at"`
 	DeliveredAt       *time.Time `json:"delivered_at,omitempty"`
+	// Recipients is the outcome of each recipient, kept only when they
+	// did not all get the message in one go (nil otherwise).
+	Recipients RecipientOutcomes `json:"recipients,omitempty"`
+	// RecipientsRefused counts the recipients refused for good (or whose
+	// retries ran out); Partial is true for a delivered log with some.
+	RecipientsRefused int  `json:"recipients_refused"`
+	Partial           bool `json:"partial"`
 	// History is the attempt record, loaded only for a single-log read.
 	History []Attempt `json:"attempts_history,omitempty"`
 	// BodyMode is the log_body mode applied to the stored body when the
@@ -200,6 +207,15 @@ type LogOutcome struct {
 	SentConnectionID  *int64
 	ProviderMessageID string
 	LastError         string
+	// Recipients, when not nil, replaces the log's per-recipient outcomes
+	// (written only then, so the common all-delivered outcome costs
+	// nothing more).
+	Recipients RecipientOutcomes
+	// ProviderMessageIDs, when set, are further provider message ids of
+	// the log (each part of a message sent in several calls, or a retry
+	// of its deferred recipients), kept so that the provider's webhook
+	// events about any of them find the log.
+	ProviderMessageIDs []string
 	// History holds the attempts made since the claim; they are appended
 	// to the log's attempt record.
 	History []Attempt

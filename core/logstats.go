@@ -8,9 +8,15 @@ import "time"
 // days.
 const OutcomeBucketSize = 15 * time.Minute
 
+// OutcomeCountPartial is the Status of the outcome buckets that count
+// the delivered messages some recipients of which were refused: a subset
+// of the delivered ones, counted beside them.
+const OutcomeCountPartial = "partial"
+
 // OutcomeBucket counts the messages that reached one final status
-// (StatusDelivered or StatusFailed) through one connection in one
-// 15-minute bucket, by the time the outcome was recorded.
+// (StatusDelivered or StatusFailed, or OutcomeCountPartial) through one
+// connection in one 15-minute bucket, by the time the outcome was
+// recorded.
 type OutcomeBucket struct {
 	Start        time.Time // UTC start of the bucket
 	ConnectionID int64     // the connection that sent (or last tried); 0 when none

@@ -75,6 +75,12 @@ type Message struct {
 	// for a message given as fields (wp_mail(), the REST API), whose
 	// header is built from the fields.
 	RawHeader string `json:"raw_header,omitempty"`
+	// Envelope, when set, lists the recipients one send delivers to in
+	// place of To, Cc and Bcc, which then shape only the headers (To and
+	// Cc as written, Bcc never shown). The delivery engine sets it for a
+	// part of a message split at a provider's recipient caps and for a
+	// retry of the deferred recipients; it is never stored.
+	Envelope []Address `json:"-"`
 }
 
 // Recipients returns every envelope recipient: To, then Cc, then Bcc.

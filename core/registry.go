@@ -98,6 +98,10 @@ type Driver struct {
 	// max_concurrency setting (sends in flight at once per process):
 	// DefaultDriverConcurrency (10) when 0; HTTP API drivers set 50.
 	DefaultConcurrency int `json:"default_concurrency,omitempty"`
+	// RecipientCaps are the most recipients the provider takes in one
+	// call; the delivery engine sends a message over them as several
+	// calls. Zero: no cap (SMTP, whose server answers per recipient).
+	RecipientCaps RecipientCaps `json:"recipient_caps"`
 }
 
 // Concurrency returns the sends a connection of this driver may have in

@@ -19,7 +19,18 @@ import (
 // and 5xx) are safe to retry; permanent ones (SMTP 5xx, HTTP 4xx) are not.
 // An unclassified error is treated as temporary, so a bug never loses a
 // message. Send honours ctx cancellation and must be safe to call from
-// several goroutines. Send is not idempotent: a retry after a lost
+// several goroutines. Send delivers to msg.EnvelopeRecipients(): the
+// Envelope when the engine set one, else To, Cc and Bcc.
+//
+// Per recipient: a transport whose provider answers per recipient (SMTP's
+// RCPT replies) delivers to the recipients it accepts even when others
+// are refused or deferred, and then returns a nil error with
+// Receipt.Recipients holding the outcome of every recipient. When none
+// was accepted it returns the error, and may return Receipt.Recipients
+// beside it (some refused for good, others deferred). Receipt.Recipients
+// is nil when every recipient was accepted in one go.
+//
+// Send is not idempotent: a retry after a lost
 // acceptance may deliver twice, which the queue accepts over losing mail.
 type Transport interface {
 	Send(ctx context.Context, msg *Message) (Receipt, error)
@@ -40,6 +51,9 @@ type Receipt struct {
 	MessageID string `json:"message_id,omitempty"`
 	// Response is the provider's status line or body summary.
 	Response string `json:"response,omitempty"`
+	// Recipients holds the outcome of each recipient when they were not
+	// all accepted in one go (see Transport); nil otherwise.
+	Recipients RecipientOutcomes `json:"recipients,omitempty"`
 }
 
 // DriverEnv carries what a driver may use from its host when building a

@@ -113,7 +113,7 @@ func recipientsText(m *core.Message) string {
 const logColumns = `id, status, connection_id, sent_connection_id, source, subject,
 	text_body, html_body, message, attempts, phase_attempts, used_fallback, simulated,
 	provider_message_id, last_error, next_attempt_at, lease_owner, lease_until,
-	created_at, updated_at, delivered_at, body_mode, redacted_count, attachments_kept`
+	created_at, updated_at, delivered_at, body_mode, redacted_count, attachments_kept, recipient_outcomes, recipients_refused`
 
 type rowScanner interface{ Scan(dest ...any) error }
 
@@ -129,11 +129,12 @@ func scanLog(r rowScanner) (*core.Log, error) {
 		nextAttempt, created, upd  time.Time
 		providerID, lastErr, stats string
 		attachmentsKept            bool
+		recipients                 sql.NullString
 	)
 	if err := r.Scan(&l.ID, &stats, &conn, &sent, &l.Source, &subject, &text, &html, &js,
 		&l.Attempts, &l.PhaseAttempts, &usedFallback, &simulated, &providerID, &lastErr,
 		&nextAttempt, &owner, &leaseUntil, &created, &upd, &deliveredAt,
-		&l.BodyMode, &l.RedactedCount, &attachmentsKept); err != nil {
+		&l.BodyMode, &l.RedactedCount, &attachmentsKept, &recipients, &l.RecipientsRefused); err != nil {
 		return nil, fmt.Errorf("scan log: %w", err)
 	}
 	l.Status = stats
@@ -148,6 +149,13 @@ func scanLog(r rowScanner) (*core.Log, error) {
 		return nil, fmt.Errorf("log %d: %w", l.ID, err)
 	}
 	l.Message = msg
+	if recipients.Valid && recipients.String != "" {
+		var rs core.RecipientOutcomes
+		if err := json.Unmarshal([]byte(recipients.String), &rs); err != nil {
+			return nil, fmt.Errorf("log %d: recipient outcomes: %w", l.ID, err)
+		}
+		l.SetRecipients(rs)
+	}
 	l.UsedFallback, l.Simulated = usedFallback, simulated
 	l.AttachmentsKept = attachmentsKept
 	l.ProviderMessageID, l.LastError = providerID, lastErr
@@ -604,7 +612,7 @@ func (db *DB) ResendLogs(ctx context.Context, ids []int64) (int, error) {
 	res, err := db.sqlDB.ExecContext(ctx, db.expand(`UPDATE {prefix}mailsvc_logs SET
 		status = ?, attempts = 0, phase_attempts = 0, used_fallback = 0, simulated = 0,
 		provider_message_id = '', last_error = '', next_attempt_at = ?, lease_owner = NULL,
-		lease_until = NULL, delivered_at = NULL, updated_at = ?, body_mode = ''
+		lease_until = NULL, delivered_at = NULL, updated_at = ?, body_mode = '', recipient_outcomes = NULL, recipients_refused = 0
 		WHERE status IN (?, ?) AND body_mode <> ? AND redacted_count = 0 AND attachments_kept = 1
 		AND id IN (`+in+`)`),
 		append([]any{core.StatusQueued, t, t, core.StatusDelivered, core.StatusFailed, core.LogBodyNone}, args...)...)

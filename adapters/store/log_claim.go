@@ -182,12 +182,16 @@ func (db *DB) recordOutcomes(ctx context.Context, tx *sql.Tx, owners []string, o
 	tally := outcomeTally{}
 	sources := sourceTally{}
 	var (
-		history     []core.Attempt
-		bodies      map[int64]*core.KeptBody
-		upd         []core.LogOutcome
-		del         []int64
-		withHooks   []core.LogOutcome
-		appliedOnce = make(map[int64]bool, len(held))
+		history []core.Attempt
+		bodies  map[int64]*core.KeptBody
+		upd     []core.LogOutcome
+		del     []int64
+		// withHooks: the outcomes whose host hooks to write; perRecipient:
+		// those with recipient outcomes or further provider ids to write
+		// (seldom any).
+		withHooks    []core.LogOutcome
+		perRecipient []core.LogOutcome
+		appliedOnce  = make(map[int64]bool, len(held))
 	)
 	applied = make([]int, len(owners))
 	for i, owner := range owners {
@@ -199,6 +203,9 @@ func (db *DB) recordOutcomes(ctx context.Context, tx *sql.Tx, owners []string, o
 			appliedOnce[o.LogID] = true
 			applied[i]++
 			tally.add(t, o.SentConnectionID, o.Status)
+			if o.Status == core.StatusDelivered && o.Recipients.Count(core.RecipientRefused) > 0 {
+				tally.add(t, o.SentConnectionID, core.OutcomeCountPartial)
+			}
 			sources.add(t, h.source, o.Status)
 			if h.hostHooks != 0 || len(o.HostHooks) > 0 {
 				withHooks = append(withHooks, o)
@@ -208,6 +215,9 @@ func (db *DB) recordOutcomes(ctx context.Context, tx *sql.Tx, owners []string, o
 				continue
 			}
 			upd = append(upd, o)
+			if o.Recipients != nil || len(o.ProviderMessageIDs) > 0 {
+				perRecipient = append(perRecipient, o)
+			}
 			history = append(history, o.History...)
 			if b := finalBody(&o); b != nil && (b.Changed || b.DropAttachments) {
 				if bodies == nil {
@@ -227,6 +237,9 @@ func (db *DB) recordOutcomes(ctx context.Context, tx *sql.Tx, owners []string, o
 		if err := db.updateOutcomes(ctx, tx, t, part); err != nil {
 			return nil, false, err
 		}
+	}
+	if err := db.writeRecipientOutcomes(ctx, tx, perRecipient); err != nil {
+		return nil, false, err
 	}
 	for part := range slices.Chunk(del, outcomeChunk) {
 		in, args := inList(part)

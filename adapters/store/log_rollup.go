@@ -22,10 +22,12 @@ type bucketKey struct {
 // outcomeTally groups final outcomes by bucket, connection and status.
 type outcomeTally map[bucketKey]int64
 
-// add counts one message that reached status (delivered or failed; other
-// statuses are not final and are ignored) through conn at t.
+// add counts one message that reached status (delivered or failed, or
+// core.OutcomeCountPartial for a delivered one that some recipients did
+// not get; other statuses are not final and are ignored) through conn at
+// t.
 func (o outcomeTally) add(t time.Time, conn *int64, status string) {
-	if status != core.StatusDelivered && status != core.StatusFailed {
+	if status != core.StatusDelivered && status != core.StatusFailed && status != core.OutcomeCountPartial {
 		return
 	}
 	k := bucketKey{Start: t.UTC().Truncate(core.OutcomeBucketSize), Status: status}

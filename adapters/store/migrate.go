@@ -885,6 +885,38 @@ var migrations = []migration{
 			`ALTER TABLE {prefix}mailsvc_logs ADD COLUMN attachments_kept INTEGER NOT NULL DEFAULT 1`,
 		},
 	},
+	{
+		// Per-recipient outcomes (a JSON list, written only when a
+		// message's recipients did not all get it in one go) and the
+		// count of refused ones (the dashboard's partial deliveries); the
+		// further provider message ids of a message sent in several
+		// calls, so that webhook events about any of them find the log.
+		Version: 18,
+		Name:    "per-recipient outcomes and a log's further provider message ids",
+		MySQL: []string{
+			`ALTER TABLE {prefix}mailsvc_logs
+				ADD COLUMN IF NOT EXISTS recipient_outcomes LONGTEXT NULL,
+				ADD COLUMN IF NOT EXISTS recipients_refused INT NOT NULL DEFAULT 0`,
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_log_provider_ids (
+				provider_message_id VARCHAR(255) NOT NULL,
+				log_id BIGINT UNSIGNED NOT NULL,
+				PRIMARY KEY (provider_message_id, log_id),
+				KEY idx_log (log_id),
+				CONSTRAINT {prefix}mailsvc_log_provider_ids_log FOREIGN KEY (log_id)
+					REFERENCES {prefix}mailsvc_logs (id) ON DELETE CASCADE
+			)` + mysqlTableOptions,
+		},
+		SQLite: []string{
+			`ALTER TABLE {prefix}mailsvc_logs ADD COLUMN recipient_outcomes TEXT NULL`,
+			`ALTER TABLE {prefix}mailsvc_logs ADD COLUMN recipients_refused INTEGER NOT NULL DEFAULT 0`,
+			`CREATE TABLE {prefix}mailsvc_log_provider_ids (
+				provider_message_id TEXT NOT NULL,
+				log_id INTEGER NOT NULL REFERENCES {prefix}mailsvc_logs (id) ON DELETE CASCADE,
+				PRIMARY KEY (provider_message_id, log_id)
+			)`,
+			`CREATE INDEX {prefix}mailsvc_log_provider_ids_log ON {prefix}mailsvc_log_provider_ids (log_id)`,
+		},
+	},
 }
 
 // senderIndexBackfill returns the statements of migration 15 in one

@@ -78,6 +78,8 @@ func TestDropServiceTablesAndOptions(t *testing.T) {
 			wantTables = append(wantTables, "wp_mailsvc_log_attachments")
 			// The host hook outbox (migration 16).
 			wantTables = append(wantTables, "wp_mailsvc_hook_events")
+			// A log's further provider message ids (migration 18).
+			wantTables = append(wantTables, "wp_mailsvc_log_provider_ids")
 			if tc.name != "sqlite" {
 				// The subject's FULLTEXT side table (migration 10).
 				wantTables = append(wantTables, "wp_mailsvc_log_subjects")

@@ -40,7 +40,8 @@ func (db *DB) RememberWebhookEvent(ctx context.Context, provider, id string, exp
 }
 
 // FindLogIDsByProviderMessageIDs returns, for each of ids that a log
-// carries as its provider message id, that log's id (the newest log when
+// carries as its provider message id (or as a further one: a part of a
+// message sent in several calls), that log's id (the newest log when
 // several carry it). Ids no log carries are absent from the map.
 func (db *DB) FindLogIDsByProviderMessageIDs(ctx context.Context, ids []string) (map[string]int64, error) {
 	out := map[string]int64{}
@@ -53,25 +54,48 @@ func (db *DB) FindLogIDsByProviderMessageIDs(ctx context.Context, ids []string) 
 	if len(want) == 0 {
 		return out, nil
 	}
+	if err := db.logIDsByProviderID(ctx, out, `SELECT provider_message_id, id FROM {prefix}mailsvc_logs
+		WHERE provider_message_id IN (%s) ORDER BY id`, want); err != nil {
+		return nil, err
+	}
+	var rest []any
+	for _, id := range want {
+		if _, ok := out[id.(string)]; !ok {
+			rest = append(rest, id)
+		}
+	}
+	if len(rest) == 0 {
+		return out, nil
+	}
+	if err := db.logIDsByProviderID(ctx, out, `SELECT provider_message_id, log_id FROM {prefix}mailsvc_log_provider_ids
+		WHERE provider_message_id IN (%s) ORDER BY log_id`, rest); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// logIDsByProviderID runs query (its %s the placeholders of want) and
+// adds its (provider message id, log id) rows to out, a later row
+// replacing an earlier one.
+func (db *DB) logIDsByProviderID(ctx context.Context, out map[string]int64, query string, want []any) error {
 	in := strings.TrimSuffix(strings.Repeat("?,", len(want)), ",")
-	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT provider_message_id, id FROM {prefix}mailsvc_logs
-		WHERE provider_message_id IN (`+in+`) ORDER BY id`), want...)
+	rows, err := db.sqlDB.QueryContext(ctx, db.expand(fmt.Sprintf(query, in)), want...)
 	if err != nil {
-		return nil, fmt.Errorf("find logs by provider message id: %w", err)
+		return fmt.Errorf("find logs by provider message id: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var pid string
 		var id int64
 		if err := rows.Scan(&pid, &id); err != nil {
-			return nil, fmt.Errorf("find logs by provider message id: %w", err)
+			return fmt.Errorf("find logs by provider message id: %w", err)
 		}
 		out[pid] = id
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("find logs by provider message id: %w", err)
+		return fmt.Errorf("find logs by provider message id: %w", err)
 	}
-	return out, nil
+	return nil
 }
 
 // RecordLogEvent appends ev to its log's event history, grows the event

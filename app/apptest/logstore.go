@@ -146,6 +146,9 @@ func (s *LogStore) RecordOutcomes(_ context.Context, owner string, outs []core.L
 		}
 		n++
 		s.countOutcome(now, o.SentConnectionID, o.Status)
+		if o.Status == core.StatusDelivered && o.Recipients.Count(core.RecipientRefused) > 0 {
+			s.countOutcome(now, o.SentConnectionID, core.OutcomeCountPartial)
+		}
 		if o.Delete {
 			delete(s.rows, o.LogID)
 			continue
@@ -159,6 +162,9 @@ func (s *LogStore) RecordOutcomes(_ context.Context, owner string, outs []core.L
 		l.UsedFallback, l.Simulated = o.UsedFallback, o.Simulated
 		l.SentConnectionID = o.SentConnectionID
 		l.ProviderMessageID, l.LastError = o.ProviderMessageID, o.LastError
+		if o.Recipients != nil {
+			l.SetRecipients(o.Recipients)
+		}
 		l.LeaseOwner, l.LeaseUntil, l.UpdatedAt = "", nil, now
 		l.DeliveredAt = nil
 		if o.Status == core.StatusDelivered {
@@ -350,6 +356,7 @@ func (s *LogStore) ResendLogs(_ context.Context, ids []int64) (int, error) {
 		l.BodyMode = ""
 		l.Attempts, l.PhaseAttempts, l.UsedFallback, l.Simulated = 0, 0, false, false
 		l.ProviderMessageID, l.LastError, l.DeliveredAt = "", "", nil
+		l.SetRecipients(nil)
 		n++
 	}
 	return n, nil

@@ -11,7 +11,7 @@ import (
 
 // countOutcome adds one final outcome to the roll-ups; s.mu is held.
 func (s *LogStore) countOutcome(at time.Time, conn *int64, status string) {
-	if status != core.StatusDelivered && status != core.StatusFailed {
+	if status != core.StatusDelivered && status != core.StatusFailed && status != core.OutcomeCountPartial {
 		return
 	}
 	k := outcomeKey{start: at.UTC().Truncate(core.OutcomeBucketSize), status: status}

@@ -25,10 +25,13 @@ func newPeriodStats(p Period, c Counts) PeriodStats {
 // Totals counts messages per status: queued and sending live from the
 // queue, delivered and failed over the chosen range.
 type Totals struct {
-	Queued      int      `json:"queued"`
-	Sending     int      `json:"sending"`
-	Delivered   int64    `json:"delivered"`
-	Failed      int64    `json:"failed"`
+	Queued    int   `json:"queued"`
+	Sending   int   `json:"sending"`
+	Delivered int64 `json:"delivered"`
+	Failed    int64 `json:"failed"`
+	// Partial counts the delivered messages some recipients of which
+	// were refused (a part of Delivered).
+	Partial     int64    `json:"partial"`
 	SuccessRate *float64 `json:"success_rate"`
 }
 
@@ -118,7 +121,7 @@ func (s *Service) Stats(ctx context.Context, q RangeQuery) (*Stats, error) {
 	return &Stats{
 		TimeZone: loc.String(),
 		Totals: Totals{Queued: queue.Queued, Sending: queue.Sending,
-			Delivered: cRange.Delivered, Failed: cRange.Failed, SuccessRate: cRange.SuccessRate()},
+			Delivered: cRange.Delivered, Failed: cRange.Failed, Partial: cRange.Partial, SuccessRate: cRange.SuccessRate()},
 		Today:       newPeriodStats(today, cToday),
 		Last7Days:   newPeriodStats(last7, c7),
 		Last30Days:  newPeriodStats(last30, c30),

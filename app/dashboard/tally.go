@@ -10,6 +10,9 @@ import (
 type Counts struct {
 	Delivered int64 `json:"delivered"`
 	Failed    int64 `json:"failed"`
+	// Partial counts the delivered messages some recipients of which
+	// were refused (a part of Delivered).
+	Partial int64 `json:"partial"`
 }
 
 // add counts one roll-up bucket.
@@ -19,6 +22,8 @@ func (c *Counts) add(b core.OutcomeBucket) {
 		c.Delivered += b.Count
 	case core.StatusFailed:
 		c.Failed += b.Count
+	case core.OutcomeCountPartial:
+		c.Partial += b.Count
 	}
 }
 

@@ -137,6 +137,8 @@ func (s *Service) decideChosen(ctx, stop context.Context, l *core.Log, st settin
 		out.Status = core.StatusQueued
 		out.NextAttemptAt = now
 		out.PhaseAttempts = 0
+	case settlePartial(&out):
+		out.Delete = !st.keepDelivered(l.Source)
 	default:
 		out.Status = core.StatusFailed
 	}

@@ -60,7 +60,7 @@ func (s *scripted) stats() (calls int, accepted []string) {
 // table, keyed by connection id.
 var (
 	fakeMu      sync.Mutex
-	fakeByConn  = map[int64]*scripted{}
+	fakeByConn  = map[int64]core.Transport{}
 	fakeBuilds  atomic.Int64
 	registerFun sync.Once
 )

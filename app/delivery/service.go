@@ -381,6 +381,8 @@ func (s *Service) SendNow(ctx context.Context, connID int64, msg *core.Message, 
 	case out.History[len(out.History)-1].Outcome == core.OutcomeDelivered || out.History[len(out.History)-1].Outcome == core.OutcomeSimulated:
 		out.Status = core.StatusDelivered
 		out.Delete = !st.keepDelivered(source)
+	case settlePartial(&out):
+		out.Delete = !st.keepDelivered(source)
 	default:
 		out.Status = core.StatusFailed
 	}
@@ -402,6 +404,9 @@ func applyOutcome(l *core.Log, o core.LogOutcome) {
 	l.UsedFallback, l.Simulated = o.UsedFallback, o.Simulated
 	l.SentConnectionID = o.SentConnectionID
 	l.ProviderMessageID, l.LastError = o.ProviderMessageID, o.LastError
+	if o.Recipients != nil {
+		l.SetRecipients(o.Recipients)
+	}
 	l.History = append(l.History, o.History...)
 	l.LeaseOwner, l.LeaseUntil = "", nil
 	if o.Status == core.StatusDelivered {
@@ -490,10 +495,13 @@ func (s *Service) attempt(ctx, stop context.Context, l *core.Log, conn *core.Con
 			a.At = start
 			s.metrics().SendStarted(conn.ID, conn.Driver)
 			sctx, cancel := context.WithTimeout(ctx, s.SendTimeout)
-			var rc core.Receipt
-			rc, err = tr.Send(sctx, &msg)
+			res := sendRecipients(sctx, tr, &msg, l, driverCaps(conn.Driver))
 			cancel()
 			release()
+			rc := res.receipt
+			err = res.err
+			out.Recipients = rc.Recipients
+			out.ProviderMessageIDs = res.ids
 			if err == nil {
 				ln.sent()
 				a.Outcome = core.OutcomeDelivered
@@ -501,8 +509,27 @@ func (s *Service) attempt(ctx, stop context.Context, l *core.Log, conn *core.Con
 				a.ProviderMessageID = rc.MessageID
 				out.ProviderMessageID = rc.MessageID
 				out.LastError = ""
+				if l.Recipients != nil && l.ProviderMessageID != "" {
+					// A retry of the deferred recipients: the log keeps its
+					// first id, and this attempt's ids are added.
+					out.ProviderMessageID = l.ProviderMessageID
+					if out.ProviderMessageIDs == nil && rc.MessageID != "" {
+						out.ProviderMessageIDs = []string{rc.MessageID}
+					}
+				}
+				if rc.Recipients != nil {
+					// Accepted for some: deferred ones make it a temporary
+					// outcome (retried alone), refusals are noted.
+					a.Outcome, out.LastError = recipientsOutcome(rc.Recipients)
+					a.Error = out.LastError
+				}
 				s.metrics().SendFinished(conn.ID, conn.Driver, a.Outcome, time.Since(start))
 				break
+			}
+			if rc.Recipients != nil {
+				if o, _ := recipientsOutcome(rc.Recipients); o == core.OutcomeTemporary {
+					err = core.Temporary(err)
+				}
 			}
 			if wait, limited := core.AsRateLimited(err); limited {
 				if wait <= 0 {
@@ -526,7 +553,7 @@ func (s *Service) attempt(ctx, stop context.Context, l *core.Log, conn *core.Con
 		}
 		s.metrics().SendFinished(conn.ID, conn.Driver, a.Outcome, time.Since(start))
 	}
-	if a.Error != "" {
+	if a.Error != "" && a.Outcome != core.OutcomeDelivered {
 		out.LastError = a.Error
 	}
 	a.DurationMS = time.Since(start).Milliseconds()

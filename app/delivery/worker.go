@@ -486,6 +486,8 @@ func (s *Service) decide(ctx, stop context.Context, l *core.Log, st settings, co
 		out.NextAttemptAt = now
 		out.UsedFallback = true
 		out.PhaseAttempts = 0
+	case settlePartial(&out):
+		out.Delete = !st.keepDelivered(l.Source)
 	default:
 		out.Status = core.StatusFailed
 	}

@@ -24,9 +24,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -97,6 +99,11 @@ type Harness struct {
 	// CheckReceipt checks that a receipt names the recorded message. Nil:
 	// the receipt's MessageID is the recorded ID and is not empty.
 	CheckReceipt func(t *testing.T, rc core.Receipt, m Message)
+	// KeepsHeaders: the provider takes the recipients apart from the
+	// message's headers (raw MIME with destinations), so a part of a
+	// split message keeps the message's To and Cc headers; the driver's
+	// own tests check its destinations instead of SendsToEnvelope.
+	KeepsHeaders bool
 	// AttachmentName returns the file name the fake records for a. Nil:
 	// a.Filename.
 	AttachmentName func(a core.Attachment) string
@@ -144,6 +151,7 @@ func Send(t *testing.T, h Harness) {
 	t.Run("RecoversAfterFailures", func(t *testing.T) { recoversAfterFailures(t, h) })
 	t.Run("NetworkErrorIsTemporary", func(t *testing.T) { networkErrorIsTemporary(t, h) })
 	t.Run("UsesHostHTTPClient", func(t *testing.T) { usesHostHTTPClient(t, h) })
+	t.Run("SendsToEnvelope", func(t *testing.T) { sendsToEnvelope(t, h) })
 }
 
 // PDFBytes is a binary payload with every byte value, NULs and invalid
@@ -308,6 +316,53 @@ func roundTrip(t *testing.T, h Harness) {
 			}
 			h.CheckMessage(t, m, msg)
 		})
+	}
+}
+
+// sendsToEnvelope: a message whose Envelope names some of its recipients
+// (a part of a split message) reaches exactly those, a To among them
+// still as To, a lone Bcc one as the To of its own call.
+func sendsToEnvelope(t *testing.T, h Harness) {
+	if h.KeepsHeaders {
+		return
+	}
+	fake := h.Start()
+	defer fake.Close()
+	tr := h.newTransport(t, h.settings(fake.URL(), h.Key))
+	msg := h.message()
+	msg.To = []core.Address{{Email: "a@example.org"}, {Email: "b@example.org"}}
+	msg.Cc = []core.Address{{Email: "c@example.org"}}
+	msg.Bcc = []core.Address{{Email: "d@example.org"}}
+	tests := []struct {
+		envelope []core.Address
+		wantTo   []string
+		wantRest []string // Cc and Bcc
+	}{
+		{[]core.Address{msg.To[1], msg.Cc[0]}, []string{"b@example.org"}, []string{"c@example.org"}},
+		{[]core.Address{msg.Bcc[0]}, []string{"d@example.org"}, nil},
+	}
+	for i, tc := range tests {
+		part := *msg
+		part.Envelope = tc.envelope
+		if _, err := tr.Send(context.Background(), &part); err != nil {
+			t.Fatalf("part %d: Send: %v", i+1, err)
+		}
+		got := fake.Messages()
+		if len(got) != i+1 {
+			t.Fatalf("fake recorded %d messages, want %d", len(got), i+1)
+		}
+		emails := func(list ...[]core.Address) []string {
+			var out []string
+			for _, l := range list {
+				for _, a := range l {
+					out = append(out, a.Email)
+				}
+			}
+			return out
+		}
+		if to, rest := emails(got[i].To), emails(got[i].Cc, got[i].Bcc); !slices.Equal(to, tc.wantTo) || !slices.Equal(rest, tc.wantRest) {
+			t.Errorf("part %d went to %v and %v, want %v and %v", i+1, to, rest, tc.wantTo, tc.wantRest)
+		}
 	}
 }
 
@@ -587,4 +642,35 @@ func Schema(t *testing.T, h Harness) {
 			t.Errorf("New without api_key: err = %v, want a field error", err)
 		}
 	})
+}
+
+// SendInParts sends a message from FullMessage to n To recipients
+// through tr as the delivery engine does at the slug driver's recipient
+// caps: first whole, which the provider's fake must refuse for good (it
+// passes a cap), then in the parts core.SplitRecipients makes, each of
+// which must be accepted. It returns the number of parts; the caller
+// checks that its fake recorded that many messages, n recipients in all.
+func SendInParts(t *testing.T, slug string, tr core.Transport, n int) int {
+	t.Helper()
+	d, ok := core.LookupDriver(slug)
+	if !ok || d.RecipientCaps.Zero() {
+		t.Fatalf("driver %s declares no recipient caps", slug)
+	}
+	msg := FullMessage()
+	msg.To, msg.Cc, msg.Bcc = nil, nil, nil
+	for i := range n {
+		msg.To = append(msg.To, core.Address{Email: fmt.Sprintf("r%d@example.org", i)})
+	}
+	if _, err := tr.Send(context.Background(), msg); err == nil || core.IsTemporary(err) {
+		t.Fatalf("the whole message to %d recipients: err %v, want the fake's permanent refusal", n, err)
+	}
+	parts := core.SplitRecipients(msg, nil, d.RecipientCaps)
+	for i, p := range parts {
+		part := *msg
+		part.Envelope = p
+		if _, err := tr.Send(context.Background(), &part); err != nil {
+			t.Fatalf("part %d of %d (%d recipients): %v", i+1, len(parts), len(p), err)
+		}
+	}
+	return len(parts)
 }

@@ -55,7 +55,9 @@ type sent struct {
 
 // Send implements core.Transport with users.messages.send.
 func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
-	m := *msg
+	// Gmail takes the recipients from the headers: a part of a split
+	// message shows its own.
+	m := *msg.ForEnvelope()
 	m.From = t.sender.Apply(msg.From)
 	if mime.HeaderNamesOthers(&m) {
 		// Gmail sends to the addresses of the header: a message whose

@@ -78,12 +78,15 @@ func Driver() core.Driver {
 		Slug: Slug,
 		// Gmail API quotas are per user: a few concurrent sends.
 		DefaultConcurrency: 10,
-		Name:               "Gmail / Google Workspace",
-		Description:        "Send as a Gmail or Google Workspace mailbox authorized with OAuth: through the Gmail API, or SMTP with XOAUTH2.",
-		Fields:             fields,
-		Rules:              rules,
-		New:                New,
-		OAuthProvider:      core.ProviderGoogle,
+		// 500 recipients per message: Gmail's limit for consumer
+		// accounts (Workspace also caps external recipients at 500).
+		RecipientCaps: core.RecipientCaps{PerMessage: 500},
+		Name:          "Gmail / Google Workspace",
+		Description:   "Send as a Gmail or Google Workspace mailbox authorized with OAuth: through the Gmail API, or SMTP with XOAUTH2.",
+		Fields:        fields,
+		Rules:         rules,
+		New:           New,
+		OAuthProvider: core.ProviderGoogle,
 	}
 }
 

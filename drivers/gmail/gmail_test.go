@@ -331,3 +331,21 @@ func TestSchema(t *testing.T) {
 		t.Errorf("BaseURL = %q, want %q", tr.BaseURL(), gmail.DefaultBaseURL)
 	}
 }
+
+// TestRecipientCapParts: a message over Gmail's 500 recipients is refused
+// by the fake; its parts at the driver's caps are accepted, every
+// recipient once.
+func TestRecipientCapParts(t *testing.T) {
+	fake := gmailfake.New(only(goodToken))
+	defer fake.Close()
+	tr := newTransport(t, settingsFor(fake.URL), oauthdrivertest.NewTokens(goodToken), nil)
+	parts := drivertest.SendInParts(t, gmail.Slug, tr, 1200)
+	got := fake.Messages()
+	total := 0
+	for _, m := range got {
+		total += len(m.To) + len(m.Cc) + len(m.Bcc)
+	}
+	if parts != 3 || len(got) != parts || total != 1200 {
+		t.Fatalf("%d parts, %d recorded, %d recipients; want 3, 3, 1200", parts, len(got), total)
+	}
+}

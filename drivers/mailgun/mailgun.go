@@ -58,8 +58,11 @@ func Driver() core.Driver {
 	return core.Driver{
 		Slug:               Slug,
 		DefaultConcurrency: apidriver.DefaultConcurrency,
-		Name:               "Mailgun",
-		Description:        "Send through the Mailgun Messages API with a private API key and a verified sending domain.",
+		// At most 1,000 recipients (to, cc and bcc) per message, and a
+		// to in every call.
+		RecipientCaps: core.RecipientCaps{PerMessage: 1000, NeedsTo: true},
+		Name:          "Mailgun",
+		Description:   "Send through the Mailgun Messages API with a private API key and a verified sending domain.",
 		Fields: []core.Field{
 			apidriver.APIKeyField("Private API key",
 				"The account's private API key (or a domain sending key)."),
@@ -214,6 +217,7 @@ func classify(err error) error {
 
 // build turns a message into the SDK's message.
 func (t *Transport) build(msg *core.Message) (*mg.Message, error) {
+	msg = msg.ForEnvelope()
 	from := t.sender.Apply(msg.From)
 	m := mg.NewMessage(from.String(), msg.Subject, msg.Text)
 	for _, a := range msg.To {

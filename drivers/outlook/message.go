@@ -19,7 +19,7 @@ type (
 		EmailAddress graphEmailAddress `json:"emailAddress"`
 	}
 	graphBody struct {
-		ContentType string `json:"contentType"` // Text or HTML
+		ContentType string `json:"contentType"` // text or html (Graph's bodyType members)
 		Content     string `json:"content"`
 	}
 	graphHeader struct {
@@ -66,6 +66,7 @@ type (
 // from is nil when the signed-in mailbox is the sender. Headers Graph
 // does not take (only X- names) are returned in dropped.
 func graphMessageOf(msg *core.Message, from *core.Address) (m graphMessage, dropped []string) {
+	msg = msg.ForEnvelope()
 	recipients := func(list []core.Address) []graphRecipient {
 		out := make([]graphRecipient, 0, len(list))
 		for _, a := range list {
@@ -75,7 +76,7 @@ func graphMessageOf(msg *core.Message, from *core.Address) (m graphMessage, drop
 	}
 	m = graphMessage{
 		Subject:       msg.Subject,
-		Body:          graphBody{ContentType: "Text", Content: msg.Text},
+		Body:          graphBody{ContentType: "text", Content: msg.Text},
 		ToRecipients:  recipients(msg.To),
 		CcRecipients:  recipients(msg.Cc),
 		BccRecipients: recipients(msg.Bcc),
@@ -83,7 +84,7 @@ func graphMessageOf(msg *core.Message, from *core.Address) (m graphMessage, drop
 	}
 	if msg.HTML != "" {
 		// Graph takes one body; HTML wins, as mail clients show it.
-		m.Body = graphBody{ContentType: "HTML", Content: msg.HTML}
+		m.Body = graphBody{ContentType: "html", Content: msg.HTML}
 	}
 	if from != nil {
 		m.From = &graphRecipient{EmailAddress: graphEmailAddress{Address: from.Email, Name: from.Name}}

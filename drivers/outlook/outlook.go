@@ -77,10 +77,12 @@ func Driver() core.Driver {
 		Slug: Slug,
 		// Graph allows four concurrent requests per mailbox.
 		DefaultConcurrency: 4,
-		Name:               "Microsoft 365 / Outlook",
-		Description:        "Send from a Microsoft 365 or Outlook.com mailbox through Microsoft Graph, or SMTP with OAuth (XOAUTH2).",
-		Fields:             fields,
-		OAuthProvider:      core.ProviderMicrosoft,
+		// Exchange Online's default limit: 500 recipients per message.
+		RecipientCaps: core.RecipientCaps{PerMessage: 500},
+		Name:          "Microsoft 365 / Outlook",
+		Description:   "Send from a Microsoft 365 or Outlook.com mailbox through Microsoft Graph, or SMTP with OAuth (XOAUTH2).",
+		Fields:        fields,
+		OAuthProvider: core.ProviderMicrosoft,
 		Rules: []string{
 			"from_email is required when delivery_mode is smtp: it is the mailbox that logs in.",
 			"from_email, when set, is the sender of every message; from_name, when set, its display name.",

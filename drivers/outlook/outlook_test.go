@@ -480,3 +480,20 @@ func TestSchema(t *testing.T) {
 		t.Errorf("New in SMTP mode without from_email: %v, want a from_email error", err)
 	}
 }
+
+// TestRecipientCapParts: a message over Graph's 500 recipients is refused
+// by the fake; its parts at the driver's caps are accepted, every
+// recipient once.
+func TestRecipientCapParts(t *testing.T) {
+	fake := startGraph(t)
+	tr := newTransport(t, apiSettings(fake, nil), oauthdrivertest.NewTokens(freshToken))
+	parts := drivertest.SendInParts(t, outlook.Slug, tr, 1200)
+	got := fake.Messages()
+	total := 0
+	for _, m := range got {
+		total += len(m.To) + len(m.Cc) + len(m.Bcc)
+	}
+	if parts != 3 || len(got) != parts || total != 1200 {
+		t.Fatalf("%d parts, %d recorded, %d recipients; want 3, 3, 1200", parts, len(got), total)
+	}
+}

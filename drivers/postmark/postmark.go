@@ -52,8 +52,11 @@ func Driver() core.Driver {
 	return core.Driver{
 		Slug:               Slug,
 		DefaultConcurrency: apidriver.DefaultConcurrency,
-		Name:               "Postmark",
-		Description:        "Send through the Postmark email API with a server API token.",
+		// At most 50 addresses in each of To, Cc and Bcc, and a To in
+		// every call.
+		RecipientCaps: core.RecipientCaps{To: 50, Cc: 50, Bcc: 50, NeedsTo: true},
+		Name:          "Postmark",
+		Description:   "Send through the Postmark email API with a server API token.",
 		Fields: []core.Field{
 			apidriver.APIKeyField("Server API token",
 				"The server's API token (Servers → API Tokens)."),
@@ -246,8 +249,15 @@ func (t *Transport) outcome(op string, rt *callRoundTripper, err error) error {
 	return t.scrub(fmt.Errorf("postmark: %s: %w", op, core.HTTPStatusError(rt.status, apidriver.Summary(rt.body))))
 }
 
-// build turns a message into the SDK's email.
+// emptyBody is the TextBody of a message with neither text nor HTML:
+// Postmark requires one of them, and a line break is what an empty body
+// is on the wire (the SMTP driver sends the same).
+const emptyBody = "\r\n"
+
+// build turns a message (the part its Envelope names) into the SDK's
+// email.
 func (t *Transport) build(msg *core.Message) pm.Email {
+	msg = msg.ForEnvelope()
 	from := t.sender.Apply(msg.From)
 	e := pm.Email{
 		From:     from.String(),
@@ -258,6 +268,9 @@ func (t *Transport) build(msg *core.Message) pm.Email {
 		Subject:  msg.Subject,
 		TextBody: msg.Text,
 		HtmlBody: msg.HTML,
+	}
+	if e.TextBody == "" && e.HtmlBody == "" {
+		e.TextBody = emptyBody
 	}
 	for _, h := range msg.Headers {
 		e.Headers = append(e.Headers, pm.Header{Name: h.Name, Value: h.Value})

@@ -2,6 +2,7 @@ package postmark_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -87,10 +88,28 @@ func TestRejectedRequestIsPermanent(t *testing.T) {
 	fake := postmarkfake.New(testKey)
 	defer fake.Close()
 	msg := drivertest.FullMessage()
-	msg.Text, msg.HTML = "", ""
+	msg.To = nil
+	for i := range postmarkfake.MaxPerField + 1 {
+		msg.To = append(msg.To, core.Address{Email: fmt.Sprintf("r%d@example.org", i)})
+	}
 	_, err := newTransport(t, core.Settings{"api_key": testKey, "base_url": fake.URL}).Send(context.Background(), msg)
 	if err == nil || core.IsTemporary(err) || !strings.Contains(err.Error(), "HTTP 422") {
 		t.Fatalf("err = %v, want a permanent HTTP 422 error", err)
+	}
+}
+
+// TestEmptyBodyGoesAsTextBody: a message with neither text nor HTML goes
+// with a TextBody of one line break (Postmark requires one of the two).
+func TestEmptyBodyGoesAsTextBody(t *testing.T) {
+	fake := postmarkfake.New(testKey)
+	defer fake.Close()
+	msg := drivertest.FullMessage()
+	msg.Text, msg.HTML = "", ""
+	if _, err := newTransport(t, core.Settings{"api_key": testKey, "base_url": fake.URL}).Send(context.Background(), msg); err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	if got := fake.Messages(); len(got) != 1 || got[0].Text != "\r\n" || got[0].HTML != "" {
+		t.Fatalf("recorded %+v", got)
 	}
 }
 

@@ -41,8 +41,10 @@ func Driver() core.Driver {
 	return core.Driver{
 		Slug:               Slug,
 		DefaultConcurrency: apidriver.DefaultConcurrency,
-		Name:               "SendGrid",
-		Description:        "Send through the SendGrid v3 Web API with an API key that has the Mail Send permission.",
+		// At most 1,000 recipients (to, cc and bcc) in one request.
+		RecipientCaps: core.RecipientCaps{PerMessage: 1000},
+		Name:          "SendGrid",
+		Description:   "Send through the SendGrid v3 Web API with an API key that has the Mail Send permission.",
 		Fields: []core.Field{
 			apidriver.APIKeyField("API key",
 				"A SendGrid API key with at least the Mail Send permission."),
@@ -94,7 +96,8 @@ func (t *Transport) BaseURL() string { return t.baseURL }
 func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
 	req := sg.GetRequest(t.apiKey, "/v3/mail/send", t.baseURL)
 	req.Method = rest.Post
-	req.Body = mail.GetRequestBody(t.build(msg))
+	m, dropped := t.build(msg)
+	req.Body = mail.GetRequestBody(m)
 	resp, err := t.client.SendWithContext(ctx, req)
 	if err != nil {
 		return core.Receipt{}, t.scrub(core.Temporary(fmt.Errorf("sendgrid: send: %w", err)))
@@ -103,7 +106,11 @@ func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, 
 		return core.Receipt{}, t.scrub(fmt.Errorf("sendgrid: send: %w", core.HTTPResponseError(resp.StatusCode, http.Header(resp.Headers), apidriver.Summary(resp.Body))))
 	}
 	id := http.Header(resp.Headers).Get("X-Message-Id")
-	return core.Receipt{MessageID: id, Response: fmt.Sprintf("%d %s", resp.StatusCode, http.StatusText(resp.StatusCode))}, nil
+	response := fmt.Sprintf("%d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
+	if len(dropped) > 0 {
+		response += "; empty attachments left out (SendGrid refuses an attachment without content): " + strings.Join(dropped, ", ")
+	}
+	return core.Receipt{MessageID: id, Response: response}, nil
 }
 
 // Verify implements core.Verifier with the authenticated read GET
@@ -126,17 +133,32 @@ func (t *Transport) Verify(ctx context.Context) error {
 	}
 }
 
-// build turns a message into the SDK's v3 mail object.
-func (t *Transport) build(msg *core.Message) *mail.SGMailV3 {
+// build turns a message (the part its Envelope names) into the SDK's v3
+// mail object, and returns the names of the zero-byte attachments it left
+// out: SendGrid requires an attachment's content to be at least one
+// character, and the SDK drops an empty one, which makes the whole
+// request invalid. A message without a To recipient (Bcc only) goes as
+// one personalization per recipient, each its own To, as SendGrid
+// requires a To in every personalization: no recipient sees another.
+func (t *Transport) build(msg *core.Message) (*mail.SGMailV3, []string) {
+	msg = msg.ForEnvelope()
 	from := t.sender.Apply(msg.From)
 	m := mail.NewV3Mail()
 	m.SetFrom(mail.NewEmail(from.Name, from.Email))
 	m.Subject = msg.Subject
-	p := mail.NewPersonalization()
-	p.AddTos(emails(msg.To)...)
-	p.AddCCs(emails(msg.Cc)...)
-	p.AddBCCs(emails(msg.Bcc)...)
-	m.AddPersonalizations(p)
+	if len(msg.To) > 0 {
+		p := mail.NewPersonalization()
+		p.AddTos(emails(msg.To)...)
+		p.AddCCs(emails(msg.Cc)...)
+		p.AddBCCs(emails(msg.Bcc)...)
+		m.AddPersonalizations(p)
+	} else {
+		for _, a := range msg.Recipients() {
+			p := mail.NewPersonalization()
+			p.AddTos(mail.NewEmail(a.Name, a.Email))
+			m.AddPersonalizations(p)
+		}
+	}
 	switch len(msg.ReplyTo) {
 	case 0:
 	case 1:
@@ -156,7 +178,12 @@ func (t *Transport) build(msg *core.Message) *mail.SGMailV3 {
 		}
 		m.SetHeader(h.Name, h.Value)
 	}
+	var dropped []string
 	for _, a := range msg.Attachments {
+		if len(a.Data) == 0 {
+			dropped = append(dropped, a.Filename)
+			continue
+		}
 		att := mail.NewAttachment()
 		att.SetContent(base64.StdEncoding.EncodeToString(a.Data))
 		att.SetFilename(a.Filename)
@@ -171,7 +198,7 @@ func (t *Transport) build(msg *core.Message) *mail.SGMailV3 {
 		}
 		m.AddAttachment(att)
 	}
-	return m
+	return m, dropped
 }
 
 // reserved reports headers SendGrid refuses in "headers"; the message

@@ -134,8 +134,10 @@ func Driver() core.Driver {
 		Slug: Slug,
 		// API mode; SMTP mode is bounded by the same setting.
 		DefaultConcurrency: apidriver.DefaultConcurrency,
-		Name:               "Amazon SES",
-		Description:        "Send through Amazon Simple Email Service, with the SES API (v1 SendRawEmail or v2 SendEmail) or the SES SMTP interface.",
+		// At most 50 recipients (to, cc and bcc) per message.
+		RecipientCaps: core.RecipientCaps{PerMessage: 50},
+		Name:          "Amazon SES",
+		Description:   "Send through Amazon Simple Email Service, with the SES API (v1 SendRawEmail or v2 SendEmail) or the SES SMTP interface.",
 		Fields: []core.Field{
 			{Key: KeyDeliveryMode, Label: "Delivery mode", Type: core.FieldSelect, Default: ModeAPI,
 				Options: []string{ModeAPI, ModeSMTP}, Help: "api: the SES API with AWS credentials; smtp: the SES SMTP interface with SES SMTP credentials."},
@@ -512,7 +514,7 @@ func (t *Transport) sendV1(ctx context.Context, m *core.Message, raw []byte) (co
 		RawMessage: &sesv1types.RawMessage{Data: raw},
 		Source:     aws.String(m.From.Email),
 	}
-	for _, a := range m.Recipients() {
+	for _, a := range m.EnvelopeRecipients() {
 		in.Destinations = append(in.Destinations, a.Email)
 	}
 	if t.configSet != "" {
@@ -530,12 +532,15 @@ func (t *Transport) sendV1(ctx context.Context, m *core.Message, raw []byte) (co
 }
 
 func (t *Transport) sendV2(ctx context.Context, m *core.Message, raw []byte) (core.Receipt, error) {
+	// The raw message keeps the headers as written; the destination is
+	// the envelope (a part of a split message: its own recipients).
+	dest := m.ForEnvelope()
 	in := &sesv2.SendEmailInput{
 		FromEmailAddress: aws.String(m.From.Email),
 		Destination: &sesv2types.Destination{
-			ToAddresses:  emails(m.To),
-			CcAddresses:  emails(m.Cc),
-			BccAddresses: emails(m.Bcc),
+			ToAddresses:  emails(dest.To),
+			CcAddresses:  emails(dest.Cc),
+			BccAddresses: emails(dest.Bcc),
 		},
 		Content: &sesv2types.EmailContent{Raw: &sesv2types.RawMessage{Data: raw}},
 	}

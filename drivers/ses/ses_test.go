@@ -68,6 +68,7 @@ func (f fake) Messages() []drivertest.Message {
 
 func TestConformance(t *testing.T) {
 	h := drivertest.Harness{
+		KeepsHeaders:      true,
 		Slug:              ses.Slug,
 		Key:               secretKey,
 		WrongKey:          "wrong/secret/0123456789abcdefghijklmn",
@@ -774,5 +775,41 @@ func TestInternationalAddresses(t *testing.T) {
 	_, err := tr.Send(context.Background(), msg)
 	if err == nil || core.IsTemporary(err) || !strings.Contains(err.Error(), "SMTPUTF8") || len(fake.Messages()) != before {
 		t.Errorf("non-ASCII local part: %v (temporary %v), %d requests", err, core.IsTemporary(err), len(fake.Messages())-before)
+	}
+}
+
+// TestPartKeepsHeaders: a part of a split message (its Envelope set) goes
+// to the part's recipients only, with the message's To and Cc headers as
+// written, on both APIs.
+func TestPartKeepsHeaders(t *testing.T) {
+	for _, api := range []string{"v1", "v2"} {
+		t.Run(api, func(t *testing.T) {
+			fake := sesfake.New(region, accessKey, secretKey)
+			defer fake.Close()
+			extra := core.Settings{}
+			if api == "v2" {
+				extra["enable_v2_api"] = true
+			}
+			tr := newTransport(t, staticSettings(fake, extra))
+			msg := drivertest.FullMessage()
+			msg.To = []core.Address{{Email: "a@example.org"}, {Email: "b@example.org"}}
+			msg.Cc = []core.Address{{Email: "c@example.org"}}
+			msg.Bcc = []core.Address{{Email: "d@example.org"}}
+			msg.Envelope = []core.Address{msg.To[1], msg.Bcc[0]}
+			if _, err := tr.Send(context.Background(), msg); err != nil {
+				t.Fatalf("Send: %v", err)
+			}
+			got := fake.Messages()
+			if len(got) != 1 {
+				t.Fatalf("fake recorded %d messages", len(got))
+			}
+			m := got[0]
+			if !reflect.DeepEqual(m.SortedDestinations(), []string{"b@example.org", "d@example.org"}) {
+				t.Errorf("destinations %v, want b and d", m.SortedDestinations())
+			}
+			if len(m.Parsed.To) != 2 || len(m.Parsed.Cc) != 1 || len(m.Parsed.Bcc) != 0 {
+				t.Errorf("headers To %v Cc %v Bcc %v, want the message's To and Cc", m.Parsed.To, m.Parsed.Cc, m.Parsed.Bcc)
+			}
+		})
 	}
 }

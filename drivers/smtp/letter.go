@@ -37,7 +37,7 @@ import (
 // after its header block (head).
 type letter struct {
 	from  string   // the MAIL FROM argument, "<address>"
-	rcpts []string // the RCPT TO arguments: To, Cc, then Bcc
+	rcpts []string // the RCPT TO arguments: the envelope (To, Cc, then Bcc) or the part of it a transaction sends to
 	id    string   // the Message-ID header value, with its brackets
 	data  *bytes.Buffer
 	gm    *gomail.Msg
@@ -58,7 +58,11 @@ func newLetter(msg *core.Message, ascii bool) (*letter, error) {
 		return nil, err
 	}
 	l := &letter{from: from}
-	for _, list := range [][]core.Address{msg.To, msg.Cc, msg.Bcc} {
+	lists := [][]core.Address{msg.To, msg.Cc, msg.Bcc}
+	if len(msg.Envelope) > 0 {
+		lists = [][]core.Address{msg.Envelope}
+	}
+	for _, list := range lists {
 		for _, a := range list {
 			r, err := letterAddress(a.Email, ascii)
 			if err != nil {

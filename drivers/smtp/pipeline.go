@@ -69,19 +69,35 @@ func (s *session) writeEnvelope(w *bufio.Writer, l *letter) {
 	}
 }
 
+// rejection is the server's refusal of some RCPTs of a transaction (by
+// their index in the letter's rcpts), beside an outcome that is not a
+// failure of the whole transaction.
+type rejection map[int]error
+
+// allRefused returns the failure of a transaction whose every RCPT was
+// refused: the first refusal, the session ended by RSET when it answers.
+func allRefused(rejected rejection, rset func() error) error {
+	terr := &transactionError{stage: stageRcpt, err: rejected[0]}
+	terr.ended = rset() == nil
+	return terr
+}
+
 // sendPipelined runs one mail transaction of l pipelined and returns the
-// server's reply to the message data (without the 250 code).
-func (s *session) sendPipelined(l *letter) (string, error) {
+// server's reply to the message data (without the 250 code) and the
+// recipients it refused; the others got the message. A transaction whose
+// every recipient was refused fails (allRefused), with rejected set.
+func (s *session) sendPipelined(l *letter) (string, rejection, error) {
 	s.setDeadline()
 	text := s.smtp.Text
 	w := text.W
 	s.writeEnvelope(w, l)
 	_, _ = w.WriteString("DATA\r\n")
 	if err := w.Flush(); err != nil {
-		return "", &transactionError{stage: stageMail, err: err}
+		return "", nil, &transactionError{stage: stageMail, err: err}
 	}
 	// Every reply is read, in order, before anything is decided.
 	var failed *transactionError
+	var rejected rejection
 	dataOpen := false
 	read := func(stage transactionStage, expect int) bool {
 		_, _, err := text.ReadResponse(expect)
@@ -95,24 +111,48 @@ func (s *session) sendPipelined(l *letter) (string, error) {
 		return failed.replied()
 	}
 	ok := read(stageMail, 250)
-	for range l.rcpts {
-		ok = ok && read(stageRcpt, 25)
+	mailOK := ok && failed == nil
+	for i := range l.rcpts {
+		if !ok {
+			break
+		}
+		_, _, err := text.ReadResponse(25)
+		switch {
+		case err == nil:
+		case mailOK && replyCode(err) != 0:
+			// One recipient refused: the others may still get it.
+			if rejected == nil {
+				rejected = rejection{}
+			}
+			rejected[i] = err
+		default:
+			if failed == nil {
+				failed = &transactionError{stage: stageRcpt, err: err}
+			}
+			ok = failed.replied()
+		}
 	}
+	none := mailOK && len(rejected) == len(l.rcpts)
 	ok = ok && read(stageData, 354)
 	switch {
 	case !ok:
 		// The connection failed: nothing was sent beyond the commands.
-		return "", failed
+		return "", rejected, failed
+	case none && dataOpen:
+		// DATA was accepted although no recipient was: the session is
+		// dropped rather than the data sent.
+		return "", rejected, &transactionError{stage: stageRcpt, err: rejected[0]}
 	case failed != nil && dataOpen:
-		// DATA was accepted although MAIL or a RCPT was refused: the
-		// server waits for data. The session is dropped rather than the
-		// message sent to part of its recipients.
-		return "", failed
+		// DATA was accepted although MAIL was refused (or no recipient
+		// accepted): the server waits for data. The session is dropped.
+		return "", rejected, failed
+	case none:
+		return "", rejected, allRefused(rejected, s.reset)
 	case failed != nil:
 		// The transaction failed before its data: RSET clears it for the
 		// next one.
 		failed.ended = s.reset() == nil
-		return "", failed
+		return "", rejected, failed
 	}
 	var err error
 	if l.data != nil {
@@ -126,49 +166,60 @@ func (s *session) sendPipelined(l *letter) (string, error) {
 		// handed over; the session is dropped.
 	}
 	if err != nil {
-		return "", &transactionError{stage: stageBody, err: err}
+		return "", rejected, &transactionError{stage: stageBody, err: err}
 	}
 	_, resp, err := text.ReadResponse(250)
 	if err != nil {
 		terr := &transactionError{stage: stageBody, err: err}
 		terr.ended = terr.replied()
-		return "", terr
+		return "", rejected, terr
 	}
-	return resp, nil
+	return resp, rejected, nil
 }
 
 // sendStepwise runs one mail transaction of l command by command, each
 // reply awaited (and recorded in the transcript, when the session keeps
 // one), for servers without PIPELINING and sessions with a transcript;
 // the message data is written as on the pipelined path, attachments
-// streamed. It returns the server's reply to the data.
-func (s *session) sendStepwise(l *letter) (string, error) {
+// streamed. It returns the server's reply to the data and the recipients
+// it refused, as sendPipelined does.
+func (s *session) sendStepwise(l *letter) (string, rejection, error) {
 	s.setDeadline()
 	if err := s.smtp.Mail(l.from); err != nil {
-		return "", s.refused(stageMail, err)
+		return "", nil, s.refused(stageMail, err)
 	}
-	for _, r := range l.rcpts {
+	var rejected rejection
+	for i, r := range l.rcpts {
 		if err := s.smtp.Rcpt(r); err != nil {
-			return "", s.refused(stageRcpt, err)
+			if replyCode(err) == 0 {
+				return "", rejected, &transactionError{stage: stageRcpt, err: err}
+			}
+			if rejected == nil {
+				rejected = rejection{}
+			}
+			rejected[i] = err
 		}
+	}
+	if len(rejected) == len(l.rcpts) {
+		return "", rejected, allRefused(rejected, s.smtp.Reset)
 	}
 	w, err := s.smtp.Data()
 	if err != nil {
-		return "", s.refused(stageData, err)
+		return "", rejected, s.refused(stageData, err)
 	}
 	if err := l.writeTo(w); err != nil {
-		return "", &transactionError{stage: stageBody, err: err}
+		return "", rejected, &transactionError{stage: stageBody, err: err}
 	}
 	if err := w.Close(); err != nil {
 		terr := &transactionError{stage: stageBody, err: err}
 		terr.ended = terr.replied()
-		return "", terr
+		return "", rejected, terr
 	}
 	var resp string
 	if dc, ok := w.(*gosmtp.DataCloser); ok {
 		resp = dc.ServerResponse()
 	}
-	return resp, nil
+	return resp, rejected, nil
 }
 
 // refused returns the failure of a command before the data; when the

@@ -2,6 +2,7 @@ package smtp
 
 import (
 	"math/rand/v2"
+	"net/textproto"
 	"regexp"
 	"strings"
 	"testing"
@@ -47,6 +48,27 @@ func TestMessageIDFromReply(t *testing.T) {
 	for _, r := range replies {
 		if got, want := messageID(r, "<hdr@example.com>"), messageIDByRegexp(r, "<hdr@example.com>"); got != want {
 			t.Errorf("messageID(%q) = %q, want %q", r, got, want)
+		}
+	}
+}
+
+// TestTooManyRecipients: a 552 to RCPT reads as "too many recipients"
+// (temporary) only when it says so; other replies do not.
+func TestTooManyRecipients(t *testing.T) {
+	tests := []struct {
+		code int
+		msg  string
+		want bool
+	}{
+		{552, "5.5.3 Too many recipients", true},
+		{552, "Too many recipients for this message", true},
+		{552, "5.2.2 Mailbox full", false},
+		{550, "5.5.3 Too many recipients", false},
+		{452, "4.5.3 Too many recipients", false}, // already temporary
+	}
+	for _, tt := range tests {
+		if got := tooManyRecipients(&textproto.Error{Code: tt.code, Msg: tt.msg}); got != tt.want {
+			t.Errorf("%d %s: %v, want %v", tt.code, tt.msg, got, tt.want)
 		}
 	}
 }

@@ -46,35 +46,40 @@ func (s *session) setDeadline() {
 	}
 }
 
-// send delivers one message and returns the server's reply to DATA
-// (without the 250 code). Cancelling ctx aborts the connection.
-func (s *session) send(ctx context.Context, l *letter) (string, error) {
+// send runs one mail transaction of l and returns the server's reply to
+// DATA (without the 250 code) and the recipients it refused (see
+// sendPipelined). Cancelling ctx aborts the connection.
+func (s *session) send(ctx context.Context, l *letter) (string, rejection, error) {
 	if err := ctx.Err(); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	stop := context.AfterFunc(ctx, s.abort)
 	defer stop()
 	var (
-		resp string
-		err  error
+		resp     string
+		rejected rejection
+		err      error
 	)
 	switch {
 	case s.pipelining && s.rec == nil && s.chunkable(l):
 		resp, err = s.sendChunked(l)
 	case s.pipelining && s.rec == nil:
-		resp, err = s.sendPipelined(l)
+		resp, rejected, err = s.sendPipelined(l)
 	default:
-		resp, err = s.sendStepwise(l)
+		resp, rejected, err = s.sendStepwise(l)
+	}
+	for i, r := range rejected {
+		s.rec.note("recipient %s refused: %v", l.rcpts[i], r)
 	}
 	if err != nil {
 		s.rec.note("error: %v", err)
 		if ctxErr := ctx.Err(); ctxErr != nil {
-			return "", fmt.Errorf("%w (%w)", err, ctxErr)
+			return "", rejected, fmt.Errorf("%w (%w)", err, ctxErr)
 		}
-		return "", err
+		return "", rejected, err
 	}
 	s.rec.note("message accepted: 250 %s", resp)
-	return resp, nil
+	return resp, rejected, nil
 }
 
 // setConn records the raw connection once dialled.

@@ -216,26 +216,143 @@ func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, 
 		l.release()
 		l = ascii
 	}
-	resp, err := s.send(ctx, l)
+	resp, rejected, err := s.send(ctx, l)
 	if err != nil && reused && staleConnection(err) {
 		// The pooled session died while idle; nothing was sent on it.
 		s.discard()
 		if s, err = t.dial(ctx); err != nil {
 			return core.Receipt{}, t.classify("reconnect", err)
 		}
-		resp, err = s.send(ctx, l)
+		resp, rejected, err = s.send(ctx, l)
 	}
+	if rejected == nil {
+		// Every recipient accepted, or the transaction failed whole.
+		t.saveTranscript(s)
+		if err != nil {
+			t.settle(s, err)
+			return core.Receipt{}, t.classify("send", err)
+		}
+		t.release(s)
+		return core.Receipt{MessageID: messageID(resp, l.id), Response: "250 " + resp}, nil
+	}
+	return t.sendRest(ctx, s, l, resp, rejected, err)
+}
+
+// sendRest goes on with a message some recipients of which the first
+// transaction refused (rejected, with its reply resp and error err):
+// those refused with a 5xx are refused for good (but a 552 "too many
+// recipients", which RFC 5321 §4.5.3.1.10 reads as 452); those refused with a
+// 4xx (452 "too many recipients" among them, RFC 5321 §4.5.3.1.10) go in
+// a new transaction on the same session, and so on while each
+// transaction delivers to someone; the rest are deferred. It returns a
+// nil error with the outcome of every recipient when some got the
+// message, else the error beside the outcomes.
+func (t *Transport) sendRest(ctx context.Context, s *session, l *letter, resp string, rejected rejection, err error) (core.Receipt, error) {
+	all := l.rcpts
+	outcomes := make(core.RecipientOutcomes, len(all))
+	for i, r := range all {
+		outcomes[i].Email = strings.Trim(r, "<>")
+	}
+	idx := make([]int, len(all))
+	for i := range idx {
+		idx[i] = i
+	}
+	var replies []string
+	var whole error
+	delivered, deferred := 0, 0
+	for {
+		allRefused := len(rejected) == len(l.rcpts)
+		var next []int
+		for k, i := range idx {
+			r, refused := rejected[k]
+			switch {
+			case refused && replyCode(r) >= 500 && !tooManyRecipients(r):
+				outcomes[i].Status, outcomes[i].Reply = core.RecipientRefused, replyText(r)
+			case refused:
+				outcomes[i].Status, outcomes[i].Reply = core.RecipientDeferred, replyText(r)
+				next = append(next, i)
+			case err != nil && replyCode(err) >= 500:
+				outcomes[i].Status, outcomes[i].Reply = core.RecipientRefused, err.Error()
+			case err != nil:
+				outcomes[i].Status, outcomes[i].Reply = core.RecipientDeferred, err.Error()
+			default:
+				outcomes[i].Status = core.RecipientDelivered
+				delivered++
+			}
+		}
+		if err == nil {
+			replies = append(replies, "250 "+resp)
+		}
+		if err != nil && !allRefused {
+			// The transaction failed whole (MAIL, DATA or the data).
+			whole = err
+			break
+		}
+		if len(next) == 0 || allRefused {
+			break
+		}
+		idx = next
+		l.rcpts = make([]string, len(next))
+		for k, i := range next {
+			l.rcpts[k] = all[i]
+		}
+		resp, rejected, err = s.send(ctx, l)
+	}
+	l.rcpts = all
 	t.saveTranscript(s)
 	if err != nil {
-		if reusable(err) {
-			t.release(s)
-		} else {
-			s.discard()
-		}
-		return core.Receipt{}, t.classify("send", err)
+		t.settle(s, err)
+	} else {
+		t.release(s)
 	}
-	t.release(s)
-	return core.Receipt{MessageID: messageID(resp, l.id), Response: "250 " + resp}, nil
+	deferred = outcomes.Count(core.RecipientDeferred)
+	if delivered == 0 && whole != nil {
+		return core.Receipt{Recipients: outcomes}, t.classify("send", whole)
+	}
+	if delivered == 0 {
+		wrapped := fmt.Errorf("smtp: send %s: no recipient accepted (%d refused, %d deferred): %w", t.addr(), len(all)-deferred, deferred, err)
+		if deferred > 0 {
+			return core.Receipt{Recipients: outcomes}, core.Temporary(wrapped)
+		}
+		return core.Receipt{Recipients: outcomes}, core.Permanent(wrapped)
+	}
+	return core.Receipt{
+		MessageID:  messageID(strings.TrimPrefix(replies[0], "250 "), l.id),
+		Response:   strings.Join(replies, "; "),
+		Recipients: outcomes,
+	}, nil
+}
+
+// tooManyRecipients reports a 552 reply to RCPT that means "too many
+// recipients" (5.5.3, or its words): RFC 821 listed that limit under 552,
+// and RFC 5321 §4.5.3.1.10 asks clients to treat it as 452, temporary.
+// Other 552s (a full mailbox, 5.2.2) stay permanent.
+func tooManyRecipients(err error) bool {
+	var te *textproto.Error
+	if !errors.As(err, &te) || te.Code != 552 {
+		return false
+	}
+	text := strings.ToLower(te.Msg)
+	return strings.HasPrefix(text, "5.5.3") || strings.Contains(text, "too many recipients")
+}
+
+// settle puts a session whose transaction failed with err back in the
+// pool when the transaction ended cleanly, or drops it.
+func (t *Transport) settle(s *session, err error) {
+	if reusable(err) {
+		t.release(s)
+	} else {
+		s.discard()
+	}
+}
+
+// replyText returns an SMTP refusal as its reply line ("550 5.1.1 ...").
+func replyText(err error) string {
+	var te *textproto.Error
+	if errors.As(err, &te) {
+		return fmt.Sprintf("%d %s", te.Code, te.Msg)
+	}
+	return err.Error()
 }
 
 // Verify implements core.Verifier: it connects, negotiates TLS as

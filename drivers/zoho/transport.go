@@ -78,6 +78,7 @@ type outgoing struct {
 // Send implements core.Transport: the account id (once), one upload per
 // attachment, then the send.
 func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
+	msg = msg.ForEnvelope()
 	from := apidriver.Sender{Email: t.from.Email, Name: t.from.Name}.Apply(msg.From)
 	var rc core.Receipt
 	err := oauthdriver.WithToken(ctx, t.tokens, t.connID, func(token string) error {

@@ -133,9 +133,12 @@ func Driver() core.Driver {
 		Slug: Slug,
 		// Zoho Mail API limits are per account.
 		DefaultConcurrency: 10,
-		Name:               "Zoho Mail",
-		Description:        "Send as a Zoho Mail mailbox authorized with OAuth, through the Zoho Mail API.",
-		Fields:             fields,
+		// 100 external recipients per message (to, cc and bcc) for free
+		// accounts, 150 for paid ones: the lower, and a To in every call.
+		RecipientCaps: core.RecipientCaps{PerMessage: 100, NeedsTo: true},
+		Name:          "Zoho Mail",
+		Description:   "Send as a Zoho Mail mailbox authorized with OAuth, through the Zoho Mail API.",
+		Fields:        fields,
 		Rules: []string{
 			"from_email is required: every message is sent from it; from_name, when set, replaces the sender name.",
 			"base_url, when empty, is the data centre's Mail API: https://mail.zoho.<dc> (ca: https://mail.zohocloud.ca).",

@@ -386,3 +386,21 @@ func TestSchema(t *testing.T) {
 		t.Errorf("New without from_email: %v", err)
 	}
 }
+
+// TestRecipientCapParts: a message over Zoho's 100 recipients is refused
+// by the fake; its parts at the driver's caps are accepted, every
+// recipient once.
+func TestRecipientCapParts(t *testing.T) {
+	fake := startFake()
+	defer fake.Close()
+	tr := newTransport(t, settingsFor(fake.URL), oauthdrivertest.NewTokens(goodToken))
+	parts := drivertest.SendInParts(t, zoho.Slug, tr, 250)
+	got := fake.Messages()
+	total := 0
+	for _, m := range got {
+		total += len(m.To) + len(m.Cc) + len(m.Bcc)
+	}
+	if parts != 3 || len(got) != parts || total != 250 {
+		t.Fatalf("%d parts, %d recorded, %d recipients; want 3, 3, 250", parts, len(got), total)
+	}
+}

@@ -28,6 +28,7 @@ import (
 // store for the test's own writes and reads, and the administrator's
 // credentials.
 type limitsEnv struct {
+	dsn   string
 	svc   *servicetest.Service
 	db    *store.DB
 	admin func(*http.Request)
@@ -48,7 +49,7 @@ func newLimitsEnv(t *testing.T, extra ...string) *limitsEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	return &limitsEnv{svc: svc, db: db, admin: servicetest.Basic("admin", pw)}
+	return &limitsEnv{dsn: dsn, svc: svc, db: db, admin: servicetest.Basic("admin", pw)}
 }
 
 // connection creates an active connection through the REST API (secrets

@@ -23,6 +23,66 @@ func (s *suite) webhookTests() []struct {
 		{"WebhookReplayWindow", s.testWebhookReplayWindow},
 		{"LogEventsMoveDeliveredLogs", s.testLogEventsMoveLogs},
 		{"SuppressionList", s.testSuppressionList},
+		{"RecipientOutcomesAndPartIDs", s.testRecipientOutcomes},
+	}
+}
+
+// testRecipientOutcomes: a log's per-recipient outcomes and further
+// provider ids are written with its outcome, read back with the log
+// (refused count, partial), counted as a partial delivery in the
+// roll-ups, cleared by a resend, and each part's id finds the log.
+func (s *suite) testRecipientOutcomes(t *testing.T) {
+	ctx := context.Background()
+	db := s.open(t, s.prefix())
+	plain := deliveredWithID(t, db, 1, "pm-plain")
+	l := enqueue(t, db, testMessage(2))
+	claim(t, db, "w", 10, time.Minute)
+	conn := int64(1)
+	rs := core.RecipientOutcomes{
+		{Email: "a@example.com", Status: core.RecipientDelivered},
+		{Email: "b@example.com", Status: core.RecipientRefused, Reply: "550 5.1.1 Mailbox unavailable"},
+	}
+	at := time.Now()
+	n, err := db.RecordOutcomes(ctx, "w", []core.LogOutcome{{
+		LogID: l.ID, Status: core.StatusDelivered, Attempts: 1, PhaseAttempts: 1, SentConnectionID: &conn,
+		ProviderMessageID: "pm-part1", ProviderMessageIDs: []string{"pm-part1", "pm-part2"}, Recipients: rs,
+		History: []core.Attempt{{LogID: l.ID, ConnectionID: conn, At: at, Outcome: core.OutcomeDelivered, ProviderMessageID: "pm-part1"}},
+	}})
+	if err != nil || n != 1 {
+		t.Fatalf("RecordOutcomes = %d, %v", n, err)
+	}
+	got, err := db.FindLogByID(ctx, l.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.Recipients, rs) || got.RecipientsRefused != 1 || !got.Partial {
+		t.Fatalf("log = recipients %+v, refused %d, partial %v", got.Recipients, got.RecipientsRefused, got.Partial)
+	}
+	if other, err := db.FindLogByID(ctx, plain.ID); err != nil || other.Recipients != nil || other.Partial {
+		t.Fatalf("plain log = %+v, %v", other, err)
+	}
+	ids, err := db.FindLogIDsByProviderMessageIDs(ctx, []string{"pm-part1", "pm-part2", "pm-plain"})
+	if err != nil || len(ids) != 3 || ids["pm-part1"] != l.ID || ids["pm-part2"] != l.ID || ids["pm-plain"] != plain.ID {
+		t.Fatalf("FindLogIDsByProviderMessageIDs = %v, %v", ids, err)
+	}
+	buckets, err := db.OutcomeBuckets(ctx, at.Add(-time.Hour), at.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var partial int64
+	for _, b := range buckets {
+		if b.Status == core.OutcomeCountPartial {
+			partial += b.Count
+		}
+	}
+	if partial != 1 {
+		t.Errorf("partial count = %d, want 1 (%+v)", partial, buckets)
+	}
+	if n, err := db.ResendLogs(ctx, []int64{l.ID}); err != nil || n != 1 {
+		t.Fatalf("ResendLogs = %d, %v", n, err)
+	}
+	if got, err := db.FindLogByID(ctx, l.ID); err != nil || got.Recipients != nil || got.RecipientsRefused != 0 {
+		t.Fatalf("resent log = %+v, %v", got, err)
 	}
 }
 

@@ -236,6 +236,10 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 	s.accept(w, raw, tok, true)
 }
 
+// MaxRecipients is the most recipients (to, cc and bcc) of one message
+// Gmail takes from a consumer account; the fake answers 400 over it.
+const MaxRecipients = 500
+
 // accept decodes and records a raw message and answers its Message
 // resource; a message Gmail would refuse gets 400 invalidArgument.
 func (s *Server) accept(w http.ResponseWriter, raw []byte, token string, upload bool) {
@@ -246,6 +250,10 @@ func (s *Server) accept(w http.ResponseWriter, raw []byte, token string, upload 
 	}
 	if len(m.To)+len(m.Cc)+len(m.Bcc) == 0 {
 		faults.WriteJSON(w, http.StatusBadRequest, ErrorBody(400, "invalidArgument", "Recipient address required"))
+		return
+	}
+	if n := len(m.To) + len(m.Cc) + len(m.Bcc); n > MaxRecipients {
+		faults.WriteJSON(w, http.StatusBadRequest, ErrorBody(400, "invalidArgument", fmt.Sprintf("Too many recipients: %d (at most %d per message)", n, MaxRecipients)))
 		return
 	}
 	m.ID, m.ThreadID, m.Upload, m.Token = newID(), newID(), upload, token

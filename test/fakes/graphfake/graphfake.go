@@ -46,6 +46,9 @@ const (
 	MinUploadSessionBytes = 3 << 20
 	// MaxChunkBytes is the largest chunk one PUT to an upload URL takes.
 	MaxChunkBytes = 4 << 20
+	// MaxRecipients is Exchange Online's default recipient limit of one
+	// message (to, cc and bcc).
+	MaxRecipients = 500
 )
 
 // Address is one decoded recipient or sender.
@@ -297,6 +300,10 @@ func convert(w http.ResponseWriter, in message, mailbox string, needRecipients b
 			}
 		}
 	}
+	if n := len(m.To) + len(m.Cc) + len(m.Bcc); n > MaxRecipients {
+		WriteError(w, http.StatusBadRequest, "ErrorTooManyRecipients", fmt.Sprintf("A message can't have more than %d recipients.", MaxRecipients))
+		return nil, false
+	}
 	if needRecipients && len(m.To)+len(m.Cc)+len(m.Bcc) == 0 {
 		WriteError(w, http.StatusBadRequest, "ErrorInvalidRecipients", "At least one recipient is required.")
 		return nil, false
@@ -305,7 +312,9 @@ func convert(w http.ResponseWriter, in message, mailbox string, needRecipients b
 		m.From = &Address{Name: in.From.EmailAddress.Name, Email: in.From.EmailAddress.Address}
 	}
 	if in.Body != nil {
-		switch strings.ToLower(in.Body.ContentType) {
+		// bodyType's members are "text" and "html" in Microsoft's
+		// metadata; the fake takes exactly those.
+		switch in.Body.ContentType {
 		case "html":
 			m.HTML = in.Body.Content
 		case "text", "":

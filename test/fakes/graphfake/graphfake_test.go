@@ -49,7 +49,7 @@ func TestFakeRefusesWhatGraphRefuses(t *testing.T) {
 	fake := graphfake.New(func(tok string) bool { return tok == token })
 	defer fake.Close()
 	base := fake.BaseURL()
-	msg := `{"message":{"subject":"s","body":{"contentType":"Text","content":"b"},"toRecipients":[{"emailAddress":{"address":"a@example.org"}}]%s}}`
+	msg := `{"message":{"subject":"s","body":{"contentType":"text","content":"b"},"toRecipients":[{"emailAddress":{"address":"a@example.org"}}]%s}}`
 	tests := []struct {
 		name, method, path, bearer, body string
 		wantStatus                       int
@@ -61,6 +61,8 @@ func TestFakeRefusesWhatGraphRefuses(t *testing.T) {
 		{"non X- header", "POST", "/me/sendMail", token, strings.Replace(msg, "%s", `,"internetMessageHeaders":[{"name":"List-Id","value":"x"}]`, 1), 400, "InvalidInternetMessageHeader"},
 		{"over 4 MB", "POST", "/me/sendMail", token, strings.Replace(msg, "%s", `,"x":"`+strings.Repeat("a", graphfake.MaxRequestBytes)+`"`, 1), 413, "ErrorRequestEntityTooLarge"},
 		{"small upload session", "POST", "/me/messages/x/attachments/createUploadSession", token, `{"AttachmentItem":{"attachmentType":"file","name":"a","size":10}}`, 400, "ErrorAttachmentSizeShouldNotBeLessThanMinimumSize"},
+		{"capitalised contentType", "POST", "/me/sendMail", token, strings.Replace(strings.Replace(msg, "%s", "", 1), `"text"`, `"Text"`, 1), 400, "RequestBodyRead"},
+		{"over 500 recipients", "POST", "/me/sendMail", token, strings.Replace(msg, "%s", `,"bccRecipients":[`+strings.Repeat(`{"emailAddress":{"address":"b@example.org"}},`, graphfake.MaxRecipients)+`{"emailAddress":{"address":"c@example.org"}}]`, 1), 400, "ErrorTooManyRecipients"},
 		{"accepted", "POST", "/users/u1/sendMail", token, strings.Replace(msg, "%s", "", 1), 202, ""},
 	}
 	for _, tc := range tests {

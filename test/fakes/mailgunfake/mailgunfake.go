@@ -156,34 +156,23 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 	var values map[string][]string
 	switch ct {
 	case "multipart/form-data":
-		if err := r.ParseMultipartForm(64 << 20); err != nil {
+		form, err := readMultipart(r)
+		if err != nil {
 			faults.WriteJSON(w, http.StatusBadRequest, messageBody("Invalid multipart body"))
 			return
 		}
-		values = r.MultipartForm.Value
-		for _, field := range []string{"attachment", "inline"} {
-			for _, fh := range r.MultipartForm.File[field] {
-				f, err := fh.Open()
-				if err != nil {
-					faults.WriteJSON(w, http.StatusBadRequest, messageBody("Invalid attachment"))
-					return
-				}
-				data, err := io.ReadAll(f)
-				_ = f.Close()
-				if err != nil {
-					faults.WriteJSON(w, http.StatusBadRequest, messageBody("Invalid attachment"))
-					return
-				}
-				partType := fh.Header.Get("Content-Type")
-				a := Attachment{Filename: fh.Filename, PartContentType: partType, ContentType: partType, Data: data}
-				if t := mime.TypeByExtension(path.Ext(fh.Filename)); t != "" {
-					a.ContentType, _, _ = strings.Cut(t, ";")
-				}
-				if field == "inline" {
-					a.Inline, a.ContentID = true, fh.Filename
-				}
-				m.Attachments = append(m.Attachments, a)
+		values = form.values
+		for _, f := range form.files {
+			if f.field != "attachment" {
+				continue
 			}
+			m.Attachments = append(m.Attachments, fileAttachment(f))
+		}
+		for _, f := range form.files {
+			if f.field != "inline" {
+				continue
+			}
+			m.Attachments = append(m.Attachments, fileAttachment(f))
 		}
 	case "application/x-www-form-urlencoded":
 		if err := r.ParseForm(); err != nil {
@@ -208,6 +197,65 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 }
 
 // decodeFields fills m from the form fields and returns Mailgun's message
+// fileAttachment returns a form file as the attachment it records: its
+// content type from its name's extension when known.
+func fileAttachment(f formFile) Attachment {
+	a := Attachment{Filename: f.filename, PartContentType: f.contentType, ContentType: f.contentType, Data: f.data}
+	if t := mime.TypeByExtension(path.Ext(f.filename)); t != "" {
+		a.ContentType, _, _ = strings.Cut(t, ";")
+	}
+	if f.field == "inline" {
+		a.Inline, a.ContentID = true, f.filename
+	}
+	return a
+}
+
+// multipartForm is a multipart/form-data body: its values and its
+// "attachment" and "inline" files, in order.
+type multipartForm struct {
+	values map[string][]string
+	files  []formFile
+}
+
+type formFile struct {
+	field, filename, contentType string
+	data                         []byte
+}
+
+// readMultipart reads a multipart/form-data body part by part, as
+// Mailgun does: a message to 1,000 recipients sends 1,000 "to" parts,
+// past the part limit of net/http's ParseMultipartForm.
+func readMultipart(r *http.Request) (*multipartForm, error) {
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return nil, err
+	}
+	form := &multipartForm{values: map[string][]string{}}
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			return form, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		data, err := io.ReadAll(io.LimitReader(p, 64<<20))
+		if err != nil {
+			return nil, err
+		}
+		name := p.FormName()
+		if p.FileName() != "" && (name == "attachment" || name == "inline") {
+			form.files = append(form.files, formFile{field: name, filename: p.FileName(), contentType: p.Header.Get("Content-Type"), data: data})
+			continue
+		}
+		form.values[name] = append(form.values[name], string(data))
+	}
+}
+
+// MaxRecipients is the most recipients (to, cc and bcc) Mailgun takes in
+// one message; the fake answers 400 over it.
+const MaxRecipients = 1000
+
 // for a missing or malformed parameter, or "".
 func decodeFields(m *Message, v map[string][]string) string {
 	first := func(k string) string {
@@ -236,6 +284,9 @@ func decodeFields(m *Message, v map[string][]string) string {
 	}
 	if m.Bcc, ok = addressList(v["bcc"]); !ok {
 		return "'bcc' parameter is not a valid address. please check documentation"
+	}
+	if n := len(m.To) + len(m.Cc) + len(m.Bcc); n > MaxRecipients {
+		return fmt.Sprintf("Too many recipients: %d; a message may have at most %d (to, cc and bcc)", n, MaxRecipients)
 	}
 	m.Subject, m.Text, m.HTML = first("subject"), first("text"), first("html")
 	if m.Text == "" && m.HTML == "" && first("template") == "" {

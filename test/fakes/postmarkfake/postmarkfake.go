@@ -192,6 +192,10 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 	faults.WriteJSON(w, http.StatusOK, string(body))
 }
 
+// MaxPerField is the most addresses Postmark takes in each of To, Cc and
+// Bcc; the fake answers 422 (ErrorCode 300) over it, as the API does.
+const MaxPerField = 50
+
 // decode validates an /email body as Postmark does and returns the recorded
 // message, or Postmark's error code and message.
 func (s *Server) decode(in *wireEmail) (Message, int, string) {
@@ -214,6 +218,14 @@ func (s *Server) decode(in *wireEmail) (Message, int, string) {
 	}
 	if len(m.To)+len(m.Cc)+len(m.Bcc) == 0 {
 		return m, 300, "Zero recipients specified"
+	}
+	for field, list := range map[string][]Address{"To": m.To, "Cc": m.Cc, "Bcc": m.Bcc} {
+		if len(list) > MaxPerField {
+			return m, 300, fmt.Sprintf("Invalid '%s' address: too many recipients (%d); at most %d are allowed.", field, len(list), MaxPerField)
+		}
+	}
+	if len(m.To) == 0 {
+		return m, 300, "Invalid 'To' address: ''."
 	}
 	if m.ReplyTo, ok = addressList(in.ReplyTo); !ok {
 		return m, 300, fmt.Sprintf("Invalid 'ReplyTo' address: '%s'.", in.ReplyTo)

@@ -222,6 +222,11 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusAccepted)
 }
 
+// MaxRecipients is the most recipients (to, cc and bcc, across the
+// personalizations) SendGrid takes in one request; the fake answers 400
+// over it, as the API does.
+const MaxRecipients = 1000
+
 // decode validates a mail/send body as SendGrid does and returns the
 // recorded message, or the failing field and a message.
 func decode(in *wireMail) (Message, string, string) {
@@ -248,6 +253,9 @@ func decode(in *wireMail) (Message, string, string) {
 		for k, v := range p.Headers {
 			m.Headers[k] = v
 		}
+	}
+	if n := len(m.To) + len(m.Cc) + len(m.Bcc); n > MaxRecipients {
+		return m, "personalizations", fmt.Sprintf("The total number of recipients (%d) must be no more than %d. This includes all recipients defined within the to, cc, and bcc parameters, across each object that you include in the personalizations array.", n, MaxRecipients)
 	}
 	if m.Subject == "" && in.TemplateID == "" {
 		return m, "subject", "The subject is required. You can get around this requirement if you use a template with a subject defined or if every personalization has a subject defined."
@@ -281,6 +289,9 @@ func decode(in *wireMail) (Message, string, string) {
 	for i, a := range in.Attachments {
 		if a.Filename == "" {
 			return m, fmt.Sprintf("attachments.%d.filename", i), "The attachment filename parameter is required."
+		}
+		if a.Content == "" {
+			return m, fmt.Sprintf("attachments.%d.content", i), "The attachment content is required."
 		}
 		data, err := base64.StdEncoding.DecodeString(a.Content)
 		if err != nil {

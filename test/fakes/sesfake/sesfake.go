@@ -455,6 +455,10 @@ func (s *Server) sendRawV1(w http.ResponseWriter, form url.Values, rec Request) 
 	writeXML(w, http.StatusOK, &out)
 }
 
+// MaxRecipients is the most destinations (to, cc and bcc) of one
+// message SES takes; the fake refuses a send over it.
+const MaxRecipients = 50
+
 // accept validates a send as SES does, parses its MIME and records it. It
 // returns an AWS error code and message when the message is refused.
 func (s *Server) accept(m *Message) (string, string) {
@@ -479,6 +483,9 @@ func (s *Server) accept(m *Message) (string, string) {
 	}
 	if len(m.Destinations) == 0 {
 		return "InvalidParameterValue", "Missing final '@domain'"
+	}
+	if len(m.Destinations) > MaxRecipients {
+		return "InvalidParameterValue", fmt.Sprintf("Recipient count exceeds %d.", MaxRecipients)
 	}
 	for _, t := range m.Tags {
 		if !validTagPart(t.Name) || !validTagPart(t.Value) {

@@ -90,6 +90,8 @@ type config struct {
 	latency            time.Duration
 	noPipelining       bool
 	smtpUTF8           bool
+	maxRecipients      int
+	refused            map[string]bool
 }
 
 // WithAuth makes the sink advertise AUTH PLAIN and LOGIN, accept only
@@ -137,6 +139,25 @@ func WithoutPipelining() Option { return func(c *config) { c.noPipelining = true
 // server does.
 func WithSMTPUTF8() Option { return func(c *config) { c.smtpUTF8 = true } }
 
+// WithMaxRecipients makes the sink accept at most n recipients per
+// transaction and answer "452 4.5.3 Too many recipients" to the RCPTs
+// after them, as relays with a recipient limit do (Postfix's
+// smtpd_recipient_limit).
+func WithMaxRecipients(n int) Option { return func(c *config) { c.maxRecipients = n } }
+
+// WithRefusedRecipients makes the sink answer "550 5.1.1 Mailbox
+// unavailable" to RCPT TO any of addrs.
+func WithRefusedRecipients(addrs ...string) Option {
+	return func(c *config) {
+		if c.refused == nil {
+			c.refused = map[string]bool{}
+		}
+		for _, a := range addrs {
+			c.refused[strings.ToLower(a)] = true
+		}
+	}
+}
+
 // WithDomain sets the name the sink greets with (default "sink.test").
 func WithDomain(domain string) Option { return func(c *config) { c.domain = domain } }
 
@@ -181,6 +202,20 @@ type Sink struct {
 	// the connection); peakTx is its maximum.
 	inTx   int
 	peakTx int
+	// deferred are the addresses answered 450 at RCPT (DeferRecipients).
+	deferred map[string]bool
+}
+
+// DeferRecipients makes the sink answer "450 4.2.1 Mailbox temporarily
+// unavailable" to RCPT TO any of addrs from now on, in place of the
+// addresses deferred before; no address stops deferring.
+func (s *Sink) DeferRecipients(addrs ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.deferred = map[string]bool{}
+	for _, a := range addrs {
+		s.deferred[strings.ToLower(a)] = true
+	}
 }
 
 // Start runs a sink on 127.0.0.1 with a random port and stops it when t
@@ -618,6 +653,18 @@ func (ss *session) Mail(from string, opts *smtp.MailOptions) error {
 func (ss *session) Rcpt(to string, _ *smtp.RcptOptions) error {
 	if !ss.utf8 && !ascii(to) {
 		return errNeedsUTF8
+	}
+	if ss.sink.cfg.refused[strings.ToLower(to)] {
+		return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "Mailbox unavailable"}
+	}
+	ss.sink.mu.Lock()
+	deferred := ss.sink.deferred[strings.ToLower(to)]
+	ss.sink.mu.Unlock()
+	if deferred {
+		return &smtp.SMTPError{Code: 450, EnhancedCode: smtp.EnhancedCode{4, 2, 1}, Message: "Mailbox temporarily unavailable"}
+	}
+	if n := ss.sink.cfg.maxRecipients; n > 0 && len(ss.to) >= n {
+		return &smtp.SMTPError{Code: 452, EnhancedCode: smtp.EnhancedCode{4, 5, 3}, Message: "Too many recipients"}
 	}
 	ss.to = append(ss.to, to)
 	return nil

@@ -327,6 +327,11 @@ func (s *Server) store(name string, data []byte, inline bool) Attachment {
 	return a
 }
 
+// MaxRecipients is the most external recipients (to, cc and bcc) of one
+// message Zoho Mail takes from a free account; the fake answers 400 over
+// it.
+const MaxRecipients = 100
+
 // sendFields are the keys the send accepts.
 var sendFields = map[string]bool{
 	"fromAddress": true, "toAddress": true, "ccAddress": true, "bccAddress": true, "subject": true,
@@ -405,6 +410,10 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(m.To) == 0 {
 		faults.WriteJSON(w, http.StatusBadRequest, ErrorBody(400, "INVALID_DATA", "toAddress is required"))
+		return
+	}
+	if n := len(m.To) + len(m.Cc) + len(m.Bcc); n > MaxRecipients {
+		faults.WriteJSON(w, http.StatusBadRequest, ErrorBody(400, "INVALID_DATA", fmt.Sprintf("too many recipients: %d, at most %d", n, MaxRecipients)))
 		return
 	}
 	switch in.MailFormat {
