@@ -39,6 +39,9 @@ type transactionError struct {
 	// ended: the session is ready for the next transaction (the server's
 	// reply ended this one, or RSET did).
 	ended bool
+	// unanswered: the message data left whole (the final "." or the
+	// last BDAT chunk) and no reply came: the server may have taken it.
+	unanswered bool
 }
 
 func (e *transactionError) Error() string { return fmt.Sprintf("%s: %v", e.stage, e.err) }
@@ -132,6 +135,7 @@ func (s *session) sendPipelined(l *letter) (string, error) {
 	if err != nil {
 		terr := &transactionError{stage: stageBody, err: err}
 		terr.ended = terr.replied()
+		terr.unanswered = !terr.ended
 		return "", terr
 	}
 	return resp, nil
@@ -160,8 +164,11 @@ func (s *session) sendStepwise(l *letter) (string, error) {
 		return "", &transactionError{stage: stageBody, err: err}
 	}
 	if err := w.Close(); err != nil {
+		// Close writes the final "." and reads the reply: a failure
+		// without a reply may come after the server took the message.
 		terr := &transactionError{stage: stageBody, err: err}
 		terr.ended = terr.replied()
+		terr.unanswered = !terr.ended
 		return "", terr
 	}
 	var resp string
