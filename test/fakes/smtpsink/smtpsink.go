@@ -135,10 +135,10 @@ func WithDomain(domain string) Option { return func(c *config) { c.domain = doma
 type faultKind int
 
 const (
-	faultReply faultKind = iota + 1 // answer end of DATA with a code
-	faultDrop                       // close the connection in the middle of DATA
-	faultStall                      // wait before answering end of DATA
-	faultTakeDrop                   // keep the message, then close without a reply
+	faultReply    faultKind = iota + 1 // answer end of DATA with a code
+	faultDrop                          // close the connection in the middle of DATA
+	faultStall                         // wait before answering end of DATA
+	faultTakeDrop                      // keep the message, then close without a reply
 )
 
 type fault struct {
