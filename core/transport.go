@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -142,8 +143,11 @@ func Uncertain(err error) error {
 }
 
 // IsUncertain reports whether err, or an error in its chain, was
-// classified Uncertain.
-func IsUncertain(err error) bool { return errors.Is(err, ErrUncertain) }
+// classified Uncertain. Its text counts too: some clients keep only the
+// text of the error they wrap (net/http's Client.Timeout does).
+func IsUncertain(err error) bool {
+	return err != nil && (errors.Is(err, ErrUncertain) || strings.Contains(err.Error(), ErrUncertain.Error()))
+}
 
 // IsTemporary reports whether err should be retried. Errors that were not
 // classified count as temporary.
