@@ -22,6 +22,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -116,6 +117,11 @@ type Service struct {
 	// process across all connections (MAILSVC_MAX_IN_FLIGHT); each
 	// connection is further bounded by its max_concurrency setting.
 	MaxInFlight int
+	// Events, when set, reads the provider events recorded for a log
+	// (adapters/store.DB): after an uncertain attempt through a
+	// transport that cannot look messages up (core.Finder), an event
+	// received meanwhile shows the provider took the message.
+	Events LogEventSource
 	// Replicas, when set, counts the live processes sharing the queue
 	// (a heartbeat row each in the database); each connection's
 	// max_per_second is split between them. Nil counts this one only.
@@ -219,6 +225,9 @@ type settings struct {
 	// kept.
 	maxRetries int
 	unlogged   map[string]bool
+	// uncertainGrace is how long an uncertain attempt waits for its
+	// lookup (uncertain_grace_minutes).
+	uncertainGrace time.Duration
 }
 
 func (s *Service) loadSettings(ctx context.Context) (settings, error) {
@@ -228,11 +237,15 @@ func (s *Service) loadSettings(ctx context.Context) (settings, error) {
 	}
 	st := core.Settings(m)
 	out := settings{
-		fromEmail:     st.String("from_email"),
-		fromName:      st.String("from_name"),
-		simulate:      st.Bool("simulation_enabled", false),
-		logEmails:     st.Bool("log_emails", true),
-		retentionDays: st.Int("log_retention_days", 90),
+		fromEmail:      st.String("from_email"),
+		fromName:       st.String("from_name"),
+		simulate:       st.Bool("simulation_enabled", false),
+		logEmails:      st.Bool("log_emails", true),
+		retentionDays:  st.Int("log_retention_days", 90),
+		uncertainGrace: time.Duration(st.Int("uncertain_grace_minutes", int64(DefaultUncertainGrace/time.Minute))) * time.Minute,
+	}
+	if out.uncertainGrace <= 0 {
+		out.uncertainGrace = DefaultUncertainGrace
 	}
 	if id := st.Int("default_connection_id", 0); id > 0 {
 		out.defaultConn = &id
@@ -369,6 +382,9 @@ func (s *Service) SendNow(ctx context.Context, connID int64, msg *core.Message, 
 		out = deferred(l, out.NextAttemptAt)
 	case made == attemptRateLimited:
 		out.Status = core.StatusQueued
+	case out.History[len(out.History)-1].Outcome == core.OutcomeUncertain:
+		// Status and due time were set by markUncertain: the queue
+		// looks the message up after the grace.
 	case out.History[len(out.History)-1].Outcome == core.OutcomeDelivered || out.History[len(out.History)-1].Outcome == core.OutcomeSimulated:
 		out.Status = core.StatusDelivered
 		out.Delete = !st.keepDelivered(source)
@@ -434,6 +450,7 @@ func (s *Service) attempt(ctx, stop context.Context, l *core.Log, conn *core.Con
 	}
 	msg := l.Message
 	applyFrom(&msg, st)
+	msg = *withMessageID(l, &msg)
 	made := attemptSent
 	switch {
 	case st.simulate:
@@ -487,9 +504,13 @@ func (s *Service) attempt(ctx, stop context.Context, l *core.Log, conn *core.Con
 		}
 		a.Error = err.Error()
 		if a.Outcome == "" {
-			a.Outcome = core.OutcomePermanent
-			if core.IsTemporary(err) {
+			switch {
+			case core.IsUncertain(err):
+				a.Outcome = core.OutcomeUncertain
+			case core.IsTemporary(err):
 				a.Outcome = core.OutcomeTemporary
+			default:
+				a.Outcome = core.OutcomePermanent
 			}
 		}
 		s.metrics().SendFinished(conn.ID, conn.Driver, a.Outcome, time.Since(start))
@@ -499,7 +520,14 @@ func (s *Service) attempt(ctx, stop context.Context, l *core.Log, conn *core.Con
 	}
 	a.DurationMS = time.Since(start).Milliseconds()
 	out.History = []core.Attempt{a}
-	s.debugAttempt(l, conn, &msg, a)
+	if a.Outcome == core.OutcomeUncertain {
+		markUncertain(&out, &msg, st.uncertainGrace)
+	} else if uncertainPending(l) {
+		// The lookup after the grace did not find the message: this is
+		// its resend, with the same Message-ID.
+		out.History[0].Response = strings.TrimSpace("Not found at the provider after the uncertain attempt: sent again. " + a.Response)
+	}
+	s.debugAttempt(l, conn, &msg, out.History[0])
 	return out, made
 }
 
