@@ -34,6 +34,8 @@ type Respond func(w http.ResponseWriter, r *http.Request)
 type fault struct {
 	respond Respond
 	drop    bool
+	// take: with drop, the fake handles the request before the drop.
+	take bool
 }
 
 // Queue holds the faults the next requests meet, oldest first. It is safe
@@ -87,6 +89,17 @@ func (q *Queue) TakeAndDropNext(n int) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for range n {
+		q.faults = append(q.faults, fault{drop: true, take: true})
+	}
+}
+
+// DropNextUnkept makes the next n requests be read whole and answered by
+// closing the connection before the fake handles them: the client sent
+// everything, and nothing was kept.
+func (q *Queue) DropNextUnkept(n int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for range n {
 		q.faults = append(q.faults, fault{drop: true})
 	}
 }
@@ -121,8 +134,10 @@ func (q *Queue) serve(w http.ResponseWriter, r *http.Request, next http.Handler)
 		return false
 	}
 	if f.drop {
-		if next != nil {
+		if next != nil && f.take {
 			next.ServeHTTP(httptest.NewRecorder(), r)
+		} else {
+			_, _ = io.Copy(io.Discard, r.Body)
 		}
 		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
 			_ = conn.Close()
