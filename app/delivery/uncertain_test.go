@@ -148,15 +148,15 @@ func TestUncertainAttempt(t *testing.T) {
 		wantPID     string // prefix of the log's provider message id
 	}{
 		{name: "no lookup: sent again after the grace, same Message-ID",
-			transport: func(h *holder) core.Transport { return h },
+			transport:  func(h *holder) core.Transport { return h },
 			wantStatus: core.StatusDelivered, wantSends: 2,
 			wantOutcome: []string{core.OutcomeUncertain, core.OutcomeDelivered}, wantPID: "accepted-"},
 		{name: "found by the provider's lookup: delivered, not sent again",
-			transport: func(h *holder) core.Transport { return findingHolder{holder: h, took: true} },
+			transport:  func(h *holder) core.Transport { return findingHolder{holder: h, took: true} },
 			wantStatus: core.StatusDelivered, wantSends: 1, wantFinds: 1,
 			wantOutcome: []string{core.OutcomeUncertain, core.OutcomeDelivered}, wantPID: "found-"},
 		{name: "not found by the lookup: sent again",
-			transport: func(h *holder) core.Transport { return findingHolder{holder: h, took: false} },
+			transport:  func(h *holder) core.Transport { return findingHolder{holder: h, took: false} },
 			wantStatus: core.StatusDelivered, wantSends: 2, wantFinds: 1,
 			wantOutcome: []string{core.OutcomeUncertain, core.OutcomeDelivered}, wantPID: "accepted-"},
 		{name: "a delivered webhook event meanwhile: delivered, not sent again",

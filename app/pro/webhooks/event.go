@@ -25,8 +25,8 @@ type Event struct {
 	// uncertain keeps that Message-ID as its provider message id until
 	// the engine resolves it, so the event still finds its log.
 	HeaderMessageID string
-	Recipient string
-	At        time.Time
+	Recipient       string
+	At              time.Time
 	// Permanent marks a hard bounce: the address does not take mail.
 	Permanent bool
 	// Reason is the provider's explanation (bounce reason, SMTP answer).
