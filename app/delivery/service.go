@@ -522,6 +522,9 @@ func (s *Service) attempt(ctx, stop context.Context, l *core.Log, conn *core.Con
 	out.History = []core.Attempt{a}
 	if a.Outcome == core.OutcomeUncertain {
 		markUncertain(&out, &msg, st.uncertainGrace)
+	} else if uncertainPending(l) && made == attemptRateLimited {
+		// Not sent: the resend still owes the uncertain Message-ID.
+		out.LastError = l.LastError
 	} else if uncertainPending(l) {
 		// The lookup after the grace did not find the message: this is
 		// its resend, with the same Message-ID.

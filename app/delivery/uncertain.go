@@ -143,6 +143,31 @@ func (s *Service) resolveUncertain(ctx context.Context, l *core.Log, st settings
 	return out, true
 }
 
+// uncertainSpent is the outcome of l, whose uncertain attempt was its
+// last allowed one on its connection and whose message was not found
+// after the grace: the fallback connection takes over when it applies,
+// else the log fails. Nothing is sent.
+func (s *Service) uncertainSpent(l *core.Log, st settings, conns *connLookup) core.LogOutcome {
+	var connID int64
+	if l.SentConnectionID != nil {
+		connID = *l.SentConnectionID
+	}
+	reason := "not found at the provider after the uncertain attempt, and no retries are left"
+	out := core.LogOutcome{
+		LogID: l.ID, Status: core.StatusFailed,
+		Attempts: l.Attempts, PhaseAttempts: l.PhaseAttempts, UsedFallback: l.UsedFallback,
+		SentConnectionID: l.SentConnectionID, LastError: reason,
+		History: []core.Attempt{{LogID: l.ID, ConnectionID: connID, At: time.Now().UTC(), Outcome: core.OutcomePermanent, Error: reason}},
+	}
+	if s.fallbackApplies(l, l.SentConnectionID, st, conns) {
+		out.Status = core.StatusQueued
+		out.NextAttemptAt = time.Now().UTC()
+		out.UsedFallback = true
+		out.PhaseAttempts = 0
+	}
+	return out
+}
+
 // eventSince returns the latest provider event recorded for l since its
 // last attempt (the uncertain one), if any.
 func (s *Service) eventSince(ctx context.Context, l *core.Log) (core.LogEvent, bool) {

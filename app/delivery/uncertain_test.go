@@ -241,6 +241,45 @@ func TestUncertainAttempt(t *testing.T) {
 	}
 }
 
+// TestUncertainLastAttempt: an uncertain attempt that was the last its
+// connection allowed is still looked up after the grace; not found, it
+// is not resent there: the fallback connection takes over, or the log
+// fails.
+func TestUncertainLastAttempt(t *testing.T) {
+	tests := []struct {
+		name         string
+		settings     fakeSettings
+		wantStatus   string
+		wantFallback int // sends through the fallback connection
+	}{
+		{name: "no fallback: failed", wantStatus: core.StatusFailed},
+		{name: "the fallback takes over", settings: fakeSettings{"fallback_connection_id": int64(2)},
+			wantStatus: core.StatusDelivered, wantFallback: 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := &holder{script: []error{lostAnswer}}
+			e := uncertainEnv(t, h, tc.settings)
+			e.svc.MaxRetries = 0
+			id := e.enqueue(t, &core.Log{Message: msg("last try")})
+			e.drain(t)
+			l, err := e.logs.FindLogByID(context.Background(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sent, _ := h.calls()
+			fallback, _ := e.tr[2].stats()
+			if l.Status != tc.wantStatus || len(sent) != 1 || fallback != tc.wantFallback {
+				t.Fatalf("status %s, %d send(s) on the connection, %d on the fallback; want %s, 1, %d (history %v)",
+					l.Status, len(sent), fallback, tc.wantStatus, tc.wantFallback, outcomes(l))
+			}
+			if l.History[0].Outcome != core.OutcomeUncertain || !strings.Contains(l.History[1].Error, "not found at the provider") {
+				t.Errorf("history %+v, want the uncertain attempt and then the not-found record", l.History)
+			}
+		})
+	}
+}
+
 // TestAttemptsCarryAMessageID: every attempt goes out with a Message-ID
 // (a fresh one per attempt unless the message has its own or the last
 // attempt was uncertain), so that an uncertain one can be looked up.

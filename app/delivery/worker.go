@@ -444,6 +444,9 @@ func (s *Service) decide(ctx, stop context.Context, l *core.Log, st settings, co
 		if out, ok := s.resolveUncertain(ctx, l, st, conns); ok {
 			return out
 		}
+		if l.PhaseAttempts > st.maxRetries {
+			return s.uncertainSpent(l, st, conns)
+		}
 	}
 	if out, ok := s.suppressedOutcome(l, listed); ok {
 		return out
