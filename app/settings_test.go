@@ -18,7 +18,8 @@ func TestSettingsDefaultsAndUpdate(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]any{"health_check_enabled": true, "health_check_interval": int64(15), "oauth_refresh_enabled": true,
-		"oauth_refresh_interval": int64(15), "oauth_refresh_max_retries": int64(3), "log_emails": true, "default_connection_id": nil}
+		"oauth_refresh_interval": int64(15), "oauth_refresh_max_retries": int64(3), "log_emails": true, "default_connection_id": nil,
+		"uncertain_grace_minutes": int64(10)}
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("default %s = %#v, want %#v", k, got[k], v)
@@ -50,6 +51,8 @@ func TestSettingsValidation(t *testing.T) {
 		{"interval above 1440", map[string]any{"oauth_refresh_interval": float64(1441)}, "oauth_refresh_interval"},
 		{"retries above 10", map[string]any{"oauth_refresh_max_retries": float64(11)}, "oauth_refresh_max_retries"},
 		{"retries below 1", map[string]any{"oauth_refresh_max_retries": float64(0)}, "oauth_refresh_max_retries"},
+		{"uncertain grace below 1", map[string]any{"uncertain_grace_minutes": float64(0)}, "uncertain_grace_minutes"},
+		{"uncertain grace above 1440", map[string]any{"uncertain_grace_minutes": float64(1441)}, "uncertain_grace_minutes"},
 		{"fractional interval", map[string]any{"health_check_interval": 1.5}, "health_check_interval"},
 		{"bool as string", map[string]any{"health_check_enabled": "yes"}, "health_check_enabled"},
 		{"interval as string", map[string]any{"health_check_interval": "15"}, "health_check_interval"},

@@ -139,6 +139,12 @@ const (
 	// down" answer (core.RateLimited): the message is requeued without
 	// the attempt counting against its retries.
 	OutcomeRateLimited = "rate_limited"
+	// OutcomeUncertain is an attempt whose message left whole with no
+	// answer from the provider (core.Uncertain): the provider may have
+	// taken it. The message waits the uncertain_grace_minutes setting,
+	// is looked up at the provider, and is sent again (with the same
+	// Message-ID) only when it is not found.
+	OutcomeUncertain = "uncertain"
 )
 
 // Attempt is one delivery attempt of a log.

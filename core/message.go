@@ -1,6 +1,8 @@
 package core
 
 import (
+	"crypto/rand"
+	"encoding/base32"
 	"fmt"
 	"net/mail"
 	"strings"
@@ -108,4 +110,72 @@ func (m *Message) Validate() error {
 		}
 	}
 	return Invalid(fields)
+}
+
+// MessageIDHeader is the name of the Message-ID header.
+const MessageIDHeader = "Message-ID"
+
+// MessageID returns the value of the message's own Message-ID header
+// (its name in any case), with its angle brackets, or "" when it has none.
+func (m *Message) MessageID() string {
+	for _, h := range m.Headers {
+		if strings.EqualFold(h.Name, MessageIDHeader) {
+			return strings.TrimSpace(h.Value)
+		}
+	}
+	return ""
+}
+
+// WithMessageID returns a copy of m whose Message-ID header is id (with
+// its angle brackets): the header's value is replaced when m has one,
+// else the header is added. m's header slice is not changed.
+func (m *Message) WithMessageID(id string) *Message {
+	out := *m
+	out.Headers = make([]Header, 0, len(m.Headers)+1)
+	set := false
+	for _, h := range m.Headers {
+		if strings.EqualFold(h.Name, MessageIDHeader) {
+			if set {
+				continue
+			}
+			h.Value, set = id, true
+		}
+		out.Headers = append(out.Headers, h)
+	}
+	if !set {
+		out.Headers = append(out.Headers, Header{Name: MessageIDHeader, Value: id})
+	}
+	return &out
+}
+
+// NewMessageID returns a fresh globally unique Message-ID value (without
+// angle brackets) whose right-hand side is the domain of sender, or
+// mailsvc.localhost when that is not a plain domain.
+func NewMessageID(sender string) (string, error) {
+	domain := "mailsvc.localhost"
+	if i := strings.LastIndexByte(sender, '@'); i >= 0 && PlainDomain(sender[i+1:]) {
+		domain = strings.ToLower(sender[i+1:])
+	}
+	var b [20]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("generate message id: %w", err)
+	}
+	left := strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
+	return left + "@" + domain, nil
+}
+
+// PlainDomain reports whether d is a plain dot-atom domain (letters,
+// digits, dots and hyphens) fit for the right-hand side of a Message-ID.
+func PlainDomain(d string) bool {
+	if d == "" || d[0] == '.' || d[len(d)-1] == '.' {
+		return false
+	}
+	for i := 0; i < len(d); i++ {
+		c := d[i]
+		ok := c == '.' || c == '-' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+		if !ok {
+			return false
+		}
+	}
+	return true
 }

@@ -61,6 +61,10 @@ var FreeSettings = []SettingDef{
 	{Key: "oauth_refresh_enabled", Type: SettingBool, Default: true},
 	{Key: "oauth_refresh_interval", Type: SettingInt, Default: int64(15), Min: Int64(1), Max: Int64(1440)},
 	{Key: "oauth_refresh_max_retries", Type: SettingInt, Default: int64(3), Min: Int64(1), Max: Int64(10)},
+	// uncertain_grace_minutes is how long a message whose attempt was
+	// uncertain waits before it is looked up at the provider and, when
+	// not found, sent again (docs/delivery.md "Uncertain attempts").
+	{Key: "uncertain_grace_minutes", Type: SettingInt, Default: int64(10), Min: Int64(1), Max: Int64(1440)},
 }
 
 // SettingsDefaults returns a scope's defaults as a map.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -18,9 +19,14 @@ import (
 // Permanent: temporary errors (network errors, timeouts, SMTP 4xx, HTTP 429
 // and 5xx) are safe to retry; permanent ones (SMTP 5xx, HTTP 4xx) are not.
 // An unclassified error is treated as temporary, so a bug never loses a
-// message. Send honours ctx cancellation and must be safe to call from
-// several goroutines. Send delivers to msg.EnvelopeRecipients(): the
-// Envelope when the engine set one, else To, Cc and Bcc.
+// message. A failure after the message left whole but before the
+// provider answered (a timeout after the final "." of DATA, an API
+// request written with no response) is classified Uncertain: the
+// provider may hold the message, and the engine looks it up (Finder, or
+// the provider's webhook events) before sending it again. Send honours
+// ctx cancellation and must be safe to call from several goroutines.
+// Send delivers to msg.EnvelopeRecipients(): the Envelope when the engine
+// set one, else To, Cc and Bcc.
 //
 // Per recipient: a transport whose provider answers per recipient (SMTP's
 // RCPT replies) delivers to the recipients it accepts even when others
@@ -30,8 +36,10 @@ import (
 // beside it (some refused for good, others deferred). Receipt.Recipients
 // is nil when every recipient was accepted in one go.
 //
-// Send is not idempotent: a retry after a lost
-// acceptance may deliver twice, which the queue accepts over losing mail.
+// Send is not idempotent: a retry after a lost acceptance may deliver
+// twice; the engine resends an uncertain attempt with the same
+// Message-ID header, so that providers and receivers that drop repeated
+// Message-IDs keep one copy.
 type Transport interface {
 	Send(ctx context.Context, msg *Message) (Receipt, error)
 }
@@ -43,6 +51,18 @@ type Transport interface {
 // could not be reached.
 type Verifier interface {
 	Verify(ctx context.Context) error
+}
+
+// Finder is implemented by transports whose provider can say whether it
+// accepted a message, found by its Message-ID header (Mailgun's events,
+// Postmark's outbound message search). The engine calls Find before it
+// resends a message whose last attempt was Uncertain. Find returns the
+// provider's receipt and true when the provider holds the message, false
+// when it does not (yet) know it, and an error when the lookup itself
+// failed (the caller then treats the message as not found). Find sends
+// nothing and is safe to call from several goroutines.
+type Finder interface {
+	Find(ctx context.Context, msg *Message) (Receipt, bool, error)
 }
 
 // Receipt is the provider's acceptance of one message.
@@ -116,6 +136,31 @@ func Permanent(err error) error {
 		return nil
 	}
 	return &DeliveryError{Temporary: false, Err: err}
+}
+
+// ErrUncertain is in the chain of every error classified Uncertain.
+var ErrUncertain = errors.New("uncertain outcome: the message left whole and no answer came, the provider may have accepted it")
+
+// Uncertain marks err as a failure after which the provider may hold the
+// message: the request or the message data was sent whole and the
+// answer never came (a timeout, a connection reset or closed after the
+// final "." of DATA, an API request written with no response). It is
+// temporary as well (IsTemporary), for callers that know no better; the
+// delivery engine records the attempt as OutcomeUncertain and looks the
+// message up before any resend. A failure before anything was sent (a
+// refused connection, a DNS or TLS failure) is Temporary, not Uncertain.
+func Uncertain(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &DeliveryError{Temporary: true, Err: fmt.Errorf("%w: %w", ErrUncertain, err)}
+}
+
+// IsUncertain reports whether err, or an error in its chain, was
+// classified Uncertain. Its text counts too: some clients keep only the
+// text of the error they wrap (net/http's Client.Timeout does).
+func IsUncertain(err error) bool {
+	return err != nil && (errors.Is(err, ErrUncertain) || strings.Contains(err.Error(), ErrUncertain.Error()))
 }
 
 // IsTemporary reports whether err should be retried. Errors that were not

@@ -115,7 +115,7 @@ func (s *Service) decideChosen(ctx, stop context.Context, l *core.Log, st settin
 			out.History[0].Response = "chosen by " + choice.Rule
 			return out, true
 		}
-		if a := out.History[0]; a.Outcome != core.OutcomeDelivered && a.Outcome != core.OutcomeSimulated && connectionLevel(a.Error) {
+		if a := out.History[0]; a.Outcome != core.OutcomeDelivered && a.Outcome != core.OutcomeSimulated && a.Outcome != core.OutcomeUncertain && connectionLevel(a.Error) {
 			connDown = true
 			if obs, ok := s.Chooser.(ConnectionFailureObserver); ok {
 				obs.ConnectionFailed(ctx, conn.ID, a.Error)
@@ -128,6 +128,8 @@ func (s *Service) decideChosen(ctx, stop context.Context, l *core.Log, st settin
 	case a.Outcome == core.OutcomeDelivered || a.Outcome == core.OutcomeSimulated:
 		out.Status = core.StatusDelivered
 		out.Delete = !st.keepDelivered(l.Source)
+	case a.Outcome == core.OutcomeUncertain:
+		// Queued until the grace ends (markUncertain), on this connection.
 	case a.Outcome == core.OutcomeTemporary && out.PhaseAttempts <= st.maxRetries && (!connDown || i+1 >= len(choice.ConnectionIDs)):
 		out.Status = core.StatusQueued
 		out.NextAttemptAt = now.Add(s.Backoff(out.PhaseAttempts))

@@ -2,11 +2,8 @@ package delivery
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/mailsvc/mailsvc/core"
@@ -46,7 +43,7 @@ func sendRecipients(ctx context.Context, tr core.Transport, msg *core.Message, l
 	}
 	parts := core.SplitRecipients(msg, want, caps)
 	if len(parts) > 1 {
-		msg = withMessageID(msg, l.ID)
+		msg = withMessageID(l, msg)
 	}
 	outcomes := make(map[string]core.RecipientOutcome, len(msg.To)+len(msg.Cc)+len(msg.Bcc))
 	for _, o := range l.Recipients {
@@ -112,41 +109,6 @@ func sendRecipients(ctx context.Context, tr core.Transport, msg *core.Message, l
 		res.err = core.Permanent(errors.New("no recipient left to send to"))
 	}
 	return res
-}
-
-// withMessageID returns msg with a Message-ID header, generated when it
-// has none, so that the calls of a message sent in parts carry the same
-// one (each call would render its own otherwise).
-func withMessageID(msg *core.Message, logID int64) *core.Message {
-	for _, h := range msg.Headers {
-		if strings.EqualFold(h.Name, "Message-ID") {
-			return msg
-		}
-	}
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	domain := "mailsvc.invalid"
-	if _, d, ok := strings.Cut(msg.From.Email, "@"); ok && validDomain(d) {
-		domain = d
-	}
-	m := *msg
-	m.Headers = append(slices.Clip(msg.Headers), core.Header{Name: "Message-ID",
-		Value: fmt.Sprintf("<%s.%d@%s>", hex.EncodeToString(b[:]), logID, domain)})
-	return &m
-}
-
-// validDomain reports whether d is letters, digits, dots and hyphens,
-// fit for the right-hand side of a Message-ID.
-func validDomain(d string) bool {
-	if d == "" || d[0] == '.' || d[len(d)-1] == '.' {
-		return false
-	}
-	for _, c := range d {
-		if c != '.' && c != '-' && (c < '0' || c > '9') && (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') {
-			return false
-		}
-	}
-	return true
 }
 
 // maxRepliesShown bounds the calls' replies an attempt's response lists

@@ -22,6 +22,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -120,6 +121,11 @@ type Service struct {
 	// Redaction gives the redactor of the log_body redacted mode with
 	// the site's patterns; nil applies the built-in rules only.
 	Redaction *logbody.Redactors
+	// Events, when set, reads the provider events recorded for a log
+	// (adapters/store.DB): after an uncertain attempt through a
+	// transport that cannot look messages up (core.Finder), an event
+	// received meanwhile shows the provider took the message.
+	Events LogEventSource
 	// Replicas, when set, counts the live processes sharing the queue
 	// (a heartbeat row each in the database); each connection's
 	// max_per_second is split between them. Nil counts this one only.
@@ -225,6 +231,9 @@ type settings struct {
 	unlogged   map[string]bool
 	// body is what the log keeps of a final message's body.
 	body logbody.Policy
+	// uncertainGrace is how long an uncertain attempt waits for its
+	// lookup (uncertain_grace_minutes).
+	uncertainGrace time.Duration
 }
 
 func (s *Service) loadSettings(ctx context.Context) (settings, error) {
@@ -234,12 +243,16 @@ func (s *Service) loadSettings(ctx context.Context) (settings, error) {
 	}
 	st := core.Settings(m)
 	out := settings{
-		fromEmail:     st.String("from_email"),
-		fromName:      st.String("from_name"),
-		simulate:      st.Bool("simulation_enabled", false),
-		logEmails:     st.Bool("log_emails", true),
-		retentionDays: st.Int("log_retention_days", 90),
-		body:          logbody.PolicyOf(st),
+		fromEmail:      st.String("from_email"),
+		fromName:       st.String("from_name"),
+		simulate:       st.Bool("simulation_enabled", false),
+		logEmails:      st.Bool("log_emails", true),
+		retentionDays:  st.Int("log_retention_days", 90),
+		body:           logbody.PolicyOf(st),
+		uncertainGrace: time.Duration(st.Int("uncertain_grace_minutes", int64(DefaultUncertainGrace/time.Minute))) * time.Minute,
+	}
+	if out.uncertainGrace <= 0 {
+		out.uncertainGrace = DefaultUncertainGrace
 	}
 	if id := st.Int("default_connection_id", 0); id > 0 {
 		out.defaultConn = &id
@@ -378,6 +391,9 @@ func (s *Service) SendNow(ctx context.Context, connID int64, msg *core.Message, 
 		out = deferred(l, out.NextAttemptAt)
 	case made == attemptRateLimited:
 		out.Status = core.StatusQueued
+	case out.History[len(out.History)-1].Outcome == core.OutcomeUncertain:
+		// Status and due time were set by markUncertain: the queue
+		// looks the message up after the grace.
 	case out.History[len(out.History)-1].Outcome == core.OutcomeDelivered || out.History[len(out.History)-1].Outcome == core.OutcomeSimulated:
 		out.Status = core.StatusDelivered
 		out.Delete = !st.keepDelivered(source)
@@ -471,6 +487,7 @@ func (s *Service) attempt(ctx, stop context.Context, l *core.Log, conn *core.Con
 	}
 	msg := l.Message
 	applyFrom(&msg, st)
+	msg = *withMessageID(l, &msg)
 	made := attemptSent
 	switch {
 	case st.simulate:
@@ -546,9 +563,13 @@ func (s *Service) attempt(ctx, stop context.Context, l *core.Log, conn *core.Con
 		}
 		a.Error = err.Error()
 		if a.Outcome == "" {
-			a.Outcome = core.OutcomePermanent
-			if core.IsTemporary(err) {
+			switch {
+			case core.IsUncertain(err):
+				a.Outcome = core.OutcomeUncertain
+			case core.IsTemporary(err):
 				a.Outcome = core.OutcomeTemporary
+			default:
+				a.Outcome = core.OutcomePermanent
 			}
 		}
 		s.metrics().SendFinished(conn.ID, conn.Driver, a.Outcome, time.Since(start))
@@ -558,7 +579,17 @@ func (s *Service) attempt(ctx, stop context.Context, l *core.Log, conn *core.Con
 	}
 	a.DurationMS = time.Since(start).Milliseconds()
 	out.History = []core.Attempt{a}
-	s.debugAttempt(l, conn, &msg, a)
+	if a.Outcome == core.OutcomeUncertain {
+		markUncertain(&out, &msg, st.uncertainGrace)
+	} else if uncertainPending(l) && made == attemptRateLimited {
+		// Not sent: the resend still owes the uncertain Message-ID.
+		out.LastError = l.LastError
+	} else if uncertainPending(l) {
+		// The lookup after the grace did not find the message: this is
+		// its resend, with the same Message-ID.
+		out.History[0].Response = strings.TrimSpace("Not found at the provider after the uncertain attempt: sent again. " + a.Response)
+	}
+	s.debugAttempt(l, conn, &msg, out.History[0])
 	return out, made
 }
 

@@ -441,6 +441,14 @@ func handBack(l *core.Log) core.LogOutcome {
 // to the queue untried; one the provider answered "slow down" goes back
 // without its attempt counting.
 func (s *Service) decide(ctx, stop context.Context, l *core.Log, st settings, conns *connLookup, listed suppressed) core.LogOutcome {
+	if uncertainPending(l) {
+		if out, ok := s.resolveUncertain(ctx, l, st, conns); ok {
+			return out
+		}
+		if l.PhaseAttempts > st.maxRetries {
+			return s.uncertainSpent(l, st, conns)
+		}
+	}
 	if out, ok := s.suppressedOutcome(l, listed); ok {
 		return out
 	}
@@ -478,6 +486,9 @@ func (s *Service) decide(ctx, stop context.Context, l *core.Log, st settings, co
 	case last.Outcome == core.OutcomeDelivered || last.Outcome == core.OutcomeSimulated:
 		out.Status = core.StatusDelivered
 		out.Delete = !st.keepDelivered(l.Source)
+	case last.Outcome == core.OutcomeUncertain:
+		// Queued until the grace ends (markUncertain): never failed nor
+		// handed to the fallback while the provider may hold it.
 	case last.Outcome == core.OutcomeTemporary && out.PhaseAttempts <= st.maxRetries:
 		out.Status = core.StatusQueued
 		out.NextAttemptAt = now.Add(s.Backoff(out.PhaseAttempts))

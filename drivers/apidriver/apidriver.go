@@ -7,8 +7,11 @@
 package apidriver
 
 import (
+	"fmt"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mailsvc/mailsvc/core"
@@ -107,12 +110,14 @@ func newSharedTransport() *http.Transport {
 }
 
 // sharedClient is http.DefaultClient over SharedTransport.
-var sharedClient = &http.Client{Transport: SharedTransport}
+var sharedClient = &http.Client{Transport: UnansweredTransport{Base: SharedTransport}}
 
-// HTTPClient returns the host's HTTP client of env. A client without a
-// transport of its own (nil, http.DefaultClient) sends through
-// SharedTransport instead of http.DefaultTransport, whose two idle
-// connections per host would make concurrent sends dial again and again.
+// HTTPClient returns the host's HTTP client of env, its transport
+// wrapped in UnansweredTransport (a send written whole with no answer is
+// core.Uncertain). A client without a transport of its own (nil,
+// http.DefaultClient) sends through SharedTransport instead of
+// http.DefaultTransport, whose two idle connections per host would make
+// concurrent sends dial again and again.
 func HTTPClient(env core.DriverEnv) *http.Client {
 	c := env.HTTPClient
 	switch {
@@ -120,10 +125,45 @@ func HTTPClient(env core.DriverEnv) *http.Client {
 		return sharedClient
 	case c.Transport == nil:
 		cp := *c
-		cp.Transport = SharedTransport
+		cp.Transport = UnansweredTransport{Base: SharedTransport}
 		return &cp
 	}
-	return c
+	if _, ok := c.Transport.(UnansweredTransport); ok {
+		return c
+	}
+	cp := *c
+	cp.Transport = UnansweredTransport{Base: c.Transport}
+	return &cp
+}
+
+// UnansweredTransport marks the failure of a request that may have
+// reached the provider: a POST, PUT or PATCH whose request and body were
+// written whole, after which the response never came (a timeout, a
+// connection reset or closed) fails with a core.Uncertain error, so that
+// the engine looks the message up before sending it again. A failure
+// before the request was written whole (a refused connection, a DNS or
+// TLS failure) is returned as it is. Reads (GET) are never uncertain.
+type UnansweredTransport struct {
+	// Base makes the requests.
+	Base http.RoundTripper
+}
+
+// RoundTrip implements http.RoundTripper.
+func (u UnansweredTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	switch req.Method {
+	case http.MethodPost, http.MethodPut, http.MethodPatch:
+	default:
+		return u.Base.RoundTrip(req)
+	}
+	var written atomic.Bool
+	trace := &httptrace.ClientTrace{WroteRequest: func(info httptrace.WroteRequestInfo) {
+		written.Store(info.Err == nil)
+	}}
+	resp, err := u.Base.RoundTrip(req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
+	if err != nil && written.Load() {
+		return nil, core.Uncertain(fmt.Errorf("the request was sent and no response came: %w", err))
+	}
+	return resp, err
 }
 
 // summaryLimit is how many bytes of a provider's answer an error keeps.

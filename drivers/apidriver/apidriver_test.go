@@ -1,7 +1,9 @@
 package apidriver_test
 
 import (
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -89,7 +91,7 @@ func TestHTTPClient(t *testing.T) {
 		wantShared  bool // a client over SharedTransport
 		wantTimeout time.Duration
 	}{
-		{name: "host client with a transport is used as is", host: own, wantSame: true},
+		{name: "host client with a transport: its transport", host: own, wantSame: true},
 		{name: "no host client: the shared transport", host: nil, wantShared: true},
 		{name: "http.DefaultClient: the shared transport", host: http.DefaultClient, wantShared: true},
 		{name: "host client without transport keeps its timeout", host: timed, wantShared: true, wantTimeout: time.Minute},
@@ -97,11 +99,15 @@ func TestHTTPClient(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := apidriver.HTTPClient(core.DriverEnv{HTTPClient: tc.host})
-			if tc.wantSame && got != tc.host {
-				t.Fatalf("HTTPClient did not return the host's client")
+			watch, ok := got.Transport.(apidriver.UnansweredTransport)
+			if !ok {
+				t.Fatalf("transport %T, want one that marks unanswered sends", got.Transport)
 			}
-			if tc.wantShared && got.Transport != apidriver.SharedTransport {
-				t.Fatalf("transport %T, want the shared transport", got.Transport)
+			if tc.wantSame && (watch.Base != tc.host.Transport || got.Jar != tc.host.Jar || got.CheckRedirect != nil) {
+				t.Fatalf("HTTPClient did not send through the host's transport")
+			}
+			if tc.wantShared && watch.Base != apidriver.SharedTransport {
+				t.Fatalf("transport %T, want the shared transport", watch.Base)
 			}
 			if got.Timeout != tc.wantTimeout {
 				t.Errorf("timeout %s, want %s", got.Timeout, tc.wantTimeout)
@@ -136,5 +142,71 @@ func TestFields(t *testing.T) {
 		if f.Key != tc.wantKey || string(f.Type) != string(tc.wantType) || f.Help != tc.wantHelp || f.Label != tc.wantLabel || f.Required != wantRequired {
 			t.Errorf("field = %+v, want key %s type %s label %q help %q, required %v", f, tc.wantKey, tc.wantType, tc.wantLabel, tc.wantHelp, wantRequired)
 		}
+	}
+}
+
+// TestUnansweredTransport: a send written whole with no answer is
+// uncertain (the provider may have taken it); a failure before the
+// request left, a read, and any answer are not.
+func TestUnansweredTransport(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/drop", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			_ = conn.Close()
+		}
+	})
+	mux.HandleFunc("/hang", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	mux.HandleFunc("/fail", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "down", http.StatusServiceUnavailable)
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	closed := httptest.NewServer(mux)
+	closedURL := closed.URL
+	closed.Close()
+
+	tests := []struct {
+		name          string
+		method, url   string
+		wantErr       bool
+		wantUncertain bool
+	}{
+		{name: "sent, then the connection closed", method: http.MethodPost, url: srv.URL + "/drop", wantErr: true, wantUncertain: true},
+		{name: "sent, then no answer before the timeout", method: http.MethodPost, url: srv.URL + "/hang", wantErr: true, wantUncertain: true},
+		{name: "connection refused: never sent", method: http.MethodPost, url: closedURL + "/drop", wantErr: true},
+		{name: "a read is never uncertain", method: http.MethodGet, url: srv.URL + "/drop", wantErr: true},
+		{name: "an answer is not an error", method: http.MethodPost, url: srv.URL + "/fail"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := apidriver.HTTPClient(core.DriverEnv{HTTPClient: &http.Client{Timeout: 300 * time.Millisecond}})
+			req, err := http.NewRequest(tc.method, tc.url, strings.NewReader(`{"to":"a@example.com"}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := c.Do(req)
+			if resp != nil {
+				_ = resp.Body.Close()
+			}
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, want an error: %v", err, tc.wantErr)
+			}
+			if got := core.IsUncertain(err); got != tc.wantUncertain {
+				t.Errorf("uncertain = %v, want %v: %v", got, tc.wantUncertain, err)
+			}
+			if tc.wantUncertain && !core.IsTemporary(err) {
+				t.Errorf("an uncertain failure must also be temporary: %v", err)
+			}
+		})
 	}
 }

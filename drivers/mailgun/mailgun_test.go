@@ -5,6 +5,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/drivers/drivertest"
@@ -140,4 +141,53 @@ func TestAttachmentWithoutExtensionGetsTypedName(t *testing.T) {
 	if a.Filename != "report.pdf" || a.ContentType != "application/pdf" || !bytes.Equal(a.Data, drivertest.PDFBytes()) {
 		t.Errorf("attachment = %s %s (%d bytes), want report.pdf application/pdf", a.Filename, a.ContentType, len(a.Data))
 	}
+}
+
+// TestUncertainSendAndFind: a send whose answer is lost is uncertain,
+// and Find (the Events API by Message-ID) tells whether Mailgun kept it.
+func TestUncertainSendAndFind(t *testing.T) {
+	tests := []struct {
+		name          string
+		inject        func(f *mailgunfake.Server)
+		wantUncertain bool
+		wantFound     bool
+	}{
+		{name: "taken, answer lost", inject: func(f *mailgunfake.Server) { f.TakeAndDropNext(1) }, wantUncertain: true, wantFound: true},
+		{name: "no answer, not taken", inject: func(f *mailgunfake.Server) { f.StallNext(1) }, wantUncertain: true},
+		{name: "accepted", inject: func(*mailgunfake.Server) {}, wantFound: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := mailgunfake.New(testKey, testDomain)
+			defer fake.Close()
+			tr := newTransport(t, core.Settings{"api_key": testKey, "domain": testDomain, "base_url": fake.URL})
+			msg := drivertest.FullMessage().WithMessageID("<uncertain.1@example.com>")
+			tc.inject(fake)
+			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+			_, err := tr.Send(ctx, msg)
+			cancel()
+			if got := core.IsUncertain(err); got != tc.wantUncertain {
+				t.Fatalf("Send err = %v: uncertain %v, want %v", err, got, tc.wantUncertain)
+			}
+			rc, found, err := tr.(core.Finder).Find(context.Background(), msg)
+			if err != nil {
+				t.Fatalf("Find: %v", err)
+			}
+			if found != tc.wantFound || (found && rc.MessageID != "uncertain.1@example.com") {
+				t.Errorf("Find = %+v, %v; want found %v with the Message-ID", rc, found, tc.wantFound)
+			}
+			if fake.EventQueries() != 1 {
+				t.Errorf("%d events queries, want 1", fake.EventQueries())
+			}
+		})
+	}
+	t.Run("lookup refused", func(t *testing.T) {
+		fake := mailgunfake.New(testKey, testDomain)
+		defer fake.Close()
+		tr := newTransport(t, core.Settings{"api_key": testKey, "domain": testDomain, "base_url": fake.URL})
+		fake.FailNext(1, 500, "")
+		if _, found, err := tr.(core.Finder).Find(context.Background(), drivertest.FullMessage().WithMessageID("<x@example.com>")); err == nil || found {
+			t.Errorf("Find = %v, %v; want an error", found, err)
+		}
+	})
 }

@@ -11,8 +11,6 @@ package mime
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/base32"
 	"errors"
 	"fmt"
 	"io"
@@ -218,19 +216,9 @@ func Envelope(msg *core.Message) (from string, rcpts []string) {
 }
 
 // NewMessageID returns a fresh globally unique Message-ID value (without
-// angle brackets) whose right-hand side is the domain of sender.
-func NewMessageID(sender string) (string, error) {
-	domain := "mailsvc.localhost"
-	if i := strings.LastIndexByte(sender, '@'); i >= 0 && ValidDomain(sender[i+1:]) {
-		domain = strings.ToLower(sender[i+1:])
-	}
-	var b [20]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("generate message id: %w", err)
-	}
-	left := strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
-	return left + "@" + domain, nil
-}
+// angle brackets) whose right-hand side is the domain of sender: it is
+// core.NewMessageID.
+func NewMessageID(sender string) (string, error) { return core.NewMessageID(sender) }
 
 func mailAddresses(in []core.Address) []*mail.Address {
 	out := make([]*mail.Address, 0, len(in))
@@ -289,17 +277,6 @@ func Unfold(s string) string {
 }
 
 // ValidDomain reports whether d is a plain dot-atom domain (letters, digits,
-// dots and hyphens) fit for the right-hand side of a Message-ID.
-func ValidDomain(d string) bool {
-	if d == "" || d[0] == '.' || d[len(d)-1] == '.' {
-		return false
-	}
-	for i := 0; i < len(d); i++ {
-		c := d[i]
-		ok := c == '.' || c == '-' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
-		if !ok {
-			return false
-		}
-	}
-	return true
-}
+// dots and hyphens) fit for the right-hand side of a Message-ID: it is
+// core.PlainDomain.
+func ValidDomain(d string) bool { return core.PlainDomain(d) }

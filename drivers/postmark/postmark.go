@@ -275,6 +275,9 @@ func (t *Transport) build(msg *core.Message) pm.Email {
 	for _, h := range msg.Headers {
 		e.Headers = append(e.Headers, pm.Header{Name: h.Name, Value: h.Value})
 	}
+	if v := metadataValue(msg.MessageID()); v != "" {
+		e.Metadata = map[string]string{MetadataKey: v}
+	}
 	for _, a := range msg.Attachments {
 		ct := a.ContentType
 		if ct == "" {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/drivers/drivertest"
@@ -118,4 +119,64 @@ func TestDefaults(t *testing.T) {
 	if tr.BaseURL() != postmark.DefaultBaseURL || tr.MessageStream() != "outbound" {
 		t.Errorf("BaseURL, MessageStream = %q, %q; want %q, outbound", tr.BaseURL(), tr.MessageStream(), postmark.DefaultBaseURL)
 	}
+}
+
+// TestUncertainSendAndFind: a send whose answer is lost is uncertain,
+// and Find (the outbound message search by the Message-ID the message
+// carries in its metadata) tells whether Postmark kept it.
+func TestUncertainSendAndFind(t *testing.T) {
+	long := "<" + strings.Repeat("x", 90) + "@example.com>"
+	tests := []struct {
+		name          string
+		messageID     string
+		inject        func(f *postmarkfake.Server)
+		wantUncertain bool
+		wantFound     bool
+	}{
+		{name: "taken, answer lost", messageID: "<uncertain.1@example.com>", inject: func(f *postmarkfake.Server) { f.TakeAndDropNext(1) }, wantUncertain: true, wantFound: true},
+		{name: "no answer, not taken", messageID: "<uncertain.1@example.com>", inject: func(f *postmarkfake.Server) { f.StallNext(1) }, wantUncertain: true},
+		{name: "accepted", messageID: "<uncertain.1@example.com>", inject: func(*postmarkfake.Server) {}, wantFound: true},
+		{name: "accepted, a Message-ID longer than Postmark's metadata", messageID: long, inject: func(*postmarkfake.Server) {}, wantFound: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := postmarkfake.New(testKey)
+			defer fake.Close()
+			tr := newTransport(t, core.Settings{"api_key": testKey, "base_url": fake.URL})
+			msg := drivertest.FullMessage().WithMessageID(tc.messageID)
+			tc.inject(fake)
+			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+			_, err := tr.Send(ctx, msg)
+			cancel()
+			if got := core.IsUncertain(err); got != tc.wantUncertain {
+				t.Fatalf("Send err = %v: uncertain %v, want %v", err, got, tc.wantUncertain)
+			}
+			rc, found, err := tr.(core.Finder).Find(context.Background(), msg)
+			if err != nil {
+				t.Fatalf("Find: %v", err)
+			}
+			if found != tc.wantFound {
+				t.Fatalf("Find = %+v, %v; want found %v", rc, found, tc.wantFound)
+			}
+			if found && (len(fake.Messages()) != 1 || rc.MessageID != fake.Messages()[0].ID) {
+				t.Errorf("Find receipt %+v, want Postmark's MessageID of the message kept", rc)
+			}
+			for _, m := range fake.Messages() {
+				if v := m.Metadata[postmark.MetadataKey]; v == "" || len(v) > 80 {
+					t.Errorf("metadata %s = %q, want the Message-ID in at most 80 characters", postmark.MetadataKey, v)
+				}
+			}
+		})
+	}
+	t.Run("another message is not found", func(t *testing.T) {
+		fake := postmarkfake.New(testKey)
+		defer fake.Close()
+		tr := newTransport(t, core.Settings{"api_key": testKey, "base_url": fake.URL})
+		if _, err := tr.Send(context.Background(), drivertest.FullMessage().WithMessageID("<a@example.com>")); err != nil {
+			t.Fatal(err)
+		}
+		if _, found, err := tr.(core.Finder).Find(context.Background(), drivertest.FullMessage().WithMessageID("<b@example.com>")); err != nil || found {
+			t.Errorf("Find = %v, %v; want not found", found, err)
+		}
+	})
 }

@@ -77,6 +77,7 @@ func (s *session) sendChunked(l *letter) (string, error) {
 				// Not a session closed while idle: the data may have
 				// been taken.
 				failed.stage = stageBody
+				failed.unanswered = true
 			}
 		}
 		return failed.replied()

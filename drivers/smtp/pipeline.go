@@ -39,6 +39,9 @@ type transactionError struct {
 	// ended: the session is ready for the next transaction (the server's
 	// reply ended this one, or RSET did).
 	ended bool
+	// unanswered: the message data left whole (the final "." or the
+	// last BDAT chunk) and no reply came: the server may have taken it.
+	unanswered bool
 }
 
 func (e *transactionError) Error() string { return fmt.Sprintf("%s: %v", e.stage, e.err) }
@@ -172,6 +175,7 @@ func (s *session) sendPipelined(l *letter) (string, rejection, error) {
 	if err != nil {
 		terr := &transactionError{stage: stageBody, err: err}
 		terr.ended = terr.replied()
+		terr.unanswered = !terr.ended
 		return "", rejected, terr
 	}
 	return resp, rejected, nil
@@ -211,8 +215,11 @@ func (s *session) sendStepwise(l *letter) (string, rejection, error) {
 		return "", rejected, &transactionError{stage: stageBody, err: err}
 	}
 	if err := w.Close(); err != nil {
+		// Close writes the final "." and reads the reply: a failure
+		// without a reply may come after the server took the message.
 		terr := &transactionError{stage: stageBody, err: err}
 		terr.ended = terr.replied()
+		terr.unanswered = !terr.ended
 		return "", rejected, terr
 	}
 	var resp string

@@ -169,6 +169,8 @@ func TestSendErrorsAreClassified(t *testing.T) {
 		set       core.Settings
 		inject    func(*smtpsink.Sink)
 		temporary bool
+		// uncertain: the message left whole and no reply came.
+		uncertain bool
 		contains  string
 	}{
 		{name: "auth failure is permanent", sinkOpts: []smtpsink.Option{smtpsink.WithAuth("user", "other")}, set: authSet, contains: "535"},
@@ -177,8 +179,12 @@ func TestSendErrorsAreClassified(t *testing.T) {
 		{name: "5xx is permanent", inject: func(s *smtpsink.Sink) { s.FailNext(1, 554, "spam") }, contains: "554"},
 		{name: "550 is permanent", inject: func(s *smtpsink.Sink) { s.FailNext(1, 550, "no such user") }, contains: "550"},
 		{name: "dropped connection is temporary", inject: func(s *smtpsink.Sink) { s.DropNext(1) }, temporary: true},
-		{name: "stall beyond timeout is temporary", set: core.Settings{smtpdrv.KeyTimeout: int64(1)},
-			inject: func(s *smtpsink.Sink) { s.StallNext(1, 3*time.Second) }, temporary: true},
+		{name: "stall beyond timeout after the final dot is uncertain", set: core.Settings{smtpdrv.KeyTimeout: int64(1)},
+			inject: func(s *smtpsink.Sink) { s.StallNext(1, 3*time.Second) }, temporary: true, uncertain: true},
+		{name: "connection closed after the message was taken is uncertain",
+			inject: func(s *smtpsink.Sink) { s.TakeAndDropNext(1) }, temporary: true, uncertain: true},
+		{name: "stepwise: connection closed after the message was taken is uncertain", sinkOpts: []smtpsink.Option{smtpsink.WithoutPipelining()},
+			inject: func(s *smtpsink.Sink) { s.TakeAndDropNext(1) }, temporary: true, uncertain: true},
 		{name: "starttls required but not offered is permanent", set: core.Settings{smtpdrv.KeyEncryption: smtpdrv.EncryptionTLS}},
 		{name: "untrusted certificate is permanent", sinkOpts: []smtpsink.Option{smtpsink.WithSTARTTLS()},
 			set: core.Settings{smtpdrv.KeyEncryption: smtpdrv.EncryptionTLS}},
@@ -193,6 +199,9 @@ func TestSendErrorsAreClassified(t *testing.T) {
 			tr := newTransport(t, settings(sink, tc.set), core.DriverEnv{}, smtpdrv.Options{})
 			_, err := tr.Send(context.Background(), message())
 			checkClass(t, err, tc.temporary)
+			if tc.uncertain != core.IsUncertain(err) && !strings.Contains(tc.name, "dropped") {
+				t.Errorf("uncertain = %v, want %v: %v", core.IsUncertain(err), tc.uncertain, err)
+			}
 			if !strings.Contains(err.Error(), tc.contains) {
 				t.Errorf("error %q does not contain %q", err, tc.contains)
 			}
@@ -256,6 +265,9 @@ func TestSendUnreachableIsTemporary(t *testing.T) {
 	tr := newTransport(t, set, core.DriverEnv{}, smtpdrv.Options{})
 	_, err = tr.Send(context.Background(), message())
 	checkClass(t, err, true)
+	if core.IsUncertain(err) {
+		t.Errorf("an unreachable server cannot have taken the message, yet the error is uncertain: %v", err)
+	}
 }
 
 func TestSendHonoursContext(t *testing.T) {

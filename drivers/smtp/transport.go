@@ -581,6 +581,8 @@ func (t *Transport) saveTranscript(s *session) {
 // classify wraps err with context and marks it temporary or permanent:
 // SMTP 4xx replies and network failures are temporary, 5xx replies
 // (authentication failures included) and configuration faults permanent.
+// A failure after the message data left whole with no reply (a timeout,
+// a reset or closed connection after the final ".") is uncertain.
 func (t *Transport) classify(op string, err error) error {
 	var de *core.DeliveryError
 	if errors.As(err, &de) {
@@ -589,6 +591,8 @@ func (t *Transport) classify(op string, err error) error {
 	wrapped := fmt.Errorf("smtp: %s %s: %w", op, t.addr(), err)
 	code := replyCode(err)
 	switch {
+	case unanswered(err):
+		return core.Uncertain(wrapped)
 	case code >= 500:
 		return core.Permanent(wrapped)
 	case code >= 400 && slowDown(err):
@@ -680,6 +684,13 @@ func configurationError(err error) bool {
 func staleConnection(err error) bool {
 	var te *transactionError
 	return errors.As(err, &te) && te.stage != stageBody && !te.replied()
+}
+
+// unanswered reports a failure after the message data left whole and
+// before the server replied to it: the server may have taken the message.
+func unanswered(err error) bool {
+	var te *transactionError
+	return errors.As(err, &te) && te.unanswered
 }
 
 // reusable reports whether a session that failed with err can serve the

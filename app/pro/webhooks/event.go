@@ -19,8 +19,14 @@ type Event struct {
 	// MessageID is the provider message id the send returned, as the log
 	// keeps it.
 	MessageID string
-	Recipient string
-	At        time.Time
+	// HeaderMessageID is the message's own Message-ID header (without
+	// brackets) when the event carries it (SendGrid's smtp-id, SES's
+	// mail.commonHeaders.messageId). A log whose last attempt was
+	// uncertain keeps that Message-ID as its provider message id until
+	// the engine resolves it, so the event still finds its log.
+	HeaderMessageID string
+	Recipient       string
+	At              time.Time
 	// Permanent marks a hard bounce: the address does not take mail.
 	Permanent bool
 	// Reason is the provider's explanation (bounce reason, SMTP answer).

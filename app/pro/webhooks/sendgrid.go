@@ -130,6 +130,7 @@ func sendGridEvent(e map[string]any) Event {
 	ev := Event{Provider: ProviderSendGrid, Raw: e, ProviderEvent: name, Recipient: cleanAddress(str(e, "email")),
 		At: unixTime(num(e, "timestamp")), ID: str(e, "sg_event_id")}
 	ev.MessageID, _, _ = strings.Cut(str(e, "sg_message_id"), ".")
+	ev.HeaderMessageID = strings.Trim(str(e, "smtp-id"), "<> ")
 	ev.Reason = str(e, "reason")
 	if ev.Reason == "" {
 		ev.Reason = str(e, "response")

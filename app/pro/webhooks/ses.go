@@ -119,12 +119,14 @@ func sesEvents(n map[string]any) []Event {
 	}
 	mail, _ := n["mail"].(map[string]any)
 	msgID := str(mail, "messageId")
+	common, _ := mail["commonHeaders"].(map[string]any)
+	headerID := strings.Trim(str(common, "messageId"), "<> ")
 	at := func(obj map[string]any) time.Time {
 		t, _ := time.Parse(time.RFC3339, str(obj, "timestamp"))
 		return t.UTC()
 	}
 	mk := func(k, rcpt string, obj map[string]any) Event {
-		return Event{Provider: ProviderSES, Raw: n, Kind: k, ProviderEvent: kind, MessageID: msgID, Recipient: cleanAddress(rcpt), At: at(obj)}
+		return Event{Provider: ProviderSES, Raw: n, Kind: k, ProviderEvent: kind, MessageID: msgID, HeaderMessageID: headerID, Recipient: cleanAddress(rcpt), At: at(obj)}
 	}
 	var out []Event
 	switch kind {

@@ -236,8 +236,10 @@ func (s *Service) secrets(ctx context.Context, provider string) ([]core.Settings
 func (s *Service) apply(ctx context.Context, provider string, events []Event, now time.Time, res *Result) error {
 	ids := make([]string, 0, len(events))
 	for _, ev := range events {
-		if ev.MessageID != "" {
-			ids = append(ids, ev.MessageID)
+		for _, id := range []string{ev.MessageID, ev.HeaderMessageID} {
+			if id != "" {
+				ids = append(ids, id)
+			}
 		}
 	}
 	logs, err := s.Store.FindLogIDsByProviderMessageIDs(ctx, ids)
@@ -261,7 +263,10 @@ func (s *Service) apply(ctx context.Context, provider string, events []Event, no
 		}
 		tr := TransitionOf(ev)
 		logID := logs[ev.MessageID]
-		if ev.MessageID == "" || logID == 0 {
+		if logID == 0 && ev.HeaderMessageID != "" {
+			logID = logs[ev.HeaderMessageID]
+		}
+		if logID == 0 {
 			res.Unknown++
 		} else {
 			le := &core.LogEvent{LogID: logID, Provider: provider, Event: ev.Kind, At: ev.At, Detail: ev.detail()}

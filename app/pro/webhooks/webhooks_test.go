@@ -423,6 +423,40 @@ func TestReplaysAndUnknownMessages(t *testing.T) {
 	}
 }
 
+// TestEventsFindAnUncertainLogByMessageID: a log whose last attempt was
+// uncertain carries the Message-ID it was sent with as its provider
+// message id; SendGrid's and SES's events name the provider's own id,
+// which no log knows, and the Message-ID header, by which they are
+// matched.
+func TestEventsFindAnUncertainLogByMessageID(t *testing.T) {
+	now := time.Now()
+	s := newSigner(t, now)
+	f := newFixture(t, s.conns(), now, &webhooks.SNSVerifier{Client: s.sns.Client()})
+	f.store.addLog(20, "uncertain.20@example.com")
+	f.store.addLog(21, "uncertain.21@example.com")
+	ctx := context.Background()
+
+	body := fmt.Sprintf(`[{"event":"delivered","email":"a@example.com","sg_event_id":"u1","sg_message_id":"sgid.x","smtp-id":"<uncertain.20@example.com>","timestamp":%d}]`, now.Unix())
+	if res, err := f.svc.Receive(ctx, "sendgrid", s.sendgrid(body, now, s.sgKey)); err != nil || res.Matched != 1 || res.Unknown != 0 {
+		t.Fatalf("sendgrid: %+v, %v; want the event matched by smtp-id", res, err)
+	}
+	note, _ := json.Marshal(map[string]any{
+		"notificationType": "Delivery",
+		"delivery":         map[string]any{"timestamp": now.UTC().Format(time.RFC3339), "recipients": []string{"a@example.com"}},
+		"mail": map[string]any{"messageId": "ses-own-id", "destination": []string{"a@example.com"},
+			"commonHeaders": map[string]any{"messageId": "<uncertain.21@example.com>"}},
+	})
+	n := s.sns.Notification(s.topic, string(note), now, "2")
+	if res, err := f.svc.Receive(ctx, "ses", sns(n)); err != nil || res.Matched != 1 || res.Unknown != 0 {
+		t.Fatalf("ses: %+v, %v; want the event matched by commonHeaders.messageId", res, err)
+	}
+	f.store.mu.Lock()
+	defer f.store.mu.Unlock()
+	if len(f.store.events) != 2 || f.store.events[0].LogID != 20 || f.store.events[1].LogID != 21 {
+		t.Errorf("events recorded %+v, want one for log 20 and one for log 21", f.store.events)
+	}
+}
+
 // A SendGrid call replayed with its signature rewritten (s → n−s
 // re-encoded as DER, or another base64 spelling of the same bytes) still
 // verifies; it is refused as a replay and applies nothing again.

@@ -29,9 +29,13 @@ import (
 type Respond func(w http.ResponseWriter, r *http.Request)
 
 // fault is one queued failure: a response to write, or a stall when
-// respond is nil.
+// respond is nil; with drop, the fake handles the request and the
+// connection is closed instead of its response.
 type fault struct {
 	respond Respond
+	drop    bool
+	// take: with drop, the fake handles the request before the drop.
+	take bool
 }
 
 // Queue holds the faults the next requests meet, oldest first. It is safe
@@ -76,6 +80,30 @@ func (q *Queue) StallNext(n int) {
 	}
 }
 
+// TakeAndDropNext makes the next n requests be handled by the fake as
+// usual (it keeps what they send) and then answered by closing the
+// connection with no response, as when a provider takes a message and
+// the answer is lost. A fake that calls Intercept itself (rather than
+// Wrap) drops the connection without handling the request.
+func (q *Queue) TakeAndDropNext(n int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for range n {
+		q.faults = append(q.faults, fault{drop: true, take: true})
+	}
+}
+
+// DropNextUnkept makes the next n requests be read whole and answered by
+// closing the connection before the fake handles them: the client sent
+// everything, and nothing was kept.
+func (q *Queue) DropNextUnkept(n int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for range n {
+		q.faults = append(q.faults, fault{drop: true})
+	}
+}
+
 // Requests returns how many requests went through Wrap or Intercept,
 // faults included.
 func (q *Queue) Requests() int {
@@ -89,6 +117,11 @@ func (q *Queue) Requests() int {
 // context ends or the queue is closed. It reports whether it served the
 // request; when it did not, the caller handles the request as usual.
 func (q *Queue) Intercept(w http.ResponseWriter, r *http.Request) bool {
+	return q.serve(w, r, nil)
+}
+
+// serve is Intercept, with next handling the request of a drop fault.
+func (q *Queue) serve(w http.ResponseWriter, r *http.Request, next http.Handler) bool {
 	q.mu.Lock()
 	q.requests++
 	var f *fault
@@ -99,6 +132,17 @@ func (q *Queue) Intercept(w http.ResponseWriter, r *http.Request) bool {
 	q.mu.Unlock()
 	if f == nil {
 		return false
+	}
+	if f.drop {
+		if next != nil && f.take {
+			next.ServeHTTP(httptest.NewRecorder(), r)
+		} else {
+			_, _ = io.Copy(io.Discard, r.Body)
+		}
+		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			_ = conn.Close()
+		}
+		return true
 	}
 	if f.respond == nil {
 		select {
@@ -115,7 +159,7 @@ func (q *Queue) Intercept(w http.ResponseWriter, r *http.Request) bool {
 // before next.
 func (q *Queue) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if q.Intercept(w, r) {
+		if q.serve(w, r, next) {
 			return
 		}
 		next.ServeHTTP(w, r)

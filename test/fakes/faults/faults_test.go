@@ -164,3 +164,35 @@ func TestServer(t *testing.T) {
 		t.Errorf("request after Close got %d %q, want a connection error", got.status, got.body)
 	}
 }
+
+// TestDrops: TakeAndDropNext lets the handler keep the request and closes
+// the connection with no answer; DropNextUnkept closes it unhandled.
+func TestDrops(t *testing.T) {
+	tests := []struct {
+		name       string
+		inject     func(q *faults.Queue)
+		wantKept   int
+		wantAnswer bool
+	}{
+		{"take and drop", func(q *faults.Queue) { q.TakeAndDropNext(1) }, 1, false},
+		{"drop unkept", func(q *faults.Queue) { q.DropNextUnkept(1) }, 0, false},
+		{"no fault", func(*faults.Queue) {}, 1, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			q := faults.New()
+			kept := 0
+			srv := httptest.NewServer(q.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				kept++
+				_, _ = io.WriteString(w, "kept")
+			})))
+			defer srv.Close()
+			defer q.Close()
+			tc.inject(q)
+			a := get(context.Background(), t, srv.URL+"/x")
+			if (a.err == nil) != tc.wantAnswer || kept != tc.wantKept {
+				t.Errorf("answer %+v, kept %d; want an answer %v, kept %d", a, kept, tc.wantAnswer, tc.wantKept)
+			}
+		})
+	}
+}

@@ -3,7 +3,9 @@
 // POST /v3/{domain}/messages as multipart/form-data (or form-urlencoded)
 // with HTTP Basic auth api:KEY, answered with
 // {"id":"<...>","message":"Queued. Thank you."}, errors as {"message":...},
-// and GET /v3/domains/{domain} used to check credentials without sending.
+// GET /v3/domains/{domain} used to check credentials without sending, and
+// GET /v3/{domain}/events filtered by message-id (an "accepted" event for
+// each message kept whose Message-ID header, without brackets, matches).
 // Every accepted message is recorded decoded. The fake can be told to fail
 // or stall the next requests.
 package mailgunfake
@@ -72,8 +74,9 @@ type Server struct {
 	apiKey string
 	domain string
 
-	mu       sync.Mutex
-	messages []Message
+	mu           sync.Mutex
+	messages     []Message
+	eventQueries int
 }
 
 // New starts a fake that knows one sending domain and accepts apiKey as
@@ -83,6 +86,8 @@ func New(apiKey, domain string) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v3/{domain}/messages", s.handleSend)
 	mux.HandleFunc("GET /v3/domains/{domain}", s.handleDomain)
+	// "/v3/{domain}/events" would clash with "/v3/domains/{domain}".
+	mux.HandleFunc("GET /v3/{domain}/{resource}", s.handleEvents)
 	s.Server = faults.NewServer(mux)
 	return s
 }
@@ -139,6 +144,52 @@ func (s *Server) handleDomain(w http.ResponseWriter, r *http.Request) {
 		"receiving_dns_records": []any{},
 		"sending_dns_records":   []any{},
 	})
+	faults.WriteJSON(w, http.StatusOK, string(body))
+}
+
+// MessageIDHeader returns the Message-ID header of m without angle
+// brackets: the h:Message-Id field when it was sent, else its id.
+func (m Message) MessageIDHeader() string {
+	for k, v := range m.Headers {
+		if strings.EqualFold(k, "Message-Id") {
+			return strings.Trim(v, "<> ")
+		}
+	}
+	return strings.Trim(m.ID, "<>")
+}
+
+// EventQueries returns how many events requests the fake answered.
+func (s *Server) EventQueries() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.eventQueries
+}
+
+func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(w, r) {
+		return
+	}
+	if r.PathValue("resource") != "events" || r.PathValue("domain") != s.domain {
+		faults.WriteJSON(w, http.StatusNotFound, messageBody("Not found"))
+		return
+	}
+	want := strings.Trim(r.URL.Query().Get("message-id"), "<> ")
+	s.mu.Lock()
+	s.eventQueries++
+	items := []any{}
+	for i, m := range s.messages {
+		if want != "" && m.MessageIDHeader() != want {
+			continue
+		}
+		items = append(items, map[string]any{
+			"event": "accepted", "id": fmt.Sprintf("ev%d", i+1), "timestamp": float64(time.Now().Unix()),
+			"message": map[string]any{"headers": map[string]any{"message-id": m.MessageIDHeader(), "subject": m.Subject}},
+		})
+	}
+	s.mu.Unlock()
+	page := "http://" + r.Host + r.URL.Path + "/page"
+	body, _ := json.Marshal(map[string]any{"items": items,
+		"paging": map[string]string{"next": page, "previous": page, "first": page, "last": page}})
 	faults.WriteJSON(w, http.StatusOK, string(body))
 }
 

@@ -2,8 +2,10 @@
 // its wire protocol closely enough for the keighl/postmark SDK: POST /email
 // with the X-Postmark-Server-Token header and the JSON body (base64
 // attachments, MessageStream), answered with {"MessageID":...,"ErrorCode":0},
-// errors as {"ErrorCode":n,"Message":...} with 401 or 422, and GET /server
-// used to check the token without sending. Every accepted message is
+// errors as {"ErrorCode":n,"Message":...} with 401 or 422, GET /server
+// used to check the token without sending, and the outbound message
+// search GET /messages/outbound (count, offset, messagestream and
+// metadata_KEY filters). Every accepted message is
 // recorded decoded. The fake can be told to fail or stall the next requests.
 package postmarkfake
 
@@ -15,6 +17,7 @@ import (
 	"mime"
 	"net/http"
 	"net/mail"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -70,6 +73,7 @@ type Server struct {
 	mu       sync.Mutex
 	streams  map[string]bool
 	messages []Message
+	searches int
 }
 
 // New starts a fake whose only valid server token is token. It knows the
@@ -79,6 +83,7 @@ func New(token string) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /email", s.handleSend)
 	mux.HandleFunc("GET /server", s.handleServer)
+	mux.HandleFunc("GET /messages/outbound", s.handleSearch)
 	s.Server = faults.NewServer(mux)
 	return s
 }
@@ -158,6 +163,57 @@ type wireEmail struct {
 	Attachments   []wireAttachment
 	Metadata      map[string]string
 	MessageStream string
+}
+
+// Searches returns how many outbound message searches the fake answered.
+func (s *Server) Searches() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.searches
+}
+
+func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(w, r) {
+		return
+	}
+	q := r.URL.Query()
+	count, err := strconv.Atoi(q.Get("count"))
+	if err != nil || count < 1 || count > 500 {
+		faults.WriteJSON(w, http.StatusUnprocessableEntity, errorBody(300, "The 'count' parameter is required and must be between 1 and 500."))
+		return
+	}
+	offset, _ := strconv.Atoi(q.Get("offset"))
+	s.mu.Lock()
+	s.searches++
+	var found []map[string]any
+	for _, m := range s.messages {
+		stream := m.MessageStream
+		if stream == "" {
+			stream = "outbound"
+		}
+		if st := q.Get("messagestream"); st != "" && st != stream {
+			continue
+		}
+		match := true
+		for k, v := range q {
+			if key, ok := strings.CutPrefix(k, "metadata_"); ok && m.Metadata[key] != v[0] {
+				match = false
+			}
+		}
+		if match {
+			var rcpts []string
+			for _, a := range m.To {
+				rcpts = append(rcpts, a.Email)
+			}
+			found = append(found, map[string]any{"MessageID": m.ID, "Subject": m.Subject, "Status": "Sent",
+				"Recipients": rcpts, "Metadata": m.Metadata, "MessageStream": stream, "ReceivedAt": time.Now().UTC().Format(time.RFC3339)})
+		}
+	}
+	s.mu.Unlock()
+	total := len(found)
+	found = found[min(offset, total):min(offset+count, total)]
+	body, _ := json.Marshal(map[string]any{"TotalCount": total, "Messages": found})
+	faults.WriteJSON(w, http.StatusOK, string(body))
 }
 
 func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {

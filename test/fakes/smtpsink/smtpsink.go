@@ -165,9 +165,10 @@ func WithDomain(domain string) Option { return func(c *config) { c.domain = doma
 type faultKind int
 
 const (
-	faultReply faultKind = iota + 1 // answer end of DATA with a code
-	faultDrop                       // close the connection in the middle of DATA
-	faultStall                      // wait before answering end of DATA
+	faultReply    faultKind = iota + 1 // answer end of DATA with a code
+	faultDrop                          // close the connection in the middle of DATA
+	faultStall                         // wait before answering end of DATA
+	faultTakeDrop                      // keep the message, then close without a reply
 )
 
 type fault struct {
@@ -360,6 +361,11 @@ func (s *Sink) FailNext(n, code int, text string) {
 // DropNext makes the sink close the connection in the middle of the DATA
 // of the next n messages, without a reply.
 func (s *Sink) DropNext(n int) { s.addFaults(n, fault{kind: faultDrop}) }
+
+// TakeAndDropNext makes the sink keep each of the next n messages (they
+// appear in Messages) and then close the connection instead of replying
+// to the end of DATA: the client cannot know the message was taken.
+func (s *Sink) TakeAndDropNext(n int) { s.addFaults(n, fault{kind: faultTakeDrop}) }
 
 // StallNext makes the sink wait d before accepting each of the next n
 // messages, as an overloaded server does. A client with a shorter timeout
@@ -720,6 +726,10 @@ func (ss *session) Data(r io.Reader) error {
 	})
 	ss.sink.cond.Broadcast()
 	ss.sink.mu.Unlock()
+	if hasFault && f.kind == faultTakeDrop {
+		_ = ss.conn.Conn().Close()
+		return errors.New("connection dropped by the sink after taking the message")
+	}
 	// A 250 "error" is how go-smtp lets a backend choose the success text.
 	return &smtp.SMTPError{Code: 250, EnhancedCode: smtp.EnhancedCode{2, 0, 0}, Message: "OK: queued as " + id}
 }
