@@ -188,7 +188,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		Connections: conns,
 		Settings:    settings,
 		Logs:        &app.Logs{Store: rt.db, Requeue: deliverySvc},
-		Actions: &app.ConnectionActions{Connections: conns, Settings: settings, Sender: deliverySvc, Env: driverEnv, Hooks: hooks, HostHooks: hostHooks,
+		Actions: &app.ConnectionActions{Connections: conns, Settings: settings, Sender: deliverySvc, Env: driverEnv, Hooks: hooks, HostHooks: hostHooks, Site: rt.site(),
 			APIDebug: func() bool { return debuglog.APIDebugResponseEnabled(rt.consts, hooks) }},
 		Transcripts:    transcripts,
 		Hooks:          hooks,
