@@ -43,9 +43,13 @@ func newLogger() *slog.Logger {
 }
 
 // serve boots the service and serves until ctx is cancelled (SIGINT or
-// SIGTERM), then shuts down gracefully.
+// SIGTERM), or until its tables are dropped under it (tablesGoneGuard),
+// then shuts down gracefully.
 func serve(ctx context.Context, addr string, out io.Writer) error {
-	log := newLogger()
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	guard := newTablesGoneGuard(newLogger().Handler(), stop)
+	log := slog.New(guard)
 	rt, err := boot(ctx, log)
 	if err != nil {
 		return err
@@ -223,6 +227,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		}
 	}
 	fmt.Fprintf(out, "mailsvc is serving %s\n", base)
+	fmt.Fprintf(out, "The screens are at %s://%s%s\n", scheme, ln.Addr(), adminui.Prefix)
 	if rt.standalone() {
 		fmt.Fprintln(out, "Add a login with: mailsvc users add NAME --role administrator")
 	}
