@@ -305,3 +305,22 @@ func (db *DB) Close() error {
 	}
 	return nil
 }
+
+// DatabaseNow returns the database server's clock in UTC (the doctor
+// compares it with the process's).
+func (db *DB) DatabaseNow(ctx context.Context) (time.Time, error) {
+	var t time.Time
+	var err error
+	if db.dialect == DialectMySQL {
+		err = db.sqlDB.QueryRowContext(ctx, "SELECT UTC_TIMESTAMP(6)").Scan(&t)
+	} else {
+		var s string
+		if err = db.sqlDB.QueryRowContext(ctx, "SELECT strftime('%Y-%m-%d %H:%M:%f', 'now')").Scan(&s); err == nil {
+			t, err = time.Parse("2006-01-02 15:04:05.999", s)
+		}
+	}
+	if err != nil {
+		return time.Time{}, fmt.Errorf("read the database clock: %w", err)
+	}
+	return t.UTC(), nil
+}

@@ -28,6 +28,8 @@ type runtime struct {
 	prefix  string
 	// prefixFromWP is set when prefix is wp-config.php's $table_prefix.
 	prefixFromWP bool
+	// wpConfigPath is MAILSVC_WP_CONFIG ("" standalone).
+	wpConfigPath string
 	// dsn is the database in use: MAILSVC_DB, else the one wp-config.php
 	// names, else the SQLite file in the data directory.
 	dsn string
@@ -78,7 +80,7 @@ func readConfig(log *slog.Logger) (*runtime, error) {
 		for _, w := range f.Warnings {
 			log.Warn("wp-config.php could not be fully read", "path", path, "line", w.Line, "problem", w.Message)
 		}
-		rt.wp = f
+		rt.wp, rt.wpConfigPath = f, path
 		defines = f.ConstantStrings()
 	}
 	consts, warnings := core.NewConstants(defines, os.LookupEnv)
