@@ -378,9 +378,9 @@ echo wp_json_encode( array(
 		if got := options(); got != `[false,false,"mailsvc test site"]` {
 			t.Errorf("options after uninstall: %s", got)
 		}
-		// The two above and mailsvc_host_hooks, which the bridge
-		// publishes on page loads (docs/hooks.md).
-		if !strings.Contains(out, "Deleted 3 options") {
+		// The two above, and mailsvc_host_hooks and mailsvc_filters,
+		// which the bridge publishes on page loads (docs/hooks.md).
+		if !strings.Contains(out, "Deleted 4 options") {
 			t.Errorf("uninstall output:\n%s", out)
 		}
 	})

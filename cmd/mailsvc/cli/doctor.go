@@ -237,11 +237,17 @@ func (d *siteDoctor) siteOption(ctx context.Context, options wordpress.OptionRea
 	return strings.TrimRight(v, "/")
 }
 
-// bridge reads the bridge installed in the site's mu-plugins.
+// bridge reads the bridge installed in the site's mu-plugins: under
+// contentDir, else MAILSVC_WP_PATH/wp-content, else wp-content beside
+// wp-config.php.
 func (d *siteDoctor) bridge(context.Context) (doctor.BridgeInfo, error) {
 	dir := d.contentDir
 	if dir == "" {
-		dir = filepath.Join(filepath.Dir(d.rt.wpConfigPath), "wp-content")
+		root := d.rt.consts.String("MAILSVC_WP_PATH")
+		if root == "" {
+			root = filepath.Dir(d.rt.wpConfigPath)
+		}
+		dir = filepath.Join(root, "wp-content")
 	}
 	info := doctor.BridgeInfo{Path: bridge.Path(dir), Want: bridge.Version(bridge.Source)}
 	src, found, err := bridge.Installed(dir)

@@ -179,7 +179,7 @@ func TestUninstallRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err = runCommand(t, strings.NewReader(""), "uninstall", "--yes")
-	if err == nil || !strings.Contains(err.Error(), "1 messages are still queued") || !strings.Contains(out, "1 messages are still queued") || tables() != n {
+	if err == nil || !strings.Contains(err.Error(), "messages still queued: 1") || !strings.Contains(out, "Messages still queued: 1.") || tables() != n {
 		t.Fatalf("uninstall with a queued message: %v (%d of %d tables left)\n%s", err, tables(), n, out)
 	}
 

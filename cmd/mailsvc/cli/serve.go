@@ -220,7 +220,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		scheme = "https"
 	}
 	base := fmt.Sprintf("%s://%s%s", scheme, ln.Addr(), api.Namespace)
-	srv.Doctor = &siteDoctor{rt: rt, db: rt.db, service: serviceURL(rt, ln.Addr().String())}
+	srv.Doctor = &siteDoctor{rt: rt, db: rt.db, contentDir: (&siteFlags{}).resolveContentDir(rt.wp), service: serviceURL(rt, ln.Addr().String())}
 	if rt.standalone() {
 		if err := rt.firstRunAdmin(ctx, out, base); err != nil {
 			ln.Close()

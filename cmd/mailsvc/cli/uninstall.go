@@ -126,9 +126,9 @@ func checkQueueEmpty(ctx context.Context, out io.Writer, db *store.DB, force boo
 		return fmt.Errorf("count queued messages: %w", err)
 	}
 	pending := counts.Queued + counts.Sending
-	fmt.Fprintf(out, "%d messages are still queued.\n", pending)
+	fmt.Fprintf(out, "Messages still queued: %d.\n", pending)
 	if pending > 0 && !force {
-		return fmt.Errorf("%d messages are still queued and would be lost: start the service and let the queue drain, or pass --force to drop them; nothing was changed", pending)
+		return fmt.Errorf("messages still queued: %d; they would be lost: start the service and let the queue drain, or pass --force to drop them; nothing was changed", pending)
 	}
 	return nil
 }
