@@ -10,7 +10,7 @@ STATICCHECK_VERSION ?= v0.8.2
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/mailsvc
 
-## run: build and serve on the embedded SQLite default (./data), printing how to log in.
+## run: build and serve on the embedded SQLite default (./data), printing how to log in and the screens' address.
 run: build
 	./$(BIN) serve
 

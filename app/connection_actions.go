@@ -39,12 +39,23 @@ type SettingsReader interface {
 	Get(ctx context.Context) (map[string]any, error)
 }
 
+// SiteSender gives the sender of last resort: the address the host sends
+// from when neither the connection nor the settings name one (beside
+// WordPress, wordpress@ and the site's domain, as wp_mail() computes it).
+type SiteSender interface {
+	// DefaultFrom returns the address, or "" when none can be made.
+	DefaultFrom(ctx context.Context) (string, error)
+}
+
 // ConnectionActions are the connection operations beyond storage: test
 // emails and credential checks.
 type ConnectionActions struct {
 	Connections EffectiveConnections
 	Settings    SettingsReader
-	Sender      ImmediateSender
+	// Site, when set, gives the test emails' sender when neither the
+	// connection's from_email nor the from_email setting is set.
+	Site   SiteSender
+	Sender ImmediateSender
 	// Env is passed to drivers when a transport is built for a check.
 	Env   core.DriverEnv
 	Hooks *core.Hooks
@@ -195,9 +206,11 @@ func (a *ConnectionActions) send(ctx context.Context, conn *core.Connection, to,
 		HTML: fmt.Sprintf("<p>This is a test email sent by mailsvc through the connection <strong>%s</strong> (%s driver) at %s.</p><p>If you can read this, the connection works.</p>",
 			html.EscapeString(conn.Name), html.EscapeString(conn.Driver), now),
 	}
-	if from := conn.Settings.String("from_email"); core.ValidEmail(from) {
-		msg.From = core.Address{Email: from, Name: conn.Settings.String("from_name")}
+	from, err := a.sender(ctx, conn)
+	if err != nil {
+		return nil, err
 	}
+	msg.From = from
 	l, err := a.Sender.SendNow(ctx, conn.ID, msg, SourceTest, hostHooks)
 	if err != nil {
 		return nil, err
@@ -222,6 +235,33 @@ func (a *ConnectionActions) send(ctx context.Context, conn *core.Connection, to,
 		res.APIDebug = l.History
 	}
 	return res, nil
+}
+
+// sender returns a test email's From: the connection's from_email (and
+// from_name), else the from_email and from_name settings, else the site's
+// own sender (Site), else an empty address (the message then fails
+// validation).
+func (a *ConnectionActions) sender(ctx context.Context, conn *core.Connection) (core.Address, error) {
+	if from := conn.Settings.String("from_email"); core.ValidEmail(from) {
+		return core.Address{Email: from, Name: conn.Settings.String("from_name")}, nil
+	}
+	if a.Settings != nil {
+		st, err := a.Settings.Get(ctx)
+		if err != nil {
+			return core.Address{}, fmt.Errorf("read the from settings: %w", err)
+		}
+		if from := core.Settings(st).String("from_email"); core.ValidEmail(from) {
+			return core.Address{Email: from, Name: core.Settings(st).String("from_name")}, nil
+		}
+	}
+	if a.Site != nil {
+		from, err := a.Site.DefaultFrom(ctx)
+		if err != nil {
+			return core.Address{}, fmt.Errorf("the site's default sender: %w", err)
+		}
+		return core.Address{Email: from}, nil
+	}
+	return core.Address{}, nil
 }
 
 // speaksSMTP reports whether a connection logs in over SMTP: the smtp

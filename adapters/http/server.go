@@ -95,6 +95,8 @@ type Server struct {
 	Transcripts TranscriptService
 	// Plugins serves GET /tools/plugins; nil leaves it unregistered.
 	Plugins PluginService
+	// Doctor serves GET /tools/doctor; nil leaves it unregistered.
+	Doctor DoctorService
 	// Notifications serves the alert channel routes; OAuth the OAuth
 	// flows and the connection token routes. Nil leaves them unregistered.
 	Notifications NotificationService
@@ -182,6 +184,9 @@ func (s *Server) Handler() http.Handler {
 	}
 	if s.Plugins != nil {
 		s.private(api, "GET", "/tools/plugins", s.listPlugins)
+	}
+	if s.Doctor != nil {
+		s.private(api, "GET", "/tools/doctor", s.diagnose)
 	}
 	if s.Notifications != nil {
 		s.notificationRoutes(api)

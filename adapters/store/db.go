@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -56,6 +57,8 @@ type DB struct {
 	logger  *slog.Logger
 	// hostHooks is called after commits that wrote host hook events.
 	hostHooks *hostHookSignal
+	// readOnly is set by OpenExisting: opening creates nothing.
+	readOnly bool
 }
 
 // Open connects to the database named by dsn and applies any pending
@@ -73,6 +76,33 @@ type DB struct {
 // [A-Za-z0-9_]*. A nil logger means slog.Default(). Errors never contain
 // the DSN's password.
 func Open(ctx context.Context, dsn string, prefix string, logger *slog.Logger) (*DB, error) {
+	db, err := open(ctx, dsn, prefix, logger, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.Migrate(ctx); err != nil {
+		db.sqlDB.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// ErrNotInstalled is returned by OpenExisting for an SQLite file that does
+// not exist: the service was never installed there.
+var ErrNotInstalled = errors.New("the service's tables are not installed")
+
+// OpenExisting connects to the database like Open but writes nothing: no
+// migration, no directory or SQLite file created, no journal mode change.
+// It is for commands that only read (mailsvc config, doctor, uninstall's
+// checks): use SchemaVersion to learn whether the service's tables are
+// there. An SQLite file that does not exist is ErrNotInstalled.
+func OpenExisting(ctx context.Context, dsn string, prefix string, logger *slog.Logger) (*DB, error) {
+	return open(ctx, dsn, prefix, logger, true)
+}
+
+// open connects to the database named by dsn (see Open); readOnly creates
+// nothing, and an SQLite file that does not exist is then ErrNotInstalled.
+func open(ctx context.Context, dsn string, prefix string, logger *slog.Logger, readOnly bool) (*DB, error) {
 	if !prefixPattern.MatchString(prefix) {
 		return nil, fmt.Errorf("open store: table prefix %q may only contain letters, digits and underscores", prefix)
 	}
@@ -83,11 +113,16 @@ func Open(ctx context.Context, dsn string, prefix string, logger *slog.Logger) (
 	if !ok || rest == "" {
 		return nil, errors.New(`open store: DSN must be "sqlite:PATH" or "mysql:USER:PASS@tcp(HOST:PORT)/DBNAME"`)
 	}
-	db := &DB{prefix: prefix, logger: logger, hostHooks: &hostHookSignal{}}
+	db := &DB{prefix: prefix, logger: logger, hostHooks: &hostHookSignal{}, readOnly: readOnly}
 	var err error
 	switch scheme {
 	case DialectSQLite:
 		db.dialect = DialectSQLite
+		if path, _, _ := strings.Cut(rest, "?"); readOnly && path != ":memory:" {
+			if _, statErr := os.Stat(path); errors.Is(statErr, os.ErrNotExist) {
+				return nil, fmt.Errorf("open store: sqlite %s: %w", path, ErrNotInstalled)
+			}
+		}
 		err = db.openSQLite(rest)
 	case DialectMySQL:
 		db.dialect = DialectMySQL
@@ -98,11 +133,28 @@ func Open(ctx context.Context, dsn string, prefix string, logger *slog.Logger) (
 	if err != nil {
 		return nil, err
 	}
-	if err := db.Migrate(ctx); err != nil {
-		db.sqlDB.Close()
-		return nil, err
-	}
 	return db, nil
+}
+
+// SchemaVersion returns the highest schema version recorded in the
+// database, or 0 when the service's tables are not installed (no
+// migrations table). Compare it with LatestVersion.
+func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
+	tables, err := db.ServiceTables(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("schema version: %w", err)
+	}
+	if !slices.Contains(tables, db.TableName("migrations")) {
+		return 0, nil
+	}
+	versions, err := db.AppliedVersions(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("schema version: %w", err)
+	}
+	if len(versions) == 0 {
+		return 0, nil
+	}
+	return versions[len(versions)-1], nil
 }
 
 func (db *DB) gormConfig() *gorm.Config {
@@ -130,7 +182,7 @@ func (db *DB) openSQLite(path string) error {
 		return fmt.Errorf("open store: sqlite DSN parameters: %w", err)
 	}
 	memory := path == ":memory:"
-	if !memory {
+	if !memory && !db.readOnly {
 		if dir := filepath.Dir(path); dir != "" {
 			if err := os.MkdirAll(dir, 0o750); err != nil {
 				return fmt.Errorf("open store: create sqlite directory: %w", err)
@@ -139,7 +191,7 @@ func (db *DB) openSQLite(path string) error {
 	}
 	params.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", BusyTimeout.Milliseconds()))
 	params.Add("_pragma", "foreign_keys(1)")
-	if !memory {
+	if !memory && !db.readOnly {
 		params.Add("_pragma", "journal_mode(WAL)")
 		params.Add("_pragma", "synchronous(NORMAL)")
 	}
@@ -252,4 +304,23 @@ func (db *DB) Close() error {
 		return fmt.Errorf("close %s store: %w", db.dialect, err)
 	}
 	return nil
+}
+
+// DatabaseNow returns the database server's clock in UTC (the doctor
+// compares it with the process's).
+func (db *DB) DatabaseNow(ctx context.Context) (time.Time, error) {
+	var t time.Time
+	var err error
+	if db.dialect == DialectMySQL {
+		err = db.sqlDB.QueryRowContext(ctx, "SELECT UTC_TIMESTAMP(6)").Scan(&t)
+	} else {
+		var s string
+		if err = db.sqlDB.QueryRowContext(ctx, "SELECT strftime('%Y-%m-%d %H:%M:%f', 'now')").Scan(&s); err == nil {
+			t, err = time.Parse("2006-01-02 15:04:05.999", s)
+		}
+	}
+	if err != nil {
+		return time.Time{}, fmt.Errorf("read the database clock: %w", err)
+	}
+	return t.UTC(), nil
 }

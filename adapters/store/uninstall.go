@@ -3,9 +3,12 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+
+	mysqldriver "github.com/go-sql-driver/mysql"
 )
 
 // likePrefix returns a LIKE pattern (escape character \) matching every
@@ -152,4 +155,20 @@ func (db *DB) DeleteServiceOptions(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("delete service options: %w", err)
 	}
 	return n, nil
+}
+
+// IsMissingTable reports whether err says that one of the service's
+// tables ({prefix}mailsvc_*) does not exist: MySQL/MariaDB error 1146,
+// SQLite's "no such table". A running service sees it once the tables
+// were dropped (mailsvc uninstall).
+func IsMissingTable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var my *mysqldriver.MySQLError
+	text := err.Error()
+	if errors.As(err, &my) && my.Number == 1146 || strings.Contains(text, "Error 1146") || strings.Contains(text, "no such table") {
+		return strings.Contains(text, "mailsvc_")
+	}
+	return false
 }

@@ -2,9 +2,13 @@ package store_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
+
+	mysqldriver "github.com/go-sql-driver/mysql"
 
 	"github.com/mailsvc/mailsvc/adapters/store"
 	"github.com/mailsvc/mailsvc/core"
@@ -130,5 +134,24 @@ func TestDropServiceTablesAndOptions(t *testing.T) {
 				t.Fatalf("options table: %d rows (%v)", n, err)
 			}
 		})
+	}
+}
+
+func TestIsMissingTable(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		want bool
+	}{
+		{&mysqldriver.MySQLError{Number: 1146, Message: "Table 'wp.wp_mailsvc_logs' doesn't exist"}, true},
+		{fmt.Errorf("claim: %w", &mysqldriver.MySQLError{Number: 1146, Message: "Table 'wp.wp_mailsvc_logs' doesn't exist"}), true},
+		{errors.New("claim: SQL logic error: no such table: wp_mailsvc_logs (1)"), true},
+		{&mysqldriver.MySQLError{Number: 1146, Message: "Table 'wp.wp_users' doesn't exist"}, false},
+		{&mysqldriver.MySQLError{Number: 1213, Message: "Deadlock found"}, false},
+		{errors.New("database is locked"), false},
+		{nil, false},
+	} {
+		if got := store.IsMissingTable(tt.err); got != tt.want {
+			t.Errorf("IsMissingTable(%v) = %v, want %v", tt.err, got, tt.want)
+		}
 	}
 }

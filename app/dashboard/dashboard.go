@@ -55,6 +55,8 @@ type ConnectionEditor interface {
 	Get(ctx context.Context, id int64) (*core.Connection, error)
 	Create(ctx context.Context, in app.ConnectionInput) (*core.Connection, error)
 	Update(ctx context.Context, id int64, in app.ConnectionInput) (*core.Connection, error)
+	// Delete removes a connection that no setting points at.
+	Delete(ctx context.Context, id int64) error
 }
 
 // SettingsEditor reads and updates the free settings (app.Settings).

@@ -123,10 +123,13 @@ type ApplyResult struct {
 
 // ApplyOnboarding creates (or, with ConnectionID, updates) the wizard's
 // connection with the driver's validation exactly as the connection
-// routes apply it, makes it the default connection, sends a test email
-// through it and records the result in the wizard's state: Completed once
-// the provider accepted the test email. Every input is validated before
-// anything is written, so a validation error leaves everything as it was.
+// routes apply it, sends a test email through it, makes it the default
+// connection and records the result in the wizard's state: Completed once
+// the provider accepted the test email. Without ConnectionID, a retry
+// after a refused test updates the connection the earlier apply made
+// instead of adding another. It is all or nothing: an error (a validation
+// error, or a test email that could not be tried) leaves no new
+// connection and the settings as they were.
 func (s *Service) ApplyOnboarding(ctx context.Context, in ApplyInput) (*ApplyResult, error) {
 	fields := map[string]string{}
 	var existing *core.Connection
@@ -165,6 +168,15 @@ func (s *Service) ApplyOnboarding(ctx context.Context, in ApplyInput) (*ApplyRes
 	if err := core.Invalid(fields); err != nil {
 		return nil, err
 	}
+	if existing == nil && in.ConnectionID == nil {
+		// A retry after a refused test updates the connection the wizard
+		// made instead of adding another.
+		c, err := s.wizardConnection(ctx)
+		if err != nil {
+			return nil, err
+		}
+		existing = c
+	}
 	if to == "" {
 		var err error
 		if to, err = s.defaultRecipient(ctx, in, existing); err != nil {
@@ -175,34 +187,26 @@ func (s *Service) ApplyOnboarding(ctx context.Context, in ApplyInput) (*ApplyRes
 		return nil, core.InvalidField("test_email", "No recipient for the test email: give test_email, or set the site's admin email or a from email.")
 	}
 
-	active := true
-	input := app.ConnectionInput{Name: in.Name, IsActive: &active, Settings: in.Settings}
-	if driver != nil {
-		input.Driver = &driver.Slug
-	}
-	var conn *core.Connection
-	var err error
-	if existing != nil {
-		conn, err = s.Editor.Update(ctx, existing.ID, input)
-	} else {
-		if input.Name == nil || strings.TrimSpace(*input.Name) == "" {
-			name := driver.Name
-			if name == "" {
-				name = driver.Slug
-			}
-			input.Name = &name
-		}
-		conn, err = s.Editor.Create(ctx, input)
-	}
+	conn, err := s.applyConnection(ctx, in, driver, existing)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.Settings.Update(ctx, map[string]any{"default_connection_id": conn.ID}); err != nil {
-		return nil, fmt.Errorf("make connection %d the default: %w", conn.ID, err)
-	}
 	res, err := s.Tester.TestConnection(ctx, conn.ID, to)
+	if err == nil {
+		_, err = s.Settings.Update(ctx, map[string]any{"default_connection_id": conn.ID})
+		if err != nil {
+			err = fmt.Errorf("make connection %d the default: %w", conn.ID, err)
+		}
+	}
 	if err != nil {
-		return nil, fmt.Errorf("test connection %d: %w", conn.ID, err)
+		// All or nothing: a test that could not even be tried (e.g. no
+		// sender) leaves no new connection behind.
+		if existing == nil {
+			if undo := s.Editor.Delete(ctx, conn.ID); undo != nil {
+				return nil, fmt.Errorf("%w (and deleting connection %d again: %v)", err, conn.ID, undo)
+			}
+		}
+		return nil, err
 	}
 	values := map[string]any{"driver": conn.Driver, "connection_id": conn.ID, "completed": res.Success}
 	if err := s.Store.SaveSettings(ctx, ScopeOnboarding, values); err != nil {
@@ -217,6 +221,51 @@ func (s *Service) ApplyOnboarding(ctx context.Context, in ApplyInput) (*ApplyRes
 		Test:       TestOutcome{Success: res.Success, Message: res.Message, LogID: res.LogID, To: res.To},
 		Onboarding: state,
 	}, nil
+}
+
+// wizardConnection returns the connection an earlier apply made whose
+// test was not accepted (the state's connection while not completed), or
+// nil when there is none or it was deleted since.
+func (s *Service) wizardConnection(ctx context.Context) (*core.Connection, error) {
+	st, err := s.Onboarding(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if st.Completed || st.ConnectionID == nil {
+		return nil, nil
+	}
+	c, err := s.Editor.Get(ctx, *st.ConnectionID)
+	switch {
+	case core.ErrorCode(err) == core.ENOTFOUND:
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("onboarding connection: %w", err)
+	}
+	return c, nil
+}
+
+// applyConnection creates the wizard's connection (or updates existing),
+// active.
+func (s *Service) applyConnection(ctx context.Context, in ApplyInput, driver *core.Driver, existing *core.Connection) (*core.Connection, error) {
+	active := true
+	input := app.ConnectionInput{Name: in.Name, IsActive: &active, Settings: in.Settings}
+	if driver != nil {
+		input.Driver = &driver.Slug
+	}
+	if input.Name == nil || strings.TrimSpace(*input.Name) == "" {
+		input.Name = nil
+		if existing == nil || driver != nil && driver.Slug != existing.Driver {
+			name := driver.Name
+			if name == "" {
+				name = driver.Slug
+			}
+			input.Name = &name
+		}
+	}
+	if existing != nil {
+		return s.Editor.Update(ctx, existing.ID, input)
+	}
+	return s.Editor.Create(ctx, input)
 }
 
 // defaultRecipient returns the test email's recipient when none is given:

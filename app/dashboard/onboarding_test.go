@@ -26,15 +26,21 @@ func init() {
 }
 
 // sender is an app.ImmediateSender that records what it sent: a recipient
-// containing "refuse" fails at the provider.
+// containing "refuse" fails at the provider; a message without a valid
+// From is a validation error, as delivery.Service.SendNow answers.
 type sender struct {
-	mu   sync.Mutex
-	sent []string // "connID:to"
+	mu    sync.Mutex
+	sent  []string // "connID:to"
+	froms []string
 }
 
 func (s *sender) SendNow(_ context.Context, connID int64, msg *core.Message, source string, _ core.OutcomeHostHooks) (*core.Log, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !core.ValidEmail(msg.From.Email) {
+		return nil, core.InvalidField("from", "A valid sender address is required.")
+	}
+	s.froms = append(s.froms, msg.From.Email)
 	s.sent = append(s.sent, fmt.Sprintf("%d:%s", connID, msg.To[0].Email))
 	l := &core.Log{ID: int64(len(s.sent)), Status: core.StatusDelivered, ConnectionID: &connID, Message: *msg, Source: source}
 	if strings.Contains(msg.To[0].Email, "refuse") {
@@ -221,5 +227,88 @@ func TestApplyOnboardingDefaultRecipient(t *testing.T) {
 				t.Errorf("sent to %q, want %q", res.Test.To, tt.want)
 			}
 		})
+	}
+}
+
+// siteSender is an app.SiteSender with a fixed address.
+type siteSender string
+
+func (s siteSender) DefaultFrom(context.Context) (string, error) { return string(s), nil }
+
+func TestApplyOnboardingFailedTestWritesNothing(t *testing.T) {
+	ctx := context.Background()
+	w := newWizard("owner@example.com")
+	// No From anywhere and no site sender: the test email cannot be tried.
+	_, err := w.svc.ApplyOnboarding(ctx, dashboard.ApplyInput{Driver: ptr("wizardsmtp"), Settings: map[string]any{"host": "h"}})
+	if fields(err)["from"] == "" {
+		t.Fatalf("err = %v, want a validation error on from", err)
+	}
+	if list, _, _ := w.conns.FindConnections(ctx, core.ConnectionFilter{}); len(list) != 0 {
+		t.Errorf("%d connections left behind", len(list))
+	}
+	for _, scope := range []string{core.ScopeFree, dashboard.ScopeOnboarding} {
+		if v, _ := w.store.LoadSettings(ctx, scope); len(v) != 0 {
+			t.Errorf("scope %s written: %v", scope, v)
+		}
+	}
+}
+
+func TestApplyOnboardingFallsBackToTheSiteSender(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name, fromSetting, connFrom, want string
+	}{
+		{"nothing set: the site's sender", "", "", "wordpress@example.com"},
+		{"from_email setting", "general@example.com", "", "general@example.com"},
+		{"connection's from_email", "general@example.com", "conn@example.com", "conn@example.com"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWizard("owner@example.com")
+			w.svc.Tester.(*app.ConnectionActions).Site = siteSender("wordpress@example.com")
+			if tt.fromSetting != "" {
+				if _, err := w.settings.Update(ctx, map[string]any{"from_email": tt.fromSetting}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			settings := map[string]any{"host": "h"}
+			if tt.connFrom != "" {
+				settings["from_email"] = tt.connFrom
+			}
+			res, err := w.svc.ApplyOnboarding(ctx, dashboard.ApplyInput{Driver: ptr("wizardsmtp"), Settings: settings})
+			if err != nil || !res.Test.Success {
+				t.Fatalf("apply: %+v, %v", res, err)
+			}
+			if len(w.sender.froms) != 1 || w.sender.froms[0] != tt.want {
+				t.Errorf("sent from %v, want %s", w.sender.froms, tt.want)
+			}
+		})
+	}
+}
+
+func TestApplyOnboardingRetryReusesItsConnection(t *testing.T) {
+	ctx := context.Background()
+	w := newWizard("owner@example.com")
+	in := dashboard.ApplyInput{Driver: ptr("wizardsmtp"), Settings: map[string]any{"host": "h", "from_email": "site@example.com"}, TestEmail: ptr("refuse@example.com")}
+	first, err := w.svc.ApplyOnboarding(ctx, in)
+	if err != nil || first.Test.Success {
+		t.Fatalf("first apply: %+v, %v", first, err)
+	}
+	in.TestEmail = ptr("owner@example.com")
+	in.Settings = map[string]any{"host": "h2"}
+	second, err := w.svc.ApplyOnboarding(ctx, in)
+	if err != nil || !second.Test.Success {
+		t.Fatalf("retry: %+v, %v", second, err)
+	}
+	if second.Connection.ID != first.Connection.ID || second.Connection.Settings["host"] != "h2" {
+		t.Errorf("retry made or changed another connection: %+v, first %d", second.Connection, first.Connection.ID)
+	}
+	if list, _, _ := w.conns.FindConnections(ctx, core.ConnectionFilter{}); len(list) != 1 {
+		t.Errorf("%d connections after a retry, want 1", len(list))
+	}
+	// Once completed, a new apply makes a new connection.
+	in.Settings = map[string]any{"host": "h3", "from_email": "site@example.com"}
+	third, err := w.svc.ApplyOnboarding(ctx, in)
+	if err != nil || third.Connection.ID == first.Connection.ID {
+		t.Errorf("apply after completion: %+v, %v; want a new connection", third, err)
 	}
 }

@@ -194,8 +194,10 @@ func TestStandaloneScreens(t *testing.T) {
 	b.hasNoRawJSON()
 	b.screenshot("alerts")
 
-	// Tools: transcripts of the credential checks and the plugins list.
-	b.run("open tools", show("#/tools"), chromedp.WaitVisible("#dbg-h", chromedp.ByQuery), chromedp.WaitVisible("#plg-h", chromedp.ByQuery))
+	// Tools: the doctor, transcripts of the credential checks and the
+	// plugins list.
+	b.run("open tools", show("#/tools"), chromedp.WaitVisible("#dbg-h", chromedp.ByQuery), chromedp.WaitVisible("#plg-h", chromedp.ByQuery),
+		chromedp.WaitVisible(`#doc-h ~ table td .badge-ok`, chromedp.ByQuery))
 	b.screenshot("tools")
 
 	// A second connection sending as the same address makes a sender

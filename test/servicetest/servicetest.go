@@ -173,6 +173,20 @@ func (s *Service) Stop(t testing.TB) {
 	}
 }
 
+// Wait waits up to timeout for the service to exit by itself and returns
+// its exit error (nil for exit code 0); it fails the test when the service
+// is still running then.
+func (s *Service) Wait(t testing.TB, timeout time.Duration) error {
+	t.Helper()
+	select {
+	case <-s.exited:
+		return s.err
+	case <-time.After(timeout):
+		t.Fatalf("mailsvc still running after %s\nstderr:\n%s", timeout, s.Stderr)
+		return nil
+	}
+}
+
 // Pid returns the process id of the service.
 func (s *Service) Pid() int { return s.cmd.Process.Pid }
 

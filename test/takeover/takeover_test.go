@@ -342,7 +342,7 @@ echo wp_json_encode( array(
 			t.Fatalf("service tables before uninstall: %v", allTables)
 		}
 		// MAIL_SVC_PRESERVE_DATA true: the tables stay, the bridge goes.
-		out, err := run(t, dir, append(slices.Clone(installEnv), "MAIL_SVC_PRESERVE_DATA=true"), "uninstall", "--wp-path", site.Dir)
+		out, err := run(t, dir, append(slices.Clone(installEnv), "MAIL_SVC_PRESERVE_DATA=true"), "uninstall", "--yes", "--wp-path", site.Dir)
 		if err != nil {
 			t.Fatalf("uninstall (preserve): %v\n%s", err, out)
 		}
@@ -367,7 +367,7 @@ echo wp_json_encode( array(
 		if out, err := run(t, dir, installEnv, "wp", "install", "--wp-path", site.Dir); err != nil {
 			t.Fatalf("wp install again: %v\n%s", err, out)
 		}
-		out, err = run(t, dir, installEnv, "uninstall", "--wp-path", site.Dir)
+		out, err = run(t, dir, installEnv, "uninstall", "--yes", "--wp-path", site.Dir)
 		if err != nil {
 			t.Fatalf("uninstall: %v\n%s", err, out)
 		}

@@ -15,6 +15,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 )
 
 // FileName is the name of the must-use plugin inside mu-plugins/.
@@ -79,4 +80,29 @@ func Remove(contentDir string) (bool, error) {
 		return false, fmt.Errorf("remove bridge: %w", err)
 	}
 	return true, nil
+}
+
+// versionHeader matches the plugin header's Version line.
+var versionHeader = regexp.MustCompile(`(?m)^\s*\*\s*Version:\s*(\S+)`)
+
+// Version returns the Version header of a bridge file's source, "" when
+// it has none.
+func Version(src []byte) string {
+	if m := versionHeader.FindSubmatch(src); m != nil {
+		return string(m[1])
+	}
+	return ""
+}
+
+// Installed reads the bridge installed in contentDir/mu-plugins; found is
+// false when there is none.
+func Installed(contentDir string) (src []byte, found bool, err error) {
+	src, err = os.ReadFile(Path(contentDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("read bridge: %w", err)
+	}
+	return src, true, nil
 }

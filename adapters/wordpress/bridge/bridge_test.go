@@ -339,3 +339,20 @@ func TestBridgeIndexesRecipients(t *testing.T) {
 		t.Fatalf("search after the claim = %v, want [unindexed]", got)
 	}
 }
+
+func TestVersionAndInstalled(t *testing.T) {
+	if v := bridge.Version(bridge.Source); v == "" || bridge.Version([]byte("<?php\n// nothing\n")) != "" {
+		t.Fatalf("bridge.Version(bridge.Source) = %q", v)
+	}
+	dir := t.TempDir()
+	if _, found, err := bridge.Installed(dir); found || err != nil {
+		t.Fatalf("before install: found %v, %v", found, err)
+	}
+	if _, err := bridge.Install(dir); err != nil {
+		t.Fatal(err)
+	}
+	src, found, err := bridge.Installed(dir)
+	if !found || err != nil || bridge.Version(src) != bridge.Version(bridge.Source) {
+		t.Fatalf("after install: %v, %v, version %q", found, err, bridge.Version(src))
+	}
+}

@@ -26,6 +26,10 @@ type runtime struct {
 	db      *store.DB
 	dataDir string
 	prefix  string
+	// prefixFromWP is set when prefix is wp-config.php's $table_prefix.
+	prefixFromWP bool
+	// wpConfigPath is MAILSVC_WP_CONFIG ("" standalone).
+	wpConfigPath string
 	// dsn is the database in use: MAILSVC_DB, else the one wp-config.php
 	// names, else the SQLite file in the data directory.
 	dsn string
@@ -38,6 +42,34 @@ func (rt *runtime) standalone() bool { return rt.wp == nil }
 // boot reads the configuration (wp-config.php when MAILSVC_WP_CONFIG is
 // set, then the environment), opens the database and migrates it.
 func boot(ctx context.Context, log *slog.Logger) (*runtime, error) {
+	return bootWith(ctx, log, store.Open)
+}
+
+// bootReadOnly is boot for the commands that only look: the database is
+// opened as it is (store.OpenExisting), never migrated, nothing created.
+// rt.db.SchemaVersion says whether the service is installed there; an
+// SQLite file that does not exist is store.ErrNotInstalled.
+func bootReadOnly(ctx context.Context, log *slog.Logger) (*runtime, error) {
+	return bootWith(ctx, log, store.OpenExisting)
+}
+
+// bootWith is boot with the given way to open the database.
+func bootWith(ctx context.Context, log *slog.Logger, open func(context.Context, string, string, *slog.Logger) (*store.DB, error)) (*runtime, error) {
+	rt, err := readConfig(log)
+	if err != nil {
+		return nil, err
+	}
+	db, err := open(ctx, rt.dsn, rt.prefix, log)
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", core.MaskDSN(rt.dsn), err)
+	}
+	rt.db = db
+	return rt, nil
+}
+
+// readConfig reads the configuration and works out the database and the
+// table prefix in use, without opening anything.
+func readConfig(log *slog.Logger) (*runtime, error) {
 	rt := &runtime{log: log}
 	var defines map[string]string
 	if path := os.Getenv("MAILSVC_WP_CONFIG"); path != "" {
@@ -48,7 +80,7 @@ func boot(ctx context.Context, log *slog.Logger) (*runtime, error) {
 		for _, w := range f.Warnings {
 			log.Warn("wp-config.php could not be fully read", "path", path, "line", w.Line, "problem", w.Message)
 		}
-		rt.wp = f
+		rt.wp, rt.wpConfigPath = f, path
 		defines = f.ConstantStrings()
 	}
 	consts, warnings := core.NewConstants(defines, os.LookupEnv)
@@ -61,6 +93,7 @@ func boot(ctx context.Context, log *slog.Logger) (*runtime, error) {
 	rt.prefix = consts.String("MAILSVC_TABLE_PREFIX")
 	if _, _, set := consts.Lookup("MAILSVC_TABLE_PREFIX"); !set && rt.wp != nil && rt.wp.TablePrefix != "" {
 		rt.prefix = rt.wp.TablePrefix
+		rt.prefixFromWP = true
 	}
 	dsn := consts.String("MAILSVC_DB")
 	if _, _, set := consts.Lookup("MAILSVC_DB"); !set {
@@ -75,15 +108,6 @@ func boot(ctx context.Context, log *slog.Logger) (*runtime, error) {
 		}
 	}
 	rt.dsn = dsn
-	db, err := store.Open(ctx, dsn, rt.prefix, log)
-	if err != nil {
-		return nil, fmt.Errorf("open database %s: %w", core.MaskDSN(dsn), err)
-	}
-	if err := db.Migrate(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("migrate database: %w", err)
-	}
-	rt.db = db
 	return rt, nil
 }
 

@@ -1,4 +1,4 @@
-// Package cli is the mailsvc command line: serve, users, config, sendmail,
+// Package cli is the mailsvc command line: serve, users, config, doctor, sendmail,
 // wp, uninstall and version. Command mailsvc is this package plus the
 // built-in drivers; a custom build adds its own drivers the same way, by a
 // blank import beside drivers/all in its own main package:
@@ -49,7 +49,7 @@ func Command() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(serveCommand(), usersCommand(), configCommand(), versionCommand(),
-		sendmailCommand(), wpCommand(), uninstallCommand(), importCommand(), logsCommand())
+		sendmailCommand(), wpCommand(), uninstallCommand(), importCommand(), logsCommand(), doctorCommand())
 	for _, m := range modules {
 		root.AddCommand(m.Commands()...)
 	}

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"time"
 	_ "time/tzdata" // IANA zones for timezone_string on hosts without a zoneinfo database
 
@@ -17,6 +19,31 @@ import (
 // admin address.
 type siteOptions struct {
 	options wordpress.OptionReader
+	// publicURL is MAILSVC_PUBLIC_URL: standalone, its host names the
+	// default sender.
+	publicURL string
+}
+
+// DefaultFrom implements app.SiteSender: beside WordPress, wp_mail()'s
+// own sender (wordpress@ and the home option's host without "www.");
+// standalone, mailsvc@ and the host of MAILSVC_PUBLIC_URL, else of the
+// machine's host name.
+func (s siteOptions) DefaultFrom(ctx context.Context) (string, error) {
+	if s.options != nil {
+		home, _, err := s.options.Option(ctx, "home")
+		if err != nil {
+			return "", fmt.Errorf("read the home option: %w", err)
+		}
+		return wordpress.DefaultSender("wordpress", home), nil
+	}
+	if from := wordpress.DefaultSender("mailsvc", s.publicURL); from != "" {
+		return from, nil
+	}
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "localhost"
+	}
+	return wordpress.DefaultSender("mailsvc", "http://"+host), nil
 }
 
 // TimeZone implements dashboard.Site: timezone_string, else gmt_offset,
@@ -41,15 +68,7 @@ func (s siteOptions) AdminEmail(ctx context.Context) (string, error) {
 // roll-ups and the queue, and the onboarding wizard over the connection,
 // settings and test email services.
 func (rt *runtime) dashboard(conns *app.Connections, settings *app.Settings, sender app.ImmediateSender, env core.DriverEnv, hooks *core.Hooks) *dashboard.Service {
-	site := siteOptions{}
-	if !rt.standalone() {
-		src, err := wordpress.NewGormSource(rt.db.Gorm(), rt.prefix)
-		if err != nil {
-			rt.log.Warn("dashboard: the site's options cannot be read; days are counted in UTC", "err", err)
-		} else {
-			site.options = src
-		}
-	}
+	site := rt.site()
 	return &dashboard.Service{
 		Outcomes:    rt.db,
 		Queue:       rt.db,
@@ -59,6 +78,21 @@ func (rt *runtime) dashboard(conns *app.Connections, settings *app.Settings, sen
 		Store:       rt.db,
 		Editor:      conns,
 		Settings:    settings,
-		Tester:      &app.ConnectionActions{Connections: conns, Settings: settings, Sender: sender, Env: env, Hooks: hooks},
+		Tester:      &app.ConnectionActions{Connections: conns, Settings: settings, Sender: sender, Env: env, Hooks: hooks, Site: site},
 	}
+}
+
+// site returns the WordPress site's options as the dashboard and the test
+// emails read them (none standalone).
+func (rt *runtime) site() siteOptions {
+	site := siteOptions{publicURL: rt.consts.String("MAILSVC_PUBLIC_URL")}
+	if !rt.standalone() {
+		src, err := wordpress.NewGormSource(rt.db.Gorm(), rt.prefix)
+		if err != nil {
+			rt.log.Warn("the site's options cannot be read; days are counted in UTC and test emails need a from email", "err", err)
+		} else {
+			site.options = src
+		}
+	}
+	return site
 }

@@ -24,9 +24,9 @@ func TestSiteOptions(t *testing.T) {
 		admin  string
 	}{
 		{"standalone", siteOptions{}, 0, "UTC", ""},
-		{"IANA name", siteOptions{optionMap{"timezone_string": "Europe/Paris", "gmt_offset": "0", "admin_email": "owner@example.com"}}, 7200, "Europe/Paris", "owner@example.com"},
-		{"half-hour offset", siteOptions{optionMap{"timezone_string": "", "gmt_offset": "5.5"}}, 19800, "", ""},
-		{"nothing set", siteOptions{optionMap{}}, 0, "UTC", ""},
+		{"IANA name", siteOptions{options: optionMap{"timezone_string": "Europe/Paris", "gmt_offset": "0", "admin_email": "owner@example.com"}}, 7200, "Europe/Paris", "owner@example.com"},
+		{"half-hour offset", siteOptions{options: optionMap{"timezone_string": "", "gmt_offset": "5.5"}}, 19800, "", ""},
+		{"nothing set", siteOptions{options: optionMap{}}, 0, "UTC", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -43,9 +43,13 @@ func newLogger() *slog.Logger {
 }
 
 // serve boots the service and serves until ctx is cancelled (SIGINT or
-// SIGTERM), then shuts down gracefully.
+// SIGTERM), or until its tables are dropped under it (tablesGoneGuard),
+// then shuts down gracefully.
 func serve(ctx context.Context, addr string, out io.Writer) error {
-	log := newLogger()
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	guard := newTablesGoneGuard(newLogger().Handler(), stop)
+	log := slog.New(guard)
 	rt, err := boot(ctx, log)
 	if err != nil {
 		return err
@@ -196,7 +200,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		Connections: conns,
 		Settings:    settings,
 		Logs:        &app.Logs{Store: rt.db, Requeue: deliverySvc, Settings: settings, Redaction: redaction},
-		Actions: &app.ConnectionActions{Connections: conns, Settings: settings, Sender: deliverySvc, Env: driverEnv, Hooks: hooks, HostHooks: hostHooks,
+		Actions: &app.ConnectionActions{Connections: conns, Settings: settings, Sender: deliverySvc, Env: driverEnv, Hooks: hooks, HostHooks: hostHooks, Site: rt.site(),
 			APIDebug: func() bool { return debuglog.APIDebugResponseEnabled(rt.consts, hooks) }},
 		Transcripts:    transcripts,
 		Hooks:          hooks,
@@ -224,6 +228,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		scheme = "https"
 	}
 	base := fmt.Sprintf("%s://%s%s", scheme, ln.Addr(), api.Namespace)
+	srv.Doctor = &siteDoctor{rt: rt, db: rt.db, contentDir: (&siteFlags{}).resolveContentDir(rt.wp), service: serviceURL(rt, ln.Addr().String())}
 	if rt.standalone() {
 		if err := rt.firstRunAdmin(ctx, out, base); err != nil {
 			ln.Close()
@@ -231,6 +236,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		}
 	}
 	fmt.Fprintf(out, "mailsvc is serving %s\n", base)
+	fmt.Fprintf(out, "The screens are at %s://%s%s\n", scheme, ln.Addr(), adminui.Prefix)
 	if rt.standalone() {
 		fmt.Fprintln(out, "Add a login with: mailsvc users add NAME --role administrator")
 	}

@@ -1,28 +1,43 @@
 package cli
 
 import (
+	"bufio"
+	"context"
+	"errors"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/mailsvc/mailsvc/adapters/store"
 	"github.com/mailsvc/mailsvc/adapters/wordpress/bridge"
 )
 
 func uninstallCommand() *cobra.Command {
 	var flags siteFlags
+	var yes, force bool
 	cmd := &cobra.Command{
-		Use:   "uninstall [--wp-path DIR]",
+		Use:   "uninstall [--wp-path DIR] [--yes] [--force]",
 		Short: "Remove the wp_mail() bridge and, unless MAIL_SVC_PRESERVE_DATA is true, the service's tables and options",
 		Long: `Removes the wp_mail() bridge from the site's mu-plugins (always), and,
 unless the constant MAIL_SVC_PRESERVE_DATA is true, drops the service's
 tables ({prefix}mailsvc_*: connections, settings, logs) and deletes its
 options from the site's options table. Without a WordPress site (no
 --wp-path and no MAILSVC_WP_CONFIG) it drops the tables of the configured
-database (MAILSVC_DB) unless preserved.`,
+database (MAILSVC_DB) unless preserved.
+
+It says what it is about to do and how many messages are still queued,
+then asks for confirmation on a terminal; scripts pass --yes (off a
+terminal, without --yes, it refuses and changes nothing). While messages
+are queued or being sent it refuses to drop the tables unless --force:
+start the service and let the queue drain first. A service still running
+on the dropped tables stops by itself with one log line.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()
+			ctx := cmd.Context()
 			configPath, err := flags.useWPConfig()
 			if err != nil {
 				return err
@@ -31,29 +46,51 @@ database (MAILSVC_DB) unless preserved.`,
 			if err != nil {
 				return err
 			}
-			if consts.Bool("MAIL_SVC_PRESERVE_DATA") {
-				// Not even opened: booting would migrate, creating tables.
-				fmt.Fprintln(out, "Kept the service's tables and options: MAIL_SVC_PRESERVE_DATA is true.")
+			preserve := consts.Bool("MAIL_SVC_PRESERVE_DATA")
+			content := flags.resolveContentDir(wp)
+
+			var db *store.DB
+			if preserve {
+				fmt.Fprintln(out, "The service's tables and options stay: MAIL_SVC_PRESERVE_DATA is true.")
 			} else {
-				ctx := cmd.Context()
-				rt, err := boot(ctx, newLogger())
+				// Opened as it is: nothing is created or migrated.
+				rt, err := bootReadOnly(ctx, newLogger())
+				if err != nil && !errors.Is(err, store.ErrNotInstalled) {
+					return err
+				}
+				if err == nil {
+					db = rt.db
+					defer db.Close()
+					if err := checkQueueEmpty(ctx, out, db, force); err != nil {
+						return err
+					}
+					fmt.Fprintf(out, "This drops the service's tables (%smailsvc_*) and options from %s.\n", rt.prefix, siteDatabase(rt.wp))
+				} else {
+					fmt.Fprintln(out, "No database of the service's: no tables to drop.")
+				}
+			}
+			if content != "" {
+				fmt.Fprintf(out, "This removes the wp_mail() bridge %s.\n", bridge.Path(content))
+			}
+			if err := confirm(cmd.InOrStdin(), out, yes); err != nil {
+				return err
+			}
+
+			if db != nil {
+				options, err := db.DeleteServiceOptions(ctx)
 				if err != nil {
 					return err
 				}
-				defer rt.db.Close()
-				options, err := rt.db.DeleteServiceOptions(ctx)
-				if err != nil {
-					return err
-				}
-				dropped, err := rt.db.DropServiceTables(ctx)
+				dropped, err := db.DropServiceTables(ctx)
 				if err != nil {
 					return fmt.Errorf("uninstall: %w", err)
 				}
-				fmt.Fprintf(out, "Dropped %d tables from %s: %s\n", len(dropped), siteDatabase(rt.wp), strings.Join(dropped, ", "))
+				fmt.Fprintf(out, "Dropped %d tables: %s\n", len(dropped), strings.Join(dropped, ", "))
 				fmt.Fprintf(out, "Deleted %d options.\n", options)
+			} else if preserve {
+				fmt.Fprintln(out, "Kept the service's tables and options: MAIL_SVC_PRESERVE_DATA is true.")
 			}
 
-			content := flags.resolveContentDir(wp)
 			if content == "" {
 				fmt.Fprintln(out, "No WordPress site given (--wp-path or --content-dir): no bridge to remove.")
 				return nil
@@ -71,5 +108,54 @@ database (MAILSVC_DB) unless preserved.`,
 		},
 	}
 	flags.register(cmd)
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation (for scripts)")
+	cmd.Flags().BoolVar(&force, "force", false, "drop the tables even while messages are still queued (they are lost)")
 	return cmd
+}
+
+// checkQueueEmpty prints how many messages are still queued or being
+// sent, and refuses while there are any unless force. A database without
+// the service's tables has none.
+func checkQueueEmpty(ctx context.Context, out io.Writer, db *store.DB, force bool) error {
+	version, err := db.SchemaVersion(ctx)
+	if err != nil || version == 0 {
+		return err
+	}
+	counts, err := db.PendingCounts(ctx)
+	if err != nil {
+		return fmt.Errorf("count queued messages: %w", err)
+	}
+	pending := counts.Queued + counts.Sending
+	fmt.Fprintf(out, "Messages still queued: %d.\n", pending)
+	if pending > 0 && !force {
+		return fmt.Errorf("messages still queued: %d; they would be lost: start the service and let the queue drain, or pass --force to drop them; nothing was changed", pending)
+	}
+	return nil
+}
+
+// confirm asks "Proceed?" when in is a terminal; yes skips the question.
+// Off a terminal without yes it refuses: a script must say --yes.
+func confirm(in io.Reader, out io.Writer, yes bool) error {
+	if yes {
+		return nil
+	}
+	if !isTerminal(in) {
+		return errors.New("uninstall asks for confirmation, and standard input is not a terminal: pass --yes to confirm from a script; nothing was changed")
+	}
+	fmt.Fprint(out, "Proceed? [y/N] ")
+	answer, _ := bufio.NewReader(in).ReadString('\n')
+	if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+		return errors.New("uninstall cancelled; nothing was changed")
+	}
+	return nil
+}
+
+// isTerminal reports whether r is a character device (a terminal).
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

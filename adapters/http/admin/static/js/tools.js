@@ -1,5 +1,5 @@
-// tools.js: debug transcripts, the site's plugins, and the import from
-// other mail plugins, chunk by chunk with its progress.
+// tools.js: the doctor's checks, debug transcripts, the site's plugins,
+// and the import from other mail plugins, chunk by chunk with its progress.
 import * as api from './api.js';
 import { h, replace, heading, table, badge, when, notice, errorNotice, flash, busy } from './ui.js';
 
@@ -8,8 +8,22 @@ export async function render(root) {
   const debug = h('section', { class: 'card', 'aria-labelledby': 'dbg-h' });
   const plugins = h('section', { class: 'card', 'aria-labelledby': 'plg-h' });
   const migration = h('section', { class: 'card', 'aria-labelledby': 'mig-h' });
-  replace(root, heading('Tools'), migration, debug, plugins);
-  await Promise.all([showDebug(debug), showPlugins(plugins), showMigration(migration)]);
+  const doctor = h('section', { class: 'card', 'aria-labelledby': 'doc-h' });
+  replace(root, heading('Tools'), doctor, migration, debug, plugins);
+  await Promise.all([showDoctor(doctor), showDebug(debug), showPlugins(plugins), showMigration(migration)]);
+}
+
+async function showDoctor(box) {
+  const title = h('h2', { id: 'doc-h' }, 'Installation check');
+  let report;
+  try { report = await api.get('/tools/doctor'); } catch (err) { return replace(box, title, errorNotice(err)); }
+  const bad = report.checks.filter((c) => c.verdict !== 'ok').length;
+  replace(box, title,
+    report.healthy ? notice(bad ? 'warning' : 'success', bad ? `Mail and the screens work; ${bad} warnings.` : 'Everything checked is fine.')
+      : notice('error', 'A check that mail or the screens depend on failed: see its fix below.'),
+    table('Installation checks', ['Check', 'Verdict', 'Found', 'Fix'], report.checks.map((c) => [
+      c.title, badge(c.verdict), c.message, c.fix || '—'])),
+    h('button', { class: 'button', type: 'button', onclick: () => showDoctor(box) }, 'Check again'));
 }
 
 async function showDebug(box) {

@@ -1,0 +1,37 @@
+package httpprobe_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/mailsvc/mailsvc/adapters/httpprobe"
+)
+
+func TestGet(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/json":
+			w.WriteHeader(401)
+			_, _ = w.Write([]byte(`{"code":"rest_not_logged_in","message":"x","data":{"status":401}}`))
+		default:
+			_, _ = w.Write([]byte("<html>"))
+		}
+	}))
+	defer srv.Close()
+	for _, tt := range []struct {
+		path   string
+		status int
+		code   string
+	}{{"/json", 401, "rest_not_logged_in"}, {"/html", 200, ""}} {
+		status, code, err := httpprobe.Client{}.Get(context.Background(), srv.URL+tt.path)
+		if err != nil || status != tt.status || code != tt.code {
+			t.Errorf("%s: %d %q %v", tt.path, status, code, err)
+		}
+	}
+	srv.Close()
+	if _, _, err := (httpprobe.Client{}).Get(context.Background(), srv.URL+"/json"); err == nil {
+		t.Error("no error from a closed server")
+	}
+}

@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mailsvc/mailsvc/adapters/store"
+)
+
+// tablesGoneMessage is the one line a running service logs when its
+// tables were dropped under it (mailsvc uninstall) before it stops.
+const tablesGoneMessage = "mailsvc tables are gone (uninstalled?); stopping"
+
+// tablesGoneGuard is the serving process's log handler. Every loop of the
+// service (workers, scheduler, alerts, host hooks, requests) reports the
+// errors of the store through the log; the first record whose error says
+// that a table of the service does not exist (store.IsMissingTable) is
+// replaced by one line, tablesGoneMessage, and stops the service; the
+// ones that follow while it shuts down are dropped.
+type tablesGoneGuard struct {
+	next  slog.Handler
+	state *tablesGoneState
+}
+
+type tablesGoneState struct {
+	once sync.Once
+	gone atomic.Bool
+	stop func()
+}
+
+// newTablesGoneGuard wraps next; stop is called once, when the tables are
+// found gone.
+func newTablesGoneGuard(next slog.Handler, stop func()) *tablesGoneGuard {
+	return &tablesGoneGuard{next: next, state: &tablesGoneState{stop: stop}}
+}
+
+// Gone reports whether the tables were found gone.
+func (g *tablesGoneGuard) Gone() bool { return g.state.gone.Load() }
+
+// Enabled implements slog.Handler.
+func (g *tablesGoneGuard) Enabled(ctx context.Context, l slog.Level) bool {
+	return g.next.Enabled(ctx, l)
+}
+
+// Handle implements slog.Handler.
+func (g *tablesGoneGuard) Handle(ctx context.Context, r slog.Record) error {
+	if !reportsMissingTable(r) {
+		return g.next.Handle(ctx, r)
+	}
+	var err error
+	g.state.once.Do(func() {
+		g.state.gone.Store(true)
+		err = g.next.Handle(ctx, slog.NewRecord(time.Now(), slog.LevelError, tablesGoneMessage, 0))
+		g.state.stop()
+	})
+	return err
+}
+
+// WithAttrs implements slog.Handler.
+func (g *tablesGoneGuard) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &tablesGoneGuard{next: g.next.WithAttrs(attrs), state: g.state}
+}
+
+// WithGroup implements slog.Handler.
+func (g *tablesGoneGuard) WithGroup(name string) slog.Handler {
+	return &tablesGoneGuard{next: g.next.WithGroup(name), state: g.state}
+}
+
+// reportsMissingTable reports whether a record carries an error (or an
+// error's text) saying that a table of the service does not exist.
+func reportsMissingTable(r slog.Record) bool {
+	found := false
+	r.Attrs(func(a slog.Attr) bool {
+		switch v := a.Value.Any().(type) {
+		case error:
+			found = store.IsMissingTable(v)
+		case string:
+			found = store.IsMissingTable(textError(v))
+		}
+		return !found
+	})
+	return found
+}
+
+// textError is an error whose text is a logged string.
+type textError string
+
+func (e textError) Error() string { return string(e) }
