@@ -11,8 +11,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/mailsvc/mailsvc/adapters/store"
-	"github.com/mailsvc/mailsvc/adapters/wordpress/bridge"
 	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/test/wpsite"
 )
@@ -79,19 +77,8 @@ func deref(s *string) string {
 // nothing, reaches no host and queues nothing; a file on the server still
 // attaches, and a missing one is still left out.
 func TestBridgeRefusesStreamWrappers(t *testing.T) {
-	if testing.Short() {
-		t.Skip("real WordPress test: not in -short mode")
-	}
-	site := wpsite.Install(t, wpsite.Options{Prefix: "wpw_"})
+	site, db := bridgedSite(t, "wpw_")
 	ctx := context.Background()
-	db, err := store.Open(ctx, "mysql:"+site.DSN, site.Prefix, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := bridge.Install(site.ContentDir); err != nil {
-		t.Fatal(err)
-	}
 	local := filepath.Join(site.Dir, "report.txt")
 	if err := os.WriteFile(local, []byte("local report"), 0o600); err != nil {
 		t.Fatal(err)

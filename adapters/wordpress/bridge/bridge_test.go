@@ -63,23 +63,32 @@ func randomBytes(t *testing.T, n int) []byte {
 	return append([]byte{0, '\r', '\n', 0xff, 0x80}, b...)
 }
 
+// bridgedSite installs a real WordPress site with the table prefix
+// prefix and the bridge in its mu-plugins, and opens the Go store on its
+// database (closed when the test ends). Not in -short mode.
+func bridgedSite(t *testing.T, prefix string) (*wpsite.Site, *store.DB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("real WordPress test: not in -short mode")
+	}
+	site := wpsite.Install(t, wpsite.Options{Prefix: prefix})
+	db, err := store.Open(context.Background(), "mysql:"+site.DSN, site.Prefix, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := bridge.Install(site.ContentDir); err != nil {
+		t.Fatal(err)
+	}
+	return site, db
+}
+
 // TestBridgeRowsDecodeWithStore calls the bridge's wp_mail() in a real
 // WordPress site and reads every queued row back through the Go store:
 // the PHP encoding and the store's decoding must agree field by field.
 func TestBridgeRowsDecodeWithStore(t *testing.T) {
-	if testing.Short() {
-		t.Skip("real WordPress test: not in -short mode")
-	}
-	site := wpsite.Install(t, wpsite.Options{Prefix: "wpb_"})
+	site, db := bridgedSite(t, "wpb_")
 	ctx := context.Background()
-	db, err := store.Open(ctx, "mysql:"+site.DSN, site.Prefix, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := bridge.Install(site.ContentDir); err != nil {
-		t.Fatal(err)
-	}
 	// A must-use plugin that sends mail, to be named as the source.
 	acme := `<?php
 function acme_notify( $to ) {
@@ -276,19 +285,8 @@ function acme_notify( $to ) {
 // at once; without the recipients table wp_mail() still succeeds, and the
 // service indexes that log when it claims it.
 func TestBridgeIndexesRecipients(t *testing.T) {
-	if testing.Short() {
-		t.Skip("real WordPress test: not in -short mode")
-	}
-	site := wpsite.Install(t, wpsite.Options{Prefix: "wpr_"})
+	site, db := bridgedSite(t, "wpr_")
 	ctx := context.Background()
-	db, err := store.Open(ctx, "mysql:"+site.DSN, site.Prefix, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := bridge.Install(site.ContentDir); err != nil {
-		t.Fatal(err)
-	}
 	recipients := "`" + db.TableName("log_recipients") + "`"
 	find := func(t *testing.T, address string) []string {
 		t.Helper()

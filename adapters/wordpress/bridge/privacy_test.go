@@ -9,10 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailsvc/mailsvc/adapters/store"
-	"github.com/mailsvc/mailsvc/adapters/wordpress/bridge"
 	"github.com/mailsvc/mailsvc/core"
-	"github.com/mailsvc/mailsvc/test/wpsite"
 )
 
 // TestBridgePrivacyPages: the bridge's exporter and eraser page as
@@ -20,19 +17,8 @@ import (
 // leave rows the Go store reads back: the erased logs decode, name the
 // replacement and hold no body.
 func TestBridgePrivacyPages(t *testing.T) {
-	if testing.Short() {
-		t.Skip("real WordPress test: not in -short mode")
-	}
-	site := wpsite.Install(t, wpsite.Options{Prefix: "wpv_"})
+	site, db := bridgedSite(t, "wpv_")
 	ctx := context.Background()
-	db, err := store.Open(ctx, "mysql:"+site.DSN, site.Prefix, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := bridge.Install(site.ContentDir); err != nil {
-		t.Fatal(err)
-	}
 	const person = "pat@example.com"
 	base := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	var logs []*core.Log
