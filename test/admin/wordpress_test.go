@@ -225,7 +225,9 @@ func TestWPAdminMailMenu(t *testing.T) {
 		t.Skip("real WordPress test: not in -short mode")
 	}
 	b := newBrowser(t)
-	site := wpsite.Install(t, wpsite.Options{Prefix: "wpa_"})
+	// The fast path: the screens straight from the service, as nginx
+	// proxies /mailsvc/admin/ (docs/operations.md).
+	site := wpsite.Install(t, wpsite.Options{Prefix: "wpa_", ExtraConfig: "define( 'MAILSVC_SCREENS_URL', '/mailsvc/admin/' );"})
 	// Post SMTP's log: 650 rows (four chunks of the import), one an hour
 	// from midnight UTC 28 days ago, so day d (0-based) holds rows
 	// 24d..24d+23 and day 27 (yesterday) the last two.

@@ -1683,7 +1683,8 @@ add_action( 'rest_api_init', 'mailsvc_bridge_register_forward_routes' );
 add_filter( 'rest_authentication_errors', 'mailsvc_bridge_forward_auth_errors', 1000 );
 add_filter( 'rest_request_before_callbacks', 'mailsvc_bridge_forward_param_errors', 10, 2 );
 add_filter( 'rest_endpoints', 'mailsvc_bridge_forward_namespace_index' );
-add_filter( 'rest_pre_serve_request', 'mailsvc_bridge_forward_serve', 10, 3 );
+add_filter( 'rest_pre_echo_response', 'mailsvc_bridge_forward_echo', 10, 3 );
+add_filter( 'rest_send_nocache_headers', 'mailsvc_bridge_screens_cacheable', 20 );
 add_action( 'admin_notices', 'mailsvc_bridge_unavailable_notice' );
 
 /**
@@ -1779,7 +1780,7 @@ function mailsvc_bridge_forward_namespace_index( $endpoints ) {
 	if ( isset( $endpoints['/mailsvc/v1'] ) ) {
 		$endpoints['/mailsvc/v1'] = array(
 			array(
-				'methods'             => array( 'GET' => true ),
+				'methods'             => 'GET',
 				'callback'            => 'mailsvc_bridge_forward_api',
 				'permission_callback' => '__return_true',
 				'args'                => array(),
@@ -2055,23 +2056,36 @@ function mailsvc_bridge_unavailable_notice() {
 }
 
 /**
- * Relays the body of a forwarded answer to the client as it arrives.
+ * Relays the body of a forwarded answer to the client as it arrives, once
+ * WordPress has sent the status and every header (rest_pre_echo_response
+ * is the last step before WordPress would encode and echo the data), and
+ * leaves WordPress nothing to echo.
  *
- * @param bool             $served  Whether the request was served already.
- * @param WP_HTTP_Response $result  The answer.
- * @param WP_REST_Request  $request The request.
+ * @param mixed           $data    The answer's data.
+ * @param WP_REST_Server  $server  The server.
+ * @param WP_REST_Request $request The request.
+ * @return mixed
+ */
+function mailsvc_bridge_forward_echo( $data, $server, $request ) {
+	if ( ! $data instanceof Mailsvc_Bridge_Body ) {
+		return $data;
+	}
+	$data->send();
+	$data->close();
+	return null;
+}
+
+/**
+ * Leaves the screens' files to the service's own Cache-Control
+ * (revalidate on each load) rather than WordPress's no-store for
+ * signed-in users, so the browser keeps them between loads.
+ *
+ * @param bool $send Whether WordPress sends its no-cache headers.
  * @return bool
  */
-function mailsvc_bridge_forward_serve( $served, $result, $request ) {
-	if ( $served || ! $result instanceof WP_HTTP_Response || ! $result->get_data() instanceof Mailsvc_Bridge_Body ) {
-		return $served;
-	}
-	$body = $result->get_data();
-	if ( 'HEAD' !== $request->get_method() ) {
-		$body->send();
-	}
-	$body->close();
-	return true;
+function mailsvc_bridge_screens_cacheable( $send ) {
+	$route = isset( $GLOBALS['wp']->query_vars['rest_route'] ) ? (string) $GLOBALS['wp']->query_vars['rest_route'] : '';
+	return 1 === preg_match( '#^/mailsvc-bridge/v1/screens(/|$)#i', $route ) ? false : $send;
 }
 
 /**
