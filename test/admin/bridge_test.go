@@ -194,6 +194,21 @@ func TestScreensThroughWordPress(t *testing.T) {
 			chromedp.Click(`nav a[data-screen="logs"]`, chromedp.ByQuery, in),
 			chromedp.Poll(`document.querySelector("iframe#mailsvc-screens").contentDocument.body.innerText.includes("Through the bridge")`, nil, pollFast))
 		b.screenshot("bridge-plain-logs")
+		// Every API call kept rest_route's slashes literal, as proxies
+		// match it (docs/operations.md's map), also with a query added.
+		var calls []string
+		b.eval(`performance.getEntriesByType("resource").map((e) => e.name).filter((n) => n.includes("rest_route=") && !n.includes("screens"))
+			.concat(...[...document.querySelectorAll("iframe")].map((f) => f.contentWindow.performance.getEntriesByType("resource").map((e) => e.name).filter((n) => n.includes("rest_route=") && !n.includes("screens"))))`, &calls)
+		withQuery := false
+		for _, c := range calls {
+			if !strings.Contains(c, "rest_route=/mailsvc/v1/") {
+				t.Errorf("the screens called %s: rest_route re-encoded", c)
+			}
+			withQuery = withQuery || strings.Contains(c, "&per_page=")
+		}
+		if !withQuery {
+			t.Errorf("no API call with a query among %q", calls)
+		}
 	}
 }
 
