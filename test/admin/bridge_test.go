@@ -29,7 +29,7 @@ type bridgeSite struct {
 // WordPress and the service both take application passwords over plain
 // HTTP), the bridge, the service, and serves wp-admin and the front
 // controller with php -S at the site's own address.
-func startBridgeSite(t *testing.T) *bridgeSite {
+func startBridgeSite(t testing.TB) *bridgeSite {
 	t.Helper()
 	site := wpsite.Install(t, wpsite.Options{Prefix: "wpb_", EnvironmentType: "local"})
 	dir := t.TempDir()
@@ -47,7 +47,7 @@ func startBridgeSite(t *testing.T) *bridgeSite {
 
 // setPermalinks switches the site to pretty (/%postname%/) or plain
 // permalinks, as Settings → Permalinks does.
-func (s *bridgeSite) setPermalinks(t *testing.T, pretty bool) {
+func (s *bridgeSite) setPermalinks(t testing.TB, pretty bool) {
 	t.Helper()
 	structure := ""
 	if pretty {
@@ -236,9 +236,14 @@ func TestServiceStoppedThroughWordPress(t *testing.T) {
 			t.Errorf("service stopped, pretty=%v: %d %s", pretty, r.Status, r.Body)
 		}
 	}
-	r := servicetest.Call(t, "GET", s.restURL(false, "mailsvc/v1/settings", ""), "", nil)
-	if r.Status != 503 || r.Code() != "mailsvc_unavailable" || strings.Contains(string(r.Body), "queued\":") {
-		t.Errorf("service stopped, no credentials: %d %s, want 503 without the count", r.Status, r.Body)
+	for name, auth := range map[string]func(*http.Request){
+		"no credentials":               nil,
+		"a wrong application password": func(req *http.Request) { req.SetBasicAuth(s.site.AdminLogin, "wrong password wrong pass") },
+	} {
+		r := servicetest.Call(t, "GET", s.restURL(false, "mailsvc/v1/settings", ""), "", auth)
+		if r.Status != 503 || r.Code() != "mailsvc_unavailable" || strings.Contains(string(r.Body), "queued\":") {
+			t.Errorf("service stopped, %s: %d %s, want 503 without the count", name, r.Status, r.Body)
+		}
 	}
 
 	req, err := http.NewRequest("GET", s.site.SiteURL+"/wp-admin/admin.php?page=mailsvc", nil)

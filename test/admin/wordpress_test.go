@@ -58,7 +58,7 @@ require ABSPATH . WPINC . '/template-loader.php';
 // startWPAdmin serves the site (wp-admin included) with php -S at addr,
 // the PHP-FPM behind the web server of a real deployment, with extra
 // environment variables for wp-config.php.
-func startWPAdmin(t *testing.T, site *wpsite.Site, addr string, env ...string) {
+func startWPAdmin(t testing.TB, site *wpsite.Site, addr string, env ...string) {
 	t.Helper()
 	router := filepath.Join(site.Dir, "admin-router.php")
 	script := fmt.Sprintf(adminRouter, wpsite.PHPString(wpsite.WordPressDir), wpsite.PHPString(site.WPConfigPath))

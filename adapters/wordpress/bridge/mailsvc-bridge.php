@@ -1681,6 +1681,7 @@ const MAILSVC_BRIDGE_HOP_HEADERS = array( 'connection', 'keep-alive', 'transfer-
 
 add_action( 'rest_api_init', 'mailsvc_bridge_register_forward_routes' );
 add_filter( 'rest_authentication_errors', 'mailsvc_bridge_forward_auth_errors', 1000 );
+add_filter( 'application_password_is_api_request', 'mailsvc_bridge_forward_skip_app_password' );
 add_filter( 'rest_request_before_callbacks', 'mailsvc_bridge_forward_param_errors', 10, 2 );
 add_filter( 'rest_endpoints', 'mailsvc_bridge_forward_namespace_index' );
 add_filter( 'rest_pre_echo_response', 'mailsvc_bridge_forward_echo', 10, 3 );
@@ -1751,6 +1752,47 @@ function mailsvc_bridge_forward_auth_errors( $result ) {
 		return null;
 	}
 	return $result;
+}
+
+/**
+ * Spares WordPress checking an application password on a forwarded route:
+ * the service checks it (and records its use) anyway, and WordPress's
+ * check costs a hash and a write of the user's meta. It runs only when its
+ * answer matters, for the 503 of an unavailable service
+ * (mailsvc_bridge_caller_may_manage).
+ *
+ * @param bool $is_api Whether WordPress takes the request for an API request.
+ * @return bool
+ */
+function mailsvc_bridge_forward_skip_app_password( $is_api ) {
+	return $is_api && ! mailsvc_bridge_forwarded_route();
+}
+
+/**
+ * Whether WordPress itself lets the caller of a forwarded request manage
+ * mail: a cookie with a valid nonce, or an application password, of a
+ * user with the REST capability.
+ *
+ * @return bool
+ */
+function mailsvc_bridge_caller_may_manage() {
+	$cap = mailsvc_bridge_admin_capability();
+	if ( ! empty( $GLOBALS['mailsvc_bridge_wp_auth_error'] ) ) {
+		return false;
+	}
+	if ( is_user_logged_in() ) {
+		return current_user_can( $cap );
+	}
+	if ( ! isset( $_SERVER['PHP_AUTH_USER'] ) || ! wp_is_application_passwords_available() ) {
+		return false;
+	}
+	remove_filter( 'application_password_is_api_request', 'mailsvc_bridge_forward_skip_app_password' );
+	$user = wp_authenticate_application_password(
+		null,
+		wp_unslash( (string) $_SERVER['PHP_AUTH_USER'] ),
+		isset( $_SERVER['PHP_AUTH_PW'] ) ? wp_unslash( (string) $_SERVER['PHP_AUTH_PW'] ) : ''
+	);
+	return $user instanceof WP_User && user_can( $user, $cap );
 }
 
 /**
@@ -1979,7 +2021,7 @@ function mailsvc_bridge_forward( $method, $target, $query, $fields, $body ) {
 function mailsvc_bridge_unavailable_error() {
 	$data = array( 'status' => 503 );
 	$msg  = 'The mail service is not running. Messages sent meanwhile are queued and will go out when it starts.';
-	if ( empty( $GLOBALS['mailsvc_bridge_wp_auth_error'] ) && current_user_can( mailsvc_bridge_admin_capability() ) ) {
+	if ( mailsvc_bridge_caller_may_manage() ) {
 		$queued         = mailsvc_bridge_queued_count();
 		$data['queued'] = $queued;
 		$msg            = mailsvc_bridge_unavailable_message( $queued );
