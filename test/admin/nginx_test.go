@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/chromedp"
 
+	"github.com/mailsvc/mailsvc/internal/testenv"
 	"github.com/mailsvc/mailsvc/test/servicetest"
 	"github.com/mailsvc/mailsvc/test/wpsite"
 )
@@ -138,7 +139,7 @@ func TestNginxDocumentedConfig(t *testing.T) {
 	}
 	for _, tool := range []string{"nginx", "php-fpm8.2"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s is missing: scripts/install-deps.sh installs it", tool)
+			testenv.Missing(t, "%s is missing: scripts/install-deps.sh installs it", tool)
 		}
 	}
 	site := wpsite.Install(t, wpsite.Options{Prefix: "wpn_", EnvironmentType: "local",
