@@ -252,7 +252,7 @@ func TestWPAdminMailMenu(t *testing.T) {
 	}
 	site.CreateUser(t, "sam", "sam@example.com", "subscriber", "sam-password-1")
 	phpAddr := servicetest.FreeAddr(t)
-	startWPAdmin(t, site, phpAddr)
+	startWPAdmin(t, site, phpAddr, "MAILSVC_SERVICE_URL=http://"+svc.Addr)
 	startSiteProxy(t, site, phpAddr, svc.Addr)
 	logs := func(query string) logPage {
 		t.Helper()
