@@ -131,6 +131,13 @@ func TestRESTThroughWordPress(t *testing.T) {
 					if r.Status != 400 || r.Code() != "bad_request" {
 						t.Errorf("a malformed body: %d %s, want the service's 400 bad_request", r.Status, r.Body)
 					}
+					// In the query (a path with .. stops at php -S's router).
+					for _, route := range []string{"mailsvc/v1/../../../healthz", "mailsvc-bridge/v1/screens/../../../../metrics"} {
+						r = servicetest.Call(t, "GET", s.restURL(false, route, ""), "", s.admin)
+						if r.Status != 404 {
+							t.Errorf("GET %s: %d %s, want 404 (never forwarded out of the prefix)", route, r.Status, r.Body)
+						}
+					}
 					r = servicetest.Call(t, "GET", s.restURL(form, "mailsvc/v1/logs/999999", ""), "", s.admin)
 					if r.Status != 404 {
 						t.Errorf("a missing log: %d %s, want 404", r.Status, r.Body)

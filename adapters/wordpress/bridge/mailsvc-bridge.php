@@ -1836,13 +1836,27 @@ function mailsvc_bridge_forward_namespace_index( $endpoints ) {
 }
 
 /**
- * Percent-encodes each segment of a decoded path.
+ * Percent-encodes each segment of a decoded path. A path with a "." or
+ * ".." segment has no encoding: it could only leave the forwarded prefix.
  *
  * @param string $path The path after the namespace.
- * @return string
+ * @return string|null
  */
 function mailsvc_bridge_encode_path( $path ) {
-	return implode( '/', array_map( 'rawurlencode', explode( '/', $path ) ) );
+	$segments = explode( '/', $path );
+	if ( array_intersect( $segments, array( '.', '..' ) ) ) {
+		return null;
+	}
+	return implode( '/', array_map( 'rawurlencode', $segments ) );
+}
+
+/**
+ * The answer to a path the bridge does not forward.
+ *
+ * @return WP_Error
+ */
+function mailsvc_bridge_no_route() {
+	return new WP_Error( 'rest_no_route', 'No route was found matching the URL and request method.', array( 'status' => 404 ) );
 }
 
 /**
@@ -1880,7 +1894,11 @@ function mailsvc_bridge_forward_query( $request ) {
 function mailsvc_bridge_forward_api( $request ) {
 	$params = $request->get_url_params(); // Not get_param(): a query parameter "path" must not win.
 	$path   = isset( $params['path'] ) ? (string) $params['path'] : '';
-	$target = '/wp-json/mailsvc/v1' . ( '' === $path ? '' : '/' . mailsvc_bridge_encode_path( $path ) );
+	$encoded = mailsvc_bridge_encode_path( $path );
+	if ( null === $encoded ) {
+		return mailsvc_bridge_no_route();
+	}
+	$target = '/wp-json/mailsvc/v1' . ( '' === $encoded ? '' : '/' . $encoded );
 	$query  = mailsvc_bridge_forward_query( $request );
 	$fields = array(
 		'X-Forwarded-Proto' => is_ssl() ? 'https' : 'http',
@@ -1911,8 +1929,14 @@ function mailsvc_bridge_forward_api( $request ) {
 function mailsvc_bridge_forward_screens( $request ) {
 	$params = $request->get_url_params();
 	$path   = isset( $params['path'] ) ? (string) $params['path'] : '';
+	$encoded = mailsvc_bridge_encode_path( $path );
+	if ( null === $encoded ) {
+		return mailsvc_bridge_no_route();
+	}
+	// No credentials: the files are public, and this route must not carry
+	// the caller's to anything else.
 	$fields = array( 'X-Mailsvc-Screens-Base' => mailsvc_bridge_screens_url() );
-	return mailsvc_bridge_forward( 'GET', '/admin/' . mailsvc_bridge_encode_path( $path ), '', $fields, '' );
+	return mailsvc_bridge_forward( 'GET', '/admin/' . $encoded, '', $fields, '' );
 }
 
 /**
