@@ -11,7 +11,7 @@ set -eu
 
 export DEBIAN_FRONTEND=noninteractive
 
-PACKAGES="chromium wordpress php8.2-cli php8.2-mysql php8.2-xml php8.2-mbstring php8.2-curl php8.2-gd php8.2-intl mariadb-server mariadb-client"
+PACKAGES="chromium wordpress nginx php8.2-fpm php8.2-cli php8.2-mysql php8.2-xml php8.2-mbstring php8.2-curl php8.2-gd php8.2-intl mariadb-server mariadb-client"
 
 log() { printf 'install-deps: %s\n' "$*" >&2; }
 

@@ -3,6 +3,9 @@ package admin
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -131,3 +134,67 @@ func BenchmarkFirstScreen(b *testing.B) {
 
 // ms converts performance.now() milliseconds to a duration.
 func ms(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+
+// BenchmarkForwardedSettings measures what the bridge's forwarding costs:
+// on one WordPress site served by PHP's built-in server, with pretty
+// permalinks and an application password, it times WordPress's own GET
+// /wp/v2/users/me and the forwarded GET /mailsvc/v1/settings (WordPress,
+// then the service over loopback), alternately, 100 of each per
+// iteration, and the service's own answer to the same call without
+// WordPress. It reports the medians and their difference as figures,
+// never as a pass/fail:
+//
+//   - ms-p50-users-me: WordPress's own route;
+//   - ms-p50-forwarded-settings: the forwarded route;
+//   - ms-p50-forwarding-cost: the second minus the first;
+//   - ms-p50-service-direct: GET /settings from the service itself.
+//
+// The goal (docs/operations.md) is a forwarding cost of at most 5 ms.
+func BenchmarkForwardedSettings(b *testing.B) {
+	s := startBridgeSite(b)
+	s.setPermalinks(b, true)
+	call := func(route string) time.Duration {
+		u := s.restURL(true, route, "")
+		if route == "direct" {
+			u = "http://" + s.svc.Addr + "/wp-json/mailsvc/v1/settings"
+		}
+		req, err := http.NewRequest("GET", u, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		s.admin(req)
+		start := time.Now()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		took := time.Since(start)
+		if resp.StatusCode != 200 {
+			b.Fatalf("GET %s: %d", route, resp.StatusCode)
+		}
+		return took
+	}
+	call("wp/v2/users/me") // warm PHP's opcode cache and the service
+	call("mailsvc/v1/settings")
+	var own, forwarded, direct []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for j := 0; j < 100; j++ {
+			own = append(own, call("wp/v2/users/me"))
+			forwarded = append(forwarded, call("mailsvc/v1/settings"))
+			direct = append(direct, call("direct"))
+		}
+	}
+	b.StopTimer()
+	p50 := func(d []time.Duration) float64 {
+		slices.Sort(d)
+		return float64(d[len(d)/2].Microseconds()) / 1000
+	}
+	o, f := p50(own), p50(forwarded)
+	b.ReportMetric(o, "ms-p50-users-me")
+	b.ReportMetric(f, "ms-p50-forwarded-settings")
+	b.ReportMetric(f-o, "ms-p50-forwarding-cost")
+	b.ReportMetric(p50(direct), "ms-p50-service-direct")
+}

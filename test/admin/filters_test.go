@@ -107,7 +107,7 @@ echo "a page load publishes the filters";`)
 			{"GET", "/tools/migration/scan", ""},
 		}
 		phpAddr := servicetest.FreeAddr(t)
-		startWPAdmin(t, site, phpAddr)
+		startWPAdmin(t, site, phpAddr, "MAILSVC_SERVICE_URL=http://"+svc.Addr)
 		startSiteProxy(t, site, phpAddr, svc.Addr)
 		for _, u := range users {
 			t.Run(u.login, func(t *testing.T) {

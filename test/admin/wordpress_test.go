@@ -58,7 +58,7 @@ require ABSPATH . WPINC . '/template-loader.php';
 // startWPAdmin serves the site (wp-admin included) with php -S at addr,
 // the PHP-FPM behind the web server of a real deployment, with extra
 // environment variables for wp-config.php.
-func startWPAdmin(t *testing.T, site *wpsite.Site, addr string, env ...string) {
+func startWPAdmin(t testing.TB, site *wpsite.Site, addr string, env ...string) {
 	t.Helper()
 	router := filepath.Join(site.Dir, "admin-router.php")
 	script := fmt.Sprintf(adminRouter, wpsite.PHPString(wpsite.WordPressDir), wpsite.PHPString(site.WPConfigPath))
@@ -225,7 +225,9 @@ func TestWPAdminMailMenu(t *testing.T) {
 		t.Skip("real WordPress test: not in -short mode")
 	}
 	b := newBrowser(t)
-	site := wpsite.Install(t, wpsite.Options{Prefix: "wpa_"})
+	// The fast path: the screens straight from the service, as nginx
+	// proxies /mailsvc/admin/ (docs/operations.md).
+	site := wpsite.Install(t, wpsite.Options{Prefix: "wpa_", ExtraConfig: "define( 'MAILSVC_SCREENS_URL', '/mailsvc/admin/' );"})
 	// Post SMTP's log: 650 rows (four chunks of the import), one an hour
 	// from midnight UTC 28 days ago, so day d (0-based) holds rows
 	// 24d..24d+23 and day 27 (yesterday) the last two.
@@ -250,7 +252,7 @@ func TestWPAdminMailMenu(t *testing.T) {
 	}
 	site.CreateUser(t, "sam", "sam@example.com", "subscriber", "sam-password-1")
 	phpAddr := servicetest.FreeAddr(t)
-	startWPAdmin(t, site, phpAddr)
+	startWPAdmin(t, site, phpAddr, "MAILSVC_SERVICE_URL=http://"+svc.Addr)
 	startSiteProxy(t, site, phpAddr, svc.Addr)
 	logs := func(query string) logPage {
 		t.Helper()

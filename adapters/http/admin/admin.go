@@ -7,10 +7,17 @@
 package admin
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"embed"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"html"
 	"io/fs"
 	"net/http"
 	"net/url"
+	"path"
 	"slices"
 	"strings"
 )
@@ -20,6 +27,15 @@ var files embed.FS
 
 // Prefix is the path the screens are served under.
 const Prefix = "/admin/"
+
+// BaseHeader is the request header with which the WordPress bridge asks
+// for the index page as it serves it: its value is the absolute URL the
+// bridge serves the screens' files under (with plain permalinks a query
+// string, /index.php?rest_route=/mailsvc-bridge/v1/screens/, where the
+// page's relative URLs and the modules' relative imports cannot reach
+// them). The page then names its assets under that URL and carries an
+// import map that sends each module's relative imports there.
+const BaseHeader = "X-Mailsvc-Screens-Base"
 
 // contentSecurityPolicy keeps the screens to their own origin: scripts and
 // styles from the service only, no plugins, and frames only from srcdoc
@@ -58,6 +74,20 @@ func Handler(framers ...string) http.Handler {
 			return
 		}
 		h := w.Header()
+		if r.URL.Path == Prefix && r.Header.Get(BaseHeader) != "" {
+			page, hash, err := IndexUnder(r.Header.Get(BaseHeader))
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			h.Set("Content-Security-Policy", strings.Replace(policy, "script-src 'self'", "script-src 'self' '"+hash+"'", 1))
+			h.Set("Content-Type", "text/html; charset=utf-8")
+			h.Set("X-Content-Type-Options", "nosniff")
+			h.Set("Referrer-Policy", "same-origin")
+			h.Set("Cache-Control", "no-cache")
+			_, _ = w.Write(page)
+			return
+		}
 		h.Set("Content-Security-Policy", policy)
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "same-origin")
@@ -95,4 +125,50 @@ func origin(raw string) (string, bool) {
 		return "", false
 	}
 	return strings.ToLower(u.Scheme) + "://" + host, true
+}
+
+// IndexUnder returns the index page for screens served under base (an
+// absolute http(s) URL ending in "/", possibly inside a query string,
+// with nothing that would need escaping):
+// every asset URL of the page is base + its relative path, and an import
+// map sends each module import, which the browser resolves relative to
+// the importing module's URL, to base + "js/" + the module. It also
+// returns the CSP source ('sha256-…') that allows the inline import map.
+func IndexUnder(base string) (page []byte, scriptHash string, err error) {
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.Fragment != "" || u.String() != base || !strings.HasSuffix(base, "/") {
+		return nil, "", fmt.Errorf("admin: %s must be an absolute http(s) URL ending in / with no character to escape, not %q", BaseHeader, base)
+	}
+	index, err := files.ReadFile("static/index.html")
+	if err != nil {
+		return nil, "", fmt.Errorf("admin: embedded index: %w", err)
+	}
+	modules, err := fs.Glob(files, "static/js/*.js")
+	if err != nil {
+		return nil, "", fmt.Errorf("admin: embedded modules: %w", err)
+	}
+	// Every module is in js/ and imports its siblings as ./name.js.
+	from, err := url.Parse(base + "js/app.js")
+	if err != nil {
+		return nil, "", fmt.Errorf("admin: module URL: %w", err)
+	}
+	imports := map[string]string{}
+	for _, m := range modules {
+		name := path.Base(m)
+		if seen := from.ResolveReference(&url.URL{Path: "./" + name}).String(); seen != base+"js/"+name {
+			imports[seen] = base + "js/" + name
+		}
+	}
+	importMap, err := json.Marshal(map[string]any{"imports": imports}) // escapes <, > and &
+	if err != nil {
+		return nil, "", fmt.Errorf("admin: import map: %w", err)
+	}
+	sum := sha256.Sum256(importMap)
+	attr := html.EscapeString(base)
+	page = []byte(strings.NewReplacer(
+		`href="`, `href="`+attr,
+		`src="`, `src="`+attr,
+	).Replace(string(index)))
+	page = bytes.Replace(page, []byte("<head>\n"), []byte(`<head>`+"\n"+`<script type="importmap">`+string(importMap)+"</script>\n"), 1)
+	return page, "sha256-" + base64.StdEncoding.EncodeToString(sum[:]), nil
 }

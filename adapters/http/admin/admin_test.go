@@ -116,3 +116,63 @@ func TestFrameAncestors(t *testing.T) {
 		})
 	}
 }
+
+// TestIndexUnderBridge asks for the index as the WordPress bridge does:
+// with plain permalinks every asset URL is under the bridge's query-string
+// base, and the import map sends each module's relative imports (which the
+// browser resolves to the site's root) there; the CSP allows that inline
+// map by its hash and nothing else inline. With pretty permalinks relative
+// resolution already lands under the base: the map is empty. A base that
+// is not an absolute http(s) URL ending in / is refused.
+func TestIndexUnderBridge(t *testing.T) {
+	cases := []struct {
+		name, base string
+		status     int
+		want       []string
+		mapped     bool
+	}{
+		{"plain permalinks", "http://site.test/index.php?rest_route=/mailsvc-bridge/v1/screens/", 200, []string{
+			`src="http://site.test/index.php?rest_route=/mailsvc-bridge/v1/screens/js/app.js"`,
+			`href="http://site.test/index.php?rest_route=/mailsvc-bridge/v1/screens/app.css"`,
+			`"http://site.test/api.js":"http://site.test/index.php?rest_route=/mailsvc-bridge/v1/screens/js/api.js"`,
+			`"http://site.test/dashboard.js":"http://site.test/index.php?rest_route=/mailsvc-bridge/v1/screens/js/dashboard.js"`,
+		}, true},
+		{"pretty permalinks", "https://site.test/blog/wp-json/mailsvc-bridge/v1/screens/", 200, []string{
+			`src="https://site.test/blog/wp-json/mailsvc-bridge/v1/screens/js/app.js"`,
+			`<script type="importmap">{"imports":{}}</script>`,
+		}, false},
+		{"relative base", "/wp-json/mailsvc-bridge/v1/screens/", 400, nil, false},
+		{"no trailing slash", "http://site.test/?rest_route=/x", 400, nil, false},
+		{"script in the base", `http://site.test/"><script>alert(1)</script>/`, 400, nil, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req := httptest.NewRequest("GET", "/admin/", nil)
+			req.Header.Set(BaseHeader, c.base)
+			rec := httptest.NewRecorder()
+			Handler().ServeHTTP(rec, req)
+			if rec.Code != c.status {
+				t.Fatalf("status %d, want %d: %s", rec.Code, c.status, rec.Body)
+			}
+			if c.status != 200 {
+				return
+			}
+			body := rec.Body.String()
+			for _, w := range c.want {
+				if !strings.Contains(body, w) {
+					t.Errorf("page lacks %s:\n%s", w, body)
+				}
+			}
+			if strings.Contains(body, `src="js/`) || strings.Contains(body, `href="app.css"`) {
+				t.Errorf("a relative asset URL is left:\n%s", body)
+			}
+			_, hash, _ := IndexUnder(c.base)
+			if csp := rec.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self' '"+hash+"';") {
+				t.Errorf("CSP %q does not allow the import map %s", csp, hash)
+			}
+			if got := strings.Contains(body, `.js":"`); got != c.mapped {
+				t.Errorf("import map entries: %v, want %v", got, c.mapped)
+			}
+		})
+	}
+}

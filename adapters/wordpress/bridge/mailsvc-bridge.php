@@ -1477,11 +1477,11 @@ function mailsvc_bridge_sync_log_redact_patterns() {
  * the service applies it) frames the screens the service serves at /admin/.
  * They use the logged-in session: the cookie the browser already has and a
  * wp_rest nonce handed over in the frame's URL fragment (never sent to a
- * server), so there is no second sign-in. MAILSVC_SCREENS_URL is where the
- * browser reaches the screens (default: /mailsvc/admin/ on the site, which
- * the web server proxies to the service's /admin/, as it proxies
- * /wp-json/mailsvc/v1); MAILSVC_SCREENS_API_URL is the REST base they call
- * (default: the site's own rest_url('mailsvc/v1')).
+ * server), so there is no second sign-in. MAILSVC_SCREENS_URL is where
+ * the browser reaches the screens (default: the bridge's own route
+ * mailsvc-bridge/v1/screens/, which forwards to the service's /admin/; see
+ * the forwarding section); MAILSVC_SCREENS_API_URL is the REST base they
+ * call (default: the site's own rest_url('mailsvc/v1')).
  */
 
 add_action( 'admin_menu', 'mailsvc_bridge_admin_menu' );
@@ -1511,7 +1511,10 @@ function mailsvc_bridge_admin_page() {
 	if ( ! current_user_can( mailsvc_bridge_admin_capability() ) ) {
 		wp_die( esc_html__( 'Sorry, you are not allowed to access this page.' ), 403 );
 	}
-	$screens = defined( 'MAILSVC_SCREENS_URL' ) && MAILSVC_SCREENS_URL ? MAILSVC_SCREENS_URL : home_url( '/mailsvc/admin/' );
+	$screens = defined( 'MAILSVC_SCREENS_URL' ) && MAILSVC_SCREENS_URL ? MAILSVC_SCREENS_URL : mailsvc_bridge_screens_url();
+	if ( $screens === mailsvc_bridge_screens_url() && ! mailsvc_bridge_service_running() ) {
+		return; // The notice says why and what to do; a frame would only show the 503.
+	}
 	$api     = defined( 'MAILSVC_SCREENS_API_URL' ) && MAILSVC_SCREENS_API_URL ? MAILSVC_SCREENS_API_URL : rest_url( 'mailsvc/v1' );
 	$args    = array(
 		'embed' => 'wp',
@@ -1658,6 +1661,578 @@ function mailsvc_bridge_admin_page_denied() {
 		array( 'response' => 403 )
 	);
 }
+
+/*
+ * ===== The REST API and the screens through WordPress =====
+ *
+ * The bridge registers the service's namespace, mailsvc/v1, in WordPress's
+ * own REST API and forwards every request under it to the service over
+ * loopback (MAILSVC_SERVICE_URL, a constant of wp-config.php or the
+ * environment; default http://127.0.0.1:8025). So /wp-json/mailsvc/v1/...
+ * and /?rest_route=/mailsvc/v1/... work wherever WordPress does (Apache,
+ * nginx, LiteSpeed, PHP's built-in server), with plain or pretty
+ * permalinks, without any web-server change. The screens come the same
+ * way: mailsvc-bridge/v1/screens/... forwards to the service's /admin/.
+ *
+ * Authentication stays with the service. The forwarded request carries
+ * the caller's own credentials (Authorization, Cookie, X-WP-Nonce, and the
+ * _wpnonce of the query) and nothing WordPress concluded from them: the
+ * service checks them again, exactly as WordPress does, from the shared
+ * tables. That is why the routes' permission_callback lets every request
+ * through, and why an authentication error WordPress raised for these
+ * routes (a stale nonce, a wrong application password) is set aside: the
+ * service gives the spec's answer to the same credentials. The forwarder
+ * itself does nothing with WordPress's current user except deciding
+ * whether an unavailable service's 503 may say how many messages wait.
+ *
+ * X-Forwarded-Proto says whether WordPress saw HTTPS (is_ssl()); the
+ * service believes it only from the addresses in MAILSVC_TRUSTED_PROXIES,
+ * as from any proxy, so list 127.0.0.1 there for application passwords
+ * on an HTTPS site.
+ *
+ * The answer is relayed as it comes: status, headers (X-WP-Total,
+ * X-WP-TotalPages, X-WP-Nonce, Content-Type, Content-Disposition, ...) and
+ * the body, which is copied from the service's socket to the client as it
+ * arrives (an export of any size never sits in PHP's memory). The request
+ * is HTTP/1.0 on a plain socket, so it needs neither cURL nor chunked
+ * decoding: the body ends when the service closes the connection.
+ */
+
+/** Where the service listens when MAILSVC_SERVICE_URL is not set. */
+const MAILSVC_BRIDGE_SERVICE_URL = 'http://127.0.0.1:8025';
+/** Seconds to wait for a connection to the service. */
+const MAILSVC_BRIDGE_CONNECT_TIMEOUT = 3;
+/** Seconds a forwarded request may wait on the service (a connection test can be slow). */
+const MAILSVC_BRIDGE_READ_TIMEOUT = 120;
+/** Response headers that belong to one connection and are not relayed. */
+const MAILSVC_BRIDGE_HOP_HEADERS = array( 'connection', 'keep-alive', 'transfer-encoding', 'content-length', 'date', 'server', 'te', 'trailer', 'upgrade', 'proxy-authenticate' );
+
+add_action( 'rest_api_init', 'mailsvc_bridge_register_forward_routes' );
+add_filter( 'rest_authentication_errors', 'mailsvc_bridge_forward_auth_errors', 1000 );
+add_filter( 'application_password_is_api_request', 'mailsvc_bridge_forward_skip_app_password' );
+add_filter( 'rest_request_before_callbacks', 'mailsvc_bridge_forward_param_errors', 10, 2 );
+add_filter( 'rest_endpoints', 'mailsvc_bridge_forward_namespace_index' );
+add_filter( 'rest_pre_echo_response', 'mailsvc_bridge_forward_echo', 10, 3 );
+add_filter( 'rest_send_nocache_headers', 'mailsvc_bridge_screens_cacheable', 20 );
+add_action( 'admin_notices', 'mailsvc_bridge_unavailable_notice' );
+
+/**
+ * The service's base URL: MAILSVC_SERVICE_URL (wp-config.php, then the
+ * environment), else MAILSVC_BRIDGE_SERVICE_URL.
+ *
+ * @return string URL without a trailing slash.
+ */
+function mailsvc_bridge_service_url() {
+	$url = defined( 'MAILSVC_SERVICE_URL' ) && is_string( MAILSVC_SERVICE_URL ) ? MAILSVC_SERVICE_URL : '';
+	if ( '' === $url ) {
+		$env = getenv( 'MAILSVC_SERVICE_URL' );
+		$url = is_string( $env ) && '' !== $env ? $env : MAILSVC_BRIDGE_SERVICE_URL;
+	}
+	return rtrim( $url, '/' );
+}
+
+/**
+ * Registers the forwarding routes: every method of mailsvc/v1/..., and GET
+ * mailsvc-bridge/v1/screens/... for the screens' files.
+ */
+function mailsvc_bridge_register_forward_routes() {
+	register_rest_route(
+		'mailsvc/v1',
+		'/(?P<path>.*)',
+		array(
+			'methods'             => WP_REST_Server::ALLMETHODS,
+			'callback'            => 'mailsvc_bridge_forward_api',
+			'permission_callback' => '__return_true', // The service authenticates every request itself.
+		)
+	);
+	register_rest_route(
+		'mailsvc-bridge/v1',
+		'/screens(?:/(?P<path>.*))?',
+		array(
+			'methods'             => 'GET',
+			'callback'            => 'mailsvc_bridge_forward_screens',
+			'permission_callback' => '__return_true', // Static files; the data they show come from the API.
+		)
+	);
+}
+
+/**
+ * Whether the REST request being served is one the bridge forwards.
+ *
+ * @return bool
+ */
+function mailsvc_bridge_forwarded_route() {
+	$route = isset( $GLOBALS['wp']->query_vars['rest_route'] ) ? (string) $GLOBALS['wp']->query_vars['rest_route'] : '';
+	return 1 === preg_match( '#^/(mailsvc/v1|mailsvc-bridge/v1/screens)(/|$)#i', $route );
+}
+
+/**
+ * Sets aside WordPress's authentication error for a forwarded route (the
+ * service answers the same credentials itself), remembering it so that
+ * the 503 of an unavailable service tells such a caller nothing.
+ *
+ * @param mixed $result Null, true or WP_Error.
+ * @return mixed
+ */
+function mailsvc_bridge_forward_auth_errors( $result ) {
+	if ( is_wp_error( $result ) && mailsvc_bridge_forwarded_route() ) {
+		$GLOBALS['mailsvc_bridge_wp_auth_error'] = $result;
+		return null;
+	}
+	return $result;
+}
+
+/**
+ * Spares WordPress checking an application password on a forwarded route:
+ * the service checks it (and records its use) anyway, and WordPress's
+ * check costs a hash and a write of the user's meta. It runs only when its
+ * answer matters, for the 503 of an unavailable service
+ * (mailsvc_bridge_caller_may_manage).
+ *
+ * @param bool $is_api Whether WordPress takes the request for an API request.
+ * @return bool
+ */
+function mailsvc_bridge_forward_skip_app_password( $is_api ) {
+	return $is_api && ! mailsvc_bridge_forwarded_route();
+}
+
+/**
+ * Whether WordPress itself lets the caller of a forwarded request manage
+ * mail: a cookie with a valid nonce, or an application password, of a
+ * user with the REST capability.
+ *
+ * @return bool
+ */
+function mailsvc_bridge_caller_may_manage() {
+	$cap = mailsvc_bridge_admin_capability();
+	if ( ! empty( $GLOBALS['mailsvc_bridge_wp_auth_error'] ) ) {
+		return false;
+	}
+	if ( is_user_logged_in() ) {
+		return current_user_can( $cap );
+	}
+	if ( ! isset( $_SERVER['PHP_AUTH_USER'] ) || ! wp_is_application_passwords_available() ) {
+		return false;
+	}
+	remove_filter( 'application_password_is_api_request', 'mailsvc_bridge_forward_skip_app_password' );
+	$user = wp_authenticate_application_password(
+		null,
+		wp_unslash( (string) $_SERVER['PHP_AUTH_USER'] ),
+		isset( $_SERVER['PHP_AUTH_PW'] ) ? wp_unslash( (string) $_SERVER['PHP_AUTH_PW'] ) : ''
+	);
+	return $user instanceof WP_User && user_can( $user, $cap );
+}
+
+/**
+ * Lets a forwarded request through WordPress's parameter checks (a body
+ * that is not valid JSON): the service answers it with its own 400.
+ *
+ * @param mixed $response Null or the WP_Error of the checks.
+ * @param array $handler  The matched route's handler.
+ * @return mixed
+ */
+function mailsvc_bridge_forward_param_errors( $response, $handler ) {
+	$ours = array( 'mailsvc_bridge_forward_api', 'mailsvc_bridge_forward_screens' );
+	if ( is_wp_error( $response ) && isset( $handler['callback'] ) && in_array( $handler['callback'], $ours, true ) ) {
+		return null;
+	}
+	return $response;
+}
+
+/**
+ * Forwards the namespace's own index (GET /mailsvc/v1) too, which
+ * WordPress would otherwise answer with its list of the bridge's routes.
+ *
+ * @param array $endpoints The REST server's routes.
+ * @return array
+ */
+function mailsvc_bridge_forward_namespace_index( $endpoints ) {
+	if ( isset( $endpoints['/mailsvc/v1'] ) ) {
+		$endpoints['/mailsvc/v1'] = array(
+			array(
+				'methods'             => 'GET',
+				'callback'            => 'mailsvc_bridge_forward_api',
+				'permission_callback' => '__return_true',
+				'args'                => array(),
+				'accept_json'         => false,
+				'accept_raw'          => false,
+				'show_in_index'       => true,
+			),
+		);
+	}
+	return $endpoints;
+}
+
+/**
+ * Percent-encodes each segment of a decoded path. A path with a "." or
+ * ".." segment has no encoding: it could only leave the forwarded prefix.
+ *
+ * @param string $path The path after the namespace.
+ * @return string|null
+ */
+function mailsvc_bridge_encode_path( $path ) {
+	$segments = explode( '/', $path );
+	if ( array_intersect( $segments, array( '.', '..' ) ) ) {
+		return null;
+	}
+	return implode( '/', array_map( 'rawurlencode', $segments ) );
+}
+
+/**
+ * The answer to a path the bridge does not forward.
+ *
+ * @return WP_Error
+ */
+function mailsvc_bridge_no_route() {
+	return new WP_Error( 'rest_no_route', 'No route was found matching the URL and request method.', array( 'status' => 404 ) );
+}
+
+/**
+ * The query string to forward: the request's own, without rest_route.
+ *
+ * @param WP_REST_Request $request The request.
+ * @return string
+ */
+function mailsvc_bridge_forward_query( $request ) {
+	// phpcs:ignore WordPress.Security.NonceVerification.Recommended -- compared only; the service checks everything.
+	if ( $request->get_query_params() !== $_GET ) {
+		// An internal request (rest_do_request): its own parameters.
+		$params = $request->get_query_params();
+		unset( $params['rest_route'] );
+		return http_build_query( $params, '', '&', PHP_QUERY_RFC3986 );
+	}
+	$raw  = isset( $_SERVER['QUERY_STRING'] ) ? (string) $_SERVER['QUERY_STRING'] : '';
+	$kept = array();
+	foreach ( explode( '&', $raw ) as $pair ) {
+		$name = explode( '=', $pair, 2 )[0];
+		if ( '' !== $pair && 'rest_route' !== urldecode( $name ) ) {
+			$kept[] = $pair;
+		}
+	}
+	return implode( '&', $kept );
+}
+
+/**
+ * The route callback of mailsvc/v1/...: forwards the request to the
+ * service's /wp-json/mailsvc/v1/...
+ *
+ * @param WP_REST_Request $request The request.
+ * @return WP_REST_Response|WP_Error
+ */
+function mailsvc_bridge_forward_api( $request ) {
+	$params = $request->get_url_params(); // Not get_param(): a query parameter "path" must not win.
+	$path   = isset( $params['path'] ) ? (string) $params['path'] : '';
+	$encoded = mailsvc_bridge_encode_path( $path );
+	if ( null === $encoded ) {
+		return mailsvc_bridge_no_route();
+	}
+	$target = '/wp-json/mailsvc/v1' . ( '' === $encoded ? '' : '/' . $encoded );
+	$query  = mailsvc_bridge_forward_query( $request );
+	$fields = array(
+		'X-Forwarded-Proto' => is_ssl() ? 'https' : 'http',
+		'X-Forwarded-For'   => mailsvc_bridge_forwarded_for( $request ),
+	);
+	$auth = (string) $request->get_header( 'authorization' );
+	if ( '' === $auth && isset( $_SERVER['PHP_AUTH_USER'] ) ) {
+		// mod_php hands Basic credentials over decoded only.
+		$pw   = isset( $_SERVER['PHP_AUTH_PW'] ) ? (string) $_SERVER['PHP_AUTH_PW'] : '';
+		$auth = 'Basic ' . base64_encode( wp_unslash( (string) $_SERVER['PHP_AUTH_USER'] ) . ':' . wp_unslash( $pw ) ); // phpcs:ignore WordPress.PHP.DiscouragedPHPFunctions.obfuscation_base64_encode -- HTTP Basic.
+	}
+	$fields['Authorization'] = $auth;
+	foreach ( array( 'Cookie', 'X-WP-Nonce', 'Content-Type', 'Accept', 'Accept-Language', 'User-Agent' ) as $name ) {
+		$fields[ $name ] = (string) $request->get_header( str_replace( '-', '_', strtolower( $name ) ) );
+	}
+	return mailsvc_bridge_forward( $request->get_method(), $target, $query, $fields, $request->get_body() );
+}
+
+/**
+ * The route callback of mailsvc-bridge/v1/screens/...: the service's
+ * /admin/... files. The index is asked for with the base URL of these
+ * routes, so that the service writes the page's asset URLs under it (they
+ * are query strings with plain permalinks, where relative URLs fail).
+ *
+ * @param WP_REST_Request $request The request.
+ * @return WP_REST_Response|WP_Error
+ */
+function mailsvc_bridge_forward_screens( $request ) {
+	$params = $request->get_url_params();
+	$path   = isset( $params['path'] ) ? (string) $params['path'] : '';
+	$encoded = mailsvc_bridge_encode_path( $path );
+	if ( null === $encoded ) {
+		return mailsvc_bridge_no_route();
+	}
+	// No credentials: the files are public, and this route must not carry
+	// the caller's to anything else.
+	$fields = array( 'X-Mailsvc-Screens-Base' => mailsvc_bridge_screens_url() );
+	return mailsvc_bridge_forward( 'GET', '/admin/' . $encoded, '', $fields, '' );
+}
+
+/**
+ * The URL of the screens through the bridge.
+ *
+ * @return string
+ */
+function mailsvc_bridge_screens_url() {
+	return rest_url( 'mailsvc-bridge/v1/screens/' );
+}
+
+/**
+ * X-Forwarded-For of the forwarded request: the caller's list, then the
+ * caller's address.
+ *
+ * @param WP_REST_Request $request The request.
+ * @return string
+ */
+function mailsvc_bridge_forwarded_for( $request ) {
+	$seen   = trim( (string) $request->get_header( 'x_forwarded_for' ) );
+	$remote = isset( $_SERVER['REMOTE_ADDR'] ) ? (string) $_SERVER['REMOTE_ADDR'] : '';
+	return trim( ( '' !== $seen ? $seen . ', ' : '' ) . $remote, ', ' );
+}
+
+/**
+ * Opens a connection to the service.
+ *
+ * @param float $timeout Seconds to wait for it.
+ * @return array|null array( stream, base path, host header ), or null when the service does not answer.
+ */
+function mailsvc_bridge_service_connect( $timeout ) {
+	$url = wp_parse_url( mailsvc_bridge_service_url() );
+	if ( ! is_array( $url ) || empty( $url['host'] ) ) {
+		return null;
+	}
+	$tls  = isset( $url['scheme'] ) && 'https' === strtolower( $url['scheme'] );
+	$port = isset( $url['port'] ) ? (int) $url['port'] : ( $tls ? 443 : 80 );
+	$host = false !== strpos( $url['host'], ':' ) && '[' !== $url['host'][0] ? '[' . $url['host'] . ']' : $url['host'];
+	$fp   = @stream_socket_client( ( $tls ? 'tls://' : 'tcp://' ) . $host . ':' . $port, $errno, $errstr, $timeout ); // phpcs:ignore WordPress.PHP.NoSilencedErrors.Discouraged -- a refused connection is an answer.
+	if ( ! $fp ) {
+		return null;
+	}
+	stream_set_timeout( $fp, MAILSVC_BRIDGE_READ_TIMEOUT );
+	return array( $fp, isset( $url['path'] ) ? rtrim( $url['path'], '/' ) : '' );
+}
+
+/**
+ * Sends one request to the service and returns its answer with the body
+ * still to be read, or the 503 mailsvc_unavailable when the service does
+ * not answer.
+ *
+ * @param string $method HTTP method.
+ * @param string $target Path on the service.
+ * @param string $query  Query string, without '?'.
+ * @param array  $fields Request header fields (empty values are left out).
+ * @param string $body   Request body.
+ * @return WP_REST_Response|WP_Error
+ */
+function mailsvc_bridge_forward( $method, $target, $query, $fields, $body ) {
+	$conn = mailsvc_bridge_service_connect( MAILSVC_BRIDGE_CONNECT_TIMEOUT );
+	if ( null === $conn ) {
+		return mailsvc_bridge_unavailable_error();
+	}
+	list( $fp, $base ) = $conn;
+	$host = isset( $_SERVER['HTTP_HOST'] ) ? (string) $_SERVER['HTTP_HOST'] : (string) wp_parse_url( home_url(), PHP_URL_HOST );
+	$head = strtoupper( $method ) . ' ' . $base . $target . ( '' !== $query ? '?' . $query : '' ) . " HTTP/1.0\r\n"
+		. 'Host: ' . $host . "\r\nConnection: close\r\n";
+	foreach ( $fields as $name => $value ) {
+		$value = str_replace( array( "\r", "\n" ), '', (string) $value );
+		if ( '' !== $value ) {
+			$head .= $name . ': ' . $value . "\r\n";
+		}
+	}
+	if ( '' !== $body || in_array( strtoupper( $method ), array( 'POST', 'PUT', 'PATCH' ), true ) ) {
+		$head .= 'Content-Length: ' . strlen( $body ) . "\r\n";
+	}
+	$status = 0;
+	if ( false !== fwrite( $fp, $head . "\r\n" . $body ) ) { // phpcs:ignore WordPress.WP.AlternativeFunctions.file_system_operations_fwrite -- a socket.
+		$line = fgets( $fp );
+		if ( is_string( $line ) && preg_match( '#^HTTP/\d\.\d (\d{3})#', $line, $m ) ) {
+			$status = (int) $m[1];
+		}
+	}
+	if ( 0 === $status ) {
+		fclose( $fp ); // phpcs:ignore WordPress.WP.AlternativeFunctions.file_system_operations_fclose -- a socket.
+		return mailsvc_bridge_unavailable_error();
+	}
+	$response = new WP_REST_Response( new Mailsvc_Bridge_Body( $fp ), $status );
+	while ( is_string( $line = fgets( $fp ) ) && '' !== rtrim( $line, "\r\n" ) ) { // phpcs:ignore Generic.CodeAnalysis.AssignmentInCondition.FoundInWhileCondition
+		$parts = explode( ':', $line, 2 );
+		$name  = trim( $parts[0] );
+		if ( 2 === count( $parts ) && '' !== $name && ! in_array( strtolower( $name ), MAILSVC_BRIDGE_HOP_HEADERS, true ) ) {
+			$response->header( $name, trim( $parts[1] ), false );
+		}
+	}
+	return $response;
+}
+
+/**
+ * The answer of a forwarded request when the service does not answer:
+ * 503 mailsvc_unavailable, with the number of queued messages for a
+ * caller WordPress authenticated with the REST capability.
+ *
+ * @return WP_Error
+ */
+function mailsvc_bridge_unavailable_error() {
+	$data = array( 'status' => 503 );
+	$msg  = 'The mail service is not running. Messages sent meanwhile are queued and will go out when it starts.';
+	if ( mailsvc_bridge_caller_may_manage() ) {
+		$queued         = mailsvc_bridge_queued_count();
+		$data['queued'] = $queued;
+		$msg            = mailsvc_bridge_unavailable_message( $queued );
+	}
+	return new WP_Error( 'mailsvc_unavailable', $msg, $data );
+}
+
+/**
+ * The words for a service that does not answer, with the queue's size.
+ *
+ * @param int $queued Messages queued.
+ * @return string
+ */
+function mailsvc_bridge_unavailable_message( $queued ) {
+	return sprintf(
+		'The mail service is not running. %s queued and will go out when it starts. Start it on the server: systemctl start mailsvc',
+		1 === $queued ? '1 message is' : $queued . ' messages are'
+	);
+}
+
+/**
+ * Messages waiting in the queue: rows of {$base_prefix}mailsvc_logs whose
+ * status is queued (0 when the table cannot be read).
+ *
+ * @return int
+ */
+function mailsvc_bridge_queued_count() {
+	global $wpdb;
+	$table    = ( isset( $wpdb->base_prefix ) ? $wpdb->base_prefix : $wpdb->prefix ) . 'mailsvc_logs';
+	$suppress = $wpdb->suppress_errors( true );
+	// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- the table name is the site's prefix and a constant.
+	$count = $wpdb->get_var( "SELECT COUNT(*) FROM `{$table}` WHERE status = 'queued'" );
+	$wpdb->suppress_errors( $suppress );
+	return (int) $count;
+}
+
+/**
+ * Whether the service answers its liveness probe (GET /healthz), asked
+ * once per request.
+ *
+ * @return bool
+ */
+function mailsvc_bridge_service_running() {
+	static $running = null;
+	if ( null !== $running ) {
+		return $running;
+	}
+	$running = false;
+	$conn    = mailsvc_bridge_service_connect( 1 );
+	if ( null !== $conn ) {
+		list( $fp, $base ) = $conn;
+		stream_set_timeout( $fp, 2 );
+		fwrite( $fp, 'GET ' . $base . "/healthz HTTP/1.0\r\nHost: localhost\r\nConnection: close\r\n\r\n" ); // phpcs:ignore WordPress.WP.AlternativeFunctions.file_system_operations_fwrite -- a socket.
+		$line    = fgets( $fp );
+		$running = is_string( $line ) && 1 === preg_match( '#^HTTP/\d\.\d 200#', $line );
+		fclose( $fp ); // phpcs:ignore WordPress.WP.AlternativeFunctions.file_system_operations_fclose -- a socket.
+	}
+	return $running;
+}
+
+/**
+ * The Mail page's notice when the service does not answer.
+ */
+function mailsvc_bridge_unavailable_notice() {
+	$screen = function_exists( 'get_current_screen' ) ? get_current_screen() : null;
+	if ( ! $screen || 'toplevel_page_mailsvc' !== $screen->id || ! current_user_can( mailsvc_bridge_admin_capability() ) || mailsvc_bridge_service_running() ) {
+		return;
+	}
+	$queued = mailsvc_bridge_queued_count();
+	echo '<div class="notice notice-warning" id="mailsvc-unavailable"><p><strong>' . esc_html__( 'The mail service is not running.' ) . '</strong> ';
+	echo esc_html( sprintf( '%s queued and will go out when it starts.', 1 === $queued ? '1 message is' : $queued . ' messages are' ) ) . '</p>';
+	echo '<p>' . esc_html__( 'Start it on the server:' ) . ' <code>systemctl start mailsvc</code> ';
+	echo esc_html__( '(or run' ) . ' <code>mailsvc serve</code> ' . esc_html__( 'with the site\'s MAILSVC_WP_CONFIG). Then reload this page.' ) . '</p></div>';
+}
+
+/**
+ * Relays the body of a forwarded answer to the client as it arrives, once
+ * WordPress has sent the status and every header (rest_pre_echo_response
+ * is the last step before WordPress would encode and echo the data), and
+ * leaves WordPress nothing to echo.
+ *
+ * @param mixed           $data    The answer's data.
+ * @param WP_REST_Server  $server  The server.
+ * @param WP_REST_Request $request The request.
+ * @return mixed
+ */
+function mailsvc_bridge_forward_echo( $data, $server, $request ) {
+	if ( ! $data instanceof Mailsvc_Bridge_Body ) {
+		return $data;
+	}
+	$data->send();
+	$data->close();
+	return null;
+}
+
+/**
+ * Leaves the screens' files to the service's own Cache-Control
+ * (revalidate on each load) rather than WordPress's no-store for
+ * signed-in users, so the browser keeps them between loads.
+ *
+ * @param bool $send Whether WordPress sends its no-cache headers.
+ * @return bool
+ */
+function mailsvc_bridge_screens_cacheable( $send ) {
+	$route = isset( $GLOBALS['wp']->query_vars['rest_route'] ) ? (string) $GLOBALS['wp']->query_vars['rest_route'] : '';
+	return 1 === preg_match( '#^/mailsvc-bridge/v1/screens(/|$)#i', $route ) ? false : $send;
+}
+
+/**
+ * The body of a forwarded answer: the service's socket, read to the end.
+ * Served, it is copied to the client as it comes; used inside PHP
+ * (rest_do_request), it is the decoded JSON.
+ */
+class Mailsvc_Bridge_Body implements JsonSerializable {
+	/** @var resource|null The socket. */
+	private $stream;
+
+	/**
+	 * @param resource $stream The socket, after the header.
+	 */
+	public function __construct( $stream ) {
+		$this->stream = $stream;
+	}
+
+	/** Copies the rest of the body to the output. */
+	public function send() {
+		while ( is_resource( $this->stream ) && ! feof( $this->stream ) ) {
+			$chunk = fread( $this->stream, 65536 ); // phpcs:ignore WordPress.WP.AlternativeFunctions.file_system_operations_fread -- a socket.
+			if ( false === $chunk || ( '' === $chunk && stream_get_meta_data( $this->stream )['timed_out'] ) ) {
+				break;
+			}
+			echo $chunk; // phpcs:ignore WordPress.Security.EscapeOutput.OutputNotEscaped -- the service's answer, relayed as it is.
+			flush();
+		}
+	}
+
+	/** Closes the socket. */
+	public function close() {
+		if ( is_resource( $this->stream ) ) {
+			fclose( $this->stream ); // phpcs:ignore WordPress.WP.AlternativeFunctions.file_system_operations_fclose -- a socket.
+		}
+		$this->stream = null;
+	}
+
+	/**
+	 * The body decoded from JSON (the text when it is not JSON).
+	 *
+	 * @return mixed
+	 */
+	#[\ReturnTypeWillChange]
+	public function jsonSerialize() {
+		$text = is_resource( $this->stream ) ? (string) stream_get_contents( $this->stream ) : '';
+		$this->close();
+		$data = json_decode( $text );
+		return null === $data && 'null' !== trim( $text ) ? $text : $data;
+	}
+}
+
+/* ===== End of: the REST API and the screens through WordPress ===== */
 
 /**
  * Host hooks: the service's events run here as WordPress actions.

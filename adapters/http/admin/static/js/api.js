@@ -58,13 +58,19 @@ function basic(user, pass) {
   return 'Basic ' + btoa(String.fromCharCode(...bytes));
 }
 
-/** url builds an API URL from a path and query parameters (empty ones left out). */
+/**
+ * url builds an API URL from a path and query parameters (empty ones left
+ * out). The parameters are appended as they are, never through
+ * URLSearchParams: that would re-encode the whole query, and with plain
+ * permalinks the base is ?rest_route=/mailsvc/v1, whose slashes must stay
+ * literal (%2Fmailsvc%2F... is not what proxies and WordPress match).
+ */
 export function url(path, query) {
-  const u = new URL(state.base + path);
-  for (const [k, v] of Object.entries(query || {})) {
-    if (v !== '' && v !== null && v !== undefined) u.searchParams.set(k, v);
-  }
-  return u.href;
+  const pairs = Object.entries(query || {})
+    .filter(([, v]) => v !== '' && v !== null && v !== undefined)
+    .map(([k, v]) => encodeURIComponent(k) + '=' + encodeURIComponent(v));
+  const u = state.base + path;
+  return new URL(pairs.length ? u + (u.includes('?') ? '&' : '?') + pairs.join('&') : u).href;
 }
 
 let onAuthFailure = () => {};

@@ -26,7 +26,9 @@ function readFragmentConfig() {
   // The OAuth callback's flags, when wp-admin's Mail page passed them on.
   const flags = new URLSearchParams();
   for (const k of ['oauth', 'oauth_error', 'provider', 'connection_id']) if (p.get(k)) flags.set(k, p.get(k));
-  const search = flags.toString() ? '?' + flags : location.search;
+  // Appended, not replacing: served through the bridge with plain
+  // permalinks, the page's own address is a ?rest_route= query.
+  const search = flags.toString() ? (location.search ? location.search + '&' : '?') + flags : location.search;
   history.replaceState(null, '', location.pathname + search + '#/' + (p.get('screen') || 'dashboard'));
 }
 
