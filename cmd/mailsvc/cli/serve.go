@@ -123,6 +123,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	deliverySvc.Lease = time.Duration(rt.consts.Int("MAILSVC_QUEUE_LEASE", int64(delivery.DefaultLease/time.Second))) * time.Second
 	deliverySvc.MaxInFlight = int(rt.consts.Int("MAILSVC_MAX_IN_FLIGHT", delivery.DefaultMaxInFlight))
 	deliverySvc.Replicas = rt.db
+	deliverySvc.LevelStore = rt.db
 	// Add-ons (Pro) join before the workers start: they may set delivery
 	// hooks, and give the routes they add.
 	extraRoutes, err := serveModules(ctx, &ServeEnv{Constants: rt.consts, DB: rt.db, Cipher: cipher, Hooks: hooks,
