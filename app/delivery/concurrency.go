@@ -73,13 +73,18 @@ type adaptive struct {
 	changed bool
 }
 
-// newAdaptive returns a controller at start (StartConcurrency when 0),
-// bounded by ceiling.
+// newAdaptive returns a controller bounded by ceiling at the level
+// remembered from a previous run (start), or at StartConcurrency when
+// start is 0. A remembered level is taken as found: it grows by one per
+// window (no slow start), and past it only after probeAfter successes,
+// as if the server had slowed the connection down just above it.
 func newAdaptive(ceiling, start int, pinned bool) *adaptive {
+	c := &adaptive{slowStart: start <= 0}
 	if start <= 0 {
 		start = StartConcurrency
+	} else {
+		c.avoid = start + 1
 	}
-	c := &adaptive{slowStart: true}
 	c.setCeiling(ceiling, pinned)
 	c.level = float64(min(start, c.ceiling))
 	if pinned {

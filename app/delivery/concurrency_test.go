@@ -97,29 +97,30 @@ func TestAdaptiveHoldsWhenThroughputStops(t *testing.T) {
 
 // TestAdaptiveSettlesUnderSessionLimit: against a server that takes 5
 // sends at once and answers "slow down" to the sixth, the level comes
-// down from its start, settles at 5 or just below (never above 6, the
-// probe), and after settling fewer than 1 % of the attempts are slowed
-// down.
+// down from its start (or up from a remembered 1, which waits probeAfter
+// successes before it tries 2), settles at 5 or just below (never above
+// 6, the probe), and after settling fewer than 1 % of the attempts are
+// slowed down.
 func TestAdaptiveSettlesUnderSessionLimit(t *testing.T) {
-	for _, start := range []int{0, 1, 40} {
-		t.Run(fmt.Sprint(start), func(t *testing.T) {
-			c := newAdaptive(100, start, false)
-			const settle = 20
-			ok, slowed, levels := simServer{latency: 20 * time.Millisecond, sessions: 5}.run(c, 2000, settle)
+	for _, tc := range []struct{ start, settle int }{{0, 20}, {40, 20}, {1, 600}} {
+		t.Run(fmt.Sprint(tc.start), func(t *testing.T) {
+			c := newAdaptive(100, tc.start, false)
+			settle := tc.settle
+			ok, slowed, levels := simServer{latency: 20 * time.Millisecond, sessions: 5}.run(c, 2000+settle, settle)
 			if frac := float64(slowed) / float64(ok+slowed); frac >= 0.01 {
 				t.Errorf("%d of %d attempts slowed down after round %d (%.2f %%), want under 1 %%", slowed, ok+slowed, settle, 100*frac)
 			}
 			at5 := 0
 			for _, l := range levels[settle:] {
 				if l > 6 {
-					t.Fatalf("level %d after settling, want at most 6 (levels %v)", l, levels[:60])
+					t.Fatalf("level %d after settling, want at most 6 (levels %v)", l, levels[:settle+40])
 				}
 				if l == 5 {
 					at5++
 				}
 			}
 			if at5*10 < len(levels[settle:])*9 {
-				t.Errorf("level at 5 in %d of %d rounds after settling, want at least 90 %% (levels %v)", at5, len(levels[settle:]), levels[:60])
+				t.Errorf("level at 5 in %d of %d rounds after settling, want at least 90 %% (levels %v)", at5, len(levels[settle:]), levels[:settle+40])
 			}
 		})
 	}
@@ -184,3 +185,20 @@ type timeoutErr struct{}
 func (timeoutErr) Error() string   { return "i/o timeout" }
 func (timeoutErr) Timeout() bool   { return true }
 func (timeoutErr) Temporary() bool { return true }
+
+// TestLaneStartsAtRememberedShare: a connection's lane starts at its
+// share of the fleet's remembered level, and at StartConcurrency (within
+// its share of the ceiling) when none is remembered.
+func TestLaneStartsAtRememberedShare(t *testing.T) {
+	ls := &lanes{remembered: map[int64]int{1: 6}}
+	settings := core.Settings{core.SettingMaxConcurrency: 40}
+	// An unknown driver has the default ceiling, 10: 5 for each of two.
+	remembered := ls.get(&core.Connection{ID: 1, Driver: "none", Settings: settings}, 2)
+	fresh := ls.get(&core.Connection{ID: 2, Driver: "none", Settings: settings}, 2)
+	if got, _ := remembered.level(); got != 3 {
+		t.Errorf("remembered 6 across 2 replicas: starts at %d, want 3", got)
+	}
+	if got, _ := fresh.level(); got != 5 {
+		t.Errorf("nothing remembered, ceiling 10 across 2 replicas: starts at %d, want 5", got)
+	}
+}

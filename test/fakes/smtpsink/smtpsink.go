@@ -80,6 +80,7 @@ const (
 type Option func(*config)
 
 type config struct {
+	maxSessions int
 	username, password string
 	tlsMode            TLSMode
 	requireTLS         bool
@@ -131,6 +132,12 @@ func WithoutPipelining() Option { return func(c *config) { c.noPipelining = true
 // WithDomain sets the name the sink greets with (default "sink.test").
 func WithDomain(domain string) Option { return func(c *config) { c.domain = domain } }
 
+// WithMaxSessions makes the sink take at most n connections at once, as
+// a server limiting each client's sessions does: a connection beyond
+// them is greeted "421 4.7.0 Too many sessions" and closed (plain or
+// STARTTLS sinks; RefusedSessions counts them).
+func WithMaxSessions(n int) Option { return func(c *config) { c.maxSessions = n } }
+
 // faultKind is what the sink does to one message.
 type faultKind int
 
@@ -172,6 +179,8 @@ type Sink struct {
 	// the connection); peakTx is its maximum.
 	inTx   int
 	peakTx int
+	// refused counts the connections turned away by WithMaxSessions.
+	refused int
 }
 
 // Start runs a sink on 127.0.0.1 with a random port and stops it when t
@@ -395,6 +404,14 @@ func (s *Sink) ResetPeak() {
 	s.peakTx = s.inTx
 }
 
+// RefusedSessions returns how many connections WithMaxSessions turned
+// away with a 421 greeting.
+func (s *Sink) RefusedSessions() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refused
+}
+
 // Auths returns how many AUTH exchanges succeeded.
 func (s *Sink) Auths() int {
 	s.mu.Lock()
@@ -428,11 +445,27 @@ type countingListener struct {
 }
 
 func (l *countingListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
 	s := l.sink
+	var c net.Conn
+	for {
+		var err error
+		c, err = l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		s.mu.Lock()
+		full := s.cfg.maxSessions > 0 && s.active >= s.cfg.maxSessions
+		if full {
+			s.refused++
+		}
+		s.mu.Unlock()
+		if !full {
+			break
+		}
+		_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+		_, _ = c.Write([]byte("421 4.7.0 Too many sessions, try again later\r\n"))
+		_ = c.Close()
+	}
 	s.mu.Lock()
 	s.conns++
 	s.active++
