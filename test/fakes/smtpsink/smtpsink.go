@@ -80,7 +80,7 @@ const (
 type Option func(*config)
 
 type config struct {
-	maxSessions int
+	maxSessions        int
 	username, password string
 	tlsMode            TLSMode
 	requireTLS         bool
