@@ -14,6 +14,10 @@ const (
 	// where the server last asked to slow down before that level is tried
 	// again: one deferred attempt per probe stays under 1 % of attempts.
 	probeAfter = 500
+	// probeEvery bounds that wait in time, so that a connection brought
+	// down to one or two sends at once by an outage does not crawl for
+	// 500 sends once the server is back.
+	probeEvery = 30 * time.Second
 	// holdWindows is how many windows without a throughput gain the level
 	// holds before it tries one step up anyway (the server may have
 	// become faster since).
@@ -38,8 +42,8 @@ const (
 //   - A slow-down (a rate-limit answer, SMTP 421/451 4.7/452, HTTP 429,
 //     a refused connection, a timeout) halves the level (floor 1), once
 //     per cohort: the sends started before the decrease do not halve it
-//     again. The level it came at is remembered: the level just below it
-//     is tried again only after probeAfter sends succeeded since.
+//     again. The level it came at is remembered: the step back up to it
+//     waits for probeAfter successes (or probeEvery) since.
 //
 // A pinned controller (adaptive_concurrency off) stays at its ceiling.
 // Its fields are guarded by the lane's mutex.
@@ -51,8 +55,10 @@ type adaptive struct {
 	// slow-down or window without gain.
 	slowStart bool
 	// avoid is the level the last slow-down came at (0: none known); a
-	// step up to it waits for probeAfter successes.
-	avoid int
+	// step up to it waits for probeAfter successes or probeEvery since
+	// avoidSince.
+	avoid      int
+	avoidSince time.Time
 	// epoch counts the decreases; a send carries the epoch it started in.
 	epoch int64
 	// clean counts the sends that succeeded since the last decrease.
@@ -120,6 +126,9 @@ func (c *adaptive) succeeded(now time.Time, waiting bool) {
 		return
 	}
 	c.clean++
+	if c.avoid > 0 && c.avoidSince.IsZero() {
+		c.avoidSince = now // a remembered level: the wait starts now
+	}
 	c.saturated = c.saturated || waiting
 	if c.winStart.IsZero() {
 		// The first window starts at its first finished send.
@@ -164,7 +173,7 @@ func (c *adaptive) succeeded(now time.Time, waiting bool) {
 		return
 	}
 	if c.avoid > 0 && int(next) >= c.avoid {
-		if c.clean < probeAfter {
+		if c.clean < probeAfter && now.Sub(c.avoidSince) < probeEvery {
 			next = float64(c.avoid - 1)
 		}
 		if next <= c.level {
@@ -178,23 +187,21 @@ func (c *adaptive) succeeded(now time.Time, waiting bool) {
 	c.level, c.rateBelow, c.held, c.changed, c.settling = next, rate, 0, true, true
 }
 
-// slowedDown applies a slow-down answer to a send started in epoch. It
-// reports whether the level was already at its floor (1, or pinned), so
-// that the caller pauses the connection instead.
-func (c *adaptive) slowedDown(epoch int64) (atFloor bool) {
+// slowedDown applies a slow-down answer, at now, to a send started in
+// epoch. It reports whether the level was already at its floor (1, or
+// pinned), so that the caller pauses the connection instead.
+func (c *adaptive) slowedDown(epoch int64, now time.Time) (atFloor bool) {
 	if c.pinned {
+		return true
+	}
+	if c.limit() <= 1 {
 		return true
 	}
 	if epoch != c.epoch {
 		// A send of the cohort the last decrease answered.
 		return false
 	}
-	if c.limit() <= 1 {
-		c.avoid = 2
-		c.clean = 0
-		return true
-	}
-	c.avoid = c.limit()
+	c.avoid, c.avoidSince = c.limit(), now
 	c.level = max(1, float64(int(c.level)/2))
 	c.epoch++
 	c.slowStart = false

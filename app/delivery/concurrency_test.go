@@ -42,7 +42,7 @@ func (s simServer) run(c *adaptive, rounds, skip int) (ok, slowed int, levels []
 		}
 		for i := range n {
 			if i >= served {
-				c.slowedDown(epoch)
+				c.slowedDown(epoch, now)
 				if r >= skip {
 					slowed++
 				}
@@ -78,7 +78,7 @@ func TestAdaptiveClimbsUnderLatency(t *testing.T) {
 	if p.limit() != 30 {
 		t.Fatalf("pinned level %d, want its ceiling 30", p.limit())
 	}
-	if !p.slowedDown(p.epoch) {
+	if !p.slowedDown(p.epoch, time.Now()) {
 		t.Fatal("a pinned level is at its floor: the caller must pause")
 	}
 }
@@ -133,21 +133,21 @@ func TestSlowDownHalvesOncePerCohort(t *testing.T) {
 	c := newAdaptive(100, 40, false)
 	old := c.epoch
 	for range 10 {
-		if c.slowedDown(old) {
+		if c.slowedDown(old, time.Now()) {
 			t.Fatal("at floor at 40")
 		}
 	}
 	if c.limit() != 20 {
 		t.Fatalf("level %d after one cohort's slow-downs, want 20", c.limit())
 	}
-	c.slowedDown(c.epoch)
+	c.slowedDown(c.epoch, time.Now())
 	if c.limit() != 10 {
 		t.Fatalf("level %d after a later send's slow-down, want 10", c.limit())
 	}
 	for c.limit() > 1 {
-		c.slowedDown(c.epoch)
+		c.slowedDown(c.epoch, time.Now())
 	}
-	if !c.slowedDown(c.epoch) {
+	if !c.slowedDown(c.epoch, time.Now()) {
 		t.Fatal("a slow-down at level 1 must report the floor")
 	}
 }
@@ -200,5 +200,26 @@ func TestLaneStartsAtRememberedShare(t *testing.T) {
 	}
 	if got, _ := fresh.level(); got != 5 {
 		t.Errorf("nothing remembered, ceiling 10 across 2 replicas: starts at %d, want 5", got)
+	}
+}
+
+// TestAdaptiveRecoversAfterOutage: refused connections bring the level
+// down to 1; once the server answers again the level climbs back (the
+// probe past the levels of the outage waits probeEvery at most, not 500
+// sends one at a time).
+func TestAdaptiveRecoversAfterOutage(t *testing.T) {
+	c := newAdaptive(100, 20, false)
+	at := time.Unix(1000, 0)
+	for range 10 {
+		c.slowedDown(c.epoch, at)
+	}
+	if c.limit() != 1 {
+		t.Fatalf("level %d after an outage, want 1", c.limit())
+	}
+	// 45 s at 100 ms per message: 450 sends at level 1 would not reach
+	// probeAfter; probeEvery lets the level climb after 30 s.
+	_, _, levels := simServer{latency: 100 * time.Millisecond}.run(c, 450, 0)
+	if c.limit() < 20 {
+		t.Fatalf("level %d 45 s after the outage, want back to 20 or more (levels %v)", c.limit(), levels)
 	}
 }

@@ -178,7 +178,7 @@ func (ln *lane) finished(epoch int64, err error) (atFloor bool) {
 		ln.conc.succeeded(time.Now(), len(ln.waiters) > 0)
 		ln.grantLocked()
 	case slowDownSignal(err):
-		return ln.conc.slowedDown(epoch)
+		return ln.conc.slowedDown(epoch, time.Now())
 	}
 	return false
 }
