@@ -22,6 +22,12 @@ const (
 	// holds before it tries one step up anyway (the server may have
 	// become faster since).
 	holdWindows = 16
+	// minWindow is the shortest window measured: a fast connection's
+	// windows span more sends, so that their throughput is not noise.
+	minWindow = 100 * time.Millisecond
+	// revertBelow: a step up whose window carries less than this share
+	// of the throughput before it is undone.
+	revertBelow = 0.9
 )
 
 // adaptive is one connection's concurrency controller in one process:
@@ -29,21 +35,22 @@ const (
 // ceiling). It is additive increase, multiplicative decrease, as TCP's
 // congestion window and Postfix's destination concurrency feedback are:
 //
-//   - A window is level finished sends (the first after a step up is
-//     not measured: it still holds sends of the old level). At the end
-//     of a window during
-//     which sends waited for a slot (more was asked of the connection than
-//     the level let through), the level grows when the window's
-//     throughput beat the one measured before the last step up by at
-//     least half of what the step could give: it doubles until the first
-//     time it does not (slow start) or the server first slows it down,
-//     and grows by one per window after that. A level that gains nothing
-//     holds (and tries a step up after holdWindows windows).
+//   - A window is level finished sends, and at least minWindow. A step
+//     up is measured by the window after the next (the next still holds
+//     sends of the old level). While sends wait for a slot (more is asked
+//     of the connection than the level lets through), the level steps up
+//     again when the step's window beat the one before it by at least
+//     half of what the step could give: it doubles until the first time
+//     it does not (slow start) or the server first slows it down, and
+//     grows by one after that. A step that gained less holds; one that
+//     lost more than a tenth is undone; a held level tries a step up
+//     again after holdWindows windows.
 //   - A slow-down (a rate-limit answer, SMTP 421/451 4.7/452, HTTP 429,
 //     a refused connection, a timeout) halves the level (floor 1), once
 //     per cohort: the sends started before the decrease do not halve it
 //     again. The level it came at is remembered: the step back up to it
-//     waits for probeAfter successes (or probeEvery) since.
+//     waits for probeAfter successes (or probeEvery) since, and a probe
+//     that is slowed down again goes back to the level below it.
 //
 // A pinned controller (adaptive_concurrency off) stays at its ceiling.
 // Its fields are guarded by the lane's mutex.
@@ -72,6 +79,9 @@ type adaptive struct {
 	saturated bool
 	rateBelow float64
 	held      int
+	// stepFrom is the level before the step up the next window measures
+	// (0: none pending).
+	stepFrom float64
 	// settling: the level just rose; the window under way still holds
 	// sends started under the old one, so it is not measured.
 	settling bool
@@ -136,11 +146,10 @@ func (c *adaptive) succeeded(now time.Time, waiting bool) {
 		return
 	}
 	c.winDone++
-	if c.winDone < c.limit() {
+	if c.winDone < c.limit() || now.Sub(c.winStart) < minWindow {
 		return
 	}
-	el := now.Sub(c.winStart).Seconds()
-	rate := float64(c.winDone) / max(el, 1e-6)
+	rate := float64(c.winDone) / now.Sub(c.winStart).Seconds()
 	saturated := c.saturated
 	c.winDone, c.winStart, c.saturated = 0, now, false
 	if c.settling {
@@ -156,35 +165,47 @@ func (c *adaptive) succeeded(now time.Time, waiting bool) {
 	}
 	if !saturated {
 		// The connection was not asked for more: nothing to learn.
-		c.rateBelow, c.held = 0, 0
+		c.rateBelow, c.stepFrom, c.held = 0, 0, 0
 		return
 	}
-	next := c.level + 1
-	gain := 1 + 0.5/c.level // half of what one more send in flight gives
-	if c.slowStart {
-		next = c.level * 2
-		gain = 1.5
-	}
-	switch {
-	case c.rateBelow == 0 || rate >= c.rateBelow*gain || c.held >= holdWindows:
-	default:
-		c.held++
-		c.slowStart = false
-		return
-	}
-	if c.avoid > 0 && int(next) >= c.avoid {
-		if c.clean < probeAfter && now.Sub(c.avoidSince) < probeEvery {
-			next = float64(c.avoid - 1)
-		}
-		if next <= c.level {
+	if from := c.stepFrom; from > 0 {
+		// This window measured the last step up, from from.
+		c.stepFrom = 0
+		switch {
+		case rate < c.rateBelow*revertBelow:
+			// The step cost throughput: back to where it was.
+			c.level, c.slowStart, c.held, c.changed, c.settling = from, false, 0, true, true
+			return
+		case rate < c.rateBelow*(1+0.5*(c.level-from)/from):
+			// Less than half of what the step could give: hold here.
+			c.slowStart, c.held, c.rateBelow = false, 0, rate
 			return
 		}
-	}
-	next = min(next, float64(c.ceiling))
-	if next == c.level {
+	} else if c.rateBelow > 0 && c.held < holdWindows {
+		c.held++
 		return
 	}
-	c.level, c.rateBelow, c.held, c.changed, c.settling = next, rate, 0, true, true
+	c.stepUp(rate)
+}
+
+// stepUp raises the level from the window just measured at rate: twice
+// in slow start, else by one; to a level that was slowed down only after
+// probeAfter successes or probeEvery; never past the ceiling.
+func (c *adaptive) stepUp(rate float64) {
+	next := c.level + 1
+	if c.slowStart {
+		next = c.level * 2
+	}
+	if c.avoid > 0 && int(next) >= c.avoid && c.clean < probeAfter && c.winStart.Sub(c.avoidSince) < probeEvery {
+		next = float64(c.avoid - 1)
+	}
+	next = min(next, float64(c.ceiling))
+	c.rateBelow, c.held = rate, 0
+	if next <= c.level {
+		return
+	}
+	c.stepFrom = c.level
+	c.level, c.changed, c.settling = next, true, true
 }
 
 // slowedDown applies a slow-down answer, at now, to a send started in
@@ -201,11 +222,18 @@ func (c *adaptive) slowedDown(epoch int64, now time.Time) (atFloor bool) {
 		// A send of the cohort the last decrease answered.
 		return false
 	}
-	c.avoid, c.avoidSince = c.limit(), now
-	c.level = max(1, float64(int(c.level)/2))
+	if c.avoid > 0 && c.limit() >= c.avoid {
+		// A probe of the level that was slowed down before failed: back
+		// to the one below it, which held.
+		c.level = float64(c.avoid - 1)
+	} else {
+		c.avoid = c.limit()
+		c.level = max(1, float64(int(c.level)/2))
+	}
+	c.avoidSince = now
 	c.epoch++
 	c.slowStart = false
-	c.clean, c.winDone, c.winStart, c.saturated, c.rateBelow, c.held = 0, 0, time.Time{}, false, 0, 0
+	c.clean, c.winDone, c.winStart, c.saturated, c.rateBelow, c.stepFrom, c.held, c.settling = 0, 0, time.Time{}, false, 0, 0, 0, false
 	c.changed = true
 	return false
 }

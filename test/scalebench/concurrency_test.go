@@ -21,8 +21,10 @@ const (
 	sessionMessages    = 3000
 	sessionLatency     = 20 * time.Millisecond
 	// cleanRun is how many messages must arrive with no refused session
-	// in between for the connection to count as settled.
-	cleanRun = 500
+	// in between for the connection to count as settled: half the
+	// engine's probe interval (500 successes), so that the refusals left
+	// after it are the periodic probes.
+	cleanRun = 250
 )
 
 // fixedTen are the connection settings of the engine before the
@@ -36,7 +38,7 @@ var fixedTen = map[string]any{"max_concurrency": 10, "adaptive_concurrency": fal
 //     (Postfix's default destination concurrency limit, which bounds what
 //     Postfix with its defaults carries there; target ≥ 2 × that);
 //   - a sink taking 5 sessions that greets the sixth 421 (20 ms per
-//     message): when it settles (the last refused session before 500
+//     message): when it settles (the last refused session before 250
 //     messages in a row arrive without one; target within 10 s), the
 //     messages failed (target none), the share of attempts turned away
 //     after settling (target under 1 %);
