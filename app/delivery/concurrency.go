@@ -75,6 +75,7 @@ type adaptive struct {
 	// measured before the last step up (0: none yet), held the windows
 	// since without gain.
 	winDone   int
+	winTook   time.Duration
 	winStart  time.Time
 	saturated bool
 	rateBelow float64
@@ -129,9 +130,9 @@ func (c *adaptive) limit() int {
 	return max(int(c.level), 1)
 }
 
-// succeeded counts a send that succeeded; waiting says whether sends
-// were waiting for a slot when it finished.
-func (c *adaptive) succeeded(now time.Time, waiting bool) {
+// succeeded counts a send that succeeded after took; waiting says
+// whether sends were waiting for a slot when it finished.
+func (c *adaptive) succeeded(now time.Time, took time.Duration, waiting bool) {
 	if c.pinned {
 		return
 	}
@@ -146,12 +147,17 @@ func (c *adaptive) succeeded(now time.Time, waiting bool) {
 		return
 	}
 	c.winDone++
+	c.winTook += took
 	if c.winDone < c.limit() || now.Sub(c.winStart) < minWindow {
 		return
 	}
-	rate := float64(c.winDone) / now.Sub(c.winStart).Seconds()
+	// The throughput the level carries while it is used: level sends in
+	// flight that each take the window's mean time (Little's law); the
+	// gaps while the engine claims and records do not count.
+	mean := max(c.winTook.Seconds()/float64(c.winDone), 1e-6)
+	rate := c.level / mean
 	saturated := c.saturated
-	c.winDone, c.winStart, c.saturated = 0, now, false
+	c.winDone, c.winTook, c.winStart, c.saturated = 0, 0, now, false
 	if c.settling {
 		// Sends started under the old level finished in this window:
 		// measure the next one.
@@ -233,7 +239,7 @@ func (c *adaptive) slowedDown(epoch int64, now time.Time) (atFloor bool) {
 	c.avoidSince = now
 	c.epoch++
 	c.slowStart = false
-	c.clean, c.winDone, c.winStart, c.saturated, c.rateBelow, c.stepFrom, c.held, c.settling = 0, 0, time.Time{}, false, 0, 0, 0, false
+	c.clean, c.winDone, c.winTook, c.winStart, c.saturated, c.rateBelow, c.stepFrom, c.held, c.settling = 0, 0, 0, time.Time{}, false, 0, 0, 0, false
 	c.changed = true
 	return false
 }

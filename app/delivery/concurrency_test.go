@@ -50,7 +50,7 @@ func (s simServer) run(c *adaptive, rounds, skip int) (ok, slowed int, levels []
 			}
 			// The sends of a round finish spread over it; sends are
 			// always waiting (a deep queue).
-			c.succeeded(now.Add(round*time.Duration(i+1)/time.Duration(served)), true)
+			c.succeeded(now.Add(round*time.Duration(i+1)/time.Duration(served)), round, true)
 			if r >= skip {
 				ok++
 			}

@@ -166,16 +166,16 @@ func (ln *lane) acquire(stop context.Context) (int64, error) {
 }
 
 // finished tells the lane's controller how a send started in epoch
-// ended: a success may raise the level, a slow-down (see slowDownSignal)
-// lowers it. It reports whether a slow-down found the level already at
+// ended after took: a success may raise the level, a slow-down (see
+// slowDownSignal) lowers it. It reports whether a slow-down found the level already at
 // its floor (1, or pinned by adaptive_concurrency off), when the caller
 // pauses the connection instead.
-func (ln *lane) finished(epoch int64, err error) (atFloor bool) {
+func (ln *lane) finished(epoch int64, took time.Duration, err error) (atFloor bool) {
 	ln.mu.Lock()
 	defer ln.mu.Unlock()
 	switch {
 	case err == nil:
-		ln.conc.succeeded(time.Now(), len(ln.waiters) > 0)
+		ln.conc.succeeded(time.Now(), took, len(ln.waiters) > 0)
 		ln.grantLocked()
 	case slowDownSignal(err):
 		return ln.conc.slowedDown(epoch, time.Now())

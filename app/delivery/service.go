@@ -467,7 +467,7 @@ func (s *Service) attempt(ctx, stop context.Context, l *core.Log, conn *core.Con
 			var rc core.Receipt
 			rc, err = tr.Send(sctx, &msg)
 			cancel()
-			atFloor := ln.finished(epoch, err)
+			atFloor := ln.finished(epoch, time.Since(start), err)
 			release()
 			if err == nil {
 				ln.sent()
