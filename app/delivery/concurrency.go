@@ -35,7 +35,8 @@ const (
 // ceiling). It is additive increase, multiplicative decrease, as TCP's
 // congestion window and Postfix's destination concurrency feedback are:
 //
-//   - A window is level finished sends, and at least minWindow. A step
+//   - A window is level finished sends, and at least minWindow; its
+//     throughput is the level over the window's mean send time. A step
 //     up is measured by the window after the next (the next still holds
 //     sends of the old level). While sends wait for a slot (more is asked
 //     of the connection than the level lets through), the level steps up
