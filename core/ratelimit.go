@@ -13,10 +13,17 @@ import (
 // Common connection settings every driver gets (Register appends them
 // unless the driver declares its own field with the key).
 const (
-	// SettingMaxConcurrency bounds the sends of one connection in flight
-	// at once in one process (1 to MaxConnectionConcurrency); absent, the
-	// driver's DefaultConcurrency applies.
+	// SettingMaxConcurrency is the ceiling of the sends of one connection
+	// in flight at once across all replicas (1 to
+	// MaxConnectionConcurrency), split between the live ones; absent, the
+	// driver's DefaultConcurrency applies. Below it each process finds its
+	// level (SettingAdaptiveConcurrency).
 	SettingMaxConcurrency = "max_concurrency"
+	// SettingAdaptiveConcurrency, on by default, lets each process find
+	// the connection's level below max_concurrency by itself (more sends
+	// at once while throughput grows, fewer when the server asks to slow
+	// down); off pins the level at max_concurrency.
+	SettingAdaptiveConcurrency = "adaptive_concurrency"
 	// SettingMaxPerSecond is the connection's send rate limit across all
 	// replicas, in messages per second; 0 means none (for ses, the
 	// account's MaxSendRate then applies).
@@ -38,7 +45,9 @@ func rateFields(concurrency int) []Field {
 	return []Field{
 		{Key: SettingMaxConcurrency, Label: "Maximum concurrent sends", Type: FieldInteger, Default: int64(concurrency),
 			Min: Int64(1), Max: Int64(MaxConnectionConcurrency),
-			Help: "Sends of this connection in flight at once, per mailsvc process (1 to 500)."},
+			Help: "Ceiling of the sends of this connection in flight at once, across all mailsvc processes sharing the database (1 to 500); below it the level adapts unless adaptive concurrency is off."},
+		{Key: SettingAdaptiveConcurrency, Label: "Adaptive concurrency", Type: FieldBoolean, Default: true,
+			Help: "Find the number of concurrent sends by itself, up to the maximum: more while throughput grows, fewer when the server asks to slow down. Off: always the maximum."},
 		{Key: SettingMaxPerSecond, Label: "Maximum messages per second", Type: FieldInteger, Default: int64(0),
 			Min: Int64(0), Max: Int64(MaxConnectionPerSecond),
 			Help: "Rate limit across all mailsvc processes sharing the database; 0 means none."},

@@ -227,9 +227,9 @@ func TestTransportsServeRegistry(t *testing.T) {
 		Fields []core.Field
 	}
 	r.json(t, &d)
-	// Its three fields and the two every driver gets (max_concurrency,
-	// max_per_second).
-	if r.Status != 200 || d.Driver != "httptestmail" || len(d.Fields) != 5 {
+	// Its three fields and the three every driver gets (max_concurrency,
+	// adaptive_concurrency, max_per_second).
+	if r.Status != 200 || d.Driver != "httptestmail" || len(d.Fields) != 6 {
 		t.Fatalf("transport: %d %s", r.Status, r.Body)
 	}
 	for _, f := range d.Fields {

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/mailsvc/mailsvc/core"
 )
@@ -89,4 +90,41 @@ func connectionLevel(errText string) bool {
 		}
 	}
 	return httpAuthRe.MatchString(errText)
+}
+
+var (
+	// smtp452Re finds an SMTP 452 reply in an error text.
+	smtp452Re = regexp.MustCompile(`\b452\b`)
+	// overloadTexts are failures that say the server is overloaded or
+	// unreachable rather than that the message is wrong.
+	overloadTexts = []string{"connection refused", "i/o timeout", "context deadline exceeded", "Client.Timeout exceeded", "TLS handshake timeout"}
+)
+
+// slowDownSignal reports whether a failed send asks the connection to
+// carry fewer sends at once: a rate-limit answer (SMTP 421, 451 4.7.x and
+// the "slow down" replies, HTTP 429), an SMTP 452 other than "too many
+// recipients" (4.5.3, which concerns one transaction), a refused
+// connection or a timeout. A wait for this process's own send slots is
+// none of these.
+func slowDownSignal(err error) bool {
+	if _, ok := core.AsRateLimited(err); ok {
+		return true
+	}
+	text := err.Error()
+	if strings.Contains(text, "waiting for a connection") {
+		return false
+	}
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) || errors.Is(err, syscall.ECONNREFUSED) {
+		return true
+	}
+	if smtp452Re.MatchString(text) && !strings.Contains(text, "4.5.3") && !strings.Contains(strings.ToLower(text), "recipients") {
+		return true
+	}
+	for _, s := range overloadTexts {
+		if strings.Contains(text, s) {
+			return true
+		}
+	}
+	return false
 }

@@ -27,13 +27,14 @@ const (
 	sendLimitsRetry = time.Minute
 )
 
-// lane is one connection's gate in this process: at most limit sends in
-// flight, a token bucket of rate tokens per second (this process's share
-// of max_per_second), a pause after a rate-limit answer, and the
-// provider's daily quota.
+// lane is one connection's gate in this process: at most conc.limit()
+// sends in flight (the adaptive level, bounded by this process's share of
+// max_concurrency), a token bucket of rate tokens per second (this
+// process's share of max_per_second), a pause after a rate-limit answer,
+// and the provider's daily quota.
 type lane struct {
 	mu      sync.Mutex
-	limit   int
+	conc    *adaptive
 	active  int
 	waiters []chan struct{}
 
@@ -56,38 +57,58 @@ type lane struct {
 type lanes struct {
 	mu sync.Mutex
 	m  map[int64]*lane
+	// remembered are the connections' fleet-wide levels read at start
+	// (see levels.go); a new lane starts at its share.
+	remembered map[int64]int
 }
 
 // get returns conn's lane configured from its settings and the number of
 // live replicas.
 func (ls *lanes) get(conn *core.Connection, replicas int) *lane {
+	replicas = max(replicas, 1)
+	ceiling := core.DefaultDriverConcurrency
+	if d, ok := core.LookupDriver(conn.Driver); ok {
+		ceiling = d.Concurrency(conn.Settings)
+	}
+	pinned := !core.Settings(conn.Settings).Bool(core.SettingAdaptiveConcurrency, true)
 	ls.mu.Lock()
 	ln, ok := ls.m[conn.ID]
 	if !ok {
 		if ls.m == nil {
 			ls.m = map[int64]*lane{}
 		}
-		ln = &lane{}
+		start := 0
+		if n := ls.remembered[conn.ID]; n > 0 {
+			start = shareOf(n, replicas)
+		}
+		ln = &lane{conc: newAdaptive(shareOf(ceiling, replicas), start, pinned)}
 		ls.m[conn.ID] = ln
 	}
 	ls.mu.Unlock()
-	limit := core.DefaultDriverConcurrency
-	if d, ok := core.LookupDriver(conn.Driver); ok {
-		limit = d.Concurrency(conn.Settings)
-	}
 	perSecond := float64(core.Settings(conn.Settings).Int(core.SettingMaxPerSecond, 0))
-	ln.configure(limit, perSecond, replicas)
+	ln.configure(ceiling, pinned, perSecond, replicas)
 	return ln
 }
 
-// configure applies the concurrency limit and the rate (split across
-// replicas; the provider's MaxSendRate when max_per_second is 0).
-func (ln *lane) configure(limit int, perSecond float64, replicas int) {
+// shareOf returns one replica's share of n split across replicas,
+// rounded up (at least 1).
+func shareOf(n, replicas int) int {
+	return max((n+replicas-1)/max(replicas, 1), 1)
+}
+
+// configure applies the concurrency ceiling (max_concurrency split across
+// replicas; the level pinned to it when adaptive_concurrency is off) and
+// the rate (split across replicas; the provider's MaxSendRate when
+// max_per_second is 0).
+func (ln *lane) configure(ceiling int, pinned bool, perSecond float64, replicas int) {
 	ln.mu.Lock()
 	defer ln.mu.Unlock()
-	ln.limit = max(limit, 1)
-	ln.perSecond = perSecond
 	ln.replicas = max(replicas, 1)
+	if ln.conc == nil {
+		ln.conc = newAdaptive(shareOf(ceiling, ln.replicas), 0, pinned)
+	}
+	ln.conc.setCeiling(shareOf(ceiling, ln.replicas), pinned)
+	ln.perSecond = perSecond
 	ln.applyRateLocked()
 	ln.grantLocked()
 }
@@ -109,35 +130,67 @@ func (ln *lane) applyRateLocked() {
 	}
 }
 
-// acquire takes one of the lane's send slots, waiting while limit are in
-// use; it fails when stop ends first.
-func (ln *lane) acquire(stop context.Context) error {
+// acquire takes one of the lane's send slots, waiting while the level's
+// worth are in use, and returns the controller's epoch to report the
+// send's outcome with (finished); it fails when stop ends first.
+func (ln *lane) acquire(stop context.Context) (int64, error) {
 	ln.mu.Lock()
-	if ln.active < ln.limit && len(ln.waiters) == 0 {
+	if ln.active < ln.conc.limit() && len(ln.waiters) == 0 {
 		ln.active++
+		epoch := ln.conc.epoch
 		ln.mu.Unlock()
-		return nil
+		return epoch, nil
 	}
 	ch := make(chan struct{})
 	ln.waiters = append(ln.waiters, ch)
 	ln.mu.Unlock()
 	select {
 	case <-ch:
-		return nil
+		ln.mu.Lock()
+		defer ln.mu.Unlock()
+		return ln.conc.epoch, nil
 	case <-stop.Done():
 		ln.mu.Lock()
 		defer ln.mu.Unlock()
 		for i, w := range ln.waiters {
 			if w == ch {
 				ln.waiters = append(ln.waiters[:i], ln.waiters[i+1:]...)
-				return stop.Err()
+				return 0, stop.Err()
 			}
 		}
 		// Granted while stopping: give the slot back.
 		ln.active--
 		ln.grantLocked()
-		return stop.Err()
+		return 0, stop.Err()
 	}
+}
+
+// finished tells the lane's controller how a send started in epoch
+// ended after took: a success may raise the level, a slow-down (see
+// slowDownSignal) lowers it. It reports whether a slow-down found the level already at
+// its floor (1, or pinned by adaptive_concurrency off), when the caller
+// pauses the connection instead.
+func (ln *lane) finished(epoch int64, took time.Duration, err error) (atFloor bool) {
+	ln.mu.Lock()
+	defer ln.mu.Unlock()
+	switch {
+	case err == nil:
+		ln.conc.succeeded(time.Now(), took, len(ln.waiters) > 0)
+		ln.grantLocked()
+	case slowDownSignal(err):
+		return ln.conc.slowedDown(epoch, time.Now())
+	}
+	return false
+}
+
+// level returns the lane's concurrency level and whether it moved since
+// the last call.
+func (ln *lane) level() (int, bool) {
+	ln.mu.Lock()
+	defer ln.mu.Unlock()
+	changed := ln.conc.changed
+	ln.conc.changed = false
+	return ln.conc.limit(), changed
 }
 
 // release gives a send slot back.
@@ -149,7 +202,7 @@ func (ln *lane) release() {
 }
 
 func (ln *lane) grantLocked() {
-	for ln.active < ln.limit && len(ln.waiters) > 0 {
+	for ln.active < ln.conc.limit() && len(ln.waiters) > 0 {
 		ch := ln.waiters[0]
 		ln.waiters = ln.waiters[1:]
 		ln.active++

@@ -111,14 +111,14 @@ func (e *env) run(t *testing.T, want int) {
 	}
 }
 
-// TestMaxConcurrencyBoundsSendsInFlight: the sends of a connection in
-// flight at once never pass its max_concurrency, and reach it when the
-// queue is deep.
+// TestMaxConcurrencyBoundsSendsInFlight: with adaptive_concurrency off,
+// the sends of a connection in flight at once never pass its
+// max_concurrency, and reach it when the queue is deep.
 func TestMaxConcurrencyBoundsSendsInFlight(t *testing.T) {
 	for _, limit := range []int64{1, 3, 17} {
 		t.Run(fmt.Sprint(limit), func(t *testing.T) {
 			tr := &slowTransport{hold: 5 * time.Millisecond}
-			e := slowEnv(t, map[int64]core.Settings{1: {core.SettingMaxConcurrency: limit}}, map[int64]*slowTransport{1: tr})
+			e := slowEnv(t, map[int64]core.Settings{1: {core.SettingMaxConcurrency: limit, core.SettingAdaptiveConcurrency: false}}, map[int64]*slowTransport{1: tr})
 			const n = 120
 			for i := range n {
 				e.enqueue(t, &core.Log{Message: msg(fmt.Sprintf("c%d", i))})
@@ -244,7 +244,7 @@ func TestTokenBucketSplitsAcrossReplicas(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ln := &lane{limits: core.SendLimits{MaxPerSecond: tc.provider}}
-			ln.configure(10, tc.perSecond, tc.replicas)
+			ln.configure(10, false, tc.perSecond, tc.replicas)
 			start := time.Unix(1000, 0)
 			// Ask for sends as fast as possible for 10 simulated seconds:
 			// count those whose turn falls inside the window.

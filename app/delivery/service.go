@@ -116,7 +116,8 @@ type Service struct {
 	Metrics Metrics
 	// MaxInFlight is the ceiling of sends in flight at once in this
 	// process across all connections (MAILSVC_MAX_IN_FLIGHT); each
-	// connection is further bounded by its max_concurrency setting.
+	// connection is further bounded by its adaptive level, below its
+	// max_concurrency setting (split across replicas).
 	MaxInFlight int
 	// Redaction gives the redactor of the log_body redacted mode with
 	// the site's patterns; nil applies the built-in rules only.
@@ -128,8 +129,13 @@ type Service struct {
 	Events LogEventSource
 	// Replicas, when set, counts the live processes sharing the queue
 	// (a heartbeat row each in the database); each connection's
-	// max_per_second is split between them. Nil counts this one only.
+	// max_per_second and max_concurrency are split between them. Nil counts this one only.
 	Replicas ReplicaCounter
+	// LevelStore, when set, keeps each connection's concurrency level
+	// across restarts (the LevelScope settings scope): Run reads it at
+	// start and writes the levels that moved every few seconds and when
+	// it stops. Nil starts every connection at StartConcurrency.
+	LevelStore core.SettingsStore
 
 	// enqueueSettings caches the settings Enqueue applies (From
 	// defaults) for settingsTTL, sparing a read per accepted message.
@@ -504,7 +510,7 @@ func (s *Service) attempt(ctx, stop context.Context, l *core.Log, conn *core.Con
 		if err == nil {
 			ln := s.lanes.get(conn, int(s.live.Load()))
 			ln.readLimits(ctx, tr, s)
-			release, until, ok := s.gate(stop, ln, conn)
+			release, epoch, until, ok := s.gate(stop, ln, conn)
 			if !ok {
 				return core.LogOutcome{NextAttemptAt: until}, attemptDeferred
 			}
@@ -514,6 +520,7 @@ func (s *Service) attempt(ctx, stop context.Context, l *core.Log, conn *core.Con
 			sctx, cancel := context.WithTimeout(ctx, s.SendTimeout)
 			res := sendRecipients(sctx, tr, &msg, l, driverCaps(conn.Driver))
 			cancel()
+			atFloor := ln.finished(epoch, time.Since(start), err)
 			release()
 			rc := res.receipt
 			err = res.err
@@ -549,11 +556,16 @@ func (s *Service) attempt(ctx, stop context.Context, l *core.Log, conn *core.Con
 				}
 			}
 			if wait, limited := core.AsRateLimited(err); limited {
-				if wait <= 0 {
+				// The lane's level was lowered (finished); only when it
+				// cannot go lower, or the provider named a wait, does the
+				// connection pause.
+				if wait <= 0 && atFloor {
 					wait = DefaultRateLimitPause
 				}
 				until := time.Now().UTC().Add(wait)
-				ln.pause(until)
+				if wait > 0 {
+					ln.pause(until)
+				}
 				a.Outcome = core.OutcomeRateLimited
 				out.Attempts, out.PhaseAttempts = l.Attempts, l.PhaseAttempts
 				out.NextAttemptAt = until
@@ -595,31 +607,33 @@ func (s *Service) attempt(ctx, stop context.Context, l *core.Log, conn *core.Con
 
 // gate waits for conn's turn: a send slot of its lane and of the process,
 // a token of its rate limit, the end of a pause. It returns the release
-// of the slots, or ok false and when the message should be tried again
-// (the wait would pass HandBackAfter, its daily quota is spent, or stop
-// ended).
-func (s *Service) gate(stop context.Context, ln *lane, conn *core.Connection) (release func(), until time.Time, ok bool) {
+// of the slots and the lane's epoch to report the outcome with
+// (lane.finished), or ok false and when the message should be tried
+// again (the wait would pass HandBackAfter, its daily quota is spent, or
+// stop ended).
+func (s *Service) gate(stop context.Context, ln *lane, conn *core.Connection) (release func(), epoch int64, until time.Time, ok bool) {
 	now := time.Now().UTC()
 	if t := ln.quotaSpentUntil(); !t.IsZero() {
-		return nil, t, false
+		return nil, 0, t, false
 	}
 	if p := ln.pausedUntil(); p.Sub(now) > HandBackAfter {
-		return nil, p, false
+		return nil, 0, p, false
 	}
-	if err := ln.acquire(stop); err != nil {
-		return nil, now, false
+	epoch, err := ln.acquire(stop)
+	if err != nil {
+		return nil, 0, now, false
 	}
 	select {
 	case s.inFlight <- struct{}{}:
 	case <-stop.Done():
 		ln.release()
-		return nil, now, false
+		return nil, 0, now, false
 	}
 	if stop.Err() != nil {
 		// The slot came as the stop did: a send not begun stays untried.
 		<-s.inFlight
 		ln.release()
-		return nil, now, false
+		return nil, 0, now, false
 	}
 	release = func() { <-s.inFlight; ln.release() }
 	wait := ln.reserve(time.Now())
@@ -627,7 +641,7 @@ func (s *Service) gate(stop context.Context, ln *lane, conn *core.Connection) (r
 		if wait > HandBackAfter {
 			ln.unreserve()
 			release()
-			return nil, time.Now().UTC().Add(wait), false
+			return nil, 0, time.Now().UTC().Add(wait), false
 		}
 		s.metrics().RateLimitWait(conn.ID, conn.Driver, wait)
 		t := time.NewTimer(wait)
@@ -636,12 +650,12 @@ func (s *Service) gate(stop context.Context, ln *lane, conn *core.Connection) (r
 		case <-stop.Done():
 			t.Stop()
 			release()
-			return nil, time.Now().UTC(), false
+			return nil, 0, time.Now().UTC(), false
 		}
 		// A rate-limit answer may have paused the lane meanwhile.
 		wait = time.Until(ln.pausedUntil())
 	}
-	return release, time.Time{}, true
+	return release, epoch, time.Time{}, true
 }
 
 // deferred hands l back to the queue untried, due at next.

@@ -10,7 +10,9 @@ import (
 )
 
 // Run starts the workers, the lease reaper and the replica heartbeat, and
-// blocks until ctx is done. Each worker holds BatchSize messages (more
+// blocks until ctx is done. It reads each connection's remembered
+// concurrency level at start and writes the levels back while it runs
+// and when it stops (LevelStore). Each worker holds BatchSize messages (more
 // while its connections decide them fast: see handsize.go): it claims
 // them in one round trip and sends them at once (each waits its turn
 // within its connection's max_concurrency and max_per_second, and the
@@ -29,15 +31,22 @@ import (
 func (s *Service) Run(ctx context.Context) {
 	s.init()
 	s.beat(ctx)
+	s.loadLevels(ctx)
 	stopRecorder := s.startRecorder()
 	var wg, workers sync.WaitGroup
 	wg.Go(func() { s.heartbeat(ctx) })
+	levelsDone := make(chan struct{})
+	go func() { defer close(levelsDone); s.keepLevels(ctx) }()
 	for i := range s.Workers {
 		owner := fmt.Sprintf("%s/w%d", s.Owner, i)
 		workers.Go(func() { s.work(ctx, owner) })
 	}
 	wg.Go(func() { s.reap(ctx) })
 	workers.Wait()
+	<-levelsDone
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	s.saveLevels(sctx, true) // the levels as the last sends left them
+	cancel()
 	stopRecorder()
 	wg.Wait()
 	s.transports.closeAll()

@@ -47,6 +47,11 @@ const (
 	DefaultTimeout    = 30 // seconds
 )
 
+// DefaultMaxConcurrency is the default max_concurrency of an SMTP
+// connection: a ceiling, below which the delivery engine finds how many
+// sessions the server takes at once.
+const DefaultMaxConcurrency = 100
+
 func init() {
 	core.Register(Driver())
 }
@@ -56,8 +61,9 @@ func init() {
 func Driver() core.Driver {
 	return core.Driver{
 		Slug: Slug,
-		// Sessions kept open and used at once per connection.
-		DefaultConcurrency: core.DefaultDriverConcurrency,
+		// The ceiling of the sessions used at once per connection; the
+		// engine finds the level below it (adaptive_concurrency).
+		DefaultConcurrency: DefaultMaxConcurrency,
 		Name:               "Other SMTP",
 		Description:        "Send through any SMTP server with STARTTLS, implicit TLS or plain SMTP, with or without authentication.",
 		Fields: []core.Field{

@@ -28,18 +28,17 @@ import (
 // store for the test's own writes and reads, and the administrator's
 // credentials.
 type limitsEnv struct {
-	dsn   string
 	svc   *servicetest.Service
 	db    *store.DB
 	admin func(*http.Request)
+	dsn   string
 }
 
 // newLimitsEnv starts the service with extra environment variables.
 func newLimitsEnv(t *testing.T, extra ...string) *limitsEnv {
 	t.Helper()
 	dsn := testdb.MySQL(t)
-	svc := servicetest.Start(t, t.TempDir(), append([]string{"MAILSVC_DB=" + dsn, "MAIL_SVC_ENCRYPTION_KEY=scale-test-key-0123456789abcdef",
-		servicetest.AllowCustomEndpoints}, extra...)...)
+	svc := startLimits(t, dsn, extra...)
 	pw := svc.AdminPassword()
 	if pw == "" {
 		t.Fatalf("no first-run password:\n%s", svc.Stdout)
@@ -49,7 +48,14 @@ func newLimitsEnv(t *testing.T, extra ...string) *limitsEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	return &limitsEnv{dsn: dsn, svc: svc, db: db, admin: servicetest.Basic("admin", pw)}
+	return &limitsEnv{svc: svc, db: db, admin: servicetest.Basic("admin", pw), dsn: dsn}
+}
+
+// startLimits runs `mailsvc serve` on dsn in a new data directory.
+func startLimits(t *testing.T, dsn string, extra ...string) *servicetest.Service {
+	t.Helper()
+	return servicetest.Start(t, t.TempDir(), append([]string{"MAILSVC_DB=" + dsn, "MAIL_SVC_ENCRYPTION_KEY=scale-test-key-0123456789abcdef",
+		servicetest.AllowCustomEndpoints}, extra...)...)
 }
 
 // connection creates an active connection through the REST API (secrets

@@ -277,7 +277,7 @@ func BenchmarkIdleMemory(b *testing.B) {
 
 // slowDrain measures the sink's ceiling with concurrency clients while
 // it holds every message sinkLatency, then the drain through a
-// connection allowed as many sends.
+// connection pinned at as many sends (adaptive_concurrency off).
 func slowDrain(b *testing.B, sink *smtpsink.Sink, concurrency int) (rate, ceiling float64, done int) {
 	b.Helper()
 	sink.Reset()
@@ -287,7 +287,7 @@ func slowDrain(b *testing.B, sink *smtpsink.Sink, concurrency int) (rate, ceilin
 	sink.StallNext(latencyMessages, sinkLatency)
 	rate, done, _ = drainRun{
 		name: fmt.Sprintf("slow sink, %d at once", concurrency), driver: "smtp", settings: smtpSettings(sink),
-		extra: map[string]any{"max_concurrency": concurrency}, n: latencyMessages, replicas: 1,
+		extra: map[string]any{"max_concurrency": concurrency, "adaptive_concurrency": false}, n: latencyMessages, replicas: 1,
 	}.run(b)
 	return rate, ceiling, done
 }
@@ -313,7 +313,7 @@ func BenchmarkDrainSlowSink(b *testing.B) {
 		sink.StallNext(latencyMessages, sinkLatency)
 		limited, done, steady := drainRun{
 			name: "slow sink limited", driver: "smtp", settings: smtpSettings(sink),
-			extra: map[string]any{"max_concurrency": 50, "max_per_second": perSecond},
+			extra: map[string]any{"max_concurrency": 50, "adaptive_concurrency": false, "max_per_second": perSecond},
 			n:     latencyMessages, replicas: 1,
 		}.run(b)
 		// The whole run (about 10 s) is the window; the 10 %–90 % rate
@@ -326,7 +326,8 @@ func BenchmarkDrainSlowSink(b *testing.B) {
 }
 
 // BenchmarkReplicas: the latency-bound run (sink 100 ms/msg, 50
-// concurrent sends per process) with one and three processes on one
+// concurrent sends per process: max_concurrency, which the replicas
+// share, is 50 per replica, pinned) with one and three processes on one
 // database (target: three ≥ 1.8 × one).
 func BenchmarkReplicas(b *testing.B) {
 	for range b.N {
@@ -335,7 +336,7 @@ func BenchmarkReplicas(b *testing.B) {
 			sink := smtpsink.Start(b)
 			sink.StallNext(latencyMessages, sinkLatency)
 			rates[i], _, _ = drainRun{
-				name: "slow sink", driver: "smtp", settings: smtpSettings(sink), extra: map[string]any{"max_concurrency": 50},
+				name: "slow sink", driver: "smtp", settings: smtpSettings(sink), extra: map[string]any{"max_concurrency": 50 * n, "adaptive_concurrency": false},
 				n: latencyMessages, replicas: n,
 			}.run(b)
 		}
@@ -369,7 +370,7 @@ func BenchmarkDrainHTTPAPI(b *testing.B) {
 		ceiling := httpCeiling(b, slow.URL, apiKey, latencyMessages, httpConcurrency)
 		rate, done, _ := drainRun{
 			name: "sendgrid", driver: "sendgrid", settings: map[string]any{"api_key": apiKey, "base_url": slow.URL},
-			extra: map[string]any{"max_concurrency": httpConcurrency},
+			extra: map[string]any{"max_concurrency": httpConcurrency, "adaptive_concurrency": false},
 			n:     latencyMessages, replicas: 1,
 		}.run(b)
 		report(b, fmt.Sprintf("drain, SendGrid fake 100 ms/request, %d concurrent (%d done)", httpConcurrency, done), rate, ceiling, "≥ 500 msgs/s")

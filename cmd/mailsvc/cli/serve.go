@@ -148,6 +148,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	// Uncertain attempts through drivers without a lookup are resolved
 	// by the provider events the (Pro) webhook receiver recorded.
 	deliverySvc.Events = rt.db
+	deliverySvc.LevelStore = rt.db
 	// Add-ons (Pro) join before the workers start: they may set delivery
 	// hooks, and give the routes they add.
 	extraRoutes, err := serveModules(ctx, &ServeEnv{Constants: rt.consts, DB: rt.db, Cipher: cipher, Hooks: hooks, HostHooks: hostHooks,

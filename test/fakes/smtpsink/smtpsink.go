@@ -82,6 +82,7 @@ const (
 type Option func(*config)
 
 type config struct {
+	maxSessions        int
 	username, password string
 	tlsMode            TLSMode
 	requireTLS         bool
@@ -161,6 +162,12 @@ func WithRefusedRecipients(addrs ...string) Option {
 // WithDomain sets the name the sink greets with (default "sink.test").
 func WithDomain(domain string) Option { return func(c *config) { c.domain = domain } }
 
+// WithMaxSessions makes the sink take at most n connections at once, as
+// a server limiting each client's sessions does: a connection beyond
+// them is greeted "421 4.7.0 Too many sessions" and closed (plain or
+// STARTTLS sinks; RefusedSessions counts them).
+func WithMaxSessions(n int) Option { return func(c *config) { c.maxSessions = n } }
+
 // faultKind is what the sink does to one message.
 type faultKind int
 
@@ -205,6 +212,8 @@ type Sink struct {
 	peakTx int
 	// deferred are the addresses answered 450 at RCPT (DeferRecipients).
 	deferred map[string]bool
+	// refused counts the connections turned away by WithMaxSessions.
+	refused int
 }
 
 // DeferRecipients makes the sink answer "450 4.2.1 Mailbox temporarily
@@ -446,6 +455,14 @@ func (s *Sink) ResetPeak() {
 	s.peakTx = s.inTx
 }
 
+// RefusedSessions returns how many connections WithMaxSessions turned
+// away with a 421 greeting.
+func (s *Sink) RefusedSessions() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refused
+}
+
 // Auths returns how many AUTH exchanges succeeded.
 func (s *Sink) Auths() int {
 	s.mu.Lock()
@@ -479,11 +496,27 @@ type countingListener struct {
 }
 
 func (l *countingListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
 	s := l.sink
+	var c net.Conn
+	for {
+		var err error
+		c, err = l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		s.mu.Lock()
+		full := s.cfg.maxSessions > 0 && s.active >= s.cfg.maxSessions
+		if full {
+			s.refused++
+		}
+		s.mu.Unlock()
+		if !full {
+			break
+		}
+		_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+		_, _ = c.Write([]byte("421 4.7.0 Too many sessions, try again later\r\n"))
+		_ = c.Close()
+	}
 	s.mu.Lock()
 	s.conns++
 	s.active++

@@ -2,6 +2,7 @@ package smtpsink_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -141,5 +142,42 @@ func waitFor(t *testing.T, cond func() bool, what string) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestSinkLimitsSessions: with WithMaxSessions(2) a third connection is
+// greeted 421 and counted as refused; once a session ends, a new one is
+// taken again.
+func TestSinkLimitsSessions(t *testing.T) {
+	s := smtpsink.Start(t, smtpsink.WithMaxSessions(2))
+	a := dial(t, s, smtpsink.TLSNone)
+	dial(t, s, smtpsink.TLSNone)
+	third, err := smtp.Dial(s.Addr())
+	if err == nil {
+		// The client reads the greeting with its first command.
+		err = third.Hello("client.test")
+		third.Close()
+	}
+	if err == nil {
+		t.Fatal("a third session was greeted, want 421")
+	} else if !strings.Contains(err.Error(), "421") {
+		t.Fatalf("third session: %v, want a 421 greeting", err)
+	}
+	if got := s.RefusedSessions(); got != 1 {
+		t.Fatalf("RefusedSessions() = %d, want 1", got)
+	}
+	if err := a.Quit(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for s.ActiveConnections() > 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sessions open after QUIT, want 1", s.ActiveConnections())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	c := dial(t, s, smtpsink.TLSNone)
+	if _, err := smtpsink.Send(c, "a@example.com", []string{"b@example.org"}, body); err != nil {
+		t.Fatalf("send on a session taken after one ended: %v", err)
 	}
 }
