@@ -116,14 +116,19 @@ func setWPConfig(text []byte, wpConfig string) (out []byte, existing string) {
 // Installation writes the unit and the environment file on a host and
 // enables the service. The zero value of each path means the standard one.
 type Installation struct {
-	UnitPath   string    // default UnitPath
-	EnvPath    string    // default EnvPath
-	Executable string    // the binary ExecStart runs; default Executable
-	WPConfig   string    // the site's wp-config.php, set in the environment file when it sets none
-	Out        io.Writer // progress lines; default io.Discard
+	// UnitPath is where the unit is written; by default UnitPath, or
+	// nowhere when the package's unit is in place (PackageUnit exists and
+	// Executable is the package's), so that a package upgrade updates it.
+	UnitPath    string
+	PackageUnit string    // default PackageUnitPath
+	EnvPath     string    // default EnvPath
+	Executable  string    // the binary ExecStart runs; default Executable
+	WPConfig    string    // the site's wp-config.php, set in the environment file when it sets none
+	Out         io.Writer // progress lines; default io.Discard
 }
 
-// Install writes the unit (replacing an older one) and, when missing, the
+// Install writes the unit (replacing an older one) unless the package's is
+// in place and, when missing, the
 // environment file with MAILSVC_WP_CONFIG; it sets MAILSVC_WP_CONFIG in an
 // existing environment file that sets none, and says so when it names
 // another file. It creates the mailsvc system user when missing, adding
@@ -132,8 +137,8 @@ type Installation struct {
 // enables and starts the service; otherwise it says how to. A failing
 // command is an error naming it and its output.
 func (in Installation) Install(ctx context.Context) error {
-	if in.UnitPath == "" {
-		in.UnitPath = UnitPath
+	if in.PackageUnit == "" {
+		in.PackageUnit = PackageUnitPath
 	}
 	if in.EnvPath == "" {
 		in.EnvPath = EnvPath
@@ -144,10 +149,17 @@ func (in Installation) Install(ctx context.Context) error {
 	if in.Out == nil {
 		in.Out = io.Discard
 	}
-	if err := writeFile(in.UnitPath, UnitFor(in.Executable), 0o644); err != nil {
-		return err
+	if _, err := os.Stat(in.PackageUnit); err == nil && in.UnitPath == "" && in.Executable == Executable {
+		fmt.Fprintf(in.Out, "Using the package's systemd unit: %s\n", in.PackageUnit)
+	} else {
+		if in.UnitPath == "" {
+			in.UnitPath = UnitPath
+		}
+		if err := writeFile(in.UnitPath, UnitFor(in.Executable), 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(in.Out, "Wrote the systemd unit: %s (runs %s serve)\n", in.UnitPath, in.Executable)
 	}
-	fmt.Fprintf(in.Out, "Wrote the systemd unit: %s (runs %s serve)\n", in.UnitPath, in.Executable)
 	if err := in.installEnvFile(); err != nil {
 		return err
 	}

@@ -109,7 +109,7 @@ func fakeCommands(t *testing.T, state string, userExists, failEnable bool) (log 
 		enable = "1"
 	}
 	scripts := map[string]string{
-		"getent": `case "$1 $2" in "passwd mailsvc") exit ` + user + `;; "group www-data") exit 0;; esac; exit 2`,
+		"getent":  `case "$1 $2" in "passwd mailsvc") exit ` + user + `;; "group www-data") exit 0;; esac; exit 2`,
 		"useradd": `exit 0`,
 		"usermod": `exit 0`,
 		"systemctl": `case "$1" in
@@ -245,5 +245,36 @@ func TestInstall(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestInstallKeepsPackageUnit: with the package's unit in place and the
+// package's binary running, Install writes no unit of its own (a package
+// upgrade then updates the unit in use) and enables the package's.
+func TestInstallKeepsPackageUnit(t *testing.T) {
+	log := fakeCommands(t, "running", true, false)
+	dir := t.TempDir()
+	packageUnit := filepath.Join(dir, "lib", "mailsvc.service")
+	if err := os.MkdirAll(filepath.Dir(packageUnit), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(packageUnit, systemd.Unit(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, statErr := os.Stat(systemd.UnitPath)
+	var out strings.Builder
+	err := systemd.Installation{PackageUnit: packageUnit, EnvPath: filepath.Join(dir, "mailsvc.env"),
+		Executable: systemd.Executable, WPConfig: "/srv/site/wp-config.php", Out: &out}.Install(context.Background())
+	if err != nil {
+		t.Fatalf("Install: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "Using the package's systemd unit: "+packageUnit) {
+		t.Errorf("output:\n%s", out.String())
+	}
+	if _, err := os.Stat(systemd.UnitPath); os.IsNotExist(statErr) && !os.IsNotExist(err) {
+		t.Errorf("Install wrote %s beside the package's unit", systemd.UnitPath)
+	}
+	if got := readLines(t, log); !slices.Contains(got, "systemctl enable --now mailsvc.service") {
+		t.Errorf("commands run: %v", got)
 	}
 }

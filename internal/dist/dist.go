@@ -97,7 +97,7 @@ func buildBinary(ctx context.Context, module, arch, version, out string) error {
 	if err != nil {
 		return fmt.Errorf("dist: %w", err)
 	}
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath",
+	cmd := exec.CommandContext(ctx, "go", "build",
 		"-ldflags", "-s -w -X github.com/mailsvc/mailsvc/cmd/mailsvc/cli.Version="+version,
 		"-o", abs, "./cmd/mailsvc")
 	cmd.Dir = module
