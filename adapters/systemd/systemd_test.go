@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mailsvc/mailsvc/adapters/systemd"
+	"github.com/mailsvc/mailsvc/internal/testenv"
 )
 
 // TestUnitIsHardened checks the directives the shipped unit must carry.
@@ -51,7 +52,7 @@ func TestUnitIsHardened(t *testing.T) {
 func TestUnitVerifies(t *testing.T) {
 	analyze, err := exec.LookPath("systemd-analyze")
 	if err != nil {
-		t.Skip("systemd-analyze is not installed (scripts/install-deps.sh installs the systemd package)")
+		testenv.Missing(t, "systemd-analyze is not installed (Debian package systemd)")
 	}
 	trueBin, err := exec.LookPath("true")
 	if err != nil {

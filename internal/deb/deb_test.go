@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mailsvc/mailsvc/internal/deb"
+	"github.com/mailsvc/mailsvc/internal/testenv"
 )
 
 func samplePackage() *deb.Package {
@@ -71,7 +72,7 @@ func TestWrite(t *testing.T) {
 
 	dpkgDeb, err := exec.LookPath("dpkg-deb")
 	if err != nil {
-		t.Skip("dpkg-deb is not installed: the archive is not checked by dpkg here")
+		testenv.Missing(t, "dpkg-deb is not installed: the archive is not checked by dpkg here")
 	}
 	dir := t.TempDir()
 	pkg := filepath.Join(dir, "sample.deb")
