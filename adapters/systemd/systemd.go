@@ -128,10 +128,9 @@ type Installation struct {
 }
 
 // Install writes the unit (replacing an older one) unless the package's is
-// in place and, when missing, the
-// environment file with MAILSVC_WP_CONFIG; it sets MAILSVC_WP_CONFIG in an
-// existing environment file that sets none, and says so when it names
-// another file. It creates the mailsvc system user when missing, adding
+// in place, and the environment file with MAILSVC_WP_CONFIG when missing;
+// it sets MAILSVC_WP_CONFIG in an existing environment file that sets
+// none, and says so when it names another file. It creates the mailsvc system user when missing, adding
 // it to the www-data group where that exists so it can read a
 // wp-config.php of mode 0640. When systemd is running it reloads it and
 // enables and starts the service; otherwise it says how to. A failing
