@@ -5,7 +5,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -X github.com/mailsvc/mailsvc/cmd/mailsvc/cli.Version=$(VERSION)
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: build run test test-short bench lint fuzz clean
+.PHONY: build run test test-short bench lint fuzz dist clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/mailsvc
@@ -34,10 +34,15 @@ fuzz:
 	  done; \
 	done
 
+## dist: static binaries (CGO off), a .deb for each and SHA256SUMS in dist/, for DIST_ARCH.
+DIST_ARCH ?= amd64,arm64
+dist:
+	$(GO) run ./cmd/mkdist -version $(VERSION) -out dist -arch $(DIST_ARCH)
+
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 
 clean:
-	rm -rf bin
+	rm -rf bin dist

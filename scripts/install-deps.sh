@@ -22,6 +22,10 @@ if [ "$(id -u)" -ne 0 ]; then
 	fi
 fi
 
+# The package test (test/dist): systemd-analyze verifies the unit the .deb
+# ships, and the package's maintainer scripts use adduser.
+PACKAGES="$PACKAGES systemd adduser"
+
 missing=""
 for p in $PACKAGES; do
 	status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)

@@ -75,14 +75,20 @@ func (f *siteFlags) resolveContentDir(wp *wpconfig.File) string {
 func wpCommand() *cobra.Command {
 	wp := &cobra.Command{Use: "wp", Short: "Connect the service to a WordPress site"}
 	var flags siteFlags
+	var unit systemdFlags
 	install := &cobra.Command{
-		Use:   "install --wp-path DIR",
+		Use:   "install --wp-path DIR [--systemd]",
 		Short: "Install the wp_mail() bridge into the site's mu-plugins and check the shared database",
 		Long: `Copies the wp_mail() bridge, a must-use plugin, into <content>/mu-plugins/
 and checks that the service sees the site's database: it boots with the
 site's wp-config.php (MAILSVC_WP_CONFIG, default DIR/wp-config.php), migrates
 the service's tables and verifies that the queue table the bridge writes to
-exists there.`,
+exists there.
+
+With --systemd it also writes the service's hardened systemd unit (the one
+the Debian package ships, running this binary) and, when missing,
+/etc/mailsvc/mailsvc.env naming the site's wp-config.php, creates the
+mailsvc system user, and enables and starts the service where systemd runs.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if flags.wpPath == "" && flags.contentDir == "" {
@@ -138,11 +144,15 @@ exists there.`,
 				return err
 			}
 			fmt.Fprintf(out, "Installed the wp_mail() bridge: %s\n", path)
+			if unit.enabled {
+				return unit.install(ctx, configPath, out)
+			}
 			fmt.Fprintln(out, "WordPress now queues its mail in the shared database; run `mailsvc serve` with the same wp-config.php to deliver it.")
 			return nil
 		},
 	}
 	flags.register(install)
+	unit.register(install)
 	wp.AddCommand(install)
 	return wp
 }
