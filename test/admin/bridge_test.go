@@ -201,6 +201,19 @@ func TestScreensThroughWordPress(t *testing.T) {
 			chromedp.Click(`nav a[data-screen="logs"]`, chromedp.ByQuery, in),
 			chromedp.Poll(`document.querySelector("iframe#mailsvc-screens").contentDocument.body.innerText.includes("Through the bridge")`, nil, pollFast))
 		b.screenshot("bridge-plain-logs")
+		b.run("the alert channels load",
+			chromedp.Click(`nav a[data-screen="alerts"]`, chromedp.ByQuery, in),
+			chromedp.Poll(`document.querySelector("iframe#mailsvc-screens").contentDocument.querySelector("#screen .screen-alerts .toolbar") !== null`, nil, pollFast))
+		b.run("the settings load",
+			chromedp.Click(`nav a[data-screen="settings"]`, chromedp.ByQuery, in),
+			chromedp.WaitVisible(`#set-log_retention_days`, chromedp.ByQuery, in))
+		b.run("the tools load (debug transcripts and the site's plugins)",
+			chromedp.Click(`nav a[data-screen="tools"]`, chromedp.ByQuery, in),
+			chromedp.WaitVisible(`#dbg-h`, chromedp.ByQuery, in), chromedp.WaitVisible(`#plg-h`, chromedp.ByQuery, in))
+		b.run("screen text", chromedp.Text("#main", &text, chromedp.ByQuery, in))
+		if strings.Contains(text, "Sign in") || strings.Contains(text, "No route was found") {
+			t.Errorf("the tools screen through the bridge:\n%s", text)
+		}
 		// Every API call kept rest_route's slashes literal, as proxies
 		// match it (docs/operations.md's map), also with a query added.
 		var calls []string
