@@ -2,7 +2,9 @@
 # install-deps.sh installs what the integration tests need on a Debian host:
 # WordPress (Debian's package, /usr/share/wordpress), the PHP CLI with the
 # extensions WordPress uses, Debian's chromium (the admin screens' browser tests),
-# and a running MariaDB on 127.0.0.1:3306.
+# Postfix (BenchmarkAdaptiveConcurrency runs a private instance of it beside the
+# service; the system's own stays unconfigured) and a running MariaDB on
+# 127.0.0.1:3306.
 #
 # It is idempotent and non-interactive: apt-get update runs only when a
 # package is missing, and MariaDB is started only when it does not answer.
@@ -11,7 +13,7 @@ set -eu
 
 export DEBIAN_FRONTEND=noninteractive
 
-PACKAGES="chromium wordpress nginx php8.2-fpm php8.2-cli php8.2-mysql php8.2-xml php8.2-mbstring php8.2-curl php8.2-gd php8.2-intl mariadb-server mariadb-client"
+PACKAGES="chromium wordpress nginx php8.2-fpm php8.2-cli php8.2-mysql php8.2-xml php8.2-mbstring php8.2-curl php8.2-gd php8.2-intl mariadb-server mariadb-client postfix"
 
 log() { printf 'install-deps: %s\n' "$*" >&2; }
 
@@ -38,6 +40,8 @@ done
 if [ -n "$missing" ]; then
 	log "installing:$missing"
 	$SUDO apt-get -o DPkg::Lock::Timeout=600 update -q
+	# Postfix installed unconfigured: no system mail server on port 25.
+	echo "postfix postfix/main_mailer_type select No configuration" | $SUDO debconf-set-selections
 	# Debian's wordpress package recommends apache2 and a full LAMP stack;
 	# the tests need only the PHP CLI.
 	# shellcheck disable=SC2086

@@ -13,13 +13,9 @@ import (
 // that adapts").
 const (
 	adaptiveMessages = 2000 // the 100 ms drain
-	// postfixConcurrency is Postfix's default_destination_concurrency_limit:
-	// the most sessions Postfix opens to one destination with its
-	// defaults.
-	postfixConcurrency = 20
-	sessionLimit       = 5
-	sessionMessages    = 3000
-	sessionLatency     = 20 * time.Millisecond
+	sessionLimit     = 5
+	sessionMessages  = 3000
+	sessionLatency   = 20 * time.Millisecond
 	// cleanRun is how many messages must arrive with no refused session
 	// in between for the connection to count as settled: half the
 	// engine's probe interval (500 successes), so that the refusals left
@@ -34,9 +30,10 @@ var fixedTen = map[string]any{"max_concurrency": 10, "adaptive_concurrency": fal
 // BenchmarkAdaptiveConcurrency: the connection's concurrency left to the
 // engine (default settings), in one run:
 //   - 2,000 messages to a sink taking 100 ms each, beside the same drain
-//     at the fixed 10 of old and beside 20 clients against the sink
-//     (Postfix's default destination concurrency limit, which bounds what
-//     Postfix with its defaults carries there; target ≥ 2 × that);
+//     at the fixed 10 of old and beside a private Postfix with its
+//     default settings relaying the same 2,000 to the same sink (target
+//     ≥ 2 × Postfix; the Postfix half prints why it did not run when
+//     Postfix is absent or the benchmark is not run as root);
 //   - a sink taking 5 sessions that greets the sixth 421 (20 ms per
 //     message): when it settles (the last refused session before 250
 //     messages in a row arrive without one; target within 10 s), the
@@ -47,8 +44,13 @@ var fixedTen = map[string]any{"max_concurrency": 10, "adaptive_concurrency": fal
 func BenchmarkAdaptiveConcurrency(b *testing.B) {
 	for range b.N {
 		sink := smtpsink.Start(b)
-		sink.StallNext(adaptiveMessages, sinkLatency)
-		postfix := sinkCeiling(b, sink.Addr(), adaptiveMessages, postfixConcurrency, nil)
+		var postfix float64
+		postfixLine := postfixUnavailable()
+		if postfixLine == "" {
+			rate, done, peak := postfixDrain(b, sink, adaptiveMessages)
+			postfix = rate
+			postfixLine = fmt.Sprintf("%.0f msgs/s (%d done, peak %d in flight)", rate, done, peak)
+		}
 		var peak int
 		rates := map[string]float64{}
 		for _, run := range []struct {
@@ -69,9 +71,14 @@ func BenchmarkAdaptiveConcurrency(b *testing.B) {
 		}
 		def := rates["default settings"]
 		b.ReportMetric(def, "msgs/s")
-		b.ReportMetric(def/postfix, "x-postfix-bound")
-		fmt.Printf("scale: %-44s %8.0f msgs/s   %d clients (Postfix's default limit) %8.0f msgs/s: %.2f×; fixed 10 %.0f msgs/s   target ≥ 2×\n",
-			fmt.Sprintf("drain, sink 100 ms/msg, adaptive (peak %d)", peak), def, postfixConcurrency, postfix, def/postfix, rates["fixed 10 (before)"])
+		ratio := "no ratio"
+		if postfix > 0 {
+			b.ReportMetric(postfix, "postfix-msgs/s")
+			b.ReportMetric(def/postfix, "x-postfix")
+			ratio = fmt.Sprintf("%.2f×", def/postfix)
+		}
+		fmt.Printf("scale: %-44s %8.0f msgs/s   Postfix, default settings: %s: %s; fixed 10 %.0f msgs/s   target ≥ 2×\n",
+			fmt.Sprintf("drain, sink 100 ms/msg, adaptive (peak %d)", peak), def, postfixLine, ratio, rates["fixed 10 (before)"])
 
 		sessionLimited(b)
 
