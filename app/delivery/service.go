@@ -520,10 +520,10 @@ func (s *Service) attempt(ctx, stop context.Context, l *core.Log, conn *core.Con
 			sctx, cancel := context.WithTimeout(ctx, s.SendTimeout)
 			res := sendRecipients(sctx, tr, &msg, l, driverCaps(conn.Driver))
 			cancel()
-			atFloor := ln.finished(epoch, time.Since(start), err)
-			release()
 			rc := res.receipt
 			err = res.err
+			atFloor := ln.finished(epoch, time.Since(start), err)
+			release()
 			out.Recipients = rc.Recipients
 			out.ProviderMessageIDs = res.ids
 			if err == nil {
