@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"io"
 	stdmime "mime"
-	"net/mail"
 	"path"
 	"strings"
 	"time"
@@ -219,14 +218,6 @@ func Envelope(msg *core.Message) (from string, rcpts []string) {
 // angle brackets) whose right-hand side is the domain of sender: it is
 // core.NewMessageID.
 func NewMessageID(sender string) (string, error) { return core.NewMessageID(sender) }
-
-func mailAddresses(in []core.Address) []*mail.Address {
-	out := make([]*mail.Address, 0, len(in))
-	for _, a := range in {
-		out = append(out, &mail.Address{Name: a.Name, Address: a.Email})
-	}
-	return out
-}
 
 // contentType returns the attachment's declared type, or one guessed from
 // its file name, or application/octet-stream.
