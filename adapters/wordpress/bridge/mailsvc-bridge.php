@@ -2455,6 +2455,8 @@ function mailsvc_bridge_run_hooks( $budget ) {
 	$until    = microtime( true ) + $budget;
 	$ran      = 0;
 	$suppress = $wpdb->suppress_errors( true );
+	// The ids of the events this run started (the integers of its rows).
+	$started_ids = array();
 	// phpcs:disable WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- the table name is the site's prefix and a constant.
 	while ( microtime( true ) < $until ) {
 		$claimed = $wpdb->query(
@@ -2481,13 +2483,26 @@ function mailsvc_bridge_run_hooks( $budget ) {
 			if ( 1 !== (int) $started ) {
 				continue; // Our claim expired and another request holds it.
 			}
-			$error = mailsvc_bridge_run_hook( (string) $row['hook'], (string) $row['args'] );
-			$wpdb->query( $wpdb->prepare( "UPDATE `{$table}` SET done_at = UTC_TIMESTAMP(6), claimed_by = NULL, last_error = NULLIF(%s, '') WHERE id = %d AND claimed_by = %s", $error, $row['id'], $token ) );
+			$started_ids[] = (int) $row['id'];
+			$error         = mailsvc_bridge_run_hook( (string) $row['hook'], (string) $row['args'] );
+			// The event ran: it is marked done, tried again when the
+			// database answers with an error (a deadlock between runners),
+			// since an event left claimed would run once more after its
+			// claim expires.
+			for ( $try = 0; $try < 5; $try++ ) {
+				if ( false !== $wpdb->query( $wpdb->prepare( "UPDATE `{$table}` SET done_at = UTC_TIMESTAMP(6), claimed_by = NULL, last_error = NULLIF(%s, '') WHERE id = %d AND claimed_by = %s", $error, $row['id'], $token ) ) ) {
+					break;
+				}
+				usleep( 20000 * ( $try + 1 ) );
+			}
 			++$ran;
 		}
 	}
-	// Release what this run claimed but did not start.
-	$wpdb->query( $wpdb->prepare( "UPDATE `{$table}` SET claimed_by = NULL, claimed_at = NULL WHERE claimed_by = %s AND done_at IS NULL", $token ) );
+	// Release what this run claimed but did not start. An event it
+	// started stays claimed even if marking it done failed: it runs again
+	// only once its claim has expired, as for a request that died.
+	$keep = empty( $started_ids ) ? '' : ' AND id NOT IN (' . implode( ',', $started_ids ) . ')';
+	$wpdb->query( $wpdb->prepare( "UPDATE `{$table}` SET claimed_by = NULL, claimed_at = NULL WHERE claimed_by = %s AND done_at IS NULL{$keep}", $token ) );
 	// phpcs:enable
 	$wpdb->suppress_errors( $suppress );
 	return $ran;
