@@ -24,7 +24,9 @@
  *
  * It also runs the service's events as WordPress actions
  * (mail_svc_delivered, wp_mail_failed, the mail_svc_* events): see the host
- * hooks section at the end of this file and docs/hooks.md.
+ * hooks section of this file and docs/hooks.md; and it stops the WordPress
+ * core emails switched off by the email controls, counting each one: see
+ * the email controls section at the end of this file.
  *
  * It reads nothing but $wpdb and needs no configuration. The table prefix is
  * $wpdb->base_prefix, the $table_prefix of wp-config.php that the service
