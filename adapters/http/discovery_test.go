@@ -35,6 +35,7 @@ type (
 	stubRoutingRules  struct{ httppro.RoutingRuleService }
 	stubSenderGroups  struct{ httppro.SenderGroupService }
 	stubPrivacy       struct{ api.PrivacyService }
+	stubEmailControls struct{ api.EmailControlService }
 	stubDoctor        struct{ api.DoctorService }
 )
 
@@ -47,7 +48,7 @@ func fullServer(t *testing.T, pro bool) (*api.Server, *httptest.Server) {
 	s.Logs, s.Actions, s.Transcripts = stubLogs{}, stubActions{}, stubTranscripts{}
 	s.Plugins, s.Notifications, s.OAuth = stubPlugins{}, stubNotifications{}, stubOAuth{}
 	s.Migration, s.Dashboard, s.Privacy = stubMigration{}, stubDashboard{}, stubPrivacy{}
-	s.Doctor = stubDoctor{}
+	s.Doctor, s.EmailControls = stubDoctor{}, stubEmailControls{}
 	s.Probes = &api.Probes{Metrics: http.NotFoundHandler(), Health: true, Ready: stubReady{}}
 	if pro {
 		s.Modules = []api.Module{&httppro.Module{

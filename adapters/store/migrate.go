@@ -917,6 +917,32 @@ var migrations = []migration{
 			`CREATE INDEX {prefix}mailsvc_log_provider_ids_log ON {prefix}mailsvc_log_provider_ids (log_id)`,
 		},
 	},
+	{
+		// The email controls (email_control.go): how many WordPress core
+		// emails of each kind the bridge stopped, one counter per kind
+		// per day (the site's calendar day, 'YYYY-MM-DD'), which the
+		// bridge increments with one upsert as it stops an email.
+		Version: 19,
+		Name:    "email control counts",
+		MySQL: []string{
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_email_control_counts (
+				kind VARCHAR(64) NOT NULL,
+				day CHAR(10) NOT NULL,
+				suppressed BIGINT UNSIGNED NOT NULL DEFAULT 0,
+				PRIMARY KEY (kind, day),
+				KEY idx_day (day)
+			)` + mysqlTableOptions,
+		},
+		SQLite: []string{
+			`CREATE TABLE {prefix}mailsvc_email_control_counts (
+				kind TEXT NOT NULL,
+				day TEXT NOT NULL,
+				suppressed INTEGER NOT NULL DEFAULT 0,
+				PRIMARY KEY (kind, day)
+			)`,
+			`CREATE INDEX {prefix}mailsvc_email_control_counts_day ON {prefix}mailsvc_email_control_counts (day)`,
+		},
+	},
 }
 
 // senderIndexBackfill returns the statements of migration 15 in one

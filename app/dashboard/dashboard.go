@@ -82,6 +82,9 @@ type Service struct {
 	// Site gives the time zone and the admin address; nil means UTC and
 	// no admin address (standalone).
 	Site Site
+	// EmailControls gives the counts of core emails the email controls
+	// stopped (GET /dashboard/stats); nil leaves them out.
+	EmailControls core.EmailControlCounter
 
 	// Store keeps the wizard's state in the settings scope
 	// ScopeOnboarding.

@@ -59,6 +59,9 @@ type Stats struct {
 	// Connections lists every stored connection (and any other that has
 	// outcomes in the range), by id.
 	Connections []ConnectionStats `json:"connections"`
+	// EmailControls counts the core emails the email controls stopped
+	// over the range; absent when the service keeps no such counts.
+	EmailControls *SuppressedStats `json:"email_controls,omitempty"`
 }
 
 // Stats returns the delivery statistics: the live queue, today, the last
@@ -118,15 +121,20 @@ func (s *Service) Stats(ctx context.Context, q RangeQuery) (*Stats, error) {
 	if err != nil {
 		return nil, err
 	}
+	suppressed, err := s.suppressed(ctx, rng.From, rng.To, loc)
+	if err != nil {
+		return nil, err
+	}
 	return &Stats{
 		TimeZone: loc.String(),
 		Totals: Totals{Queued: queue.Queued, Sending: queue.Sending,
 			Delivered: cRange.Delivered, Failed: cRange.Failed, Partial: cRange.Partial, SuccessRate: cRange.SuccessRate()},
-		Today:       newPeriodStats(today, cToday),
-		Last7Days:   newPeriodStats(last7, c7),
-		Last30Days:  newPeriodStats(last30, c30),
-		Range:       newPeriodStats(rng, cRange),
-		Connections: conns,
+		Today:         newPeriodStats(today, cToday),
+		Last7Days:     newPeriodStats(last7, c7),
+		Last30Days:    newPeriodStats(last30, c30),
+		Range:         newPeriodStats(rng, cRange),
+		Connections:   conns,
+		EmailControls: suppressed,
 	}, nil
 }
 

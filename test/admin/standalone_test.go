@@ -184,6 +184,37 @@ func TestStandaloneScreens(t *testing.T) {
 	}
 	b.screenshot("settings")
 
+	// Email controls: unticking a core email and saving switches it off.
+	b.run("switch off a core email",
+		act("#ec-comment_moderation", "el.click()"),
+		submit("#ec-comment_moderation"))
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		var controls struct {
+			Controls []struct {
+				Kind    string `json:"kind"`
+				Enabled bool   `json:"enabled"`
+			} `json:"controls"`
+		}
+		servicetest.Call(t, "GET", svc.Base+"/settings/email-controls", "", servicetest.Basic("admin", pw)).JSON(t, &controls)
+		off := 0
+		for _, c := range controls.Controls {
+			if !c.Enabled {
+				off++
+				if c.Kind != "comment_moderation" {
+					t.Fatalf("%s switched off, only comment_moderation was unticked", c.Kind)
+				}
+			}
+		}
+		if off == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("comment_moderation not switched off after saving the email controls")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
 	// Alerts: a channel with a URL that is not http(s) is refused at its field.
 	b.run("open a new alert channel", show("#/alerts/new"), chromedp.WaitVisible("#al-webhook_url", chromedp.ByQuery))
 	b.run("save a bad webhook URL",
@@ -279,7 +310,8 @@ func TestStandaloneScreens(t *testing.T) {
 	// The dashboard chart draws the delivered messages as bars.
 	b.run("dashboard chart",
 		show("#/dashboard"),
-		chromedp.WaitVisible("svg.chart rect.bar-delivered", chromedp.ByQuery))
+		chromedp.WaitVisible("svg.chart rect.bar-delivered", chromedp.ByQuery),
+		chromedp.WaitVisible("#dash-stopped", chromedp.ByQuery))
 	b.screenshot("dashboard")
 }
 

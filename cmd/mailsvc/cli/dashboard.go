@@ -76,9 +76,11 @@ func (rt *runtime) dashboard(conns *app.Connections, settings *app.Settings, sen
 		Connections: rt.db,
 		Site:        site,
 		Store:       rt.db,
-		Editor:      conns,
-		Settings:    settings,
-		Tester:      &app.ConnectionActions{Connections: conns, Settings: settings, Sender: sender, Env: env, Hooks: hooks, Site: site},
+		// The bridge counts the core emails the email controls stop.
+		EmailControls: rt.db,
+		Editor:        conns,
+		Settings:      settings,
+		Tester:        &app.ConnectionActions{Connections: conns, Settings: settings, Sender: sender, Env: env, Hooks: hooks, Site: site},
 	}
 }
 

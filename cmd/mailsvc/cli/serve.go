@@ -214,6 +214,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		Modules:        extraRoutes,
 		Dashboard:      rt.dashboard(conns, settings, deliverySvc, driverEnv, hooks),
 		Privacy:        &app.Privacy{Store: rt.db, Transcripts: transcripts},
+		EmailControls:  &app.EmailControls{Store: rt.db, Counts: rt.db},
 		Probes:         rt.probes(metricsReg),
 		Admin:          adminui.Handler(rt.screenFramers(admin)...),
 		Migration:      migrationSvc,

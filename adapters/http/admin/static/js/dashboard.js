@@ -39,10 +39,13 @@ async function draw(body, range, bucket) {
     api.list('/connections', { per_page: 100 }),
   ]);
   const t = stats.totals || {};
+  const ec = stats.email_controls;
   replace(body,
     h('section', { 'aria-label': 'Totals', class: 'stats' },
       stat('Delivered', t.delivered ?? 0), stat('Failed', t.failed ?? 0), stat('Success rate', pct(t.success_rate)),
-      stat('Queued', queue.queued), stat('Sending', queue.sending)),
+      stat('Queued', queue.queued), stat('Sending', queue.sending),
+      ec ? stat('Core emails stopped', h('a', { href: '#/settings', id: 'dash-stopped' }, String(ec.suppressed))) : null),
+    ec && ec.suppressed ? await stoppedCard(ec) : null,
     h('section', { class: 'card', 'aria-labelledby': 'vol-h' },
       h('h2', { id: 'vol-h' }, 'Volume by status'),
       h('p', { class: 'legend' }, h('span', { class: 'key key-delivered' }), 'Delivered ', h('span', { class: 'key key-failed' }), 'Failed'),
@@ -59,6 +62,18 @@ async function draw(body, range, bucket) {
           const s = (stats.connections || []).find((x) => x.id === c.id);
           return [h('a', { href: `#/connections/${c.id}` }, c.name), badge(c.oauth_status === 'needs_authorization' ? 'needs_authorization' : c.health_status), pct(s && s.success_rate)];
         })))));
+}
+
+/** stoppedCard lists the kinds of WordPress core email the email controls
+ * stopped over the range, with their labels from the Settings screen's
+ * route. */
+async function stoppedCard(ec) {
+  const { controls } = await api.get('/settings/email-controls');
+  const rows = controls.filter((c) => ec.by_kind[c.kind]).map((c) => [c.label, String(ec.by_kind[c.kind]), c.enabled ? 'sent again' : 'stopped']);
+  return h('section', { class: 'card', 'aria-labelledby': 'stopped-h' },
+    h('h2', { id: 'stopped-h' }, 'WordPress core emails stopped'),
+    h('p', {}, 'Switched off on the ', h('a', { href: '#/settings' }, 'Settings'), ' screen; counted here, never lost silently.'),
+    table('WordPress core emails stopped', ['Email', 'Stopped', 'Now'], rows));
 }
 
 async function onboarding(box, reload) {

@@ -3,6 +3,7 @@
 // shown at its field.
 import * as api from './api.js';
 import { h, replace, heading, field, showErrors, errorNotice, flash, busy } from './ui.js';
+import { emailControlsForm } from './email-controls.js';
 
 const label = (k) => k.replace(/_/g, ' ').replace(/^./, (c) => c.toUpperCase());
 const ELSEWHERE = new Set(['default_connection_id', 'fallback_connection_id']);
@@ -95,9 +96,10 @@ export function settingsForm(values, save, skip = new Set(), lists = {}, choices
   return form;
 }
 
-/** render shows the free settings. */
+/** render shows the free settings and the email controls. */
 export async function render(root) {
-  const values = await api.get('/settings');
+  const [values, controls] = await Promise.all([api.get('/settings'), api.get('/settings/email-controls')]);
   replace(root, heading('Settings'), h('p', {}, 'The default and fallback connections are chosen on the Connections screen.'),
-    settingsForm(values, (patch) => api.put('/settings', patch), ELSEWHERE, {}, LOG_BODY_CHOICES, LOG_BODY_MAPS));
+    settingsForm(values, (patch) => api.put('/settings', patch), ELSEWHERE, {}, LOG_BODY_CHOICES, LOG_BODY_MAPS),
+    emailControlsForm(controls));
 }

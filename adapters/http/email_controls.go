@@ -1,0 +1,49 @@
+package http
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/gorilla/mux"
+
+	"github.com/mailsvc/mailsvc/app"
+)
+
+// EmailControlService is what the email control routes need
+// (app.EmailControls).
+type EmailControlService interface {
+	Get(ctx context.Context) (*app.EmailControlsState, error)
+	Update(ctx context.Context, patch map[string]any) (*app.EmailControlsState, error)
+}
+
+// emailControlRoutes registers GET and PUT /settings/email-controls: the
+// WordPress core emails switched off and how many of each were stopped.
+func (s *Server) emailControlRoutes(api *mux.Router) {
+	s.private(api, "GET", "/settings/email-controls", s.getEmailControls)
+	s.private(api, "PUT", "/settings/email-controls", s.updateEmailControls)
+}
+
+func (s *Server) getEmailControls(w http.ResponseWriter, r *http.Request) error {
+	st, err := s.EmailControls.Get(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, st)
+	return nil
+}
+
+// updateEmailControls takes an object of kinds to booleans (false stops
+// the kind's emails, true sends them again); kinds left out keep their
+// switch.
+func (s *Server) updateEmailControls(w http.ResponseWriter, r *http.Request) error {
+	var patch map[string]any
+	if err := s.decodeJSON(w, r, &patch); err != nil {
+		return err
+	}
+	st, err := s.EmailControls.Update(r.Context(), patch)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, st)
+	return nil
+}
