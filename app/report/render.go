@@ -237,7 +237,7 @@ func RenderText(r *Report) string {
 	}
 	w("")
 	w("-- ")
-	w("Sent by mailsvc. Change or stop this report under Settings > Summary report.")
+	w("Sent by mailsvc. Change or stop this report under Settings, Summary report.")
 	return b.String()
 }
 
