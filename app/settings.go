@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	"github.com/mailsvc/mailsvc/core"
 )
@@ -31,12 +32,28 @@ func (s *Settings) Get(ctx context.Context) (map[string]any, error) {
 
 // Update validates a partial update, checks that connection references
 // exist, stores it, and returns the full settings.
+//
+// An object setting (summary_report) is merged field by field: the fields
+// a patch leaves out keep their current values.
 func (s *Settings) Update(ctx context.Context, patch map[string]any) (map[string]any, error) {
+	patch, err := s.mergeObjects(ctx, patch)
+	if err != nil {
+		return nil, err
+	}
 	values, err := core.ValidateSettingsPatch(core.FreeSettings, patch)
 	if err != nil {
 		return nil, err
 	}
 	fields := map[string]string{}
+	if rep, ok := values[core.SummaryReportKey].(map[string]any); ok {
+		if id, ok := rep["connection_id"].(int64); ok {
+			if _, err := s.Connections.FindConnectionByID(ctx, id); core.ErrorCode(err) == core.ENOTFOUND {
+				fields[core.SummaryReportKey+".connection_id"] = fmt.Sprintf("Connection %d does not exist.", id)
+			} else if err != nil {
+				return nil, fmt.Errorf("check %s.connection_id: %w", core.SummaryReportKey, err)
+			}
+		}
+	}
 	for _, key := range []string{"default_connection_id", "fallback_connection_id"} {
 		id, ok := values[key].(int64)
 		if !ok {
@@ -57,6 +74,33 @@ func (s *Settings) Update(ctx context.Context, patch map[string]any) (map[string
 		}
 	}
 	return s.Get(ctx)
+}
+
+// mergeObjects returns patch with each object setting it holds laid over
+// the current value of that setting.
+func (s *Settings) mergeObjects(ctx context.Context, patch map[string]any) (map[string]any, error) {
+	var current map[string]any
+	out := patch
+	for _, d := range core.FreeSettings {
+		given, ok := patch[d.Key].(map[string]any)
+		if d.Type != core.SettingObject || !ok {
+			continue
+		}
+		if current == nil {
+			var err error
+			if current, err = s.Get(ctx); err != nil {
+				return nil, err
+			}
+			out = maps.Clone(patch)
+		}
+		merged := map[string]any{}
+		if cur, ok := current[d.Key].(map[string]any); ok {
+			maps.Copy(merged, cur)
+		}
+		maps.Copy(merged, given)
+		out[d.Key] = merged
+	}
+	return out, nil
 }
 
 // normalizeSetting turns integral JSON numbers into int64.

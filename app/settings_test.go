@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/mailsvc/mailsvc/app"
@@ -60,6 +61,12 @@ func TestSettingsValidation(t *testing.T) {
 		{"unknown key", map[string]any{"colour": "red"}, "colour"},
 		{"missing connection", map[string]any{"fallback_connection_id": float64(42)}, "fallback_connection_id"},
 		{"negative retention", map[string]any{"log_retention_days": float64(-1)}, "log_retention_days"},
+		{"report not an object", map[string]any{"summary_report": "weekly"}, "summary_report"},
+		{"report frequency", map[string]any{"summary_report": map[string]any{"frequency": "hourly"}}, "summary_report.frequency"},
+		{"report recipient", map[string]any{"summary_report": map[string]any{"recipients": []any{"ops@example.com", "nope"}}}, "summary_report.recipients"},
+		{"report recipients type", map[string]any{"summary_report": map[string]any{"recipients": float64(3)}}, "summary_report.recipients"},
+		{"report connection", map[string]any{"summary_report": map[string]any{"connection_id": float64(42)}}, "summary_report.connection_id"},
+		{"report unknown field", map[string]any{"summary_report": map[string]any{"colour": "red"}}, "summary_report.colour"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -74,5 +81,40 @@ func TestSettingsValidation(t *testing.T) {
 				t.Errorf("a rejected update stored %v", stored)
 			}
 		})
+	}
+}
+
+func TestSettingsSummaryReportMerges(t *testing.T) {
+	ctx := context.Background()
+	conns := apptest.NewConnectionStore()
+	svc := &app.Settings{Store: apptest.NewSettingsStore(), Connections: conns}
+	got, err := svc.Get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep := core.ParseSummaryReport(got); rep.Frequency != core.ReportWeekly || len(rep.Recipients) != 0 || rep.ConnectionID != 0 {
+		t.Fatalf("default summary_report = %+v, want weekly to the admin through the default connection", rep)
+	}
+	c := &core.Connection{Name: "x", Driver: "apptestmail"}
+	if err := conns.CreateConnection(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Update(ctx, map[string]any{"summary_report": map[string]any{"recipients": "a@example.com, b@example.com,a@example.com", "connection_id": float64(c.ID)}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err = svc.Update(ctx, map[string]any{"summary_report": map[string]any{"frequency": "monthly"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := core.ParseSummaryReport(got)
+	if rep.Frequency != core.ReportMonthly || !slices.Equal(rep.Recipients, []string{"a@example.com", "b@example.com"}) || rep.ConnectionID != c.ID {
+		t.Fatalf("after two partial updates summary_report = %+v", rep)
+	}
+	got, err = svc.Update(ctx, map[string]any{"summary_report": map[string]any{"connection_id": nil, "recipients": []any{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep := core.ParseSummaryReport(got); rep.Frequency != core.ReportMonthly || len(rep.Recipients) != 0 || rep.ConnectionID != 0 {
+		t.Fatalf("after clearing summary_report = %+v", rep)
 	}
 }

@@ -18,6 +18,9 @@ const (
 	// SettingStringMap is an object of string keys to string values;
 	// with Enum set, each value must be one of it.
 	SettingStringMap = "string_map"
+	// SettingObject is an object whose fields the definition's Check
+	// validates and normalises (e.g. summary_report).
+	SettingObject = "object"
 )
 
 // SettingDef defines one key of a settings scope: its type, default and
@@ -31,6 +34,10 @@ type SettingDef struct {
 	// Enum, when set, lists the allowed values of a string (or of each
 	// value of a string map).
 	Enum []string `json:"enum,omitempty"`
+	// Check validates and normalises a SettingObject value: it returns
+	// the normalised value, or the reasons per field (keyed by the
+	// field's name inside the object) when it is refused.
+	Check func(v any) (any, map[string]string) `json:"-"`
 }
 
 // Settings scopes.
@@ -65,6 +72,8 @@ var FreeSettings = []SettingDef{
 	// uncertain waits before it is looked up at the provider and, when
 	// not found, sent again (docs/delivery.md "Uncertain attempts").
 	{Key: "uncertain_grace_minutes", Type: SettingInt, Default: int64(10), Min: Int64(1), Max: Int64(1440)},
+	// summary_report is the periodic summary email (docs/reports.md).
+	{Key: SummaryReportKey, Type: SettingObject, Default: SummaryReportDefault(), Check: CheckSummaryReport},
 }
 
 // SettingsDefaults returns a scope's defaults as a map.
@@ -94,6 +103,20 @@ func ValidateSettingsPatch(defs []SettingDef, patch map[string]any) (map[string]
 		d, ok := byKey[k]
 		if !ok {
 			fields[k] = "Unknown setting."
+			continue
+		}
+		if d.Type == SettingObject && d.Check != nil {
+			norm, errs := d.Check(v)
+			for f, msg := range errs {
+				if f == "" {
+					fields[k] = msg
+				} else {
+					fields[k+"."+f] = msg
+				}
+			}
+			if len(errs) == 0 {
+				out[k] = norm
+			}
 			continue
 		}
 		norm, msg := d.check(v)

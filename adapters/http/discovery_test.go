@@ -37,6 +37,7 @@ type (
 	stubPrivacy       struct{ api.PrivacyService }
 	stubEmailControls struct{ api.EmailControlService }
 	stubDoctor        struct{ api.DoctorService }
+	stubReports       struct{ api.ReportService }
 )
 
 // fullServer returns a Server with every optional route set registered:
@@ -48,7 +49,7 @@ func fullServer(t *testing.T, pro bool) (*api.Server, *httptest.Server) {
 	s.Logs, s.Actions, s.Transcripts = stubLogs{}, stubActions{}, stubTranscripts{}
 	s.Plugins, s.Notifications, s.OAuth = stubPlugins{}, stubNotifications{}, stubOAuth{}
 	s.Migration, s.Dashboard, s.Privacy = stubMigration{}, stubDashboard{}, stubPrivacy{}
-	s.Doctor, s.EmailControls = stubDoctor{}, stubEmailControls{}
+	s.Doctor, s.EmailControls, s.Reports = stubDoctor{}, stubEmailControls{}, stubReports{}
 	s.Probes = &api.Probes{Metrics: http.NotFoundHandler(), Health: true, Ready: stubReady{}}
 	if pro {
 		s.Modules = []api.Module{&httppro.Module{

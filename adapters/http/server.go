@@ -112,6 +112,9 @@ type Server struct {
 	// EmailControls serves GET and PUT /settings/email-controls; nil
 	// leaves them unregistered.
 	EmailControls EmailControlService
+	// Reports serves the summary report routes; nil leaves them
+	// unregistered.
+	Reports ReportService
 
 	Hooks  *core.Hooks
 	Logger *slog.Logger
@@ -208,6 +211,9 @@ func (s *Server) Handler() http.Handler {
 	}
 	if s.EmailControls != nil {
 		s.emailControlRoutes(api)
+	}
+	if s.Reports != nil {
+		s.reportRoutes(api)
 	}
 	s.registerModules(api)
 	if s.Probes != nil {

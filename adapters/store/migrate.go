@@ -943,6 +943,35 @@ var migrations = []migration{
 			`CREATE INDEX {prefix}mailsvc_email_control_counts_day ON {prefix}mailsvc_email_control_counts (day)`,
 		},
 	},
+	{
+		// The alerts raised (after folding), for the summary report's
+		// "alerts raised" (docs/reports.md); pruned after a year.
+		Version: 20,
+		Name:    "alert history",
+		MySQL: []string{
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_alert_history (
+				id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
+				event VARCHAR(64) NOT NULL,
+				connection_id BIGINT UNSIGNED NOT NULL DEFAULT 0,
+				connection_name VARCHAR(191) NOT NULL DEFAULT '',
+				title VARCHAR(255) NOT NULL DEFAULT '',
+				raised_at DATETIME(6) NOT NULL,
+				PRIMARY KEY (id),
+				KEY idx_raised (raised_at)
+			)` + mysqlTableOptions,
+		},
+		SQLite: []string{
+			`CREATE TABLE {prefix}mailsvc_alert_history (
+				id INTEGER PRIMARY KEY AUTOINCREMENT,
+				event TEXT NOT NULL,
+				connection_id INTEGER NOT NULL DEFAULT 0,
+				connection_name TEXT NOT NULL DEFAULT '',
+				title TEXT NOT NULL DEFAULT '',
+				raised_at DATETIME NOT NULL
+			)`,
+			`CREATE INDEX {prefix}mailsvc_alert_history_raised ON {prefix}mailsvc_alert_history (raised_at)`,
+		},
+	},
 }
 
 // senderIndexBackfill returns the statements of migration 15 in one

@@ -86,6 +86,8 @@ func TestDropServiceTablesAndOptions(t *testing.T) {
 			wantTables = append(wantTables, "wp_mailsvc_log_provider_ids")
 			// The email control counts (migration 19).
 			wantTables = append(wantTables, "wp_mailsvc_email_control_counts")
+			// The alert history (migration 20).
+			wantTables = append(wantTables, "wp_mailsvc_alert_history")
 			if tc.name != "sqlite" {
 				// The subject's FULLTEXT side table (migration 10).
 				wantTables = append(wantTables, "wp_mailsvc_log_subjects")

@@ -75,6 +75,10 @@ type Dispatcher struct {
 	// DownMemory is how long a sent connection_down is remembered for its
 	// recovery; 0 means DefaultDownMemory.
 	DownMemory time.Duration
+	// History, when set, records every alert that passes folding (test
+	// alerts excepted), for the summary report. A failed record is
+	// logged; the alert is sent all the same.
+	History AlertRecorder
 
 	once   sync.Once
 	queue  chan core.Alert
@@ -174,6 +178,11 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	}
 }
 
+// AlertRecorder keeps the alerts raised (core.AlertHistoryStore).
+type AlertRecorder interface {
+	RecordAlert(ctx context.Context, a core.Alert) error
+}
+
 type delivery struct {
 	ch    *core.NotificationChannel
 	alert core.Alert
@@ -184,6 +193,11 @@ func (d *Dispatcher) route(ctx context.Context, a core.Alert) []delivery {
 	if !a.Test && !d.pass(ctx, a) {
 		d.Logger.Debug("alert folded", "event", a.Event, "connection_id", a.ConnectionID)
 		return nil
+	}
+	if !a.Test && d.History != nil {
+		if err := d.History.RecordAlert(ctx, a); err != nil {
+			d.Logger.Warn("alert not recorded in the alert history", "event", a.Event, "err", err)
+		}
 	}
 	if d.Channels == nil {
 		return nil

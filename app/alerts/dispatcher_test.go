@@ -312,3 +312,25 @@ func TestRaiseBeforeRunAndAfterStop(t *testing.T) {
 		t.Fatalf("an alert raised after stop was not logged as dropped: %s", f.log.String())
 	}
 }
+
+func TestDispatchRecordsHistory(t *testing.T) {
+	f := newDispatchFixture(t)
+	rec := newRecorder(t)
+	f.add(t, rec, nil, nil)
+	hist := &apptest.AlertHistory{}
+	r := f.start(t, func(d *alerts.Dispatcher) { d.FoldWindow = 30 * time.Minute; d.History = hist })
+
+	raise(r, core.EventConnectionDown, 7)
+	raise(r, core.EventConnectionDown, 7)                                                                     // folded: not recorded
+	r.d.Raise(context.Background(), core.Alert{Event: core.EventDeliveryFailed, ConnectionID: 7, Test: true}) // a test: not recorded
+	r.settle(t)
+	var got []string
+	for _, a := range hist.Recorded() {
+		if a.Event != core.EventQueueStalled { // the sentinels
+			got = append(got, a.Event)
+		}
+	}
+	if want := []string{core.EventConnectionDown}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("recorded %v, want %v", got, want)
+	}
+}

@@ -182,6 +182,22 @@ func TestStandaloneScreens(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	// The summary report: a bad recipient is shown at its field; a good
+	// one is saved; the preview shows the HTML in a sandboxed frame.
+	b.run("bad report recipient",
+		fill("#set-summary_report-frequency", "daily"),
+		fill("#set-summary_report-recipients", "ops@example.com, nope"),
+		submit("#set-summary_report-frequency"),
+		chromedp.WaitVisible("#set-summary_report-recipients-err:not(:empty)", chromedp.ByQuery))
+	b.run("good report recipients",
+		fill("#set-summary_report-recipients", "ops@example.com"),
+		submit("#set-summary_report-frequency"),
+		chromedp.WaitVisible("#flash .notice-success", chromedp.ByQuery))
+	servicetest.Call(t, "GET", svc.Base+"/settings", "", servicetest.Basic("admin", pw)).JSON(t, &settings)
+	if rep, _ := settings["summary_report"].(map[string]any); rep["frequency"] != "daily" || fmt.Sprint(rep["recipients"]) != "[ops@example.com]" {
+		t.Errorf("summary_report = %v after saving it in the screen", settings["summary_report"])
+	}
+	b.run("preview the report", clickButton("Preview"), chromedp.WaitVisible(`iframe.report-frame[sandbox=""]`, chromedp.ByQuery))
 	b.screenshot("settings")
 
 	// Email controls: unticking a core email and saving switches it off.

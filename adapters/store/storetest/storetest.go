@@ -53,6 +53,7 @@ func Run(t *testing.T, dsn string) {
 	tests = append(tests, s.privacyTests()...)
 	tests = append(tests, s.hostHookTests()...)
 	tests = append(tests, s.emailControlTests()...)
+	tests = append(tests, s.alertHistoryTests()...)
 	for _, tt := range tests {
 		t.Run(tt.name, tt.fn)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/mailsvc/mailsvc/adapters/wordpress"
 	"github.com/mailsvc/mailsvc/app"
 	"github.com/mailsvc/mailsvc/app/dashboard"
+	"github.com/mailsvc/mailsvc/app/report"
 	"github.com/mailsvc/mailsvc/core"
 )
 
@@ -62,6 +63,35 @@ func (s siteOptions) AdminEmail(ctx context.Context) (string, error) {
 	}
 	v, _, err := s.options.Option(ctx, "admin_email")
 	return v, err
+}
+
+// Name implements report.Site: the blogname option; standalone, "".
+func (s siteOptions) Name(ctx context.Context) (string, error) {
+	if s.options == nil {
+		return "", nil
+	}
+	v, _, err := s.options.Option(ctx, "blogname")
+	return v, err
+}
+
+// summaryReports builds the summary report service over the store, the
+// settings and the delivery queue.
+func (rt *runtime) summaryReports(conns *app.Connections, settings *app.Settings, queue report.Enqueuer, siteURL string) *report.Service {
+	host, _ := os.Hostname()
+	return &report.Service{
+		Outcomes:    rt.db,
+		Queue:       rt.db,
+		Logs:        rt.db,
+		Connections: rt.db,
+		Alerts:      rt.db,
+		Site:        rt.site(),
+		SiteURL:     siteURL,
+		Settings:    settings,
+		Mailer:      queue,
+		Effective:   conns,
+		Jobs:        rt.db,
+		Owner:       fmt.Sprintf("%s-%d", host, os.Getpid()),
+	}
 }
 
 // dashboard builds the dashboard service: statistics from the outcome

@@ -160,7 +160,8 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	// hand) before the database closes: this defer runs before rt.db.Close.
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	workDone := make(chan struct{})
-	runner := rt.scheduler(settings, conns, oauthSvc, deliverySvc, dispatcher, driverEnv, public, log)
+	reports := rt.summaryReports(conns, settings, deliverySvc, public)
+	runner := rt.scheduler(settings, conns, oauthSvc, deliverySvc, dispatcher, reports, driverEnv, public, log)
 	go func() { defer close(workDone); deliverySvc.Run(workCtx) }()
 	jobsDone := make(chan struct{})
 	go func() { defer close(jobsDone); runner.Run(workCtx) }()
@@ -215,6 +216,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		Dashboard:      rt.dashboard(conns, settings, deliverySvc, driverEnv, hooks),
 		Privacy:        &app.Privacy{Store: rt.db, Transcripts: transcripts},
 		EmailControls:  &app.EmailControls{Store: rt.db, Counts: rt.db},
+		Reports:        reports,
 		Probes:         rt.probes(metricsReg),
 		Admin:          adminui.Handler(rt.screenFramers(admin)...),
 		Migration:      migrationSvc,

@@ -18,6 +18,7 @@ import (
 	"github.com/mailsvc/mailsvc/app/delivery"
 	"github.com/mailsvc/mailsvc/app/health"
 	"github.com/mailsvc/mailsvc/app/oauth"
+	"github.com/mailsvc/mailsvc/app/report"
 	"github.com/mailsvc/mailsvc/app/scheduler"
 	"github.com/mailsvc/mailsvc/core"
 
@@ -108,6 +109,7 @@ func (rt *runtime) alertChannels(cipher *crypto.Cipher, mailer core.AlertMailer,
 	dispatcher := &alerts.Dispatcher{
 		Channels:   channels,
 		Leases:     rt.db,
+		History:    rt.db,
 		Logger:     log,
 		FoldWindow: time.Duration(rt.consts.Int("MAILSVC_ALERT_FOLD_MINUTES", 30)) * time.Minute,
 	}
@@ -158,7 +160,7 @@ func (rt *runtime) oauthService(conns *app.Connections, settings *app.Settings, 
 // roll-up compaction, each run once per interval across every replica of
 // the database.
 func (rt *runtime) scheduler(settings *app.Settings, conns *app.Connections, oauthSvc *oauth.Service, deliverySvc *delivery.Service,
-	alerter core.Alerter, env core.DriverEnv, site string, log *slog.Logger) *scheduler.Runner {
+	alerter core.Alerter, reports *report.Service, env core.DriverEnv, site string, log *slog.Logger) *scheduler.Runner {
 	minute := time.Duration(rt.consts.Int("MAILSVC_SCHEDULER_MINUTE", 60)) * time.Second
 	checker := &health.Checker{
 		Connections:   conns,
@@ -193,6 +195,11 @@ func (rt *runtime) scheduler(settings *app.Settings, conns *app.Connections, oau
 			}},
 			{Name: scheduler.JobHealthCheck, Every: scheduler.FromSettings(settings, "health_check_enabled", "health_check_interval"), Run: checker.CheckAll},
 			{Name: scheduler.JobLogPurge, Every: scheduler.Fixed(time.Hour), Run: func(ctx context.Context) error {
+				// The alert history (the summary report's "alerts raised")
+				// keeps a year and a day.
+				if _, err := rt.db.PruneAlerts(ctx, time.Now().AddDate(-1, 0, -1)); err != nil {
+					log.Warn("prune the alert history", "err", err)
+				}
 				_, err := deliverySvc.Purge(ctx)
 				return err
 			}},
@@ -202,6 +209,12 @@ func (rt *runtime) scheduler(settings *app.Settings, conns *app.Connections, oau
 			}},
 			{Name: jobHostHookPrune, Every: scheduler.Fixed(time.Hour), Run: func(ctx context.Context) error {
 				_, err := rt.db.PruneHostHooks(ctx, time.Now().Add(-store.HostHookRetention))
+				return err
+			}},
+			// The summary report: every minute, a run queues the report of
+			// a period that has ended, once across the replicas.
+			{Name: report.JobName, Every: reports.Every, Run: func(ctx context.Context) error {
+				_, err := reports.RunScheduled(ctx)
 				return err
 			}},
 			{Name: jobRollupCompact, Every: scheduler.Fixed(15 * time.Minute), Run: func(ctx context.Context) error {

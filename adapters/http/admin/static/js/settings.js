@@ -96,10 +96,73 @@ export function settingsForm(values, save, skip = new Set(), lists = {}, choices
   return form;
 }
 
-/** render shows the free settings and the email controls. */
+/** reportCard edits summary_report (docs/reports.md): frequency,
+ * recipients, connection; and previews or sends a report now. The
+ * preview's HTML is shown in a sandboxed frame, where no script runs. */
+function reportCard(values, connections) {
+  const rep = { frequency: 'weekly', recipients: [], connection_id: null, ...(values.summary_report || {}) };
+  const freq = h('select', { id: 'set-summary_report-frequency', name: 'summary_report.frequency', value: rep.frequency },
+    ['off', 'daily', 'weekly', 'monthly'].map((o) => h('option', { value: o }, o)));
+  const to = h('input', { id: 'set-summary_report-recipients', name: 'summary_report.recipients', type: 'text',
+    value: (rep.recipients || []).join(', ') });
+  const conn = h('select', { id: 'set-summary_report-connection', name: 'summary_report.connection_id', value: String(rep.connection_id ?? '') },
+    h('option', { value: '' }, 'The default connection'), connections.map((c) => h('option', { value: String(c.id) }, c.name)));
+  const status = h('div', { role: 'status' });
+  const preview = h('div', { class: 'report-preview' });
+  const form = h('form', { class: 'card settings-form', id: 'summary-report', novalidate: true },
+    h('h2', {}, 'Summary report'),
+    h('p', { class: 'help' }, 'A summary of deliveries, failures, connection health and alerts, mailed at the end of each day, week (Monday to Monday) or month in the site\'s time zone.'),
+    field('Frequency', freq),
+    field('Recipients', to, 'Comma-separated addresses; empty sends it to the site\'s admin email.'),
+    field('Connection', conn),
+    status,
+    h('div', { class: 'actions' },
+      h('button', { class: 'button button-primary', type: 'submit' }, 'Save report settings'), ' ',
+      h('button', { class: 'button', type: 'button', id: 'summary-report-preview', onclick: (e) => showPreview(e.currentTarget) }, 'Preview'), ' ',
+      h('button', { class: 'button', type: 'button', id: 'summary-report-send', onclick: (e) => sendNow(e.currentTarget) }, 'Send now')),
+    preview);
+  const recipients = () => to.value.split(',').map((a) => a.trim()).filter(Boolean);
+  const fail = (err) => replace(status, errorNotice(err, showErrors(form, err.errors)));
+  async function showPreview(button) {
+    try {
+      const out = await busy(button, api.post('/reports/summary/preview', { period: freq.value === 'off' ? 'weekly' : freq.value }));
+      showErrors(form, {});
+      replace(status);
+      replace(preview, h('h3', {}, out.subject),
+        h('iframe', { title: 'Report preview (HTML)', sandbox: '', srcdoc: out.html, class: 'report-frame', style: 'width:100%;height:480px;border:1px solid #ddd;background:#fff' }),
+        h('details', {}, h('summary', {}, 'Plain-text part'), h('pre', { class: 'report-text', style: 'white-space:pre-wrap' }, out.text)));
+    } catch (err) { fail(err); }
+  }
+  async function sendNow(button) {
+    try {
+      const list = recipients();
+      const out = await busy(button, api.post('/reports/summary/send', list.length ? { recipients: list } : {}));
+      showErrors(form, {});
+      replace(status);
+      flash('success', `Report queued for ${out.recipients.join(', ')}.`);
+    } catch (err) { fail(err); }
+  }
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const patch = { frequency: freq.value, recipients: recipients(), connection_id: conn.value === '' ? null : Number(conn.value) };
+    try {
+      const saved = await busy(e.submitter, api.put('/settings', { summary_report: patch }));
+      values.summary_report = saved.summary_report;
+      showErrors(form, {});
+      replace(status);
+      flash('success', 'Report settings saved.');
+    } catch (err) { fail(err); }
+  });
+  return form;
+}
+
+/** render shows the free settings, the email controls and the summary
+ * report. */
 export async function render(root) {
-  const [values, controls] = await Promise.all([api.get('/settings'), api.get('/settings/email-controls')]);
+  const [values, controls, connections] = await Promise.all([api.get('/settings'), api.get('/settings/email-controls'),
+    api.get('/connections', { per_page: 100 }).catch(() => [])]);
   replace(root, heading('Settings'), h('p', {}, 'The default and fallback connections are chosen on the Connections screen.'),
     settingsForm(values, (patch) => api.put('/settings', patch), ELSEWHERE, {}, LOG_BODY_CHOICES, LOG_BODY_MAPS),
+    reportCard(values, Array.isArray(connections) ? connections : []),
     emailControlsForm(controls));
 }
