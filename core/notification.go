@@ -111,6 +111,8 @@ type NotifierEnv struct {
 	Mailer AlertMailer
 	// TelegramAPI is the Bot API base URL ("" means the real one).
 	TelegramAPI string
+	// TwilioAPI is the Twilio REST API base URL ("" means the real one).
+	TwilioAPI string
 }
 
 // AlertMailer sends one alert email through a connection, now.
