@@ -40,11 +40,15 @@ type channelBody struct {
 	Type     *string        `json:"type"`
 	IsActive *bool          `json:"is_active"`
 	Events   *[]string      `json:"events"`
-	Settings map[string]any `json:"settings"`
+	// ThresholdCount and ThresholdMinutes: see core.NotificationChannel.
+	ThresholdCount   *int           `json:"threshold_count"`
+	ThresholdMinutes *int           `json:"threshold_minutes"`
+	Settings         map[string]any `json:"settings"`
 }
 
 func (b channelBody) input() alerts.ChannelInput {
-	return alerts.ChannelInput{Name: b.Name, Type: b.Type, IsActive: b.IsActive, Events: b.Events, Settings: b.Settings}
+	return alerts.ChannelInput{Name: b.Name, Type: b.Type, IsActive: b.IsActive, Events: b.Events,
+		ThresholdCount: b.ThresholdCount, ThresholdMinutes: b.ThresholdMinutes, Settings: b.Settings}
 }
 
 func (s *Server) listNotifications(w http.ResponseWriter, r *http.Request) error {

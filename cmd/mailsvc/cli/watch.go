@@ -109,6 +109,7 @@ func (rt *runtime) alertChannels(cipher *crypto.Cipher, mailer core.AlertMailer,
 	dispatcher := &alerts.Dispatcher{
 		Channels:   channels,
 		Leases:     rt.db,
+		Thresholds: rt.db,
 		Logger:     log,
 		FoldWindow: time.Duration(rt.consts.Int("MAILSVC_ALERT_FOLD_MINUTES", 30)) * time.Minute,
 	}
