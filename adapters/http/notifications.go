@@ -36,10 +36,10 @@ func (s *Server) notificationRoutes(api *mux.Router) {
 
 // channelBody is the JSON body of POST and PUT /notifications.
 type channelBody struct {
-	Name     *string        `json:"name"`
-	Type     *string        `json:"type"`
-	IsActive *bool          `json:"is_active"`
-	Events   *[]string      `json:"events"`
+	Name     *string   `json:"name"`
+	Type     *string   `json:"type"`
+	IsActive *bool     `json:"is_active"`
+	Events   *[]string `json:"events"`
 	// ThresholdCount and ThresholdMinutes: see core.NotificationChannel.
 	ThresholdCount   *int           `json:"threshold_count"`
 	ThresholdMinutes *int           `json:"threshold_minutes"`
