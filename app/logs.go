@@ -28,6 +28,9 @@ type Logs struct {
 	// Requeue resends through the delivery engine so workers wake at once;
 	// nil resends through Store and workers find the logs when they poll.
 	Requeue LogRequeuer
+	// Enqueuer queues the new log of a resend to other recipients and
+	// wakes the workers; nil inserts it through Store.
+	Enqueuer LogEnqueuer
 	// Settings gives the free settings: a log whose body has no log_body
 	// mode applied yet (queued, sending, or stored before the modes) is
 	// shown as its mode will keep it. Nil shows it as stored.

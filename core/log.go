@@ -31,6 +31,9 @@ type Log struct {
 	// SentConnectionID is the connection of the last attempt.
 	SentConnectionID *int64  `json:"sent_connection_id"`
 	Message          Message `json:"message"`
+	// ResentFrom is the log this one was resent from to other recipients
+	// (POST /logs/{id}/resend with to, cc or bcc); nil for any other log.
+	ResentFrom *int64 `json:"resent_from"`
 	// Source names the caller that queued the message (a plugin or theme
 	// slug, "sendmail", "smtp", "test"), for per-source logging rules.
 	Source string `json:"source"`

@@ -51,15 +51,33 @@ type Alerter interface {
 // NotificationChannel is an alert channel: where alerts go (Type and its
 // Settings) and which events it wants (empty: all).
 type NotificationChannel struct {
-	ID        int64     `json:"id"`
-	Name      string    `json:"name"`
-	Type      string    `json:"type"`
-	IsActive  bool      `json:"is_active"`
-	Events    []string  `json:"events"`
-	Settings  Settings  `json:"settings"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	ID       int64    `json:"id"`
+	Name     string   `json:"name"`
+	Type     string   `json:"type"`
+	IsActive bool     `json:"is_active"`
+	Events   []string `json:"events"`
+	// ThresholdCount and ThresholdMinutes hold back delivery_failed
+	// alerts until ThresholdCount messages failed for good within
+	// ThresholdMinutes (1 and 0: every failure alerts).
+	ThresholdCount   int `json:"threshold_count"`
+	ThresholdMinutes int `json:"threshold_minutes"`
+	// ThresholdAlertedAt is when the channel last alerted on reaching its
+	// threshold (nil: never); the window re-arms from it.
+	ThresholdAlertedAt *time.Time `json:"-"`
+	Settings           Settings   `json:"settings"`
+	CreatedAt          time.Time  `json:"created_at"`
+	UpdatedAt          time.Time  `json:"updated_at"`
 }
+
+// Bounds of a channel's alert threshold.
+const (
+	MaxThresholdCount   = 1000
+	MaxThresholdMinutes = 10080 // a week
+)
+
+// Thresholded reports whether the channel holds delivery_failed alerts
+// back until its threshold is reached.
+func (c *NotificationChannel) Thresholded() bool { return c.ThresholdCount > 1 }
 
 // Wants reports whether the channel takes alerts of event.
 func (c *NotificationChannel) Wants(event string) bool {
@@ -83,8 +101,9 @@ type NotificationStore interface {
 	FindNotificationChannelByID(ctx context.Context, id int64) (*NotificationChannel, error)
 	// CreateNotificationChannel inserts c and sets ID, CreatedAt, UpdatedAt.
 	CreateNotificationChannel(ctx context.Context, c *NotificationChannel) error
-	// UpdateNotificationChannel replaces name, type, is_active, events and
-	// settings of c.ID and sets UpdatedAt; ENOTFOUND if it does not exist.
+	// UpdateNotificationChannel replaces name, type, is_active, events,
+	// threshold_count, threshold_minutes and settings of c.ID and sets
+	// UpdatedAt; ENOTFOUND if it does not exist.
 	UpdateNotificationChannel(ctx context.Context, c *NotificationChannel) error
 	// DeleteNotificationChannels deletes the channels with the given ids
 	// and returns how many existed.
@@ -111,6 +130,8 @@ type NotifierEnv struct {
 	Mailer AlertMailer
 	// TelegramAPI is the Bot API base URL ("" means the real one).
 	TelegramAPI string
+	// TwilioAPI is the Twilio REST API base URL ("" means the real one).
+	TwilioAPI string
 }
 
 // AlertMailer sends one alert email through a connection, now.

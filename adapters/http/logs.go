@@ -58,10 +58,31 @@ func (s *Server) getLog(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// resendBody is the body of the resend routes: the ids (bulk only) and,
+// optionally, recipients replacing the original ones.
+type resendBody struct {
+	IDs []int64  `json:"ids"`
+	To  []string `json:"to"`
+	Cc  []string `json:"cc"`
+	Bcc []string `json:"bcc"`
+}
+
+func (b resendBody) recipients() app.ResendRecipients {
+	return app.ResendRecipients{To: b.To, Cc: b.Cc, Bcc: b.Bcc}
+}
+
 func (s *Server) resendLogs(w http.ResponseWriter, r *http.Request) error {
-	var body idsBody
+	var body resendBody
 	if err := s.decodeJSON(w, r, &body); err != nil {
 		return err
+	}
+	if body.recipients().Given() {
+		ids, err := s.Logs.ResendTo(r.Context(), body.IDs, body.recipients())
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"resent": len(ids), "new_ids": ids})
+		return nil
 	}
 	n, err := s.Logs.Resend(r.Context(), body.IDs)
 	if err != nil {
@@ -75,6 +96,18 @@ func (s *Server) resendLog(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathID(mux.Vars(r)["id"])
 	if err != nil {
 		return err
+	}
+	var body resendBody
+	if err := s.decodeJSON(w, r, &body); err != nil {
+		return err
+	}
+	if body.recipients().Given() {
+		nid, err := s.Logs.ResendOneTo(r.Context(), id, body.recipients())
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"resent": true, "id": id, "new_id": nid})
+		return nil
 	}
 	if err := s.Logs.ResendOne(r.Context(), id); err != nil {
 		return err

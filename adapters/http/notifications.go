@@ -36,15 +36,19 @@ func (s *Server) notificationRoutes(api *mux.Router) {
 
 // channelBody is the JSON body of POST and PUT /notifications.
 type channelBody struct {
-	Name     *string        `json:"name"`
-	Type     *string        `json:"type"`
-	IsActive *bool          `json:"is_active"`
-	Events   *[]string      `json:"events"`
-	Settings map[string]any `json:"settings"`
+	Name     *string   `json:"name"`
+	Type     *string   `json:"type"`
+	IsActive *bool     `json:"is_active"`
+	Events   *[]string `json:"events"`
+	// ThresholdCount and ThresholdMinutes: see core.NotificationChannel.
+	ThresholdCount   *int           `json:"threshold_count"`
+	ThresholdMinutes *int           `json:"threshold_minutes"`
+	Settings         map[string]any `json:"settings"`
 }
 
 func (b channelBody) input() alerts.ChannelInput {
-	return alerts.ChannelInput{Name: b.Name, Type: b.Type, IsActive: b.IsActive, Events: b.Events, Settings: b.Settings}
+	return alerts.ChannelInput{Name: b.Name, Type: b.Type, IsActive: b.IsActive, Events: b.Events,
+		ThresholdCount: b.ThresholdCount, ThresholdMinutes: b.ThresholdMinutes, Settings: b.Settings}
 }
 
 func (s *Server) listNotifications(w http.ResponseWriter, r *http.Request) error {

@@ -63,6 +63,8 @@ type LogService interface {
 	Stats(ctx context.Context) (core.QueueStats, error)
 	Resend(ctx context.Context, ids []int64) (int, error)
 	ResendOne(ctx context.Context, id int64) error
+	ResendTo(ctx context.Context, ids []int64, r app.ResendRecipients) ([]int64, error)
+	ResendOneTo(ctx context.Context, id int64, r app.ResendRecipients) (int64, error)
 	Delete(ctx context.Context, id int64) error
 	DeleteMany(ctx context.Context, ids []int64) (int, error)
 }

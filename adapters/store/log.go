@@ -113,7 +113,7 @@ func recipientsText(m *core.Message) string {
 const logColumns = `id, status, connection_id, sent_connection_id, source, subject,
 	text_body, html_body, message, attempts, phase_attempts, used_fallback, simulated,
 	provider_message_id, last_error, next_attempt_at, lease_owner, lease_until,
-	created_at, updated_at, delivered_at, body_mode, redacted_count, attachments_kept, recipient_outcomes, recipients_refused`
+	created_at, updated_at, delivered_at, body_mode, redacted_count, attachments_kept, recipient_outcomes, recipients_refused, resent_from`
 
 type rowScanner interface{ Scan(dest ...any) error }
 
@@ -130,11 +130,12 @@ func scanLog(r rowScanner) (*core.Log, error) {
 		providerID, lastErr, stats string
 		attachmentsKept            bool
 		recipients                 sql.NullString
+		resentFrom                 sql.NullInt64
 	)
 	if err := r.Scan(&l.ID, &stats, &conn, &sent, &l.Source, &subject, &text, &html, &js,
 		&l.Attempts, &l.PhaseAttempts, &usedFallback, &simulated, &providerID, &lastErr,
 		&nextAttempt, &owner, &leaseUntil, &created, &upd, &deliveredAt,
-		&l.BodyMode, &l.RedactedCount, &attachmentsKept, &recipients, &l.RecipientsRefused); err != nil {
+		&l.BodyMode, &l.RedactedCount, &attachmentsKept, &recipients, &l.RecipientsRefused, &resentFrom); err != nil {
 		return nil, fmt.Errorf("scan log: %w", err)
 	}
 	l.Status = stats
@@ -143,6 +144,9 @@ func scanLog(r rowScanner) (*core.Log, error) {
 	}
 	if sent.Valid {
 		l.SentConnectionID = &sent.Int64
+	}
+	if resentFrom.Valid {
+		l.ResentFrom = &resentFrom.Int64
 	}
 	msg, err := decodeMessage(js, subject, text, html)
 	if err != nil {
@@ -267,11 +271,11 @@ func (db *DB) insertLogRow(ctx context.Context, q execer, l *core.Log, js string
 	res, err := q.ExecContext(ctx, db.expand(`INSERT INTO {prefix}mailsvc_logs
 		(status, connection_id, sent_connection_id, source, recipients, subject, text_body, html_body, message,
 		 attempts, phase_attempts, used_fallback, simulated, provider_message_id, last_error,
-		 next_attempt_at, lease_owner, lease_until, created_at, updated_at, recipients_indexed)
-		VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0, '', '', ?, ?, ?, ?, ?, ?)`),
+		 next_attempt_at, lease_owner, lease_until, created_at, updated_at, recipients_indexed, resent_from)
+		VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0, '', '', ?, ?, ?, ?, ?, ?, ?)`),
 		l.Status, nullInt(l.ConnectionID), l.Source, recipientsText(&l.Message), l.Message.Subject,
 		l.Message.Text, l.Message.HTML, js, l.NextAttemptAt.UTC().Truncate(time.Microsecond),
-		owner, nullTime(l.LeaseUntil), t, t, indexed)
+		owner, nullTime(l.LeaseUntil), t, t, indexed, nullInt(l.ResentFrom))
 	if err != nil {
 		return 0, err
 	}

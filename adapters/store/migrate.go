@@ -972,6 +972,31 @@ var migrations = []migration{
 			`CREATE INDEX {prefix}mailsvc_alert_history_raised ON {prefix}mailsvc_alert_history (raised_at)`,
 		},
 	},
+	{
+		// Alert thresholds (a channel alerts on delivery_failed only after
+		// threshold_count final failures within threshold_minutes, counted
+		// from the logs by status and updated_at; threshold_alerted_at is
+		// the channel's last threshold alert, claimed by one replica), and
+		// the original of a log resent to other recipients.
+		Version: 21,
+		Name:    "alert thresholds and resends to other recipients",
+		MySQL: []string{
+			`ALTER TABLE {prefix}mailsvc_notifications
+				ADD COLUMN IF NOT EXISTS threshold_count INT NOT NULL DEFAULT 1,
+				ADD COLUMN IF NOT EXISTS threshold_minutes INT NOT NULL DEFAULT 0,
+				ADD COLUMN IF NOT EXISTS threshold_alerted_at DATETIME(6) NULL`,
+			`ALTER TABLE {prefix}mailsvc_logs
+				ADD COLUMN IF NOT EXISTS resent_from BIGINT UNSIGNED NULL`,
+			`CREATE INDEX IF NOT EXISTS idx_status_updated ON {prefix}mailsvc_logs (status, updated_at)`,
+		},
+		SQLite: []string{
+			`ALTER TABLE {prefix}mailsvc_notifications ADD COLUMN threshold_count INTEGER NOT NULL DEFAULT 1`,
+			`ALTER TABLE {prefix}mailsvc_notifications ADD COLUMN threshold_minutes INTEGER NOT NULL DEFAULT 0`,
+			`ALTER TABLE {prefix}mailsvc_notifications ADD COLUMN threshold_alerted_at DATETIME NULL`,
+			`ALTER TABLE {prefix}mailsvc_logs ADD COLUMN resent_from INTEGER NULL`,
+			`CREATE INDEX {prefix}mailsvc_logs_status_updated ON {prefix}mailsvc_logs (status, updated_at)`,
+		},
+	},
 }
 
 // senderIndexBackfill returns the statements of migration 15 in one

@@ -24,6 +24,10 @@ type notificationRow struct {
 	Settings  string    `gorm:"column:settings"`
 	CreatedAt time.Time `gorm:"column:created_at"`
 	UpdatedAt time.Time `gorm:"column:updated_at"`
+
+	ThresholdCount     int        `gorm:"column:threshold_count"`
+	ThresholdMinutes   int        `gorm:"column:threshold_minutes"`
+	ThresholdAlertedAt *time.Time `gorm:"column:threshold_alerted_at"`
 }
 
 func (db *DB) notifications(ctx context.Context) *gorm.DB {
@@ -47,9 +51,13 @@ func toNotificationRow(c *core.NotificationChannel) (*notificationRow, error) {
 	if err != nil {
 		return nil, fmt.Errorf("channel settings: %w", err)
 	}
+	count := c.ThresholdCount
+	if count < 1 {
+		count = 1
+	}
 	return &notificationRow{
 		ID: c.ID, Name: c.Name, Type: c.Type, IsActive: c.IsActive,
-		Events: ev, Settings: js,
+		Events: ev, Settings: js, ThresholdCount: count, ThresholdMinutes: c.ThresholdMinutes,
 	}, nil
 }
 
@@ -81,11 +89,17 @@ func (r *notificationRow) toChannel() (*core.NotificationChannel, error) {
 		}
 		events = append(events, s)
 	}
-	return &core.NotificationChannel{
+	c := &core.NotificationChannel{
 		ID: r.ID, Name: r.Name, Type: r.Type, IsActive: r.IsActive,
 		Events: events, Settings: core.Settings(m),
+		ThresholdCount: max(r.ThresholdCount, 1), ThresholdMinutes: r.ThresholdMinutes,
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
-	}, nil
+	}
+	if r.ThresholdAlertedAt != nil {
+		at := r.ThresholdAlertedAt.UTC()
+		c.ThresholdAlertedAt = &at
+	}
+	return c, nil
 }
 
 // FindNotificationChannels implements core.NotificationStore.
@@ -143,12 +157,14 @@ func (db *DB) UpdateNotificationChannel(ctx context.Context, c *core.Notificatio
 	}
 	t := now()
 	res := db.notifications(ctx).Where("id = ?", c.ID).Updates(map[string]any{
-		"name":       row.Name,
-		"type":       row.Type,
-		"is_active":  row.IsActive,
-		"events":     row.Events,
-		"settings":   row.Settings,
-		"updated_at": t,
+		"name":              row.Name,
+		"type":              row.Type,
+		"is_active":         row.IsActive,
+		"events":            row.Events,
+		"settings":          row.Settings,
+		"threshold_count":   row.ThresholdCount,
+		"threshold_minutes": row.ThresholdMinutes,
+		"updated_at":        t,
 	})
 	if res.Error != nil {
 		return fmt.Errorf("update notification channel %d: %w", c.ID, res.Error)

@@ -29,6 +29,11 @@ type ChannelInput struct {
 	IsActive *bool
 	// Events replaces the channel's events; an empty list means all.
 	Events *[]string
+	// ThresholdCount (1 to core.MaxThresholdCount) and ThresholdMinutes
+	// (0 to core.MaxThresholdMinutes, at least 1 when the count is above
+	// 1) set the channel's delivery_failed threshold.
+	ThresholdCount   *int
+	ThresholdMinutes *int
 	// Settings keys merge into the stored ones. A value equal to core.Mask
 	// keeps the stored secret; null removes the key.
 	Settings map[string]any
@@ -161,12 +166,14 @@ func (s *Channels) Bulk(ctx context.Context, action string, ids []int64) (int, e
 // build validates in over stored (nil on create) and returns the channel
 // to store, with sensitive values encrypted. stored is not modified.
 func (s *Channels) build(stored *core.NotificationChannel, in ChannelInput) (*core.NotificationChannel, error) {
-	c := &core.NotificationChannel{IsActive: true, Events: []string{}, Settings: core.Settings{}}
+	c := &core.NotificationChannel{IsActive: true, Events: []string{}, ThresholdCount: 1, Settings: core.Settings{}}
 	var current core.Settings
 	if stored != nil {
 		c = &core.NotificationChannel{
 			ID: stored.ID, Name: stored.Name, Type: stored.Type, IsActive: stored.IsActive,
 			Events: slices.Clone(stored.Events), CreatedAt: stored.CreatedAt, UpdatedAt: stored.UpdatedAt,
+			ThresholdCount: max(stored.ThresholdCount, 1), ThresholdMinutes: stored.ThresholdMinutes,
+			ThresholdAlertedAt: stored.ThresholdAlertedAt,
 		}
 		current = s.decrypted(stored)
 	}
@@ -208,6 +215,7 @@ func (s *Channels) build(stored *core.NotificationChannel, in ChannelInput) (*co
 	if c.Events == nil {
 		c.Events = []string{}
 	}
+	checkThreshold(c, in, fields)
 	if err := core.Invalid(fields); err != nil {
 		return nil, err
 	}
@@ -235,6 +243,26 @@ func (s *Channels) build(stored *core.NotificationChannel, in ChannelInput) (*co
 	}
 	c.Settings = enc
 	return c, nil
+}
+
+// checkThreshold applies the threshold of in to c and adds a message per
+// bad field to fields.
+func checkThreshold(c *core.NotificationChannel, in ChannelInput, fields map[string]string) {
+	if in.ThresholdCount != nil {
+		c.ThresholdCount = *in.ThresholdCount
+		if c.ThresholdCount < 1 || c.ThresholdCount > core.MaxThresholdCount {
+			fields["threshold_count"] = fmt.Sprintf("Must be a whole number from 1 to %d (1: alert on every failure).", core.MaxThresholdCount)
+		}
+	}
+	if in.ThresholdMinutes != nil {
+		c.ThresholdMinutes = *in.ThresholdMinutes
+		if c.ThresholdMinutes < 0 || c.ThresholdMinutes > core.MaxThresholdMinutes {
+			fields["threshold_minutes"] = fmt.Sprintf("Must be a whole number of minutes from 0 to %d.", core.MaxThresholdMinutes)
+		}
+	}
+	if fields["threshold_count"] == "" && fields["threshold_minutes"] == "" && c.ThresholdCount > 1 && c.ThresholdMinutes < 1 {
+		fields["threshold_minutes"] = "A threshold of more than one failure needs a window: at least 1 minute."
+	}
 }
 
 // checkEvents returns the events without repeats, or a message naming
@@ -331,6 +359,7 @@ func (s *Channels) masked(c *core.NotificationChannel) *core.NotificationChannel
 	if out.Events == nil {
 		out.Events = []string{}
 	}
+	out.ThresholdCount = max(out.ThresholdCount, 1)
 	out.Settings = core.MaskSecrets(c.Settings, func(k string) bool { return sensitive(t, k) })
 	return &out
 }

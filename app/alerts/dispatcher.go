@@ -38,6 +38,18 @@ type LeaseStore interface {
 	ReleaseLease(ctx context.Context, name, owner string) (bool, error)
 }
 
+// ThresholdStore counts final failures and records threshold alerts, in
+// the database every replica shares (the store).
+type ThresholdStore interface {
+	// CountFailedLogs returns how many logs failed for good after from,
+	// at or before to.
+	CountFailedLogs(ctx context.Context, from, to time.Time) (int, error)
+	// ClaimNotificationThreshold records at as channel id's last threshold
+	// alert when the previous one is at or before at-quiet (or none), and
+	// reports whether it did; of concurrent claims at most one wins.
+	ClaimNotificationThreshold(ctx context.Context, id int64, at time.Time, quiet time.Duration) (bool, error)
+}
+
 // Dispatcher is the core.Alerter: Raise queues an alert and returns at
 // once; Run's worker folds repeats, then delivers the alert to every
 // active channel that wants its event, retrying temporary failures.
@@ -51,6 +63,13 @@ type LeaseStore interface {
 // gives one down and one recovery, not one pair per flap. Test alerts are
 // never folded. A lease error lets the alert through (better twice than
 // never), except a recovery, which is sent only on the record of its down.
+//
+// Thresholds: a channel whose ThresholdCount is above 1 gets a
+// delivery_failed alert only once ThresholdCount messages failed for good
+// within its last ThresholdMinutes (counted in Thresholds, so every replica
+// sees the same count), and then at most once per ThresholdMinutes: the
+// window re-arms from the alert, which says how many failed in how many
+// minutes. Such a channel is not folded (its threshold is its fold).
 //
 // Set the fields, then call Run once; Raise may be called before Run (up
 // to QueueSize alerts wait for it).
@@ -79,6 +98,11 @@ type Dispatcher struct {
 	// alerts excepted), for the summary report. A failed record is
 	// logged; the alert is sent all the same.
 	History AlertRecorder
+	// Thresholds counts failures for the channels with a threshold; nil
+	// sends such channels every failure, as if they had none.
+	Thresholds ThresholdStore
+	// Now is the clock of the thresholds; nil means time.Now.
+	Now func() time.Time
 
 	once   sync.Once
 	queue  chan core.Alert
@@ -190,11 +214,14 @@ type delivery struct {
 
 // route folds a and returns the channels it goes to.
 func (d *Dispatcher) route(ctx context.Context, a core.Alert) []delivery {
-	if !a.Test && !d.pass(ctx, a) {
+	passed := a.Test || d.pass(ctx, a)
+	if !passed {
 		d.Logger.Debug("alert folded", "event", a.Event, "connection_id", a.ConnectionID)
-		return nil
+		if a.Event != core.EventDeliveryFailed {
+			return nil // only a threshold channel may still take it
+		}
 	}
-	if !a.Test && d.History != nil {
+	if passed && !a.Test && d.History != nil {
 		if err := d.History.RecordAlert(ctx, a); err != nil {
 			d.Logger.Warn("alert not recorded in the alert history", "event", a.Event, "err", err)
 		}
@@ -212,6 +239,15 @@ func (d *Dispatcher) route(ctx context.Context, a core.Alert) []delivery {
 		if !c.IsActive || !c.Wants(a.Event) {
 			continue
 		}
+		alert := a
+		if a.Event == core.EventDeliveryFailed && !a.Test && c.Thresholded() && d.Thresholds != nil {
+			var ok bool
+			if alert, ok = d.threshold(ctx, c, a); !ok {
+				continue
+			}
+		} else if !passed {
+			continue
+		}
 		if a.ConnectionID != 0 && c.Settings.Int("connection_id", 0) == a.ConnectionID {
 			// An email channel never sends through the connection the
 			// alert is about: it is the one that is failing.
@@ -219,9 +255,47 @@ func (d *Dispatcher) route(ctx context.Context, a core.Alert) []delivery {
 				"event", a.Event, "channel_id", c.ID, "connection_id", a.ConnectionID)
 			continue
 		}
-		out = append(out, delivery{ch: d.Channels.effective(c), alert: a})
+		out = append(out, delivery{ch: d.Channels.effective(c), alert: alert})
 	}
 	return out
+}
+
+// threshold decides whether channel c, which has a threshold, takes the
+// delivery_failed alert a now, and returns the alert it takes: the count
+// of failures in the channel's window, then a's own message.
+func (d *Dispatcher) threshold(ctx context.Context, c *core.NotificationChannel, a core.Alert) (core.Alert, bool) {
+	now := time.Now()
+	if d.Now != nil {
+		now = d.Now()
+	}
+	window := time.Duration(c.ThresholdMinutes) * time.Minute
+	if c.ThresholdAlertedAt != nil && now.Before(c.ThresholdAlertedAt.Add(window)) {
+		d.Logger.Debug("alert held: the channel alerted on its threshold inside the window", "channel_id", c.ID)
+		return a, false
+	}
+	n, err := d.Thresholds.CountFailedLogs(ctx, now.Add(-window), now)
+	if err != nil {
+		d.Logger.Warn("alert threshold unavailable; sending anyway", "channel_id", c.ID, "err", err)
+		return a, true
+	}
+	if n < c.ThresholdCount {
+		d.Logger.Debug("alert held below the channel's threshold", "channel_id", c.ID, "failures", n, "threshold", c.ThresholdCount)
+		return a, false
+	}
+	won, err := d.Thresholds.ClaimNotificationThreshold(ctx, c.ID, now, window)
+	if err != nil {
+		d.Logger.Warn("alert threshold unavailable; sending anyway", "channel_id", c.ID, "err", err)
+	} else if !won {
+		return a, false // another replica sent it
+	}
+	minutes := "minutes"
+	if c.ThresholdMinutes == 1 {
+		minutes = "minute"
+	}
+	a.Title = fmt.Sprintf("%d deliveries failed in %d %s", n, c.ThresholdMinutes, minutes)
+	a.Message = fmt.Sprintf("%d messages failed for good in the last %d %s (this channel's threshold: %d). The latest: %s",
+		n, c.ThresholdMinutes, minutes, c.ThresholdCount, a.Message)
+	return a, true
 }
 
 // pass decides whether a is sent or folded (see Dispatcher).

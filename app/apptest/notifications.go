@@ -78,6 +78,7 @@ func (s *NotificationStore) UpdateNotificationChannel(_ context.Context, c *core
 	c.UpdatedAt = time.Now().UTC()
 	row := cloneChannel(c)
 	row.CreatedAt = old.CreatedAt
+	row.ThresholdAlertedAt = old.ThresholdAlertedAt
 	s.rows[c.ID] = row
 	return nil
 }
@@ -126,4 +127,19 @@ func uniqueIDs(ids []int64) []int64 {
 	out := slices.Clone(ids)
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// ClaimNotificationThreshold records at as channel id's last threshold
+// alert when the previous one is at or before at-quiet (or none), as the
+// store does (alerts.ThresholdStore).
+func (s *NotificationStore) ClaimNotificationThreshold(_ context.Context, id int64, at time.Time, quiet time.Duration) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.rows[id]
+	if !ok || (c.ThresholdAlertedAt != nil && c.ThresholdAlertedAt.After(at.Add(-quiet))) {
+		return false, nil
+	}
+	at = at.UTC()
+	c.ThresholdAlertedAt = &at
+	return true, nil
 }

@@ -241,6 +241,28 @@ func TestStandaloneScreens(t *testing.T) {
 	b.hasNoRawJSON()
 	b.screenshot("alerts")
 
+	// An SMS channel with a delivery_failed threshold: a count without a
+	// window is refused at its field; with one it is saved and listed.
+	b.run("a twilio channel with a threshold", show("#/alerts/new"), chromedp.WaitVisible("#al-type", chromedp.ByQuery),
+		fill("#al-type", "twilio"), chromedp.WaitVisible("#al-auth_token", chromedp.ByQuery),
+		fill("#al-name", "sms"), fill("#al-account_sid", "AC0123456789abcdef0123456789abcdef"),
+		fill("#al-auth_token", "f00dfeedf00dfeedf00dfeedf00dfeed"), fill("#al-from", "+15005550006"), fill("#al-to", "+447700900123"),
+		fill("#al-threshold_count", "3"), fill("#al-threshold_minutes", "0"), submit("#al-name"),
+		chromedp.Poll(`(document.querySelector("#al-threshold_minutes-err") || {}).textContent > ""`, nil, pollFast))
+	b.run("save it with a window", fill("#al-threshold_minutes", "10"), submit("#al-name"),
+		chromedp.Poll(`location.hash === "#/alerts" && document.body.textContent.includes("after 3 in 10 min")`, nil, pollFast))
+	var channels []struct {
+		Type             string            `json:"type"`
+		ThresholdCount   int               `json:"threshold_count"`
+		ThresholdMinutes int               `json:"threshold_minutes"`
+		Settings         map[string]string `json:"settings"`
+	}
+	servicetest.Call(t, "GET", svc.Base+"/notifications", "", servicetest.Basic("admin", pw)).JSON(t, &channels)
+	if len(channels) != 1 || channels[0].Type != "twilio" || channels[0].ThresholdCount != 3 || channels[0].ThresholdMinutes != 10 ||
+		channels[0].Settings["auth_token"] != "********" {
+		t.Fatalf("channels after saving the SMS channel: %+v", channels)
+	}
+
 	// Tools: the doctor, transcripts of the credential checks and the
 	// plugins list.
 	b.run("open tools", show("#/tools"), chromedp.WaitVisible("#dbg-h", chromedp.ByQuery), chromedp.WaitVisible("#plg-h", chromedp.ByQuery),

@@ -8,5 +8,6 @@ import (
 	_ "github.com/mailsvc/mailsvc/adapters/notify/slack"    // the slack channel type
 	_ "github.com/mailsvc/mailsvc/adapters/notify/teams"    // the teams channel type
 	_ "github.com/mailsvc/mailsvc/adapters/notify/telegram" // the telegram channel type
+	_ "github.com/mailsvc/mailsvc/adapters/notify/twilio"   // the twilio (SMS) channel type
 	_ "github.com/mailsvc/mailsvc/adapters/notify/webhook"  // the webhook channel type
 )

@@ -17,6 +17,7 @@ func TestEveryTypeRegisteredWithSecretsSensitive(t *testing.T) {
 		{"teams", []string{"webhook_url"}},
 		{"webhook", []string{"url", "secret"}},
 		{"email", nil},
+		{"twilio", []string{"auth_token"}},
 	}
 	for _, tt := range tests {
 		ct, ok := core.LookupChannelType(tt.slug)

@@ -42,6 +42,9 @@ func TestSettingsValidation(t *testing.T) {
 		{"email bad address", "email", core.Settings{"to": "a@example.com, nope", "connection_id": 2}, []string{"to"}},
 		{"email only commas", "email", core.Settings{"to": " , ", "connection_id": 2}, []string{"to"}},
 		{"email bad connection", "email", core.Settings{"to": "a@example.com", "connection_id": 0}, []string{"connection_id"}},
+		{"twilio ok", "twilio", core.Settings{"account_sid": "AC0123456789abcdef0123456789abcdef", "auth_token": "f00dfeedf00dfeedf00dfeedf00dfeed", "from": "+15005550006", "to": "+447700900123"}, nil},
+		{"twilio missing", "twilio", core.Settings{}, []string{"account_sid", "auth_token", "from", "to"}},
+		{"twilio bad numbers", "twilio", core.Settings{"account_sid": "AC0123456789abcdef0123456789abcdef", "auth_token": "f00dfeedf00dfeedf00dfeedf00dfeed", "from": "0123", "to": "447700900123"}, []string{"from", "to"}},
 		{"email connection not a number", "email", core.Settings{"to": "a@example.com", "connection_id": "two"}, []string{"connection_id"}},
 	}
 	for _, tt := range tests {

@@ -23,6 +23,91 @@ func (s *suite) notificationTests() []struct {
 		{"NotificationNotFound", s.testNotificationNotFound},
 		{"NotificationBulk", s.testNotificationBulk},
 		{"ReleaseLease", s.testReleaseLease},
+		{"NotificationThreshold", s.testNotificationThreshold},
+		{"LogResentFrom", s.testLogResentFrom},
+	}
+}
+
+// testNotificationThreshold: the threshold fields round-trip, failed logs
+// are counted by their last change within (from, to], and of two claims
+// inside the quiet time only the first wins.
+func (s *suite) testNotificationThreshold(t *testing.T) {
+	ctx := context.Background()
+	db := s.open(t, s.prefix())
+	c := &core.NotificationChannel{Name: "sms", Type: "twilio", IsActive: true, Events: []string{},
+		ThresholdCount: 3, ThresholdMinutes: 10, Settings: core.Settings{}}
+	if err := db.CreateNotificationChannel(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.FindNotificationChannelByID(ctx, c.ID)
+	if err != nil || got.ThresholdCount != 3 || got.ThresholdMinutes != 10 || got.ThresholdAlertedAt != nil {
+		t.Fatalf("stored %+v, %v", got, err)
+	}
+	c.ThresholdCount, c.ThresholdMinutes = 5, 30
+	if err := db.UpdateNotificationChannel(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ = db.FindNotificationChannelByID(ctx, c.ID); got.ThresholdCount != 5 || got.ThresholdMinutes != 30 {
+		t.Fatalf("after update %+v", got)
+	}
+
+	t0 := time.Now().UTC().Truncate(time.Second)
+	for i, st := range []struct {
+		status string
+		at     time.Duration
+	}{{core.StatusFailed, 0}, {core.StatusFailed, 5 * time.Minute}, {core.StatusDelivered, 6 * time.Minute}, {core.StatusFailed, 20 * time.Minute}} {
+		l := &core.Log{Message: core.Message{From: core.Address{Email: "a@example.com"}, To: []core.Address{{Email: "b@example.com"}}, Subject: "s"}}
+		if err := db.EnqueueLog(ctx, l); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Gorm().Table(db.TableName("logs")).Where("id = ?", l.ID).
+			Updates(map[string]any{"status": st.status, "updated_at": t0.Add(st.at)}).Error; err != nil {
+			t.Fatalf("log %d: %v", i, err)
+		}
+	}
+	for _, tt := range []struct {
+		from, to time.Duration
+		want     int
+	}{{-time.Minute, 10 * time.Minute, 2}, {0, 10 * time.Minute, 1}, {time.Minute, 20 * time.Minute, 2}, {21 * time.Minute, time.Hour, 0}} {
+		if n, err := db.CountFailedLogs(ctx, t0.Add(tt.from), t0.Add(tt.to)); err != nil || n != tt.want {
+			t.Errorf("CountFailedLogs(%s, %s) = %d, %v; want %d", tt.from, tt.to, n, err, tt.want)
+		}
+	}
+
+	if won, err := db.ClaimNotificationThreshold(ctx, c.ID, t0, 10*time.Minute); err != nil || !won {
+		t.Fatalf("first claim = %v, %v", won, err)
+	}
+	if won, _ := db.ClaimNotificationThreshold(ctx, c.ID, t0.Add(9*time.Minute), 10*time.Minute); won {
+		t.Fatal("a second claim inside the quiet time won")
+	}
+	if won, _ := db.ClaimNotificationThreshold(ctx, c.ID, t0.Add(10*time.Minute), 10*time.Minute); !won {
+		t.Fatal("a claim after the quiet time lost")
+	}
+	if got, _ = db.FindNotificationChannelByID(ctx, c.ID); got.ThresholdAlertedAt == nil || !got.ThresholdAlertedAt.Equal(t0.Add(10*time.Minute)) {
+		t.Fatalf("threshold_alerted_at = %v", got.ThresholdAlertedAt)
+	}
+	if won, _ := db.ClaimNotificationThreshold(ctx, c.ID+100, t0, time.Minute); won {
+		t.Fatal("a claim on a missing channel won")
+	}
+}
+
+// testLogResentFrom: a log's resent_from round-trips, null by default.
+func (s *suite) testLogResentFrom(t *testing.T) {
+	ctx := context.Background()
+	db := s.open(t, s.prefix())
+	msg := core.Message{From: core.Address{Email: "a@example.com"}, To: []core.Address{{Email: "b@example.com"}}, Subject: "s"}
+	first := &core.Log{Message: msg}
+	if err := db.EnqueueLog(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	second := &core.Log{Message: msg, ResentFrom: &first.ID}
+	if err := db.EnqueueLog(ctx, second); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := db.FindLogByID(ctx, first.ID)
+	b, err := db.FindLogByID(ctx, second.ID)
+	if err != nil || a.ResentFrom != nil || b.ResentFrom == nil || *b.ResentFrom != first.ID {
+		t.Fatalf("resent_from: %v and %v (%v)", a.ResentFrom, b.ResentFrom, err)
 	}
 }
 

@@ -90,7 +90,8 @@ func (rt *runtime) alertChannels(cipher *crypto.Cipher, mailer core.AlertMailer,
 		Store:    rt.db,
 		Cipher:   cipher,
 		CheckURL: func(u string) error { return netguard.CheckURL(u, allowPrivate) },
-		Env:      core.NotifierEnv{HTTPClient: guarded, Mailer: mailer, TelegramAPI: telegramAPI},
+		Env: core.NotifierEnv{HTTPClient: guarded, Mailer: mailer, TelegramAPI: telegramAPI,
+			TwilioAPI: rt.consts.String("MAILSVC_TWILIO_API_URL")},
 		DetectChats: func(ctx context.Context, botToken string) ([]alerts.Chat, error) {
 			// The Bot API's address is the operator's, not a user's: no guard.
 			found, err := telegram.DetectChats(ctx, nil, telegramAPI, botToken)
@@ -110,6 +111,7 @@ func (rt *runtime) alertChannels(cipher *crypto.Cipher, mailer core.AlertMailer,
 		Channels:   channels,
 		Leases:     rt.db,
 		History:    rt.db,
+		Thresholds: rt.db,
 		Logger:     log,
 		FoldWindow: time.Duration(rt.consts.Int("MAILSVC_ALERT_FOLD_MINUTES", 30)) * time.Minute,
 	}

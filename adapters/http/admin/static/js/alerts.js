@@ -1,6 +1,6 @@
 // alerts.js: alert channels: list, create and edit (fields per type),
-// enable/disable/delete in bulk, test a saved or unsaved channel, and
-// Telegram chat detection from a bot token.
+// enable/disable/delete in bulk, test a saved or unsaved channel, the
+// delivery_failed threshold, and Telegram chat detection from a bot token.
 import * as api from './api.js';
 import { h, replace, heading, table, badge, field, showErrors, errorNotice, notice, flash, busy } from './ui.js';
 import { MASK } from './form.js';
@@ -13,6 +13,8 @@ const TYPES = {
   teams: [['webhook_url', 'Webhook URL', true]],
   webhook: [['url', 'URL', true], ['secret', 'Signing secret (optional)', true]],
   email: [['to', 'Send to (comma-separated)', false], ['connection_id', 'Through connection (id)', false]],
+  twilio: [['account_sid', 'Account SID', false], ['auth_token', 'Auth token', true],
+    ['from', 'From (Twilio number, +15551234567, or sender ID)', false], ['to', 'To (phone number, +447700900123)', false]],
 };
 const EVENTS = ['delivery_failed', 'fallback_used', 'connection_down', 'connection_recovered', 'oauth_refresh_failed', 'queue_stalled'];
 
@@ -28,12 +30,18 @@ export async function render(root, [which]) {
   const rows = channels.map((c) => [
     h('input', { type: 'checkbox', 'aria-label': `Select ${c.name}`, onchange: (e) => (e.target.checked ? sel.add(c.id) : sel.delete(c.id)) }),
     h('a', { href: `#/alerts/${c.id}` }, c.name), c.type, badge(c.is_active ? 'active' : 'inactive'),
-    (c.events || []).length ? c.events.join(', ') : 'every event']);
+    ((c.events || []).length ? c.events.join(', ') : 'every event') + threshold(c)]);
   replace(root, heading('Alerts', h('a', { class: 'button button-primary', href: '#/alerts/new' }, 'Add channel')),
     h('div', { class: 'toolbar' }, ['enable', 'disable', 'delete'].map((a) => h('button', { class: 'button', type: 'button', onclick: bulk(a) }, `${a[0].toUpperCase()}${a.slice(1)} selected`))),
     table('Alert channels', ['', 'Name', 'Type', 'State', 'Events'], rows),
     editing ? channelForm(editing, root) : null);
 }
+
+// whole reads a whole number typed in a field, dflt when it is empty.
+const whole = (v, dflt) => { const n = Number.parseInt(v, 10); return Number.isNaN(n) ? dflt : n; };
+
+// threshold describes a channel's delivery_failed threshold, if it has one.
+const threshold = (c) => (c.threshold_count > 1 ? ` (delivery_failed after ${c.threshold_count} in ${c.threshold_minutes} min)` : '');
 
 function channelForm(ch, root) {
   const name = h('input', { id: 'al-name', name: 'name', value: ch.name || '' });
@@ -42,12 +50,17 @@ function channelForm(ch, root) {
   const active = h('input', { id: 'al-active', name: 'is_active', type: 'checkbox', checked: ch.is_active !== false });
   const events = h('fieldset', { class: 'events' }, h('legend', {}, 'Events (none checked: every event)'),
     EVENTS.map((ev) => h('label', { class: 'inline' }, h('input', { type: 'checkbox', name: 'events', value: ev, checked: (ch.events || []).includes(ev) }), ` ${ev} `)));
+  const count = h('input', { id: 'al-threshold_count', name: 'threshold_count', type: 'number', min: 1, max: 1000, value: ch.threshold_count || 1 });
+  const minutes = h('input', { id: 'al-threshold_minutes', name: 'threshold_minutes', type: 'number', min: 0, max: 10080, value: ch.threshold_minutes || 0 });
+  const thresholds = h('fieldset', { class: 'threshold' }, h('legend', {}, 'Threshold for delivery_failed'),
+    field('Alert after this many failures', count, '1: on every failure.'),
+    field('within this many minutes', minutes, 'After an alert the channel waits this long, then counts again.'));
   const slot = h('div');
   const status = h('div', { role: 'status' });
   const form = h('form', { class: 'card', novalidate: true, 'aria-labelledby': 'al-h' },
     h('h2', { id: 'al-h' }, ch.id ? `Edit ${ch.name}` : 'New channel'),
     field('Name', name), field('Type', type), h('div', { class: 'field checkbox' }, active, h('label', { for: active.id }, 'Active')),
-    slot, events, status,
+    slot, events, thresholds, status,
     h('div', { class: 'actions' },
       h('button', { class: 'button button-primary', type: 'submit' }, 'Save channel'),
       h('button', { class: 'button', type: 'button', onclick: (e) => test(e.target) }, 'Send a test alert'),
@@ -69,7 +82,8 @@ function channelForm(ch, root) {
       if (v !== '') settings[k] = k === 'connection_id' ? Number(v) : v;
     }
     return { name: name.value, type: type.value, is_active: active.checked, settings,
-      events: [...form.querySelectorAll('input[name=events]:checked')].map((x) => x.value) };
+      events: [...form.querySelectorAll('input[name=events]:checked')].map((x) => x.value),
+      threshold_count: whole(count.value, 1), threshold_minutes: whole(minutes.value, 0) };
   };
   const fail = (err) => replace(status, errorNotice(err, showErrors(form, flatten(err.errors))));
   async function test(btn) {
