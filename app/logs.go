@@ -64,7 +64,7 @@ func (s *Logs) List(ctx context.Context, f core.LogFilter) ([]*core.Log, int, er
 // field in error, and reads the page.
 func (s *Logs) list(ctx context.Context, f core.LogFilter, fields map[string]string) ([]*core.Log, int, error) {
 	if f.Status != "" && !validStatus(f.Status) {
-		fields["status"] = "Must be one of: " + strings.Join(core.Statuses, ", ") + "."
+		fields["status"] = "Must be one of: " + strings.Join(core.LogStatuses, ", ") + "."
 	}
 	if len(f.Search) > maxSearchLength {
 		fields["search"] = fmt.Sprintf("Must be at most %d characters.", maxSearchLength)
@@ -168,7 +168,7 @@ func parseLogTime(v string, end bool) (t time.Time, ok bool) {
 const badLogTime = "Must be an RFC 3339 time (2026-01-31T09:30:00Z) or a date (2026-01-31)."
 
 func validStatus(s string) bool {
-	for _, st := range core.Statuses {
+	for _, st := range core.LogStatuses {
 		if s == st {
 			return true
 		}

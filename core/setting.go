@@ -18,6 +18,9 @@ const (
 	// SettingStringMap is an object of string keys to string values;
 	// with Enum set, each value must be one of it.
 	SettingStringMap = "string_map"
+	// SettingAddressList is a list of email addresses and domain names
+	// (ValidAllowListEntry).
+	SettingAddressList = "address_list"
 )
 
 // SettingDef defines one key of a settings scope: its type, default and
@@ -65,6 +68,9 @@ var FreeSettings = []SettingDef{
 	// uncertain waits before it is looked up at the provider and, when
 	// not found, sent again (docs/delivery.md "Uncertain attempts").
 	{Key: "uncertain_grace_minutes", Type: SettingInt, Default: int64(10), Min: Int64(1), Max: Int64(1440)},
+	// capture_allow_list: the addresses and domains still delivered while
+	// the staging guard captures mail (docs/staging.md).
+	{Key: "capture_allow_list", Type: SettingAddressList, Default: []any{}},
 }
 
 // SettingsDefaults returns a scope's defaults as a map.
@@ -73,6 +79,10 @@ func SettingsDefaults(defs []SettingDef) map[string]any {
 	for _, d := range defs {
 		if m, ok := d.Default.(map[string]any); ok {
 			out[d.Key] = maps.Clone(m)
+			continue
+		}
+		if l, ok := d.Default.([]any); ok {
+			out[d.Key] = slices.Clone(l)
 			continue
 		}
 		out[d.Key] = d.Default
@@ -143,6 +153,23 @@ func (d *SettingDef) check(v any) (any, string) {
 				return nil, fmt.Sprintf("The value of %q must be one of: %s.", k, strings.Join(d.Enum, ", "))
 			}
 			out[k] = s
+		}
+		return out, ""
+	case SettingAddressList:
+		list, ok := v.([]any)
+		if !ok {
+			return nil, "Must be a list of email addresses and domains."
+		}
+		if len(list) > 200 {
+			return nil, "At most 200 entries."
+		}
+		out := make([]any, 0, len(list))
+		for _, e := range list {
+			s, ok := e.(string)
+			if !ok || !ValidAllowListEntry(s) {
+				return nil, fmt.Sprintf("%v is not an email address or a domain.", e)
+			}
+			out = append(out, strings.ToLower(strings.TrimSpace(s)))
 		}
 		return out, ""
 	case SettingEmail:
