@@ -209,6 +209,10 @@ func (s *Logs) Stats(ctx context.Context) (core.QueueStats, error) {
 }
 
 // checkIDs validates the ids of a bulk request.
+// CheckIDs validates the ids of a bulk request: 1 to MaxBulkIDs
+// positive ids, else a validation error on the field ids.
+func CheckIDs(ids []int64) error { return checkIDs(ids) }
+
 func checkIDs(ids []int64) error {
 	switch {
 	case len(ids) == 0:

@@ -109,6 +109,9 @@ type Server struct {
 	// Privacy serves the personal data export and erase routes; nil
 	// leaves them unregistered.
 	Privacy PrivacyService
+	// Capture serves the staging guard routes (/capture); nil leaves
+	// them unregistered.
+	Capture CaptureService
 
 	Hooks  *core.Hooks
 	Logger *slog.Logger
@@ -202,6 +205,9 @@ func (s *Server) Handler() http.Handler {
 	}
 	if s.Privacy != nil {
 		s.privacyRoutes(api)
+	}
+	if s.Capture != nil {
+		s.captureRoutes(api)
 	}
 	s.registerModules(api)
 	if s.Probes != nil {
