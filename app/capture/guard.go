@@ -44,7 +44,10 @@ type Guard struct {
 	// Wake), so the released messages go at once.
 	Wake   func()
 	Logger *slog.Logger
-	// TTL bounds the age of the state Holds uses; 0 means DefaultTTL.
+	// TTL bounds the age of the state Holds uses; 0 means DefaultTTL, a
+	// negative TTL reads the state for every message. State, Adopt and
+	// Record refresh it, so a change seen through GET /capture is the one
+	// the next message meets.
 	TTL time.Duration
 
 	mu     sync.Mutex
@@ -124,7 +127,7 @@ func (g *Guard) current(ctx context.Context) core.CaptureState {
 		ttl = DefaultTTL
 	}
 	g.mu.Lock()
-	if g.known && time.Since(g.at) < ttl {
+	if g.known && g.TTL >= 0 && time.Since(g.at) < ttl {
 		s := g.cached
 		g.mu.Unlock()
 		return s

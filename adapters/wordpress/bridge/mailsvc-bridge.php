@@ -1607,6 +1607,17 @@ function mailsvc_bridge_sync_filters() {
 		}
 	}
 
+	// The staging guard captures mail on a staging, development or local
+	// site (docs/staging.md): wp_get_environment_type() reads the
+	// WP_ENVIRONMENT_TYPE environment variable, which the service cannot
+	// see, before the constant it can.
+	if ( function_exists( 'wp_get_environment_type' ) ) {
+		$environment = wp_get_environment_type();
+		if ( 'production' !== $environment ) {
+			$published['environment_type'] = $environment;
+		}
+	}
+
 	// Written once even when empty: an autoloaded option that exists costs
 	// no query on the next page loads, a missing one costs one each time.
 	if ( get_option( 'mailsvc_filters', null ) !== $published ) {
