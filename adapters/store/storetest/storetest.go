@@ -52,6 +52,7 @@ func Run(t *testing.T, dsn string) {
 	tests = append(tests, s.rollupCompactTests()...)
 	tests = append(tests, s.privacyTests()...)
 	tests = append(tests, s.hostHookTests()...)
+	tests = append(tests, s.captureTests()...)
 	for _, tt := range tests {
 		t.Run(tt.name, tt.fn)
 	}
