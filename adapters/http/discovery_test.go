@@ -36,6 +36,7 @@ type (
 	stubSenderGroups  struct{ httppro.SenderGroupService }
 	stubPrivacy       struct{ api.PrivacyService }
 	stubDoctor        struct{ api.DoctorService }
+	stubCapture       struct{ api.CaptureService }
 )
 
 // fullServer returns a Server with every optional route set registered:
@@ -47,7 +48,7 @@ func fullServer(t *testing.T, pro bool) (*api.Server, *httptest.Server) {
 	s.Logs, s.Actions, s.Transcripts = stubLogs{}, stubActions{}, stubTranscripts{}
 	s.Plugins, s.Notifications, s.OAuth = stubPlugins{}, stubNotifications{}, stubOAuth{}
 	s.Migration, s.Dashboard, s.Privacy = stubMigration{}, stubDashboard{}, stubPrivacy{}
-	s.Doctor = stubDoctor{}
+	s.Doctor, s.Capture = stubDoctor{}, stubCapture{}
 	s.Probes = &api.Probes{Metrics: http.NotFoundHandler(), Health: true, Ready: stubReady{}}
 	if pro {
 		s.Modules = []api.Module{&httppro.Module{
