@@ -9,6 +9,7 @@ import (
 
 	mysqldriver "github.com/go-sql-driver/mysql"
 
+	"github.com/mailsvc/mailsvc/adapters/store"
 	"github.com/mailsvc/mailsvc/adapters/wordpress"
 	"github.com/mailsvc/mailsvc/app/capture"
 	"github.com/mailsvc/mailsvc/core"
@@ -85,20 +86,20 @@ func dsnIdentity(dsn string) (name, host string) {
 // captureGuard builds the staging guard (docs/staging.md). An invalid
 // MAILSVC_ENVIRONMENT is an error: the guard must not guess when it was
 // told.
-func (rt *runtime) captureGuard(settings capture.SettingsSource, wake func(), log *slog.Logger) (*capture.Guard, error) {
+func (rt *runtime) captureGuard(db *store.DB, settings capture.SettingsSource, wake func(), log *slog.Logger) (*capture.Guard, error) {
 	env := strings.ToLower(strings.TrimSpace(rt.consts.String(core.EnvironmentConstant)))
 	if env != "" && !containsEnv(env) {
 		return nil, fmt.Errorf("%s must be one of %s, not %q", core.EnvironmentConstant, strings.Join(core.Environments, ", "), env)
 	}
 	site := &siteFingerprint{rt: rt}
 	if !rt.standalone() {
-		src, err := wordpress.NewGormSource(rt.db.Gorm(), rt.prefix)
+		src, err := wordpress.NewGormSource(db.Gorm(), rt.prefix)
 		if err != nil {
 			return nil, err
 		}
 		site.options = src
 	}
-	return &capture.Guard{Store: rt.db, Site: site, Settings: settings, Environment: env, Wake: wake, Logger: log}, nil
+	return &capture.Guard{Store: db, Site: site, Settings: settings, Environment: env, Wake: wake, Logger: log}, nil
 }
 
 func containsEnv(env string) bool {

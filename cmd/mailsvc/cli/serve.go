@@ -132,7 +132,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	// The staging guard: the live site's fingerprint is recorded the
 	// first time the service starts (a new install, or the first start
 	// after an upgrade), before the workers run.
-	captureGuard, err := rt.captureGuard(settings, deliverySvc.Wake, log)
+	captureGuard, err := rt.captureGuard(rt.db, settings, deliverySvc.Wake, log)
 	if err != nil {
 		return err
 	}
