@@ -209,6 +209,8 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	dash := rt.dashboard(conns, settings, deliverySvc, driverEnv, hooks)
+	dash.Capture = captureGuard
 	srv := &api.Server{
 		Auth:        auth,
 		Connections: conns,
@@ -225,7 +227,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		Notifications:  channels,
 		OAuth:          oauthSvc,
 		Modules:        extraRoutes,
-		Dashboard:      rt.dashboard(conns, settings, deliverySvc, driverEnv, hooks),
+		Dashboard:      dash,
 		Privacy:        &app.Privacy{Store: rt.db, Transcripts: transcripts},
 		Capture:        captureGuard,
 		Probes:         rt.probes(metricsReg),
