@@ -172,7 +172,7 @@ func (a *ConnectionActions) TestConnection(ctx context.Context, id int64, to str
 	if a.HostHooks != nil && a.HostHooks.Listens(ctx, core.HookTestEmailSent) {
 		hostHooks = func(out core.LogOutcome) []core.HostHook {
 			return []core.HostHook{{Name: core.HookTestEmailSent,
-				Args: []any{conn.ID, to, testSubject(""), out.LogID, out.Status == core.StatusDelivered, out.LastError}}}
+				Args: []any{conn.ID, to, testSubject(""), out.LogID, out.Status == core.StatusDelivered || out.Simulated, out.LastError}}}
 		}
 	}
 	res, err := a.send(ctx, conn, to, "", hostHooks)

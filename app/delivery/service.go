@@ -396,6 +396,11 @@ func (s *Service) SendNow(ctx context.Context, connID int64, msg *core.Message, 
 	}
 	if out, ok := s.captureOutcome(ctx, l, st); ok {
 		out.SentConnectionID = &connID
+		if hostHooks != nil && out.Simulated {
+			// Simulation mode counts as accepted; a message the staging
+			// guard captured was not tried and fires nothing.
+			out.HostHooks = hostHooks(out)
+		}
 		if _, err := s.Logs.RecordOutcomes(context.WithoutCancel(ctx), s.Owner, []core.LogOutcome{out}); err != nil {
 			return nil, fmt.Errorf("record outcome: %w", err)
 		}
