@@ -117,8 +117,6 @@ func normalDBHost(h string) string {
 	h = strings.ToLower(strings.TrimSpace(h))
 	if host, port, err := net.SplitHostPort(h); err == nil && (port == "3306" || port == "") {
 		h = host
-	} else if strings.HasSuffix(h, ":3306") {
-		h = strings.TrimSuffix(h, ":3306")
 	}
 	switch h {
 	case "", "localhost", "127.0.0.1", "::1", "[::1]":

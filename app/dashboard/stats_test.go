@@ -177,7 +177,9 @@ func TestStatsWithoutRollupIsUnavailable(t *testing.T) {
 
 type captureState core.CaptureState
 
-func (c captureState) State(context.Context) (core.CaptureState, error) { return core.CaptureState(c), nil }
+func (c captureState) State(context.Context) (core.CaptureState, error) {
+	return core.CaptureState(c), nil
+}
 
 // TestStatsShowCapture: the stats carry the staging guard's state and
 // count the captured messages apart from the queue.
