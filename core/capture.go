@@ -75,8 +75,10 @@ func (f Fingerprint) Normalized() Fingerprint {
 	return f
 }
 
-// Differences names the fields (by their JSON names) in which f and o
-// differ once normalized; none when they are the same site.
+// Differences names the fields (by their JSON names) in which o differs
+// from f (the live fingerprint) once normalized; none when they are the
+// same site. A field f does not know (empty: a standalone service
+// recorded before MAILSVC_PUBLIC_URL was set) is not compared.
 func (f Fingerprint) Differences(o Fingerprint) []string {
 	a, b := f.Normalized(), o.Normalized()
 	var out []string
@@ -85,7 +87,7 @@ func (f Fingerprint) Differences(o Fingerprint) []string {
 		{"db_name", a.DBName, b.DBName}, {"db_host", a.DBHost, b.DBHost},
 		{"table_prefix", a.TablePrefix, b.TablePrefix},
 	} {
-		if c.x != c.y {
+		if c.x != "" && c.x != c.y {
 			out = append(out, c.name)
 		}
 	}

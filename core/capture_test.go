@@ -25,6 +25,7 @@ func TestDecideCapture(t *testing.T) {
 		{name: "a copy on another host captures", in: CaptureInput{Live: live, Current: copied}, mode: CaptureModeCapture, reason: CaptureReasonCopy,
 			message: "This looks like a copy of https://live.example. Mail is being held.", differences: []string{"siteurl", "home"}},
 		{name: "another database captures", in: CaptureInput{Live: live, Current: otherDB}, mode: CaptureModeCapture, reason: CaptureReasonCopy, differences: []string{"db_name"}},
+		{name: "a field unknown to the live fingerprint is not compared", in: CaptureInput{Live: &Fingerprint{DBName: "mailsvc.db", DBHost: "localhost"}, Current: Fingerprint{SiteURL: "https://mail.example", Home: "https://mail.example", DBName: "mailsvc.db"}}, mode: CaptureModeSend},
 		{name: "MAILSVC_ENVIRONMENT=production overrides a copy", in: CaptureInput{Live: live, Current: copied, Environment: "production"}, mode: CaptureModeSend, differences: []string{"siteurl", "home"}},
 		{name: "MAILSVC_ENVIRONMENT=production overrides WordPress staging", in: CaptureInput{Live: live, Current: same, Environment: "production", WordPressEnvironment: "staging"}, mode: CaptureModeSend},
 		{name: "MAILSVC_ENVIRONMENT=staging captures the live site", in: CaptureInput{Live: live, Current: same, Environment: "staging"}, mode: CaptureModeCapture, reason: CaptureReasonEnvironment},
