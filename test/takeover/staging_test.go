@@ -284,3 +284,20 @@ func TestStagingGuardEnvironment(t *testing.T) {
 	s.start("MAILSVC_ENVIRONMENT=development")
 	s.state("capture", "environment")
 }
+
+// TestStagingGuardEnvironmentFromPHP: WordPress's environment type set
+// only in PHP's environment (the WP_ENVIRONMENT_TYPE variable, which the
+// service does not see) reaches the guard through the bridge.
+func TestStagingGuardEnvironmentFromPHP(t *testing.T) {
+	t.Setenv("WP_ENVIRONMENT_TYPE", "development") // for php only: the service's environment drops WP_ variables
+	s := newStagingSite(t, wpsite.Options{Prefix: "wsp_"})
+	st := s.state("capture", "environment")
+	if st.Environment != "development" {
+		t.Fatalf("state: %+v", st)
+	}
+	s.mail("a@customer.example", "from development")
+	s.logStatus("from development", "captured")
+	if n := len(s.sink.Messages()); n != 0 {
+		t.Fatalf("the sink got %d messages", n)
+	}
+}
