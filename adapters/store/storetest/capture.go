@@ -21,6 +21,7 @@ func (s *suite) captureTests() []struct {
 	}{
 		{"FingerprintFirstRecordWins", s.testFingerprintFirstRecordWins},
 		{"ReleaseCapturedOnce", s.testReleaseCapturedOnce},
+		{"CapturedKeptByErase", s.testCapturedKeptByErase},
 	}
 }
 
@@ -162,5 +163,30 @@ func (s *suite) testReleaseCapturedOnce(t *testing.T) {
 	}
 	if n, _ := db.CountCaptured(ctx); n != 0 {
 		t.Fatalf("%d captured logs left after the purge", n)
+	}
+}
+
+// testCapturedKeptByErase: a personal data erase keeps a captured message
+// (it may still be released and sent) and reports it as pending.
+func (s *suite) testCapturedKeptByErase(t *testing.T) {
+	ctx := context.Background()
+	db := s.open(t, s.prefix())
+	l := &core.Log{Message: core.Message{From: core.Address{Email: "site@example.com"}, To: []core.Address{{Email: "pat@example.com"}}, Subject: "held", Text: "b"}}
+	if err := db.EnqueueLog(ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ClaimLogs(ctx, "w", 1, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.RecordOutcomes(ctx, "w", []core.LogOutcome{{LogID: l.ID, Status: core.StatusCaptured}}); err != nil {
+		t.Fatal(err)
+	}
+	erased, pending, err := db.EraseLogsNaming(ctx, "pat@example.com", core.ErasedAddress, 10)
+	if err != nil || erased != 0 || pending != 1 {
+		t.Fatalf("erase = %d erased, %d pending, %v; want 0 and 1", erased, pending, err)
+	}
+	got, err := db.FindLogByID(ctx, l.ID)
+	if err != nil || got.Message.To[0].Email != "pat@example.com" {
+		t.Fatalf("the captured log after the erase: %+v, %v", got, err)
 	}
 }
