@@ -262,6 +262,9 @@ func (s *Logs) ResendOne(ctx context.Context, id int64) error {
 	if err != nil {
 		return fmt.Errorf("resend log %d: %w", id, err)
 	}
+	if l.Status == core.StatusCaptured {
+		return core.InvalidField("status", fmt.Sprintf("Log %d is captured (held by the staging guard); release it instead (POST /capture/release).", id))
+	}
 	if l.Status != core.StatusDelivered && l.Status != core.StatusFailed {
 		return core.InvalidField("status", fmt.Sprintf("Log %d is %s; only delivered or failed messages can be resent.", id, l.Status))
 	}
