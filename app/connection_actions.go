@@ -172,7 +172,7 @@ func (a *ConnectionActions) TestConnection(ctx context.Context, id int64, to str
 	if a.HostHooks != nil && a.HostHooks.Listens(ctx, core.HookTestEmailSent) {
 		hostHooks = func(out core.LogOutcome) []core.HostHook {
 			return []core.HostHook{{Name: core.HookTestEmailSent,
-				Args: []any{conn.ID, to, testSubject(""), out.LogID, out.Status == core.StatusDelivered, out.LastError}}}
+				Args: []any{conn.ID, to, testSubject(""), out.LogID, out.Status == core.StatusDelivered || out.Simulated, out.LastError}}}
 		}
 	}
 	res, err := a.send(ctx, conn, to, "", hostHooks)
@@ -216,7 +216,7 @@ func (a *ConnectionActions) send(ctx context.Context, conn *core.Connection, to,
 		return nil, err
 	}
 	res := &TestEmailResult{
-		Success:           l.Status == core.StatusDelivered,
+		Success:           l.Status == core.StatusDelivered || l.Simulated,
 		LogID:             l.ID,
 		Status:            l.Status,
 		ConnectionID:      conn.ID,
@@ -226,6 +226,8 @@ func (a *ConnectionActions) send(ctx context.Context, conn *core.Connection, to,
 	switch {
 	case l.Simulated:
 		res.Message = "Simulation mode is on: the test email was recorded but not sent."
+	case l.Status == core.StatusCaptured:
+		res.Message = fmt.Sprintf("Mail is being held on this site: the test email to %s was captured, not sent. Release it from the capture list, or add the address to capture_allow_list.", to)
 	case res.Success:
 		res.Message = fmt.Sprintf("The test email to %s was accepted by the provider.", to)
 	default:

@@ -67,7 +67,7 @@ func (s *Logs) List(ctx context.Context, f core.LogFilter) ([]*core.Log, int, er
 // field in error, and reads the page.
 func (s *Logs) list(ctx context.Context, f core.LogFilter, fields map[string]string) ([]*core.Log, int, error) {
 	if f.Status != "" && !validStatus(f.Status) {
-		fields["status"] = "Must be one of: " + strings.Join(core.Statuses, ", ") + "."
+		fields["status"] = "Must be one of: " + strings.Join(core.LogStatuses, ", ") + "."
 	}
 	if len(f.Search) > maxSearchLength {
 		fields["search"] = fmt.Sprintf("Must be at most %d characters.", maxSearchLength)
@@ -171,7 +171,7 @@ func parseLogTime(v string, end bool) (t time.Time, ok bool) {
 const badLogTime = "Must be an RFC 3339 time (2026-01-31T09:30:00Z) or a date (2026-01-31)."
 
 func validStatus(s string) bool {
-	for _, st := range core.Statuses {
+	for _, st := range core.LogStatuses {
 		if s == st {
 			return true
 		}
@@ -212,6 +212,10 @@ func (s *Logs) Stats(ctx context.Context) (core.QueueStats, error) {
 }
 
 // checkIDs validates the ids of a bulk request.
+// CheckIDs validates the ids of a bulk request: 1 to MaxBulkIDs
+// positive ids, else a validation error on the field ids.
+func CheckIDs(ids []int64) error { return checkIDs(ids) }
+
 func checkIDs(ids []int64) error {
 	switch {
 	case len(ids) == 0:
@@ -260,6 +264,9 @@ func (s *Logs) ResendOne(ctx context.Context, id int64) error {
 	l, err := s.Store.FindLogByID(ctx, id)
 	if err != nil {
 		return fmt.Errorf("resend log %d: %w", id, err)
+	}
+	if l.Status == core.StatusCaptured {
+		return core.InvalidField("status", fmt.Sprintf("Log %d is captured (held by the staging guard); release it instead (POST /capture/release).", id))
 	}
 	if l.Status != core.StatusDelivered && l.Status != core.StatusFailed {
 		return core.InvalidField("status", fmt.Sprintf("Log %d is %s; only delivered or failed messages can be resent.", id, l.Status))

@@ -224,7 +224,7 @@ func (p *Privacy) Erase(ctx context.Context, email string) (*PersonalDataErasure
 	if out.Done && pending > 0 {
 		out.ItemsRetained = true
 		out.Messages = append(out.Messages, fmt.Sprintf(
-			"%d email log(s) naming this address are still waiting to be sent and were kept; erase again once they are sent.", pending))
+			"%d email log(s) naming this address are still waiting to be sent (queued, or held by the staging guard) and were kept; erase again once they are sent or deleted.", pending))
 	}
 	return out, nil
 }

@@ -141,7 +141,7 @@ var ConstantCatalog = []ConstantDef{
 
 	// Host (WordPress) constants the service reads.
 	{Name: "SAVEQUERIES", Type: ConstBool, Default: "false", Group: GroupHost, Description: "WordPress: record database queries; MAIL_SVC_DEBUG_QUERIES requires it."},
-	{Name: "WP_ENVIRONMENT_TYPE", Type: ConstString, Default: "production", Group: GroupHost, Allowed: []string{"local", "development", "staging", "production"}, Description: "WordPress environment type; application passwords over plain HTTP only when local."},
+	{Name: "WP_ENVIRONMENT_TYPE", Type: ConstString, Default: "production", Group: GroupHost, Allowed: []string{"local", "development", "staging", "production"}, Description: "WordPress environment type; application passwords over plain HTTP only when local; staging, development and local capture mail (docs/staging.md)."},
 
 	// The daemon's own settings.
 	{Name: "MAILSVC_DB", Type: ConstString, Sensitive: true, Group: GroupDaemon, Description: "Database: mysql:DSN (go-sql-driver form) or sqlite:PATH; default: the DB_* constants of MAILSVC_WP_CONFIG, else sqlite:$MAILSVC_DATA_DIR/mailsvc.db. The password part is masked."},
@@ -163,6 +163,7 @@ var ConstantCatalog = []ConstantDef{
 	{Name: "MAILSVC_SMTP_MAX_BYTES", Type: ConstInt, Default: "26214400", Group: GroupDaemon, Min: Int64(1024), Max: Int64(1 << 30), Description: "Largest message the SMTP submission listener accepts, in bytes (announced as EHLO SIZE; larger messages get 552), 1024 to 1073741824."},
 	{Name: "MAILSVC_SMTP_TLS_CERT", Type: ConstString, Group: GroupDaemon, Description: "TLS certificate file of the SMTP submission listener; with MAILSVC_SMTP_TLS_KEY it offers STARTTLS."},
 	{Name: "MAILSVC_SMTP_TLS_KEY", Type: ConstString, Group: GroupDaemon, Description: "TLS private key file of the SMTP submission listener."},
+	{Name: "MAILSVC_ENVIRONMENT", Type: ConstString, Group: GroupDaemon, Allowed: []string{"production", "staging", "development"}, Description: "The site's environment for the staging guard: production sends mail even from what looks like a copy; staging and development capture it (held, not sent) except for capture_allow_list. Unset: the guard decides from WordPress's environment type and the site's fingerprint. See docs/staging.md."},
 	{Name: "MAILSVC_PUBLIC_URL", Type: ConstString, Group: GroupDaemon, Description: "The site's public base URL, under which /wp-json/mailsvc/v1 reaches this service (for OAuth callback URIs); default: the site's home option beside WordPress, else the address the request came to."},
 	{Name: "MAILSVC_HOOK_RUNNER_URL", Type: ConstString, Group: GroupDaemon, Description: "Beside WordPress: the URL at which the service asks the site to run its pending hooks (docs/hooks.md); default: the bridge's own REST route on the site, as the bridge publishes it."},
 	{Name: "MAILSVC_ADMIN_URL", Type: ConstString, Group: GroupDaemon, Description: "The admin page an OAuth callback returns to; default: {siteurl}/wp-admin/admin.php?page=mailsvc beside WordPress, else {public URL}/admin/. Beside WordPress its origin is also the one allowed to frame the admin screens (frame-ancestors)."},

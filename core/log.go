@@ -10,16 +10,27 @@ import (
 // queued → sending (claimed by a worker under a lease) → delivered | failed;
 // sending → queued when the lease expires (the worker died) or after a
 // temporary failure with retries left; failed → queued on resend.
+// sending → captured when the capture guard holds the message (a copy of
+// the live site, a staging environment, simulation mode: see
+// capture.go); captured → queued (released) on release.
 const (
 	StatusQueued    = "queued"
 	StatusSending   = "sending"
 	StatusDelivered = "delivered"
 	StatusFailed    = "failed"
+	// StatusCaptured is a message held, not sent: it waits for a release
+	// (POST /capture/release) and is neither queued backlog nor a
+	// failure.
+	StatusCaptured = "captured"
 )
 
-// Statuses lists every log status, in the order the queue statistics
-// report them.
+// Statuses lists the log statuses the queue statistics count, in the
+// order they report them (the spec's four).
 var Statuses = []string{StatusQueued, StatusSending, StatusFailed, StatusDelivered}
+
+// LogStatuses lists every log status: Statuses and StatusCaptured. A
+// list of logs may be filtered by any of them.
+var LogStatuses = []string{StatusQueued, StatusSending, StatusFailed, StatusDelivered, StatusCaptured}
 
 // Log is one message and its delivery record: the queue row.
 type Log struct {
@@ -75,6 +86,9 @@ type Log struct {
 	// AttachmentsKept is false when the log keeps its attachments' names,
 	// types and sizes only.
 	AttachmentsKept bool `json:"attachments_kept"`
+	// CaptureReleased is set on a captured log that was released: the
+	// capture guard lets it go (read by claims only).
+	CaptureReleased bool `json:"-"`
 }
 
 // Resendable reports whether the log still holds the whole message, so
@@ -138,6 +152,9 @@ const (
 	OutcomeTemporary = "temporary_failure"
 	OutcomePermanent = "permanent_failure"
 	OutcomeSimulated = "simulated"
+	// OutcomeCaptured records a message the capture guard held (the log
+	// became captured); nothing was sent and no attempt is counted.
+	OutcomeCaptured = "captured"
 	// OutcomeRateLimited is an attempt the provider refused with a "slow
 	// down" answer (core.RateLimited): the message is requeued without
 	// the attempt counting against its retries.
@@ -298,7 +315,7 @@ type LogStore interface {
 	// and logs that are not Resendable are left alone. It returns how
 	// many were requeued.
 	ResendLogs(ctx context.Context, ids []int64) (int, error)
-	// PurgeLogs deletes delivered and failed logs created before before,
+	// PurgeLogs deletes delivered, failed and captured logs created before before,
 	// with their history, in statements of at most batch rows (each its
 	// own transaction, so a long purge never holds locks for long), and
 	// returns how many it deleted. Queued and sending logs are never

@@ -46,8 +46,9 @@ type PersonalDataStore interface {
 	// headers, the last error and the attempts' responses, and the
 	// provider events whose detail names it are removed. Statuses,
 	// times and the analytics roll-ups are left as they are. It returns
-	// how many logs it erased and how many queued or sending logs still
-	// name the address (they are left alone until sent). An erased log
+	// how many logs it erased and how many queued, sending or captured
+	// logs still name the address (they are left alone until sent; a
+	// captured one may still be released). An erased log
 	// no longer names email, so calling again erases the next ones; 0
 	// erased means none is left. Safe to retry.
 	EraseLogsNaming(ctx context.Context, email, replacement string, limit int) (erased, pending int, err error)

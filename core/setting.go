@@ -21,6 +21,9 @@ const (
 	// SettingObject is an object whose fields the definition's Check
 	// validates and normalises (e.g. summary_report).
 	SettingObject = "object"
+	// SettingAddressList is a list of email addresses and domain names
+	// (ValidAllowListEntry).
+	SettingAddressList = "address_list"
 )
 
 // SettingDef defines one key of a settings scope: its type, default and
@@ -74,6 +77,9 @@ var FreeSettings = []SettingDef{
 	{Key: "uncertain_grace_minutes", Type: SettingInt, Default: int64(10), Min: Int64(1), Max: Int64(1440)},
 	// summary_report is the periodic summary email (docs/reports.md).
 	{Key: SummaryReportKey, Type: SettingObject, Default: SummaryReportDefault(), Check: CheckSummaryReport},
+	// capture_allow_list: the addresses and domains still delivered while
+	// the staging guard captures mail (docs/staging.md).
+	{Key: "capture_allow_list", Type: SettingAddressList, Default: []any{}},
 }
 
 // SettingsDefaults returns a scope's defaults as a map.
@@ -82,6 +88,10 @@ func SettingsDefaults(defs []SettingDef) map[string]any {
 	for _, d := range defs {
 		if m, ok := d.Default.(map[string]any); ok {
 			out[d.Key] = maps.Clone(m)
+			continue
+		}
+		if l, ok := d.Default.([]any); ok {
+			out[d.Key] = slices.Clone(l)
 			continue
 		}
 		out[d.Key] = d.Default
@@ -166,6 +176,23 @@ func (d *SettingDef) check(v any) (any, string) {
 				return nil, fmt.Sprintf("The value of %q must be one of: %s.", k, strings.Join(d.Enum, ", "))
 			}
 			out[k] = s
+		}
+		return out, ""
+	case SettingAddressList:
+		list, ok := v.([]any)
+		if !ok {
+			return nil, "Must be a list of email addresses and domains."
+		}
+		if len(list) > 200 {
+			return nil, "At most 200 entries."
+		}
+		out := make([]any, 0, len(list))
+		for _, e := range list {
+			s, ok := e.(string)
+			if !ok || !ValidAllowListEntry(s) {
+				return nil, fmt.Sprintf("%v is not an email address or a domain.", e)
+			}
+			out = append(out, strings.ToLower(strings.TrimSpace(s)))
 		}
 		return out, ""
 	case SettingEmail:

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
+	"strings"
 )
 
 // Settings is a connection's settings: key → JSON value (string, int64,
@@ -93,4 +94,28 @@ func AsInt(v any) (int64, bool) {
 		return i, err == nil
 	}
 	return 0, false
+}
+
+// Strings returns the value of key as a list of strings: a JSON list's
+// string elements, or a comma-separated string split and trimmed (as a
+// constant is written); nil when absent.
+func (s Settings) Strings(key string) []string {
+	var out []string
+	switch v := s[key].(type) {
+	case []any:
+		for _, e := range v {
+			if str, ok := e.(string); ok && str != "" {
+				out = append(out, str)
+			}
+		}
+	case []string:
+		out = append(out, v...)
+	case string:
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
 }

@@ -38,6 +38,7 @@ type (
 	stubEmailControls struct{ api.EmailControlService }
 	stubDoctor        struct{ api.DoctorService }
 	stubReports       struct{ api.ReportService }
+	stubCapture       struct{ api.CaptureService }
 )
 
 // fullServer returns a Server with every optional route set registered:
@@ -49,7 +50,7 @@ func fullServer(t *testing.T, pro bool) (*api.Server, *httptest.Server) {
 	s.Logs, s.Actions, s.Transcripts = stubLogs{}, stubActions{}, stubTranscripts{}
 	s.Plugins, s.Notifications, s.OAuth = stubPlugins{}, stubNotifications{}, stubOAuth{}
 	s.Migration, s.Dashboard, s.Privacy = stubMigration{}, stubDashboard{}, stubPrivacy{}
-	s.Doctor, s.EmailControls, s.Reports = stubDoctor{}, stubEmailControls{}, stubReports{}
+	s.Doctor, s.EmailControls, s.Reports, s.Capture = stubDoctor{}, stubEmailControls{}, stubReports{}, stubCapture{}
 	s.Probes = &api.Probes{Metrics: http.NotFoundHandler(), Health: true, Ready: stubReady{}}
 	if pro {
 		s.Modules = []api.Module{&httppro.Module{

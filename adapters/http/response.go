@@ -74,13 +74,19 @@ func writeList[T any](w http.ResponseWriter, items []T, total int, p Page) {
 	if items == nil {
 		items = []T{}
 	}
+	setPageHeaders(w, total, p)
+	writeJSON(w, http.StatusOK, items)
+}
+
+// setPageHeaders sets X-WP-Total and X-WP-TotalPages for a list of total
+// items read by pages p.
+func setPageHeaders(w http.ResponseWriter, total int, p Page) {
 	pages := 0
 	if total > 0 {
 		pages = int(math.Ceil(float64(total) / float64(p.PerPage)))
 	}
 	w.Header().Set("X-WP-Total", strconv.Itoa(total))
 	w.Header().Set("X-WP-TotalPages", strconv.Itoa(pages))
-	writeJSON(w, http.StatusOK, items)
 }
 
 // decodeJSON reads a JSON object body into dst. A malformed body, a body

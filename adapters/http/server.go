@@ -117,6 +117,9 @@ type Server struct {
 	// Reports serves the summary report routes; nil leaves them
 	// unregistered.
 	Reports ReportService
+	// Capture serves the staging guard routes (/capture); nil leaves
+	// them unregistered.
+	Capture CaptureService
 
 	Hooks  *core.Hooks
 	Logger *slog.Logger
@@ -216,6 +219,9 @@ func (s *Server) Handler() http.Handler {
 	}
 	if s.Reports != nil {
 		s.reportRoutes(api)
+	}
+	if s.Capture != nil {
+		s.captureRoutes(api)
 	}
 	s.registerModules(api)
 	if s.Probes != nil {

@@ -616,7 +616,8 @@ func (db *DB) ResendLogs(ctx context.Context, ids []int64) (int, error) {
 	res, err := db.sqlDB.ExecContext(ctx, db.expand(`UPDATE {prefix}mailsvc_logs SET
 		status = ?, attempts = 0, phase_attempts = 0, used_fallback = 0, simulated = 0,
 		provider_message_id = '', last_error = '', next_attempt_at = ?, lease_owner = NULL,
-		lease_until = NULL, delivered_at = NULL, updated_at = ?, body_mode = '', recipient_outcomes = NULL, recipients_refused = 0
+		lease_until = NULL, delivered_at = NULL, updated_at = ?, body_mode = '', recipient_outcomes = NULL, recipients_refused = 0,
+		capture_released = 0
 		WHERE status IN (?, ?) AND body_mode <> ? AND redacted_count = 0 AND attachments_kept = 1
 		AND id IN (`+in+`)`),
 		append([]any{core.StatusQueued, t, t, core.StatusDelivered, core.StatusFailed, core.LogBodyNone}, args...)...)
@@ -638,7 +639,7 @@ func (db *DB) PurgeLogs(ctx context.Context, before time.Time, batch int) (int, 
 		batch = 500
 	}
 	total := 0
-	for _, status := range []string{core.StatusDelivered, core.StatusFailed} {
+	for _, status := range []string{core.StatusDelivered, core.StatusFailed, core.StatusCaptured} {
 		for {
 			n, more, err := db.purgeBatch(ctx, status, before, batch)
 			total += n
@@ -681,8 +682,8 @@ func (db *DB) purgeBatch(ctx context.Context, status string, before time.Time, b
 	in, args := inList(ids)
 	// Re-check the status: a log resent meanwhile is no longer purged.
 	res, err := db.sqlDB.ExecContext(ctx, db.expand(`DELETE FROM {prefix}mailsvc_logs
-		WHERE status IN (?, ?) AND id IN (`+in+`)`),
-		append([]any{core.StatusDelivered, core.StatusFailed}, args...)...)
+		WHERE status = ? AND id IN (`+in+`)`),
+		append([]any{status}, args...)...)
 	if err != nil {
 		return 0, false, fmt.Errorf("purge logs: delete: %w", err)
 	}

@@ -55,7 +55,7 @@ func (db *DB) claimIn(ctx context.Context, tx *sql.Tx, owners []string, counts [
 		return out, nil
 	}
 	t := now()
-	sel := `SELECT ` + logColumns + `, recipients_indexed FROM {prefix}mailsvc_logs
+	sel := `SELECT ` + logColumns + `, recipients_indexed, capture_released FROM {prefix}mailsvc_logs
 		WHERE status = ? AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?`
 	if db.dialect == DialectMySQL {
 		sel += " FOR UPDATE SKIP LOCKED"
@@ -66,12 +66,13 @@ func (db *DB) claimIn(ctx context.Context, tx *sql.Tx, owners []string, counts [
 	}
 	var due, pending []*core.Log
 	for rows.Next() {
-		var indexed bool
-		l, err := scanLog(withExtra{rows, []any{&indexed}})
+		var indexed, released bool
+		l, err := scanLog(withExtra{rows, []any{&indexed, &released}})
 		if err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("read due log: %w", err)
 		}
+		l.CaptureReleased = released
 		due = append(due, l)
 		if !indexed {
 			pending = append(pending, l)

@@ -997,6 +997,20 @@ var migrations = []migration{
 			`CREATE INDEX {prefix}mailsvc_logs_status_updated ON {prefix}mailsvc_logs (status, updated_at)`,
 		},
 	},
+	{
+		// The staging guard: a captured log that was released is let go
+		// (docs/staging.md). Captured logs are listed through the
+		// (status, created_at) index.
+		Version: 22,
+		Name:    "released captured logs",
+		MySQL: []string{
+			`ALTER TABLE {prefix}mailsvc_logs
+				ADD COLUMN IF NOT EXISTS capture_released TINYINT(1) NOT NULL DEFAULT 0`,
+		},
+		SQLite: []string{
+			`ALTER TABLE {prefix}mailsvc_logs ADD COLUMN capture_released INTEGER NOT NULL DEFAULT 0`,
+		},
+	},
 }
 
 // senderIndexBackfill returns the statements of migration 15 in one

@@ -166,7 +166,7 @@ func (db *DB) EraseLogsNaming(ctx context.Context, email, replacement string, li
 			return fmt.Errorf("select logs: %w", err)
 		}
 		if err := tx.QueryRowContext(ctx, db.expand(`SELECT COUNT(*) FROM {prefix}mailsvc_logs l JOIN (`+naming+`) n ON n.log_id = l.id
-			WHERE l.status IN (?, ?)`), append(args, core.StatusQueued, core.StatusSending)...).Scan(&pending); err != nil {
+			WHERE l.status IN (?, ?, ?)`), append(args, core.StatusQueued, core.StatusSending, core.StatusCaptured)...).Scan(&pending); err != nil {
 			return fmt.Errorf("count pending logs: %w", err)
 		}
 		if len(ids) == 0 {

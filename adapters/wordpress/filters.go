@@ -14,8 +14,9 @@ import (
 // FiltersOption is the option in which the bridge publishes what the
 // site's mail_svc_rest_capability, mail_svc_sensitive_keys,
 // mail_svc_log_retention_days and mail_svc_api_debug_response_enabled
-// filters return (see the bridge's mailsvc_bridge_sync_filters). A key is
-// present only while a filter changes that value.
+// filters return, and wp_get_environment_type() (see the bridge's
+// mailsvc_bridge_sync_filters). A key is present only while a filter
+// changes that value (the environment type: while it is not production).
 const FiltersOption = "mailsvc_filters"
 
 // DefaultFiltersRefresh is how long the service keeps what it read from
@@ -36,6 +37,9 @@ type FilterResults struct {
 	LogRetentionDays *int64
 	// APIDebugResponseEnabled replaces MAIL_SVC_DEBUG_ATTACH_API_DEBUG.
 	APIDebugResponseEnabled *bool
+	// EnvironmentType is what wp_get_environment_type() returns, published
+	// only when it is not "production" (the staging guard reads it).
+	EnvironmentType string
 }
 
 // PublishedFilters applies the site's PHP filters to the service: it reads
@@ -130,6 +134,11 @@ func ReadFilterResults(ctx context.Context, options OptionReader) (FilterResults
 	if v, ok := arr.Get("log_retention_days"); ok {
 		if n, ok := core.AsInt(v); ok && n >= 0 {
 			r.LogRetentionDays = &n
+		}
+	}
+	if v, ok := arr.Get("environment_type"); ok {
+		if s, ok := v.(string); ok {
+			r.EnvironmentType = strings.ToLower(strings.TrimSpace(s))
 		}
 	}
 	if v, ok := arr.Get("api_debug_response_enabled"); ok {

@@ -43,6 +43,8 @@ func TestReadFilterResults(t *testing.T) {
 			FilterResults{RESTCapability: "manage_mail", SensitiveKeys: []string{"client_id", "x"}, LogRetentionDays: &zero, APIDebugResponseEnabled: &on}},
 		{"retention as a numeric string", `a:1:{s:18:"log_retention_days";s:2:"30";}`, FilterResults{}},
 		{"retention as an integer", `a:1:{s:18:"log_retention_days";i:30;}`, FilterResults{LogRetentionDays: &thirty}},
+		{"the environment type", `a:1:{s:16:"environment_type";s:7:"Staging";}`, FilterResults{EnvironmentType: "staging"}},
+		{"an environment type that is not a string", `a:1:{s:16:"environment_type";i:1;}`, FilterResults{}},
 		{"negative retention and malformed values are no override",
 			`a:4:{s:15:"rest_capability";a:0:{}s:14:"sensitive_keys";s:3:"abc";s:18:"log_retention_days";i:-1;s:26:"api_debug_response_enabled";s:1:"1";}`,
 			FilterResults{}},

@@ -356,6 +356,7 @@ func (s *LogStore) ResendLogs(_ context.Context, ids []int64) (int, error) {
 		l.BodyMode = ""
 		l.Attempts, l.PhaseAttempts, l.UsedFallback, l.Simulated = 0, 0, false, false
 		l.ProviderMessageID, l.LastError, l.DeliveredAt = "", "", nil
+		l.CaptureReleased = false
 		l.SetRecipients(nil)
 		n++
 	}
@@ -368,7 +369,7 @@ func (s *LogStore) PurgeLogs(_ context.Context, before time.Time, _ int) (int, e
 	defer s.mu.Unlock()
 	n := 0
 	for id, l := range s.rows {
-		if (l.Status == core.StatusDelivered || l.Status == core.StatusFailed) && l.CreatedAt.Before(before) {
+		if (l.Status == core.StatusDelivered || l.Status == core.StatusFailed || l.Status == core.StatusCaptured) && l.CreatedAt.Before(before) {
 			delete(s.rows, id)
 			n++
 		}
@@ -466,6 +467,39 @@ func (s *LogStore) KeepLogBodies(_ context.Context, bodies map[int64]*core.KeptB
 	for id, b := range bodies {
 		if l, ok := s.rows[id]; ok && (l.Status == core.StatusDelivered || l.Status == core.StatusFailed) {
 			keepBody(l, b)
+			n++
+		}
+	}
+	return n, nil
+}
+
+// ReleaseCaptured is core.CaptureStore's ReleaseCaptured.
+func (s *LogStore) ReleaseCaptured(_ context.Context, ids []int64, all bool) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now().UTC()
+	want := map[int64]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	n := 0
+	for id, l := range s.rows {
+		if l.Status != core.StatusCaptured || (!all && !want[id]) {
+			continue
+		}
+		l.Status, l.NextAttemptAt, l.UpdatedAt, l.CaptureReleased = core.StatusQueued, now, now, true
+		n++
+	}
+	return n, nil
+}
+
+// CountCaptured is core.CaptureStore's CountCaptured.
+func (s *LogStore) CountCaptured(context.Context) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, l := range s.rows {
+		if l.Status == core.StatusCaptured {
 			n++
 		}
 	}

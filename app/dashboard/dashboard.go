@@ -93,8 +93,17 @@ type Service struct {
 	Settings SettingsEditor
 	Tester   ConnectionTester
 
+	// Capture, when set, is the staging guard, whose state the stats
+	// show.
+	Capture CaptureReader
+
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+}
+
+// CaptureReader reads the staging guard's state (app/capture).
+type CaptureReader interface {
+	State(ctx context.Context) (core.CaptureState, error)
 }
 
 func (s *Service) now() time.Time {

@@ -33,6 +33,9 @@ type Totals struct {
 	// were refused (a part of Delivered).
 	Partial     int64    `json:"partial"`
 	SuccessRate *float64 `json:"success_rate"`
+	// Captured counts the messages the staging guard (or simulation
+	// mode) holds, live: neither queued backlog nor failures.
+	Captured int `json:"captured"`
 }
 
 // ConnectionStats counts one connection's outcomes over the chosen range.
@@ -62,6 +65,9 @@ type Stats struct {
 	// EmailControls counts the core emails the email controls stopped
 	// over the range; absent when the service keeps no such counts.
 	EmailControls *SuppressedStats `json:"email_controls,omitempty"`
+	// Capture is the staging guard's state (docs/staging.md); null
+	// without a guard.
+	Capture *core.CaptureState `json:"capture"`
 }
 
 // Stats returns the delivery statistics: the live queue, today, the last
@@ -125,7 +131,15 @@ func (s *Service) Stats(ctx context.Context, q RangeQuery) (*Stats, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Stats{
+	var capture *core.CaptureState
+	if s.Capture != nil {
+		st, err := s.Capture.State(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("capture state: %w", err)
+		}
+		capture = &st
+	}
+	out := &Stats{
 		TimeZone: loc.String(),
 		Totals: Totals{Queued: queue.Queued, Sending: queue.Sending,
 			Delivered: cRange.Delivered, Failed: cRange.Failed, Partial: cRange.Partial, SuccessRate: cRange.SuccessRate()},
@@ -135,7 +149,12 @@ func (s *Service) Stats(ctx context.Context, q RangeQuery) (*Stats, error) {
 		Range:         newPeriodStats(rng, cRange),
 		Connections:   conns,
 		EmailControls: suppressed,
-	}, nil
+		Capture:       capture,
+	}
+	if capture != nil {
+		out.Totals.Captured = capture.Captured
+	}
+	return out, nil
 }
 
 // connectionStats names the per-connection counts: every stored

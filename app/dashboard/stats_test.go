@@ -174,3 +174,28 @@ func TestStatsWithoutRollupIsUnavailable(t *testing.T) {
 		t.Fatalf("err = %v, want unavailable", err)
 	}
 }
+
+type captureState core.CaptureState
+
+func (c captureState) State(context.Context) (core.CaptureState, error) {
+	return core.CaptureState(c), nil
+}
+
+// TestStatsShowCapture: the stats carry the staging guard's state and
+// count the captured messages apart from the queue.
+func TestStatsShowCapture(t *testing.T) {
+	now := at(t, "2024-06-30T10:00:00Z")
+	s := &dashboard.Service{Outcomes: &outcomes{}, Queue: queue{Queued: 2}, Now: func() time.Time { return now },
+		Capture: captureState{Mode: core.CaptureModeCapture, Reason: core.CaptureReasonCopy, Message: "This looks like a copy of https://live.example. Mail is being held.", Captured: 5}}
+	st, err := s.Stats(context.Background(), dashboard.RangeQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Capture == nil || st.Capture.Reason != core.CaptureReasonCopy || st.Totals.Captured != 5 || st.Totals.Queued != 2 {
+		t.Fatalf("stats: totals %+v capture %+v", st.Totals, st.Capture)
+	}
+	s.Capture = nil
+	if st, _ := s.Stats(context.Background(), dashboard.RangeQuery{}); st.Capture != nil || st.Totals.Captured != 0 {
+		t.Fatalf("stats without a guard: %+v", st.Totals)
+	}
+}

@@ -284,12 +284,6 @@ func TestDeliveryOutcomes(t *testing.T) {
 			calls: map[int64]int{1: 0, 2: 0, 3: 1}, sentConn: 3,
 		},
 		{
-			name:     "simulation sends nothing",
-			settings: fakeSettings{"simulation_enabled": true},
-			status:   core.StatusDelivered, outcomes: []string{core.OutcomeSimulated},
-			calls: map[int64]int{1: 0}, sentConn: 1, simulated: true,
-		},
-		{
 			name:     "no default connection fails clearly",
 			settings: fakeSettings{"default_connection_id": nil},
 			status:   core.StatusFailed, outcomes: []string{core.OutcomePermanent},

@@ -111,6 +111,11 @@ type Service struct {
 	// routing rules and sender groups; see ConnectionChooser). Nil in the
 	// free build.
 	Chooser ConnectionChooser
+	// Capture, when set, is the staging guard: a message it holds is
+	// captured (status captured), not sent, until it is released.
+	// Simulation mode (simulation_enabled) captures every message
+	// whether or not it is set.
+	Capture CaptureGuard
 	// Metrics, when set, receives the engine's measurements (sends
 	// started and finished, retries, provider errors, rate-limit waits).
 	Metrics Metrics
@@ -389,6 +394,19 @@ func (s *Service) SendNow(ctx context.Context, connID int64, msg *core.Message, 
 	if err := s.Logs.EnqueueLog(ctx, l); err != nil {
 		return nil, fmt.Errorf("record message: %w", err)
 	}
+	if out, ok := s.captureOutcome(ctx, l, st); ok {
+		out.SentConnectionID = &connID
+		if hostHooks != nil && out.Simulated {
+			// Simulation mode counts as accepted; a message the staging
+			// guard captured was not tried and fires nothing.
+			out.HostHooks = hostHooks(out)
+		}
+		if _, err := s.Logs.RecordOutcomes(context.WithoutCancel(ctx), s.Owner, []core.LogOutcome{out}); err != nil {
+			return nil, fmt.Errorf("record outcome: %w", err)
+		}
+		applyOutcome(l, out)
+		return l, nil
+	}
 	out, made := s.attempt(ctx, ctx, l, conn, st, false)
 	switch {
 	case made == attemptDeferred:
@@ -475,7 +493,7 @@ const (
 	attemptRateLimited
 )
 
-// attempt makes one delivery attempt of l through conn (or simulates it)
+// attempt makes one delivery attempt of l through conn
 // and returns an outcome with the counters and history filled in; the
 // caller sets Status, NextAttemptAt and Delete (see attemptMade for the
 // outcomes that need none of that). The send waits its turn in the
@@ -496,11 +514,6 @@ func (s *Service) attempt(ctx, stop context.Context, l *core.Log, conn *core.Con
 	msg = *withMessageID(l, &msg)
 	made := attemptSent
 	switch {
-	case st.simulate:
-		a.Outcome = core.OutcomeSimulated
-		a.Response = "Simulation mode: the message was not sent."
-		out.Simulated = true
-		s.metrics().SendFinished(conn.ID, conn.Driver, a.Outcome, 0)
 	case !conn.IsActive:
 		a.Outcome = core.OutcomePermanent
 		a.Error = fmt.Sprintf("connection %d is inactive", conn.ID)

@@ -445,11 +445,15 @@ func handBack(l *core.Log) core.LogOutcome {
 	}
 }
 
-// decide makes one attempt of l and returns its outcome. A message whose
+// decide makes one attempt of l and returns its outcome. A message the
+// capture guard (or simulation mode) holds is captured, not sent. A message whose
 // connection may not send before stop ends or for a long while goes back
 // to the queue untried; one the provider answered "slow down" goes back
 // without its attempt counting.
 func (s *Service) decide(ctx, stop context.Context, l *core.Log, st settings, conns *connLookup, listed suppressed) core.LogOutcome {
+	if out, ok := s.captureOutcome(ctx, l, st); ok {
+		return out
+	}
 	if uncertainPending(l) {
 		if out, ok := s.resolveUncertain(ctx, l, st, conns); ok {
 			return out

@@ -360,3 +360,32 @@ func hostOf(raw string) string {
 	}
 	return strings.ToLower(u.Host)
 }
+
+// Capture reports the staging guard's state (docs/staging.md): a warning
+// while mail is captured, with the way out.
+func Capture(state func(ctx context.Context) (core.CaptureState, error)) Check {
+	return Check{Name: "capture", Title: "Staging guard", Run: func(ctx context.Context) Finding {
+		if state == nil {
+			return Finding{Verdict: Warning, Message: "The staging guard's state could not be read (no database).", Fix: "Fix the database first."}
+		}
+		st, err := state(ctx)
+		switch {
+		case err != nil:
+			return Finding{Verdict: Warning, Message: "The staging guard's state could not be read: " + err.Error(), Fix: "Fix the database first."}
+		case st.Capturing():
+			f := Finding{Verdict: Warning, Message: fmt.Sprintf("%s %d messages are held.", st.Message, st.Captured)}
+			switch st.Reason {
+			case core.CaptureReasonCopy:
+				f.Fix = "If this is the live site now, choose \"This is the live site now\" on the screens (POST /capture/adopt), then release the held messages; on a staging copy, leave it: mail stays held (capture_allow_list lets the team's own addresses through)."
+			case core.CaptureReasonEnvironment:
+				f.Fix = "Set MAILSVC_ENVIRONMENT=production if this is the live site; otherwise mail stays held (capture_allow_list lets the team's own addresses through)."
+			default:
+				f.Fix = "Turn simulation_enabled off in the settings to send mail; release the held messages to send them."
+			}
+			return f
+		case st.Live == nil:
+			return okf("Mail is sent. No live site is recorded yet: the service records this one when it next starts.")
+		}
+		return okf("Mail is sent: this is the live site %s (%s).", st.Live.Address(), st.Environment)
+	}}
+}

@@ -143,3 +143,27 @@ func TestNonCriticalErrorIsAWarning(t *testing.T) {
 		t.Errorf("report %+v", r)
 	}
 }
+
+func TestCaptureCheck(t *testing.T) {
+	live := &core.Fingerprint{SiteURL: "https://live.example", Home: "https://live.example"}
+	cases := []struct {
+		name    string
+		state   core.CaptureState
+		err     error
+		verdict doctor.Verdict
+		message string
+	}{
+		{"sending", core.CaptureState{Mode: core.CaptureModeSend, Live: live, Environment: "production"}, nil, doctor.OK, "this is the live site https://live.example"},
+		{"nothing recorded", core.CaptureState{Mode: core.CaptureModeSend}, nil, doctor.OK, "No live site is recorded yet"},
+		{"a copy", core.CaptureState{Mode: core.CaptureModeCapture, Reason: core.CaptureReasonCopy, Message: "This looks like a copy of https://live.example. Mail is being held.", Captured: 3}, nil, doctor.Warning, "Mail is being held. 3 messages are held."},
+		{"unreadable", core.CaptureState{}, errors.New("database down"), doctor.Warning, "database down"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := doctor.Capture(func(context.Context) (core.CaptureState, error) { return c.state, c.err }).Run(context.Background())
+			if f.Verdict != c.verdict || !strings.Contains(f.Message, c.message) || (c.verdict != doctor.OK && f.Fix == "") {
+				t.Fatalf("%+v, want %s with %q", f, c.verdict, c.message)
+			}
+		})
+	}
+}

@@ -77,6 +77,10 @@ func TestDoctorBesideWordPress(t *testing.T) {
 			t.Errorf("doctor output lacks ok for %q:\n%s", title, r.Stdout)
 		}
 	}
+	// The site is "local": the staging guard holds its mail, and says so.
+	if !hasVerdict(r.Stdout, "warning", "Staging guard") || !strings.Contains(r.Stdout, "This site is a local site (WP_ENVIRONMENT_TYPE). Mail is being held.") {
+		t.Errorf("doctor output lacks the staging guard's warning:\n%s", r.Stdout)
+	}
 	if !strings.Contains(r.Stdout, "table prefix wpd_") {
 		t.Errorf("doctor does not show the table prefix:\n%s", r.Stdout)
 	}

@@ -25,7 +25,9 @@ func TestOnboardingOnAFreshSiteSendsFromWordPressSender(t *testing.T) {
 	site := wpsite.Install(t, wpsite.Options{Prefix: "wpd_", EnvironmentType: "local", SiteURL: "http://www.Example.test"})
 	pass := site.CreateApplicationPassword(t, site.AdminLogin, "onboarding")
 	sink := smtpsink.Start(t)
-	svc := servicetest.Start(t, t.TempDir(), "MAILSVC_WP_CONFIG="+site.WPConfigPath)
+	// The site is "local" (application passwords over plain HTTP), which
+	// the staging guard would capture: this one is production.
+	svc := servicetest.Start(t, t.TempDir(), "MAILSVC_WP_CONFIG="+site.WPConfigPath, "MAILSVC_ENVIRONMENT=production")
 	auth := servicetest.Basic(site.AdminLogin, pass)
 
 	// No from_email in the settings nor in the connection.

@@ -32,7 +32,9 @@ func TestIntakeOnWordPress(t *testing.T) {
 	readerPW := site.CreateApplicationPassword(t, "reader", "smtp client")
 
 	smtpAddr := servicetest.FreeAddr(t)
-	svc := servicetest.Start(t, t.TempDir(), "MAILSVC_WP_CONFIG="+site.WPConfigPath, "MAILSVC_SMTP_LISTEN="+smtpAddr)
+	// The site is "local" (application passwords over plain HTTP), which
+	// the staging guard would capture: this one is production.
+	svc := servicetest.Start(t, t.TempDir(), "MAILSVC_WP_CONFIG="+site.WPConfigPath, "MAILSVC_SMTP_LISTEN="+smtpAddr, "MAILSVC_ENVIRONMENT=production")
 	admin := basic("boss", bossPW)
 	useSink(t, svc, admin, sink.Host(), sink.Port())
 

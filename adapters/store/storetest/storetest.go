@@ -54,6 +54,7 @@ func Run(t *testing.T, dsn string) {
 	tests = append(tests, s.hostHookTests()...)
 	tests = append(tests, s.emailControlTests()...)
 	tests = append(tests, s.alertHistoryTests()...)
+	tests = append(tests, s.captureTests()...)
 	for _, tt := range tests {
 		t.Run(tt.name, tt.fn)
 	}

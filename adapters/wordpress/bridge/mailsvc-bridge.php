@@ -1302,7 +1302,7 @@ function mailsvc_bridge_privacy_erase( $email_address, $page = 1 ) {
 	// phpcs:disable WordPress.DB.PreparedSQL.InterpolatedNotPrepared, WordPress.DB.PreparedSQL.NotPrepared -- table names are the site's prefix and constants, ids integers.
 	$ids     = array_map( 'intval', (array) $wpdb->get_col( $wpdb->prepare( "SELECT l.id FROM `{$logs_table}` l JOIN ({$naming}) n ON n.log_id = l.id WHERE l.status IN ('delivered', 'failed') ORDER BY l.id LIMIT %d FOR UPDATE", array_merge( $args, array( MAILSVC_BRIDGE_PRIVACY_PAGE ) ) ) ) );
 	$ok      = '' === $wpdb->last_error;
-	$pending = (int) $wpdb->get_var( $wpdb->prepare( "SELECT COUNT(*) FROM `{$logs_table}` l JOIN ({$naming}) n ON n.log_id = l.id WHERE l.status IN ('queued', 'sending')", $args ) );
+	$pending = (int) $wpdb->get_var( $wpdb->prepare( "SELECT COUNT(*) FROM `{$logs_table}` l JOIN ({$naming}) n ON n.log_id = l.id WHERE l.status IN ('queued', 'sending', 'captured')", $args ) );
 	$ok      = $ok && '' === $wpdb->last_error;
 	if ( $ok && ! empty( $ids ) ) {
 		$in   = implode( ',', $ids );
@@ -1609,6 +1609,17 @@ function mailsvc_bridge_sync_filters() {
 		$enabled = (bool) apply_filters( 'mail_svc_api_debug_response_enabled', $default );
 		if ( $enabled !== $default ) {
 			$published['api_debug_response_enabled'] = $enabled;
+		}
+	}
+
+	// The staging guard captures mail on a staging, development or local
+	// site (docs/staging.md): wp_get_environment_type() reads the
+	// WP_ENVIRONMENT_TYPE environment variable, which the service cannot
+	// see, before the constant it can.
+	if ( function_exists( 'wp_get_environment_type' ) ) {
+		$environment = wp_get_environment_type();
+		if ( 'production' !== $environment ) {
+			$published['environment_type'] = $environment;
 		}
 	}
 

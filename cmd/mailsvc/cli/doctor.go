@@ -18,6 +18,7 @@ import (
 	"github.com/mailsvc/mailsvc/adapters/store"
 	"github.com/mailsvc/mailsvc/adapters/wordpress"
 	"github.com/mailsvc/mailsvc/adapters/wordpress/bridge"
+	"github.com/mailsvc/mailsvc/app"
 	"github.com/mailsvc/mailsvc/app/doctor"
 	"github.com/mailsvc/mailsvc/core"
 )
@@ -193,10 +194,18 @@ func (d *siteDoctor) checks(ctx context.Context) []doctor.Check {
 			options = unavailable{err}
 		}
 	}
+	var captureState func(context.Context) (core.CaptureState, error)
+	if d.db != nil {
+		if guard, err := rt.captureGuard(d.db, &app.Settings{Store: d.db, Connections: d.db}, nil, rt.log); err == nil {
+			captureState = guard.State
+		} else {
+			captureState = func(context.Context) (core.CaptureState, error) { return core.CaptureState{}, err }
+		}
+	}
 	checks := []doctor.Check{doctor.Database(db, store.LatestVersion())}
 	if rt.standalone() {
 		return append(checks, doctor.Service(prober, d.service), doctor.Screens(prober, d.service),
-			doctor.Clock(db, now), doctor.Queue(db, now), doctor.Connections(db))
+			doctor.Clock(db, now), doctor.Queue(db, now), doctor.Connections(db), doctor.Capture(captureState))
 	}
 	var problems []string
 	for _, w := range rt.wp.Warnings {
@@ -221,6 +230,7 @@ func (d *siteDoctor) checks(ctx context.Context) []doctor.Check {
 		doctor.Queue(db, now),
 		doctor.Connections(db),
 		doctor.SiteURLs(rt.consts.String("MAILSVC_PUBLIC_URL"), rt.consts.String("MAILSVC_ADMIN_URL"), home, siteURL),
+		doctor.Capture(captureState),
 	)
 }
 

@@ -129,6 +129,19 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		Redaction: redaction}
 	// Concurrent enqueues (SMTP sessions, API calls) share one commit.
 	deliverySvc.Logs = store.NewGroupCommit(rt.db)
+	// The staging guard: the live site's fingerprint is recorded the
+	// first time the service starts (a new install, or the first start
+	// after an upgrade), before the workers run.
+	captureGuard, err := rt.captureGuard(rt.db, settings, deliverySvc.Wake, log)
+	if err != nil {
+		return err
+	}
+	if f, err := captureGuard.Record(ctx); err != nil {
+		log.Warn("staging guard: cannot record the live site's fingerprint", "err", err)
+	} else if st, err := captureGuard.State(ctx); err == nil && st.Capturing() {
+		log.Warn("staging guard: mail is captured, not sent", "reason", st.Reason, "message", st.Message, "live", f.Address())
+	}
+	deliverySvc.Capture = captureGuard
 	metricsReg := metrics.New(rt.db, log)
 	deliverySvc.Metrics = metricsReg
 	if list, _, err := conns.List(ctx, 0, 0); err == nil {
@@ -197,6 +210,8 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	dash := rt.dashboard(conns, settings, deliverySvc, driverEnv, hooks)
+	dash.Capture = captureGuard
 	srv := &api.Server{
 		Auth:        auth,
 		Connections: conns,
@@ -213,10 +228,11 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		Notifications:  channels,
 		OAuth:          oauthSvc,
 		Modules:        extraRoutes,
-		Dashboard:      rt.dashboard(conns, settings, deliverySvc, driverEnv, hooks),
+		Dashboard:      dash,
 		Privacy:        &app.Privacy{Store: rt.db, Transcripts: transcripts},
 		EmailControls:  &app.EmailControls{Store: rt.db, Counts: rt.db},
 		Reports:        reports,
+		Capture:        captureGuard,
 		Probes:         rt.probes(metricsReg),
 		Admin:          adminui.Handler(rt.screenFramers(admin)...),
 		Migration:      migrationSvc,

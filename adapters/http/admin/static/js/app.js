@@ -4,6 +4,7 @@
 // #/screen/param to the module of that screen.
 import * as api from './api.js';
 import { h, replace, notice } from './ui.js';
+import { refreshBanner } from './capture.js';
 
 const screens = [
   ['dashboard', 'Dashboard'],
@@ -86,7 +87,7 @@ function shell() {
       api.mode() === 'basic' ? h('span', { class: 'who' }, api.user(),
         h('button', { class: 'button-link', onclick: () => { api.signOut(); signInScreen(); } }, 'Sign out')) : null),
     h('nav', { class: 'nav-tab-wrapper', 'aria-label': 'Mail screens' }, h('ul', {}, links)),
-    h('main', { id: 'main', tabindex: '-1' }, h('div', { id: 'flash' }), h('div', { id: 'screen' })));
+    h('main', { id: 'main', tabindex: '-1' }, h('div', { id: 'capture-banner' }), h('div', { id: 'flash' }), h('div', { id: 'screen' })));
 }
 
 // routing counts the routes started: only the latest one may fill the
@@ -109,6 +110,8 @@ async function route() {
   // A notice stays with the screen it was shown on.
   document.querySelectorAll('#flash .notice').forEach((n) => n.dataset.hash !== location.hash && n.remove());
   el.setAttribute('aria-busy', 'true');
+  // The staging guard's banner, on every screen.
+  refreshBanner(document.getElementById('capture-banner'));
   try {
     const mod = await import(`./${name}.js`);
     if (mine !== routing) return; // another address was opened meanwhile
@@ -145,4 +148,6 @@ readFragmentConfig();
 api.configure();
 api.onAuth(onAuthFailure);
 window.addEventListener('hashchange', () => route());
+// A screen that released or adopted asks for the banner to be read again.
+window.addEventListener('mailsvc:capture', () => refreshBanner(document.getElementById('capture-banner')));
 if (api.signedIn()) start(); else signInScreen();

@@ -44,6 +44,7 @@ async function draw(body, range, bucket) {
     h('section', { 'aria-label': 'Totals', class: 'stats' },
       stat('Delivered', t.delivered ?? 0), stat('Failed', t.failed ?? 0), stat('Success rate', pct(t.success_rate)),
       stat('Queued', queue.queued), stat('Sending', queue.sending),
+      t.captured ? stat('Held (captured)', t.captured) : null,
       ec ? stat('Core emails stopped', h('a', { href: '#/settings', id: 'dash-stopped' }, String(ec.suppressed))) : null),
     ec && ec.suppressed ? await stoppedCard(ec) : null,
     h('section', { class: 'card', 'aria-labelledby': 'vol-h' },

@@ -10,10 +10,13 @@ const filters = { search: '', status: '', date_from: '', date_to: '', page: 1, p
 /** render shows the list, or one log for #/logs/{id}. */
 export async function render(root, [logID]) {
   if (logID) return detail(root, Number(logID));
+  // #/logs?status=captured (the staging guard's banner) opens that filter.
+  const asked = new URLSearchParams(location.hash.split('?')[1] || '').get('status');
+  if (asked) { filters.status = asked; filters.page = 1; }
   const results = h('div', { id: 'log-results' });
   const input = (name, label, type = 'text') => field(label, h('input', { id: `log-${name}`, name, type, value: filters[name] }));
   const status = h('select', { id: 'log-status', name: 'status' },
-    ['', 'queued', 'sending', 'delivered', 'failed'].map((s) => h('option', { value: s }, s || 'Any status')));
+    ['', 'queued', 'sending', 'delivered', 'failed', 'captured'].map((s) => h('option', { value: s }, s || 'Any status')));
   status.value = filters.status;
   const form = h('form', { class: 'filters card', role: 'search', 'aria-label': 'Filter the logs', novalidate: true },
     input('search', 'Search (address or subject words)', 'search'), field('Status', status),
@@ -46,6 +49,9 @@ async function load(form, results) {
     h('button', { class: 'button', type: 'button', disabled: true, onclick: (e) => bulk(e.target, 'resend', sel, form, results) }, 'Resend selected'),
     h('button', { class: 'button button-link-delete', type: 'button', disabled: true, onclick: (e) => bulk(e.target, 'delete', sel, form, results) }, 'Delete selected'),
   ];
+  if (filters.status === 'captured') {
+    bulkButtons.unshift(h('button', { class: 'button', type: 'button', id: 'release-selected', disabled: true, onclick: (e) => bulk(e.target, 'release', sel, form, results) }, 'Release selected'));
+  }
   const toggle = (id, on) => { on ? sel.add(id) : sel.delete(id); bulkButtons.forEach((b) => (b.disabled = !sel.size)); };
   const all = h('input', { type: 'checkbox', 'aria-label': 'Select all on this page', onchange: (e) => {
     results.querySelectorAll('tbody input[type=checkbox]').forEach((b) => { b.checked = e.target.checked; toggle(Number(b.value), b.checked); });
@@ -78,9 +84,11 @@ async function bulk(btn, action, sel, form, results) {
   const ids = [...sel];
   if (action === 'delete' && !confirm(`Delete ${ids.length} log(s)?`)) return;
   try {
-    const res = await busy(btn, action === 'delete' ? api.del('/logs', { ids }) : api.post('/logs/resend', { ids }));
+    const call = action === 'delete' ? api.del('/logs', { ids }) : action === 'release' ? api.post('/capture/release', { ids }) : api.post('/logs/resend', { ids });
+    const res = await busy(btn, call);
     await load(form, results);
-    flash('success', action === 'delete' ? `${res.deleted} deleted.` : `${res.resent} queued again.`);
+    if (action !== 'resend') window.dispatchEvent(new Event('mailsvc:capture'));
+    flash('success', action === 'delete' ? `${res.deleted} deleted.` : action === 'release' ? `${res.released} released: sent once each.` : `${res.resent} queued again.`);
   } catch (err) { flash('error', Object.values(err.errors)[0] || err.message); }
 }
 

@@ -15,6 +15,10 @@ const LOG_BODY_CHOICES = {
     help: 'redacted: one-time links (password resets, confirmations) are replaced with [redacted]; full: the whole body; none: no body, only sender, recipients, subject and status.',
   },
 };
+// The staging guard (docs/staging.md): who still gets mail while it is held.
+const CAPTURE_LISTS = {
+  capture_allow_list: 'Addresses and domains that still get mail while this site holds it (a copy or a staging site), one per line: qa@agency.example, team.example.',
+};
 const LOG_BODY_MAPS = {
   log_body_sources: 'One source per line, as the log names it: my-plugin = full, woocommerce = none.',
 };
@@ -162,7 +166,7 @@ export async function render(root) {
   const [values, controls, connections] = await Promise.all([api.get('/settings'), api.get('/settings/email-controls'),
     api.get('/connections', { per_page: 100 }).catch(() => [])]);
   replace(root, heading('Settings'), h('p', {}, 'The default and fallback connections are chosen on the Connections screen.'),
-    settingsForm(values, (patch) => api.put('/settings', patch), ELSEWHERE, {}, LOG_BODY_CHOICES, LOG_BODY_MAPS),
+    settingsForm(values, (patch) => api.put('/settings', patch), ELSEWHERE, CAPTURE_LISTS, LOG_BODY_CHOICES, LOG_BODY_MAPS),
     reportCard(values, Array.isArray(connections) ? connections : []),
     emailControlsForm(controls));
 }

@@ -1,0 +1,216 @@
+// Package capture is the staging guard: it keeps the live site's
+// fingerprint, works out whether mail is captured (held, not sent) on the
+// running site, and releases captured messages (docs/staging.md).
+package capture
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mailsvc/mailsvc/core"
+)
+
+// Site reads the running site's fingerprint and what WordPress says of
+// its environment.
+type Site interface {
+	// Fingerprint returns the running site's fingerprint.
+	Fingerprint(ctx context.Context) (core.Fingerprint, error)
+	// EnvironmentType returns wp_get_environment_type() as the service
+	// knows it ("" when unknown, which counts as production).
+	EnvironmentType(ctx context.Context) (string, error)
+}
+
+// SettingsSource returns the free settings with defaults applied
+// (app.Settings.Get).
+type SettingsSource interface {
+	Get(ctx context.Context) (map[string]any, error)
+}
+
+// DefaultTTL is how long the state the delivery path asks for is reused.
+const DefaultTTL = time.Second
+
+// Guard decides whether mail is captured. It is safe for concurrent use.
+type Guard struct {
+	Store    core.CaptureStore
+	Site     Site
+	Settings SettingsSource
+	// Environment is MAILSVC_ENVIRONMENT ("" when not set).
+	Environment string
+	// Wake, when set, is called after a release (the delivery service's
+	// Wake), so the released messages go at once.
+	Wake   func()
+	Logger *slog.Logger
+	// TTL bounds the age of the state Holds uses; 0 means DefaultTTL, a
+	// negative TTL reads the state for every message. State, Adopt and
+	// Record refresh it, so a change seen through GET /capture is the one
+	// the next message meets.
+	TTL time.Duration
+
+	mu     sync.Mutex
+	cached core.CaptureState
+	at     time.Time
+	known  bool
+	warned bool
+}
+
+func (g *Guard) logger() *slog.Logger {
+	if g.Logger != nil {
+		return g.Logger
+	}
+	return slog.Default()
+}
+
+// evaluate works out the state now, without the count of captured logs.
+func (g *Guard) evaluate(ctx context.Context) (core.CaptureState, error) {
+	live, err := g.Store.LiveFingerprint(ctx)
+	if err != nil {
+		return core.CaptureState{}, err
+	}
+	current, err := g.Site.Fingerprint(ctx)
+	if err != nil {
+		return core.CaptureState{}, fmt.Errorf("read the site's fingerprint: %w", err)
+	}
+	wpEnv, err := g.Site.EnvironmentType(ctx)
+	if err != nil {
+		return core.CaptureState{}, fmt.Errorf("read the site's environment type: %w", err)
+	}
+	m, err := g.Settings.Get(ctx)
+	if err != nil {
+		return core.CaptureState{}, fmt.Errorf("read settings: %w", err)
+	}
+	st := core.Settings(m)
+	allow := st.Strings("capture_allow_list")
+	for i, a := range allow {
+		allow[i] = strings.ToLower(strings.TrimSpace(a))
+	}
+	s := core.DecideCapture(core.CaptureInput{
+		Live: live, Current: current, Environment: g.Environment, WordPressEnvironment: wpEnv,
+		Simulation: st.Bool("simulation_enabled", false), AllowList: allow,
+	})
+	g.remember(s)
+	return s, nil
+}
+
+func (g *Guard) remember(s core.CaptureState) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.known && g.cached.Mode != s.Mode {
+		g.logger().Warn("staging guard: mail "+map[bool]string{true: "is now captured", false: "is sent again"}[s.Capturing()],
+			"reason", s.Reason, "message", s.Message)
+	}
+	g.cached, g.at, g.known = s, time.Now(), true
+}
+
+// State returns the state now, read afresh, with the count of captured
+// messages.
+func (g *Guard) State(ctx context.Context) (core.CaptureState, error) {
+	s, err := g.evaluate(ctx)
+	if err != nil {
+		return s, err
+	}
+	if s.Captured, err = g.Store.CountCaptured(ctx); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+// current returns the state at most TTL old. When it cannot be read the
+// last known state stands; with none known yet, mail is sent (the guard
+// must not stop a live site's mail because its database blinked).
+func (g *Guard) current(ctx context.Context) core.CaptureState {
+	ttl := g.TTL
+	if ttl <= 0 {
+		ttl = DefaultTTL
+	}
+	g.mu.Lock()
+	if g.known && g.TTL >= 0 && time.Since(g.at) < ttl {
+		s := g.cached
+		g.mu.Unlock()
+		return s
+	}
+	g.mu.Unlock()
+	s, err := g.evaluate(ctx)
+	if err != nil {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if !g.warned {
+			g.logger().Warn("staging guard: cannot work out the state; the last known one stands", "err", err)
+			g.warned = true
+		}
+		return g.cached
+	}
+	return s
+}
+
+// Holds implements delivery.CaptureGuard: a message is held while mail
+// is captured, unless the allow-list covers every one of its recipients
+// (simulation mode holds them all; the delivery service handles it).
+func (g *Guard) Holds(ctx context.Context, msg *core.Message) (string, bool) {
+	s := g.current(ctx)
+	if s.Reason == core.CaptureReasonSimulation {
+		return "", false
+	}
+	if !s.Holds(msg.Recipients()) {
+		return "", false
+	}
+	return s.Message, true
+}
+
+// Record records the running site's fingerprint as the live one when
+// none is recorded yet (the first start, the first connection, or the
+// first start after an upgrade to a version with the guard), and returns
+// the one in force. Of processes recording at once, the first wins.
+func (g *Guard) Record(ctx context.Context) (core.Fingerprint, error) {
+	current, err := g.Site.Fingerprint(ctx)
+	if err != nil {
+		return core.Fingerprint{}, fmt.Errorf("read the site's fingerprint: %w", err)
+	}
+	f, err := g.Store.RecordFingerprint(ctx, current.Normalized(), false)
+	if err != nil {
+		return f, err
+	}
+	g.forget()
+	return f, nil
+}
+
+// Adopt records the running site's fingerprint as the live one ("This is
+// the live site now") and returns the state that follows. Nothing
+// captured is released.
+func (g *Guard) Adopt(ctx context.Context) (core.CaptureState, error) {
+	current, err := g.Site.Fingerprint(ctx)
+	if err != nil {
+		return core.CaptureState{}, fmt.Errorf("read the site's fingerprint: %w", err)
+	}
+	if _, err := g.Store.RecordFingerprint(ctx, current.Normalized(), true); err != nil {
+		return core.CaptureState{}, err
+	}
+	g.logger().Info("staging guard: this site was adopted as the live site", "siteurl", current.SiteURL, "home", current.Home)
+	g.forget()
+	return g.State(ctx)
+}
+
+// Release puts the captured messages ids (every captured message when
+// all) back in the queue, to be sent once each, and returns how many.
+// Ids that are not captured (sent, deleted, released already) are
+// skipped.
+func (g *Guard) Release(ctx context.Context, ids []int64, all bool) (int, error) {
+	n, err := g.Store.ReleaseCaptured(ctx, ids, all)
+	if err != nil {
+		return n, err
+	}
+	if n > 0 && g.Wake != nil {
+		g.Wake()
+	}
+	return n, nil
+}
+
+// forget drops the cached state, so the next Holds reads it again.
+func (g *Guard) forget() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.at = time.Time{}
+}
