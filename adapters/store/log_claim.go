@@ -171,7 +171,8 @@ func (db *DB) RecordOutcomesOfOwners(ctx context.Context, owners []string, outs 
 // attempts appended with multi-row INSERTs, and the two roll-ups (by
 // connection, by source) grown with one upsert each, last, so their
 // shared rows stay locked for the shortest time. Only the first outcome
-// of a log applies. The host hooks of the applied outcomes are written
+// of a log applies. A log failed for good gets its failure mark
+// (failure_marks.go), in one multi-row INSERT when any failed. The host hooks of the applied outcomes are written
 // too (outcomeHostHooks); hooked reports whether there were any, so the
 // caller signals them once the transaction has committed.
 func (db *DB) recordOutcomes(ctx context.Context, tx *sql.Tx, owners []string, outs [][]core.LogOutcome) (applied []int, hooked bool, err error) {
@@ -192,7 +193,10 @@ func (db *DB) recordOutcomes(ctx context.Context, tx *sql.Tx, owners []string, o
 		// (seldom any).
 		withHooks    []core.LogOutcome
 		perRecipient []core.LogOutcome
-		appliedOnce  = make(map[int64]bool, len(held))
+		// failed: the logs failed for good, marked for the alert
+		// thresholds (failure_marks.go).
+		failed      []int64
+		appliedOnce = make(map[int64]bool, len(held))
 	)
 	applied = make([]int, len(owners))
 	for i, owner := range owners {
@@ -208,6 +212,9 @@ func (db *DB) recordOutcomes(ctx context.Context, tx *sql.Tx, owners []string, o
 				tally.add(t, o.SentConnectionID, core.OutcomeCountPartial)
 			}
 			sources.add(t, h.source, o.Status)
+			if o.Status == core.StatusFailed {
+				failed = append(failed, o.LogID)
+			}
 			if h.hostHooks != 0 || len(o.HostHooks) > 0 {
 				withHooks = append(withHooks, o)
 			}
@@ -259,6 +266,9 @@ func (db *DB) recordOutcomes(ctx context.Context, tx *sql.Tx, owners []string, o
 			return nil, false, err
 		}
 		hooked = true
+	}
+	if err := db.insertFailureMarks(ctx, tx, t, failed); err != nil {
+		return nil, false, err
 	}
 	if err := tally.write(ctx, db, tx); err != nil {
 		return nil, false, err

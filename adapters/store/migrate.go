@@ -974,10 +974,14 @@ var migrations = []migration{
 	},
 	{
 		// Alert thresholds (a channel alerts on delivery_failed only after
-		// threshold_count final failures within threshold_minutes, counted
-		// from the logs by status and updated_at; threshold_alerted_at is
-		// the channel's last threshold alert, claimed by one replica), and
-		// the original of a log resent to other recipients.
+		// threshold_count final failures within threshold_minutes;
+		// threshold_alerted_at is the channel's last threshold alert,
+		// claimed by one replica), and the original of a log resent to
+		// other recipients. The failures are counted from
+		// {prefix}mailsvc_failure_marks, one row per log failed for good,
+		// written with the outcome and pruned after the longest window:
+		// no index on the logs, whose every status change would have
+		// rewritten it.
 		Version: 21,
 		Name:    "alert thresholds and resends to other recipients",
 		MySQL: []string{
@@ -987,14 +991,22 @@ var migrations = []migration{
 				ADD COLUMN IF NOT EXISTS threshold_alerted_at DATETIME(6) NULL`,
 			`ALTER TABLE {prefix}mailsvc_logs
 				ADD COLUMN IF NOT EXISTS resent_from BIGINT UNSIGNED NULL`,
-			`CREATE INDEX IF NOT EXISTS idx_status_updated ON {prefix}mailsvc_logs (status, updated_at)`,
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_failure_marks (
+				failed_at DATETIME(6) NOT NULL,
+				log_id BIGINT UNSIGNED NOT NULL,
+				PRIMARY KEY (failed_at, log_id)
+			)` + mysqlTableOptions,
 		},
 		SQLite: []string{
 			`ALTER TABLE {prefix}mailsvc_notifications ADD COLUMN threshold_count INTEGER NOT NULL DEFAULT 1`,
 			`ALTER TABLE {prefix}mailsvc_notifications ADD COLUMN threshold_minutes INTEGER NOT NULL DEFAULT 0`,
 			`ALTER TABLE {prefix}mailsvc_notifications ADD COLUMN threshold_alerted_at DATETIME NULL`,
 			`ALTER TABLE {prefix}mailsvc_logs ADD COLUMN resent_from INTEGER NULL`,
-			`CREATE INDEX {prefix}mailsvc_logs_status_updated ON {prefix}mailsvc_logs (status, updated_at)`,
+			`CREATE TABLE {prefix}mailsvc_failure_marks (
+				failed_at DATETIME NOT NULL,
+				log_id INTEGER NOT NULL,
+				PRIMARY KEY (failed_at, log_id)
+			) WITHOUT ROWID`,
 		},
 	},
 	{

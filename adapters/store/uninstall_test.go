@@ -88,6 +88,8 @@ func TestDropServiceTablesAndOptions(t *testing.T) {
 			wantTables = append(wantTables, "wp_mailsvc_email_control_counts")
 			// The alert history (migration 20).
 			wantTables = append(wantTables, "wp_mailsvc_alert_history")
+			// The failure marks of the alert thresholds (migration 21).
+			wantTables = append(wantTables, "wp_mailsvc_failure_marks")
 			if tc.name != "sqlite" {
 				// The subject's FULLTEXT side table (migration 10).
 				wantTables = append(wantTables, "wp_mailsvc_log_subjects")

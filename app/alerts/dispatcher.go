@@ -42,7 +42,9 @@ type LeaseStore interface {
 // the database every replica shares (the store).
 type ThresholdStore interface {
 	// CountFailedLogs returns how many logs failed for good after from,
-	// at or before to.
+	// at or before to: the failures recorded in that window (a log that
+	// fails, is resent and fails again counts twice), not logs merely
+	// changed or imported then.
 	CountFailedLogs(ctx context.Context, from, to time.Time) (int, error)
 	// ClaimNotificationThreshold records at as channel id's last threshold
 	// alert when the previous one is at or before at-quiet (or none), and

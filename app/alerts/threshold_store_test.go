@@ -12,8 +12,9 @@ import (
 )
 
 // TestThresholdOnTheStore runs the threshold against the real store, on
-// SQLite and MariaDB: failures are logs failed for good (their updated_at
-// set to the test's clock), channels are rows, and two dispatchers share
+// SQLite and MariaDB: failures are the store's failure marks (written at
+// the test's clock; RecordOutcomes writes them in production, see the
+// store's contract test), channels are rows, and two dispatchers share
 // the database as two replicas would. Time moves by the clock only.
 func TestThresholdOnTheStore(t *testing.T) {
 	for _, dialect := range []struct {
@@ -53,8 +54,10 @@ func TestThresholdOnTheStore(t *testing.T) {
 				if err := db.EnqueueLog(ctx, l); err != nil {
 					t.Fatal(err)
 				}
-				if err := db.Gorm().Table(db.TableName("logs")).Where("id = ?", l.ID).
-					Updates(map[string]any{"status": core.StatusFailed, "updated_at": f.clock.now().UTC()}).Error; err != nil {
+				// The failure as RecordOutcomes marks it, at the test's
+				// clock.
+				if err := db.Gorm().Table(db.TableName("failure_marks")).
+					Create(map[string]any{"failed_at": f.clock.now().UTC().Truncate(time.Microsecond), "log_id": l.ID}).Error; err != nil {
 					t.Fatal(err)
 				}
 				r.d.Raise(ctx, core.Alert{Event: core.EventDeliveryFailed, ConnectionID: 1, LogID: l.ID, Message: "550 no"})

@@ -28,9 +28,12 @@ func (s *suite) notificationTests() []struct {
 	}
 }
 
-// testNotificationThreshold: the threshold fields round-trip, failed logs
-// are counted by their last change within (from, to], and of two claims
-// inside the quiet time only the first wins.
+// testNotificationThreshold: the threshold fields round-trip; the
+// failures counted are the logs whose failure for good RecordOutcomes
+// recorded (not a log failed in another way: updated later, moved to
+// failed by a provider's event, imported), each time it failed, within
+// (from, to]; old marks are pruned; and of two claims inside the quiet
+// time only the first wins.
 func (s *suite) testNotificationThreshold(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
@@ -51,18 +54,87 @@ func (s *suite) testNotificationThreshold(t *testing.T) {
 		t.Fatalf("after update %+v", got)
 	}
 
-	t0 := time.Now().UTC().Truncate(time.Second)
-	for i, st := range []struct {
-		status string
-		at     time.Duration
-	}{{core.StatusFailed, 0}, {core.StatusFailed, 5 * time.Minute}, {core.StatusDelivered, 6 * time.Minute}, {core.StatusFailed, 20 * time.Minute}} {
-		l := &core.Log{Message: core.Message{From: core.Address{Email: "a@example.com"}, To: []core.Address{{Email: "b@example.com"}}, Subject: "s"}}
+	// Failures recorded as outcomes, now.
+	before := time.Now().Add(-time.Second)
+	var logs []*core.Log
+	for i := range 4 {
+		l := &core.Log{Message: testMessage(i)}
 		if err := db.EnqueueLog(ctx, l); err != nil {
 			t.Fatal(err)
 		}
-		if err := db.Gorm().Table(db.TableName("logs")).Where("id = ?", l.ID).
-			Updates(map[string]any{"status": st.status, "updated_at": t0.Add(st.at)}).Error; err != nil {
-			t.Fatalf("log %d: %v", i, err)
+		logs = append(logs, l)
+	}
+	if got := claim(t, db, "w1", 4, time.Minute); len(got) != 4 {
+		t.Fatalf("claimed %d, want 4", len(got))
+	}
+	out := func(l *core.Log, status string) core.LogOutcome {
+		return core.LogOutcome{LogID: l.ID, Status: status, Attempts: 1, PhaseAttempts: 1, LastError: "550 no"}
+	}
+	record := func(owner string, want int, outs ...core.LogOutcome) {
+		t.Helper()
+		if n, err := db.RecordOutcomes(ctx, owner, outs); err != nil || n != want {
+			t.Fatalf("RecordOutcomes = %d, %v; want %d", n, err, want)
+		}
+	}
+	count := func(from, to time.Time) int {
+		t.Helper()
+		n, err := db.CountFailedLogs(ctx, from, to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	// Failed, delivered, a retry (not final), and a failure of another
+	// owner (not applied).
+	record("w1", 3, out(logs[0], core.StatusFailed), out(logs[1], core.StatusDelivered), out(logs[2], core.StatusQueued))
+	record("someone-else", 0, out(logs[3], core.StatusFailed))
+	if n := count(before, time.Now().Add(time.Second)); n != 1 {
+		t.Fatalf("after one failure: %d counted", n)
+	}
+	record("w1", 1, out(logs[3], core.StatusFailed))
+	record("w1", 0, out(logs[0], core.StatusFailed)) // no longer sending
+	if n := count(before, time.Now().Add(time.Second)); n != 2 {
+		t.Fatalf("after two failures: %d counted", n)
+	}
+	if n := count(before.Add(-time.Hour), before); n != 0 {
+		t.Fatalf("a window before the failures counted %d", n)
+	}
+
+	// A failed log changed later, a delivered log moved to failed by a
+	// provider's bounce, and an imported failed log are no new failures.
+	if err := db.Gorm().Table(db.TableName("logs")).Where("id = ?", logs[0].ID).
+		Updates(map[string]any{"status": core.StatusFailed, "last_error": "edited", "updated_at": time.Now().UTC()}).Error; err != nil {
+		t.Fatal(err)
+	}
+	if moved, err := db.RecordLogEvent(ctx, &core.LogEvent{LogID: logs[1].ID, Provider: "ses", Event: core.EventBounced, At: time.Now()},
+		core.StatusFailed, "bounced"); err != nil || !moved {
+		t.Fatalf("RecordLogEvent = %v, %v", moved, err)
+	}
+	if err := db.ImportLogs(ctx, []*core.Log{{Status: core.StatusFailed, Source: "import", Message: testMessage(9), CreatedAt: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(before, time.Now().Add(time.Second)); n != 2 {
+		t.Fatalf("after later changes: %d counted, want the 2 failures still", n)
+	}
+	// A failed log resent that fails again is a new failure.
+	if n, err := db.ResendLogs(ctx, []int64{logs[3].ID}); err != nil || n != 1 {
+		t.Fatalf("ResendLogs = %d, %v", n, err)
+	}
+	// (The retry of logs[2] is due too.)
+	if got := claim(t, db, "w2", 3, time.Minute); len(got) != 2 {
+		t.Fatalf("claimed %d after the resend, want 2", len(got))
+	}
+	record("w2", 2, out(logs[3], core.StatusFailed), out(logs[2], core.StatusDelivered))
+	if n := count(before, time.Now().Add(time.Second)); n != 3 {
+		t.Fatalf("after the resent log failed again: %d counted, want 3", n)
+	}
+
+	// The window is (from, to]: marks at known times, two days back.
+	t0 := time.Now().UTC().Add(-48 * time.Hour).Truncate(time.Second)
+	for i, at := range []time.Duration{0, 5 * time.Minute, 20 * time.Minute} {
+		if err := db.Gorm().Table(db.TableName("failure_marks")).
+			Create(map[string]any{"failed_at": t0.Add(at), "log_id": int64(1000 + i)}).Error; err != nil {
+			t.Fatal(err)
 		}
 	}
 	for _, tt := range []struct {
@@ -72,6 +144,16 @@ func (s *suite) testNotificationThreshold(t *testing.T) {
 		if n, err := db.CountFailedLogs(ctx, t0.Add(tt.from), t0.Add(tt.to)); err != nil || n != tt.want {
 			t.Errorf("CountFailedLogs(%s, %s) = %d, %v; want %d", tt.from, tt.to, n, err, tt.want)
 		}
+	}
+	// Pruning deletes the marks before its time only.
+	if n, err := db.PruneFailureMarks(ctx, t0.Add(10*time.Minute)); err != nil || n != 2 {
+		t.Fatalf("PruneFailureMarks = %d, %v; want 2", n, err)
+	}
+	if n := count(t0.Add(-time.Hour), t0.Add(time.Hour)); n != 1 {
+		t.Fatalf("after the prune: %d counted, want 1", n)
+	}
+	if n := count(before, time.Now().Add(time.Second)); n != 3 {
+		t.Fatalf("after the prune: %d recent failures counted, want 3", n)
 	}
 
 	if won, err := db.ClaimNotificationThreshold(ctx, c.ID, t0, 10*time.Minute); err != nil || !won {

@@ -202,6 +202,11 @@ func (rt *runtime) scheduler(settings *app.Settings, conns *app.Connections, oau
 				if _, err := rt.db.PruneAlerts(ctx, time.Now().AddDate(-1, 0, -1)); err != nil {
 					log.Warn("prune the alert history", "err", err)
 				}
+				// The failure marks the alert thresholds count keep the
+				// longest threshold window.
+				if _, err := rt.db.PruneFailureMarks(ctx, time.Now().Add(-store.FailureMarkRetention)); err != nil {
+					log.Warn("prune the failure marks", "err", err)
+				}
 				_, err := deliverySvc.Purge(ctx)
 				return err
 			}},
