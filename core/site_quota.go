@@ -46,3 +46,19 @@ type SiteQuotaStore interface {
 	// SiteQuotaUsage returns each site's count for period.
 	SiteQuotaUsage(ctx context.Context, period string) (map[int64]int64, error)
 }
+
+// SiteLogCount is one site's volume and failures over a window.
+type SiteLogCount struct {
+	Total  int64
+	Failed int64
+}
+
+// SiteAdmission is the quota check's answer for a site's message: sent
+// now, or held until Until (the next period), or failed (the network
+// chose over_quota "fail"), with the reason in words.
+type SiteAdmission struct {
+	Allowed bool
+	Fail    bool
+	Until   time.Time
+	Reason  string
+}

@@ -124,25 +124,19 @@ func (db *DB) SiteQuotaUsage(ctx context.Context, period string) (map[int64]int6
 	return out, rows.Err()
 }
 
-// SiteLogCount is one site's volume and failures (GET /network/sites).
-type SiteLogCount struct {
-	Total  int64
-	Failed int64
-}
-
 // SiteLogCounts counts each site's logs created since from, and the
 // failed ones among them, by the (site_id, created_at) index.
-func (db *DB) SiteLogCounts(ctx context.Context, from time.Time) (map[int64]SiteLogCount, error) {
+func (db *DB) SiteLogCounts(ctx context.Context, from time.Time) (map[int64]core.SiteLogCount, error) {
 	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT site_id, COUNT(*), SUM(CASE WHEN status = ? THEN 1 ELSE 0 END)
 		FROM {prefix}mailsvc_logs WHERE created_at >= ? GROUP BY site_id`), core.StatusFailed, from)
 	if err != nil {
 		return nil, fmt.Errorf("count logs by site: %w", err)
 	}
 	defer rows.Close()
-	out := map[int64]SiteLogCount{}
+	out := map[int64]core.SiteLogCount{}
 	for rows.Next() {
 		var site int64
-		var c SiteLogCount
+		var c core.SiteLogCount
 		var failed sql.NullInt64
 		if err := rows.Scan(&site, &c.Total, &failed); err != nil {
 			return nil, fmt.Errorf("count logs by site: %w", err)

@@ -283,3 +283,16 @@ func (n *Network) SiteByPath(ctx context.Context, host, path string) (*NetworkSi
 	}
 	return nil, nil
 }
+
+// SiteForRequest is SiteByPath for the HTTP layer: the site's id and
+// path, the main site ("/" path of the network) when none matches.
+func (n *Network) SiteForRequest(ctx context.Context, host, path string) (int64, string, error) {
+	s, err := n.SiteByPath(ctx, host, path)
+	if err != nil {
+		return 0, "", err
+	}
+	if s == nil {
+		return n.cfg.MainSiteID, n.cfg.Path, nil
+	}
+	return s.ID, s.Path, nil
+}

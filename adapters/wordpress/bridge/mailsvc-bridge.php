@@ -974,13 +974,21 @@ function mailsvc_bridge_queue( $to, $subject, $message, $headers = '', $attachme
 		$row['host_hooks'] = $host_hooks;
 		$formats[]         = '%d';
 	}
+	// On a multisite network every site queues into the one network queue,
+	// each log carrying the id of the site that sent it (the column's
+	// default, 1, is the main site and every single site).
+	$site_id = is_multisite() ? (int) get_current_blog_id() : 1;
+	if ( 1 !== $site_id ) {
+		$row['site_id'] = $site_id;
+		$formats[]      = '%d';
+	}
 
 	// The service's tables carry the site's $table_prefix: on a multisite
 	// network that is the base prefix, shared by every site.
 	$table    = ( isset( $wpdb->base_prefix ) ? $wpdb->base_prefix : $wpdb->prefix ) . 'mailsvc_logs';
 	$suppress = $wpdb->suppress_errors( true );
 	$inserted = $wpdb->insert( $table, $row, $formats );
-	if ( false === $inserted && 0 !== $host_hooks ) {
+	if ( false === $inserted && 0 !== $host_hooks && 1 === $site_id ) {
 		// A queue table from before the host hooks (the service has not
 		// migrated yet): queue the message without them.
 		unset( $row['host_hooks'] );
@@ -1926,7 +1934,10 @@ function mailsvc_bridge_forward_api( $request ) {
 	if ( null === $encoded ) {
 		return mailsvc_bridge_no_route();
 	}
-	$target = '/wp-json/mailsvc/v1' . ( '' === $encoded ? '' : '/' . $encoded );
+	// On a multisite network the service finds the site from the Host
+	// header and the path, as WordPress does: the path starts with the
+	// site's own (/site2/wp-json/... on a subdirectory network).
+	$target = mailsvc_bridge_site_path() . '/wp-json/mailsvc/v1' . ( '' === $encoded ? '' : '/' . $encoded );
 	$query  = mailsvc_bridge_forward_query( $request );
 	$fields = array(
 		'X-Forwarded-Proto' => is_ssl() ? 'https' : 'http',
@@ -1943,6 +1954,25 @@ function mailsvc_bridge_forward_api( $request ) {
 		$fields[ $name ] = (string) $request->get_header( str_replace( '-', '_', strtolower( $name ) ) );
 	}
 	return mailsvc_bridge_forward( $request->get_method(), $target, $query, $fields, $request->get_body() );
+}
+
+/**
+ * The path of the current site of a multisite network, without its
+ * trailing slash ('' for a single site and a network's root site).
+ *
+ * @return string
+ */
+function mailsvc_bridge_site_path() {
+	if ( ! is_multisite() ) {
+		return '';
+	}
+	$site = get_site();
+	$path = $site ? trim( (string) $site->path, '/' ) : '';
+	if ( '' === $path ) {
+		return '';
+	}
+	$encoded = mailsvc_bridge_encode_path( $path );
+	return null === $encoded ? '' : '/' . $encoded;
 }
 
 /**

@@ -14,7 +14,7 @@ const TYPES = {
   webhook: [['url', 'URL', true], ['secret', 'Signing secret (optional)', true]],
   email: [['to', 'Send to (comma-separated)', false], ['connection_id', 'Through connection (id)', false]],
 };
-const EVENTS = ['delivery_failed', 'fallback_used', 'connection_down', 'connection_recovered', 'oauth_refresh_failed', 'queue_stalled'];
+const EVENTS = ['delivery_failed', 'fallback_used', 'connection_down', 'connection_recovered', 'oauth_refresh_failed', 'queue_stalled', 'site_quota'];
 
 /** render shows the channels and the form for a new or chosen one. */
 export async function render(root, [which]) {
