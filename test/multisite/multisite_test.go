@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mailsvc/mailsvc/adapters/wordpress/bridge"
+	"github.com/mailsvc/mailsvc/test/apidoc"
 	"github.com/mailsvc/mailsvc/test/fakes/smtpsink"
 	"github.com/mailsvc/mailsvc/test/fakes/webhooksink"
 	"github.com/mailsvc/mailsvc/test/servicetest"
@@ -94,7 +95,12 @@ func TestNetwork(t *testing.T) {
 	}
 	call := func(method, u, body string, auth func(*http.Request)) servicetest.Response {
 		t.Helper()
-		return servicetest.Call(t, method, u, body, both(host, auth))
+		r := servicetest.Call(t, method, u, body, both(host, auth))
+		if strings.HasPrefix(u, root+apiPath+"/network/") || strings.HasPrefix(u, root+apiPath+"/logs") {
+			// The main site's answers match the API's description.
+			apidoc.Check(t, method, u, r.Status, r.Header, r.Body)
+		}
+		return r
 	}
 
 	// The super admin sets up the network's connection and alert channel.
