@@ -29,6 +29,10 @@ type NetworkService interface {
 	NetworkSettings(ctx context.Context) (network.Settings, error)
 	UpdateNetworkSettings(ctx context.Context, patch map[string]any) (network.Settings, error)
 	OverridesAllowed(ctx context.Context, id int64) (bool, error)
+	SiteConnections(ctx context.Context, site int64) (def, fallback *int64, err error)
+	UpdateSiteConnections(ctx context.Context, site int64, patch map[string]any) error
+	OwnsConnection(ctx context.Context, site, id int64) (bool, error)
+	AddOwnConnection(ctx context.Context, site, id int64) error
 }
 
 // siteRoute finds the network site of a request and serves it as that
@@ -118,10 +122,72 @@ func (s *Server) networkAccess(r *http.Request, user *core.User) (context.Contex
 			return ctx, err
 		}
 		if allowed {
-			return ctx, nil
+			return ctx, s.overrideAccess(ctx, r, scope)
 		}
 	}
-	return ctx, core.Errorf(core.EFORBIDDEN, "The network's connections and settings are managed by its network administrators.")
+	return ctx, errNetworkManaged
+}
+
+// errNetworkManaged answers a site administrator who asks to change what
+// the network manages.
+var errNetworkManaged = core.Errorf(core.EFORBIDDEN, "The network's connections and settings are managed by its network administrators.")
+
+// overrideAccess is what a site that may override lets its
+// administrator do beyond siteAdminRoute: create connections, change and
+// use the ones the site created, and set the site's own default and
+// fallback connection (PUT /settings, checked there). The network's
+// connections, alert channels and tools stay the network's.
+func (s *Server) overrideAccess(ctx context.Context, r *http.Request, site int64) error {
+	p := strings.TrimPrefix(r.URL.Path, Namespace)
+	switch {
+	case p == "/settings" || (p == "/connections" && r.Method == http.MethodPost):
+		return nil
+	case strings.HasPrefix(p, "/connections/"):
+		rest := strings.TrimPrefix(p, "/connections/")
+		idPart, _, _ := strings.Cut(rest, "/")
+		id, err := strconv.ParseInt(idPart, 10, 64)
+		if err != nil {
+			return errNetworkManaged
+		}
+		own, err := s.Network.OwnsConnection(ctx, site, id)
+		if err != nil {
+			return err
+		}
+		if own {
+			return nil
+		}
+	}
+	return errNetworkManaged
+}
+
+// siteSettingsRequest reports the site whose own settings a request to
+// the settings routes reads or writes: a site's URL on a network (0
+// otherwise: the network's settings).
+func (s *Server) siteSettingsRequest(r *http.Request) int64 {
+	if s.Sites == nil || s.Network == nil {
+		return 0
+	}
+	site, ok := core.SiteFrom(r.Context())
+	if !ok || site == s.Sites.MainSiteID() && UserFrom(r.Context()).SuperAdmin {
+		return 0
+	}
+	return site
+}
+
+// withSiteConnections overlays a site's own default and fallback
+// connection on the settings v.
+func (s *Server) withSiteConnections(ctx context.Context, site int64, v map[string]any) (map[string]any, error) {
+	def, fb, err := s.Network.SiteConnections(ctx, site)
+	if err != nil {
+		return nil, err
+	}
+	if def != nil {
+		v["default_connection_id"] = *def
+	}
+	if fb != nil {
+		v["fallback_connection_id"] = *fb
+	}
+	return v, nil
 }
 
 // networkRoutes registers the network routes: super admins only, on the

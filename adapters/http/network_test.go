@@ -4,7 +4,7 @@ import (
 	"context"
 	"strings"
 
-	"github.com/mailsvc/mailsvc/app/network"
+	api "github.com/mailsvc/mailsvc/adapters/http"
 )
 
 // stubSites is a network of sites at /, /site2/ and /site3/.
@@ -22,6 +22,4 @@ func (stubSites) SiteForRequest(_ context.Context, _, path string) (int64, strin
 func (stubSites) MainSiteID() int64 { return 1 }
 
 // stubNetwork only makes the network service non-nil.
-type stubNetwork struct{ network.Service }
-
-func (stubNetwork) OverridesAllowed(context.Context, int64) (bool, error) { return false, nil }
+type stubNetwork struct{ api.NetworkService }

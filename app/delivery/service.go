@@ -125,6 +125,9 @@ type Service struct {
 	// SiteQuotas, set on a multisite network, counts each site's
 	// messages against its quota before they are sent; nil sends without.
 	SiteQuotas SiteQuotas
+	// SiteConnections, set on a multisite network, gives the default
+	// and fallback connections of a site that overrides the network's.
+	SiteConnections SiteConnections
 	// Events, when set, reads the provider events recorded for a log
 	// (adapters/store.DB): after an uncertain attempt through a
 	// transport that cannot look messages up (core.Finder), an event
@@ -467,6 +470,32 @@ func (s *Service) keepBody(ctx context.Context, l *core.Log, out *core.LogOutcom
 type SiteQuotas interface {
 	AdmitSite(ctx context.Context, site int64) (core.SiteAdmission, error)
 	ReleaseSite(ctx context.Context, site int64)
+}
+
+// SiteConnections gives a network site's own default and fallback
+// connections (nil: the network's) (network.Service).
+type SiteConnections interface {
+	SiteConnections(ctx context.Context, site int64) (def, fallback *int64, err error)
+}
+
+// forSite returns st with the default and fallback connections of l's
+// site when the site overrides the network's.
+func (s *Service) forSite(ctx context.Context, l *core.Log, st settings) settings {
+	if s.SiteConnections == nil {
+		return st
+	}
+	def, fb, err := s.SiteConnections.SiteConnections(ctx, l.SiteID)
+	if err != nil {
+		s.Logger.Warn("site connections unavailable: the network's are used", "log_id", l.ID, "site", l.SiteID, "error", err.Error())
+		return st
+	}
+	if def != nil {
+		st.defaultConn = def
+	}
+	if fb != nil {
+		st.fallbackConn = fb
+	}
+	return st
 }
 
 // siteQuotaOutcome checks a message's site quota before its first

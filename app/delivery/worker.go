@@ -461,6 +461,7 @@ func (s *Service) decide(ctx, stop context.Context, l *core.Log, st settings, co
 	if out, ok := s.suppressedOutcome(l, listed); ok {
 		return out
 	}
+	st = s.forSite(ctx, l, st)
 	quotaOut, held, admitted := s.siteQuotaOutcome(ctx, l)
 	if held {
 		return quotaOut

@@ -42,6 +42,11 @@ type LogCounter interface {
 	SiteLogCounts(ctx context.Context, from time.Time) (map[int64]core.SiteLogCount, error)
 }
 
+// ConnectionChecker finds a connection (core.ENOTFOUND when there is none).
+type ConnectionChecker interface {
+	FindConnectionByID(ctx context.Context, id int64) (*core.Connection, error)
+}
+
 // Settings are the network settings (GET/PUT /network/settings).
 type Settings struct {
 	// QuotaDay and QuotaMonth are every site's default limits: messages
@@ -63,6 +68,10 @@ type SiteSettings struct {
 	QuotaDay         *int64 `json:"quota_day"`
 	QuotaMonth       *int64 `json:"quota_month"`
 	OverridesAllowed bool   `json:"overrides_allowed"`
+	// DefaultConnectionID and FallbackConnectionID are the site's own
+	// connections, used while it may override (nil: the network's).
+	DefaultConnectionID  *int64 `json:"default_connection_id"`
+	FallbackConnectionID *int64 `json:"fallback_connection_id"`
 }
 
 // SiteView is one site in GET /network/sites: where it is, its volume
@@ -81,8 +90,10 @@ type SiteView struct {
 
 // SiteConfig is what is set for a site itself (null: the network's).
 type SiteConfig struct {
-	QuotaDay   *int64 `json:"quota_day"`
-	QuotaMonth *int64 `json:"quota_month"`
+	QuotaDay             *int64 `json:"quota_day"`
+	QuotaMonth           *int64 `json:"quota_month"`
+	DefaultConnectionID  *int64 `json:"default_connection_id"`
+	FallbackConnectionID *int64 `json:"fallback_connection_id"`
 }
 
 // QuotaView is a site's quota and its use in the current day and month.
@@ -98,11 +109,14 @@ const VolumeDays = 30
 
 // Service is the network's service. Set its fields before use.
 type Service struct {
-	Sites    SiteLister
-	Settings core.SettingsStore
-	Quotas   core.SiteQuotaStore
-	Logs     LogCounter
-	Alerts   core.Alerter
+	// Connections checks that a site's own connections exist; nil
+	// checks nothing.
+	Connections ConnectionChecker
+	Sites       SiteLister
+	Settings    core.SettingsStore
+	Quotas      core.SiteQuotaStore
+	Logs        LogCounter
+	Alerts      core.Alerter
 	// NetworkName names the network in alerts.
 	NetworkName string
 	Logger      *slog.Logger
@@ -234,6 +248,12 @@ func (s *Service) SiteSettings(ctx context.Context, id int64) (SiteSettings, err
 	if v, ok := m["overrides_allowed"].(bool); ok {
 		st.OverridesAllowed = v
 	}
+	if n, ok := core.AsInt(m["default_connection_id"]); ok {
+		st.DefaultConnectionID = &n
+	}
+	if n, ok := core.AsInt(m["fallback_connection_id"]); ok {
+		st.FallbackConnectionID = &n
+	}
 	return st, nil
 }
 
@@ -275,6 +295,13 @@ func (s *Service) UpdateSite(ctx context.Context, id int64, patch map[string]any
 				continue
 			}
 			values[k] = v
+		case "default_connection_id", "fallback_connection_id":
+			id, msg := s.connectionValue(ctx, v)
+			if msg != "" {
+				fields[k] = msg
+				continue
+			}
+			values[k] = id
 		default:
 			fields[k] = "Unknown site setting."
 		}
@@ -349,7 +376,8 @@ func (s *Service) ListSites(ctx context.Context) ([]SiteView, error) {
 			Volume: counts[site.ID].Total, Failures: counts[site.ID].Failed,
 			Quota:            QuotaView{Day: d, DayUsed: dayUse[site.ID], Month: m, MonthUsed: monthUse[site.ID]},
 			OverridesAllowed: net.AllowSiteOverrides && st.OverridesAllowed,
-			Settings:         SiteConfig{QuotaDay: st.QuotaDay, QuotaMonth: st.QuotaMonth},
+			Settings: SiteConfig{QuotaDay: st.QuotaDay, QuotaMonth: st.QuotaMonth,
+				DefaultConnectionID: st.DefaultConnectionID, FallbackConnectionID: st.FallbackConnectionID},
 		})
 	}
 	return out, nil
@@ -403,4 +431,113 @@ func (s *Service) settingsFor(ctx context.Context, id int64) (Settings, SiteSett
 	c.sites[id] = site
 	s.mu.Unlock()
 	return net, site, nil
+}
+
+// connectionValue validates a site connection field: an existing
+// connection's id, or null for the network's.
+func (s *Service) connectionValue(ctx context.Context, v any) (any, string) {
+	if v == nil {
+		return nil, ""
+	}
+	id, ok := core.AsInt(v)
+	if !ok || id < 1 {
+		return nil, "Must be a connection id, or null for the network's."
+	}
+	if s.Connections != nil {
+		if _, err := s.Connections.FindConnectionByID(ctx, id); core.ErrorCode(err) == core.ENOTFOUND {
+			return nil, fmt.Sprintf("Connection %d does not exist.", id)
+		} else if err != nil {
+			return nil, "The connection could not be checked."
+		}
+	}
+	return id, ""
+}
+
+// SiteConnections returns a site's own default and fallback connections
+// while it may override the network's (nil: the network's).
+func (s *Service) SiteConnections(ctx context.Context, site int64) (def, fallback *int64, err error) {
+	net, own, err := s.settingsFor(ctx, site)
+	if err != nil || !net.AllowSiteOverrides || !own.OverridesAllowed {
+		return nil, nil, err
+	}
+	return own.DefaultConnectionID, own.FallbackConnectionID, nil
+}
+
+// UpdateSiteConnections stores a site's own default_connection_id and
+// fallback_connection_id (a connection id, or null for the network's).
+// Other fields are the network's: a validation error.
+func (s *Service) UpdateSiteConnections(ctx context.Context, site int64, patch map[string]any) error {
+	values := map[string]any{}
+	fields := map[string]string{}
+	for k, v := range patch {
+		switch k {
+		case "default_connection_id", "fallback_connection_id":
+			id, msg := s.connectionValue(ctx, v)
+			if msg != "" {
+				fields[k] = msg
+				continue
+			}
+			values[k] = id
+		default:
+			fields[k] = "A network setting: only a network administrator changes it, on the main site."
+		}
+	}
+	if err := core.Invalid(fields); err != nil {
+		return err
+	}
+	if len(values) == 0 {
+		return nil
+	}
+	if err := s.Settings.SaveSettings(ctx, siteScope(site), values); err != nil {
+		return fmt.Errorf("save settings of site %d: %w", site, err)
+	}
+	s.forget()
+	return nil
+}
+
+// ownConnectionsKey lists, in a site's settings, the connections the
+// site's administrators created while the site could override.
+const ownConnectionsKey = "own_connections"
+
+// OwnsConnection reports whether a site's administrators created the
+// connection (they may change or delete only those).
+func (s *Service) OwnsConnection(ctx context.Context, site, id int64) (bool, error) {
+	ids, err := s.ownConnections(ctx, site)
+	if err != nil {
+		return false, err
+	}
+	for _, v := range ids {
+		if v == id {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// AddOwnConnection records that a site's administrator created the
+// connection.
+func (s *Service) AddOwnConnection(ctx context.Context, site, id int64) error {
+	ids, err := s.ownConnections(ctx, site)
+	if err != nil {
+		return err
+	}
+	if err := s.Settings.SaveSettings(ctx, siteScope(site), map[string]any{ownConnectionsKey: append(ids, id)}); err != nil {
+		return fmt.Errorf("record the connection of site %d: %w", site, err)
+	}
+	return nil
+}
+
+func (s *Service) ownConnections(ctx context.Context, site int64) ([]int64, error) {
+	m, err := s.Settings.LoadSettings(ctx, siteScope(site))
+	if err != nil {
+		return nil, fmt.Errorf("load settings of site %d: %w", site, err)
+	}
+	list, _ := m[ownConnectionsKey].([]any)
+	out := make([]int64, 0, len(list))
+	for _, v := range list {
+		if n, ok := core.AsInt(v); ok {
+			out = append(out, n)
+		}
+	}
+	return out, nil
 }

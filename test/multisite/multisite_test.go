@@ -291,6 +291,59 @@ func TestNetwork(t *testing.T) {
 		}
 	})
 
+	t.Run("a site that may override sends through its own connection", func(t *testing.T) {
+		own := smtpsink.Start(t)
+		if r := call("PUT", url(1, "/network/settings"), `{"allow_site_overrides":true}`, admin); r.Status != 200 {
+			t.Fatalf("allow overrides: %d %s", r.Status, r.Body)
+		}
+		// Until the site is marked, its administrator changes nothing.
+		if r := call("PUT", url(2, "/settings"), fmt.Sprintf(`{"default_connection_id":%d}`, conn.ID), ann); r.Status != 403 {
+			t.Fatalf("unmarked site: %d %s", r.Status, r.Body)
+		}
+		if r := call("PUT", url(1, "/network/sites/2"), `{"overrides_allowed":true}`, admin); r.Status != 200 || !strings.Contains(string(r.Body), `"overrides_allowed":true`) {
+			t.Fatalf("mark site 2: %d %s", r.Status, r.Body)
+		}
+		r := call("POST", url(2, "/connections"), fmt.Sprintf(`{"name":"site 2 relay","driver":"smtp","settings":{"host":%q,"port":%d,"encryption":"none","auth":false,"timeout":5,"from_email":"two@example.com"}}`, own.Host(), own.Port()), ann)
+		var mine struct{ ID int64 }
+		if r.JSON(t, &mine); r.Status != 201 {
+			t.Fatalf("site 2 creates a connection: %d %s", r.Status, r.Body)
+		}
+		if r := call("PUT", url(2, "/settings"), fmt.Sprintf(`{"default_connection_id":%d}`, mine.ID), ann); r.Status != 200 ||
+			!strings.Contains(string(r.Body), fmt.Sprintf(`"default_connection_id":%d`, mine.ID)) {
+			t.Fatalf("site 2 default: %d %s", r.Status, r.Body)
+		}
+		if r := call("PUT", url(2, "/settings"), `{"health_check_interval":30}`, ann); r.Status != 422 {
+			t.Errorf("site 2 changes a network setting: %d %s", r.Status, r.Body)
+		}
+		if r := call("PUT", url(2, fmt.Sprintf("/connections/%d", conn.ID)), `{"name":"mine"}`, ann); r.Status != 403 {
+			t.Errorf("site 2 changes the network's connection: %d %s", r.Status, r.Body)
+		}
+		if r := call("PUT", url(2, fmt.Sprintf("/connections/%d", mine.ID)), `{"name":"site 2 own relay"}`, ann); r.Status != 200 {
+			t.Errorf("site 2 changes its connection: %d %s", r.Status, r.Body)
+		}
+		if r := call("GET", url(1, "/settings"), "", admin); !strings.Contains(string(r.Body), fmt.Sprintf(`"default_connection_id":%d`, conn.ID)) {
+			t.Errorf("the network's default changed: %s", r.Body)
+		}
+		before := len(sink.Messages())
+		for _, site := range []int64{2, 4} {
+			if out := n.PHPOnSite(t, site, fmt.Sprintf(`echo wp_mail( 'late@example.com', 'site %d late', 'hello' ) ? 'ok' : 'no';`, site)); strings.TrimSpace(out) != "ok" {
+				t.Fatalf("wp_mail on site %d: %q", site, out)
+			}
+		}
+		got, err := own.WaitFor(1, 30*time.Second)
+		if err != nil || !strings.Contains(string(got[0].Data), "site 2 late") {
+			t.Fatalf("site 2's own connection got %d messages (%v)", len(got), err)
+		}
+		if _, err := sink.WaitFor(before+1, 30*time.Second); err != nil {
+			t.Fatalf("site 4 through the network's connection: %v", err)
+		}
+		for _, m := range sink.Messages()[before:] {
+			if strings.Contains(string(m.Data), "site 2 late") {
+				t.Fatal("site 2's message went through the network's connection")
+			}
+		}
+	})
+
 	t.Run("network settings", func(t *testing.T) {
 		if r := call("PUT", url(1, "/network/settings"), `{"quota_month":1000,"over_quota":"fail","allow_site_overrides":true}`, admin); r.Status != 200 ||
 			!strings.Contains(string(r.Body), `"over_quota":"fail"`) || !strings.Contains(string(r.Body), `"quota_month":1000`) {
