@@ -344,6 +344,36 @@ func TestNetwork(t *testing.T) {
 		}
 	})
 
+	t.Run("through WordPress on each site's own URL", func(t *testing.T) {
+		// The bridge forwards /site2/wp-json/mailsvc/v1/... to the service
+		// on the site's path; the service finds site 2 as WordPress did.
+		t.Setenv("MAILSVC_SERVICE_URL", root)
+		wp := n.StartPHPServer(t)
+		direct := listLogs(url(2, "/logs?per_page=100"), ann)
+		r := servicetest.Call(t, "GET", wp+"/site2"+apiPath+"/logs?per_page=100", "", ann)
+		var got []logItem
+		if r.JSON(t, &got); r.Status != 200 || len(got) != len(direct) {
+			t.Fatalf("site 2 through WordPress: %d, %d logs, want %d: %s", r.Status, len(got), len(direct), r.Body)
+		}
+		for _, l := range got {
+			if l.SiteID != 2 {
+				t.Fatalf("site 2 through WordPress lists %+v", l)
+			}
+		}
+		if r := servicetest.Call(t, "GET", wp+"/site2"+apiPath+fmt.Sprintf("/logs/%d", bySite[4][0].ID), "", ann); r.Status != 404 {
+			t.Fatalf("site 4's log through site 2: %d %s", r.Status, r.Body)
+		}
+		if r := servicetest.Call(t, "GET", wp+"/site2"+apiPath+"/logs", "", withCookie(annCookie, annNonce)); r.Status != 200 {
+			t.Fatalf("cookie through WordPress: %d %s", r.Status, r.Body)
+		}
+		if r := servicetest.Call(t, "GET", wp+apiPath+"/network/sites", "", admin); r.Status != 200 {
+			t.Fatalf("network sites through WordPress: %d %s", r.Status, r.Body)
+		}
+		if r := servicetest.Call(t, "GET", wp+"/site3"+apiPath+"/logs", "", ann); r.Status != 403 {
+			t.Fatalf("ann on site 3 through WordPress: %d %s", r.Status, r.Body)
+		}
+	})
+
 	t.Run("network settings", func(t *testing.T) {
 		if r := call("PUT", url(1, "/network/settings"), `{"quota_month":1000,"over_quota":"fail","allow_site_overrides":true}`, admin); r.Status != 200 ||
 			!strings.Contains(string(r.Body), `"over_quota":"fail"`) || !strings.Contains(string(r.Body), `"quota_month":1000`) {

@@ -1493,6 +1493,7 @@ function mailsvc_bridge_sync_log_redact_patterns() {
  */
 
 add_action( 'admin_menu', 'mailsvc_bridge_admin_menu' );
+add_action( 'network_admin_menu', 'mailsvc_bridge_network_admin_menu' );
 
 /**
  * Returns the capability the Mail page and the service's routes require.
@@ -1513,10 +1514,43 @@ function mailsvc_bridge_admin_menu() {
 }
 
 /**
- * Prints the Mail page: the screens in a frame that fills the content area.
+ * Adds Network Admin's Mail page on a multisite network: the screens for
+ * the whole network (the main site's REST URL, where a super admin sees
+ * every site), with a filter by site.
  */
-function mailsvc_bridge_admin_page() {
-	if ( ! current_user_can( mailsvc_bridge_admin_capability() ) ) {
+function mailsvc_bridge_network_admin_menu() {
+	add_menu_page( 'Mail', 'Mail', 'manage_network_options', 'mailsvc-network', 'mailsvc_bridge_network_admin_page', 'dashicons-email-alt', 81 );
+}
+
+/**
+ * Prints Network Admin's Mail page: a site filter above the screens.
+ */
+function mailsvc_bridge_network_admin_page() {
+	if ( ! current_user_can( 'manage_network_options' ) ) {
+		wp_die( esc_html__( 'Sorry, you are not allowed to access this page.' ), 403 );
+	}
+	// phpcs:ignore WordPress.Security.NonceVerification.Recommended -- a read-only filter.
+	$site = isset( $_GET['site'] ) ? absint( $_GET['site'] ) : 0;
+	echo '<form method="get" style="margin:8px 0 8px 0;"><input type="hidden" name="page" value="mailsvc-network" />';
+	echo '<label for="mailsvc-site">' . esc_html__( 'Site' ) . '</label> <select id="mailsvc-site" name="site" onchange="this.form.submit()">';
+	echo '<option value="0">' . esc_html__( 'All sites' ) . '</option>';
+	foreach ( get_sites( array( 'number' => 1000 ) ) as $blog ) {
+		$label = $blog->domain . $blog->path;
+		echo '<option value="' . (int) $blog->blog_id . '"' . selected( $site, (int) $blog->blog_id, false ) . '>' . esc_html( $label ) . '</option>';
+	}
+	echo '</select></form>';
+	mailsvc_bridge_admin_page( get_rest_url( get_main_site_id(), 'mailsvc/v1' ), $site );
+}
+
+/**
+ * Prints the Mail page: the screens in a frame that fills the content area.
+ *
+ * @param string $network_api On Network Admin: the main site's REST base.
+ * @param int    $site        On Network Admin: the site filter (0: all).
+ */
+function mailsvc_bridge_admin_page( $network_api = '', $site = 0 ) {
+	$cap = '' !== $network_api ? 'manage_network_options' : mailsvc_bridge_admin_capability();
+	if ( ! current_user_can( $cap ) ) {
 		wp_die( esc_html__( 'Sorry, you are not allowed to access this page.' ), 403 );
 	}
 	$screens = defined( 'MAILSVC_SCREENS_URL' ) && MAILSVC_SCREENS_URL ? MAILSVC_SCREENS_URL : mailsvc_bridge_screens_url();
@@ -1524,11 +1558,17 @@ function mailsvc_bridge_admin_page() {
 		return; // The notice says why and what to do; a frame would only show the 503.
 	}
 	$api     = defined( 'MAILSVC_SCREENS_API_URL' ) && MAILSVC_SCREENS_API_URL ? MAILSVC_SCREENS_API_URL : rest_url( 'mailsvc/v1' );
+	if ( '' !== $network_api ) {
+		$api = $network_api;
+	}
 	$args    = array(
 		'embed' => 'wp',
 		'nonce' => wp_create_nonce( 'wp_rest' ),
 		'api'   => untrailingslashit( $api ),
 	);
+	if ( $site > 0 ) {
+		$args['site'] = (int) $site;
+	}
 	// The OAuth callback returns here (MAILSVC_ADMIN_URL) with its flags.
 	// phpcs:disable WordPress.Security.NonceVerification.Recommended -- read-only flags shown to the user.
 	foreach ( array( 'oauth', 'oauth_error', 'provider', 'connection_id' ) as $flag ) {
