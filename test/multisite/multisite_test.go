@@ -209,6 +209,13 @@ func TestNetwork(t *testing.T) {
 				if sr.JSON(t, &stats); stats.Delivered != 2 || stats.Queued != 0 {
 					t.Fatalf("site 2 stats: %s", sr.Body)
 				}
+				var dash struct {
+					Totals struct{ Delivered, Queued int64 } `json:"totals"`
+				}
+				dr := call("GET", url(2, "/dashboard/stats"), "", auth)
+				if dr.JSON(t, &dash); dr.Status != 200 || dash.Totals.Delivered != 2 || dash.Totals.Queued != 0 {
+					t.Fatalf("site 2 dashboard: %d %s", dr.Status, dr.Body)
+				}
 				// Not an administrator of the main site, nor of the network.
 				for _, u := range []string{url(1, "/logs"), url(3, "/logs"), url(1, "/network/sites")} {
 					if r := call("GET", u, "", auth); r.Status != 403 {
@@ -231,6 +238,17 @@ func TestNetwork(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				if got := listLogs(url(1, "/logs?per_page=100"), auth); len(got) != 10 {
 					t.Fatalf("network lists %d logs", len(got))
+				}
+				var dash struct {
+					Totals struct{ Delivered, Queued int64 } `json:"totals"`
+				}
+				dr := call("GET", url(1, "/dashboard/stats"), "", auth)
+				if dr.JSON(t, &dash); dr.Status != 200 || dash.Totals.Delivered != 9 || dash.Totals.Queued != 1 {
+					t.Fatalf("network dashboard: %d %s", dr.Status, dr.Body)
+				}
+				dr = call("GET", url(1, "/dashboard/stats?site=3"), "", auth)
+				if dr.JSON(t, &dash); dr.Status != 200 || dash.Totals.Delivered != 5 || dash.Totals.Queued != 1 {
+					t.Fatalf("site 3 dashboard: %d %s", dr.Status, dr.Body)
 				}
 				got := listLogs(url(1, "/logs?per_page=100&site=3"), auth)
 				if len(got) != 6 || got[0].SiteID != 3 {
