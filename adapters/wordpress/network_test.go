@@ -61,6 +61,20 @@ func TestNetworkAgainstRealWordPress(t *testing.T) {
 		}
 	})
 
+	t.Run("salts the network keeps in sitemeta", func(t *testing.T) {
+		// What wp_salt('nonce') is without the constants: the network
+		// options nonce_key and nonce_salt (get_site_option), which
+		// WordPress generates and stores with update_site_option.
+		want := n.PHP(t, `foreach ( array( 'nonce_key', 'nonce_salt' ) as $name ) {
+	update_site_option( $name, wp_generate_password( 64, true, true ) );
+}
+echo get_site_option( 'nonce_key' ) . get_site_option( 'nonce_salt' );`)
+		got, err := wordpress.NewAuthenticator(nil, wordpress.Site{}, wordpress.WithNetwork(network)).Salter().Salt(ctx, "nonce")
+		if err != nil || got != want {
+			t.Fatalf("Salt(nonce) = %q, %v; WordPress stored %q", got, err, want)
+		}
+	})
+
 	src, err := wordpress.NewGormSource(db, n.Prefix)
 	if err != nil {
 		t.Fatal(err)
