@@ -88,6 +88,8 @@ func (s *Server) siteScope(r *http.Request, user *core.User) (int64, error) {
 func siteAdminRoute(method, path string) bool {
 	p := strings.TrimPrefix(path, Namespace)
 	switch {
+	case (p == "" || p == "/" || path == "/wp-json/") && method == http.MethodGet:
+		return true // the route index
 	case p == "/logs" || strings.HasPrefix(p, "/logs/"):
 		return true
 	case strings.HasPrefix(p, "/dashboard/") && method == http.MethodGet:

@@ -216,6 +216,9 @@ func TestNetwork(t *testing.T) {
 				if dr.JSON(t, &dash); dr.Status != 200 || dash.Totals.Delivered != 2 || dash.Totals.Queued != 0 {
 					t.Fatalf("site 2 dashboard: %d %s", dr.Status, dr.Body)
 				}
+				if r := call("GET", url(2, ""), "", auth); r.Status != 200 {
+					t.Fatalf("route index on site 2: %d %s", r.Status, r.Body)
+				}
 				// Not an administrator of the main site, nor of the network.
 				for _, u := range []string{url(1, "/logs"), url(3, "/logs"), url(1, "/network/sites")} {
 					if r := call("GET", u, "", auth); r.Status != 403 {
