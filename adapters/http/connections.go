@@ -134,7 +134,7 @@ func (s *Server) getSettings(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if site := s.siteSettingsRequest(r); site > 0 {
-		if v, err = s.withSiteConnections(r.Context(), site, v); err != nil {
+		if v, err = s.withSiteSettings(r.Context(), site, v); err != nil {
 			return err
 		}
 	}
@@ -148,9 +148,9 @@ func (s *Server) updateSettings(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if site := s.siteSettingsRequest(r); site > 0 {
-		// On a site's URL: the site's own default and fallback
-		// connection; the rest is the network's.
-		if err := s.Network.UpdateSiteConnections(r.Context(), site, patch); err != nil {
+		// On a site's URL: the site's own connections and sender; the
+		// rest is the network's.
+		if err := s.Network.UpdateSiteOverrides(r.Context(), site, patch); err != nil {
 			return err
 		}
 		return s.getSettings(w, r)

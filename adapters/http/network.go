@@ -29,8 +29,8 @@ type NetworkService interface {
 	NetworkSettings(ctx context.Context) (network.Settings, error)
 	UpdateNetworkSettings(ctx context.Context, patch map[string]any) (network.Settings, error)
 	OverridesAllowed(ctx context.Context, id int64) (bool, error)
-	SiteConnections(ctx context.Context, site int64) (def, fallback *int64, err error)
-	UpdateSiteConnections(ctx context.Context, site int64, patch map[string]any) error
+	SiteOverrides(ctx context.Context, site int64) (map[string]any, error)
+	UpdateSiteOverrides(ctx context.Context, site int64, patch map[string]any) error
 	OwnsConnection(ctx context.Context, site, id int64) (bool, error)
 	AddOwnConnection(ctx context.Context, site, id int64) error
 }
@@ -136,8 +136,8 @@ var errNetworkManaged = core.Errorf(core.EFORBIDDEN, "The network's connections 
 
 // overrideAccess is what a site that may override lets its
 // administrator do beyond siteAdminRoute: create connections, change and
-// use the ones the site created, and set the site's own default and
-// fallback connection (PUT /settings, checked there). The network's
+// use the ones the site created, and set the site's own connections and
+// sender (PUT /settings, checked there). The network's
 // connections, alert channels and tools stay the network's.
 func (s *Server) overrideAccess(ctx context.Context, r *http.Request, site int64) error {
 	p := strings.TrimPrefix(r.URL.Path, Namespace)
@@ -176,18 +176,15 @@ func (s *Server) siteSettingsRequest(r *http.Request) int64 {
 	return site
 }
 
-// withSiteConnections overlays a site's own default and fallback
-// connection on the settings v.
-func (s *Server) withSiteConnections(ctx context.Context, site int64, v map[string]any) (map[string]any, error) {
-	def, fb, err := s.Network.SiteConnections(ctx, site)
+// withSiteSettings overlays the settings a site set for itself on the
+// network's settings v.
+func (s *Server) withSiteSettings(ctx context.Context, site int64, v map[string]any) (map[string]any, error) {
+	own, err := s.Network.SiteOverrides(ctx, site)
 	if err != nil {
 		return nil, err
 	}
-	if def != nil {
-		v["default_connection_id"] = *def
-	}
-	if fb != nil {
-		v["fallback_connection_id"] = *fb
+	for k, val := range own {
+		v[k] = val
 	}
 	return v, nil
 }

@@ -125,9 +125,9 @@ type Service struct {
 	// SiteQuotas, set on a multisite network, counts each site's
 	// messages against its quota before they are sent; nil sends without.
 	SiteQuotas SiteQuotas
-	// SiteConnections, set on a multisite network, gives the default
-	// and fallback connections of a site that overrides the network's.
-	SiteConnections SiteConnections
+	// SiteSettings, set on a multisite network, gives the settings of a
+	// site that overrides the network's (its connections and sender).
+	SiteSettings SiteSettings
 	// Events, when set, reads the provider events recorded for a log
 	// (adapters/store.DB): after an uncertain attempt through a
 	// transport that cannot look messages up (core.Finder), an event
@@ -472,28 +472,35 @@ type SiteQuotas interface {
 	ReleaseSite(ctx context.Context, site int64)
 }
 
-// SiteConnections gives a network site's own default and fallback
-// connections (nil: the network's) (network.Service).
-type SiteConnections interface {
-	SiteConnections(ctx context.Context, site int64) (def, fallback *int64, err error)
+// SiteSettings gives the free settings a network site set for itself
+// (default_connection_id, fallback_connection_id, from_email, from_name;
+// absent: the network's) (network.Service).
+type SiteSettings interface {
+	SiteOverrides(ctx context.Context, site int64) (map[string]any, error)
 }
 
-// forSite returns st with the default and fallback connections of l's
-// site when the site overrides the network's.
+// forSite returns st with the settings l's site set for itself when the
+// site overrides the network's.
 func (s *Service) forSite(ctx context.Context, l *core.Log, st settings) settings {
-	if s.SiteConnections == nil {
+	if s.SiteSettings == nil {
 		return st
 	}
-	def, fb, err := s.SiteConnections.SiteConnections(ctx, l.SiteID)
+	own, err := s.SiteSettings.SiteOverrides(ctx, l.SiteID)
 	if err != nil {
-		s.Logger.Warn("site connections unavailable: the network's are used", "log_id", l.ID, "site", l.SiteID, "error", err.Error())
+		s.Logger.Warn("site settings unavailable: the network's are used", "log_id", l.ID, "site", l.SiteID, "error", err.Error())
 		return st
 	}
-	if def != nil {
-		st.defaultConn = def
+	if id, ok := core.AsInt(own["default_connection_id"]); ok {
+		st.defaultConn = &id
 	}
-	if fb != nil {
-		st.fallbackConn = fb
+	if id, ok := core.AsInt(own["fallback_connection_id"]); ok {
+		st.fallbackConn = &id
+	}
+	if v, ok := own["from_email"].(string); ok {
+		st.fromEmail = v
+	}
+	if v, ok := own["from_name"].(string); ok {
+		st.fromName = v
 	}
 	return st
 }

@@ -72,6 +72,10 @@ type SiteSettings struct {
 	// connections, used while it may override (nil: the network's).
 	DefaultConnectionID  *int64 `json:"default_connection_id"`
 	FallbackConnectionID *int64 `json:"fallback_connection_id"`
+	// FromEmail and FromName are the site's own sender (nil: the
+	// network's).
+	FromEmail *string `json:"from_email"`
+	FromName  *string `json:"from_name"`
 }
 
 // SiteView is one site in GET /network/sites: where it is, its volume
@@ -253,6 +257,12 @@ func (s *Service) SiteSettings(ctx context.Context, id int64) (SiteSettings, err
 	}
 	if n, ok := core.AsInt(m["fallback_connection_id"]); ok {
 		st.FallbackConnectionID = &n
+	}
+	if v, ok := m["from_email"].(string); ok {
+		st.FromEmail = &v
+	}
+	if v, ok := m["from_name"].(string); ok {
+		st.FromName = &v
 	}
 	return st, nil
 }
@@ -453,20 +463,38 @@ func (s *Service) connectionValue(ctx context.Context, v any) (any, string) {
 	return id, ""
 }
 
-// SiteConnections returns a site's own default and fallback connections
-// while it may override the network's (nil: the network's).
-func (s *Service) SiteConnections(ctx context.Context, site int64) (def, fallback *int64, err error) {
+// OverridableSettings are the free settings a site that may override
+// sets for itself.
+var OverridableSettings = []string{"default_connection_id", "fallback_connection_id", "from_email", "from_name"}
+
+// SiteOverrides returns the free settings a site set for itself, while it
+// may override the network's (none otherwise); absent keys follow the
+// network.
+func (s *Service) SiteOverrides(ctx context.Context, site int64) (map[string]any, error) {
 	net, own, err := s.settingsFor(ctx, site)
 	if err != nil || !net.AllowSiteOverrides || !own.OverridesAllowed {
-		return nil, nil, err
+		return nil, err
 	}
-	return own.DefaultConnectionID, own.FallbackConnectionID, nil
+	out := map[string]any{}
+	if own.DefaultConnectionID != nil {
+		out["default_connection_id"] = *own.DefaultConnectionID
+	}
+	if own.FallbackConnectionID != nil {
+		out["fallback_connection_id"] = *own.FallbackConnectionID
+	}
+	if own.FromEmail != nil {
+		out["from_email"] = *own.FromEmail
+	}
+	if own.FromName != nil {
+		out["from_name"] = *own.FromName
+	}
+	return out, nil
 }
 
-// UpdateSiteConnections stores a site's own default_connection_id and
-// fallback_connection_id (a connection id, or null for the network's).
-// Other fields are the network's: a validation error.
-func (s *Service) UpdateSiteConnections(ctx context.Context, site int64, patch map[string]any) error {
+// UpdateSiteOverrides stores settings a site sets for itself
+// (OverridableSettings; null goes back to the network's). Other fields
+// are the network's: a validation error.
+func (s *Service) UpdateSiteOverrides(ctx context.Context, site int64, patch map[string]any) error {
 	values := map[string]any{}
 	fields := map[string]string{}
 	for k, v := range patch {
@@ -478,6 +506,26 @@ func (s *Service) UpdateSiteConnections(ctx context.Context, site int64, patch m
 				continue
 			}
 			values[k] = id
+		case "from_email":
+			str, ok := v.(string)
+			switch {
+			case v == nil:
+				values[k] = nil
+			case !ok || (str != "" && !core.SearchIsAddress(str)):
+				fields[k] = "Must be an email address, or null for the network's."
+			default:
+				values[k] = str
+			}
+		case "from_name":
+			str, ok := v.(string)
+			switch {
+			case v == nil:
+				values[k] = nil
+			case !ok || len(str) > 191:
+				fields[k] = "Must be a name of at most 191 characters, or null for the network's."
+			default:
+				values[k] = str
+			}
 		default:
 			fields[k] = "A network setting: only a network administrator changes it, on the main site."
 		}

@@ -333,6 +333,12 @@ func TestNetwork(t *testing.T) {
 			!strings.Contains(string(r.Body), fmt.Sprintf(`"default_connection_id":%d`, mine.ID)) {
 			t.Fatalf("site 2 default: %d %s", r.Status, r.Body)
 		}
+		if r := call("PUT", url(2, "/settings"), `{"from_name":"Site Two"}`, ann); r.Status != 200 || !strings.Contains(string(r.Body), `"from_name":"Site Two"`) {
+			t.Errorf("site 2 sender name: %d %s", r.Status, r.Body)
+		}
+		if r := call("GET", url(1, "/settings"), "", admin); strings.Contains(string(r.Body), "Site Two") {
+			t.Errorf("site 2's sender name is the network's: %s", r.Body)
+		}
 		if r := call("PUT", url(2, "/settings"), `{"health_check_interval":30}`, ann); r.Status != 422 {
 			t.Errorf("site 2 changes a network setting: %d %s", r.Status, r.Body)
 		}

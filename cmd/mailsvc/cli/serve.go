@@ -149,7 +149,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	var networkSvc *network.Service
 	if wpNetwork != nil {
 		networkSvc = rt.networkService(wpNetwork, dispatcher, log)
-		deliverySvc.SiteQuotas, deliverySvc.SiteConnections = networkSvc, networkSvc
+		deliverySvc.SiteQuotas, deliverySvc.SiteSettings = networkSvc, networkSvc
 	}
 	deliverySvc.Workers = int(rt.consts.Int("MAILSVC_WORKERS", delivery.DefaultWorkers))
 	deliverySvc.BatchSize = int(rt.consts.Int("MAILSVC_BATCH_SIZE", delivery.DefaultBatchSize))
