@@ -2595,6 +2595,9 @@ function mailsvc_bridge_run_hook( $hook, $json ) {
 	if ( ! is_array( $args ) ) {
 		return 'The arguments are not a JSON array.';
 	}
+	// On a multisite network a message's hooks run on the site that sent it.
+	$site     = mailsvc_bridge_hook_site( $hook, $args );
+	$switched = $site > 0 && $site !== (int) get_current_blog_id() && switch_to_blog( $site );
 	try {
 		if ( 'wp_mail_failed' === $hook ) {
 			$event = isset( $args[0] ) && is_array( $args[0] ) ? $args[0] : array();
@@ -2608,6 +2611,42 @@ function mailsvc_bridge_run_hook( $hook, $json ) {
 		}
 	} catch ( Throwable $e ) {
 		return get_class( $e ) . ': ' . $e->getMessage();
+	} finally {
+		if ( $switched ) {
+			restore_current_blog();
+		}
 	}
 	return '';
+}
+
+/**
+ * The site (blog id) whose message a hook event is about, on a multisite
+ * network: the site_id of the log that wp_mail_failed and
+ * mail_svc_delivered name; 0 when not on a network or not known (a log
+ * already removed).
+ *
+ * @param string $hook The hook.
+ * @param array  $args Its arguments.
+ * @return int
+ */
+function mailsvc_bridge_hook_site( $hook, $args ) {
+	global $wpdb;
+	if ( ! is_multisite() ) {
+		return 0;
+	}
+	$log_id = 0;
+	if ( 'wp_mail_failed' === $hook && isset( $args[0]['log_id'] ) ) {
+		$log_id = (int) $args[0]['log_id'];
+	} elseif ( 'mail_svc_delivered' === $hook && isset( $args[0] ) ) {
+		$log_id = (int) $args[0];
+	}
+	if ( $log_id <= 0 ) {
+		return 0;
+	}
+	$table    = mailsvc_bridge_table( 'logs' );
+	$suppress = $wpdb->suppress_errors( true );
+	// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- the table name is the site's prefix and a constant.
+	$site = (int) $wpdb->get_var( $wpdb->prepare( "SELECT site_id FROM `{$table}` WHERE id = %d", $log_id ) );
+	$wpdb->suppress_errors( $suppress );
+	return $site;
 }
