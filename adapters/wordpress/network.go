@@ -241,47 +241,42 @@ func (n *Network) SiteByPath(ctx context.Context, host, path string) (*NetworkSi
 		segments = strings.Count(n.cfg.Path, "/")
 	}
 	paths := pathCandidates(path, segments)
-	sites, err := n.Sites(ctx)
-	if err != nil {
-		return nil, err
-	}
-	find := func(domains ...string) *NetworkSite {
-		var best *NetworkSite
-		for i := range sites {
-			s := &sites[i]
-			if s.Deleted {
-				continue
-			}
-			okDomain := false
-			for _, d := range domains {
-				if strings.EqualFold(s.Domain, d) {
-					okDomain = true
-				}
-			}
-			if !okDomain {
-				continue
-			}
-			for _, p := range paths {
-				if strings.EqualFold(s.Path, p) && (best == nil || len(s.Path) > len(best.Path)) {
-					best = s
-				}
-			}
-		}
-		return best
-	}
 	domains := []string{host}
 	if h, ok := strings.CutPrefix(host, "www."); ok {
 		domains = append(domains, h)
 	}
-	if s := find(domains...); s != nil {
-		return s, nil
+	s, err := n.siteBy(ctx, domains, paths)
+	if err != nil || s != nil {
+		return s, err
 	}
 	if !n.cfg.SubdomainInstall && n.cfg.Domain != "" {
-		if s := find(NormalizeHost(n.cfg.Domain)); s != nil {
-			return s, nil
-		}
+		return n.siteBy(ctx, []string{NormalizeHost(n.cfg.Domain)}, paths)
 	}
 	return nil, nil
+}
+
+// siteBy is get_site_by_path()'s query: the site of one of the domains
+// with the longest of the paths, the longest domain first.
+func (n *Network) siteBy(ctx context.Context, domains, paths []string) (*NetworkSite, error) {
+	args := []any{n.cfg.NetworkID}
+	for _, d := range domains {
+		args = append(args, d)
+	}
+	for _, p := range paths {
+		args = append(args, p)
+	}
+	marks := func(k int) string { return strings.TrimSuffix(strings.Repeat("?,", k), ",") }
+	s, err := scanSite(n.db.WithContext(ctx).Raw(
+		"SELECT "+siteColumns+" FROM "+n.base+"blogs WHERE site_id = ? AND deleted = 0 AND domain IN ("+marks(len(domains))+
+			") AND path IN ("+marks(len(paths))+") ORDER BY LENGTH(domain) DESC, LENGTH(path) DESC LIMIT 1", args...,
+	).Row())
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find the site of %v%v: %w", domains, paths, err)
+	}
+	return s, nil
 }
 
 // SiteForRequest is SiteByPath for the HTTP layer: the site's id and
