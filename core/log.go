@@ -36,6 +36,9 @@ var LogStatuses = []string{StatusQueued, StatusSending, StatusFailed, StatusDeli
 type Log struct {
 	ID     int64  `json:"id"`
 	Status string `json:"status"`
+	// SiteID is the site (a multisite network's blog id) that sent the
+	// message; 0 when queued means core.MainSiteID.
+	SiteID int64 `json:"site_id"`
 	// ConnectionID is the connection the message asked for; nil means the
 	// default connection.
 	ConnectionID *int64 `json:"connection_id"`
@@ -183,6 +186,9 @@ type Attempt struct {
 // LogFilter selects logs in a list.
 type LogFilter struct {
 	Status string // "" for any
+	// SiteID, when > 0, matches the logs of that site only (a multisite
+	// network's blog id).
+	SiteID int64
 	// Search is a recipient address or words of the subject (see
 	// SearchIsAddress): an address matches the logs sent to, copied or
 	// blind-copied to exactly that address (ignoring case); anything else

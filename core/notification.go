@@ -14,12 +14,14 @@ const (
 	EventConnectionRecovered = "connection_recovered" // a down connection passed a check
 	EventOAuthRefreshFailed  = "oauth_refresh_failed" // a token refresh failed for good
 	EventQueueStalled        = "queue_stalled"        // the oldest queued message is too old
+	EventSiteQuota           = "site_quota"           // a network site reached 80 % or 100 % of its quota
 )
 
 // AlertEvents lists every event, in the order the docs give them.
 var AlertEvents = []string{
 	EventDeliveryFailed, EventFallbackUsed, EventConnectionDown,
 	EventConnectionRecovered, EventOAuthRefreshFailed, EventQueueStalled,
+	EventSiteQuota,
 }
 
 // Alert is one thing worth telling a site owner.

@@ -12,11 +12,17 @@ type User struct {
 	// Via says how the request was authenticated: "cookie",
 	// "application_password" or "smtp".
 	Via string `json:"-"`
+	// SuperAdmin is set for a multisite network's super admin
+	// (is_super_admin()): every capability is granted but do_not_allow.
+	SuperAdmin bool `json:"super_admin,omitempty"`
 }
 
 // Can reports whether the user holds the capability.
 func (u *User) Can(capability string) bool {
-	return u != nil && u.Caps[capability]
+	if u == nil || capability == "do_not_allow" {
+		return false
+	}
+	return u.SuperAdmin || u.Caps[capability]
 }
 
 // DefaultCapability is the capability every REST route requires unless the

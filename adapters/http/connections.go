@@ -61,6 +61,12 @@ func (s *Server) createConnection(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
+	if site := s.siteSettingsRequest(r); site > 0 && !UserFrom(r.Context()).SuperAdmin {
+		// A site that may override: the connection is the site's.
+		if err := s.Network.AddOwnConnection(r.Context(), site, c.ID); err != nil {
+			return err
+		}
+	}
 	writeJSON(w, http.StatusCreated, c)
 	return nil
 }
@@ -127,6 +133,11 @@ func (s *Server) getSettings(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if site := s.siteSettingsRequest(r); site > 0 {
+		if v, err = s.withSiteSettings(r.Context(), site, v); err != nil {
+			return err
+		}
+	}
 	writeJSON(w, http.StatusOK, v)
 	return nil
 }
@@ -135,6 +146,14 @@ func (s *Server) updateSettings(w http.ResponseWriter, r *http.Request) error {
 	var patch map[string]any
 	if err := s.decodeJSON(w, r, &patch); err != nil {
 		return err
+	}
+	if site := s.siteSettingsRequest(r); site > 0 {
+		// On a site's URL: the site's own connections and sender; the
+		// rest is the network's.
+		if err := s.Network.UpdateSiteOverrides(r.Context(), site, patch); err != nil {
+			return err
+		}
+		return s.getSettings(w, r)
 	}
 	v, err := s.Settings.Update(r.Context(), patch)
 	if err != nil {

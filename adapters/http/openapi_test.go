@@ -42,6 +42,7 @@ type stubAnalytics struct{ httppro.AnalyticsService }
 func documentedServer(t *testing.T, pro bool) *api.Server {
 	t.Helper()
 	s, _ := fullServer(t, pro)
+	s.Sites, s.Network = stubSites{}, stubNetwork{}
 	for _, m := range s.Modules {
 		if pm, ok := m.(*httppro.Module); ok && pm.Analytics == nil {
 			pm.Analytics = stubAnalytics{}

@@ -120,6 +120,12 @@ type Server struct {
 	// Capture serves the staging guard routes (/capture); nil leaves
 	// them unregistered.
 	Capture CaptureService
+	// Sites, set on a WordPress multisite network, finds each request's
+	// site from its Host and path (/site2/wp-json/...) and limits what a
+	// site's administrator sees to that site (docs/multisite.md); nil is
+	// a single site. Network serves the network routes (super admins).
+	Sites   SiteFinder
+	Network NetworkService
 
 	Hooks  *core.Hooks
 	Logger *slog.Logger
@@ -223,6 +229,9 @@ func (s *Server) Handler() http.Handler {
 	if s.Capture != nil {
 		s.captureRoutes(api)
 	}
+	if s.Sites != nil && s.Network != nil {
+		s.networkRoutes(api)
+	}
 	s.registerModules(api)
 	if s.Probes != nil {
 		s.Probes.register(r)
@@ -232,7 +241,7 @@ func (s *Server) Handler() http.Handler {
 		r.PathPrefix("/admin/").Handler(s.Admin)
 	}
 
-	return s.recoverPanics(s.logRequests(restRoute(r)))
+	return s.recoverPanics(s.logRequests(s.siteRoute(restRoute(r))))
 }
 
 // handlerFunc is a route handler that returns its error instead of writing it.
@@ -260,10 +269,15 @@ func (s *Server) authenticated(h handlerFunc) http.Handler {
 			s.writeError(w, r, core.Errorf(core.EFORBIDDEN, "Sorry, you are not allowed to do that."))
 			return
 		}
+		ctx, err := s.networkAccess(r, user)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
 		if ni, ok := s.Auth.(NonceIssuer); ok && user.Via == "cookie" {
 			w.Header().Set("X-WP-Nonce", ni.CreateNonce(user, ni.SessionToken(r), "wp_rest"))
 		}
-		if err := h(w, r.WithContext(withUser(r.Context(), user))); err != nil {
+		if err := h(w, r.WithContext(withUser(ctx, user))); err != nil {
 			s.writeError(w, r, err)
 		}
 	})

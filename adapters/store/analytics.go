@@ -174,6 +174,9 @@ func (db *DB) addLogSourceOutcomes(ctx context.Context, tx *sql.Tx, ids []int64)
 // RecordOutcomes and ImportLogs alike) and, like them, are history that
 // deleting logs never lowers.
 func (db *DB) SourceBuckets(ctx context.Context, from, to time.Time) ([]core.SourceBucket, error) {
+	if err := networkOnly(ctx, "Statistics by source"); err != nil {
+		return nil, err
+	}
 	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT bucket_start, source, status, SUM(messages)
 		FROM {prefix}mailsvc_source_buckets WHERE bucket_start >= ? AND bucket_start < ?
 		GROUP BY bucket_start, source, status
@@ -205,6 +208,9 @@ func (db *DB) SourceBuckets(ctx context.Context, from, to time.Time) ([]core.Sou
 // created_at index from the cursor on, so paging through any range costs
 // the same per row whatever its size.
 func (db *DB) ExportLogs(ctx context.Context, p core.LogExportPage) ([]core.ExportedLog, error) {
+	if err := networkOnly(ctx, "Log exports"); err != nil {
+		return nil, err
+	}
 	limit := p.Limit
 	if limit <= 0 || limit > 1000 {
 		limit = 500
@@ -247,6 +253,9 @@ func (db *DB) ExportLogs(ctx context.Context, p core.LogExportPage) ([]core.Expo
 // database in one query, so the answer is the same as summing
 // OutcomeBuckets and its cost hardly grows with the range.
 func (db *DB) OutcomeTotals(ctx context.Context, from, to time.Time) ([]core.OutcomeBucket, error) {
+	if err := networkOnly(ctx, "Delivery totals"); err != nil {
+		return nil, err
+	}
 	rows, err := db.tieredTotals(ctx, "{prefix}mailsvc_outcome_buckets", "{prefix}mailsvc_outcome_rollups", "connection_id", from, to)
 	if err != nil {
 		return nil, fmt.Errorf("outcome totals: %w", err)
@@ -271,6 +280,9 @@ func (db *DB) OutcomeTotals(ctx context.Context, from, to time.Time) ([]core.Out
 // status, Start set to from. Like OutcomeTotals it reads days, hours and
 // quarter hours.
 func (db *DB) SourceTotals(ctx context.Context, from, to time.Time) ([]core.SourceBucket, error) {
+	if err := networkOnly(ctx, "Statistics by source"); err != nil {
+		return nil, err
+	}
 	rows, err := db.tieredTotals(ctx, "{prefix}mailsvc_source_buckets", "{prefix}mailsvc_source_rollups", "source", from, to)
 	if err != nil {
 		return nil, fmt.Errorf("source totals: %w", err)

@@ -232,6 +232,9 @@ func (db *DB) eventLinks(ctx context.Context, tx *sql.Tx, logID int64, event str
 // rollupSpans) and the repeated events of the range whose predecessor
 // is older than from; events of logs deleted since still count.
 func (db *DB) EventCounts(ctx context.Context, from, to time.Time) ([]core.EventCount, error) {
+	if err := networkOnly(ctx, "Provider event counts"); err != nil {
+		return nil, err
+	}
 	type key struct{ provider, event string }
 	sums := map[key]*core.EventCount{}
 	err := db.eventSums(ctx, from, to, nil, "provider, event", "SUM(events) - SUM(repeats)", "provider_prev_at",
@@ -278,6 +281,9 @@ func (db *DB) EventCounts(ctx context.Context, from, to time.Time) ([]core.Event
 // EventCounts it reads the event roll-ups and the repeated events whose
 // predecessor (of any provider) is older than from.
 func (db *DB) LogEventTallies(ctx context.Context, from, to time.Time, events []string) ([]core.LogEventTally, error) {
+	if err := networkOnly(ctx, "Provider event tallies"); err != nil {
+		return nil, err
+	}
 	out := []core.LogEventTally{}
 	if len(events) == 0 {
 		return out, nil

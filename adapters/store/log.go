@@ -113,7 +113,7 @@ func recipientsText(m *core.Message) string {
 const logColumns = `id, status, connection_id, sent_connection_id, source, subject,
 	text_body, html_body, message, attempts, phase_attempts, used_fallback, simulated,
 	provider_message_id, last_error, next_attempt_at, lease_owner, lease_until,
-	created_at, updated_at, delivered_at, body_mode, redacted_count, attachments_kept, recipient_outcomes, recipients_refused, resent_from`
+	created_at, updated_at, delivered_at, body_mode, redacted_count, attachments_kept, recipient_outcomes, recipients_refused, resent_from, site_id`
 
 type rowScanner interface{ Scan(dest ...any) error }
 
@@ -135,7 +135,7 @@ func scanLog(r rowScanner) (*core.Log, error) {
 	if err := r.Scan(&l.ID, &stats, &conn, &sent, &l.Source, &subject, &text, &html, &js,
 		&l.Attempts, &l.PhaseAttempts, &usedFallback, &simulated, &providerID, &lastErr,
 		&nextAttempt, &owner, &leaseUntil, &created, &upd, &deliveredAt,
-		&l.BodyMode, &l.RedactedCount, &attachmentsKept, &recipients, &l.RecipientsRefused, &resentFrom); err != nil {
+		&l.BodyMode, &l.RedactedCount, &attachmentsKept, &recipients, &l.RecipientsRefused, &resentFrom, &l.SiteID); err != nil {
 		return nil, fmt.Errorf("scan log: %w", err)
 	}
 	l.Status = stats
@@ -271,11 +271,11 @@ func (db *DB) insertLogRow(ctx context.Context, q execer, l *core.Log, js string
 	res, err := q.ExecContext(ctx, db.expand(`INSERT INTO {prefix}mailsvc_logs
 		(status, connection_id, sent_connection_id, source, recipients, subject, text_body, html_body, message,
 		 attempts, phase_attempts, used_fallback, simulated, provider_message_id, last_error,
-		 next_attempt_at, lease_owner, lease_until, created_at, updated_at, recipients_indexed, resent_from)
-		VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0, '', '', ?, ?, ?, ?, ?, ?, ?)`),
+		 next_attempt_at, lease_owner, lease_until, created_at, updated_at, recipients_indexed, resent_from, site_id)
+		VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0, '', '', ?, ?, ?, ?, ?, ?, ?, ?)`),
 		l.Status, nullInt(l.ConnectionID), l.Source, recipientsText(&l.Message), l.Message.Subject,
 		l.Message.Text, l.Message.HTML, js, l.NextAttemptAt.UTC().Truncate(time.Microsecond),
-		owner, nullTime(l.LeaseUntil), t, t, indexed, nullInt(l.ResentFrom))
+		owner, nullTime(l.LeaseUntil), t, t, indexed, nullInt(l.ResentFrom), logSiteID(ctx, l))
 	if err != nil {
 		return 0, err
 	}
@@ -525,9 +525,11 @@ func (db *DB) insertAttempts(ctx context.Context, tx *sql.Tx, as []core.Attempt)
 	return nil
 }
 
-// FindLogByID implements core.LogStore.
+// FindLogByID implements core.LogStore. Under a site scope
+// (core.WithSiteScope) another site's log is not found.
 func (db *DB) FindLogByID(ctx context.Context, id int64) (*core.Log, error) {
-	logs, err := queryLogs(ctx, db.sqlDB, db.expand(`SELECT `+logColumns+` FROM {prefix}mailsvc_logs WHERE id = ?`), id)
+	scope, scopeArgs := siteScope(ctx, "site_id")
+	logs, err := queryLogs(ctx, db.sqlDB, db.expand(`SELECT `+logColumns+` FROM {prefix}mailsvc_logs WHERE id = ?`+scope), append([]any{id}, scopeArgs...)...)
 	if err != nil {
 		return nil, fmt.Errorf("find log %d: %w", id, err)
 	}
@@ -564,7 +566,11 @@ func (db *DB) FindLogByID(ctx context.Context, id int64) (*core.Log, error) {
 // QueueStats implements core.LogStore.
 func (db *DB) QueueStats(ctx context.Context) (core.QueueStats, error) {
 	var st core.QueueStats
-	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT status, COUNT(*) FROM {prefix}mailsvc_logs GROUP BY status`))
+	scope, scopeArgs := siteScope(ctx, "site_id")
+	if scope != "" {
+		scope = " WHERE 1 = 1" + scope
+	}
+	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT status, COUNT(*) FROM {prefix}mailsvc_logs`+scope+` GROUP BY status`), scopeArgs...)
 	if err != nil {
 		return st, fmt.Errorf("queue stats: %w", err)
 	}
@@ -598,7 +604,8 @@ func (db *DB) DeleteLogs(ctx context.Context, ids []int64) (int, error) {
 		return 0, nil
 	}
 	in, args := inList(ids)
-	res, err := db.sqlDB.ExecContext(ctx, db.expand(`DELETE FROM {prefix}mailsvc_logs WHERE id IN (`+in+`)`), args...)
+	scope, scopeArgs := siteScope(ctx, "site_id")
+	res, err := db.sqlDB.ExecContext(ctx, db.expand(`DELETE FROM {prefix}mailsvc_logs WHERE id IN (`+in+`)`+scope), append(args, scopeArgs...)...)
 	if err != nil {
 		return 0, fmt.Errorf("delete logs: %w", err)
 	}
@@ -612,6 +619,7 @@ func (db *DB) ResendLogs(ctx context.Context, ids []int64) (int, error) {
 		return 0, nil
 	}
 	in, args := inList(ids)
+	scope, scopeArgs := siteScope(ctx, "site_id")
 	t := now()
 	res, err := db.sqlDB.ExecContext(ctx, db.expand(`UPDATE {prefix}mailsvc_logs SET
 		status = ?, attempts = 0, phase_attempts = 0, used_fallback = 0, simulated = 0,
@@ -619,8 +627,8 @@ func (db *DB) ResendLogs(ctx context.Context, ids []int64) (int, error) {
 		lease_until = NULL, delivered_at = NULL, updated_at = ?, body_mode = '', recipient_outcomes = NULL, recipients_refused = 0,
 		capture_released = 0
 		WHERE status IN (?, ?) AND body_mode <> ? AND redacted_count = 0 AND attachments_kept = 1
-		AND id IN (`+in+`)`),
-		append([]any{core.StatusQueued, t, t, core.StatusDelivered, core.StatusFailed, core.LogBodyNone}, args...)...)
+		AND id IN (`+in+`)`+scope),
+		append(append([]any{core.StatusQueued, t, t, core.StatusDelivered, core.StatusFailed, core.LogBodyNone}, args...), scopeArgs...)...)
 	if err != nil {
 		return 0, fmt.Errorf("resend logs: %w", err)
 	}

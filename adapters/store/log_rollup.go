@@ -96,6 +96,9 @@ func (o outcomeTally) write(ctx context.Context, db *DB, tx *sql.Tx) error {
 // transaction as RecordOutcomes (and ImportLogs) and deleting logs
 // (retention, DELETE /logs) never lowers them.
 func (db *DB) OutcomeBuckets(ctx context.Context, from, to time.Time) ([]core.OutcomeBucket, error) {
+	if site := core.SiteScope(ctx); site > 0 {
+		return db.siteOutcomeBuckets(ctx, site, from, to)
+	}
 	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT bucket_start, connection_id, status, SUM(messages)
 		FROM {prefix}mailsvc_outcome_buckets WHERE bucket_start >= ? AND bucket_start < ?
 		GROUP BY bucket_start, connection_id, status

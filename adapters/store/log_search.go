@@ -67,6 +67,10 @@ func onlyIndexableWords(term string) bool {
 func (db *DB) logConditions(f core.LogFilter) (string, []any) {
 	var where []string
 	var args []any
+	if f.SiteID > 0 {
+		where = append(where, "site_id = ?")
+		args = append(args, f.SiteID)
+	}
 	if f.Status != "" {
 		where = append(where, "status = ?")
 		args = append(args, f.Status)
@@ -131,6 +135,9 @@ func (db *DB) logConditions(f core.LogFilter) (string, []any) {
 // (status, created_at) and (created_at) indexes, newest first. With
 // f.CountUpTo > 0 the count stops at CountUpTo+1 rows.
 func (db *DB) FindLogs(ctx context.Context, f core.LogFilter) ([]*core.Log, int, error) {
+	if s := core.SiteScope(ctx); s > 0 {
+		f.SiteID = s // a site's scope wins over any filter asked for
+	}
 	if term := strings.TrimSpace(f.Search); term != "" && !core.SearchIsAddress(term) {
 		// Words are matched only in the full-text index: index the logs
 		// queued since the last claim first (usually none or a few: rows
@@ -206,6 +213,10 @@ func (db *DB) subjectConditions(f core.LogFilter, term string) (string, []any) {
 	if f.Status != "" {
 		where = append(where, "s.log_id IN (SELECT id FROM {prefix}mailsvc_logs WHERE status = ?)")
 		args = append(args, f.Status)
+	}
+	if f.SiteID > 0 {
+		where = append(where, "s.log_id IN (SELECT id FROM {prefix}mailsvc_logs WHERE site_id = ?)")
+		args = append(args, f.SiteID)
 	}
 	return " WHERE " + strings.Join(where, " AND "), args
 }

@@ -1023,6 +1023,48 @@ var migrations = []migration{
 			`ALTER TABLE {prefix}mailsvc_logs ADD COLUMN capture_released INTEGER NOT NULL DEFAULT 0`,
 		},
 	},
+	{
+		// Multisite networks (docs/multisite.md): one queue and log for
+		// the whole network, each log carrying the id of the site (blog)
+		// that sent it. Every log already there was sent by a single site
+		// or a network's main site, so the default 1 describes it, and the
+		// bridge of an older version writes 1 too. MariaDB adds a column
+		// with a default at the end of the table instantly
+		// (ALGORITHM=INSTANT: metadata only, no table copy); the index
+		// that scopes a site's listings is built online beside the rows
+		// (INPLACE, LOCK=NONE), the queue working on meanwhile. The
+		// quota usage table counts each site's messages per day and per
+		// month, and remembers the alerts sent for that period, in the
+		// database so that every replica sees the same count.
+		Version: 23,
+		Name:    "the site of a log and per-site quota usage (multisite)",
+		MySQL: []string{
+			`ALTER TABLE {prefix}mailsvc_logs ADD COLUMN IF NOT EXISTS site_id BIGINT UNSIGNED NOT NULL DEFAULT 1, ALGORITHM=INSTANT`,
+			`ALTER TABLE {prefix}mailsvc_logs ADD INDEX IF NOT EXISTS idx_site_created (site_id, created_at), ALGORITHM=INPLACE, LOCK=NONE`,
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_site_quota_usage (
+				site_id BIGINT UNSIGNED NOT NULL,
+				period VARCHAR(16) NOT NULL,
+				used BIGINT NOT NULL DEFAULT 0,
+				alerted_80 TINYINT(1) NOT NULL DEFAULT 0,
+				alerted_100 TINYINT(1) NOT NULL DEFAULT 0,
+				updated_at DATETIME(6) NOT NULL,
+				PRIMARY KEY (site_id, period)
+			)` + mysqlTableOptions,
+		},
+		SQLite: []string{
+			`ALTER TABLE {prefix}mailsvc_logs ADD COLUMN site_id INTEGER NOT NULL DEFAULT 1`,
+			`CREATE INDEX {prefix}mailsvc_logs_site_created ON {prefix}mailsvc_logs (site_id, created_at)`,
+			`CREATE TABLE {prefix}mailsvc_site_quota_usage (
+				site_id INTEGER NOT NULL,
+				period TEXT NOT NULL,
+				used INTEGER NOT NULL DEFAULT 0,
+				alerted_80 INTEGER NOT NULL DEFAULT 0,
+				alerted_100 INTEGER NOT NULL DEFAULT 0,
+				updated_at DATETIME NOT NULL,
+				PRIMARY KEY (site_id, period)
+			)`,
+		},
+	},
 }
 
 // senderIndexBackfill returns the statements of migration 15 in one

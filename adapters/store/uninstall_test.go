@@ -90,6 +90,8 @@ func TestDropServiceTablesAndOptions(t *testing.T) {
 			wantTables = append(wantTables, "wp_mailsvc_alert_history")
 			// The failure marks of the alert thresholds (migration 21).
 			wantTables = append(wantTables, "wp_mailsvc_failure_marks")
+			// Per-site quota usage of a multisite network (migration 23).
+			wantTables = append(wantTables, "wp_mailsvc_site_quota_usage")
 			if tc.name != "sqlite" {
 				// The subject's FULLTEXT side table (migration 10).
 				wantTables = append(wantTables, "wp_mailsvc_log_subjects")

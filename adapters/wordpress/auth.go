@@ -65,11 +65,21 @@ func WithLogger(l *slog.Logger) Option {
 	return func(a *Authenticator) { a.log = l }
 }
 
+// WithNetwork makes the authenticator a multisite network's (see
+// Network): salts, the cookie hash and using_application_passwords come
+// from the network options ({base}sitemeta), the roles and capabilities
+// from the site a request's context names (core.WithSite; the main site
+// otherwise), and the network's super admins (site_admins) hold every
+// capability.
+func WithNetwork(n *Network) Option {
+	return func(a *Authenticator) { a.network = n }
+}
+
 // Authenticator validates requests the way WordPress core's REST API does:
 // the logged-in cookie with a REST nonce, or an application password over
 // HTTP Basic, then loads the user's roles and capabilities. It is safe for
-// concurrent use. Single site only: multisite (sitemeta salts, per-blog
-// prefixes, super admins) is not implemented.
+// concurrent use. On a multisite network (WithNetwork) it follows
+// WordPress's multisite rules.
 type Authenticator struct {
 	src       Source
 	site      Site
@@ -77,6 +87,7 @@ type Authenticator struct {
 	now       func() time.Time
 	nonceLife time.Duration
 	log       *slog.Logger
+	network   *Network
 }
 
 // NewAuthenticator returns an Authenticator over src for site.
@@ -84,7 +95,6 @@ func NewAuthenticator(src Source, site Site, opts ...Option) *Authenticator {
 	a := &Authenticator{
 		src:       src,
 		site:      site,
-		salter:    NewSalter(site.Salts, site.SaltPlaceholders, src),
 		now:       time.Now,
 		nonceLife: 24 * time.Hour,
 		log:       slog.New(slog.DiscardHandler),
@@ -92,6 +102,12 @@ func NewAuthenticator(src Source, site Site, opts ...Option) *Authenticator {
 	for _, o := range opts {
 		o(a)
 	}
+	// wp_salt() reads get_site_option(): sitemeta on a network.
+	var saltOptions OptionReader = src
+	if a.network != nil {
+		saltOptions = a.network
+	}
+	a.salter = NewSalter(site.Salts, site.SaltPlaceholders, saltOptions)
 	return a
 }
 
@@ -260,6 +276,20 @@ func (a *Authenticator) loggedInCookieName(ctx context.Context) (string, error) 
 		return a.site.LoggedInCookie, nil
 	}
 	hash := a.site.CookieHash
+	if hash == "" && a.network != nil {
+		// COOKIEHASH is md5(get_site_option('siteurl')): the network's
+		// siteurl as stored (with its trailing slash), and multisite
+		// ignores WP_SITEURL.
+		raw, _, err := a.network.Option(ctx, "siteurl")
+		if err != nil {
+			return "", fmt.Errorf("cookie name: %w", err)
+		}
+		if raw != "" {
+			sum := md5.Sum([]byte(raw))
+			hash = hex.EncodeToString(sum[:])
+		}
+		return "wordpress_logged_in_" + hash, nil
+	}
 	if hash == "" {
 		siteURL := strings.TrimRight(a.site.SiteURL, "/\\")
 		if siteURL == "" {
@@ -450,6 +480,14 @@ func (a *Authenticator) CreateNonce(user *core.User, token string, action string
 
 // applicationPasswordsInUse is WP_Application_Passwords::is_in_use().
 func (a *Authenticator) applicationPasswordsInUse(ctx context.Context) (bool, error) {
+	if a.network != nil {
+		// The main network's option on multisite.
+		raw, _, err := a.network.Option(ctx, appPasswordsInUseName)
+		if err != nil {
+			return false, err
+		}
+		return Truthy(MaybeUnserialize(raw)), nil
+	}
 	v, _, err := a.option(ctx, appPasswordsInUseName)
 	if err != nil {
 		return false, err

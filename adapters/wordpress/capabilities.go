@@ -85,23 +85,72 @@ func Capabilities(roleDefs map[string]*Array, capsMeta string) (roles []string, 
 	return roles, caps
 }
 
-// loadUser builds the core.User for a validated users row.
-func (a *Authenticator) loadUser(ctx context.Context, row *UserRow, via string) (*core.User, error) {
-	defs, err := a.roleDefinitions(ctx)
+// blogRoleDefinitions is roleDefinitions for one site of a network: the
+// option "{blog prefix}user_roles" of the site's own options table.
+func (a *Authenticator) blogRoleDefinitions(ctx context.Context, blogID int64) (map[string]*Array, error) {
+	prefix := BlogPrefix(a.network.BasePrefix(), blogID)
+	raw, _, err := a.network.BlogOption(ctx, blogID, prefix+"user_roles")
 	if err != nil {
 		return nil, err
 	}
-	raw, _, err := a.src.UserMeta(ctx, row.ID, a.src.Prefix()+"capabilities")
+	roles := map[string]*Array{}
+	arr, ok := MaybeUnserialize(raw).(*Array)
+	if !ok {
+		return roles, nil
+	}
+	for i := 0; i < arr.Len(); i++ {
+		k, def := arr.At(i)
+		var caps *Array
+		if d, ok := def.(*Array); ok {
+			if c, ok := d.Get("capabilities"); ok {
+				caps, _ = c.(*Array)
+			}
+		}
+		roles[keyString(k)] = caps
+	}
+	return roles, nil
+}
+
+// loadUser builds the core.User for a validated users row: on a network,
+// with the roles and capabilities of the site the context names
+// ("{blog prefix}capabilities"), and the super admin flag.
+func (a *Authenticator) loadUser(ctx context.Context, row *UserRow, via string) (*core.User, error) {
+	var (
+		defs   map[string]*Array
+		capKey string
+		err    error
+	)
+	if a.network != nil {
+		blog, ok := core.SiteFrom(ctx)
+		if !ok {
+			blog = a.network.MainSiteID()
+		}
+		defs, err = a.blogRoleDefinitions(ctx, blog)
+		capKey = BlogPrefix(a.network.BasePrefix(), blog) + "capabilities"
+	} else {
+		defs, err = a.roleDefinitions(ctx)
+		capKey = a.src.Prefix() + "capabilities"
+	}
+	if err != nil {
+		return nil, err
+	}
+	raw, _, err := a.src.UserMeta(ctx, row.ID, capKey)
 	if err != nil {
 		return nil, err
 	}
 	roles, caps := Capabilities(defs, raw)
-	return &core.User{
+	u := &core.User{
 		ID:    row.ID,
 		Login: row.Login,
 		Email: row.Email,
 		Roles: roles,
 		Caps:  caps,
 		Via:   via,
-	}, nil
+	}
+	if a.network != nil {
+		if u.SuperAdmin, err = a.network.IsSuperAdmin(ctx, row.Login); err != nil {
+			return nil, err
+		}
+	}
+	return u, nil
 }

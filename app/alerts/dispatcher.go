@@ -302,6 +302,11 @@ func (d *Dispatcher) threshold(ctx context.Context, c *core.NotificationChannel,
 
 // pass decides whether a is sent or folded (see Dispatcher).
 func (d *Dispatcher) pass(ctx context.Context, a core.Alert) bool {
+	if a.Event == core.EventSiteQuota {
+		// Each site's 80 % and 100 % alerts are raised once per period
+		// already (the quota usage rows record them): never folded.
+		return true
+	}
 	fold := fmt.Sprintf("alert:%s:%d", a.Event, a.ConnectionID)
 	downOpen := fmt.Sprintf("alert:down-open:%d", a.ConnectionID)
 	leases := d.leases()

@@ -127,6 +127,12 @@ type Service struct {
 	// Redaction gives the redactor of the log_body redacted mode with
 	// the site's patterns; nil applies the built-in rules only.
 	Redaction *logbody.Redactors
+	// SiteQuotas, set on a multisite network, counts each site's
+	// messages against its quota before they are sent; nil sends without.
+	SiteQuotas SiteQuotas
+	// SiteSettings, set on a multisite network, gives the settings of a
+	// site that overrides the network's (its connections and sender).
+	SiteSettings SiteSettings
 	// Events, when set, reads the provider events recorded for a log
 	// (adapters/store.DB): after an uncertain attempt through a
 	// transport that cannot look messages up (core.Finder), an event
@@ -475,6 +481,74 @@ func (s *Service) keepBody(ctx context.Context, l *core.Log, out *core.LogOutcom
 		return
 	}
 	out.Body = st.body.Keep(&l.Message, l.Source, s.Redaction.Redactor(ctx))
+}
+
+// SiteQuotas admits a network site's messages within its quota
+// (network.Service).
+type SiteQuotas interface {
+	AdmitSite(ctx context.Context, site int64) (core.SiteAdmission, error)
+	ReleaseSite(ctx context.Context, site int64)
+}
+
+// SiteSettings gives the free settings a network site set for itself
+// (default_connection_id, fallback_connection_id, from_email, from_name;
+// absent: the network's) (network.Service).
+type SiteSettings interface {
+	SiteOverrides(ctx context.Context, site int64) (map[string]any, error)
+}
+
+// forSite returns st with the settings l's site set for itself when the
+// site overrides the network's.
+func (s *Service) forSite(ctx context.Context, l *core.Log, st settings) settings {
+	if s.SiteSettings == nil {
+		return st
+	}
+	own, err := s.SiteSettings.SiteOverrides(ctx, l.SiteID)
+	if err != nil {
+		s.Logger.Warn("site settings unavailable: the network's are used", "log_id", l.ID, "site", l.SiteID, "error", err.Error())
+		return st
+	}
+	if id, ok := core.AsInt(own["default_connection_id"]); ok {
+		st.defaultConn = &id
+	}
+	if id, ok := core.AsInt(own["fallback_connection_id"]); ok {
+		st.fallbackConn = &id
+	}
+	if v, ok := own["from_email"].(string); ok {
+		st.fromEmail = v
+	}
+	if v, ok := own["from_name"].(string); ok {
+		st.fromName = v
+	}
+	return st
+}
+
+// siteQuotaOutcome checks a message's site quota before its first
+// attempt: within it, the message goes on (ok false, admitted true); past
+// it, the message waits in the queue for the next period or fails, as the
+// network chose. A message tried before was counted then.
+func (s *Service) siteQuotaOutcome(ctx context.Context, l *core.Log) (out core.LogOutcome, ok, admitted bool) {
+	if s.SiteQuotas == nil || l.Attempts > 0 || l.UsedFallback {
+		return out, false, false
+	}
+	a, err := s.SiteQuotas.AdmitSite(ctx, l.SiteID)
+	if err != nil {
+		// The count is not available: try again shortly rather than
+		// send past a quota.
+		s.Logger.Warn("site quota check failed", "log_id", l.ID, "site", l.SiteID, "error", err.Error())
+		return deferred(l, time.Now().UTC().Add(time.Minute)), true, false
+	}
+	if a.Allowed {
+		return out, false, true
+	}
+	if a.Fail {
+		out = s.failedAttempt(l, 0, core.Permanent(fmt.Errorf("%s", a.Reason)))
+		out.Status = core.StatusFailed
+		return out, true, false
+	}
+	out = deferred(l, a.Until)
+	out.LastError = a.Reason
+	return out, true, false
 }
 
 // attemptMade says what attempt did.

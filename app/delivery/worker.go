@@ -465,6 +465,11 @@ func (s *Service) decide(ctx, stop context.Context, l *core.Log, st settings, co
 	if out, ok := s.suppressedOutcome(l, listed); ok {
 		return out
 	}
+	st = s.forSite(ctx, l, st)
+	quotaOut, held, admitted := s.siteQuotaOutcome(ctx, l)
+	if held {
+		return quotaOut
+	}
 	if out, ok := s.decideChosen(ctx, stop, l, st, conns); ok {
 		return out
 	}
@@ -485,6 +490,11 @@ func (s *Service) decide(ctx, stop context.Context, l *core.Log, st settings, co
 	} else {
 		var made attemptMade
 		out, made = s.attempt(ctx, stop, l, conn, st, l.UsedFallback)
+		if made != attemptSent && admitted {
+			// Not tried after all: the quota place is given back, and
+			// the message is counted when it is.
+			s.SiteQuotas.ReleaseSite(context.WithoutCancel(ctx), l.SiteID)
+		}
 		switch made {
 		case attemptDeferred:
 			return deferred(l, out.NextAttemptAt)

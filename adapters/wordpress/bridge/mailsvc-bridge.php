@@ -979,13 +979,21 @@ function mailsvc_bridge_queue( $to, $subject, $message, $headers = '', $attachme
 		$row['host_hooks'] = $host_hooks;
 		$formats[]         = '%d';
 	}
+	// On a multisite network every site queues into the one network queue,
+	// each log carrying the id of the site that sent it (the column's
+	// default, 1, is the main site and every single site).
+	$site_id = is_multisite() ? (int) get_current_blog_id() : 1;
+	if ( 1 !== $site_id ) {
+		$row['site_id'] = $site_id;
+		$formats[]      = '%d';
+	}
 
 	// The service's tables carry the site's $table_prefix: on a multisite
 	// network that is the base prefix, shared by every site.
 	$table    = ( isset( $wpdb->base_prefix ) ? $wpdb->base_prefix : $wpdb->prefix ) . 'mailsvc_logs';
 	$suppress = $wpdb->suppress_errors( true );
 	$inserted = $wpdb->insert( $table, $row, $formats );
-	if ( false === $inserted && 0 !== $host_hooks ) {
+	if ( false === $inserted && 0 !== $host_hooks && 1 === $site_id ) {
 		// A queue table from before the host hooks (the service has not
 		// migrated yet): queue the message without them.
 		unset( $row['host_hooks'] );
@@ -1490,6 +1498,7 @@ function mailsvc_bridge_sync_log_redact_patterns() {
  */
 
 add_action( 'admin_menu', 'mailsvc_bridge_admin_menu' );
+add_action( 'network_admin_menu', 'mailsvc_bridge_network_admin_menu' );
 
 /**
  * Returns the capability the Mail page and the service's routes require.
@@ -1510,10 +1519,43 @@ function mailsvc_bridge_admin_menu() {
 }
 
 /**
- * Prints the Mail page: the screens in a frame that fills the content area.
+ * Adds Network Admin's Mail page on a multisite network: the screens for
+ * the whole network (the main site's REST URL, where a super admin sees
+ * every site), with a filter by site.
  */
-function mailsvc_bridge_admin_page() {
-	if ( ! current_user_can( mailsvc_bridge_admin_capability() ) ) {
+function mailsvc_bridge_network_admin_menu() {
+	add_menu_page( 'Mail', 'Mail', 'manage_network_options', 'mailsvc-network', 'mailsvc_bridge_network_admin_page', 'dashicons-email-alt', 81 );
+}
+
+/**
+ * Prints Network Admin's Mail page: a site filter above the screens.
+ */
+function mailsvc_bridge_network_admin_page() {
+	if ( ! current_user_can( 'manage_network_options' ) ) {
+		wp_die( esc_html__( 'Sorry, you are not allowed to access this page.' ), 403 );
+	}
+	// phpcs:ignore WordPress.Security.NonceVerification.Recommended -- a read-only filter.
+	$site = isset( $_GET['site'] ) ? absint( $_GET['site'] ) : 0;
+	echo '<form method="get" style="margin:8px 0 8px 0;"><input type="hidden" name="page" value="mailsvc-network" />';
+	echo '<label for="mailsvc-site">' . esc_html__( 'Site' ) . '</label> <select id="mailsvc-site" name="site" onchange="this.form.submit()">';
+	echo '<option value="0">' . esc_html__( 'All sites' ) . '</option>';
+	foreach ( get_sites( array( 'number' => 1000 ) ) as $blog ) {
+		$label = $blog->domain . $blog->path;
+		echo '<option value="' . (int) $blog->blog_id . '"' . selected( $site, (int) $blog->blog_id, false ) . '>' . esc_html( $label ) . '</option>';
+	}
+	echo '</select></form>';
+	mailsvc_bridge_admin_page( get_rest_url( get_main_site_id(), 'mailsvc/v1' ), $site );
+}
+
+/**
+ * Prints the Mail page: the screens in a frame that fills the content area.
+ *
+ * @param string $network_api On Network Admin: the main site's REST base.
+ * @param int    $site        On Network Admin: the site filter (0: all).
+ */
+function mailsvc_bridge_admin_page( $network_api = '', $site = 0 ) {
+	$cap = '' !== $network_api ? 'manage_network_options' : mailsvc_bridge_admin_capability();
+	if ( ! current_user_can( $cap ) ) {
 		wp_die( esc_html__( 'Sorry, you are not allowed to access this page.' ), 403 );
 	}
 	$screens = defined( 'MAILSVC_SCREENS_URL' ) && MAILSVC_SCREENS_URL ? MAILSVC_SCREENS_URL : mailsvc_bridge_screens_url();
@@ -1521,11 +1563,17 @@ function mailsvc_bridge_admin_page() {
 		return; // The notice says why and what to do; a frame would only show the 503.
 	}
 	$api     = defined( 'MAILSVC_SCREENS_API_URL' ) && MAILSVC_SCREENS_API_URL ? MAILSVC_SCREENS_API_URL : rest_url( 'mailsvc/v1' );
+	if ( '' !== $network_api ) {
+		$api = $network_api;
+	}
 	$args    = array(
 		'embed' => 'wp',
 		'nonce' => wp_create_nonce( 'wp_rest' ),
 		'api'   => untrailingslashit( $api ),
 	);
+	if ( $site > 0 ) {
+		$args['site'] = (int) $site;
+	}
 	// The OAuth callback returns here (MAILSVC_ADMIN_URL) with its flags.
 	// phpcs:disable WordPress.Security.NonceVerification.Recommended -- read-only flags shown to the user.
 	foreach ( array( 'oauth', 'oauth_error', 'provider', 'connection_id' ) as $flag ) {
@@ -1942,7 +1990,10 @@ function mailsvc_bridge_forward_api( $request ) {
 	if ( null === $encoded ) {
 		return mailsvc_bridge_no_route();
 	}
-	$target = '/wp-json/mailsvc/v1' . ( '' === $encoded ? '' : '/' . $encoded );
+	// On a multisite network the service finds the site from the Host
+	// header and the path, as WordPress does: the path starts with the
+	// site's own (/site2/wp-json/... on a subdirectory network).
+	$target = mailsvc_bridge_site_path() . '/wp-json/mailsvc/v1' . ( '' === $encoded ? '' : '/' . $encoded );
 	$query  = mailsvc_bridge_forward_query( $request );
 	$fields = array(
 		'X-Forwarded-Proto' => is_ssl() ? 'https' : 'http',
@@ -1959,6 +2010,25 @@ function mailsvc_bridge_forward_api( $request ) {
 		$fields[ $name ] = (string) $request->get_header( str_replace( '-', '_', strtolower( $name ) ) );
 	}
 	return mailsvc_bridge_forward( $request->get_method(), $target, $query, $fields, $request->get_body() );
+}
+
+/**
+ * The path of the current site of a multisite network, without its
+ * trailing slash ('' for a single site and a network's root site).
+ *
+ * @return string
+ */
+function mailsvc_bridge_site_path() {
+	if ( ! is_multisite() ) {
+		return '';
+	}
+	$site = get_site();
+	$path = $site ? trim( (string) $site->path, '/' ) : '';
+	if ( '' === $path ) {
+		return '';
+	}
+	$encoded = mailsvc_bridge_encode_path( $path );
+	return null === $encoded ? '' : '/' . $encoded;
 }
 
 /**
@@ -2541,6 +2611,9 @@ function mailsvc_bridge_run_hook( $hook, $json ) {
 	if ( ! is_array( $args ) ) {
 		return 'The arguments are not a JSON array.';
 	}
+	// On a multisite network a message's hooks run on the site that sent it.
+	$site     = mailsvc_bridge_hook_site( $hook, $args );
+	$switched = $site > 0 && $site !== (int) get_current_blog_id() && switch_to_blog( $site );
 	try {
 		if ( 'wp_mail_failed' === $hook ) {
 			$event = isset( $args[0] ) && is_array( $args[0] ) ? $args[0] : array();
@@ -2554,6 +2627,10 @@ function mailsvc_bridge_run_hook( $hook, $json ) {
 		}
 	} catch ( Throwable $e ) {
 		return get_class( $e ) . ': ' . $e->getMessage();
+	} finally {
+		if ( $switched ) {
+			restore_current_blog();
+		}
 	}
 	return '';
 }
@@ -2892,4 +2969,36 @@ function mailsvc_bridge_email_control_count( $kind, $atts ) {
 	 */
 	do_action( 'mail_svc_email_suppressed', $kind, $atts );
 	return true;
+}
+
+/**
+ * The site (blog id) whose message a hook event is about, on a multisite
+ * network: the site_id of the log that wp_mail_failed and
+ * mail_svc_delivered name; 0 when not on a network or not known (a log
+ * already removed).
+ *
+ * @param string $hook The hook.
+ * @param array  $args Its arguments.
+ * @return int
+ */
+function mailsvc_bridge_hook_site( $hook, $args ) {
+	global $wpdb;
+	if ( ! is_multisite() ) {
+		return 0;
+	}
+	$log_id = 0;
+	if ( 'wp_mail_failed' === $hook && isset( $args[0]['log_id'] ) ) {
+		$log_id = (int) $args[0]['log_id'];
+	} elseif ( 'mail_svc_delivered' === $hook && isset( $args[0] ) ) {
+		$log_id = (int) $args[0];
+	}
+	if ( $log_id <= 0 ) {
+		return 0;
+	}
+	$table    = mailsvc_bridge_table( 'logs' );
+	$suppress = $wpdb->suppress_errors( true );
+	// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- the table name is the site's prefix and a constant.
+	$site = (int) $wpdb->get_var( $wpdb->prepare( "SELECT site_id FROM `{$table}` WHERE id = %d", $log_id ) );
+	$wpdb->suppress_errors( $suppress );
+	return $site;
 }

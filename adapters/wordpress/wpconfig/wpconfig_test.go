@@ -618,3 +618,37 @@ func FuzzParse(f *testing.F) {
 		_, _ = file.MySQLDSN()
 	})
 }
+
+func TestMultisite(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string
+		want Multisite
+		on   bool
+	}{
+		{name: "single site", src: `<?php define('WP_ALLOW_MULTISITE', true); $table_prefix = 'wp_';`},
+		{name: "MULTISITE false", src: `<?php define('MULTISITE', false); define('SUBDOMAIN_INSTALL', true);`},
+		{name: "subdirectory network", on: true, src: `<?php
+define( 'MULTISITE', true );
+define( 'SUBDOMAIN_INSTALL', false );
+define( 'DOMAIN_CURRENT_SITE', 'example.org' );
+define( 'PATH_CURRENT_SITE', '/' );
+define( 'SITE_ID_CURRENT_SITE', 1 );
+define( 'BLOG_ID_CURRENT_SITE', 1 );
+$table_prefix = 'wp_';`, want: Multisite{Domain: "example.org", Path: "/", NetworkID: 1, MainSiteID: 1}},
+		{name: "subdomains by VHOST, own ids", on: true, src: `<?php
+define( 'VHOST', 'yes' );
+define( 'DOMAIN_CURRENT_SITE', 'news.example' );
+define( 'PATH_CURRENT_SITE', '/wp/' );
+define( 'SITE_ID_CURRENT_SITE', '2' );
+define( 'BLOG_ID_CURRENT_SITE', 5 );`, want: Multisite{SubdomainInstall: true, Domain: "news.example", Path: "/wp/", NetworkID: 2, MainSiteID: 5}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, on := Parse([]byte(tc.src), nil).Multisite()
+			if on != tc.on || got != tc.want {
+				t.Errorf("Multisite() = %+v, %v; want %+v, %v", got, on, tc.want, tc.on)
+			}
+		})
+	}
+}

@@ -10,6 +10,7 @@ package routing
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/mailsvc/mailsvc/core"
@@ -25,6 +26,9 @@ const (
 	FieldSubject       = "subject"
 	FieldSource        = "source"
 	FieldHasAttachment = "has_attachment"
+	// FieldSite is the id of the multisite network site that sent the
+	// message ("1" on a single site).
+	FieldSite = "site"
 	// FieldHeaderPrefix starts a header field: header:<name>.
 	FieldHeaderPrefix = "header:"
 
@@ -50,7 +54,7 @@ const (
 
 var (
 	// Fields lists the condition fields other than header:<name>.
-	Fields = []string{FieldTo, FieldCc, FieldBcc, FieldFrom, FieldReplyTo, FieldSubject, FieldSource, FieldHasAttachment}
+	Fields = []string{FieldTo, FieldCc, FieldBcc, FieldFrom, FieldReplyTo, FieldSubject, FieldSource, FieldHasAttachment, FieldSite}
 	// Operators lists the condition operators.
 	Operators = []string{OpIs, OpIsNot, OpContains, OpNotContains, OpStartsWith, OpEndsWith, OpMatches, OpExists}
 )
@@ -143,6 +147,12 @@ func fieldValues(c condition, l *core.Log) []string {
 			return nil
 		}
 		return []string{m.Subject}
+	case FieldSite:
+		site := l.SiteID
+		if site <= 0 {
+			site = core.MainSiteID
+		}
+		return []string{strconv.FormatInt(site, 10)}
 	case FieldSource:
 		if l.Source == "" {
 			return nil

@@ -64,6 +64,9 @@ func TestConditionOperators(t *testing.T) {
 		{"reply_to", "starts_with", "help@", true},
 		{"source", "is", "woocommerce", true},
 		{"source", "is", "contact-form-7", false},
+		{"site", "is", "1", true}, // a log without a site is the main site's
+		{"site", "is", "2", false},
+		{"site", "is_not", "2", true},
 		{"has_attachment", "is", "false", true},
 		{"has_attachment", "is", "true", false},
 		{"has_attachment", "exists", "", false},

@@ -35,7 +35,15 @@ func (rt *runtime) authenticator(ctx context.Context) (*wordpress.Authenticator,
 			}
 		}
 	}
-	return wordpress.NewAuthenticator(src, site, wordpress.WithLogger(rt.log)), nil
+	opts := []wordpress.Option{wordpress.WithLogger(rt.log)}
+	net, err := rt.network()
+	if err != nil {
+		return nil, err
+	}
+	if net != nil {
+		opts = append(opts, wordpress.WithNetwork(net))
+	}
+	return wordpress.NewAuthenticator(src, site, opts...), nil
 }
 
 // firstRunAdmin creates the administrator "admin" with an application

@@ -21,6 +21,7 @@ import (
 	"github.com/mailsvc/mailsvc/adapters/store"
 	"github.com/mailsvc/mailsvc/app"
 	"github.com/mailsvc/mailsvc/app/delivery"
+	"github.com/mailsvc/mailsvc/app/network"
 	"github.com/mailsvc/mailsvc/core"
 )
 
@@ -153,6 +154,16 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	// Alerts: channels, and the dispatcher every part raises alerts through.
 	channels, dispatcher := rt.alertChannels(cipher, &app.AlertMailer{Sender: deliverySvc, Connections: conns}, public, log)
 	deliverySvc.Alerts, oauthSvc.Alerts = dispatcher, dispatcher
+	// A multisite network: one queue for every site, per-site quotas.
+	wpNetwork, err := rt.network()
+	if err != nil {
+		return err
+	}
+	var networkSvc *network.Service
+	if wpNetwork != nil {
+		networkSvc = rt.networkService(wpNetwork, dispatcher, log)
+		deliverySvc.SiteQuotas, deliverySvc.SiteSettings = networkSvc, networkSvc
+	}
 	deliverySvc.Workers = int(rt.consts.Int("MAILSVC_WORKERS", delivery.DefaultWorkers))
 	deliverySvc.BatchSize = int(rt.consts.Int("MAILSVC_BATCH_SIZE", delivery.DefaultBatchSize))
 	deliverySvc.Lease = time.Duration(rt.consts.Int("MAILSVC_QUEUE_LEASE", int64(delivery.DefaultLease/time.Second))) * time.Second
@@ -236,6 +247,9 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		Probes:         rt.probes(metricsReg),
 		Admin:          adminui.Handler(rt.screenFramers(admin)...),
 		Migration:      migrationSvc,
+	}
+	if wpNetwork != nil {
+		srv.Sites, srv.Network = wpNetwork, networkSvc
 	}
 
 	ln, err := net.Listen("tcp", addr)

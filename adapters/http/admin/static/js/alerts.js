@@ -16,7 +16,7 @@ const TYPES = {
   twilio: [['account_sid', 'Account SID', false], ['auth_token', 'Auth token', true],
     ['from', 'From (Twilio number, +15551234567, or sender ID)', false], ['to', 'To (phone number, +447700900123)', false]],
 };
-const EVENTS = ['delivery_failed', 'fallback_used', 'connection_down', 'connection_recovered', 'oauth_refresh_failed', 'queue_stalled'];
+const EVENTS = ['delivery_failed', 'fallback_used', 'connection_down', 'connection_recovered', 'oauth_refresh_failed', 'queue_stalled', 'site_quota'];
 
 /** render shows the channels and the form for a new or chosen one. */
 export async function render(root, [which]) {

@@ -11,6 +11,7 @@ const state = {
   user: '',
   pass: '',
   nonce: '',
+  site: '', // a network's site filter (Network Admin's Mail page)
 };
 
 /** ApiError is an error answer: status, code, message and field errors. */
@@ -23,9 +24,13 @@ export class ApiError extends Error {
   }
 }
 
-/** configure sets where the API is and how to authenticate. */
-export function configure({ base, nonce } = {}) {
+/**
+ * configure sets where the API is and how to authenticate; site, on a
+ * multisite network's Network Admin page, limits what is read to one site.
+ */
+export function configure({ base, nonce, site } = {}) {
   if (base) state.base = base.replace(/\/$/, '');
+  if (site) state.site = String(site);
   if (nonce) { state.mode = 'cookie'; state.nonce = nonce; }
   if (state.mode === 'basic') {
     try { Object.assign(state, JSON.parse(sessionStorage.getItem(KEY) || '{}')); } catch { /* none */ }
@@ -66,7 +71,8 @@ function basic(user, pass) {
  * literal (%2Fmailsvc%2F... is not what proxies and WordPress match).
  */
 export function url(path, query) {
-  const pairs = Object.entries(query || {})
+  const all = state.site ? { site: state.site, ...(query || {}) } : (query || {});
+  const pairs = Object.entries(all)
     .filter(([, v]) => v !== '' && v !== null && v !== undefined)
     .map(([k, v]) => encodeURIComponent(k) + '=' + encodeURIComponent(v));
   const u = state.base + path;

@@ -22,7 +22,7 @@ function readFragmentConfig() {
   // memory only and take it out of the address bar.
   const p = new URLSearchParams(location.hash.slice(1));
   if (!p.has('nonce')) return;
-  api.configure({ nonce: p.get('nonce'), base: p.get('api') || undefined });
+  api.configure({ nonce: p.get('nonce'), base: p.get('api') || undefined, site: p.get('site') || undefined });
   if (p.get('embed') === 'wp') document.documentElement.classList.add('wp-embed');
   // The OAuth callback's flags, when wp-admin's Mail page passed them on.
   const flags = new URLSearchParams();

@@ -1,0 +1,260 @@
+package http
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/gorilla/mux"
+
+	"github.com/mailsvc/mailsvc/app/network"
+	"github.com/mailsvc/mailsvc/core"
+)
+
+// SiteFinder finds the site of a WordPress multisite network a request is
+// for, from its Host header and path, as WordPress does (ms-load.php).
+type SiteFinder interface {
+	// SiteForRequest returns the site's id and its path ("/site2/"), or
+	// the main site when no site matches.
+	SiteForRequest(ctx context.Context, host, path string) (id int64, sitePath string, err error)
+	// MainSiteID is the network's main site.
+	MainSiteID() int64
+}
+
+// NetworkService is what the network routes need (network.Service).
+type NetworkService interface {
+	ListSites(ctx context.Context) ([]network.SiteView, error)
+	UpdateSite(ctx context.Context, id int64, patch map[string]any) (*network.SiteView, error)
+	NetworkSettings(ctx context.Context) (network.Settings, error)
+	UpdateNetworkSettings(ctx context.Context, patch map[string]any) (network.Settings, error)
+	OverridesAllowed(ctx context.Context, id int64) (bool, error)
+	SiteOverrides(ctx context.Context, site int64) (map[string]any, error)
+	UpdateSiteOverrides(ctx context.Context, site int64, patch map[string]any) error
+	OwnsConnection(ctx context.Context, site, id int64) (bool, error)
+	AddOwnConnection(ctx context.Context, site, id int64) error
+}
+
+// siteRoute finds the network site of a request and serves it as that
+// site's: the site's id in the context (core.WithSite) and its path
+// removed, so /site2/wp-json/mailsvc/v1/logs is /wp-json/mailsvc/v1/logs
+// of site 2. Without a network it changes nothing.
+func (s *Server) siteRoute(next http.Handler) http.Handler {
+	if s.Sites == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, sitePath, err := s.Sites.SiteForRequest(r.Context(), r.Host, r.URL.Path)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		r2 := r.Clone(core.WithSite(r.Context(), id))
+		prefix := strings.TrimSuffix(sitePath, "/")
+		if prefix != "" && (strings.HasPrefix(strings.ToLower(r.URL.Path), strings.ToLower(prefix)+"/") || strings.EqualFold(r.URL.Path, prefix)) {
+			r2.URL.Path = "/" + strings.TrimPrefix(r.URL.Path[len(prefix):], "/")
+			r2.URL.RawPath = ""
+		}
+		next.ServeHTTP(w, r2)
+	})
+}
+
+// siteScope is the site a network request's data is limited to: the site
+// of its URL, except for a super admin on the main site's URL, who sees
+// the whole network or the site the "site" query parameter names.
+func (s *Server) siteScope(r *http.Request, user *core.User) (int64, error) {
+	site, ok := core.SiteFrom(r.Context())
+	if !ok {
+		site = s.Sites.MainSiteID()
+	}
+	if !user.SuperAdmin || site != s.Sites.MainSiteID() {
+		return site, nil
+	}
+	v := r.URL.Query().Get("site")
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 1 {
+		return 0, core.InvalidField("site", "Must be a site id.")
+	}
+	return n, nil
+}
+
+// siteAdminRoutes are what a site's administrator (not a super admin)
+// may do on a network: the site's own logs, dashboard and test email.
+// Connections, settings, alert channels and tools are the network's, and
+// a site manages them only where the network allows site overrides.
+func siteAdminRoute(method, path string) bool {
+	p := strings.TrimPrefix(path, Namespace)
+	switch {
+	case (p == "" || p == "/" || path == "/wp-json/") && method == http.MethodGet:
+		return true // the route index
+	case p == "/logs" || strings.HasPrefix(p, "/logs/"):
+		return true
+	case strings.HasPrefix(p, "/dashboard/") && method == http.MethodGet:
+		return true
+	case p == "/test-email" || p == "/transports" || strings.HasPrefix(p, "/transports/"):
+		return true
+	case (p == "/connections" || strings.HasPrefix(p, "/connections/") || p == "/settings") && method == http.MethodGet:
+		return true
+	}
+	return false
+}
+
+// networkAccess applies the network's rules to an authenticated request:
+// the scope of its data, and what a site's administrator may not do. It
+// returns the request's context.
+func (s *Server) networkAccess(r *http.Request, user *core.User) (context.Context, error) {
+	ctx := r.Context()
+	if s.Sites == nil {
+		return ctx, nil
+	}
+	scope, err := s.siteScope(r, user)
+	if err != nil {
+		return ctx, err
+	}
+	ctx = core.WithSiteScope(ctx, scope)
+	if user.SuperAdmin || siteAdminRoute(r.Method, r.URL.Path) {
+		return ctx, nil
+	}
+	if s.Network != nil {
+		allowed, err := s.Network.OverridesAllowed(ctx, scope)
+		if err != nil {
+			return ctx, err
+		}
+		if allowed {
+			return ctx, s.overrideAccess(ctx, r, scope)
+		}
+	}
+	return ctx, errNetworkManaged
+}
+
+// errNetworkManaged answers a site administrator who asks to change what
+// the network manages.
+var errNetworkManaged = core.Errorf(core.EFORBIDDEN, "The network's connections and settings are managed by its network administrators.")
+
+// overrideAccess is what a site that may override lets its
+// administrator do beyond siteAdminRoute: create connections, change and
+// use the ones the site created, and set the site's own connections and
+// sender (PUT /settings, checked there). The network's
+// connections, alert channels and tools stay the network's.
+func (s *Server) overrideAccess(ctx context.Context, r *http.Request, site int64) error {
+	p := strings.TrimPrefix(r.URL.Path, Namespace)
+	switch {
+	case p == "/settings" || (p == "/connections" && r.Method == http.MethodPost):
+		return nil
+	case strings.HasPrefix(p, "/connections/"):
+		rest := strings.TrimPrefix(p, "/connections/")
+		idPart, _, _ := strings.Cut(rest, "/")
+		id, err := strconv.ParseInt(idPart, 10, 64)
+		if err != nil {
+			return errNetworkManaged
+		}
+		own, err := s.Network.OwnsConnection(ctx, site, id)
+		if err != nil {
+			return err
+		}
+		if own {
+			return nil
+		}
+	}
+	return errNetworkManaged
+}
+
+// siteSettingsRequest reports the site whose own settings a request to
+// the settings routes reads or writes: a site's URL on a network (0
+// otherwise: the network's settings).
+func (s *Server) siteSettingsRequest(r *http.Request) int64 {
+	if s.Sites == nil || s.Network == nil {
+		return 0
+	}
+	site, ok := core.SiteFrom(r.Context())
+	if !ok || site == s.Sites.MainSiteID() && UserFrom(r.Context()).SuperAdmin {
+		return 0
+	}
+	return site
+}
+
+// withSiteSettings overlays the settings a site set for itself on the
+// network's settings v.
+func (s *Server) withSiteSettings(ctx context.Context, site int64, v map[string]any) (map[string]any, error) {
+	own, err := s.Network.SiteOverrides(ctx, site)
+	if err != nil {
+		return nil, err
+	}
+	for k, val := range own {
+		v[k] = val
+	}
+	return v, nil
+}
+
+// networkRoutes registers the network routes: super admins only, on the
+// main site's URL.
+func (s *Server) networkRoutes(api *mux.Router) {
+	s.networkRoute(api, "GET", "/network/sites", s.listNetworkSites)
+	s.networkRoute(api, "PUT", "/network/sites/{id}", s.updateNetworkSite)
+	s.networkRoute(api, "GET", "/network/settings", s.getNetworkSettings)
+	s.networkRoute(api, "PUT", "/network/settings", s.updateNetworkSettings)
+}
+
+// networkRoute registers a route for super admins on the main site.
+func (s *Server) networkRoute(api *mux.Router, method, path string, h handlerFunc) {
+	s.private(api, method, path, func(w http.ResponseWriter, r *http.Request) error {
+		if site, ok := core.SiteFrom(r.Context()); ok && site != s.Sites.MainSiteID() {
+			return core.Errorf(core.ENOROUTE, "No route was found matching the URL and request method.")
+		}
+		if !UserFrom(r.Context()).SuperAdmin {
+			return core.Errorf(core.EFORBIDDEN, "Only the network's super admins may do that.")
+		}
+		return h(w, r)
+	})
+}
+
+func (s *Server) listNetworkSites(w http.ResponseWriter, r *http.Request) error {
+	sites, err := s.Network.ListSites(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, sites)
+	return nil
+}
+
+func (s *Server) updateNetworkSite(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(mux.Vars(r)["id"])
+	if err != nil {
+		return err
+	}
+	var patch map[string]any
+	if err := s.decodeJSON(w, r, &patch); err != nil {
+		return err
+	}
+	site, err := s.Network.UpdateSite(r.Context(), id, patch)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, site)
+	return nil
+}
+
+func (s *Server) getNetworkSettings(w http.ResponseWriter, r *http.Request) error {
+	st, err := s.Network.NetworkSettings(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, st)
+	return nil
+}
+
+func (s *Server) updateNetworkSettings(w http.ResponseWriter, r *http.Request) error {
+	var patch map[string]any
+	if err := s.decodeJSON(w, r, &patch); err != nil {
+		return err
+	}
+	st, err := s.Network.UpdateNetworkSettings(r.Context(), patch)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, st)
+	return nil
+}

@@ -1,0 +1,424 @@
+// Package multisite tests the service on a real WordPress multisite
+// network: one network per test package (installing one takes seconds),
+// made by WordPress itself (test/wpsite InstallNetwork), with the bridge
+// active on every site.
+package multisite
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mailsvc/mailsvc/adapters/wordpress/bridge"
+	"github.com/mailsvc/mailsvc/test/apidoc"
+	"github.com/mailsvc/mailsvc/test/fakes/smtpsink"
+	"github.com/mailsvc/mailsvc/test/fakes/webhooksink"
+	"github.com/mailsvc/mailsvc/test/servicetest"
+	"github.com/mailsvc/mailsvc/test/wpsite"
+)
+
+func TestMain(m *testing.M) { servicetest.Main(m) }
+
+const apiPath = "/wp-json/mailsvc/v1"
+
+type logItem struct {
+	ID        int64  `json:"id"`
+	SiteID    int64  `json:"site_id"`
+	Status    string `json:"status"`
+	LastError string `json:"last_error"`
+	Message   struct {
+		Subject string `json:"subject"`
+	} `json:"message"`
+}
+
+// both combines request options.
+func both(fs ...func(*http.Request)) func(*http.Request) {
+	return func(r *http.Request) {
+		for _, f := range fs {
+			if f != nil {
+				f(r)
+			}
+		}
+	}
+}
+
+func withCookie(c *http.Cookie, nonce string) func(*http.Request) {
+	return func(r *http.Request) {
+		r.AddCookie(c)
+		r.Header.Set("X-WP-Nonce", nonce)
+	}
+}
+
+func withHost(host string) func(*http.Request) {
+	return func(r *http.Request) { r.Host = host }
+}
+
+// TestNetwork runs one network through the service: wp_mail() on every
+// site is queued with its site id and delivered, each site's
+// administrator sees only the site's logs (another site's log is a 404)
+// by application password and by cookie and nonce, a super admin sees
+// every site and manages the network, and site 3's quota of five a day
+// holds its sixth message and alerts once at 100 %.
+func TestNetwork(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real WordPress test: not in -short mode")
+	}
+	n := wpsite.InstallNetwork(t, wpsite.NetworkOptions{Site: wpsite.Options{EnvironmentType: "local"}})
+	if _, err := bridge.Install(n.ContentDir); err != nil {
+		t.Fatal(err)
+	}
+	n.CreateSiteUser(t, 2, "ann", "ann@example.com", "administrator", "Ann-pass-123")
+	n.CreateSiteUser(t, 3, "cid", "cid@example.com", "administrator", "Cid-pass-123")
+	annPW := n.CreateApplicationPassword(t, "ann", "mailsvc")
+	adminPW := n.CreateApplicationPassword(t, n.AdminLogin, "mailsvc")
+	annCookie := n.LoginCookie(t, "ann")
+	annNonce := n.RESTNonce(t, "ann", annCookie)
+	adminCookie := n.LoginCookie(t, n.AdminLogin)
+	adminNonce := n.RESTNonce(t, n.AdminLogin, adminCookie)
+	ann := servicetest.Basic("ann", annPW)
+	admin := servicetest.Basic(n.AdminLogin, adminPW)
+
+	sink := smtpsink.Start(t)
+	alerts := webhooksink.New()
+	defer alerts.Close()
+	svc := servicetest.Start(t, t.TempDir(), "MAILSVC_WP_CONFIG="+n.WPConfigPath, "MAILSVC_ALLOW_PRIVATE_WEBHOOKS=true")
+	root := "http://" + svc.Addr
+	// The service is reached over loopback, as the bridge reaches it; the
+	// Host header of a request names the network's domain as WordPress
+	// saw it.
+	host := withHost(n.Domain)
+	url := func(site int64, route string) string {
+		return root + strings.TrimSuffix(n.SiteByID(t, site).Path, "/") + apiPath + route
+	}
+	call := func(method, u, body string, auth func(*http.Request)) servicetest.Response {
+		t.Helper()
+		r := servicetest.Call(t, method, u, body, both(host, auth))
+		if strings.HasPrefix(u, root+apiPath+"/network/") || strings.HasPrefix(u, root+apiPath+"/logs") {
+			// The main site's answers match the API's description.
+			apidoc.Check(t, method, u, r.Status, r.Header, r.Body)
+		}
+		return r
+	}
+
+	// The super admin sets up the network's connection and alert channel.
+	r := call("POST", url(1, "/connections"), fmt.Sprintf(`{"name":"sink","driver":"smtp","settings":{"host":%q,"port":%d,"encryption":"none","auth":false,"timeout":5,"from_email":"net@example.com"}}`, sink.Host(), sink.Port()), admin)
+	var conn struct{ ID int64 }
+	if r.JSON(t, &conn); r.Status != 201 {
+		t.Fatalf("create connection: %d %s", r.Status, r.Body)
+	}
+	if r := call("PUT", url(1, "/settings"), fmt.Sprintf(`{"default_connection_id":%d}`, conn.ID), admin); r.Status != 200 {
+		t.Fatalf("settings: %d %s", r.Status, r.Body)
+	}
+	if r := call("POST", url(1, "/notifications"), fmt.Sprintf(`{"name":"ops","type":"webhook","events":["site_quota"],"settings":{"url":%q,"secret":"whsec-net"}}`, alerts.URL), admin); r.Status != 201 {
+		t.Fatalf("alert channel: %d %s", r.Status, r.Body)
+	}
+	if r := call("PUT", url(1, "/network/sites/3"), `{"quota_day":5}`, admin); r.Status != 200 {
+		t.Fatalf("site 3 quota: %d %s", r.Status, r.Body)
+	}
+
+	// wp_mail() on every site; six on site 3.
+	sends := map[int64]int{1: 1, 2: 2, 3: 6, 4: 1}
+	for site, count := range sends {
+		for i := range count {
+			out := n.PHPOnSite(t, site, fmt.Sprintf(`echo wp_mail( 'to%d@example.com', 'site %d message %d', 'hello' ) ? 'ok' : 'no';`, site, site, i+1))
+			if strings.TrimSpace(out) != "ok" {
+				t.Fatalf("wp_mail on site %d: %q", site, out)
+			}
+		}
+	}
+	if _, err := sink.WaitFor(9, 60*time.Second); err != nil {
+		t.Fatalf("delivered: %v", err)
+	}
+
+	listLogs := func(u string, auth func(*http.Request)) []logItem {
+		t.Helper()
+		r := call("GET", u, "", auth)
+		var items []logItem
+		if r.JSON(t, &items); r.Status != 200 {
+			t.Fatalf("GET %s: %d %s", u, r.Status, r.Body)
+		}
+		return items
+	}
+	// Poll until the sixth message of site 3 is held and the others are
+	// delivered (the outcome is recorded after the sink took them).
+	deadline := time.Now().Add(30 * time.Second)
+	var all []logItem
+	for {
+		all = listLogs(url(1, "/logs?per_page=100"), admin)
+		delivered, held := 0, 0
+		for _, l := range all {
+			switch {
+			case l.Status == "delivered":
+				delivered++
+			case l.Status == "queued" && strings.Contains(l.LastError, "quota"):
+				held++
+			}
+		}
+		if delivered == 9 && held == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("logs never settled: %+v\nsink has %d", all, len(sink.Messages()))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	bySite := map[int64][]logItem{}
+	for _, l := range all {
+		if !strings.HasPrefix(l.Message.Subject, fmt.Sprintf("site %d ", l.SiteID)) {
+			t.Errorf("log %d of site %d has subject %q", l.ID, l.SiteID, l.Message.Subject)
+		}
+		bySite[l.SiteID] = append(bySite[l.SiteID], l)
+	}
+	for site, count := range sends {
+		if len(bySite[site]) != count {
+			t.Errorf("site %d has %d logs, want %d", site, len(bySite[site]), count)
+		}
+	}
+
+	t.Run("a site's administrator sees only the site", func(t *testing.T) {
+		for name, auth := range map[string]func(*http.Request){
+			"application password": ann,
+			"cookie and nonce":     withCookie(annCookie, annNonce),
+		} {
+			t.Run(name, func(t *testing.T) {
+				got := listLogs(url(2, "/logs?per_page=100"), auth)
+				if len(got) != 2 {
+					t.Fatalf("site 2 lists %d logs: %+v", len(got), got)
+				}
+				for _, l := range got {
+					if l.SiteID != 2 {
+						t.Fatalf("site 2 lists log %+v", l)
+					}
+				}
+				if r := call("GET", url(2, fmt.Sprintf("/logs/%d", bySite[2][0].ID)), "", auth); r.Status != 200 {
+					t.Fatalf("own log: %d %s", r.Status, r.Body)
+				}
+				other := bySite[3][0].ID
+				r := call("GET", url(2, fmt.Sprintf("/logs/%d", other)), "", auth)
+				if r.Status != 404 || strings.Contains(string(r.Body), "site 3") {
+					t.Fatalf("another site's log: %d %s", r.Status, r.Body)
+				}
+				if r := call("POST", url(2, fmt.Sprintf("/logs/%d/resend", other)), "", auth); r.Status != 404 {
+					t.Fatalf("resend another site's log: %d %s", r.Status, r.Body)
+				}
+				var stats struct{ Delivered, Queued int }
+				sr := call("GET", url(2, "/logs/queue/stats"), "", auth)
+				if sr.JSON(t, &stats); stats.Delivered != 2 || stats.Queued != 0 {
+					t.Fatalf("site 2 stats: %s", sr.Body)
+				}
+				var dash struct {
+					Totals struct{ Delivered, Queued int64 } `json:"totals"`
+				}
+				dr := call("GET", url(2, "/dashboard/stats"), "", auth)
+				if dr.JSON(t, &dash); dr.Status != 200 || dash.Totals.Delivered != 2 || dash.Totals.Queued != 0 {
+					t.Fatalf("site 2 dashboard: %d %s", dr.Status, dr.Body)
+				}
+				if r := call("GET", url(2, ""), "", auth); r.Status != 200 {
+					t.Fatalf("route index on site 2: %d %s", r.Status, r.Body)
+				}
+				// Not an administrator of the main site, nor of the network.
+				for _, u := range []string{url(1, "/logs"), url(3, "/logs"), url(1, "/network/sites")} {
+					if r := call("GET", u, "", auth); r.Status != 403 {
+						t.Errorf("GET %s: %d %s", u, r.Status, r.Body)
+					}
+				}
+				// The network's connections are the network's.
+				if r := call("PUT", url(2, fmt.Sprintf("/connections/%d", conn.ID)), `{"name":"mine"}`, auth); r.Status != 403 {
+					t.Errorf("site admin edits the network's connection: %d %s", r.Status, r.Body)
+				}
+			})
+		}
+	})
+
+	t.Run("a super admin sees every site", func(t *testing.T) {
+		for name, auth := range map[string]func(*http.Request){
+			"application password": admin,
+			"cookie and nonce":     withCookie(adminCookie, adminNonce),
+		} {
+			t.Run(name, func(t *testing.T) {
+				if got := listLogs(url(1, "/logs?per_page=100"), auth); len(got) != 10 {
+					t.Fatalf("network lists %d logs", len(got))
+				}
+				var dash struct {
+					Totals struct{ Delivered, Queued int64 } `json:"totals"`
+				}
+				dr := call("GET", url(1, "/dashboard/stats"), "", auth)
+				if dr.JSON(t, &dash); dr.Status != 200 || dash.Totals.Delivered != 9 || dash.Totals.Queued != 1 {
+					t.Fatalf("network dashboard: %d %s", dr.Status, dr.Body)
+				}
+				dr = call("GET", url(1, "/dashboard/stats?site=3"), "", auth)
+				if dr.JSON(t, &dash); dr.Status != 200 || dash.Totals.Delivered != 5 || dash.Totals.Queued != 1 {
+					t.Fatalf("site 3 dashboard: %d %s", dr.Status, dr.Body)
+				}
+				got := listLogs(url(1, "/logs?per_page=100&site=3"), auth)
+				if len(got) != 6 || got[0].SiteID != 3 {
+					t.Fatalf("site filter 3: %+v", got)
+				}
+				if r := call("GET", url(1, fmt.Sprintf("/logs/%d", bySite[2][0].ID)), "", auth); r.Status != 200 {
+					t.Fatalf("site 2's log: %d %s", r.Status, r.Body)
+				}
+				// On a site's own URL the super admin acts for that site.
+				if got := listLogs(url(4, "/logs"), auth); len(got) != 1 || got[0].SiteID != 4 {
+					t.Fatalf("site 4 URL: %+v", got)
+				}
+			})
+		}
+	})
+
+	t.Run("site 3's quota holds the sixth message and alerts once", func(t *testing.T) {
+		var sites []struct {
+			ID    int64 `json:"id"`
+			Quota struct {
+				Day     int64 `json:"day"`
+				DayUsed int64 `json:"day_used"`
+			} `json:"quota"`
+			Volume int64 `json:"volume"`
+		}
+		r := call("GET", url(1, "/network/sites"), "", admin)
+		if r.JSON(t, &sites); r.Status != 200 || len(sites) != 4 {
+			t.Fatalf("sites: %d %s", r.Status, r.Body)
+		}
+		for _, s := range sites {
+			if int(s.Volume) != sends[s.ID] {
+				t.Errorf("site %d volume %d, want %d", s.ID, s.Volume, sends[s.ID])
+			}
+			if s.ID == 3 && (s.Quota.Day != 5 || s.Quota.DayUsed != 5) {
+				t.Errorf("site 3 quota %+v", s.Quota)
+			}
+		}
+		reqs, err := alerts.Await(2, 30*time.Second)
+		if err != nil {
+			t.Fatalf("alerts: %v", err)
+		}
+		var at100, at80 int
+		for _, req := range reqs {
+			var a struct {
+				Event string `json:"event"`
+				Title string `json:"title"`
+			}
+			_ = json.Unmarshal(req.Body, &a)
+			if a.Event == "site_quota" && strings.Contains(a.Title, "100%") {
+				at100++
+			}
+			if a.Event == "site_quota" && strings.Contains(a.Title, "80%") {
+				at80++
+			}
+		}
+		if at100 != 1 || at80 != 1 || len(alerts.Requests()) != 2 {
+			t.Fatalf("alerts at 80%%: %d, at 100%%: %d, requests %d", at80, at100, len(alerts.Requests()))
+		}
+	})
+
+	t.Run("a site that may override sends through its own connection", func(t *testing.T) {
+		own := smtpsink.Start(t)
+		if r := call("PUT", url(1, "/network/settings"), `{"allow_site_overrides":true}`, admin); r.Status != 200 {
+			t.Fatalf("allow overrides: %d %s", r.Status, r.Body)
+		}
+		// Until the site is marked, its administrator changes nothing.
+		if r := call("PUT", url(2, "/settings"), fmt.Sprintf(`{"default_connection_id":%d}`, conn.ID), ann); r.Status != 403 {
+			t.Fatalf("unmarked site: %d %s", r.Status, r.Body)
+		}
+		if r := call("PUT", url(1, "/network/sites/2"), `{"overrides_allowed":true}`, admin); r.Status != 200 || !strings.Contains(string(r.Body), `"overrides_allowed":true`) {
+			t.Fatalf("mark site 2: %d %s", r.Status, r.Body)
+		}
+		r := call("POST", url(2, "/connections"), fmt.Sprintf(`{"name":"site 2 relay","driver":"smtp","settings":{"host":%q,"port":%d,"encryption":"none","auth":false,"timeout":5,"from_email":"two@example.com"}}`, own.Host(), own.Port()), ann)
+		var mine struct{ ID int64 }
+		if r.JSON(t, &mine); r.Status != 201 {
+			t.Fatalf("site 2 creates a connection: %d %s", r.Status, r.Body)
+		}
+		if r := call("PUT", url(2, "/settings"), fmt.Sprintf(`{"default_connection_id":%d}`, mine.ID), ann); r.Status != 200 ||
+			!strings.Contains(string(r.Body), fmt.Sprintf(`"default_connection_id":%d`, mine.ID)) {
+			t.Fatalf("site 2 default: %d %s", r.Status, r.Body)
+		}
+		if r := call("PUT", url(2, "/settings"), `{"from_name":"Site Two"}`, ann); r.Status != 200 || !strings.Contains(string(r.Body), `"from_name":"Site Two"`) {
+			t.Errorf("site 2 sender name: %d %s", r.Status, r.Body)
+		}
+		if r := call("GET", url(1, "/settings"), "", admin); strings.Contains(string(r.Body), "Site Two") {
+			t.Errorf("site 2's sender name is the network's: %s", r.Body)
+		}
+		if r := call("PUT", url(2, "/settings"), `{"health_check_interval":30}`, ann); r.Status != 422 {
+			t.Errorf("site 2 changes a network setting: %d %s", r.Status, r.Body)
+		}
+		if r := call("PUT", url(2, fmt.Sprintf("/connections/%d", conn.ID)), `{"name":"mine"}`, ann); r.Status != 403 {
+			t.Errorf("site 2 changes the network's connection: %d %s", r.Status, r.Body)
+		}
+		if r := call("PUT", url(2, fmt.Sprintf("/connections/%d", mine.ID)), `{"name":"site 2 own relay"}`, ann); r.Status != 200 {
+			t.Errorf("site 2 changes its connection: %d %s", r.Status, r.Body)
+		}
+		if r := call("GET", url(1, "/settings"), "", admin); !strings.Contains(string(r.Body), fmt.Sprintf(`"default_connection_id":%d`, conn.ID)) {
+			t.Errorf("the network's default changed: %s", r.Body)
+		}
+		before := len(sink.Messages())
+		for _, site := range []int64{2, 4} {
+			if out := n.PHPOnSite(t, site, fmt.Sprintf(`echo wp_mail( 'late@example.com', 'site %d late', 'hello' ) ? 'ok' : 'no';`, site)); strings.TrimSpace(out) != "ok" {
+				t.Fatalf("wp_mail on site %d: %q", site, out)
+			}
+		}
+		got, err := own.WaitFor(1, 30*time.Second)
+		if err != nil || !strings.Contains(string(got[0].Data), "site 2 late") {
+			t.Fatalf("site 2's own connection got %d messages (%v)", len(got), err)
+		}
+		if _, err := sink.WaitFor(before+1, 30*time.Second); err != nil {
+			t.Fatalf("site 4 through the network's connection: %v", err)
+		}
+		for _, m := range sink.Messages()[before:] {
+			if strings.Contains(string(m.Data), "site 2 late") {
+				t.Fatal("site 2's message went through the network's connection")
+			}
+		}
+	})
+
+	t.Run("through WordPress on each site's own URL", func(t *testing.T) {
+		// The bridge forwards /site2/wp-json/mailsvc/v1/... to the service
+		// on the site's path; the service finds site 2 as WordPress did.
+		t.Setenv("MAILSVC_SERVICE_URL", root)
+		wp := n.StartPHPServer(t)
+		direct := listLogs(url(2, "/logs?per_page=100"), ann)
+		r := servicetest.Call(t, "GET", wp+"/site2"+apiPath+"/logs?per_page=100", "", ann)
+		var got []logItem
+		if r.JSON(t, &got); r.Status != 200 || len(got) != len(direct) {
+			t.Fatalf("site 2 through WordPress: %d, %d logs, want %d: %s", r.Status, len(got), len(direct), r.Body)
+		}
+		for _, l := range got {
+			if l.SiteID != 2 {
+				t.Fatalf("site 2 through WordPress lists %+v", l)
+			}
+		}
+		if r := servicetest.Call(t, "GET", wp+"/site2"+apiPath+fmt.Sprintf("/logs/%d", bySite[4][0].ID), "", ann); r.Status != 404 {
+			t.Fatalf("site 4's log through site 2: %d %s", r.Status, r.Body)
+		}
+		if r := servicetest.Call(t, "GET", wp+"/site2"+apiPath+"/logs", "", withCookie(annCookie, annNonce)); r.Status != 200 {
+			t.Fatalf("cookie through WordPress: %d %s", r.Status, r.Body)
+		}
+		if r := servicetest.Call(t, "GET", wp+apiPath+"/network/sites", "", admin); r.Status != 200 {
+			t.Fatalf("network sites through WordPress: %d %s", r.Status, r.Body)
+		}
+		if r := servicetest.Call(t, "GET", wp+"/site3"+apiPath+"/logs", "", ann); r.Status != 403 {
+			t.Fatalf("ann on site 3 through WordPress: %d %s", r.Status, r.Body)
+		}
+	})
+
+	t.Run("network settings", func(t *testing.T) {
+		if r := call("PUT", url(1, "/network/settings"), `{"quota_month":1000,"over_quota":"fail","allow_site_overrides":true}`, admin); r.Status != 200 ||
+			!strings.Contains(string(r.Body), `"over_quota":"fail"`) || !strings.Contains(string(r.Body), `"quota_month":1000`) {
+			t.Fatalf("PUT: %d %s", r.Status, r.Body)
+		}
+		for body, want := range map[string]int{`{"over_quota":"later"}`: 422, `{"quota_day":-1}`: 422, `{"quota_day":1.5}`: 422, `{"nope":1}`: 422, `{"quota_day":`: 400} {
+			if r := call("PUT", url(1, "/network/settings"), body, admin); r.Status != want {
+				t.Errorf("PUT %s: %d %s", body, r.Status, r.Body)
+			}
+		}
+		if r := call("PUT", url(1, "/network/sites/99"), `{"quota_day":1}`, admin); r.Status != 404 {
+			t.Errorf("unknown site: %d %s", r.Status, r.Body)
+		}
+		if r := call("GET", url(2, "/network/settings"), "", admin); r.Status != 404 {
+			t.Errorf("network route on a site's URL: %d %s", r.Status, r.Body)
+		}
+		if r := call("GET", url(1, "/network/settings"), "", ann); r.Status != 403 {
+			t.Errorf("site admin: %d %s", r.Status, r.Body)
+		}
+	})
+}
