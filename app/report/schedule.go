@@ -62,7 +62,11 @@ func (s *Service) RunScheduled(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	p := Completed(st.Frequency, s.now(), loc)
+	weekStart, err := s.weekStart(ctx)
+	if err != nil {
+		return false, err
+	}
+	p := Completed(st.Frequency, s.now(), loc, weekStart)
 	if !p.To.After(armed) {
 		return false, nil
 	}

@@ -17,9 +17,10 @@ import (
 // site is the WordPress site: Berlin time, an admin address and a title.
 type site struct{ loc *time.Location }
 
-func (s site) TimeZone(context.Context) (*time.Location, error) { return s.loc, nil }
-func (s site) AdminEmail(context.Context) (string, error)       { return "admin@example.com", nil }
-func (s site) Name(context.Context) (string, error)             { return "Shop <& Co>", nil }
+func (s site) TimeZone(context.Context) (*time.Location, error)  { return s.loc, nil }
+func (s site) AdminEmail(context.Context) (string, error)        { return "admin@example.com", nil }
+func (s site) Name(context.Context) (string, error)              { return "Shop <& Co>", nil }
+func (s site) StartOfWeek(context.Context) (time.Weekday, error) { return time.Monday, nil }
 
 // mailer records the queued messages.
 type mailer struct {

@@ -56,6 +56,15 @@ func (s siteOptions) TimeZone(ctx context.Context) (*time.Location, error) {
 	return wordpress.SiteLocation(ctx, s.options)
 }
 
+// StartOfWeek implements report.Site: the start_of_week option beside
+// WordPress; standalone, Monday.
+func (s siteOptions) StartOfWeek(ctx context.Context) (time.Weekday, error) {
+	if s.options == nil {
+		return time.Monday, nil
+	}
+	return wordpress.StartOfWeek(ctx, s.options)
+}
+
 // AdminEmail implements dashboard.Site: the admin_email option.
 func (s siteOptions) AdminEmail(ctx context.Context) (string, error) {
 	if s.options == nil {
