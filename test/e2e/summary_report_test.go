@@ -128,7 +128,7 @@ func TestSummaryReport(t *testing.T) {
 	// (run at 23:59:55, a second report would otherwise become due).
 	start := time.Now().UTC()
 	today := start.Truncate(24 * time.Hour)
-	offset := int64(today.Add(12 * time.Hour).Sub(start) / time.Second)
+	offset := int64(today.Add(12*time.Hour).Sub(start) / time.Second)
 	env := []string{"MAILSVC_DB=" + dsn, "MAIL_SVC_ENCRYPTION_KEY=replicas-share-this-key", "MAILSVC_SCHEDULER_MINUTE=1",
 		fmt.Sprintf("MAILSVC_REPORT_CLOCK_OFFSET=%d", offset)}
 	first := servicetest.Start(t, t.TempDir(), env...)

@@ -18,9 +18,9 @@ const Version = 1
 
 // Section names of a snapshot.
 const (
-	SectionConnections   = "connections"
-	SectionSettings      = "settings"
-	SectionProSettings   = "pro_settings"
+	SectionConnections = "connections"
+	SectionSettings    = "settings"
+	SectionProSettings = "pro_settings"
 	// SectionEmailControls is the email controls scope
 	// (core.ScopeEmailControls): which WordPress core emails are off.
 	SectionEmailControls = "email_controls"
@@ -62,10 +62,10 @@ type Snapshot struct {
 // MarshalJSON writes the snapshot as one flat object.
 func (s *Snapshot) MarshalJSON() ([]byte, error) {
 	out := map[string]any{
-		"version":          s.Version,
-		"exported_at":      s.ExportedAt.UTC().Format(time.RFC3339),
-		"site":             s.Site,
-		SectionSettings:    nonNilMap(s.Settings),
+		"version":            s.Version,
+		"exported_at":        s.ExportedAt.UTC().Format(time.RFC3339),
+		"site":               s.Site,
+		SectionSettings:      nonNilMap(s.Settings),
 		SectionProSettings:   nonNilMap(s.ProSettings),
 		SectionEmailControls: nonNilMap(s.EmailControls),
 	}
