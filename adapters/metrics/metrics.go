@@ -1,8 +1,9 @@
 // Package metrics exposes mailsvc's measurements in the Prometheus text
 // format (github.com/prometheus/client_golang): the delivery engine's
 // counters and latencies (it implements delivery.Metrics) and, read from
-// the store on each scrape, the queue's depth by status and the age of its
-// oldest queued message. Every name is prefixed mailsvc_.
+// the store on each scrape, the queue's depth by status, the age of its
+// oldest queued message and the messages the staging guard holds. Every
+// name is prefixed mailsvc_.
 package metrics
 
 import (

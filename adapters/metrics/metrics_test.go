@@ -13,18 +13,22 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/mailsvc/mailsvc/adapters/metrics"
+	"github.com/mailsvc/mailsvc/adapters/store"
 	"github.com/mailsvc/mailsvc/core"
+	"github.com/mailsvc/mailsvc/internal/testdb"
 )
 
 // queue is a QueueReader with fixed answers.
 type queue struct {
-	st     core.QueueStats
-	oldest *time.Time
-	err    error
+	st       core.QueueStats
+	oldest   *time.Time
+	captured int
+	err      error
 }
 
 func (q queue) QueueDepth(context.Context) (core.QueueStats, error) { return q.st, q.err }
 func (q queue) OldestQueuedAt(context.Context) (*time.Time, error)  { return q.oldest, q.err }
+func (q queue) CountCaptured(context.Context) (int, error)          { return q.captured, q.err }
 
 // scrape fetches r's /metrics and parses it as the Prometheus text format.
 func scrape(t *testing.T, r *metrics.Registry) (int, map[string]*dto.MetricFamily) {
@@ -79,7 +83,7 @@ func value(t *testing.T, fams map[string]*dto.MetricFamily, name string, labels 
 
 func TestDeliveryMetrics(t *testing.T) {
 	oldest := time.Now().Add(-90 * time.Second)
-	r := metrics.New(queue{st: core.QueueStats{Queued: 7, Sending: 2, Delivered: 40, Failed: 3}, oldest: &oldest}, nil)
+	r := metrics.New(queue{st: core.QueueStats{Queued: 7, Sending: 2, Delivered: 40, Failed: 3}, oldest: &oldest, captured: 5}, nil)
 	// Connection 1 (smtp): 3 delivered, 1 temporary (retried, smtp_4xx),
 	// one still in flight; connection 2 (sendgrid): 1 permanent, a 2.5 s
 	// rate-limit wait.
@@ -124,6 +128,7 @@ func TestDeliveryMetrics(t *testing.T) {
 		{"mailsvc_queue_messages", map[string]string{"status": "sending"}, 2},
 		{"mailsvc_queue_messages", map[string]string{"status": "delivered"}, 40},
 		{"mailsvc_queue_messages", map[string]string{"status": "failed"}, 3},
+		{"mailsvc_captured_messages", map[string]string{}, 5},
 	}
 	for _, tc := range tests {
 		if got := value(t, fams, tc.name, tc.labels); got != tc.want {
@@ -153,6 +158,9 @@ func TestQueueGaugesEmptyAndFailing(t *testing.T) {
 	_, fams := scrape(t, metrics.New(queue{}, nil))
 	if age := value(t, fams, "mailsvc_queue_oldest_age_seconds", map[string]string{}); age != 0 {
 		t.Fatalf("oldest age of an empty queue = %v, want 0", age)
+	}
+	if n := value(t, fams, "mailsvc_captured_messages", map[string]string{}); n != 0 {
+		t.Fatalf("captured messages with none held = %v, want 0", n)
 	}
 	// A store that fails makes the scrape fail (500), so the alert on
 	// "up" or on scrape errors fires rather than a silent zero.
@@ -204,4 +212,59 @@ func with(labels map[string]string, k, v string) map[string]string {
 		out[kk] = vv
 	}
 	return out
+}
+
+// TestCapturedMessagesFromTheStore scrapes the captured gauge over a real
+// store: the logs the staging guard holds, not the others, and fewer once
+// some are released.
+func TestCapturedMessagesFromTheStore(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, testdb.SQLite(t), store.DefaultPrefix, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	// Four messages are queued and claimed; the guard holds three, one is
+	// delivered.
+	for i := range 4 {
+		l := &core.Log{Message: core.Message{From: core.Address{Email: "shop@example.com"}, To: []core.Address{{Email: "c@example.org"}}, Subject: "Order", Text: string(rune('a' + i))}}
+		if err := db.EnqueueLog(ctx, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claimed, err := db.ClaimLogs(ctx, "w", 10, time.Minute)
+	if err != nil || len(claimed) != 4 {
+		t.Fatalf("claim = %d, %v", len(claimed), err)
+	}
+	outs := make([]core.LogOutcome, len(claimed))
+	for i, l := range claimed {
+		status, outcome := core.StatusCaptured, core.OutcomeCaptured
+		if i == 3 {
+			status, outcome = core.StatusDelivered, core.OutcomeDelivered
+		}
+		outs[i] = core.LogOutcome{LogID: l.ID, Status: status, History: []core.Attempt{{LogID: l.ID, At: time.Now(), Outcome: outcome}}}
+	}
+	if _, err := db.RecordOutcomes(ctx, "w", outs); err != nil {
+		t.Fatal(err)
+	}
+	// And one still queued.
+	if err := db.EnqueueLog(ctx, &core.Log{Message: core.Message{From: core.Address{Email: "shop@example.com"}, To: []core.Address{{Email: "c@example.org"}}, Subject: "Later"}}); err != nil {
+		t.Fatal(err)
+	}
+	r := metrics.New(db, nil)
+	_, fams := scrape(t, r)
+	if n := value(t, fams, "mailsvc_captured_messages", map[string]string{}); n != 3 {
+		t.Fatalf("mailsvc_captured_messages = %v, want 3", n)
+	}
+	captured, _, err := db.FindLogs(ctx, core.LogFilter{Status: core.StatusCaptured})
+	if err != nil || len(captured) != 3 {
+		t.Fatalf("captured logs %d, %v", len(captured), err)
+	}
+	if _, err := db.ReleaseCaptured(ctx, []int64{captured[0].ID}, false); err != nil {
+		t.Fatal(err)
+	}
+	_, fams = scrape(t, r)
+	if n := value(t, fams, "mailsvc_captured_messages", map[string]string{}); n != 2 {
+		t.Fatalf("mailsvc_captured_messages after a release = %v, want 2", n)
+	}
 }

@@ -18,6 +18,9 @@ type QueueReader interface {
 	// OldestQueuedAt returns the creation time of the oldest queued log,
 	// or nil when none is queued.
 	OldestQueuedAt(ctx context.Context) (*time.Time, error)
+	// CountCaptured counts the messages the staging guard holds (status
+	// captured), waiting for a release (core.CaptureStore).
+	CountCaptured(ctx context.Context) (int, error)
 }
 
 // scrapeTimeout bounds the store reads of one scrape.
@@ -25,11 +28,12 @@ const scrapeTimeout = 5 * time.Second
 
 // queueCollector reads the queue gauges from the store when scraped.
 type queueCollector struct {
-	queue  QueueReader
-	logger *slog.Logger
-	now    func() time.Time
-	depth  *prometheus.Desc
-	oldest *prometheus.Desc
+	queue    QueueReader
+	logger   *slog.Logger
+	now      func() time.Time
+	depth    *prometheus.Desc
+	oldest   *prometheus.Desc
+	captured *prometheus.Desc
 }
 
 func newQueueCollector(q QueueReader, logger *slog.Logger) *queueCollector {
@@ -40,6 +44,8 @@ func newQueueCollector(q QueueReader, logger *slog.Logger) *queueCollector {
 			[]string{"status"}, nil),
 		oldest: prometheus.NewDesc(prometheus.BuildFQName(Namespace, "queue", "oldest_age_seconds"),
 			"Age of the oldest queued message in seconds; 0 when the queue is empty.", nil, nil),
+		captured: prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", "captured_messages"),
+			"Messages the staging guard holds (status captured) until they are released, shared by every replica.", nil, nil),
 	}
 }
 
@@ -47,6 +53,7 @@ func newQueueCollector(q QueueReader, logger *slog.Logger) *queueCollector {
 func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.depth
 	ch <- c.oldest
+	ch <- c.captured
 }
 
 // Collect implements prometheus.Collector.
@@ -65,15 +72,20 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(c.depth, prometheus.GaugeValue, float64(s.n), s.status)
 		}
 	}
-	oldest, err := c.queue.OldestQueuedAt(ctx)
-	if err != nil {
+	if oldest, err := c.queue.OldestQueuedAt(ctx); err != nil {
 		c.logger.Warn("metrics: oldest queued message unreadable", "err", err)
 		ch <- prometheus.NewInvalidMetric(c.oldest, err)
-		return
+	} else {
+		age := 0.0
+		if oldest != nil {
+			age = max(0, c.now().Sub(*oldest).Seconds())
+		}
+		ch <- prometheus.MustNewConstMetric(c.oldest, prometheus.GaugeValue, age)
 	}
-	age := 0.0
-	if oldest != nil {
-		age = max(0, c.now().Sub(*oldest).Seconds())
+	if n, err := c.queue.CountCaptured(ctx); err != nil {
+		c.logger.Warn("metrics: captured messages unreadable", "err", err)
+		ch <- prometheus.NewInvalidMetric(c.captured, err)
+	} else {
+		ch <- prometheus.MustNewConstMetric(c.captured, prometheus.GaugeValue, float64(n))
 	}
-	ch <- prometheus.MustNewConstMetric(c.oldest, prometheus.GaugeValue, age)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mailsvc/mailsvc/core"
 )
@@ -115,4 +116,21 @@ func (db *DB) FindJobRuns(ctx context.Context) ([]core.JobRun, error) {
 		return nil, fmt.Errorf("find job runs: %w", err)
 	}
 	return out, nil
+}
+
+// PruneJobRuns deletes the records whose name starts with prefix (taken
+// literally, not as a pattern) and whose last run started before before,
+// as a job that records one row per period (the summary report's) keeps
+// its table small. It returns how many were deleted.
+func (db *DB) PruneJobRuns(ctx context.Context, prefix string, before time.Time) (int, error) {
+	if prefix == "" {
+		return 0, errors.New("prune job runs: a name prefix is required")
+	}
+	res, err := db.sqlDB.ExecContext(ctx, db.expand(`DELETE FROM {prefix}mailsvc_jobs WHERE SUBSTR(name, 1, ?) = ? AND last_run_at < ?`),
+		utf8.RuneCountInString(prefix), prefix, before.UTC())
+	if err != nil {
+		return 0, fmt.Errorf("prune job runs %s*: %w", prefix, err)
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
 }

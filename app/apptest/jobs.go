@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -80,6 +81,21 @@ func (s *JobStore) FindJobRuns(context.Context) ([]core.JobRun, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
+}
+
+// PruneJobRuns deletes the records named prefix… whose last run started
+// before before (store.DB.PruneJobRuns).
+func (s *JobStore) PruneJobRuns(_ context.Context, prefix string, before time.Time) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for name, r := range s.rows {
+		if strings.HasPrefix(name, prefix) && r.LastRunAt.Before(before) {
+			delete(s.rows, name)
+			n++
+		}
+	}
+	return n, nil
 }
 
 // Claims returns how many claims of job name have won so far.

@@ -50,16 +50,17 @@ func back(t time.Time, freq string) time.Time {
 }
 
 // Completed returns the last whole calendar period of freq that ended at
-// or before now, in loc: yesterday (daily), the last week from Monday to
-// Monday (weekly), the last month (monthly). A period starts at local
-// midnight.
-func Completed(freq string, now time.Time, loc *time.Location) Period {
+// or before now, in loc: yesterday (daily), the last week (weekly), the
+// last month (monthly). A period starts at local midnight; a week starts
+// on weekStart (WordPress's start_of_week; Monday standalone).
+func Completed(freq string, now time.Time, loc *time.Location, weekStart time.Weekday) Period {
 	today := day(now, loc, 0)
 	var end time.Time
 	switch freq {
 	case core.ReportWeekly:
-		// Monday is the first day of the week (ISO 8601).
-		end = day(today, loc, -((int(today.Weekday()) + 6) % 7))
+		// The days since the week began: 0 on weekStart itself.
+		since := (int(today.Weekday()) - int(weekStart)%7 + 7) % 7
+		end = day(today, loc, -since)
 	case core.ReportMonthly:
 		end = time.Date(today.Year(), today.Month(), 1, 0, 0, 0, 0, loc)
 	default:

@@ -59,7 +59,7 @@ func TestCompletedAndPrevious(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := Completed(tt.freq, tt.now, tt.loc)
+			p := Completed(tt.freq, tt.now, tt.loc, time.Monday)
 			if !p.From.Equal(tt.from) || !p.To.Equal(tt.to) {
 				t.Fatalf("Completed(%s, %s) = [%s, %s), want [%s, %s)", tt.freq, tt.now, p.From, p.To, tt.from, tt.to)
 			}
@@ -129,7 +129,51 @@ func TestCustomPreviousAndLabel(t *testing.T) {
 			t.Errorf("Label = %q, want %q", got, tt.want)
 		}
 	}
-	if got := Completed(core.ReportWeekly, time.Date(2026, 3, 11, 0, 0, 0, 0, berlin), berlin).Key(); got != "weekly:2026-03-02" {
+	if got := Completed(core.ReportWeekly, time.Date(2026, 3, 11, 0, 0, 0, 0, berlin), berlin, time.Monday).Key(); got != "weekly:2026-03-02" {
 		t.Errorf("Key = %q", got)
+	}
+}
+
+// TestCompletedWeekStart checks that a weekly period starts on the site's
+// first day of the week: Sunday (as WordPress's start_of_week 0 says),
+// Saturday, or Monday; on that day itself the week that just ended is
+// the last whole one.
+func TestCompletedWeekStart(t *testing.T) {
+	ny := mustZone(t, "America/New_York")
+	at := func(y int, m time.Month, d, h int) time.Time { return time.Date(y, m, d, h, 0, 0, 0, ny) }
+	tests := []struct {
+		name     string
+		start    time.Weekday
+		now      time.Time
+		from, to time.Time
+		prevFrom time.Time
+		label    string
+	}{
+		{"Sunday start, on a Wednesday", time.Sunday, at(2026, 3, 11, 9), at(2026, 3, 1, 0), at(2026, 3, 8, 0), at(2026, 2, 22, 0), "Sun 1 Mar – Sat 7 Mar 2026"},
+		{"Sunday start, on the Sunday itself", time.Sunday, at(2026, 3, 8, 0), at(2026, 3, 1, 0), at(2026, 3, 8, 0), at(2026, 2, 22, 0), "Sun 1 Mar – Sat 7 Mar 2026"},
+		{"Sunday start, on Saturday night", time.Sunday, at(2026, 3, 7, 23), at(2026, 2, 22, 0), at(2026, 3, 1, 0), at(2026, 2, 15, 0), "Sun 22 Feb – Sat 28 Feb 2026"},
+		{"Sunday start, across a year end", time.Sunday, at(2027, 1, 2, 12), at(2026, 12, 20, 0), at(2026, 12, 27, 0), at(2026, 12, 13, 0), "Sun 20 Dec – Sat 26 Dec 2026"},
+		{"Saturday start", time.Saturday, at(2026, 3, 11, 9), at(2026, 2, 28, 0), at(2026, 3, 7, 0), at(2026, 2, 21, 0), "Sat 28 Feb – Fri 6 Mar 2026"},
+		{"Monday start", time.Monday, at(2026, 3, 11, 9), at(2026, 3, 2, 0), at(2026, 3, 9, 0), at(2026, 2, 23, 0), "Mon 2 Mar – Sun 8 Mar 2026"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := Completed(core.ReportWeekly, tt.now, ny, tt.start)
+			if !p.From.Equal(tt.from) || !p.To.Equal(tt.to) {
+				t.Fatalf("Completed = [%s, %s), want [%s, %s)", p.From, p.To, tt.from, tt.to)
+			}
+			if p.From.Weekday() != tt.start {
+				t.Errorf("the week starts on %s, want %s", p.From.Weekday(), tt.start)
+			}
+			if prev := p.Previous(); !prev.From.Equal(tt.prevFrom) || !prev.To.Equal(tt.from) {
+				t.Errorf("Previous = [%s, %s), want [%s, %s)", prev.From, prev.To, tt.prevFrom, tt.from)
+			}
+			if got := p.Label(); got != tt.label {
+				t.Errorf("Label = %q, want %q", got, tt.label)
+			}
+			if got, want := p.Key(), "weekly:"+tt.from.Format(time.DateOnly); got != want {
+				t.Errorf("Key = %q, want %q", got, want)
+			}
+		})
 	}
 }

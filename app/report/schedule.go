@@ -62,7 +62,11 @@ func (s *Service) RunScheduled(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	p := Completed(st.Frequency, s.now(), loc)
+	weekStart, err := s.weekStart(ctx)
+	if err != nil {
+		return false, err
+	}
+	p := Completed(st.Frequency, s.now(), loc, weekStart)
 	if !p.To.After(armed) {
 		return false, nil
 	}
@@ -130,4 +134,36 @@ func (s *Service) owner() string {
 		return "report"
 	}
 	return s.Owner
+}
+
+// RecordRetention is how long the record of a reported period is kept:
+// 400 days, longer than any period stays the last whole one (a month),
+// and long enough to look back over a year of reports.
+const RecordRetention = 400 * 24 * time.Hour
+
+// RecordPruner deletes job records by name prefix and age
+// (store.DB.PruneJobRuns).
+type RecordPruner interface {
+	PruneJobRuns(ctx context.Context, prefix string, before time.Time) (int, error)
+}
+
+// PruneRecords deletes the period records (summary_report:<frequency>:
+// <date>) claimed more than RecordRetention ago; the armed record stays.
+// It runs in the retention purge job. It returns how many were deleted;
+// a job store that cannot prune is an error.
+func (s *Service) PruneRecords(ctx context.Context) (int, error) {
+	p, ok := s.Jobs.(RecordPruner)
+	if !ok {
+		return 0, fmt.Errorf("prune summary report records: the job store %T cannot prune", s.Jobs)
+	}
+	before := s.now().Add(-RecordRetention)
+	total := 0
+	for _, freq := range []string{core.ReportDaily, core.ReportWeekly, core.ReportMonthly} {
+		n, err := p.PruneJobRuns(ctx, periodPrefix+freq+":", before)
+		total += n
+		if err != nil {
+			return total, fmt.Errorf("prune summary report records: %w", err)
+		}
+	}
+	return total, nil
 }

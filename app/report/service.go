@@ -50,6 +50,9 @@ type Site interface {
 	AdminEmail(ctx context.Context) (string, error)
 	// Name returns the site's title, "" when unknown.
 	Name(ctx context.Context) (string, error)
+	// StartOfWeek returns the first day of the site's week (WordPress's
+	// start_of_week option).
+	StartOfWeek(ctx context.Context) (time.Weekday, error)
 }
 
 // SettingsSource returns the free settings with defaults
@@ -72,7 +75,7 @@ type EffectiveConnections interface {
 // Service builds, previews and sends summary reports. Outcomes,
 // Connections and Settings are required; the others may be nil (their
 // part of the report is then empty: no failure reasons, queue or alerts;
-// UTC and no admin address without Site).
+// UTC, weeks from Monday and no admin address without Site).
 type Service struct {
 	Outcomes    OutcomeCounter
 	Queue       QueueReader
@@ -115,6 +118,19 @@ func (s *Service) location(ctx context.Context) (*time.Location, error) {
 		return time.UTC, nil
 	}
 	return loc, nil
+}
+
+// weekStart returns the first day of the site's week, Monday without a
+// Site.
+func (s *Service) weekStart(ctx context.Context) (time.Weekday, error) {
+	if s.Site == nil {
+		return time.Monday, nil
+	}
+	wd, err := s.Site.StartOfWeek(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("site start of week: %w", err)
+	}
+	return wd, nil
 }
 
 // Query chooses the range of a preview or of a report sent now: Period

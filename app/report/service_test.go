@@ -17,9 +17,10 @@ import (
 // site is the WordPress site: Berlin time, an admin address and a title.
 type site struct{ loc *time.Location }
 
-func (s site) TimeZone(context.Context) (*time.Location, error) { return s.loc, nil }
-func (s site) AdminEmail(context.Context) (string, error)       { return "admin@example.com", nil }
-func (s site) Name(context.Context) (string, error)             { return "Shop <& Co>", nil }
+func (s site) TimeZone(context.Context) (*time.Location, error)  { return s.loc, nil }
+func (s site) AdminEmail(context.Context) (string, error)        { return "admin@example.com", nil }
+func (s site) Name(context.Context) (string, error)              { return "Shop <& Co>", nil }
+func (s site) StartOfWeek(context.Context) (time.Weekday, error) { return time.Monday, nil }
 
 // mailer records the queued messages.
 type mailer struct {
@@ -354,5 +355,92 @@ func TestScheduledOncePerPeriod(t *testing.T) {
 	}
 	if n := len(f.mail.sent()) - before; n != 0 {
 		t.Errorf("%d reports queued while off", n)
+	}
+}
+
+// TestPruneRecords sends a daily report for 420 days, then prunes: the
+// period records claimed more than 400 days ago go, the later ones, the
+// armed record and other jobs' records stay, and pruning does not make
+// the last period due again.
+func TestPruneRecords(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	now := time.Date(2025, 1, 1, 1, 0, 0, 0, f.loc)
+	clock := func() time.Time { return now }
+	f.jobs.SetClock(clock)
+	svc := f.service(clock, "r1")
+	if _, err := f.settings.Update(ctx, map[string]any{"summary_report": map[string]any{"frequency": "daily"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.jobs.ClaimJobRun(ctx, "log_purge", "r1", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	const days = 420
+	for range days + 1 {
+		if _, err := svc.RunScheduled(ctx); err != nil {
+			t.Fatal(err)
+		}
+		now = now.AddDate(0, 0, 1)
+	}
+	now = now.AddDate(0, 0, -1) // the last run's day
+	sent := len(f.mail.sent())
+	if sent != days {
+		t.Fatalf("%d reports sent, want %d", sent, days)
+	}
+	records := func() (periods int, oldest string, names map[string]bool) {
+		runs, err := f.jobs.FindJobRuns(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = map[string]bool{}
+		for _, r := range runs {
+			names[r.Name] = true
+			if strings.HasPrefix(r.Name, "summary_report:daily:") {
+				periods++
+				if oldest == "" || r.Name < oldest {
+					oldest = r.Name
+				}
+			}
+		}
+		return periods, oldest, names
+	}
+	if n, _, _ := records(); n != days {
+		t.Fatalf("%d period records before pruning, want %d", n, days)
+	}
+	n, err := svc.PruneRecords(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each day's record is claimed at 01:00 the day after (the report of
+	// 1 January on 2 January). The last run was on 25 February 2026, so
+	// the cut-off is 21 January 2025 01:00: the 19 records claimed from 2
+	// to 20 January go; the one claimed at the cut-off (the report of 20
+	// January) and the later ones stay.
+	if n != 19 {
+		t.Errorf("pruned %d records, want 19", n)
+	}
+	periods, oldest, names := records()
+	if periods != days-19 || oldest != "summary_report:daily:2025-01-20" {
+		t.Errorf("%d period records left, the oldest %s; want %d, the oldest of 2025-01-20", periods, oldest, days-19)
+	}
+	for _, keep := range []string{"summary_report:armed", "log_purge"} {
+		if !names[keep] {
+			t.Errorf("the record %s was pruned", keep)
+		}
+	}
+	if _, err := svc.RunScheduled(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.mail.sent()) != sent {
+		t.Error("a report was sent again after pruning")
+	}
+}
+
+// TestPruneRecordsNeedsAPruner checks that a job store that cannot prune
+// is an error, not a silent no-op.
+func TestPruneRecordsNeedsAPruner(t *testing.T) {
+	svc := &report.Service{Jobs: struct{ core.JobStore }{apptest.NewJobStore()}}
+	if _, err := svc.PruneRecords(context.Background()); err == nil {
+		t.Error("PruneRecords with a store that cannot prune gave no error")
 	}
 }

@@ -122,7 +122,15 @@ func seed(t *testing.T, db *store.DB, n int, conn int64, status, lastError strin
 func TestSummaryReport(t *testing.T) {
 	dsn := testdb.MySQL(t)
 	sink := smtpsink.Start(t)
-	env := []string{"MAILSVC_DB=" + dsn, "MAIL_SVC_ENCRYPTION_KEY=replicas-share-this-key", "MAILSVC_SCHEDULER_MINUTE=1"}
+	// The replicas' report clock reads noon of today (UTC, the zone of a
+	// site without WordPress) whatever the hour the test runs at: the day
+	// cannot end while it runs, so yesterday stays the last whole period
+	// (run at 23:59:55, a second report would otherwise become due).
+	start := time.Now().UTC()
+	today := start.Truncate(24 * time.Hour)
+	offset := int64(today.Add(12*time.Hour).Sub(start) / time.Second)
+	env := []string{"MAILSVC_DB=" + dsn, "MAIL_SVC_ENCRYPTION_KEY=replicas-share-this-key", "MAILSVC_SCHEDULER_MINUTE=1",
+		fmt.Sprintf("MAILSVC_REPORT_CLOCK_OFFSET=%d", offset)}
 	first := servicetest.Start(t, t.TempDir(), env...)
 	admin := basic("admin", first.AdminPassword())
 	mustCall := func(svc *servicetest.Service, method, path, body string) servicetest.Response {
@@ -142,14 +150,13 @@ func TestSummaryReport(t *testing.T) {
 	}
 	mustCall(first, "PUT", "/settings", fmt.Sprintf(`{"default_connection_id":%d,"oauth_refresh_enabled":false}`, ids[0]))
 
-	// Known logs: yesterday (UTC, the zone of a site without WordPress),
-	// the day before, and today (in no report of yesterday).
+	// Known logs: yesterday, the day before, and today (in no report of
+	// yesterday).
 	db, err := store.OpenExisting(context.Background(), dsn, "wp_", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	today := time.Now().UTC().Truncate(24 * time.Hour)
 	yesterday, before := today.AddDate(0, 0, -1), today.AddDate(0, 0, -2)
 	seed(t, db, 5, ids[0], core.StatusDelivered, "", yesterday.Add(9*time.Hour))
 	seed(t, db, 2, ids[0], core.StatusFailed, "550 5.1.1 <gone%d@example.org>: Recipient address rejected", yesterday.Add(13*time.Hour))

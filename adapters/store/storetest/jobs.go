@@ -25,6 +25,7 @@ func (s *suite) jobTests() []struct {
 		{"JobClaimRejectsBadInput", s.testJobClaimBadInput},
 		{"OldestQueuedAt", s.testOldestQueuedAt},
 		{"QueueDepthAndPendingCounts", s.testQueueDepth},
+		{"PruneJobRunsByPrefixAndAge", s.testPruneJobRuns},
 	}
 }
 
@@ -322,5 +323,53 @@ func (s *suite) testQueueDepth(t *testing.T) {
 	}
 	if got, err := db.PendingCounts(ctx); err != nil || got != (core.QueueStats{Queued: 3, Sending: 1}) {
 		t.Fatalf("PendingCounts = %+v, %v; want queued 3, sending 1 and nothing else", got, err)
+	}
+}
+
+// testPruneJobRuns checks that PruneJobRuns deletes only the records whose
+// name starts with the prefix, taken literally ("_" is no wildcard), and
+// whose last run started before the cut-off.
+func (s *suite) testPruneJobRuns(t *testing.T) {
+	ctx := context.Background()
+	db := s.open(t, s.prefix())
+	now := time.Now().UTC()
+	ages := map[string]time.Duration{
+		"summary_report:daily:2024-01-01":  500 * 24 * time.Hour, // old: pruned
+		"summary_report:daily:2024-06-01":  401 * 24 * time.Hour, // old: pruned
+		"summary_report:daily:2025-06-01":  399 * 24 * time.Hour, // recent: kept
+		"summary_report:daily:today":       0,                    // recent: kept
+		"summary_report:armed":             900 * 24 * time.Hour, // other prefix: kept
+		"summaryXreport:daily:2024-01-01":  500 * 24 * time.Hour, // "_" matched literally: kept
+		"summary_report:weekly:2024-01-01": 500 * 24 * time.Hour, // other prefix: kept
+		"log_purge":                        500 * 24 * time.Hour, // other job: kept
+	}
+	for name, age := range ages {
+		if _, err := db.ClaimJobRun(ctx, name, "a", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Gorm().Exec("UPDATE "+db.TableName("jobs")+" SET last_run_at = ? WHERE name = ?", now.Add(-age), name).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := db.PruneJobRuns(ctx, "summary_report:daily:", now.Add(-400*24*time.Hour))
+	if err != nil || n != 2 {
+		t.Fatalf("PruneJobRuns = %d, %v; want 2", n, err)
+	}
+	runs, err := db.FindJobRuns(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := map[string]bool{}
+	for _, r := range runs {
+		left[r.Name] = true
+	}
+	for name, age := range ages {
+		pruned := name == "summary_report:daily:2024-01-01" || name == "summary_report:daily:2024-06-01"
+		if left[name] == pruned {
+			t.Errorf("%s (%v old): kept %v, want %v", name, age, left[name], !pruned)
+		}
+	}
+	if _, err := db.PruneJobRuns(ctx, "", now); err == nil {
+		t.Error("an empty prefix was accepted")
 	}
 }

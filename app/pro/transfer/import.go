@@ -155,7 +155,7 @@ func (s *Service) apply(ctx context.Context, tx Store, p *plan, resolutions map[
 				if !ok {
 					continue
 				}
-				v = to
+				v = withConnection(k, v, to)
 			}
 			values[k] = v
 		}

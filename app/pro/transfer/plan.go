@@ -145,7 +145,8 @@ func (s *Service) makePlan(ctx context.Context, st Store, snap *Snapshot) (*plan
 	for _, sc := range []struct {
 		section, scope string
 		values         map[string]any
-	}{{SectionSettings, core.ScopeFree, snap.Settings}, {SectionProSettings, core.ScopePro, snap.ProSettings}} {
+	}{{SectionSettings, core.ScopeFree, snap.Settings}, {SectionProSettings, core.ScopePro, snap.ProSettings},
+		{SectionEmailControls, core.ScopeEmailControls, snap.EmailControls}} {
 		sp, err := s.planScope(ctx, st, sc.section, sc.scope, sc.values, predicted, p)
 		if err != nil {
 			return nil, err
@@ -177,9 +178,12 @@ func (s *Service) planScope(ctx context.Context, st Store, section, scope string
 	for _, k := range keys {
 		var norm map[string]any
 		var err error
-		if scope == core.ScopePro {
+		switch scope {
+		case core.ScopePro:
 			norm, err = pro.CheckSettings(map[string]any{k: values[k]})
-		} else {
+		case core.ScopeEmailControls:
+			norm, err = checkEmailControl(k, values[k])
+		default:
 			norm, err = core.ValidateSettingsPatch(core.FreeSettings, map[string]any{k: values[k]})
 		}
 		if err != nil {
@@ -189,15 +193,22 @@ func (s *Service) planScope(ctx context.Context, st Store, section, scope string
 		v := norm[k]
 		if ref, isRef := connectionRef(scope, k, v); isRef {
 			to, ok := refs.Lookup(SectionConnections, ref)
-			if !ok {
+			switch {
+			case !ok && k == core.SummaryReportKey:
+				// The rest of the report's setting is imported; it goes
+				// through the default connection.
+				p.skipped = append(p.skipped, Skipped{Section: section, Name: k + ".connection_id",
+					Reason: fmt.Sprintf("Connection %d is not imported; the report goes through the default connection.", ref)})
+				norm[k] = withConnection(k, v, 0)
+				v = norm[k]
+			case !ok:
 				p.skipped = append(p.skipped, Skipped{Section: section, Name: k,
 					Reason: fmt.Sprintf("Connection %d is not imported.", ref)})
 				continue
-			}
-			if to > 0 {
-				v = to
-			} else {
-				v = int64(-1) // a new connection: differs from anything stored
+			case to > 0:
+				v = withConnection(k, v, to)
+			default:
+				v = withConnection(k, v, -1) // a new connection: differs from anything stored
 			}
 		}
 		sp.values[k] = norm[k]
@@ -211,13 +222,58 @@ func (s *Service) planScope(ctx context.Context, st Store, section, scope string
 	return sp, nil
 }
 
-// connectionRef reports whether a setting names a connection, and which.
+// connectionRef reports whether a setting names a connection, and which:
+// default_connection_id, fallback_connection_id, and the connection_id of
+// summary_report (when set; null there is the default connection).
 func connectionRef(scope, key string, v any) (int64, bool) {
-	if scope != core.ScopeFree || (key != "default_connection_id" && key != "fallback_connection_id") {
+	if scope != core.ScopeFree {
 		return 0, false
 	}
-	id, ok := v.(int64)
-	return id, ok
+	switch key {
+	case "default_connection_id", "fallback_connection_id":
+		id, ok := v.(int64)
+		return id, ok
+	case core.SummaryReportKey:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return 0, false
+		}
+		id, ok := core.AsInt(m["connection_id"])
+		return id, ok && id > 0
+	}
+	return 0, false
+}
+
+// withConnection returns the value of setting key naming connection id
+// instead of the one it names: id itself, or for summary_report a copy
+// whose connection_id is id (null when id is 0).
+func withConnection(key string, v any, id int64) any {
+	m, ok := v.(map[string]any)
+	if key != core.SummaryReportKey || !ok {
+		return id
+	}
+	out := make(map[string]any, len(m))
+	for k, e := range m {
+		out[k] = e
+	}
+	out["connection_id"] = id
+	if id == 0 {
+		out["connection_id"] = nil
+	}
+	return out
+}
+
+// checkEmailControl validates one key of the email controls scope: a
+// known kind, true or false (as PUT /settings/email-controls).
+func checkEmailControl(kind string, v any) (map[string]any, error) {
+	if !core.EmailControlKnown(kind) {
+		return nil, core.InvalidField(kind, "Unknown email kind.")
+	}
+	b, ok := v.(bool)
+	if !ok {
+		return nil, core.InvalidField(kind, "Must be true or false.")
+	}
+	return map[string]any{kind: b}, nil
 }
 
 // recordKey is the resolutions key of a record: section:id, or

@@ -81,7 +81,8 @@ func (s *Service) sections() []Section {
 }
 
 // Export returns a snapshot of the connections, settings, Pro settings,
-// alert channels and every registered section, without secrets.
+// email controls, alert channels and every registered section, without
+// secrets.
 func (s *Service) Export(ctx context.Context) (*Snapshot, error) {
 	snap := &Snapshot{Version: Version, ExportedAt: s.now(), Site: s.Site, Sections: map[string][]Item{}}
 	for _, name := range placeholderSections {
@@ -103,6 +104,9 @@ func (s *Service) Export(ctx context.Context) (*Snapshot, error) {
 	}
 	snap.Settings, snap.SettingsOmitted = withoutSecretsDropped(free, s.secret)
 	if snap.ProSettings, err = s.loadScope(ctx, core.ScopePro, pro.SettingKeys()); err != nil {
+		return nil, err
+	}
+	if snap.EmailControls, err = s.loadScope(ctx, core.ScopeEmailControls, emailControlKeys()); err != nil {
 		return nil, err
 	}
 	return snap, nil
@@ -129,6 +133,14 @@ func freeKeys() []string {
 	keys := make([]string, len(core.FreeSettings))
 	for i, d := range core.FreeSettings {
 		keys[i] = d.Key
+	}
+	return keys
+}
+
+func emailControlKeys() []string {
+	keys := make([]string, len(core.EmailControlKinds))
+	for i, k := range core.EmailControlKinds {
+		keys[i] = k.Kind
 	}
 	return keys
 }

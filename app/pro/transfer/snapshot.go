@@ -18,9 +18,12 @@ const Version = 1
 
 // Section names of a snapshot.
 const (
-	SectionConnections   = "connections"
-	SectionSettings      = "settings"
-	SectionProSettings   = "pro_settings"
+	SectionConnections = "connections"
+	SectionSettings    = "settings"
+	SectionProSettings = "pro_settings"
+	// SectionEmailControls is the email controls scope
+	// (core.ScopeEmailControls): which WordPress core emails are off.
+	SectionEmailControls = "email_controls"
 	SectionAlertChannels = "alert_channels"
 	SectionSenderGroups  = "sender_groups"
 	SectionRoutingRules  = "routing_rules"
@@ -45,6 +48,9 @@ type Snapshot struct {
 	Site        string
 	Settings    map[string]any
 	ProSettings map[string]any
+	// EmailControls holds the stored email controls (kind → false when
+	// switched off, true when switched back on).
+	EmailControls map[string]any
 	// Sections holds the records by section name (connections,
 	// alert_channels, sender_groups, routing_rules, ...); a section
 	// without records is an empty list.
@@ -56,11 +62,12 @@ type Snapshot struct {
 // MarshalJSON writes the snapshot as one flat object.
 func (s *Snapshot) MarshalJSON() ([]byte, error) {
 	out := map[string]any{
-		"version":          s.Version,
-		"exported_at":      s.ExportedAt.UTC().Format(time.RFC3339),
-		"site":             s.Site,
-		SectionSettings:    nonNilMap(s.Settings),
-		SectionProSettings: nonNilMap(s.ProSettings),
+		"version":            s.Version,
+		"exported_at":        s.ExportedAt.UTC().Format(time.RFC3339),
+		"site":               s.Site,
+		SectionSettings:      nonNilMap(s.Settings),
+		SectionProSettings:   nonNilMap(s.ProSettings),
+		SectionEmailControls: nonNilMap(s.EmailControls),
 	}
 	if len(s.SettingsOmitted) > 0 {
 		out["settings_secrets_omitted"] = s.SettingsOmitted
@@ -77,7 +84,7 @@ func (s *Snapshot) MarshalJSON() ([]byte, error) {
 // headerKeys are the snapshot keys that are not sections.
 var headerKeys = map[string]bool{
 	"version": true, "exported_at": true, "site": true,
-	SectionSettings: true, SectionProSettings: true, "settings_secrets_omitted": true,
+	SectionSettings: true, SectionProSettings: true, SectionEmailControls: true, "settings_secrets_omitted": true,
 }
 
 // ParseSnapshot reads a snapshot from JSON. A body that is not a JSON
@@ -108,7 +115,7 @@ func ParseSnapshot(data []byte) (*Snapshot, error) {
 			s.ExportedAt, _ = time.Parse(time.RFC3339, at)
 		}
 	}
-	for _, key := range []string{SectionSettings, SectionProSettings} {
+	for key, dst := range map[string]*map[string]any{SectionSettings: &s.Settings, SectionProSettings: &s.ProSettings, SectionEmailControls: &s.EmailControls} {
 		v, ok := raw[key]
 		if !ok || string(v) == "null" {
 			continue
@@ -117,11 +124,7 @@ func ParseSnapshot(data []byte) (*Snapshot, error) {
 		if !ok {
 			return nil, core.InvalidField("data."+key, "Must be an object of settings.")
 		}
-		if key == SectionSettings {
-			s.Settings = m
-		} else {
-			s.ProSettings = m
-		}
+		*dst = m
 	}
 	for key, v := range raw {
 		if headerKeys[key] || string(v) == "null" {

@@ -468,3 +468,108 @@ func TestImportBindsSecretsToTheirDestination(t *testing.T) {
 		}
 	}
 }
+
+// TestEmailControlsAndReportConnection: the email controls scope goes
+// through export and import (bad entries skipped, a differing stored
+// scope a conflict), and summary_report.connection_id follows its
+// connection to its new id like default_connection_id; a report
+// connection that is not imported is dropped (the default connection)
+// while the rest of the report's setting imports.
+func TestEmailControlsAndReportConnection(t *testing.T) {
+	ctx := context.Background()
+	src := newStore()
+	seed(t, src)
+	if err := src.SaveSettings(ctx, core.ScopeEmailControls, map[string]any{"comment_notification": false, "new_user_admin": false, "auto_update_core": true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := src.SaveSettings(ctx, core.ScopeFree, map[string]any{"summary_report": map[string]any{"frequency": "daily", "recipients": []any{"ops@example.com"}, "connection_id": int64(2)}}); err != nil {
+		t.Fatal(err)
+	}
+	// Connection 1 goes: Backup (2) will be 1 on the new site.
+	if _, err := src.DeleteConnections(ctx, []int64{1}); err != nil {
+		t.Fatal(err)
+	}
+	file := export(t, service(src))
+	var shape map[string]any
+	if err := json.Unmarshal(file, &shape); err != nil {
+		t.Fatal(err)
+	}
+	if ec, _ := shape["email_controls"].(map[string]any); len(ec) != 3 || ec["comment_notification"] != false || ec["auto_update_core"] != true {
+		t.Fatalf("exported email_controls %v", shape["email_controls"])
+	}
+
+	dst := newStore()
+	r, err := service(dst).Import(ctx, file, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Counts["email_controls"] != 3 {
+		t.Errorf("counts %v, want 3 email controls", r.Counts)
+	}
+	ec, _ := dst.LoadSettings(ctx, core.ScopeEmailControls)
+	if ec["comment_notification"] != false || ec["new_user_admin"] != false || ec["auto_update_core"] != true {
+		t.Errorf("imported email controls %v", ec)
+	}
+	free, _ := dst.LoadSettings(ctx, core.ScopeFree)
+	if got := core.ParseSummaryReport(free); got.ConnectionID != 1 || got.Frequency != "daily" || len(got.Recipients) != 1 {
+		t.Errorf("imported summary_report %+v, want daily to ops@ through the imported connection 1", got)
+	}
+	// Re-importing finds nothing changed: the remapped report connection
+	// compares equal.
+	p, err := service(dst).Preview(ctx, file)
+	if err != nil || len(p.Conflicts) != 0 {
+		t.Errorf("re-import preview: %+v, %v", p, err)
+	}
+
+	// A site that switched comment notifications back on: a conflict,
+	// kept or replaced.
+	if err := dst.SaveSettings(ctx, core.ScopeEmailControls, map[string]any{"comment_notification": true}); err != nil {
+		t.Fatal(err)
+	}
+	p, err = service(dst).Preview(ctx, file)
+	if err != nil || len(p.Conflicts) != 1 || p.Conflicts[0].Key != "email_controls" || strings.Join(p.Conflicts[0].Fields, ",") != "comment_notification" {
+		t.Fatalf("preview %+v, %v; want the email_controls conflict on comment_notification", p, err)
+	}
+	if _, err := service(dst).Import(ctx, file, map[string]string{"email_controls": "keep"}); err != nil {
+		t.Fatal(err)
+	}
+	if ec, _ := dst.LoadSettings(ctx, core.ScopeEmailControls); ec["comment_notification"] != true {
+		t.Errorf("kept: comment_notification = %v", ec["comment_notification"])
+	}
+	if _, err := service(dst).Import(ctx, file, map[string]string{"email_controls": "replace"}); err != nil {
+		t.Fatal(err)
+	}
+	if ec, _ := dst.LoadSettings(ctx, core.ScopeEmailControls); ec["comment_notification"] != false {
+		t.Errorf("replaced: comment_notification = %v", ec["comment_notification"])
+	}
+
+	// Bad email controls are skipped; a report connection missing from
+	// the file is dropped, the rest of the report's setting imported.
+	edited := strings.Replace(string(file), `"connection_id":2`, `"connection_id":99`, 1)
+	edited = strings.Replace(edited, `"email_controls":{`, `"email_controls":{"nope":false,"comment_moderation":"no",`, 1)
+	other := newStore()
+	r, err = service(other).Import(ctx, []byte(edited), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	skipped := map[string]string{}
+	for _, sk := range r.Skipped {
+		skipped[sk.Section+":"+sk.Name] = sk.Reason
+	}
+	for key, want := range map[string]string{
+		"email_controls:nope":                   "Unknown email kind.",
+		"email_controls:comment_moderation":     "Must be true or false.",
+		"settings:summary_report.connection_id": "Connection 99 is not imported",
+	} {
+		if !strings.Contains(skipped[key], want) {
+			t.Errorf("skipped %s: %q, want %q (all: %v)", key, skipped[key], want, skipped)
+		}
+	}
+	if r.Counts["email_controls"] != 3 {
+		t.Errorf("counts %v, want the 3 good email controls", r.Counts)
+	}
+	free, _ = other.LoadSettings(ctx, core.ScopeFree)
+	if got := core.ParseSummaryReport(free); got.ConnectionID != 0 || got.Frequency != "daily" || len(got.Recipients) != 1 {
+		t.Errorf("summary_report with a missing connection imported as %+v, want daily to ops@ through the default connection", got)
+	}
+}

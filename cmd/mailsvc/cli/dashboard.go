@@ -56,6 +56,15 @@ func (s siteOptions) TimeZone(ctx context.Context) (*time.Location, error) {
 	return wordpress.SiteLocation(ctx, s.options)
 }
 
+// StartOfWeek implements report.Site: the start_of_week option beside
+// WordPress; standalone, Monday.
+func (s siteOptions) StartOfWeek(ctx context.Context) (time.Weekday, error) {
+	if s.options == nil {
+		return time.Monday, nil
+	}
+	return wordpress.StartOfWeek(ctx, s.options)
+}
+
 // AdminEmail implements dashboard.Site: the admin_email option.
 func (s siteOptions) AdminEmail(ctx context.Context) (string, error) {
 	if s.options == nil {
@@ -78,6 +87,11 @@ func (s siteOptions) Name(ctx context.Context) (string, error) {
 // settings and the delivery queue.
 func (rt *runtime) summaryReports(conns *app.Connections, settings *app.Settings, queue report.Enqueuer, siteURL string) *report.Service {
 	host, _ := os.Hostname()
+	var now func() time.Time
+	if off := time.Duration(rt.consts.Int("MAILSVC_REPORT_CLOCK_OFFSET", 0)) * time.Second; off != 0 {
+		// Tests and demos: the report of a chosen period, now.
+		now = func() time.Time { return time.Now().Add(off) }
+	}
 	return &report.Service{
 		Outcomes:    rt.db,
 		Queue:       rt.db,
@@ -91,6 +105,7 @@ func (rt *runtime) summaryReports(conns *app.Connections, settings *app.Settings
 		Effective:   conns,
 		Jobs:        rt.db,
 		Owner:       fmt.Sprintf("%s-%d", host, os.Getpid()),
+		Now:         now,
 	}
 }
 

@@ -207,6 +207,11 @@ func (rt *runtime) scheduler(settings *app.Settings, conns *app.Connections, oau
 				if _, err := rt.db.PruneFailureMarks(ctx, time.Now().Add(-store.FailureMarkRetention)); err != nil {
 					log.Warn("prune the failure marks", "err", err)
 				}
+				// The summary report keeps a record per period sent; 400
+				// days of them.
+				if _, err := reports.PruneRecords(ctx); err != nil {
+					log.Warn("prune the summary report records", "err", err)
+				}
 				_, err := deliverySvc.Purge(ctx)
 				return err
 			}},

@@ -115,7 +115,7 @@ function reportCard(values, connections) {
   const preview = h('div', { class: 'report-preview' });
   const form = h('form', { class: 'card settings-form', id: 'summary-report', novalidate: true },
     h('h2', {}, 'Summary report'),
-    h('p', { class: 'help' }, 'A summary of deliveries, failures, connection health and alerts, mailed at the end of each day, week (Monday to Monday) or month in the site\'s time zone.'),
+    h('p', { class: 'help' }, 'A summary of deliveries, failures, connection health and alerts, mailed at the end of each day, week (from the site\'s first day of the week, Monday standalone) or month in the site\'s time zone.'),
     field('Frequency', freq),
     field('Recipients', to, 'Comma-separated addresses; empty sends it to the site\'s admin email.'),
     field('Connection', conn),
