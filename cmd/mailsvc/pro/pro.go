@@ -16,7 +16,7 @@ import (
 
 	api "github.com/mailsvc/mailsvc/adapters/http"
 	httppro "github.com/mailsvc/mailsvc/adapters/http/pro"
-	"github.com/mailsvc/mailsvc/adapters/licenseserver"
+	"github.com/mailsvc/mailsvc/adapters/pro/licenseserver"
 	apppro "github.com/mailsvc/mailsvc/app/pro"
 	"github.com/mailsvc/mailsvc/cmd/mailsvc/cli"
 )
