@@ -1,6 +1,7 @@
 // Package pro joins the Pro add-on to the mailsvc command line: a blank
 // import of this package (as cmd/mailsvc does) registers it with
-// cli.RegisterModule. `mailsvc serve` then serves the /pro/... routes and
+// cli.RegisterModule and its admin screens with admin.RegisterScreens.
+// `mailsvc serve` then serves the /pro/... routes and
 // applies the Pro settings to delivery unless MAIL_SVC_PRO_ENABLED is
 // false, and `mailsvc license` mints vendor keys and licence keys.
 package pro
@@ -15,13 +16,17 @@ import (
 	"github.com/spf13/cobra"
 
 	api "github.com/mailsvc/mailsvc/adapters/http"
+	adminui "github.com/mailsvc/mailsvc/adapters/http/admin"
 	httppro "github.com/mailsvc/mailsvc/adapters/http/pro"
 	"github.com/mailsvc/mailsvc/adapters/pro/licenseserver"
 	apppro "github.com/mailsvc/mailsvc/app/pro"
 	"github.com/mailsvc/mailsvc/cmd/mailsvc/cli"
 )
 
-func init() { cli.RegisterModule(module{}) }
+func init() {
+	cli.RegisterModule(module{})
+	adminui.RegisterScreens(httppro.Screens())
+}
 
 // module is the Pro add-on as a cli.Module.
 type module struct{}
