@@ -6,8 +6,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/mailsvc/mailsvc/adapters/pro/dns"
 	httppro "github.com/mailsvc/mailsvc/adapters/http/pro"
+	"github.com/mailsvc/mailsvc/adapters/pro/dns"
 	adaptersesid "github.com/mailsvc/mailsvc/adapters/pro/sesid"
 	"github.com/mailsvc/mailsvc/app/pro/domaincheck"
 	"github.com/mailsvc/mailsvc/app/pro/sesid"
