@@ -290,6 +290,19 @@ func (db *DB) Prefix() string { return db.prefix }
 // TableName("connections") is "wp_mailsvc_connections" with prefix "wp_".
 func (db *DB) TableName(base string) string { return db.prefix + "mailsvc_" + base }
 
+// SQL returns the database/sql handle, for packages that keep their own
+// tables in this database and query them in hand-written SQL (name the
+// tables {prefix}mailsvc_name and pass the statement through Expand). It
+// is always the handle of the whole database: a statement run on it is
+// outside any transaction InTransaction runs.
+func (db *DB) SQL() *sql.DB { return db.sqlDB }
+
+// Expand returns stmt with each {prefix}name replaced by the quoted,
+// prefixed table name (`wp_mailsvc_logs` for {prefix}mailsvc_logs with
+// prefix "wp_"), as this package's own statements and migrations name
+// their tables.
+func (db *DB) Expand(stmt string) string { return db.expand(stmt) }
+
 // Ping checks that the database answers.
 func (db *DB) Ping(ctx context.Context) error {
 	if err := db.sqlDB.PingContext(ctx); err != nil {
