@@ -1212,7 +1212,7 @@ func (db *DB) applyMigrations(ctx context.Context, q queryExecer, table string, 
 			m.Version, m.Name, now()); err != nil {
 			return fmt.Errorf("record migration %d: %w", m.Version, err)
 		}
-		db.logger.Info("applied schema migration", "dialect", db.dialect, "prefix", db.prefix, "version", m.Version, "name", m.Name)
+		db.logger.Info("applied schema migration", "dialect", db.dialect, "prefix", db.prefix, "history", db.expand(table), "version", m.Version, "name", m.Name)
 	}
 	return nil
 }
