@@ -4,7 +4,8 @@
 // failover, balance or overflow strategy). Its Service serves the routes
 // of both and is the delivery engine's ConnectionChooser: routing rules
 // first, then the sender group of the message's From, then (no opinion)
-// the free default connection.
+// the free default connection. The rules and groups are stored through
+// the RoutingStore port (store.go; adapters/pro/store implements it).
 package routing
 
 import (
