@@ -344,6 +344,8 @@ var migrations = []migration{
 		Name:    "routing rules, sender groups and daily send counters",
 	},
 	{
+		// The suppression list is the Pro add-on's: its own schema
+		// history creates it (adapters/pro/store, migration 2).
 		Version: 6,
 		Name:    "provider webhook events and the suppression list",
 		MySQL: []string{
@@ -368,15 +370,6 @@ var migrations = []migration{
 				PRIMARY KEY (provider, event_id),
 				KEY idx_expires (expires_at)
 			)` + mysqlTableOptions,
-			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_suppressions (
-				id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
-				email VARCHAR(254) NOT NULL,
-				reason VARCHAR(32) NOT NULL,
-				source_event VARCHAR(255) NOT NULL DEFAULT '',
-				created_at DATETIME(6) NOT NULL,
-				PRIMARY KEY (id),
-				UNIQUE KEY uq_email (email)
-			)` + mysqlTableOptions,
 		},
 		SQLite: []string{
 			`CREATE INDEX {prefix}mailsvc_logs_provider_message_id ON {prefix}mailsvc_logs (provider_message_id)`,
@@ -397,13 +390,6 @@ var migrations = []migration{
 				PRIMARY KEY (provider, event_id)
 			)`,
 			`CREATE INDEX {prefix}mailsvc_webhook_seen_expires ON {prefix}mailsvc_webhook_seen (expires_at)`,
-			`CREATE TABLE {prefix}mailsvc_suppressions (
-				id INTEGER PRIMARY KEY AUTOINCREMENT,
-				email TEXT NOT NULL COLLATE NOCASE UNIQUE,
-				reason TEXT NOT NULL,
-				source_event TEXT NOT NULL DEFAULT '',
-				created_at DATETIME NOT NULL
-			)`,
 		},
 	},
 	{

@@ -72,4 +72,29 @@ var migrations = []store.Migration{
 			) WITHOUT ROWID`,
 		},
 	},
+	{
+		// The service's own version 6 created this before.
+		Version: 2,
+		Name:    "the suppression list",
+		MySQL: []string{
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_suppressions (
+				id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
+				email VARCHAR(254) NOT NULL,
+				reason VARCHAR(32) NOT NULL,
+				source_event VARCHAR(255) NOT NULL DEFAULT '',
+				created_at DATETIME(6) NOT NULL,
+				PRIMARY KEY (id),
+				UNIQUE KEY uq_email (email)
+			)` + mysqlTableOptions,
+		},
+		SQLite: []string{
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_suppressions (
+				id INTEGER PRIMARY KEY AUTOINCREMENT,
+				email TEXT NOT NULL COLLATE NOCASE UNIQUE,
+				reason TEXT NOT NULL,
+				source_event TEXT NOT NULL DEFAULT '',
+				created_at DATETIME NOT NULL
+			)`,
+		},
+	},
 }

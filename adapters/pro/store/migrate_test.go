@@ -2,15 +2,17 @@ package store_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/mailsvc/mailsvc/adapters/store"
 	"github.com/mailsvc/mailsvc/app/pro/routing"
+	"github.com/mailsvc/mailsvc/app/pro/suppression"
 	"github.com/mailsvc/mailsvc/internal/testdb"
 )
 
 // TestUpgradeKeepsProTables upgrades a database as earlier builds left it
-// (the Pro tables made by the service's own migration 5, no Pro schema
+// (the Pro tables made by the service's own migrations 5 and 6, no Pro schema
 // history recorded) to this build: the Pro history applies over the
 // tables already there, keeps their rows, records its versions, and a
 // second start changes nothing.
@@ -35,6 +37,9 @@ func TestUpgradeKeepsProTables(t *testing.T) {
 			if ok, err := db.ReserveSend(ctx, 7, "2026-01-02", 0); err != nil || !ok {
 				t.Fatalf("ReserveSend: %v %v", ok, err)
 			}
+			if _, err := db.AddSuppressions(ctx, []suppression.Suppression{{Email: "ann@example.com", Reason: suppression.SuppressBounce}}); err != nil {
+				t.Fatal(err)
+			}
 			// The database as an earlier build left it: no Pro history.
 			if _, err := db.SQL().ExecContext(ctx, db.Expand("DROP TABLE {prefix}mailsvc_pro_migrations")); err != nil {
 				t.Fatal(err)
@@ -49,13 +54,17 @@ func TestUpgradeKeepsProTables(t *testing.T) {
 				if err != nil || counts[7] != 1 {
 					t.Fatalf("send counts after the upgrade: %v %v", err, counts)
 				}
+				if s, err := again.FindSuppression(ctx, 0, "ann@example.com"); err != nil || s.Reason != suppression.SuppressBounce {
+					t.Fatalf("suppression after the upgrade: %v %+v", err, s)
+				}
 				var versions []int
 				if err := again.Gorm().WithContext(ctx).Table(again.TableName("pro_migrations")).
-					Order("version").Pluck("version", &versions).Error; err != nil || len(versions) != 1 || versions[0] != 1 {
+					Order("version").Pluck("version", &versions).Error; err != nil || !slices.Equal(versions, []int{1, 2}) {
 					t.Fatalf("recorded Pro versions: %v %v", err, versions)
 				}
 			}
-			// The service's own history still records version 5, now empty.
+			// The service's own history still records versions 5 and 6, now
+			// without the Pro tables.
 			v, err := db.DB.AppliedVersions(ctx)
 			if err != nil || len(v) != store.LatestVersion() {
 				t.Fatalf("the service's versions: %v %v (latest %d)", err, v, store.LatestVersion())

@@ -44,6 +44,9 @@ type ServeEnv struct {
 	HostHooks   core.HostHooks
 	Connections *app.Connections
 	Delivery    *delivery.Service
+	// Privacy answers personal data requests; a module adds what it
+	// keeps about an address to its Keepers.
+	Privacy *app.Privacy
 	// OAuth runs the OAuth flows and token refreshes; a module may wrap
 	// its Client (before serve starts the scheduler).
 	OAuth *oauth.Service

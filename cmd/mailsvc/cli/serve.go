@@ -175,7 +175,8 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	deliverySvc.LevelStore = rt.db
 	// Add-ons (Pro) join before the workers start: they may set delivery
 	// hooks, and give the routes they add.
-	extraRoutes, err := serveModules(ctx, &ServeEnv{Constants: rt.consts, DB: rt.db, Cipher: cipher, Hooks: hooks, HostHooks: hostHooks,
+	privacy := &app.Privacy{Store: rt.db, Transcripts: transcripts}
+	extraRoutes, err := serveModules(ctx, &ServeEnv{Constants: rt.consts, DB: rt.db, Cipher: cipher, Hooks: hooks, HostHooks: hostHooks, Privacy: privacy,
 		Connections: conns, Delivery: deliverySvc, OAuth: oauthSvc, HTTPClient: driverEnv.HTTPClient, SiteURL: public, Version: Version, Logger: log})
 	if err != nil {
 		return err
@@ -240,7 +241,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		OAuth:          oauthSvc,
 		Modules:        extraRoutes,
 		Dashboard:      dash,
-		Privacy:        &app.Privacy{Store: rt.db, Transcripts: transcripts},
+		Privacy:        privacy,
 		EmailControls:  &app.EmailControls{Store: rt.db, Counts: rt.db},
 		Reports:        reports,
 		Capture:        captureGuard,

@@ -19,7 +19,9 @@ import (
 	adminui "github.com/mailsvc/mailsvc/adapters/http/admin"
 	httppro "github.com/mailsvc/mailsvc/adapters/http/pro"
 	"github.com/mailsvc/mailsvc/adapters/pro/licenseserver"
+	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
 	apppro "github.com/mailsvc/mailsvc/app/pro"
+	"github.com/mailsvc/mailsvc/app/pro/suppression"
 	"github.com/mailsvc/mailsvc/cmd/mailsvc/cli"
 )
 
@@ -37,6 +39,9 @@ func (module) Commands() []*cobra.Command { return []*cobra.Command{licenseComma
 // Serve implements cli.Module: with Pro switched on, it sets the delivery
 // policy from the Pro settings and returns the Pro routes.
 func (module) Serve(_ context.Context, env *cli.ServeEnv) (api.Module, error) {
+	// The suppression list is part of personal data requests whether
+	// Pro is switched on or off: its table is there either way.
+	env.Privacy.Keepers = append(env.Privacy.Keepers, &suppression.PersonalData{Store: prostore.New(env.DB)})
 	if !env.Constants.Bool("MAIL_SVC_PRO_ENABLED") {
 		env.Logger.Info("the Pro add-on is switched off (MAIL_SVC_PRO_ENABLED=false)")
 		return nil, nil
