@@ -84,7 +84,10 @@ func TestNetwork(t *testing.T) {
 	sink := smtpsink.Start(t)
 	alerts := webhooksink.New()
 	defer alerts.Close()
-	svc := servicetest.Start(t, t.TempDir(), "MAILSVC_WP_CONFIG="+n.WPConfigPath, "MAILSVC_ALLOW_PRIVATE_WEBHOOKS=true")
+	svc := servicetest.Start(t, t.TempDir(), "MAILSVC_WP_CONFIG="+n.WPConfigPath, "MAILSVC_ALLOW_PRIVATE_WEBHOOKS=true",
+		// The network is "local" (application passwords over plain HTTP),
+		// which the staging guard would hold mail for (docs/staging.md).
+		"MAILSVC_ENVIRONMENT=production")
 	root := "http://" + svc.Addr
 	// The service is reached over loopback, as the bridge reaches it; the
 	// Host header of a request names the network's domain as WordPress
