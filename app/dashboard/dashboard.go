@@ -116,10 +116,7 @@ func (s *Service) now() time.Time {
 
 // location returns the site's time zone, UTC without a Site.
 func (s *Service) location(ctx context.Context) (*time.Location, error) {
-	if s.Site == nil {
-		return time.UTC, nil
-	}
-	return period.Zone(ctx, s.Site.TimeZone)
+	return period.Zone(ctx, s.Site)
 }
 
 // outcomes reads the roll-up over [from, to).

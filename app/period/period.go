@@ -57,13 +57,30 @@ func CeilBucket(t time.Time) time.Time {
 	return f.Add(core.OutcomeBucketSize)
 }
 
-// Zone returns the site's time zone as tz reads it: UTC when tz is nil or
-// gives no zone, its error wrapped.
-func Zone(ctx context.Context, tz func(context.Context) (*time.Location, error)) (*time.Location, error) {
-	if tz == nil {
+// TimeZoner reads the site's time zone (as wp_timezone() does).
+type TimeZoner interface {
+	TimeZone(ctx context.Context) (*time.Location, error)
+}
+
+// ZoneFunc is a function that reads the site's time zone; nil reads
+// none.
+type ZoneFunc func(ctx context.Context) (*time.Location, error)
+
+// TimeZone calls f, or reads no zone when f is nil.
+func (f ZoneFunc) TimeZone(ctx context.Context) (*time.Location, error) {
+	if f == nil {
+		return nil, nil
+	}
+	return f(ctx)
+}
+
+// Zone returns the site's time zone as site reads it: UTC when site is
+// nil or reads no zone, its error wrapped.
+func Zone(ctx context.Context, site TimeZoner) (*time.Location, error) {
+	if site == nil {
 		return time.UTC, nil
 	}
-	loc, err := tz(ctx)
+	loc, err := site.TimeZone(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("site time zone: %w", err)
 	}

@@ -5,15 +5,22 @@ import (
 	"errors"
 	"testing"
 	"time"
+	_ "time/tzdata"
 
 	"github.com/mailsvc/mailsvc/app/period"
 )
 
-func zone(t *testing.T, name string) *time.Location {
-	t.Helper()
+// Zones of the tests (time/tzdata makes them available everywhere).
+var (
+	newYork = mustLoad("America/New_York")
+	london  = mustLoad("Europe/London")
+	berlin  = mustLoad("Europe/Berlin")
+)
+
+func mustLoad(name string) *time.Location {
 	loc, err := time.LoadLocation(name)
 	if err != nil {
-		t.Skipf("no zone %s: %v", name, err)
+		panic(err)
 	}
 	return loc
 }
@@ -29,73 +36,71 @@ const badBound = "Must be a date (YYYY-MM-DD) or an RFC 3339 time."
 
 func TestResolve(t *testing.T) {
 	kolkata := time.FixedZone("UTC+5:30", 19800)
-	newYork := zone(t, "America/New_York")
 	now := time.Date(2024, 6, 30, 20, 0, 0, 0, time.UTC) // 01:30 on 1 July in Kolkata
 	cases := []struct {
 		name     string
 		rules    period.Rules
 		loc      *time.Location
-		now      time.Time
 		from, to string
 		want     [2]string         // from and to in RFC 3339
 		fields   map[string]string // the validation errors instead
 	}{
-		{name: "dates include the to day", rules: analyticsRules, loc: kolkata, now: now, from: "2024-06-10", to: "2024-06-12",
+		{name: "dates include the to day", rules: analyticsRules, loc: kolkata, from: "2024-06-10", to: "2024-06-12",
 			want: [2]string{"2024-06-10T00:00:00+05:30", "2024-06-13T00:00:00+05:30"}},
-		{name: "one date", rules: dashboardRules, loc: kolkata, now: now, from: "2024-06-10", to: "2024-06-10",
+		{name: "one date", rules: dashboardRules, loc: kolkata, from: "2024-06-10", to: "2024-06-10",
 			want: [2]string{"2024-06-10T00:00:00+05:30", "2024-06-11T00:00:00+05:30"}},
-		{name: "spaces around a date", rules: dashboardRules, loc: kolkata, now: now, from: " 2024-06-10 ", to: "2024-06-10\t",
+		{name: "spaces around a date", rules: dashboardRules, loc: kolkata, from: " 2024-06-10 ", to: "2024-06-10\t",
 			want: [2]string{"2024-06-10T00:00:00+05:30", "2024-06-11T00:00:00+05:30"}},
-		{name: "rfc 3339 times shown in the zone", rules: analyticsRules, loc: kolkata, now: now, from: "2024-06-10T00:00:00Z", to: "2024-06-11T00:00:00Z",
+		{name: "rfc 3339 times shown in the zone", rules: analyticsRules, loc: kolkata, from: "2024-06-10T00:00:00Z", to: "2024-06-11T00:00:00Z",
 			want: [2]string{"2024-06-10T05:30:00+05:30", "2024-06-11T05:30:00+05:30"}},
-		{name: "from alone runs to the end of today", rules: analyticsRules, loc: kolkata, now: now, from: "2024-06-25",
+		{name: "from alone runs to the end of today", rules: analyticsRules, loc: kolkata, from: "2024-06-25",
 			want: [2]string{"2024-06-25T00:00:00+05:30", "2024-07-02T00:00:00+05:30"}},
-		{name: "from alone runs to now", rules: reportRules, loc: kolkata, now: now, from: "2024-06-25",
+		{name: "from alone runs to now", rules: reportRules, loc: kolkata, from: "2024-06-25",
 			want: [2]string{"2024-06-25T00:00:00+05:30", "2024-07-01T01:30:00+05:30"}},
-		{name: "to alone starts the default days before", rules: dashboardRules, loc: kolkata, now: now, to: "2024-06-10T12:00:00+05:30",
+		{name: "to alone starts the default days before", rules: dashboardRules, loc: kolkata, to: "2024-06-10T12:00:00+05:30",
 			want: [2]string{"2024-05-11T12:00:00+05:30", "2024-06-10T12:00:00+05:30"}},
-		{name: "to alone needs from", rules: reportRules, loc: kolkata, now: now, to: "2024-06-10",
+		{name: "to alone needs from", rules: reportRules, loc: kolkata, to: "2024-06-10",
 			fields: map[string]string{"from": "Required with to."}},
-		{name: "to alone needs from, bad to", rules: reportRules, loc: kolkata, now: now, to: "soon",
+		{name: "to alone needs from, bad to", rules: reportRules, loc: kolkata, to: "soon",
 			fields: map[string]string{"from": "Required with to.", "to": badBound}},
-		{name: "to alone across spring forward keeps the wall clock", rules: dashboardRules, loc: newYork, now: now, to: "2024-03-20T12:00:00-04:00",
+		{name: "to alone across spring forward keeps the wall clock", rules: dashboardRules, loc: newYork, to: "2024-03-20T12:00:00-04:00",
 			want: [2]string{"2024-02-19T12:00:00-05:00", "2024-03-20T12:00:00-04:00"}},
-		{name: "a day of spring forward is 23 hours", rules: dashboardRules, loc: newYork, now: now, from: "2024-03-10", to: "2024-03-10",
+		{name: "a day of spring forward is 23 hours", rules: dashboardRules, loc: newYork, from: "2024-03-10", to: "2024-03-10",
 			want: [2]string{"2024-03-10T00:00:00-05:00", "2024-03-11T00:00:00-04:00"}},
-		{name: "a day of fall back is 25 hours", rules: analyticsRules, loc: newYork, now: now, from: "2024-11-03", to: "2024-11-03",
+		{name: "a day of fall back is 25 hours", rules: analyticsRules, loc: newYork, from: "2024-11-03", to: "2024-11-03",
 			want: [2]string{"2024-11-03T00:00:00-04:00", "2024-11-04T00:00:00-05:00"}},
-		{name: "366 days of dates", rules: analyticsRules, loc: kolkata, now: now, from: "2023-07-01", to: "2024-06-30",
+		{name: "366 days of dates", rules: analyticsRules, loc: kolkata, from: "2023-07-01", to: "2024-06-30",
 			want: [2]string{"2023-07-01T00:00:00+05:30", "2024-07-01T00:00:00+05:30"}},
-		{name: "367 days", rules: analyticsRules, loc: kolkata, now: now, from: "2023-06-30", to: "2024-06-30",
+		{name: "367 days", rules: analyticsRules, loc: kolkata, from: "2023-06-30", to: "2024-06-30",
 			fields: map[string]string{"to": "The range may cover at most 366 days."}},
-		{name: "367 days for the report", rules: reportRules, loc: kolkata, now: now, from: "2023-06-30", to: "2024-06-30",
+		{name: "367 days for the report", rules: reportRules, loc: kolkata, from: "2023-06-30", to: "2024-06-30",
 			fields: map[string]string{"to": "The range may cover at most 366 days."}},
-		{name: "calendar bound: to the 365th day after from's, whole", rules: dashboardRules, loc: kolkata, now: now, from: "2023-06-30", to: "2024-06-29",
+		{name: "calendar bound: to the 365th day after from's, whole", rules: dashboardRules, loc: kolkata, from: "2023-06-30", to: "2024-06-29",
 			want: [2]string{"2023-06-30T00:00:00+05:30", "2024-06-30T00:00:00+05:30"}},
-		{name: "calendar bound: from at noon may reach that midnight", rules: dashboardRules, loc: kolkata, now: now, from: "2023-06-30T12:00:00+05:30", to: "2024-06-30T00:00:00+05:30",
+		{name: "calendar bound: from at noon may reach that midnight", rules: dashboardRules, loc: kolkata, from: "2023-06-30T12:00:00+05:30", to: "2024-06-30T00:00:00+05:30",
 			want: [2]string{"2023-06-30T12:00:00+05:30", "2024-06-30T00:00:00+05:30"}},
-		{name: "calendar bound: a day more", rules: dashboardRules, loc: kolkata, now: now, from: "2023-06-30", to: "2024-06-30",
+		{name: "calendar bound: a day more", rules: dashboardRules, loc: kolkata, from: "2023-06-30", to: "2024-06-30",
 			fields: map[string]string{"to": "The range may cover at most 365 days."}},
-		{name: "wall-clock bound: from at noon ends at noon", rules: analyticsRules, loc: kolkata, now: now, from: "2023-06-30T12:00:00+05:30", to: "2024-06-30T12:00:01+05:30",
+		{name: "wall-clock bound: from at noon ends at noon", rules: analyticsRules, loc: kolkata, from: "2023-06-30T12:00:00+05:30", to: "2024-06-30T12:00:01+05:30",
 			fields: map[string]string{"to": "The range may cover at most 366 days."}},
-		{name: "reversed", rules: dashboardRules, loc: kolkata, now: now, from: "2024-06-12", to: "2024-06-10",
+		{name: "reversed", rules: dashboardRules, loc: kolkata, from: "2024-06-12", to: "2024-06-10",
 			fields: map[string]string{"to": "Must be after from."}},
-		{name: "empty rfc range", rules: reportRules, loc: kolkata, now: now, from: "2024-06-10T00:00:00Z", to: "2024-06-10T00:00:00Z",
+		{name: "empty rfc range", rules: reportRules, loc: kolkata, from: "2024-06-10T00:00:00Z", to: "2024-06-10T00:00:00Z",
 			fields: map[string]string{"to": "Must be after from."}},
-		{name: "bad from and to", rules: analyticsRules, loc: kolkata, now: now, from: "yesterday", to: "2024-13-01",
+		{name: "bad from and to", rules: analyticsRules, loc: kolkata, from: "yesterday", to: "2024-13-01",
 			fields: map[string]string{"from": badBound, "to": badBound}},
-		{name: "only spaces", rules: dashboardRules, loc: kolkata, now: now, from: " ",
+		{name: "only spaces", rules: dashboardRules, loc: kolkata, from: " ",
 			fields: map[string]string{"from": badBound}},
-		{name: "year 1 refused with limits", rules: analyticsRules, loc: kolkata, now: now, from: "0001-01-01", to: "0001-01-02",
+		{name: "year 1 refused with limits", rules: analyticsRules, loc: kolkata, from: "0001-01-01", to: "0001-01-02",
 			fields: map[string]string{"from": badBound, "to": badBound}},
-		{name: "year 9999 refused with limits", rules: analyticsRules, loc: time.UTC, now: now, from: "9999-01-01T00:00:00Z", to: "9999-01-02",
+		{name: "year 9999 refused with limits", rules: analyticsRules, loc: time.UTC, from: "9999-01-01T00:00:00Z", to: "9999-01-02",
 			fields: map[string]string{"from": badBound, "to": badBound}},
-		{name: "year 1 read without limits", rules: dashboardRules, loc: time.UTC, now: now, from: "0001-01-01", to: "0001-01-02",
+		{name: "year 1 read without limits", rules: dashboardRules, loc: time.UTC, from: "0001-01-01", to: "0001-01-02",
 			want: [2]string{"0001-01-01T00:00:00Z", "0001-01-03T00:00:00Z"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			p, fields := c.rules.Resolve(c.from, c.to, c.now, c.loc)
+			p, fields := c.rules.Resolve(c.from, c.to, now, c.loc)
 			if c.fields != nil {
 				if len(fields) != len(c.fields) {
 					t.Fatalf("fields %v, want %v", fields, c.fields)
@@ -161,7 +166,6 @@ func TestDays(t *testing.T) {
 }
 
 func TestLastDaysAcrossDST(t *testing.T) {
-	london := zone(t, "Europe/London")
 	now := time.Date(2024, 3, 31, 12, 0, 0, 0, time.UTC) // the day clocks go forward
 	p := period.LastDays(now, london, 2)
 	if p.From.Format(time.RFC3339) != "2024-03-30T00:00:00Z" || p.To.Format(time.RFC3339) != "2024-04-01T00:00:00+01:00" {
@@ -204,18 +208,18 @@ func TestPeriodArithmetic(t *testing.T) {
 }
 
 func TestZone(t *testing.T) {
-	berlin := zone(t, "Europe/Berlin")
 	boom := errors.New("no options table")
 	cases := []struct {
 		name string
-		tz   func(context.Context) (*time.Location, error)
+		tz   period.TimeZoner
 		want *time.Location
 		err  error
 	}{
-		{name: "no source", want: time.UTC},
-		{name: "no zone", tz: func(context.Context) (*time.Location, error) { return nil, nil }, want: time.UTC},
-		{name: "site zone", tz: func(context.Context) (*time.Location, error) { return berlin, nil }, want: berlin},
-		{name: "error", tz: func(context.Context) (*time.Location, error) { return nil, boom }, err: boom},
+		{name: "no site", want: time.UTC},
+		{name: "no function", tz: period.ZoneFunc(nil), want: time.UTC},
+		{name: "no zone", tz: period.ZoneFunc(func(context.Context) (*time.Location, error) { return nil, nil }), want: time.UTC},
+		{name: "site zone", tz: period.ZoneFunc(func(context.Context) (*time.Location, error) { return berlin, nil }), want: berlin},
+		{name: "error", tz: period.ZoneFunc(func(context.Context) (*time.Location, error) { return nil, boom }), err: boom},
 	}
 	for _, c := range cases {
 		loc, err := period.Zone(context.Background(), c.tz)

@@ -108,10 +108,7 @@ func (s *Service) now() time.Time {
 
 // location returns the site's time zone, UTC without a Site.
 func (s *Service) location(ctx context.Context) (*time.Location, error) {
-	if s.Site == nil {
-		return time.UTC, nil
-	}
-	return period.Zone(ctx, s.Site.TimeZone)
+	return period.Zone(ctx, s.Site)
 }
 
 // weekStart returns the first day of the site's week, Monday without a

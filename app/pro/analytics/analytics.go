@@ -86,7 +86,7 @@ func (s *Service) logger() *slog.Logger {
 
 // location returns the site's time zone (UTC when unknown).
 func (s *Service) location(ctx context.Context) (*time.Location, error) {
-	return period.Zone(ctx, s.Location)
+	return period.Zone(ctx, period.ZoneFunc(s.Location))
 }
 
 // connections returns the stored connections by id.
