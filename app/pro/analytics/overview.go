@@ -57,8 +57,8 @@ func (s *Service) Overview(ctx context.Context, q RangeQuery) (*Overview, error)
 	if s.Rollups == nil {
 		return nil, core.Errorf(core.EUNAVAILABLE, "Delivery statistics are not available.")
 	}
-	cur := p.aligned(loc)
-	prev := cur.previous()
+	cur := p.Aligned(loc)
+	prev := cur.Previous()
 	conns := map[int64]*pair{}
 	sources := map[string]*pair{}
 	var total pair
