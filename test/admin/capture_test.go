@@ -18,7 +18,8 @@ import (
 // site) shows the staging guard's banner on every screen; a held message
 // is released from the logs, "This is the live site now" stops the
 // capture and releases nothing, and "Release all" sends the rest, each
-// once; the dashboard's count of held messages follows the banner.
+// once; the dashboard's count of held messages follows the banner, and
+// the banner follows simulation mode switched on the Settings screen.
 func TestCaptureBanner(t *testing.T) {
 	b := newBrowser(t)
 	sink := smtpsink.Start(t)
@@ -97,4 +98,11 @@ func TestCaptureBanner(t *testing.T) {
 	if seen["one@customer.example"] != 1 || seen["two@customer.example"] != 1 {
 		t.Fatalf("the sink got %v, want each message once", seen)
 	}
+
+	// Simulation mode, switched on and off on the Settings screen, holds
+	// mail too: the banner follows at once.
+	b.run("simulation on", show("#/settings"), settled(), click("#set-simulation_enabled"), submit("#set-simulation_enabled"),
+		chromedp.Poll(`document.querySelector("#capture-banner").textContent.includes("Simulation mode is on. Mail is being held.")`, nil, pollFast))
+	b.run("simulation off", click("#set-simulation_enabled"), submit("#set-simulation_enabled"),
+		chromedp.Poll(`document.querySelector("#capture-banner").textContent === ""`, nil, pollFast))
 }
