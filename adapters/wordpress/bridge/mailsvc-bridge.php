@@ -2190,7 +2190,7 @@ function mailsvc_bridge_captured_notice() {
 	}
 	$count = 1 === $held ? '1 message is' : ( $held >= 1000 ? 'At least 1000 messages are' : $held . ' messages are' );
 	echo '<div class="notice notice-warning" id="mailsvc-captured"><p><strong>' . esc_html( $count . ' held, not sent.' ) . '</strong> ';
-	echo esc_html__( 'mailsvc holds mail while this site looks like a copy of the live site, is a staging site, or is in simulation mode.' ) . ' ';
+	echo esc_html__( 'mailsvc holds mail on a copy of the live site, on a staging site and in simulation mode.' ) . ' ';
 	echo '<a href="' . esc_url( admin_url( 'admin.php?page=mailsvc' ) ) . '">' . esc_html__( 'Open Mail' ) . '</a> ';
 	echo esc_html__( 'to release them, or to record this site as the live one.' ) . '</p></div>';
 }
