@@ -22,7 +22,8 @@ import (
 // TestStandaloneScreens walks the screens as a site owner does after
 // `make run`: sign in with an application password, create an SMTP
 // connection through the generated form, send a test email, find it in
-// the logs, open it, resend it, change a setting and see the chart.
+// the logs, open it, resend it (to other recipients too), change a
+// setting and see the chart.
 func TestStandaloneScreens(t *testing.T) {
 	b := newBrowser(t)
 	sink := smtpsink.Start(t)
@@ -142,6 +143,31 @@ func TestStandaloneScreens(t *testing.T) {
 		chromedp.WaitVisible(`div[role="status"] .notice-success`, chromedp.ByQuery))
 	if _, err := sink.WaitFor(2, 60*time.Second); err != nil {
 		t.Fatalf("the resent email did not reach the sink: %v", err)
+	}
+	// Resend to other recipients: a bad address is shown at its field;
+	// good ones replace the original recipients in a new log that points
+	// back to this one.
+	b.run("resend to a bad address",
+		fill("#rs-to", "not-an-address"),
+		submit("#rs-to"),
+		chromedp.WaitVisible("#rs-to-err:not(:empty)", chromedp.ByQuery))
+	b.run("resend to other recipients",
+		fill("#rs-to", "Colleague <colleague@example.net>, second@example.net"),
+		fill("#rs-bcc", "audit@example.net"),
+		submit("#rs-to"),
+		chromedp.WaitVisible(`#resend-to .notice-success a[href^="#/logs/"]`, chromedp.ByQuery))
+	got, err := sink.WaitFor(3, 60*time.Second)
+	if err != nil {
+		t.Fatalf("the copy to other recipients did not reach the sink: %v", err)
+	}
+	if rcpt := strings.Join(got[2].To, " "); rcpt != "colleague@example.net second@example.net audit@example.net" {
+		t.Errorf("the copy went to %q, want only the new recipients", rcpt)
+	}
+	b.run("open the copy's log",
+		click(`#resend-to .notice-success a[href^="#/logs/"]`),
+		chromedp.WaitVisible(`dl.facts a[href^="#/logs/"]`, chromedp.ByQuery))
+	if txt := b.textOf("dl.facts"); !strings.Contains(txt, "Resent from") || !strings.Contains(txt, "colleague@example.net") {
+		t.Errorf("the copy's log does not name its original and new recipients:\n%s", txt)
 	}
 
 	// Settings: an out-of-range value is shown at its field; a good one is saved.
