@@ -414,6 +414,29 @@ func TestNetwork(t *testing.T) {
 		if r := call("GET", url(3, fmt.Sprintf("/connections/%d", conn.ID)), "", cid); r.Status != 200 {
 			t.Errorf("the network's connection to site 3: %d %s", r.Status, r.Body)
 		}
+		// GET /network/sites reads every site's own settings at once:
+		// each site answers with its own.
+		var sites []struct {
+			ID               int64 `json:"id"`
+			OverridesAllowed bool  `json:"overrides_allowed"`
+			Settings         struct {
+				QuotaDay            *int64 `json:"quota_day"`
+				DefaultConnectionID *int64 `json:"default_connection_id"`
+			} `json:"settings"`
+		}
+		if r := call("GET", url(1, "/network/sites"), "", admin); r.Status != 200 {
+			t.Fatalf("sites: %d %s", r.Status, r.Body)
+		} else if r.JSON(t, &sites); len(sites) != 4 {
+			t.Fatalf("sites: %s", r.Body)
+		}
+		for _, st := range sites {
+			own := st.ID == 2
+			hasDefault := st.Settings.DefaultConnectionID != nil && *st.Settings.DefaultConnectionID == mine.ID
+			hasQuota := st.Settings.QuotaDay != nil && *st.Settings.QuotaDay == 5
+			if st.OverridesAllowed != own || hasDefault != own || (st.Settings.DefaultConnectionID != nil && !own) || hasQuota != (st.ID == 3) {
+				t.Errorf("site %d: %+v", st.ID, st)
+			}
+		}
 		before := len(sink.Messages())
 		for _, site := range []int64{2, 4} {
 			if out := n.PHPOnSite(t, site, fmt.Sprintf(`echo wp_mail( 'late@example.com', 'site %d late', 'hello' ) ? 'ok' : 'no';`, site)); strings.TrimSpace(out) != "ok" {
@@ -462,6 +485,10 @@ func TestNetwork(t *testing.T) {
 		if r := servicetest.Call(t, "GET", wp+"/site3"+apiPath+"/logs", "", ann); r.Status != 403 {
 			t.Fatalf("ann on site 3 through WordPress: %d %s", r.Status, r.Body)
 		}
+	})
+
+	t.Run("Network Admin's Mail page in a browser", func(t *testing.T) {
+		checkNetworkAdminMail(t, n, root)
 	})
 
 	t.Run("network settings", func(t *testing.T) {
