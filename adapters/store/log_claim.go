@@ -183,6 +183,7 @@ func (db *DB) recordOutcomes(ctx context.Context, tx *sql.Tx, owners []string, o
 	}
 	tally := outcomeTally{}
 	sources := sourceTally{}
+	bySite := siteTally{}
 	var (
 		history []core.Attempt
 		bodies  map[int64]*core.KeptBody
@@ -212,6 +213,10 @@ func (db *DB) recordOutcomes(ctx context.Context, tx *sql.Tx, owners []string, o
 				tally.add(t, o.SentConnectionID, core.OutcomeCountPartial)
 			}
 			sources.add(t, h.source, o.Status)
+			bySite.add(t, h.site, o.SentConnectionID, h.source, o.Status)
+			if o.Status == core.StatusDelivered && o.Recipients.Count(core.RecipientRefused) > 0 {
+				bySite.add(t, h.site, o.SentConnectionID, h.source, core.OutcomeCountPartial)
+			}
 			if o.Status == core.StatusFailed {
 				failed = append(failed, o.LogID)
 			}
@@ -273,6 +278,9 @@ func (db *DB) recordOutcomes(ctx context.Context, tx *sql.Tx, owners []string, o
 	if err := tally.write(ctx, db, tx); err != nil {
 		return nil, false, err
 	}
+	if err := bySite.write(ctx, db, tx); err != nil {
+		return nil, false, err
+	}
 	if err := sources.write(ctx, db, tx); err != nil {
 		return nil, false, err
 	}
@@ -287,6 +295,8 @@ const outcomeChunk = 200
 type heldLog struct {
 	owner  string
 	source string
+	// site is the log's site (multisite).
+	site int64
 	// hostHooks are the log's host hook flags (core.HostHookFlag*).
 	hostHooks int
 }
@@ -313,7 +323,7 @@ func (db *DB) heldLogs(ctx context.Context, tx *sql.Tx, outs [][]core.LogOutcome
 		// The ids alone choose the rows (primary-key lookups): a status
 		// filter could let the planner scan the claim index and wait on
 		// the rows other workers are recording.
-		rows, err := tx.QueryContext(ctx, db.expand(`SELECT id, status, lease_owner, source, host_hooks FROM {prefix}mailsvc_logs
+		rows, err := tx.QueryContext(ctx, db.expand(`SELECT id, status, lease_owner, source, host_hooks, site_id FROM {prefix}mailsvc_logs
 			WHERE id IN (`+in+`)`+lock), args...)
 		if err != nil {
 			return nil, fmt.Errorf("read held logs: %w", err)
@@ -323,12 +333,13 @@ func (db *DB) heldLogs(ctx context.Context, tx *sql.Tx, outs [][]core.LogOutcome
 			var status, source string
 			var leaseOwner sql.NullString
 			var flags int
-			if err := rows.Scan(&id, &status, &leaseOwner, &source, &flags); err != nil {
+			var site int64
+			if err := rows.Scan(&id, &status, &leaseOwner, &source, &flags, &site); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("read held logs: %w", err)
 			}
 			if status == core.StatusSending {
-				held[id] = heldLog{owner: leaseOwner.String, source: source, hostHooks: flags}
+				held[id] = heldLog{owner: leaseOwner.String, source: source, site: site, hostHooks: flags}
 			}
 		}
 		err = rows.Err()

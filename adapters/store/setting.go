@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mailsvc/mailsvc/core"
@@ -47,6 +48,32 @@ func (db *DB) LoadSettings(ctx context.Context, scope string) (map[string]any, e
 			return nil, fmt.Errorf("load setting %s.%s: %w", scope, r.Key, err)
 		}
 		out[r.Key] = v
+	}
+	return out, nil
+}
+
+// LoadSettingsScopes returns, in one query, every stored key of every
+// scope that starts with prefix (a network's sites' settings,
+// "network_site:"), by scope; scopes with no key are not in the map.
+// Values are decoded as LoadSettings decodes them.
+func (db *DB) LoadSettingsScopes(ctx context.Context, prefix string) (map[string]map[string]any, error) {
+	var rows []settingRow
+	if err := db.settings(ctx).Where("scope LIKE ? ESCAPE '!'", strings.NewReplacer("!", "!!", "%", "!%", "_", "!_").Replace(prefix)+"%").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("load settings %q*: %w", prefix, err)
+	}
+	out := map[string]map[string]any{}
+	for _, r := range rows {
+		if len(r.Scope) < len(prefix) || r.Scope[:len(prefix)] != prefix {
+			continue
+		}
+		v, err := decodeJSON(r.Value)
+		if err != nil {
+			return nil, fmt.Errorf("load setting %s.%s: %w", r.Scope, r.Key, err)
+		}
+		if out[r.Scope] == nil {
+			out[r.Scope] = map[string]any{}
+		}
+		out[r.Scope][r.Key] = v
 	}
 	return out, nil
 }

@@ -92,6 +92,8 @@ func TestDropServiceTablesAndOptions(t *testing.T) {
 			wantTables = append(wantTables, "wp_mailsvc_failure_marks")
 			// Per-site quota usage of a multisite network (migration 23).
 			wantTables = append(wantTables, "wp_mailsvc_site_quota_usage")
+			// The roll-ups by site (migration 24).
+			wantTables = append(wantTables, "wp_mailsvc_site_rollups", "wp_mailsvc_site_event_buckets")
 			if tc.name != "sqlite" {
 				// The subject's FULLTEXT side table (migration 10).
 				wantTables = append(wantTables, "wp_mailsvc_log_subjects")

@@ -127,3 +127,18 @@ func TestSenderGroupRoutes(t *testing.T) {
 		{"list configured", "GET", "/pro/sender-groups", "", 200, []string{`"strategy":"balance"`, `"members":[{"connection_id":2`, `"connection_id":4`, `"is_active":false`}},
 	})
 }
+
+// TestRoutingExplainSite dry-runs a rule on the site field: the sample's
+// site matches it, a sample without one is the main site's.
+func TestRoutingExplainSite(t *testing.T) {
+	e := newRoutingEnv(t)
+	e.run([]step{
+		{"create site rule", "POST", "/pro/routing-rules", `{"name":"Site 2","connection_id":3,
+			"conditions":[{"field":"site","operator":"is","value":"2"}]}`, 201, []string{`"id":1`}},
+		{"site 2 matches", "POST", "/pro/routing-rules/test", `{"site":2,"subject":"hi"}`, 200, []string{`"matched":true`, `"connection_id":3`}},
+		{"site 3 does not", "POST", "/pro/routing-rules/test", `{"site":3,"subject":"hi"}`, 200, []string{`"matched":false`}},
+		{"no site is the main site's", "POST", "/pro/routing-rules/test", `{"subject":"hi"}`, 200, []string{`"matched":false`}},
+		{"bad site", "POST", "/pro/routing-rules/test", `{"site":-1}`, 422, []string{`"site"`}},
+		{"site not a number", "POST", "/pro/routing-rules/test", `{"site":"two"}`, 400, []string{"bad_request"}},
+	})
+}

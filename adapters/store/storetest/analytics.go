@@ -484,14 +484,15 @@ func (s *suite) testRollupsMatchDirectCounts(t *testing.T) {
 	check("compacted")
 
 	// Migration 11 rebuilds the roll-ups from the 15-minute ones and the
-	// provider events.
+	// provider events (and migration 24 the roll-ups by site, empty, and
+	// the repeated events' site).
 	g := db.Gorm()
-	for _, table := range []string{"outcome_rollups", "source_rollups", "event_buckets", "event_repeats"} {
+	for _, table := range []string{"outcome_rollups", "source_rollups", "event_buckets", "event_repeats", "site_rollups", "site_event_buckets"} {
 		if err := g.Exec("DROP TABLE " + db.TableName(table)).Error; err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := g.Exec("DELETE FROM "+db.TableName("migrations")+" WHERE version = ?", 11).Error; err != nil {
+	if err := g.Exec("DELETE FROM "+db.TableName("migrations")+" WHERE version IN (?, ?)", 11, 24).Error; err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Migrate(ctx); err != nil {
