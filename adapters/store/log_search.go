@@ -131,6 +131,9 @@ func (db *DB) logConditions(f core.LogFilter) (string, []any) {
 // (status, created_at) and (created_at) indexes, newest first. With
 // f.CountUpTo > 0 the count stops at CountUpTo+1 rows.
 func (db *DB) FindLogs(ctx context.Context, f core.LogFilter) ([]*core.Log, int, error) {
+	if s := core.ParseLogSearch(f.Search); s.ByAddressPart() {
+		return db.findLogsByAddressPart(ctx, f, s)
+	}
 	if term := strings.TrimSpace(f.Search); term != "" && !core.SearchIsAddress(term) {
 		// Words are matched only in the full-text index: index the logs
 		// queued since the last claim first (usually none or a few: rows
