@@ -227,12 +227,16 @@ func (db *DB) IndexSearchAddresses(ctx context.Context) (int, error) {
 }
 
 // RunSearchIndex runs IndexSearchAddresses until it has nothing left to do
-// or ctx ends, and returns the rows it handled.
+// or ctx ends (not an error: the next run goes on from there), and
+// returns the rows it handled.
 func (db *DB) RunSearchIndex(ctx context.Context) (int, error) {
 	total := 0
 	for ctx.Err() == nil {
 		n, err := db.IndexSearchAddresses(ctx)
 		total += n
+		if err != nil && ctx.Err() != nil {
+			return total, nil
+		}
 		if err != nil || n == 0 {
 			return total, err
 		}
