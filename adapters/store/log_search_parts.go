@@ -216,8 +216,12 @@ func (db *DB) addressPartCondition(ctx context.Context, s core.LogSearch) (strin
 	if s.Fragment != "" {
 		like("%" + likeEscape(s.Fragment) + "%@%")
 	}
-	return `EXISTS (SELECT 1 FROM {prefix}mailsvc_log_recipients r WHERE r.log_id = {prefix}mailsvc_logs.id
-		AND r.kind IN ` + searchedKinds + ` AND (` + strings.Join(likes, " OR ") + `))`, args, nil
+	// A scalar subquery rather than EXISTS: MariaDB turns an EXISTS into
+	// a semi-join that reads every matching recipients row first and sorts
+	// them all; this one is checked log by log, in the list's order, and
+	// the reading stops at the LIMIT.
+	return `(SELECT 1 FROM {prefix}mailsvc_log_recipients r WHERE r.log_id = {prefix}mailsvc_logs.id
+		AND r.kind IN ` + searchedKinds + ` AND (` + strings.Join(likes, " OR ") + `) LIMIT 1) = 1`, args, nil
 }
 
 // dictionaryAddresses returns the dictionary's addresses s matches, and
@@ -251,6 +255,11 @@ func (db *DB) dictionaryAddresses(ctx context.Context, s core.LogSearch) ([]stri
 		if err := add(q, args...); err != nil {
 			return nil, false, err
 		}
+		// And the few addresses whose pieces are not written yet.
+		if err := add(`SELECT email FROM {prefix}mailsvc_search_addresses WHERE grams_done = 0 AND email LIKE ? ESCAPE '!'`,
+			"%"+likeEscape(s.Fragment)+"%@%"); err != nil {
+			return nil, false, err
+		}
 	}
 	slices.Sort(all)
 	all = slices.Compact(all)
@@ -261,24 +270,22 @@ func (db *DB) dictionaryAddresses(ctx context.Context, s core.LogSearch) ([]stri
 }
 
 // fragmentQuery returns the query of the dictionary's addresses whose
-// local part contains fragment: those holding up to four of its pieces
-// (its first, its last and two between), rechecked with LIKE, and the few
-// whose pieces are not written yet, with LIKE alone.
+// local part contains fragment among those whose pieces are written: the
+// addresses holding up to four of its pieces (its first, its last and two
+// between), rechecked with LIKE.
 func fragmentQuery(fragment string) (string, []any) {
 	gs := grams(fragment)
 	if len(gs) > 4 {
 		gs = []string{gs[0], gs[len(gs)/3], gs[2*len(gs)/3], gs[len(gs)-1]}
 	}
-	pattern := "%" + likeEscape(fragment) + "%@%"
 	var b strings.Builder
-	b.WriteString(`SELECT email FROM (SELECT g0.email FROM {prefix}mailsvc_search_grams g0`)
+	b.WriteString(`SELECT g0.email FROM {prefix}mailsvc_search_grams g0`)
 	var args []any
 	for i := 1; i < len(gs); i++ {
 		fmt.Fprintf(&b, ` JOIN {prefix}mailsvc_search_grams g%d ON g%d.gram = ? AND g%d.email = g0.email`, i, i, i)
 		args = append(args, gs[i])
 	}
-	b.WriteString(` WHERE g0.gram = ? AND g0.email LIKE ? ESCAPE '!'
-		UNION SELECT email FROM {prefix}mailsvc_search_addresses WHERE grams_done = 0 AND email LIKE ? ESCAPE '!') found`)
-	args = append(args, gs[0], pattern, pattern)
+	b.WriteString(` WHERE g0.gram = ? AND g0.email LIKE ? ESCAPE '!'`)
+	args = append(args, gs[0], "%"+likeEscape(fragment)+"%@%")
 	return b.String(), args
 }
