@@ -93,7 +93,7 @@ const LogCountCap = 10000
 // the start of an address or a part of it (core.LogSearch.ByAddressPart):
 // a broad domain is counted by checking the logs one by one, newest
 // first, so its count stops sooner.
-const LogSearchCountCap = 1000
+const LogSearchCountCap = 500
 
 // SearchProgress is the part of a store that says whether its search by
 // address part is still being filled (logs from before its index, or not

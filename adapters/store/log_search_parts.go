@@ -59,23 +59,35 @@ func (db *DB) findLogsByAddressPart(ctx context.Context, f core.LogFilter, s cor
 		need = max(f.CountUpTo+1, max(f.Offset, 0)+max(f.Limit, 0))
 	}
 	filters := core.LogFilter{Status: f.Status, CreatedFrom: f.CreatedFrom, CreatedBefore: f.CreatedBefore}
-	cond, args, err := db.addressPartCondition(ctx, s)
+	cond, args, broad, err := db.addressPartCondition(ctx, s)
 	if err != nil {
 		return nil, 0, fmt.Errorf("find logs: %w", err)
 	}
 	where, fargs := db.logConditions(filters)
+	// A broad term without filters: the count is read from the dictionary
+	// side (the addresses' logs up to need), so the newest-first reading
+	// stops at the page's end, not at the capped count.
+	limit, capped := need, false
+	if pageEnd := max(f.Offset, 0) + f.Limit; broad && where == "" && f.Limit > 0 && pageEnd < need && db.dialect == DialectMySQL {
+		if capped, err = db.addressPartReaches(ctx, s, need); err != nil {
+			return nil, 0, fmt.Errorf("count logs by address: %w", err)
+		}
+		if capped {
+			limit = pageEnd
+		}
+	}
 	if where == "" {
 		where = " WHERE " + cond
 	} else {
 		where += " AND " + cond
 	}
 	q := `SELECT id, created_at FROM {prefix}mailsvc_logs` + where + ` ORDER BY created_at DESC, id DESC`
-	matches, err := db.queryLogAts(ctx, q, need, append(fargs, args...)...)
+	matches, err := db.queryLogAts(ctx, q, limit, append(fargs, args...)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("find logs by address: %w", err)
 	}
 	if s.Words != "" {
-		words, err := db.subjectMatches(ctx, f, s.Words, need)
+		words, err := db.subjectMatches(ctx, f, s.Words, limit)
 		if err != nil {
 			return nil, 0, fmt.Errorf("find logs by subject: %w", err)
 		}
@@ -90,6 +102,9 @@ func (db *DB) findLogsByAddressPart(ctx context.Context, f core.LogFilter, s cor
 	to := total
 	if f.Limit > 0 {
 		to = min(from+f.Limit, total)
+	}
+	if capped {
+		total = need
 	}
 	page := matches[from:to]
 	if len(page) == 0 {
@@ -176,32 +191,31 @@ func mergeLogAts(a, b []logAt) []logAt {
 // the logs with a recipient s matches by domain, prefix or fragment: the
 // ids themselves when the dictionary narrows them down to a few, else an
 // EXISTS over each log's recipients rows.
-func (db *DB) addressPartCondition(ctx context.Context, s core.LogSearch) (string, []any, error) {
+func (db *DB) addressPartCondition(ctx context.Context, s core.LogSearch) (cond string, args []any, broad bool, err error) {
 	_, maxLogs := db.narrowLimits()
 	emails, narrow, err := db.dictionaryAddresses(ctx, s)
 	if err != nil {
-		return "", nil, err
+		return "", nil, false, err
 	}
 	if narrow {
 		if len(emails) == 0 {
-			return "1 = 0", nil, nil
+			return "1 = 0", nil, false, nil
 		}
 		in, args := stringList(emails)
 		ids, err := db.queryIDs(ctx, db.sqlDB, `SELECT DISTINCT log_id FROM {prefix}mailsvc_log_recipients
 			WHERE email IN (`+in+`) AND kind IN `+searchedKinds+` LIMIT ?`, append(args, maxLogs+1)...)
 		if err != nil {
-			return "", nil, fmt.Errorf("read the addresses' logs: %w", err)
+			return "", nil, false, fmt.Errorf("read the addresses' logs: %w", err)
 		}
 		if len(ids) <= maxLogs {
 			if len(ids) == 0 {
-				return "1 = 0", nil, nil
+				return "1 = 0", nil, false, nil
 			}
 			in, args := inList(ids)
-			return "id IN (" + in + ")", args, nil
+			return "id IN (" + in + ")", args, false, nil
 		}
 	}
 	var likes []string
-	var args []any
 	like := func(p string) {
 		likes = append(likes, "r.email LIKE ? ESCAPE '!'")
 		args = append(args, p)
@@ -221,7 +235,43 @@ func (db *DB) addressPartCondition(ctx context.Context, s core.LogSearch) (strin
 	// them all; this one is checked log by log, in the list's order, and
 	// the reading stops at the LIMIT.
 	return `(SELECT 1 FROM {prefix}mailsvc_log_recipients r WHERE r.log_id = {prefix}mailsvc_logs.id
-		AND r.kind IN ` + searchedKinds + ` AND (` + strings.Join(likes, " OR ") + `) LIMIT 1) = 1`, args, nil
+		AND r.kind IN ` + searchedKinds + ` AND (` + strings.Join(likes, " OR ") + `) LIMIT 1) = 1`, args, true, nil
+}
+
+// addressPartReaches reports whether at least need logs have a recipient
+// s matches, read from the dictionary side (MySQL): for each of s's parts,
+// its addresses, then their logs through the addresses table's (email,
+// kind, log_id) index, stopping at need distinct logs.
+func (db *DB) addressPartReaches(ctx context.Context, s core.LogSearch, need int) (bool, error) {
+	type part struct {
+		q    string
+		args []any
+	}
+	var parts []part
+	if s.Domain != "" {
+		parts = append(parts, part{`SELECT email FROM {prefix}mailsvc_search_addresses WHERE domain_rev = ? OR domain_rev LIKE ? ESCAPE '!'`,
+			[]any{reverseString(s.Domain), likeEscape(reverseString(s.Domain)) + ".%"}})
+	}
+	if s.Prefix != "" {
+		parts = append(parts, part{`SELECT email FROM {prefix}mailsvc_search_addresses WHERE email LIKE ? ESCAPE '!'`,
+			[]any{likeEscape(s.Prefix) + "%"}})
+	}
+	if s.Fragment != "" {
+		q, args := fragmentQuery(s.Fragment)
+		parts = append(parts, part{q, args})
+	}
+	for _, p := range parts {
+		var n int
+		if err := db.sqlDB.QueryRowContext(ctx, db.expand(`SELECT COUNT(*) FROM (SELECT STRAIGHT_JOIN DISTINCT r.log_id
+			FROM (`+p.q+`) e JOIN {prefix}mailsvc_log_recipients r ON r.email = e.email AND r.kind IN `+searchedKinds+`
+			LIMIT ?) c`), append(p.args, need)...).Scan(&n); err != nil {
+			return false, err
+		}
+		if n >= need {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // dictionaryAddresses returns the dictionary's addresses s matches, and
