@@ -59,22 +59,17 @@ func (db *DB) findLogsByAddressPart(ctx context.Context, f core.LogFilter, s cor
 		need = max(f.CountUpTo+1, max(f.Offset, 0)+max(f.Limit, 0))
 	}
 	filters := core.LogFilter{Status: f.Status, CreatedFrom: f.CreatedFrom, CreatedBefore: f.CreatedBefore}
-	cond, args, broad, err := db.addressPartCondition(ctx, s)
+	where, fargs := db.logConditions(filters)
+	cond, args, atLeast, err := db.addressPartCondition(ctx, s, need)
 	if err != nil {
 		return nil, 0, fmt.Errorf("find logs: %w", err)
 	}
-	where, fargs := db.logConditions(filters)
-	// A broad term without filters: the count is read from the dictionary
-	// side (the addresses' logs up to need), so the newest-first reading
-	// stops at the page's end, not at the capped count.
+	// A broad term without filters whose matches the dictionary side has
+	// already counted past need: the newest-first reading stops at the
+	// page's end, not at the capped count.
 	limit, capped := need, false
-	if pageEnd := max(f.Offset, 0) + f.Limit; broad && where == "" && f.Limit > 0 && pageEnd < need && db.dialect == DialectMySQL {
-		if capped, err = db.addressPartReaches(ctx, s, need); err != nil {
-			return nil, 0, fmt.Errorf("count logs by address: %w", err)
-		}
-		if capped {
-			limit = pageEnd
-		}
+	if pageEnd := max(f.Offset, 0) + f.Limit; where == "" && need > 0 && atLeast >= need && f.Limit > 0 && pageEnd < need {
+		limit, capped = pageEnd, true
 	}
 	if where == "" {
 		where = " WHERE " + cond
@@ -189,30 +184,40 @@ func mergeLogAts(a, b []logAt) []logAt {
 
 // addressPartCondition returns a condition on the logs table selecting
 // the logs with a recipient s matches by domain, prefix or fragment: the
-// ids themselves when the dictionary narrows them down to a few, else an
-// EXISTS over each log's recipients rows.
-func (db *DB) addressPartCondition(ctx context.Context, s core.LogSearch) (cond string, args []any, broad bool, err error) {
+// ids themselves when the dictionary narrows them down to a few, else a
+// check of each log's recipients rows. atLeast is how many logs match
+// (without filters) as far as the dictionary side counted them: exact for
+// the ids, else at least that many (counted up to need).
+func (db *DB) addressPartCondition(ctx context.Context, s core.LogSearch, need int) (cond string, args []any, atLeast int, err error) {
 	_, maxLogs := db.narrowLimits()
 	emails, narrow, err := db.dictionaryAddresses(ctx, s)
 	if err != nil {
-		return "", nil, false, err
+		return "", nil, 0, err
 	}
+	if len(emails) == 0 {
+		return "1 = 0", nil, 0, nil
+	}
+	in, eargs := stringList(emails)
 	if narrow {
-		if len(emails) == 0 {
-			return "1 = 0", nil, false, nil
-		}
-		in, args := stringList(emails)
 		ids, err := db.queryIDs(ctx, db.sqlDB, `SELECT DISTINCT log_id FROM {prefix}mailsvc_log_recipients
-			WHERE email IN (`+in+`) AND kind IN `+searchedKinds+` LIMIT ?`, append(args, maxLogs+1)...)
+			WHERE email IN (`+in+`) AND kind IN `+searchedKinds+` LIMIT ?`, append(eargs, maxLogs+1)...)
 		if err != nil {
-			return "", nil, false, fmt.Errorf("read the addresses' logs: %w", err)
+			return "", nil, 0, fmt.Errorf("read the addresses' logs: %w", err)
 		}
 		if len(ids) <= maxLogs {
 			if len(ids) == 0 {
-				return "1 = 0", nil, false, nil
+				return "1 = 0", nil, 0, nil
 			}
 			in, args := inList(ids)
-			return "id IN (" + in + ")", args, false, nil
+			return "id IN (" + in + ")", args, len(ids), nil
+		}
+		atLeast = len(ids)
+	} else if need > 0 {
+		// The first addresses' logs, up to need.
+		if err := db.sqlDB.QueryRowContext(ctx, db.expand(`SELECT COUNT(*) FROM (SELECT DISTINCT log_id
+			FROM {prefix}mailsvc_log_recipients WHERE email IN (`+in+`) AND kind IN `+searchedKinds+` LIMIT ?) c`),
+			append(eargs, need)...).Scan(&atLeast); err != nil {
+			return "", nil, 0, fmt.Errorf("count the addresses' logs: %w", err)
 		}
 	}
 	var likes []string
@@ -235,48 +240,12 @@ func (db *DB) addressPartCondition(ctx context.Context, s core.LogSearch) (cond 
 	// them all; this one is checked log by log, in the list's order, and
 	// the reading stops at the LIMIT.
 	return `(SELECT 1 FROM {prefix}mailsvc_log_recipients r WHERE r.log_id = {prefix}mailsvc_logs.id
-		AND r.kind IN ` + searchedKinds + ` AND (` + strings.Join(likes, " OR ") + `) LIMIT 1) = 1`, args, true, nil
-}
-
-// addressPartReaches reports whether at least need logs have a recipient
-// s matches, read from the dictionary side (MySQL): for each of s's parts,
-// its addresses, then their logs through the addresses table's (email,
-// kind, log_id) index, stopping at need distinct logs.
-func (db *DB) addressPartReaches(ctx context.Context, s core.LogSearch, need int) (bool, error) {
-	type part struct {
-		q    string
-		args []any
-	}
-	var parts []part
-	if s.Domain != "" {
-		parts = append(parts, part{`SELECT email FROM {prefix}mailsvc_search_addresses WHERE domain_rev = ? OR domain_rev LIKE ? ESCAPE '!'`,
-			[]any{reverseString(s.Domain), likeEscape(reverseString(s.Domain)) + ".%"}})
-	}
-	if s.Prefix != "" {
-		parts = append(parts, part{`SELECT email FROM {prefix}mailsvc_search_addresses WHERE email LIKE ? ESCAPE '!'`,
-			[]any{likeEscape(s.Prefix) + "%"}})
-	}
-	if s.Fragment != "" {
-		q, args := fragmentQuery(s.Fragment)
-		parts = append(parts, part{q, args})
-	}
-	for _, p := range parts {
-		var n int
-		if err := db.sqlDB.QueryRowContext(ctx, db.expand(`SELECT COUNT(*) FROM (SELECT STRAIGHT_JOIN DISTINCT r.log_id
-			FROM (`+p.q+`) e JOIN {prefix}mailsvc_log_recipients r ON r.email = e.email AND r.kind IN `+searchedKinds+`
-			LIMIT ?) c`), append(p.args, need)...).Scan(&n); err != nil {
-			return false, err
-		}
-		if n >= need {
-			return true, nil
-		}
-	}
-	return false, nil
+		AND r.kind IN ` + searchedKinds + ` AND (` + strings.Join(likes, " OR ") + `) LIMIT 1) = 1`, args, atLeast, nil
 }
 
 // dictionaryAddresses returns the dictionary's addresses s matches, and
-// narrow false (and no addresses) when there are more than
-// narrowAddresses.
+// narrow false when there are more than narrowAddresses (then only the
+// first of them, by part, are returned).
 func (db *DB) dictionaryAddresses(ctx context.Context, s core.LogSearch) ([]string, bool, error) {
 	maxAddresses, _ := db.narrowLimits()
 	var all []string
@@ -313,10 +282,7 @@ func (db *DB) dictionaryAddresses(ctx context.Context, s core.LogSearch) ([]stri
 	}
 	slices.Sort(all)
 	all = slices.Compact(all)
-	if len(all) > maxAddresses {
-		return nil, false, nil
-	}
-	return all, true, nil
+	return all, len(all) <= maxAddresses, nil
 }
 
 // fragmentQuery returns the query of the dictionary's addresses whose
