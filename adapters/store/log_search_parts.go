@@ -270,7 +270,10 @@ func (db *DB) dictionaryAddresses(ctx context.Context, s core.LogSearch) ([]stri
 		}
 	}
 	if s.Fragment != "" && len(all) <= maxAddresses {
-		q, args := fragmentQuery(s.Fragment)
+		q, args, err := db.fragmentQuery(ctx, s.Fragment)
+		if err != nil {
+			return nil, false, err
+		}
 		if err := add(q, args...); err != nil {
 			return nil, false, err
 		}
@@ -285,17 +288,40 @@ func (db *DB) dictionaryAddresses(ctx context.Context, s core.LogSearch) ([]stri
 	return all, len(all) <= maxAddresses, nil
 }
 
+// gramSample is how far fragmentQuery counts each piece's addresses to
+// find the rarest.
+const gramSample = 2000
+
 // fragmentQuery returns the query of the dictionary's addresses whose
 // local part contains fragment among those whose pieces are written: the
 // addresses holding up to four of its pieces (its first, its last and two
-// between), rechecked with LIKE.
-func fragmentQuery(fragment string) (string, []any) {
+// between), rechecked with LIKE. The rarest piece (each counted up to
+// gramSample) is read first and the others are looked up for each of its
+// addresses (on MySQL in that order, STRAIGHT_JOIN), so that a common
+// piece ("use" of every user…@) is never read whole.
+func (db *DB) fragmentQuery(ctx context.Context, fragment string) (string, []any, error) {
 	gs := grams(fragment)
 	if len(gs) > 4 {
 		gs = []string{gs[0], gs[len(gs)/3], gs[2*len(gs)/3], gs[len(gs)-1]}
 	}
+	if len(gs) > 1 {
+		counts := make(map[string]int, len(gs))
+		for _, g := range gs {
+			var n int
+			if err := db.sqlDB.QueryRowContext(ctx, db.expand(`SELECT COUNT(*) FROM (SELECT 1 FROM {prefix}mailsvc_search_grams
+				WHERE gram = ? LIMIT ?) c`), g, gramSample).Scan(&n); err != nil {
+				return "", nil, fmt.Errorf("count search pieces: %w", err)
+			}
+			counts[g] = n
+		}
+		slices.SortStableFunc(gs, func(a, b string) int { return counts[a] - counts[b] })
+	}
 	var b strings.Builder
-	b.WriteString(`SELECT g0.email FROM {prefix}mailsvc_search_grams g0`)
+	b.WriteString(`SELECT `)
+	if db.dialect == DialectMySQL {
+		b.WriteString(`STRAIGHT_JOIN `)
+	}
+	b.WriteString(`g0.email FROM {prefix}mailsvc_search_grams g0`)
 	var args []any
 	for i := 1; i < len(gs); i++ {
 		fmt.Fprintf(&b, ` JOIN {prefix}mailsvc_search_grams g%d ON g%d.gram = ? AND g%d.email = g0.email`, i, i, i)
@@ -303,5 +329,5 @@ func fragmentQuery(fragment string) (string, []any) {
 	}
 	b.WriteString(` WHERE g0.gram = ? AND g0.email LIKE ? ESCAPE '!'`)
 	args = append(args, gs[0], "%"+likeEscape(fragment)+"%@%")
-	return b.String(), args
+	return b.String(), args, nil
 }
