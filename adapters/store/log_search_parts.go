@@ -296,7 +296,7 @@ const gramSample = 2000
 // local part contains fragment among those whose pieces are written: the
 // addresses holding up to four of its pieces (its first, its last and two
 // between), rechecked with LIKE. The rarest piece (each counted up to
-// gramSample) is read first and the others are looked up for each of its
+// gramSample; of equals, the last) is read first and the others are looked up for each of its
 // addresses (on MySQL in that order, STRAIGHT_JOIN), so that a common
 // piece ("use" of every user…@) is never read whole.
 func (db *DB) fragmentQuery(ctx context.Context, fragment string) (string, []any, error) {
@@ -314,6 +314,10 @@ func (db *DB) fragmentQuery(ctx context.Context, fragment string) (string, []any
 			}
 			counts[g] = n
 		}
+		// Ties (pieces past the sample) go to the later piece: the start
+		// of a local part ("use" of user…, "inf" of info…) is the
+		// commonest.
+		slices.Reverse(gs)
 		slices.SortStableFunc(gs, func(a, b string) int { return counts[a] - counts[b] })
 	}
 	var b strings.Builder
