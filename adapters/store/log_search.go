@@ -125,7 +125,8 @@ func (db *DB) logConditions(f core.LogFilter) (string, []any) {
 }
 
 // FindLogs implements core.LogStore. Recipient addresses are looked up in
-// the recipients table, subject words in the full-text index (on
+// the recipients table (a domain, the start or a part of an address
+// through the address dictionary first: findLogsByAddressPart), subject words in the full-text index (on
 // MySQL/MariaDB InnoDB FULLTEXT on the narrow subjects side table, see
 // findLogsBySubject; FTS5 on SQLite), status and dates through the
 // (status, created_at) and (created_at) indexes, newest first. With
