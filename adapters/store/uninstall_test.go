@@ -84,6 +84,8 @@ func TestDropServiceTablesAndOptions(t *testing.T) {
 			wantTables = append(wantTables, "wp_mailsvc_hook_events")
 			// A log's further provider message ids (migration 18).
 			wantTables = append(wantTables, "wp_mailsvc_log_provider_ids")
+			// The log search's address dictionary (migration 19).
+			wantTables = append(wantTables, "wp_mailsvc_search_addresses", "wp_mailsvc_search_grams", "wp_mailsvc_search_progress")
 			if tc.name != "sqlite" {
 				// The subject's FULLTEXT side table (migration 10).
 				wantTables = append(wantTables, "wp_mailsvc_log_subjects")
