@@ -189,11 +189,14 @@ type LogFilter struct {
 	// SiteID, when > 0, matches the logs of that site only (a multisite
 	// network's blog id).
 	SiteID int64
-	// Search is a recipient address or words of the subject (see
-	// SearchIsAddress): an address matches the logs sent to, copied or
-	// blind-copied to exactly that address (ignoring case); anything else
-	// matches the logs whose subject contains it (ignoring case) with each
-	// of its words starting a word of the subject.
+	// Search is a recipient address, a part of one, or words of the
+	// subject (see ParseLogSearch): an address matches the logs sent to,
+	// copied or blind-copied to exactly that address (ignoring case);
+	// @domain, local@ and a single word of MinSearchFragment characters or
+	// more match the recipients by domain, local part or a fragment of it
+	// (the word also by the subject); anything else matches the logs whose
+	// subject contains it (ignoring case) with each of its words starting a
+	// word of the subject.
 	Search string
 	// CreatedFrom and CreatedBefore bound CreatedAt: CreatedFrom ≤
 	// CreatedAt < CreatedBefore. A zero time leaves that side open.

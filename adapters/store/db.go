@@ -59,6 +59,9 @@ type DB struct {
 	hostHooks *hostHookSignal
 	// readOnly is set by OpenExisting: opening creates nothing.
 	readOnly bool
+	// searchLimits, when set, replaces narrowAddresses and narrowLogs
+	// (SetSearchNarrowLimits).
+	searchLimits *[2]int
 }
 
 // Open connects to the database named by dsn and applies any pending

@@ -610,6 +610,9 @@ func (db *DB) DeleteLogs(ctx context.Context, ids []int64) (int, error) {
 		return 0, fmt.Errorf("delete logs: %w", err)
 	}
 	n, _ := res.RowsAffected()
+	if n > 0 {
+		db.requestAddressSweep(ctx)
+	}
 	return int(n), nil
 }
 
@@ -652,12 +655,20 @@ func (db *DB) PurgeLogs(ctx context.Context, before time.Time, batch int) (int, 
 			n, more, err := db.purgeBatch(ctx, status, before, batch)
 			total += n
 			if err != nil {
+				if total > 0 {
+					db.requestAddressSweep(ctx)
+				}
 				return total, err
 			}
 			if !more {
 				break
 			}
 		}
+	}
+	if total > 0 {
+		// Addresses only the purged logs named leave the search
+		// dictionary in the background.
+		db.requestAddressSweep(ctx)
 	}
 	return total, nil
 }

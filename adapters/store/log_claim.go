@@ -37,6 +37,10 @@ func (db *DB) ClaimLogs(ctx context.Context, owner string, limit int, lease time
 		if _, err := db.IndexLogRecipients(ctx, 200); err != nil && ctx.Err() == nil {
 			db.logger.Warn("index log recipients", "err", err)
 		}
+		// And one step of the search dictionary's background work.
+		if _, err := db.IndexSearchAddresses(ctx); err != nil && ctx.Err() == nil {
+			db.logger.Warn("index search addresses", "err", err)
+		}
 	}
 	return out, nil
 }

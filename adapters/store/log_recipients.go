@@ -62,8 +62,13 @@ func recipientRows(id int64, m *core.Message) []recipientRow {
 }
 
 // insertRecipients writes rows with multi-row INSERTs that skip rows
-// already present (the PHP bridge may have written them).
+// already present (the PHP bridge may have written them), and enters
+// their recipient addresses in the search dictionary (one more INSERT that
+// skips the addresses already there; see log_search_addresses.go).
 func (db *DB) insertRecipients(ctx context.Context, tx *sql.Tx, rows []recipientRow) error {
+	if err := db.insertSearchAddresses(ctx, tx, searchedEmails(rows), false); err != nil {
+		return err
+	}
 	const chunk = 300
 	verb := "INSERT IGNORE INTO"
 	if db.dialect == DialectSQLite {

@@ -129,7 +129,8 @@ func (db *DB) logConditions(f core.LogFilter) (string, []any) {
 }
 
 // FindLogs implements core.LogStore. Recipient addresses are looked up in
-// the recipients table, subject words in the full-text index (on
+// the recipients table (a domain, the start or a part of an address
+// through the address dictionary first: findLogsByAddressPart), subject words in the full-text index (on
 // MySQL/MariaDB InnoDB FULLTEXT on the narrow subjects side table, see
 // findLogsBySubject; FTS5 on SQLite), status and dates through the
 // (status, created_at) and (created_at) indexes, newest first. With
@@ -137,6 +138,9 @@ func (db *DB) logConditions(f core.LogFilter) (string, []any) {
 func (db *DB) FindLogs(ctx context.Context, f core.LogFilter) ([]*core.Log, int, error) {
 	if s := core.SiteScope(ctx); s > 0 {
 		f.SiteID = s // a site's scope wins over any filter asked for
+	}
+	if s := core.ParseLogSearch(f.Search); s.ByAddressPart() {
+		return db.findLogsByAddressPart(ctx, f, s)
 	}
 	if term := strings.TrimSpace(f.Search); term != "" && !core.SearchIsAddress(term) {
 		// Words are matched only in the full-text index: index the logs

@@ -204,6 +204,11 @@ func (db *DB) EraseLogsNaming(ctx context.Context, email, replacement string, li
 		if err := db.insertRecipients(ctx, tx, rows); err != nil {
 			return err
 		}
+		// The address leaves the search dictionary once no log names it
+		// (a message still queued keeps it).
+		if err := db.forgetUnusedAddresses(ctx, tx, []string{email}); err != nil {
+			return err
+		}
 		erased = len(logs)
 		return nil
 	})

@@ -94,6 +94,8 @@ func TestDropServiceTablesAndOptions(t *testing.T) {
 			wantTables = append(wantTables, "wp_mailsvc_site_quota_usage")
 			// The roll-ups by site (migration 24).
 			wantTables = append(wantTables, "wp_mailsvc_site_rollups", "wp_mailsvc_site_event_buckets")
+			// The log search's address dictionary (migration 25).
+			wantTables = append(wantTables, "wp_mailsvc_search_addresses", "wp_mailsvc_search_grams", "wp_mailsvc_search_progress")
 			if tc.name != "sqlite" {
 				// The subject's FULLTEXT side table (migration 10).
 				wantTables = append(wantTables, "wp_mailsvc_log_subjects")

@@ -34,6 +34,8 @@ func (s *suite) logTests() []struct {
 		{"PurgeInBatches", s.testPurge},
 		{"AcquireLease", s.testAcquireLease},
 		{"SearchRecipientsAndWords", s.testSearchRecipientsAndWords},
+		{"SearchAddressParts", s.testSearchAddressParts},
+		{"SearchBackfill", s.testSearchBackfill},
 		{"OutcomeRollups", s.testOutcomeRollups},
 		{"ImportLogs", s.testImportLogs},
 		{"BridgeRowsBackfill", s.testBridgeRowsBackfill},

@@ -1339,6 +1339,19 @@ function mailsvc_bridge_privacy_erase( $email_address, $page = 1 ) {
 		return $out;
 	}
 	$wpdb->query( 'COMMIT' );
+	if ( ! empty( $ids ) ) {
+		// The address leaves the log search's address index once no log
+		// names it as a recipient (a message still queued keeps it). A
+		// service older than that index has no such tables: nothing to do.
+		$suppress = $wpdb->suppress_errors( true );
+		$r        = mailsvc_bridge_table( 'log_recipients' );
+		$a        = mailsvc_bridge_table( 'search_addresses' );
+		// phpcs:disable WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- table names are the site's prefix and constants.
+		$wpdb->query( $wpdb->prepare( "DELETE FROM `{$a}` WHERE email = %s AND NOT EXISTS (SELECT 1 FROM `{$r}` r WHERE r.email = %s AND r.kind IN ('to', 'cc', 'bcc'))", $email, $email ) );
+		$wpdb->query( $wpdb->prepare( 'DELETE FROM `' . mailsvc_bridge_table( 'search_grams' ) . "` WHERE email = %s AND NOT EXISTS (SELECT 1 FROM `{$a}` a WHERE a.email = %s)", $email, $email ) );
+		// phpcs:enable
+		$wpdb->suppress_errors( $suppress );
+	}
 	$out['items_removed'] = ! empty( $ids ) || $suppressed > 0;
 	$out['done']          = count( $ids ) < MAILSVC_BRIDGE_PRIVACY_PAGE;
 	if ( $out['done'] && $pending > 0 ) {

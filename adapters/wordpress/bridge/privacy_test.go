@@ -96,6 +96,23 @@ echo wp_json_encode( $answers );`)
 	if found, _, err := db.FindLogs(ctx, core.LogFilter{Search: "cc@example.com"}); err != nil || len(found) != 101 {
 		t.Errorf("search for the other recipient found %d logs (%v), want 101", len(found), err)
 	}
+	// By a part of the address too: only the queued log, which keeps the
+	// address in the search's address index; once it is sent and erased,
+	// the address leaves the index.
+	if found, _, err := db.FindLogs(ctx, core.LogFilter{Search: "pat@"}); err != nil || !slices.Equal(logIDs(found), []int64{queued.ID}) {
+		t.Errorf("search for pat@ = %v (%v), want the queued log", logIDs(found), err)
+	}
+	if err := db.Gorm().Exec("UPDATE `"+db.TableName("logs")+"` SET status = ? WHERE id = ?", core.StatusDelivered, queued.ID).Error; err != nil {
+		t.Fatal(err)
+	}
+	site.PHP(t, `mailsvc_bridge_privacy_erase( 'pat@example.com', 1 );`)
+	var left int64
+	if err := db.Gorm().Raw("SELECT COUNT(*) FROM `"+db.TableName("search_addresses")+"` WHERE email = ?", person).Scan(&left).Error; err != nil || left != 0 {
+		t.Errorf("the erased address is in the search's address index %d time(s) (%v)", left, err)
+	}
+	if found, _, err := db.FindLogs(ctx, core.LogFilter{Search: "pat"}); err != nil || len(found) != 0 {
+		t.Errorf("search for pat after the erase = %v (%v), want none", logIDs(found), err)
+	}
 }
 
 // logIDs returns the logs' ids in order.

@@ -33,6 +33,12 @@ const webhookTimeout = 15 * time.Second
 // roll-up counters (store.CompactRollups).
 const jobRollupCompact = "rollup_compact"
 
+// jobSearchIndex names the scheduler job that fills the log search's
+// address dictionary in the background (store.RunSearchIndex): the logs
+// from before it, the pieces of new addresses, and the sweep after a
+// purge.
+const jobSearchIndex = "search_index"
+
 // jobHostHookPrune names the scheduler job that deletes host hook outbox
 // rows older than store.HostHookRetention (the bridge's cron prunes them
 // too; this keeps the table small when PHP never runs).
@@ -227,6 +233,13 @@ func (rt *runtime) scheduler(settings *app.Settings, conns *app.Connections, oau
 			// a period that has ended, once across the replicas.
 			{Name: report.JobName, Every: reports.Every, Run: func(ctx context.Context) error {
 				_, err := reports.RunScheduled(ctx)
+				return err
+			}},
+			{Name: jobSearchIndex, Every: scheduler.Fixed(time.Minute), Run: func(ctx context.Context) error {
+				n, err := rt.db.RunSearchIndex(ctx)
+				if n > 0 {
+					log.Debug("filled the log search's address index", "rows", n)
+				}
 				return err
 			}},
 			{Name: jobRollupCompact, Every: scheduler.Fixed(15 * time.Minute), Run: func(ctx context.Context) error {

@@ -1,5 +1,6 @@
 // logs.js: the email logs: search, status and date filters, pagination
-// that stays honest past the count cap (X-Mailsvc-Total-Capped), bulk
+// that stays honest past the count cap (X-Mailsvc-Total-Capped), a note
+// while the search's index is still being filled (X-Mailsvc-Search-Partial), bulk
 // resend and delete, and the detail view with the body in a sandboxed
 // frame, headers, attempts and provider events.
 import * as api from './api.js';
@@ -19,7 +20,7 @@ export async function render(root, [logID]) {
     ['', 'queued', 'sending', 'delivered', 'failed', 'captured'].map((s) => h('option', { value: s }, s || 'Any status')));
   status.value = filters.status;
   const form = h('form', { class: 'filters card', role: 'search', 'aria-label': 'Filter the logs', novalidate: true },
-    input('search', 'Search (address or subject words)', 'search'), field('Status', status),
+    input('search', 'Search (address, @domain, start or part of an address, subject words)', 'search'), field('Status', status),
     input('date_from', 'From', 'date'), input('date_to', 'To', 'date'),
     h('div', { class: 'actions' }, h('button', { class: 'button button-primary', type: 'submit' }, 'Filter')));
   form.addEventListener('submit', (e) => {
@@ -63,7 +64,10 @@ async function load(form, results) {
   const t = table('Email logs', ['', 'Status', 'Subject', 'To', 'Source', 'Created'], rows);
   t.querySelector('thead th').replaceChildren(all);
   bulkBar.append(...bulkButtons);
-  replace(results, bulkBar, t, pager(page, () => load(form, results)));
+  const partial = page.partial
+    ? h('div', { id: 'log-search-partial' }, notice('warning', 'The search index is still being filled for older logs: this search may not find all of them yet. Try again in a few minutes.'))
+    : null;
+  replace(results, partial, bulkBar, t, pager(page, () => load(form, results)));
 }
 
 function pager(page, reload) {
