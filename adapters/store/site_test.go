@@ -61,6 +61,26 @@ func TestSiteScopedLogs(t *testing.T) {
 					t.Fatalf("site %d: stats %+v, %v", site, st, err)
 				}
 			}
+			// A search by a part of an address stays in the scope too.
+			if _, err := db.RunSearchIndex(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for _, term := range []string{"@example.com", "example.com", "b1@"} {
+				for site, want := range map[int64]int{0: 5, 1: 2, 2: 2, 3: 1, 4: 0} {
+					if term == "b1@" {
+						want = map[int64]int{0: 1, 2: 1}[site]
+					}
+					logs, total, err := db.FindLogs(core.WithSiteScope(ctx, site), core.LogFilter{Search: term, CountUpTo: 100})
+					if err != nil || total != want || len(logs) != want {
+						t.Fatalf("search %q in site %d: %d logs (total %d), %v; want %d", term, site, len(logs), total, err, want)
+					}
+					for _, l := range logs {
+						if site != 0 && l.SiteID != site {
+							t.Fatalf("search %q in site %d finds log %d of site %d", term, site, l.ID, l.SiteID)
+						}
+					}
+				}
+			}
 			// A filter cannot widen a scope.
 			if logs, _, _ := db.FindLogs(core.WithSiteScope(ctx, 3), core.LogFilter{SiteID: 2}); len(logs) != 1 || logs[0].SiteID != 3 {
 				t.Fatalf("scope 3 with filter 2: %+v", logs)
