@@ -79,12 +79,12 @@ func choiceIndex(l *core.Log, ids []int64) int {
 // decideChosen makes one attempt of l, a message without an explicit
 // connection, through the connections the Chooser picks. It reports false
 // when there is no chooser or it has no opinion: the free logic applies.
-func (s *Service) decideChosen(ctx, stop context.Context, l *core.Log, st settings, conns *connLookup) (core.LogOutcome, bool) {
-	if s.Chooser == nil || l.ConnectionID != nil || l.UsedFallback {
+func (s *engine) decideChosen(ctx, stop context.Context, l *core.Log, st settings, conns *connLookup) (core.LogOutcome, bool) {
+	if s.o.Chooser == nil || l.ConnectionID != nil || l.UsedFallback {
 		return core.LogOutcome{}, false
 	}
 	now := time.Now().UTC()
-	choice, err := s.Chooser.Choose(ctx, l)
+	choice, err := s.o.Chooser.Choose(ctx, l)
 	if err != nil {
 		out := s.failedAttempt(l, 0, core.Temporary(fmt.Errorf("choose a connection: %w", err)))
 		out.Status = core.StatusQueued
@@ -117,7 +117,7 @@ func (s *Service) decideChosen(ctx, stop context.Context, l *core.Log, st settin
 		}
 		if a := out.History[0]; a.Outcome != core.OutcomeDelivered && a.Outcome != core.OutcomeSimulated && a.Outcome != core.OutcomeUncertain && connectionLevel(a.Error) {
 			connDown = true
-			if obs, ok := s.Chooser.(ConnectionFailureObserver); ok {
+			if obs, ok := s.o.Chooser.(ConnectionFailureObserver); ok {
 				obs.ConnectionFailed(ctx, conn.ID, a.Error)
 			}
 		}

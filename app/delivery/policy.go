@@ -32,12 +32,12 @@ type PolicySource interface {
 
 // applyPolicy overlays the add-on policy (when the Service has one) on a
 // settings snapshot.
-func (s *Service) applyPolicy(ctx context.Context, st *settings) error {
-	st.maxRetries = s.MaxRetries
-	if s.Policy == nil {
+func (s *engine) applyPolicy(ctx context.Context, st *settings) error {
+	st.maxRetries = s.o.MaxRetries
+	if s.o.Policy == nil {
 		return nil
 	}
-	p, err := s.Policy.DeliveryPolicy(ctx)
+	p, err := s.o.Policy.DeliveryPolicy(ctx)
 	if err != nil {
 		return fmt.Errorf("load delivery policy: %w", err)
 	}
