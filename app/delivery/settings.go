@@ -29,28 +29,27 @@ type settings struct {
 	uncertainGrace time.Duration
 }
 
+// loadSettings reads the free settings, decoded once
+// (core.DecodeGeneralSettings), into the snapshot a batch works with.
 func (s *engine) loadSettings(ctx context.Context) (settings, error) {
 	m, err := s.o.Settings.Get(ctx)
 	if err != nil {
 		return settings{}, fmt.Errorf("load settings: %w", err)
 	}
-	st := core.Settings(m)
+	g := core.DecodeGeneralSettings(m)
 	out := settings{
-		fromEmail:      st.String("from_email"),
-		fromName:       st.String("from_name"),
-		simulate:       st.Bool("simulation_enabled", false),
-		logEmails:      st.Bool("log_emails", true),
-		retentionDays:  st.Int("log_retention_days", 90),
-		body:           logbody.PolicyOf(st),
-		uncertainGrace: time.Duration(st.Int("uncertain_grace_minutes", int64(DefaultUncertainGrace/time.Minute))) * time.Minute,
+		fromEmail:      g.FromEmail,
+		fromName:       g.FromName,
+		simulate:       g.SimulationEnabled,
+		logEmails:      g.LogEmails,
+		retentionDays:  g.LogRetentionDays,
+		body:           logbody.PolicyFrom(g),
+		uncertainGrace: time.Duration(g.UncertainGraceMinutes) * time.Minute,
 	}
-	if out.uncertainGrace <= 0 {
-		out.uncertainGrace = DefaultUncertainGrace
-	}
-	if id := st.Int("default_connection_id", 0); id > 0 {
+	if id := g.DefaultConnectionID; id > 0 {
 		out.defaultConn = &id
 	}
-	if id := st.Int("fallback_connection_id", 0); id > 0 {
+	if id := g.FallbackConnectionID; id > 0 {
 		out.fallbackConn = &id
 	}
 	if err := s.applyPolicy(ctx, &out); err != nil {
