@@ -40,21 +40,26 @@ type Choice struct {
 // after SentConnectionID. A list that does not hold SentConnectionID
 // starts again at its first entry.
 //
-// An error is taken as temporary: the attempt fails with it and the
-// message is retried like a temporary send failure.
+// An error from Choose is taken as temporary: the attempt fails with it
+// and the message is retried like a temporary send failure.
+//
+// The chooser hears of attempts through a chosen connection that failed
+// at the connection level (ConnectionFailureObserver).
 type ConnectionChooser interface {
 	Choose(ctx context.Context, l *core.Log) (Choice, error)
+	ConnectionFailureObserver
 }
 
-// ConnectionFailureObserver is implemented by a ConnectionChooser that
-// wants to hear of attempts through a chosen connection that failed at
-// the connection level (the provider unreachable, no answer in time, the
-// credentials refused; see connectionLevel), so that it can stop
-// choosing that connection at once (Pro: the sender group member is
-// marked down). Observed or not, such a failure moves the message on to
-// the next connection of the list at once instead of retrying the failed
-// connection (the last one of the list is retried as usual).
-// ConnectionFailed is called on the delivery path: it must return fast.
+// ConnectionFailureObserver hears of attempts through a chosen
+// connection that failed at the connection level (the provider
+// unreachable, no answer in time, the credentials refused; see
+// connectionLevel), so that it can stop choosing that connection at once
+// (Pro: the sender group member is marked down; a chooser that keeps no
+// such state does nothing). Whatever the observer does, such a failure
+// moves the message on to the next connection of the list at once
+// instead of retrying the failed connection (the last one of the list is
+// retried as usual). ConnectionFailed is called on the delivery path: it
+// must return fast.
 type ConnectionFailureObserver interface {
 	ConnectionFailed(ctx context.Context, connectionID int64, reason string)
 }
@@ -117,9 +122,7 @@ func (s *engine) decideChosen(ctx, stop context.Context, l *core.Log, st setting
 		}
 		if a := out.History[0]; a.Outcome != core.OutcomeDelivered && a.Outcome != core.OutcomeSimulated && a.Outcome != core.OutcomeUncertain && connectionLevel(a.Error) {
 			connDown = true
-			if obs, ok := s.o.Chooser.(ConnectionFailureObserver); ok {
-				obs.ConnectionFailed(ctx, conn.ID, a.Error)
-			}
+			s.o.Chooser.ConnectionFailed(ctx, conn.ID, a.Error)
 		}
 	}
 	a := &out.History[len(out.History)-1]

@@ -30,6 +30,10 @@ func (c *listChooser) Choose(_ context.Context, l *core.Log) (Choice, error) {
 	return Choice{ConnectionIDs: c.ids, Rule: "test rule"}, nil
 }
 
+// ConnectionFailed implements ConnectionChooser: this chooser keeps no
+// state of the connections.
+func (c *listChooser) ConnectionFailed(context.Context, int64, string) {}
+
 func TestChooserDecidesTheConnections(t *testing.T) {
 	tests := []struct {
 		name       string
