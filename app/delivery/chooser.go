@@ -21,7 +21,7 @@ type Choice struct {
 }
 
 // ConnectionChooser picks the connections of a message that names none
-// (Pro: routing rules, then sender groups). Service.Chooser calls it
+// (Pro: routing rules, then sender groups). Options.Chooser calls it
 // before every attempt of such a message, so it must answer fast (from a
 // short cache) and give the same list for the same message while its
 // configuration is unchanged.

@@ -10,7 +10,7 @@ import (
 
 // Tuning of the per-connection lanes.
 const (
-	// DefaultMaxInFlight is the default of Service.MaxInFlight.
+	// DefaultMaxInFlight is the default of Options.MaxInFlight.
 	DefaultMaxInFlight = 1000
 	// DefaultRateLimitPause is how long a connection pauses after a
 	// rate-limit answer that named no Retry-After.

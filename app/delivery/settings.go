@@ -17,7 +17,7 @@ type settings struct {
 	simulate            bool
 	logEmails           bool
 	retentionDays       int64
-	// maxRetries is the retry limit in force (Service.MaxRetries, or the
+	// maxRetries is the retry limit in force (Options.MaxRetries, or the
 	// Policy's); unlogged the sources whose delivered messages are not
 	// kept.
 	maxRetries int

@@ -18,7 +18,7 @@ import (
 // When it is claimed again, the engine looks the message up before
 // anything else: at the provider when the transport is a core.Finder,
 // else among the provider's webhook events recorded for the log since
-// the attempt (Service.Events). Found: the log is delivered (or failed,
+// the attempt (Options.Events). Found: the log is delivered (or failed,
 // when the events say the provider bounced or dropped it) with no
 // resend. Not found: the message is sent again, with the same
 // Message-ID, if its retries allow (else the fallback or failure follow
