@@ -292,7 +292,7 @@ func (s *Service) destination(ctx context.Context, st core.SummaryReportSetting)
 		if err != nil {
 			return nil, 0, fmt.Errorf("read settings: %w", err)
 		}
-		connID = core.Settings(m).Int("default_connection_id", 0)
+		connID = core.DecodeGeneralSettings(m).DefaultConnectionID
 	}
 	return to, connID, nil
 }
@@ -309,7 +309,7 @@ func (s *Service) enqueue(ctx context.Context, out *Rendered, to []string, connI
 	if err != nil {
 		return 0, fmt.Errorf("read settings: %w", err)
 	}
-	if core.Settings(m).String("from_email") == "" && s.Effective != nil {
+	if core.DecodeGeneralSettings(m).FromEmail == "" && s.Effective != nil {
 		if conn, err := s.Effective.Effective(ctx, connID); err == nil {
 			msg.From = core.Address{Email: conn.Settings.String("from_email"), Name: conn.Settings.String("from_name")}
 		}

@@ -110,12 +110,13 @@ func newBenchQueue(b *testing.B, dialect string) *benchQueue {
 	if err := db.SaveSettings(ctx, core.ScopeFree, map[string]any{"default_connection_id": conn.ID}); err != nil {
 		b.Fatal(err)
 	}
-	svc := &delivery.Service{
+	svc := delivery.New(delivery.Options{
 		Logs:        db,
+		Batches:     db,
 		Connections: &app.Connections{Store: db},
 		Settings:    &app.Settings{Store: db, Connections: db},
 		Logger:      quiet,
-	}
+	})
 	return &benchQueue{db: db, sink: sink, svc: svc}
 }
 

@@ -43,7 +43,10 @@ type ServeEnv struct {
 	// in standalone mode.
 	HostHooks   core.HostHooks
 	Connections *app.Connections
-	Delivery    *delivery.Service
+	// Delivery is the delivery service's options: a module sets its
+	// add-on parts (Policy, Suppressions, Chooser) there; serve builds
+	// the service (delivery.New) once every module has joined.
+	Delivery *delivery.Options
 	// OAuth runs the OAuth flows and token refreshes; a module may wrap
 	// its Client (before serve starts the scheduler).
 	OAuth *oauth.Service
