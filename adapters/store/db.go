@@ -47,9 +47,21 @@ const BusyTimeout = 10 * time.Second
 
 var prefixPattern = regexp.MustCompile(`^[A-Za-z0-9_]*$`)
 
-// DB is an open store: a gorm handle on one database with one table
-// prefix.
+// DB is an open store: the handle on one database with one table prefix.
+// It opens, migrates and closes the database, tells its dialect, expands
+// table names and runs transactions; the reads and writes are the
+// services' (see services.go), which share the handle and its
+// transactions.
 type DB struct {
+	*handle
+}
+
+// handle is what the handle and every service share: the connections,
+// the dialect and the table prefix. Its methods are the helpers the
+// services have in common (table-name expansion, transactions, row
+// scans); it has no exported method, so a service's method set is its
+// port.
+type handle struct {
 	gdb     *gorm.DB
 	sqlDB   *sql.DB
 	dialect string
@@ -59,6 +71,10 @@ type DB struct {
 	hostHooks *hostHookSignal
 	// readOnly is set by OpenExisting: opening creates nothing.
 	readOnly bool
+	// db is the DB this handle belongs to: the services reach the tables
+	// that are still the DB's own (the Pro roll-ups written with a log
+	// import) through it.
+	db *DB
 }
 
 // Open connects to the database named by dsn and applies any pending
@@ -113,7 +129,8 @@ func open(ctx context.Context, dsn string, prefix string, logger *slog.Logger, r
 	if !ok || rest == "" {
 		return nil, errors.New(`open store: DSN must be "sqlite:PATH" or "mysql:USER:PASS@tcp(HOST:PORT)/DBNAME"`)
 	}
-	db := &DB{prefix: prefix, logger: logger, hostHooks: &hostHookSignal{}, readOnly: readOnly}
+	db := &DB{handle: &handle{prefix: prefix, logger: logger, hostHooks: &hostHookSignal{}, readOnly: readOnly}}
+	db.handle.db = db
 	var err error
 	switch scheme {
 	case DialectSQLite:
@@ -288,7 +305,25 @@ func (db *DB) Prefix() string { return db.prefix }
 
 // TableName returns the full name of one of mailsvc's tables:
 // TableName("connections") is "wp_mailsvc_connections" with prefix "wp_".
-func (db *DB) TableName(base string) string { return db.prefix + "mailsvc_" + base }
+func (db *DB) TableName(base string) string { return db.tableName(base) }
+
+// tableName is TableName, for the services.
+func (h *handle) tableName(base string) string { return h.prefix + "mailsvc_" + base }
+
+// SQL returns the database/sql handle, for packages that keep their own
+// tables in this database and query them with SQL (use Expand or
+// TableName for their names, InSQLTransaction for transactions).
+func (db *DB) SQL() *sql.DB { return db.sqlDB }
+
+// Expand returns stmt with every {prefix}name replaced by the quoted full
+// table name: "SELECT 1 FROM {prefix}mailsvc_logs" reads the site's
+// table.
+func (db *DB) Expand(stmt string) string { return db.handle.expand(stmt) }
+
+// expand is Expand, for the services.
+func (h *handle) expand(stmt string) string {
+	return prefixedName.ReplaceAllString(stmt, "`"+h.prefix+"$1`")
+}
 
 // Ping checks that the database answers.
 func (db *DB) Ping(ctx context.Context) error {

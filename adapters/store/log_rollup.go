@@ -47,7 +47,7 @@ const rollupShards = 8
 // write adds the tally to the roll-up table: one multi-row upsert, its
 // keys in a fixed order so concurrent writers lock them in the same order;
 // then to the hour and day roll-ups (writeCoarse), on the same shard.
-func (o outcomeTally) write(ctx context.Context, db *DB, tx *sql.Tx) error {
+func (o outcomeTally) write(ctx context.Context, db *handle, tx *sql.Tx) error {
 	if len(o) == 0 {
 		return nil
 	}
@@ -95,7 +95,7 @@ func (o outcomeTally) write(ctx context.Context, db *DB, tx *sql.Tx) error {
 // least one message. The counters are history: they grow in the same
 // transaction as RecordOutcomes (and ImportLogs) and deleting logs
 // (retention, DELETE /logs) never lowers them.
-func (db *DB) OutcomeBuckets(ctx context.Context, from, to time.Time) ([]core.OutcomeBucket, error) {
+func (db *LogService) OutcomeBuckets(ctx context.Context, from, to time.Time) ([]core.OutcomeBucket, error) {
 	if site := core.SiteScope(ctx); site > 0 {
 		return db.siteOutcomeBuckets(ctx, site, from, to)
 	}
@@ -235,7 +235,7 @@ type counterRow []any
 // included) then counterCols name each row's values; a row whose key
 // exists adds its counters to it. Callers pass rows in primary-key
 // order, so concurrent writers lock them in the same order.
-func (db *DB) upsertCounters(ctx context.Context, tx *sql.Tx, table string, keyCols, counterCols []string, rows []counterRow) error {
+func (db *handle) upsertCounters(ctx context.Context, tx *sql.Tx, table string, keyCols, counterCols []string, rows []counterRow) error {
 	cols := append(append([]string{}, keyCols...), counterCols...)
 	row := "(" + strings.TrimSuffix(strings.Repeat("?,", len(cols)), ",") + ")"
 	var set []string
@@ -272,7 +272,7 @@ func (db *DB) upsertCounters(ctx context.Context, tx *sql.Tx, table string, keyC
 
 // writeCoarse adds the tally, already sorted as keys, to the hour and day
 // roll-ups by connection, on shard.
-func (o outcomeTally) writeCoarse(ctx context.Context, db *DB, tx *sql.Tx, keys []bucketKey, shard int) error {
+func (o outcomeTally) writeCoarse(ctx context.Context, db *handle, tx *sql.Tx, keys []bucketKey, shard int) error {
 	type coarseKey struct {
 		minutes int
 		start   time.Time

@@ -33,7 +33,7 @@ func TestSiteScopedLogs(t *testing.T) {
 			for i, site := range []int64{0, 2, 2, 3, 1} {
 				l := &core.Log{SiteID: site, Message: core.Message{From: core.Address{Email: "a@example.com"},
 					To: []core.Address{{Email: fmt.Sprintf("b%d@example.com", i)}}, Subject: "s", Text: "t"}}
-				if err := db.EnqueueLog(ctx, l); err != nil {
+				if err := db.Logs().EnqueueLog(ctx, l); err != nil {
 					t.Fatal(err)
 				}
 				if site == 0 {
@@ -46,7 +46,7 @@ func TestSiteScopedLogs(t *testing.T) {
 			}
 			for site, want := range map[int64]int{0: 5, 1: 2, 2: 2, 3: 1, 4: 0} {
 				sctx := core.WithSiteScope(ctx, site)
-				logs, total, err := db.FindLogs(sctx, core.LogFilter{})
+				logs, total, err := db.Logs().FindLogs(sctx, core.LogFilter{})
 				if err != nil || total != want || len(logs) != want {
 					t.Fatalf("site %d: %d logs (total %d), %v; want %d", site, len(logs), total, err, want)
 				}
@@ -55,27 +55,27 @@ func TestSiteScopedLogs(t *testing.T) {
 						t.Fatalf("site %d sees log %d of site %d", site, l.ID, l.SiteID)
 					}
 				}
-				st, err := db.QueueStats(sctx)
+				st, err := db.Logs().QueueStats(sctx)
 				if err != nil || st.Queued != want {
 					t.Fatalf("site %d: stats %+v, %v", site, st, err)
 				}
 			}
 			// A filter cannot widen a scope.
-			if logs, _, _ := db.FindLogs(core.WithSiteScope(ctx, 3), core.LogFilter{SiteID: 2}); len(logs) != 1 || logs[0].SiteID != 3 {
+			if logs, _, _ := db.Logs().FindLogs(core.WithSiteScope(ctx, 3), core.LogFilter{SiteID: 2}); len(logs) != 1 || logs[0].SiteID != 3 {
 				t.Fatalf("scope 3 with filter 2: %+v", logs)
 			}
 			site2 := core.WithSiteScope(ctx, 2)
 			other := ids[3][0]
-			if _, err := db.FindLogByID(site2, other); core.ErrorCode(err) != core.ENOTFOUND {
+			if _, err := db.Logs().FindLogByID(site2, other); core.ErrorCode(err) != core.ENOTFOUND {
 				t.Fatalf("site 2 reads site 3's log: %v", err)
 			}
-			if l, err := db.FindLogByID(site2, ids[2][0]); err != nil || l.SiteID != 2 {
+			if l, err := db.Logs().FindLogByID(site2, ids[2][0]); err != nil || l.SiteID != 2 {
 				t.Fatalf("site 2 reads its log: %+v, %v", l, err)
 			}
-			if n, err := db.DeleteLogs(site2, []int64{other}); err != nil || n != 0 {
+			if n, err := db.Logs().DeleteLogs(site2, []int64{other}); err != nil || n != 0 {
 				t.Fatalf("site 2 deletes site 3's log: %d, %v", n, err)
 			}
-			if l, err := db.FindLogByID(ctx, other); err != nil || l.SiteID != 3 {
+			if l, err := db.Logs().FindLogByID(ctx, other); err != nil || l.SiteID != 3 {
 				t.Fatalf("site 3's log: %+v, %v", l, err)
 			}
 		})
@@ -106,7 +106,7 @@ func TestSiteQuotaReservations(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					r, err := db.ReserveSiteQuota(ctx, 3, "2026-11-27", "2026-11", 5, 100)
+					r, err := db.Sites().ReserveSiteQuota(ctx, 3, "2026-11-27", "2026-11", 5, 100)
 					mu.Lock()
 					defer mu.Unlock()
 					if err != nil {
@@ -124,28 +124,28 @@ func TestSiteQuotaReservations(t *testing.T) {
 			if ok != 5 || full != 15 {
 				t.Fatalf("reserved %d, refused %d; want 5 and 15", ok, full)
 			}
-			r, err := db.ReserveSiteQuota(ctx, 2, "2026-11-27", "2026-11", 0, 0)
+			r, err := db.Sites().ReserveSiteQuota(ctx, 2, "2026-11-27", "2026-11", 0, 0)
 			if err != nil || !r.OK || r.DayUsed != 1 || r.MonthUsed != 1 {
 				t.Fatalf("site 2: %+v, %v", r, err)
 			}
 			// The month's limit refuses too, and counts nothing.
-			if r, err := db.ReserveSiteQuota(ctx, 2, "2026-11-28", "2026-11", 0, 1); err != nil || r.OK || !r.MonthFull || r.DayUsed != 0 {
+			if r, err := db.Sites().ReserveSiteQuota(ctx, 2, "2026-11-28", "2026-11", 0, 1); err != nil || r.OK || !r.MonthFull || r.DayUsed != 0 {
 				t.Fatalf("site 2 month full: %+v, %v", r, err)
 			}
-			if err := db.ReleaseSiteQuota(ctx, 3, "2026-11-27", "2026-11"); err != nil {
+			if err := db.Sites().ReleaseSiteQuota(ctx, 3, "2026-11-27", "2026-11"); err != nil {
 				t.Fatal(err)
 			}
-			usage, err := db.SiteQuotaUsage(ctx, "2026-11-27")
+			usage, err := db.Sites().SiteQuotaUsage(ctx, "2026-11-27")
 			if err != nil || usage[3] != 4 || usage[2] != 1 {
 				t.Fatalf("usage %v, %v", usage, err)
 			}
 			for i, want := range []bool{true, false, false} {
-				first, err := db.MarkQuotaAlert(ctx, 3, "2026-11-27", 100)
+				first, err := db.Sites().MarkQuotaAlert(ctx, 3, "2026-11-27", 100)
 				if err != nil || first != want {
 					t.Fatalf("mark %d: %v, %v", i, first, err)
 				}
 			}
-			if first, _ := db.MarkQuotaAlert(ctx, 3, "2026-11-27", 80); !first {
+			if first, _ := db.Sites().MarkQuotaAlert(ctx, 3, "2026-11-27", 80); !first {
 				t.Fatal("the 80% alert was taken by the 100% one")
 			}
 		})

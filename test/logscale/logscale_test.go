@@ -96,7 +96,7 @@ func BenchmarkLogsAtScale(b *testing.B) {
 		Auth:        admin{},
 		Connections: &app.Connections{Store: conns, Cipher: apptest.Cipher{Key: "k"}, Hooks: &core.Hooks{}},
 		Settings:    &app.Settings{Store: apptest.NewSettingsStore(), Connections: conns},
-		Logs:        &app.Logs{Store: db},
+		Logs:        &app.Logs{Store: db.Logs()},
 		Hooks:       &core.Hooks{},
 		Logger:      quiet,
 	}
@@ -167,7 +167,7 @@ func BenchmarkLogsAtScale(b *testing.B) {
 		rollups := &row{name: "outcome roll-ups, 30 days (store)", target: "-", runs: requests}
 		for range requests {
 			t := time.Now()
-			bs, err := db.OutcomeBuckets(ctx, end.AddDate(0, 0, -30), end)
+			bs, err := db.Logs().OutcomeBuckets(ctx, end.AddDate(0, 0, -30), end)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -16,7 +16,7 @@ import (
 func importOne(t *testing.T, db *store.DB, status string, created time.Time, m core.Message) *core.Log {
 	t.Helper()
 	l := &core.Log{Status: status, CreatedAt: created, UpdatedAt: created, Message: m, Source: "import"}
-	if err := db.ImportLogs(context.Background(), []*core.Log{l}); err != nil {
+	if err := db.Logs().ImportLogs(context.Background(), []*core.Log{l}); err != nil {
 		t.Fatalf("ImportLogs: %v", err)
 	}
 	return l
@@ -62,7 +62,7 @@ func (s *suite) testSearchRecipientsAndWords(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			logs, total, err := db.FindLogs(ctx, tt.f)
+			logs, total, err := db.Logs().FindLogs(ctx, tt.f)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,11 +72,11 @@ func (s *suite) testSearchRecipientsAndWords(t *testing.T) {
 		})
 	}
 	// A capped count stops one past the cap; the page is still served.
-	logs, total, err := db.FindLogs(ctx, core.LogFilter{Search: "ann@example.com", CountUpTo: 2, Limit: 3})
+	logs, total, err := db.Logs().FindLogs(ctx, core.LogFilter{Search: "ann@example.com", CountUpTo: 2, Limit: 3})
 	if err != nil || total != 3 || len(logs) != 3 {
 		t.Fatalf("capped: %d logs, total %d (%v); want 3 logs, total 3", len(logs), total, err)
 	}
-	if _, total, err := db.FindLogs(ctx, core.LogFilter{CountUpTo: 10}); err != nil || total != 6 {
+	if _, total, err := db.Logs().FindLogs(ctx, core.LogFilter{CountUpTo: 10}); err != nil || total != 6 {
 		t.Fatalf("under the cap: total %d (%v), want 6", total, err)
 	}
 }
@@ -116,27 +116,27 @@ func (s *suite) testOutcomeRollups(t *testing.T) {
 		// Delivered and not kept (log_emails off): still counted.
 		{LogID: logs[4].ID, Status: core.StatusDelivered, Attempts: 1, SentConnectionID: &c1, Delete: true},
 	}
-	if n, err := db.RecordOutcomes(ctx, "other", outs); err != nil || n != 0 {
+	if n, err := db.Logs().RecordOutcomes(ctx, "other", outs); err != nil || n != 0 {
 		t.Fatalf("non-owner RecordOutcomes = %d, %v", n, err)
 	}
-	if n, err := db.RecordOutcomes(ctx, "w", outs); err != nil || n != 5 {
+	if n, err := db.Logs().RecordOutcomes(ctx, "w", outs); err != nil || n != 5 {
 		t.Fatalf("RecordOutcomes = %d, %v", n, err)
 	}
 	// The retry goes to the fallback connection and is delivered.
 	if again := claim(t, db, "w", 10, time.Hour); len(again) != 1 || again[0].ID != logs[1].ID {
 		t.Fatalf("retry claim = %v", ids(again))
 	}
-	if n, err := db.RecordOutcomes(ctx, "w", []core.LogOutcome{{LogID: logs[1].ID, Status: core.StatusDelivered, Attempts: 2, UsedFallback: true, SentConnectionID: &c2}}); err != nil || n != 1 {
+	if n, err := db.Logs().RecordOutcomes(ctx, "w", []core.LogOutcome{{LogID: logs[1].ID, Status: core.StatusDelivered, Attempts: 2, UsedFallback: true, SentConnectionID: &c2}}); err != nil || n != 1 {
 		t.Fatalf("RecordOutcomes retry = %d, %v", n, err)
 	}
 	// The same outcome again applies to nothing and counts nothing.
-	if n, err := db.RecordOutcomes(ctx, "w", []core.LogOutcome{{LogID: logs[1].ID, Status: core.StatusDelivered, SentConnectionID: &c2}}); err != nil || n != 0 {
+	if n, err := db.Logs().RecordOutcomes(ctx, "w", []core.LogOutcome{{LogID: logs[1].ID, Status: core.StatusDelivered, SentConnectionID: &c2}}); err != nil || n != 0 {
 		t.Fatalf("RecordOutcomes replay = %d, %v", n, err)
 	}
 	window := func() (time.Time, time.Time) { return time.Now().Add(-time.Hour), time.Now().Add(time.Hour) }
 	want := map[string]int64{"1/delivered": 2, "1/failed": 1, "2/delivered": 2}
 	lo, hi := window()
-	bs, err := db.OutcomeBuckets(ctx, lo, hi)
+	bs, err := db.Logs().OutcomeBuckets(ctx, lo, hi)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func (s *suite) testOutcomeRollups(t *testing.T) {
 	for w := range 4 {
 		wg.Go(func() {
 			owner := fmt.Sprintf("w%d", w)
-			got, err := db.ClaimLogs(ctx, owner, 10, time.Hour)
+			got, err := db.Logs().ClaimLogs(ctx, owner, 10, time.Hour)
 			if err != nil {
 				t.Error(err)
 				return
@@ -163,7 +163,7 @@ func (s *suite) testOutcomeRollups(t *testing.T) {
 			for _, l := range got {
 				outs = append(outs, core.LogOutcome{LogID: l.ID, Status: core.StatusDelivered, Attempts: 1, SentConnectionID: &c3})
 			}
-			if n, err := db.RecordOutcomes(ctx, owner, outs); err != nil || n != len(outs) {
+			if n, err := db.Logs().RecordOutcomes(ctx, owner, outs); err != nil || n != len(outs) {
 				t.Errorf("RecordOutcomes %s = %d, %v", owner, n, err)
 			}
 		})
@@ -171,7 +171,7 @@ func (s *suite) testOutcomeRollups(t *testing.T) {
 	wg.Wait()
 	want["3/delivered"] = 40
 	lo, hi = window()
-	bs, err = db.OutcomeBuckets(ctx, lo, hi)
+	bs, err = db.Logs().OutcomeBuckets(ctx, lo, hi)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,21 +180,21 @@ func (s *suite) testOutcomeRollups(t *testing.T) {
 	}
 
 	// Deleting and purging logs leaves the history as it is.
-	if _, err := db.DeleteLogs(ctx, ids(more[:5])); err != nil {
+	if _, err := db.Logs().DeleteLogs(ctx, ids(more[:5])); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := db.PurgeLogs(ctx, time.Now().Add(time.Minute), 7); err != nil || n != 39 {
+	if n, err := db.Logs().PurgeLogs(ctx, time.Now().Add(time.Minute), 7); err != nil || n != 39 {
 		t.Fatalf("PurgeLogs = %d, %v; want 39", n, err)
 	}
 	lo, hi = window()
-	if bs, err = db.OutcomeBuckets(ctx, lo, hi); err != nil || fmt.Sprint(bucketSums(t, bs)) != fmt.Sprint(want) {
+	if bs, err = db.Logs().OutcomeBuckets(ctx, lo, hi); err != nil || fmt.Sprint(bucketSums(t, bs)) != fmt.Sprint(want) {
 		t.Fatalf("roll-ups after deleting logs %v (%v), want %v", bucketSums(t, bs), err, want)
 	}
 	var orphans int
 	if err := db.Gorm().Raw("SELECT COUNT(*) FROM `" + db.TableName("log_recipients") + "` WHERE log_id NOT IN (SELECT id FROM `" + db.TableName("logs") + "`)").Scan(&orphans).Error; err != nil || orphans != 0 {
 		t.Fatalf("%d recipients rows outlived their logs (%v)", orphans, err)
 	}
-	if found, _, err := db.FindLogs(ctx, core.LogFilter{Search: "ann100@example.com"}); err != nil || len(found) != 0 {
+	if found, _, err := db.Logs().FindLogs(ctx, core.LogFilter{Search: "ann100@example.com"}); err != nil || len(found) != 0 {
 		t.Fatalf("a purged log is still found: %v %v", ids(found), err)
 	}
 }
@@ -214,7 +214,7 @@ func (s *suite) testImportLogs(t *testing.T) {
 		{Status: core.StatusFailed, CreatedAt: at(10, 1), UpdatedAt: at(10, 20), LastError: "550 no such user",
 			Message: core.Message{From: core.Address{Email: "s@example.com"}, Cc: addr("old3@example.com"), Subject: "Archived bounce"}},
 	}
-	if err := db.ImportLogs(ctx, batch); err != nil {
+	if err := db.Logs().ImportLogs(ctx, batch); err != nil {
 		t.Fatal(err)
 	}
 	for _, l := range batch {
@@ -222,7 +222,7 @@ func (s *suite) testImportLogs(t *testing.T) {
 			t.Fatal("ImportLogs set no ID")
 		}
 	}
-	got, err := db.FindLogByID(ctx, batch[0].ID)
+	got, err := db.Logs().FindLogByID(ctx, batch[0].ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func (s *suite) testImportLogs(t *testing.T) {
 		got.Source != "" || len(got.History) != 1 || got.History[0].LogID != batch[0].ID || got.Message.Text != "body" {
 		t.Fatalf("imported log %+v", got)
 	}
-	bs, err := db.OutcomeBuckets(ctx, at(10, 0), at(10, 30))
+	bs, err := db.Logs().OutcomeBuckets(ctx, at(10, 0), at(10, 30))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,11 +241,11 @@ func (s *suite) testImportLogs(t *testing.T) {
 	if fmt.Sprint(bs) != fmt.Sprint(want) {
 		t.Fatalf("buckets %+v, want %+v", bs, want)
 	}
-	if bs, err := db.OutcomeBuckets(ctx, at(10, 15), at(10, 30)); err != nil || len(bs) != 1 || bs[0].Status != core.StatusFailed {
+	if bs, err := db.Logs().OutcomeBuckets(ctx, at(10, 15), at(10, 30)); err != nil || len(bs) != 1 || bs[0].Status != core.StatusFailed {
 		t.Fatalf("[10:15, 10:30) = %+v, %v", bs, err)
 	}
 	for search, want := range map[string]int64{"OLD3@example.com": batch[2].ID, "newsletter": batch[0].ID} {
-		if found, _, err := db.FindLogs(ctx, core.LogFilter{Search: search}); err != nil || len(found) != 1 || found[0].ID != want {
+		if found, _, err := db.Logs().FindLogs(ctx, core.LogFilter{Search: search}); err != nil || len(found) != 1 || found[0].ID != want {
 			t.Fatalf("search %q = %v (%v), want [%d]", search, ids(found), err, want)
 		}
 	}
@@ -254,8 +254,8 @@ func (s *suite) testImportLogs(t *testing.T) {
 		{Status: core.StatusDelivered, Message: core.Message{Subject: "fine"}},
 		{Status: core.StatusQueued, Message: core.Message{Subject: "would be sent"}},
 	}
-	wantCode(t, db.ImportLogs(ctx, bad), core.EINVALID)
-	if _, total, err := db.FindLogs(ctx, core.LogFilter{}); err != nil || total != 3 {
+	wantCode(t, db.Logs().ImportLogs(ctx, bad), core.EINVALID)
+	if _, total, err := db.Logs().FindLogs(ctx, core.LogFilter{}); err != nil || total != 3 {
 		t.Fatalf("%d logs after a refused import (%v), want 3", total, err)
 	}
 }
@@ -278,7 +278,7 @@ func (s *suite) testBridgeRowsBackfill(t *testing.T) {
 	}
 	found := func(address string) int {
 		t.Helper()
-		_, total, err := db.FindLogs(ctx, core.LogFilter{Search: address})
+		_, total, err := db.Logs().FindLogs(ctx, core.LogFilter{Search: address})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -313,7 +313,7 @@ func (s *suite) testBridgeRowsBackfill(t *testing.T) {
 	if n := found("audit@example.com"); n != 2 {
 		t.Fatalf("bcc found %d, want 2", n)
 	}
-	if n, err := db.IndexLogRecipients(ctx, 100); err != nil || n != 0 {
+	if n, err := db.Logs().IndexLogRecipients(ctx, 100); err != nil || n != 0 {
 		t.Fatalf("IndexLogRecipients after everything was indexed = %d, %v", n, err)
 	}
 }
