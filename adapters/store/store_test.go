@@ -13,11 +13,11 @@ import (
 )
 
 func TestSQLiteContract(t *testing.T) {
-	storetest.Run(t, testdb.SQLite(t))
+	storetest.Run(t, storetest.SQL(testdb.SQLite(t)))
 }
 
 func TestMySQLContract(t *testing.T) {
-	storetest.Run(t, testdb.MySQL(t))
+	storetest.Run(t, storetest.SQL(testdb.MySQL(t)))
 }
 
 func TestSQLiteCreatesDirectoryAndUsesWAL(t *testing.T) {

@@ -79,7 +79,7 @@ func (s *suite) testSourceRollupsMatchOutcomes(t *testing.T) {
 		}
 		logs = append(logs, l)
 	}
-	if got := claim(t, db, "w1", 12, time.Minute); len(got) != 12 {
+	if got := claim(t, db.Logs(), "w1", 12, time.Minute); len(got) != 12 {
 		t.Fatalf("claimed %d, want 12", len(got))
 	}
 	conn := int64(3)

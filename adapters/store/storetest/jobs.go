@@ -243,7 +243,7 @@ func (s *suite) testOldestQueuedAt(t *testing.T) {
 	}
 	var logs []*core.Log
 	for i := range 3 {
-		logs = append(logs, enqueue(t, db, testMessage(i)))
+		logs = append(logs, enqueue(t, db.Logs(), testMessage(i)))
 	}
 	// A queued log waiting for a retry counts: it is still in the queue.
 	later := &core.Log{Message: testMessage(9), NextAttemptAt: time.Now().Add(time.Hour)}
@@ -277,12 +277,12 @@ func (s *suite) testOldestQueuedAt(t *testing.T) {
 	check("four queued", &w)
 
 	// Claimed (sending), delivered and failed logs are not queued.
-	claimed := claim(t, db, "w", 2, time.Hour)
+	claimed := claim(t, db.Logs(), "w", 2, time.Hour)
 	if len(claimed) != 2 {
 		t.Fatalf("claimed %d, want 2", len(claimed))
 	}
-	finish(t, db, "w", claimed[0], core.StatusDelivered)
-	finish(t, db, "w", claimed[1], core.StatusFailed)
+	finish(t, db.Logs(), "w", claimed[0], core.StatusDelivered)
+	finish(t, db.Logs(), "w", claimed[1], core.StatusFailed)
 	var left []*core.Log
 	for _, l := range all {
 		if l.ID != claimed[0].ID && l.ID != claimed[1].ID {
@@ -292,7 +292,7 @@ func (s *suite) testOldestQueuedAt(t *testing.T) {
 	w = oldest(left)
 	check("two queued", &w)
 
-	rest := claim(t, db, "w", 10, time.Hour) // the due one; `later` waits
+	rest := claim(t, db.Logs(), "w", 10, time.Hour) // the due one; `later` waits
 	if len(rest) != 1 {
 		t.Fatalf("claimed %d, want 1 (the other waits for its retry)", len(rest))
 	}
@@ -309,11 +309,11 @@ func (s *suite) testQueueDepth(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
 	for i := range 6 {
-		enqueue(t, db, testMessage(i))
+		enqueue(t, db.Logs(), testMessage(i))
 	}
-	claimed := claim(t, db, "w1", 3, time.Minute)
-	finish(t, db, "w1", claimed[0], core.StatusDelivered)
-	finish(t, db, "w1", claimed[1], core.StatusFailed)
+	claimed := claim(t, db.Logs(), "w1", 3, time.Minute)
+	finish(t, db.Logs(), "w1", claimed[0], core.StatusDelivered)
+	finish(t, db.Logs(), "w1", claimed[1], core.StatusFailed)
 	want := core.QueueStats{Queued: 3, Sending: 1, Delivered: 1, Failed: 1}
 	if got, err := db.Logs().QueueDepth(ctx); err != nil || got != want {
 		t.Fatalf("QueueDepth = %+v, %v; want %+v", got, err, want)

@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailsvc/mailsvc/adapters/store"
 	"github.com/mailsvc/mailsvc/core"
 )
 
-// logTests are the contract tests of the log store (core.LogStore).
-func (s *suite) logTests() []struct {
+// logContractTests are the contract tests of the log store and queue
+// (core.LogStore, core.LogBodyStore): every implementation passes them.
+func (s *suite) logContractTests() []struct {
 	name string
 	fn   func(t *testing.T)
 } {
@@ -32,12 +32,25 @@ func (s *suite) logTests() []struct {
 		{"QueueStatsAndDelete", s.testQueueStats},
 		{"ResendLogs", s.testResend},
 		{"PurgeInBatches", s.testPurge},
+		{"LogBodies", s.testLogBodies},
+	}
+}
+
+// logTests are the contract tests of package store's log service beyond
+// the log store contract: leases, the address index and roll-ups.
+func (s *suite) logTests() []struct {
+	name string
+	fn   func(t *testing.T)
+} {
+	return []struct {
+		name string
+		fn   func(t *testing.T)
+	}{
 		{"AcquireLease", s.testAcquireLease},
 		{"SearchRecipientsAndWords", s.testSearchRecipientsAndWords},
 		{"OutcomeRollups", s.testOutcomeRollups},
 		{"ImportLogs", s.testImportLogs},
 		{"BridgeRowsBackfill", s.testBridgeRowsBackfill},
-		{"LogBodies", s.testLogBodies},
 	}
 }
 
@@ -50,28 +63,28 @@ func testMessage(i int) core.Message {
 	}
 }
 
-func enqueue(t *testing.T, db *store.DB, msg core.Message) *core.Log {
+func enqueue(t *testing.T, db LogStore, msg core.Message) *core.Log {
 	t.Helper()
 	l := &core.Log{Message: msg, Source: "test"}
-	if err := db.Logs().EnqueueLog(context.Background(), l); err != nil {
+	if err := db.EnqueueLog(context.Background(), l); err != nil {
 		t.Fatalf("EnqueueLog: %v", err)
 	}
 	return l
 }
 
-func claim(t *testing.T, db *store.DB, owner string, n int, lease time.Duration) []*core.Log {
+func claim(t *testing.T, db LogStore, owner string, n int, lease time.Duration) []*core.Log {
 	t.Helper()
-	logs, err := db.Logs().ClaimLogs(context.Background(), owner, n, lease)
+	logs, err := db.ClaimLogs(context.Background(), owner, n, lease)
 	if err != nil {
 		t.Fatalf("ClaimLogs: %v", err)
 	}
 	return logs
 }
 
-func finish(t *testing.T, db *store.DB, owner string, l *core.Log, status string) {
+func finish(t *testing.T, db LogStore, owner string, l *core.Log, status string) {
 	t.Helper()
 	conn := int64(1)
-	n, err := db.Logs().RecordOutcomes(context.Background(), owner, []core.LogOutcome{{
+	n, err := db.RecordOutcomes(context.Background(), owner, []core.LogOutcome{{
 		LogID: l.ID, Status: status, Attempts: 1, PhaseAttempts: 1, SentConnectionID: &conn,
 		History: []core.Attempt{{LogID: l.ID, ConnectionID: conn, At: time.Now(), Outcome: core.OutcomeDelivered}},
 	}})
@@ -82,7 +95,7 @@ func finish(t *testing.T, db *store.DB, owner string, l *core.Log, status string
 
 func (s *suite) testLogRoundTrip(t *testing.T) {
 	ctx := context.Background()
-	db := s.open(t, s.prefix())
+	db := s.logs(t)
 	bin := make([]byte, 256)
 	for i := range bin {
 		bin[i] = byte(i)
@@ -104,13 +117,13 @@ func (s *suite) testLogRoundTrip(t *testing.T) {
 		},
 	}
 	l := &core.Log{Message: msg, Source: "woocommerce", ConnectionID: &conn}
-	if err := db.Logs().EnqueueLog(ctx, l); err != nil {
+	if err := db.EnqueueLog(ctx, l); err != nil {
 		t.Fatal(err)
 	}
 	if l.ID == 0 || l.Status != core.StatusQueued || l.CreatedAt.IsZero() {
 		t.Fatalf("EnqueueLog set ID %d, status %q, created %v", l.ID, l.Status, l.CreatedAt)
 	}
-	got, err := db.Logs().FindLogByID(ctx, l.ID)
+	got, err := db.FindLogByID(ctx, l.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,36 +133,36 @@ func (s *suite) testLogRoundTrip(t *testing.T) {
 	if got.Status != core.StatusQueued || got.Source != "woocommerce" || got.ConnectionID == nil || *got.ConnectionID != 7 || len(got.History) != 0 {
 		t.Fatalf("log = %+v", got)
 	}
-	_, err = db.Logs().FindLogByID(ctx, l.ID+1000)
+	_, err = db.FindLogByID(ctx, l.ID+1000)
 	wantCode(t, err, core.ENOTFOUND)
 
 	bad := &core.Log{Message: msg, Status: core.StatusDelivered}
-	if err := db.Logs().EnqueueLog(ctx, bad); err == nil {
+	if err := db.EnqueueLog(ctx, bad); err == nil {
 		t.Fatal("EnqueueLog accepted a delivered log")
 	}
 }
 
 func (s *suite) testClaimExclusive(t *testing.T) {
-	db := s.open(t, s.prefix())
+	st := s.factory(t)
+	db := st.Logs
 	const total = 120
 	for i := range total {
 		enqueue(t, db, testMessage(i))
 	}
 	// Two claimers on separate handles, as two processes would be.
-	other, err := store.Open(context.Background(), s.dsn, db.Prefix(), testLogger(t))
-	if err != nil {
-		t.Fatal(err)
+	other := db
+	if st.Reopen != nil {
+		other = st.Reopen(t)
 	}
-	defer other.Close()
 	var mu sync.Mutex
 	seen := map[int64]string{}
 	var wg sync.WaitGroup
 	errs := make(chan error, 2)
-	for i, h := range []*store.DB{db, other} {
+	for i, h := range []LogStore{db, other} {
 		owner := fmt.Sprintf("claimer-%d", i)
 		wg.Go(func() {
 			for {
-				logs, err := h.Logs().ClaimLogs(context.Background(), owner, 7, time.Hour)
+				logs, err := h.ClaimLogs(context.Background(), owner, 7, time.Hour)
 				if err != nil {
 					errs <- err
 					return
@@ -183,9 +196,9 @@ func (s *suite) testClaimExclusive(t *testing.T) {
 
 func (s *suite) testClaimSkipsFuture(t *testing.T) {
 	ctx := context.Background()
-	db := s.open(t, s.prefix())
+	db := s.logs(t)
 	future := &core.Log{Message: testMessage(1), NextAttemptAt: time.Now().Add(time.Hour)}
-	if err := db.Logs().EnqueueLog(ctx, future); err != nil {
+	if err := db.EnqueueLog(ctx, future); err != nil {
 		t.Fatal(err)
 	}
 	due := enqueue(t, db, testMessage(2))
@@ -208,7 +221,7 @@ func ids(logs []*core.Log) []int64 {
 
 func (s *suite) testLeaseExpiry(t *testing.T) {
 	ctx := context.Background()
-	db := s.open(t, s.prefix())
+	db := s.logs(t)
 	a := enqueue(t, db, testMessage(1))
 	if got := claim(t, db, "dead", 1, -time.Second); len(got) != 1 || got[0].ID != a.ID {
 		t.Fatalf("claim = %v", ids(got))
@@ -217,7 +230,7 @@ func (s *suite) testLeaseExpiry(t *testing.T) {
 	if got := claim(t, db, "alive", 1, time.Hour); len(got) != 1 || got[0].ID != b.ID {
 		t.Fatalf("claim = %v", ids(got))
 	}
-	n, err := db.Logs().ReleaseExpiredLeases(ctx)
+	n, err := db.ReleaseExpiredLeases(ctx)
 	if err != nil || n != 1 {
 		t.Fatalf("ReleaseExpiredLeases = %d, %v; want 1", n, err)
 	}
@@ -226,18 +239,18 @@ func (s *suite) testLeaseExpiry(t *testing.T) {
 		t.Fatalf("after release claimed %v, want [%d]", ids(got), a.ID)
 	}
 	// The dead owner's late outcome is not applied over the new lease.
-	if n, err := db.Logs().RecordOutcomes(ctx, "dead", []core.LogOutcome{{LogID: a.ID, Status: core.StatusDelivered}}); err != nil || n != 0 {
+	if n, err := db.RecordOutcomes(ctx, "dead", []core.LogOutcome{{LogID: a.ID, Status: core.StatusDelivered}}); err != nil || n != 0 {
 		t.Fatalf("stale RecordOutcomes = %d, %v; want 0 applied", n, err)
 	}
 	// Extending a lease works only for its owner.
-	if n, err := db.Logs().ExtendLeases(ctx, "next", []int64{a.ID, b.ID}, time.Hour); err != nil || n != 1 {
+	if n, err := db.ExtendLeases(ctx, "next", []int64{a.ID, b.ID}, time.Hour); err != nil || n != 1 {
 		t.Fatalf("ExtendLeases = %d, %v; want 1", n, err)
 	}
 }
 
 func (s *suite) testRecordOutcomes(t *testing.T) {
 	ctx := context.Background()
-	db := s.open(t, s.prefix())
+	db := s.logs(t)
 	var logs []*core.Log
 	for i := range 3 {
 		logs = append(logs, enqueue(t, db, testMessage(i)))
@@ -258,13 +271,13 @@ func (s *suite) testRecordOutcomes(t *testing.T) {
 			{LogID: logs[2].ID, ConnectionID: c1, At: at, Outcome: core.OutcomeDelivered},
 		}},
 	}
-	if n, err := db.Logs().RecordOutcomes(ctx, "other", outs); err != nil || n != 0 {
+	if n, err := db.RecordOutcomes(ctx, "other", outs); err != nil || n != 0 {
 		t.Fatalf("RecordOutcomes by a non-owner = %d, %v; want 0", n, err)
 	}
-	if n, err := db.Logs().RecordOutcomes(ctx, "w", outs); err != nil || n != 3 {
+	if n, err := db.RecordOutcomes(ctx, "w", outs); err != nil || n != 3 {
 		t.Fatalf("RecordOutcomes = %d, %v; want 3", n, err)
 	}
-	got, err := db.Logs().FindLogByID(ctx, logs[0].ID)
+	got, err := db.FindLogByID(ctx, logs[0].ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +298,7 @@ func (s *suite) testRecordOutcomes(t *testing.T) {
 	if !reflect.DeepEqual(h, want) {
 		t.Fatalf("attempt = %+v, want %+v", h, want)
 	}
-	retry, err := db.Logs().FindLogByID(ctx, logs[1].ID)
+	retry, err := db.FindLogByID(ctx, logs[1].ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,13 +308,13 @@ func (s *suite) testRecordOutcomes(t *testing.T) {
 	if again := claim(t, db, "w", 10, time.Hour); len(again) != 0 {
 		t.Fatalf("a retry due in an hour was claimed: %v", ids(again))
 	}
-	_, err = db.Logs().FindLogByID(ctx, logs[2].ID)
+	_, err = db.FindLogByID(ctx, logs[2].ID)
 	wantCode(t, err, core.ENOTFOUND)
 }
 
 func (s *suite) testLogSearch(t *testing.T) {
 	ctx := context.Background()
-	db := s.open(t, s.prefix())
+	db := s.logs(t)
 	subjects := []string{"100% sure", "100 percent", "snake_case", "snakeXcase", "bang! yes", "plain"}
 	byID := map[int64]string{}
 	for i, subj := range subjects {
@@ -337,7 +350,7 @@ func (s *suite) testLogSearch(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.search, func(t *testing.T) {
-			logs, total, err := db.Logs().FindLogs(ctx, core.LogFilter{Search: tt.search})
+			logs, total, err := db.FindLogs(ctx, core.LogFilter{Search: tt.search})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -352,14 +365,14 @@ func (s *suite) testLogSearch(t *testing.T) {
 		})
 	}
 	// Paging: newest first, total before paging.
-	page, total, err := db.Logs().FindLogs(ctx, core.LogFilter{Offset: 1, Limit: 2})
+	page, total, err := db.FindLogs(ctx, core.LogFilter{Offset: 1, Limit: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if total != len(subjects) || len(page) != 2 || byID[page[0].ID] != "bang! yes" || byID[page[1].ID] != "snakeXcase" {
 		t.Fatalf("page = %v total %d", ids(page), total)
 	}
-	queued, total, err := db.Logs().FindLogs(ctx, core.LogFilter{Status: core.StatusFailed})
+	queued, total, err := db.FindLogs(ctx, core.LogFilter{Status: core.StatusFailed})
 	if err != nil || total != 0 || len(queued) != 0 {
 		t.Fatalf("failed filter = %v, %d, %v", ids(queued), total, err)
 	}
@@ -367,7 +380,7 @@ func (s *suite) testLogSearch(t *testing.T) {
 
 func (s *suite) testQueueStats(t *testing.T) {
 	ctx := context.Background()
-	db := s.open(t, s.prefix())
+	db := s.logs(t)
 	var logs []*core.Log
 	for i := range 6 {
 		logs = append(logs, enqueue(t, db, testMessage(i)))
@@ -375,21 +388,21 @@ func (s *suite) testQueueStats(t *testing.T) {
 	claimed := claim(t, db, "w", 3, time.Hour)
 	finish(t, db, "w", claimed[0], core.StatusDelivered)
 	finish(t, db, "w", claimed[1], core.StatusFailed)
-	st, err := db.Logs().QueueStats(ctx)
+	st, err := db.QueueStats(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := (core.QueueStats{Queued: 3, Sending: 1, Failed: 1, Delivered: 1}); st != want {
 		t.Fatalf("stats = %+v, want %+v", st, want)
 	}
-	n, err := db.Logs().DeleteLogs(ctx, []int64{logs[4].ID, logs[5].ID, 99999})
+	n, err := db.DeleteLogs(ctx, []int64{logs[4].ID, logs[5].ID, 99999})
 	if err != nil || n != 2 {
 		t.Fatalf("DeleteLogs = %d, %v; want 2", n, err)
 	}
-	if n, err := db.Logs().DeleteLogs(ctx, nil); err != nil || n != 0 {
+	if n, err := db.DeleteLogs(ctx, nil); err != nil || n != 0 {
 		t.Fatalf("DeleteLogs(nil) = %d, %v", n, err)
 	}
-	st, _ = db.Logs().QueueStats(ctx)
+	st, _ = db.QueueStats(ctx)
 	if st.Queued != 1 {
 		t.Fatalf("queued after delete = %d, want 1", st.Queued)
 	}
@@ -397,20 +410,20 @@ func (s *suite) testQueueStats(t *testing.T) {
 
 func (s *suite) testResend(t *testing.T) {
 	ctx := context.Background()
-	db := s.open(t, s.prefix())
+	db := s.logs(t)
 	conn := int64(3)
 	a := &core.Log{Message: testMessage(1), ConnectionID: &conn}
-	if err := db.Logs().EnqueueLog(ctx, a); err != nil {
+	if err := db.EnqueueLog(ctx, a); err != nil {
 		t.Fatal(err)
 	}
 	claim(t, db, "w", 1, time.Hour)
 	finish(t, db, "w", a, core.StatusFailed)
 	b := enqueue(t, db, testMessage(2))
-	n, err := db.Logs().ResendLogs(ctx, []int64{a.ID, b.ID})
+	n, err := db.ResendLogs(ctx, []int64{a.ID, b.ID})
 	if err != nil || n != 1 {
 		t.Fatalf("ResendLogs = %d, %v; want 1 (the queued log is left alone)", n, err)
 	}
-	got, err := db.Logs().FindLogByID(ctx, a.ID)
+	got, err := db.FindLogByID(ctx, a.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -422,14 +435,14 @@ func (s *suite) testResend(t *testing.T) {
 
 func (s *suite) testPurge(t *testing.T) {
 	ctx := context.Background()
-	db := s.open(t, s.prefix())
+	db := s.logs(t)
 	var old []*core.Log
 	for i := range 7 {
 		old = append(old, enqueue(t, db, testMessage(i)))
 	}
 	// An old message still waiting for a retry: never purged.
 	waiting := &core.Log{Message: testMessage(7), NextAttemptAt: time.Now().Add(time.Hour)}
-	if err := db.Logs().EnqueueLog(ctx, waiting); err != nil {
+	if err := db.EnqueueLog(ctx, waiting); err != nil {
 		t.Fatal(err)
 	}
 	old = append(old, waiting)
@@ -448,11 +461,11 @@ func (s *suite) testPurge(t *testing.T) {
 	claim(t, db, "w", 1, time.Hour)
 	finish(t, db, "w", newer, core.StatusDelivered)
 
-	n, err := db.Logs().PurgeLogs(ctx, cut, 3)
+	n, err := db.PurgeLogs(ctx, cut, 3)
 	if err != nil || n != 7 {
 		t.Fatalf("PurgeLogs = %d, %v; want 7", n, err)
 	}
-	logs, total, err := db.Logs().FindLogs(ctx, core.LogFilter{})
+	logs, total, err := db.FindLogs(ctx, core.LogFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -461,7 +474,7 @@ func (s *suite) testPurge(t *testing.T) {
 	if total != 2 || !slices.Equal(got, []int64{old[7].ID, newer.ID}) {
 		t.Fatalf("left after purge %v, want the old queued log %d and the newer %d", got, old[7].ID, newer.ID)
 	}
-	if n, err := db.Logs().PurgeLogs(ctx, cut, 3); err != nil || n != 0 {
+	if n, err := db.PurgeLogs(ctx, cut, 3); err != nil || n != 0 {
 		t.Fatalf("second PurgeLogs = %d, %v", n, err)
 	}
 }

@@ -16,7 +16,7 @@ import (
 // column).
 func (s *suite) testLogBodies(t *testing.T) {
 	ctx := context.Background()
-	db := s.open(t, s.prefix())
+	db := s.logs(t)
 	link := "http://example.test/wp-login.php?action=rp&key=SECRET&login=bob"
 	msg := testMessage(1)
 	msg.Text, msg.HTML = "Reset: "+link, "<p>hi</p>"
@@ -34,10 +34,10 @@ func (s *suite) testLogBodies(t *testing.T) {
 			Body: &core.KeptBody{Mode: core.LogBodyNone, Changed: true, DropAttachments: true}},
 		{LogID: full.ID, Status: core.StatusFailed, Attempts: 1, SentConnectionID: &conn, Body: &core.KeptBody{Mode: core.LogBodyFull}},
 	}
-	if n, err := db.Logs().RecordOutcomes(ctx, "w", outs); err != nil || n != 3 {
+	if n, err := db.RecordOutcomes(ctx, "w", outs); err != nil || n != 3 {
 		t.Fatalf("RecordOutcomes = %d, %v", n, err)
 	}
-	got, err := db.Logs().FindLogByID(ctx, redacted.ID)
+	got, err := db.FindLogByID(ctx, redacted.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,14 +46,14 @@ func (s *suite) testLogBodies(t *testing.T) {
 		len(a) != 1 || a[0].Filename != "a.pdf" || a[0].ContentType != "application/pdf" || a[0].Data != nil || a[0].Size != 5 {
 		t.Fatalf("redacted log = %+v", got)
 	}
-	got, err = db.Logs().FindLogByID(ctx, retried.ID)
+	got, err = db.FindLogByID(ctx, retried.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.Message.Text != msg.Text || got.BodyMode != "" || !got.AttachmentsKept || string(got.Message.Attachments[0].Data) != "12345" {
 		t.Fatalf("a retried log's body changed: %+v", got)
 	}
-	got, err = db.Logs().FindLogByID(ctx, full.ID)
+	got, err = db.FindLogByID(ctx, full.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,10 +61,10 @@ func (s *suite) testLogBodies(t *testing.T) {
 		t.Fatalf("full log = %+v", got)
 	}
 
-	if n, err := db.Logs().ResendLogs(ctx, []int64{redacted.ID, full.ID}); err != nil || n != 1 {
+	if n, err := db.ResendLogs(ctx, []int64{redacted.ID, full.ID}); err != nil || n != 1 {
 		t.Fatalf("ResendLogs = %d, %v; want 1 (the redacted log is not whole)", n, err)
 	}
-	if got, _ := db.Logs().FindLogByID(ctx, full.ID); got.Status != core.StatusQueued || got.BodyMode != "" {
+	if got, _ := db.FindLogByID(ctx, full.ID); got.Status != core.StatusQueued || got.BodyMode != "" {
 		t.Fatalf("resent log = %+v", got)
 	}
 
@@ -73,29 +73,29 @@ func (s *suite) testLogBodies(t *testing.T) {
 	imp := testMessage(4)
 	imp.Attachments = []core.Attachment{{Filename: "b.txt", ContentType: "text/plain", Data: []byte("abc")}}
 	logs := []*core.Log{{Status: core.StatusDelivered, Source: "wpforms", Message: imp, CreatedAt: time.Now().Add(-time.Hour)}}
-	if err := db.Logs().ImportLogs(ctx, logs); err != nil {
+	if err := db.ImportLogs(ctx, logs); err != nil {
 		t.Fatal(err)
 	}
-	last, err := db.Logs().LastLogID(ctx)
+	last, err := db.LastLogID(ctx)
 	if err != nil || last != logs[0].ID {
 		t.Fatalf("LastLogID = %d, %v; want %d", last, err, logs[0].ID)
 	}
-	pending, err := db.Logs().FinalLogsAfter(ctx, 0, 10, true)
+	pending, err := db.FinalLogsAfter(ctx, 0, 10, true)
 	if err != nil || len(pending) != 1 || pending[0].ID != logs[0].ID {
 		t.Fatalf("FinalLogsAfter(pending) = %v, %v; want the imported log only", ids(pending), err)
 	}
-	every, err := db.Logs().FinalLogsAfter(ctx, redacted.ID, 10, false)
+	every, err := db.FinalLogsAfter(ctx, redacted.ID, 10, false)
 	if err != nil || len(every) != 1 {
 		t.Fatalf("FinalLogsAfter(all, after %d) = %v, %v", redacted.ID, ids(every), err)
 	}
-	n, err := db.Logs().KeepLogBodies(ctx, map[int64]*core.KeptBody{
+	n, err := db.KeepLogBodies(ctx, map[int64]*core.KeptBody{
 		logs[0].ID: {Mode: core.LogBodyNone, Changed: true, DropAttachments: true},
 		full.ID:    {Mode: core.LogBodyNone, Changed: true}, // queued again: left alone
 	})
 	if err != nil || n != 1 {
 		t.Fatalf("KeepLogBodies = %d, %v; want 1", n, err)
 	}
-	got, err = db.Logs().FindLogByID(ctx, logs[0].ID)
+	got, err = db.FindLogByID(ctx, logs[0].ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func (s *suite) testLogBodies(t *testing.T) {
 	if got.Message.Text != "" || got.BodyMode != core.LogBodyNone || got.AttachmentsKept || len(a) != 1 || a[0].Data != nil || a[0].Size != 3 {
 		t.Fatalf("backfilled log = %+v", got)
 	}
-	if got, _ := db.Logs().FindLogByID(ctx, full.ID); got.Message.Text != "Hello 3" {
+	if got, _ := db.FindLogByID(ctx, full.ID); got.Message.Text != "Hello 3" {
 		t.Fatal("KeepLogBodies rewrote a queued log")
 	}
 }

@@ -64,7 +64,7 @@ func (s *suite) testNotificationThreshold(t *testing.T) {
 		}
 		logs = append(logs, l)
 	}
-	if got := claim(t, db, "w1", 4, time.Minute); len(got) != 4 {
+	if got := claim(t, db.Logs(), "w1", 4, time.Minute); len(got) != 4 {
 		t.Fatalf("claimed %d, want 4", len(got))
 	}
 	out := func(l *core.Log, status string) core.LogOutcome {
@@ -121,7 +121,7 @@ func (s *suite) testNotificationThreshold(t *testing.T) {
 		t.Fatalf("ResendLogs = %d, %v", n, err)
 	}
 	// (The retry of logs[2] is due too.)
-	if got := claim(t, db, "w2", 3, time.Minute); len(got) != 2 {
+	if got := claim(t, db.Logs(), "w2", 3, time.Minute); len(got) != 2 {
 		t.Fatalf("claimed %d after the resend, want 2", len(got))
 	}
 	record("w2", 2, out(logs[3], core.StatusFailed), out(logs[2], core.StatusDelivered))

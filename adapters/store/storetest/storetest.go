@@ -1,7 +1,10 @@
-// Package storetest is the contract test suite of package store: the same
-// behaviour checked against every dialect. Run it with a DSN of an empty
-// database; each subtest uses its own table prefix, so subtests never see
-// each other's rows.
+// Package storetest is the contract test suite of the store: the same
+// behaviour checked against every implementation. Run takes a Factory
+// that makes fresh, empty stores: package store's over SQLite or MariaDB
+// (SQL gives it), or another implementation of the log store, such as the
+// in-memory one of app/apptest, which runs the log and queue contract.
+// Each subtest gets its own store (package store's: its own table
+// prefix), so subtests never see each other's rows.
 package storetest
 
 import (
@@ -20,10 +23,80 @@ import (
 	"github.com/mailsvc/mailsvc/core"
 )
 
-// Run runs every contract test against the database named by dsn (a DSN
-// as store.Open takes it).
-func Run(t *testing.T, dsn string) {
-	s := &suite{dsn: dsn}
+// LogStore is the log and queue contract every implementation passes:
+// the queue port, the body rewriting port and log imports.
+type LogStore interface {
+	core.LogStore
+	core.LogBodyStore
+	// ImportLogs inserts logs as they are (all or none) and sets their
+	// IDs (store.LogService.ImportLogs).
+	ImportLogs(ctx context.Context, logs []*core.Log) error
+}
+
+// Store is one fresh, empty store under test.
+type Store struct {
+	// Logs is its log store and queue; required.
+	Logs LogStore
+	// Reopen, when set, returns a second handle on the same data, as a
+	// second process would hold (claims must stay exclusive across
+	// handles); nil means the store has one handle.
+	Reopen func(t *testing.T) LogStore
+	// DB is package store's handle, and DSN the database it was opened
+	// on; nil and "" for another implementation. The tests of what only
+	// package store has (opening and migrating, table prefixes, the
+	// other services, the rows written) run only when DB is set.
+	DB  *store.DB
+	DSN string
+}
+
+// Factory returns a fresh, empty store for the test t; whatever it opens
+// is closed when t ends.
+type Factory func(t *testing.T) Store
+
+// SQL returns the Factory of package store over the database named by dsn
+// (a DSN as store.Open takes it): each store gets a table prefix of its
+// own.
+func SQL(dsn string) Factory {
+	var mu sync.Mutex
+	n := 0
+	return func(t *testing.T) Store {
+		t.Helper()
+		mu.Lock()
+		n++
+		prefix := fmt.Sprintf("f%02d_", n)
+		mu.Unlock()
+		db := openDSN(t, dsn, prefix)
+		return Store{
+			Logs:   db.Logs(),
+			Reopen: func(t *testing.T) LogStore { return openDSN(t, dsn, prefix).Logs() },
+			DB:     db,
+			DSN:    dsn,
+		}
+	}
+}
+
+func openDSN(t *testing.T, dsn, prefix string) *store.DB {
+	t.Helper()
+	db, err := store.Open(context.Background(), dsn, prefix, testLogger(t))
+	if err != nil {
+		t.Fatalf("Open(prefix %q): %v", prefix, err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// Run runs the contract tests against the stores f makes: every test for
+// package store's, the log and queue contract for another implementation.
+func Run(t *testing.T, f Factory) {
+	s := &suite{factory: f}
+	if probe := f(t); probe.DB == nil {
+		for _, tt := range s.logContractTests() {
+			t.Run(tt.name, tt.fn)
+		}
+		return
+	} else {
+		s.dsn = probe.DSN
+	}
 	tests := []struct {
 		name string
 		fn   func(t *testing.T)
@@ -41,6 +114,7 @@ func Run(t *testing.T, dsn string) {
 		{"PrefixIsolation", s.testPrefixIsolation},
 		{"ClosedDBReturnsErrors", s.testClosed},
 	}
+	tests = append(tests, s.logContractTests()...)
 	tests = append(tests, s.logTests()...)
 	tests = append(tests, s.connectionStateTests()...)
 	tests = append(tests, s.notificationTests()...)
@@ -61,10 +135,16 @@ func Run(t *testing.T, dsn string) {
 }
 
 type suite struct {
+	factory Factory
+	// dsn is package store's database, for the tests that open it
+	// themselves; "" for another implementation.
 	dsn string
 	mu  sync.Mutex
 	n   int
 }
+
+// logs returns the log store of a fresh store.
+func (s *suite) logs(t *testing.T) LogStore { return s.factory(t).Logs }
 
 // prefix returns a table prefix no other subtest of this run uses.
 func (s *suite) prefix() string {
@@ -76,16 +156,9 @@ func (s *suite) prefix() string {
 
 func (s *suite) open(t *testing.T, prefix string) *store.DB {
 	t.Helper()
-	db, err := store.Open(context.Background(), s.dsn, prefix, testLogger(t))
-	if err != nil {
-		t.Fatalf("Open(prefix %q): %v", prefix, err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return openDSN(t, s.dsn, prefix)
 }
 
-// testLogger sends the store's log lines to the test's output, shown only
-// for failing tests or with -v.
 func testLogger(t *testing.T) *slog.Logger {
 	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
 }

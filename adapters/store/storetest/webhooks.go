@@ -35,8 +35,8 @@ func (s *suite) testRecipientOutcomes(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
 	plain := deliveredWithID(t, db, 1, "pm-plain")
-	l := enqueue(t, db, testMessage(2))
-	claim(t, db, "w", 10, time.Minute)
+	l := enqueue(t, db.Logs(), testMessage(2))
+	claim(t, db.Logs(), "w", 10, time.Minute)
 	conn := int64(1)
 	rs := core.RecipientOutcomes{
 		{Email: "a@example.com", Status: core.RecipientDelivered},
@@ -117,8 +117,8 @@ func (s *suite) testWebhookReplayWindow(t *testing.T) {
 // message id.
 func deliveredWithID(t *testing.T, db *store.DB, i int, pid string) *core.Log {
 	t.Helper()
-	l := enqueue(t, db, testMessage(i))
-	claim(t, db, "w", 10, time.Minute)
+	l := enqueue(t, db.Logs(), testMessage(i))
+	claim(t, db.Logs(), "w", 10, time.Minute)
 	conn := int64(1)
 	n, err := db.Logs().RecordOutcomes(context.Background(), "w", []core.LogOutcome{{
 		LogID: l.ID, Status: core.StatusDelivered, Attempts: 1, PhaseAttempts: 1, SentConnectionID: &conn, ProviderMessageID: pid,
@@ -135,7 +135,7 @@ func (s *suite) testLogEventsMoveLogs(t *testing.T) {
 	db := s.open(t, s.prefix())
 	a := deliveredWithID(t, db, 1, "pm-a")
 	b := deliveredWithID(t, db, 2, "pm-b")
-	queued := enqueue(t, db, testMessage(3))
+	queued := enqueue(t, db.Logs(), testMessage(3))
 
 	ids, err := db.FindLogIDsByProviderMessageIDs(ctx, []string{"pm-a", "pm-b", "pm-unknown", ""})
 	if err != nil || len(ids) != 2 || ids["pm-a"] != a.ID || ids["pm-b"] != b.ID {
