@@ -33,6 +33,7 @@ func (s *suite) logContractTests() []struct {
 		{"ResendLogs", s.testResend},
 		{"PurgeInBatches", s.testPurge},
 		{"LogBodies", s.testLogBodies},
+		{"ImportLogs", s.testImportLogs},
 	}
 }
 
@@ -49,7 +50,6 @@ func (s *suite) logTests() []struct {
 		{"AcquireLease", s.testAcquireLease},
 		{"SearchRecipientsAndWords", s.testSearchRecipientsAndWords},
 		{"OutcomeRollups", s.testOutcomeRollups},
-		{"ImportLogs", s.testImportLogs},
 		{"BridgeRowsBackfill", s.testBridgeRowsBackfill},
 	}
 }

@@ -13,10 +13,10 @@ import (
 )
 
 // importOne imports one log with its own creation time.
-func importOne(t *testing.T, db *store.DB, status string, created time.Time, m core.Message) *core.Log {
+func importOne(t *testing.T, db LogStore, status string, created time.Time, m core.Message) *core.Log {
 	t.Helper()
 	l := &core.Log{Status: status, CreatedAt: created, UpdatedAt: created, Message: m, Source: "import"}
-	if err := db.Logs().ImportLogs(context.Background(), []*core.Log{l}); err != nil {
+	if err := db.ImportLogs(context.Background(), []*core.Log{l}); err != nil {
 		t.Fatalf("ImportLogs: %v", err)
 	}
 	return l
@@ -29,12 +29,12 @@ func (s *suite) testSearchRecipientsAndWords(t *testing.T) {
 	db := s.open(t, s.prefix())
 	day := func(d int) time.Time { return time.Date(2026, 3, d, 9, 0, 0, 0, time.UTC) }
 	from := core.Address{Email: "shop@example.com"}
-	l1 := importOne(t, db, core.StatusDelivered, day(1), core.Message{From: from, To: addr("ann@example.com"), Subject: "Invoice April"})
-	l2 := importOne(t, db, core.StatusFailed, day(2), core.Message{From: from, To: addr("x@example.com"), Cc: addr("ANN@Example.com"), Subject: "Welcome aboard"})
-	l3 := importOne(t, db, core.StatusDelivered, day(3), core.Message{From: from, To: addr("x@example.com"), Bcc: addr("ann@example.com"), Subject: "Invoice May"})
+	l1 := importOne(t, db.Logs(), core.StatusDelivered, day(1), core.Message{From: from, To: addr("ann@example.com"), Subject: "Invoice April"})
+	l2 := importOne(t, db.Logs(), core.StatusFailed, day(2), core.Message{From: from, To: addr("x@example.com"), Cc: addr("ANN@Example.com"), Subject: "Welcome aboard"})
+	l3 := importOne(t, db.Logs(), core.StatusDelivered, day(3), core.Message{From: from, To: addr("x@example.com"), Bcc: addr("ann@example.com"), Subject: "Invoice May"})
 	// Sender and reply-to are not recipients; look-alike addresses differ.
-	l4 := importOne(t, db, core.StatusDelivered, day(4), core.Message{From: core.Address{Email: "ann@example.com"}, ReplyTo: addr("ann@example.com"), To: addr("bob@example.com"), Subject: "Receipt"})
-	importOne(t, db, core.StatusDelivered, day(5), core.Message{From: from, To: []core.Address{{Email: "xann@example.com"}, {Email: "ann@example.co"}}, Subject: "Look-alikes"})
+	l4 := importOne(t, db.Logs(), core.StatusDelivered, day(4), core.Message{From: core.Address{Email: "ann@example.com"}, ReplyTo: addr("ann@example.com"), To: addr("bob@example.com"), Subject: "Receipt"})
+	importOne(t, db.Logs(), core.StatusDelivered, day(5), core.Message{From: from, To: []core.Address{{Email: "xann@example.com"}, {Email: "ann@example.co"}}, Subject: "Look-alikes"})
 	l6 := enqueue(t, db.Logs(), core.Message{From: from, To: []core.Address{{Email: "Ann@Example.COM"}, {Email: "ann@example.com"}}, Subject: "Invoice June"})
 
 	march := func(d int) time.Time { return time.Date(2026, 3, d, 0, 0, 0, 0, time.UTC) }
@@ -201,7 +201,7 @@ func (s *suite) testOutcomeRollups(t *testing.T) {
 
 func (s *suite) testImportLogs(t *testing.T) {
 	ctx := context.Background()
-	db := s.open(t, s.prefix())
+	db := s.logs(t)
 	c1 := int64(1)
 	at := func(h, m int) time.Time { return time.Date(2026, 3, 1, h, m, 0, 0, time.UTC) }
 	d1, d2 := at(10, 7), at(10, 14)
@@ -214,7 +214,7 @@ func (s *suite) testImportLogs(t *testing.T) {
 		{Status: core.StatusFailed, CreatedAt: at(10, 1), UpdatedAt: at(10, 20), LastError: "550 no such user",
 			Message: core.Message{From: core.Address{Email: "s@example.com"}, Cc: addr("old3@example.com"), Subject: "Archived bounce"}},
 	}
-	if err := db.Logs().ImportLogs(ctx, batch); err != nil {
+	if err := db.ImportLogs(ctx, batch); err != nil {
 		t.Fatal(err)
 	}
 	for _, l := range batch {
@@ -222,7 +222,7 @@ func (s *suite) testImportLogs(t *testing.T) {
 			t.Fatal("ImportLogs set no ID")
 		}
 	}
-	got, err := db.Logs().FindLogByID(ctx, batch[0].ID)
+	got, err := db.FindLogByID(ctx, batch[0].ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func (s *suite) testImportLogs(t *testing.T) {
 		got.Source != "" || len(got.History) != 1 || got.History[0].LogID != batch[0].ID || got.Message.Text != "body" {
 		t.Fatalf("imported log %+v", got)
 	}
-	bs, err := db.Logs().OutcomeBuckets(ctx, at(10, 0), at(10, 30))
+	bs, err := db.OutcomeBuckets(ctx, at(10, 0), at(10, 30))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,11 +241,11 @@ func (s *suite) testImportLogs(t *testing.T) {
 	if fmt.Sprint(bs) != fmt.Sprint(want) {
 		t.Fatalf("buckets %+v, want %+v", bs, want)
 	}
-	if bs, err := db.Logs().OutcomeBuckets(ctx, at(10, 15), at(10, 30)); err != nil || len(bs) != 1 || bs[0].Status != core.StatusFailed {
+	if bs, err := db.OutcomeBuckets(ctx, at(10, 15), at(10, 30)); err != nil || len(bs) != 1 || bs[0].Status != core.StatusFailed {
 		t.Fatalf("[10:15, 10:30) = %+v, %v", bs, err)
 	}
 	for search, want := range map[string]int64{"OLD3@example.com": batch[2].ID, "newsletter": batch[0].ID} {
-		if found, _, err := db.Logs().FindLogs(ctx, core.LogFilter{Search: search}); err != nil || len(found) != 1 || found[0].ID != want {
+		if found, _, err := db.FindLogs(ctx, core.LogFilter{Search: search}); err != nil || len(found) != 1 || found[0].ID != want {
 			t.Fatalf("search %q = %v (%v), want [%d]", search, ids(found), err, want)
 		}
 	}
@@ -254,8 +254,8 @@ func (s *suite) testImportLogs(t *testing.T) {
 		{Status: core.StatusDelivered, Message: core.Message{Subject: "fine"}},
 		{Status: core.StatusQueued, Message: core.Message{Subject: "would be sent"}},
 	}
-	wantCode(t, db.Logs().ImportLogs(ctx, bad), core.EINVALID)
-	if _, total, err := db.Logs().FindLogs(ctx, core.LogFilter{}); err != nil || total != 3 {
+	wantCode(t, db.ImportLogs(ctx, bad), core.EINVALID)
+	if _, total, err := db.FindLogs(ctx, core.LogFilter{}); err != nil || total != 3 {
 		t.Fatalf("%d logs after a refused import (%v), want 3", total, err)
 	}
 }

@@ -24,13 +24,17 @@ import (
 )
 
 // LogStore is the log and queue contract every implementation passes:
-// the queue port, the body rewriting port and log imports.
+// the queue port, the body rewriting port, log imports and the outcome
+// roll-ups they grow.
 type LogStore interface {
 	core.LogStore
 	core.LogBodyStore
 	// ImportLogs inserts logs as they are (all or none) and sets their
 	// IDs (store.LogService.ImportLogs).
 	ImportLogs(ctx context.Context, logs []*core.Log) error
+	// OutcomeBuckets returns the outcome roll-ups of [from, to)
+	// (store.LogService.OutcomeBuckets).
+	OutcomeBuckets(ctx context.Context, from, to time.Time) ([]core.OutcomeBucket, error)
 }
 
 // Store is one fresh, empty store under test.
