@@ -1,5 +1,5 @@
-// Package store persists mailsvc's state with gorm in MySQL/MariaDB (the
-// WordPress site's own database) or in an embedded SQLite file.
+// Package store persists mailsvc's state in MySQL/MariaDB (the WordPress
+// site's own database) or in an embedded SQLite file.
 //
 // Every table is named {prefix}mailsvc_<name>, where prefix is the site's
 // table prefix (default "wp_"), so the store can live beside wp_options
@@ -7,8 +7,24 @@
 // is created and changed by the versioned migrations in migrate.go, never
 // by gorm's AutoMigrate.
 //
-// DB implements core.ConnectionStore and core.SettingsStore. All methods
-// are safe for concurrent use; after Close they return errors.
+// DB is the handle: it opens, migrates and closes the database, tells its
+// dialect, expands {prefix} table names and runs transactions. The reads
+// and writes are services, one per concept, each implementing its port in
+// core and sharing the handle (services.go): LogService (core.LogStore,
+// core.LogBodyStore), ConnectionService, SettingsService, JobService,
+// NotificationService, OAuthService, AlertHistoryService, CaptureService,
+// EmailControlService, HostHookService, PrivacyService, SiteService and
+// LeaseService. Services taken from the DB that InTransaction hands over
+// run in its transaction.
+//
+// gorm models the rows that are plain records edited one at a time:
+// connections, settings, notification channels and the OAuth refresh
+// history. The queue (enqueue, claim, outcomes), the log search, the
+// roll-ups and the other range reads are hand-tuned database/sql, for
+// their locking (FOR UPDATE SKIP LOCKED), batching and index use; their
+// row loops go through eachRow.
+//
+// All methods are safe for concurrent use; after Close they return errors.
 package store
 
 import (

@@ -42,22 +42,18 @@ func (db *EmailControlService) EmailControlCounts(ctx context.Context, from, to 
 		args = append(args, to)
 	}
 	stmt += ` GROUP BY kind`
-	rows, err := db.sqlDB.QueryContext(ctx, db.expand(stmt), args...)
-	if err != nil {
-		return nil, fmt.Errorf("read email control counts: %w", err)
-	}
-	defer rows.Close()
 	out := map[string]int64{}
-	for rows.Next() {
+	err := eachRow(ctx, db.sqlDB, "read email control counts", db.expand(stmt), args, func(r rowScanner) error {
 		var kind string
 		var n int64
-		if err := rows.Scan(&kind, &n); err != nil {
-			return nil, fmt.Errorf("read email control counts: %w", err)
+		if err := r.Scan(&kind, &n); err != nil {
+			return err
 		}
 		out[kind] = n
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read email control counts: %w", err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -99,26 +99,22 @@ func (db *LogService) OutcomeBuckets(ctx context.Context, from, to time.Time) ([
 	if site := core.SiteScope(ctx); site > 0 {
 		return db.siteOutcomeBuckets(ctx, site, from, to)
 	}
-	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT bucket_start, connection_id, status, SUM(messages)
+	out := []core.OutcomeBucket{}
+	err := eachRow(ctx, db.sqlDB, "outcome buckets", db.expand(`SELECT bucket_start, connection_id, status, SUM(messages)
 		FROM {prefix}mailsvc_outcome_buckets WHERE bucket_start >= ? AND bucket_start < ?
 		GROUP BY bucket_start, connection_id, status
 		ORDER BY bucket_start, connection_id, status`),
-		from.UTC().Truncate(time.Microsecond), to.UTC().Truncate(time.Microsecond))
+		[]any{from.UTC().Truncate(time.Microsecond), to.UTC().Truncate(time.Microsecond)}, func(r rowScanner) error {
+			var b core.OutcomeBucket
+			if err := r.Scan(&b.Start, &b.ConnectionID, &b.Status, &b.Count); err != nil {
+				return err
+			}
+			b.Start = b.Start.UTC()
+			out = append(out, b)
+			return nil
+		})
 	if err != nil {
-		return nil, fmt.Errorf("outcome buckets: %w", err)
-	}
-	defer rows.Close()
-	out := []core.OutcomeBucket{}
-	for rows.Next() {
-		var b core.OutcomeBucket
-		if err := rows.Scan(&b.Start, &b.ConnectionID, &b.Status, &b.Count); err != nil {
-			return nil, fmt.Errorf("scan outcome bucket: %w", err)
-		}
-		b.Start = b.Start.UTC()
-		out = append(out, b)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("outcome buckets: %w", err)
+		return nil, err
 	}
 	return out, nil
 }

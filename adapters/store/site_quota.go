@@ -108,41 +108,40 @@ func (db *SiteService) MarkQuotaAlert(ctx context.Context, site int64, period st
 
 // SiteQuotaUsage implements core.SiteQuotaStore.
 func (db *SiteService) SiteQuotaUsage(ctx context.Context, period string) (map[int64]int64, error) {
-	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT site_id, used FROM {prefix}mailsvc_site_quota_usage WHERE period = ?`), period)
-	if err != nil {
-		return nil, fmt.Errorf("read quota usage: %w", err)
-	}
-	defer rows.Close()
 	out := map[int64]int64{}
-	for rows.Next() {
-		var site, used int64
-		if err := rows.Scan(&site, &used); err != nil {
-			return nil, fmt.Errorf("read quota usage: %w", err)
-		}
-		out[site] = used
+	err := eachRow(ctx, db.sqlDB, "read quota usage", db.expand(`SELECT site_id, used FROM {prefix}mailsvc_site_quota_usage WHERE period = ?`),
+		[]any{period}, func(r rowScanner) error {
+			var site, used int64
+			if err := r.Scan(&site, &used); err != nil {
+				return err
+			}
+			out[site] = used
+			return nil
+		})
+	if err != nil {
+		return nil, err
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // SiteLogCounts counts each site's logs created since from, and the
 // failed ones among them, by the (site_id, created_at) index.
 func (db *SiteService) SiteLogCounts(ctx context.Context, from time.Time) (map[int64]core.SiteLogCount, error) {
-	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT site_id, COUNT(*), SUM(CASE WHEN status = ? THEN 1 ELSE 0 END)
-		FROM {prefix}mailsvc_logs WHERE created_at >= ? GROUP BY site_id`), core.StatusFailed, from)
-	if err != nil {
-		return nil, fmt.Errorf("count logs by site: %w", err)
-	}
-	defer rows.Close()
 	out := map[int64]core.SiteLogCount{}
-	for rows.Next() {
+	err := eachRow(ctx, db.sqlDB, "count logs by site", db.expand(`SELECT site_id, COUNT(*), SUM(CASE WHEN status = ? THEN 1 ELSE 0 END)
+		FROM {prefix}mailsvc_logs WHERE created_at >= ? GROUP BY site_id`), []any{core.StatusFailed, from}, func(r rowScanner) error {
 		var site int64
 		var c core.SiteLogCount
 		var failed sql.NullInt64
-		if err := rows.Scan(&site, &c.Total, &failed); err != nil {
-			return nil, fmt.Errorf("count logs by site: %w", err)
+		if err := r.Scan(&site, &c.Total, &failed); err != nil {
+			return err
 		}
 		c.Failed = failed.Int64
 		out[site] = c
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return out, rows.Err()
+	return out, nil
 }
