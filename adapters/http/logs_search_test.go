@@ -21,7 +21,7 @@ func TestLogSearchPartialHeader(t *testing.T) {
 	ctx := context.Background()
 	old := &core.Log{Status: core.StatusDelivered, CreatedAt: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC), Message: core.Message{
 		From: core.Address{Email: "shop@example.com"}, To: []core.Address{{Email: "ann@acme.com"}}, Subject: "Old invoice"}}
-	if err := db.ImportLogs(ctx, []*core.Log{old}); err != nil {
+	if err := db.Logs().ImportLogs(ctx, []*core.Log{old}); err != nil {
 		t.Fatal(err)
 	}
 	// As schema 19 finds a log written before it: not in the dictionary,
@@ -37,7 +37,7 @@ func TestLogSearchPartialHeader(t *testing.T) {
 	}
 	fresh := &core.Log{Status: core.StatusDelivered, CreatedAt: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC), Message: core.Message{
 		From: core.Address{Email: "shop@example.com"}, To: []core.Address{{Email: "bob@acme.com"}}, Subject: "New invoice"}}
-	if err := db.ImportLogs(ctx, []*core.Log{fresh}); err != nil {
+	if err := db.Logs().ImportLogs(ctx, []*core.Log{fresh}); err != nil {
 		t.Fatal(err)
 	}
 	search := func(t *testing.T, term string) (string, int) {
@@ -71,7 +71,7 @@ func TestLogSearchPartialHeader(t *testing.T) {
 			t.Errorf("before the backfill, %q: partial %q, %d logs; want %q, %d", tt.term, partial, n, tt.partial, tt.before)
 		}
 	}
-	if _, err := db.RunSearchIndex(ctx); err != nil {
+	if _, err := db.Logs().RunSearchIndex(ctx); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range tests {

@@ -64,7 +64,7 @@ func onlyIndexableWords(term string) bool {
 // logConditions returns the WHERE clause (with its leading " WHERE ", or
 // "") and arguments selecting the logs f matches, but for a subject search
 // on MySQL (see subjectConditions).
-func (db *DB) logConditions(f core.LogFilter) (string, []any) {
+func (db *handle) logConditions(f core.LogFilter) (string, []any) {
 	var where []string
 	var args []any
 	if f.SiteID > 0 {
@@ -135,7 +135,7 @@ func (db *DB) logConditions(f core.LogFilter) (string, []any) {
 // findLogsBySubject; FTS5 on SQLite), status and dates through the
 // (status, created_at) and (created_at) indexes, newest first. With
 // f.CountUpTo > 0 the count stops at CountUpTo+1 rows.
-func (db *DB) FindLogs(ctx context.Context, f core.LogFilter) ([]*core.Log, int, error) {
+func (db *LogService) FindLogs(ctx context.Context, f core.LogFilter) ([]*core.Log, int, error) {
 	if s := core.SiteScope(ctx); s > 0 {
 		f.SiteID = s // a site's scope wins over any filter asked for
 	}
@@ -189,7 +189,7 @@ func pageLimit(f core.LogFilter) int {
 // subjectConditions returns the WHERE clause (with its leading " WHERE ")
 // and arguments selecting, in the subjects side table s, the logs f
 // matches when f searches the subject for term (MySQL only).
-func (db *DB) subjectConditions(f core.LogFilter, term string) (string, []any) {
+func (db *handle) subjectConditions(f core.LogFilter, term string) (string, []any) {
 	var where []string
 	var args []any
 	if words := searchWords(term); len(words) > 0 {
@@ -231,7 +231,7 @@ func (db *DB) subjectConditions(f core.LogFilter, term string) (string, []any) {
 // subject), which stays in the buffer pool where the logs table with its
 // bodies does not: sorting a word's hundreds of matches by date reads no
 // logs row. Only the page's logs are then read from the logs table.
-func (db *DB) findLogsBySubject(ctx context.Context, f core.LogFilter, term string) ([]*core.Log, int, error) {
+func (db *handle) findLogsBySubject(ctx context.Context, f core.LogFilter, term string) ([]*core.Log, int, error) {
 	cond, args := db.subjectConditions(f, term)
 	count := `SELECT COUNT(*) FROM {prefix}mailsvc_log_subjects s` + cond
 	countArgs := args

@@ -94,7 +94,7 @@ func searchedEmails(rows []recipientRow) []string {
 }
 
 // insertIgnore is the dialect's INSERT that skips rows already present.
-func (db *DB) insertIgnore() string {
+func (db *handle) insertIgnore() string {
 	if db.dialect == DialectSQLite {
 		return "INSERT OR IGNORE INTO"
 	}
@@ -103,7 +103,7 @@ func (db *DB) insertIgnore() string {
 
 // insertSearchAddresses enters emails in the dictionary (without their
 // pieces when withGrams is false: the background adds them), in tx.
-func (db *DB) insertSearchAddresses(ctx context.Context, tx *sql.Tx, emails []string, withGrams bool) error {
+func (db *handle) insertSearchAddresses(ctx context.Context, tx *sql.Tx, emails []string, withGrams bool) error {
 	const chunk = 300
 	done := 0
 	if withGrams {
@@ -139,7 +139,7 @@ func (db *DB) insertSearchAddresses(ctx context.Context, tx *sql.Tx, emails []st
 }
 
 // insertGrams writes the pieces of the local parts of emails, in tx.
-func (db *DB) insertGrams(ctx context.Context, tx *sql.Tx, emails []string) error {
+func (db *handle) insertGrams(ctx context.Context, tx *sql.Tx, emails []string) error {
 	type row struct{ gram, email string }
 	var rows []row
 	for _, e := range emails {
@@ -171,7 +171,7 @@ func (db *DB) insertGrams(ctx context.Context, tx *sql.Tx, emails []string) erro
 
 // forgetUnusedAddresses removes from the dictionary those of emails that no
 // log names as a recipient any more, with their pieces, in q.
-func (db *DB) forgetUnusedAddresses(ctx context.Context, q execer, emails []string) error {
+func (db *handle) forgetUnusedAddresses(ctx context.Context, q execer, emails []string) error {
 	if len(emails) == 0 {
 		return nil
 	}
@@ -200,7 +200,7 @@ func stringList(values []string) (string, []any) {
 // requestAddressSweep asks the background for a pass over the dictionary
 // that removes the addresses no log names any more (after logs were
 // deleted).
-func (db *DB) requestAddressSweep(ctx context.Context) {
+func (db *handle) requestAddressSweep(ctx context.Context) {
 	if _, err := db.sqlDB.ExecContext(ctx, db.expand(`UPDATE {prefix}mailsvc_search_progress
 		SET target = target + 1 WHERE name = ?`), progressSweep); err != nil && ctx.Err() == nil {
 		db.logger.Warn("request a sweep of the search addresses", "err", err)
@@ -220,7 +220,7 @@ const searchBackfillBatch = 2000
 // to run from any number of processes. The store runs it whenever a claim
 // finds the queue empty, and the service's scheduler runs it every minute
 // until it returns 0 (RunSearchIndex).
-func (db *DB) IndexSearchAddresses(ctx context.Context) (int, error) {
+func (db *LogService) IndexSearchAddresses(ctx context.Context) (int, error) {
 	n, err := db.backfillSearchAddresses(ctx)
 	if err != nil || n > 0 {
 		return n, err
@@ -234,7 +234,7 @@ func (db *DB) IndexSearchAddresses(ctx context.Context) (int, error) {
 // RunSearchIndex runs IndexSearchAddresses until it has nothing left to do
 // or ctx ends (not an error: the next run goes on from there), and
 // returns the rows it handled.
-func (db *DB) RunSearchIndex(ctx context.Context) (int, error) {
+func (db *LogService) RunSearchIndex(ctx context.Context) (int, error) {
 	total := 0
 	for ctx.Err() == nil {
 		n, err := db.IndexSearchAddresses(ctx)
@@ -251,7 +251,7 @@ func (db *DB) RunSearchIndex(ctx context.Context) (int, error) {
 
 // lockProgress reads (and on MySQL locks, skipping a row another
 // transaction holds: ok false) a progress row in tx.
-func (db *DB) lockProgress(ctx context.Context, tx *sql.Tx, name string) (done, target, passTarget int64, cursor string, ok bool, err error) {
+func (db *handle) lockProgress(ctx context.Context, tx *sql.Tx, name string) (done, target, passTarget int64, cursor string, ok bool, err error) {
 	q := `SELECT done_up_to, target, pass_target, cursor_email FROM {prefix}mailsvc_search_progress WHERE name = ?`
 	if db.dialect == DialectMySQL {
 		q += " FOR UPDATE SKIP LOCKED"
@@ -269,7 +269,7 @@ func (db *DB) lockProgress(ctx context.Context, tx *sql.Tx, name string) (done, 
 // backfillSearchAddresses enters the addresses of the next batch of logs
 // from before the dictionary and returns how many addresses it entered
 // (at least 1 while the backfill is not done).
-func (db *DB) backfillSearchAddresses(ctx context.Context) (int, error) {
+func (db *handle) backfillSearchAddresses(ctx context.Context) (int, error) {
 	var pending int64
 	if err := db.sqlDB.QueryRowContext(ctx, db.expand(`SELECT target - done_up_to FROM {prefix}mailsvc_search_progress WHERE name = ?`),
 		progressAddresses).Scan(&pending); err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -310,7 +310,7 @@ func (db *DB) backfillSearchAddresses(ctx context.Context) (int, error) {
 
 // fillGrams writes the pieces of up to limit addresses entered without
 // them and returns how many it did.
-func (db *DB) fillGrams(ctx context.Context, limit int) (int, error) {
+func (db *handle) fillGrams(ctx context.Context, limit int) (int, error) {
 	var one int
 	err := db.sqlDB.QueryRowContext(ctx, db.expand(`SELECT 1 FROM {prefix}mailsvc_search_addresses WHERE grams_done = 0 LIMIT 1`)).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -348,7 +348,7 @@ func (db *DB) fillGrams(ctx context.Context, limit int) (int, error) {
 // sweepSearchAddresses does one step of a requested sweep: the next limit
 // addresses (by address) that no log names any more are removed. It
 // returns how many addresses it looked at.
-func (db *DB) sweepSearchAddresses(ctx context.Context, limit int) (int, error) {
+func (db *handle) sweepSearchAddresses(ctx context.Context, limit int) (int, error) {
 	var requested int64
 	if err := db.sqlDB.QueryRowContext(ctx, db.expand(`SELECT target - done_up_to FROM {prefix}mailsvc_search_progress WHERE name = ?`),
 		progressSweep).Scan(&requested); err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -397,7 +397,7 @@ func (db *DB) sweepSearchAddresses(ctx context.Context, limit int) (int, error) 
 // fragment may miss logs: the logs from before the dictionary are not all
 // entered yet, or logs queued by the WordPress bridge are not indexed yet
 // (the search indexes up to 1,000 of them first).
-func (db *DB) SearchIndexPartial(ctx context.Context) (bool, error) {
+func (db *LogService) SearchIndexPartial(ctx context.Context) (bool, error) {
 	var pending int64
 	err := db.sqlDB.QueryRowContext(ctx, db.expand(`SELECT target - done_up_to FROM {prefix}mailsvc_search_progress WHERE name = ?`),
 		progressAddresses).Scan(&pending)

@@ -26,12 +26,12 @@ const (
 // logs a search by address part resolves up front before it reads the
 // logs newest first instead (narrowAddresses, narrowLogs). Tests use it to
 // run both ways over a few rows; call it before any search.
-func (db *DB) SetSearchNarrowLimits(addresses, logs int) {
+func (db *LogService) SetSearchNarrowLimits(addresses, logs int) {
 	db.searchLimits = &[2]int{addresses, logs}
 }
 
 // narrowLimits returns the addresses and logs limits in force.
-func (db *DB) narrowLimits() (int, int) {
+func (db *handle) narrowLimits() (int, int) {
 	if db.searchLimits != nil {
 		return db.searchLimits[0], db.searchLimits[1]
 	}
@@ -48,7 +48,7 @@ type logAt struct {
 // domain, prefix or fragment (core.ParseLogSearch), and the subject words
 // when the term has them: each side yields its matches newest first (at
 // most the page's end or the capped count), and the two are merged.
-func (db *DB) findLogsByAddressPart(ctx context.Context, f core.LogFilter, s core.LogSearch) ([]*core.Log, int, error) {
+func (db *LogService) findLogsByAddressPart(ctx context.Context, f core.LogFilter, s core.LogSearch) ([]*core.Log, int, error) {
 	// Logs queued by the bridge since the last claim enter the addresses
 	// table (and the dictionary) first, as for a word search.
 	if _, err := db.IndexLogRecipients(ctx, 1000); err != nil {
@@ -120,7 +120,7 @@ func (db *DB) findLogsByAddressPart(ctx context.Context, f core.LogFilter, s cor
 
 // queryLogAts runs q (ids and creation times, in list order) with a LIMIT
 // of need when need > 0.
-func (db *DB) queryLogAts(ctx context.Context, q string, need int, args ...any) ([]logAt, error) {
+func (db *handle) queryLogAts(ctx context.Context, q string, need int, args ...any) ([]logAt, error) {
 	if need > 0 {
 		q += " LIMIT ?"
 		args = append(args, need)
@@ -144,7 +144,7 @@ func (db *DB) queryLogAts(ctx context.Context, q string, need int, args ...any) 
 
 // subjectMatches returns the logs f's filters and the subject words of
 // term match, newest first, at most need (0: all).
-func (db *DB) subjectMatches(ctx context.Context, f core.LogFilter, term string, need int) ([]logAt, error) {
+func (db *handle) subjectMatches(ctx context.Context, f core.LogFilter, term string, need int) ([]logAt, error) {
 	if db.dialect == DialectMySQL {
 		cond, args := db.subjectConditions(f, term)
 		return db.queryLogAts(ctx, `SELECT s.log_id, s.created_at FROM {prefix}mailsvc_log_subjects s`+cond+
@@ -188,7 +188,7 @@ func mergeLogAts(a, b []logAt) []logAt {
 // check of each log's recipients rows. atLeast is how many logs match
 // (without filters) as far as the dictionary side counted them: exact for
 // the ids, else at least that many (counted up to need).
-func (db *DB) addressPartCondition(ctx context.Context, s core.LogSearch, need int) (cond string, args []any, atLeast int, err error) {
+func (db *handle) addressPartCondition(ctx context.Context, s core.LogSearch, need int) (cond string, args []any, atLeast int, err error) {
 	_, maxLogs := db.narrowLimits()
 	emails, narrow, err := db.dictionaryAddresses(ctx, s)
 	if err != nil {
@@ -246,7 +246,7 @@ func (db *DB) addressPartCondition(ctx context.Context, s core.LogSearch, need i
 // dictionaryAddresses returns the dictionary's addresses s matches, and
 // narrow false when there are more than narrowAddresses (then only the
 // first of them, by part, are returned).
-func (db *DB) dictionaryAddresses(ctx context.Context, s core.LogSearch) ([]string, bool, error) {
+func (db *handle) dictionaryAddresses(ctx context.Context, s core.LogSearch) ([]string, bool, error) {
 	maxAddresses, _ := db.narrowLimits()
 	var all []string
 	add := func(q string, args ...any) error {
@@ -299,7 +299,7 @@ const gramSample = 2000
 // gramSample; of equals, the last) is read first and the others are looked up for each of its
 // addresses (on MySQL in that order, STRAIGHT_JOIN), so that a common
 // piece ("use" of every user…@) is never read whole.
-func (db *DB) fragmentQuery(ctx context.Context, fragment string) (string, []any, error) {
+func (db *handle) fragmentQuery(ctx context.Context, fragment string) (string, []any, error) {
 	gs := grams(fragment)
 	if len(gs) > 4 {
 		gs = []string{gs[0], gs[len(gs)/3], gs[2*len(gs)/3], gs[len(gs)-1]}

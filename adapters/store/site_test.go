@@ -34,7 +34,7 @@ func TestSiteScopedLogs(t *testing.T) {
 			for i, site := range []int64{0, 2, 2, 3, 1} {
 				l := &core.Log{SiteID: site, Message: core.Message{From: core.Address{Email: "a@example.com"},
 					To: []core.Address{{Email: fmt.Sprintf("b%d@example.com", i)}}, Subject: "s", Text: "t"}}
-				if err := db.EnqueueLog(ctx, l); err != nil {
+				if err := db.Logs().EnqueueLog(ctx, l); err != nil {
 					t.Fatal(err)
 				}
 				if site == 0 {
@@ -47,7 +47,7 @@ func TestSiteScopedLogs(t *testing.T) {
 			}
 			for site, want := range map[int64]int{0: 5, 1: 2, 2: 2, 3: 1, 4: 0} {
 				sctx := core.WithSiteScope(ctx, site)
-				logs, total, err := db.FindLogs(sctx, core.LogFilter{})
+				logs, total, err := db.Logs().FindLogs(sctx, core.LogFilter{})
 				if err != nil || total != want || len(logs) != want {
 					t.Fatalf("site %d: %d logs (total %d), %v; want %d", site, len(logs), total, err, want)
 				}
@@ -56,13 +56,13 @@ func TestSiteScopedLogs(t *testing.T) {
 						t.Fatalf("site %d sees log %d of site %d", site, l.ID, l.SiteID)
 					}
 				}
-				st, err := db.QueueStats(sctx)
+				st, err := db.Logs().QueueStats(sctx)
 				if err != nil || st.Queued != want {
 					t.Fatalf("site %d: stats %+v, %v", site, st, err)
 				}
 			}
 			// A search by a part of an address stays in the scope too.
-			if _, err := db.RunSearchIndex(ctx); err != nil {
+			if _, err := db.Logs().RunSearchIndex(ctx); err != nil {
 				t.Fatal(err)
 			}
 			for _, term := range []string{"@example.com", "example.com", "b1@"} {
@@ -70,7 +70,7 @@ func TestSiteScopedLogs(t *testing.T) {
 					if term == "b1@" {
 						want = map[int64]int{0: 1, 2: 1}[site]
 					}
-					logs, total, err := db.FindLogs(core.WithSiteScope(ctx, site), core.LogFilter{Search: term, CountUpTo: 100})
+					logs, total, err := db.Logs().FindLogs(core.WithSiteScope(ctx, site), core.LogFilter{Search: term, CountUpTo: 100})
 					if err != nil || total != want || len(logs) != want {
 						t.Fatalf("search %q in site %d: %d logs (total %d), %v; want %d", term, site, len(logs), total, err, want)
 					}
@@ -82,21 +82,21 @@ func TestSiteScopedLogs(t *testing.T) {
 				}
 			}
 			// A filter cannot widen a scope.
-			if logs, _, _ := db.FindLogs(core.WithSiteScope(ctx, 3), core.LogFilter{SiteID: 2}); len(logs) != 1 || logs[0].SiteID != 3 {
+			if logs, _, _ := db.Logs().FindLogs(core.WithSiteScope(ctx, 3), core.LogFilter{SiteID: 2}); len(logs) != 1 || logs[0].SiteID != 3 {
 				t.Fatalf("scope 3 with filter 2: %+v", logs)
 			}
 			site2 := core.WithSiteScope(ctx, 2)
 			other := ids[3][0]
-			if _, err := db.FindLogByID(site2, other); core.ErrorCode(err) != core.ENOTFOUND {
+			if _, err := db.Logs().FindLogByID(site2, other); core.ErrorCode(err) != core.ENOTFOUND {
 				t.Fatalf("site 2 reads site 3's log: %v", err)
 			}
-			if l, err := db.FindLogByID(site2, ids[2][0]); err != nil || l.SiteID != 2 {
+			if l, err := db.Logs().FindLogByID(site2, ids[2][0]); err != nil || l.SiteID != 2 {
 				t.Fatalf("site 2 reads its log: %+v, %v", l, err)
 			}
-			if n, err := db.DeleteLogs(site2, []int64{other}); err != nil || n != 0 {
+			if n, err := db.Logs().DeleteLogs(site2, []int64{other}); err != nil || n != 0 {
 				t.Fatalf("site 2 deletes site 3's log: %d, %v", n, err)
 			}
-			if l, err := db.FindLogByID(ctx, other); err != nil || l.SiteID != 3 {
+			if l, err := db.Logs().FindLogByID(ctx, other); err != nil || l.SiteID != 3 {
 				t.Fatalf("site 3's log: %+v, %v", l, err)
 			}
 		})
@@ -127,7 +127,7 @@ func TestSiteQuotaReservations(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					r, err := db.ReserveSiteQuota(ctx, 3, "2026-11-27", "2026-11", 5, 100)
+					r, err := db.Sites().ReserveSiteQuota(ctx, 3, "2026-11-27", "2026-11", 5, 100)
 					mu.Lock()
 					defer mu.Unlock()
 					if err != nil {
@@ -145,28 +145,28 @@ func TestSiteQuotaReservations(t *testing.T) {
 			if ok != 5 || full != 15 {
 				t.Fatalf("reserved %d, refused %d; want 5 and 15", ok, full)
 			}
-			r, err := db.ReserveSiteQuota(ctx, 2, "2026-11-27", "2026-11", 0, 0)
+			r, err := db.Sites().ReserveSiteQuota(ctx, 2, "2026-11-27", "2026-11", 0, 0)
 			if err != nil || !r.OK || r.DayUsed != 1 || r.MonthUsed != 1 {
 				t.Fatalf("site 2: %+v, %v", r, err)
 			}
 			// The month's limit refuses too, and counts nothing.
-			if r, err := db.ReserveSiteQuota(ctx, 2, "2026-11-28", "2026-11", 0, 1); err != nil || r.OK || !r.MonthFull || r.DayUsed != 0 {
+			if r, err := db.Sites().ReserveSiteQuota(ctx, 2, "2026-11-28", "2026-11", 0, 1); err != nil || r.OK || !r.MonthFull || r.DayUsed != 0 {
 				t.Fatalf("site 2 month full: %+v, %v", r, err)
 			}
-			if err := db.ReleaseSiteQuota(ctx, 3, "2026-11-27", "2026-11"); err != nil {
+			if err := db.Sites().ReleaseSiteQuota(ctx, 3, "2026-11-27", "2026-11"); err != nil {
 				t.Fatal(err)
 			}
-			usage, err := db.SiteQuotaUsage(ctx, "2026-11-27")
+			usage, err := db.Sites().SiteQuotaUsage(ctx, "2026-11-27")
 			if err != nil || usage[3] != 4 || usage[2] != 1 {
 				t.Fatalf("usage %v, %v", usage, err)
 			}
 			for i, want := range []bool{true, false, false} {
-				first, err := db.MarkQuotaAlert(ctx, 3, "2026-11-27", 100)
+				first, err := db.Sites().MarkQuotaAlert(ctx, 3, "2026-11-27", 100)
 				if err != nil || first != want {
 					t.Fatalf("mark %d: %v, %v", i, first, err)
 				}
 			}
-			if first, _ := db.MarkQuotaAlert(ctx, 3, "2026-11-27", 80); !first {
+			if first, _ := db.Sites().MarkQuotaAlert(ctx, 3, "2026-11-27", 80); !first {
 				t.Fatal("the 80% alert was taken by the 100% one")
 			}
 		})
@@ -202,13 +202,13 @@ func TestSiteAnalytics(t *testing.T) {
 					i++
 					l := &core.Log{SiteID: site, Source: fmt.Sprintf("plugin-%d", site), Message: core.Message{From: core.Address{Email: "a@example.com"},
 						To: []core.Address{{Email: fmt.Sprintf("b%d@example.com", i)}}, Subject: "s", Text: "t"}}
-					if err := db.EnqueueLog(ctx, l); err != nil {
+					if err := db.Logs().EnqueueLog(ctx, l); err != nil {
 						t.Fatal(err)
 					}
 					logs[site] = append(logs[site], l)
 				}
 			}
-			if got, err := db.ClaimLogs(ctx, "w1", 20, time.Minute); err != nil || len(got) != i {
+			if got, err := db.Logs().ClaimLogs(ctx, "w1", 20, time.Minute); err != nil || len(got) != i {
 				t.Fatalf("claimed %d, %v", len(got), err)
 			}
 			conn := int64(7)
@@ -222,7 +222,7 @@ func TestSiteAnalytics(t *testing.T) {
 					outs = append(outs, core.LogOutcome{LogID: l.ID, Status: status, Attempts: 1, PhaseAttempts: 1, SentConnectionID: &conn})
 				}
 			}
-			if n, err := db.RecordOutcomes(ctx, "w1", outs); err != nil || n != i {
+			if n, err := db.Logs().RecordOutcomes(ctx, "w1", outs); err != nil || n != i {
 				t.Fatalf("RecordOutcomes = %d, %v", n, err)
 			}
 			// Provider events: site 2's first message opened twice, site
@@ -345,11 +345,11 @@ func TestLoadSettingsScopes(t *testing.T) {
 				"network":        {"quota_day": 9},
 				"networkXsite:4": {"quota_day": 1},
 			} {
-				if err := db.SaveSettings(ctx, scope, v); err != nil {
+				if err := db.Settings().SaveSettings(ctx, scope, v); err != nil {
 					t.Fatal(err)
 				}
 			}
-			got, err := db.LoadSettingsScopes(ctx, "network_site:")
+			got, err := db.Settings().LoadSettingsScopes(ctx, "network_site:")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -93,7 +93,7 @@ func BenchmarkLogsAtScale(b *testing.B) {
 		b.Fatal(err)
 	}
 	t0 = time.Now()
-	if _, err := db.RunSearchIndex(ctx); err != nil {
+	if _, err := db.Logs().RunSearchIndex(ctx); err != nil {
 		b.Fatal(err)
 	}
 	backfilled := time.Since(t0)
@@ -107,7 +107,7 @@ func BenchmarkLogsAtScale(b *testing.B) {
 		Auth:        admin{},
 		Connections: &app.Connections{Store: conns, Cipher: apptest.Cipher{Key: "k"}, Hooks: &core.Hooks{}},
 		Settings:    &app.Settings{Store: apptest.NewSettingsStore(), Connections: conns},
-		Logs:        &app.Logs{Store: db},
+		Logs:        &app.Logs{Store: db.Logs()},
 		Hooks:       &core.Hooks{},
 		Logger:      quiet,
 	}
@@ -225,7 +225,7 @@ func BenchmarkLogsAtScale(b *testing.B) {
 		rollups := &row{name: "outcome roll-ups, 30 days (store)", target: "-", runs: requests}
 		for range requests {
 			t := time.Now()
-			bs, err := db.OutcomeBuckets(ctx, end.AddDate(0, 0, -30), end)
+			bs, err := db.Logs().OutcomeBuckets(ctx, end.AddDate(0, 0, -30), end)
 			if err != nil {
 				b.Fatal(err)
 			}

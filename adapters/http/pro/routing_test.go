@@ -22,7 +22,7 @@ import (
 type storeConns struct{ db *store.DB }
 
 func (s storeConns) List(ctx context.Context, offset, limit int) ([]*core.Connection, int, error) {
-	return s.db.FindConnections(ctx, core.ConnectionFilter{Offset: offset, Limit: limit})
+	return s.db.Connections().FindConnections(ctx, core.ConnectionFilter{Offset: offset, Limit: limit})
 }
 
 // newRoutingEnv serves the Pro module with the routing service over a
@@ -38,7 +38,7 @@ func newRoutingEnv(t *testing.T) *env {
 	t.Cleanup(func() { db.Close() })
 	for i, from := range []string{"shop@example.com", "shop@example.com", "other@example.com", "shop@example.com"} {
 		c := &core.Connection{Name: "Relay", Driver: "smtp", IsActive: i != 3, Settings: core.Settings{"from_email": from}}
-		if err := db.CreateConnection(ctx, c); err != nil {
+		if err := db.Connections().CreateConnection(ctx, c); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -32,15 +32,15 @@ func (s *suite) testSearchAddressParts(t *testing.T) {
 	db := s.open(t, s.prefix())
 	day := func(d int) time.Time { return time.Date(2026, 3, d, 9, 0, 0, 0, time.UTC) }
 	from := core.Address{Email: "shop@acme.com"}
-	l1 := importOne(t, db, core.StatusDelivered, day(1), core.Message{From: from, To: addr("Ann.Lee@ACME.com"), Subject: "Invoice April"})
-	l2 := importOne(t, db, core.StatusFailed, day(2), core.Message{From: from, To: addr("bob@mail.acme.com"), Subject: "Welcome"})
+	l1 := importOne(t, db.Logs(), core.StatusDelivered, day(1), core.Message{From: from, To: addr("Ann.Lee@ACME.com"), Subject: "Invoice April"})
+	l2 := importOne(t, db.Logs(), core.StatusFailed, day(2), core.Message{From: from, To: addr("bob@mail.acme.com"), Subject: "Welcome"})
 	// Look-alike domain, sender and Reply-To only: not found by acme.com.
-	l3 := importOne(t, db, core.StatusDelivered, day(3), core.Message{From: from, Cc: addr("carol@acme.com.au"), ReplyTo: addr("zed@acme.com"), Subject: "Receipt"})
-	l4 := importOne(t, db, core.StatusDelivered, day(4), core.Message{From: from, To: addr("user5000@example79.test"), Subject: "Order shipped"})
-	l5 := importOne(t, db, core.StatusFailed, day(5), core.Message{From: from, Bcc: addr("user50001@other.test"), Subject: "Order failed"})
+	l3 := importOne(t, db.Logs(), core.StatusDelivered, day(3), core.Message{From: from, Cc: addr("carol@acme.com.au"), ReplyTo: addr("zed@acme.com"), Subject: "Receipt"})
+	l4 := importOne(t, db.Logs(), core.StatusDelivered, day(4), core.Message{From: from, To: addr("user5000@example79.test"), Subject: "Order shipped"})
+	l5 := importOne(t, db.Logs(), core.StatusFailed, day(5), core.Message{From: from, Bcc: addr("user50001@other.test"), Subject: "Order failed"})
 	// The term in the subject only: found by the subject's words.
-	l6 := importOne(t, db, core.StatusDelivered, day(6), core.Message{From: from, To: addr("dave@zeta.test"), Subject: "Hello user5000"})
-	l7 := enqueue(t, db, core.Message{From: from, To: addr("xuser5000x@zeta.test"), Subject: "Pending"})
+	l6 := importOne(t, db.Logs(), core.StatusDelivered, day(6), core.Message{From: from, To: addr("dave@zeta.test"), Subject: "Hello user5000"})
+	l7 := enqueue(t, db.Logs(), core.Message{From: from, To: addr("xuser5000x@zeta.test"), Subject: "Pending"})
 	_ = l3
 
 	march := func(d int) time.Time { return time.Date(2026, 3, d, 0, 0, 0, 0, time.UTC) }
@@ -74,7 +74,7 @@ func (s *suite) testSearchAddressParts(t *testing.T) {
 	run := func(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				logs, total, err := db.FindLogs(ctx, tt.f)
+				logs, total, err := db.Logs().FindLogs(ctx, tt.f)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -88,37 +88,37 @@ func (s *suite) testSearchAddressParts(t *testing.T) {
 			})
 		}
 		// A capped count stops one past the cap; the page is still served.
-		logs, total, err := db.FindLogs(ctx, core.LogFilter{Search: "user5000", CountUpTo: 2, Limit: 1})
+		logs, total, err := db.Logs().FindLogs(ctx, core.LogFilter{Search: "user5000", CountUpTo: 2, Limit: 1})
 		if err != nil || total != 3 || len(logs) != 1 || logs[0].ID != l7.ID {
 			t.Fatalf("capped: %v, total %d (%v); want [%d], total 3", ids(logs), total, err, l7.ID)
 		}
 	}
 	t.Run("pieces not written yet", run)
-	if _, err := db.RunSearchIndex(ctx); err != nil {
+	if _, err := db.Logs().RunSearchIndex(ctx); err != nil {
 		t.Fatal(err)
 	}
 	t.Run("dictionary", run)
-	db.SetSearchNarrowLimits(0, 0)
+	db.Logs().SetSearchNarrowLimits(0, 0)
 	t.Run("each log checked", run)
-	db.SetSearchNarrowLimits(1000, 0)
+	db.Logs().SetSearchNarrowLimits(1000, 0)
 	t.Run("addresses, then each log checked", run)
-	if partial, err := db.SearchIndexPartial(ctx); err != nil || partial {
+	if partial, err := db.Logs().SearchIndexPartial(ctx); err != nil || partial {
 		t.Fatalf("SearchIndexPartial = %v, %v; want false", partial, err)
 	}
 
 	// Erased: no longer found, and out of the dictionary.
-	if _, _, err := db.EraseLogsNaming(ctx, "ann.lee@acme.com", "deleted@site.invalid", 100); err != nil {
+	if _, _, err := db.Privacy().EraseLogsNaming(ctx, "ann.lee@acme.com", "deleted@site.invalid", 100); err != nil {
 		t.Fatal(err)
 	}
 	// Deleted (retention, DELETE /logs): its addresses leave with the
 	// background sweep.
-	if _, err := db.DeleteLogs(ctx, []int64{l2.ID}); err != nil {
+	if _, err := db.Logs().DeleteLogs(ctx, []int64{l2.ID}); err != nil {
 		t.Fatal(err)
 	}
 	for _, limits := range [][2]int{{1000, 3000}, {0, 0}} {
-		db.SetSearchNarrowLimits(limits[0], limits[1])
+		db.Logs().SetSearchNarrowLimits(limits[0], limits[1])
 		for _, term := range []string{"lee", "@acme.com", "ann.lee@acme.com", "bob", "mail.acme.com"} {
-			if logs, total, err := db.FindLogs(ctx, core.LogFilter{Search: term}); err != nil || len(logs) != 0 || total != 0 {
+			if logs, total, err := db.Logs().FindLogs(ctx, core.LogFilter{Search: term}); err != nil || len(logs) != 0 || total != 0 {
 				t.Fatalf("%q after erase and delete (limits %v): %v, total %d, %v", term, limits, ids(logs), total, err)
 			}
 		}
@@ -126,7 +126,7 @@ func (s *suite) testSearchAddressParts(t *testing.T) {
 	if dictionaryHas(t, db, "ann.lee@acme.com") {
 		t.Fatal("the erased address is still in the search dictionary")
 	}
-	if _, err := db.RunSearchIndex(ctx); err != nil {
+	if _, err := db.Logs().RunSearchIndex(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if dictionaryHas(t, db, "bob@mail.acme.com") {
@@ -147,7 +147,7 @@ func (s *suite) testSearchBackfill(t *testing.T) {
 	day := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	var want []*core.Log
 	for i := range 5 {
-		l := importOne(t, db, core.StatusDelivered, day.Add(time.Duration(i)*time.Hour), core.Message{From: core.Address{Email: "shop@acme.com"}, To: addr("old" + string(rune('a'+i)) + "@acme.com"), Subject: "Old"})
+		l := importOne(t, db.Logs(), core.StatusDelivered, day.Add(time.Duration(i)*time.Hour), core.Message{From: core.Address{Email: "shop@acme.com"}, To: addr("old" + string(rune('a'+i)) + "@acme.com"), Subject: "Old"})
 		want = append([]*core.Log{l}, want...)
 	}
 	g := db.Gorm()
@@ -160,35 +160,35 @@ func (s *suite) testSearchBackfill(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if partial, err := db.SearchIndexPartial(ctx); err != nil || !partial {
+	if partial, err := db.Logs().SearchIndexPartial(ctx); err != nil || !partial {
 		t.Fatalf("SearchIndexPartial before the backfill = %v, %v; want true", partial, err)
 	}
 	// A new log is found at once; the older ones not yet.
-	l := importOne(t, db, core.StatusDelivered, day.Add(10*time.Hour), core.Message{From: core.Address{Email: "shop@acme.com"}, To: addr("new@acme.com"), Subject: "New"})
-	if logs, _, err := db.FindLogs(ctx, core.LogFilter{Search: "@acme.com"}); err != nil || !slices.Equal(ids(logs), []int64{l.ID}) {
+	l := importOne(t, db.Logs(), core.StatusDelivered, day.Add(10*time.Hour), core.Message{From: core.Address{Email: "shop@acme.com"}, To: addr("new@acme.com"), Subject: "New"})
+	if logs, _, err := db.Logs().FindLogs(ctx, core.LogFilter{Search: "@acme.com"}); err != nil || !slices.Equal(ids(logs), []int64{l.ID}) {
 		t.Fatalf("before the backfill: %v (%v), want [%d]", ids(logs), err, l.ID)
 	}
 	// The exact address search never depended on the dictionary.
-	if logs, _, err := db.FindLogs(ctx, core.LogFilter{Search: "olda@acme.com"}); err != nil || len(logs) != 1 {
+	if logs, _, err := db.Logs().FindLogs(ctx, core.LogFilter{Search: "olda@acme.com"}); err != nil || len(logs) != 1 {
 		t.Fatalf("exact address before the backfill: %v (%v)", ids(logs), err)
 	}
-	if n, err := db.IndexSearchAddresses(ctx); err != nil || n == 0 {
+	if n, err := db.Logs().IndexSearchAddresses(ctx); err != nil || n == 0 {
 		t.Fatalf("IndexSearchAddresses = %d, %v; want a step done", n, err)
 	}
-	if _, err := db.RunSearchIndex(ctx); err != nil {
+	if _, err := db.Logs().RunSearchIndex(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if partial, err := db.SearchIndexPartial(ctx); err != nil || partial {
+	if partial, err := db.Logs().SearchIndexPartial(ctx); err != nil || partial {
 		t.Fatalf("SearchIndexPartial after the backfill = %v, %v; want false", partial, err)
 	}
-	logs, _, err := db.FindLogs(ctx, core.LogFilter{Search: "@acme.com"})
+	logs, _, err := db.Logs().FindLogs(ctx, core.LogFilter{Search: "@acme.com"})
 	if err != nil || !slices.Equal(ids(logs), append([]int64{l.ID}, ids(want)...)) {
 		t.Fatalf("after the backfill: %v (%v)", ids(logs), err)
 	}
-	if logs, _, err := db.FindLogs(ctx, core.LogFilter{Search: "ldc"}); err != nil || len(logs) != 1 {
+	if logs, _, err := db.Logs().FindLogs(ctx, core.LogFilter{Search: "ldc"}); err != nil || len(logs) != 1 {
 		t.Fatalf("fragment after the backfill: %v (%v)", ids(logs), err)
 	}
-	if n, err := db.IndexSearchAddresses(ctx); err != nil || n != 0 {
+	if n, err := db.Logs().IndexSearchAddresses(ctx); err != nil || n != 0 {
 		t.Fatalf("IndexSearchAddresses when done = %d, %v; want 0", n, err)
 	}
 }

@@ -72,16 +72,16 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		return err
 	}
 	conns := &app.Connections{
-		Store:                rt.db,
+		Store:                rt.db.Connections(),
 		Cipher:               cipher,
 		Pins:                 rt.consts.Pins,
 		Hooks:                hooks,
-		Settings:             rt.db,
+		Settings:             rt.db.Settings(),
 		SensitiveKeys:        splitList(rt.consts.String("MAILSVC_SENSITIVE_KEYS")),
 		AllowCustomEndpoints: rt.consts.Bool(core.AllowCustomEndpointsConstant),
 	}
 	reportUndecryptable(ctx, log, conns)
-	settings := &app.Settings{Store: rt.db, Connections: rt.db}
+	settings := &app.Settings{Store: rt.db.Settings(), Connections: rt.db.Connections()}
 
 	// Debug logging (MAIL_SVC_DEBUG_*): channels write under the log root;
 	// SMTP transcripts are stored there for the tools routes.
@@ -128,12 +128,12 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	}
 	// The delivery service is built (delivery.New) once the add-ons have
 	// joined: until then its options are gathered here.
-	deliveryOpts := &delivery.Options{Logs: rt.db, Connections: conns, Settings: settings, Hooks: hooks, Env: deliveryEnv, Logger: log,
+	deliveryOpts := &delivery.Options{Logs: rt.db.Logs(), Connections: conns, Settings: settings, Hooks: hooks, Env: deliveryEnv, Logger: log,
 		Redaction: redaction}
 	// Concurrent enqueues (SMTP sessions, API calls) share one commit;
 	// the workers' outcomes and next claims share one per group.
-	deliveryOpts.Logs = store.NewGroupCommit(rt.db)
-	deliveryOpts.Batches = rt.db
+	deliveryOpts.Logs = store.NewGroupCommit(rt.db.Logs())
+	deliveryOpts.Batches = rt.db.Logs()
 	// The staging guard: the live site's fingerprint is recorded the
 	// first time the service starts (a new install, or the first start
 	// after an upgrade), before the workers run.
@@ -148,7 +148,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		log.Warn("staging guard: mail is captured, not sent", "reason", st.Reason, "message", st.Message, "live", f.Address())
 	}
 	deliveryOpts.Capture = captureGuard
-	metricsReg := metrics.New(rt.db, log)
+	metricsReg := metrics.New(queueMetrics{rt.db.Logs(), rt.db.Capture()}, log)
 	deliveryOpts.Metrics = metricsReg
 	if list, _, err := conns.List(ctx, 0, 0); err == nil {
 		// Their series exist at 0 from the first scrape.
@@ -175,11 +175,11 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	deliveryOpts.BatchSize = int(rt.consts.Int("MAILSVC_BATCH_SIZE", delivery.DefaultBatchSize))
 	deliveryOpts.Lease = time.Duration(rt.consts.Int("MAILSVC_QUEUE_LEASE", int64(delivery.DefaultLease/time.Second))) * time.Second
 	deliveryOpts.MaxInFlight = int(rt.consts.Int("MAILSVC_MAX_IN_FLIGHT", delivery.DefaultMaxInFlight))
-	deliveryOpts.Replicas = rt.db
+	deliveryOpts.Replicas = rt.db.Leases()
 	// Uncertain attempts through drivers without a lookup are resolved
 	// by the provider events the (Pro) webhook receiver recorded.
 	deliveryOpts.Events = rt.db
-	deliveryOpts.LevelStore = rt.db
+	deliveryOpts.LevelStore = rt.db.Settings()
 	// Add-ons (Pro) join before the delivery service is built: they may
 	// set its options (delivery hooks), and give the routes they add.
 	extraRoutes, err := serveModules(ctx, &ServeEnv{Constants: rt.consts, DB: rt.db, Cipher: cipher, Hooks: hooks, HostHooks: hostHooks,
@@ -237,7 +237,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		Auth:        auth,
 		Connections: conns,
 		Settings:    settings,
-		Logs:        &app.Logs{Store: rt.db, Requeue: deliverySvc, Enqueuer: deliverySvc, Settings: settings, Redaction: redaction},
+		Logs:        &app.Logs{Store: rt.db.Logs(), Requeue: deliverySvc, Enqueuer: deliverySvc, Settings: settings, Redaction: redaction},
 		Actions: &app.ConnectionActions{Connections: conns, Settings: settings, Sender: deliverySvc, Env: driverEnv, Hooks: hooks, HostHooks: hostHooks, Site: rt.site(),
 			APIDebug: func() bool { return debuglog.APIDebugResponseEnabled(rt.consts, hooks) }},
 		Transcripts:    transcripts,
@@ -250,8 +250,8 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		OAuth:          oauthSvc,
 		Modules:        extraRoutes,
 		Dashboard:      dash,
-		Privacy:        &app.Privacy{Store: rt.db, Transcripts: transcripts},
-		EmailControls:  &app.EmailControls{Store: rt.db, Counts: rt.db},
+		Privacy:        &app.Privacy{Store: rt.db.Privacy(), Transcripts: transcripts},
+		EmailControls:  &app.EmailControls{Store: rt.db.Settings(), Counts: rt.db.EmailControls()},
 		Reports:        reports,
 		Capture:        captureGuard,
 		Probes:         rt.probes(metricsReg),
