@@ -160,7 +160,7 @@ func (a *ConnectionActions) TestConnection(ctx context.Context, id int64, to str
 		if err != nil {
 			return nil, fmt.Errorf("test connection %d: %w", id, err)
 		}
-		to = core.Settings(st).String("from_email")
+		to = core.DecodeGeneralSettings(st).FromEmail
 	}
 	if to == "" {
 		return nil, core.InvalidField("to", "No recipient: give to, or set a from email on the connection or in the settings.")
@@ -252,8 +252,8 @@ func (a *ConnectionActions) sender(ctx context.Context, conn *core.Connection) (
 		if err != nil {
 			return core.Address{}, fmt.Errorf("read the from settings: %w", err)
 		}
-		if from := core.Settings(st).String("from_email"); core.ValidEmail(from) {
-			return core.Address{Email: from, Name: core.Settings(st).String("from_name")}, nil
+		if g := core.DecodeGeneralSettings(st); core.ValidEmail(g.FromEmail) {
+			return core.Address{Email: g.FromEmail, Name: g.FromName}, nil
 		}
 	}
 	if a.Site != nil {

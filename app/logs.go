@@ -92,6 +92,19 @@ func (s *Logs) list(ctx context.Context, f core.LogFilter, fields map[string]str
 // millions of rows never counts them all.
 const LogCountCap = 10000
 
+// LogSearchCountCap is LogCountCap for a search by a recipient's domain,
+// the start of an address or a part of it (core.LogSearch.ByAddressPart):
+// a broad domain is counted by checking the logs one by one, newest
+// first, so its count stops sooner.
+const LogSearchCountCap = 500
+
+// SearchProgress is the part of a store that says whether its search by
+// address part is still being filled (logs from before its index, or not
+// yet indexed); a store without it is never partial.
+type SearchProgress interface {
+	SearchIndexPartial(ctx context.Context) (bool, error)
+}
+
 // LogQuery is a log list request as the API takes it: DateFrom and DateTo
 // are RFC 3339 times or YYYY-MM-DD dates (UTC days), both inclusive.
 type LogQuery struct {
@@ -112,6 +125,9 @@ type LogPage struct {
 	// Total can still be read.
 	Total  int
 	Capped bool
+	// Partial says the search's index is still being filled: logs that
+	// match may be missing from the list (X-Mailsvc-Search-Partial).
+	Partial bool
 }
 
 // ListPage validates q and returns one page of logs, newest first,
@@ -131,7 +147,12 @@ func (s *Logs) ListPage(ctx context.Context, q LogQuery) (*LogPage, error) {
 	if len(fields) == 0 && !f.CreatedFrom.IsZero() && !f.CreatedBefore.IsZero() && !f.CreatedBefore.After(f.CreatedFrom) {
 		fields["date_to"] = "Must not be before date_from."
 	}
-	f.CountUpTo = max(LogCountCap, max(q.Offset, 0)+max(q.Limit, 0))
+	countCap := LogCountCap
+	byPart := core.ParseLogSearch(q.Search).ByAddressPart()
+	if byPart {
+		countCap = LogSearchCountCap
+	}
+	f.CountUpTo = max(countCap, max(q.Offset, 0)+max(q.Limit, 0))
 	logs, total, err := s.list(ctx, f, fields)
 	if err != nil {
 		return nil, err
@@ -139,6 +160,11 @@ func (s *Logs) ListPage(ctx context.Context, q LogQuery) (*LogPage, error) {
 	p := &LogPage{Logs: logs, Total: total}
 	if total > f.CountUpTo {
 		p.Total, p.Capped = f.CountUpTo, true
+	}
+	if sp, ok := s.Store.(SearchProgress); ok && byPart {
+		if p.Partial, err = sp.SearchIndexPartial(ctx); err != nil {
+			return nil, fmt.Errorf("list logs: %w", err)
+		}
 	}
 	return p, nil
 }

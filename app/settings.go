@@ -30,6 +30,16 @@ func (s *Settings) Get(ctx context.Context) (map[string]any, error) {
 	return out, nil
 }
 
+// General returns the free settings decoded (core.DecodeGeneralSettings):
+// what Get returns, as typed values.
+func (s *Settings) General(ctx context.Context) (core.GeneralSettings, error) {
+	m, err := s.Get(ctx)
+	if err != nil {
+		return core.GeneralSettings{}, err
+	}
+	return core.DecodeGeneralSettings(m), nil
+}
+
 // Update validates a partial update, checks that connection references
 // exist, stores it, and returns the full settings.
 //

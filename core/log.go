@@ -189,11 +189,14 @@ type LogFilter struct {
 	// SiteID, when > 0, matches the logs of that site only (a multisite
 	// network's blog id).
 	SiteID int64
-	// Search is a recipient address or words of the subject (see
-	// SearchIsAddress): an address matches the logs sent to, copied or
-	// blind-copied to exactly that address (ignoring case); anything else
-	// matches the logs whose subject contains it (ignoring case) with each
-	// of its words starting a word of the subject.
+	// Search is a recipient address, a part of one, or words of the
+	// subject (see ParseLogSearch): an address matches the logs sent to,
+	// copied or blind-copied to exactly that address (ignoring case);
+	// @domain, local@ and a single word of MinSearchFragment characters or
+	// more match the recipients by domain, local part or a fragment of it
+	// (the word also by the subject); anything else matches the logs whose
+	// subject contains it (ignoring case) with each of its words starting a
+	// word of the subject.
 	Search string
 	// CreatedFrom and CreatedBefore bound CreatedAt: CreatedFrom ≤
 	// CreatedAt < CreatedBefore. A zero time leaves that side open.
@@ -331,6 +334,46 @@ type LogStore interface {
 	// (due or not), or nil when none is queued. The queue-stalled watch
 	// uses it.
 	OldestQueuedAt(ctx context.Context) (*time.Time, error)
+}
+
+// LogBatchStore is the optional part of the queue's port that lets the
+// delivery workers of one process share their commits: several lease
+// owners' outcomes recorded in one transaction, and their next messages
+// claimed in that same transaction. A store that has it is passed to the
+// engine explicitly (delivery.Options.Batches), beside its LogStore; a
+// store without it is used one batch at a time through RecordOutcomes
+// and ClaimLogs, with the same results and more commits.
+//
+// Atomicity: each call is one transaction covering every owner it names;
+// on error nothing is recorded and nothing claimed, for any owner.
+//
+// Failure: an error says the transaction did not commit (or its outcome
+// is unknown, e.g. the connection was lost during the commit). The caller
+// may then record each owner's outcomes on its own with RecordOutcomes.
+//
+// Retry safety: an outcome applies only while its log is still sending
+// under its owner, and applying it clears the lease, so recording the
+// same outcomes again after an unknown result applies each at most once.
+// A claim is not retry-safe in that sense (a retried call may claim other
+// logs while the first, if it committed, holds some): logs claimed by a
+// lost call go back to the queue when their lease runs out.
+type LogBatchStore interface {
+	// RecordOutcomesOfOwners applies outs[i] as RecordOutcomes(ctx,
+	// owners[i], outs[i]) would, all in one transaction, and returns how
+	// many of each owner's outcomes applied (len(owners) counts). owners
+	// and outs have the same length.
+	RecordOutcomesOfOwners(ctx context.Context, owners []string, outs [][]LogOutcome) ([]int, error)
+	// RecordOutcomesAndClaim records as RecordOutcomesOfOwners does and,
+	// in the same transaction and after the record, claims up to
+	// claims[i] due logs for owners[i] as ClaimLogs(ctx, owners[i],
+	// claims[i], lease) would: one commit where a record and a claim
+	// would cost two. A log the outcomes made due at once (a move to the
+	// fallback) may be claimed again. Each owner gets its own disjoint
+	// share of the due logs. It returns how many of each owner's outcomes
+	// applied and each owner's claimed logs (empty, not nil, is not
+	// required: a zero claim gives none). owners, outs and claims have
+	// the same length.
+	RecordOutcomesAndClaim(ctx context.Context, owners []string, outs [][]LogOutcome, claims []int, lease time.Duration) ([]int, [][]*Log, error)
 }
 
 // LogBodyStore rewrites what delivered and failed logs keep of their

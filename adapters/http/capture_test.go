@@ -38,19 +38,19 @@ func newCaptureServer(t *testing.T, n int) (*httptest.Server, *store.DB, []int64
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	if _, err := db.RecordFingerprint(ctx, core.Fingerprint{SiteURL: "https://live.example", Home: "https://live.example", DBName: "wp", DBHost: "localhost", TablePrefix: "wp_"}, false); err != nil {
+	if _, err := db.Capture().RecordFingerprint(ctx, core.Fingerprint{SiteURL: "https://live.example", Home: "https://live.example", DBName: "wp", DBHost: "localhost", TablePrefix: "wp_"}, false); err != nil {
 		t.Fatal(err)
 	}
 	var ids []int64
 	for i := range n {
 		l := &core.Log{Message: core.Message{From: core.Address{Email: "site@example.com"}, To: []core.Address{{Email: fmt.Sprintf("c%d@customer.example", i)}}, Subject: fmt.Sprintf("held %d", i), Text: "b"}}
-		if err := db.EnqueueLog(ctx, l); err != nil {
+		if err := db.Logs().EnqueueLog(ctx, l); err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, l.ID)
 	}
 	if n > 0 {
-		claimed, err := db.ClaimLogs(ctx, "w", n, time.Minute)
+		claimed, err := db.Logs().ClaimLogs(ctx, "w", n, time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,15 +58,15 @@ func newCaptureServer(t *testing.T, n int) (*httptest.Server, *store.DB, []int64
 		for _, l := range claimed {
 			outs = append(outs, core.LogOutcome{LogID: l.ID, Status: core.StatusCaptured})
 		}
-		if _, err := db.RecordOutcomes(ctx, "w", outs); err != nil {
+		if _, err := db.Logs().RecordOutcomes(ctx, "w", outs); err != nil {
 			t.Fatal(err)
 		}
 	}
 	s, _ := newAPI()
-	settings := &app.Settings{Store: db, Connections: db}
-	s.Logs = &app.Logs{Store: db}
+	settings := &app.Settings{Store: db.Settings(), Connections: db.Connections()}
+	s.Logs = &app.Logs{Store: db.Logs()}
 	s.Settings = settings
-	s.Capture = &capture.Guard{Store: db, Site: copySite{"https://staging.example"}, Settings: settings, Logger: quiet}
+	s.Capture = &capture.Guard{Store: db.Capture(), Site: copySite{"https://staging.example"}, Settings: settings, Logger: quiet}
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(ts.Close)
 	return ts, db, ids
@@ -144,7 +144,7 @@ func TestCaptureRoutes(t *testing.T) {
 	if r = do(t, ts, "POST", ns+"/capture/release", "admin", strings.NewReader(fmt.Sprintf(`{"ids":[%d]}`, ids[0]))); r.Status != 404 {
 		t.Fatalf("second release: %d %s", r.Status, r.Body)
 	}
-	if l, err := db.FindLogByID(context.Background(), ids[0]); err != nil || l.Status != core.StatusQueued {
+	if l, err := db.Logs().FindLogByID(context.Background(), ids[0]); err != nil || l.Status != core.StatusQueued {
 		t.Fatalf("released log: %+v, %v", l, err)
 	}
 	r = do(t, ts, "POST", ns+"/capture/adopt", "admin", nil)

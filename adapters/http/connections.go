@@ -31,6 +31,27 @@ func (s *Server) listConnections(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	site, owners, err := s.connectionSiteFilter(r.Context(), UserFrom(r.Context()))
+	if err != nil {
+		return err
+	}
+	if site > 0 && len(owners) > 0 {
+		// A site's administrator: the network's connections and the
+		// site's own, never another site's.
+		all, _, err := s.Connections.List(r.Context(), 0, 0)
+		if err != nil {
+			return err
+		}
+		visible := make([]*core.Connection, 0, len(all))
+		for _, c := range all {
+			if owner, ok := owners[c.ID]; !ok || owner == site {
+				visible = append(visible, c)
+			}
+		}
+		from, to := min(p.Offset(), len(visible)), min(p.Offset()+p.PerPage, len(visible))
+		writeList(w, visible[from:to], len(visible), p)
+		return nil
+	}
 	conns, total, err := s.Connections.List(r.Context(), p.Offset(), p.PerPage)
 	if err != nil {
 		return err

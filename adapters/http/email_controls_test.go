@@ -25,7 +25,7 @@ func newEmailControlServer(t *testing.T) (*httptest.Server, *store.DB) {
 	}
 	t.Cleanup(func() { db.Close() })
 	s, _ := newAPI()
-	s.EmailControls = &app.EmailControls{Store: db, Counts: db}
+	s.EmailControls = &app.EmailControls{Store: db.Settings(), Counts: db.EmailControls()}
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(ts.Close)
 	return ts, db
@@ -60,7 +60,7 @@ func TestEmailControlRoutesBadInput(t *testing.T) {
 			}
 		})
 	}
-	if stored, err := db.LoadSettings(context.Background(), core.ScopeEmailControls); err != nil || len(stored) != 0 {
+	if stored, err := db.Settings().LoadSettings(context.Background(), core.ScopeEmailControls); err != nil || len(stored) != 0 {
 		t.Fatalf("refused updates stored %v (%v)", stored, err)
 	}
 }
@@ -71,7 +71,7 @@ func TestEmailControlRoutes(t *testing.T) {
 	ts, db := newEmailControlServer(t)
 	ctx := context.Background()
 	for _, day := range []string{"2026-03-01", "2026-03-02"} {
-		if err := db.AddEmailControlCount(ctx, "comment_notification", day, 2); err != nil {
+		if err := db.EmailControls().AddEmailControlCount(ctx, "comment_notification", day, 2); err != nil {
 			t.Fatal(err)
 		}
 	}

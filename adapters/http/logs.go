@@ -29,12 +29,19 @@ func (s *Server) listLogs(w http.ResponseWriter, r *http.Request) error {
 		// X-WP-Total counts only this far; more logs match.
 		w.Header().Set(totalCappedHeader, "true")
 	}
+	if res.Partial {
+		// The search's index is still being filled: matches may be missing.
+		w.Header().Set(searchPartialHeader, "true")
+	}
 	writeList(w, res.Logs, res.Total, p)
 	return nil
 }
 
 // totalCappedHeader marks a list whose X-WP-Total is a lower bound.
 const totalCappedHeader = "X-Mailsvc-Total-Capped"
+
+// searchPartialHeader marks a search whose index is still being filled.
+const searchPartialHeader = "X-Mailsvc-Search-Partial"
 
 func (s *Server) logStats(w http.ResponseWriter, r *http.Request) error {
 	st, err := s.Logs.Stats(r.Context())

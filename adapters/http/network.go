@@ -32,6 +32,7 @@ type NetworkService interface {
 	SiteOverrides(ctx context.Context, site int64) (map[string]any, error)
 	UpdateSiteOverrides(ctx context.Context, site int64, patch map[string]any) error
 	OwnsConnection(ctx context.Context, site, id int64) (bool, error)
+	ConnectionSites(ctx context.Context) (map[int64]int64, error)
 	AddOwnConnection(ctx context.Context, site, id int64) error
 }
 
@@ -82,12 +83,15 @@ func (s *Server) siteScope(r *http.Request, user *core.User) (int64, error) {
 }
 
 // siteAdminRoutes are what a site's administrator (not a super admin)
-// may do on a network: the site's own logs, dashboard and test email.
+// may do on a network: the site's own logs, dashboard, analytics (Pro,
+// read only, scoped to the site by the stores) and test email.
 // Connections, settings, alert channels and tools are the network's, and
 // a site manages them only where the network allows site overrides.
 func siteAdminRoute(method, path string) bool {
 	p := strings.TrimPrefix(path, Namespace)
 	switch {
+	case method == http.MethodGet && (p == "/pro/analytics/overview" || p == "/pro/analytics/deliverability" || p == "/pro/analytics/export"):
+		return true
 	case (p == "" || p == "/" || path == "/wp-json/") && method == http.MethodGet:
 		return true // the route index
 	case p == "/logs" || strings.HasPrefix(p, "/logs/"):
@@ -115,6 +119,9 @@ func (s *Server) networkAccess(r *http.Request, user *core.User) (context.Contex
 		return ctx, err
 	}
 	ctx = core.WithSiteScope(ctx, scope)
+	if err := s.otherSiteConnection(ctx, r, user, scope); err != nil {
+		return ctx, err
+	}
 	if user.SuperAdmin || siteAdminRoute(r.Method, r.URL.Path) {
 		return ctx, nil
 	}
@@ -128,6 +135,48 @@ func (s *Server) networkAccess(r *http.Request, user *core.User) (context.Contex
 		}
 	}
 	return ctx, errNetworkManaged
+}
+
+// connectionSiteFilter returns, for a site's administrator on a network
+// (not a super admin), the site whose connections they see besides the
+// network's, and which site created each connection (ConnectionSites);
+// site 0 when every connection is visible.
+func (s *Server) connectionSiteFilter(ctx context.Context, user *core.User) (site int64, owners map[int64]int64, err error) {
+	if s.Sites == nil || s.Network == nil || user == nil || user.SuperAdmin {
+		return 0, nil, nil
+	}
+	site = core.SiteScope(ctx)
+	if site == 0 {
+		return 0, nil, nil
+	}
+	owners, err = s.Network.ConnectionSites(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	return site, owners, nil
+}
+
+// otherSiteConnection answers a site's administrator who names a
+// connection another site created (/connections/{id}...) as if it did
+// not exist: 404, whatever the method.
+func (s *Server) otherSiteConnection(ctx context.Context, r *http.Request, user *core.User, scope int64) error {
+	p := strings.TrimPrefix(r.URL.Path, Namespace)
+	if !strings.HasPrefix(p, "/connections/") || user.SuperAdmin || scope == 0 {
+		return nil
+	}
+	idPart, _, _ := strings.Cut(strings.TrimPrefix(p, "/connections/"), "/")
+	id, err := strconv.ParseInt(idPart, 10, 64)
+	if err != nil {
+		return nil
+	}
+	site, owners, err := s.connectionSiteFilter(ctx, user)
+	if err != nil || site == 0 {
+		return err
+	}
+	if owner, ok := owners[id]; ok && owner != site {
+		return core.Errorf(core.ENOTFOUND, "Connection %d not found.", id)
+	}
+	return nil
 }
 
 // errNetworkManaged answers a site administrator who asks to change what

@@ -68,19 +68,32 @@ func (s *Server) oauthAuthorize(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) oauthCallback(w http.ResponseWriter, r *http.Request) {
-	in := oauth.CallbackInput{
-		Code:             r.URL.Query().Get("code"),
-		State:            r.URL.Query().Get("state"),
-		Error:            r.URL.Query().Get("error"),
-		ErrorDescription: r.URL.Query().Get("error_description"),
-		RequestBaseURL:   s.baseURL(r),
-	}
-	// Credentials that fail (a cookie without a nonce, as a provider's
-	// redirect brings) count as no user: the state authenticates.
-	if u, err := s.Auth.Authenticate(r, s.secure(r)); err == nil && u != nil {
+	q := r.URL.Query()
+	s.completeOAuth(w, r, s.OAuth, mux.Vars(r)["provider"], oauth.CallbackInput{
+		Code:             q.Get("code"),
+		State:            q.Get("state"),
+		Error:            q.Get("error"),
+		ErrorDescription: q.Get("error_description"),
+	})
+}
+
+// OAuthCompleter completes a provider's callback and returns where to
+// send the browser (oauth.Service.Callback, oauth.OneClick.Callback).
+type OAuthCompleter interface {
+	Callback(ctx context.Context, provider string, in oauth.CallbackInput) string
+}
+
+// completeOAuth completes the callback in of provider with c and sends
+// the browser to the page it returns, uncached and without a referrer.
+// in gains the request's base URL and the logged-in user: credentials
+// that fail (a cookie without a nonce, as a provider's redirect brings)
+// count as no user, the state authenticates.
+func (s *Server) completeOAuth(w http.ResponseWriter, r *http.Request, c OAuthCompleter, provider string, in oauth.CallbackInput) {
+	in.RequestBaseURL = s.baseURL(r)
+	if u := s.optionalUser(r); u != nil {
 		in.UserID = u.ID
 	}
-	to := s.OAuth.Callback(r.Context(), mux.Vars(r)["provider"], in)
+	to := c.Callback(r.Context(), provider, in)
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	http.Redirect(w, r, to, http.StatusFound)

@@ -30,8 +30,8 @@ func newPrivacyServer(t *testing.T) (*httptest.Server, *store.DB, *debuglog.Tran
 	t.Cleanup(func() { db.Close() })
 	s, _ := newAPI()
 	transcripts := debuglog.NewTranscripts(t.TempDir(), 0, 0, debuglog.Redactor{}, nil)
-	s.Logs, s.Transcripts = &app.Logs{Store: db}, transcripts
-	s.Privacy = &app.Privacy{Store: db, Transcripts: transcripts}
+	s.Logs, s.Transcripts = &app.Logs{Store: db.Logs()}, transcripts
+	s.Privacy = &app.Privacy{Store: db.Privacy(), Transcripts: transcripts}
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(ts.Close)
 	return ts, db, transcripts
@@ -87,13 +87,13 @@ func TestPrivacyExportAndErasePages(t *testing.T) {
 	logs = append(logs, &core.Log{Status: core.StatusDelivered, CreatedAt: base, Message: core.Message{
 		From: core.Address{Email: "shop@example.com"}, To: []core.Address{{Email: "someone@example.com"}}, Subject: "Other", Text: "other",
 	}})
-	if err := db.ImportLogs(ctx, logs); err != nil {
+	if err := db.Logs().ImportLogs(ctx, logs); err != nil {
 		t.Fatal(err)
 	}
 	transcripts.SaveTranscript(1, "C: RCPT TO:<"+person+">\nS: 250 ok")
 	transcripts.SaveTranscript(1, "C: RCPT TO:<someone@example.com>\nS: 250 ok")
 	queued := &core.Log{Message: core.Message{From: core.Address{Email: "shop@example.com"}, To: []core.Address{{Email: person}}, Subject: "Soon", Text: "x"}}
-	if err := db.EnqueueLog(ctx, queued); err != nil {
+	if err := db.Logs().EnqueueLog(ctx, queued); err != nil {
 		t.Fatal(err)
 	}
 
@@ -161,7 +161,7 @@ func TestPrivacyExportAndErasePages(t *testing.T) {
 		t.Fatalf("export after the erase = %+v, want the queued log only", left)
 	}
 	// Once the kept message is gone too, no answer names the person.
-	if _, err := db.DeleteLogs(ctx, []int64{queued.ID}); err != nil {
+	if _, err := db.Logs().DeleteLogs(ctx, []int64{queued.ID}); err != nil {
 		t.Fatal(err)
 	}
 	for _, path := range []string{
@@ -178,7 +178,7 @@ func TestPrivacyExportAndErasePages(t *testing.T) {
 	if list, total, err := transcripts.List(ctx, 0, 0); err != nil || total != 1 || !strings.Contains(list[0].Transcript, "someone@") {
 		t.Errorf("transcripts after the erase: %+v (%d, %v), want the other person's", list, total, err)
 	}
-	if l, err := db.FindLogByID(ctx, logs[app.PrivacyPageSize+1].ID); err != nil || l.Message.Text != "other" {
+	if l, err := db.Logs().FindLogByID(ctx, logs[app.PrivacyPageSize+1].ID); err != nil || l.Message.Text != "other" {
 		t.Errorf("another person's log = %+v, %v", l, err)
 	}
 }

@@ -29,7 +29,7 @@ const Namespace = "mailsvc"
 var SendBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
 
 // Registry holds mailsvc's metrics. Create it with New; it records the
-// delivery engine's measurements (set it as delivery.Service.Metrics) and
+// delivery engine's measurements (set it as delivery.Options.Metrics) and
 // serves them all with Handler.
 type Registry struct {
 	reg        *prometheus.Registry

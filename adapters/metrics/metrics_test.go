@@ -228,11 +228,11 @@ func TestCapturedMessagesFromTheStore(t *testing.T) {
 	// delivered.
 	for i := range 4 {
 		l := &core.Log{Message: core.Message{From: core.Address{Email: "shop@example.com"}, To: []core.Address{{Email: "c@example.org"}}, Subject: "Order", Text: string(rune('a' + i))}}
-		if err := db.EnqueueLog(ctx, l); err != nil {
+		if err := db.Logs().EnqueueLog(ctx, l); err != nil {
 			t.Fatal(err)
 		}
 	}
-	claimed, err := db.ClaimLogs(ctx, "w", 10, time.Minute)
+	claimed, err := db.Logs().ClaimLogs(ctx, "w", 10, time.Minute)
 	if err != nil || len(claimed) != 4 {
 		t.Fatalf("claim = %d, %v", len(claimed), err)
 	}
@@ -244,23 +244,26 @@ func TestCapturedMessagesFromTheStore(t *testing.T) {
 		}
 		outs[i] = core.LogOutcome{LogID: l.ID, Status: status, History: []core.Attempt{{LogID: l.ID, At: time.Now(), Outcome: outcome}}}
 	}
-	if _, err := db.RecordOutcomes(ctx, "w", outs); err != nil {
+	if _, err := db.Logs().RecordOutcomes(ctx, "w", outs); err != nil {
 		t.Fatal(err)
 	}
 	// And one still queued.
-	if err := db.EnqueueLog(ctx, &core.Log{Message: core.Message{From: core.Address{Email: "shop@example.com"}, To: []core.Address{{Email: "c@example.org"}}, Subject: "Later"}}); err != nil {
+	if err := db.Logs().EnqueueLog(ctx, &core.Log{Message: core.Message{From: core.Address{Email: "shop@example.com"}, To: []core.Address{{Email: "c@example.org"}}, Subject: "Later"}}); err != nil {
 		t.Fatal(err)
 	}
-	r := metrics.New(db, nil)
+	r := metrics.New(struct {
+		*store.LogService
+		*store.CaptureService
+	}{db.Logs(), db.Capture()}, nil)
 	_, fams := scrape(t, r)
 	if n := value(t, fams, "mailsvc_captured_messages", map[string]string{}); n != 3 {
 		t.Fatalf("mailsvc_captured_messages = %v, want 3", n)
 	}
-	captured, _, err := db.FindLogs(ctx, core.LogFilter{Status: core.StatusCaptured})
+	captured, _, err := db.Logs().FindLogs(ctx, core.LogFilter{Status: core.StatusCaptured})
 	if err != nil || len(captured) != 3 {
 		t.Fatalf("captured logs %d, %v", len(captured), err)
 	}
-	if _, err := db.ReleaseCaptured(ctx, []int64{captured[0].ID}, false); err != nil {
+	if _, err := db.Capture().ReleaseCaptured(ctx, []int64{captured[0].ID}, false); err != nil {
 		t.Fatal(err)
 	}
 	_, fams = scrape(t, r)

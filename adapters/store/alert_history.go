@@ -10,10 +10,10 @@ import (
 	"github.com/mailsvc/mailsvc/core"
 )
 
-var _ core.AlertHistoryStore = (*DB)(nil)
+var _ core.AlertHistoryStore = (*AlertHistoryService)(nil)
 
 // RecordAlert implements core.AlertHistoryStore.
-func (db *DB) RecordAlert(ctx context.Context, a core.Alert) error {
+func (db *AlertHistoryService) RecordAlert(ctx context.Context, a core.Alert) error {
 	at := a.At.UTC().Truncate(time.Microsecond)
 	if a.At.IsZero() {
 		at = now()
@@ -34,7 +34,7 @@ const maxAlertRows = 100000
 // CountAlerts implements core.AlertHistoryStore. It reads the rows and
 // counts them here: SQLite types an aggregate of a DATETIME column as
 // text, a bare column as a time.
-func (db *DB) CountAlerts(ctx context.Context, from, to time.Time) ([]core.AlertCount, error) {
+func (db *AlertHistoryService) CountAlerts(ctx context.Context, from, to time.Time) ([]core.AlertCount, error) {
 	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT event, connection_id, connection_name, raised_at
 		FROM {prefix}mailsvc_alert_history WHERE raised_at >= ? AND raised_at < ?
 		ORDER BY raised_at, id LIMIT ?`), from.UTC(), to.UTC(), maxAlertRows)
@@ -79,7 +79,7 @@ func (db *DB) CountAlerts(ctx context.Context, from, to time.Time) ([]core.Alert
 }
 
 // PruneAlerts implements core.AlertHistoryStore.
-func (db *DB) PruneAlerts(ctx context.Context, before time.Time) (int, error) {
+func (db *AlertHistoryService) PruneAlerts(ctx context.Context, before time.Time) (int, error) {
 	res, err := db.sqlDB.ExecContext(ctx, db.expand(`DELETE FROM {prefix}mailsvc_alert_history WHERE raised_at < ?`), before.UTC())
 	if err != nil {
 		return 0, fmt.Errorf("prune alerts: %w", err)

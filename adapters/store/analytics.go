@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -208,9 +209,9 @@ func (db *DB) SourceBuckets(ctx context.Context, from, to time.Time) ([]core.Sou
 // created_at index from the cursor on, so paging through any range costs
 // the same per row whatever its size.
 func (db *DB) ExportLogs(ctx context.Context, p core.LogExportPage) ([]core.ExportedLog, error) {
-	if err := networkOnly(ctx, "Log exports"); err != nil {
-		return nil, err
-	}
+	// Under a site scope the site's logs only, through the
+	// (site_id, created_at) index.
+	scope, scopeArgs := siteScope(ctx, "site_id")
 	limit := p.Limit
 	if limit <= 0 || limit > 1000 {
 		limit = 500
@@ -223,8 +224,8 @@ func (db *DB) ExportLogs(ctx context.Context, p core.LogExportPage) ([]core.Expo
 	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT id, created_at, status,
 		COALESCE(sent_connection_id, connection_id, 0), source, recipients, subject, last_error, provider_message_id
 		FROM {prefix}mailsvc_logs
-		WHERE created_at >= ? AND created_at < ? AND (created_at > ? OR id > ?)
-		ORDER BY created_at, id LIMIT ?`), after, to, after, p.AfterID, limit)
+		WHERE created_at >= ? AND created_at < ? AND (created_at > ? OR id > ?)`+scope+`
+		ORDER BY created_at, id LIMIT ?`), append(append([]any{after, to, after, p.AfterID}, scopeArgs...), limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("export logs: %w", err)
 	}
@@ -253,8 +254,29 @@ func (db *DB) ExportLogs(ctx context.Context, p core.LogExportPage) ([]core.Expo
 // database in one query, so the answer is the same as summing
 // OutcomeBuckets and its cost hardly grows with the range.
 func (db *DB) OutcomeTotals(ctx context.Context, from, to time.Time) ([]core.OutcomeBucket, error) {
-	if err := networkOnly(ctx, "Delivery totals"); err != nil {
-		return nil, err
+	if site := core.SiteScope(ctx); site > 0 {
+		// One site of a network: its roll-ups by site (site_rollup.go).
+		sums, err := db.siteTotals(ctx, site, "connection_id", from, to, nil, func() (*sql.Rows, error) {
+			return db.tieredTotals(ctx, "{prefix}mailsvc_outcome_buckets", "{prefix}mailsvc_outcome_rollups", "connection_id", from, to)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("outcome totals of site %d: %w", site, err)
+		}
+		out := make([]core.OutcomeBucket, 0, len(sums))
+		for k, n := range sums {
+			conn, err := strconv.ParseInt(k[0], 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("outcome totals of site %d: connection %q: %w", site, k[0], err)
+			}
+			out = append(out, core.OutcomeBucket{Start: from.UTC(), ConnectionID: conn, Status: k[1], Count: n})
+		}
+		slices.SortFunc(out, func(a, b core.OutcomeBucket) int {
+			if a.ConnectionID != b.ConnectionID {
+				return int(min(max(a.ConnectionID-b.ConnectionID, -1), 1))
+			}
+			return strings.Compare(a.Status, b.Status)
+		})
+		return out, nil
 	}
 	rows, err := db.tieredTotals(ctx, "{prefix}mailsvc_outcome_buckets", "{prefix}mailsvc_outcome_rollups", "connection_id", from, to)
 	if err != nil {
@@ -280,8 +302,26 @@ func (db *DB) OutcomeTotals(ctx context.Context, from, to time.Time) ([]core.Out
 // status, Start set to from. Like OutcomeTotals it reads days, hours and
 // quarter hours.
 func (db *DB) SourceTotals(ctx context.Context, from, to time.Time) ([]core.SourceBucket, error) {
-	if err := networkOnly(ctx, "Statistics by source"); err != nil {
-		return nil, err
+	if site := core.SiteScope(ctx); site > 0 {
+		// One site of a network: its roll-ups by site (site_rollup.go),
+		// whose partial deliveries are not the sources'.
+		sums, err := db.siteTotals(ctx, site, "source", from, to, []string{core.StatusDelivered, core.StatusFailed}, func() (*sql.Rows, error) {
+			return db.tieredTotals(ctx, "{prefix}mailsvc_source_buckets", "{prefix}mailsvc_source_rollups", "source", from, to)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("source totals of site %d: %w", site, err)
+		}
+		out := make([]core.SourceBucket, 0, len(sums))
+		for k, n := range sums {
+			out = append(out, core.SourceBucket{Start: from.UTC(), Source: k[0], Status: k[1], Count: n})
+		}
+		slices.SortFunc(out, func(a, b core.SourceBucket) int {
+			if c := strings.Compare(a.Source, b.Source); c != 0 {
+				return c
+			}
+			return strings.Compare(a.Status, b.Status)
+		})
+		return out, nil
 	}
 	rows, err := db.tieredTotals(ctx, "{prefix}mailsvc_source_buckets", "{prefix}mailsvc_source_rollups", "source", from, to)
 	if err != nil {

@@ -50,7 +50,7 @@ func BenchmarkAnalyticsAtScale(b *testing.B) {
 	var conns []int64
 	for i, d := range []string{"sendgrid", "mailgun", "smtp"} {
 		c := &core.Connection{Name: fmt.Sprint("c", i), Driver: d, IsActive: true}
-		if err := db.CreateConnection(ctx, c); err != nil {
+		if err := db.Connections().CreateConnection(ctx, c); err != nil {
 			b.Fatal(err)
 		}
 		conns = append(conns, c.ID)
@@ -78,7 +78,7 @@ func BenchmarkAnalyticsAtScale(b *testing.B) {
 			}
 			batch = append(batch, l)
 		}
-		if err := db.ImportLogs(ctx, batch); err != nil {
+		if err := db.Logs().ImportLogs(ctx, batch); err != nil {
 			b.Fatal(err)
 		}
 		for _, l := range batch {
@@ -142,12 +142,12 @@ func BenchmarkAnalyticsAtScale(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	svc := &analytics.Service{Rollups: db, Events: db, Logs: db, Connections: db}
-	svcParis := &analytics.Service{Rollups: db, Events: db, Logs: db, Connections: db,
+	svc := &analytics.Service{Rollups: db, Events: db, Logs: db, Connections: db.Connections()}
+	svcParis := &analytics.Service{Rollups: db, Events: db, Logs: db, Connections: db.Connections(),
 		Location: func(context.Context) (*time.Location, error) { return paris, nil }}
 	// As the routes read before the hour, day and event roll-ups.
 	direct := directReads{db}
-	before := &analytics.Service{Rollups: direct, Events: direct, Logs: db, Connections: db}
+	before := &analytics.Service{Rollups: direct, Events: direct, Logs: db, Connections: db.Connections()}
 	q := analytics.RangeQuery{Days: "30"}
 	// measure logs each store read's mean and the routes' p50 and p95,
 	// once it checked that both routes answer as they did before.
@@ -180,7 +180,7 @@ func BenchmarkAnalyticsAtScale(b *testing.B) {
 		}{
 			{"OutcomeTotals", func() error { _, err := db.OutcomeTotals(ctx, from, to); return err }},
 			{"SourceTotals", func() error { _, err := db.SourceTotals(ctx, from, to); return err }},
-			{"OutcomeBuckets", func() error { _, err := db.OutcomeBuckets(ctx, from, to); return err }},
+			{"OutcomeBuckets", func() error { _, err := db.Logs().OutcomeBuckets(ctx, from, to); return err }},
 			{"SourceBuckets", func() error { _, err := db.SourceBuckets(ctx, from, to); return err }},
 			{"EventCounts", func() error { _, err := db.EventCounts(ctx, from, to); return err }},
 			{"LogEventTallies", func() error {

@@ -12,7 +12,7 @@ import (
 	"github.com/mailsvc/mailsvc/core"
 )
 
-var _ core.CaptureStore = (*DB)(nil)
+var _ core.CaptureStore = (*CaptureService)(nil)
 
 // The live fingerprint is one row of the settings table, in a scope of
 // its own (never served by GET /settings).
@@ -25,7 +25,7 @@ const (
 const releaseChunk = 500
 
 // LiveFingerprint implements core.CaptureStore.
-func (db *DB) LiveFingerprint(ctx context.Context) (*core.Fingerprint, error) {
+func (db *CaptureService) LiveFingerprint(ctx context.Context) (*core.Fingerprint, error) {
 	var row settingRow
 	err := db.settings(ctx).Where("scope = ? AND setting_key = ?", captureScope, fingerprintKey).Take(&row).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
@@ -44,7 +44,7 @@ func (db *DB) LiveFingerprint(ctx context.Context) (*core.Fingerprint, error) {
 // RecordFingerprint implements core.CaptureStore: an upsert when replace,
 // else an insert that does nothing when the row exists (the first of
 // concurrent recorders wins), then a read of the row in force.
-func (db *DB) RecordFingerprint(ctx context.Context, f core.Fingerprint, replace bool) (core.Fingerprint, error) {
+func (db *CaptureService) RecordFingerprint(ctx context.Context, f core.Fingerprint, replace bool) (core.Fingerprint, error) {
 	js, err := json.Marshal(f)
 	if err != nil {
 		return f, fmt.Errorf("record the live fingerprint: %w", err)
@@ -70,7 +70,7 @@ func (db *DB) RecordFingerprint(ctx context.Context, f core.Fingerprint, replace
 // ReleaseCaptured implements core.CaptureStore. Each statement re-checks
 // the status, so of two releases of one log (a retry, two replicas) only
 // one moves it, and the queue's claim sends it once.
-func (db *DB) ReleaseCaptured(ctx context.Context, ids []int64, all bool) (int, error) {
+func (db *CaptureService) ReleaseCaptured(ctx context.Context, ids []int64, all bool) (int, error) {
 	total := 0
 	release := func(part []int64) error {
 		in, args := inList(part)
@@ -126,7 +126,7 @@ func (db *DB) ReleaseCaptured(ctx context.Context, ids []int64, all bool) (int, 
 
 // CountCaptured implements core.CaptureStore, through the
 // (status, created_at) index.
-func (db *DB) CountCaptured(ctx context.Context) (int, error) {
+func (db *CaptureService) CountCaptured(ctx context.Context) (int, error) {
 	var n int
 	if err := db.sqlDB.QueryRowContext(ctx, db.expand(`SELECT COUNT(*) FROM {prefix}mailsvc_logs WHERE status = ?`),
 		core.StatusCaptured).Scan(&n); err != nil {

@@ -14,7 +14,7 @@ import (
 	"gorm.io/gorm/clause"
 )
 
-var _ core.ConnectionStore = (*DB)(nil)
+var _ core.ConnectionStore = (*ConnectionService)(nil)
 
 // connectionRow is a row of {prefix}mailsvc_connections.
 type connectionRow struct {
@@ -31,8 +31,8 @@ type connectionRow struct {
 	UpdatedAt     time.Time      `gorm:"column:updated_at"`
 }
 
-func (db *DB) connections(ctx context.Context) *gorm.DB {
-	return db.gdb.WithContext(ctx).Table(db.TableName("connections"))
+func (db *handle) connections(ctx context.Context) *gorm.DB {
+	return db.gdb.WithContext(ctx).Table(db.tableName("connections"))
 }
 
 func toConnectionRow(c *core.Connection) (*connectionRow, error) {
@@ -92,7 +92,7 @@ func (r *connectionRow) toConnection() (*core.Connection, error) {
 
 // FindConnections returns the connections matching f ordered by id, and
 // the total count matching f before Offset and Limit.
-func (db *DB) FindConnections(ctx context.Context, f core.ConnectionFilter) ([]*core.Connection, int, error) {
+func (db *ConnectionService) FindConnections(ctx context.Context, f core.ConnectionFilter) ([]*core.Connection, int, error) {
 	q := db.connections(ctx)
 	if f.Driver != "" {
 		q = q.Where("driver = ?", f.Driver)
@@ -127,7 +127,7 @@ func (db *DB) FindConnections(ctx context.Context, f core.ConnectionFilter) ([]*
 }
 
 // FindConnectionByID returns one connection or an ENOTFOUND error.
-func (db *DB) FindConnectionByID(ctx context.Context, id int64) (*core.Connection, error) {
+func (db *ConnectionService) FindConnectionByID(ctx context.Context, id int64) (*core.Connection, error) {
 	var row connectionRow
 	err := db.connections(ctx).Where("id = ?", id).Take(&row).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
@@ -140,7 +140,7 @@ func (db *DB) FindConnectionByID(ctx context.Context, id int64) (*core.Connectio
 
 // CreateConnection inserts c and sets its ID, CreatedAt and UpdatedAt (and
 // HealthStatus to core.HealthUnknown when empty). c.ID is ignored.
-func (db *DB) CreateConnection(ctx context.Context, c *core.Connection) error {
+func (db *ConnectionService) CreateConnection(ctx context.Context, c *core.Connection) error {
 	row, err := toConnectionRow(c)
 	if err != nil {
 		return err
@@ -158,7 +158,7 @@ func (db *DB) CreateConnection(ctx context.Context, c *core.Connection) error {
 // UpdateConnection replaces the stored name, driver, is_active, settings
 // and health status of c.ID and sets c.UpdatedAt; ENOTFOUND if it does not
 // exist. CreatedAt is left unchanged in the database.
-func (db *DB) UpdateConnection(ctx context.Context, c *core.Connection) error {
+func (db *ConnectionService) UpdateConnection(ctx context.Context, c *core.Connection) error {
 	row, err := toConnectionRow(c)
 	if err != nil {
 		return err
@@ -193,7 +193,7 @@ func (db *DB) UpdateConnection(ctx context.Context, c *core.Connection) error {
 
 // DeleteConnections deletes the connections with the given ids in one
 // transaction and returns how many existed. Repeated ids count once.
-func (db *DB) DeleteConnections(ctx context.Context, ids []int64) (int, error) {
+func (db *ConnectionService) DeleteConnections(ctx context.Context, ids []int64) (int, error) {
 	if len(ids) == 0 {
 		return 0, nil
 	}
@@ -204,7 +204,7 @@ func (db *DB) DeleteConnections(ctx context.Context, ids []int64) (int, error) {
 	err := db.gdb.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		// Chunks keep each statement under SQLite's bound-variable limit.
 		for chunk := range slices.Chunk(uniq, 500) {
-			res := tx.Table(db.TableName("connections")).Where("id IN ?", chunk).Delete(&connectionRow{})
+			res := tx.Table(db.tableName("connections")).Where("id IN ?", chunk).Delete(&connectionRow{})
 			if res.Error != nil {
 				return res.Error
 			}
@@ -218,16 +218,16 @@ func (db *DB) DeleteConnections(ctx context.Context, ids []int64) (int, error) {
 	return int(n), nil
 }
 
-var _ core.ConnectionStateStore = (*DB)(nil)
+var _ core.ConnectionStateStore = (*ConnectionService)(nil)
 
 // UpdateConnectionSettings implements core.ConnectionStateStore: it merges
 // patch into the stored settings and sets the OAuth status in one
 // transaction (the row is read under a write lock), so a rotated refresh
 // token and its access token are stored together or not at all.
-func (db *DB) UpdateConnectionSettings(ctx context.Context, id int64, patch core.Settings, oauthStatus string) error {
+func (db *ConnectionService) UpdateConnectionSettings(ctx context.Context, id int64, patch core.Settings, oauthStatus string) error {
 	err := db.gdb.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var row connectionRow
-		q := tx.Table(db.TableName("connections")).Where("id = ?", id)
+		q := tx.Table(db.tableName("connections")).Where("id = ?", id)
 		if db.dialect == DialectMySQL {
 			q = q.Clauses(clause.Locking{Strength: "UPDATE"})
 		}
@@ -255,7 +255,7 @@ func (db *DB) UpdateConnectionSettings(ctx context.Context, id int64, patch core
 		if oauthStatus != "" {
 			upd["oauth_status"] = oauthStatus
 		}
-		return tx.Table(db.TableName("connections")).Where("id = ?", id).Updates(upd).Error
+		return tx.Table(db.tableName("connections")).Where("id = ?", id).Updates(upd).Error
 	})
 	if err != nil {
 		if core.ErrorCode(err) == core.ENOTFOUND {
@@ -268,7 +268,7 @@ func (db *DB) UpdateConnectionSettings(ctx context.Context, id int64, patch core
 
 // UpdateConnectionHealth implements core.ConnectionStateStore. It leaves
 // updated_at alone: a health check is not an edit of the connection.
-func (db *DB) UpdateConnectionHealth(ctx context.Context, id int64, h core.ConnectionHealth) error {
+func (db *ConnectionService) UpdateConnectionHealth(ctx context.Context, id int64, h core.ConnectionHealth) error {
 	checked := h.CheckedAt.UTC().Truncate(time.Microsecond)
 	res := db.connections(ctx).Where("id = ?", id).Updates(map[string]any{
 		"health_status":   h.Status,

@@ -1,5 +1,5 @@
-// Package store persists mailsvc's state with gorm in MySQL/MariaDB (the
-// WordPress site's own database) or in an embedded SQLite file.
+// Package store persists mailsvc's state in MySQL/MariaDB (the WordPress
+// site's own database) or in an embedded SQLite file.
 //
 // Every table is named {prefix}mailsvc_<name>, where prefix is the site's
 // table prefix (default "wp_"), so the store can live beside wp_options
@@ -10,8 +10,24 @@
 // RegisterMigrations and reaches the database through Gorm, SQL, Expand
 // and TableName (the Pro add-on: adapters/pro/store).
 //
-// DB implements core.ConnectionStore and core.SettingsStore. All methods
-// are safe for concurrent use; after Close they return errors.
+// DB is the handle: it opens, migrates and closes the database, tells its
+// dialect, expands {prefix} table names and runs transactions. The reads
+// and writes are services, one per concept, each implementing its port in
+// core and sharing the handle (services.go): LogService (core.LogStore,
+// core.LogBodyStore), ConnectionService, SettingsService, JobService,
+// NotificationService, OAuthService, AlertHistoryService, CaptureService,
+// EmailControlService, HostHookService, PrivacyService, SiteService and
+// LeaseService. Services taken from the DB that InTransaction hands over
+// run in its transaction.
+//
+// gorm models the rows that are plain records edited one at a time:
+// connections, settings, notification channels and the OAuth refresh
+// history. The queue (enqueue, claim, outcomes), the log search, the
+// roll-ups and the other range reads are hand-tuned database/sql, for
+// their locking (FOR UPDATE SKIP LOCKED), batching and index use; their
+// row loops go through eachRow.
+//
+// All methods are safe for concurrent use; after Close they return errors.
 package store
 
 import (
@@ -50,9 +66,21 @@ const BusyTimeout = 10 * time.Second
 
 var prefixPattern = regexp.MustCompile(`^[A-Za-z0-9_]*$`)
 
-// DB is an open store: a gorm handle on one database with one table
-// prefix.
+// DB is an open store: the handle on one database with one table prefix.
+// It opens, migrates and closes the database, tells its dialect, expands
+// table names and runs transactions; the reads and writes are the
+// services' (see services.go), which share the handle and its
+// transactions.
 type DB struct {
+	*handle
+}
+
+// handle is what the handle and every service share: the connections,
+// the dialect and the table prefix. Its methods are the helpers the
+// services have in common (table-name expansion, transactions, row
+// scans); it has no exported method, so a service's method set is its
+// port.
+type handle struct {
 	gdb     *gorm.DB
 	sqlDB   *sql.DB
 	dialect string
@@ -62,6 +90,13 @@ type DB struct {
 	hostHooks *hostHookSignal
 	// readOnly is set by OpenExisting: opening creates nothing.
 	readOnly bool
+	// searchLimits, when set, replaces narrowAddresses and narrowLogs
+	// (SetSearchNarrowLimits).
+	searchLimits *[2]int
+	// db is the DB this handle belongs to: the services reach the tables
+	// that are still the DB's own (the Pro roll-ups written with a log
+	// import) through it.
+	db *DB
 }
 
 // Open connects to the database named by dsn and applies any pending
@@ -116,7 +151,8 @@ func open(ctx context.Context, dsn string, prefix string, logger *slog.Logger, r
 	if !ok || rest == "" {
 		return nil, errors.New(`open store: DSN must be "sqlite:PATH" or "mysql:USER:PASS@tcp(HOST:PORT)/DBNAME"`)
 	}
-	db := &DB{prefix: prefix, logger: logger, hostHooks: &hostHookSignal{}, readOnly: readOnly}
+	db := &DB{handle: &handle{prefix: prefix, logger: logger, hostHooks: &hostHookSignal{}, readOnly: readOnly}}
+	db.handle.db = db
 	var err error
 	switch scheme {
 	case DialectSQLite:
@@ -291,20 +327,25 @@ func (db *DB) Prefix() string { return db.prefix }
 
 // TableName returns the full name of one of mailsvc's tables:
 // TableName("connections") is "wp_mailsvc_connections" with prefix "wp_".
-func (db *DB) TableName(base string) string { return db.prefix + "mailsvc_" + base }
+func (db *DB) TableName(base string) string { return db.tableName(base) }
+
+// tableName is TableName, for the services.
+func (h *handle) tableName(base string) string { return h.prefix + "mailsvc_" + base }
 
 // SQL returns the database/sql handle, for packages that keep their own
-// tables in this database and query them in hand-written SQL (name the
-// tables {prefix}mailsvc_name and pass the statement through Expand). It
-// is always the handle of the whole database: a statement run on it is
-// outside any transaction InTransaction runs.
+// tables in this database and query them with SQL (use Expand or
+// TableName for their names, InSQLTransaction for transactions).
 func (db *DB) SQL() *sql.DB { return db.sqlDB }
 
-// Expand returns stmt with each {prefix}name replaced by the quoted,
-// prefixed table name (`wp_mailsvc_logs` for {prefix}mailsvc_logs with
-// prefix "wp_"), as this package's own statements and migrations name
-// their tables.
-func (db *DB) Expand(stmt string) string { return db.expand(stmt) }
+// Expand returns stmt with every {prefix}name replaced by the quoted full
+// table name: "SELECT 1 FROM {prefix}mailsvc_logs" reads the site's
+// table.
+func (db *DB) Expand(stmt string) string { return db.handle.expand(stmt) }
+
+// expand is Expand, for the services.
+func (h *handle) expand(stmt string) string {
+	return prefixedName.ReplaceAllString(stmt, "`"+h.prefix+"$1`")
+}
 
 // Ping checks that the database answers.
 func (db *DB) Ping(ctx context.Context) error {

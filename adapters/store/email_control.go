@@ -7,12 +7,12 @@ import (
 	"github.com/mailsvc/mailsvc/core"
 )
 
-var _ core.EmailControlCounter = (*DB)(nil)
+var _ core.EmailControlCounter = (*EmailControlService)(nil)
 
 // AddEmailControlCount adds n to the count of kind on day in
 // {prefix}mailsvc_email_control_counts with one upsert, the statement the
 // WordPress bridge runs as it stops an email.
-func (db *DB) AddEmailControlCount(ctx context.Context, kind, day string, n int64) error {
+func (db *EmailControlService) AddEmailControlCount(ctx context.Context, kind, day string, n int64) error {
 	if kind == "" || len(kind) > 64 || len(day) != len(core.EmailControlDay) {
 		return core.Errorf(core.EINVALID, "An email control count needs a kind and a day (YYYY-MM-DD).")
 	}
@@ -30,7 +30,7 @@ func (db *DB) AddEmailControlCount(ctx context.Context, kind, day string, n int6
 
 // EmailControlCounts returns the counts per kind over the days from..to
 // inclusive ("" leaves a bound open).
-func (db *DB) EmailControlCounts(ctx context.Context, from, to string) (map[string]int64, error) {
+func (db *EmailControlService) EmailControlCounts(ctx context.Context, from, to string) (map[string]int64, error) {
 	stmt := `SELECT kind, SUM(suppressed) FROM {prefix}mailsvc_email_control_counts WHERE 1=1`
 	var args []any
 	if from != "" {
@@ -42,22 +42,18 @@ func (db *DB) EmailControlCounts(ctx context.Context, from, to string) (map[stri
 		args = append(args, to)
 	}
 	stmt += ` GROUP BY kind`
-	rows, err := db.sqlDB.QueryContext(ctx, db.expand(stmt), args...)
-	if err != nil {
-		return nil, fmt.Errorf("read email control counts: %w", err)
-	}
-	defer rows.Close()
 	out := map[string]int64{}
-	for rows.Next() {
+	err := eachRow(ctx, db.sqlDB, "read email control counts", db.expand(stmt), args, func(r rowScanner) error {
 		var kind string
 		var n int64
-		if err := rows.Scan(&kind, &n); err != nil {
-			return nil, fmt.Errorf("read email control counts: %w", err)
+		if err := r.Scan(&kind, &n); err != nil {
+			return err
 		}
 		out[kind] = n
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read email control counts: %w", err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -97,11 +97,12 @@ type eventBucketKey struct {
 type eventCounters struct{ events, repeats, kindRepeats int64 }
 
 // addEventRollup grows the event roll-ups with added, an event of kind
-// event just inserted for a log sent through conn (0 for none) from
-// source, whose chains held existing before (the log's other events of
-// that kind, read under the log's lock). It runs in RecordLogEvent's
-// transaction.
-func (db *DB) addEventRollup(ctx context.Context, tx *sql.Tx, conn int64, source, event string, existing []eventLink, added eventLink) error {
+// event just inserted for a log of site sent through conn (0 for none)
+// from source, whose chains held existing before (the log's other events
+// of that kind, read under the log's lock). A site other than the main
+// one has its events counted in the roll-ups by site too
+// (site_rollup.go). It runs in RecordLogEvent's transaction.
+func (db *DB) addEventRollup(ctx context.Context, tx *sql.Tx, site, conn int64, source, event string, existing []eventLink, added eventLink) error {
 	before := chainPreds(existing)
 	after := chainPreds(append(slices.Clone(existing), added))
 	counters := map[eventBucketKey]*eventCounters{}
@@ -138,7 +139,7 @@ func (db *DB) addEventRollup(ctx context.Context, tx *sql.Tx, conn int64, source
 			count(l, 0, one(a.provider)-one(b.provider), one(a.kind)-one(b.kind))
 		}
 		if a.provider != nil || a.kind != nil {
-			repeats = append(repeats, counterRow{l.id, l.at, l.provider, event, conn, source, nullTime(a.provider), nullTime(a.kind)})
+			repeats = append(repeats, counterRow{l.id, l.at, l.provider, event, conn, source, nullTime(a.provider), nullTime(a.kind), max(site, core.MainSiteID)})
 		}
 	}
 	keys := make([]eventBucketKey, 0, len(counters))
@@ -168,6 +169,18 @@ func (db *DB) addEventRollup(ctx context.Context, tx *sql.Tx, conn int64, source
 		[]string{"events", "repeats", "kind_repeats"}, rows); err != nil {
 		return err
 	}
+	if site > core.MainSiteID {
+		siteRows := make([]counterRow, 0, len(keys))
+		for _, k := range keys {
+			c := counters[k]
+			siteRows = append(siteRows, counterRow{k.minutes, k.start, site, k.provider, k.event, conn, source, shard, c.events, c.repeats, c.kindRepeats})
+		}
+		if err := db.upsertCounters(ctx, tx, "{prefix}mailsvc_site_event_buckets",
+			[]string{"width_minutes", "bucket_start", "site_id", "provider", "event", "connection_id", "source", "shard"},
+			[]string{"events", "repeats", "kind_repeats"}, siteRows); err != nil {
+			return err
+		}
+	}
 	if len(repeats) == 0 {
 		return nil
 	}
@@ -177,17 +190,17 @@ func (db *DB) addEventRollup(ctx context.Context, tx *sql.Tx, conn int64, source
 
 // upsertRepeats writes rows of {prefix}mailsvc_event_repeats (event_id,
 // occurred_at, provider, event, connection_id, source, provider_prev_at,
-// kind_prev_at), replacing the predecessors of a row that exists.
+// kind_prev_at, site_id), replacing the predecessors of a row that exists.
 func (db *DB) upsertRepeats(ctx context.Context, tx *sql.Tx, rows []counterRow) error {
 	var b strings.Builder
 	b.WriteString(`INSERT INTO {prefix}mailsvc_event_repeats
-		(event_id, occurred_at, provider, event, connection_id, source, provider_prev_at, kind_prev_at) VALUES `)
-	args := make([]any, 0, 8*len(rows))
+		(event_id, occurred_at, provider, event, connection_id, source, provider_prev_at, kind_prev_at, site_id) VALUES `)
+	args := make([]any, 0, 9*len(rows))
 	for i, r := range rows {
 		if i > 0 {
 			b.WriteString(",")
 		}
-		b.WriteString("(?,?,?,?,?,?,?,?)")
+		b.WriteString("(?,?,?,?,?,?,?,?,?)")
 		args = append(args, r...)
 	}
 	if db.dialect == DialectMySQL {
@@ -232,13 +245,10 @@ func (db *DB) eventLinks(ctx context.Context, tx *sql.Tx, logID int64, event str
 // rollupSpans) and the repeated events of the range whose predecessor
 // is older than from; events of logs deleted since still count.
 func (db *DB) EventCounts(ctx context.Context, from, to time.Time) ([]core.EventCount, error) {
-	if err := networkOnly(ctx, "Provider event counts"); err != nil {
-		return nil, err
-	}
 	type key struct{ provider, event string }
 	sums := map[key]*core.EventCount{}
 	err := db.eventSums(ctx, from, to, nil, "provider, event", "SUM(events) - SUM(repeats)", "provider_prev_at",
-		func(rows *sql.Rows, crossing bool) error {
+		func(rows *sql.Rows, crossing bool, sign int64) error {
 			var k key
 			var events, messages int64
 			dest := []any{&k.provider, &k.event}
@@ -253,8 +263,8 @@ func (db *DB) EventCounts(ctx context.Context, from, to time.Time) ([]core.Event
 				c = &core.EventCount{Provider: k.provider, Event: k.event}
 				sums[k] = c
 			}
-			c.Events += events
-			c.Messages += messages
+			c.Events += sign * events
+			c.Messages += sign * messages
 			return nil
 		})
 	if err != nil {
@@ -281,9 +291,6 @@ func (db *DB) EventCounts(ctx context.Context, from, to time.Time) ([]core.Event
 // EventCounts it reads the event roll-ups and the repeated events whose
 // predecessor (of any provider) is older than from.
 func (db *DB) LogEventTallies(ctx context.Context, from, to time.Time, events []string) ([]core.LogEventTally, error) {
-	if err := networkOnly(ctx, "Provider event tallies"); err != nil {
-		return nil, err
-	}
 	out := []core.LogEventTally{}
 	if len(events) == 0 {
 		return out, nil
@@ -294,13 +301,13 @@ func (db *DB) LogEventTallies(ctx context.Context, from, to time.Time, events []
 	}
 	sums := map[key]int64{}
 	err := db.eventSums(ctx, from, to, events, "connection_id, source, event", "SUM(events) - SUM(kind_repeats)", "kind_prev_at",
-		func(rows *sql.Rows, crossing bool) error {
+		func(rows *sql.Rows, crossing bool, sign int64) error {
 			var k key
 			var messages int64
 			if err := rows.Scan(&k.conn, &k.source, &k.event, &messages); err != nil {
 				return err
 			}
-			sums[k] += messages
+			sums[k] += sign * messages
 			return nil
 		})
 	if err != nil {
@@ -328,9 +335,13 @@ func (db *DB) LogEventTallies(ctx context.Context, from, to time.Time, events []
 // events only when not nil, grouped by group: the roll-ups (group, then,
 // for EventCounts' provider grouping, SUM(events), then messages) and
 // the crossing repeats (group, COUNT(*)) whose predecessor column prev
-// is before from. scan reads one row of either.
+// is before from. scan reads one row of either, whose figures count
+// sign times. Under a site scope (core.SiteScope) a site other than the
+// main one reads its roll-ups by site (site_rollup.go), the main site
+// the network's less the other sites'; the crossing repeats are the
+// site's.
 func (db *DB) eventSums(ctx context.Context, from, to time.Time, events []string, group, messages, prev string,
-	scan func(rows *sql.Rows, crossing bool) error) error {
+	scan func(rows *sql.Rows, crossing bool, sign int64) error) error {
 	from, to = ceilTime(from.UTC(), core.OutcomeBucketSize), ceilTime(to.UTC(), core.OutcomeBucketSize)
 	cond, args, ok := spanWhere(rollupSpans(from, to), func(int) bool { return true }, true)
 	if !ok {
@@ -348,23 +359,38 @@ func (db *DB) eventSums(ctx context.Context, from, to time.Time, events []string
 	if events == nil {
 		cols = group + ", SUM(events), " + messages
 	}
-	for _, q := range []struct {
+	type query struct {
 		sql      string
 		args     []any
 		crossing bool
-	}{
-		{`SELECT ` + cols + ` FROM {prefix}mailsvc_event_buckets WHERE ` + cond + kinds + ` GROUP BY ` + group,
-			append(args, kindArgs...), false},
-		{`SELECT ` + group + `, COUNT(*) FROM {prefix}mailsvc_event_repeats
-			WHERE occurred_at >= ? AND occurred_at < ? AND ` + prev + ` < ?` + kinds + ` GROUP BY ` + group,
-			append([]any{from, to, from}, kindArgs...), true},
-	} {
+		sign     int64
+	}
+	site := core.SiteScope(ctx)
+	var queries []query
+	if site == 0 || site == core.MainSiteID {
+		queries = append(queries, query{`SELECT ` + cols + ` FROM {prefix}mailsvc_event_buckets WHERE ` + cond + kinds + ` GROUP BY ` + group,
+			append(slices.Clone(args), kindArgs...), false, 1})
+	}
+	repeatsSite, repeatsArgs := "", []any{}
+	if site > 0 {
+		siteCond, sign := " AND site_id = ?", int64(1)
+		if site == core.MainSiteID {
+			siteCond, sign = " AND site_id <> ?", -1
+		}
+		queries = append(queries, query{`SELECT ` + cols + ` FROM {prefix}mailsvc_site_event_buckets WHERE ` + cond + siteCond + kinds + ` GROUP BY ` + group,
+			append(append(slices.Clone(args), site), kindArgs...), false, sign})
+		repeatsSite, repeatsArgs = " AND site_id = ?", []any{site}
+	}
+	queries = append(queries, query{`SELECT ` + group + `, COUNT(*) FROM {prefix}mailsvc_event_repeats
+			WHERE occurred_at >= ? AND occurred_at < ? AND ` + prev + ` < ?` + repeatsSite + kinds + ` GROUP BY ` + group,
+		append(append([]any{from, to, from}, repeatsArgs...), kindArgs...), true, 1})
+	for _, q := range queries {
 		rows, err := db.sqlDB.QueryContext(ctx, db.expand(q.sql), q.args...)
 		if err != nil {
 			return err
 		}
 		for rows.Next() {
-			if err := scan(rows, q.crossing); err != nil {
+			if err := scan(rows, q.crossing, q.sign); err != nil {
 				rows.Close()
 				return err
 			}

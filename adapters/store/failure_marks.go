@@ -28,7 +28,7 @@ const FailureMarkRetention = core.MaxThresholdMinutes*time.Minute + time.Hour
 
 // insertFailureMarks records that the logs ids failed for good at t, in
 // multi-row INSERTs inside tx.
-func (db *DB) insertFailureMarks(ctx context.Context, tx *sql.Tx, t time.Time, ids []int64) error {
+func (db *handle) insertFailureMarks(ctx context.Context, tx *sql.Tx, t time.Time, ids []int64) error {
 	for part := range slices.Chunk(ids, idChunk) {
 		var b strings.Builder
 		b.WriteString(`INSERT INTO {prefix}mailsvc_failure_marks (failed_at, log_id) VALUES `)
@@ -51,7 +51,7 @@ func (db *DB) insertFailureMarks(ctx context.Context, tx *sql.Tx, t time.Time, i
 // recorded as a delivery outcome) after from, at or before to: the
 // failures an alert threshold counts. Every replica sharing the database
 // counts the same marks; a range read of the marks' primary key.
-func (db *DB) CountFailedLogs(ctx context.Context, from, to time.Time) (int, error) {
+func (db *LogService) CountFailedLogs(ctx context.Context, from, to time.Time) (int, error) {
 	var n int
 	err := db.sqlDB.QueryRowContext(ctx, db.expand(`SELECT COUNT(*) FROM {prefix}mailsvc_failure_marks
 		WHERE failed_at > ? AND failed_at <= ?`),
@@ -64,7 +64,7 @@ func (db *DB) CountFailedLogs(ctx context.Context, from, to time.Time) (int, err
 
 // PruneFailureMarks deletes the failure marks older than before (see
 // FailureMarkRetention) and returns how many it deleted.
-func (db *DB) PruneFailureMarks(ctx context.Context, before time.Time) (int, error) {
+func (db *LogService) PruneFailureMarks(ctx context.Context, before time.Time) (int, error) {
 	res, err := db.sqlDB.ExecContext(ctx, db.expand(`DELETE FROM {prefix}mailsvc_failure_marks WHERE failed_at < ?`),
 		before.UTC().Truncate(time.Microsecond))
 	if err != nil {

@@ -31,14 +31,14 @@ type hostHookSignal struct {
 // NotifyHostHooks makes the store call fn after each commit that wrote
 // host hook events (the service then asks the site to run them). fn must
 // not block; nil stops the calls.
-func (db *DB) NotifyHostHooks(fn func()) {
+func (db *HostHookService) NotifyHostHooks(fn func()) {
 	db.hostHooks.mu.Lock()
 	db.hostHooks.fn = fn
 	db.hostHooks.mu.Unlock()
 }
 
 // hostHooksWritten calls the NotifyHostHooks function, if any.
-func (db *DB) hostHooksWritten() {
+func (db *handle) hostHooksWritten() {
 	if db.hostHooks == nil {
 		return
 	}
@@ -52,7 +52,7 @@ func (db *DB) hostHooksWritten() {
 
 // RecordHostHooks writes hooks to the outbox in one transaction
 // (core.HostHooks.Record).
-func (db *DB) RecordHostHooks(ctx context.Context, hooks []core.HostHook) error {
+func (db *HostHookService) RecordHostHooks(ctx context.Context, hooks []core.HostHook) error {
 	if len(hooks) == 0 {
 		return nil
 	}
@@ -65,7 +65,7 @@ func (db *DB) RecordHostHooks(ctx context.Context, hooks []core.HostHook) error 
 
 // insertHostHooks writes hooks inside tx with one multi-row INSERT per
 // outcomeChunk events.
-func (db *DB) insertHostHooks(ctx context.Context, tx *sql.Tx, hooks []core.HostHook) error {
+func (db *handle) insertHostHooks(ctx context.Context, tx *sql.Tx, hooks []core.HostHook) error {
 	t := now()
 	for start := 0; start < len(hooks); start += outcomeChunk {
 		part := hooks[start:min(start+outcomeChunk, len(hooks))]
@@ -99,7 +99,7 @@ func (db *DB) insertHostHooks(ctx context.Context, tx *sql.Tx, hooks []core.Host
 
 // PruneHostHooks deletes the outbox rows created before before, run or
 // not, and returns how many.
-func (db *DB) PruneHostHooks(ctx context.Context, before time.Time) (int64, error) {
+func (db *HostHookService) PruneHostHooks(ctx context.Context, before time.Time) (int64, error) {
 	res, err := db.sqlDB.ExecContext(ctx, db.expand(`DELETE FROM {prefix}mailsvc_hook_events WHERE created_at < ?`), before.UTC())
 	if err != nil {
 		return 0, fmt.Errorf("prune host hooks: %w", err)
@@ -113,7 +113,7 @@ func (db *DB) PruneHostHooks(ctx context.Context, before time.Time) (int64, erro
 // delivered hook at real delivery (not a simulated one) and
 // wp_mail_failed at a final failure, with the wp_mail() arguments the
 // bridge kept in the message column.
-func (db *DB) outcomeHostHooks(ctx context.Context, tx *sql.Tx, held map[int64]heldLog, applied []core.LogOutcome) ([]core.HostHook, error) {
+func (db *handle) outcomeHostHooks(ctx context.Context, tx *sql.Tx, held map[int64]heldLog, applied []core.LogOutcome) ([]core.HostHook, error) {
 	var hooks []core.HostHook
 	var failed []core.LogOutcome
 	for _, o := range applied {

@@ -11,7 +11,7 @@ import (
 	"github.com/mailsvc/mailsvc/core"
 )
 
-var _ core.JobStore = (*DB)(nil)
+var _ core.JobStore = (*JobService)(nil)
 
 // ClaimJobRun implements core.JobStore. One conditional UPDATE takes an
 // eligible row (its last run started at least interval ago); when no row
@@ -25,7 +25,7 @@ var _ core.JobStore = (*DB)(nil)
 // between replicas cannot let two of them run a job in one interval. On
 // SQLite (one file, so one host) the calling process's UTC clock is used
 // for both.
-func (db *DB) ClaimJobRun(ctx context.Context, name, owner string, interval time.Duration) (bool, error) {
+func (db *JobService) ClaimJobRun(ctx context.Context, name, owner string, interval time.Duration) (bool, error) {
 	if name == "" || owner == "" {
 		return false, errors.New("claim job run: name and owner are required")
 	}
@@ -75,7 +75,7 @@ func (db *DB) ClaimJobRun(ctx context.Context, name, owner string, interval time
 
 // FinishJobRun implements core.JobStore. It changes nothing when another
 // owner has claimed the job since (its run is the one on record).
-func (db *DB) FinishJobRun(ctx context.Context, name, owner, errMsg string) error {
+func (db *JobService) FinishJobRun(ctx context.Context, name, owner, errMsg string) error {
 	stmt := `UPDATE {prefix}mailsvc_jobs SET finished_at = UTC_TIMESTAMP(6), last_error = ? WHERE name = ? AND owner = ?`
 	args := []any{errMsg, name, owner}
 	if db.dialect == DialectSQLite {
@@ -89,7 +89,7 @@ func (db *DB) FinishJobRun(ctx context.Context, name, owner, errMsg string) erro
 }
 
 // FindJobRuns implements core.JobStore.
-func (db *DB) FindJobRuns(ctx context.Context) ([]core.JobRun, error) {
+func (db *JobService) FindJobRuns(ctx context.Context) ([]core.JobRun, error) {
 	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT name, owner, last_run_at, finished_at, last_error
 		FROM {prefix}mailsvc_jobs ORDER BY name`))
 	if err != nil {
@@ -122,7 +122,7 @@ func (db *DB) FindJobRuns(ctx context.Context) ([]core.JobRun, error) {
 // literally, not as a pattern) and whose last run started before before,
 // as a job that records one row per period (the summary report's) keeps
 // its table small. It returns how many were deleted.
-func (db *DB) PruneJobRuns(ctx context.Context, prefix string, before time.Time) (int, error) {
+func (db *JobService) PruneJobRuns(ctx context.Context, prefix string, before time.Time) (int, error) {
 	if prefix == "" {
 		return 0, errors.New("prune job runs: a name prefix is required")
 	}

@@ -16,15 +16,15 @@ func TestReleaseExpiredLeasesPassesLockedRows(t *testing.T) {
 	ctx := context.Background()
 	db := openBatchStore(t, "mysql")
 	for i := range 2 {
-		if err := db.EnqueueLog(ctx, &core.Log{Message: batchMessage(i)}); err != nil {
+		if err := db.Logs().EnqueueLog(ctx, &core.Log{Message: batchMessage(i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	dead, err := db.ClaimLogs(ctx, "dead", 1, -time.Second)
+	dead, err := db.Logs().ClaimLogs(ctx, "dead", 1, -time.Second)
 	if err != nil || len(dead) != 1 {
 		t.Fatalf("claim for dead: %d logs, %v", len(dead), err)
 	}
-	alive, err := db.ClaimLogs(ctx, "alive", 1, time.Hour)
+	alive, err := db.Logs().ClaimLogs(ctx, "alive", 1, time.Hour)
 	if err != nil || len(alive) != 1 {
 		t.Fatalf("claim for alive: %d logs, %v", len(alive), err)
 	}
@@ -38,12 +38,12 @@ func TestReleaseExpiredLeasesPassesLockedRows(t *testing.T) {
 	// here on its context.
 	wait, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	n, err := db.ReleaseExpiredLeases(wait)
+	n, err := db.Logs().ReleaseExpiredLeases(wait)
 	if err != nil || n != 1 {
 		t.Fatalf("ReleaseExpiredLeases with a row locked = %d, %v; want 1", n, err)
 	}
 	tx.Rollback()
-	got, err := db.ClaimLogs(ctx, "next", 10, time.Hour)
+	got, err := db.Logs().ClaimLogs(ctx, "next", 10, time.Hour)
 	if err != nil || len(got) != 1 || got[0].ID != dead[0].ID {
 		t.Fatalf("after the release claimed %v (%v), want only %d", got, err, dead[0].ID)
 	}

@@ -10,7 +10,7 @@ import (
 // ended. Of concurrent releases of one lease at most one reports true, so
 // a lease can also serve as a flag that exactly one replica clears (alert
 // folding uses it this way).
-func (db *DB) ReleaseLease(ctx context.Context, name, owner string) (bool, error) {
+func (db *LeaseService) ReleaseLease(ctx context.Context, name, owner string) (bool, error) {
 	q := `DELETE FROM {prefix}mailsvc_leases WHERE name = ? AND lease_until >= ?`
 	args := []any{name, now()}
 	if owner != "" {

@@ -15,7 +15,7 @@ import (
 	"github.com/mailsvc/mailsvc/core"
 )
 
-var _ core.LogStore = (*DB)(nil)
+var _ core.LogStore = (*LogService)(nil)
 
 // storedAttachment is an attachment as the message column keeps it. Its
 // bytes are in the attachments table (Data null, Size set; see
@@ -200,7 +200,7 @@ func inList(ids []int64) (string, []any) {
 }
 
 // EnqueueLog implements core.LogStore.
-func (db *DB) EnqueueLog(ctx context.Context, l *core.Log) error {
+func (db *LogService) EnqueueLog(ctx context.Context, l *core.Log) error {
 	switch l.Status {
 	case "":
 		l.Status = core.StatusQueued
@@ -267,7 +267,7 @@ type execer interface {
 
 // insertLogRow inserts a new queued or sending log, marked as indexed
 // for search or not, and returns its id.
-func (db *DB) insertLogRow(ctx context.Context, q execer, l *core.Log, js string, owner any, t time.Time, indexed bool) (int64, error) {
+func (db *handle) insertLogRow(ctx context.Context, q execer, l *core.Log, js string, owner any, t time.Time, indexed bool) (int64, error) {
 	res, err := q.ExecContext(ctx, db.expand(`INSERT INTO {prefix}mailsvc_logs
 		(status, connection_id, sent_connection_id, source, recipients, subject, text_body, html_body, message,
 		 attempts, phase_attempts, used_fallback, simulated, provider_message_id, last_error,
@@ -289,7 +289,7 @@ func (db *DB) insertLogRow(ctx context.Context, q execer, l *core.Log, js string
 // inTx runs fn in one transaction, rolled back if fn fails. On SQLite the
 // DSN's _txlock=immediate makes BeginTx take the write lock, so a
 // transaction that reads first never fails on a lock upgrade.
-func (db *DB) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (db *handle) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	var opts *sql.TxOptions
 	if db.dialect == DialectMySQL {
 		// READ COMMITTED takes no gap locks, so claims (FOR UPDATE SKIP
@@ -343,7 +343,7 @@ func (w withExtra) Scan(dest ...any) error {
 }
 
 // ExtendLeases implements core.LogStore.
-func (db *DB) ExtendLeases(ctx context.Context, owner string, ids []int64, lease time.Duration) (int, error) {
+func (db *LogService) ExtendLeases(ctx context.Context, owner string, ids []int64, lease time.Duration) (int, error) {
 	if len(ids) == 0 {
 		return 0, nil
 	}
@@ -363,7 +363,7 @@ func (db *DB) ExtendLeases(ctx context.Context, owner string, ids []int64, lease
 // first: only what is in flight), then released by id, each only if its
 // lease is still expired: the workers recording their outcomes hold
 // locks on sending rows that a locking range scan would wait for.
-func (db *DB) ReleaseExpiredLeases(ctx context.Context) (int, error) {
+func (db *LogService) ReleaseExpiredLeases(ctx context.Context) (int, error) {
 	t := now()
 	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT id FROM {prefix}mailsvc_logs
 		WHERE status = ? AND lease_until < ?`), core.StatusSending, t)
@@ -403,7 +403,7 @@ func (db *DB) ReleaseExpiredLeases(ctx context.Context) (int, error) {
 // updateOutcomes writes outs (logs held by the caller, each once) in one
 // UPDATE: a column every outcome sets alike is set once, the others with a
 // CASE on the id.
-func (db *DB) updateOutcomes(ctx context.Context, tx *sql.Tx, t time.Time, outs []core.LogOutcome) error {
+func (db *handle) updateOutcomes(ctx context.Context, tx *sql.Tx, t time.Time, outs []core.LogOutcome) error {
 	cols := []struct {
 		name string
 		val  func(o *core.LogOutcome) any
@@ -496,7 +496,7 @@ func sameValue(a, b any) bool {
 }
 
 // insertAttempts appends attempts with multi-row INSERTs.
-func (db *DB) insertAttempts(ctx context.Context, tx *sql.Tx, as []core.Attempt) error {
+func (db *handle) insertAttempts(ctx context.Context, tx *sql.Tx, as []core.Attempt) error {
 	const chunk = 100
 	for len(as) > 0 {
 		n := min(len(as), chunk)
@@ -527,7 +527,7 @@ func (db *DB) insertAttempts(ctx context.Context, tx *sql.Tx, as []core.Attempt)
 
 // FindLogByID implements core.LogStore. Under a site scope
 // (core.WithSiteScope) another site's log is not found.
-func (db *DB) FindLogByID(ctx context.Context, id int64) (*core.Log, error) {
+func (db *LogService) FindLogByID(ctx context.Context, id int64) (*core.Log, error) {
 	scope, scopeArgs := siteScope(ctx, "site_id")
 	logs, err := queryLogs(ctx, db.sqlDB, db.expand(`SELECT `+logColumns+` FROM {prefix}mailsvc_logs WHERE id = ?`+scope), append([]any{id}, scopeArgs...)...)
 	if err != nil {
@@ -564,7 +564,7 @@ func (db *DB) FindLogByID(ctx context.Context, id int64) (*core.Log, error) {
 }
 
 // QueueStats implements core.LogStore.
-func (db *DB) QueueStats(ctx context.Context) (core.QueueStats, error) {
+func (db *LogService) QueueStats(ctx context.Context) (core.QueueStats, error) {
 	var st core.QueueStats
 	scope, scopeArgs := siteScope(ctx, "site_id")
 	if scope != "" {
@@ -599,7 +599,7 @@ func (db *DB) QueueStats(ctx context.Context) (core.QueueStats, error) {
 }
 
 // DeleteLogs implements core.LogStore.
-func (db *DB) DeleteLogs(ctx context.Context, ids []int64) (int, error) {
+func (db *LogService) DeleteLogs(ctx context.Context, ids []int64) (int, error) {
 	if len(ids) == 0 {
 		return 0, nil
 	}
@@ -610,11 +610,14 @@ func (db *DB) DeleteLogs(ctx context.Context, ids []int64) (int, error) {
 		return 0, fmt.Errorf("delete logs: %w", err)
 	}
 	n, _ := res.RowsAffected()
+	if n > 0 {
+		db.requestAddressSweep(ctx)
+	}
 	return int(n), nil
 }
 
 // ResendLogs implements core.LogStore.
-func (db *DB) ResendLogs(ctx context.Context, ids []int64) (int, error) {
+func (db *LogService) ResendLogs(ctx context.Context, ids []int64) (int, error) {
 	if len(ids) == 0 {
 		return 0, nil
 	}
@@ -642,7 +645,7 @@ func (db *DB) ResendLogs(ctx context.Context, ids []int64) (int, error) {
 // short transaction; its recipients rows and attempts go with it (ON
 // DELETE CASCADE), and queued or sending rows — the ones a claim locks —
 // are never read or locked. The outcome roll-ups are left as they are.
-func (db *DB) PurgeLogs(ctx context.Context, before time.Time, batch int) (int, error) {
+func (db *LogService) PurgeLogs(ctx context.Context, before time.Time, batch int) (int, error) {
 	if batch <= 0 {
 		batch = 500
 	}
@@ -652,6 +655,9 @@ func (db *DB) PurgeLogs(ctx context.Context, before time.Time, batch int) (int, 
 			n, more, err := db.purgeBatch(ctx, status, before, batch)
 			total += n
 			if err != nil {
+				if total > 0 {
+					db.requestAddressSweep(ctx)
+				}
 				return total, err
 			}
 			if !more {
@@ -659,12 +665,17 @@ func (db *DB) PurgeLogs(ctx context.Context, before time.Time, batch int) (int, 
 			}
 		}
 	}
+	if total > 0 {
+		// Addresses only the purged logs named leave the search
+		// dictionary in the background.
+		db.requestAddressSweep(ctx)
+	}
 	return total, nil
 }
 
 // purgeBatch deletes up to batch logs of status created before before and
 // reports whether there may be more.
-func (db *DB) purgeBatch(ctx context.Context, status string, before time.Time, batch int) (int, bool, error) {
+func (db *handle) purgeBatch(ctx context.Context, status string, before time.Time, batch int) (int, bool, error) {
 	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT id FROM {prefix}mailsvc_logs
 		WHERE status = ? AND created_at < ? ORDER BY created_at LIMIT ?`),
 		status, before.UTC().Truncate(time.Microsecond), batch)
@@ -701,7 +712,7 @@ func (db *DB) purgeBatch(ctx context.Context, status string, before time.Time, b
 
 // OldestQueuedAt implements core.LogStore. The status filter uses the
 // claim index (status, next_attempt_at); only queued rows are read.
-func (db *DB) OldestQueuedAt(ctx context.Context) (*time.Time, error) {
+func (db *LogService) OldestQueuedAt(ctx context.Context) (*time.Time, error) {
 	// ORDER BY rather than MIN(): SQLite types a bare column by its
 	// declaration (DATETIME, read as a time) but not an aggregate.
 	var t time.Time
@@ -720,7 +731,7 @@ func (db *DB) OldestQueuedAt(ctx context.Context) (*time.Time, error) {
 // AcquireLease takes or renews the named lease for owner until now+ttl.
 // It returns false while another owner holds an unexpired lease. Used to
 // run scheduled jobs on one replica at a time.
-func (db *DB) AcquireLease(ctx context.Context, name, owner string, ttl time.Duration) (bool, error) {
+func (db *LeaseService) AcquireLease(ctx context.Context, name, owner string, ttl time.Duration) (bool, error) {
 	t := now()
 	res, err := db.sqlDB.ExecContext(ctx, db.expand(`UPDATE {prefix}mailsvc_leases SET owner = ?, lease_until = ?
 		WHERE name = ? AND (owner = ? OR lease_until < ?)`), owner, t.Add(ttl), name, owner, t)

@@ -50,7 +50,7 @@ func separateAttachments(m *core.Message) bool {
 
 // insertAttachments writes the bytes of m's attachments for log id, one
 // statement per chunk (an empty attachment has no row).
-func (db *DB) insertAttachments(ctx context.Context, q execer, id int64, m *core.Message) error {
+func (db *handle) insertAttachments(ctx context.Context, q execer, id int64, m *core.Message) error {
 	stmt := db.expand(`INSERT INTO {prefix}mailsvc_log_attachments (log_id, position, chunk, size, data) VALUES (?, ?, ?, ?, ?)`)
 	for pos, a := range m.Attachments {
 		for c, off := 0, 0; off < len(a.Data); c, off = c+1, off+attachmentChunk {
@@ -65,7 +65,7 @@ func (db *DB) insertAttachments(ctx context.Context, q execer, id int64, m *core
 
 // insertAttachmentsOf is insertAttachments for each of logs, whose ids
 // are ids.
-func (db *DB) insertAttachmentsOf(ctx context.Context, q execer, ids []int64, logs []*core.Log) error {
+func (db *handle) insertAttachmentsOf(ctx context.Context, q execer, ids []int64, logs []*core.Log) error {
 	for i, l := range logs {
 		if err := db.insertAttachments(ctx, q, ids[i], &l.Message); err != nil {
 			return err
@@ -81,7 +81,7 @@ type querier interface {
 
 // loadAttachments fills in the bytes of the logs' attachments that the
 // attachments table keeps (those the message column left null).
-func (db *DB) loadAttachments(ctx context.Context, q querier, logs []*core.Log) error {
+func (db *handle) loadAttachments(ctx context.Context, q querier, logs []*core.Log) error {
 	byID := map[int64]*core.Log{}
 	var ids []int64
 	for _, l := range logs {
@@ -107,7 +107,7 @@ func (db *DB) loadAttachments(ctx context.Context, q querier, logs []*core.Log) 
 var errAttachmentRows = errors.New("attachment rows do not match their attachment")
 
 // loadAttachmentRows reads the attachments rows of ids into byID's logs.
-func (db *DB) loadAttachmentRows(ctx context.Context, q querier, ids []int64, byID map[int64]*core.Log) error {
+func (db *handle) loadAttachmentRows(ctx context.Context, q querier, ids []int64, byID map[int64]*core.Log) error {
 	in, args := inList(ids)
 	rows, err := q.QueryContext(ctx, db.expand(`SELECT log_id, position, chunk, size, data
 		FROM {prefix}mailsvc_log_attachments WHERE log_id IN (`+in+`) ORDER BY log_id, position, chunk`), args...)

@@ -92,7 +92,7 @@ func TestAttachmentStorage(t *testing.T) {
 			defer db.Close()
 
 			single := &core.Log{Message: attachmentMessage(t, "one@example.org"), Source: "test"}
-			if err := db.EnqueueLog(ctx, single); err != nil {
+			if err := db.Logs().EnqueueLog(ctx, single); err != nil {
 				t.Fatal(err)
 			}
 			batch := []*core.Log{
@@ -100,7 +100,7 @@ func TestAttachmentStorage(t *testing.T) {
 				{Message: core.Message{From: core.Address{Email: "shop@example.com"}, To: []core.Address{{Email: "plain@example.org"}}, Subject: "no files", Text: "x"}},
 				{Message: attachmentMessage(t, "three@example.org")},
 			}
-			if err := db.EnqueueLogs(ctx, batch); err != nil {
+			if err := db.Logs().EnqueueLogs(ctx, batch); err != nil {
 				t.Fatal(err)
 			}
 			want := map[int64]core.Message{single.ID: single.Message}
@@ -121,7 +121,7 @@ func TestAttachmentStorage(t *testing.T) {
 			// A row as the WordPress bridge writes it: bytes inside the
 			// column, base64.
 			bridge := &core.Log{Message: attachmentMessage(t, "bridge@example.org")}
-			if err := db.EnqueueLog(ctx, bridge); err != nil {
+			if err := db.Logs().EnqueueLog(ctx, bridge); err != nil {
 				t.Fatal(err)
 			}
 			inline, err := encodeMessageInline(&bridge.Message)
@@ -137,7 +137,7 @@ func TestAttachmentStorage(t *testing.T) {
 			want[bridge.ID] = bridge.Message
 
 			// Listings carry the attachments' names, not their bytes.
-			listed, _, err := db.FindLogs(ctx, core.LogFilter{Limit: 50})
+			listed, _, err := db.Logs().FindLogs(ctx, core.LogFilter{Limit: 50})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -155,7 +155,7 @@ func TestAttachmentStorage(t *testing.T) {
 				}
 			}
 
-			claimed, err := db.ClaimLogs(ctx, "w1", 10, time.Minute)
+			claimed, err := db.Logs().ClaimLogs(ctx, "w1", 10, time.Minute)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -166,14 +166,14 @@ func TestAttachmentStorage(t *testing.T) {
 				sameAttachments(t, "claimed", l.Message.Attachments, want[l.ID].Attachments)
 			}
 			for id, m := range want {
-				l, err := db.FindLogByID(ctx, id)
+				l, err := db.Logs().FindLogByID(ctx, id)
 				if err != nil {
 					t.Fatal(err)
 				}
 				sameAttachments(t, "found", l.Message.Attachments, m.Attachments)
 			}
 
-			if n, err := db.DeleteLogs(ctx, []int64{single.ID}); err != nil || n != 1 {
+			if n, err := db.Logs().DeleteLogs(ctx, []int64{single.ID}); err != nil || n != 1 {
 				t.Fatalf("delete: %d, %v", n, err)
 			}
 			if n := attachmentRowCount(t, db, single.ID); n != 0 {

@@ -18,7 +18,7 @@ import (
 // SQLite as rows that the next claim indexes. It sets each log's ID,
 // CreatedAt and UpdatedAt. On error nothing is inserted and no log is
 // changed.
-func (db *DB) EnqueueLogs(ctx context.Context, logs []*core.Log) error {
+func (db *LogService) EnqueueLogs(ctx context.Context, logs []*core.Log) error {
 	if len(logs) == 0 {
 		return nil
 	}
@@ -127,7 +127,7 @@ type autoIncrementMode struct {
 // innodb_autoinc_lock_mode is 0 or 1 ("traditional" or "consecutive",
 // MariaDB's default); never on SQLite, where rows go one by one in the
 // transaction. An unreadable mode counts as no.
-func (db *DB) consecutiveIDs(ctx context.Context, tx *sql.Tx) (int64, bool) {
+func (db *handle) consecutiveIDs(ctx context.Context, tx *sql.Tx) (int64, bool) {
 	if db.dialect != DialectMySQL {
 		return 0, false
 	}
@@ -146,7 +146,7 @@ func (db *DB) consecutiveIDs(ctx context.Context, tx *sql.Tx) (int64, bool) {
 
 // insertLogRows inserts logs (prepared as insertLogRow takes them) with
 // one multi-row INSERT and returns the first row's id.
-func (db *DB) insertLogRows(ctx context.Context, tx *sql.Tx, logs []*core.Log, rows []encodedLog, t time.Time, indexed bool) (int64, error) {
+func (db *handle) insertLogRows(ctx context.Context, tx *sql.Tx, logs []*core.Log, rows []encodedLog, t time.Time, indexed bool) (int64, error) {
 	var b strings.Builder
 	b.WriteString(`INSERT INTO {prefix}mailsvc_logs
 		(status, connection_id, sent_connection_id, source, recipients, subject, text_body, html_body, message,
@@ -178,7 +178,7 @@ func (db *DB) insertLogRows(ctx context.Context, tx *sql.Tx, logs []*core.Log, r
 var errCommitUnknown = errors.New("commit outcome unknown")
 
 // inBatchTx is inTx, but a failed COMMIT is wrapped with errCommitUnknown.
-func (db *DB) inBatchTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (db *handle) inBatchTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	var opts *sql.TxOptions
 	if db.dialect == DialectMySQL {
 		opts = &sql.TxOptions{Isolation: sql.LevelReadCommitted}
@@ -229,9 +229,9 @@ const groupCommitTimeout = 30 * time.Second
 // of N. Each call still returns only once its own log is committed, with
 // its own error. A lone call is committed at once, with no added wait:
 // the calls that arrive while a group commits form the next group. Every
-// other method is the embedded DB's.
+// other method is the embedded LogService's.
 type GroupCommit struct {
-	*DB
+	*LogService
 	// MaxBatch bounds a group; 0 means DefaultGroupCommitBatch.
 	MaxBatch int
 	// Groups is how many groups may commit at once (while one waits for
@@ -253,8 +253,8 @@ type groupEntry struct {
 	done chan error
 }
 
-// NewGroupCommit returns db with a group-committing EnqueueLog.
-func NewGroupCommit(db *DB) *GroupCommit { return &GroupCommit{DB: db} }
+// NewGroupCommit returns logs with a group-committing EnqueueLog.
+func NewGroupCommit(logs *LogService) *GroupCommit { return &GroupCommit{LogService: logs} }
 
 var _ core.LogStore = (*GroupCommit)(nil)
 
@@ -326,7 +326,7 @@ func (g *GroupCommit) commit(group []*groupEntry) {
 		for i, e := range live {
 			logs[i] = e.log
 		}
-		err := g.DB.EnqueueLogs(ctx, logs)
+		err := g.LogService.EnqueueLogs(ctx, logs)
 		if err == nil || errors.Is(err, errCommitUnknown) {
 			// After a failed COMMIT the logs may be queued: trying them
 			// again could queue them twice, so every caller hears the
@@ -338,6 +338,6 @@ func (g *GroupCommit) commit(group []*groupEntry) {
 		}
 	}
 	for _, e := range live {
-		e.done <- g.DB.EnqueueLog(ctx, e.log)
+		e.done <- g.LogService.EnqueueLog(ctx, e.log)
 	}
 }

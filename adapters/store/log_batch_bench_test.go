@@ -22,9 +22,9 @@ func BenchmarkEnqueueConcurrent(b *testing.B) {
 		for _, groups := range []int{0, 1, store.DefaultGroupCommitGroups} {
 			b.Run(fmt.Sprintf("%s/groups=%d", dialect, groups), func(b *testing.B) {
 				db := openBatchStoreB(b, dialect)
-				enqueue := db.EnqueueLog
+				enqueue := db.Logs().EnqueueLog
 				if groups > 0 {
-					g := store.NewGroupCommit(db)
+					g := store.NewGroupCommit(db.Logs())
 					g.Groups = groups
 					enqueue = g.EnqueueLog
 				}

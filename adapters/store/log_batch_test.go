@@ -51,7 +51,7 @@ func TestEnqueueLogs(t *testing.T) {
 			for i := range 5 {
 				logs = append(logs, &core.Log{Message: batchMessage(i), Source: "smtp"})
 			}
-			if err := db.EnqueueLogs(ctx, logs); err != nil {
+			if err := db.Logs().EnqueueLogs(ctx, logs); err != nil {
 				t.Fatal(err)
 			}
 			seen := map[int64]bool{}
@@ -60,7 +60,7 @@ func TestEnqueueLogs(t *testing.T) {
 					t.Fatalf("log %d after EnqueueLogs: id %d status %q created %v", i, l.ID, l.Status, l.CreatedAt)
 				}
 				seen[l.ID] = true
-				got, err := db.FindLogByID(ctx, l.ID)
+				got, err := db.Logs().FindLogByID(ctx, l.ID)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -69,23 +69,23 @@ func TestEnqueueLogs(t *testing.T) {
 				}
 			}
 			// The recipients are searchable as after EnqueueLog.
-			found, n, err := db.FindLogs(ctx, core.LogFilter{Search: "buyer3@example.com"})
+			found, n, err := db.Logs().FindLogs(ctx, core.LogFilter{Search: "buyer3@example.com"})
 			if err != nil || n != 1 || len(found) != 1 || found[0].ID != logs[3].ID {
 				t.Fatalf("search by recipient: %d logs (%v), want log %d", n, err, logs[3].ID)
 			}
-			if _, n, _ := db.FindLogs(ctx, core.LogFilter{Search: "copy@example.com"}); n != 5 {
+			if _, n, _ := db.Logs().FindLogs(ctx, core.LogFilter{Search: "copy@example.com"}); n != 5 {
 				t.Fatalf("search by Cc: %d logs, want 5", n)
 			}
 
 			// One log the store refuses: nothing of the batch is inserted.
 			bad := []*core.Log{{Message: batchMessage(10)}, {Message: batchMessage(11), Status: core.StatusDelivered}}
-			if err := db.EnqueueLogs(ctx, bad); err == nil {
+			if err := db.Logs().EnqueueLogs(ctx, bad); err == nil {
 				t.Fatal("EnqueueLogs with a delivered log: no error")
 			}
 			if bad[0].ID != 0 {
 				t.Fatalf("a refused batch set id %d", bad[0].ID)
 			}
-			if st, _ := db.QueueStats(ctx); st.Queued != 5 {
+			if st, _ := db.Logs().QueueStats(ctx); st.Queued != 5 {
 				t.Fatalf("queued after a refused batch = %d, want 5", st.Queued)
 			}
 		})
@@ -97,7 +97,7 @@ func TestGroupCommit(t *testing.T) {
 		t.Run(dialect, func(t *testing.T) {
 			ctx := context.Background()
 			db := openBatchStore(t, dialect)
-			g := store.NewGroupCommit(db)
+			g := store.NewGroupCommit(db.Logs())
 			g.MaxBatch = 16
 			const callers, each = 20, 10
 			var mu sync.Mutex
@@ -138,12 +138,12 @@ func TestGroupCommit(t *testing.T) {
 			if len(ids) != want {
 				t.Fatalf("%d messages accepted, want %d", len(ids), want)
 			}
-			st, err := db.QueueStats(ctx)
+			st, err := db.Logs().QueueStats(ctx)
 			if err != nil || st.Queued != want {
 				t.Fatalf("queued = %d (%v), want %d", st.Queued, err, want)
 			}
 			for id, subject := range ids {
-				got, err := db.FindLogByID(ctx, id)
+				got, err := db.Logs().FindLogByID(ctx, id)
 				if err != nil || got.Message.Subject != subject {
 					t.Fatalf("log %d: %v %q, want %q", id, err, got.Message.Subject, subject)
 				}
@@ -154,14 +154,14 @@ func TestGroupCommit(t *testing.T) {
 
 func TestGroupCommitCancelledCall(t *testing.T) {
 	db := openBatchStore(t, "sqlite")
-	g := store.NewGroupCommit(db)
+	g := store.NewGroupCommit(db.Logs())
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	l := &core.Log{Message: batchMessage(1)}
 	if err := g.EnqueueLog(ctx, l); !errors.Is(err, context.Canceled) {
 		t.Fatalf("EnqueueLog with a cancelled context = %v, want context.Canceled", err)
 	}
-	if st, _ := db.QueueStats(context.Background()); st.Queued != 0 || l.ID != 0 {
+	if st, _ := db.Logs().QueueStats(context.Background()); st.Queued != 0 || l.ID != 0 {
 		t.Fatalf("a cancelled call queued a log: %+v id %d", st, l.ID)
 	}
 	// A lone call afterwards commits at once.

@@ -29,7 +29,7 @@ func finalBody(o *core.LogOutcome) *core.KeptBody {
 	return o.Body
 }
 
-var _ core.LogBodyStore = (*DB)(nil)
+var _ core.LogBodyStore = (*LogService)(nil)
 
 // txQuerier is a *sql.DB or a *sql.Tx.
 type txQuerier interface {
@@ -42,7 +42,7 @@ type txQuerier interface {
 // body stays as it is (their mode and count), and for the logs whose
 // attachments go, their message column rewritten and their attachments
 // rows deleted. It returns how many logs it rewrote.
-func (db *DB) keepBodies(ctx context.Context, q txQuerier, bodies map[int64]*core.KeptBody, markUnchanged bool) (int, error) {
+func (db *handle) keepBodies(ctx context.Context, q txQuerier, bodies map[int64]*core.KeptBody, markUnchanged bool) (int, error) {
 	if len(bodies) == 0 {
 		return 0, nil
 	}
@@ -96,7 +96,7 @@ func (db *DB) keepBodies(ctx context.Context, q txQuerier, bodies map[int64]*cor
 // of the final logs ids and removes their bytes: from the message column
 // (rows of the bridge, of imports and of older schemas) and from the
 // attachments table.
-func (db *DB) dropAttachmentBytes(ctx context.Context, q txQuerier, ids []int64) error {
+func (db *handle) dropAttachmentBytes(ctx context.Context, q txQuerier, ids []int64) error {
 	in, args := inList(ids)
 	final := []any{core.StatusDelivered, core.StatusFailed}
 	rows, err := q.QueryContext(ctx, db.expand(`SELECT id, message FROM {prefix}mailsvc_logs
@@ -156,7 +156,7 @@ func attachmentNamesOnly(js []byte) (string, error) {
 }
 
 // FinalLogsAfter implements core.LogBodyStore.
-func (db *DB) FinalLogsAfter(ctx context.Context, afterID int64, limit int, pendingOnly bool) ([]*core.Log, error) {
+func (db *LogService) FinalLogsAfter(ctx context.Context, afterID int64, limit int, pendingOnly bool) ([]*core.Log, error) {
 	cond := ""
 	if pendingOnly {
 		cond = " AND body_mode = ''"
@@ -171,7 +171,7 @@ func (db *DB) FinalLogsAfter(ctx context.Context, afterID int64, limit int, pend
 }
 
 // LastLogID implements core.LogBodyStore.
-func (db *DB) LastLogID(ctx context.Context) (int64, error) {
+func (db *LogService) LastLogID(ctx context.Context) (int64, error) {
 	var id sql.NullInt64
 	if err := db.sqlDB.QueryRowContext(ctx, db.expand(`SELECT MAX(id) FROM {prefix}mailsvc_logs`)).Scan(&id); err != nil {
 		return 0, fmt.Errorf("read the last log id: %w", err)
@@ -180,7 +180,7 @@ func (db *DB) LastLogID(ctx context.Context) (int64, error) {
 }
 
 // KeepLogBodies implements core.LogBodyStore.
-func (db *DB) KeepLogBodies(ctx context.Context, bodies map[int64]*core.KeptBody) (int, error) {
+func (db *LogService) KeepLogBodies(ctx context.Context, bodies map[int64]*core.KeptBody) (int, error) {
 	var n int
 	err := retryDeadlock(func() error {
 		return db.inTx(ctx, func(tx *sql.Tx) error {

@@ -16,7 +16,7 @@ import (
 // other processes) take disjoint rows without waiting; on SQLite the
 // transaction holds the database's write lock. One UPDATE then leases
 // them: three round trips in all, whatever the batch size.
-func (db *DB) ClaimLogs(ctx context.Context, owner string, limit int, lease time.Duration) ([]*core.Log, error) {
+func (db *LogService) ClaimLogs(ctx context.Context, owner string, limit int, lease time.Duration) ([]*core.Log, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
@@ -37,6 +37,10 @@ func (db *DB) ClaimLogs(ctx context.Context, owner string, limit int, lease time
 		if _, err := db.IndexLogRecipients(ctx, 200); err != nil && ctx.Err() == nil {
 			db.logger.Warn("index log recipients", "err", err)
 		}
+		// And one step of the search dictionary's background work.
+		if _, err := db.IndexSearchAddresses(ctx); err != nil && ctx.Err() == nil {
+			db.logger.Warn("index search addresses", "err", err)
+		}
 	}
 	return out, nil
 }
@@ -45,7 +49,7 @@ func (db *DB) ClaimLogs(ctx context.Context, owner string, limit int, lease time
 // one SELECT … FOR UPDATE SKIP LOCKED (on MySQL) of them all, in due
 // order, handed out to the owners in turn, and one UPDATE per owner that
 // leases its share. It returns each owner's logs, as leased.
-func (db *DB) claimIn(ctx context.Context, tx *sql.Tx, owners []string, counts []int, lease time.Duration) ([][]*core.Log, error) {
+func (db *handle) claimIn(ctx context.Context, tx *sql.Tx, owners []string, counts []int, lease time.Duration) ([][]*core.Log, error) {
 	out := make([][]*core.Log, len(owners))
 	total := 0
 	for _, n := range counts {
@@ -125,7 +129,7 @@ func (db *DB) claimIn(ctx context.Context, tx *sql.Tx, owners []string, counts [
 }
 
 // RecordOutcomes implements core.LogStore.
-func (db *DB) RecordOutcomes(ctx context.Context, owner string, outs []core.LogOutcome) (int, error) {
+func (db *LogService) RecordOutcomes(ctx context.Context, owner string, outs []core.LogOutcome) (int, error) {
 	if len(outs) == 0 {
 		return 0, nil
 	}
@@ -141,7 +145,7 @@ func (db *DB) RecordOutcomes(ctx context.Context, owner string, outs []core.LogO
 // all: outs[i] as RecordOutcomes(ctx, owners[i], outs[i]) would apply
 // them. It returns how many of each owner's outcomes applied. On error
 // nothing is recorded.
-func (db *DB) RecordOutcomesOfOwners(ctx context.Context, owners []string, outs [][]core.LogOutcome) ([]int, error) {
+func (db *LogService) RecordOutcomesOfOwners(ctx context.Context, owners []string, outs [][]core.LogOutcome) ([]int, error) {
 	if len(owners) != len(outs) {
 		return nil, fmt.Errorf("record outcomes: %d owners for %d outcome lists", len(owners), len(outs))
 	}
@@ -175,7 +179,7 @@ func (db *DB) RecordOutcomesOfOwners(ctx context.Context, owners []string, outs 
 // (failure_marks.go), in one multi-row INSERT when any failed. The host hooks of the applied outcomes are written
 // too (outcomeHostHooks); hooked reports whether there were any, so the
 // caller signals them once the transaction has committed.
-func (db *DB) recordOutcomes(ctx context.Context, tx *sql.Tx, owners []string, outs [][]core.LogOutcome) (applied []int, hooked bool, err error) {
+func (db *handle) recordOutcomes(ctx context.Context, tx *sql.Tx, owners []string, outs [][]core.LogOutcome) (applied []int, hooked bool, err error) {
 	t := now()
 	held, err := db.heldLogs(ctx, tx, outs)
 	if err != nil {
@@ -183,6 +187,7 @@ func (db *DB) recordOutcomes(ctx context.Context, tx *sql.Tx, owners []string, o
 	}
 	tally := outcomeTally{}
 	sources := sourceTally{}
+	bySite := siteTally{}
 	var (
 		history []core.Attempt
 		bodies  map[int64]*core.KeptBody
@@ -212,6 +217,10 @@ func (db *DB) recordOutcomes(ctx context.Context, tx *sql.Tx, owners []string, o
 				tally.add(t, o.SentConnectionID, core.OutcomeCountPartial)
 			}
 			sources.add(t, h.source, o.Status)
+			bySite.add(t, h.site, o.SentConnectionID, h.source, o.Status)
+			if o.Status == core.StatusDelivered && o.Recipients.Count(core.RecipientRefused) > 0 {
+				bySite.add(t, h.site, o.SentConnectionID, h.source, core.OutcomeCountPartial)
+			}
 			if o.Status == core.StatusFailed {
 				failed = append(failed, o.LogID)
 			}
@@ -273,7 +282,10 @@ func (db *DB) recordOutcomes(ctx context.Context, tx *sql.Tx, owners []string, o
 	if err := tally.write(ctx, db, tx); err != nil {
 		return nil, false, err
 	}
-	if err := sources.write(ctx, db, tx); err != nil {
+	if err := bySite.write(ctx, db.db, tx); err != nil {
+		return nil, false, err
+	}
+	if err := sources.write(ctx, db.db, tx); err != nil {
 		return nil, false, err
 	}
 	return applied, hooked, nil
@@ -287,6 +299,8 @@ const outcomeChunk = 200
 type heldLog struct {
 	owner  string
 	source string
+	// site is the log's site (multisite).
+	site int64
 	// hostHooks are the log's host hook flags (core.HostHookFlag*).
 	hostHooks int
 }
@@ -294,7 +308,7 @@ type heldLog struct {
 // heldLogs returns the lease owner and source of each log of outs that is
 // sending, locked on MySQL until tx ends so the updates that follow apply
 // to exactly them.
-func (db *DB) heldLogs(ctx context.Context, tx *sql.Tx, outs [][]core.LogOutcome) (map[int64]heldLog, error) {
+func (db *handle) heldLogs(ctx context.Context, tx *sql.Tx, outs [][]core.LogOutcome) (map[int64]heldLog, error) {
 	var ids []int64
 	for _, list := range outs {
 		for _, o := range list {
@@ -313,7 +327,7 @@ func (db *DB) heldLogs(ctx context.Context, tx *sql.Tx, outs [][]core.LogOutcome
 		// The ids alone choose the rows (primary-key lookups): a status
 		// filter could let the planner scan the claim index and wait on
 		// the rows other workers are recording.
-		rows, err := tx.QueryContext(ctx, db.expand(`SELECT id, status, lease_owner, source, host_hooks FROM {prefix}mailsvc_logs
+		rows, err := tx.QueryContext(ctx, db.expand(`SELECT id, status, lease_owner, source, host_hooks, site_id FROM {prefix}mailsvc_logs
 			WHERE id IN (`+in+`)`+lock), args...)
 		if err != nil {
 			return nil, fmt.Errorf("read held logs: %w", err)
@@ -323,12 +337,13 @@ func (db *DB) heldLogs(ctx context.Context, tx *sql.Tx, outs [][]core.LogOutcome
 			var status, source string
 			var leaseOwner sql.NullString
 			var flags int
-			if err := rows.Scan(&id, &status, &leaseOwner, &source, &flags); err != nil {
+			var site int64
+			if err := rows.Scan(&id, &status, &leaseOwner, &source, &flags, &site); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("read held logs: %w", err)
 			}
 			if status == core.StatusSending {
-				held[id] = heldLog{owner: leaseOwner.String, source: source, hostHooks: flags}
+				held[id] = heldLog{owner: leaseOwner.String, source: source, site: site, hostHooks: flags}
 			}
 		}
 		err = rows.Err()
@@ -349,7 +364,7 @@ func (db *DB) heldLogs(ctx context.Context, tx *sql.Tx, outs [][]core.LogOutcome
 // again. It returns how many of each owner's outcomes applied and each
 // owner's claimed logs. On error nothing is recorded and nothing
 // claimed.
-func (db *DB) RecordOutcomesAndClaim(ctx context.Context, owners []string, outs [][]core.LogOutcome, claims []int, lease time.Duration) ([]int, [][]*core.Log, error) {
+func (db *LogService) RecordOutcomesAndClaim(ctx context.Context, owners []string, outs [][]core.LogOutcome, claims []int, lease time.Duration) ([]int, [][]*core.Log, error) {
 	if len(owners) != len(outs) || len(owners) != len(claims) {
 		return nil, nil, fmt.Errorf("record outcomes and claim: %d owners for %d outcome lists and %d claims", len(owners), len(outs), len(claims))
 	}

@@ -58,7 +58,7 @@ func benchRecordAndClaim(b *testing.B, status string) {
 			m.Text = strings.Repeat("x", 900)
 			logs = append(logs, &core.Log{Message: m, Source: "bench"})
 			if len(logs) == cap(logs) {
-				if err := db.EnqueueLogs(ctx, logs); err != nil {
+				if err := db.Logs().EnqueueLogs(ctx, logs); err != nil {
 					b.Fatal(err)
 				}
 				logs = logs[:0]
@@ -68,7 +68,7 @@ func benchRecordAndClaim(b *testing.B, status string) {
 		held := make([][]*core.Log, owners)
 		for i := range names {
 			names[i] = fmt.Sprintf("bench/w%d", i)
-			got, err := db.ClaimLogs(ctx, names[i], hand, time.Minute)
+			got, err := db.Logs().ClaimLogs(ctx, names[i], hand, time.Minute)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -100,7 +100,7 @@ func benchRecordAndClaim(b *testing.B, status string) {
 			if done == 0 {
 				b.Fatal("nothing held")
 			}
-			_, claimed, err := db.RecordOutcomesAndClaim(ctx, names, outs, claims, time.Minute)
+			_, claimed, err := db.Logs().RecordOutcomesAndClaim(ctx, names, outs, claims, time.Minute)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -22,7 +22,7 @@ import (
 // its DeliveredAt (delivered) or UpdatedAt (failed), under
 // SentConnectionID (0 when nil). Not idempotent: the caller keeps track of
 // what it imported.
-func (db *DB) ImportLogs(ctx context.Context, logs []*core.Log) error {
+func (db *LogService) ImportLogs(ctx context.Context, logs []*core.Log) error {
 	if len(logs) == 0 {
 		return nil
 	}
@@ -126,10 +126,10 @@ func (db *DB) ImportLogs(ctx context.Context, logs []*core.Log) error {
 			if err := db.insertAttempts(ctx, tx, history); err != nil {
 				return err
 			}
-			if err := db.addLogSourceOutcomes(ctx, tx, ids); err != nil {
+			if err := db.db.addLogSourceOutcomes(ctx, tx, ids); err != nil {
 				return err
 			}
-			return tally.write(ctx, db, tx)
+			return tally.write(ctx, db.handle, tx)
 		})
 	})
 	if err != nil {

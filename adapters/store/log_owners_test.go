@@ -31,15 +31,15 @@ func TestRecordOutcomesOfOwners(t *testing.T) {
 			for i := range 6 {
 				l := &core.Log{Message: core.Message{From: core.Address{Email: "a@example.com"},
 					To: []core.Address{{Email: fmt.Sprintf("b%d@example.com", i)}}, Subject: "s", Text: "t"}}
-				if err := db.EnqueueLog(ctx, l); err != nil {
+				if err := db.Logs().EnqueueLog(ctx, l); err != nil {
 					t.Fatal(err)
 				}
 			}
-			a, err := db.ClaimLogs(ctx, "w-a", 3, time.Minute)
+			a, err := db.Logs().ClaimLogs(ctx, "w-a", 3, time.Minute)
 			if err != nil || len(a) != 3 {
 				t.Fatalf("claim a: %d logs, %v", len(a), err)
 			}
-			b, err := db.ClaimLogs(ctx, "w-b", 3, time.Minute)
+			b, err := db.Logs().ClaimLogs(ctx, "w-b", 3, time.Minute)
 			if err != nil || len(b) != 3 {
 				t.Fatalf("claim b: %d logs, %v", len(b), err)
 			}
@@ -63,7 +63,7 @@ func TestRecordOutcomesOfOwners(t *testing.T) {
 			outsA := []core.LogOutcome{done(a[0], core.StatusDelivered), done(a[1], core.StatusFailed), done(a[2], core.StatusQueued),
 				done(b[0], core.StatusFailed)} // b[0] is held by w-b: skipped
 			outsB := []core.LogOutcome{done(b[0], core.StatusDelivered), done(b[1], core.StatusDelivered), gone}
-			applied, err := db.RecordOutcomesOfOwners(ctx, []string{"w-a", "w-b"}, [][]core.LogOutcome{outsA, outsB})
+			applied, err := db.Logs().RecordOutcomesOfOwners(ctx, []string{"w-a", "w-b"}, [][]core.LogOutcome{outsA, outsB})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -73,7 +73,7 @@ func TestRecordOutcomesOfOwners(t *testing.T) {
 			want := map[int64]string{a[0].ID: core.StatusDelivered, a[1].ID: core.StatusFailed, a[2].ID: core.StatusQueued,
 				b[0].ID: core.StatusDelivered, b[1].ID: core.StatusDelivered}
 			for id, status := range want {
-				l, err := db.FindLogByID(ctx, id)
+				l, err := db.Logs().FindLogByID(ctx, id)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -90,10 +90,10 @@ func TestRecordOutcomesOfOwners(t *testing.T) {
 					t.Errorf("log %d: next attempt %v, want in an hour", id, l.NextAttemptAt)
 				}
 			}
-			if _, err := db.FindLogByID(ctx, b[2].ID); core.ErrorCode(err) != core.ENOTFOUND {
+			if _, err := db.Logs().FindLogByID(ctx, b[2].ID); core.ErrorCode(err) != core.ENOTFOUND {
 				t.Errorf("deleted log: %v, want not found", err)
 			}
-			buckets, err := db.OutcomeBuckets(ctx, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
+			buckets, err := db.Logs().OutcomeBuckets(ctx, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -105,7 +105,7 @@ func TestRecordOutcomesOfOwners(t *testing.T) {
 				t.Errorf("roll-ups %v, want 4 delivered (the deleted one included) and 1 failed", got)
 			}
 			// Recorded again: nothing is held any more, nothing applies.
-			applied, err = db.RecordOutcomesOfOwners(ctx, []string{"w-a", "w-b"}, [][]core.LogOutcome{outsA, outsB})
+			applied, err = db.Logs().RecordOutcomesOfOwners(ctx, []string{"w-a", "w-b"}, [][]core.LogOutcome{outsA, outsB})
 			if err != nil || applied[0] != 0 || applied[1] != 0 {
 				t.Errorf("second record: applied %v, %v; want none", applied, err)
 			}

@@ -14,7 +14,7 @@ import (
 // further provider message ids ({prefix}mailsvc_log_provider_ids). The
 // common outcome (every recipient delivered in one call) never comes
 // here.
-func (db *DB) writeRecipientOutcomes(ctx context.Context, tx *sql.Tx, outs []core.LogOutcome) error {
+func (db *handle) writeRecipientOutcomes(ctx context.Context, tx *sql.Tx, outs []core.LogOutcome) error {
 	for _, o := range outs {
 		if o.Recipients != nil {
 			js, err := json.Marshal(o.Recipients)
@@ -35,7 +35,7 @@ func (db *DB) writeRecipientOutcomes(ctx context.Context, tx *sql.Tx, outs []cor
 
 // insertProviderIDs records ids as further provider message ids of log
 // id (an id already recorded is kept once).
-func (db *DB) insertProviderIDs(ctx context.Context, tx *sql.Tx, id int64, ids []string) error {
+func (db *handle) insertProviderIDs(ctx context.Context, tx *sql.Tx, id int64, ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}

@@ -62,8 +62,13 @@ func recipientRows(id int64, m *core.Message) []recipientRow {
 }
 
 // insertRecipients writes rows with multi-row INSERTs that skip rows
-// already present (the PHP bridge may have written them).
-func (db *DB) insertRecipients(ctx context.Context, tx *sql.Tx, rows []recipientRow) error {
+// already present (the PHP bridge may have written them), and enters
+// their recipient addresses in the search dictionary (one more INSERT that
+// skips the addresses already there; see log_search_addresses.go).
+func (db *handle) insertRecipients(ctx context.Context, tx *sql.Tx, rows []recipientRow) error {
+	if err := db.insertSearchAddresses(ctx, tx, searchedEmails(rows), false); err != nil {
+		return err
+	}
 	const chunk = 300
 	verb := "INSERT IGNORE INTO"
 	if db.dialect == DialectSQLite {
@@ -103,7 +108,7 @@ type subjectRow struct {
 // index serves the subject-word search on MySQL, with multi-row INSERTs
 // that skip rows already present. On SQLite it does nothing: there the
 // FTS5 table is written from the logs rows (see indexPending).
-func (db *DB) insertSubjects(ctx context.Context, tx *sql.Tx, rows []subjectRow) error {
+func (db *handle) insertSubjects(ctx context.Context, tx *sql.Tx, rows []subjectRow) error {
 	if db.dialect != DialectMySQL {
 		return nil
 	}
@@ -131,7 +136,7 @@ func (db *DB) insertSubjects(ctx context.Context, tx *sql.Tx, rows []subjectRow)
 
 // insertSearchEntries writes the search entries of one new log in tx: its
 // recipients rows and, on MySQL, its subjects row (created at t).
-func (db *DB) insertSearchEntries(ctx context.Context, tx *sql.Tx, id int64, m *core.Message, t time.Time) error {
+func (db *handle) insertSearchEntries(ctx context.Context, tx *sql.Tx, id int64, m *core.Message, t time.Time) error {
 	if err := db.insertRecipients(ctx, tx, recipientRows(id, m)); err != nil {
 		return err
 	}
@@ -142,7 +147,7 @@ func (db *DB) insertSearchEntries(ctx context.Context, tx *sql.Tx, id int64, m *
 // recipients rows; their subject's entry: on MySQL a subjects row, on
 // SQLite an FTS5 entry, both copied from the logs row) and marks them
 // indexed, in tx. Only the Message's recipients of each log are read.
-func (db *DB) indexPending(ctx context.Context, tx *sql.Tx, logs []*core.Log) error {
+func (db *handle) indexPending(ctx context.Context, tx *sql.Tx, logs []*core.Log) error {
 	if len(logs) == 0 {
 		return nil
 	}
@@ -178,7 +183,7 @@ func (db *DB) indexPending(ctx context.Context, tx *sql.Tx, logs []*core.Log) er
 }
 
 // markRecipientsIndexed sets recipients_indexed on the logs ids.
-func (db *DB) markRecipientsIndexed(ctx context.Context, tx *sql.Tx, ids []int64) error {
+func (db *handle) markRecipientsIndexed(ctx context.Context, tx *sql.Tx, ids []int64) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -201,7 +206,7 @@ func (db *DB) markRecipientsIndexed(ctx context.Context, tx *sql.Tx, ids []int64
 // number of processes. The store runs it by itself whenever a claim finds
 // the queue empty (so it runs from boot on, while workers are idle); a
 // caller may also run it in a loop until it returns 0.
-func (db *DB) IndexLogRecipients(ctx context.Context, limit int) (int, error) {
+func (db *LogService) IndexLogRecipients(ctx context.Context, limit int) (int, error) {
 	if limit <= 0 {
 		limit = 200
 	}

@@ -34,15 +34,15 @@ func TestRecordOutcomesAndClaim(t *testing.T) {
 			for i := range 8 {
 				l := &core.Log{Source: fmt.Sprintf("src-%d", i%2), Message: core.Message{From: core.Address{Email: "a@example.com"},
 					To: []core.Address{{Email: fmt.Sprintf("b%d@example.com", i)}}, Subject: "s", Text: "t"}}
-				if err := db.EnqueueLog(ctx, l); err != nil {
+				if err := db.Logs().EnqueueLog(ctx, l); err != nil {
 					t.Fatal(err)
 				}
 			}
-			a, err := db.ClaimLogs(ctx, "w-a", 2, time.Minute)
+			a, err := db.Logs().ClaimLogs(ctx, "w-a", 2, time.Minute)
 			if err != nil || len(a) != 2 {
 				t.Fatalf("claim a: %d logs, %v", len(a), err)
 			}
-			b, err := db.ClaimLogs(ctx, "w-b", 2, time.Minute)
+			b, err := db.Logs().ClaimLogs(ctx, "w-b", 2, time.Minute)
 			if err != nil || len(b) != 2 {
 				t.Fatalf("claim b: %d logs, %v", len(b), err)
 			}
@@ -58,14 +58,14 @@ func TestRecordOutcomesAndClaim(t *testing.T) {
 				out(b[0], core.StatusDelivered, core.OutcomeDelivered)} // b[0] is held by w-b: skipped
 			outsB := []core.LogOutcome{out(b[0], core.StatusFailed, core.OutcomePermanent), fallback}
 
-			if _, _, err := db.RecordOutcomesAndClaim(ctx, []string{"w-a"}, [][]core.LogOutcome{outsA, outsB}, []int{1, 1}, time.Minute); err == nil {
+			if _, _, err := db.Logs().RecordOutcomesAndClaim(ctx, []string{"w-a"}, [][]core.LogOutcome{outsA, outsB}, []int{1, 1}, time.Minute); err == nil {
 				t.Fatal("a call with 1 owner for 2 outcome lists succeeded")
 			}
-			if l, _ := db.FindLogByID(ctx, a[0].ID); l.Status != core.StatusSending {
+			if l, _ := db.Logs().FindLogByID(ctx, a[0].ID); l.Status != core.StatusSending {
 				t.Fatalf("the refused call changed log %d: %s", a[0].ID, l.Status)
 			}
 
-			applied, claimed, err := db.RecordOutcomesAndClaim(ctx, []string{"w-a", "w-b"}, [][]core.LogOutcome{outsA, outsB}, []int{3, 10}, time.Minute)
+			applied, claimed, err := db.Logs().RecordOutcomesAndClaim(ctx, []string{"w-a", "w-b"}, [][]core.LogOutcome{outsA, outsB}, []int{3, 10}, time.Minute)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -83,7 +83,7 @@ func TestRecordOutcomesAndClaim(t *testing.T) {
 						t.Fatalf("log %d claimed twice", l.ID)
 					}
 					seen[l.ID] = true
-					got, err := db.FindLogByID(ctx, l.ID)
+					got, err := db.Logs().FindLogByID(ctx, l.ID)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -102,7 +102,7 @@ func TestRecordOutcomesAndClaim(t *testing.T) {
 				t.Errorf("the log moved to the fallback (due at once) was not claimed")
 			}
 			for id, status := range map[int64]string{a[0].ID: core.StatusDelivered, a[1].ID: core.StatusDelivered, b[0].ID: core.StatusFailed} {
-				l, err := db.FindLogByID(ctx, id)
+				l, err := db.Logs().FindLogByID(ctx, id)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -111,7 +111,7 @@ func TestRecordOutcomesAndClaim(t *testing.T) {
 				}
 			}
 			from, to := time.Now().Add(-time.Hour), time.Now().Add(time.Hour)
-			buckets, err := db.OutcomeBuckets(ctx, from, to)
+			buckets, err := db.Logs().OutcomeBuckets(ctx, from, to)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -139,7 +139,7 @@ func TestRecordOutcomesAndClaim(t *testing.T) {
 				t.Errorf("roll-ups by source %v, want %v", bySource, want)
 			}
 			// Nothing is due any more: a claim alone finds nothing.
-			if more, err := db.ClaimLogs(ctx, "w-c", 10, time.Minute); err != nil || len(more) != 0 {
+			if more, err := db.Logs().ClaimLogs(ctx, "w-c", 10, time.Minute); err != nil || len(more) != 0 {
 				t.Errorf("claim after: %d logs, %v; want none", len(more), err)
 			}
 		})

@@ -47,7 +47,7 @@ const rollupShards = 8
 // write adds the tally to the roll-up table: one multi-row upsert, its
 // keys in a fixed order so concurrent writers lock them in the same order;
 // then to the hour and day roll-ups (writeCoarse), on the same shard.
-func (o outcomeTally) write(ctx context.Context, db *DB, tx *sql.Tx) error {
+func (o outcomeTally) write(ctx context.Context, db *handle, tx *sql.Tx) error {
 	if len(o) == 0 {
 		return nil
 	}
@@ -95,30 +95,26 @@ func (o outcomeTally) write(ctx context.Context, db *DB, tx *sql.Tx) error {
 // least one message. The counters are history: they grow in the same
 // transaction as RecordOutcomes (and ImportLogs) and deleting logs
 // (retention, DELETE /logs) never lowers them.
-func (db *DB) OutcomeBuckets(ctx context.Context, from, to time.Time) ([]core.OutcomeBucket, error) {
+func (db *LogService) OutcomeBuckets(ctx context.Context, from, to time.Time) ([]core.OutcomeBucket, error) {
 	if site := core.SiteScope(ctx); site > 0 {
 		return db.siteOutcomeBuckets(ctx, site, from, to)
 	}
-	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT bucket_start, connection_id, status, SUM(messages)
+	out := []core.OutcomeBucket{}
+	err := eachRow(ctx, db.sqlDB, "outcome buckets", db.expand(`SELECT bucket_start, connection_id, status, SUM(messages)
 		FROM {prefix}mailsvc_outcome_buckets WHERE bucket_start >= ? AND bucket_start < ?
 		GROUP BY bucket_start, connection_id, status
 		ORDER BY bucket_start, connection_id, status`),
-		from.UTC().Truncate(time.Microsecond), to.UTC().Truncate(time.Microsecond))
+		[]any{from.UTC().Truncate(time.Microsecond), to.UTC().Truncate(time.Microsecond)}, func(r rowScanner) error {
+			var b core.OutcomeBucket
+			if err := r.Scan(&b.Start, &b.ConnectionID, &b.Status, &b.Count); err != nil {
+				return err
+			}
+			b.Start = b.Start.UTC()
+			out = append(out, b)
+			return nil
+		})
 	if err != nil {
-		return nil, fmt.Errorf("outcome buckets: %w", err)
-	}
-	defer rows.Close()
-	out := []core.OutcomeBucket{}
-	for rows.Next() {
-		var b core.OutcomeBucket
-		if err := rows.Scan(&b.Start, &b.ConnectionID, &b.Status, &b.Count); err != nil {
-			return nil, fmt.Errorf("scan outcome bucket: %w", err)
-		}
-		b.Start = b.Start.UTC()
-		out = append(out, b)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("outcome buckets: %w", err)
+		return nil, err
 	}
 	return out, nil
 }
@@ -235,7 +231,7 @@ type counterRow []any
 // included) then counterCols name each row's values; a row whose key
 // exists adds its counters to it. Callers pass rows in primary-key
 // order, so concurrent writers lock them in the same order.
-func (db *DB) upsertCounters(ctx context.Context, tx *sql.Tx, table string, keyCols, counterCols []string, rows []counterRow) error {
+func (db *handle) upsertCounters(ctx context.Context, tx *sql.Tx, table string, keyCols, counterCols []string, rows []counterRow) error {
 	cols := append(append([]string{}, keyCols...), counterCols...)
 	row := "(" + strings.TrimSuffix(strings.Repeat("?,", len(cols)), ",") + ")"
 	var set []string
@@ -272,7 +268,7 @@ func (db *DB) upsertCounters(ctx context.Context, tx *sql.Tx, table string, keyC
 
 // writeCoarse adds the tally, already sorted as keys, to the hour and day
 // roll-ups by connection, on shard.
-func (o outcomeTally) writeCoarse(ctx context.Context, db *DB, tx *sql.Tx, keys []bucketKey, shard int) error {
+func (o outcomeTally) writeCoarse(ctx context.Context, db *handle, tx *sql.Tx, keys []bucketKey, shard int) error {
 	type coarseKey struct {
 		minutes int
 		start   time.Time

@@ -64,7 +64,7 @@ func onlyIndexableWords(term string) bool {
 // logConditions returns the WHERE clause (with its leading " WHERE ", or
 // "") and arguments selecting the logs f matches, but for a subject search
 // on MySQL (see subjectConditions).
-func (db *DB) logConditions(f core.LogFilter) (string, []any) {
+func (db *handle) logConditions(f core.LogFilter) (string, []any) {
 	var where []string
 	var args []any
 	if f.SiteID > 0 {
@@ -129,14 +129,18 @@ func (db *DB) logConditions(f core.LogFilter) (string, []any) {
 }
 
 // FindLogs implements core.LogStore. Recipient addresses are looked up in
-// the recipients table, subject words in the full-text index (on
+// the recipients table (a domain, the start or a part of an address
+// through the address dictionary first: findLogsByAddressPart), subject words in the full-text index (on
 // MySQL/MariaDB InnoDB FULLTEXT on the narrow subjects side table, see
 // findLogsBySubject; FTS5 on SQLite), status and dates through the
 // (status, created_at) and (created_at) indexes, newest first. With
 // f.CountUpTo > 0 the count stops at CountUpTo+1 rows.
-func (db *DB) FindLogs(ctx context.Context, f core.LogFilter) ([]*core.Log, int, error) {
+func (db *LogService) FindLogs(ctx context.Context, f core.LogFilter) ([]*core.Log, int, error) {
 	if s := core.SiteScope(ctx); s > 0 {
 		f.SiteID = s // a site's scope wins over any filter asked for
+	}
+	if s := core.ParseLogSearch(f.Search); s.ByAddressPart() {
+		return db.findLogsByAddressPart(ctx, f, s)
 	}
 	if term := strings.TrimSpace(f.Search); term != "" && !core.SearchIsAddress(term) {
 		// Words are matched only in the full-text index: index the logs
@@ -185,7 +189,7 @@ func pageLimit(f core.LogFilter) int {
 // subjectConditions returns the WHERE clause (with its leading " WHERE ")
 // and arguments selecting, in the subjects side table s, the logs f
 // matches when f searches the subject for term (MySQL only).
-func (db *DB) subjectConditions(f core.LogFilter, term string) (string, []any) {
+func (db *handle) subjectConditions(f core.LogFilter, term string) (string, []any) {
 	var where []string
 	var args []any
 	if words := searchWords(term); len(words) > 0 {
@@ -227,7 +231,7 @@ func (db *DB) subjectConditions(f core.LogFilter, term string) (string, []any) {
 // subject), which stays in the buffer pool where the logs table with its
 // bodies does not: sorting a word's hundreds of matches by date reads no
 // logs row. Only the page's logs are then read from the logs table.
-func (db *DB) findLogsBySubject(ctx context.Context, f core.LogFilter, term string) ([]*core.Log, int, error) {
+func (db *handle) findLogsBySubject(ctx context.Context, f core.LogFilter, term string) ([]*core.Log, int, error) {
 	cond, args := db.subjectConditions(f, term)
 	count := `SELECT COUNT(*) FROM {prefix}mailsvc_log_subjects s` + cond
 	countArgs := args

@@ -81,19 +81,19 @@ func TestSubjectSideTable(t *testing.T) {
 	}
 
 	one := &core.Log{Message: core.Message{To: []core.Address{{Email: "b@example.com"}}, Subject: "Invoice paid"}}
-	if err := db.EnqueueLog(ctx, one); err != nil {
+	if err := db.Logs().EnqueueLog(ctx, one); err != nil {
 		t.Fatal(err)
 	}
 	batch := []*core.Log{
 		{Message: core.Message{To: []core.Address{{Email: "c@example.com"}}, Subject: "Weekly invoice digest"}},
 		{Message: core.Message{To: []core.Address{{Email: "d@example.com"}}, Subject: "Unrelated news"}},
 	}
-	if err := db.EnqueueLogs(ctx, batch); err != nil {
+	if err := db.Logs().EnqueueLogs(ctx, batch); err != nil {
 		t.Fatal(err)
 	}
 	imported := &core.Log{Status: core.StatusDelivered, CreatedAt: base.Add(-time.Hour),
 		Message: core.Message{To: []core.Address{{Email: "e@example.com"}}, Subject: "Imported invoice"}}
-	if err := db.ImportLogs(ctx, []*core.Log{imported}); err != nil {
+	if err := db.Logs().ImportLogs(ctx, []*core.Log{imported}); err != nil {
 		t.Fatal(err)
 	}
 	bridge := raw(core.StatusQueued, "Invoice from wp_mail", time.Now().UTC(), 0)
@@ -127,7 +127,7 @@ func TestSubjectSideTable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			logs, total, err := db.FindLogs(ctx, tt.f)
+			logs, total, err := db.Logs().FindLogs(ctx, tt.f)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1009,6 +1009,140 @@ var migrations = []migration{
 			)`,
 		},
 	},
+	{
+		// The Pro analytics of one site of a network (docs/multisite.md):
+		// the outcome and provider event roll-ups by site, kept beside
+		// the network's for the sites other than the main one (site 1),
+		// whose figures are the network's less the other sites'. So a
+		// single site writes nothing more, and every roll-up counted
+		// before this migration is the main site's. Two new, empty
+		// tables, and a column with a default on the repeated events
+		// (instant on MariaDB): nothing is rebuilt or copied.
+		Version: 24,
+		Name:    "roll-ups by site (multisite analytics)",
+		MySQL: []string{
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_site_rollups (
+				width_minutes SMALLINT UNSIGNED NOT NULL,
+				bucket_start DATETIME(6) NOT NULL,
+				site_id BIGINT UNSIGNED NOT NULL,
+				connection_id BIGINT UNSIGNED NOT NULL,
+				source VARCHAR(191) NOT NULL,
+				status VARCHAR(16) NOT NULL,
+				shard TINYINT UNSIGNED NOT NULL DEFAULT 0,
+				messages BIGINT UNSIGNED NOT NULL DEFAULT 0,
+				PRIMARY KEY (width_minutes, bucket_start, site_id, connection_id, source, status, shard)
+			)` + mysqlTableOptions,
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_site_event_buckets (
+				width_minutes SMALLINT UNSIGNED NOT NULL,
+				bucket_start DATETIME(6) NOT NULL,
+				site_id BIGINT UNSIGNED NOT NULL,
+				provider VARCHAR(32) NOT NULL,
+				event VARCHAR(32) NOT NULL,
+				connection_id BIGINT UNSIGNED NOT NULL,
+				source VARCHAR(191) NOT NULL,
+				shard TINYINT UNSIGNED NOT NULL DEFAULT 0,
+				events BIGINT UNSIGNED NOT NULL DEFAULT 0,
+				repeats BIGINT UNSIGNED NOT NULL DEFAULT 0,
+				kind_repeats BIGINT UNSIGNED NOT NULL DEFAULT 0,
+				PRIMARY KEY (width_minutes, bucket_start, site_id, provider, event, connection_id, source, shard)
+			)` + mysqlTableOptions,
+			`ALTER TABLE {prefix}mailsvc_event_repeats ADD COLUMN IF NOT EXISTS site_id BIGINT UNSIGNED NOT NULL DEFAULT 1, ALGORITHM=INSTANT`,
+		},
+		SQLite: []string{
+			`CREATE TABLE {prefix}mailsvc_site_rollups (
+				width_minutes INTEGER NOT NULL,
+				bucket_start DATETIME NOT NULL,
+				site_id INTEGER NOT NULL,
+				connection_id INTEGER NOT NULL,
+				source TEXT NOT NULL,
+				status TEXT NOT NULL,
+				shard INTEGER NOT NULL DEFAULT 0,
+				messages INTEGER NOT NULL DEFAULT 0,
+				PRIMARY KEY (width_minutes, bucket_start, site_id, connection_id, source, status, shard)
+			)`,
+			`CREATE TABLE {prefix}mailsvc_site_event_buckets (
+				width_minutes INTEGER NOT NULL,
+				bucket_start DATETIME NOT NULL,
+				site_id INTEGER NOT NULL,
+				provider TEXT NOT NULL,
+				event TEXT NOT NULL,
+				connection_id INTEGER NOT NULL,
+				source TEXT NOT NULL,
+				shard INTEGER NOT NULL DEFAULT 0,
+				events INTEGER NOT NULL DEFAULT 0,
+				repeats INTEGER NOT NULL DEFAULT 0,
+				kind_repeats INTEGER NOT NULL DEFAULT 0,
+				PRIMARY KEY (width_minutes, bucket_start, site_id, provider, event, connection_id, source, shard)
+			)`,
+			`ALTER TABLE {prefix}mailsvc_event_repeats ADD COLUMN site_id INTEGER NOT NULL DEFAULT 1`,
+		},
+	},
+	{
+		// The address dictionary of the log search (log_search_addresses.go):
+		// each distinct recipient address once, with its domain reversed
+		// (a domain and its subdomains are one index range) and, filled in
+		// the background, the three-character pieces of its local part
+		// (a fragment search reads the pieces, not every address). The
+		// per-log rows stay in the addresses table. The logs already here
+		// are entered by the service in the background, in batches of log
+		// ids up to the highest id at this migration (the progress row);
+		// until it is done a search by domain, prefix or fragment says it
+		// is partial. Nothing here reads or rewrites the logs table.
+		Version: 25,
+		Name:    "address dictionary of the log search (domain, prefix, fragment)",
+		MySQL: []string{
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_search_addresses (
+				email VARCHAR(254) NOT NULL,
+				domain_rev VARCHAR(254) NOT NULL,
+				grams_done TINYINT(1) NOT NULL DEFAULT 0,
+				PRIMARY KEY (email),
+				KEY idx_domain_rev (domain_rev),
+				KEY idx_grams_done (grams_done)
+			)` + mysqlTableOptions,
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_search_grams (
+				gram VARCHAR(3) NOT NULL,
+				email VARCHAR(254) NOT NULL,
+				PRIMARY KEY (gram, email),
+				KEY idx_email (email)
+			)` + mysqlTableOptions,
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_search_progress (
+				name VARCHAR(64) NOT NULL,
+				done_up_to BIGINT NOT NULL DEFAULT 0,
+				target BIGINT NOT NULL DEFAULT 0,
+				pass_target BIGINT NOT NULL DEFAULT 0,
+				cursor_email VARCHAR(254) NOT NULL DEFAULT '',
+				PRIMARY KEY (name)
+			)` + mysqlTableOptions,
+			`INSERT IGNORE INTO {prefix}mailsvc_search_progress (name, done_up_to, target)
+				SELECT 'addresses', 0, COALESCE(MAX(id), 0) FROM {prefix}mailsvc_logs`,
+			`INSERT IGNORE INTO {prefix}mailsvc_search_progress (name) VALUES ('sweep')`,
+		},
+		SQLite: []string{
+			`CREATE TABLE {prefix}mailsvc_search_addresses (
+				email TEXT NOT NULL PRIMARY KEY COLLATE NOCASE,
+				domain_rev TEXT NOT NULL,
+				grams_done INTEGER NOT NULL DEFAULT 0
+			) WITHOUT ROWID`,
+			`CREATE INDEX {prefix}mailsvc_search_addresses_domain_rev ON {prefix}mailsvc_search_addresses (domain_rev)`,
+			`CREATE INDEX {prefix}mailsvc_search_addresses_grams_pending ON {prefix}mailsvc_search_addresses (email) WHERE grams_done = 0`,
+			`CREATE TABLE {prefix}mailsvc_search_grams (
+				gram TEXT NOT NULL,
+				email TEXT NOT NULL COLLATE NOCASE,
+				PRIMARY KEY (gram, email)
+			) WITHOUT ROWID`,
+			`CREATE INDEX {prefix}mailsvc_search_grams_email ON {prefix}mailsvc_search_grams (email)`,
+			`CREATE TABLE {prefix}mailsvc_search_progress (
+				name TEXT NOT NULL PRIMARY KEY,
+				done_up_to INTEGER NOT NULL DEFAULT 0,
+				target INTEGER NOT NULL DEFAULT 0,
+				pass_target INTEGER NOT NULL DEFAULT 0,
+				cursor_email TEXT NOT NULL DEFAULT ''
+			)`,
+			`INSERT OR IGNORE INTO {prefix}mailsvc_search_progress (name, done_up_to, target)
+				SELECT 'addresses', 0, COALESCE(MAX(id), 0) FROM {prefix}mailsvc_logs`,
+			`INSERT OR IGNORE INTO {prefix}mailsvc_search_progress (name) VALUES ('sweep')`,
+		},
+	},
 }
 
 // senderIndexBackfill returns the statements of migration 15 in one

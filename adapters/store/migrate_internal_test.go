@@ -144,7 +144,7 @@ func TestExpandQuotesPrefixedNames(t *testing.T) {
 		{"wp_", "no placeholder", "no placeholder"},
 	}
 	for _, tt := range tests {
-		db := &DB{prefix: tt.prefix}
+		db := &DB{handle: &handle{prefix: tt.prefix}}
 		if got := db.expand(tt.in); got != tt.want {
 			t.Errorf("expand(%q) with prefix %q = %q, want %q", tt.in, tt.prefix, got, tt.want)
 		}

@@ -45,7 +45,7 @@ func TestSiteMigrationKeepsLogs(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer db.Close()
-			logs, total, err := db.FindLogs(ctx, core.LogFilter{})
+			logs, total, err := db.Logs().FindLogs(ctx, core.LogFilter{})
 			if err != nil || total != 2 {
 				t.Fatalf("after upgrade: %d logs, %v", total, err)
 			}
@@ -54,7 +54,7 @@ func TestSiteMigrationKeepsLogs(t *testing.T) {
 					t.Fatalf("upgraded log %+v", l)
 				}
 			}
-			if logs, _, _ := db.FindLogs(core.WithSiteScope(ctx, 1), core.LogFilter{}); len(logs) != 2 {
+			if logs, _, _ := db.Logs().FindLogs(core.WithSiteScope(ctx, 1), core.LogFilter{}); len(logs) != 2 {
 				t.Fatalf("main site scope: %d logs", len(logs))
 			}
 			if !slices.Contains(columnNames(t, db, "wp_mailsvc_logs"), "site_id") {

@@ -11,7 +11,7 @@ import (
 	"gorm.io/gorm"
 )
 
-var _ core.NotificationStore = (*DB)(nil)
+var _ core.NotificationStore = (*NotificationService)(nil)
 
 // notificationRow is a row of {prefix}mailsvc_notifications. Events is a
 // JSON array of event names, Settings a JSON object.
@@ -30,8 +30,8 @@ type notificationRow struct {
 	ThresholdAlertedAt *time.Time `gorm:"column:threshold_alerted_at"`
 }
 
-func (db *DB) notifications(ctx context.Context) *gorm.DB {
-	return db.gdb.WithContext(ctx).Table(db.TableName("notifications"))
+func (db *handle) notifications(ctx context.Context) *gorm.DB {
+	return db.gdb.WithContext(ctx).Table(db.tableName("notifications"))
 }
 
 func toNotificationRow(c *core.NotificationChannel) (*notificationRow, error) {
@@ -103,7 +103,7 @@ func (r *notificationRow) toChannel() (*core.NotificationChannel, error) {
 }
 
 // FindNotificationChannels implements core.NotificationStore.
-func (db *DB) FindNotificationChannels(ctx context.Context) ([]*core.NotificationChannel, error) {
+func (db *NotificationService) FindNotificationChannels(ctx context.Context) ([]*core.NotificationChannel, error) {
 	var rows []notificationRow
 	if err := db.notifications(ctx).Order("id").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("find notification channels: %w", err)
@@ -120,7 +120,7 @@ func (db *DB) FindNotificationChannels(ctx context.Context) ([]*core.Notificatio
 }
 
 // FindNotificationChannelByID implements core.NotificationStore.
-func (db *DB) FindNotificationChannelByID(ctx context.Context, id int64) (*core.NotificationChannel, error) {
+func (db *NotificationService) FindNotificationChannelByID(ctx context.Context, id int64) (*core.NotificationChannel, error) {
 	var row notificationRow
 	err := db.notifications(ctx).Where("id = ?", id).Take(&row).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
@@ -133,7 +133,7 @@ func (db *DB) FindNotificationChannelByID(ctx context.Context, id int64) (*core.
 
 // CreateNotificationChannel implements core.NotificationStore. c.ID is
 // ignored.
-func (db *DB) CreateNotificationChannel(ctx context.Context, c *core.NotificationChannel) error {
+func (db *NotificationService) CreateNotificationChannel(ctx context.Context, c *core.NotificationChannel) error {
 	row, err := toNotificationRow(c)
 	if err != nil {
 		return err
@@ -150,7 +150,7 @@ func (db *DB) CreateNotificationChannel(ctx context.Context, c *core.Notificatio
 
 // UpdateNotificationChannel implements core.NotificationStore. CreatedAt
 // is left unchanged in the database.
-func (db *DB) UpdateNotificationChannel(ctx context.Context, c *core.NotificationChannel) error {
+func (db *NotificationService) UpdateNotificationChannel(ctx context.Context, c *core.NotificationChannel) error {
 	row, err := toNotificationRow(c)
 	if err != nil {
 		return err
@@ -181,7 +181,7 @@ func (db *DB) UpdateNotificationChannel(ctx context.Context, c *core.Notificatio
 // notificationExists returns ENOTFOUND when channel id does not exist.
 // MySQL counts changed rows, not matched ones, so an update that changes
 // nothing also reports 0 rows and needs this check.
-func (db *DB) notificationExists(ctx context.Context, id int64) error {
+func (db *handle) notificationExists(ctx context.Context, id int64) error {
 	var n int64
 	if err := db.notifications(ctx).Where("id = ?", id).Count(&n).Error; err != nil {
 		return fmt.Errorf("find notification channel %d: %w", id, err)
@@ -194,7 +194,7 @@ func (db *DB) notificationExists(ctx context.Context, id int64) error {
 
 // DeleteNotificationChannels implements core.NotificationStore, in one
 // transaction. Repeated ids count once.
-func (db *DB) DeleteNotificationChannels(ctx context.Context, ids []int64) (int, error) {
+func (db *NotificationService) DeleteNotificationChannels(ctx context.Context, ids []int64) (int, error) {
 	n, err := db.eachNotificationChunk(ctx, ids, func(tx *gorm.DB, chunk []int64) (int64, error) {
 		res := tx.Where("id IN ?", chunk).Delete(&notificationRow{})
 		return res.RowsAffected, res.Error
@@ -208,14 +208,14 @@ func (db *DB) DeleteNotificationChannels(ctx context.Context, ids []int64) (int,
 // SetNotificationChannelsActive implements core.NotificationStore, in one
 // transaction. Repeated ids count once; a channel already in the wanted
 // state counts too.
-func (db *DB) SetNotificationChannelsActive(ctx context.Context, ids []int64, active bool) (int, error) {
+func (db *NotificationService) SetNotificationChannelsActive(ctx context.Context, ids []int64, active bool) (int, error) {
 	n, err := db.eachNotificationChunk(ctx, ids, func(tx *gorm.DB, chunk []int64) (int64, error) {
 		// Count first: MySQL reports changed rows, not matched ones.
 		var n int64
 		if err := tx.Where("id IN ?", chunk).Count(&n).Error; err != nil {
 			return 0, err
 		}
-		res := tx.Session(&gorm.Session{NewDB: true}).Table(db.TableName("notifications")).
+		res := tx.Session(&gorm.Session{NewDB: true}).Table(db.tableName("notifications")).
 			Where("id IN ?", chunk).Updates(map[string]any{"is_active": active, "updated_at": now()})
 		return n, res.Error
 	})
@@ -228,7 +228,7 @@ func (db *DB) SetNotificationChannelsActive(ctx context.Context, ids []int64, ac
 // eachNotificationChunk runs fn over the distinct ids in chunks that stay
 // under SQLite's bound-variable limit, in one transaction, and sums what
 // fn counts.
-func (db *DB) eachNotificationChunk(ctx context.Context, ids []int64, fn func(tx *gorm.DB, chunk []int64) (int64, error)) (int, error) {
+func (db *handle) eachNotificationChunk(ctx context.Context, ids []int64, fn func(tx *gorm.DB, chunk []int64) (int64, error)) (int, error) {
 	if len(ids) == 0 {
 		return 0, nil
 	}
@@ -238,7 +238,7 @@ func (db *DB) eachNotificationChunk(ctx context.Context, ids []int64, fn func(tx
 	var total int64
 	err := db.gdb.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		for chunk := range slices.Chunk(uniq, 500) {
-			n, err := fn(tx.Table(db.TableName("notifications")), chunk)
+			n, err := fn(tx.Table(db.tableName("notifications")), chunk)
 			if err != nil {
 				return err
 			}

@@ -10,7 +10,7 @@ import (
 // alert when the previous one (if any) is at or before at-quiet, in one
 // statement, and reports whether it did: of replicas claiming at once,
 // one wins. (The failures a threshold counts: failure_marks.go.)
-func (db *DB) ClaimNotificationThreshold(ctx context.Context, id int64, at time.Time, quiet time.Duration) (bool, error) {
+func (db *NotificationService) ClaimNotificationThreshold(ctx context.Context, id int64, at time.Time, quiet time.Duration) (bool, error) {
 	at = at.UTC().Truncate(time.Microsecond)
 	res := db.notifications(ctx).
 		Where("id = ? AND (threshold_alerted_at IS NULL OR threshold_alerted_at <= ?)", id, at.Add(-quiet)).

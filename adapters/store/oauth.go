@@ -14,8 +14,8 @@ import (
 )
 
 var (
-	_ core.OAuthStateStore     = (*DB)(nil)
-	_ core.RefreshHistoryStore = (*DB)(nil)
+	_ core.OAuthStateStore     = (*OAuthService)(nil)
+	_ core.RefreshHistoryStore = (*OAuthService)(nil)
 )
 
 // stateHash is the key of a pending authorization: the hex SHA-256 of its
@@ -27,7 +27,7 @@ func stateHash(state string) string {
 
 // SaveOAuthState implements core.OAuthStateStore. It also deletes the
 // expired states of abandoned authorizations.
-func (db *DB) SaveOAuthState(ctx context.Context, s *core.OAuthState) error {
+func (db *OAuthService) SaveOAuthState(ctx context.Context, s *core.OAuthState) error {
 	if s.State == "" {
 		return core.Errorf(core.EINVALID, "An OAuth state must not be empty.")
 	}
@@ -48,7 +48,7 @@ func (db *DB) SaveOAuthState(ctx context.Context, s *core.OAuthState) error {
 // ConsumeOAuthState implements core.OAuthStateStore: the row is read,
 // then deleted by a DELETE that must affect exactly one row, so of
 // concurrent consumers only the one whose DELETE removed it gets it.
-func (db *DB) ConsumeOAuthState(ctx context.Context, state string) (*core.OAuthState, error) {
+func (db *OAuthService) ConsumeOAuthState(ctx context.Context, state string) (*core.OAuthState, error) {
 	notFound := core.Errorf(core.ENOTFOUND, "The OAuth state is unknown, used or expired.")
 	if state == "" {
 		return nil, notFound
@@ -90,7 +90,7 @@ type refreshAttemptRow struct {
 
 // AddRefreshAttempt implements core.RefreshHistoryStore. A zero
 // AttemptedAt is set to now.
-func (db *DB) AddRefreshAttempt(ctx context.Context, a *core.RefreshAttempt) error {
+func (db *OAuthService) AddRefreshAttempt(ctx context.Context, a *core.RefreshAttempt) error {
 	at := a.AttemptedAt.UTC().Truncate(time.Microsecond)
 	if a.AttemptedAt.IsZero() {
 		at = now()
@@ -106,7 +106,7 @@ func (db *DB) AddRefreshAttempt(ctx context.Context, a *core.RefreshAttempt) err
 		e := a.ExpiresAt.UTC().Truncate(time.Microsecond)
 		row.ExpiresAt = &e
 	}
-	if err := db.gdb.WithContext(ctx).Table(db.TableName("oauth_refresh_history")).Create(row).Error; err != nil {
+	if err := db.gdb.WithContext(ctx).Table(db.tableName("oauth_refresh_history")).Create(row).Error; err != nil {
 		return fmt.Errorf("add refresh attempt: %w", err)
 	}
 	a.ID, a.AttemptedAt = row.ID, at
@@ -114,13 +114,13 @@ func (db *DB) AddRefreshAttempt(ctx context.Context, a *core.RefreshAttempt) err
 }
 
 // FindRefreshAttempts implements core.RefreshHistoryStore.
-func (db *DB) FindRefreshAttempts(ctx context.Context, connID int64, offset, limit int) ([]core.RefreshAttempt, int, error) {
-	q := db.gdb.WithContext(ctx).Table(db.TableName("oauth_refresh_history")).Where("connection_id = ?", connID)
+func (db *OAuthService) FindRefreshAttempts(ctx context.Context, connID int64, offset, limit int) ([]core.RefreshAttempt, int, error) {
+	q := db.gdb.WithContext(ctx).Table(db.tableName("oauth_refresh_history")).Where("connection_id = ?", connID)
 	var total int64
 	if err := q.Count(&total).Error; err != nil {
 		return nil, 0, fmt.Errorf("count refresh attempts: %w", err)
 	}
-	q = db.gdb.WithContext(ctx).Table(db.TableName("oauth_refresh_history")).Where("connection_id = ?", connID).Order("id DESC")
+	q = db.gdb.WithContext(ctx).Table(db.tableName("oauth_refresh_history")).Where("connection_id = ?", connID).Order("id DESC")
 	if offset > 0 {
 		q = q.Offset(offset)
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/mailsvc/mailsvc/core"
 )
 
-var _ core.PersonalDataStore = (*DB)(nil)
+var _ core.PersonalDataStore = (*PrivacyService)(nil)
 
 // privacyIndexBatches bounds the search-index backlog (logs not yet in the
 // addresses table) that a personal data request indexes before it looks
@@ -20,9 +20,9 @@ const privacyIndexBatches = 10
 
 // indexBacklog indexes up to privacyIndexBatches batches of logs not yet
 // in the addresses table, so the lookups below read the index.
-func (db *DB) indexBacklog(ctx context.Context) error {
+func (db *handle) indexBacklog(ctx context.Context) error {
 	for range privacyIndexBatches {
-		n, err := db.IndexLogRecipients(ctx, 1000)
+		n, err := (&LogService{db}).IndexLogRecipients(ctx, 1000)
 		if err != nil {
 			return err
 		}
@@ -49,7 +49,7 @@ func namingLogIDs(email string) (string, []any) {
 func normalAddress(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
 
 // FindLogsNaming implements core.PersonalDataStore.
-func (db *DB) FindLogsNaming(ctx context.Context, email string, offset, limit int) ([]*core.Log, error) {
+func (db *PrivacyService) FindLogsNaming(ctx context.Context, email string, offset, limit int) ([]*core.Log, error) {
 	email = normalAddress(email)
 	if email == "" || limit <= 0 {
 		return nil, nil
@@ -75,7 +75,7 @@ func (db *DB) FindLogsNaming(ctx context.Context, email string, offset, limit in
 }
 
 // queryIDs runs query (expanded) and returns its first column as ids.
-func (db *DB) queryIDs(ctx context.Context, q querier, query string, args ...any) ([]int64, error) {
+func (db *handle) queryIDs(ctx context.Context, q querier, query string, args ...any) ([]int64, error) {
 	rows, err := q.QueryContext(ctx, db.expand(query), args...)
 	if err != nil {
 		return nil, err
@@ -134,7 +134,7 @@ func (e *addressEraser) message(m *core.Message) {
 }
 
 // EraseLogsNaming implements core.PersonalDataStore.
-func (db *DB) EraseLogsNaming(ctx context.Context, email, replacement string, limit int) (erased, pending int, err error) {
+func (db *PrivacyService) EraseLogsNaming(ctx context.Context, email, replacement string, limit int) (erased, pending int, err error) {
 	email = normalAddress(email)
 	if email == "" || email == normalAddress(replacement) || limit <= 0 {
 		return 0, 0, nil
@@ -194,6 +194,11 @@ func (db *DB) EraseLogsNaming(ctx context.Context, email, replacement string, li
 		if err := db.insertRecipients(ctx, tx, rows); err != nil {
 			return err
 		}
+		// The address leaves the search dictionary once no log names it
+		// (a message still queued keeps it).
+		if err := db.forgetUnusedAddresses(ctx, tx, []string{email}); err != nil {
+			return err
+		}
 		erased = len(logs)
 		return nil
 	})
@@ -205,7 +210,7 @@ func (db *DB) EraseLogsNaming(ctx context.Context, email, replacement string, li
 
 // eraseLog rewrites one log's row (and on MySQL its subjects row) with
 // the address erased (addressEraser.message).
-func (db *DB) eraseLog(ctx context.Context, tx *sql.Tx, l *core.Log, er *addressEraser) error {
+func (db *handle) eraseLog(ctx context.Context, tx *sql.Tx, l *core.Log, er *addressEraser) error {
 	subject := l.Message.Subject
 	er.message(&l.Message)
 	js, err := encodeMessage(&l.Message)
@@ -228,7 +233,7 @@ func (db *DB) eraseLog(ctx context.Context, tx *sql.Tx, l *core.Log, er *address
 
 // eraseAttempts replaces the address in the responses and errors of the
 // attempts of the logs in (in, args).
-func (db *DB) eraseAttempts(ctx context.Context, tx *sql.Tx, in string, args []any, er *addressEraser) error {
+func (db *handle) eraseAttempts(ctx context.Context, tx *sql.Tx, in string, args []any, er *addressEraser) error {
 	rows, err := tx.QueryContext(ctx, db.expand(`SELECT id, response, error FROM {prefix}mailsvc_log_attempts
 		WHERE log_id IN (`+in+`)`), args...)
 	if err != nil {

@@ -14,7 +14,7 @@ const QueueDepthCap = 1_000_000
 // at most QueueDepthCap entries of a status index (the claim index for
 // queued and sending), so a scrape stays cheap on a log of millions of
 // rows; a count equal to the cap means at least that many.
-func (db *DB) QueueDepth(ctx context.Context) (core.QueueStats, error) {
+func (db *LogService) QueueDepth(ctx context.Context) (core.QueueStats, error) {
 	var st core.QueueStats
 	for _, s := range []struct {
 		status string
@@ -30,7 +30,7 @@ func (db *DB) QueueDepth(ctx context.Context) (core.QueueStats, error) {
 // PendingCounts counts the queued and sending logs (the other fields stay
 // zero) from the claim index, each up to QueueDepthCap: what the dashboard
 // shows of the queue, without reading the delivered and failed history.
-func (db *DB) PendingCounts(ctx context.Context) (core.QueueStats, error) {
+func (db *LogService) PendingCounts(ctx context.Context) (core.QueueStats, error) {
 	var st core.QueueStats
 	for _, s := range []struct {
 		status string
@@ -44,7 +44,7 @@ func (db *DB) PendingCounts(ctx context.Context) (core.QueueStats, error) {
 }
 
 // cappedCount counts the logs of one status, up to QueueDepthCap.
-func (db *DB) cappedCount(ctx context.Context, status string, n *int) error {
+func (db *handle) cappedCount(ctx context.Context, status string, n *int) error {
 	scope, scopeArgs := siteScope(ctx, "site_id")
 	args := append(append([]any{status}, scopeArgs...), QueueDepthCap)
 	err := db.sqlDB.QueryRowContext(ctx, db.expand(`SELECT COUNT(*) FROM

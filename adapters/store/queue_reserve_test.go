@@ -55,10 +55,10 @@ func TestQueueRowsNeverGrow(t *testing.T) {
 		logs[i] = &core.Log{Source: "test", Message: core.Message{From: core.Address{Email: "shop@example.com"},
 			To: []core.Address{{Email: "buyer@example.com"}}, Subject: "order", Text: strings.Repeat("x", 900)}}
 	}
-	if err := db.EnqueueLogs(ctx, logs[:3]); err != nil {
+	if err := db.Logs().EnqueueLogs(ctx, logs[:3]); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.EnqueueLog(ctx, logs[3]); err != nil {
+	if err := db.Logs().EnqueueLog(ctx, logs[3]); err != nil {
 		t.Fatal(err)
 	}
 	size := map[int64]int{}
@@ -87,7 +87,7 @@ func TestQueueRowsNeverGrow(t *testing.T) {
 	}
 
 	const owner = "mail-7.eu-west-1.compute.internal-4194303-0a1b2c3d/w15"
-	claimed, err := db.ClaimLogs(ctx, owner, 10, time.Minute)
+	claimed, err := db.Logs().ClaimLogs(ctx, owner, 10, time.Minute)
 	if err != nil || len(claimed) != len(logs) {
 		t.Fatalf("claimed %d logs (%v), want %d", len(claimed), err, len(logs))
 	}
@@ -103,11 +103,11 @@ func TestQueueRowsNeverGrow(t *testing.T) {
 		{LogID: logs[2].ID, Status: core.StatusQueued, Attempts: 1, PhaseAttempts: 1,
 			LastError: "421 4.7.0 Try again later", NextAttemptAt: time.Now()},
 	}
-	if n, err := db.RecordOutcomes(ctx, owner, outs[:1]); err != nil || n != 1 {
+	if n, err := db.Logs().RecordOutcomes(ctx, owner, outs[:1]); err != nil || n != 1 {
 		t.Fatalf("recorded %d (%v)", n, err)
 	}
 	step("delivered", []int64{logs[0].ID}, -1)
-	if n, err := db.RecordOutcomes(ctx, owner, outs[1:]); err != nil || n != 2 {
+	if n, err := db.Logs().RecordOutcomes(ctx, owner, outs[1:]); err != nil || n != 2 {
 		t.Fatalf("recorded %d (%v)", n, err)
 	}
 	step("failed", []int64{logs[1].ID}, -1)
@@ -115,7 +115,7 @@ func TestQueueRowsNeverGrow(t *testing.T) {
 
 	// The retry's claim takes its room from the lease the outcome gave
 	// back, and cuts the reserve once more.
-	again, err := db.ClaimLogs(ctx, owner, 10, time.Minute)
+	again, err := db.Logs().ClaimLogs(ctx, owner, 10, time.Minute)
 	if err != nil || len(again) != 1 || again[0].ID != logs[2].ID {
 		t.Fatalf("claimed %v (%v), want log %d again", again, err, logs[2].ID)
 	}
@@ -126,7 +126,7 @@ func TestQueueRowsNeverGrow(t *testing.T) {
 	}
 	step("claimed again", []int64{logs[2].ID}, -1)
 
-	if err := db.ImportLogs(ctx, []*core.Log{{Status: core.StatusDelivered, Source: "import",
+	if err := db.Logs().ImportLogs(ctx, []*core.Log{{Status: core.StatusDelivered, Source: "import",
 		Message: core.Message{From: core.Address{Email: "a@example.com"}, To: []core.Address{{Email: "b@example.com"}}, Subject: "old"}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestReserveMigrationSparesExistingRows(t *testing.T) {
 	t.Cleanup(func() { db.Close() })
 	msg := core.Message{From: core.Address{Email: "a@example.com"}, To: []core.Address{{Email: "b@example.com"}}, Subject: "s", Text: "t"}
 	old := []*core.Log{{Source: "old", Message: msg}, {Source: "old", Message: msg}}
-	if err := db.EnqueueLogs(ctx, old); err != nil {
+	if err := db.Logs().EnqueueLogs(ctx, old); err != nil {
 		t.Fatal(err)
 	}
 	// This build's claim writes the reserve: the old schema's history
@@ -172,7 +172,7 @@ func TestReserveMigrationSparesExistingRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	fresh := &core.Log{Source: "new", Message: msg}
-	if err := db.EnqueueLog(ctx, fresh); err != nil {
+	if err := db.Logs().EnqueueLog(ctx, fresh); err != nil {
 		t.Fatal(err)
 	}
 	reserve := func(id int64) int64 {
@@ -194,7 +194,7 @@ func TestReserveMigrationSparesExistingRows(t *testing.T) {
 	if r := reserve(fresh.ID); r != queueReserve {
 		t.Errorf("a log queued after the migration reserves %d bytes, want %d", r, queueReserve)
 	}
-	got, err := db.ClaimLogs(ctx, "w", 10, time.Minute)
+	got, err := db.Logs().ClaimLogs(ctx, "w", 10, time.Minute)
 	if err != nil || len(got) != 2 || got[0].ID != old[1].ID || got[1].ID != fresh.ID {
 		t.Fatalf("claimed %v (%v), want the old queued log and the new one", got, err)
 	}

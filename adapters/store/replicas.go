@@ -10,7 +10,7 @@ import (
 // forgets replicas whose heartbeat has expired, and returns how many
 // replicas are alive (at least 1: this one). The delivery engine splits
 // each connection's rate limit by this count.
-func (db *DB) ReplicaHeartbeat(ctx context.Context, owner string, ttl time.Duration) (int, error) {
+func (db *LeaseService) ReplicaHeartbeat(ctx context.Context, owner string, ttl time.Duration) (int, error) {
 	t := now()
 	until := t.Add(ttl).UTC().Truncate(time.Microsecond)
 	upsert := `INSERT INTO {prefix}mailsvc_replicas (owner, expires_at) VALUES (?, ?)
@@ -34,7 +34,7 @@ func (db *DB) ReplicaHeartbeat(ctx context.Context, owner string, ttl time.Durat
 
 // ReplicaLeave forgets the process owner at once (a clean shutdown), so
 // the others take its share of the rate limits at their next heartbeat.
-func (db *DB) ReplicaLeave(ctx context.Context, owner string) error {
+func (db *LeaseService) ReplicaLeave(ctx context.Context, owner string) error {
 	if _, err := db.sqlDB.ExecContext(ctx, db.expand(`DELETE FROM {prefix}mailsvc_replicas WHERE owner = ?`), owner); err != nil {
 		return fmt.Errorf("replica leave: %w", err)
 	}

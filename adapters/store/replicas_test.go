@@ -35,11 +35,11 @@ func TestReplicaHeartbeat(t *testing.T) {
 			}
 			for i, st := range steps {
 				if st.leave != "" {
-					if err := db.ReplicaLeave(ctx, st.leave); err != nil {
+					if err := db.Leases().ReplicaLeave(ctx, st.leave); err != nil {
 						t.Fatal(err)
 					}
 				}
-				n, err := db.ReplicaHeartbeat(ctx, st.owner, st.ttl)
+				n, err := db.Leases().ReplicaHeartbeat(ctx, st.owner, st.ttl)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -56,6 +56,8 @@ var rollupTables = []rollupTable{
 	{"{prefix}mailsvc_outcome_rollups", true, []string{"connection_id", "status"}, []string{"messages"}},
 	{"{prefix}mailsvc_source_rollups", true, []string{"source", "status"}, []string{"messages"}},
 	{"{prefix}mailsvc_event_buckets", true, []string{"provider", "event", "connection_id", "source"}, []string{"events", "repeats", "kind_repeats"}},
+	{"{prefix}mailsvc_site_rollups", true, []string{"site_id", "connection_id", "source", "status"}, []string{"messages"}},
+	{"{prefix}mailsvc_site_event_buckets", true, []string{"site_id", "provider", "event", "connection_id", "source"}, []string{"events", "repeats", "kind_repeats"}},
 }
 
 // widths returns the bucket widths (in minutes) tbl holds.
@@ -63,7 +65,8 @@ func (tbl rollupTable) widths() []int {
 	if !tbl.width {
 		return []int{quarterMinutes}
 	}
-	if tbl.name == "{prefix}mailsvc_event_buckets" {
+	switch tbl.name {
+	case "{prefix}mailsvc_event_buckets", "{prefix}mailsvc_site_rollups", "{prefix}mailsvc_site_event_buckets":
 		return eventWidths
 	}
 	return coarseWidths

@@ -48,7 +48,7 @@ func networkOnly(ctx context.Context, what string) error {
 // (site_id, created_at) index, since the roll-ups count the whole
 // network. Delivered logs that the keep-delivered setting removed are not
 // counted.
-func (db *DB) siteOutcomeBuckets(ctx context.Context, site int64, from, to time.Time) ([]core.OutcomeBucket, error) {
+func (db *handle) siteOutcomeBuckets(ctx context.Context, site int64, from, to time.Time) ([]core.OutcomeBucket, error) {
 	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT updated_at, COALESCE(sent_connection_id, 0), status
 		FROM {prefix}mailsvc_logs WHERE site_id = ? AND status IN (?, ?) AND updated_at >= ? AND updated_at < ?
 		AND created_at < ?`),

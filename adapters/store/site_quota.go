@@ -10,13 +10,13 @@ import (
 	"github.com/mailsvc/mailsvc/core"
 )
 
-var _ core.SiteQuotaStore = (*DB)(nil)
+var _ core.SiteQuotaStore = (*SiteService)(nil)
 
 // ReserveSiteQuota implements core.SiteQuotaStore. Each period's row is
 // counted up by one UPDATE that checks the limit in its WHERE clause, so
 // two replicas reserving at once are serialised on the row lock and never
 // both take the last place.
-func (db *DB) ReserveSiteQuota(ctx context.Context, site int64, day, month string, dayLimit, monthLimit int64) (core.QuotaReservation, error) {
+func (db *SiteService) ReserveSiteQuota(ctx context.Context, site int64, day, month string, dayLimit, monthLimit int64) (core.QuotaReservation, error) {
 	r := core.QuotaReservation{DayPeriod: day, MonthPeriod: month, ReservedAt: now()}
 	ins := `INSERT IGNORE INTO {prefix}mailsvc_site_quota_usage (site_id, period, used, updated_at) VALUES (?, ?, 0, ?)`
 	if db.dialect == DialectSQLite {
@@ -81,7 +81,7 @@ func (db *DB) ReserveSiteQuota(ctx context.Context, site int64, day, month strin
 var errQuotaFull = errors.New("quota full")
 
 // ReleaseSiteQuota implements core.SiteQuotaStore.
-func (db *DB) ReleaseSiteQuota(ctx context.Context, site int64, day, month string) error {
+func (db *SiteService) ReleaseSiteQuota(ctx context.Context, site int64, day, month string) error {
 	_, err := db.sqlDB.ExecContext(ctx, db.expand(`UPDATE {prefix}mailsvc_site_quota_usage
 		SET used = used - 1, updated_at = ? WHERE site_id = ? AND period IN (?, ?) AND used > 0`), now(), site, day, month)
 	if err != nil {
@@ -92,7 +92,7 @@ func (db *DB) ReleaseSiteQuota(ctx context.Context, site int64, day, month strin
 
 // MarkQuotaAlert implements core.SiteQuotaStore: one UPDATE that only a
 // row whose flag is still clear matches, so one replica alone sends it.
-func (db *DB) MarkQuotaAlert(ctx context.Context, site int64, period string, percent int) (bool, error) {
+func (db *SiteService) MarkQuotaAlert(ctx context.Context, site int64, period string, percent int) (bool, error) {
 	col := "alerted_80"
 	if percent >= 100 {
 		col = "alerted_100"
@@ -107,42 +107,41 @@ func (db *DB) MarkQuotaAlert(ctx context.Context, site int64, period string, per
 }
 
 // SiteQuotaUsage implements core.SiteQuotaStore.
-func (db *DB) SiteQuotaUsage(ctx context.Context, period string) (map[int64]int64, error) {
-	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT site_id, used FROM {prefix}mailsvc_site_quota_usage WHERE period = ?`), period)
-	if err != nil {
-		return nil, fmt.Errorf("read quota usage: %w", err)
-	}
-	defer rows.Close()
+func (db *SiteService) SiteQuotaUsage(ctx context.Context, period string) (map[int64]int64, error) {
 	out := map[int64]int64{}
-	for rows.Next() {
-		var site, used int64
-		if err := rows.Scan(&site, &used); err != nil {
-			return nil, fmt.Errorf("read quota usage: %w", err)
-		}
-		out[site] = used
+	err := eachRow(ctx, db.sqlDB, "read quota usage", db.expand(`SELECT site_id, used FROM {prefix}mailsvc_site_quota_usage WHERE period = ?`),
+		[]any{period}, func(r rowScanner) error {
+			var site, used int64
+			if err := r.Scan(&site, &used); err != nil {
+				return err
+			}
+			out[site] = used
+			return nil
+		})
+	if err != nil {
+		return nil, err
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // SiteLogCounts counts each site's logs created since from, and the
 // failed ones among them, by the (site_id, created_at) index.
-func (db *DB) SiteLogCounts(ctx context.Context, from time.Time) (map[int64]core.SiteLogCount, error) {
-	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT site_id, COUNT(*), SUM(CASE WHEN status = ? THEN 1 ELSE 0 END)
-		FROM {prefix}mailsvc_logs WHERE created_at >= ? GROUP BY site_id`), core.StatusFailed, from)
-	if err != nil {
-		return nil, fmt.Errorf("count logs by site: %w", err)
-	}
-	defer rows.Close()
+func (db *SiteService) SiteLogCounts(ctx context.Context, from time.Time) (map[int64]core.SiteLogCount, error) {
 	out := map[int64]core.SiteLogCount{}
-	for rows.Next() {
+	err := eachRow(ctx, db.sqlDB, "count logs by site", db.expand(`SELECT site_id, COUNT(*), SUM(CASE WHEN status = ? THEN 1 ELSE 0 END)
+		FROM {prefix}mailsvc_logs WHERE created_at >= ? GROUP BY site_id`), []any{core.StatusFailed, from}, func(r rowScanner) error {
 		var site int64
 		var c core.SiteLogCount
 		var failed sql.NullInt64
-		if err := rows.Scan(&site, &c.Total, &failed); err != nil {
-			return nil, fmt.Errorf("count logs by site: %w", err)
+		if err := r.Scan(&site, &c.Total, &failed); err != nil {
+			return err
 		}
 		c.Failed = failed.Int64
 		out[site] = c
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return out, rows.Err()
+	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mailsvc/mailsvc/adapters/store"
 	"github.com/mailsvc/mailsvc/core"
@@ -33,7 +34,7 @@ func TestSiteScopedLogs(t *testing.T) {
 			for i, site := range []int64{0, 2, 2, 3, 1} {
 				l := &core.Log{SiteID: site, Message: core.Message{From: core.Address{Email: "a@example.com"},
 					To: []core.Address{{Email: fmt.Sprintf("b%d@example.com", i)}}, Subject: "s", Text: "t"}}
-				if err := db.EnqueueLog(ctx, l); err != nil {
+				if err := db.Logs().EnqueueLog(ctx, l); err != nil {
 					t.Fatal(err)
 				}
 				if site == 0 {
@@ -46,7 +47,7 @@ func TestSiteScopedLogs(t *testing.T) {
 			}
 			for site, want := range map[int64]int{0: 5, 1: 2, 2: 2, 3: 1, 4: 0} {
 				sctx := core.WithSiteScope(ctx, site)
-				logs, total, err := db.FindLogs(sctx, core.LogFilter{})
+				logs, total, err := db.Logs().FindLogs(sctx, core.LogFilter{})
 				if err != nil || total != want || len(logs) != want {
 					t.Fatalf("site %d: %d logs (total %d), %v; want %d", site, len(logs), total, err, want)
 				}
@@ -55,27 +56,47 @@ func TestSiteScopedLogs(t *testing.T) {
 						t.Fatalf("site %d sees log %d of site %d", site, l.ID, l.SiteID)
 					}
 				}
-				st, err := db.QueueStats(sctx)
+				st, err := db.Logs().QueueStats(sctx)
 				if err != nil || st.Queued != want {
 					t.Fatalf("site %d: stats %+v, %v", site, st, err)
 				}
 			}
+			// A search by a part of an address stays in the scope too.
+			if _, err := db.Logs().RunSearchIndex(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for _, term := range []string{"@example.com", "example.com", "b1@"} {
+				for site, want := range map[int64]int{0: 5, 1: 2, 2: 2, 3: 1, 4: 0} {
+					if term == "b1@" {
+						want = map[int64]int{0: 1, 2: 1}[site]
+					}
+					logs, total, err := db.Logs().FindLogs(core.WithSiteScope(ctx, site), core.LogFilter{Search: term, CountUpTo: 100})
+					if err != nil || total != want || len(logs) != want {
+						t.Fatalf("search %q in site %d: %d logs (total %d), %v; want %d", term, site, len(logs), total, err, want)
+					}
+					for _, l := range logs {
+						if site != 0 && l.SiteID != site {
+							t.Fatalf("search %q in site %d finds log %d of site %d", term, site, l.ID, l.SiteID)
+						}
+					}
+				}
+			}
 			// A filter cannot widen a scope.
-			if logs, _, _ := db.FindLogs(core.WithSiteScope(ctx, 3), core.LogFilter{SiteID: 2}); len(logs) != 1 || logs[0].SiteID != 3 {
+			if logs, _, _ := db.Logs().FindLogs(core.WithSiteScope(ctx, 3), core.LogFilter{SiteID: 2}); len(logs) != 1 || logs[0].SiteID != 3 {
 				t.Fatalf("scope 3 with filter 2: %+v", logs)
 			}
 			site2 := core.WithSiteScope(ctx, 2)
 			other := ids[3][0]
-			if _, err := db.FindLogByID(site2, other); core.ErrorCode(err) != core.ENOTFOUND {
+			if _, err := db.Logs().FindLogByID(site2, other); core.ErrorCode(err) != core.ENOTFOUND {
 				t.Fatalf("site 2 reads site 3's log: %v", err)
 			}
-			if l, err := db.FindLogByID(site2, ids[2][0]); err != nil || l.SiteID != 2 {
+			if l, err := db.Logs().FindLogByID(site2, ids[2][0]); err != nil || l.SiteID != 2 {
 				t.Fatalf("site 2 reads its log: %+v, %v", l, err)
 			}
-			if n, err := db.DeleteLogs(site2, []int64{other}); err != nil || n != 0 {
+			if n, err := db.Logs().DeleteLogs(site2, []int64{other}); err != nil || n != 0 {
 				t.Fatalf("site 2 deletes site 3's log: %d, %v", n, err)
 			}
-			if l, err := db.FindLogByID(ctx, other); err != nil || l.SiteID != 3 {
+			if l, err := db.Logs().FindLogByID(ctx, other); err != nil || l.SiteID != 3 {
 				t.Fatalf("site 3's log: %+v, %v", l, err)
 			}
 		})
@@ -106,7 +127,7 @@ func TestSiteQuotaReservations(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					r, err := db.ReserveSiteQuota(ctx, 3, "2026-11-27", "2026-11", 5, 100)
+					r, err := db.Sites().ReserveSiteQuota(ctx, 3, "2026-11-27", "2026-11", 5, 100)
 					mu.Lock()
 					defer mu.Unlock()
 					if err != nil {
@@ -124,29 +145,217 @@ func TestSiteQuotaReservations(t *testing.T) {
 			if ok != 5 || full != 15 {
 				t.Fatalf("reserved %d, refused %d; want 5 and 15", ok, full)
 			}
-			r, err := db.ReserveSiteQuota(ctx, 2, "2026-11-27", "2026-11", 0, 0)
+			r, err := db.Sites().ReserveSiteQuota(ctx, 2, "2026-11-27", "2026-11", 0, 0)
 			if err != nil || !r.OK || r.DayUsed != 1 || r.MonthUsed != 1 {
 				t.Fatalf("site 2: %+v, %v", r, err)
 			}
 			// The month's limit refuses too, and counts nothing.
-			if r, err := db.ReserveSiteQuota(ctx, 2, "2026-11-28", "2026-11", 0, 1); err != nil || r.OK || !r.MonthFull || r.DayUsed != 0 {
+			if r, err := db.Sites().ReserveSiteQuota(ctx, 2, "2026-11-28", "2026-11", 0, 1); err != nil || r.OK || !r.MonthFull || r.DayUsed != 0 {
 				t.Fatalf("site 2 month full: %+v, %v", r, err)
 			}
-			if err := db.ReleaseSiteQuota(ctx, 3, "2026-11-27", "2026-11"); err != nil {
+			if err := db.Sites().ReleaseSiteQuota(ctx, 3, "2026-11-27", "2026-11"); err != nil {
 				t.Fatal(err)
 			}
-			usage, err := db.SiteQuotaUsage(ctx, "2026-11-27")
+			usage, err := db.Sites().SiteQuotaUsage(ctx, "2026-11-27")
 			if err != nil || usage[3] != 4 || usage[2] != 1 {
 				t.Fatalf("usage %v, %v", usage, err)
 			}
 			for i, want := range []bool{true, false, false} {
-				first, err := db.MarkQuotaAlert(ctx, 3, "2026-11-27", 100)
+				first, err := db.Sites().MarkQuotaAlert(ctx, 3, "2026-11-27", 100)
 				if err != nil || first != want {
 					t.Fatalf("mark %d: %v, %v", i, first, err)
 				}
 			}
-			if first, _ := db.MarkQuotaAlert(ctx, 3, "2026-11-27", 80); !first {
+			if first, _ := db.Sites().MarkQuotaAlert(ctx, 3, "2026-11-27", 80); !first {
 				t.Fatal("the 80% alert was taken by the 100% one")
+			}
+		})
+	}
+}
+
+// TestSiteAnalytics records the outcomes and provider events of three
+// sites of a network and reads the Pro analytics' roll-ups under each
+// site's scope: each site counts its own messages (the main site as the
+// network's less the other sites'), the sites add up to the network,
+// and the export lists a site's logs only. Compacting the roll-ups
+// changes nothing.
+func TestSiteAnalytics(t *testing.T) {
+	for _, dialect := range []string{"mysql", "sqlite"} {
+		t.Run(dialect, func(t *testing.T) {
+			ctx := context.Background()
+			dsn := testdb.SQLite(t)
+			if dialect == "mysql" {
+				dsn = testdb.MySQL(t)
+			}
+			db, err := store.Open(ctx, dsn, store.DefaultPrefix, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() })
+			from := time.Now().Add(-time.Hour)
+			// site: delivered, failed.
+			plan := map[int64][2]int{1: {2, 1}, 2: {3, 0}, 3: {1, 2}}
+			logs := map[int64][]*core.Log{}
+			i := 0
+			for site, n := range plan {
+				for range n[0] + n[1] {
+					i++
+					l := &core.Log{SiteID: site, Source: fmt.Sprintf("plugin-%d", site), Message: core.Message{From: core.Address{Email: "a@example.com"},
+						To: []core.Address{{Email: fmt.Sprintf("b%d@example.com", i)}}, Subject: "s", Text: "t"}}
+					if err := db.Logs().EnqueueLog(ctx, l); err != nil {
+						t.Fatal(err)
+					}
+					logs[site] = append(logs[site], l)
+				}
+			}
+			if got, err := db.Logs().ClaimLogs(ctx, "w1", 20, time.Minute); err != nil || len(got) != i {
+				t.Fatalf("claimed %d, %v", len(got), err)
+			}
+			conn := int64(7)
+			var outs []core.LogOutcome
+			for site, n := range plan {
+				for j, l := range logs[site] {
+					status := core.StatusDelivered
+					if j >= n[0] {
+						status = core.StatusFailed
+					}
+					outs = append(outs, core.LogOutcome{LogID: l.ID, Status: status, Attempts: 1, PhaseAttempts: 1, SentConnectionID: &conn})
+				}
+			}
+			if n, err := db.Logs().RecordOutcomes(ctx, "w1", outs); err != nil || n != i {
+				t.Fatalf("RecordOutcomes = %d, %v", n, err)
+			}
+			// Provider events: site 2's first message opened twice, site
+			// 1's once, site 3's first bounced.
+			for _, e := range []struct {
+				log   *core.Log
+				event string
+			}{{logs[2][0], core.EventOpened}, {logs[2][0], core.EventOpened}, {logs[1][0], core.EventOpened}, {logs[3][0], core.EventBounced}} {
+				if _, err := db.RecordLogEvent(ctx, &core.LogEvent{LogID: e.log.ID, Provider: "sendgrid", Event: e.event, At: time.Now()}, "", ""); err != nil {
+					t.Fatal(err)
+				}
+			}
+			to := time.Now().Add(time.Hour)
+			check := func(when string) {
+				t.Helper()
+				var sumD, sumF int64
+				for site, n := range plan {
+					sctx := core.WithSiteScope(ctx, site)
+					ot, err := db.OutcomeTotals(sctx, from, to)
+					if err != nil {
+						t.Fatalf("%s: site %d OutcomeTotals: %v", when, site, err)
+					}
+					got := map[string]int64{}
+					for _, b := range ot {
+						if b.ConnectionID != conn {
+							t.Errorf("%s: site %d connection %d", when, site, b.ConnectionID)
+						}
+						got[b.Status] += b.Count
+					}
+					if got[core.StatusDelivered] != int64(n[0]) || got[core.StatusFailed] != int64(n[1]) {
+						t.Errorf("%s: site %d outcomes %v, want %v", when, site, got, n)
+					}
+					sumD, sumF = sumD+got[core.StatusDelivered], sumF+got[core.StatusFailed]
+					st, err := db.SourceTotals(sctx, from, to)
+					if err != nil {
+						t.Fatalf("%s: site %d SourceTotals: %v", when, site, err)
+					}
+					for _, b := range st {
+						if b.Source != fmt.Sprintf("plugin-%d", site) {
+							t.Errorf("%s: site %d counts source %q", when, site, b.Source)
+						}
+					}
+					ec, err := db.EventCounts(sctx, from, to)
+					if err != nil {
+						t.Fatalf("%s: site %d EventCounts: %v", when, site, err)
+					}
+					events := map[string][2]int64{}
+					for _, c := range ec {
+						events[c.Event] = [2]int64{c.Events, c.Messages}
+					}
+					want := map[int64]map[string][2]int64{
+						1: {core.EventOpened: {1, 1}},
+						2: {core.EventOpened: {2, 1}},
+						3: {core.EventBounced: {1, 1}},
+					}[site]
+					if fmt.Sprint(events) != fmt.Sprint(want) {
+						t.Errorf("%s: site %d events %v, want %v", when, site, events, want)
+					}
+					tallies, err := db.LogEventTallies(sctx, from, to, []string{core.EventOpened, core.EventBounced})
+					if err != nil {
+						t.Fatalf("%s: site %d LogEventTallies: %v", when, site, err)
+					}
+					for _, tl := range tallies {
+						if tl.Messages != 1 || tl.Source != fmt.Sprintf("plugin-%d", site) {
+							t.Errorf("%s: site %d tally %+v", when, site, tl)
+						}
+					}
+					exp, err := db.ExportLogs(sctx, core.LogExportPage{From: from, To: to})
+					if err != nil || len(exp) != n[0]+n[1] {
+						t.Fatalf("%s: site %d exports %d logs, %v", when, site, len(exp), err)
+					}
+				}
+				ot, err := db.OutcomeTotals(ctx, from, to)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var netD, netF int64
+				for _, b := range ot {
+					if b.Status == core.StatusDelivered {
+						netD += b.Count
+					} else if b.Status == core.StatusFailed {
+						netF += b.Count
+					}
+				}
+				if netD != sumD || netF != sumF {
+					t.Errorf("%s: network %d/%d, sites add up to %d/%d", when, netD, netF, sumD, sumF)
+				}
+				if ot, err := db.OutcomeTotals(core.WithSiteScope(ctx, 9), from, to); err != nil || len(ot) != 0 {
+					t.Errorf("%s: a site without mail: %+v, %v", when, ot, err)
+				}
+			}
+			check("recorded")
+			if _, err := db.CompactRollups(ctx); err != nil {
+				t.Fatal(err)
+			}
+			check("compacted")
+		})
+	}
+}
+
+// TestLoadSettingsScopes reads the settings of every scope starting with
+// a prefix in one query: the prefix is literal (its "_" is no wildcard)
+// and other scopes stay out.
+func TestLoadSettingsScopes(t *testing.T) {
+	for _, dialect := range []string{"mysql", "sqlite"} {
+		t.Run(dialect, func(t *testing.T) {
+			ctx := context.Background()
+			dsn := testdb.SQLite(t)
+			if dialect == "mysql" {
+				dsn = testdb.MySQL(t)
+			}
+			db, err := store.Open(ctx, dsn, store.DefaultPrefix, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() })
+			for scope, v := range map[string]map[string]any{
+				"network_site:2": {"quota_day": 5, "own_connections": []int64{4}},
+				"network_site:3": {"overrides_allowed": true},
+				"network":        {"quota_day": 9},
+				"networkXsite:4": {"quota_day": 1},
+			} {
+				if err := db.Settings().SaveSettings(ctx, scope, v); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := db.Settings().LoadSettingsScopes(ctx, "network_site:")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 2 || got["network_site:2"]["quota_day"] != int64(5) || got["network_site:3"]["overrides_allowed"] != true ||
+				fmt.Sprint(got["network_site:2"]["own_connections"]) != "[4]" {
+				t.Fatalf("scopes %v", got)
 			}
 		})
 	}

@@ -13,11 +13,11 @@ import (
 )
 
 func TestSQLiteContract(t *testing.T) {
-	storetest.Run(t, testdb.SQLite(t))
+	storetest.Run(t, storetest.SQL(testdb.SQLite(t)))
 }
 
 func TestMySQLContract(t *testing.T) {
-	storetest.Run(t, testdb.MySQL(t))
+	storetest.Run(t, storetest.SQL(testdb.MySQL(t)))
 }
 
 func TestSQLiteCreatesDirectoryAndUsesWAL(t *testing.T) {
@@ -61,12 +61,12 @@ func TestSQLiteMemory(t *testing.T) {
 	}
 	defer db.Close()
 	c := &core.Connection{Name: "m", Driver: "smtp"}
-	if err := db.CreateConnection(ctx, c); err != nil {
+	if err := db.Connections().CreateConnection(ctx, c); err != nil {
 		t.Fatal(err)
 	}
 	// Every query must see the same in-memory database.
 	for range 5 {
-		if _, err := db.FindConnectionByID(ctx, c.ID); err != nil {
+		if _, err := db.Connections().FindConnectionByID(ctx, c.ID); err != nil {
 			t.Fatalf("FindConnectionByID: %v", err)
 		}
 	}
@@ -81,7 +81,7 @@ func BenchmarkSQLiteCreateConnection(b *testing.B) {
 	defer db.Close()
 	for b.Loop() {
 		c := &core.Connection{Name: "bench", Driver: "smtp", Settings: core.Settings{"host": "h", "port": int64(25)}}
-		if err := db.CreateConnection(ctx, c); err != nil {
+		if err := db.Connections().CreateConnection(ctx, c); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -95,11 +95,11 @@ func BenchmarkSQLiteFindConnectionByID(b *testing.B) {
 	}
 	defer db.Close()
 	c := &core.Connection{Name: "bench", Driver: "smtp", Settings: core.Settings{"host": "h", "port": int64(25)}}
-	if err := db.CreateConnection(ctx, c); err != nil {
+	if err := db.Connections().CreateConnection(ctx, c); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if _, err := db.FindConnectionByID(ctx, c.ID); err != nil {
+		if _, err := db.Connections().FindConnectionByID(ctx, c.ID); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -44,14 +44,14 @@ func TestDropServiceTablesAndOptions(t *testing.T) {
 
 			// A log with an attempt, so the attempts table references a row.
 			l := &core.Log{Message: core.Message{From: core.Address{Email: "a@example.com"}, To: []core.Address{{Email: "b@example.com"}}, Subject: "s", Text: "t"}}
-			if err := db.EnqueueLog(ctx, l); err != nil {
+			if err := db.Logs().EnqueueLog(ctx, l); err != nil {
 				t.Fatal(err)
 			}
-			claimed, err := db.ClaimLogs(ctx, "owner", 1, time.Minute)
+			claimed, err := db.Logs().ClaimLogs(ctx, "owner", 1, time.Minute)
 			if err != nil || len(claimed) != 1 {
 				t.Fatalf("claim: %v %d", err, len(claimed))
 			}
-			if n, err := db.RecordOutcomes(ctx, "owner", []core.LogOutcome{{LogID: l.ID, Status: core.StatusFailed, Attempts: 1,
+			if n, err := db.Logs().RecordOutcomes(ctx, "owner", []core.LogOutcome{{LogID: l.ID, Status: core.StatusFailed, Attempts: 1,
 				History: []core.Attempt{{LogID: l.ID, ConnectionID: 1, At: time.Now(), Outcome: core.OutcomePermanent, Error: "x"}}}}); err != nil || n != 1 {
 				t.Fatalf("record outcome: %v %d", err, n)
 			}
@@ -95,6 +95,10 @@ func TestDropServiceTablesAndOptions(t *testing.T) {
 			wantTables = append(wantTables, "wp_mailsvc_failure_marks")
 			// Per-site quota usage of a multisite network (migration 23).
 			wantTables = append(wantTables, "wp_mailsvc_site_quota_usage")
+			// The roll-ups by site (migration 24).
+			wantTables = append(wantTables, "wp_mailsvc_site_rollups", "wp_mailsvc_site_event_buckets")
+			// The log search's address dictionary (migration 25).
+			wantTables = append(wantTables, "wp_mailsvc_search_addresses", "wp_mailsvc_search_grams", "wp_mailsvc_search_progress")
 			// The Pro add-on's applied versions (adapters/pro/store).
 			wantTables = append(wantTables, "wp_mailsvc_pro_migrations")
 			if tc.name != "sqlite" {
@@ -139,7 +143,7 @@ func TestDropServiceTablesAndOptions(t *testing.T) {
 			if otherTables, err := other.ServiceTables(ctx); err != nil || len(otherTables) != len(wantTables) {
 				t.Fatalf("other site's tables: %v (%v)", otherTables, err)
 			}
-			if _, _, err := other.FindLogs(ctx, core.LogFilter{}); err != nil {
+			if _, _, err := other.Logs().FindLogs(ctx, core.LogFilter{}); err != nil {
 				t.Fatalf("other site's store broken: %v", err)
 			}
 			var n int

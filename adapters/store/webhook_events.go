@@ -123,9 +123,9 @@ func (db *DB) RecordLogEvent(ctx context.Context, ev *core.LogEvent, status, las
 	}
 	err = db.inTx(ctx, func(tx *sql.Tx) error {
 		var cur, source string
-		var conn int64
-		err := tx.QueryRowContext(ctx, db.expand(`SELECT status, COALESCE(sent_connection_id, 0), source
-			FROM {prefix}mailsvc_logs WHERE id = ?`+lock), ev.LogID).Scan(&cur, &conn, &source)
+		var conn, site int64
+		err := tx.QueryRowContext(ctx, db.expand(`SELECT status, COALESCE(sent_connection_id, 0), source, site_id
+			FROM {prefix}mailsvc_logs WHERE id = ?`+lock), ev.LogID).Scan(&cur, &conn, &source, &site)
 		if errors.Is(err, sql.ErrNoRows) {
 			return core.Errorf(core.ENOTFOUND, "Log %d not found.", ev.LogID)
 		} else if err != nil {
@@ -144,7 +144,7 @@ func (db *DB) RecordLogEvent(ctx context.Context, ev *core.LogEvent, status, las
 		if ev.ID, err = res.LastInsertId(); err != nil {
 			return fmt.Errorf("read log event id: %w", err)
 		}
-		if err := db.addEventRollup(ctx, tx, conn, source, ev.Event, chain, eventLink{ev.ID, ev.Provider, at}); err != nil {
+		if err := db.addEventRollup(ctx, tx, site, conn, source, ev.Event, chain, eventLink{ev.ID, ev.Provider, at}); err != nil {
 			return err
 		}
 		if err := db.insertHostHooks(ctx, tx, ev.HostHooks); err != nil {

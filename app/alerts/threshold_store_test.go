@@ -30,7 +30,7 @@ func TestThresholdOnTheStore(t *testing.T) {
 			t.Cleanup(func() { db.Close() })
 
 			f := newDispatchFixture(t)
-			f.channels.Store = db
+			f.channels.Store = db.Notifications()
 			f.store = nil
 			f.sentinel = newRecorder(t)
 			f.add(t, f.sentinel, []string{core.EventQueueStalled}, nil)
@@ -39,11 +39,17 @@ func TestThresholdOnTheStore(t *testing.T) {
 			if _, err := f.channels.Update(ctx, c.ID, alerts.ChannelInput{ThresholdCount: ptr(3), ThresholdMinutes: ptr(10)}); err != nil {
 				t.Fatal(err)
 			}
-			stored, err := db.FindNotificationChannelByID(ctx, c.ID)
+			stored, err := db.Notifications().FindNotificationChannelByID(ctx, c.ID)
 			if err != nil || stored.ThresholdCount != 3 || stored.ThresholdMinutes != 10 || stored.ThresholdAlertedAt != nil {
 				t.Fatalf("stored channel %+v, %v", stored, err)
 			}
-			tune := func(d *alerts.Dispatcher) { d.Thresholds = db; d.Now = f.clock.now }
+			tune := func(d *alerts.Dispatcher) {
+				d.Thresholds = struct {
+					*store.LogService
+					*store.NotificationService
+				}{db.Logs(), db.Notifications()}
+				d.Now = f.clock.now
+			}
 			a, b := f.start(t, tune), f.start(t, tune)
 
 			fail := func(r *replica, after time.Duration) {
@@ -51,7 +57,7 @@ func TestThresholdOnTheStore(t *testing.T) {
 				f.clock.advance(after)
 				l := &core.Log{Message: core.Message{From: core.Address{Email: "shop@example.com"},
 					To: []core.Address{{Email: "ann@example.net"}}, Subject: "Order", Text: "hi"}}
-				if err := db.EnqueueLog(ctx, l); err != nil {
+				if err := db.Logs().EnqueueLog(ctx, l); err != nil {
 					t.Fatal(err)
 				}
 				// The failure as RecordOutcomes marks it, at the test's
@@ -91,7 +97,7 @@ func TestThresholdOnTheStore(t *testing.T) {
 			if got[1].Title != "3 deliveries failed in 10 minutes" {
 				t.Fatalf("alert title %q", got[1].Title)
 			}
-			stored, _ = db.FindNotificationChannelByID(ctx, c.ID)
+			stored, _ = db.Notifications().FindNotificationChannelByID(ctx, c.ID)
 			if stored.ThresholdAlertedAt == nil || !stored.ThresholdAlertedAt.Equal(f.clock.now().UTC().Truncate(time.Microsecond)) {
 				t.Fatalf("threshold_alerted_at = %v, want %v", stored.ThresholdAlertedAt, f.clock.now())
 			}

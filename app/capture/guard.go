@@ -82,14 +82,14 @@ func (g *Guard) evaluate(ctx context.Context) (core.CaptureState, error) {
 	if err != nil {
 		return core.CaptureState{}, fmt.Errorf("read settings: %w", err)
 	}
-	st := core.Settings(m)
-	allow := st.Strings("capture_allow_list")
+	st := core.DecodeGeneralSettings(m)
+	allow := st.CaptureAllowList
 	for i, a := range allow {
 		allow[i] = strings.ToLower(strings.TrimSpace(a))
 	}
 	s := core.DecideCapture(core.CaptureInput{
 		Live: live, Current: current, Environment: g.Environment, WordPressEnvironment: wpEnv,
-		Simulation: st.Bool("simulation_enabled", false), AllowList: allow,
+		Simulation: st.SimulationEnabled, AllowList: allow,
 	})
 	g.remember(s)
 	return s, nil

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/mailsvc/mailsvc/app/period"
 	"github.com/mailsvc/mailsvc/core"
 )
 
@@ -102,13 +103,13 @@ func (s *Service) Chart(ctx context.Context, q ChartQuery) (*Chart, error) {
 func bucketStarts(rng Period, loc *time.Location, bucket string) []time.Time {
 	var out []time.Time
 	if bucket == BucketDay {
-		t := midnight(rng.From, loc, 0)
+		t := period.Midnight(rng.From, loc, 0)
 		for {
 			out = append(out, t)
 			if !t.Before(rng.To) {
 				return out
 			}
-			t = midnight(t, loc, 1)
+			t = period.Midnight(t, loc, 1)
 		}
 	}
 	f := rng.From.In(loc)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mailsvc/mailsvc/app"
+	"github.com/mailsvc/mailsvc/app/period"
 	"github.com/mailsvc/mailsvc/core"
 )
 
@@ -115,17 +116,7 @@ func (s *Service) now() time.Time {
 
 // location returns the site's time zone, UTC without a Site.
 func (s *Service) location(ctx context.Context) (*time.Location, error) {
-	if s.Site == nil {
-		return time.UTC, nil
-	}
-	loc, err := s.Site.TimeZone(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("site time zone: %w", err)
-	}
-	if loc == nil {
-		return time.UTC, nil
-	}
-	return loc, nil
+	return period.Zone(ctx, s.Site)
 }
 
 // outcomes reads the roll-up over [from, to).

@@ -285,7 +285,7 @@ func (s *Service) defaultRecipient(ctx context.Context, in ApplyInput, existing 
 	if err != nil {
 		return "", fmt.Errorf("read settings: %w", err)
 	}
-	if from := core.Settings(st).String("from_email"); core.ValidEmail(from) {
+	if from := core.DecodeGeneralSettings(st).FromEmail; core.ValidEmail(from) {
 		return from, nil
 	}
 	if from := core.Settings(in.Settings).String("from_email"); core.ValidEmail(from) {

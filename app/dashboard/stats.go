@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/mailsvc/mailsvc/app/period"
 	"github.com/mailsvc/mailsvc/core"
 )
 
@@ -84,8 +85,8 @@ func (s *Service) Stats(ctx context.Context, q RangeQuery) (*Stats, error) {
 	if err := core.Invalid(fields); err != nil {
 		return nil, err
 	}
-	today, last7, last30 := lastDays(now, loc, 1), lastDays(now, loc, 7), lastDays(now, loc, 30)
-	rng = Period{From: floorBucket(rng.From).In(loc), To: ceilBucket(rng.To).In(loc)}
+	today, last7, last30 := period.LastDays(now, loc, 1), period.LastDays(now, loc, 7), period.LastDays(now, loc, 30)
+	rng = rng.Aligned(loc)
 	from, to := last30.From, last30.To
 	if rng.From.Before(from) {
 		from = rng.From
@@ -104,16 +105,16 @@ func (s *Service) Stats(ctx context.Context, q RangeQuery) (*Stats, error) {
 	var cToday, c7, c30, cRange Counts
 	perConn := map[int64]*Counts{}
 	for _, b := range buckets {
-		if today.contains(b.Start) {
+		if today.Contains(b.Start) {
 			cToday.add(b)
 		}
-		if last7.contains(b.Start) {
+		if last7.Contains(b.Start) {
 			c7.add(b)
 		}
-		if last30.contains(b.Start) {
+		if last30.Contains(b.Start) {
 			c30.add(b)
 		}
-		if rng.contains(b.Start) {
+		if rng.Contains(b.Start) {
 			cRange.add(b)
 			c := perConn[b.ConnectionID]
 			if c == nil {

@@ -65,10 +65,10 @@ func (c *connLookup) name(id int64) string {
 // recordedAlerts keeps the alerts whose outcome the store applied, when
 // some outcomes of a batch were skipped (their lease had passed to another
 // worker, which decides them again and alerts then if need be).
-func (s *Service) recordedAlerts(ctx context.Context, alerts []core.Alert) []core.Alert {
+func (s *pool) recordedAlerts(ctx context.Context, alerts []core.Alert) []core.Alert {
 	var out []core.Alert
 	for _, a := range alerts {
-		l, err := s.Logs.FindLogByID(ctx, a.LogID)
+		l, err := s.o.Logs.FindLogByID(ctx, a.LogID)
 		if err != nil {
 			continue
 		}
@@ -81,11 +81,11 @@ func (s *Service) recordedAlerts(ctx context.Context, alerts []core.Alert) []cor
 }
 
 // raise hands alerts to the Alerter, which returns at once.
-func (s *Service) raise(ctx context.Context, alerts []core.Alert) {
-	if s.Alerts == nil {
+func (s *pool) raise(ctx context.Context, alerts []core.Alert) {
+	if s.o.Alerts == nil {
 		return
 	}
 	for _, a := range alerts {
-		s.Alerts.Raise(ctx, a)
+		s.o.Alerts.Raise(ctx, a)
 	}
 }

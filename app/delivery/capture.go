@@ -26,7 +26,7 @@ const simulationResponse = "Simulation mode: the message was not sent."
 // simulation mode is on or the guard holds it; a released log is never
 // captured again. Nothing is sent and no attempt is counted: the history
 // gets one record (outcome simulated or captured) that says why.
-func (s *Service) captureOutcome(ctx context.Context, l *core.Log, st settings) (core.LogOutcome, bool) {
+func (s *engine) captureOutcome(ctx context.Context, l *core.Log, st settings) (core.LogOutcome, bool) {
 	if l.CaptureReleased {
 		return core.LogOutcome{}, false
 	}
@@ -35,8 +35,8 @@ func (s *Service) captureOutcome(ctx context.Context, l *core.Log, st settings) 
 	switch {
 	case st.simulate:
 		a.Outcome, a.Response, simulated = core.OutcomeSimulated, simulationResponse, true
-	case s.Capture != nil:
-		why, hold := s.Capture.Holds(ctx, &l.Message)
+	case s.o.Capture != nil:
+		why, hold := s.o.Capture.Holds(ctx, &l.Message)
 		if !hold {
 			return core.LogOutcome{}, false
 		}

@@ -37,7 +37,7 @@ func TestCaptureHoldsAndReleaseSendsOnce(t *testing.T) {
 	e := newEnv(t, nil, nil)
 	g := &holdingGuard{allow: []string{"team.example"}}
 	g.on.Store(true)
-	e.svc.Capture = g
+	e.svc.o.Capture = g
 	ctx := context.Background()
 	held := e.enqueue(t, &core.Log{Message: msg("to a customer")})
 	mixed := e.enqueue(t, &core.Log{Message: core.Message{To: []core.Address{{Email: "qa@team.example"}}, Cc: []core.Address{{Email: "c@customer.example"}}, Subject: "mixed", Text: "b"}})

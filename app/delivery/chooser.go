@@ -21,7 +21,7 @@ type Choice struct {
 }
 
 // ConnectionChooser picks the connections of a message that names none
-// (Pro: routing rules, then sender groups). Service.Chooser calls it
+// (Pro: routing rules, then sender groups). Options.Chooser calls it
 // before every attempt of such a message, so it must answer fast (from a
 // short cache) and give the same list for the same message while its
 // configuration is unchanged.
@@ -40,21 +40,26 @@ type Choice struct {
 // after SentConnectionID. A list that does not hold SentConnectionID
 // starts again at its first entry.
 //
-// An error is taken as temporary: the attempt fails with it and the
-// message is retried like a temporary send failure.
+// An error from Choose is taken as temporary: the attempt fails with it
+// and the message is retried like a temporary send failure.
+//
+// The chooser hears of attempts through a chosen connection that failed
+// at the connection level (ConnectionFailureObserver).
 type ConnectionChooser interface {
 	Choose(ctx context.Context, l *core.Log) (Choice, error)
+	ConnectionFailureObserver
 }
 
-// ConnectionFailureObserver is implemented by a ConnectionChooser that
-// wants to hear of attempts through a chosen connection that failed at
-// the connection level (the provider unreachable, no answer in time, the
-// credentials refused; see connectionLevel), so that it can stop
-// choosing that connection at once (Pro: the sender group member is
-// marked down). Observed or not, such a failure moves the message on to
-// the next connection of the list at once instead of retrying the failed
-// connection (the last one of the list is retried as usual).
-// ConnectionFailed is called on the delivery path: it must return fast.
+// ConnectionFailureObserver hears of attempts through a chosen
+// connection that failed at the connection level (the provider
+// unreachable, no answer in time, the credentials refused; see
+// connectionLevel), so that it can stop choosing that connection at once
+// (Pro: the sender group member is marked down; a chooser that keeps no
+// such state does nothing). Whatever the observer does, such a failure
+// moves the message on to the next connection of the list at once
+// instead of retrying the failed connection (the last one of the list is
+// retried as usual). ConnectionFailed is called on the delivery path: it
+// must return fast.
 type ConnectionFailureObserver interface {
 	ConnectionFailed(ctx context.Context, connectionID int64, reason string)
 }
@@ -79,12 +84,12 @@ func choiceIndex(l *core.Log, ids []int64) int {
 // decideChosen makes one attempt of l, a message without an explicit
 // connection, through the connections the Chooser picks. It reports false
 // when there is no chooser or it has no opinion: the free logic applies.
-func (s *Service) decideChosen(ctx, stop context.Context, l *core.Log, st settings, conns *connLookup) (core.LogOutcome, bool) {
-	if s.Chooser == nil || l.ConnectionID != nil || l.UsedFallback {
+func (s *engine) decideChosen(ctx, stop context.Context, l *core.Log, st settings, conns *connLookup) (core.LogOutcome, bool) {
+	if s.o.Chooser == nil || l.ConnectionID != nil || l.UsedFallback {
 		return core.LogOutcome{}, false
 	}
 	now := time.Now().UTC()
-	choice, err := s.Chooser.Choose(ctx, l)
+	choice, err := s.o.Chooser.Choose(ctx, l)
 	if err != nil {
 		out := s.failedAttempt(l, 0, core.Temporary(fmt.Errorf("choose a connection: %w", err)))
 		out.Status = core.StatusQueued
@@ -117,9 +122,7 @@ func (s *Service) decideChosen(ctx, stop context.Context, l *core.Log, st settin
 		}
 		if a := out.History[0]; a.Outcome != core.OutcomeDelivered && a.Outcome != core.OutcomeSimulated && a.Outcome != core.OutcomeUncertain && connectionLevel(a.Error) {
 			connDown = true
-			if obs, ok := s.Chooser.(ConnectionFailureObserver); ok {
-				obs.ConnectionFailed(ctx, conn.ID, a.Error)
-			}
+			s.o.Chooser.ConnectionFailed(ctx, conn.ID, a.Error)
 		}
 	}
 	a := &out.History[len(out.History)-1]

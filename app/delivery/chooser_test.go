@@ -30,6 +30,10 @@ func (c *listChooser) Choose(_ context.Context, l *core.Log) (Choice, error) {
 	return Choice{ConnectionIDs: c.ids, Rule: "test rule"}, nil
 }
 
+// ConnectionFailed implements ConnectionChooser: this chooser keeps no
+// state of the connections.
+func (c *listChooser) ConnectionFailed(context.Context, int64, string) {}
+
 func TestChooserDecidesTheConnections(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -62,10 +66,10 @@ func TestChooserDecidesTheConnections(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t, fakeSettings{"fallback_connection_id": int64(2)}, tt.scripts)
-			e.svc.MaxRetries = 1
+			e.svc.o.MaxRetries = 1
 			base := e.svc.mustBase(t, e) - 1
 			ch := &listChooser{ids: []int64{base + 3, base + 2}, fail: tt.chooseFail}
-			e.svc.Chooser = ch
+			e.svc.o.Chooser = ch
 			l := &core.Log{Message: msg(tt.subject)}
 			if tt.explicit {
 				id := base + 1

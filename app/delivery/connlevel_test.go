@@ -81,13 +81,13 @@ func TestConnectionLevelFailureMovesOn(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t, nil, tt.scripts)
-			e.svc.MaxRetries = 1
+			e.svc.o.MaxRetries = 1
 			base := e.svc.mustBase(t, e) - 1
 			ch := &observingChooser{}
 			for _, n := range tt.list {
 				ch.ids = append(ch.ids, base+n)
 			}
-			e.svc.Chooser = ch
+			e.svc.o.Chooser = ch
 			id := e.enqueue(t, &core.Log{Message: msg("grouped")})
 			e.drain(t)
 			got, err := e.logs.FindLogByID(context.Background(), id)

@@ -144,13 +144,12 @@ func newEnv(t *testing.T, settings fakeSettings, scripts map[int64][]error, inac
 	if _, ok := s["default_connection_id"]; !ok {
 		s["default_connection_id"] = base + 1
 	}
-	e.svc = &Service{
+	e.svc = New(Options{
 		Logs: e.logs, Connections: e.conns, Settings: s,
 		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 		BackoffBase: time.Millisecond, BackoffMax: 4 * time.Millisecond,
 		Workers: 2, BatchSize: 5, PollInterval: 5 * time.Millisecond, Lease: time.Minute,
-	}
-	e.svc.init()
+	})
 	return e
 }
 
@@ -171,7 +170,7 @@ func (e *env) drain(t *testing.T) {
 		for _, l := range queued {
 			e.logs.MakeDue(l.ID)
 		}
-		logs, err := e.logs.ClaimLogs(ctx, "test", e.svc.BatchSize, e.svc.Lease)
+		logs, err := e.logs.ClaimLogs(ctx, "test", e.svc.o.BatchSize, e.svc.o.Lease)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -294,7 +293,7 @@ func TestDeliveryOutcomes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t, tt.settings, tt.scripts, tt.inactive...)
 			if tt.maxRetries != 0 {
-				e.svc.MaxRetries = max(tt.maxRetries, 0)
+				e.svc.o.MaxRetries = max(tt.maxRetries, 0)
 			}
 			base := e.svc.mustBase(t, e) - 1
 			l := &core.Log{Message: msg(tt.name)}
@@ -415,7 +414,7 @@ func TestFromDefaults(t *testing.T) {
 }
 
 func TestBackoffGrowsWithBoundedJitter(t *testing.T) {
-	s := &Service{BackoffBase: time.Second, BackoffMax: 30 * time.Second}
+	s := New(Options{BackoffBase: time.Second, BackoffMax: 30 * time.Second})
 	for n := 1; n <= 8; n++ {
 		d := time.Second << (n - 1)
 		if d > 30*time.Second {
@@ -452,8 +451,8 @@ func TestPurgeHonoursRetentionFilter(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t, fakeSettings{"log_retention_days": tt.days}, nil)
 			if tt.filter != nil {
-				e.svc.Hooks = &core.Hooks{}
-				e.svc.Hooks.AddFilter(core.HookLogRetentionDays, func(v any, _ ...any) any { return tt.filter })
+				e.svc.o.Hooks = &core.Hooks{}
+				e.svc.o.Hooks.AddFilter(core.HookLogRetentionDays, func(v any, _ ...any) any { return tt.filter })
 			}
 			old := e.enqueue(t, &core.Log{Message: msg("old")})
 			e.enqueue(t, &core.Log{Message: msg("new")})
@@ -577,8 +576,8 @@ func TestRunDeliversEachMessageOnce(t *testing.T) {
 func TestAPIDebugEventPerAttempt(t *testing.T) {
 	e := newEnv(t, nil, map[int64][]error{1: {temp}})
 	var payloads []map[string]any
-	e.svc.Hooks = &core.Hooks{}
-	e.svc.Hooks.AddAction(core.HookAPIDebug, func(args ...any) {
+	e.svc.o.Hooks = &core.Hooks{}
+	e.svc.o.Hooks.AddAction(core.HookAPIDebug, func(args ...any) {
 		payloads = append(payloads, args[0].(map[string]any))
 	})
 	id := e.enqueue(t, &core.Log{Message: msg("debugged")})
@@ -697,14 +696,14 @@ func TestDeliveryAlerts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t, tt.settings, tt.scripts, tt.inactive...)
-			e.svc.MaxRetries = 3
+			e.svc.o.MaxRetries = 3
 			base := e.svc.mustBase(t, e) - 1
 			for id, c := range e.conns.m {
 				c.Name = fmt.Sprintf("conn-%d", id-base)
 				c.Settings = core.Settings{"password": "s3cret-pw"}
 			}
 			rec := &recordingAlerter{}
-			e.svc.Alerts = rec
+			e.svc.o.Alerts = rec
 			id := e.enqueue(t, &core.Log{Message: msg(tt.name)})
 			e.drain(t)
 			got := rec.all()
@@ -737,7 +736,7 @@ func TestDeliveryAlerts(t *testing.T) {
 func TestDeliveryAlertsFollowTheRecord(t *testing.T) {
 	e := newEnv(t, nil, map[int64][]error{1: {perm}})
 	rec := &recordingAlerter{}
-	e.svc.Alerts = rec
+	e.svc.o.Alerts = rec
 	e.enqueue(t, &core.Log{Message: msg("x")})
 	logs, err := e.logs.ClaimLogs(context.Background(), "test", 5, time.Minute)
 	if err != nil || len(logs) != 1 {

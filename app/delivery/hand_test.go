@@ -16,7 +16,7 @@ import (
 // slots stays in use.
 func TestSlowSendDoesNotHoldTheWorker(t *testing.T) {
 	e := newEnv(t, nil, nil)
-	e.svc.Workers, e.svc.BatchSize = 1, 4
+	e.svc.o.Workers, e.svc.o.BatchSize = 1, 4
 	release := make(chan struct{})
 	var once sync.Once
 	e.tr[1].onSend = func() { <-release } // connection 1 hangs until released
@@ -79,9 +79,9 @@ func (c *countingList) Suppressed(ctx context.Context, emails []string) ([]strin
 func TestSuppressionListReadOncePerBatch(t *testing.T) {
 	e := newEnv(t, nil, nil)
 	list := &countingList{listed: listed{emails: []string{"gone@example.com"}}}
-	e.svc.Suppressions = list
+	e.svc.o.Suppressions = list
 	var ids []int64
-	for i := range e.svc.BatchSize {
+	for i := range e.svc.o.BatchSize {
 		m := msg(fmt.Sprintf("m%d", i))
 		m.To = []core.Address{{Email: fmt.Sprintf("r%d@example.com", i)}}
 		if i == 2 {
@@ -90,8 +90,8 @@ func TestSuppressionListReadOncePerBatch(t *testing.T) {
 		ids = append(ids, e.enqueue(t, &core.Log{Message: m}))
 	}
 	e.drain(t)
-	if list.calls != 1 || list.asked != e.svc.BatchSize+1 {
-		t.Fatalf("%d calls asking %d addresses, want 1 call asking %d", list.calls, list.asked, e.svc.BatchSize+1)
+	if list.calls != 1 || list.asked != e.svc.o.BatchSize+1 {
+		t.Fatalf("%d calls asking %d addresses, want 1 call asking %d", list.calls, list.asked, e.svc.o.BatchSize+1)
 	}
 	for i, id := range ids {
 		l, err := e.logs.FindLogByID(context.Background(), id)
@@ -106,7 +106,7 @@ func TestSuppressionListReadOncePerBatch(t *testing.T) {
 			t.Errorf("message %d is %s, want %s (%s)", i, l.Status, want, l.LastError)
 		}
 	}
-	if calls, _ := e.tr[1].stats(); calls != e.svc.BatchSize-1 {
-		t.Errorf("%d sent, want %d", calls, e.svc.BatchSize-1)
+	if calls, _ := e.tr[1].stats(); calls != e.svc.o.BatchSize-1 {
+		t.Errorf("%d sent, want %d", calls, e.svc.o.BatchSize-1)
 	}
 }

@@ -59,7 +59,7 @@ func (p *pace) add(n int, now time.Time) float64 {
 // decided messages were gathered since the last call.
 func (h *hand) resize(decided int, now time.Time) {
 	perSec := h.s.pace.add(decided, now)
-	floor := h.s.BatchSize
+	floor := h.s.o.BatchSize
 	h.mu.Lock()
 	heavy := h.bytes > handBytes
 	h.mu.Unlock()
@@ -67,7 +67,7 @@ func (h *hand) resize(decided int, now time.Time) {
 		h.size = floor
 		return
 	}
-	share := perSec * handHorizon.Seconds() / float64(max(h.s.Workers, 1))
+	share := perSec * handHorizon.Seconds() / float64(max(h.s.o.Workers, 1))
 	h.size = min(max(int(share), floor), floor*handGrowth)
 }
 

@@ -26,8 +26,8 @@ func TestHandSize(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := &Service{BatchSize: batch, Workers: workers}
-			h := &hand{s: s, size: batch, ids: map[int64]int{}}
+			s := New(Options{BatchSize: batch, Workers: workers})
+			h := &hand{s: s.pool, size: batch, ids: map[int64]int{}}
 			t0 := time.Now()
 			s.pace.add(0, t0) // the first gather starts the clock
 			last := t0

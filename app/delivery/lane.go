@@ -10,7 +10,7 @@ import (
 
 // Tuning of the per-connection lanes.
 const (
-	// DefaultMaxInFlight is the default of Service.MaxInFlight.
+	// DefaultMaxInFlight is the default of Options.MaxInFlight.
 	DefaultMaxInFlight = 1000
 	// DefaultRateLimitPause is how long a connection pauses after a
 	// rate-limit answer that named no Retry-After.
@@ -283,7 +283,7 @@ func (ln *lane) quotaSpentUntil() time.Time {
 // readLimits reads the provider's own limits through tr when it can
 // report them and they are older than SendLimitsRefresh (one reader at a
 // time; the others go on with what is known).
-func (ln *lane) readLimits(ctx context.Context, tr core.Transport, s *Service) {
+func (ln *lane) readLimits(ctx context.Context, tr core.Transport, s *engine) {
 	r, ok := tr.(core.SendLimitReader)
 	if !ok {
 		return
@@ -303,7 +303,7 @@ func (ln *lane) readLimits(ctx context.Context, tr core.Transport, s *Service) {
 	defer ln.mu.Unlock()
 	if err != nil {
 		ln.limitsNext = now.Add(sendLimitsRetry)
-		s.Logger.Warn("read the provider's sending limits", "err", err)
+		s.o.Logger.Warn("read the provider's sending limits", "err", err)
 		return
 	}
 	ln.limits, ln.limitsAt, ln.limitsNext, ln.sentSince = lim, now, now.Add(SendLimitsRefresh), 0

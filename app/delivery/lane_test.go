@@ -85,7 +85,7 @@ func slowEnv(t *testing.T, settings map[int64]core.Settings, trs map[int64]*slow
 		c := e.conns.m[base+n]
 		c.Driver, c.Settings = "deliveryslow", settings[n]
 	}
-	e.svc.Workers, e.svc.BatchSize = 4, 50
+	e.svc.o.Workers, e.svc.o.BatchSize = 4, 50
 	return e
 }
 

@@ -21,13 +21,13 @@ const levelSaveEvery = 5 * time.Second
 // loadLevels reads the remembered levels, so that each connection's lane
 // starts at its share of the fleet's last level instead of
 // StartConcurrency. A failed read leaves them unknown.
-func (s *Service) loadLevels(ctx context.Context) {
-	if s.LevelStore == nil {
+func (s *pool) loadLevels(ctx context.Context) {
+	if s.o.LevelStore == nil {
 		return
 	}
-	m, err := s.LevelStore.LoadSettings(ctx, LevelScope)
+	m, err := s.o.LevelStore.LoadSettings(ctx, LevelScope)
 	if err != nil {
-		s.Logger.Warn("read the remembered concurrency levels", "err", err)
+		s.o.Logger.Warn("read the remembered concurrency levels", "err", err)
 		return
 	}
 	remembered := make(map[int64]int, len(m))
@@ -45,8 +45,8 @@ func (s *Service) loadLevels(ctx context.Context) {
 
 // saveLevels writes the levels that moved since the last write (all of
 // them when all is set).
-func (s *Service) saveLevels(ctx context.Context, all bool) {
-	if s.LevelStore == nil {
+func (s *pool) saveLevels(ctx context.Context, all bool) {
+	if s.o.LevelStore == nil {
 		return
 	}
 	replicas := int(max(s.live.Load(), 1))
@@ -65,15 +65,15 @@ func (s *Service) saveLevels(ctx context.Context, all bool) {
 	if len(values) == 0 {
 		return
 	}
-	if err := s.LevelStore.SaveSettings(ctx, LevelScope, values); err != nil {
-		s.Logger.Warn("remember the concurrency levels", "err", err)
+	if err := s.o.LevelStore.SaveSettings(ctx, LevelScope, values); err != nil {
+		s.o.Logger.Warn("remember the concurrency levels", "err", err)
 	}
 }
 
 // keepLevels writes the levels that moved every levelSaveEvery until ctx
 // ends (Run writes them all once the last sends are done).
-func (s *Service) keepLevels(ctx context.Context) {
-	if s.LevelStore == nil {
+func (s *pool) keepLevels(ctx context.Context) {
+	if s.o.LevelStore == nil {
 		return
 	}
 	for {

@@ -41,7 +41,7 @@ func TestLogBodyModes(t *testing.T) {
 			m := msg("reset")
 			m.Text = "Reset: " + resetLink
 			id := e.enqueue(t, &core.Log{Message: m, Source: tt.source})
-			logs, err := e.logs.ClaimLogs(ctx, "test", 5, e.svc.Lease)
+			logs, err := e.logs.ClaimLogs(ctx, "test", 5, e.svc.o.Lease)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -32,10 +32,10 @@ func (noMetrics) Retried(int64, string)                             {}
 func (noMetrics) ProviderError(int64, string, string)               {}
 func (noMetrics) RateLimitWait(int64, string, time.Duration)        {}
 
-// metrics returns the Service's Metrics, or one that records nothing.
-func (s *Service) metrics() Metrics {
-	if s.Metrics == nil {
+// metrics returns the Options' Metrics, or one that records nothing.
+func (s *engine) metrics() Metrics {
+	if s.o.Metrics == nil {
 		return noMetrics{}
 	}
-	return s.Metrics
+	return s.o.Metrics
 }

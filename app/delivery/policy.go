@@ -9,7 +9,7 @@ import (
 // and kept. The Service reads it with the free settings: once per batch,
 // per SendNow, and at most once a second for Enqueue.
 type Policy struct {
-	// MaxRetries replaces the Service's MaxRetries: how many times a
+	// MaxRetries replaces Options.MaxRetries: how many times a
 	// temporary failure is retried on one connection after the first
 	// attempt. 0 means no retry (one attempt); a negative value too.
 	MaxRetries int
@@ -30,14 +30,14 @@ type PolicySource interface {
 	DeliveryPolicy(ctx context.Context) (Policy, error)
 }
 
-// applyPolicy overlays the add-on policy (when the Service has one) on a
+// applyPolicy overlays the add-on policy (when Options.Policy is set) on a
 // settings snapshot.
-func (s *Service) applyPolicy(ctx context.Context, st *settings) error {
-	st.maxRetries = s.MaxRetries
-	if s.Policy == nil {
+func (s *engine) applyPolicy(ctx context.Context, st *settings) error {
+	st.maxRetries = s.o.MaxRetries
+	if s.o.Policy == nil {
 		return nil
 	}
-	p, err := s.Policy.DeliveryPolicy(ctx)
+	p, err := s.o.Policy.DeliveryPolicy(ctx)
 	if err != nil {
 		return fmt.Errorf("load delivery policy: %w", err)
 	}

@@ -47,8 +47,8 @@ func TestPolicyRetryLimit(t *testing.T) {
 				script[i] = temp
 			}
 			e := newEnv(t, nil, map[int64][]error{1: script})
-			e.svc.MaxRetries = 5 // the policy, not the field, decides
-			e.svc.Policy = &policyVar{p: Policy{MaxRetries: tt.maxRetries}}
+			e.svc.o.MaxRetries = 5 // the policy, not the field, decides
+			e.svc.o.Policy = &policyVar{p: Policy{MaxRetries: tt.maxRetries}}
 			id := e.enqueue(t, &core.Log{Message: msg(tt.name)})
 			e.drain(t)
 			got, err := e.logs.FindLogByID(context.Background(), id)
@@ -72,7 +72,7 @@ func TestPolicyChangeAppliesToTheNextBatch(t *testing.T) {
 	}
 	e := newEnv(t, nil, map[int64][]error{1: script})
 	pv := &policyVar{p: Policy{MaxRetries: 0}}
-	e.svc.Policy = pv
+	e.svc.o.Policy = pv
 	e.enqueue(t, &core.Log{Message: msg("first")})
 	e.drain(t)
 	pv.set(Policy{MaxRetries: 1})
@@ -85,7 +85,7 @@ func TestPolicyChangeAppliesToTheNextBatch(t *testing.T) {
 
 func TestPolicyUnloggedSources(t *testing.T) {
 	e := newEnv(t, nil, map[int64][]error{1: {nil, nil, perm}})
-	e.svc.Policy = &policyVar{p: Policy{MaxRetries: 3, UnloggedSources: []string{"woocommerce"}}}
+	e.svc.o.Policy = &policyVar{p: Policy{MaxRetries: 3, UnloggedSources: []string{"woocommerce"}}}
 	ctx := context.Background()
 	dropped := e.enqueue(t, &core.Log{Message: msg("order"), Source: "woocommerce"})
 	e.drain(t)
@@ -119,8 +119,8 @@ func TestPolicyUnloggedSources(t *testing.T) {
 func TestPolicyErrorLeavesTheBatch(t *testing.T) {
 	e := newEnv(t, nil, nil)
 	id := e.enqueue(t, &core.Log{Message: msg("held")})
-	e.svc.Policy = &policyVar{err: errors.New("database down")}
-	logs, err := e.logs.ClaimLogs(context.Background(), "test", 5, e.svc.Lease)
+	e.svc.o.Policy = &policyVar{err: errors.New("database down")}
+	logs, err := e.logs.ClaimLogs(context.Background(), "test", 5, e.svc.o.Lease)
 	if err != nil || len(logs) != 1 {
 		t.Fatalf("claim: %v, %d logs", err, len(logs))
 	}

@@ -56,7 +56,7 @@ func (p *perRecipient) Send(_ context.Context, msg *core.Message) (core.Receipt,
 // deferred recipient refused with the reason, and it is never failed.
 func TestDeferredRecipientsRetriedAloneThenGivenUp(t *testing.T) {
 	e := newEnv(t, nil, nil)
-	e.svc.MaxRetries = 2
+	e.svc.o.MaxRetries = 2
 	tr := &perRecipient{deferred: map[string]bool{"b@example.com": true}, refused: map[string]bool{"c@example.com": true}}
 	e.useTransport(tr)
 	m := msg("partial")

@@ -8,35 +8,22 @@ import (
 	"github.com/mailsvc/mailsvc/core"
 )
 
-// OwnersRecorder is a store that records several lease owners' outcomes
-// in one transaction (the store: one commit for many batches).
-type OwnersRecorder interface {
-	RecordOutcomesOfOwners(ctx context.Context, owners []string, outs [][]core.LogOutcome) ([]int, error)
-}
-
-// RecordClaimer is a store that records several lease owners' outcomes
-// and claims their next messages in one transaction: one commit where a
-// record and a claim would cost two.
-type RecordClaimer interface {
-	RecordOutcomesAndClaim(ctx context.Context, owners []string, outs [][]core.LogOutcome, claims []int, lease time.Duration) ([]int, [][]*core.Log, error)
-}
-
 // maxRecordGroup bounds the batches one group write takes.
 const maxRecordGroup = 32
 
-// recorder writes the outcomes of the workers' batches, those that are
-// waiting at the same time in one transaction: while one group commits,
-// the next gathers. With a RecordClaimer the same transaction claims the
-// messages the workers ask for in their place. A worker waits for its
+// recorder is the group commit of the workers' outcomes: it writes the
+// batches that are waiting at the same time in one transaction
+// (core.LogBatchStore): while one group commits, the next gathers, and
+// the same transaction claims the messages the workers ask for in their
+// place. A worker waits for its
 // batch's write, so what follows a write (alerts, the end of the lease
 // renewal) is as before; when the group write fails, each worker records
 // its batch on its own.
 type recorder struct {
-	store   OwnersRecorder
-	claimer RecordClaimer // nil: the workers claim on their own
-	lease   time.Duration
-	reqs    chan *recordRequest
-	wg      sync.WaitGroup
+	store core.LogBatchStore
+	lease time.Duration
+	reqs  chan *recordRequest
+	wg    sync.WaitGroup
 }
 
 // recordRequest is one batch's outcomes, how many messages its worker
@@ -52,17 +39,14 @@ type recordRequest struct {
 	done    chan struct{}
 }
 
-// startRecorder starts the group writer when the store has one, for the
-// workers of one Run; stop ends it once no worker records any more.
-func (s *Service) startRecorder() (stop func()) {
-	store, ok := s.Logs.(OwnersRecorder)
-	if !ok {
+// startRecorder starts the group writer when the queue has a batch part
+// (Options.Batches), for the workers of one Run; stop ends it once no
+// worker records any more.
+func (s *pool) startRecorder() (stop func()) {
+	if s.o.Batches == nil {
 		return func() {}
 	}
-	r := &recorder{store: store, lease: s.Lease, reqs: make(chan *recordRequest, s.Workers)}
-	if c, ok := s.Logs.(RecordClaimer); ok {
-		r.claimer = c
-	}
+	r := newRecorder(s.o.Batches, s.o.Lease, s.o.Workers)
 	r.wg.Go(r.loop)
 	s.recorderMu.Lock()
 	s.recorder = r
@@ -76,6 +60,13 @@ func (s *Service) startRecorder() (stop func()) {
 	}
 }
 
+// newRecorder returns the group writer of store for workers workers.
+func newRecorder(store core.LogBatchStore, lease time.Duration, workers int) *recorder {
+	return &recorder{store: store, lease: lease, reqs: make(chan *recordRequest, workers)}
+}
+
+// loop writes the requests, a group of those waiting at once per
+// transaction, until reqs is closed.
 func (r *recorder) loop() {
 	for first := range r.reqs {
 		group := []*recordRequest{first}
@@ -97,10 +88,8 @@ func (r *recorder) loop() {
 		claiming := false
 		for i, req := range group {
 			owners[i], outs[i] = req.owner, req.outs
-			if r.claimer != nil {
-				claims[i] = req.claim
-				claiming = claiming || req.claim > 0
-			}
+			claims[i] = req.claim
+			claiming = claiming || req.claim > 0
 		}
 		// The batches in hand are recorded even while the service stops.
 		var (
@@ -109,7 +98,7 @@ func (r *recorder) loop() {
 			err     error
 		)
 		if claiming {
-			applied, claimed, err = r.claimer.RecordOutcomesAndClaim(context.Background(), owners, outs, claims, r.lease)
+			applied, claimed, err = r.store.RecordOutcomesAndClaim(context.Background(), owners, outs, claims, r.lease)
 		} else {
 			applied, err = r.store.RecordOutcomesOfOwners(context.Background(), owners, outs)
 		}
@@ -128,10 +117,10 @@ func (r *recorder) loop() {
 }
 
 // recordGrouped writes outs through the group writer and claims up to
-// claim messages for owner in the same transaction when the store can
-// (claimTried). ok is false when there is no group writer (the caller
+// claim messages for owner in the same transaction (claimTried). ok is
+// false when there is no group writer (the caller
 // writes them itself).
-func (s *Service) recordGrouped(owner string, outs []core.LogOutcome, claim int) (applied int, claimed []*core.Log, claimTried, ok bool, err error) {
+func (s *pool) recordGrouped(owner string, outs []core.LogOutcome, claim int) (applied int, claimed []*core.Log, claimTried, ok bool, err error) {
 	s.recorderMu.Lock()
 	r := s.recorder
 	if r == nil {

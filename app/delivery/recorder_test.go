@@ -47,6 +47,25 @@ func (g *groupingStore) RecordOutcomesOfOwners(ctx context.Context, owners []str
 	return applied, nil
 }
 
+// RecordOutcomesAndClaim records as RecordOutcomesOfOwners does (a
+// failing group fails here too), then claims each owner's share.
+func (g *groupingStore) RecordOutcomesAndClaim(ctx context.Context, owners []string, outs [][]core.LogOutcome, claims []int, lease time.Duration) ([]int, [][]*core.Log, error) {
+	applied, err := g.RecordOutcomesOfOwners(ctx, owners, outs)
+	if err != nil {
+		return nil, nil, err
+	}
+	claimed := make([][]*core.Log, len(owners))
+	for i, owner := range owners {
+		if claims[i] <= 0 {
+			continue
+		}
+		if claimed[i], err = g.LogStore.ClaimLogs(ctx, owner, claims[i], lease); err != nil {
+			return nil, nil, err
+		}
+	}
+	return applied, claimed, nil
+}
+
 func (g *groupingStore) counts() (groups, batches, outcomes int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -70,8 +89,8 @@ func TestRunRecordsThroughTheGroupWriter(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t, nil, nil)
 			store := &groupingStore{LogStore: e.logs, failGroups: tt.failGroups}
-			e.svc.Logs = store
-			e.svc.Workers = 4
+			e.svc.o.Logs, e.svc.o.Batches = store, store
+			e.svc.o.Workers = 4
 			const n = 80
 			var ids []int64
 			for i := range n {

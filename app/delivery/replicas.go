@@ -21,26 +21,26 @@ type ReplicaCounter interface {
 }
 
 // beat records this process alive and learns how many replicas are.
-func (s *Service) beat(ctx context.Context) {
-	if s.Replicas == nil {
+func (s *pool) beat(ctx context.Context) {
+	if s.o.Replicas == nil {
 		return
 	}
-	n, err := s.Replicas.ReplicaHeartbeat(ctx, s.Owner, ReplicaTTL)
+	n, err := s.o.Replicas.ReplicaHeartbeat(ctx, s.o.Owner, ReplicaTTL)
 	if err != nil {
 		if ctx.Err() == nil {
-			s.Logger.Warn("replica heartbeat", "err", err)
+			s.o.Logger.Warn("replica heartbeat", "err", err)
 		}
 		return
 	}
 	if old := s.live.Swap(int64(n)); old != int64(n) {
-		s.Logger.Info("live replicas", "count", n)
+		s.o.Logger.Info("live replicas", "count", n)
 	}
 }
 
 // heartbeat keeps this process counted among the live replicas until ctx
 // ends (Run made the first beat), and then leaves.
-func (s *Service) heartbeat(ctx context.Context) {
-	if s.Replicas == nil {
+func (s *pool) heartbeat(ctx context.Context) {
+	if s.o.Replicas == nil {
 		return
 	}
 	for {
@@ -52,7 +52,7 @@ func (s *Service) heartbeat(ctx context.Context) {
 	}
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	if err := s.Replicas.ReplicaLeave(lctx, s.Owner); err != nil {
-		s.Logger.Warn("replica leave", "err", err)
+	if err := s.o.Replicas.ReplicaLeave(lctx, s.o.Owner); err != nil {
+		s.o.Logger.Warn("replica leave", "err", err)
 	}
 }

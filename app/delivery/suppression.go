@@ -29,12 +29,12 @@ type suppressed map[string]bool
 func normalEmail(e string) string { return strings.ToLower(strings.TrimSpace(e)) }
 
 // suppressedAmong checks the recipients (To, Cc and Bcc) of every log of
-// a batch against s.Suppressions in one call per suppressionChunk
+// a batch against s.o.Suppressions in one call per suppressionChunk
 // addresses, not one per message. When the list cannot be read the
 // messages are sent as usual (the list is an add-on's safeguard, not a
 // reason to hold mail), and a warning is logged.
-func (s *Service) suppressedAmong(ctx context.Context, logs []*core.Log) suppressed {
-	if s.Suppressions == nil || len(logs) == 0 {
+func (s *engine) suppressedAmong(ctx context.Context, logs []*core.Log) suppressed {
+	if s.o.Suppressions == nil || len(logs) == 0 {
 		return nil
 	}
 	seen := map[string]bool{}
@@ -49,9 +49,9 @@ func (s *Service) suppressedAmong(ctx context.Context, logs []*core.Log) suppres
 	}
 	var out suppressed
 	for from := 0; from < len(emails); from += suppressionChunk {
-		listed, err := s.Suppressions.Suppressed(ctx, emails[from:min(from+suppressionChunk, len(emails))])
+		listed, err := s.o.Suppressions.Suppressed(ctx, emails[from:min(from+suppressionChunk, len(emails))])
 		if err != nil {
-			s.Logger.Warn("suppression list unreadable; sending anyway", "messages", len(logs), "err", err)
+			s.o.Logger.Warn("suppression list unreadable; sending anyway", "messages", len(logs), "err", err)
 			return nil
 		}
 		for _, e := range listed {
@@ -68,7 +68,7 @@ func (s *Service) suppressedAmong(ctx context.Context, logs []*core.Log) suppres
 // when any of its recipients is in listed: the message is not sent to
 // anyone, and an attempt and the last error name the suppressed
 // addresses, so the log says why.
-func (s *Service) suppressedOutcome(l *core.Log, listed suppressed) (core.LogOutcome, bool) {
+func (s *engine) suppressedOutcome(l *core.Log, listed suppressed) (core.LogOutcome, bool) {
 	if len(listed) == 0 {
 		return core.LogOutcome{}, false
 	}

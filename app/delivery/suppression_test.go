@@ -51,7 +51,7 @@ func TestSuppressedRecipientsAreNotSent(t *testing.T) {
 			// The fallback connection is set: a suppressed message must
 			// not move on to it.
 			e := newEnv(t, fakeSettings{"fallback_connection_id": int64(2)}, nil)
-			e.svc.Suppressions = tt.list
+			e.svc.o.Suppressions = tt.list
 			m := msg("hello")
 			m.To = []core.Address{{Email: tt.to}}
 			if tt.cc != "" {

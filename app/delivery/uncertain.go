@@ -18,7 +18,7 @@ import (
 // When it is claimed again, the engine looks the message up before
 // anything else: at the provider when the transport is a core.Finder,
 // else among the provider's webhook events recorded for the log since
-// the attempt (Service.Events). Found: the log is delivered (or failed,
+// the attempt (Options.Events). Found: the log is delivered (or failed,
 // when the events say the provider bounced or dropped it) with no
 // resend. Not found: the message is sent again, with the same
 // Message-ID, if its retries allow (else the fallback or failure follow
@@ -81,7 +81,7 @@ func markUncertain(out *core.LogOutcome, msg *core.Message, grace time.Duration)
 // uncertain, and returns its outcome when it was found (delivered, or
 // failed when the provider's events say it bounced or dropped it); ok is
 // false when it was not found, and the caller sends it again.
-func (s *Service) resolveUncertain(ctx context.Context, l *core.Log, st settings, conns *connLookup) (out core.LogOutcome, ok bool) {
+func (s *engine) resolveUncertain(ctx context.Context, l *core.Log, st settings, conns *connLookup) (out core.LogOutcome, ok bool) {
 	if l.SentConnectionID == nil {
 		return out, false
 	}
@@ -96,18 +96,18 @@ func (s *Service) resolveUncertain(ctx context.Context, l *core.Log, st settings
 	event := ""
 	if tr, err := s.transports.get(conn); err == nil {
 		if f, isFinder := tr.(core.Finder); isFinder {
-			fctx, cancel := context.WithTimeout(ctx, s.SendTimeout)
+			fctx, cancel := context.WithTimeout(ctx, s.o.SendTimeout)
 			rc, hit, err := f.Find(fctx, sent)
 			cancel()
 			switch {
 			case err != nil:
-				s.Logger.Warn("look up a message after an uncertain attempt; sending it again", "log", l.ID, "connection", conn.ID, "err", err)
+				s.o.Logger.Warn("look up a message after an uncertain attempt; sending it again", "log", l.ID, "connection", conn.ID, "err", err)
 			case hit:
 				found, how = rc, "found at the provider by its Message-ID"
 			}
 		}
 	}
-	if how == "" && s.Events != nil {
+	if how == "" && s.o.Events != nil {
 		if ev, hit := s.eventSince(ctx, l); hit {
 			event = ev.Event
 			found.MessageID, _ = ev.Detail["message_id"].(string)
@@ -147,7 +147,7 @@ func (s *Service) resolveUncertain(ctx context.Context, l *core.Log, st settings
 // last allowed one on its connection and whose message was not found
 // after the grace: the fallback connection takes over when it applies,
 // else the log fails. Nothing is sent.
-func (s *Service) uncertainSpent(l *core.Log, st settings, conns *connLookup) core.LogOutcome {
+func (s *engine) uncertainSpent(l *core.Log, st settings, conns *connLookup) core.LogOutcome {
 	var connID int64
 	if l.SentConnectionID != nil {
 		connID = *l.SentConnectionID
@@ -170,15 +170,15 @@ func (s *Service) uncertainSpent(l *core.Log, st settings, conns *connLookup) co
 
 // eventSince returns the latest provider event recorded for l since its
 // last attempt (the uncertain one), if any.
-func (s *Service) eventSince(ctx context.Context, l *core.Log) (core.LogEvent, bool) {
-	full, err := s.Logs.FindLogByID(ctx, l.ID)
+func (s *engine) eventSince(ctx context.Context, l *core.Log) (core.LogEvent, bool) {
+	full, err := s.o.Logs.FindLogByID(ctx, l.ID)
 	if err != nil || len(full.History) == 0 {
 		return core.LogEvent{}, false
 	}
 	since := full.History[len(full.History)-1].At.Add(-time.Minute) // the provider's clock may lag
-	evs, err := s.Events.FindLogEvents(ctx, l.ID)
+	evs, err := s.o.Events.FindLogEvents(ctx, l.ID)
 	if err != nil {
-		s.Logger.Warn("read provider events after an uncertain attempt; sending it again", "log", l.ID, "err", err)
+		s.o.Logger.Warn("read provider events after an uncertain attempt; sending it again", "log", l.ID, "err", err)
 		return core.LogEvent{}, false
 	}
 	for i := len(evs) - 1; i >= 0; i-- {

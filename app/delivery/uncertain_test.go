@@ -118,7 +118,7 @@ func (s *Service) mustSettings(t *testing.T) settings {
 func (e *env) runDue(t *testing.T) int {
 	t.Helper()
 	ctx := context.Background()
-	logs, err := e.logs.ClaimLogs(ctx, "test", e.svc.BatchSize, e.svc.Lease)
+	logs, err := e.logs.ClaimLogs(ctx, "test", e.svc.o.BatchSize, e.svc.o.Lease)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestUncertainAttempt(t *testing.T) {
 			h := &holder{script: []error{lostAnswer}}
 			e := uncertainEnv(t, tc.transport(h), fakeSettings{"uncertain_grace_minutes": int64(7)})
 			evs := &events{m: map[int64][]core.LogEvent{}}
-			e.svc.Events = evs
+			e.svc.o.Events = evs
 			m := msg("uncertain")
 			if tc.ownID != "" {
 				m.Headers = []core.Header{{Name: "message-id", Value: tc.ownID}}
@@ -260,7 +260,7 @@ func TestUncertainLastAttempt(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := &holder{script: []error{lostAnswer}}
 			e := uncertainEnv(t, h, tc.settings)
-			e.svc.MaxRetries = 0
+			e.svc.o.MaxRetries = 0
 			id := e.enqueue(t, &core.Log{Message: msg("last try")})
 			e.drain(t)
 			l, err := e.logs.FindLogByID(context.Background(), id)

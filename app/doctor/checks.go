@@ -386,6 +386,16 @@ func Capture(state func(ctx context.Context) (core.CaptureState, error)) Check {
 		case st.Live == nil:
 			return okf("Mail is sent. No live site is recorded yet: the service records this one when it next starts.")
 		}
-		return okf("Mail is sent: this is the live site %s (%s).", st.Live.Address(), st.Environment)
+		f := okf("Mail is sent: this is the live site %s (%s).", st.Live.Address(), st.Environment)
+		if st.Captured > 0 {
+			// Adopting releases nothing: what was held stays held until
+			// someone releases or deletes it, or retention purges it.
+			held := fmt.Sprintf("%d messages captured earlier are", st.Captured)
+			if st.Captured == 1 {
+				held = "1 message captured earlier is"
+			}
+			f.Message += " " + held + " still held: release them on the screens (email logs, status captured) or delete them; retention purges them after log_retention_days."
+		}
+		return f
 	}}
 }

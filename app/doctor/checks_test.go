@@ -155,6 +155,7 @@ func TestCaptureCheck(t *testing.T) {
 	}{
 		{"sending", core.CaptureState{Mode: core.CaptureModeSend, Live: live, Environment: "production"}, nil, doctor.OK, "this is the live site https://live.example"},
 		{"nothing recorded", core.CaptureState{Mode: core.CaptureModeSend}, nil, doctor.OK, "No live site is recorded yet"},
+		{"adopted with messages still held", core.CaptureState{Mode: core.CaptureModeSend, Live: live, Environment: "production", Captured: 2}, nil, doctor.OK, "2 messages captured earlier are still held: release them"},
 		{"a copy", core.CaptureState{Mode: core.CaptureModeCapture, Reason: core.CaptureReasonCopy, Message: "This looks like a copy of https://live.example. Mail is being held.", Captured: 3}, nil, doctor.Warning, "Mail is being held. 3 messages are held."},
 		{"unreadable", core.CaptureState{}, errors.New("database down"), doctor.Warning, "database down"},
 	}

@@ -40,16 +40,17 @@ type Policy struct {
 	KeepAttachments bool
 }
 
-// PolicyOf reads the Policy from the free settings.
+// PolicyOf reads the Policy from the free settings as a map (decoded by
+// core.DecodeGeneralSettings).
 func PolicyOf(st core.Settings) Policy {
-	p := Policy{Mode: st.String(SettingMode), KeepAttachments: st.Bool(SettingKeepAttachments, false)}
-	if m, ok := st[SettingSourceModes].(map[string]any); ok && len(m) > 0 {
-		p.Sources = make(map[string]string, len(m))
-		for src, v := range m {
-			if mode, ok := v.(string); ok && validMode(mode) {
-				p.Sources[src] = mode
-			}
-		}
+	return PolicyFrom(core.DecodeGeneralSettings(st))
+}
+
+// PolicyFrom returns the Policy of the decoded free settings.
+func PolicyFrom(g core.GeneralSettings) Policy {
+	p := Policy{Mode: g.LogBody, KeepAttachments: g.LogAttachments}
+	if len(g.LogBodySources) > 0 {
+		p.Sources = g.LogBodySources
 	}
 	return p
 }

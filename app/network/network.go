@@ -238,11 +238,70 @@ func siteScope(id int64) string { return scopeSitePrefix + strconv.FormatInt(id,
 
 // SiteSettings returns a site's own settings.
 func (s *Service) SiteSettings(ctx context.Context, id int64) (SiteSettings, error) {
-	var st SiteSettings
 	m, err := s.Settings.LoadSettings(ctx, siteScope(id))
 	if err != nil {
-		return st, fmt.Errorf("load settings of site %d: %w", id, err)
+		return SiteSettings{}, fmt.Errorf("load settings of site %d: %w", id, err)
 	}
+	return siteSettingsOf(m), nil
+}
+
+// ScopesLoader reads the settings of many scopes in one query
+// (store.DB.LoadSettingsScopes): every scope starting with prefix.
+type ScopesLoader interface {
+	LoadSettingsScopes(ctx context.Context, prefix string) (map[string]map[string]any, error)
+}
+
+// allSiteSettings returns the stored settings of every site that has
+// any, by site id: in one read when the settings store can
+// (ScopesLoader), else one read per site of sites.
+func (s *Service) allSiteSettings(ctx context.Context, sites []Site) (map[int64]map[string]any, error) {
+	out := map[int64]map[string]any{}
+	if l, ok := s.Settings.(ScopesLoader); ok {
+		scopes, err := l.LoadSettingsScopes(ctx, scopeSitePrefix)
+		if err != nil {
+			return nil, fmt.Errorf("load the sites' settings: %w", err)
+		}
+		for scope, m := range scopes {
+			if id, err := strconv.ParseInt(scope[len(scopeSitePrefix):], 10, 64); err == nil {
+				out[id] = m
+			}
+		}
+		return out, nil
+	}
+	for _, site := range sites {
+		m, err := s.Settings.LoadSettings(ctx, siteScope(site.ID))
+		if err != nil {
+			return nil, fmt.Errorf("load settings of site %d: %w", site.ID, err)
+		}
+		out[site.ID] = m
+	}
+	return out, nil
+}
+
+// ConnectionSites returns the connections that sites created for
+// themselves (OwnsConnection), each with its site; every other
+// connection is the network's. It reads all the sites' settings at once.
+func (s *Service) ConnectionSites(ctx context.Context) (map[int64]int64, error) {
+	sites, err := s.Sites.NetworkSites(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list sites: %w", err)
+	}
+	all, err := s.allSiteSettings(ctx, sites)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64]int64{}
+	for site, m := range all {
+		for _, id := range ownConnectionsOf(m) {
+			out[id] = site
+		}
+	}
+	return out, nil
+}
+
+// siteSettingsOf reads a site's own settings from its stored keys.
+func siteSettingsOf(m map[string]any) SiteSettings {
+	var st SiteSettings
 	if n, ok := core.AsInt(m["quota_day"]); ok {
 		st.QuotaDay = &n
 	}
@@ -264,7 +323,7 @@ func (s *Service) SiteSettings(ctx context.Context, id int64) (SiteSettings, err
 	if v, ok := m["from_name"].(string); ok {
 		st.FromName = &v
 	}
-	return st, nil
+	return st
 }
 
 // site returns the network's site id, or a not-found error.
@@ -374,12 +433,13 @@ func (s *Service) ListSites(ctx context.Context) ([]SiteView, error) {
 	if err != nil {
 		return nil, err
 	}
+	all, err := s.allSiteSettings(ctx, sites)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]SiteView, 0, len(sites))
 	for _, site := range sites {
-		st, err := s.SiteSettings(ctx, site.ID)
-		if err != nil {
-			return nil, err
-		}
+		st := siteSettingsOf(all[site.ID])
 		d, m := limits(net, st)
 		out = append(out, SiteView{
 			ID: site.ID, Domain: site.Domain, Path: site.Path,
@@ -580,6 +640,15 @@ func (s *Service) ownConnections(ctx context.Context, site int64) ([]int64, erro
 	if err != nil {
 		return nil, fmt.Errorf("load settings of site %d: %w", site, err)
 	}
+	return ownConnectionsOf(m), nil
+}
+
+// ownConnectionsOf reads the connections a site created from its stored
+// settings.
+func ownConnectionsOf(m map[string]any) []int64 {
+	if ids, ok := m[ownConnectionsKey].([]int64); ok {
+		return ids // as saved, not yet through JSON
+	}
 	list, _ := m[ownConnectionsKey].([]any)
 	out := make([]int64, 0, len(list))
 	for _, v := range list {
@@ -587,5 +656,5 @@ func (s *Service) ownConnections(ctx context.Context, site int64) ([]int64, erro
 			out = append(out, n)
 		}
 	}
-	return out, nil
+	return out
 }

@@ -2,6 +2,9 @@ package network_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -144,4 +147,99 @@ func TestAdmitSite(t *testing.T) {
 	if _, err := svc.UpdateSite(ctx, 9, map[string]any{"quota_day": float64(1)}); core.ErrorCode(err) != core.ENOTFOUND {
 		t.Fatalf("unknown site: %v", err)
 	}
+}
+
+// countingSettings counts the per-scope reads of a settings store and,
+// with bulk set, reads the sites' settings in one call (ScopesLoader).
+type countingSettings struct {
+	*apptest.SettingsStore
+	mu          sync.Mutex
+	reads, bulk int
+}
+
+func (c *countingSettings) LoadSettings(ctx context.Context, scope string) (map[string]any, error) {
+	c.mu.Lock()
+	c.reads++
+	c.mu.Unlock()
+	return c.SettingsStore.LoadSettings(ctx, scope)
+}
+
+// bulkSettings is countingSettings that reads every site's settings at
+// once.
+type bulkSettings struct{ *countingSettings }
+
+func (b bulkSettings) LoadSettingsScopes(ctx context.Context, prefix string) (map[string]map[string]any, error) {
+	b.mu.Lock()
+	b.bulk++
+	b.mu.Unlock()
+	out := map[string]map[string]any{}
+	for id := range 10 {
+		scope := prefix + string(rune('0'+id))
+		m, err := b.SettingsStore.LoadSettings(ctx, scope)
+		if err != nil {
+			return nil, err
+		}
+		if len(m) > 0 {
+			out[scope] = m
+		}
+	}
+	return out, nil
+}
+
+// TestListSitesReadsSettingsOnce lists three sites with their own
+// settings: with a store that reads every site's settings at once, the
+// list makes no read per site, and answers as the read per site does.
+func TestListSitesReadsSettingsOnce(t *testing.T) {
+	ctx := context.Background()
+	shared := apptest.NewSettingsStore()
+	counting := &countingSettings{SettingsStore: shared}
+	newSvc := func(st core.SettingsStore) *network.Service {
+		return &network.Service{Sites: sites{{ID: 1}, {ID: 2}, {ID: 3}}, Settings: st,
+			Quotas: &quotaStore{used: map[string]int64{}, marked: map[string]bool{}}, Logs: noLogs{}, Alerts: &alerts{}}
+	}
+	perSite := newSvc(counting)
+	if _, err := perSite.UpdateSite(ctx, 2, map[string]any{"quota_day": float64(7), "overrides_allowed": true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := perSite.UpdateSite(ctx, 3, map[string]any{"quota_month": float64(90)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := perSite.AddOwnConnection(ctx, 2, 11); err != nil {
+		t.Fatal(err)
+	}
+	counting.reads = 0
+	want, err := perSite.ListSites(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if counting.reads < 3 {
+		t.Fatalf("per site: %d reads", counting.reads)
+	}
+	bulk := bulkSettings{&countingSettings{SettingsStore: shared}}
+	got, err := newSvc(bulk).ListSites(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bulk.bulk != 1 || bulk.reads > 1 {
+		t.Fatalf("bulk: %d bulk reads, %d scope reads", bulk.bulk, bulk.reads)
+	}
+	if fmt.Sprintf("%+v", jsonOf(t, got)) != fmt.Sprintf("%+v", jsonOf(t, want)) {
+		t.Fatalf("bulk list %s, per site %s", jsonOf(t, got), jsonOf(t, want))
+	}
+	if !strings.Contains(jsonOf(t, got), `"quota_day":7`) || !strings.Contains(jsonOf(t, got), `"quota_month":90`) {
+		t.Fatalf("sites' own settings missing: %s", jsonOf(t, got))
+	}
+	owners, err := newSvc(bulk).ConnectionSites(ctx)
+	if err != nil || len(owners) != 1 || owners[11] != 2 {
+		t.Fatalf("connection sites %v, %v", owners, err)
+	}
+}
+
+func jsonOf(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -37,10 +37,11 @@ func (s *Service) RefreshDue(ctx context.Context, interval time.Duration) (DueRe
 		}
 		settings = got
 	}
+	st := core.DecodeGeneralSettings(settings)
 	if interval <= 0 {
-		interval = time.Duration(core.Settings(settings).Int("oauth_refresh_interval", 15)) * time.Minute
+		interval = time.Duration(st.OAuthRefreshInterval) * time.Minute
 	}
-	retries := int(min(max(core.Settings(settings).Int("oauth_refresh_max_retries", 3), 1), 10))
+	retries := int(st.OAuthRefreshMaxRetries)
 	backoff := s.RetryBackoff
 	if backoff <= 0 {
 		backoff = 2 * time.Second

@@ -171,66 +171,45 @@ func (o *OneClick) draft(driver string) *core.Connection {
 // one is created, with oauth_app=oneclick and the tokens encrypted.
 func (o *OneClick) Callback(ctx context.Context, provider string, in CallbackInput) string {
 	s := o.Service
-	s.init()
-	fail := func(flag string, connID int64) string { return s.adminURL(in.RequestBaseURL, provider, connID, flag) }
-	if !o.known(provider) || in.State == "" {
-		return fail(ErrInvalidState, 0)
-	}
-	st, err := s.States.ConsumeOAuthState(ctx, oneClickStateKey(provider, in.State))
-	if err != nil {
-		if core.ErrorCode(err) != core.ENOTFOUND {
-			s.Logger.Error("one-click callback: read state", "provider", provider, "err", err)
-		}
-		return fail(ErrInvalidState, 0)
-	}
-	if st.Provider != provider || !s.now().Before(st.ExpiresAt) {
-		return fail(ErrInvalidState, 0)
-	}
-	if in.UserID != 0 && in.UserID != st.UserID {
-		return fail(ErrUserMismatch, 0)
-	}
-	if in.Error != "" {
-		flag := in.Error
-		if !errorCode.MatchString(flag) {
-			flag = ErrProviderRejected
-		}
-		return fail(flag, st.ConnectionID)
-	}
-	if in.Code == "" {
-		return fail(ErrMissingCode, st.ConnectionID)
-	}
 	driver := OneClickDrivers[provider]
-	conn := o.draft(driver)
-	if st.ConnectionID > 0 {
-		c, d, err := s.oauthConnection(ctx, st.ConnectionID, "connection_id")
-		if err != nil || d.Slug != driver {
-			return fail(ErrConnection, st.ConnectionID)
-		}
-		conn = c
-	}
-	withApp, err := applyApp(conn, o.Apps[provider], provider)
-	if err != nil {
-		return fail(ErrExchangeFailed, st.ConnectionID)
-	}
-	verifier, err := s.decrypt(st.CodeVerifier)
-	if err != nil {
-		s.Logger.Error("one-click callback: decrypt the PKCE verifier", "provider", provider, "err", err)
-		return fail(ErrInvalidState, st.ConnectionID)
-	}
-	tok, err := s.Client.Exchange(ctx, withApp, st.RedirectURI, in.Code, verifier)
-	if err != nil {
-		s.Logger.Warn("one-click callback: code exchange failed", "provider", provider, "connection_id", st.ConnectionID,
-			"err", redact(err.Error(), append(connSecrets(withApp), in.Code, verifier)...))
-		if core.IsInvalidGrant(err) {
-			return fail("invalid_grant", st.ConnectionID)
-		}
-		return fail(ErrExchangeFailed, st.ConnectionID)
-	}
-	id, created := st.ConnectionID, false
+	return s.complete(ctx, provider, in, completion{
+		name:     "one-click callback",
+		known:    o.known,
+		stateKey: oneClickStateKey,
+		target: func(st *core.OAuthState) (*core.Connection, string) {
+			conn := o.draft(driver)
+			if st.ConnectionID > 0 {
+				c, d, err := s.oauthConnection(ctx, st.ConnectionID, "connection_id")
+				if err != nil || d.Slug != driver {
+					return nil, ErrConnection
+				}
+				conn = c
+			}
+			withApp, err := applyApp(conn, o.Apps[provider], provider)
+			if err != nil {
+				return nil, ErrExchangeFailed
+			}
+			return withApp, ""
+		},
+		store: func(st *core.OAuthState, _ *core.Connection, tok *core.OAuthToken) (int64, string) {
+			return o.store(ctx, provider, st.ConnectionID, tok)
+		},
+	})
+}
+
+// store stores the tokens of a completed one-click authorization in the
+// connection id, or in a new connection when id is 0, and returns the
+// connection's id with the error flag when they could not be stored (a
+// connection it created is then removed).
+func (o *OneClick) store(ctx context.Context, provider string, id int64, tok *core.OAuthToken) (int64, string) {
+	s := o.Service
+	driver := OneClickDrivers[provider]
+	created := false
 	if id == 0 {
+		var err error
 		if id, err = o.Create(ctx, oneClickNames[provider], driver, map[string]any{core.KeyOAuthApp: core.OAuthAppOneClick}); err != nil {
 			s.Logger.Error("one-click callback: create the connection", "provider", provider, "err", err)
-			return fail(ErrStoreFailed, 0)
+			return 0, ErrStoreFailed
 		}
 		created = true
 	}
@@ -241,17 +220,14 @@ func (o *OneClick) Callback(ctx context.Context, provider string, in CallbackInp
 		err = s.storeTokenWith(ctx, stored, d, tok, core.Settings{core.KeyOAuthApp: core.OAuthAppOneClick})
 	}
 	if err != nil {
-		s.Logger.Warn("one-click callback: store token", "connection_id", id, "err", redact(err.Error(), tok.AccessToken, tok.RefreshToken))
+		flag := s.storeFailed("one-click callback", id, tok, err)
 		if created && o.Delete != nil {
 			if derr := o.Delete(ctx, id); derr != nil {
 				s.Logger.Error("one-click callback: remove the connection", "connection_id", id, "err", derr)
 			}
 			id = 0
 		}
-		if core.ErrorCode(err) == core.EINVALID {
-			return fail(ErrTokenRejected, id)
-		}
-		return fail(ErrStoreFailed, id)
+		return id, flag
 	}
-	return s.adminURL(in.RequestBaseURL, provider, id, "")
+	return id, ""
 }

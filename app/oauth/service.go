@@ -2,7 +2,8 @@
 // gmail, zoho): the authorization (consent URL, state, PKCE, callback),
 // tokens stored encrypted on the connection, and their refresh — before
 // they expire, when a provider refuses them, on demand and on schedule —
-// with a history of every refresh attempt.
+// with a history of every refresh attempt. The manual flow's callback and
+// Pro's one-click callback (OneClick) complete through one path.
 package oauth
 
 import (

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mailsvc/mailsvc/app/period"
 	"github.com/mailsvc/mailsvc/core"
 )
 
@@ -14,14 +15,6 @@ type Period struct {
 	From time.Time `json:"from"`
 	To   time.Time `json:"to"`
 	Step string    `json:"-"`
-}
-
-// day returns the start of t's day in loc, moved by days. A day that
-// starts in a time-zone transition starts at the first instant that
-// exists (time.Date's rule).
-func day(t time.Time, loc *time.Location, days int) time.Time {
-	t = t.In(loc)
-	return time.Date(t.Year(), t.Month(), t.Day()+days, 0, 0, 0, 0, loc)
 }
 
 // addMonths moves t by months keeping its wall clock, the day clamped to
@@ -54,13 +47,13 @@ func back(t time.Time, freq string) time.Time {
 // last month (monthly). A period starts at local midnight; a week starts
 // on weekStart (WordPress's start_of_week; Monday standalone).
 func Completed(freq string, now time.Time, loc *time.Location, weekStart time.Weekday) Period {
-	today := day(now, loc, 0)
+	today := period.Midnight(now, loc, 0)
 	var end time.Time
 	switch freq {
 	case core.ReportWeekly:
 		// The days since the week began: 0 on weekStart itself.
 		since := (int(today.Weekday()) - int(weekStart)%7 + 7) % 7
-		end = day(today, loc, -since)
+		end = period.Midnight(today, loc, -since)
 	case core.ReportMonthly:
 		end = time.Date(today.Year(), today.Month(), 1, 0, 0, 0, 0, loc)
 	default:
@@ -75,11 +68,11 @@ func Completed(freq string, now time.Time, loc *time.Location, weekStart time.We
 func startBefore(end time.Time, freq string, loc *time.Location) time.Time {
 	switch freq {
 	case core.ReportWeekly:
-		return day(end, loc, -7)
+		return period.Midnight(end, loc, -7)
 	case core.ReportMonthly:
 		return time.Date(end.Year(), end.Month()-1, 1, 0, 0, 0, 0, loc)
 	}
-	return day(end, loc, -1)
+	return period.Midnight(end, loc, -1)
 }
 
 // Ending returns the period of freq that ends at now: the last 24 hours
@@ -98,7 +91,8 @@ func Ending(freq string, now time.Time, loc *time.Location) Period {
 // same duration before it.
 func (p Period) Previous() Period {
 	if p.Step == "" {
-		return Period{From: p.From.Add(-p.To.Sub(p.From)), To: p.From}
+		prev := period.Period{From: p.From, To: p.To}.Previous()
+		return Period{From: prev.From, To: prev.To}
 	}
 	if isMidnight(p.From) && isMidnight(p.To) {
 		// A calendar period: the one before it is calendar too.

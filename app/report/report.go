@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mailsvc/mailsvc/app/period"
 	"github.com/mailsvc/mailsvc/core"
 )
 
@@ -156,7 +157,7 @@ func (s *Service) build(ctx context.Context, p Period, loc *time.Location, freq 
 		r.SiteName = hostOf(r.SiteURL)
 	}
 	// One read of the roll-up covers both periods.
-	buckets, err := s.Outcomes.OutcomeBuckets(ctx, floorBucket(prev.From).UTC(), ceilBucket(p.To).UTC())
+	buckets, err := s.Outcomes.OutcomeBuckets(ctx, period.FloorBucket(prev.From).UTC(), period.CeilBucket(p.To).UTC())
 	if err != nil {
 		return nil, fmt.Errorf("read outcome roll-up: %w", err)
 	}
@@ -164,7 +165,7 @@ func (s *Service) build(ctx context.Context, p Period, loc *time.Location, freq 
 	before := map[int64]*Totals{}
 	var days []DayLine
 	if p.To.Sub(p.From) > 25*time.Hour && p.To.Sub(p.From) <= MaxDayBars*25*time.Hour {
-		for d := day(p.From, loc, 0); d.Before(p.To); d = day(d, loc, 1) {
+		for d := period.Midnight(p.From, loc, 0); d.Before(p.To); d = period.Midnight(d, loc, 1) {
 			days = append(days, DayLine{Date: d})
 		}
 	}
@@ -217,17 +218,7 @@ func (s *Service) build(ctx context.Context, p Period, loc *time.Location, freq 
 // are 15 minutes wide and every zone's midnight falls on one's start, so
 // a calendar period holds whole buckets.
 func contains(p Period, t time.Time) bool {
-	return !t.Before(floorBucket(p.From)) && t.Before(ceilBucket(p.To))
-}
-
-func floorBucket(t time.Time) time.Time { return t.Truncate(core.OutcomeBucketSize) }
-
-func ceilBucket(t time.Time) time.Time {
-	f := floorBucket(t)
-	if f.Equal(t) {
-		return t
-	}
-	return f.Add(core.OutcomeBucketSize)
+	return !t.Before(period.FloorBucket(p.From)) && t.Before(period.CeilBucket(p.To))
 }
 
 func tallyOf(m map[int64]*Totals, id int64) *Totals {

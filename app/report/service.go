@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mailsvc/mailsvc/app/period"
 	"github.com/mailsvc/mailsvc/core"
 )
 
@@ -107,17 +108,7 @@ func (s *Service) now() time.Time {
 
 // location returns the site's time zone, UTC without a Site.
 func (s *Service) location(ctx context.Context) (*time.Location, error) {
-	if s.Site == nil {
-		return time.UTC, nil
-	}
-	loc, err := s.Site.TimeZone(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("site time zone: %w", err)
-	}
-	if loc == nil {
-		return time.UTC, nil
-	}
-	return loc, nil
+	return period.Zone(ctx, s.Site)
 }
 
 // weekStart returns the first day of the site's week, Monday without a
@@ -147,9 +138,12 @@ type Query struct {
 // MaxRangeDays bounds a custom range.
 const MaxRangeDays = 366
 
+// rules read a custom range: at most MaxRangeDays days of wall clock,
+// from required, to now when to is not given.
+var rules = period.Rules{MaxDays: MaxRangeDays, ToNow: true}
+
 // resolve turns q into a period, or a validation error.
 func (q Query) resolve(now time.Time, loc *time.Location, freq string) (Period, error) {
-	fields := map[string]string{}
 	if q.Period != "" && (q.From != "" || q.To != "") {
 		return Period{}, core.InvalidField("period", "Give period or from/to, not both.")
 	}
@@ -166,46 +160,11 @@ func (q Query) resolve(now time.Time, loc *time.Location, freq string) (Period, 
 		}
 		return Ending(freq, now, loc), nil
 	}
-	var p Period
-	var ok bool
-	if q.From == "" {
-		fields["from"] = "Required with to."
-	} else if p.From, ok = parseBound(q.From, loc, false); !ok {
-		fields["from"] = "Must be a date (YYYY-MM-DD) or an RFC 3339 time."
-	}
-	if q.To == "" {
-		p.To = now.In(loc)
-	} else if p.To, ok = parseBound(q.To, loc, true); !ok {
-		fields["to"] = "Must be a date (YYYY-MM-DD) or an RFC 3339 time."
-	}
+	p, fields := rules.Resolve(q.From, q.To, now, loc)
 	if err := core.Invalid(fields); err != nil {
 		return Period{}, err
 	}
-	switch {
-	case !p.To.After(p.From):
-		fields["to"] = "Must be after from."
-	case p.To.After(p.From.AddDate(0, 0, MaxRangeDays)):
-		fields["to"] = fmt.Sprintf("The range may cover at most %d days.", MaxRangeDays)
-	}
-	return p, core.Invalid(fields)
-}
-
-// parseBound reads a from or to value: a date is its local midnight (for
-// to, the next one, so that the day is included); an RFC 3339 time is
-// taken as it is.
-func parseBound(v string, loc *time.Location, end bool) (time.Time, bool) {
-	v = strings.TrimSpace(v)
-	if d, err := time.ParseInLocation(time.DateOnly, v, loc); err == nil {
-		if end {
-			return day(d, loc, 1), true
-		}
-		return d, true
-	}
-	t, err := time.Parse(time.RFC3339, v)
-	if err != nil {
-		return time.Time{}, false
-	}
-	return t.In(loc), true
+	return Period{From: p.From, To: p.To}, nil
 }
 
 // Rendered is a report as the email carries it.
@@ -333,7 +292,7 @@ func (s *Service) destination(ctx context.Context, st core.SummaryReportSetting)
 		if err != nil {
 			return nil, 0, fmt.Errorf("read settings: %w", err)
 		}
-		connID = core.Settings(m).Int("default_connection_id", 0)
+		connID = core.DecodeGeneralSettings(m).DefaultConnectionID
 	}
 	return to, connID, nil
 }
@@ -350,7 +309,7 @@ func (s *Service) enqueue(ctx context.Context, out *Rendered, to []string, connI
 	if err != nil {
 		return 0, fmt.Errorf("read settings: %w", err)
 	}
-	if core.Settings(m).String("from_email") == "" && s.Effective != nil {
+	if core.DecodeGeneralSettings(m).FromEmail == "" && s.Effective != nil {
 		if conn, err := s.Effective.Effective(ctx, connID); err == nil {
 			msg.From = core.Address{Email: conn.Settings.String("from_email"), Name: conn.Settings.String("from_name")}
 		}

@@ -18,7 +18,8 @@ import (
 // site) shows the staging guard's banner on every screen; a held message
 // is released from the logs, "This is the live site now" stops the
 // capture and releases nothing, and "Release all" sends the rest, each
-// once.
+// once; the dashboard's count of held messages follows the banner, and
+// the banner follows simulation mode switched on the Settings screen.
 func TestCaptureBanner(t *testing.T) {
 	b := newBrowser(t)
 	sink := smtpsink.Start(t)
@@ -77,8 +78,13 @@ func TestCaptureBanner(t *testing.T) {
 	if n := len(sink.Messages()); n != 1 {
 		t.Fatalf("adopting sent %d messages, want none more than the released one", n-1)
 	}
+	// Released from the banner on the dashboard: its count of held
+	// messages is read again with the banner.
+	const held = `[...document.querySelectorAll(".stat")].some((s) => s.textContent.includes("Held (captured)"))`
+	b.run("the dashboard counts the held one", show("#/dashboard"), settled(), chromedp.Poll(held, nil, pollFast))
 	b.run("release all", click("#capture-release-all"),
-		chromedp.Poll(`document.querySelector("#capture-banner").textContent === ""`, nil, pollFast))
+		chromedp.Poll(`document.querySelector("#capture-banner").textContent === ""`, nil, pollFast),
+		chromedp.Poll(`!(`+held+`) && !document.querySelector("#screen[aria-busy]")`, nil, pollFast))
 	got, err := sink.WaitFor(2, 30*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -92,4 +98,11 @@ func TestCaptureBanner(t *testing.T) {
 	if seen["one@customer.example"] != 1 || seen["two@customer.example"] != 1 {
 		t.Fatalf("the sink got %v, want each message once", seen)
 	}
+
+	// Simulation mode, switched on and off on the Settings screen, holds
+	// mail too: the banner follows at once.
+	b.run("simulation on", show("#/settings"), settled(), click("#set-simulation_enabled"), submit("#set-simulation_enabled"),
+		chromedp.Poll(`document.querySelector("#capture-banner").textContent.includes("Simulation mode is on. Mail is being held.")`, nil, pollFast))
+	b.run("simulation off", click("#set-simulation_enabled"), submit("#set-simulation_enabled"),
+		chromedp.Poll(`document.querySelector("#capture-banner").textContent === ""`, nil, pollFast))
 }

@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/mailsvc/mailsvc/adapters/store"
 	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/test/fakes/oauthfake"
 	"github.com/mailsvc/mailsvc/test/fakes/smtpsink"
@@ -22,7 +24,8 @@ import (
 // TestStandaloneScreens walks the screens as a site owner does after
 // `make run`: sign in with an application password, create an SMTP
 // connection through the generated form, send a test email, find it in
-// the logs, open it, resend it, change a setting and see the chart.
+// the logs, open it, resend it (to other recipients too), change a
+// setting and see the chart.
 func TestStandaloneScreens(t *testing.T) {
 	b := newBrowser(t)
 	sink := smtpsink.Start(t)
@@ -122,6 +125,45 @@ func TestStandaloneScreens(t *testing.T) {
 	if n := search(to); n != 1 {
 		t.Errorf("search for %s shows %d logs, want 1", to, n)
 	}
+	// By domain and by the start of the address too; while the search's
+	// address index is still being filled (as after the upgrade that
+	// added it), the screen says the list may be incomplete.
+	partialNote := func() bool {
+		var shown bool
+		b.eval(`!!document.querySelector("#log-search-partial .notice")`, &shown)
+		return shown
+	}
+	for _, term := range []string{"@example.com", "reader"} {
+		if n := search(term); n != 1 || partialNote() {
+			t.Errorf("search for %s shows %d logs (partial note %v), want 1 and no note", term, n, partialNote())
+		}
+	}
+	setPartial := func(partial bool) {
+		t.Helper()
+		db, err := store.Open(context.Background(), "sqlite:"+filepath.Join(svc.Dir, "data", "mailsvc.db"), store.DefaultPrefix, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		q := "UPDATE `" + db.TableName("search_progress") + "` SET target = done_up_to WHERE name = 'addresses'"
+		if partial {
+			// Far enough that the service's backfill does not finish it
+			// during the test.
+			q = "UPDATE `" + db.TableName("search_progress") + "` SET target = done_up_to + 1000000000 WHERE name = 'addresses'"
+		}
+		if err := db.Gorm().Exec(q).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	setPartial(true)
+	if n := search("@example.com"); n != 1 || !partialNote() {
+		t.Errorf("search for @example.com while the index is filled shows %d logs, partial note %v; want 1 and the note", n, partialNote())
+	}
+	b.screenshot("logs-search-partial")
+	setPartial(false)
+	if n := search("@example.com"); n != 1 || partialNote() {
+		t.Errorf("search for @example.com once filled shows %d logs, partial note %v; want 1 and no note", n, partialNote())
+	}
 	b.screenshot("logs")
 
 	// The detail, then resend: a second message reaches the sink.
@@ -142,6 +184,31 @@ func TestStandaloneScreens(t *testing.T) {
 		chromedp.WaitVisible(`div[role="status"] .notice-success`, chromedp.ByQuery))
 	if _, err := sink.WaitFor(2, 60*time.Second); err != nil {
 		t.Fatalf("the resent email did not reach the sink: %v", err)
+	}
+	// Resend to other recipients: a bad address is shown at its field;
+	// good ones replace the original recipients in a new log that points
+	// back to this one.
+	b.run("resend to a bad address",
+		fill("#rs-to", "not-an-address"),
+		submit("#rs-to"),
+		chromedp.WaitVisible("#rs-to-err:not(:empty)", chromedp.ByQuery))
+	b.run("resend to other recipients",
+		fill("#rs-to", "Colleague <colleague@example.net>, second@example.net"),
+		fill("#rs-bcc", "audit@example.net"),
+		submit("#rs-to"),
+		chromedp.WaitVisible(`#resend-to .notice-success a[href^="#/logs/"]`, chromedp.ByQuery))
+	got, err := sink.WaitFor(3, 60*time.Second)
+	if err != nil {
+		t.Fatalf("the copy to other recipients did not reach the sink: %v", err)
+	}
+	if rcpt := strings.Join(got[2].To, " "); rcpt != "colleague@example.net second@example.net audit@example.net" {
+		t.Errorf("the copy went to %q, want only the new recipients", rcpt)
+	}
+	b.run("open the copy's log",
+		click(`#resend-to .notice-success a[href^="#/logs/"]`),
+		chromedp.WaitVisible(`dl.facts a[href^="#/logs/"]`, chromedp.ByQuery))
+	if txt := b.textOf("dl.facts"); !strings.Contains(txt, "Resent from") || !strings.Contains(txt, "colleague@example.net") {
+		t.Errorf("the copy's log does not name its original and new recipients:\n%s", txt)
 	}
 
 	// Settings: an out-of-range value is shown at its field; a good one is saved.

@@ -109,7 +109,7 @@ func seed(t *testing.T, db *store.DB, n int, conn int64, status, lastError strin
 		logs = append(logs, &core.Log{Status: status, SentConnectionID: &id, CreatedAt: at, UpdatedAt: at, LastError: fmt.Sprintf(lastError, i),
 			Message: core.Message{From: core.Address{Email: "shop@example.com"}, To: []core.Address{{Email: "c@example.org"}}, Subject: "Order"}})
 	}
-	if err := db.ImportLogs(context.Background(), logs); err != nil {
+	if err := db.Logs().ImportLogs(context.Background(), logs); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -214,7 +214,7 @@ func TestSummaryReport(t *testing.T) {
 	ctx := context.Background()
 	var armed bool
 	waitUntil(t, "the summary report job's first run", func() bool {
-		runs, err := db.FindJobRuns(ctx)
+		runs, err := db.Jobs().FindJobRuns(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -241,7 +241,7 @@ func TestSummaryReport(t *testing.T) {
 	// The job keeps running every second on the three replicas: wait until
 	// it has run five more times, each trying the same period.
 	waitUntil(t, "five more runs of the report job", func() bool {
-		runs, err := db.FindJobRuns(ctx)
+		runs, err := db.Jobs().FindJobRuns(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -279,7 +279,7 @@ func TestSummaryReport(t *testing.T) {
 		}
 	}
 	var runs int
-	jobs, err := db.FindJobRuns(ctx)
+	jobs, err := db.Jobs().FindJobRuns(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,17 +74,21 @@ func TestNetwork(t *testing.T) {
 	n.CreateSiteUser(t, 3, "cid", "cid@example.com", "administrator", "Cid-pass-123")
 	annPW := n.CreateApplicationPassword(t, "ann", "mailsvc")
 	adminPW := n.CreateApplicationPassword(t, n.AdminLogin, "mailsvc")
+	cidPW := n.CreateApplicationPassword(t, "cid", "mailsvc")
 	annCookie := n.LoginCookie(t, "ann")
 	annNonce := n.RESTNonce(t, "ann", annCookie)
 	adminCookie := n.LoginCookie(t, n.AdminLogin)
 	adminNonce := n.RESTNonce(t, n.AdminLogin, adminCookie)
 	ann := servicetest.Basic("ann", annPW)
 	admin := servicetest.Basic(n.AdminLogin, adminPW)
+	cid := servicetest.Basic("cid", cidPW)
 
 	sink := smtpsink.Start(t)
 	alerts := webhooksink.New()
 	defer alerts.Close()
-	svc := servicetest.Start(t, t.TempDir(), "MAILSVC_WP_CONFIG="+n.WPConfigPath, "MAILSVC_ALLOW_PRIVATE_WEBHOOKS=true")
+	// The network is a "local" WordPress (application passwords over
+	// plain HTTP); the service sends all the same (docs/staging.md).
+	svc := servicetest.Start(t, t.TempDir(), "MAILSVC_WP_CONFIG="+n.WPConfigPath, "MAILSVC_ALLOW_PRIVATE_WEBHOOKS=true", "MAILSVC_ENVIRONMENT=production")
 	root := "http://" + svc.Addr
 	// The service is reached over loopback, as the bridge reaches it; the
 	// Host header of a request names the network's domain as WordPress
@@ -219,6 +223,14 @@ func TestNetwork(t *testing.T) {
 				if r := call("GET", url(2, ""), "", auth); r.Status != 200 {
 					t.Fatalf("route index on site 2: %d %s", r.Status, r.Body)
 				}
+				// The site's analytics (Pro), read only.
+				if got := overviewDelivered(t, call, url(2, "/pro/analytics/overview"), auth); got != 2 {
+					t.Fatalf("site 2 analytics count %d delivered, want 2", got)
+				}
+				er := call("GET", url(2, "/pro/analytics/export"), "", auth)
+				if rows := strings.Count(strings.TrimSpace(string(er.Body)), "\n"); er.Status != 200 || rows != 2 || strings.Contains(string(er.Body), "site 3 ") {
+					t.Fatalf("site 2 export: %d, %d rows: %s", er.Status, rows, er.Body)
+				}
 				// Not an administrator of the main site, nor of the network.
 				for _, u := range []string{url(1, "/logs"), url(3, "/logs"), url(1, "/network/sites")} {
 					if r := call("GET", u, "", auth); r.Status != 403 {
@@ -252,6 +264,16 @@ func TestNetwork(t *testing.T) {
 				dr = call("GET", url(1, "/dashboard/stats?site=3"), "", auth)
 				if dr.JSON(t, &dash); dr.Status != 200 || dash.Totals.Delivered != 5 || dash.Totals.Queued != 1 {
 					t.Fatalf("site 3 dashboard: %d %s", dr.Status, dr.Body)
+				}
+				for u, want := range map[string]int64{
+					url(1, "/pro/analytics/overview"):        9,
+					url(1, "/pro/analytics/overview?site=3"): 5,
+					url(1, "/pro/analytics/overview?site=1"): 1,
+					url(4, "/pro/analytics/overview"):        1,
+				} {
+					if got := overviewDelivered(t, call, u, auth); got != want {
+						t.Errorf("%s: %d delivered, want %d", u, got, want)
+					}
 				}
 				got := listLogs(url(1, "/logs?per_page=100&site=3"), auth)
 				if len(got) != 6 || got[0].SiteID != 3 {
@@ -351,6 +373,70 @@ func TestNetwork(t *testing.T) {
 		if r := call("GET", url(1, "/settings"), "", admin); !strings.Contains(string(r.Body), fmt.Sprintf(`"default_connection_id":%d`, conn.ID)) {
 			t.Errorf("the network's default changed: %s", r.Body)
 		}
+		// Site 2's connection is site 2's: listed to its administrator
+		// and the super admins, never to another site's administrator.
+		listConns := func(u string, auth func(*http.Request)) map[int64]bool {
+			t.Helper()
+			var items []struct{ ID int64 }
+			r := call("GET", u, "", auth)
+			if r.JSON(t, &items); r.Status != 200 {
+				t.Fatalf("GET %s: %d %s", u, r.Status, r.Body)
+			}
+			out := map[int64]bool{}
+			for _, c := range items {
+				out[c.ID] = true
+			}
+			return out
+		}
+		for _, tc := range []struct {
+			name      string
+			u         string
+			auth      func(*http.Request)
+			net, mine bool
+		}{
+			{"site 2's administrator", url(2, "/connections"), ann, true, true},
+			{"site 3's administrator", url(3, "/connections"), cid, true, false},
+			{"a super admin", url(1, "/connections"), admin, true, true},
+		} {
+			if got := listConns(tc.u, tc.auth); got[conn.ID] != tc.net || got[mine.ID] != tc.mine || len(got) != map[bool]int{true: 2, false: 1}[tc.mine] {
+				t.Errorf("%s lists %v", tc.name, got)
+			}
+		}
+		for _, m := range []struct{ method, route, body string }{
+			{"GET", fmt.Sprintf("/connections/%d", mine.ID), ""},
+			{"PUT", fmt.Sprintf("/connections/%d", mine.ID), `{"name":"taken"}`},
+			{"POST", fmt.Sprintf("/connections/%d/test", mine.ID), `{"to":"x@example.com"}`},
+		} {
+			if r := call(m.method, url(3, m.route), m.body, cid); r.Status != 404 || strings.Contains(string(r.Body), "site 2") {
+				t.Errorf("%s %s by site 3: %d %s", m.method, m.route, r.Status, r.Body)
+			}
+		}
+		if r := call("GET", url(3, fmt.Sprintf("/connections/%d", conn.ID)), "", cid); r.Status != 200 {
+			t.Errorf("the network's connection to site 3: %d %s", r.Status, r.Body)
+		}
+		// GET /network/sites reads every site's own settings at once:
+		// each site answers with its own.
+		var sites []struct {
+			ID               int64 `json:"id"`
+			OverridesAllowed bool  `json:"overrides_allowed"`
+			Settings         struct {
+				QuotaDay            *int64 `json:"quota_day"`
+				DefaultConnectionID *int64 `json:"default_connection_id"`
+			} `json:"settings"`
+		}
+		if r := call("GET", url(1, "/network/sites"), "", admin); r.Status != 200 {
+			t.Fatalf("sites: %d %s", r.Status, r.Body)
+		} else if r.JSON(t, &sites); len(sites) != 4 {
+			t.Fatalf("sites: %s", r.Body)
+		}
+		for _, st := range sites {
+			own := st.ID == 2
+			hasDefault := st.Settings.DefaultConnectionID != nil && *st.Settings.DefaultConnectionID == mine.ID
+			hasQuota := st.Settings.QuotaDay != nil && *st.Settings.QuotaDay == 5
+			if st.OverridesAllowed != own || hasDefault != own || (st.Settings.DefaultConnectionID != nil && !own) || hasQuota != (st.ID == 3) {
+				t.Errorf("site %d: %+v", st.ID, st)
+			}
+		}
 		before := len(sink.Messages())
 		for _, site := range []int64{2, 4} {
 			if out := n.PHPOnSite(t, site, fmt.Sprintf(`echo wp_mail( 'late@example.com', 'site %d late', 'hello' ) ? 'ok' : 'no';`, site)); strings.TrimSpace(out) != "ok" {
@@ -401,6 +487,10 @@ func TestNetwork(t *testing.T) {
 		}
 	})
 
+	t.Run("Network Admin's Mail page in a browser", func(t *testing.T) {
+		checkNetworkAdminMail(t, n, root)
+	})
+
 	t.Run("network settings", func(t *testing.T) {
 		if r := call("PUT", url(1, "/network/settings"), `{"quota_month":1000,"over_quota":"fail","allow_site_overrides":true}`, admin); r.Status != 200 ||
 			!strings.Contains(string(r.Body), `"over_quota":"fail"`) || !strings.Contains(string(r.Body), `"quota_month":1000`) {
@@ -421,4 +511,22 @@ func TestNetwork(t *testing.T) {
 			t.Errorf("site admin: %d %s", r.Status, r.Body)
 		}
 	})
+}
+
+// overviewDelivered reads the delivered messages of the Pro analytics
+// overview at u (the last 30 days).
+func overviewDelivered(t *testing.T, call func(method, u, body string, auth func(*http.Request)) servicetest.Response, u string, auth func(*http.Request)) int64 {
+	t.Helper()
+	var o struct {
+		Totals struct {
+			Current struct {
+				Delivered int64 `json:"delivered"`
+			} `json:"current"`
+		} `json:"totals"`
+	}
+	r := call("GET", u, "", auth)
+	if r.JSON(t, &o); r.Status != 200 {
+		t.Fatalf("GET %s: %d %s", u, r.Status, r.Body)
+	}
+	return o.Totals.Current.Delivered
 }

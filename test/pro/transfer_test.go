@@ -20,7 +20,20 @@ import (
 type txStore struct{ db *store.DB }
 
 func (t txStore) InTransaction(ctx context.Context, fn func(transfer.Store) error) error {
-	return t.db.InTransaction(ctx, func(tx *store.DB) error { return fn(tx) })
+	return t.db.InTransaction(ctx, func(tx *store.DB) error { return fn(newTransferStore(tx)) })
+}
+
+// transferStore joins the store's services a transfer reads and writes
+// (as the Pro module's does); the sections' own stores are the DB's.
+type transferStore struct {
+	*store.DB
+	*store.ConnectionService
+	*store.SettingsService
+	*store.NotificationService
+}
+
+func newTransferStore(db *store.DB) transferStore {
+	return transferStore{db, db.Connections(), db.Settings(), db.Notifications()}
 }
 
 // failingSection fails its import, after connections were written.
@@ -46,7 +59,7 @@ func openStore(t *testing.T, dsn string) *store.DB {
 }
 
 func transferService(db *store.DB, sections ...transfer.Section) *transfer.Service {
-	return &transfer.Service{Store: db, Tx: txStore{db}, Site: "https://shop.example", Cipher: apptest.Cipher{Key: "k"}, Sections: sections}
+	return &transfer.Service{Store: newTransferStore(db), Tx: txStore{db}, Site: "https://shop.example", Cipher: apptest.Cipher{Key: "k"}, Sections: sections}
 }
 
 func seedStore(t *testing.T, db *store.DB) {
@@ -60,21 +73,21 @@ func seedStore(t *testing.T, db *store.DB) {
 		{Name: "SendGrid", Driver: "sendgrid", IsActive: true, Settings: core.Settings{"api_key": secret, "from_email": "shop@example.com"}},
 		{Name: "Relay", Driver: "smtp", IsActive: false, Settings: core.Settings{"host": "smtp.example", "port": int64(587), "encryption": "tls"}},
 	} {
-		if err := db.CreateConnection(ctx, conn); err != nil {
+		if err := db.Connections().CreateConnection(ctx, conn); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := db.DeleteConnections(ctx, []int64{1}); err != nil {
+	if _, err := db.Connections().DeleteConnections(ctx, []int64{1}); err != nil {
 		t.Fatal(err)
 	}
 	ch := &core.NotificationChannel{Name: "Ops", Type: "slack", IsActive: true, Events: []string{"delivery_failed"}, Settings: core.Settings{"webhook_url": url}}
-	if err := db.CreateNotificationChannel(ctx, ch); err != nil {
+	if err := db.Notifications().CreateNotificationChannel(ctx, ch); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.SaveSettings(ctx, core.ScopeFree, map[string]any{"from_name": "Shop", "default_connection_id": int64(2), "fallback_connection_id": int64(3)}); err != nil {
+	if err := db.Settings().SaveSettings(ctx, core.ScopeFree, map[string]any{"from_name": "Shop", "default_connection_id": int64(2), "fallback_connection_id": int64(3)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.SaveSettings(ctx, core.ScopePro, map[string]any{"max_retries": int64(6), "disabled_log_sources": []string{"sendmail"}}); err != nil {
+	if err := db.Settings().SaveSettings(ctx, core.ScopePro, map[string]any{"max_retries": int64(6), "disabled_log_sources": []string{"sendmail"}}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -137,10 +150,10 @@ func TestTransferRoundTripThroughTheStore(t *testing.T) {
 			if _, err := transferService(dst, failingSection{}).Import(ctx, withGroup(t, file), nil); err == nil {
 				t.Fatal("the import with a failing section succeeded")
 			}
-			if conns, n, _ := dst.FindConnections(ctx, core.ConnectionFilter{}); n != 0 {
+			if conns, n, _ := dst.Connections().FindConnections(ctx, core.ConnectionFilter{}); n != 0 {
 				t.Fatalf("a failed import left %d connections: %v", n, conns)
 			}
-			if s, _ := dst.LoadSettings(ctx, core.ScopeFree); len(s) != 0 {
+			if s, _ := dst.Settings().LoadSettings(ctx, core.ScopeFree); len(s) != 0 {
 				t.Fatalf("a failed import left settings %v", s)
 			}
 
@@ -156,9 +169,9 @@ func TestTransferRoundTripThroughTheStore(t *testing.T) {
 				t.Fatalf("the round trip differs:\n%s\n%s", comparable(t, file), comparable(t, again))
 			}
 			// Settings follow the connections to their new ids.
-			s, _ := dst.LoadSettings(ctx, core.ScopeFree)
+			s, _ := dst.Settings().LoadSettings(ctx, core.ScopeFree)
 			def, _ := core.AsInt(s["default_connection_id"])
-			c, err := dst.FindConnectionByID(ctx, def)
+			c, err := dst.Connections().FindConnectionByID(ctx, def)
 			if err != nil || c.Name != "SendGrid" {
 				t.Fatalf("default_connection_id %v names %+v (%v)", s["default_connection_id"], c, err)
 			}

@@ -104,18 +104,19 @@ func newBenchQueue(b *testing.B, dialect string) *benchQueue {
 	conn := &core.Connection{Name: "sink", Driver: "smtp", IsActive: true, Settings: core.Settings{
 		"host": sink.Host(), "port": int64(sink.Port()), "encryption": "none", "auth": false,
 	}}
-	if err := db.CreateConnection(ctx, conn); err != nil {
+	if err := db.Connections().CreateConnection(ctx, conn); err != nil {
 		b.Fatal(err)
 	}
-	if err := db.SaveSettings(ctx, core.ScopeFree, map[string]any{"default_connection_id": conn.ID}); err != nil {
+	if err := db.Settings().SaveSettings(ctx, core.ScopeFree, map[string]any{"default_connection_id": conn.ID}); err != nil {
 		b.Fatal(err)
 	}
-	svc := &delivery.Service{
-		Logs:        db,
-		Connections: &app.Connections{Store: db},
-		Settings:    &app.Settings{Store: db, Connections: db},
+	svc := delivery.New(delivery.Options{
+		Logs:        db.Logs(),
+		Batches:     db.Logs(),
+		Connections: &app.Connections{Store: db.Connections()},
+		Settings:    &app.Settings{Store: db.Settings(), Connections: db.Connections()},
 		Logger:      quiet,
-	}
+	})
 	return &benchQueue{db: db, sink: sink, svc: svc}
 }
 
@@ -128,7 +129,7 @@ func (q *benchQueue) fill(b *testing.B) {
 			logs = append(logs, &core.Log{Message: message(q.next), Source: "bench"})
 			q.next++
 		}
-		if err := q.db.EnqueueLogs(context.Background(), logs); err != nil {
+		if err := q.db.Logs().EnqueueLogs(context.Background(), logs); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -154,7 +155,7 @@ func (q *benchQueue) await(b *testing.B, delivered int) {
 	deadline := t0.Add(10 * time.Minute)
 	first := -1
 	for {
-		st, err := q.db.PendingCounts(context.Background())
+		st, err := q.db.Logs().PendingCounts(context.Background())
 		pending := st.Queued + st.Sending
 		if err == nil && pending == 0 {
 			break
@@ -171,7 +172,7 @@ func (q *benchQueue) await(b *testing.B, delivered int) {
 		}
 		time.Sleep(wait)
 	}
-	st, err := q.db.QueueStats(context.Background())
+	st, err := q.db.Logs().QueueStats(context.Background())
 	if err != nil || st.Delivered < delivered {
 		b.Fatalf("queue drained with %+v (%v), want %d delivered", st, err, delivered)
 	}

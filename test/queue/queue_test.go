@@ -50,10 +50,10 @@ func setup(t *testing.T, dsn string, sink *smtpsink.Sink) *store.DB {
 	conn := &core.Connection{Name: "sink", Driver: "smtp", IsActive: true, Settings: core.Settings{
 		"host": sink.Host(), "port": int64(sink.Port()), "encryption": "none", "auth": false, "timeout": int64(10),
 	}}
-	if err := db.CreateConnection(ctx, conn); err != nil {
+	if err := db.Connections().CreateConnection(ctx, conn); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.SaveSettings(ctx, core.ScopeFree, map[string]any{"default_connection_id": conn.ID, "from_email": "shop@example.com"}); err != nil {
+	if err := db.Settings().SaveSettings(ctx, core.ScopeFree, map[string]any{"default_connection_id": conn.ID, "from_email": "shop@example.com"}); err != nil {
 		t.Fatal(err)
 	}
 	return db
@@ -77,7 +77,7 @@ func enqueueMany(t *testing.T, db *store.DB, from, n int) {
 	for range 8 {
 		wg.Go(func() {
 			for i := range next {
-				if err := db.EnqueueLog(context.Background(), &core.Log{Message: message(i), Source: "test"}); err != nil {
+				if err := db.Logs().EnqueueLog(context.Background(), &core.Log{Message: message(i), Source: "test"}); err != nil {
 					errs <- err
 					return
 				}
@@ -100,7 +100,7 @@ func waitDelivered(t *testing.T, db *store.DB, want int, timeout time.Duration, 
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
-		st, err := db.QueueStats(context.Background())
+		st, err := db.Logs().QueueStats(context.Background())
 		if err == nil && st.Delivered == want {
 			return st
 		}
@@ -159,7 +159,7 @@ func TestQueuedToDeliveredBytesIntact(t *testing.T) {
 				Attachments: []core.Attachment{{Filename: "invoice.bin", ContentType: "application/octet-stream", Data: bin}},
 			}
 			l := &core.Log{Message: msg, Source: "test"}
-			if err := db.EnqueueLog(context.Background(), l); err != nil {
+			if err := db.Logs().EnqueueLog(context.Background(), l); err != nil {
 				t.Fatal(err)
 			}
 			got, err := sink.WaitFor(1, 30*time.Second)
@@ -178,7 +178,7 @@ func TestQueuedToDeliveredBytesIntact(t *testing.T) {
 				t.Fatalf("attachment: %d bytes differ from the %d queued", len(att), len(bin))
 			}
 			waitDelivered(t, db, 1, 30*time.Second, svc)
-			stored, err := db.FindLogByID(context.Background(), l.ID)
+			stored, err := db.Logs().FindLogByID(context.Background(), l.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -255,7 +255,7 @@ func TestSIGKILLMidBurst(t *testing.T) {
 	}
 	first.Kill()
 	atKill := len(sink.Messages())
-	st, _ := db.QueueStats(context.Background())
+	st, _ := db.Logs().QueueStats(context.Background())
 	if atKill >= total {
 		t.Fatalf("the whole burst was sent before the kill (%d); the test proves nothing", atKill)
 	}

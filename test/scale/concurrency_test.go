@@ -74,7 +74,7 @@ func TestConcurrencySettlesUnderSessionLimit(t *testing.T) {
 	}
 
 	e.svc.Stop(t)
-	levels, err := e.db.LoadSettings(context.Background(), delivery.LevelScope)
+	levels, err := e.db.Settings().LoadSettings(context.Background(), delivery.LevelScope)
 	if err != nil {
 		t.Fatal(err)
 	}

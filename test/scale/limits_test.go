@@ -94,7 +94,7 @@ func (e *limitsEnv) enqueueTo(t *testing.T, connID int64, prefix string, n int) 
 			Text:    strings.Repeat("x", 900),
 		}}
 	}
-	if err := e.db.EnqueueLogs(context.Background(), logs); err != nil {
+	if err := e.db.Logs().EnqueueLogs(context.Background(), logs); err != nil {
 		t.Fatal(err)
 	}
 	ids := make([]int64, n)
@@ -109,7 +109,7 @@ func (e *limitsEnv) waitStats(t *testing.T, what string, done func(core.QueueSta
 	t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
 	for {
-		st, err := e.db.QueueStats(context.Background())
+		st, err := e.db.Logs().QueueStats(context.Background())
 		if err == nil && done(st) {
 			return st
 		}

@@ -67,7 +67,7 @@ func (e *limitsEnv) waitLog(t *testing.T, id int64, what string, done func(recip
 func (e *limitsEnv) enqueueMessage(t *testing.T, connID int64, msg core.Message) int64 {
 	t.Helper()
 	l := &core.Log{ConnectionID: &connID, Source: "test", Message: msg}
-	if err := e.db.EnqueueLogs(context.Background(), []*core.Log{l}); err != nil {
+	if err := e.db.Logs().EnqueueLogs(context.Background(), []*core.Log{l}); err != nil {
 		t.Fatal(err)
 	}
 	return l.ID

@@ -71,10 +71,10 @@ func setup(t *testing.T, dsn string, sink *smtpsink.Sink) *store.DB {
 		"host": sink.Host(), "port": int64(sink.Port()), "encryption": "none", "auth": false, "timeout": int64(10),
 		core.SettingMaxConcurrency: int64(10),
 	}}
-	if err := db.CreateConnection(ctx, conn); err != nil {
+	if err := db.Connections().CreateConnection(ctx, conn); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.SaveSettings(ctx, core.ScopeFree, map[string]any{"default_connection_id": conn.ID, "from_email": "shop@example.com"}); err != nil {
+	if err := db.Settings().SaveSettings(ctx, core.ScopeFree, map[string]any{"default_connection_id": conn.ID, "from_email": "shop@example.com"}); err != nil {
 		t.Fatal(err)
 	}
 	return db
@@ -89,7 +89,7 @@ func enqueue(t *testing.T, db *store.DB, n int) {
 			for i := range next {
 				m := core.Message{From: core.Address{Email: "shop@example.com"}, To: []core.Address{{Email: fmt.Sprintf("b%d@example.com", i)}},
 					Subject: fmt.Sprintf("msg-%06d", i), Text: strings.Repeat("x", 900)}
-				if err := db.EnqueueLog(context.Background(), &core.Log{Message: m, Source: "test"}); err != nil {
+				if err := db.Logs().EnqueueLog(context.Background(), &core.Log{Message: m, Source: "test"}); err != nil {
 					t.Error(err)
 					return
 				}
@@ -119,7 +119,7 @@ func waitDelivered(t *testing.T, db *store.DB, want int, svcs ...*servicetest.Se
 	t.Helper()
 	deadline := time.Now().Add(180 * time.Second)
 	for {
-		st, err := db.QueueStats(context.Background())
+		st, err := db.Logs().QueueStats(context.Background())
 		if err == nil && st.Delivered == want {
 			return
 		}
@@ -165,7 +165,7 @@ func TestThreeReplicas(t *testing.T) {
 
 	// A second burst; c is killed once part of it is through.
 	sink.Reset()
-	if n, err := db.DeleteLogs(context.Background(), allIDs(t, db)); err != nil || n != total {
+	if n, err := db.Logs().DeleteLogs(context.Background(), allIDs(t, db)); err != nil || n != total {
 		t.Fatalf("clear logs: %d, %v", n, err)
 	}
 	// Enqueued while the replicas deliver, so the kill comes mid-burst
@@ -215,7 +215,7 @@ func TestThreeReplicas(t *testing.T) {
 }
 
 func allIDs(t *testing.T, db *store.DB) []int64 {
-	logs, _, err := db.FindLogs(context.Background(), core.LogFilter{})
+	logs, _, err := db.Logs().FindLogs(context.Background(), core.LogFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -135,7 +135,7 @@ func drainRate(b *testing.B, db *store.DB, t0 time.Time, want int, limit time.Du
 	var t10, t90 time.Time
 	var d10, d90 int
 	for {
-		st, err := db.PendingCounts(context.Background())
+		st, err := db.Logs().PendingCounts(context.Background())
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -148,7 +148,7 @@ func drainRate(b *testing.B, db *store.DB, t0 time.Time, want int, limit time.Du
 			t90, d90 = now, done
 		}
 		if done >= want || now.After(deadline) {
-			if final, err := db.QueueDepth(context.Background()); err == nil && final.Failed > 0 {
+			if final, err := db.Logs().QueueDepth(context.Background()); err == nil && final.Failed > 0 {
 				b.Logf("%d of %d failed", final.Failed, done)
 			}
 			if !t90.IsZero() && t90.After(t10) {
@@ -447,7 +447,7 @@ func BenchmarkIntake(b *testing.B) {
 			useDefault(b, svc, admin, id)
 			rate := sinkCeiling(b, smtpAddr, intakeMessages, intakeSessions, sasl.NewPlainClient("", "admin", svc.AdminPassword()))
 			db := openStore(b, dsn)
-			st, err := db.QueueStats(context.Background())
+			st, err := db.Logs().QueueStats(context.Background())
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -81,7 +81,7 @@ func TestConcurrentSessionsEachCommitted(t *testing.T) {
 	}
 	db := openStore(t, dsn)
 	for id, subject := range ids {
-		l, err := db.FindLogByID(context.Background(), id)
+		l, err := db.Logs().FindLogByID(context.Background(), id)
 		if err != nil {
 			t.Fatalf("log %d (%s): %v", id, subject, err)
 		}
@@ -92,7 +92,7 @@ func TestConcurrentSessionsEachCommitted(t *testing.T) {
 			t.Fatalf("log %d recipients %v", id, l.Message.To)
 		}
 	}
-	st, err := db.QueueStats(context.Background())
+	st, err := db.Logs().QueueStats(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -133,7 +133,7 @@ func enqueue(tb testing.TB, db *store.DB, first, n int, msg func(int) core.Messa
 	for range 8 {
 		wg.Go(func() {
 			for i := range next {
-				if err := db.EnqueueLog(context.Background(), &core.Log{Message: msg(i), Source: "scalebench"}); err != nil {
+				if err := db.Logs().EnqueueLog(context.Background(), &core.Log{Message: msg(i), Source: "scalebench"}); err != nil {
 					mu.Lock()
 					firstErr = err
 					mu.Unlock()
@@ -157,7 +157,7 @@ func waitFinal(tb testing.TB, db *store.DB, want int, timeout time.Duration, svc
 	tb.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
-		st, err := db.QueueStats(context.Background())
+		st, err := db.Logs().QueueStats(context.Background())
 		if err == nil && st.Delivered+st.Failed >= want {
 			return st
 		}

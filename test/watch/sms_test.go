@@ -41,7 +41,7 @@ func TestSMSAlertAfterThresholdThroughTheBinary(t *testing.T) {
 
 	// Bad thresholds are refused per field.
 	for body, field := range map[string]string{
-		`{"name":"sms","type":"twilio","threshold_count":-1,"settings":{}}`:  "threshold_count",
+		`{"name":"sms","type":"twilio","threshold_count":-1,"settings":{}}`:   "threshold_count",
 		`{"name":"sms","type":"twilio","threshold_minutes":-5,"settings":{}}`: "threshold_minutes",
 		`{"name":"sms","type":"twilio","threshold_count":3,"threshold_minutes":0,"settings":{"account_sid":"` + sid + `","auth_token":"` + token + `","from":"+15005550006","to":"+447700900123"}}`: "threshold_minutes",
 	} {

@@ -46,7 +46,7 @@ func newAnalyticsEnv(t *testing.T, failing bool) (*env, []*core.Log) {
 	}
 	t.Cleanup(func() { db.Close() })
 	c := &core.Connection{Name: "SendGrid", Driver: "sendgrid", IsActive: true, Settings: core.Settings{}}
-	if err := db.CreateConnection(ctx, c); err != nil {
+	if err := db.Connections().CreateConnection(ctx, c); err != nil {
 		t.Fatal(err)
 	}
 	yesterday := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -1).Add(12 * time.Hour)
@@ -60,13 +60,13 @@ func newAnalyticsEnv(t *testing.T, failing bool) (*env, []*core.Log) {
 		}
 		logs = append(logs, l)
 	}
-	if err := db.ImportLogs(ctx, logs); err != nil {
+	if err := db.Logs().ImportLogs(ctx, logs); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.RecordLogEvent(ctx, &core.LogEvent{LogID: logs[4].ID, Provider: "sendgrid", Event: core.EventBounced, At: yesterday.Add(time.Hour)}, "", ""); err != nil {
 		t.Fatal(err)
 	}
-	svc := &analytics.Service{Rollups: db, Events: db, Logs: db, Connections: db, Logger: quiet}
+	svc := &analytics.Service{Rollups: db, Events: db, Logs: db, Connections: db.Connections(), Logger: quiet}
 	if failing {
 		svc.Logs = failingExport{}
 	}

@@ -49,7 +49,7 @@ func (m *Module) registerOneClickRoutes(rt *api.Routes) {
 			return nil
 		}))
 		callback := func(w http.ResponseWriter, r *http.Request) error {
-			in := oauth.CallbackInput{RequestBaseURL: rt.BaseURL(r)}
+			var in oauth.CallbackInput
 			readable := true
 			if r.Method == http.MethodPost {
 				r.Body = http.MaxBytesReader(w, r.Body, maxCallbackForm)
@@ -62,13 +62,7 @@ func (m *Module) registerOneClickRoutes(rt *api.Routes) {
 				in.Code, in.State = r.FormValue("code"), r.FormValue("state")
 				in.Error, in.ErrorDescription = r.FormValue("error"), r.FormValue("error_description")
 			}
-			if u := rt.OptionalUser(r); u != nil {
-				in.UserID = u.ID
-			}
-			to := m.OneClick.Callback(r.Context(), provider, in)
-			w.Header().Set("Cache-Control", "no-store")
-			w.Header().Set("Referrer-Policy", "no-referrer")
-			http.Redirect(w, r, to, http.StatusFound)
+			rt.CompleteOAuth(w, r, m.OneClick, provider, in)
 			return nil
 		}
 		rt.Public("GET", base+"/callback", callback)

@@ -99,6 +99,10 @@ type sampleBody struct {
 	Headers       map[string]string `json:"headers"`
 	Source        string            `json:"source"`
 	HasAttachment bool              `json:"has_attachment"`
+	// Site is the multisite network site that sends the sample (the
+	// condition field "site"); 0 or absent is the site of the request's
+	// URL (the main site on a single site).
+	Site int64 `json:"site"`
 }
 
 // addressList is a list of addresses given as a JSON array of strings
@@ -159,6 +163,10 @@ func (b sampleBody) log() (*core.Log, error) {
 	if b.RuleID < 0 {
 		errs["rule_id"] = "Must be a rule id."
 	}
+	if b.Site < 0 {
+		errs["site"] = "Must be a site id."
+	}
+	l.SiteID = b.Site
 	return l, core.Invalid(errs)
 }
 
@@ -231,6 +239,9 @@ func (m *Module) registerRoutingRoutes(rt *api.Routes) {
 		l, err := b.log()
 		if err != nil {
 			return err
+		}
+		if site, ok := core.SiteFrom(r.Context()); ok && l.SiteID == 0 {
+			l.SiteID = site
 		}
 		out, err := svc.Explain(r.Context(), l, b.RuleID)
 		if err != nil {

@@ -23,7 +23,7 @@ import (
 type storeConns struct{ db *store.DB }
 
 func (s storeConns) List(ctx context.Context, offset, limit int) ([]*core.Connection, int, error) {
-	return s.db.FindConnections(ctx, core.ConnectionFilter{Offset: offset, Limit: limit})
+	return s.db.Connections().FindConnections(ctx, core.ConnectionFilter{Offset: offset, Limit: limit})
 }
 
 // newRoutingEnv serves the Pro module with the routing service over a
@@ -39,7 +39,7 @@ func newRoutingEnv(t *testing.T) *env {
 	t.Cleanup(func() { db.Close() })
 	for i, from := range []string{"shop@example.com", "shop@example.com", "other@example.com", "shop@example.com"} {
 		c := &core.Connection{Name: "Relay", Driver: "smtp", IsActive: i != 3, Settings: core.Settings{"from_email": from}}
-		if err := db.CreateConnection(ctx, c); err != nil {
+		if err := db.Connections().CreateConnection(ctx, c); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -126,5 +126,20 @@ func TestSenderGroupRoutes(t *testing.T) {
 			{"connection_id":2,"weight":3,"daily_cap":100},{"connection_id":1,"weight":1}]}`,
 			200, []string{`"sender":"shop@example.com"`, `"strategy":"balance"`, `"configured":true`, `"members":[{"connection_id":2`, `"weight":3,"daily_cap":100`}},
 		{"list configured", "GET", "/pro/sender-groups", "", 200, []string{`"strategy":"balance"`, `"members":[{"connection_id":2`, `"connection_id":4`, `"is_active":false`}},
+	})
+}
+
+// TestRoutingExplainSite dry-runs a rule on the site field: the sample's
+// site matches it, a sample without one is the main site's.
+func TestRoutingExplainSite(t *testing.T) {
+	e := newRoutingEnv(t)
+	e.run([]step{
+		{"create site rule", "POST", "/pro/routing-rules", `{"name":"Site 2","connection_id":3,
+			"conditions":[{"field":"site","operator":"is","value":"2"}]}`, 201, []string{`"id":1`}},
+		{"site 2 matches", "POST", "/pro/routing-rules/test", `{"site":2,"subject":"hi"}`, 200, []string{`"matched":true`, `"connection_id":3`}},
+		{"site 3 does not", "POST", "/pro/routing-rules/test", `{"site":3,"subject":"hi"}`, 200, []string{`"matched":false`}},
+		{"no site is the main site's", "POST", "/pro/routing-rules/test", `{"subject":"hi"}`, 200, []string{`"matched":false`}},
+		{"bad site", "POST", "/pro/routing-rules/test", `{"site":-1}`, 422, []string{`"site"`}},
+		{"site not a number", "POST", "/pro/routing-rules/test", `{"site":"two"}`, 400, []string{"bad_request"}},
 	})
 }

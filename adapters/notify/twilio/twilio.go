@@ -83,7 +83,7 @@ func validate(s core.Settings) map[string]string {
 		fields[KeyAccountSID] = "Must be an account SID: AC followed by 32 hexadecimal digits."
 	}
 	if !tokenPattern.MatchString(strings.TrimSpace(s.String(KeyAuthToken))) {
-		fields[KeyAuthToken] = "Must be the account's auth token: letters and digits only."
+		fields[KeyAuthToken] = "Must be the account's auth token: 16 to 128 letters and digits, no spaces (Twilio's console shows 32)."
 	}
 	if from := strings.TrimSpace(s.String(KeyFrom)); !phonePattern.MatchString(from) && !validSender(from) {
 		fields[KeyFrom] = "Must be a phone number in E.164 form (+15551234567) or an alphanumeric sender ID (1 to 11 letters, digits and spaces, at least one letter)."

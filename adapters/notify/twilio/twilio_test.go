@@ -112,6 +112,16 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+// TestValidateSaysHowLongATokenIs: a token cut short when pasted is all
+// letters and digits; the message must not claim those are what is wrong.
+func TestValidateSaysHowLongATokenIs(t *testing.T) {
+	s := settings(token)
+	s[KeyAuthToken] = "abc123"
+	if msg := validate(s)[KeyAuthToken]; !strings.Contains(msg, "16 to 128") {
+		t.Errorf("a short token is refused with %q, want its length named", msg)
+	}
+}
+
 func TestAuthTokenIsSensitive(t *testing.T) {
 	typ := Type()
 	if f := typ.Field(KeyAuthToken); f == nil || !f.Sensitive || f.Type != core.FieldPassword {

@@ -32,11 +32,11 @@ func (s *suite) testAlertHistory(t *testing.T) {
 		{Event: core.EventDeliveryFailed, ConnectionID: 4, At: base.Add(-time.Hour)},     // before the range
 		{Event: core.EventDeliveryFailed, ConnectionID: 4, At: base.Add(24 * time.Hour)}, // at its end: excluded
 	} {
-		if err := db.RecordAlert(ctx, a); err != nil {
+		if err := db.AlertHistory().RecordAlert(ctx, a); err != nil {
 			t.Fatal(err)
 		}
 	}
-	got, err := db.CountAlerts(ctx, base, base.Add(24*time.Hour))
+	got, err := db.AlertHistory().CountAlerts(ctx, base, base.Add(24*time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,11 +53,11 @@ func (s *suite) testAlertHistory(t *testing.T) {
 			t.Errorf("CountAlerts[%d] = %+v, want %+v", i, got[i], want[i])
 		}
 	}
-	n, err := db.PruneAlerts(ctx, base)
+	n, err := db.AlertHistory().PruneAlerts(ctx, base)
 	if err != nil || n != 1 {
 		t.Fatalf("PruneAlerts = %d, %v; want 1", n, err)
 	}
-	got, err = db.CountAlerts(ctx, base.Add(-48*time.Hour), base.Add(48*time.Hour))
+	got, err = db.AlertHistory().CountAlerts(ctx, base.Add(-48*time.Hour), base.Add(48*time.Hour))
 	if err != nil || len(got) != 3 {
 		t.Fatalf("after the prune CountAlerts = %+v, %v; want 3 groups", got, err)
 	}

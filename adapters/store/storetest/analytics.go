@@ -55,7 +55,7 @@ func sourceTotals(t *testing.T, db *store.DB, from, to time.Time) map[string]int
 // outcomeTotals sums the outcome roll-ups by status.
 func outcomeTotals(t *testing.T, db *store.DB, from, to time.Time) map[string]int64 {
 	t.Helper()
-	bs, err := db.OutcomeBuckets(context.Background(), from, to)
+	bs, err := db.Logs().OutcomeBuckets(context.Background(), from, to)
 	if err != nil {
 		t.Fatalf("OutcomeBuckets: %v", err)
 	}
@@ -74,12 +74,12 @@ func (s *suite) testSourceRollupsMatchOutcomes(t *testing.T) {
 	var logs []*core.Log
 	for i := range 12 {
 		l := &core.Log{Message: testMessage(i), Source: sources[i%len(sources)]}
-		if err := db.EnqueueLog(ctx, l); err != nil {
+		if err := db.Logs().EnqueueLog(ctx, l); err != nil {
 			t.Fatal(err)
 		}
 		logs = append(logs, l)
 	}
-	if got := claim(t, db, "w1", 12, time.Minute); len(got) != 12 {
+	if got := claim(t, db.Logs(), "w1", 12, time.Minute); len(got) != 12 {
 		t.Fatalf("claimed %d, want 12", len(got))
 	}
 	conn := int64(3)
@@ -97,11 +97,11 @@ func (s *suite) testSourceRollupsMatchOutcomes(t *testing.T) {
 		out(logs[4], core.StatusDelivered, false), // woocommerce
 		out(logs[4], core.StatusFailed, false),    // the same log again: not applied
 	}
-	n, err := db.RecordOutcomes(ctx, "w1", batch)
+	n, err := db.Logs().RecordOutcomes(ctx, "w1", batch)
 	if err != nil || n != 5 {
 		t.Fatalf("RecordOutcomes = %d, %v; want 5", n, err)
 	}
-	if n, err := db.RecordOutcomes(ctx, "someone-else", []core.LogOutcome{out(logs[5], core.StatusDelivered, false)}); err != nil || n != 0 {
+	if n, err := db.Logs().RecordOutcomes(ctx, "someone-else", []core.LogOutcome{out(logs[5], core.StatusDelivered, false)}); err != nil || n != 0 {
 		t.Fatalf("RecordOutcomes of another owner = %d, %v; want 0", n, err)
 	}
 	// Batch 2: the rest, final.
@@ -109,11 +109,11 @@ func (s *suite) testSourceRollupsMatchOutcomes(t *testing.T) {
 	for i, l := range logs[5:] {
 		batch = append(batch, out(l, []string{core.StatusDelivered, core.StatusFailed}[i%2], false))
 	}
-	if n, err := db.RecordOutcomes(ctx, "w1", batch); err != nil || n != 7 {
+	if n, err := db.Logs().RecordOutcomes(ctx, "w1", batch); err != nil || n != 7 {
 		t.Fatalf("RecordOutcomes batch 2 = %d, %v; want 7", n, err)
 	}
 	// A recorded log recorded again (no longer sending) counts nothing.
-	if n, err := db.RecordOutcomes(ctx, "w1", []core.LogOutcome{out(logs[0], core.StatusFailed, false)}); err != nil || n != 0 {
+	if n, err := db.Logs().RecordOutcomes(ctx, "w1", []core.LogOutcome{out(logs[0], core.StatusFailed, false)}); err != nil || n != 0 {
 		t.Fatalf("RecordOutcomes of a finished log = %d, %v; want 0", n, err)
 	}
 
@@ -159,7 +159,7 @@ func (s *suite) testSourceRollupsImported(t *testing.T) {
 		{Status: core.StatusFailed, Source: "wpforms", Message: testMessage(3), CreatedAt: at(10, 0), UpdatedAt: at(10, 14)},
 		{Status: core.StatusFailed, Source: "", Message: testMessage(4), CreatedAt: at(12, 0)},
 	}
-	if err := db.ImportLogs(ctx, logs); err != nil {
+	if err := db.Logs().ImportLogs(ctx, logs); err != nil {
 		t.Fatalf("ImportLogs: %v", err)
 	}
 	bs, err := db.SourceBuckets(ctx, day, day.Add(24*time.Hour))
@@ -200,7 +200,7 @@ func (s *suite) testSourceRollupsImported(t *testing.T) {
 		t.Fatalf("OutcomeTotals = %+v, want %+v", ot, wantOT)
 	}
 	// A second import adds to the same buckets.
-	if err := db.ImportLogs(ctx, []*core.Log{{Status: core.StatusFailed, Source: "wpforms", Message: testMessage(5), CreatedAt: at(10, 1)}}); err != nil {
+	if err := db.Logs().ImportLogs(ctx, []*core.Log{{Status: core.StatusFailed, Source: "wpforms", Message: testMessage(5), CreatedAt: at(10, 1)}}); err != nil {
 		t.Fatal(err)
 	}
 	if got := sourceTotals(t, db, at(10, 0), at(10, 15)); got["wpforms/failed"] != 2 || len(got) != 1 {
@@ -284,7 +284,7 @@ func (s *suite) testExportLogs(t *testing.T) {
 		}
 		logs = append(logs, l)
 	}
-	if err := db.ImportLogs(ctx, logs); err != nil {
+	if err := db.Logs().ImportLogs(ctx, logs); err != nil {
 		t.Fatal(err)
 	}
 	// Expected: in range [day, day+24h), ordered by created_at then id.
@@ -366,7 +366,7 @@ func (s *suite) testRollupsMatchDirectCounts(t *testing.T) {
 		}
 		logs = append(logs, l)
 	}
-	if err := db.ImportLogs(ctx, logs); err != nil {
+	if err := db.Logs().ImportLogs(ctx, logs); err != nil {
 		t.Fatalf("ImportLogs: %v", err)
 	}
 	// Provider events on the delivered logs: several kinds, a message's
@@ -438,7 +438,7 @@ func (s *suite) testRollupsMatchDirectCounts(t *testing.T) {
 			// The dashboard's 15-minute buckets sum to the same.
 			var fromBuckets []core.OutcomeBucket
 			sums := map[[2]string]int64{}
-			bs, err := db.OutcomeBuckets(ctx, r.from, r.to)
+			bs, err := db.Logs().OutcomeBuckets(ctx, r.from, r.to)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -484,14 +484,15 @@ func (s *suite) testRollupsMatchDirectCounts(t *testing.T) {
 	check("compacted")
 
 	// Migration 11 rebuilds the roll-ups from the 15-minute ones and the
-	// provider events.
+	// provider events (and migration 24 the roll-ups by site, empty, and
+	// the repeated events' site).
 	g := db.Gorm()
-	for _, table := range []string{"outcome_rollups", "source_rollups", "event_buckets", "event_repeats"} {
+	for _, table := range []string{"outcome_rollups", "source_rollups", "event_buckets", "event_repeats", "site_rollups", "site_event_buckets"} {
 		if err := g.Exec("DROP TABLE " + db.TableName(table)).Error; err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := g.Exec("DELETE FROM "+db.TableName("migrations")+" WHERE version = ?", 11).Error; err != nil {
+	if err := g.Exec("DELETE FROM "+db.TableName("migrations")+" WHERE version IN (?, ?)", 11, 24).Error; err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Migrate(ctx); err != nil {
@@ -711,7 +712,7 @@ func (s *suite) testEventRollupsConcurrent(t *testing.T) {
 		conn := int64(1 + i)
 		logs = append(logs, &core.Log{Status: core.StatusDelivered, Source: "shop", SentConnectionID: &conn, Message: testMessage(i), CreatedAt: at, UpdatedAt: at})
 	}
-	if err := db.ImportLogs(ctx, logs); err != nil {
+	if err := db.Logs().ImportLogs(ctx, logs); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup

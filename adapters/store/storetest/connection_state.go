@@ -31,11 +31,11 @@ func (s *suite) testConnectionSettingsPatch(t *testing.T) {
 	db := s.open(t, s.prefix())
 	c := &core.Connection{Name: "Gmail", Driver: "gmail", IsActive: true, OAuthStatus: core.OAuthPending,
 		Settings: core.Settings{"client_id": "cid", "client_secret": "enc:v1:s"}}
-	if err := db.CreateConnection(ctx, c); err != nil {
+	if err := db.Connections().CreateConnection(ctx, c); err != nil {
 		t.Fatal(err)
 	}
 	other := &core.Connection{Name: "Other", Driver: "smtp", Settings: core.Settings{"host": "h"}}
-	if err := db.CreateConnection(ctx, other); err != nil {
+	if err := db.Connections().CreateConnection(ctx, other); err != nil {
 		t.Fatal(err)
 	}
 	steps := []struct {
@@ -67,10 +67,10 @@ func (s *suite) testConnectionSettingsPatch(t *testing.T) {
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
 			time.Sleep(2 * time.Millisecond) // so UpdatedAt visibly moves
-			if err := db.UpdateConnectionSettings(ctx, c.ID, st.patch, st.status); err != nil {
+			if err := db.Connections().UpdateConnectionSettings(ctx, c.ID, st.patch, st.status); err != nil {
 				t.Fatalf("UpdateConnectionSettings: %v", err)
 			}
-			got, err := db.FindConnectionByID(ctx, c.ID)
+			got, err := db.Connections().FindConnectionByID(ctx, c.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -86,12 +86,12 @@ func (s *suite) testConnectionSettingsPatch(t *testing.T) {
 			}
 		})
 	}
-	o, err := db.FindConnectionByID(ctx, other.ID)
+	o, err := db.Connections().FindConnectionByID(ctx, other.ID)
 	if err != nil || !reflect.DeepEqual(o.Settings, core.Settings{"host": "h"}) || o.OAuthStatus != "" {
 		t.Fatalf("the other connection changed: %+v, %v", o, err)
 	}
 	for _, id := range []int64{0, other.ID + 100} {
-		wantCode(t, db.UpdateConnectionSettings(ctx, id, core.Settings{"a": "b"}, core.OAuthAuthorized), core.ENOTFOUND)
+		wantCode(t, db.Connections().UpdateConnectionSettings(ctx, id, core.Settings{"a": "b"}, core.OAuthAuthorized), core.ENOTFOUND)
 	}
 }
 
@@ -101,7 +101,7 @@ func (s *suite) testConnectionSettingsConcurrent(t *testing.T) {
 	db := s.open(t, prefix)
 	db2 := s.open(t, prefix)
 	c := &core.Connection{Name: "c", Driver: "outlook", Settings: core.Settings{"keep": "me"}}
-	if err := db.CreateConnection(ctx, c); err != nil {
+	if err := db.Connections().CreateConnection(ctx, c); err != nil {
 		t.Fatal(err)
 	}
 	const n = 8
@@ -113,7 +113,7 @@ func (s *suite) testConnectionSettingsConcurrent(t *testing.T) {
 			h = db2
 		}
 		wg.Go(func() {
-			errs[i] = h.UpdateConnectionSettings(ctx, c.ID, core.Settings{fmt.Sprintf("k%d", i): int64(i)}, "")
+			errs[i] = h.Connections().UpdateConnectionSettings(ctx, c.ID, core.Settings{fmt.Sprintf("k%d", i): int64(i)}, "")
 		})
 	}
 	wg.Wait()
@@ -122,7 +122,7 @@ func (s *suite) testConnectionSettingsConcurrent(t *testing.T) {
 			t.Fatalf("patch %d: %v", i, err)
 		}
 	}
-	got, err := db.FindConnectionByID(ctx, c.ID)
+	got, err := db.Connections().FindConnectionByID(ctx, c.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func (s *suite) testConnectionHealth(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
 	c := &core.Connection{Name: "smtp", Driver: "smtp", IsActive: true, Settings: core.Settings{"host": "h"}}
-	if err := db.CreateConnection(ctx, c); err != nil {
+	if err := db.Connections().CreateConnection(ctx, c); err != nil {
 		t.Fatal(err)
 	}
 	at := time.Date(2030, 5, 6, 7, 8, 9, 123456789, time.FixedZone("X", 3600))
@@ -150,10 +150,10 @@ func (s *suite) testConnectionHealth(t *testing.T) {
 		{Status: core.HealthHealthy, CheckedAt: at.Add(2 * time.Minute)},
 	}
 	for i, h := range steps {
-		if err := db.UpdateConnectionHealth(ctx, c.ID, h); err != nil {
+		if err := db.Connections().UpdateConnectionHealth(ctx, c.ID, h); err != nil {
 			t.Fatalf("step %d: UpdateConnectionHealth: %v", i, err)
 		}
-		got, err := db.FindConnectionByID(ctx, c.ID)
+		got, err := db.Connections().FindConnectionByID(ctx, c.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,5 +166,5 @@ func (s *suite) testConnectionHealth(t *testing.T) {
 			t.Fatalf("step %d: health write changed updated_at %v→%v or settings %v", i, c.UpdatedAt, got.UpdatedAt, got.Settings)
 		}
 	}
-	wantCode(t, db.UpdateConnectionHealth(ctx, c.ID+100, core.ConnectionHealth{Status: core.HealthDown, CheckedAt: at}), core.ENOTFOUND)
+	wantCode(t, db.Connections().UpdateConnectionHealth(ctx, c.ID+100, core.ConnectionHealth{Status: core.HealthDown, CheckedAt: at}), core.ENOTFOUND)
 }

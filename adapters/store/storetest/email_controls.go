@@ -29,7 +29,7 @@ func (s *suite) testEmailControlCounts(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 10 {
 		wg.Go(func() {
-			if err := db.AddEmailControlCount(ctx, "new_user_admin", "2026-03-02", 1); err != nil {
+			if err := db.EmailControls().AddEmailControlCount(ctx, "new_user_admin", "2026-03-02", 1); err != nil {
 				t.Error(err)
 			}
 		})
@@ -39,7 +39,7 @@ func (s *suite) testEmailControlCounts(t *testing.T) {
 		kind, day string
 		n         int64
 	}{{"new_user_admin", "2026-03-01", 2}, {"comment_moderation", "2026-03-03", 5}} {
-		if err := db.AddEmailControlCount(ctx, c.kind, c.day, c.n); err != nil {
+		if err := db.EmailControls().AddEmailControlCount(ctx, c.kind, c.day, c.n); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -52,7 +52,7 @@ func (s *suite) testEmailControlCounts(t *testing.T) {
 		{"2026-03-01", "2026-03-02", map[string]int64{"new_user_admin": 12}},
 		{"2026-03-04", "", map[string]int64{}},
 	} {
-		got, err := db.EmailControlCounts(ctx, tt.from, tt.to)
+		got, err := db.EmailControls().EmailControlCounts(ctx, tt.from, tt.to)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +61,7 @@ func (s *suite) testEmailControlCounts(t *testing.T) {
 		}
 	}
 	for _, bad := range [][2]string{{"", "2026-03-01"}, {"x", "2026-3-1"}} {
-		if err := db.AddEmailControlCount(ctx, bad[0], bad[1], 1); err == nil {
+		if err := db.EmailControls().AddEmailControlCount(ctx, bad[0], bad[1], 1); err == nil {
 			t.Errorf("AddEmailControlCount(%q, %q) succeeded", bad[0], bad[1])
 		}
 	}

@@ -65,10 +65,10 @@ func (s *suite) testHostHooksWithOutcomes(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
 	var notified atomic.Int32
-	db.NotifyHostHooks(func() { notified.Add(1) })
+	db.HostHooks().NotifyHostHooks(func() { notified.Add(1) })
 	var logs []*core.Log
 	for i := range 5 {
-		logs = append(logs, enqueue(t, db, testMessage(i)))
+		logs = append(logs, enqueue(t, db.Logs(), testMessage(i)))
 	}
 	flag := func(l *core.Log, flags int, message string) {
 		t.Helper()
@@ -84,7 +84,7 @@ func (s *suite) testHostHooksWithOutcomes(t *testing.T) {
 	flag(logs[1], core.HostHookFlagDelivered|core.HostHookFlagWPMailFailed,
 		`{"from":{"email":"shop@example.com"},"to":[{"email":"ann1@example.com"}],"wp_mail":{"to":["ann1@example.com"],"subject":"Order 1","message":"Hello 1","headers":{"X-Order":"1"},"attachments":["/tmp/a.pdf"]}}`)
 	flag(logs[2], core.HostHookFlagDelivered, "")
-	claimed := claim(t, db, "w", 10, time.Hour)
+	claimed := claim(t, db.Logs(), "w", 10, time.Hour)
 	if len(claimed) != 5 || claimed[1].Message.To[0].Email != "ann1@example.com" {
 		t.Fatalf("claimed %d logs (the flagged message column must still read)", len(claimed))
 	}
@@ -97,13 +97,13 @@ func (s *suite) testHostHooksWithOutcomes(t *testing.T) {
 		{LogID: logs[3].ID, Status: core.StatusDelivered, SentConnectionID: &conn, ProviderMessageID: "pm-3"},
 		{LogID: logs[4].ID, Status: core.StatusDelivered, SentConnectionID: &conn, HostHooks: []core.HostHook{testHook}},
 	}
-	if n, err := db.RecordOutcomes(ctx, "other", outs); err != nil || n != 0 {
+	if n, err := db.Logs().RecordOutcomes(ctx, "other", outs); err != nil || n != 0 {
 		t.Fatalf("RecordOutcomes by a non-owner = %d, %v", n, err)
 	}
 	if got := outbox(t, db); len(got) != 0 || notified.Load() != 0 {
 		t.Fatalf("outcomes that did not apply wrote %v (notified %d)", got, notified.Load())
 	}
-	if n, err := db.RecordOutcomes(ctx, "w", outs); err != nil || n != 5 {
+	if n, err := db.Logs().RecordOutcomes(ctx, "w", outs); err != nil || n != 5 {
 		t.Fatalf("RecordOutcomes = %d, %v", n, err)
 	}
 	want := []outboxRow{
@@ -128,7 +128,7 @@ func (s *suite) testHostHooksWithLogEvents(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
 	var notified atomic.Int32
-	db.NotifyHostHooks(func() { notified.Add(1) })
+	db.HostHooks().NotifyHostHooks(func() { notified.Add(1) })
 	l := deliveredWithID(t, db, 1, "pm-a")
 	hook := core.HostHook{Name: core.HookWebhookReceived, Args: []any{"ses", "bounced", l.ID, "pm-a", "x@example.com", map[string]any{"k": "v"}}}
 	ev := &core.LogEvent{LogID: l.ID + 100, Provider: "ses", Event: core.EventBounced, HostHooks: []core.HostHook{hook}}
@@ -142,7 +142,7 @@ func (s *suite) testHostHooksWithLogEvents(t *testing.T) {
 	if _, err := db.RecordLogEvent(ctx, ev, core.StatusFailed, "bounced"); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.RecordHostHooks(ctx, []core.HostHook{{Name: core.HookWebhookSES, Args: []any{map[string]any{"notificationType": "Bounce"}, "arn:topic"}}}); err != nil {
+	if err := db.HostHooks().RecordHostHooks(ctx, []core.HostHook{{Name: core.HookWebhookSES, Args: []any{map[string]any{"notificationType": "Bounce"}, "arn:topic"}}}); err != nil {
 		t.Fatal(err)
 	}
 	got := outbox(t, db)
@@ -152,10 +152,10 @@ func (s *suite) testHostHooksWithLogEvents(t *testing.T) {
 	if notified.Load() != 2 {
 		t.Fatalf("notified %d times, want twice", notified.Load())
 	}
-	if n, err := db.PruneHostHooks(ctx, time.Now().Add(-time.Hour)); err != nil || n != 0 {
+	if n, err := db.HostHooks().PruneHostHooks(ctx, time.Now().Add(-time.Hour)); err != nil || n != 0 {
 		t.Fatalf("PruneHostHooks of nothing old = %d, %v", n, err)
 	}
-	if n, err := db.PruneHostHooks(ctx, time.Now().Add(time.Hour)); err != nil || n != 2 {
+	if n, err := db.HostHooks().PruneHostHooks(ctx, time.Now().Add(time.Hour)); err != nil || n != 2 {
 		t.Fatalf("PruneHostHooks = %d, %v; want 2", n, err)
 	}
 }

@@ -35,7 +35,7 @@ func claimWithin(t *testing.T, db *store.DB, name, owner string, interval time.D
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		ok, err := db.ClaimJobRun(context.Background(), name, owner, interval)
+		ok, err := db.Jobs().ClaimJobRun(context.Background(), name, owner, interval)
 		if err != nil {
 			t.Fatalf("ClaimJobRun(%s, %s, %v): %v", name, owner, interval, err)
 		}
@@ -51,7 +51,7 @@ func claimWithin(t *testing.T, db *store.DB, name, owner string, interval time.D
 
 func jobRun(t *testing.T, db *store.DB, name string) core.JobRun {
 	t.Helper()
-	runs, err := db.FindJobRuns(context.Background())
+	runs, err := db.Jobs().FindJobRuns(context.Background())
 	if err != nil {
 		t.Fatalf("FindJobRuns: %v", err)
 	}
@@ -67,7 +67,7 @@ func jobRun(t *testing.T, db *store.DB, name string) core.JobRun {
 func (s *suite) testJobClaimOncePerInterval(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
-	if runs, err := db.FindJobRuns(ctx); err != nil || len(runs) != 0 {
+	if runs, err := db.Jobs().FindJobRuns(ctx); err != nil || len(runs) != 0 {
 		t.Fatalf("FindJobRuns on an empty store = %+v, %v; want none", runs, err)
 	}
 	before := time.Now().UTC().Add(-time.Minute) // generous: the DB clock may differ a little
@@ -83,7 +83,7 @@ func (s *suite) testJobClaimOncePerInterval(t *testing.T) {
 		{"health_check", "b", 24 * time.Hour, false},
 	}
 	for i, st := range steps {
-		got, err := db.ClaimJobRun(ctx, st.name, st.owner, st.interval)
+		got, err := db.Jobs().ClaimJobRun(ctx, st.name, st.owner, st.interval)
 		if err != nil {
 			t.Fatalf("step %d: ClaimJobRun: %v", i, err)
 		}
@@ -97,13 +97,13 @@ func (s *suite) testJobClaimOncePerInterval(t *testing.T) {
 	}
 
 	// Finishing by someone else changes nothing; by the owner records it.
-	if err := db.FinishJobRun(ctx, "health_check", "b", "not mine"); err != nil {
+	if err := db.Jobs().FinishJobRun(ctx, "health_check", "b", "not mine"); err != nil {
 		t.Fatal(err)
 	}
 	if r := jobRun(t, db, "health_check"); r.FinishedAt != nil || r.LastError != "" {
 		t.Fatalf("a finish by a non-owner was recorded: %+v", r)
 	}
-	if err := db.FinishJobRun(ctx, "health_check", "a", "smtp: connection refused"); err != nil {
+	if err := db.Jobs().FinishJobRun(ctx, "health_check", "a", "smtp: connection refused"); err != nil {
 		t.Fatal(err)
 	}
 	fin := jobRun(t, db, "health_check")
@@ -118,7 +118,7 @@ func (s *suite) testJobClaimOncePerInterval(t *testing.T) {
 	if r.Owner != "b" || r.FinishedAt != nil || r.LastError != "" || r.LastRunAt.Before(fin.LastRunAt) {
 		t.Fatalf("after b's claim: %+v; want owner b, a fresh unfinished run", r)
 	}
-	if err := db.FinishJobRun(ctx, "health_check", "b", ""); err != nil {
+	if err := db.Jobs().FinishJobRun(ctx, "health_check", "b", ""); err != nil {
 		t.Fatal(err)
 	}
 	if r := jobRun(t, db, "health_check"); r.FinishedAt == nil || r.LastError != "" {
@@ -126,11 +126,11 @@ func (s *suite) testJobClaimOncePerInterval(t *testing.T) {
 	}
 	// Back to an hour: b's fresh run blocks everyone again.
 	for _, owner := range []string{"a", "b", "c"} {
-		if ok, err := db.ClaimJobRun(ctx, "health_check", owner, time.Hour); err != nil || ok {
+		if ok, err := db.Jobs().ClaimJobRun(ctx, "health_check", owner, time.Hour); err != nil || ok {
 			t.Fatalf("ClaimJobRun(%s, 1h) right after a run = %v, %v; want false", owner, ok, err)
 		}
 	}
-	runs, err := db.FindJobRuns(ctx)
+	runs, err := db.Jobs().FindJobRuns(ctx)
 	if err != nil || len(runs) != 2 || runs[0].Name != "health_check" || runs[1].Name != "log_purge" {
 		t.Fatalf("FindJobRuns = %+v, %v; want health_check and log_purge, by name", runs, err)
 	}
@@ -160,7 +160,7 @@ func (s *suite) testJobClaimConcurrent(t *testing.T) {
 		for i := range claimers {
 			wg.Go(func() {
 				<-start
-				wins[i], errs[i] = dbs[i].ClaimJobRun(ctx, "race", fmt.Sprintf("replica-%d", i), time.Hour)
+				wins[i], errs[i] = dbs[i].Jobs().ClaimJobRun(ctx, "race", fmt.Sprintf("replica-%d", i), time.Hour)
 			})
 		}
 		close(start)
@@ -191,7 +191,7 @@ func (s *suite) testJobClaimConcurrent(t *testing.T) {
 	for i := range claimers {
 		wg.Go(func() {
 			<-start
-			ok, err := dbs[i].ClaimJobRun(ctx, "race", fmt.Sprintf("replica-%d", i), time.Hour)
+			ok, err := dbs[i].Jobs().ClaimJobRun(ctx, "race", fmt.Sprintf("replica-%d", i), time.Hour)
 			if err != nil {
 				t.Errorf("claimer %d: %v", i, err)
 			}
@@ -223,13 +223,13 @@ func (s *suite) testJobClaimBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ok, err := db.ClaimJobRun(ctx, tt.job, tt.owner, tt.interval)
+			ok, err := db.Jobs().ClaimJobRun(ctx, tt.job, tt.owner, tt.interval)
 			if err == nil || ok {
 				t.Fatalf("ClaimJobRun = %v, %v; want an error", ok, err)
 			}
 		})
 	}
-	if runs, err := db.FindJobRuns(ctx); err != nil || len(runs) != 0 {
+	if runs, err := db.Jobs().FindJobRuns(ctx); err != nil || len(runs) != 0 {
 		t.Fatalf("bad claims stored %+v, %v", runs, err)
 	}
 }
@@ -237,17 +237,17 @@ func (s *suite) testJobClaimBadInput(t *testing.T) {
 func (s *suite) testOldestQueuedAt(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
-	got, err := db.OldestQueuedAt(ctx)
+	got, err := db.Logs().OldestQueuedAt(ctx)
 	if err != nil || got != nil {
 		t.Fatalf("OldestQueuedAt on an empty queue = %v, %v; want nil", got, err)
 	}
 	var logs []*core.Log
 	for i := range 3 {
-		logs = append(logs, enqueue(t, db, testMessage(i)))
+		logs = append(logs, enqueue(t, db.Logs(), testMessage(i)))
 	}
 	// A queued log waiting for a retry counts: it is still in the queue.
 	later := &core.Log{Message: testMessage(9), NextAttemptAt: time.Now().Add(time.Hour)}
-	if err := db.EnqueueLog(ctx, later); err != nil {
+	if err := db.Logs().EnqueueLog(ctx, later); err != nil {
 		t.Fatal(err)
 	}
 	oldest := func(ls []*core.Log) time.Time {
@@ -261,7 +261,7 @@ func (s *suite) testOldestQueuedAt(t *testing.T) {
 	}
 	check := func(step string, want *time.Time) {
 		t.Helper()
-		got, err := db.OldestQueuedAt(ctx)
+		got, err := db.Logs().OldestQueuedAt(ctx)
 		if err != nil {
 			t.Fatalf("%s: OldestQueuedAt: %v", step, err)
 		}
@@ -277,12 +277,12 @@ func (s *suite) testOldestQueuedAt(t *testing.T) {
 	check("four queued", &w)
 
 	// Claimed (sending), delivered and failed logs are not queued.
-	claimed := claim(t, db, "w", 2, time.Hour)
+	claimed := claim(t, db.Logs(), "w", 2, time.Hour)
 	if len(claimed) != 2 {
 		t.Fatalf("claimed %d, want 2", len(claimed))
 	}
-	finish(t, db, "w", claimed[0], core.StatusDelivered)
-	finish(t, db, "w", claimed[1], core.StatusFailed)
+	finish(t, db.Logs(), "w", claimed[0], core.StatusDelivered)
+	finish(t, db.Logs(), "w", claimed[1], core.StatusFailed)
 	var left []*core.Log
 	for _, l := range all {
 		if l.ID != claimed[0].ID && l.ID != claimed[1].ID {
@@ -292,12 +292,12 @@ func (s *suite) testOldestQueuedAt(t *testing.T) {
 	w = oldest(left)
 	check("two queued", &w)
 
-	rest := claim(t, db, "w", 10, time.Hour) // the due one; `later` waits
+	rest := claim(t, db.Logs(), "w", 10, time.Hour) // the due one; `later` waits
 	if len(rest) != 1 {
 		t.Fatalf("claimed %d, want 1 (the other waits for its retry)", len(rest))
 	}
 	check("one waiting for a retry", &later.CreatedAt)
-	if n, err := db.DeleteLogs(ctx, []int64{later.ID}); err != nil || n != 1 {
+	if n, err := db.Logs().DeleteLogs(ctx, []int64{later.ID}); err != nil || n != 1 {
 		t.Fatalf("DeleteLogs = %d, %v", n, err)
 	}
 	check("none queued (one sending)", nil)
@@ -309,19 +309,19 @@ func (s *suite) testQueueDepth(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
 	for i := range 6 {
-		enqueue(t, db, testMessage(i))
+		enqueue(t, db.Logs(), testMessage(i))
 	}
-	claimed := claim(t, db, "w1", 3, time.Minute)
-	finish(t, db, "w1", claimed[0], core.StatusDelivered)
-	finish(t, db, "w1", claimed[1], core.StatusFailed)
+	claimed := claim(t, db.Logs(), "w1", 3, time.Minute)
+	finish(t, db.Logs(), "w1", claimed[0], core.StatusDelivered)
+	finish(t, db.Logs(), "w1", claimed[1], core.StatusFailed)
 	want := core.QueueStats{Queued: 3, Sending: 1, Delivered: 1, Failed: 1}
-	if got, err := db.QueueDepth(ctx); err != nil || got != want {
+	if got, err := db.Logs().QueueDepth(ctx); err != nil || got != want {
 		t.Fatalf("QueueDepth = %+v, %v; want %+v", got, err, want)
 	}
-	if got, err := db.QueueStats(ctx); err != nil || got != want {
+	if got, err := db.Logs().QueueStats(ctx); err != nil || got != want {
 		t.Fatalf("QueueStats = %+v, %v; want %+v", got, err, want)
 	}
-	if got, err := db.PendingCounts(ctx); err != nil || got != (core.QueueStats{Queued: 3, Sending: 1}) {
+	if got, err := db.Logs().PendingCounts(ctx); err != nil || got != (core.QueueStats{Queued: 3, Sending: 1}) {
 		t.Fatalf("PendingCounts = %+v, %v; want queued 3, sending 1 and nothing else", got, err)
 	}
 }
@@ -344,18 +344,18 @@ func (s *suite) testPruneJobRuns(t *testing.T) {
 		"log_purge":                        500 * 24 * time.Hour, // other job: kept
 	}
 	for name, age := range ages {
-		if _, err := db.ClaimJobRun(ctx, name, "a", time.Minute); err != nil {
+		if _, err := db.Jobs().ClaimJobRun(ctx, name, "a", time.Minute); err != nil {
 			t.Fatal(err)
 		}
 		if err := db.Gorm().Exec("UPDATE "+db.TableName("jobs")+" SET last_run_at = ? WHERE name = ?", now.Add(-age), name).Error; err != nil {
 			t.Fatal(err)
 		}
 	}
-	n, err := db.PruneJobRuns(ctx, "summary_report:daily:", now.Add(-400*24*time.Hour))
+	n, err := db.Jobs().PruneJobRuns(ctx, "summary_report:daily:", now.Add(-400*24*time.Hour))
 	if err != nil || n != 2 {
 		t.Fatalf("PruneJobRuns = %d, %v; want 2", n, err)
 	}
-	runs, err := db.FindJobRuns(ctx)
+	runs, err := db.Jobs().FindJobRuns(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,7 +369,7 @@ func (s *suite) testPruneJobRuns(t *testing.T) {
 			t.Errorf("%s (%v old): kept %v, want %v", name, age, left[name], !pruned)
 		}
 	}
-	if _, err := db.PruneJobRuns(ctx, "", now); err == nil {
+	if _, err := db.Jobs().PruneJobRuns(ctx, "", now); err == nil {
 		t.Error("an empty prefix was accepted")
 	}
 }

@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailsvc/mailsvc/adapters/store"
 	"github.com/mailsvc/mailsvc/core"
 )
 
-// logTests are the contract tests of the log store (core.LogStore).
-func (s *suite) logTests() []struct {
+// logContractTests are the contract tests of the log store and queue
+// (core.LogStore, core.LogBodyStore): every implementation passes them.
+func (s *suite) logContractTests() []struct {
 	name string
 	fn   func(t *testing.T)
 } {
@@ -32,12 +32,27 @@ func (s *suite) logTests() []struct {
 		{"QueueStatsAndDelete", s.testQueueStats},
 		{"ResendLogs", s.testResend},
 		{"PurgeInBatches", s.testPurge},
+		{"LogBodies", s.testLogBodies},
+		{"ImportLogs", s.testImportLogs},
+	}
+}
+
+// logTests are the contract tests of package store's log service beyond
+// the log store contract: leases, the address index and roll-ups.
+func (s *suite) logTests() []struct {
+	name string
+	fn   func(t *testing.T)
+} {
+	return []struct {
+		name string
+		fn   func(t *testing.T)
+	}{
 		{"AcquireLease", s.testAcquireLease},
 		{"SearchRecipientsAndWords", s.testSearchRecipientsAndWords},
+		{"SearchAddressParts", s.testSearchAddressParts},
+		{"SearchBackfill", s.testSearchBackfill},
 		{"OutcomeRollups", s.testOutcomeRollups},
-		{"ImportLogs", s.testImportLogs},
 		{"BridgeRowsBackfill", s.testBridgeRowsBackfill},
-		{"LogBodies", s.testLogBodies},
 	}
 }
 
@@ -50,7 +65,7 @@ func testMessage(i int) core.Message {
 	}
 }
 
-func enqueue(t *testing.T, db *store.DB, msg core.Message) *core.Log {
+func enqueue(t *testing.T, db LogStore, msg core.Message) *core.Log {
 	t.Helper()
 	l := &core.Log{Message: msg, Source: "test"}
 	if err := db.EnqueueLog(context.Background(), l); err != nil {
@@ -59,7 +74,7 @@ func enqueue(t *testing.T, db *store.DB, msg core.Message) *core.Log {
 	return l
 }
 
-func claim(t *testing.T, db *store.DB, owner string, n int, lease time.Duration) []*core.Log {
+func claim(t *testing.T, db LogStore, owner string, n int, lease time.Duration) []*core.Log {
 	t.Helper()
 	logs, err := db.ClaimLogs(context.Background(), owner, n, lease)
 	if err != nil {
@@ -68,7 +83,7 @@ func claim(t *testing.T, db *store.DB, owner string, n int, lease time.Duration)
 	return logs
 }
 
-func finish(t *testing.T, db *store.DB, owner string, l *core.Log, status string) {
+func finish(t *testing.T, db LogStore, owner string, l *core.Log, status string) {
 	t.Helper()
 	conn := int64(1)
 	n, err := db.RecordOutcomes(context.Background(), owner, []core.LogOutcome{{
@@ -82,7 +97,7 @@ func finish(t *testing.T, db *store.DB, owner string, l *core.Log, status string
 
 func (s *suite) testLogRoundTrip(t *testing.T) {
 	ctx := context.Background()
-	db := s.open(t, s.prefix())
+	db := s.logs(t)
 	bin := make([]byte, 256)
 	for i := range bin {
 		bin[i] = byte(i)
@@ -130,22 +145,22 @@ func (s *suite) testLogRoundTrip(t *testing.T) {
 }
 
 func (s *suite) testClaimExclusive(t *testing.T) {
-	db := s.open(t, s.prefix())
+	st := s.factory(t)
+	db := st.Logs
 	const total = 120
 	for i := range total {
 		enqueue(t, db, testMessage(i))
 	}
 	// Two claimers on separate handles, as two processes would be.
-	other, err := store.Open(context.Background(), s.dsn, db.Prefix(), testLogger(t))
-	if err != nil {
-		t.Fatal(err)
+	other := db
+	if st.Reopen != nil {
+		other = st.Reopen(t)
 	}
-	defer other.Close()
 	var mu sync.Mutex
 	seen := map[int64]string{}
 	var wg sync.WaitGroup
 	errs := make(chan error, 2)
-	for i, h := range []*store.DB{db, other} {
+	for i, h := range []LogStore{db, other} {
 		owner := fmt.Sprintf("claimer-%d", i)
 		wg.Go(func() {
 			for {
@@ -183,7 +198,7 @@ func (s *suite) testClaimExclusive(t *testing.T) {
 
 func (s *suite) testClaimSkipsFuture(t *testing.T) {
 	ctx := context.Background()
-	db := s.open(t, s.prefix())
+	db := s.logs(t)
 	future := &core.Log{Message: testMessage(1), NextAttemptAt: time.Now().Add(time.Hour)}
 	if err := db.EnqueueLog(ctx, future); err != nil {
 		t.Fatal(err)
@@ -208,7 +223,7 @@ func ids(logs []*core.Log) []int64 {
 
 func (s *suite) testLeaseExpiry(t *testing.T) {
 	ctx := context.Background()
-	db := s.open(t, s.prefix())
+	db := s.logs(t)
 	a := enqueue(t, db, testMessage(1))
 	if got := claim(t, db, "dead", 1, -time.Second); len(got) != 1 || got[0].ID != a.ID {
 		t.Fatalf("claim = %v", ids(got))
@@ -237,7 +252,7 @@ func (s *suite) testLeaseExpiry(t *testing.T) {
 
 func (s *suite) testRecordOutcomes(t *testing.T) {
 	ctx := context.Background()
-	db := s.open(t, s.prefix())
+	db := s.logs(t)
 	var logs []*core.Log
 	for i := range 3 {
 		logs = append(logs, enqueue(t, db, testMessage(i)))
@@ -301,7 +316,7 @@ func (s *suite) testRecordOutcomes(t *testing.T) {
 
 func (s *suite) testLogSearch(t *testing.T) {
 	ctx := context.Background()
-	db := s.open(t, s.prefix())
+	db := s.logs(t)
 	subjects := []string{"100% sure", "100 percent", "snake_case", "snakeXcase", "bang! yes", "plain"}
 	byID := map[int64]string{}
 	for i, subj := range subjects {
@@ -367,7 +382,7 @@ func (s *suite) testLogSearch(t *testing.T) {
 
 func (s *suite) testQueueStats(t *testing.T) {
 	ctx := context.Background()
-	db := s.open(t, s.prefix())
+	db := s.logs(t)
 	var logs []*core.Log
 	for i := range 6 {
 		logs = append(logs, enqueue(t, db, testMessage(i)))
@@ -397,7 +412,7 @@ func (s *suite) testQueueStats(t *testing.T) {
 
 func (s *suite) testResend(t *testing.T) {
 	ctx := context.Background()
-	db := s.open(t, s.prefix())
+	db := s.logs(t)
 	conn := int64(3)
 	a := &core.Log{Message: testMessage(1), ConnectionID: &conn}
 	if err := db.EnqueueLog(ctx, a); err != nil {
@@ -422,7 +437,7 @@ func (s *suite) testResend(t *testing.T) {
 
 func (s *suite) testPurge(t *testing.T) {
 	ctx := context.Background()
-	db := s.open(t, s.prefix())
+	db := s.logs(t)
 	var old []*core.Log
 	for i := range 7 {
 		old = append(old, enqueue(t, db, testMessage(i)))
@@ -482,7 +497,7 @@ func (s *suite) testAcquireLease(t *testing.T) {
 		{"a", time.Hour, false},
 	}
 	for i, st := range steps {
-		got, err := db.AcquireLease(ctx, "job", st.owner, st.ttl)
+		got, err := db.Leases().AcquireLease(ctx, "job", st.owner, st.ttl)
 		if err != nil {
 			t.Fatal(err)
 		}

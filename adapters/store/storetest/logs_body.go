@@ -16,7 +16,7 @@ import (
 // column).
 func (s *suite) testLogBodies(t *testing.T) {
 	ctx := context.Background()
-	db := s.open(t, s.prefix())
+	db := s.logs(t)
 	link := "http://example.test/wp-login.php?action=rp&key=SECRET&login=bob"
 	msg := testMessage(1)
 	msg.Text, msg.HTML = "Reset: "+link, "<p>hi</p>"

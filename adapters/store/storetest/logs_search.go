@@ -13,7 +13,7 @@ import (
 )
 
 // importOne imports one log with its own creation time.
-func importOne(t *testing.T, db *store.DB, status string, created time.Time, m core.Message) *core.Log {
+func importOne(t *testing.T, db LogStore, status string, created time.Time, m core.Message) *core.Log {
 	t.Helper()
 	l := &core.Log{Status: status, CreatedAt: created, UpdatedAt: created, Message: m, Source: "import"}
 	if err := db.ImportLogs(context.Background(), []*core.Log{l}); err != nil {
@@ -29,13 +29,13 @@ func (s *suite) testSearchRecipientsAndWords(t *testing.T) {
 	db := s.open(t, s.prefix())
 	day := func(d int) time.Time { return time.Date(2026, 3, d, 9, 0, 0, 0, time.UTC) }
 	from := core.Address{Email: "shop@example.com"}
-	l1 := importOne(t, db, core.StatusDelivered, day(1), core.Message{From: from, To: addr("ann@example.com"), Subject: "Invoice April"})
-	l2 := importOne(t, db, core.StatusFailed, day(2), core.Message{From: from, To: addr("x@example.com"), Cc: addr("ANN@Example.com"), Subject: "Welcome aboard"})
-	l3 := importOne(t, db, core.StatusDelivered, day(3), core.Message{From: from, To: addr("x@example.com"), Bcc: addr("ann@example.com"), Subject: "Invoice May"})
+	l1 := importOne(t, db.Logs(), core.StatusDelivered, day(1), core.Message{From: from, To: addr("ann@example.com"), Subject: "Invoice April"})
+	l2 := importOne(t, db.Logs(), core.StatusFailed, day(2), core.Message{From: from, To: addr("x@example.com"), Cc: addr("ANN@Example.com"), Subject: "Welcome aboard"})
+	l3 := importOne(t, db.Logs(), core.StatusDelivered, day(3), core.Message{From: from, To: addr("x@example.com"), Bcc: addr("ann@example.com"), Subject: "Invoice May"})
 	// Sender and reply-to are not recipients; look-alike addresses differ.
-	l4 := importOne(t, db, core.StatusDelivered, day(4), core.Message{From: core.Address{Email: "ann@example.com"}, ReplyTo: addr("ann@example.com"), To: addr("bob@example.com"), Subject: "Receipt"})
-	importOne(t, db, core.StatusDelivered, day(5), core.Message{From: from, To: []core.Address{{Email: "xann@example.com"}, {Email: "ann@example.co"}}, Subject: "Look-alikes"})
-	l6 := enqueue(t, db, core.Message{From: from, To: []core.Address{{Email: "Ann@Example.COM"}, {Email: "ann@example.com"}}, Subject: "Invoice June"})
+	l4 := importOne(t, db.Logs(), core.StatusDelivered, day(4), core.Message{From: core.Address{Email: "ann@example.com"}, ReplyTo: addr("ann@example.com"), To: addr("bob@example.com"), Subject: "Receipt"})
+	importOne(t, db.Logs(), core.StatusDelivered, day(5), core.Message{From: from, To: []core.Address{{Email: "xann@example.com"}, {Email: "ann@example.co"}}, Subject: "Look-alikes"})
+	l6 := enqueue(t, db.Logs(), core.Message{From: from, To: []core.Address{{Email: "Ann@Example.COM"}, {Email: "ann@example.com"}}, Subject: "Invoice June"})
 
 	march := func(d int) time.Time { return time.Date(2026, 3, d, 0, 0, 0, 0, time.UTC) }
 	tests := []struct {
@@ -62,7 +62,7 @@ func (s *suite) testSearchRecipientsAndWords(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			logs, total, err := db.FindLogs(ctx, tt.f)
+			logs, total, err := db.Logs().FindLogs(ctx, tt.f)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,11 +72,11 @@ func (s *suite) testSearchRecipientsAndWords(t *testing.T) {
 		})
 	}
 	// A capped count stops one past the cap; the page is still served.
-	logs, total, err := db.FindLogs(ctx, core.LogFilter{Search: "ann@example.com", CountUpTo: 2, Limit: 3})
+	logs, total, err := db.Logs().FindLogs(ctx, core.LogFilter{Search: "ann@example.com", CountUpTo: 2, Limit: 3})
 	if err != nil || total != 3 || len(logs) != 3 {
 		t.Fatalf("capped: %d logs, total %d (%v); want 3 logs, total 3", len(logs), total, err)
 	}
-	if _, total, err := db.FindLogs(ctx, core.LogFilter{CountUpTo: 10}); err != nil || total != 6 {
+	if _, total, err := db.Logs().FindLogs(ctx, core.LogFilter{CountUpTo: 10}); err != nil || total != 6 {
 		t.Fatalf("under the cap: total %d (%v), want 6", total, err)
 	}
 }
@@ -103,9 +103,9 @@ func (s *suite) testOutcomeRollups(t *testing.T) {
 	c1, c2 := int64(1), int64(2)
 	var logs []*core.Log
 	for i := range 5 {
-		logs = append(logs, enqueue(t, db, testMessage(i)))
+		logs = append(logs, enqueue(t, db.Logs(), testMessage(i)))
 	}
-	claim(t, db, "w", 10, time.Hour)
+	claim(t, db.Logs(), "w", 10, time.Hour)
 	outs := []core.LogOutcome{
 		{LogID: logs[0].ID, Status: core.StatusDelivered, Attempts: 1, SentConnectionID: &c1},
 		// A temporary failure: a retry, not a final outcome.
@@ -116,27 +116,27 @@ func (s *suite) testOutcomeRollups(t *testing.T) {
 		// Delivered and not kept (log_emails off): still counted.
 		{LogID: logs[4].ID, Status: core.StatusDelivered, Attempts: 1, SentConnectionID: &c1, Delete: true},
 	}
-	if n, err := db.RecordOutcomes(ctx, "other", outs); err != nil || n != 0 {
+	if n, err := db.Logs().RecordOutcomes(ctx, "other", outs); err != nil || n != 0 {
 		t.Fatalf("non-owner RecordOutcomes = %d, %v", n, err)
 	}
-	if n, err := db.RecordOutcomes(ctx, "w", outs); err != nil || n != 5 {
+	if n, err := db.Logs().RecordOutcomes(ctx, "w", outs); err != nil || n != 5 {
 		t.Fatalf("RecordOutcomes = %d, %v", n, err)
 	}
 	// The retry goes to the fallback connection and is delivered.
-	if again := claim(t, db, "w", 10, time.Hour); len(again) != 1 || again[0].ID != logs[1].ID {
+	if again := claim(t, db.Logs(), "w", 10, time.Hour); len(again) != 1 || again[0].ID != logs[1].ID {
 		t.Fatalf("retry claim = %v", ids(again))
 	}
-	if n, err := db.RecordOutcomes(ctx, "w", []core.LogOutcome{{LogID: logs[1].ID, Status: core.StatusDelivered, Attempts: 2, UsedFallback: true, SentConnectionID: &c2}}); err != nil || n != 1 {
+	if n, err := db.Logs().RecordOutcomes(ctx, "w", []core.LogOutcome{{LogID: logs[1].ID, Status: core.StatusDelivered, Attempts: 2, UsedFallback: true, SentConnectionID: &c2}}); err != nil || n != 1 {
 		t.Fatalf("RecordOutcomes retry = %d, %v", n, err)
 	}
 	// The same outcome again applies to nothing and counts nothing.
-	if n, err := db.RecordOutcomes(ctx, "w", []core.LogOutcome{{LogID: logs[1].ID, Status: core.StatusDelivered, SentConnectionID: &c2}}); err != nil || n != 0 {
+	if n, err := db.Logs().RecordOutcomes(ctx, "w", []core.LogOutcome{{LogID: logs[1].ID, Status: core.StatusDelivered, SentConnectionID: &c2}}); err != nil || n != 0 {
 		t.Fatalf("RecordOutcomes replay = %d, %v", n, err)
 	}
 	window := func() (time.Time, time.Time) { return time.Now().Add(-time.Hour), time.Now().Add(time.Hour) }
 	want := map[string]int64{"1/delivered": 2, "1/failed": 1, "2/delivered": 2}
 	lo, hi := window()
-	bs, err := db.OutcomeBuckets(ctx, lo, hi)
+	bs, err := db.Logs().OutcomeBuckets(ctx, lo, hi)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,14 +147,14 @@ func (s *suite) testOutcomeRollups(t *testing.T) {
 	// Concurrent batches into the same bucket add up exactly.
 	var more []*core.Log
 	for i := range 40 {
-		more = append(more, enqueue(t, db, testMessage(100+i)))
+		more = append(more, enqueue(t, db.Logs(), testMessage(100+i)))
 	}
 	c3 := int64(3)
 	var wg sync.WaitGroup
 	for w := range 4 {
 		wg.Go(func() {
 			owner := fmt.Sprintf("w%d", w)
-			got, err := db.ClaimLogs(ctx, owner, 10, time.Hour)
+			got, err := db.Logs().ClaimLogs(ctx, owner, 10, time.Hour)
 			if err != nil {
 				t.Error(err)
 				return
@@ -163,7 +163,7 @@ func (s *suite) testOutcomeRollups(t *testing.T) {
 			for _, l := range got {
 				outs = append(outs, core.LogOutcome{LogID: l.ID, Status: core.StatusDelivered, Attempts: 1, SentConnectionID: &c3})
 			}
-			if n, err := db.RecordOutcomes(ctx, owner, outs); err != nil || n != len(outs) {
+			if n, err := db.Logs().RecordOutcomes(ctx, owner, outs); err != nil || n != len(outs) {
 				t.Errorf("RecordOutcomes %s = %d, %v", owner, n, err)
 			}
 		})
@@ -171,7 +171,7 @@ func (s *suite) testOutcomeRollups(t *testing.T) {
 	wg.Wait()
 	want["3/delivered"] = 40
 	lo, hi = window()
-	bs, err = db.OutcomeBuckets(ctx, lo, hi)
+	bs, err = db.Logs().OutcomeBuckets(ctx, lo, hi)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,28 +180,28 @@ func (s *suite) testOutcomeRollups(t *testing.T) {
 	}
 
 	// Deleting and purging logs leaves the history as it is.
-	if _, err := db.DeleteLogs(ctx, ids(more[:5])); err != nil {
+	if _, err := db.Logs().DeleteLogs(ctx, ids(more[:5])); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := db.PurgeLogs(ctx, time.Now().Add(time.Minute), 7); err != nil || n != 39 {
+	if n, err := db.Logs().PurgeLogs(ctx, time.Now().Add(time.Minute), 7); err != nil || n != 39 {
 		t.Fatalf("PurgeLogs = %d, %v; want 39", n, err)
 	}
 	lo, hi = window()
-	if bs, err = db.OutcomeBuckets(ctx, lo, hi); err != nil || fmt.Sprint(bucketSums(t, bs)) != fmt.Sprint(want) {
+	if bs, err = db.Logs().OutcomeBuckets(ctx, lo, hi); err != nil || fmt.Sprint(bucketSums(t, bs)) != fmt.Sprint(want) {
 		t.Fatalf("roll-ups after deleting logs %v (%v), want %v", bucketSums(t, bs), err, want)
 	}
 	var orphans int
 	if err := db.Gorm().Raw("SELECT COUNT(*) FROM `" + db.TableName("log_recipients") + "` WHERE log_id NOT IN (SELECT id FROM `" + db.TableName("logs") + "`)").Scan(&orphans).Error; err != nil || orphans != 0 {
 		t.Fatalf("%d recipients rows outlived their logs (%v)", orphans, err)
 	}
-	if found, _, err := db.FindLogs(ctx, core.LogFilter{Search: "ann100@example.com"}); err != nil || len(found) != 0 {
+	if found, _, err := db.Logs().FindLogs(ctx, core.LogFilter{Search: "ann100@example.com"}); err != nil || len(found) != 0 {
 		t.Fatalf("a purged log is still found: %v %v", ids(found), err)
 	}
 }
 
 func (s *suite) testImportLogs(t *testing.T) {
 	ctx := context.Background()
-	db := s.open(t, s.prefix())
+	db := s.logs(t)
 	c1 := int64(1)
 	at := func(h, m int) time.Time { return time.Date(2026, 3, 1, h, m, 0, 0, time.UTC) }
 	d1, d2 := at(10, 7), at(10, 14)
@@ -278,7 +278,7 @@ func (s *suite) testBridgeRowsBackfill(t *testing.T) {
 	}
 	found := func(address string) int {
 		t.Helper()
-		_, total, err := db.FindLogs(ctx, core.LogFilter{Search: address})
+		_, total, err := db.Logs().FindLogs(ctx, core.LogFilter{Search: address})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -289,7 +289,7 @@ func (s *suite) testBridgeRowsBackfill(t *testing.T) {
 		t.Fatalf("found %d before indexing", n)
 	}
 	// An idle claim indexes older rows.
-	if got := claim(t, db, "w", 5, time.Minute); len(got) != 0 {
+	if got := claim(t, db.Logs(), "w", 5, time.Minute); len(got) != 0 {
 		t.Fatalf("claimed %v", ids(got))
 	}
 	if n := found("OLD@example.com"); n != 1 {
@@ -304,7 +304,7 @@ func (s *suite) testBridgeRowsBackfill(t *testing.T) {
 	if n := found("ueued@example.com"); n != 0 {
 		t.Fatalf("a part of an address found %d", n)
 	}
-	if got := claim(t, db, "w", 5, time.Minute); len(got) != 1 {
+	if got := claim(t, db.Logs(), "w", 5, time.Minute); len(got) != 1 {
 		t.Fatalf("claimed %v", ids(got))
 	}
 	if n := found("queued@example.com"); n != 1 {
@@ -313,7 +313,7 @@ func (s *suite) testBridgeRowsBackfill(t *testing.T) {
 	if n := found("audit@example.com"); n != 2 {
 		t.Fatalf("bcc found %d, want 2", n)
 	}
-	if n, err := db.IndexLogRecipients(ctx, 100); err != nil || n != 0 {
+	if n, err := db.Logs().IndexLogRecipients(ctx, 100); err != nil || n != 0 {
 		t.Fatalf("IndexLogRecipients after everything was indexed = %d, %v", n, err)
 	}
 }

@@ -39,18 +39,18 @@ func (s *suite) testNotificationThreshold(t *testing.T) {
 	db := s.open(t, s.prefix())
 	c := &core.NotificationChannel{Name: "sms", Type: "twilio", IsActive: true, Events: []string{},
 		ThresholdCount: 3, ThresholdMinutes: 10, Settings: core.Settings{}}
-	if err := db.CreateNotificationChannel(ctx, c); err != nil {
+	if err := db.Notifications().CreateNotificationChannel(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	got, err := db.FindNotificationChannelByID(ctx, c.ID)
+	got, err := db.Notifications().FindNotificationChannelByID(ctx, c.ID)
 	if err != nil || got.ThresholdCount != 3 || got.ThresholdMinutes != 10 || got.ThresholdAlertedAt != nil {
 		t.Fatalf("stored %+v, %v", got, err)
 	}
 	c.ThresholdCount, c.ThresholdMinutes = 5, 30
-	if err := db.UpdateNotificationChannel(ctx, c); err != nil {
+	if err := db.Notifications().UpdateNotificationChannel(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ = db.FindNotificationChannelByID(ctx, c.ID); got.ThresholdCount != 5 || got.ThresholdMinutes != 30 {
+	if got, _ = db.Notifications().FindNotificationChannelByID(ctx, c.ID); got.ThresholdCount != 5 || got.ThresholdMinutes != 30 {
 		t.Fatalf("after update %+v", got)
 	}
 
@@ -59,12 +59,12 @@ func (s *suite) testNotificationThreshold(t *testing.T) {
 	var logs []*core.Log
 	for i := range 4 {
 		l := &core.Log{Message: testMessage(i)}
-		if err := db.EnqueueLog(ctx, l); err != nil {
+		if err := db.Logs().EnqueueLog(ctx, l); err != nil {
 			t.Fatal(err)
 		}
 		logs = append(logs, l)
 	}
-	if got := claim(t, db, "w1", 4, time.Minute); len(got) != 4 {
+	if got := claim(t, db.Logs(), "w1", 4, time.Minute); len(got) != 4 {
 		t.Fatalf("claimed %d, want 4", len(got))
 	}
 	out := func(l *core.Log, status string) core.LogOutcome {
@@ -72,13 +72,13 @@ func (s *suite) testNotificationThreshold(t *testing.T) {
 	}
 	record := func(owner string, want int, outs ...core.LogOutcome) {
 		t.Helper()
-		if n, err := db.RecordOutcomes(ctx, owner, outs); err != nil || n != want {
+		if n, err := db.Logs().RecordOutcomes(ctx, owner, outs); err != nil || n != want {
 			t.Fatalf("RecordOutcomes = %d, %v; want %d", n, err, want)
 		}
 	}
 	count := func(from, to time.Time) int {
 		t.Helper()
-		n, err := db.CountFailedLogs(ctx, from, to)
+		n, err := db.Logs().CountFailedLogs(ctx, from, to)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,18 +110,18 @@ func (s *suite) testNotificationThreshold(t *testing.T) {
 		core.StatusFailed, "bounced"); err != nil || !moved {
 		t.Fatalf("RecordLogEvent = %v, %v", moved, err)
 	}
-	if err := db.ImportLogs(ctx, []*core.Log{{Status: core.StatusFailed, Source: "import", Message: testMessage(9), CreatedAt: time.Now()}}); err != nil {
+	if err := db.Logs().ImportLogs(ctx, []*core.Log{{Status: core.StatusFailed, Source: "import", Message: testMessage(9), CreatedAt: time.Now()}}); err != nil {
 		t.Fatal(err)
 	}
 	if n := count(before, time.Now().Add(time.Second)); n != 2 {
 		t.Fatalf("after later changes: %d counted, want the 2 failures still", n)
 	}
 	// A failed log resent that fails again is a new failure.
-	if n, err := db.ResendLogs(ctx, []int64{logs[3].ID}); err != nil || n != 1 {
+	if n, err := db.Logs().ResendLogs(ctx, []int64{logs[3].ID}); err != nil || n != 1 {
 		t.Fatalf("ResendLogs = %d, %v", n, err)
 	}
 	// (The retry of logs[2] is due too.)
-	if got := claim(t, db, "w2", 3, time.Minute); len(got) != 2 {
+	if got := claim(t, db.Logs(), "w2", 3, time.Minute); len(got) != 2 {
 		t.Fatalf("claimed %d after the resend, want 2", len(got))
 	}
 	record("w2", 2, out(logs[3], core.StatusFailed), out(logs[2], core.StatusDelivered))
@@ -141,12 +141,12 @@ func (s *suite) testNotificationThreshold(t *testing.T) {
 		from, to time.Duration
 		want     int
 	}{{-time.Minute, 10 * time.Minute, 2}, {0, 10 * time.Minute, 1}, {time.Minute, 20 * time.Minute, 2}, {21 * time.Minute, time.Hour, 0}} {
-		if n, err := db.CountFailedLogs(ctx, t0.Add(tt.from), t0.Add(tt.to)); err != nil || n != tt.want {
+		if n, err := db.Logs().CountFailedLogs(ctx, t0.Add(tt.from), t0.Add(tt.to)); err != nil || n != tt.want {
 			t.Errorf("CountFailedLogs(%s, %s) = %d, %v; want %d", tt.from, tt.to, n, err, tt.want)
 		}
 	}
 	// Pruning deletes the marks before its time only.
-	if n, err := db.PruneFailureMarks(ctx, t0.Add(10*time.Minute)); err != nil || n != 2 {
+	if n, err := db.Logs().PruneFailureMarks(ctx, t0.Add(10*time.Minute)); err != nil || n != 2 {
 		t.Fatalf("PruneFailureMarks = %d, %v; want 2", n, err)
 	}
 	if n := count(t0.Add(-time.Hour), t0.Add(time.Hour)); n != 1 {
@@ -156,19 +156,19 @@ func (s *suite) testNotificationThreshold(t *testing.T) {
 		t.Fatalf("after the prune: %d recent failures counted, want 3", n)
 	}
 
-	if won, err := db.ClaimNotificationThreshold(ctx, c.ID, t0, 10*time.Minute); err != nil || !won {
+	if won, err := db.Notifications().ClaimNotificationThreshold(ctx, c.ID, t0, 10*time.Minute); err != nil || !won {
 		t.Fatalf("first claim = %v, %v", won, err)
 	}
-	if won, _ := db.ClaimNotificationThreshold(ctx, c.ID, t0.Add(9*time.Minute), 10*time.Minute); won {
+	if won, _ := db.Notifications().ClaimNotificationThreshold(ctx, c.ID, t0.Add(9*time.Minute), 10*time.Minute); won {
 		t.Fatal("a second claim inside the quiet time won")
 	}
-	if won, _ := db.ClaimNotificationThreshold(ctx, c.ID, t0.Add(10*time.Minute), 10*time.Minute); !won {
+	if won, _ := db.Notifications().ClaimNotificationThreshold(ctx, c.ID, t0.Add(10*time.Minute), 10*time.Minute); !won {
 		t.Fatal("a claim after the quiet time lost")
 	}
-	if got, _ = db.FindNotificationChannelByID(ctx, c.ID); got.ThresholdAlertedAt == nil || !got.ThresholdAlertedAt.Equal(t0.Add(10*time.Minute)) {
+	if got, _ = db.Notifications().FindNotificationChannelByID(ctx, c.ID); got.ThresholdAlertedAt == nil || !got.ThresholdAlertedAt.Equal(t0.Add(10*time.Minute)) {
 		t.Fatalf("threshold_alerted_at = %v", got.ThresholdAlertedAt)
 	}
-	if won, _ := db.ClaimNotificationThreshold(ctx, c.ID+100, t0, time.Minute); won {
+	if won, _ := db.Notifications().ClaimNotificationThreshold(ctx, c.ID+100, t0, time.Minute); won {
 		t.Fatal("a claim on a missing channel won")
 	}
 }
@@ -179,15 +179,15 @@ func (s *suite) testLogResentFrom(t *testing.T) {
 	db := s.open(t, s.prefix())
 	msg := core.Message{From: core.Address{Email: "a@example.com"}, To: []core.Address{{Email: "b@example.com"}}, Subject: "s"}
 	first := &core.Log{Message: msg}
-	if err := db.EnqueueLog(ctx, first); err != nil {
+	if err := db.Logs().EnqueueLog(ctx, first); err != nil {
 		t.Fatal(err)
 	}
 	second := &core.Log{Message: msg, ResentFrom: &first.ID}
-	if err := db.EnqueueLog(ctx, second); err != nil {
+	if err := db.Logs().EnqueueLog(ctx, second); err != nil {
 		t.Fatal(err)
 	}
-	a, _ := db.FindLogByID(ctx, first.ID)
-	b, err := db.FindLogByID(ctx, second.ID)
+	a, _ := db.Logs().FindLogByID(ctx, first.ID)
+	b, err := db.Logs().FindLogByID(ctx, second.ID)
 	if err != nil || a.ResentFrom != nil || b.ResentFrom == nil || *b.ResentFrom != first.ID {
 		t.Fatalf("resent_from: %v and %v (%v)", a.ResentFrom, b.ResentFrom, err)
 	}
@@ -197,7 +197,7 @@ func (s *suite) testNotificationCRUD(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
 
-	list, err := db.FindNotificationChannels(ctx)
+	list, err := db.Notifications().FindNotificationChannels(ctx)
 	if err != nil || len(list) != 0 {
 		t.Fatalf("FindNotificationChannels on an empty table = %v, %v; want none", list, err)
 	}
@@ -207,18 +207,18 @@ func (s *suite) testNotificationCRUD(t *testing.T) {
 		Settings: core.Settings{"webhook_url": "enc:v1:abc", "retries": int64(3), "nested": map[string]any{"n": int64(1)}},
 	}
 	before := time.Now().UTC().Add(-time.Second)
-	if err := db.CreateNotificationChannel(ctx, c); err != nil {
+	if err := db.Notifications().CreateNotificationChannel(ctx, c); err != nil {
 		t.Fatalf("CreateNotificationChannel: %v", err)
 	}
 	if c.ID <= 0 || c.CreatedAt.Before(before) || !c.UpdatedAt.Equal(c.CreatedAt) {
 		t.Fatalf("Create set ID %d, CreatedAt %v, UpdatedAt %v", c.ID, c.CreatedAt, c.UpdatedAt)
 	}
 	second := &core.NotificationChannel{Name: "All events", Type: "webhook", Settings: core.Settings{}}
-	if err := db.CreateNotificationChannel(ctx, second); err != nil {
+	if err := db.Notifications().CreateNotificationChannel(ctx, second); err != nil {
 		t.Fatalf("CreateNotificationChannel: %v", err)
 	}
 
-	got, err := db.FindNotificationChannelByID(ctx, c.ID)
+	got, err := db.Notifications().FindNotificationChannelByID(ctx, c.ID)
 	if err != nil {
 		t.Fatalf("FindNotificationChannelByID: %v", err)
 	}
@@ -227,7 +227,7 @@ func (s *suite) testNotificationCRUD(t *testing.T) {
 		!got.CreatedAt.Equal(c.CreatedAt) {
 		t.Fatalf("read back %+v, want %+v", got, c)
 	}
-	got2, err := db.FindNotificationChannelByID(ctx, second.ID)
+	got2, err := db.Notifications().FindNotificationChannelByID(ctx, second.ID)
 	if err != nil {
 		t.Fatalf("FindNotificationChannelByID: %v", err)
 	}
@@ -235,7 +235,7 @@ func (s *suite) testNotificationCRUD(t *testing.T) {
 		t.Fatalf("channel without events read back as %+v; want inactive, empty (non-nil) events and settings", got2)
 	}
 
-	list, err = db.FindNotificationChannels(ctx)
+	list, err = db.Notifications().FindNotificationChannels(ctx)
 	if err != nil || len(list) != 2 || list[0].ID != c.ID || list[1].ID != second.ID {
 		t.Fatalf("FindNotificationChannels = %v, %v; want both in id order", list, err)
 	}
@@ -244,17 +244,17 @@ func (s *suite) testNotificationCRUD(t *testing.T) {
 	c.Name, c.Type, c.IsActive = "Renamed", "discord", false
 	c.Events = []string{core.EventQueueStalled}
 	c.Settings = core.Settings{"webhook_url": "enc:v1:def"}
-	if err := db.UpdateNotificationChannel(ctx, c); err != nil {
+	if err := db.Notifications().UpdateNotificationChannel(ctx, c); err != nil {
 		t.Fatalf("UpdateNotificationChannel: %v", err)
 	}
 	if !c.UpdatedAt.After(c.CreatedAt) {
 		t.Fatalf("UpdatedAt %v not after CreatedAt %v", c.UpdatedAt, c.CreatedAt)
 	}
 	// An update that changes nothing succeeds (MySQL reports 0 changed rows).
-	if err := db.UpdateNotificationChannel(ctx, c); err != nil {
+	if err := db.Notifications().UpdateNotificationChannel(ctx, c); err != nil {
 		t.Fatalf("UpdateNotificationChannel without change: %v", err)
 	}
-	got, err = db.FindNotificationChannelByID(ctx, c.ID)
+	got, err = db.Notifications().FindNotificationChannelByID(ctx, c.ID)
 	if err != nil {
 		t.Fatalf("FindNotificationChannelByID: %v", err)
 	}
@@ -269,17 +269,17 @@ func (s *suite) testNotificationCRUD(t *testing.T) {
 func (s *suite) testNotificationNotFound(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
-	_, err := db.FindNotificationChannelByID(ctx, 42)
+	_, err := db.Notifications().FindNotificationChannelByID(ctx, 42)
 	wantCode(t, err, core.ENOTFOUND)
-	err = db.UpdateNotificationChannel(ctx, &core.NotificationChannel{ID: 42, Name: "x", Type: "slack"})
+	err = db.Notifications().UpdateNotificationChannel(ctx, &core.NotificationChannel{ID: 42, Name: "x", Type: "slack"})
 	wantCode(t, err, core.ENOTFOUND)
-	if n, err := db.DeleteNotificationChannels(ctx, []int64{42}); err != nil || n != 0 {
+	if n, err := db.Notifications().DeleteNotificationChannels(ctx, []int64{42}); err != nil || n != 0 {
 		t.Fatalf("DeleteNotificationChannels(missing) = %d, %v; want 0, nil", n, err)
 	}
-	if n, err := db.SetNotificationChannelsActive(ctx, []int64{42}, true); err != nil || n != 0 {
+	if n, err := db.Notifications().SetNotificationChannelsActive(ctx, []int64{42}, true); err != nil || n != 0 {
 		t.Fatalf("SetNotificationChannelsActive(missing) = %d, %v; want 0, nil", n, err)
 	}
-	if n, err := db.DeleteNotificationChannels(ctx, nil); err != nil || n != 0 {
+	if n, err := db.Notifications().DeleteNotificationChannels(ctx, nil); err != nil || n != 0 {
 		t.Fatalf("DeleteNotificationChannels(nil) = %d, %v; want 0, nil", n, err)
 	}
 }
@@ -290,19 +290,19 @@ func (s *suite) testNotificationBulk(t *testing.T) {
 	var ids []int64
 	for i := 0; i < 4; i++ {
 		c := &core.NotificationChannel{Name: "c", Type: "slack", IsActive: i%2 == 0, Settings: core.Settings{}}
-		if err := db.CreateNotificationChannel(ctx, c); err != nil {
+		if err := db.Notifications().CreateNotificationChannel(ctx, c); err != nil {
 			t.Fatalf("CreateNotificationChannel: %v", err)
 		}
 		ids = append(ids, c.ID)
 	}
 	// ids[0] is already active: it still counts; the repeat and the
 	// missing id do not.
-	n, err := db.SetNotificationChannelsActive(ctx, []int64{ids[0], ids[1], ids[1], 9999}, true)
+	n, err := db.Notifications().SetNotificationChannelsActive(ctx, []int64{ids[0], ids[1], ids[1], 9999}, true)
 	if err != nil || n != 2 {
 		t.Fatalf("SetNotificationChannelsActive = %d, %v; want 2", n, err)
 	}
 	active := func() map[int64]bool {
-		list, err := db.FindNotificationChannels(ctx)
+		list, err := db.Notifications().FindNotificationChannels(ctx)
 		if err != nil {
 			t.Fatalf("FindNotificationChannels: %v", err)
 		}
@@ -316,14 +316,14 @@ func (s *suite) testNotificationBulk(t *testing.T) {
 	if got := active(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("after enable: %v, want %v", got, want)
 	}
-	if n, err := db.SetNotificationChannelsActive(ctx, []int64{ids[0], ids[2]}, false); err != nil || n != 2 {
+	if n, err := db.Notifications().SetNotificationChannelsActive(ctx, []int64{ids[0], ids[2]}, false); err != nil || n != 2 {
 		t.Fatalf("disable = %d, %v; want 2", n, err)
 	}
 	want = map[int64]bool{ids[0]: false, ids[1]: true, ids[2]: false, ids[3]: false}
 	if got := active(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("after disable: %v, want %v", got, want)
 	}
-	n, err = db.DeleteNotificationChannels(ctx, []int64{ids[1], ids[3], ids[3], 9999})
+	n, err = db.Notifications().DeleteNotificationChannels(ctx, []int64{ids[1], ids[3], ids[3], 9999})
 	if err != nil || n != 2 {
 		t.Fatalf("DeleteNotificationChannels = %d, %v; want 2", n, err)
 	}
@@ -338,7 +338,7 @@ func (s *suite) testReleaseLease(t *testing.T) {
 	db := s.open(t, s.prefix())
 	acquire := func(name, owner string, ttl time.Duration) bool {
 		t.Helper()
-		ok, err := db.AcquireLease(ctx, name, owner, ttl)
+		ok, err := db.Leases().AcquireLease(ctx, name, owner, ttl)
 		if err != nil {
 			t.Fatalf("AcquireLease(%s, %s): %v", name, owner, err)
 		}
@@ -346,7 +346,7 @@ func (s *suite) testReleaseLease(t *testing.T) {
 	}
 	release := func(name, owner string) bool {
 		t.Helper()
-		ok, err := db.ReleaseLease(ctx, name, owner)
+		ok, err := db.Leases().ReleaseLease(ctx, name, owner)
 		if err != nil {
 			t.Fatalf("ReleaseLease(%s, %s): %v", name, owner, err)
 		}
@@ -389,7 +389,7 @@ func (s *suite) testReleaseLease(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ok, err := db.ReleaseLease(ctx, "race", "a")
+			ok, err := db.Leases().ReleaseLease(ctx, "race", "a")
 			if err != nil {
 				t.Errorf("ReleaseLease: %v", err)
 			}

@@ -35,11 +35,11 @@ func (s *suite) testOAuthStateSingleUse(t *testing.T) {
 		CodeVerifier: "enc:verifier", RedirectURI: "https://site.example/cb",
 		ExpiresAt: time.Now().UTC().Add(core.OAuthStateTTL).Truncate(time.Microsecond),
 	}
-	if err := db.SaveOAuthState(ctx, want); err != nil {
+	if err := db.OAuth().SaveOAuthState(ctx, want); err != nil {
 		t.Fatalf("SaveOAuthState: %v", err)
 	}
 	other := &core.OAuthState{State: "google:other", Provider: core.ProviderGoogle, UserID: 1, ConnectionID: 1, ExpiresAt: want.ExpiresAt}
-	if err := db.SaveOAuthState(ctx, other); err != nil {
+	if err := db.OAuth().SaveOAuthState(ctx, other); err != nil {
 		t.Fatal(err)
 	}
 	// The table keeps the hash, never the state.
@@ -52,10 +52,10 @@ func (s *suite) testOAuthStateSingleUse(t *testing.T) {
 	}
 
 	for _, bad := range []string{"", "google:ABC123", "abc123", "google:abc1234"} {
-		_, err := db.ConsumeOAuthState(ctx, bad)
+		_, err := db.OAuth().ConsumeOAuthState(ctx, bad)
 		wantCode(t, err, core.ENOTFOUND)
 	}
-	got, err := db.ConsumeOAuthState(ctx, want.State)
+	got, err := db.OAuth().ConsumeOAuthState(ctx, want.State)
 	if err != nil {
 		t.Fatalf("ConsumeOAuthState: %v", err)
 	}
@@ -63,32 +63,32 @@ func (s *suite) testOAuthStateSingleUse(t *testing.T) {
 		got.RedirectURI != want.RedirectURI || !got.ExpiresAt.Equal(want.ExpiresAt) || got.State != want.State {
 		t.Fatalf("consumed %+v, want %+v", got, want)
 	}
-	_, err = db.ConsumeOAuthState(ctx, want.State)
+	_, err = db.OAuth().ConsumeOAuthState(ctx, want.State)
 	wantCode(t, err, core.ENOTFOUND)
 	// The other state is untouched.
-	if _, err := db.ConsumeOAuthState(ctx, other.State); err != nil {
+	if _, err := db.OAuth().ConsumeOAuthState(ctx, other.State); err != nil {
 		t.Fatalf("other state: %v", err)
 	}
-	wantCode(t, db.SaveOAuthState(ctx, &core.OAuthState{}), core.EINVALID)
+	wantCode(t, db.OAuth().SaveOAuthState(ctx, &core.OAuthState{}), core.EINVALID)
 }
 
 func (s *suite) testOAuthStateExpiry(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
 	past := &core.OAuthState{State: "expired", Provider: core.ProviderZoho, UserID: 1, ConnectionID: 1, ExpiresAt: time.Now().Add(-time.Second)}
-	if err := db.SaveOAuthState(ctx, past); err != nil {
+	if err := db.OAuth().SaveOAuthState(ctx, past); err != nil {
 		t.Fatal(err)
 	}
-	_, err := db.ConsumeOAuthState(ctx, "expired")
+	_, err := db.OAuth().ConsumeOAuthState(ctx, "expired")
 	wantCode(t, err, core.ENOTFOUND)
 
 	// Saving another state purges expired ones.
 	stale := &core.OAuthState{State: "stale", Provider: core.ProviderZoho, UserID: 1, ConnectionID: 1, ExpiresAt: time.Now().Add(-time.Minute)}
-	if err := db.SaveOAuthState(ctx, stale); err != nil {
+	if err := db.OAuth().SaveOAuthState(ctx, stale); err != nil {
 		t.Fatal(err)
 	}
 	fresh := &core.OAuthState{State: "fresh", Provider: core.ProviderZoho, UserID: 1, ConnectionID: 1, ExpiresAt: time.Now().Add(time.Minute)}
-	if err := db.SaveOAuthState(ctx, fresh); err != nil {
+	if err := db.OAuth().SaveOAuthState(ctx, fresh); err != nil {
 		t.Fatal(err)
 	}
 	var n int64
@@ -105,14 +105,14 @@ func (s *suite) testOAuthStateConcurrentConsume(t *testing.T) {
 	db := s.open(t, s.prefix())
 	for round := range 5 {
 		state := fmt.Sprintf("race-%d", round)
-		if err := db.SaveOAuthState(ctx, &core.OAuthState{State: state, Provider: core.ProviderMicrosoft, UserID: 1, ConnectionID: 3, ExpiresAt: time.Now().Add(time.Minute)}); err != nil {
+		if err := db.OAuth().SaveOAuthState(ctx, &core.OAuthState{State: state, Provider: core.ProviderMicrosoft, UserID: 1, ConnectionID: 3, ExpiresAt: time.Now().Add(time.Minute)}); err != nil {
 			t.Fatal(err)
 		}
 		var wins, misses atomic.Int32
 		var wg sync.WaitGroup
 		for range 8 {
 			wg.Go(func() {
-				_, err := db.ConsumeOAuthState(ctx, state)
+				_, err := db.OAuth().ConsumeOAuthState(ctx, state)
 				switch core.ErrorCode(err) {
 				case "":
 					wins.Add(1)
@@ -141,7 +141,7 @@ func (s *suite) testRefreshHistory(t *testing.T) {
 		if i%2 == 1 {
 			a.Outcome, a.Error, a.ExpiresAt, a.Trigger = core.RefreshFailed, "oauth: invalid_grant", nil, core.RefreshUnauthorized
 		}
-		if err := db.AddRefreshAttempt(ctx, a); err != nil {
+		if err := db.OAuth().AddRefreshAttempt(ctx, a); err != nil {
 			t.Fatalf("AddRefreshAttempt: %v", err)
 		}
 		if a.ID <= 0 {
@@ -149,7 +149,7 @@ func (s *suite) testRefreshHistory(t *testing.T) {
 		}
 		ids = append(ids, a.ID)
 	}
-	if err := db.AddRefreshAttempt(ctx, &core.RefreshAttempt{ConnectionID: 10, Trigger: core.RefreshManual, Outcome: core.RefreshSucceeded}); err != nil {
+	if err := db.OAuth().AddRefreshAttempt(ctx, &core.RefreshAttempt{ConnectionID: 10, Trigger: core.RefreshManual, Outcome: core.RefreshSucceeded}); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -168,7 +168,7 @@ func (s *suite) testRefreshHistory(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, total, err := db.FindRefreshAttempts(ctx, tt.conn, tt.offset, tt.limit)
+			got, total, err := db.OAuth().FindRefreshAttempts(ctx, tt.conn, tt.offset, tt.limit)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -191,7 +191,7 @@ func (s *suite) testRefreshHistory(t *testing.T) {
 			}
 		})
 	}
-	all, _, _ := db.FindRefreshAttempts(ctx, 9, 0, 0)
+	all, _, _ := db.OAuth().FindRefreshAttempts(ctx, 9, 0, 0)
 	first, second := all[4], all[3]
 	if !first.AttemptedAt.Equal(base) || first.Outcome != core.RefreshSucceeded || first.Trigger != core.RefreshScheduled ||
 		first.ExpiresAt == nil || !first.ExpiresAt.Equal(exp) || first.Error != "" {

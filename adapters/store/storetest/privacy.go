@@ -33,12 +33,12 @@ func (s *suite) privacyTests() []struct {
 // response is response and, for a failure, lastError.
 func settle(t *testing.T, db *store.DB, m core.Message, status, response, lastError string) *core.Log {
 	t.Helper()
-	l := enqueue(t, db, m)
-	if got := claim(t, db, "w", 10, time.Minute); len(got) != 1 {
+	l := enqueue(t, db.Logs(), m)
+	if got := claim(t, db.Logs(), "w", 10, time.Minute); len(got) != 1 {
 		t.Fatalf("claimed %v, want log %d", ids(got), l.ID)
 	}
 	conn := int64(1)
-	n, err := db.RecordOutcomes(context.Background(), "w", []core.LogOutcome{{
+	n, err := db.Logs().RecordOutcomes(context.Background(), "w", []core.LogOutcome{{
 		LogID: l.ID, Status: status, Attempts: 1, PhaseAttempts: 1, SentConnectionID: &conn, LastError: lastError,
 		ProviderMessageID: fmt.Sprintf("pm-%d", l.ID),
 		History:           []core.Attempt{{LogID: l.ID, ConnectionID: conn, At: time.Now(), Outcome: core.OutcomeDelivered, Response: response}},
@@ -72,7 +72,7 @@ func (s *suite) testPersonalDataFindAndErase(t *testing.T) {
 		From: shop, To: []core.Address{{Email: "desk@example.com"}}, ReplyTo: []core.Address{{Email: bob}}, Subject: "Enquiry", Text: "x",
 	}, core.StatusDelivered, "250 ok", "")
 	other := settle(t, db, testMessage(7), core.StatusDelivered, "250 ok", "")
-	queued := enqueue(t, db, core.Message{From: shop, Bcc: []core.Address{{Email: bob}}, Subject: "Later", Text: "soon"})
+	queued := enqueue(t, db.Logs(), core.Message{From: shop, Bcc: []core.Address{{Email: bob}}, Subject: "Later", Text: "soon"})
 	// A row as the PHP bridge writes it, not indexed yet.
 	now := time.Now().UTC()
 	if err := db.Gorm().Exec("INSERT INTO `"+db.TableName("logs")+"` (status, source, recipients, subject, text_body, html_body, message, "+
@@ -103,7 +103,7 @@ func (s *suite) testPersonalDataFindAndErase(t *testing.T) {
 		return ot
 	}
 	totalsBefore := totals()
-	statsBefore, err := db.QueueStats(ctx)
+	statsBefore, err := db.Logs().QueueStats(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,33 +122,33 @@ func (s *suite) testPersonalDataFindAndErase(t *testing.T) {
 		{"nobody@example.com", 0, 10, nil},
 	}
 	for _, p := range pages {
-		logs, err := db.FindLogsNaming(ctx, p.email, p.offset, p.limit)
+		logs, err := db.Privacy().FindLogsNaming(ctx, p.email, p.offset, p.limit)
 		if err != nil || !slices.Equal(ids(logs), p.want) {
 			t.Fatalf("FindLogsNaming(%s, %d, %d) = %v, %v; want %v", p.email, p.offset, p.limit, ids(logs), err, p.want)
 		}
 	}
-	logs, _ := db.FindLogsNaming(ctx, bob, 0, 1)
+	logs, _ := db.Privacy().FindLogsNaming(ctx, bob, 0, 1)
 	if m := logs[0].Message; m.Text != "Hi Bob, your key is 123" || m.HTML != "<p>Hi Bob</p>" || len(m.Attachments) != 1 {
 		t.Fatalf("the export's log lacks its body: %+v", m)
 	}
 	// The address search still matches recipients only.
-	if _, total, err := db.FindLogs(ctx, core.LogFilter{Search: "shop@example.com"}); err != nil || total != 1 {
+	if _, total, err := db.Logs().FindLogs(ctx, core.LogFilter{Search: "shop@example.com"}); err != nil || total != 1 {
 		t.Fatalf("search for the sender's address found %d logs (%v), want 1 (the one sent to it)", total, err)
 	}
 
 	// Two logs per call: two calls erase the four settled logs, the third
 	// finds none left; the queued one stays pending throughout.
 	for i, want := range []int{2, 2, 0} {
-		erased, pending, err := db.EraseLogsNaming(ctx, "Bob@Example.com", core.ErasedAddress, 2)
+		erased, pending, err := db.Privacy().EraseLogsNaming(ctx, "Bob@Example.com", core.ErasedAddress, 2)
 		if err != nil || erased != want || pending != 1 {
 			t.Fatalf("erase call %d = %d erased, %d pending, %v; want %d, 1", i+1, erased, pending, err, want)
 		}
 	}
-	if logs, err := db.FindLogsNaming(ctx, bob, 0, 10); err != nil || !slices.Equal(ids(logs), []int64{queued.ID}) {
+	if logs, err := db.Privacy().FindLogsNaming(ctx, bob, 0, 10); err != nil || !slices.Equal(ids(logs), []int64{queued.ID}) {
 		t.Fatalf("after the erase FindLogsNaming = %v, %v; want only the queued log", ids(logs), err)
 	}
 	for _, id := range []int64{welcome.ID, fromBob.ID, replyToBob.ID, bridged} {
-		l, err := db.FindLogByID(ctx, id)
+		l, err := db.Logs().FindLogByID(ctx, id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -160,18 +160,18 @@ func (s *suite) testPersonalDataFindAndErase(t *testing.T) {
 			t.Errorf("log %d kept its body: %+v", id, l.Message)
 		}
 	}
-	w, _ := db.FindLogByID(ctx, welcome.ID)
+	w, _ := db.Logs().FindLogByID(ctx, welcome.ID)
 	wantTo := []core.Address{{Email: core.ErasedAddress}}
 	if !reflect.DeepEqual(w.Message.To, wantTo) || w.Message.Cc[0].Email != "carol@example.com" || w.Status != core.StatusDelivered ||
 		w.Message.Subject != "Welcome "+core.ErasedAddress || w.Message.Headers[0].Value != core.ErasedAddress ||
 		w.History[0].Response != "250 2.0.0 accepted for "+core.ErasedAddress {
 		t.Errorf("erased log %+v, history %+v", w.Message, w.History)
 	}
-	if f, _ := db.FindLogByID(ctx, fromBob.ID); f.Message.From.Email != core.ErasedAddress || f.Status != core.StatusFailed ||
+	if f, _ := db.Logs().FindLogByID(ctx, fromBob.ID); f.Message.From.Email != core.ErasedAddress || f.Status != core.StatusFailed ||
 		f.LastError != "permanent failure: 550 "+core.ErasedAddress+" may not send" {
 		t.Errorf("erased sender log: from %+v, status %s, last error %q", f.Message.From, f.Status, f.LastError)
 	}
-	if o, _ := db.FindLogByID(ctx, other.ID); o.Message.Text != "Hello 7" {
+	if o, _ := db.Logs().FindLogByID(ctx, other.ID); o.Message.Text != "Hello 7" {
 		t.Errorf("another person's log changed: %+v", o.Message)
 	}
 	evs, err := db.FindLogEvents(ctx, welcome.ID)
@@ -179,7 +179,7 @@ func (s *suite) testPersonalDataFindAndErase(t *testing.T) {
 		t.Fatalf("events after the erase = %+v, %v; want carol's only", evs, err)
 	}
 	for _, search := range []string{bob, "welcome"} {
-		found, _, err := db.FindLogs(ctx, core.LogFilter{Search: search})
+		found, _, err := db.Logs().FindLogs(ctx, core.LogFilter{Search: search})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -192,11 +192,11 @@ func (s *suite) testPersonalDataFindAndErase(t *testing.T) {
 	if got := totals(); !reflect.DeepEqual(got, totalsBefore) {
 		t.Errorf("outcome totals changed: %+v, were %+v", got, totalsBefore)
 	}
-	if st, _ := db.QueueStats(ctx); st != statsBefore {
+	if st, _ := db.Logs().QueueStats(ctx); st != statsBefore {
 		t.Errorf("queue stats changed: %+v, were %+v", st, statsBefore)
 	}
 	// Erasing the replacement itself changes nothing.
-	if erased, _, err := db.EraseLogsNaming(ctx, core.ErasedAddress, core.ErasedAddress, 10); err != nil || erased != 0 {
+	if erased, _, err := db.Privacy().EraseLogsNaming(ctx, core.ErasedAddress, core.ErasedAddress, 10); err != nil || erased != 0 {
 		t.Fatalf("erasing the replacement = %d, %v", erased, err)
 	}
 }
@@ -227,14 +227,14 @@ func (s *suite) testSenderAddressesBackfill(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if logs, err := db.FindLogsNaming(ctx, "bob@example.com", 0, 10); err != nil || len(logs) != 0 {
+	if logs, err := db.Privacy().FindLogsNaming(ctx, "bob@example.com", 0, 10); err != nil || len(logs) != 0 {
 		t.Fatalf("before the migration FindLogsNaming = %v, %v", ids(logs), err)
 	}
 	if err := db.Migrate(ctx); err != nil {
 		t.Fatalf("Migrate: %v", err)
 	}
 	for _, email := range []string{"bob@example.com", "first@example.com", "second@example.com", "desk@example.com"} {
-		if logs, err := db.FindLogsNaming(ctx, email, 0, 10); err != nil || !slices.Equal(ids(logs), []int64{l.ID}) {
+		if logs, err := db.Privacy().FindLogsNaming(ctx, email, 0, 10); err != nil || !slices.Equal(ids(logs), []int64{l.ID}) {
 			t.Errorf("after the migration FindLogsNaming(%s) = %v, %v; want [%d]", email, ids(logs), err, l.ID)
 		}
 	}

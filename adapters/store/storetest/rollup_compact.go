@@ -70,7 +70,7 @@ func rollupRows(t *testing.T, db *store.DB, table string) []rollupRow {
 // [from, to).
 func rollupSums(t *testing.T, db *store.DB, from, to time.Time) ([]core.OutcomeBucket, []core.SourceBucket) {
 	t.Helper()
-	ob, err := db.OutcomeBuckets(context.Background(), from, to)
+	ob, err := db.Logs().OutcomeBuckets(context.Background(), from, to)
 	if err != nil {
 		t.Fatalf("OutcomeBuckets: %v", err)
 	}
@@ -134,7 +134,7 @@ func (s *suite) testCompactRollupsKeepsSums(t *testing.T) {
 			}
 			logs = append(logs, l)
 		}
-		if err := db.ImportLogs(ctx, logs); err != nil {
+		if err := db.Logs().ImportLogs(ctx, logs); err != nil {
 			t.Fatalf("ImportLogs: %v", err)
 		}
 	}
@@ -224,7 +224,7 @@ func (s *suite) testCompactRollupsConcurrent(t *testing.T) {
 			}
 			logs = append(logs, l)
 		}
-		if err := db.ImportLogs(ctx, logs); err != nil {
+		if err := db.Logs().ImportLogs(ctx, logs); err != nil {
 			return err
 		}
 		mu.Lock()

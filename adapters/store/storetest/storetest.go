@@ -1,7 +1,10 @@
-// Package storetest is the contract test suite of package store: the same
-// behaviour checked against every dialect. Run it with a DSN of an empty
-// database; each subtest uses its own table prefix, so subtests never see
-// each other's rows.
+// Package storetest is the contract test suite of the store: the same
+// behaviour checked against every implementation. Run takes a Factory
+// that makes fresh, empty stores: package store's over SQLite or MariaDB
+// (SQL gives it), or another implementation of the log store, such as the
+// in-memory one of app/apptest, which runs the log and queue contract.
+// Each subtest gets its own store (package store's: its own table
+// prefix), so subtests never see each other's rows.
 package storetest
 
 import (
@@ -20,10 +23,84 @@ import (
 	"github.com/mailsvc/mailsvc/core"
 )
 
-// Run runs every contract test against the database named by dsn (a DSN
-// as store.Open takes it).
-func Run(t *testing.T, dsn string) {
-	s := &suite{dsn: dsn}
+// LogStore is the log and queue contract every implementation passes:
+// the queue port, the body rewriting port, log imports and the outcome
+// roll-ups they grow.
+type LogStore interface {
+	core.LogStore
+	core.LogBodyStore
+	// ImportLogs inserts logs as they are (all or none) and sets their
+	// IDs (store.LogService.ImportLogs).
+	ImportLogs(ctx context.Context, logs []*core.Log) error
+	// OutcomeBuckets returns the outcome roll-ups of [from, to)
+	// (store.LogService.OutcomeBuckets).
+	OutcomeBuckets(ctx context.Context, from, to time.Time) ([]core.OutcomeBucket, error)
+}
+
+// Store is one fresh, empty store under test.
+type Store struct {
+	// Logs is its log store and queue; required.
+	Logs LogStore
+	// Reopen, when set, returns a second handle on the same data, as a
+	// second process would hold (claims must stay exclusive across
+	// handles); nil means the store has one handle.
+	Reopen func(t *testing.T) LogStore
+	// DB is package store's handle, and DSN the database it was opened
+	// on; nil and "" for another implementation. The tests of what only
+	// package store has (opening and migrating, table prefixes, the
+	// other services, the rows written) run only when DB is set.
+	DB  *store.DB
+	DSN string
+}
+
+// Factory returns a fresh, empty store for the test t; whatever it opens
+// is closed when t ends.
+type Factory func(t *testing.T) Store
+
+// SQL returns the Factory of package store over the database named by dsn
+// (a DSN as store.Open takes it): each store gets a table prefix of its
+// own.
+func SQL(dsn string) Factory {
+	var mu sync.Mutex
+	n := 0
+	return func(t *testing.T) Store {
+		t.Helper()
+		mu.Lock()
+		n++
+		prefix := fmt.Sprintf("f%02d_", n)
+		mu.Unlock()
+		db := openDSN(t, dsn, prefix)
+		return Store{
+			Logs:   db.Logs(),
+			Reopen: func(t *testing.T) LogStore { return openDSN(t, dsn, prefix).Logs() },
+			DB:     db,
+			DSN:    dsn,
+		}
+	}
+}
+
+func openDSN(t *testing.T, dsn, prefix string) *store.DB {
+	t.Helper()
+	db, err := store.Open(context.Background(), dsn, prefix, testLogger(t))
+	if err != nil {
+		t.Fatalf("Open(prefix %q): %v", prefix, err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// Run runs the contract tests against the stores f makes: every test for
+// package store's, the log and queue contract for another implementation.
+func Run(t *testing.T, f Factory) {
+	s := &suite{factory: f}
+	if probe := f(t); probe.DB == nil {
+		for _, tt := range s.logContractTests() {
+			t.Run(tt.name, tt.fn)
+		}
+		return
+	} else {
+		s.dsn = probe.DSN
+	}
 	tests := []struct {
 		name string
 		fn   func(t *testing.T)
@@ -41,6 +118,7 @@ func Run(t *testing.T, dsn string) {
 		{"PrefixIsolation", s.testPrefixIsolation},
 		{"ClosedDBReturnsErrors", s.testClosed},
 	}
+	tests = append(tests, s.logContractTests()...)
 	tests = append(tests, s.logTests()...)
 	tests = append(tests, s.connectionStateTests()...)
 	tests = append(tests, s.notificationTests()...)
@@ -60,10 +138,16 @@ func Run(t *testing.T, dsn string) {
 }
 
 type suite struct {
+	factory Factory
+	// dsn is package store's database, for the tests that open it
+	// themselves; "" for another implementation.
 	dsn string
 	mu  sync.Mutex
 	n   int
 }
+
+// logs returns the log store of a fresh store.
+func (s *suite) logs(t *testing.T) LogStore { return s.factory(t).Logs }
 
 // prefix returns a table prefix no other subtest of this run uses.
 func (s *suite) prefix() string {
@@ -75,16 +159,9 @@ func (s *suite) prefix() string {
 
 func (s *suite) open(t *testing.T, prefix string) *store.DB {
 	t.Helper()
-	db, err := store.Open(context.Background(), s.dsn, prefix, testLogger(t))
-	if err != nil {
-		t.Fatalf("Open(prefix %q): %v", prefix, err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return openDSN(t, s.dsn, prefix)
 }
 
-// testLogger sends the store's log lines to the test's output, shown only
-// for failing tests or with -v.
 func testLogger(t *testing.T) *slog.Logger {
 	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
@@ -149,7 +226,7 @@ func (s *suite) testConnectionCRUD(t *testing.T) {
 		Settings: core.Settings{"host": "smtp.example.com", "port": int64(587), "password": "enc:v1:abc"},
 	}
 	before := time.Now().UTC().Add(-time.Second)
-	if err := db.CreateConnection(ctx, c); err != nil {
+	if err := db.Connections().CreateConnection(ctx, c); err != nil {
 		t.Fatalf("CreateConnection: %v", err)
 	}
 	if c.ID <= 0 {
@@ -162,7 +239,7 @@ func (s *suite) testConnectionCRUD(t *testing.T) {
 		t.Fatalf("HealthStatus = %q, want %q", c.HealthStatus, core.HealthUnknown)
 	}
 
-	got, err := db.FindConnectionByID(ctx, c.ID)
+	got, err := db.Connections().FindConnectionByID(ctx, c.ID)
 	if err != nil {
 		t.Fatalf("FindConnectionByID: %v", err)
 	}
@@ -171,13 +248,13 @@ func (s *suite) testConnectionCRUD(t *testing.T) {
 	}
 
 	second := &core.Connection{Name: "Backup", Driver: "sendgrid", Settings: nil, HealthStatus: core.HealthHealthy}
-	if err := db.CreateConnection(ctx, second); err != nil {
+	if err := db.Connections().CreateConnection(ctx, second); err != nil {
 		t.Fatalf("CreateConnection second: %v", err)
 	}
 	if second.ID == c.ID {
 		t.Fatalf("two connections got the same id %d", c.ID)
 	}
-	got2, err := db.FindConnectionByID(ctx, second.ID)
+	got2, err := db.Connections().FindConnectionByID(ctx, second.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,13 +271,13 @@ func (s *suite) testConnectionCRUD(t *testing.T) {
 		Settings:     core.Settings{"region": "eu-west-1"},
 		HealthStatus: core.HealthDown,
 	}
-	if err := db.UpdateConnection(ctx, upd); err != nil {
+	if err := db.Connections().UpdateConnection(ctx, upd); err != nil {
 		t.Fatalf("UpdateConnection: %v", err)
 	}
 	if !upd.UpdatedAt.After(c.UpdatedAt) {
 		t.Fatalf("UpdatedAt %v did not move past %v", upd.UpdatedAt, c.UpdatedAt)
 	}
-	got, err = db.FindConnectionByID(ctx, c.ID)
+	got, err = db.Connections().FindConnectionByID(ctx, c.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,13 +296,13 @@ func (s *suite) testConnectionCRUD(t *testing.T) {
 	// changed rows when nothing changes).
 	same := *got
 	for range 3 {
-		if err := db.UpdateConnection(ctx, &same); err != nil {
+		if err := db.Connections().UpdateConnection(ctx, &same); err != nil {
 			t.Fatalf("UpdateConnection with unchanged values: %v", err)
 		}
 	}
 
 	// The other connection is untouched.
-	got2b, err := db.FindConnectionByID(ctx, second.ID)
+	got2b, err := db.Connections().FindConnectionByID(ctx, second.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,11 +310,11 @@ func (s *suite) testConnectionCRUD(t *testing.T) {
 		t.Fatalf("second connection changed: %+v, was %+v", got2b, got2)
 	}
 
-	n, err := db.DeleteConnections(ctx, []int64{c.ID})
+	n, err := db.Connections().DeleteConnections(ctx, []int64{c.ID})
 	if err != nil || n != 1 {
 		t.Fatalf("DeleteConnections = %d, %v; want 1, nil", n, err)
 	}
-	_, err = db.FindConnectionByID(ctx, c.ID)
+	_, err = db.Connections().FindConnectionByID(ctx, c.ID)
 	wantCode(t, err, core.ENOTFOUND)
 }
 
@@ -245,19 +322,19 @@ func (s *suite) testConnectionNotFound(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
 	existing := &core.Connection{Name: "x", Driver: "smtp"}
-	if err := db.CreateConnection(ctx, existing); err != nil {
+	if err := db.Connections().CreateConnection(ctx, existing); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []int64{0, -1, existing.ID + 1, 1 << 40} {
 		t.Run(fmt.Sprint(id), func(t *testing.T) {
-			_, err := db.FindConnectionByID(ctx, id)
+			_, err := db.Connections().FindConnectionByID(ctx, id)
 			wantCode(t, err, core.ENOTFOUND)
-			err = db.UpdateConnection(ctx, &core.Connection{ID: id, Name: "y", Driver: "smtp"})
+			err = db.Connections().UpdateConnection(ctx, &core.Connection{ID: id, Name: "y", Driver: "smtp"})
 			wantCode(t, err, core.ENOTFOUND)
 		})
 	}
 	// The failed updates created nothing.
-	_, total, err := db.FindConnections(ctx, core.ConnectionFilter{})
+	_, total, err := db.Connections().FindConnections(ctx, core.ConnectionFilter{})
 	if err != nil || total != 1 {
 		t.Fatalf("FindConnections total = %d, %v; want 1", total, err)
 	}
@@ -271,7 +348,7 @@ func (s *suite) testConnectionPagination(t *testing.T) {
 	byDriver := map[string][]int64{}
 	for i, d := range drivers {
 		c := &core.Connection{Name: fmt.Sprintf("c%d", i), Driver: d, IsActive: i%2 == 0}
-		if err := db.CreateConnection(ctx, c); err != nil {
+		if err := db.Connections().CreateConnection(ctx, c); err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, c.ID)
@@ -298,7 +375,7 @@ func (s *suite) testConnectionPagination(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, total, err := db.FindConnections(ctx, tt.f)
+			got, total, err := db.Connections().FindConnections(ctx, tt.f)
 			if err != nil {
 				t.Fatalf("FindConnections: %v", err)
 			}
@@ -325,7 +402,7 @@ func (s *suite) testDeleteConnections(t *testing.T) {
 	var ids []int64
 	for i := range 5 {
 		c := &core.Connection{Name: fmt.Sprint(i), Driver: "smtp"}
-		if err := db.CreateConnection(ctx, c); err != nil {
+		if err := db.Connections().CreateConnection(ctx, c); err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, c.ID)
@@ -345,14 +422,14 @@ func (s *suite) testDeleteConnections(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			n, err := db.DeleteConnections(ctx, tt.del)
+			n, err := db.Connections().DeleteConnections(ctx, tt.del)
 			if err != nil {
 				t.Fatalf("DeleteConnections: %v", err)
 			}
 			if n != tt.wantN {
 				t.Errorf("deleted %d, want %d", n, tt.wantN)
 			}
-			got, total, err := db.FindConnections(ctx, core.ConnectionFilter{})
+			got, total, err := db.Connections().FindConnections(ctx, core.ConnectionFilter{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -371,7 +448,7 @@ func (s *suite) testSettingsUpsertMerge(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
 
-	empty, err := db.LoadSettings(ctx, core.ScopeFree)
+	empty, err := db.Settings().LoadSettings(ctx, core.ScopeFree)
 	if err != nil {
 		t.Fatalf("LoadSettings on empty store: %v", err)
 	}
@@ -396,10 +473,10 @@ func (s *suite) testSettingsUpsertMerge(t *testing.T) {
 			map[string]any{"max_retries": int64(5), "from_name": "pro scope"}},
 	}
 	for i, st := range steps {
-		if err := db.SaveSettings(ctx, st.scope, st.save); err != nil {
+		if err := db.Settings().SaveSettings(ctx, st.scope, st.save); err != nil {
 			t.Fatalf("step %d: SaveSettings: %v", i, err)
 		}
-		got, err := db.LoadSettings(ctx, st.scope)
+		got, err := db.Settings().LoadSettings(ctx, st.scope)
 		if err != nil {
 			t.Fatalf("step %d: LoadSettings: %v", i, err)
 		}
@@ -408,7 +485,7 @@ func (s *suite) testSettingsUpsertMerge(t *testing.T) {
 		}
 	}
 	// The pro save did not touch the free scope.
-	got, err := db.LoadSettings(ctx, core.ScopeFree)
+	got, err := db.Settings().LoadSettings(ctx, core.ScopeFree)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -422,7 +499,7 @@ func (s *suite) testSettingsUpsertMerge(t *testing.T) {
 	errs := make(chan error, 8)
 	for i := range 8 {
 		wg.Go(func() {
-			errs <- db.SaveSettings(ctx, "concurrent", map[string]any{"a": int64(i), "b": int64(i), "c": "x"})
+			errs <- db.Settings().SaveSettings(ctx, "concurrent", map[string]any{"a": int64(i), "b": int64(i), "c": "x"})
 		})
 	}
 	wg.Wait()
@@ -432,7 +509,7 @@ func (s *suite) testSettingsUpsertMerge(t *testing.T) {
 			t.Fatalf("concurrent SaveSettings: %v", err)
 		}
 	}
-	got, err = db.LoadSettings(ctx, "concurrent")
+	got, err = db.Settings().LoadSettings(ctx, "concurrent")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -459,11 +536,11 @@ func (s *suite) testSettingsValidation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			wantCode(t, db.SaveSettings(ctx, tt.scope, tt.values), tt.code)
+			wantCode(t, db.Settings().SaveSettings(ctx, tt.scope, tt.values), tt.code)
 		})
 	}
 	// Nothing was written by the failed saves (one transaction).
-	got, err := db.LoadSettings(ctx, core.ScopeFree)
+	got, err := db.Settings().LoadSettings(ctx, core.ScopeFree)
 	if err != nil || len(got) != 0 {
 		t.Fatalf("after failed saves: %#v, %v; want empty", got, err)
 	}
@@ -499,10 +576,10 @@ func (s *suite) testValueRoundTrip(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			key := fmt.Sprintf("k%02d", i)
-			if err := db.SaveSettings(ctx, "roundtrip", map[string]any{key: tt.in}); err != nil {
+			if err := db.Settings().SaveSettings(ctx, "roundtrip", map[string]any{key: tt.in}); err != nil {
 				t.Fatalf("SaveSettings: %v", err)
 			}
-			got, err := db.LoadSettings(ctx, "roundtrip")
+			got, err := db.Settings().LoadSettings(ctx, "roundtrip")
 			if err != nil {
 				t.Fatalf("LoadSettings: %v", err)
 			}
@@ -515,10 +592,10 @@ func (s *suite) testValueRoundTrip(t *testing.T) {
 			}
 
 			c := &core.Connection{Name: "rt", Driver: "smtp", Settings: core.Settings{"v": tt.in}}
-			if err := db.CreateConnection(ctx, c); err != nil {
+			if err := db.Connections().CreateConnection(ctx, c); err != nil {
 				t.Fatalf("CreateConnection: %v", err)
 			}
-			rc, err := db.FindConnectionByID(ctx, c.ID)
+			rc, err := db.Connections().FindConnectionByID(ctx, c.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -537,10 +614,10 @@ func (s *suite) testMigrateIdempotent(t *testing.T) {
 		want = append(want, v)
 	}
 	c := &core.Connection{Name: "keep me", Driver: "smtp", Settings: core.Settings{"a": int64(1)}}
-	if err := db.CreateConnection(ctx, c); err != nil {
+	if err := db.Connections().CreateConnection(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.SaveSettings(ctx, core.ScopeFree, map[string]any{"from_name": "kept"}); err != nil {
+	if err := db.Settings().SaveSettings(ctx, core.ScopeFree, map[string]any{"from_name": "kept"}); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 3 {
@@ -559,11 +636,11 @@ func (s *suite) testMigrateIdempotent(t *testing.T) {
 	}
 	// Re-opening migrates again (a no-op) and keeps the data.
 	db2 := s.open(t, db.Prefix())
-	got, err := db2.FindConnectionByID(ctx, c.ID)
+	got, err := db2.Connections().FindConnectionByID(ctx, c.ID)
 	if err != nil || got.Name != "keep me" {
 		t.Fatalf("connection after re-open: %+v, %v", got, err)
 	}
-	st, err := db2.LoadSettings(ctx, core.ScopeFree)
+	st, err := db2.Settings().LoadSettings(ctx, core.ScopeFree)
 	if err != nil || st["from_name"] != "kept" {
 		t.Fatalf("settings after re-open: %#v, %v", st, err)
 	}
@@ -618,11 +695,11 @@ func (s *suite) testConcurrentMigrate(t *testing.T) {
 	}
 	// The schema works from every handle.
 	for i, db := range dbs {
-		if err := db.CreateConnection(context.Background(), &core.Connection{Name: fmt.Sprint(i), Driver: "smtp"}); err != nil {
+		if err := db.Connections().CreateConnection(context.Background(), &core.Connection{Name: fmt.Sprint(i), Driver: "smtp"}); err != nil {
 			t.Fatalf("CreateConnection via handle %d: %v", i, err)
 		}
 	}
-	_, total, err := dbs[0].FindConnections(context.Background(), core.ConnectionFilter{})
+	_, total, err := dbs[0].Connections().FindConnections(context.Background(), core.ConnectionFilter{})
 	if err != nil || total != n {
 		t.Fatalf("total = %d, %v; want %d", total, err, n)
 	}
@@ -639,23 +716,23 @@ func (s *suite) testPrefixIsolation(t *testing.T) {
 		t.Fatalf("TableName = %q, want %q", got, want)
 	}
 	for _, name := range []string{"A1", "A2"} {
-		if err := a.CreateConnection(ctx, &core.Connection{Name: name, Driver: "smtp"}); err != nil {
+		if err := a.Connections().CreateConnection(ctx, &core.Connection{Name: name, Driver: "smtp"}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	cb := &core.Connection{Name: "B1", Driver: "ses"}
-	if err := b.CreateConnection(ctx, cb); err != nil {
+	if err := b.Connections().CreateConnection(ctx, cb); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.SaveSettings(ctx, core.ScopeFree, map[string]any{"from_name": "site A"}); err != nil {
+	if err := a.Settings().SaveSettings(ctx, core.ScopeFree, map[string]any{"from_name": "site A"}); err != nil {
 		t.Fatal(err)
 	}
 
-	listA, totalA, err := a.FindConnections(ctx, core.ConnectionFilter{})
+	listA, totalA, err := a.Connections().FindConnections(ctx, core.ConnectionFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	listB, totalB, err := b.FindConnections(ctx, core.ConnectionFilter{})
+	listB, totalB, err := b.Connections().FindConnections(ctx, core.ConnectionFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -664,13 +741,13 @@ func (s *suite) testPrefixIsolation(t *testing.T) {
 	}
 	// Ids are per table: B's first id also exists in A, and deleting it
 	// through B leaves A's row alone.
-	if n, err := b.DeleteConnections(ctx, []int64{cb.ID}); err != nil || n != 1 {
+	if n, err := b.Connections().DeleteConnections(ctx, []int64{cb.ID}); err != nil || n != 1 {
 		t.Fatalf("delete via B = %d, %v", n, err)
 	}
-	if _, total, _ := a.FindConnections(ctx, core.ConnectionFilter{}); total != 2 {
+	if _, total, _ := a.Connections().FindConnections(ctx, core.ConnectionFilter{}); total != 2 {
 		t.Fatalf("A has %d connections after deleting from B, want 2", total)
 	}
-	sb, err := b.LoadSettings(ctx, core.ScopeFree)
+	sb, err := b.Settings().LoadSettings(ctx, core.ScopeFree)
 	if err != nil || len(sb) != 0 {
 		t.Fatalf("prefix %s sees settings %#v, %v; want none", pb, sb, err)
 	}
@@ -691,13 +768,15 @@ func (s *suite) testClosed(t *testing.T) {
 	}{
 		{"Ping", func() error { return db.Ping(ctx) }},
 		{"Migrate", func() error { return db.Migrate(ctx) }},
-		{"FindConnections", func() error { _, _, err := db.FindConnections(ctx, core.ConnectionFilter{}); return err }},
-		{"FindConnectionByID", func() error { _, err := db.FindConnectionByID(ctx, 1); return err }},
-		{"CreateConnection", func() error { return db.CreateConnection(ctx, &core.Connection{Name: "x", Driver: "smtp"}) }},
-		{"UpdateConnection", func() error { return db.UpdateConnection(ctx, &core.Connection{ID: 1, Name: "x"}) }},
-		{"DeleteConnections", func() error { _, err := db.DeleteConnections(ctx, []int64{1}); return err }},
-		{"LoadSettings", func() error { _, err := db.LoadSettings(ctx, core.ScopeFree); return err }},
-		{"SaveSettings", func() error { return db.SaveSettings(ctx, core.ScopeFree, map[string]any{"a": 1}) }},
+		{"FindConnections", func() error { _, _, err := db.Connections().FindConnections(ctx, core.ConnectionFilter{}); return err }},
+		{"FindConnectionByID", func() error { _, err := db.Connections().FindConnectionByID(ctx, 1); return err }},
+		{"CreateConnection", func() error {
+			return db.Connections().CreateConnection(ctx, &core.Connection{Name: "x", Driver: "smtp"})
+		}},
+		{"UpdateConnection", func() error { return db.Connections().UpdateConnection(ctx, &core.Connection{ID: 1, Name: "x"}) }},
+		{"DeleteConnections", func() error { _, err := db.Connections().DeleteConnections(ctx, []int64{1}); return err }},
+		{"LoadSettings", func() error { _, err := db.Settings().LoadSettings(ctx, core.ScopeFree); return err }},
+		{"SaveSettings", func() error { return db.Settings().SaveSettings(ctx, core.ScopeFree, map[string]any{"a": 1}) }},
 		{"AppliedVersions", func() error { _, err := db.AppliedVersions(ctx); return err }},
 	}
 	for _, c := range calls {

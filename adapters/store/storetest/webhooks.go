@@ -34,15 +34,15 @@ func (s *suite) testRecipientOutcomes(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
 	plain := deliveredWithID(t, db, 1, "pm-plain")
-	l := enqueue(t, db, testMessage(2))
-	claim(t, db, "w", 10, time.Minute)
+	l := enqueue(t, db.Logs(), testMessage(2))
+	claim(t, db.Logs(), "w", 10, time.Minute)
 	conn := int64(1)
 	rs := core.RecipientOutcomes{
 		{Email: "a@example.com", Status: core.RecipientDelivered},
 		{Email: "b@example.com", Status: core.RecipientRefused, Reply: "550 5.1.1 Mailbox unavailable"},
 	}
 	at := time.Now()
-	n, err := db.RecordOutcomes(ctx, "w", []core.LogOutcome{{
+	n, err := db.Logs().RecordOutcomes(ctx, "w", []core.LogOutcome{{
 		LogID: l.ID, Status: core.StatusDelivered, Attempts: 1, PhaseAttempts: 1, SentConnectionID: &conn,
 		ProviderMessageID: "pm-part1", ProviderMessageIDs: []string{"pm-part1", "pm-part2"}, Recipients: rs,
 		History: []core.Attempt{{LogID: l.ID, ConnectionID: conn, At: at, Outcome: core.OutcomeDelivered, ProviderMessageID: "pm-part1"}},
@@ -50,21 +50,21 @@ func (s *suite) testRecipientOutcomes(t *testing.T) {
 	if err != nil || n != 1 {
 		t.Fatalf("RecordOutcomes = %d, %v", n, err)
 	}
-	got, err := db.FindLogByID(ctx, l.ID)
+	got, err := db.Logs().FindLogByID(ctx, l.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(got.Recipients, rs) || got.RecipientsRefused != 1 || !got.Partial {
 		t.Fatalf("log = recipients %+v, refused %d, partial %v", got.Recipients, got.RecipientsRefused, got.Partial)
 	}
-	if other, err := db.FindLogByID(ctx, plain.ID); err != nil || other.Recipients != nil || other.Partial {
+	if other, err := db.Logs().FindLogByID(ctx, plain.ID); err != nil || other.Recipients != nil || other.Partial {
 		t.Fatalf("plain log = %+v, %v", other, err)
 	}
 	ids, err := db.FindLogIDsByProviderMessageIDs(ctx, []string{"pm-part1", "pm-part2", "pm-plain"})
 	if err != nil || len(ids) != 3 || ids["pm-part1"] != l.ID || ids["pm-part2"] != l.ID || ids["pm-plain"] != plain.ID {
 		t.Fatalf("FindLogIDsByProviderMessageIDs = %v, %v", ids, err)
 	}
-	buckets, err := db.OutcomeBuckets(ctx, at.Add(-time.Hour), at.Add(time.Hour))
+	buckets, err := db.Logs().OutcomeBuckets(ctx, at.Add(-time.Hour), at.Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,10 +77,10 @@ func (s *suite) testRecipientOutcomes(t *testing.T) {
 	if partial != 1 {
 		t.Errorf("partial count = %d, want 1 (%+v)", partial, buckets)
 	}
-	if n, err := db.ResendLogs(ctx, []int64{l.ID}); err != nil || n != 1 {
+	if n, err := db.Logs().ResendLogs(ctx, []int64{l.ID}); err != nil || n != 1 {
 		t.Fatalf("ResendLogs = %d, %v", n, err)
 	}
-	if got, err := db.FindLogByID(ctx, l.ID); err != nil || got.Recipients != nil || got.RecipientsRefused != 0 {
+	if got, err := db.Logs().FindLogByID(ctx, l.ID); err != nil || got.Recipients != nil || got.RecipientsRefused != 0 {
 		t.Fatalf("resent log = %+v, %v", got, err)
 	}
 }
@@ -116,10 +116,10 @@ func (s *suite) testWebhookReplayWindow(t *testing.T) {
 // message id.
 func deliveredWithID(t *testing.T, db *store.DB, i int, pid string) *core.Log {
 	t.Helper()
-	l := enqueue(t, db, testMessage(i))
-	claim(t, db, "w", 10, time.Minute)
+	l := enqueue(t, db.Logs(), testMessage(i))
+	claim(t, db.Logs(), "w", 10, time.Minute)
 	conn := int64(1)
-	n, err := db.RecordOutcomes(context.Background(), "w", []core.LogOutcome{{
+	n, err := db.Logs().RecordOutcomes(context.Background(), "w", []core.LogOutcome{{
 		LogID: l.ID, Status: core.StatusDelivered, Attempts: 1, PhaseAttempts: 1, SentConnectionID: &conn, ProviderMessageID: pid,
 		History: []core.Attempt{{LogID: l.ID, ConnectionID: conn, At: time.Now(), Outcome: core.OutcomeDelivered, ProviderMessageID: pid}},
 	}})
@@ -134,7 +134,7 @@ func (s *suite) testLogEventsMoveLogs(t *testing.T) {
 	db := s.open(t, s.prefix())
 	a := deliveredWithID(t, db, 1, "pm-a")
 	b := deliveredWithID(t, db, 2, "pm-b")
-	queued := enqueue(t, db, testMessage(3))
+	queued := enqueue(t, db.Logs(), testMessage(3))
 
 	ids, err := db.FindLogIDsByProviderMessageIDs(ctx, []string{"pm-a", "pm-b", "pm-unknown", ""})
 	if err != nil || len(ids) != 2 || ids["pm-a"] != a.ID || ids["pm-b"] != b.ID {
@@ -161,7 +161,7 @@ func (s *suite) testLogEventsMoveLogs(t *testing.T) {
 			if err != nil || moved != tt.wantMoved || ev.ID == 0 {
 				t.Fatalf("RecordLogEvent = %v, %v (id %d); want moved %v", moved, err, ev.ID, tt.wantMoved)
 			}
-			l, err := db.FindLogByID(ctx, tt.logID)
+			l, err := db.Logs().FindLogByID(ctx, tt.logID)
 			if err != nil || l.Status != tt.wantStat {
 				t.Fatalf("log status %v (%v), want %s", l, err, tt.wantStat)
 			}
@@ -184,7 +184,7 @@ func (s *suite) testLogEventsMoveLogs(t *testing.T) {
 	wantCode(t, err, core.ENOTFOUND)
 
 	// The events go with their log.
-	if _, err := db.DeleteLogs(ctx, []int64{a.ID}); err != nil {
+	if _, err := db.Logs().DeleteLogs(ctx, []int64{a.ID}); err != nil {
 		t.Fatal(err)
 	}
 	if evs, err := db.FindLogEvents(ctx, a.ID); err != nil || len(evs) != 0 {

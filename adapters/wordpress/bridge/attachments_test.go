@@ -124,7 +124,7 @@ func TestBridgeRefusesStreamWrappers(t *testing.T) {
 	if err := json.Unmarshal([]byte(raw), &calls); err != nil || len(calls) != len(cases) {
 		t.Fatalf("PHP output %q: %v", raw, err)
 	}
-	logs, _, err := db.FindLogs(ctx, core.LogFilter{})
+	logs, _, err := db.Logs().FindLogs(ctx, core.LogFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -235,7 +235,7 @@ function acme_notify( $to ) {
 		t.Error("MAIL_SVC_WP_MAIL_TAKEOVER is not defined with the bridge installed")
 	}
 
-	logs, total, err := db.FindLogs(ctx, core.LogFilter{})
+	logs, total, err := db.Logs().FindLogs(ctx, core.LogFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +290,7 @@ func TestBridgeIndexesRecipients(t *testing.T) {
 	recipients := "`" + db.TableName("log_recipients") + "`"
 	find := func(t *testing.T, address string) []string {
 		t.Helper()
-		logs, _, err := db.FindLogs(ctx, core.LogFilter{Search: address})
+		logs, _, err := db.Logs().FindLogs(ctx, core.LogFilter{Search: address})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -329,7 +329,7 @@ func TestBridgeIndexesRecipients(t *testing.T) {
 	if got := find(t, "late@example.com"); len(got) != 0 {
 		t.Fatalf("found %v before indexing", got)
 	}
-	claimed, err := db.ClaimLogs(ctx, "worker", 10, time.Minute)
+	claimed, err := db.Logs().ClaimLogs(ctx, "worker", 10, time.Minute)
 	if err != nil || len(claimed) != 2 {
 		t.Fatalf("claimed %d (%v), want 2", len(claimed), err)
 	}

@@ -103,8 +103,8 @@ func emailControlAPI(t *testing.T, site *wpsite.Site, db *store.DB) (call func(m
 	}
 	srv := &api.Server{
 		Auth:          wordpress.NewAuthenticator(src, wordpress.Site{Salts: site.Salts, EnvironmentType: "local"}),
-		Settings:      &app.Settings{Store: db, Connections: db},
-		EmailControls: &app.EmailControls{Store: db, Counts: db},
+		Settings:      &app.Settings{Store: db.Settings(), Connections: db.Connections()},
+		EmailControls: &app.EmailControls{Store: db.Settings(), Counts: db.EmailControls()},
 		Hooks:         &core.Hooks{},
 		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
@@ -148,7 +148,7 @@ func countOf(st app.EmailControlsState, kind string) (int64, bool) {
 // queuedLogs returns every log of the queue, oldest first.
 func queuedLogs(t *testing.T, db *store.DB) []*core.Log {
 	t.Helper()
-	logs, _, err := db.FindLogs(context.Background(), core.LogFilter{Limit: 1000})
+	logs, _, err := db.Logs().FindLogs(context.Background(), core.LogFilter{Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func TestEmailControlsPluginsOffThemesOn(t *testing.T) {
 func TestEmailControlsWithoutCounterSend(t *testing.T) {
 	site, db := bridgedSite(t, "wpecn_")
 	ctx := context.Background()
-	if err := db.SaveSettings(ctx, core.ScopeEmailControls, map[string]any{"comment_moderation": false, "password_change_user": false}); err != nil {
+	if err := db.Settings().SaveSettings(ctx, core.ScopeEmailControls, map[string]any{"comment_moderation": false, "password_change_user": false}); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Gorm().Exec("DROP TABLE " + db.TableName("email_control_counts")).Error; err != nil {

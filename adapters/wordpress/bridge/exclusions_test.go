@@ -110,7 +110,7 @@ add_action( 'phpmailer_init', function ( $phpmailer ) {
 
 	setPro := func(t *testing.T, enabled bool, excluded ...string) {
 		t.Helper()
-		if err := db.SaveSettings(ctx, core.ScopePro, map[string]any{"plugin_exclusions_enabled": enabled, "excluded_plugins": excluded}); err != nil {
+		if err := db.Settings().SaveSettings(ctx, core.ScopePro, map[string]any{"plugin_exclusions_enabled": enabled, "excluded_plugins": excluded}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -125,7 +125,7 @@ add_action( 'phpmailer_init', function ( $phpmailer ) {
 	}
 	queued := func(t *testing.T, subject string) *core.Log {
 		t.Helper()
-		logs, _, err := db.FindLogs(ctx, core.LogFilter{})
+		logs, _, err := db.Logs().FindLogs(ctx, core.LogFilter{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1356,6 +1356,19 @@ function mailsvc_bridge_privacy_erase( $email_address, $page = 1 ) {
 		return $out;
 	}
 	$wpdb->query( 'COMMIT' );
+	if ( ! empty( $ids ) ) {
+		// The address leaves the log search's address index once no log
+		// names it as a recipient (a message still queued keeps it). A
+		// service older than that index has no such tables: nothing to do.
+		$suppress = $wpdb->suppress_errors( true );
+		$r        = mailsvc_bridge_table( 'log_recipients' );
+		$a        = mailsvc_bridge_table( 'search_addresses' );
+		// phpcs:disable WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- table names are the site's prefix and constants.
+		$wpdb->query( $wpdb->prepare( "DELETE FROM `{$a}` WHERE email = %s AND NOT EXISTS (SELECT 1 FROM `{$r}` r WHERE r.email = %s AND r.kind IN ('to', 'cc', 'bcc'))", $email, $email ) );
+		$wpdb->query( $wpdb->prepare( 'DELETE FROM `' . mailsvc_bridge_table( 'search_grams' ) . "` WHERE email = %s AND NOT EXISTS (SELECT 1 FROM `{$a}` a WHERE a.email = %s)", $email, $email ) );
+		// phpcs:enable
+		$wpdb->suppress_errors( $suppress );
+	}
 	$out['items_removed'] = ! empty( $ids ) || $suppressed > 0;
 	$out['done']          = count( $ids ) < MAILSVC_BRIDGE_PRIVACY_PAGE;
 	if ( $out['done'] && $pending > 0 ) {
@@ -1796,6 +1809,7 @@ add_filter( 'rest_endpoints', 'mailsvc_bridge_forward_namespace_index' );
 add_filter( 'rest_pre_echo_response', 'mailsvc_bridge_forward_echo', 10, 3 );
 add_filter( 'rest_send_nocache_headers', 'mailsvc_bridge_screens_cacheable', 20 );
 add_action( 'admin_notices', 'mailsvc_bridge_unavailable_notice' );
+add_action( 'admin_notices', 'mailsvc_bridge_captured_notice' );
 
 /**
  * The service's base URL: MAILSVC_SERVICE_URL (wp-config.php, then the
@@ -2250,6 +2264,35 @@ function mailsvc_bridge_unavailable_notice() {
 	echo esc_html( sprintf( '%s queued and will go out when it starts.', 1 === $queued ? '1 message is' : $queued . ' messages are' ) ) . '</p>';
 	echo '<p>' . esc_html__( 'Start it on the server:' ) . ' <code>systemctl start mailsvc</code> ';
 	echo esc_html__( '(or run' ) . ' <code>mailsvc serve</code> ' . esc_html__( 'with the site\'s MAILSVC_WP_CONFIG). Then reload this page.' ) . '</p></div>';
+}
+
+/**
+ * The staging guard's notice on every other wp-admin screen (the Mail
+ * page's screens have their own banner): while messages are held
+ * (captured: a copy of the live site, a staging site, simulation mode),
+ * an administrator sees how many and where to release them, wherever in
+ * wp-admin they are. One indexed query, for administrators only, that
+ * counts at most 1000 held messages.
+ */
+function mailsvc_bridge_captured_notice() {
+	$screen = function_exists( 'get_current_screen' ) ? get_current_screen() : null;
+	if ( ! $screen || 'toplevel_page_mailsvc' === $screen->id || ! current_user_can( mailsvc_bridge_admin_capability() ) ) {
+		return;
+	}
+	global $wpdb;
+	$table    = ( isset( $wpdb->base_prefix ) ? $wpdb->base_prefix : $wpdb->prefix ) . 'mailsvc_logs';
+	$suppress = $wpdb->suppress_errors( true );
+	// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- the table name is the site's prefix and a constant.
+	$held = (int) $wpdb->get_var( "SELECT COUNT(*) FROM (SELECT 1 FROM `{$table}` WHERE status = 'captured' LIMIT 1000) held" );
+	$wpdb->suppress_errors( $suppress );
+	if ( $held < 1 ) {
+		return;
+	}
+	$count = 1 === $held ? '1 message is' : ( $held >= 1000 ? 'At least 1000 messages are' : $held . ' messages are' );
+	echo '<div class="notice notice-warning" id="mailsvc-captured"><p><strong>' . esc_html( $count . ' held, not sent.' ) . '</strong> ';
+	echo esc_html__( 'mailsvc holds mail on a copy of the live site, on a staging site and in simulation mode.' ) . ' ';
+	echo '<a href="' . esc_url( admin_url( 'admin.php?page=mailsvc' ) ) . '">' . esc_html__( 'Open Mail' ) . '</a> ';
+	echo esc_html__( 'to release them, or to record this site as the live one.' ) . '</p></div>';
 }
 
 /**

@@ -51,7 +51,7 @@ echo $wpdb->get_var( "SELECT MAX(id) FROM {$wpdb->base_prefix}mailsvc_logs" );`,
 		if _, err := fmt.Sscan(strings.TrimSpace(out), &id); err != nil {
 			t.Fatalf("site %d: %q", site, out)
 		}
-		l, err := db.FindLogByID(ctx, id)
+		l, err := db.Logs().FindLogByID(ctx, id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,7 +60,7 @@ echo $wpdb->get_var( "SELECT MAX(id) FROM {$wpdb->base_prefix}mailsvc_logs" );`,
 		}
 		ids[site] = id
 	}
-	if logs, _, err := db.FindLogs(core.WithSiteScope(ctx, 2), core.LogFilter{}); err != nil || len(logs) != 1 || logs[0].ID != ids[2] {
+	if logs, _, err := db.Logs().FindLogs(core.WithSiteScope(ctx, 2), core.LogFilter{}); err != nil || len(logs) != 1 || logs[0].ID != ids[2] {
 		t.Fatalf("site 2's logs: %+v, %v", logs, err)
 	}
 

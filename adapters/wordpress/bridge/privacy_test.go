@@ -29,11 +29,11 @@ func TestBridgePrivacyPages(t *testing.T) {
 			Attachments: []core.Attachment{{Filename: "r.pdf", ContentType: "application/pdf", Data: []byte("%PDF")}},
 		}})
 	}
-	if err := db.ImportLogs(ctx, logs); err != nil {
+	if err := db.Logs().ImportLogs(ctx, logs); err != nil {
 		t.Fatal(err)
 	}
 	queued := &core.Log{Message: core.Message{From: core.Address{Email: "shop@example.com"}, To: []core.Address{{Email: person}}, Subject: "Soon", Text: "x"}}
-	if err := db.EnqueueLog(ctx, queued); err != nil {
+	if err := db.Logs().EnqueueLog(ctx, queued); err != nil {
 		t.Fatal(err)
 	}
 
@@ -75,11 +75,11 @@ echo wp_json_encode( $answers );`)
 		t.Fatalf("erase answers %v", erases)
 	}
 
-	if left, err := db.FindLogsNaming(ctx, person, 0, 200); err != nil || !slices.Equal(logIDs(left), []int64{queued.ID}) {
+	if left, err := db.Privacy().FindLogsNaming(ctx, person, 0, 200); err != nil || !slices.Equal(logIDs(left), []int64{queued.ID}) {
 		t.Fatalf("logs naming the person after the erase: %v (%v), want the queued one", logIDs(left), err)
 	}
 	for _, id := range []int64{logs[0].ID, logs[100].ID} {
-		l, err := db.FindLogByID(ctx, id)
+		l, err := db.Logs().FindLogByID(ctx, id)
 		if err != nil {
 			t.Fatalf("the store cannot read erased log %d: %v", id, err)
 		}
@@ -90,11 +90,28 @@ echo wp_json_encode( $answers );`)
 			t.Errorf("erased log %d: %s", id, js)
 		}
 	}
-	if found, _, err := db.FindLogs(ctx, core.LogFilter{Search: person}); err != nil || !slices.Equal(logIDs(found), []int64{queued.ID}) {
+	if found, _, err := db.Logs().FindLogs(ctx, core.LogFilter{Search: person}); err != nil || !slices.Equal(logIDs(found), []int64{queued.ID}) {
 		t.Errorf("search for the person = %v (%v), want the queued log", logIDs(found), err)
 	}
-	if found, _, err := db.FindLogs(ctx, core.LogFilter{Search: "cc@example.com"}); err != nil || len(found) != 101 {
+	if found, _, err := db.Logs().FindLogs(ctx, core.LogFilter{Search: "cc@example.com"}); err != nil || len(found) != 101 {
 		t.Errorf("search for the other recipient found %d logs (%v), want 101", len(found), err)
+	}
+	// By a part of the address too: only the queued log, which keeps the
+	// address in the search's address index; once it is sent and erased,
+	// the address leaves the index.
+	if found, _, err := db.Logs().FindLogs(ctx, core.LogFilter{Search: "pat@"}); err != nil || !slices.Equal(logIDs(found), []int64{queued.ID}) {
+		t.Errorf("search for pat@ = %v (%v), want the queued log", logIDs(found), err)
+	}
+	if err := db.Gorm().Exec("UPDATE `"+db.TableName("logs")+"` SET status = ? WHERE id = ?", core.StatusDelivered, queued.ID).Error; err != nil {
+		t.Fatal(err)
+	}
+	site.PHP(t, `mailsvc_bridge_privacy_erase( 'pat@example.com', 1 );`)
+	var left int64
+	if err := db.Gorm().Raw("SELECT COUNT(*) FROM `"+db.TableName("search_addresses")+"` WHERE email = ?", person).Scan(&left).Error; err != nil || left != 0 {
+		t.Errorf("the erased address is in the search's address index %d time(s) (%v)", left, err)
+	}
+	if found, _, err := db.Logs().FindLogs(ctx, core.LogFilter{Search: "pat"}); err != nil || len(found) != 0 {
+		t.Errorf("search for pat after the erase = %v (%v), want none", logIDs(found), err)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/mailsvc/mailsvc/app/period"
 	"github.com/mailsvc/mailsvc/core"
 )
 
@@ -85,17 +86,7 @@ func (s *Service) logger() *slog.Logger {
 
 // location returns the site's time zone (UTC when unknown).
 func (s *Service) location(ctx context.Context) (*time.Location, error) {
-	if s.Location == nil {
-		return time.UTC, nil
-	}
-	loc, err := s.Location(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("site time zone: %w", err)
-	}
-	if loc == nil {
-		return time.UTC, nil
-	}
-	return loc, nil
+	return period.Zone(ctx, period.ZoneFunc(s.Location))
 }
 
 // connections returns the stored connections by id.

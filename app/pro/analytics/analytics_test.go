@@ -541,3 +541,31 @@ func TestExportStopsOnStoreError(t *testing.T) {
 		t.Fatalf("%d lines written before the error, want the header and the first page", lines)
 	}
 }
+
+// TestOverviewOfOneSiteListsItsConnections reads one site's overview (a
+// site scope): it lists the connections its messages went through, not
+// every connection of the network (another site's own among them), which
+// the network's overview lists.
+func TestOverviewOfOneSiteListsItsConnections(t *testing.T) {
+	now := at(t, "2025-06-15T12:00:00Z")
+	st := &fakeStore{outcomes: []core.OutcomeBucket{{Start: at(t, "2025-06-14T10:00:00Z"), ConnectionID: 1, Status: core.StatusDelivered, Count: 2}}}
+	s := newService(t, st, time.UTC, now, &core.Connection{Name: "network", Driver: "smtp"}, &core.Connection{Name: "site 3's own", Driver: "smtp"})
+	ids := func(ctx context.Context) []int64 {
+		t.Helper()
+		o, err := s.Overview(ctx, analytics.RangeQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []int64
+		for _, c := range o.Connections {
+			out = append(out, c.ID)
+		}
+		return out
+	}
+	if got := ids(context.Background()); len(got) != 2 {
+		t.Fatalf("network overview lists %v", got)
+	}
+	if got := ids(core.WithSiteScope(context.Background(), 2)); len(got) != 1 || got[0] != 1 {
+		t.Fatalf("site 2's overview lists %v", got)
+	}
+}

@@ -53,7 +53,7 @@ func (s *Service) Deliverability(ctx context.Context, q RangeQuery) (*Deliverabi
 	if s.Events == nil || s.Rollups == nil {
 		return nil, core.Errorf(core.EUNAVAILABLE, "Deliverability is not available.")
 	}
-	p = p.aligned(loc)
+	p = p.Aligned(loc)
 	counts, err := s.Events.EventCounts(ctx, p.From.UTC(), p.To.UTC())
 	if err != nil {
 		return nil, fmt.Errorf("read provider events: %w", err)

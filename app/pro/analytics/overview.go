@@ -34,7 +34,8 @@ type Overview struct {
 	Period         Period     `json:"period"`
 	PreviousPeriod Period     `json:"previous_period"`
 	Totals         Comparison `json:"totals"`
-	// Connections lists every stored connection and any other with
+	// Connections lists every stored connection (for one site of a
+	// network, those its messages went through) and any other with
 	// outcomes in either period, by id.
 	Connections []ConnectionFigures `json:"connections"`
 	// Sources lists every source with outcomes in either period, the
@@ -57,8 +58,8 @@ func (s *Service) Overview(ctx context.Context, q RangeQuery) (*Overview, error)
 	if s.Rollups == nil {
 		return nil, core.Errorf(core.EUNAVAILABLE, "Delivery statistics are not available.")
 	}
-	cur := p.aligned(loc)
-	prev := cur.previous()
+	cur := p.Aligned(loc)
+	prev := cur.Previous()
 	conns := map[int64]*pair{}
 	sources := map[string]*pair{}
 	var total pair
@@ -112,8 +113,13 @@ func (s *Service) Overview(ctx context.Context, q RangeQuery) (*Overview, error)
 	if err != nil {
 		return nil, err
 	}
-	for id := range stored {
-		pairOf(conns, id)
+	if core.SiteScope(ctx) == 0 {
+		// The whole network lists every connection; one site of a
+		// network only those its messages went through, never another
+		// site's own.
+		for id := range stored {
+			pairOf(conns, id)
+		}
 	}
 	out := &Overview{TimeZone: loc.String(), Period: cur, PreviousPeriod: prev,
 		Totals: compare(total.cur, total.prev), Connections: []ConnectionFigures{}, Sources: []SourceFigures{}}

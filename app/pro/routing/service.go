@@ -179,7 +179,7 @@ func (s *Service) read(ctx context.Context, wait bool) (*snapshot, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read settings: %w", err)
 		}
-		snap.fallback = core.Settings(m).Int("fallback_connection_id", 0)
+		snap.fallback = core.DecodeGeneralSettings(m).FallbackConnectionID
 	}
 	return snap, nil
 }

@@ -99,7 +99,7 @@ func (rt *runtime) captureGuard(db *store.DB, settings capture.SettingsSource, w
 		}
 		site.options = src
 	}
-	return &capture.Guard{Store: db, Site: site, Settings: settings, Environment: env, Wake: wake, Logger: log}, nil
+	return &capture.Guard{Store: db.Capture(), Site: site, Settings: settings, Environment: env, Wake: wake, Logger: log}, nil
 }
 
 func containsEnv(env string) bool {

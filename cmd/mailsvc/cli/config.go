@@ -81,11 +81,11 @@ func printConstants(w io.Writer, rt *runtime) {
 
 // printSettings writes the free settings with their source.
 func printSettings(ctx context.Context, w *tabwriter.Writer, rt *runtime) error {
-	stored, err := rt.db.LoadSettings(ctx, core.ScopeFree)
+	stored, err := rt.db.Settings().LoadSettings(ctx, core.ScopeFree)
 	if err != nil {
 		return fmt.Errorf("load settings: %w", err)
 	}
-	settings, err := (&app.Settings{Store: rt.db, Connections: rt.db}).Get(ctx)
+	settings, err := (&app.Settings{Store: rt.db.Settings(), Connections: rt.db.Connections()}).Get(ctx)
 	if err != nil {
 		return err
 	}

@@ -93,17 +93,17 @@ func (rt *runtime) summaryReports(conns *app.Connections, settings *app.Settings
 		now = func() time.Time { return time.Now().Add(off) }
 	}
 	return &report.Service{
-		Outcomes:    rt.db,
-		Queue:       rt.db,
-		Logs:        rt.db,
-		Connections: rt.db,
-		Alerts:      rt.db,
+		Outcomes:    rt.db.Logs(),
+		Queue:       rt.db.Logs(),
+		Logs:        rt.db.Logs(),
+		Connections: rt.db.Connections(),
+		Alerts:      rt.db.AlertHistory(),
 		Site:        rt.site(),
 		SiteURL:     siteURL,
 		Settings:    settings,
 		Mailer:      queue,
 		Effective:   conns,
-		Jobs:        rt.db,
+		Jobs:        rt.db.Jobs(),
 		Owner:       fmt.Sprintf("%s-%d", host, os.Getpid()),
 		Now:         now,
 	}
@@ -115,14 +115,14 @@ func (rt *runtime) summaryReports(conns *app.Connections, settings *app.Settings
 func (rt *runtime) dashboard(conns *app.Connections, settings *app.Settings, sender app.ImmediateSender, env core.DriverEnv, hooks *core.Hooks) *dashboard.Service {
 	site := rt.site()
 	return &dashboard.Service{
-		Outcomes:    rt.db,
-		Queue:       rt.db,
-		Logs:        rt.db,
-		Connections: rt.db,
+		Outcomes:    rt.db.Logs(),
+		Queue:       rt.db.Logs(),
+		Logs:        rt.db.Logs(),
+		Connections: rt.db.Connections(),
 		Site:        site,
-		Store:       rt.db,
+		Store:       rt.db.Settings(),
 		// The bridge counts the core emails the email controls stop.
-		EmailControls: rt.db,
+		EmailControls: rt.db.EmailControls(),
 		Editor:        conns,
 		Settings:      settings,
 		Tester:        &app.ConnectionActions{Connections: conns, Settings: settings, Sender: sender, Env: env, Hooks: hooks, Site: site},

@@ -187,7 +187,7 @@ func (d *siteDoctor) checks(ctx context.Context) []doctor.Check {
 	var db databasePorts = unavailable{d.dbErr}
 	var options wordpress.OptionReader = unavailable{d.dbErr}
 	if d.db != nil {
-		db = d.db
+		db = doctorDB{d.db, d.db.Logs(), d.db.Connections()}
 		if src, err := wordpress.NewGormSource(d.db.Gorm(), rt.prefix); err == nil {
 			options = src
 		} else {
@@ -196,7 +196,7 @@ func (d *siteDoctor) checks(ctx context.Context) []doctor.Check {
 	}
 	var captureState func(context.Context) (core.CaptureState, error)
 	if d.db != nil {
-		if guard, err := rt.captureGuard(d.db, &app.Settings{Store: d.db, Connections: d.db}, nil, rt.log); err == nil {
+		if guard, err := rt.captureGuard(d.db, &app.Settings{Store: d.db.Settings(), Connections: d.db.Connections()}, nil, rt.log); err == nil {
 			captureState = guard.State
 		} else {
 			captureState = func(context.Context) (core.CaptureState, error) { return core.CaptureState{}, err }

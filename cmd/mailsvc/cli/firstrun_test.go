@@ -175,7 +175,7 @@ func TestUninstallRefusals(t *testing.T) {
 
 	// A message still queued: refused without --force, even with --yes.
 	msg := core.Message{From: core.Address{Email: "a@example.com"}, To: []core.Address{{Email: "b@example.com"}}, Subject: "s", Text: "t"}
-	if err := db.EnqueueLog(ctx, &core.Log{Message: msg, Status: core.StatusQueued, Source: "test"}); err != nil {
+	if err := db.Logs().EnqueueLog(ctx, &core.Log{Message: msg, Status: core.StatusQueued, Source: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	out, err = runCommand(t, strings.NewReader(""), "uninstall", "--yes")

@@ -20,7 +20,7 @@ func (rt *runtime) hostHooks(log *slog.Logger) (core.HostHooks, *wordpress.HookR
 	if err != nil {
 		return nil, nil, err
 	}
-	hh := &wordpress.HostHooks{Options: src, Outbox: rt.db, Logger: log}
+	hh := &wordpress.HostHooks{Options: src, Outbox: rt.db.HostHooks(), Logger: log}
 	runner := &wordpress.HookRunner{
 		Hooks:  hh,
 		Salter: wordpress.NewSalter(rt.saltConstants(), nil, src),
@@ -28,6 +28,6 @@ func (rt *runtime) hostHooks(log *slog.Logger) (core.HostHooks, *wordpress.HookR
 		Client: &http.Client{},
 		Logger: log,
 	}
-	rt.db.NotifyHostHooks(runner.Nudge)
+	rt.db.HostHooks().NotifyHostHooks(runner.Nudge)
 	return hh, runner, nil
 }

@@ -41,14 +41,14 @@ func importCommand() *cobra.Command {
 			if err := rt.applySiteFilters(hooks, log); err != nil {
 				return err
 			}
-			conns := &app.Connections{Store: rt.db, Cipher: cipher, Pins: rt.consts.Pins, Hooks: hooks, Settings: rt.db,
+			conns := &app.Connections{Store: rt.db.Connections(), Cipher: cipher, Pins: rt.consts.Pins, Hooks: hooks, Settings: rt.db.Settings(),
 				SensitiveKeys:        splitList(rt.consts.String("MAILSVC_SENSITIVE_KEYS")),
 				AllowCustomEndpoints: rt.consts.Bool(core.AllowCustomEndpointsConstant)}
 			redaction, err := rt.logRedaction(hooks, log)
 			if err != nil {
 				return err
 			}
-			engine, err := rt.migrationEngine(conns, &app.Settings{Store: rt.db, Connections: rt.db}, redaction)
+			engine, err := rt.migrationEngine(conns, &app.Settings{Store: rt.db.Settings(), Connections: rt.db.Connections()}, redaction)
 			if err != nil {
 				return err
 			}
@@ -184,9 +184,9 @@ func (rt *runtime) migrationEngine(conns *app.Connections, settings *app.Setting
 		Site:          site,
 		Connections:   conns,
 		Settings:      settings,
-		State:         rt.db,
-		Logs:          rt.db,
-		Bodies:        &logbody.Keeper{Store: rt.db, Settings: settings, Redaction: redaction},
+		State:         rt.db.Settings(),
+		Logs:          rt.db.Logs(),
+		Bodies:        &logbody.Keeper{Store: rt.db.Logs(), Settings: settings, Redaction: redaction},
 		SensitiveKeys: conns.ExtraSensitiveKeys,
 	}, nil
 }

@@ -54,7 +54,7 @@ are redacted again with the current patterns).`,
 				return err
 			}
 			defer rt.db.Close()
-			st, err := (&app.Settings{Store: rt.db, Connections: rt.db}).Get(ctx)
+			st, err := (&app.Settings{Store: rt.db.Settings(), Connections: rt.db.Connections()}).Get(ctx)
 			if err != nil {
 				return err
 			}
@@ -62,7 +62,7 @@ are redacted again with the current patterns).`,
 			if err != nil {
 				return err
 			}
-			b := &logbody.Backfill{Store: rt.db, Policy: logbody.PolicyOf(st), Redactor: redaction.Redactor(ctx), Batch: batch, All: all}
+			b := &logbody.Backfill{Store: rt.db.Logs(), Policy: logbody.PolicyOf(st), Redactor: redaction.Redactor(ctx), Batch: batch, All: all}
 			out := cmd.OutOrStdout()
 			p, err := b.Run(ctx, fromID, func(p logbody.BackfillProgress) {
 				fmt.Fprintf(out, "up to log %d of %d: %d read, %d rewritten, %d values redacted\n", p.LastID, p.UpTo, p.Read, p.Rewritten, p.Redacted)

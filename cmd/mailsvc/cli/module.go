@@ -43,7 +43,10 @@ type ServeEnv struct {
 	// in standalone mode.
 	HostHooks   core.HostHooks
 	Connections *app.Connections
-	Delivery    *delivery.Service
+	// Delivery is the delivery service's options: a module sets its
+	// add-on parts (Policy, Suppressions, Chooser) there; serve builds
+	// the service (delivery.New) once every module has joined.
+	Delivery *delivery.Options
 	// Privacy answers personal data requests; a module adds what it
 	// keeps about an address to its Keepers.
 	Privacy *app.Privacy

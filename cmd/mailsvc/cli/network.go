@@ -48,6 +48,6 @@ func (s networkSites) NetworkSites(ctx context.Context) ([]network.Site, error) 
 // networkService returns the network's service over the database, its
 // alerts raised through alerts.
 func (rt *runtime) networkService(n *wordpress.Network, alerts core.Alerter, log *slog.Logger) *network.Service {
-	return &network.Service{Connections: rt.db, Sites: networkSites{n}, Settings: rt.db, Quotas: rt.db, Logs: rt.db, Alerts: alerts,
+	return &network.Service{Connections: rt.db.Connections(), Sites: networkSites{n}, Settings: rt.db.Settings(), Quotas: rt.db.Sites(), Logs: rt.db.Sites(), Alerts: alerts,
 		NetworkName: n.Config().Domain, Logger: log}
 }

@@ -295,7 +295,7 @@ func queueSendmailMessage(ctx context.Context, msg *core.Message) (int64, error)
 		return 0, tempErr(err)
 	}
 	defer rt.db.Close()
-	svc := &delivery.Service{Logs: rt.db, Settings: &app.Settings{Store: rt.db, Connections: rt.db}, Logger: log}
+	svc := delivery.New(delivery.Options{Logs: rt.db.Logs(), Settings: &app.Settings{Store: rt.db.Settings(), Connections: rt.db.Connections()}, Logger: log})
 	id, err := svc.Enqueue(ctx, &core.Log{Message: *msg, Source: "sendmail"})
 	if core.ErrorCode(err) == core.EINVALID {
 		return 0, dataErr(fmt.Errorf("the message cannot be queued: %s", describe(err)))

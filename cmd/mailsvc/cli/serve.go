@@ -72,16 +72,16 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		return err
 	}
 	conns := &app.Connections{
-		Store:                rt.db,
+		Store:                rt.db.Connections(),
 		Cipher:               cipher,
 		Pins:                 rt.consts.Pins,
 		Hooks:                hooks,
-		Settings:             rt.db,
+		Settings:             rt.db.Settings(),
 		SensitiveKeys:        splitList(rt.consts.String("MAILSVC_SENSITIVE_KEYS")),
 		AllowCustomEndpoints: rt.consts.Bool(core.AllowCustomEndpointsConstant),
 	}
 	reportUndecryptable(ctx, log, conns)
-	settings := &app.Settings{Store: rt.db, Connections: rt.db}
+	settings := &app.Settings{Store: rt.db.Settings(), Connections: rt.db.Connections()}
 
 	// Debug logging (MAIL_SVC_DEBUG_*): channels write under the log root;
 	// SMTP transcripts are stored there for the tools routes.
@@ -126,14 +126,19 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	deliverySvc := &delivery.Service{Logs: rt.db, Connections: conns, Settings: settings, Hooks: hooks, Env: deliveryEnv, Logger: log,
+	// The delivery service is built (delivery.New) once the add-ons have
+	// joined: until then its options are gathered here.
+	deliveryOpts := &delivery.Options{Logs: rt.db.Logs(), Connections: conns, Settings: settings, Hooks: hooks, Env: deliveryEnv, Logger: log,
 		Redaction: redaction}
-	// Concurrent enqueues (SMTP sessions, API calls) share one commit.
-	deliverySvc.Logs = store.NewGroupCommit(rt.db)
+	// Concurrent enqueues (SMTP sessions, API calls) share one commit;
+	// the workers' outcomes and next claims share one per group.
+	deliveryOpts.Logs = store.NewGroupCommit(rt.db.Logs())
+	deliveryOpts.Batches = rt.db.Logs()
 	// The staging guard: the live site's fingerprint is recorded the
 	// first time the service starts (a new install, or the first start
 	// after an upgrade), before the workers run.
-	captureGuard, err := rt.captureGuard(rt.db, settings, deliverySvc.Wake, log)
+	// Its Wake is set once the delivery service is built.
+	captureGuard, err := rt.captureGuard(rt.db, settings, nil, log)
 	if err != nil {
 		return err
 	}
@@ -142,9 +147,9 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	} else if st, err := captureGuard.State(ctx); err == nil && st.Capturing() {
 		log.Warn("staging guard: mail is captured, not sent", "reason", st.Reason, "message", st.Message, "live", f.Address())
 	}
-	deliverySvc.Capture = captureGuard
-	metricsReg := metrics.New(rt.db, log)
-	deliverySvc.Metrics = metricsReg
+	deliveryOpts.Capture = captureGuard
+	metricsReg := metrics.New(queueMetrics{rt.db.Logs(), rt.db.Capture()}, log)
+	deliveryOpts.Metrics = metricsReg
 	if list, _, err := conns.List(ctx, 0, 0); err == nil {
 		// Their series exist at 0 from the first scrape.
 		for _, c := range list {
@@ -152,8 +157,10 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		}
 	}
 	// Alerts: channels, and the dispatcher every part raises alerts through.
-	channels, dispatcher := rt.alertChannels(cipher, &app.AlertMailer{Sender: deliverySvc, Connections: conns}, public, log)
-	deliverySvc.Alerts, oauthSvc.Alerts = dispatcher, dispatcher
+	// The mailer's Sender is set once the delivery service is built.
+	alertMailer := &app.AlertMailer{Connections: conns}
+	channels, dispatcher := rt.alertChannels(cipher, alertMailer, public, log)
+	deliveryOpts.Alerts, oauthSvc.Alerts = dispatcher, dispatcher
 	// A multisite network: one queue for every site, per-site quotas.
 	wpNetwork, err := rt.network()
 	if err != nil {
@@ -162,25 +169,28 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	var networkSvc *network.Service
 	if wpNetwork != nil {
 		networkSvc = rt.networkService(wpNetwork, dispatcher, log)
-		deliverySvc.SiteQuotas, deliverySvc.SiteSettings = networkSvc, networkSvc
+		deliveryOpts.SiteQuotas, deliveryOpts.SiteSettings = networkSvc, networkSvc
 	}
-	deliverySvc.Workers = int(rt.consts.Int("MAILSVC_WORKERS", delivery.DefaultWorkers))
-	deliverySvc.BatchSize = int(rt.consts.Int("MAILSVC_BATCH_SIZE", delivery.DefaultBatchSize))
-	deliverySvc.Lease = time.Duration(rt.consts.Int("MAILSVC_QUEUE_LEASE", int64(delivery.DefaultLease/time.Second))) * time.Second
-	deliverySvc.MaxInFlight = int(rt.consts.Int("MAILSVC_MAX_IN_FLIGHT", delivery.DefaultMaxInFlight))
-	deliverySvc.Replicas = rt.db
+	deliveryOpts.Workers = int(rt.consts.Int("MAILSVC_WORKERS", delivery.DefaultWorkers))
+	deliveryOpts.BatchSize = int(rt.consts.Int("MAILSVC_BATCH_SIZE", delivery.DefaultBatchSize))
+	deliveryOpts.Lease = time.Duration(rt.consts.Int("MAILSVC_QUEUE_LEASE", int64(delivery.DefaultLease/time.Second))) * time.Second
+	deliveryOpts.MaxInFlight = int(rt.consts.Int("MAILSVC_MAX_IN_FLIGHT", delivery.DefaultMaxInFlight))
+	deliveryOpts.Replicas = rt.db.Leases()
 	// Uncertain attempts through drivers without a lookup are resolved
 	// by the provider events the (Pro) webhook receiver recorded.
-	deliverySvc.Events = rt.db
-	deliverySvc.LevelStore = rt.db
-	// Add-ons (Pro) join before the workers start: they may set delivery
-	// hooks, and give the routes they add.
-	privacy := &app.Privacy{Store: rt.db, Transcripts: transcripts}
+	deliveryOpts.Events = rt.db
+	deliveryOpts.LevelStore = rt.db.Settings()
+	// Add-ons (Pro) join before the delivery service is built: they may
+	// set its options (delivery hooks), and give the routes they add.
+	privacy := &app.Privacy{Store: rt.db.Privacy(), Transcripts: transcripts}
 	extraRoutes, err := serveModules(ctx, &ServeEnv{Constants: rt.consts, DB: rt.db, Cipher: cipher, Hooks: hooks, HostHooks: hostHooks, Privacy: privacy,
-		Connections: conns, Delivery: deliverySvc, OAuth: oauthSvc, HTTPClient: driverEnv.HTTPClient, SiteURL: public, Version: Version, Logger: log})
+		Connections: conns, Delivery: deliveryOpts, OAuth: oauthSvc, HTTPClient: driverEnv.HTTPClient, SiteURL: public, Version: Version, Logger: log})
 	if err != nil {
 		return err
 	}
+	deliverySvc := delivery.New(*deliveryOpts)
+	captureGuard.Wake = deliverySvc.Wake
+	alertMailer.Sender = deliverySvc
 	// The workers and the scheduled purge stop (finishing the batches in
 	// hand) before the database closes: this defer runs before rt.db.Close.
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
@@ -228,7 +238,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		Auth:        auth,
 		Connections: conns,
 		Settings:    settings,
-		Logs:        &app.Logs{Store: rt.db, Requeue: deliverySvc, Enqueuer: deliverySvc, Settings: settings, Redaction: redaction},
+		Logs:        &app.Logs{Store: rt.db.Logs(), Requeue: deliverySvc, Enqueuer: deliverySvc, Settings: settings, Redaction: redaction},
 		Actions: &app.ConnectionActions{Connections: conns, Settings: settings, Sender: deliverySvc, Env: driverEnv, Hooks: hooks, HostHooks: hostHooks, Site: rt.site(),
 			APIDebug: func() bool { return debuglog.APIDebugResponseEnabled(rt.consts, hooks) }},
 		Transcripts:    transcripts,
@@ -242,7 +252,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		Modules:        extraRoutes,
 		Dashboard:      dash,
 		Privacy:        privacy,
-		EmailControls:  &app.EmailControls{Store: rt.db, Counts: rt.db},
+		EmailControls:  &app.EmailControls{Store: rt.db.Settings(), Counts: rt.db.EmailControls()},
 		Reports:        reports,
 		Capture:        captureGuard,
 		Probes:         rt.probes(metricsReg),

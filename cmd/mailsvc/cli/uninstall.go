@@ -121,7 +121,7 @@ func checkQueueEmpty(ctx context.Context, out io.Writer, db *store.DB, force boo
 	if err != nil || version == 0 {
 		return err
 	}
-	counts, err := db.PendingCounts(ctx)
+	counts, err := db.Logs().PendingCounts(ctx)
 	if err != nil {
 		return fmt.Errorf("count queued messages: %w", err)
 	}

@@ -33,6 +33,12 @@ const webhookTimeout = 15 * time.Second
 // roll-up counters (store.CompactRollups).
 const jobRollupCompact = "rollup_compact"
 
+// jobSearchIndex names the scheduler job that fills the log search's
+// address dictionary in the background (store.RunSearchIndex): the logs
+// from before it, the pieces of new addresses, and the sweep after a
+// purge.
+const jobSearchIndex = "search_index"
+
 // jobHostHookPrune names the scheduler job that deletes host hook outbox
 // rows older than store.HostHookRetention (the bridge's cron prunes them
 // too; this keeps the table small when PHP never runs).
@@ -87,7 +93,7 @@ func (rt *runtime) alertChannels(cipher *crypto.Cipher, mailer core.AlertMailer,
 	telegramAPI := rt.consts.String("MAILSVC_TELEGRAM_API_URL")
 	guarded := netguard.NewClient(allowPrivate, webhookTimeout)
 	channels := &alerts.Channels{
-		Store:    rt.db,
+		Store:    rt.db.Notifications(),
 		Cipher:   cipher,
 		CheckURL: func(u string) error { return netguard.CheckURL(u, allowPrivate) },
 		Env: core.NotifierEnv{HTTPClient: guarded, Mailer: mailer, TelegramAPI: telegramAPI,
@@ -109,9 +115,9 @@ func (rt *runtime) alertChannels(cipher *crypto.Cipher, mailer core.AlertMailer,
 	}
 	dispatcher := &alerts.Dispatcher{
 		Channels:   channels,
-		Leases:     rt.db,
-		History:    rt.db,
-		Thresholds: rt.db,
+		Leases:     rt.db.Leases(),
+		History:    rt.db.AlertHistory(),
+		Thresholds: thresholdStore{rt.db.Logs(), rt.db.Notifications()},
 		Logger:     log,
 		FoldWindow: time.Duration(rt.consts.Int("MAILSVC_ALERT_FOLD_MINUTES", 30)) * time.Minute,
 	}
@@ -126,13 +132,13 @@ func (rt *runtime) oauthService(conns *app.Connections, settings *app.Settings, 
 	alerter core.Alerter, env core.DriverEnv, public, admin string, log *slog.Logger) (*oauth.Service, error) {
 	svc := &oauth.Service{
 		Connections:       conns,
-		State:             rt.db,
+		State:             rt.db.Connections(),
 		Cipher:            cipher,
 		Client:            &oauthclient.Client{HTTPClient: env.HTTPClient},
-		States:            rt.db,
-		History:           rt.db,
+		States:            rt.db.OAuth(),
+		History:           rt.db.OAuth(),
 		Alerts:            alerter,
-		Leases:            rt.db,
+		Leases:            rt.db.Leases(),
 		Settings:          settings,
 		Hooks:             hooks,
 		Env:               env,
@@ -166,7 +172,7 @@ func (rt *runtime) scheduler(settings *app.Settings, conns *app.Connections, oau
 	minute := time.Duration(rt.consts.Int("MAILSVC_SCHEDULER_MINUTE", 60)) * time.Second
 	checker := &health.Checker{
 		Connections:   conns,
-		State:         rt.db,
+		State:         rt.db.Connections(),
 		Env:           env,
 		Alerts:        alerter,
 		Logger:        log,
@@ -175,14 +181,14 @@ func (rt *runtime) scheduler(settings *app.Settings, conns *app.Connections, oau
 		Site:          site,
 	}
 	watch := &health.QueueWatch{
-		Logs:   rt.db,
+		Logs:   rt.db.Logs(),
 		Alerts: alerter,
 		After:  time.Duration(rt.consts.Int("MAILSVC_QUEUE_STALLED_MINUTES", 15)) * minute,
 		Site:   site,
 	}
 	refreshEvery := scheduler.FromSettings(settings, "oauth_refresh_enabled", "oauth_refresh_interval")
 	return &scheduler.Runner{
-		Store:  rt.db,
+		Store:  rt.db.Jobs(),
 		Logger: log,
 		Minute: minute,
 		Tick:   min(scheduler.DefaultTick, minute/4),
@@ -199,12 +205,12 @@ func (rt *runtime) scheduler(settings *app.Settings, conns *app.Connections, oau
 			{Name: scheduler.JobLogPurge, Every: scheduler.Fixed(time.Hour), Run: func(ctx context.Context) error {
 				// The alert history (the summary report's "alerts raised")
 				// keeps a year and a day.
-				if _, err := rt.db.PruneAlerts(ctx, time.Now().AddDate(-1, 0, -1)); err != nil {
+				if _, err := rt.db.AlertHistory().PruneAlerts(ctx, time.Now().AddDate(-1, 0, -1)); err != nil {
 					log.Warn("prune the alert history", "err", err)
 				}
 				// The failure marks the alert thresholds count keep the
 				// longest threshold window.
-				if _, err := rt.db.PruneFailureMarks(ctx, time.Now().Add(-store.FailureMarkRetention)); err != nil {
+				if _, err := rt.db.Logs().PruneFailureMarks(ctx, time.Now().Add(-store.FailureMarkRetention)); err != nil {
 					log.Warn("prune the failure marks", "err", err)
 				}
 				// The summary report keeps a record per period sent; 400
@@ -220,13 +226,20 @@ func (rt *runtime) scheduler(settings *app.Settings, conns *app.Connections, oau
 				return err
 			}},
 			{Name: jobHostHookPrune, Every: scheduler.Fixed(time.Hour), Run: func(ctx context.Context) error {
-				_, err := rt.db.PruneHostHooks(ctx, time.Now().Add(-store.HostHookRetention))
+				_, err := rt.db.HostHooks().PruneHostHooks(ctx, time.Now().Add(-store.HostHookRetention))
 				return err
 			}},
 			// The summary report: every minute, a run queues the report of
 			// a period that has ended, once across the replicas.
 			{Name: report.JobName, Every: reports.Every, Run: func(ctx context.Context) error {
 				_, err := reports.RunScheduled(ctx)
+				return err
+			}},
+			{Name: jobSearchIndex, Every: scheduler.Fixed(time.Minute), Run: func(ctx context.Context) error {
+				n, err := rt.db.Logs().RunSearchIndex(ctx)
+				if n > 0 {
+					log.Debug("filled the log search's address index", "rows", n)
+				}
 				return err
 			}},
 			{Name: jobRollupCompact, Every: scheduler.Fixed(15 * time.Minute), Run: func(ctx context.Context) error {

@@ -9,6 +9,6 @@ import (
 // joinAnalytics gives m the analytics routes over the database's roll-ups,
 // provider events and log, with dates read in the site's time zone.
 func joinAnalytics(env *cli.ServeEnv, m *httppro.Module) {
-	m.Analytics = &analytics.Service{Rollups: env.DB, Events: env.DB, Logs: env.DB, Connections: env.DB,
+	m.Analytics = &analytics.Service{Rollups: env.DB, Events: env.DB, Logs: env.DB, Connections: env.DB.Connections(),
 		Location: siteZone(env), Logger: env.Logger}
 }

@@ -50,9 +50,9 @@ func (module) Serve(_ context.Context, env *cli.ServeEnv) (api.Module, error) {
 	if err != nil {
 		return nil, fmt.Errorf("MAILSVC_LICENSE_PUBLIC_KEYS: %w", err)
 	}
-	settings := &apppro.Settings{Store: env.DB}
+	settings := &apppro.Settings{Store: env.DB.Settings()}
 	env.Delivery.Policy = settings
-	licenses := &apppro.Licenses{Store: env.DB, Cipher: env.Cipher, Vendors: vendors, Site: env.SiteURL,
+	licenses := &apppro.Licenses{Store: env.DB.Settings(), Cipher: env.Cipher, Vendors: vendors, Site: env.SiteURL,
 		Version: env.Version, Logger: env.Logger}
 	if base := env.Constants.String("MAILSVC_LICENSE_SERVER"); base != "" {
 		hc := &http.Client{Timeout: licenseserver.DefaultTimeout}

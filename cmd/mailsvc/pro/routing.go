@@ -39,7 +39,7 @@ func joinRouting(env *cli.ServeEnv, m *httppro.Module) {
 			}
 			return v.Addresses, v.Domains, nil
 		},
-		Health: &health.SendFailures{State: env.DB, Alerts: env.Delivery.Alerts, Site: env.SiteURL},
+		Health: &health.SendFailures{State: env.DB.Connections(), Alerts: env.Delivery.Alerts, Site: env.SiteURL},
 		Logger: env.Logger,
 	}
 	env.Delivery.Chooser = svc

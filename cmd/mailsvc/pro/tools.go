@@ -25,7 +25,7 @@ func joinIdentityTools(env *cli.ServeEnv, m *httppro.Module) error {
 	if env.HTTPClient != nil {
 		hc.Transport = env.HTTPClient.Transport
 	}
-	ses := &sesid.Service{Connections: env.Connections, Stored: env.DB, Dial: adaptersesid.Dialer(hc),
+	ses := &sesid.Service{Connections: env.Connections, Stored: env.DB.Connections(), Dial: adaptersesid.Dialer(hc),
 		Pins: env.Constants.Pins, LookupEnv: os.LookupEnv}
 	m.SES = ses
 

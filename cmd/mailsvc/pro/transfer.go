@@ -12,7 +12,7 @@ import (
 // environment's database.
 func transferService(env *cli.ServeEnv) *transfer.Service {
 	return &transfer.Service{
-		Store:         env.DB,
+		Store:         newTransferStore(env.DB),
 		Tx:            storeTransactor{env.DB},
 		Site:          env.SiteURL,
 		Cipher:        env.Cipher,
@@ -26,5 +26,20 @@ type storeTransactor struct{ db *store.DB }
 
 // InTransaction implements transfer.Transactor.
 func (t storeTransactor) InTransaction(ctx context.Context, fn func(tx transfer.Store) error) error {
-	return t.db.InTransaction(ctx, func(tx *store.DB) error { return fn(tx) })
+	return t.db.InTransaction(ctx, func(tx *store.DB) error { return fn(newTransferStore(tx)) })
+}
+
+// transferStore joins the store's services an export reads and an import
+// writes; the sections' own store interfaces (routing rules, …) are the
+// DB's.
+type transferStore struct {
+	*store.DB
+	*store.ConnectionService
+	*store.SettingsService
+	*store.NotificationService
+}
+
+// newTransferStore returns db's services for a transfer.
+func newTransferStore(db *store.DB) transferStore {
+	return transferStore{db, db.Connections(), db.Settings(), db.Notifications()}
 }

@@ -133,5 +133,6 @@ export async function list(path, query) {
     total: Number(headers.get('X-WP-Total') || 0),
     pages: Number(headers.get('X-WP-TotalPages') || 0),
     capped: headers.get('X-Mailsvc-Total-Capped') === 'true',
+    partial: headers.get('X-Mailsvc-Search-Partial') === 'true',
   };
 }

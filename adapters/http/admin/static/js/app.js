@@ -150,4 +150,11 @@ api.onAuth(onAuthFailure);
 window.addEventListener('hashchange', () => route());
 // A screen that released or adopted asks for the banner to be read again.
 window.addEventListener('mailsvc:capture', () => refreshBanner(document.getElementById('capture-banner')));
+// The banner released or adopted: the screens that count or list held
+// messages (the dashboard, the email logs) are read again; others keep
+// what the person was doing.
+window.addEventListener('mailsvc:captured', () => {
+  const slug = location.hash.replace(/^#\/?/, '').split('?')[0].split('/')[0] || 'dashboard';
+  if (slug === 'dashboard' || slug === 'logs') route();
+});
 if (api.signedIn()) start(); else signInScreen();

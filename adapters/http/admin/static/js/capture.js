@@ -28,6 +28,7 @@ export async function refreshBanner(el) {
         flash('success', 'This is the live site now. Held messages stay held until you release them.');
       } catch (err) { flash('error', err.message); }
       again();
+      window.dispatchEvent(new Event('mailsvc:captured'));
     } }, 'This is the live site now'));
   }
   if (n > 0) {
@@ -38,6 +39,7 @@ export async function refreshBanner(el) {
         flash('success', `${res.released} message(s) released: they are sent once each.`);
       } catch (err) { flash('error', err.message); }
       again();
+      window.dispatchEvent(new Event('mailsvc:captured'));
     } }, 'Release all held messages'));
     actions.push(h('a', { class: 'button-link', href: '#/logs?status=captured', id: 'capture-choose' }, 'Choose messages to release'));
   }

@@ -1,5 +1,6 @@
 // logs.js: the email logs: search, status and date filters, pagination
-// that stays honest past the count cap (X-Mailsvc-Total-Capped), bulk
+// that stays honest past the count cap (X-Mailsvc-Total-Capped), a note
+// while the search's index is still being filled (X-Mailsvc-Search-Partial), bulk
 // resend and delete, and the detail view with the body in a sandboxed
 // frame, headers, attempts and provider events.
 import * as api from './api.js';
@@ -19,7 +20,7 @@ export async function render(root, [logID]) {
     ['', 'queued', 'sending', 'delivered', 'failed', 'captured'].map((s) => h('option', { value: s }, s || 'Any status')));
   status.value = filters.status;
   const form = h('form', { class: 'filters card', role: 'search', 'aria-label': 'Filter the logs', novalidate: true },
-    input('search', 'Search (address or subject words)', 'search'), field('Status', status),
+    input('search', 'Search (address, @domain, start or part of an address, subject words)', 'search'), field('Status', status),
     input('date_from', 'From', 'date'), input('date_to', 'To', 'date'),
     h('div', { class: 'actions' }, h('button', { class: 'button button-primary', type: 'submit' }, 'Filter')));
   form.addEventListener('submit', (e) => {
@@ -63,7 +64,10 @@ async function load(form, results) {
   const t = table('Email logs', ['', 'Status', 'Subject', 'To', 'Source', 'Created'], rows);
   t.querySelector('thead th').replaceChildren(all);
   bulkBar.append(...bulkButtons);
-  replace(results, bulkBar, t, pager(page, () => load(form, results)));
+  const partial = page.partial
+    ? h('div', { id: 'log-search-partial' }, notice('warning', 'The search index is still being filled for older logs: this search may not find all of them yet. Try again in a few minutes.'))
+    : null;
+  replace(results, partial, bulkBar, t, pager(page, () => load(form, results)));
 }
 
 function pager(page, reload) {
@@ -113,6 +117,30 @@ function bodyNote(log) {
   }
 }
 
+/** resendToForm sends the logged message again to other recipients
+ * (POST /logs/{id}/resend with to, cc and bcc, which replace the
+ * original ones together); the copy is a new log, linked in the answer. */
+function resendToForm(log) {
+  const list = (v) => v.split(/[,\n]/).map((a) => a.trim()).filter(Boolean);
+  const input = (name, label) => field(label, h('input', { id: `rs-${name}`, name, type: 'text', autocomplete: 'off' }));
+  const out = h('div', { role: 'status' });
+  const form = h('form', { class: 'card', id: 'resend-to', novalidate: true, 'aria-labelledby': 'rs-h' },
+    h('h2', { id: 'rs-h' }, 'Resend to other recipients'),
+    h('p', { class: 'help' }, 'Comma-separated addresses. They replace the original To, Cc and Bcc; the copy gets its own log.'),
+    input('to', 'To'), input('cc', 'Cc'), input('bcc', 'Bcc'), out,
+    h('div', { class: 'actions' }, h('button', { class: 'button', type: 'submit', disabled: log.status === 'queued' || log.status === 'sending' }, 'Send to these recipients')));
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const body = { to: list(form.elements.to.value), cc: list(form.elements.cc.value), bcc: list(form.elements.bcc.value) };
+    try {
+      const res = await busy(e.submitter, api.post(`/logs/${log.id}/resend`, body));
+      showErrors(form, {});
+      replace(out, notice('success', 'Queued to be sent to the new recipients: ', h('a', { href: `#/logs/${res.new_id}` }, `log #${res.new_id}`), '.'));
+    } catch (err) { replace(out, errorNotice(err, showErrors(form, err.errors))); }
+  });
+  return form;
+}
+
 async function detail(root, id) {
   const log = await api.get(`/logs/${id}`);
   const m = log.message || {};
@@ -135,7 +163,9 @@ async function detail(root, id) {
       ['Status', badge(log.status)], ['From', addr([m.from])], ['To', addr(m.to)], ['Cc', addr(m.cc)], ['Bcc', addr(m.bcc)],
       ['Created', when(log.created_at)], ['Delivered', when(log.delivered_at)], ['Attempts', String(log.attempts)],
       ['Connection', log.sent_connection_id ? h('a', { href: `#/connections/${log.sent_connection_id}` }, `#${log.sent_connection_id}`) : '—'],
-      ['Provider id', log.provider_message_id || '—'], ['Last error', log.last_error || '—'], ['Source', log.source || '—']])),
+      ['Provider id', log.provider_message_id || '—'], ['Last error', log.last_error || '—'], ['Source', log.source || '—'],
+      ...(log.resent_from ? [['Resent from', h('a', { href: `#/logs/${log.resent_from}` }, `#${log.resent_from}`)]] : [])])),
+    resendToForm(log),
     h('section', { class: 'card', 'aria-labelledby': 'body-h' }, h('h2', { id: 'body-h' }, 'Body'),
       bodyNote(log) ? h('p', { class: 'help' }, bodyNote(log)) : null,
       m.html ? bodyFrame(m.html) : null,

@@ -93,6 +93,8 @@ export function settingsForm(values, save, skip = new Set(), lists = {}, choices
       showErrors(form, {});
       replace(status);
       flash('success', 'Settings saved.');
+      // Simulation mode holds mail: the staging guard's banner says so.
+      if ('simulation_enabled' in patch) window.dispatchEvent(new Event('mailsvc:capture'));
     } catch (err) {
       replace(status, errorNotice(err, showErrors(form, err.errors)));
     }

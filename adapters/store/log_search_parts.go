@@ -1,0 +1,337 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mailsvc/mailsvc/core"
+)
+
+// How far a search by address part resolves its matches up front: up to
+// narrowAddresses addresses from the dictionary, then up to narrowLogs of
+// their logs from the addresses table, which the filters then read by
+// primary key. A broader term (a large domain, a common fragment) is
+// matched the other way round: the logs are read newest first through the
+// filters' own index and each is checked against its recipients rows
+// (EXISTS), stopping as soon as the page and the capped count are found.
+const (
+	narrowAddresses = 1000
+	narrowLogs      = 3000
+)
+
+// SetSearchNarrowLimits replaces, for this DB, how many addresses and
+// logs a search by address part resolves up front before it reads the
+// logs newest first instead (narrowAddresses, narrowLogs). Tests use it to
+// run both ways over a few rows; call it before any search.
+func (db *LogService) SetSearchNarrowLimits(addresses, logs int) {
+	db.searchLimits = &[2]int{addresses, logs}
+}
+
+// narrowLimits returns the addresses and logs limits in force.
+func (db *handle) narrowLimits() (int, int) {
+	if db.searchLimits != nil {
+		return db.searchLimits[0], db.searchLimits[1]
+	}
+	return narrowAddresses, narrowLogs
+}
+
+// logAt is a matching log's id and creation time (the list's order).
+type logAt struct {
+	ID int64
+	At time.Time
+}
+
+// findLogsByAddressPart is FindLogs for a term that searches addresses by
+// domain, prefix or fragment (core.ParseLogSearch), and the subject words
+// when the term has them: each side yields its matches newest first (at
+// most the page's end or the capped count), and the two are merged.
+func (db *LogService) findLogsByAddressPart(ctx context.Context, f core.LogFilter, s core.LogSearch) ([]*core.Log, int, error) {
+	// Logs queued by the bridge since the last claim enter the addresses
+	// table (and the dictionary) first, as for a word search.
+	if _, err := db.IndexLogRecipients(ctx, 1000); err != nil {
+		return nil, 0, fmt.Errorf("find logs: %w", err)
+	}
+	need := 0 // every match
+	if f.CountUpTo > 0 {
+		need = max(f.CountUpTo+1, max(f.Offset, 0)+max(f.Limit, 0))
+	}
+	filters := core.LogFilter{SiteID: f.SiteID, Status: f.Status, CreatedFrom: f.CreatedFrom, CreatedBefore: f.CreatedBefore}
+	where, fargs := db.logConditions(filters)
+	cond, args, atLeast, err := db.addressPartCondition(ctx, s, need)
+	if err != nil {
+		return nil, 0, fmt.Errorf("find logs: %w", err)
+	}
+	// A broad term without filters whose matches the dictionary side has
+	// already counted past need: the newest-first reading stops at the
+	// page's end, not at the capped count.
+	limit, capped := need, false
+	if pageEnd := max(f.Offset, 0) + f.Limit; where == "" && need > 0 && atLeast >= need && f.Limit > 0 && pageEnd < need {
+		limit, capped = pageEnd, true
+	}
+	if where == "" {
+		where = " WHERE " + cond
+	} else {
+		where += " AND " + cond
+	}
+	q := `SELECT id, created_at FROM {prefix}mailsvc_logs` + where + ` ORDER BY created_at DESC, id DESC`
+	matches, err := db.queryLogAts(ctx, q, limit, append(fargs, args...)...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("find logs by address: %w", err)
+	}
+	if s.Words != "" {
+		words, err := db.subjectMatches(ctx, f, s.Words, limit)
+		if err != nil {
+			return nil, 0, fmt.Errorf("find logs by subject: %w", err)
+		}
+		matches = mergeLogAts(matches, words)
+		if need > 0 && len(matches) > need {
+			// Past need a side may have been cut: the count stops there.
+			matches = matches[:need]
+		}
+	}
+	total := len(matches)
+	from := min(max(f.Offset, 0), total)
+	to := total
+	if f.Limit > 0 {
+		to = min(from+f.Limit, total)
+	}
+	if capped {
+		total = need
+	}
+	page := matches[from:to]
+	if len(page) == 0 {
+		return nil, total, nil
+	}
+	ids := make([]int64, len(page))
+	for i, m := range page {
+		ids[i] = m.ID
+	}
+	in, inArgs := inList(ids)
+	logs, err := queryLogs(ctx, db.sqlDB, db.expand(`SELECT `+logColumns+` FROM {prefix}mailsvc_logs
+		WHERE id IN (`+in+`) ORDER BY created_at DESC, id DESC`), inArgs...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("find logs: %w", err)
+	}
+	return logs, total, nil
+}
+
+// queryLogAts runs q (ids and creation times, in list order) with a LIMIT
+// of need when need > 0.
+func (db *handle) queryLogAts(ctx context.Context, q string, need int, args ...any) ([]logAt, error) {
+	if need > 0 {
+		q += " LIMIT ?"
+		args = append(args, need)
+	}
+	rows, err := db.sqlDB.QueryContext(ctx, db.expand(q), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []logAt
+	for rows.Next() {
+		var m logAt
+		if err := rows.Scan(&m.ID, &m.At); err != nil {
+			return nil, err
+		}
+		m.At = m.At.UTC()
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// subjectMatches returns the logs f's filters and the subject words of
+// term match, newest first, at most need (0: all).
+func (db *handle) subjectMatches(ctx context.Context, f core.LogFilter, term string, need int) ([]logAt, error) {
+	if db.dialect == DialectMySQL {
+		cond, args := db.subjectConditions(f, term)
+		return db.queryLogAts(ctx, `SELECT s.log_id, s.created_at FROM {prefix}mailsvc_log_subjects s`+cond+
+			` ORDER BY s.created_at DESC, s.log_id DESC`, need, args...)
+	}
+	wf := f
+	wf.Search = term
+	cond, args := db.logConditions(wf)
+	return db.queryLogAts(ctx, `SELECT id, created_at FROM {prefix}mailsvc_logs`+cond+` ORDER BY created_at DESC, id DESC`, need, args...)
+}
+
+// mergeLogAts merges two lists in list order (newest first), each match
+// once.
+func mergeLogAts(a, b []logAt) []logAt {
+	out := make([]logAt, 0, len(a)+len(b))
+	seen := make(map[int64]bool, len(a)+len(b))
+	for _, m := range append(a, b...) {
+		if !seen[m.ID] {
+			seen[m.ID] = true
+			out = append(out, m)
+		}
+	}
+	slices.SortFunc(out, func(x, y logAt) int {
+		if c := y.At.Compare(x.At); c != 0 {
+			return c
+		}
+		switch {
+		case x.ID > y.ID:
+			return -1
+		case x.ID < y.ID:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// addressPartCondition returns a condition on the logs table selecting
+// the logs with a recipient s matches by domain, prefix or fragment: the
+// ids themselves when the dictionary narrows them down to a few, else a
+// check of each log's recipients rows. atLeast is how many logs match
+// (without filters) as far as the dictionary side counted them: exact for
+// the ids, else at least that many (counted up to need).
+func (db *handle) addressPartCondition(ctx context.Context, s core.LogSearch, need int) (cond string, args []any, atLeast int, err error) {
+	_, maxLogs := db.narrowLimits()
+	emails, narrow, err := db.dictionaryAddresses(ctx, s)
+	if err != nil {
+		return "", nil, 0, err
+	}
+	if len(emails) == 0 {
+		return "1 = 0", nil, 0, nil
+	}
+	in, eargs := stringList(emails)
+	if narrow {
+		ids, err := db.queryIDs(ctx, db.sqlDB, `SELECT DISTINCT log_id FROM {prefix}mailsvc_log_recipients
+			WHERE email IN (`+in+`) AND kind IN `+searchedKinds+` LIMIT ?`, append(eargs, maxLogs+1)...)
+		if err != nil {
+			return "", nil, 0, fmt.Errorf("read the addresses' logs: %w", err)
+		}
+		if len(ids) <= maxLogs {
+			if len(ids) == 0 {
+				return "1 = 0", nil, 0, nil
+			}
+			in, args := inList(ids)
+			return "id IN (" + in + ")", args, len(ids), nil
+		}
+		atLeast = len(ids)
+	} else if need > 0 {
+		// The first addresses' logs, up to need.
+		if err := db.sqlDB.QueryRowContext(ctx, db.expand(`SELECT COUNT(*) FROM (SELECT DISTINCT log_id
+			FROM {prefix}mailsvc_log_recipients WHERE email IN (`+in+`) AND kind IN `+searchedKinds+` LIMIT ?) c`),
+			append(eargs, need)...).Scan(&atLeast); err != nil {
+			return "", nil, 0, fmt.Errorf("count the addresses' logs: %w", err)
+		}
+	}
+	var likes []string
+	like := func(p string) {
+		likes = append(likes, "r.email LIKE ? ESCAPE '!'")
+		args = append(args, p)
+	}
+	if s.Domain != "" {
+		like("%@" + likeEscape(s.Domain))
+		like("%@%." + likeEscape(s.Domain))
+	}
+	if s.Prefix != "" {
+		like(likeEscape(s.Prefix) + "%")
+	}
+	if s.Fragment != "" {
+		like("%" + likeEscape(s.Fragment) + "%@%")
+	}
+	// A scalar subquery rather than EXISTS: MariaDB turns an EXISTS into
+	// a semi-join that reads every matching recipients row first and sorts
+	// them all; this one is checked log by log, in the list's order, and
+	// the reading stops at the LIMIT.
+	return `(SELECT 1 FROM {prefix}mailsvc_log_recipients r WHERE r.log_id = {prefix}mailsvc_logs.id
+		AND r.kind IN ` + searchedKinds + ` AND (` + strings.Join(likes, " OR ") + `) LIMIT 1) = 1`, args, atLeast, nil
+}
+
+// dictionaryAddresses returns the dictionary's addresses s matches, and
+// narrow false when there are more than narrowAddresses (then only the
+// first of them, by part, are returned).
+func (db *handle) dictionaryAddresses(ctx context.Context, s core.LogSearch) ([]string, bool, error) {
+	maxAddresses, _ := db.narrowLimits()
+	var all []string
+	add := func(q string, args ...any) error {
+		got, err := queryStrings(ctx, db.sqlDB, db.expand(q+" LIMIT ?"), append(args, maxAddresses+1)...)
+		if err != nil {
+			return fmt.Errorf("read search addresses: %w", err)
+		}
+		all = append(all, got...)
+		return nil
+	}
+	if s.Domain != "" {
+		rev := likeEscape(reverseString(s.Domain))
+		if err := add(`SELECT email FROM {prefix}mailsvc_search_addresses WHERE domain_rev = ? OR domain_rev LIKE ? ESCAPE '!'`,
+			reverseString(s.Domain), rev+".%"); err != nil {
+			return nil, false, err
+		}
+	}
+	if s.Prefix != "" {
+		if err := add(`SELECT email FROM {prefix}mailsvc_search_addresses WHERE email LIKE ? ESCAPE '!'`, likeEscape(s.Prefix)+"%"); err != nil {
+			return nil, false, err
+		}
+	}
+	if s.Fragment != "" && len(all) <= maxAddresses {
+		q, args, err := db.fragmentQuery(ctx, s.Fragment)
+		if err != nil {
+			return nil, false, err
+		}
+		if err := add(q, args...); err != nil {
+			return nil, false, err
+		}
+		// And the few addresses whose pieces are not written yet.
+		if err := add(`SELECT email FROM {prefix}mailsvc_search_addresses WHERE grams_done = 0 AND email LIKE ? ESCAPE '!'`,
+			"%"+likeEscape(s.Fragment)+"%@%"); err != nil {
+			return nil, false, err
+		}
+	}
+	slices.Sort(all)
+	all = slices.Compact(all)
+	return all, len(all) <= maxAddresses, nil
+}
+
+// gramSample is how far fragmentQuery counts each piece's addresses to
+// find the rarest.
+const gramSample = 2000
+
+// fragmentQuery returns the query of the dictionary's addresses whose
+// local part contains fragment among those whose pieces are written: the
+// addresses holding up to four of its pieces (its first, its last and two
+// between), rechecked with LIKE. The rarest piece (each counted up to
+// gramSample; of equals, the last) is read first and the others are looked up for each of its
+// addresses (on MySQL in that order, STRAIGHT_JOIN), so that a common
+// piece ("use" of every user…@) is never read whole.
+func (db *handle) fragmentQuery(ctx context.Context, fragment string) (string, []any, error) {
+	gs := grams(fragment)
+	if len(gs) > 4 {
+		gs = []string{gs[0], gs[len(gs)/3], gs[2*len(gs)/3], gs[len(gs)-1]}
+	}
+	if len(gs) > 1 {
+		counts := make(map[string]int, len(gs))
+		for _, g := range gs {
+			var n int
+			if err := db.sqlDB.QueryRowContext(ctx, db.expand(`SELECT COUNT(*) FROM (SELECT 1 FROM {prefix}mailsvc_search_grams
+				WHERE gram = ? LIMIT ?) c`), g, gramSample).Scan(&n); err != nil {
+				return "", nil, fmt.Errorf("count search pieces: %w", err)
+			}
+			counts[g] = n
+		}
+		// Ties (pieces past the sample) go to the later piece: the start
+		// of a local part ("use" of user…, "inf" of info…) is the
+		// commonest.
+		slices.Reverse(gs)
+		slices.SortStableFunc(gs, func(a, b string) int { return counts[a] - counts[b] })
+	}
+	var b strings.Builder
+	b.WriteString(`SELECT `)
+	if db.dialect == DialectMySQL {
+		b.WriteString(`STRAIGHT_JOIN `)
+	}
+	b.WriteString(`g0.email FROM {prefix}mailsvc_search_grams g0`)
+	var args []any
+	for i := 1; i < len(gs); i++ {
+		fmt.Fprintf(&b, ` JOIN {prefix}mailsvc_search_grams g%d ON g%d.gram = ? AND g%d.email = g0.email`, i, i, i)
+		args = append(args, gs[i])
+	}
+	b.WriteString(` WHERE g0.gram = ? AND g0.email LIKE ? ESCAPE '!'`)
+	args = append(args, gs[0], "%"+likeEscape(fragment)+"%@%")
+	return b.String(), args, nil
+}

@@ -1,0 +1,27 @@
+package store
+
+import (
+	"context"
+	"fmt"
+)
+
+// eachRow runs query on q and calls scan for each row it returns, in
+// order, closing the rows however it ends: the one row-scan loop of the
+// range queries. An error (the query's, scan's or the rows') is returned
+// wrapped with what.
+func eachRow(ctx context.Context, q querier, what, query string, args []any, scan func(r rowScanner) error) error {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}

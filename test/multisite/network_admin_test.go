@@ -1,0 +1,196 @@
+package multisite
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+
+	"github.com/mailsvc/mailsvc/internal/testenv"
+	"github.com/mailsvc/mailsvc/test/servicetest"
+	"github.com/mailsvc/mailsvc/test/wpsite"
+)
+
+// networkAdminRouter serves Network Admin's admin.php with php -S:
+// wpsite's router serves only the front controller, and admin.php would
+// load Debian's dispatcher through wp-load.php. This router boots
+// WordPress with the network's wp-config.php as a Network Admin request,
+// then runs wp-admin/admin.php without its wp-load.php line. Static files
+// are served as they are; everything else goes to the front controller.
+const networkAdminRouter = `<?php
+$path = rawurldecode( parse_url( $_SERVER['REQUEST_URI'], PHP_URL_PATH ) );
+if ( str_contains( $path, '..' ) ) { http_response_code( 400 ); return true; }
+if ( in_array( $path, array( '/wp-admin/load-styles.php', '/wp-admin/load-scripts.php' ), true ) ) { return false; }
+if ( ! str_ends_with( $path, '.php' ) && '/' !== $path && is_file( %[1]s . ltrim( $path, '/' ) ) ) { return false; }
+if ( '/wp-admin/network/admin.php' === $path ) {
+	define( 'WP_ADMIN', true );
+	define( 'WP_NETWORK_ADMIN', true );
+	$_SERVER['SCRIPT_NAME'] = $_SERVER['PHP_SELF'] = '/wp-admin/network/admin.php';
+	require %[2]s;
+	chdir( ABSPATH . 'wp-admin/network' );
+	$src = file_get_contents( ABSPATH . 'wp-admin/admin.php' );
+	$src = str_replace( "require_once dirname( __DIR__ ) . '/wp-load.php';", '', $src );
+	eval( '?>' . $src );
+	return true;
+}
+$_SERVER['SCRIPT_NAME'] = $_SERVER['PHP_SELF'] = '/index.php';
+define( 'WP_USE_THEMES', true );
+require %[2]s;
+wp();
+require ABSPATH . WPINC . '/template-loader.php';
+`
+
+// startNetworkAdmin serves the network (Network Admin's admin.php
+// included) with php -S at its site URL, the bridge reaching the service
+// at service, until the test ends.
+func startNetworkAdmin(t *testing.T, n *wpsite.Network, service string) string {
+	t.Helper()
+	u, err := url.Parse(n.SiteURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	router := filepath.Join(n.Dir, "network-admin-router.php")
+	if err := os.WriteFile(router, []byte(fmt.Sprintf(networkAdminRouter, wpsite.PHPString(wpsite.WordPressDir), wpsite.PHPString(n.WPConfigPath))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("php", "-d", "display_errors=stderr", "-d", "log_errors=0", "-d", "html_errors=0",
+		"-S", u.Host, "-t", wpsite.WordPressDir, router)
+	cmd.Dir = n.Dir
+	cmd.Env = append(os.Environ(), "PHP_CLI_SERVER_WORKERS=4", "MAILSVC_SERVICE_URL="+service)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = 5 * time.Second
+	logs := &servicetest.Buffer{}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("php -S: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("php -S output:\n%s", logs)
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get("http://" + u.Host + "/wp-admin/load-styles.php")
+		if err == nil {
+			resp.Body.Close()
+			return "http://" + u.Host
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("php -S did not answer at %s: %v\n%s", u.Host, err, logs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// checkNetworkAdminMail opens Network Admin in chromium as the super
+// admin: the Mail menu is there, its page lists every site of the
+// network in its Site filter, and choosing a site shows the screens on
+// the main site's REST URL limited to that site. service is the
+// service's URL, for the bridge.
+func checkNetworkAdminMail(t *testing.T, n *wpsite.Network, service string) {
+	wp := startNetworkAdmin(t, n, service)
+	var chromium string
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			chromium = p
+			break
+		}
+	}
+	if chromium == "" {
+		testenv.Missing(t, "chromium is not installed (Debian package chromium)")
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.WindowSize(1280, 900),
+		chromedp.Flag("disable-dev-shm-usage", true))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(actx, chromedp.WithErrorf(t.Logf))
+	defer cancel()
+	// Start the browser on ctx itself: the steps' deadlines end steps,
+	// not the browser.
+	if err := chromedp.Run(ctx); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	run := func(what string, actions ...chromedp.Action) {
+		t.Helper()
+		c, done := context.WithTimeout(ctx, 60*time.Second)
+		defer done()
+		if err := chromedp.Run(c, actions...); err != nil {
+			var text string
+			_ = chromedp.Run(ctx, chromedp.Evaluate(`document.body ? document.body.innerText : ""`, &text))
+			t.Fatalf("%s: %v\npage:\n%s", what, err, text)
+		}
+	}
+	// The cookies WordPress's login sets: the auth cookie for wp-admin and
+	// the logged-in cookie, on one session token.
+	out := n.PHP(t, fmt.Sprintf(`$user = get_user_by( 'login', %s );
+$exp = time() + 2 * DAY_IN_SECONDS;
+$token = WP_Session_Tokens::get_instance( $user->ID )->create( $exp );
+echo json_encode( array(
+	array( 'name' => AUTH_COOKIE, 'value' => wp_generate_auth_cookie( $user->ID, $exp, 'auth', $token ), 'path' => ADMIN_COOKIE_PATH ),
+	array( 'name' => LOGGED_IN_COOKIE, 'value' => wp_generate_auth_cookie( $user->ID, $exp, 'logged_in', $token ), 'path' => COOKIEPATH ),
+) );`, wpsite.PHPString(n.AdminLogin)))
+	var cookies []struct{ Name, Value, Path string }
+	if err := json.Unmarshal([]byte(out), &cookies); err != nil || len(cookies) != 2 {
+		t.Fatalf("login cookies %q: %v", out, err)
+	}
+	host := strings.Split(strings.TrimPrefix(wp, "http://"), ":")[0]
+	for _, c := range cookies {
+		run("set cookie "+c.Name, network.SetCookie(c.Name, url.QueryEscape(c.Value)).WithDomain(host).WithPath(c.Path).WithHTTPOnly(true))
+	}
+
+	run("open the Mail page", chromedp.Navigate(wp+"/wp-admin/network/admin.php?page=mailsvc-network"),
+		chromedp.WaitReady(`#mailsvc-site`, chromedp.ByQuery))
+	var menu string
+	run("find the Mail menu", chromedp.Evaluate(`(document.querySelector('#adminmenu a[href*="page=mailsvc-network"]') || {}).href || ""`, &menu))
+	if !strings.Contains(menu, "network/admin.php?page=mailsvc-network") {
+		t.Fatalf("Mail menu links to %q", menu)
+	}
+	var options []string
+	run("read the site filter", chromedp.Evaluate(`[...document.querySelectorAll('#mailsvc-site option')].map(o => o.value + ' ' + o.textContent)`, &options))
+	want := []string{"0 All sites"}
+	for _, s := range n.Sites {
+		want = append(want, strconv.FormatInt(s.ID, 10)+" "+n.Domain+s.Path)
+	}
+	if !slices.Equal(options, want) {
+		t.Fatalf("site filter %q, want %q", options, want)
+	}
+	var src string
+	run("read the screens' frame", chromedp.AttributeValue(`#mailsvc-screens`, "src", &src, nil, chromedp.ByQuery))
+	if strings.Contains(src, "site=") || !strings.Contains(src, "api=") {
+		t.Fatalf("all sites: frame %q", src)
+	}
+
+	// Choosing a site submits the filter (its change handler).
+	run("choose site 3", chromedp.Evaluate(`setTimeout(() => { const s = document.getElementById('mailsvc-site'); s.value = '3'; s.dispatchEvent(new Event('change')); }, 0)`, nil))
+	run("wait for site 3", chromedp.WaitReady(`#mailsvc-site option[value="3"][selected]`, chromedp.ByQuery))
+	var selected string
+	run("read the choice", chromedp.Value(`#mailsvc-site`, &selected, chromedp.ByQuery),
+		chromedp.AttributeValue(`#mailsvc-screens`, "src", &src, nil, chromedp.ByQuery))
+	_, fragment, _ := strings.Cut(src, "#")
+	args, err := url.ParseQuery(fragment)
+	if err != nil {
+		t.Fatalf("frame %q: %v", src, err)
+	}
+	// The screens call the main site's REST API, for site 3.
+	if api := args.Get("api"); selected != "3" || args.Get("site") != "3" || !strings.HasPrefix(api, strings.TrimSuffix(n.SiteURL, "/")) ||
+		strings.Contains(api, "site3") || args.Get("nonce") == "" {
+		t.Fatalf("site 3 chosen: %q, frame %q", selected, src)
+	}
+}
