@@ -17,9 +17,8 @@ const PrivacyPageSize = 100
 
 // Groups of the exported items, as WordPress's export report shows them.
 const (
-	privacyGroupLogs         = "mailsvc-email-log"
-	privacyGroupEvents       = "mailsvc-email-events"
-	privacyGroupSuppressions = "mailsvc-suppressions"
+	privacyGroupLogs   = "mailsvc-email-log"
+	privacyGroupEvents = "mailsvc-email-events"
 )
 
 // Privacy answers personal data export and erase requests for an email
@@ -30,6 +29,22 @@ type Privacy struct {
 	// Transcripts, when set, is the debug log's SMTP transcripts: an
 	// erase removes those naming the address.
 	Transcripts TranscriptEraser
+	// Keepers are what add-on modules keep about an address beside the
+	// logs (the Pro add-on: its suppression list entry), asked in order
+	// after the logs. None in a build without add-ons.
+	Keepers []PersonalDataKeeper
+}
+
+// PersonalDataKeeper is an add-on module's part of personal data
+// requests: what it keeps about an email address outside the logs. The
+// address is lower case and valid.
+type PersonalDataKeeper interface {
+	// ExportPersonalData returns the items it keeps about email; the
+	// first page of an export carries them, after the logs' items.
+	ExportPersonalData(ctx context.Context, email string) ([]core.PersonalDataItem, error)
+	// ErasePersonalData removes them and reports whether there were
+	// any. Safe to repeat: a second call removes nothing.
+	ErasePersonalData(ctx context.Context, email string) (bool, error)
 }
 
 // TranscriptEraser removes the stored SMTP transcripts naming an address
@@ -68,9 +83,9 @@ func privacyEmail(email string, fields map[string]string) string {
 
 // Export returns page (from 1) of what the service keeps about email:
 // PrivacyPageSize logs naming it, oldest first, each with its provider
-// events that name it, and on the first page its suppression list
-// entry. A missing or invalid address or a page below 1 is a validation
-// error.
+// events that name it, and on the first page what the Keepers keep
+// about it (with Pro, its suppression list entry). A missing or invalid
+// address or a page below 1 is a validation error.
 func (p *Privacy) Export(ctx context.Context, email string, page int) (*PersonalDataExport, error) {
 	fields := map[string]string{}
 	email = privacyEmail(email, fields)
@@ -99,21 +114,12 @@ func (p *Privacy) Export(ctx context.Context, email string, page int) (*Personal
 		}
 	}
 	if page == 1 {
-		s, err := p.Store.FindSuppression(ctx, 0, email)
-		switch {
-		case err == nil:
-			out.Data = append(out.Data, core.PersonalDataItem{
-				GroupID: privacyGroupSuppressions, GroupLabel: "Email suppression list",
-				ItemID: "mailsvc-suppression-" + strconv.FormatInt(s.ID, 10),
-				Data: []core.PersonalDatum{
-					{Name: "Address", Value: s.Email},
-					{Name: "Reason", Value: s.Reason},
-					{Name: "Source", Value: s.SourceEvent},
-					{Name: "Added", Value: s.CreatedAt.UTC().Format(time.RFC3339)},
-				},
-			})
-		case core.ErrorCode(err) != core.ENOTFOUND:
-			return nil, fmt.Errorf("export personal data: %w", err)
+		for _, k := range p.Keepers {
+			items, err := k.ExportPersonalData(ctx, email)
+			if err != nil {
+				return nil, fmt.Errorf("export personal data: %w", err)
+			}
+			out.Data = append(out.Data, items...)
 		}
 	}
 	return out, nil
@@ -191,10 +197,10 @@ func eventItem(ev core.LogEvent, email string) (core.PersonalDataItem, bool) {
 // Erase erases email from up to PrivacyPageSize delivered or failed logs
 // (bodies removed, the address replaced by core.ErasedAddress, the
 // provider events naming it removed; statuses and analytics counts
-// kept) and removes its suppression list entry and the SMTP transcripts
-// naming it. Done is false while
-// more logs may be left; logs still queued or sending are kept until
-// sent, which the answer says (items_retained and a message) once the
+// kept) and removes what the Keepers keep about it (with Pro, its
+// suppression list entry) and the SMTP transcripts naming it. Done is
+// false while more logs may be left; logs still queued or sending are
+// kept until sent, which the answer says (items_retained and a message) once the
 // rest is done. A missing or invalid address is a validation error.
 func (p *Privacy) Erase(ctx context.Context, email string) (*PersonalDataErasure, error) {
 	fields := map[string]string{}
@@ -206,9 +212,13 @@ func (p *Privacy) Erase(ctx context.Context, email string) (*PersonalDataErasure
 	if err != nil {
 		return nil, fmt.Errorf("erase personal data: %w", err)
 	}
-	suppressed, err := p.Store.DeleteSuppressionOf(ctx, email)
-	if err != nil {
-		return nil, fmt.Errorf("erase personal data: %w", err)
+	kept := false
+	for _, k := range p.Keepers {
+		removed, err := k.ErasePersonalData(ctx, email)
+		if err != nil {
+			return nil, fmt.Errorf("erase personal data: %w", err)
+		}
+		kept = kept || removed
 	}
 	transcripts := 0
 	if p.Transcripts != nil {
@@ -217,7 +227,7 @@ func (p *Privacy) Erase(ctx context.Context, email string) (*PersonalDataErasure
 		}
 	}
 	out := &PersonalDataErasure{
-		ItemsRemoved: erased > 0 || suppressed || transcripts > 0,
+		ItemsRemoved: erased > 0 || kept || transcripts > 0,
 		Messages:     []string{},
 		Done:         erased < PrivacyPageSize,
 	}

@@ -25,8 +25,9 @@ type PersonalDataItem struct {
 
 // PersonalDataStore finds and erases what the store keeps about an email
 // address: the logs naming it as sender, recipient (To, Cc, Bcc) or
-// Reply-To, their provider events and the suppression list entry. The
-// address is compared ignoring case.
+// Reply-To and their provider events. (What an add-on keeps about the
+// address, such as the Pro suppression list entry, it finds and erases
+// itself: app.PersonalDataKeeper.) The address is compared ignoring case.
 type PersonalDataStore interface {
 	// FindLogsNaming returns the logs naming email, oldest (lowest id)
 	// first, skipping offset and at most limit, with their Message
@@ -36,9 +37,6 @@ type PersonalDataStore interface {
 	FindLogsNaming(ctx context.Context, email string, offset, limit int) ([]*Log, error)
 	// FindLogEvents returns a log's provider events, oldest first.
 	FindLogEvents(ctx context.Context, logID int64) ([]LogEvent, error)
-	// FindSuppression returns the entry with id, or with email when id is
-	// 0; ENOTFOUND when there is none.
-	FindSuppression(ctx context.Context, id int64, email string) (*Suppression, error)
 	// EraseLogsNaming erases email from up to limit delivered or failed
 	// logs naming it, in one transaction: their bodies and attachments
 	// are removed, the address (and the display name given with it) is
@@ -52,7 +50,4 @@ type PersonalDataStore interface {
 	// no longer names email, so calling again erases the next ones; 0
 	// erased means none is left. Safe to retry.
 	EraseLogsNaming(ctx context.Context, email, replacement string, limit int) (erased, pending int, err error)
-	// DeleteSuppressionOf removes the suppression list entry of email and
-	// reports whether there was one.
-	DeleteSuppressionOf(ctx context.Context, email string) (bool, error)
 }

@@ -5,7 +5,10 @@
 // table prefix (default "wp_"), so the store can live beside wp_options
 // without clashing and two sites sharing a database stay apart. The schema
 // is created and changed by the versioned migrations in migrate.go, never
-// by gorm's AutoMigrate.
+// by gorm's AutoMigrate. An add-on module keeps its own tables in the same
+// database through its own package: it registers its schema history with
+// RegisterMigrations and reaches the database through Gorm, SQL, Expand
+// and TableName (the Pro add-on: adapters/pro/store).
 //
 // DB is the handle: it opens, migrates and closes the database, tells its
 // dialect, expands {prefix} table names and runs transactions. The reads

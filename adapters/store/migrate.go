@@ -7,22 +7,28 @@ import (
 	"encoding/hex"
 	"fmt"
 	"regexp"
+	"slices"
+	"strings"
 	"time"
 )
 
-// migration is one versioned schema change, written out per dialect.
+// Migration is one versioned schema change, written out per dialect.
 // Statements name tables as {prefix}name, expanded to the quoted, prefixed
-// identifier (see expand). A migration
+// identifier (see Expand). A migration
 // runs at most once per (database, prefix); its version is recorded in
-// {prefix}mailsvc_migrations in the same step (in the same transaction on
-// SQLite; MySQL commits DDL implicitly, so there CREATE statements use
-// IF NOT EXISTS to make a retry after a crash safe).
-type migration struct {
+// {prefix}mailsvc_migrations (a module's: see RegisterMigrations) in the
+// same step (in the same transaction on SQLite; MySQL commits DDL
+// implicitly, so there CREATE statements use IF NOT EXISTS to make a
+// retry after a crash safe).
+type Migration struct {
 	Version int
 	Name    string
 	MySQL   []string
 	SQLite  []string
 }
+
+// migration is the service's own list's name for a Migration.
+type migration = Migration
 
 // mysqlTableOptions ends every MySQL CREATE TABLE.
 const mysqlTableOptions = " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci"
@@ -330,62 +336,16 @@ var migrations = []migration{
 		},
 	},
 	{
+		// The routing rules, sender groups and daily send counters are
+		// the Pro add-on's: its own schema history creates them
+		// (adapters/pro/store, migration 1). Databases migrated before
+		// keep the tables this version created.
 		Version: 5,
 		Name:    "routing rules, sender groups and daily send counters",
-		MySQL: []string{
-			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_routing_rules (
-				id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
-				name VARCHAR(191) NOT NULL,
-				conditions LONGTEXT NOT NULL,
-				connection_id BIGINT UNSIGNED NOT NULL,
-				priority INT NOT NULL DEFAULT 0,
-				is_active TINYINT(1) NOT NULL DEFAULT 1,
-				created_at DATETIME(6) NOT NULL,
-				updated_at DATETIME(6) NOT NULL,
-				PRIMARY KEY (id),
-				KEY idx_priority (priority, id)
-			)` + mysqlTableOptions,
-			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_sender_groups (
-				sender VARCHAR(254) NOT NULL,
-				strategy VARCHAR(16) NOT NULL,
-				members LONGTEXT NOT NULL,
-				updated_at DATETIME(6) NOT NULL,
-				PRIMARY KEY (sender)
-			)` + mysqlTableOptions,
-			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_send_counts (
-				connection_id BIGINT UNSIGNED NOT NULL,
-				day CHAR(10) NOT NULL,
-				sent BIGINT UNSIGNED NOT NULL DEFAULT 0,
-				PRIMARY KEY (day, connection_id)
-			)` + mysqlTableOptions,
-		},
-		SQLite: []string{
-			`CREATE TABLE {prefix}mailsvc_routing_rules (
-				id INTEGER PRIMARY KEY AUTOINCREMENT,
-				name TEXT NOT NULL,
-				conditions TEXT NOT NULL,
-				connection_id INTEGER NOT NULL,
-				priority INTEGER NOT NULL DEFAULT 0,
-				is_active INTEGER NOT NULL DEFAULT 1,
-				created_at DATETIME NOT NULL,
-				updated_at DATETIME NOT NULL
-			)`,
-			`CREATE INDEX {prefix}mailsvc_routing_rules_priority ON {prefix}mailsvc_routing_rules (priority, id)`,
-			`CREATE TABLE {prefix}mailsvc_sender_groups (
-				sender TEXT NOT NULL PRIMARY KEY,
-				strategy TEXT NOT NULL,
-				members TEXT NOT NULL,
-				updated_at DATETIME NOT NULL
-			)`,
-			`CREATE TABLE {prefix}mailsvc_send_counts (
-				connection_id INTEGER NOT NULL,
-				day TEXT NOT NULL,
-				sent INTEGER NOT NULL DEFAULT 0,
-				PRIMARY KEY (day, connection_id)
-			) WITHOUT ROWID`,
-		},
 	},
 	{
+		// The suppression list is the Pro add-on's: its own schema
+		// history creates it (adapters/pro/store, migration 2).
 		Version: 6,
 		Name:    "provider webhook events and the suppression list",
 		MySQL: []string{
@@ -410,15 +370,6 @@ var migrations = []migration{
 				PRIMARY KEY (provider, event_id),
 				KEY idx_expires (expires_at)
 			)` + mysqlTableOptions,
-			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_suppressions (
-				id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
-				email VARCHAR(254) NOT NULL,
-				reason VARCHAR(32) NOT NULL,
-				source_event VARCHAR(255) NOT NULL DEFAULT '',
-				created_at DATETIME(6) NOT NULL,
-				PRIMARY KEY (id),
-				UNIQUE KEY uq_email (email)
-			)` + mysqlTableOptions,
 		},
 		SQLite: []string{
 			`CREATE INDEX {prefix}mailsvc_logs_provider_message_id ON {prefix}mailsvc_logs (provider_message_id)`,
@@ -439,13 +390,6 @@ var migrations = []migration{
 				PRIMARY KEY (provider, event_id)
 			)`,
 			`CREATE INDEX {prefix}mailsvc_webhook_seen_expires ON {prefix}mailsvc_webhook_seen (expires_at)`,
-			`CREATE TABLE {prefix}mailsvc_suppressions (
-				id INTEGER PRIMARY KEY AUTOINCREMENT,
-				email TEXT NOT NULL COLLATE NOCASE UNIQUE,
-				reason TEXT NOT NULL,
-				source_event TEXT NOT NULL DEFAULT '',
-				created_at DATETIME NOT NULL
-			)`,
 		},
 	},
 	{
@@ -1299,13 +1243,42 @@ func (db *DB) migrateMySQL(ctx context.Context) error {
 		}
 	}()
 
-	create := `CREATE TABLE IF NOT EXISTS {prefix}mailsvc_migrations (
+	return db.applyHistories(ctx, conn, mysqlMigrationsTable, func(m migration) []string { return m.MySQL })
+}
+
+// mysqlMigrationsTable and sqliteMigrationsTable create a table of
+// applied versions: {prefix}mailsvc_migrations for the service's own,
+// {prefix}mailsvc_<module>_migrations for a module's ({table} stands for
+// the name).
+const (
+	mysqlMigrationsTable = `CREATE TABLE IF NOT EXISTS {table} (
 		version INT NOT NULL,
 		name VARCHAR(191) NOT NULL,
 		applied_at DATETIME(6) NOT NULL,
 		PRIMARY KEY (version)
 	)` + mysqlTableOptions
-	return db.applyMigrations(ctx, conn, create, func(m migration) []string { return m.MySQL })
+	sqliteMigrationsTable = `CREATE TABLE IF NOT EXISTS {table} (
+		version INTEGER NOT NULL PRIMARY KEY,
+		name TEXT NOT NULL,
+		applied_at DATETIME NOT NULL
+	)`
+)
+
+// applyHistories applies the service's own migrations, then each
+// registered module's.
+func (db *DB) applyHistories(ctx context.Context, q queryExecer, createTable string, stmts func(migration) []string) error {
+	if err := db.applyMigrations(ctx, q, "{prefix}mailsvc_migrations", migrations, createTable, stmts); err != nil {
+		return err
+	}
+	moduleMu.RLock()
+	histories := slices.Clone(moduleHistories)
+	moduleMu.RUnlock()
+	for _, h := range histories {
+		if err := db.applyMigrations(ctx, q, "{prefix}mailsvc_"+h.module+"_migrations", h.list, createTable, stmts); err != nil {
+			return fmt.Errorf("module %s: %w", h.module, err)
+		}
+	}
+	return nil
 }
 
 func (db *DB) migrateSQLite(ctx context.Context) error {
@@ -1316,12 +1289,7 @@ func (db *DB) migrateSQLite(ctx context.Context) error {
 		return fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // no-op after Commit
-	create := `CREATE TABLE IF NOT EXISTS {prefix}mailsvc_migrations (
-		version INTEGER NOT NULL PRIMARY KEY,
-		name TEXT NOT NULL,
-		applied_at DATETIME NOT NULL
-	)`
-	if err := db.applyMigrations(ctx, tx, create, func(m migration) []string { return m.SQLite }); err != nil {
+	if err := db.applyHistories(ctx, tx, sqliteMigrationsTable, func(m migration) []string { return m.SQLite }); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
@@ -1330,21 +1298,27 @@ func (db *DB) migrateSQLite(ctx context.Context) error {
 	return nil
 }
 
-func (db *DB) applyMigrations(ctx context.Context, q queryExecer, createTable string, stmts func(migration) []string) error {
-	if _, err := q.ExecContext(ctx, db.expand(createTable)); err != nil {
+// applyMigrations applies the migrations of list not yet recorded in
+// table (a {prefix} name), recording each.
+func (db *DB) applyMigrations(ctx context.Context, q queryExecer, table string, list []migration, createTable string, stmts func(migration) []string) error {
+	if _, err := q.ExecContext(ctx, db.expand(strings.ReplaceAll(createTable, "{table}", table))); err != nil {
 		return fmt.Errorf("create migrations table: %w", err)
 	}
-	applied, err := readVersions(ctx, q, db.expand("SELECT version FROM {prefix}mailsvc_migrations"))
+	applied, err := readVersions(ctx, q, db.expand("SELECT version FROM "+table))
 	if err != nil {
 		return err
 	}
+	latest := 0
+	if len(list) > 0 {
+		latest = list[len(list)-1].Version
+	}
 	for v := range applied {
-		if v > LatestVersion() {
+		if v > latest {
 			db.logger.Warn("database schema is newer than this build",
-				"prefix", db.prefix, "version", v, "known", LatestVersion())
+				"prefix", db.prefix, "table", db.expand(table), "version", v, "known", latest)
 		}
 	}
-	for _, m := range migrations {
+	for _, m := range list {
 		if applied[m.Version] {
 			continue
 		}
@@ -1354,11 +1328,11 @@ func (db *DB) applyMigrations(ctx context.Context, q queryExecer, createTable st
 			}
 		}
 		if _, err := q.ExecContext(ctx,
-			db.expand("INSERT INTO {prefix}mailsvc_migrations (version, name, applied_at) VALUES (?, ?, ?)"),
+			db.expand("INSERT INTO "+table+" (version, name, applied_at) VALUES (?, ?, ?)"),
 			m.Version, m.Name, now()); err != nil {
 			return fmt.Errorf("record migration %d: %w", m.Version, err)
 		}
-		db.logger.Info("applied schema migration", "dialect", db.dialect, "prefix", db.prefix, "version", m.Version, "name", m.Name)
+		db.logger.Info("applied schema migration", "dialect", db.dialect, "prefix", db.prefix, "history", db.expand(table), "version", m.Version, "name", m.Name)
 	}
 	return nil
 }

@@ -92,16 +92,6 @@ func (db *handle) queryIDs(ctx context.Context, q querier, query string, args ..
 	return ids, rows.Err()
 }
 
-// DeleteSuppressionOf implements core.PersonalDataStore.
-func (db *PrivacyService) DeleteSuppressionOf(ctx context.Context, email string) (bool, error) {
-	res, err := db.sqlDB.ExecContext(ctx, db.expand(`DELETE FROM {prefix}mailsvc_suppressions WHERE email = ?`), normalAddress(email))
-	if err != nil {
-		return false, fmt.Errorf("delete suppression of an address: %w", err)
-	}
-	n, _ := res.RowsAffected()
-	return n > 0, nil
-}
-
 // addressEraser replaces one address, ignoring case, in a log's texts.
 type addressEraser struct {
 	email, replacement string

@@ -107,9 +107,3 @@ func (db *DB) Sites() *SiteService { return &SiteService{db.handle} }
 func (db *PrivacyService) FindLogEvents(ctx context.Context, logID int64) ([]core.LogEvent, error) {
 	return db.db.FindLogEvents(ctx, logID)
 }
-
-// FindSuppression implements core.PersonalDataStore: the suppression list
-// entry, read from the table the DB keeps (suppression.go).
-func (db *PrivacyService) FindSuppression(ctx context.Context, id int64, email string) (*core.Suppression, error) {
-	return db.db.FindSuppression(ctx, id, email)
-}

@@ -10,6 +10,9 @@ import (
 
 	mysqldriver "github.com/go-sql-driver/mysql"
 
+	// The Pro add-on's tables too (its schema history registers itself),
+	// as the shipped binary creates and uninstalls them.
+	_ "github.com/mailsvc/mailsvc/adapters/pro/store"
 	"github.com/mailsvc/mailsvc/adapters/store"
 	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/internal/testdb"
@@ -96,6 +99,8 @@ func TestDropServiceTablesAndOptions(t *testing.T) {
 			wantTables = append(wantTables, "wp_mailsvc_site_rollups", "wp_mailsvc_site_event_buckets")
 			// The log search's address dictionary (migration 25).
 			wantTables = append(wantTables, "wp_mailsvc_search_addresses", "wp_mailsvc_search_grams", "wp_mailsvc_search_progress")
+			// The Pro add-on's applied versions (adapters/pro/store).
+			wantTables = append(wantTables, "wp_mailsvc_pro_migrations")
 			if tc.name != "sqlite" {
 				// The subject's FULLTEXT side table (migration 10).
 				wantTables = append(wantTables, "wp_mailsvc_log_subjects")

@@ -3,7 +3,9 @@
 // service itself. The screens talk to the REST API under
 // /wp-json/mailsvc/v1 with the signed-in user's credentials (an
 // application password kept for the tab, or WordPress's cookie and nonce
-// inside wp-admin); they hold no data of their own.
+// inside wp-admin); they hold no data of their own. An add-on module's
+// screens (the Pro add-on's) are not in this package: the module
+// registers them with RegisterScreens.
 package admin
 
 import (
@@ -43,8 +45,9 @@ const BaseHeader = "X-Mailsvc-Screens-Base"
 const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; " +
 	"img-src 'self' data:; frame-src 'self' about:; object-src 'none'; base-uri 'none'; form-action 'self'"
 
-// Handler serves the screens under Prefix: the files as they are, and
-// index.html for the bare prefix. Anything else under the prefix is a 404.
+// Handler serves the screens under Prefix: the files as they are (the
+// built-in ones and those of the modules registered by RegisterScreens),
+// and index.html for the bare prefix. Anything else under the prefix is a 404.
 //
 // Only the service's own origin and the origins of framers may frame the
 // screens (CSP frame-ancestors): framers are the URLs of the pages that
@@ -54,11 +57,7 @@ const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 
 // know frame-ancestors ignore it anyway.
 func Handler(framers ...string) http.Handler {
 	policy := contentSecurityPolicy + "; frame-ancestors " + frameAncestors(framers)
-	sub, err := fs.Sub(files, "static")
-	if err != nil {
-		panic("admin: embedded files missing: " + err.Error())
-	}
-	fileServer := http.StripPrefix(Prefix, http.FileServer(http.FS(sub)))
+	fileServer := http.StripPrefix(Prefix, http.FileServer(http.FS(Files())))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
@@ -143,7 +142,7 @@ func IndexUnder(base string) (page []byte, scriptHash string, err error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("admin: embedded index: %w", err)
 	}
-	modules, err := fs.Glob(files, "static/js/*.js")
+	modules, err := fs.Glob(Files(), "js/*.js")
 	if err != nil {
 		return nil, "", fmt.Errorf("admin: embedded modules: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/fstest"
 )
 
 func TestHandler(t *testing.T) {
@@ -21,6 +22,9 @@ func TestHandler(t *testing.T) {
 		{"GET", "/admin", 301, "", ""},
 		{"GET", "/admin/js/", 404, "", ""},
 		{"GET", "/admin/nothing.js", 404, "", ""},
+		// Without the Pro module registered, no Pro screen is served.
+		{"GET", "/admin/js/pro.js", 404, "", ""},
+		{"GET", "/admin/js/pro-analytics.js", 404, "", ""},
 		{"POST", "/admin/", 405, "", ""},
 	}
 	for _, c := range cases {
@@ -44,15 +48,17 @@ func TestHandler(t *testing.T) {
 }
 
 // TestTransferBudget keeps the screens small: everything a browser can
-// fetch from /admin/ together stays under 300 KB.
+// fetch from /admin/ together stays under 300 KB (cmd/mailsvc/pro checks
+// the same with the Pro screens registered).
 func TestTransferBudget(t *testing.T) {
 	const budget = 300 << 10
 	total := 0
-	err := fs.WalkDir(files, "static", func(path string, d fs.DirEntry, err error) error {
+	served := Files()
+	err := fs.WalkDir(served, ".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		b, err := fs.ReadFile(files, path)
+		b, err := fs.ReadFile(served, path)
 		total += len(b)
 		return err
 	})
@@ -174,5 +180,38 @@ func TestIndexUnderBridge(t *testing.T) {
 				t.Errorf("import map entries: %v, want %v", got, c.mapped)
 			}
 		})
+	}
+}
+
+// TestRegisteredScreens serves a module's screens beside the built-in
+// ones, maps them in the bridge's import map, and never lets a module
+// replace a built-in file.
+func TestRegisteredScreens(t *testing.T) {
+	if _, err := fs.Stat(Files(), "js/extra.js"); err == nil {
+		t.Fatal("js/extra.js is served before any module registered it")
+	}
+	saved := moduleScreens
+	t.Cleanup(func() { moduleScreens = saved })
+	RegisterScreens(fstest.MapFS{
+		"js/extra.js": {Data: []byte("export function render() {} // extra")},
+		"js/app.js":   {Data: []byte("// not the built-in app")},
+	})
+	h := Handler()
+	for path, want := range map[string]string{
+		"/admin/js/extra.js": "// extra",
+		"/admin/js/app.js":   "import * as api from './api.js'",
+	} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+		if rec.Code != 200 || !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("GET %s: %d %.60q, want 200 with %q", path, rec.Code, rec.Body.String(), want)
+		}
+	}
+	page, _, err := IndexUnder("http://site.test/index.php?rest_route=/mailsvc-bridge/v1/screens/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `"http://site.test/extra.js":"http://site.test/index.php?rest_route=/mailsvc-bridge/v1/screens/js/extra.js"`; !strings.Contains(string(page), want) {
+		t.Errorf("the import map lacks the module's screen %s", want)
 	}
 }

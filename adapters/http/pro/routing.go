@@ -18,12 +18,12 @@ import (
 // RoutingRuleService is what the routing rule routes need
 // (app/pro/routing.Service).
 type RoutingRuleService interface {
-	Rules(ctx context.Context) ([]*core.RoutingRule, error)
-	Rule(ctx context.Context, id int64) (*core.RoutingRule, error)
-	CreateRule(ctx context.Context, in routing.RuleInput) (*core.RoutingRule, error)
-	UpdateRule(ctx context.Context, id int64, in routing.RuleInput) (*core.RoutingRule, error)
+	Rules(ctx context.Context) ([]*routing.RoutingRule, error)
+	Rule(ctx context.Context, id int64) (*routing.RoutingRule, error)
+	CreateRule(ctx context.Context, in routing.RuleInput) (*routing.RoutingRule, error)
+	UpdateRule(ctx context.Context, id int64, in routing.RuleInput) (*routing.RoutingRule, error)
 	DeleteRule(ctx context.Context, id int64) error
-	Reorder(ctx context.Context, ids []int64) ([]*core.RoutingRule, error)
+	Reorder(ctx context.Context, ids []int64) ([]*routing.RoutingRule, error)
 	Bulk(ctx context.Context, action string, ids []int64) (int, error)
 	Explain(ctx context.Context, l *core.Log, ruleID int64) (*routing.Explanation, error)
 }
@@ -71,9 +71,9 @@ func (v *conditionValue) UnmarshalJSON(b []byte) error {
 func (b ruleBody) input() routing.RuleInput {
 	in := routing.RuleInput{Name: b.Name, ConnectionID: b.ConnectionID, Priority: b.Priority, IsActive: b.IsActive}
 	if b.Conditions != nil {
-		conds := make([]core.RoutingCondition, 0, len(*b.Conditions))
+		conds := make([]routing.RoutingCondition, 0, len(*b.Conditions))
 		for _, c := range *b.Conditions {
-			conds = append(conds, core.RoutingCondition{Field: c.Field, Operator: c.Operator, Value: string(c.Value)})
+			conds = append(conds, routing.RoutingCondition{Field: c.Field, Operator: c.Operator, Value: string(c.Value)})
 		}
 		in.Conditions = &conds
 	}

@@ -10,6 +10,7 @@ import (
 
 	api "github.com/mailsvc/mailsvc/adapters/http"
 	httppro "github.com/mailsvc/mailsvc/adapters/http/pro"
+	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
 	"github.com/mailsvc/mailsvc/adapters/store"
 	"github.com/mailsvc/mailsvc/app/apptest"
 	"github.com/mailsvc/mailsvc/app/pro"
@@ -42,7 +43,7 @@ func newRoutingEnv(t *testing.T) *env {
 			t.Fatal(err)
 		}
 	}
-	svc := &routing.Service{Store: db, Connections: storeConns{db}}
+	svc := &routing.Service{Store: prostore.New(db), Connections: storeConns{db}}
 	settings := apptest.NewSettingsStore()
 	m := &httppro.Module{Licenses: &pro.Licenses{Store: settings, Cipher: apptest.Cipher{Key: "k"}}, Settings: &pro.Settings{Store: settings},
 		RoutingRules: svc, SenderGroups: svc}

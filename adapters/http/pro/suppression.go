@@ -8,15 +8,16 @@ import (
 	"github.com/gorilla/mux"
 
 	api "github.com/mailsvc/mailsvc/adapters/http"
+	"github.com/mailsvc/mailsvc/app/pro/suppression"
 	"github.com/mailsvc/mailsvc/core"
 )
 
 // SuppressionAdmin is what the suppression list routes need
 // (app/pro/suppression.Service).
 type SuppressionAdmin interface {
-	List(ctx context.Context, search string, offset, limit int) ([]*core.Suppression, int, error)
-	Add(ctx context.Context, email, reason string) (*core.Suppression, error)
-	Remove(ctx context.Context, ref string) (*core.Suppression, error)
+	List(ctx context.Context, search string, offset, limit int) ([]*suppression.Suppression, int, error)
+	Add(ctx context.Context, email, reason string) (*suppression.Suppression, error)
+	Remove(ctx context.Context, ref string) (*suppression.Suppression, error)
 }
 
 // LogEventReader reads the provider events of a log (adapters/store.DB).

@@ -124,7 +124,6 @@ func Run(t *testing.T, f Factory) {
 	tests = append(tests, s.notificationTests()...)
 	tests = append(tests, s.jobTests()...)
 	tests = append(tests, s.oauthTests()...)
-	tests = append(tests, s.routingTests()...)
 	tests = append(tests, s.webhookTests()...)
 	tests = append(tests, s.analyticsTests()...)
 	tests = append(tests, s.rollupCompactTests()...)

@@ -10,8 +10,8 @@ import (
 	"github.com/mailsvc/mailsvc/core"
 )
 
-// webhookTests are the contract tests of the Pro webhook receiver's and
-// suppression list's tables.
+// webhookTests are the contract tests of the Pro webhook receiver's
+// tables (the suppression list's are adapters/pro/store's).
 func (s *suite) webhookTests() []struct {
 	name string
 	fn   func(t *testing.T)
@@ -22,7 +22,6 @@ func (s *suite) webhookTests() []struct {
 	}{
 		{"WebhookReplayWindow", s.testWebhookReplayWindow},
 		{"LogEventsMoveDeliveredLogs", s.testLogEventsMoveLogs},
-		{"SuppressionList", s.testSuppressionList},
 		{"RecipientOutcomesAndPartIDs", s.testRecipientOutcomes},
 	}
 }
@@ -190,58 +189,5 @@ func (s *suite) testLogEventsMoveLogs(t *testing.T) {
 	}
 	if evs, err := db.FindLogEvents(ctx, a.ID); err != nil || len(evs) != 0 {
 		t.Fatalf("events outlived their log: %v, %v", evs, err)
-	}
-}
-
-func (s *suite) testSuppressionList(t *testing.T) {
-	ctx := context.Background()
-	db := s.open(t, s.prefix())
-	n, err := db.AddSuppressions(ctx, []core.Suppression{
-		{Email: "Ann@Example.com", Reason: core.SuppressBounce, SourceEvent: "ses:bounce:Permanent/General"},
-		{Email: "bob_x@example.com", Reason: core.SuppressComplaint, SourceEvent: "sendgrid:spamreport"},
-		{Email: "ann@example.com", Reason: core.SuppressManual}, // already listed
-		{Email: "  "},
-	})
-	if err != nil || n != 2 {
-		t.Fatalf("AddSuppressions = %d, %v; want 2", n, err)
-	}
-	got, err := db.SuppressedAmong(ctx, []string{"ANN@example.com", "carl@example.com", "bob_x@example.com", "ann@example.com"})
-	if err != nil || !slices.Equal(got, []string{"ann@example.com", "bob_x@example.com"}) {
-		t.Fatalf("SuppressedAmong = %v, %v", got, err)
-	}
-	tests := []struct {
-		search    string
-		wantTotal int
-		first     string
-	}{
-		{"", 2, "bob_x@example.com"},
-		{"ANN", 1, "ann@example.com"},
-		{"b_x", 1, "bob_x@example.com"},
-		{"n_@", 0, ""}, // _ is no wildcard
-		{"%", 0, ""},
-	}
-	for _, tt := range tests {
-		list, total, err := db.FindSuppressions(ctx, core.SuppressionFilter{Search: tt.search, Limit: 1})
-		if err != nil || total != tt.wantTotal || (tt.first != "" && (len(list) != 1 || list[0].Email != tt.first)) || (tt.first == "" && len(list) != 0) {
-			t.Fatalf("FindSuppressions(%q) = %v, %d, %v", tt.search, list, total, err)
-		}
-	}
-	ann, err := db.FindSuppression(ctx, 0, "ANN@EXAMPLE.COM")
-	if err != nil || ann.Reason != core.SuppressBounce || ann.SourceEvent != "ses:bounce:Permanent/General" || ann.CreatedAt.IsZero() {
-		t.Fatalf("FindSuppression = %+v, %v", ann, err)
-	}
-	if byID, err := db.FindSuppression(ctx, ann.ID, ""); err != nil || byID.Email != "ann@example.com" {
-		t.Fatalf("FindSuppression by id = %+v, %v", byID, err)
-	}
-	if ok, err := db.DeleteSuppression(ctx, ann.ID); err != nil || !ok {
-		t.Fatalf("DeleteSuppression = %v, %v", ok, err)
-	}
-	if ok, err := db.DeleteSuppression(ctx, ann.ID); err != nil || ok {
-		t.Fatalf("second DeleteSuppression = %v, %v", ok, err)
-	}
-	_, err = db.FindSuppression(ctx, 0, "ann@example.com")
-	wantCode(t, err, core.ENOTFOUND)
-	if got, err := db.SuppressedAmong(ctx, []string{"ann@example.com"}); err != nil || len(got) != 0 {
-		t.Fatalf("removed address still suppressed: %v, %v", got, err)
 	}
 }

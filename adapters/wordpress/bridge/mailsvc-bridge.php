@@ -1121,6 +1121,20 @@ function mailsvc_bridge_table( $name ) {
 }
 
 /**
+ * Reports whether one of the service's tables exists: an add-on module's
+ * tables (the Pro suppression list) exist only when the service is built
+ * with the module.
+ *
+ * @param string $name The table's name after mailsvc_.
+ * @return bool
+ */
+function mailsvc_bridge_table_exists( $name ) {
+	global $wpdb;
+	$table = mailsvc_bridge_table( $name );
+	return $table === $wpdb->get_var( $wpdb->prepare( 'SHOW TABLES LIKE %s', $wpdb->esc_like( $table ) ) );
+}
+
+/**
  * Returns the query (and its arguments) of the ids (column log_id) of the
  * logs naming an address as sender, recipient or Reply-To: the addresses
  * table, and the logs not indexed yet matched in their message column.
@@ -1190,7 +1204,7 @@ function mailsvc_bridge_privacy_export( $email_address, $page = 1 ) {
 			}
 		}
 	}
-	if ( 1 === $page ) {
+	if ( 1 === $page && mailsvc_bridge_table_exists( 'suppressions' ) ) {
 		$s = $wpdb->get_row( $wpdb->prepare( 'SELECT id, email, reason, source_event, created_at FROM `' . mailsvc_bridge_table( 'suppressions' ) . '` WHERE email = %s', $email ), ARRAY_A ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- the table name.
 		if ( $s ) {
 			$items[] = array(
@@ -1330,7 +1344,10 @@ function mailsvc_bridge_privacy_erase( $email_address, $page = 1 ) {
 		$ok = $ok && false !== $wpdb->query( 'DELETE FROM `' . mailsvc_bridge_table( 'log_attachments' ) . "` WHERE log_id IN ({$in})" );
 		$ok = $ok && false !== $wpdb->query( $wpdb->prepare( 'DELETE FROM `' . mailsvc_bridge_table( 'log_recipients' ) . "` WHERE log_id IN ({$in}) AND email = %s", $email ) );
 	}
-	$suppressed = $ok ? $wpdb->query( $wpdb->prepare( 'DELETE FROM `' . mailsvc_bridge_table( 'suppressions' ) . '` WHERE email = %s', $email ) ) : false;
+	$suppressed = false;
+	if ( $ok ) {
+		$suppressed = mailsvc_bridge_table_exists( 'suppressions' ) ? $wpdb->query( $wpdb->prepare( 'DELETE FROM `' . mailsvc_bridge_table( 'suppressions' ) . '` WHERE email = %s', $email ) ) : 0;
+	}
 	// phpcs:enable
 	if ( ! $ok || false === $suppressed ) {
 		$wpdb->query( 'ROLLBACK' );

@@ -2,7 +2,7 @@
 // DMARC and MX records of a sending domain, read from DNS and judged
 // against the providers the site's active connections use, each with a
 // verdict and a fix in words. DNS is behind the Resolver port;
-// adapters/dns implements it with github.com/miekg/dns.
+// adapters/pro/dns implements it with github.com/miekg/dns.
 package domaincheck
 
 import (

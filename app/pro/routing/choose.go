@@ -100,8 +100,8 @@ func (snap *snapshot) matchRule(l *core.Log, seen map[int64]*ruleVerdict) *compi
 // first the member smooth weighted round robin gives position logID, then
 // the others in order; overflow keeps the order (reserve skips members at
 // their cap).
-func (snap *snapshot) groupOrder(sender string, g *core.SenderGroup, logID int64) []core.SenderGroupMember {
-	var active, up []core.SenderGroupMember
+func (snap *snapshot) groupOrder(sender string, g *SenderGroup, logID int64) []SenderGroupMember {
+	var active, up []SenderGroupMember
 	for _, m := range snap.members(sender, g) {
 		c := snap.conns[m.ConnectionID]
 		if !c.IsActive {
@@ -119,7 +119,7 @@ func (snap *snapshot) groupOrder(sender string, g *core.SenderGroup, logID int64
 	if len(list) == 0 {
 		list = active
 	}
-	if g.Strategy != core.StrategyBalance || len(list) < 2 {
+	if g.Strategy != StrategyBalance || len(list) < 2 {
 		return list
 	}
 	weights := make([]int, len(list))
@@ -127,7 +127,7 @@ func (snap *snapshot) groupOrder(sender string, g *core.SenderGroup, logID int64
 		weights[i] = max(m.Weight, 1)
 	}
 	first := BalancePick(weights, logID)
-	return append([]core.SenderGroupMember{list[first]}, slices.Delete(slices.Clone(list), first, first+1)...)
+	return append([]SenderGroupMember{list[first]}, slices.Delete(slices.Clone(list), first, first+1)...)
 }
 
 // reserve turns a group's order into the list the engine tries, counting
@@ -137,7 +137,7 @@ func (snap *snapshot) groupOrder(sender string, g *core.SenderGroup, logID int64
 // on from connection X is assigned to the first member after X below its
 // cap. The list it returns makes the engine try that member (see
 // delivery.ConnectionChooser); none when every member is at its cap.
-func (s *Service) reserve(ctx context.Context, l *core.Log, order []core.SenderGroupMember) ([]int64, error) {
+func (s *Service) reserve(ctx context.Context, l *core.Log, order []SenderGroupMember) ([]int64, error) {
 	ids := make([]int64, len(order))
 	for i, m := range order {
 		ids[i] = m.ConnectionID

@@ -4,7 +4,8 @@
 // failover, balance or overflow strategy). Its Service serves the routes
 // of both and is the delivery engine's ConnectionChooser: routing rules
 // first, then the sender group of the message's From, then (no opinion)
-// the free default connection.
+// the free default connection. The rules and groups are stored through
+// the RoutingStore port (store.go; adapters/pro/store implements it).
 package routing
 
 import (
@@ -62,9 +63,9 @@ var (
 // headerName is the RFC 5322 field-name syntax (printable ASCII but colon).
 var headerName = regexp.MustCompile(`^[!-9;-~]{1,76}$`)
 
-// condition is a validated, compiled core.RoutingCondition.
+// condition is a validated, compiled RoutingCondition.
 type condition struct {
-	core.RoutingCondition
+	RoutingCondition
 	header string // header name for header:<name>
 	value  string // lower-cased Value (string operators)
 	re     *regexp.Regexp
@@ -72,7 +73,7 @@ type condition struct {
 
 // compileCondition validates c and compiles it; the error map is keyed
 // by the condition's own field names (field, operator, value).
-func compileCondition(c core.RoutingCondition) (condition, map[string]string) {
+func compileCondition(c RoutingCondition) (condition, map[string]string) {
 	errs := map[string]string{}
 	out := condition{RoutingCondition: c, value: strings.ToLower(c.Value)}
 	known := false

@@ -14,7 +14,7 @@ type Explanation struct {
 	// Matched is true when a routing rule chooses the message.
 	Matched bool `json:"matched"`
 	// Rule is the rule that chooses it, or nil.
-	Rule *core.RoutingRule `json:"rule"`
+	Rule *RoutingRule `json:"rule"`
 	// ConnectionID is the connection tried first (nil: the default
 	// connection, as without Pro); ChosenBy says what chose it.
 	ConnectionID *int64 `json:"connection_id"`
@@ -38,7 +38,7 @@ type RuleExplanation struct {
 
 // ConditionExplanation is one condition and whether it holds.
 type ConditionExplanation struct {
-	core.RoutingCondition
+	RoutingCondition
 	Holds bool `json:"holds"`
 }
 

@@ -108,8 +108,8 @@ func (snap *snapshot) senders() []string {
 // weights and caps: the stored group's members first (those still
 // sending as sender), then any other connection that sends as sender, by
 // id, with the default weight and no cap.
-func (snap *snapshot) members(sender string, g *core.SenderGroup) []core.SenderGroupMember {
-	var out []core.SenderGroupMember
+func (snap *snapshot) members(sender string, g *SenderGroup) []SenderGroupMember {
+	var out []SenderGroupMember
 	seen := map[int64]bool{}
 	if g != nil {
 		for _, m := range g.Members {
@@ -121,7 +121,7 @@ func (snap *snapshot) members(sender string, g *core.SenderGroup) []core.SenderG
 	}
 	for _, c := range snap.connList {
 		if snap.sendsAs(c, sender) && !seen[c.ID] {
-			out = append(out, core.SenderGroupMember{ConnectionID: c.ID, Weight: DefaultWeight})
+			out = append(out, SenderGroupMember{ConnectionID: c.ID, Weight: DefaultWeight})
 		}
 	}
 	return out
@@ -150,7 +150,7 @@ func (s *Service) Groups(ctx context.Context) ([]Group, error) {
 	out := []Group{}
 	for _, sender := range snap.senders() {
 		g := snap.groups[sender]
-		view := Group{Sender: sender, Strategy: core.StrategyFailover, Members: []GroupMember{}, Configured: g != nil}
+		view := Group{Sender: sender, Strategy: StrategyFailover, Members: []GroupMember{}, Configured: g != nil}
 		if g != nil {
 			view.Strategy = g.Strategy
 		}
@@ -177,7 +177,7 @@ func (s *Service) SaveGroup(ctx context.Context, in GroupInput) (*Group, error) 
 		errs["sender"] = "A sender email address is required."
 	}
 	switch in.Strategy {
-	case core.StrategyFailover, core.StrategyBalance, core.StrategyOverflow:
+	case StrategyFailover, StrategyBalance, StrategyOverflow:
 	default:
 		errs["strategy"] = "Use failover, balance or overflow."
 	}
@@ -193,7 +193,7 @@ func (s *Service) SaveGroup(ctx context.Context, in GroupInput) (*Group, error) 
 			return nil, err
 		}
 	}
-	g := &core.SenderGroup{Sender: sender, Strategy: in.Strategy, Members: []core.SenderGroupMember{}}
+	g := &SenderGroup{Sender: sender, Strategy: in.Strategy, Members: []SenderGroupMember{}}
 	seen := map[int64]bool{}
 	for i, m := range in.Members {
 		key := fmt.Sprintf("members[%d]", i)
@@ -207,7 +207,7 @@ func (s *Service) SaveGroup(ctx context.Context, in GroupInput) (*Group, error) 
 			errs[key+".connection_id"] = fmt.Sprintf("Connection %d (%s) does not send as %s: neither its from address nor, for Amazon SES, a verified identity is that address or its domain.", c.ID, c.Name, sender)
 		}
 		seen[m.ConnectionID] = true
-		member := core.SenderGroupMember{ConnectionID: m.ConnectionID, Weight: DefaultWeight}
+		member := SenderGroupMember{ConnectionID: m.ConnectionID, Weight: DefaultWeight}
 		if m.Weight != nil {
 			member.Weight = *m.Weight
 			if member.Weight < MinWeight || member.Weight > MaxWeight {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	adaptersesid "github.com/mailsvc/mailsvc/adapters/sesid"
+	adaptersesid "github.com/mailsvc/mailsvc/adapters/pro/sesid"
 	"github.com/mailsvc/mailsvc/app/pro/routing"
 	"github.com/mailsvc/mailsvc/app/pro/sesid"
 	"github.com/mailsvc/mailsvc/core"

@@ -5,32 +5,33 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/mailsvc/mailsvc/app/pro/routing"
 	"github.com/mailsvc/mailsvc/core"
 )
 
-// memStore is an in-memory core.RoutingStore.
+// memStore is an in-memory routing.RoutingStore.
 type memStore struct {
 	mu     sync.Mutex
 	next   int64
-	rules  []*core.RoutingRule
-	groups map[string]*core.SenderGroup
+	rules  []*routing.RoutingRule
+	groups map[string]*routing.SenderGroup
 	counts map[string]map[int64]int64
 }
 
 func newMemStore() *memStore {
-	return &memStore{groups: map[string]*core.SenderGroup{}, counts: map[string]map[int64]int64{}}
+	return &memStore{groups: map[string]*routing.SenderGroup{}, counts: map[string]map[int64]int64{}}
 }
 
-func (m *memStore) FindRoutingRules(context.Context) ([]*core.RoutingRule, error) {
+func (m *memStore) FindRoutingRules(context.Context) ([]*routing.RoutingRule, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make([]*core.RoutingRule, 0, len(m.rules))
+	out := make([]*routing.RoutingRule, 0, len(m.rules))
 	for _, r := range m.rules {
 		c := *r
 		c.Conditions = slices.Clone(r.Conditions)
 		out = append(out, &c)
 	}
-	slices.SortStableFunc(out, func(a, b *core.RoutingRule) int {
+	slices.SortStableFunc(out, func(a, b *routing.RoutingRule) int {
 		if a.Priority != b.Priority {
 			return a.Priority - b.Priority
 		}
@@ -39,7 +40,7 @@ func (m *memStore) FindRoutingRules(context.Context) ([]*core.RoutingRule, error
 	return out, nil
 }
 
-func (m *memStore) FindRoutingRuleByID(ctx context.Context, id int64) (*core.RoutingRule, error) {
+func (m *memStore) FindRoutingRuleByID(ctx context.Context, id int64) (*routing.RoutingRule, error) {
 	all, _ := m.FindRoutingRules(ctx)
 	for _, r := range all {
 		if r.ID == id {
@@ -49,7 +50,7 @@ func (m *memStore) FindRoutingRuleByID(ctx context.Context, id int64) (*core.Rou
 	return nil, core.Errorf(core.ENOTFOUND, "Routing rule %d not found.", id)
 }
 
-func (m *memStore) CreateRoutingRule(_ context.Context, r *core.RoutingRule) error {
+func (m *memStore) CreateRoutingRule(_ context.Context, r *routing.RoutingRule) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.next++
@@ -59,7 +60,7 @@ func (m *memStore) CreateRoutingRule(_ context.Context, r *core.RoutingRule) err
 	return nil
 }
 
-func (m *memStore) UpdateRoutingRule(_ context.Context, r *core.RoutingRule) error {
+func (m *memStore) UpdateRoutingRule(_ context.Context, r *routing.RoutingRule) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for i, o := range m.rules {
@@ -76,7 +77,7 @@ func (m *memStore) DeleteRoutingRules(_ context.Context, ids []int64) (int, erro
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n := len(m.rules)
-	m.rules = slices.DeleteFunc(m.rules, func(r *core.RoutingRule) bool { return slices.Contains(ids, r.ID) })
+	m.rules = slices.DeleteFunc(m.rules, func(r *routing.RoutingRule) bool { return slices.Contains(ids, r.ID) })
 	return n - len(m.rules), nil
 }
 
@@ -96,7 +97,7 @@ func (m *memStore) SetRoutingRulesActive(_ context.Context, ids []int64, active 
 func (m *memStore) ReorderRoutingRules(_ context.Context, ids []int64) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	byID := map[int64]*core.RoutingRule{}
+	byID := map[int64]*routing.RoutingRule{}
 	for _, r := range m.rules {
 		byID[r.ID] = r
 	}
@@ -111,10 +112,10 @@ func (m *memStore) ReorderRoutingRules(_ context.Context, ids []int64) error {
 	return nil
 }
 
-func (m *memStore) FindSenderGroups(context.Context) ([]*core.SenderGroup, error) {
+func (m *memStore) FindSenderGroups(context.Context) ([]*routing.SenderGroup, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []*core.SenderGroup
+	var out []*routing.SenderGroup
 	for _, g := range m.groups {
 		c := *g
 		out = append(out, &c)
@@ -122,7 +123,7 @@ func (m *memStore) FindSenderGroups(context.Context) ([]*core.SenderGroup, error
 	return out, nil
 }
 
-func (m *memStore) SaveSenderGroup(_ context.Context, g *core.SenderGroup) error {
+func (m *memStore) SaveSenderGroup(_ context.Context, g *routing.SenderGroup) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	c := *g

@@ -82,7 +82,7 @@ func TestConditionOperators(t *testing.T) {
 			ctx := context.Background()
 			svc, _ := newService(conn(1, "a@example.com", true, ""))
 			if _, err := svc.CreateRule(ctx, routing.RuleInput{Name: ptr("r"), ConnectionID: ptr(int64(1)),
-				Conditions: &[]core.RoutingCondition{{Field: tt.field, Operator: tt.op, Value: tt.value}}}); err != nil {
+				Conditions: &[]routing.RoutingCondition{{Field: tt.field, Operator: tt.op, Value: tt.value}}}); err != nil {
 				t.Fatal(err)
 			}
 			c, err := svc.Choose(ctx, sample())
@@ -110,19 +110,19 @@ func TestRuleValidation(t *testing.T) {
 		{"no connection", routing.RuleInput{Name: ptr("x")}, "connection_id"},
 		{"unknown connection", routing.RuleInput{Name: ptr("x"), ConnectionID: ptr(int64(9))}, "connection_id"},
 		{"unknown field", routing.RuleInput{Name: ptr("x"), ConnectionID: ptr(int64(1)),
-			Conditions: &[]core.RoutingCondition{{Field: "body", Operator: "is", Value: "a"}}}, "conditions[0].field"},
+			Conditions: &[]routing.RoutingCondition{{Field: "body", Operator: "is", Value: "a"}}}, "conditions[0].field"},
 		{"bad header name", routing.RuleInput{Name: ptr("x"), ConnectionID: ptr(int64(1)),
-			Conditions: &[]core.RoutingCondition{{Field: "header:", Operator: "exists"}}}, "conditions[0].field"},
+			Conditions: &[]routing.RoutingCondition{{Field: "header:", Operator: "exists"}}}, "conditions[0].field"},
 		{"unknown operator", routing.RuleInput{Name: ptr("x"), ConnectionID: ptr(int64(1)),
-			Conditions: &[]core.RoutingCondition{{Field: "to", Operator: "like", Value: "a"}}}, "conditions[0].operator"},
+			Conditions: &[]routing.RoutingCondition{{Field: "to", Operator: "like", Value: "a"}}}, "conditions[0].operator"},
 		{"bad regex", routing.RuleInput{Name: ptr("x"), ConnectionID: ptr(int64(1)),
-			Conditions: &[]core.RoutingCondition{{Field: "to", Operator: "is"}, {Field: "subject", Operator: "matches", Value: "(a"}}}, "conditions[1].value"},
+			Conditions: &[]routing.RoutingCondition{{Field: "to", Operator: "is"}, {Field: "subject", Operator: "matches", Value: "(a"}}}, "conditions[1].value"},
 		{"regex too long", routing.RuleInput{Name: ptr("x"), ConnectionID: ptr(int64(1)),
-			Conditions: &[]core.RoutingCondition{{Field: "subject", Operator: "matches", Value: strings.Repeat("a", routing.MaxPatternLength+1)}}}, "conditions[0].value"},
+			Conditions: &[]routing.RoutingCondition{{Field: "subject", Operator: "matches", Value: strings.Repeat("a", routing.MaxPatternLength+1)}}}, "conditions[0].value"},
 		{"missing value", routing.RuleInput{Name: ptr("x"), ConnectionID: ptr(int64(1)),
-			Conditions: &[]core.RoutingCondition{{Field: "subject", Operator: "contains"}}}, "conditions[0].value"},
+			Conditions: &[]routing.RoutingCondition{{Field: "subject", Operator: "contains"}}}, "conditions[0].value"},
 		{"has_attachment yes", routing.RuleInput{Name: ptr("x"), ConnectionID: ptr(int64(1)),
-			Conditions: &[]core.RoutingCondition{{Field: "has_attachment", Operator: "is", Value: "yes"}}}, "conditions[0].value"},
+			Conditions: &[]routing.RoutingCondition{{Field: "has_attachment", Operator: "is", Value: "yes"}}}, "conditions[0].value"},
 		{"priority", routing.RuleInput{Name: ptr("x"), ConnectionID: ptr(int64(1)), Priority: ptr(-1)}, "priority"},
 	}
 	for _, tt := range tests {
@@ -136,7 +136,7 @@ func TestRuleValidation(t *testing.T) {
 	}
 	// A pattern of exactly the bound is accepted.
 	if _, err := svc.CreateRule(ctx, routing.RuleInput{Name: ptr("x"), ConnectionID: ptr(int64(1)),
-		Conditions: &[]core.RoutingCondition{{Field: "subject", Operator: "matches", Value: strings.Repeat("a", routing.MaxPatternLength)}}}); err != nil {
+		Conditions: &[]routing.RoutingCondition{{Field: "subject", Operator: "matches", Value: strings.Repeat("a", routing.MaxPatternLength)}}}); err != nil {
 		t.Fatalf("a %d-character pattern: %v", routing.MaxPatternLength, err)
 	}
 }
@@ -156,7 +156,7 @@ func TestChooseOrder(t *testing.T) {
 		Members: []routing.MemberInput{{ConnectionID: 2}, {ConnectionID: 1}}}); err != nil {
 		t.Fatal(err)
 	}
-	invoice := &[]core.RoutingCondition{{Field: "subject", Operator: "contains", Value: "invoice"}}
+	invoice := &[]routing.RoutingCondition{{Field: "subject", Operator: "contains", Value: "invoice"}}
 	// The inactive connection's rule comes first and is skipped.
 	skipped, _ := svc.CreateRule(ctx, routing.RuleInput{Name: ptr("to inactive"), ConnectionID: ptr(int64(4)), Priority: ptr(1), Conditions: invoice})
 	if _, err := svc.CreateRule(ctx, routing.RuleInput{Name: ptr("invoices"), ConnectionID: ptr(int64(3)), Priority: ptr(2), Conditions: invoice}); err != nil {

@@ -28,14 +28,14 @@ const (
 // priority after the last rule, active).
 type RuleInput struct {
 	Name         *string
-	Conditions   *[]core.RoutingCondition
+	Conditions   *[]RoutingCondition
 	ConnectionID *int64
 	Priority     *int
 	IsActive     *bool
 }
 
 // Rules returns every rule, by priority then id.
-func (s *Service) Rules(ctx context.Context) ([]*core.RoutingRule, error) {
+func (s *Service) Rules(ctx context.Context) ([]*RoutingRule, error) {
 	rules, err := s.Store.FindRoutingRules(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list routing rules: %w", err)
@@ -44,14 +44,14 @@ func (s *Service) Rules(ctx context.Context) ([]*core.RoutingRule, error) {
 }
 
 // Rule returns one rule or an ENOTFOUND error.
-func (s *Service) Rule(ctx context.Context, id int64) (*core.RoutingRule, error) {
+func (s *Service) Rule(ctx context.Context, id int64) (*RoutingRule, error) {
 	return s.Store.FindRoutingRuleByID(ctx, id)
 }
 
 // CreateRule validates in (name and connection_id required) and stores
 // a new rule.
-func (s *Service) CreateRule(ctx context.Context, in RuleInput) (*core.RoutingRule, error) {
-	r := &core.RoutingRule{Conditions: []core.RoutingCondition{}, IsActive: true}
+func (s *Service) CreateRule(ctx context.Context, in RuleInput) (*RoutingRule, error) {
+	r := &RoutingRule{Conditions: []RoutingCondition{}, IsActive: true}
 	if in.Priority == nil {
 		rules, err := s.Store.FindRoutingRules(ctx)
 		if err != nil {
@@ -74,7 +74,7 @@ func (s *Service) CreateRule(ctx context.Context, in RuleInput) (*core.RoutingRu
 }
 
 // UpdateRule validates in and changes the fields it sets on rule id.
-func (s *Service) UpdateRule(ctx context.Context, id int64, in RuleInput) (*core.RoutingRule, error) {
+func (s *Service) UpdateRule(ctx context.Context, id int64, in RuleInput) (*RoutingRule, error) {
 	r, err := s.Store.FindRoutingRuleByID(ctx, id)
 	if err != nil {
 		return nil, err
@@ -105,7 +105,7 @@ func (s *Service) DeleteRule(ctx context.Context, id int64) error {
 // Reorder gives the rules ids (in that order) the priorities 1..n;
 // rules not named keep theirs. 422 for an empty list or a repeated id,
 // 404 for an unknown one.
-func (s *Service) Reorder(ctx context.Context, ids []int64) ([]*core.RoutingRule, error) {
+func (s *Service) Reorder(ctx context.Context, ids []int64) ([]*RoutingRule, error) {
 	if err := checkIDs(ids); err != nil {
 		return nil, err
 	}
@@ -159,7 +159,7 @@ func checkIDs(ids []int64) error {
 
 // apply validates in and copies it onto r; 422 per field (conditions
 // as conditions[i].field, .operator, .value).
-func (s *Service) apply(ctx context.Context, r *core.RoutingRule, in RuleInput, create bool) error {
+func (s *Service) apply(ctx context.Context, r *RoutingRule, in RuleInput, create bool) error {
 	errs := map[string]string{}
 	if in.Name != nil {
 		r.Name = strings.TrimSpace(*in.Name)
@@ -180,7 +180,7 @@ func (s *Service) apply(ctx context.Context, r *core.RoutingRule, in RuleInput, 
 				errs[fmt.Sprintf("conditions[%d].%s", i, k)] = msg
 			}
 		}
-		r.Conditions = append([]core.RoutingCondition{}, conds...)
+		r.Conditions = append([]RoutingCondition{}, conds...)
 	}
 	if in.Priority != nil {
 		r.Priority = *in.Priority

@@ -33,7 +33,7 @@ type SettingsSource interface {
 // connections of a message for the delivery engine (Choose). Set the
 // fields before use.
 type Service struct {
-	Store       core.RoutingStore
+	Store       RoutingStore
 	Connections Connections
 	// Settings, when set, gives fallback_connection_id: the connection a
 	// routing rule's choice falls back to.
@@ -68,7 +68,7 @@ type Service struct {
 type snapshot struct {
 	at       time.Time
 	rules    []compiledRule
-	groups   map[string]*core.SenderGroup
+	groups   map[string]*SenderGroup
 	conns    map[int64]*core.Connection
 	connList []*core.Connection
 	fallback int64
@@ -79,7 +79,7 @@ type snapshot struct {
 
 // compiledRule is a rule with its conditions compiled.
 type compiledRule struct {
-	*core.RoutingRule
+	*RoutingRule
 	conds []condition
 }
 
@@ -140,7 +140,7 @@ func (s *Service) load(ctx context.Context) (*snapshot, error) {
 
 // read builds a fresh snapshot from the store; wait is verifiedSets'.
 func (s *Service) read(ctx context.Context, wait bool) (*snapshot, error) {
-	snap := &snapshot{at: time.Now(), groups: map[string]*core.SenderGroup{}, conns: map[int64]*core.Connection{}}
+	snap := &snapshot{at: time.Now(), groups: map[string]*SenderGroup{}, conns: map[int64]*core.Connection{}}
 	rules, err := s.Store.FindRoutingRules(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read routing rules: %w", err)

@@ -3,7 +3,7 @@
 // verification and DKIM status, the senders it may use, verifying an
 // address or a domain (with the DKIM CNAME records to publish) and deleting
 // one, the account's sending quota, and where the connection's credentials
-// come from. The SES API itself is behind the Client port; adapters/sesid
+// come from. The SES API itself is behind the Client port; adapters/pro/sesid
 // implements it with aws-sdk-go-v2.
 package sesid
 

@@ -18,13 +18,13 @@ import (
 type Store interface {
 	// AddSuppressions adds each address (lower-cased), keeping an entry
 	// already there, and returns how many it added.
-	AddSuppressions(ctx context.Context, ss []core.Suppression) (int, error)
+	AddSuppressions(ctx context.Context, ss []Suppression) (int, error)
 	// FindSuppressions returns one page of entries, newest first, and the
 	// total count matching f.
-	FindSuppressions(ctx context.Context, f core.SuppressionFilter) ([]*core.Suppression, int, error)
+	FindSuppressions(ctx context.Context, f SuppressionFilter) ([]*Suppression, int, error)
 	// FindSuppression returns the entry with id, or with email when id
 	// is 0; ENOTFOUND when there is none.
-	FindSuppression(ctx context.Context, id int64, email string) (*core.Suppression, error)
+	FindSuppression(ctx context.Context, id int64, email string) (*Suppression, error)
 	// DeleteSuppression removes the entry with id and reports whether it
 	// existed.
 	DeleteSuppression(ctx context.Context, id int64) (bool, error)
@@ -39,8 +39,8 @@ type Service struct {
 
 // List returns one page of entries whose address contains search
 // (ignoring case), newest first, and the total count.
-func (s *Service) List(ctx context.Context, search string, offset, limit int) ([]*core.Suppression, int, error) {
-	list, total, err := s.Store.FindSuppressions(ctx, core.SuppressionFilter{Search: search, Offset: offset, Limit: limit})
+func (s *Service) List(ctx context.Context, search string, offset, limit int) ([]*Suppression, int, error) {
+	list, total, err := s.Store.FindSuppressions(ctx, SuppressionFilter{Search: search, Offset: offset, Limit: limit})
 	if err != nil {
 		return nil, 0, fmt.Errorf("list suppressions: %w", err)
 	}
@@ -48,12 +48,12 @@ func (s *Service) List(ctx context.Context, search string, offset, limit int) ([
 }
 
 // reasons an administrator may give.
-var reasons = []string{core.SuppressManual, core.SuppressBounce, core.SuppressComplaint}
+var reasons = []string{SuppressManual, SuppressBounce, SuppressComplaint}
 
 // Add puts an address on the list by hand (reason "" means manual). An
 // invalid address or reason is a validation error; an address already
 // listed is a conflict.
-func (s *Service) Add(ctx context.Context, email, reason string) (*core.Suppression, error) {
+func (s *Service) Add(ctx context.Context, email, reason string) (*Suppression, error) {
 	email = strings.ToLower(strings.TrimSpace(email))
 	fields := map[string]string{}
 	if email == "" {
@@ -62,7 +62,7 @@ func (s *Service) Add(ctx context.Context, email, reason string) (*core.Suppress
 		fields["email"] = "Must be an email address."
 	}
 	if reason == "" {
-		reason = core.SuppressManual
+		reason = SuppressManual
 	}
 	valid := false
 	for _, r := range reasons {
@@ -74,7 +74,7 @@ func (s *Service) Add(ctx context.Context, email, reason string) (*core.Suppress
 	if err := core.Invalid(fields); err != nil {
 		return nil, err
 	}
-	n, err := s.Store.AddSuppressions(ctx, []core.Suppression{{Email: email, Reason: reason, SourceEvent: "manual"}})
+	n, err := s.Store.AddSuppressions(ctx, []Suppression{{Email: email, Reason: reason, SourceEvent: "manual"}})
 	if err != nil {
 		return nil, fmt.Errorf("add suppression: %w", err)
 	}
@@ -86,7 +86,7 @@ func (s *Service) Add(ctx context.Context, email, reason string) (*core.Suppress
 
 // Remove takes an entry off the list, named by its id or its address,
 // and returns it; ENOTFOUND when there is no such entry.
-func (s *Service) Remove(ctx context.Context, ref string) (*core.Suppression, error) {
+func (s *Service) Remove(ctx context.Context, ref string) (*Suppression, error) {
 	ref = strings.TrimSpace(ref)
 	var id int64
 	email := ""
@@ -115,9 +115,9 @@ func (s *Service) Remove(ctx context.Context, ref string) (*core.Suppression, er
 // bounced or complained, with the event as the source, and returns how
 // many were new.
 func (s *Service) AddFromEvent(ctx context.Context, emails []string, reason, source string) (int, error) {
-	ss := make([]core.Suppression, 0, len(emails))
+	ss := make([]Suppression, 0, len(emails))
 	for _, e := range emails {
-		ss = append(ss, core.Suppression{Email: e, Reason: reason, SourceEvent: source})
+		ss = append(ss, Suppression{Email: e, Reason: reason, SourceEvent: source})
 	}
 	n, err := s.Store.AddSuppressions(ctx, ss)
 	if err != nil {

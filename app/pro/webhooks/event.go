@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mailsvc/mailsvc/app/pro/suppression"
 	"github.com/mailsvc/mailsvc/core"
 )
 
@@ -73,11 +74,11 @@ func TransitionOf(ev Event) Transition {
 	switch ev.Kind {
 	case core.EventBounced:
 		if ev.Permanent {
-			return Transition{Status: core.StatusFailed, LastError: fmt.Sprintf("bounced (hard) for %s%s", ev.Recipient, reason), Suppress: core.SuppressBounce}
+			return Transition{Status: core.StatusFailed, LastError: fmt.Sprintf("bounced (hard) for %s%s", ev.Recipient, reason), Suppress: suppression.SuppressBounce}
 		}
 		return Transition{Status: core.StatusFailed, LastError: fmt.Sprintf("bounced (soft) for %s%s", ev.Recipient, reason)}
 	case core.EventComplained:
-		return Transition{Status: core.StatusFailed, LastError: fmt.Sprintf("complaint: %s reported the message as spam", ev.Recipient), Suppress: core.SuppressComplaint}
+		return Transition{Status: core.StatusFailed, LastError: fmt.Sprintf("complaint: %s reported the message as spam", ev.Recipient), Suppress: suppression.SuppressComplaint}
 	case core.EventDropped:
 		return Transition{Status: core.StatusFailed, LastError: fmt.Sprintf("dropped by %s for %s%s", ev.Provider, ev.Recipient, reason)}
 	}

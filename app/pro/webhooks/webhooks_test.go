@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailsvc/mailsvc/app/pro/suppression"
 	"github.com/mailsvc/mailsvc/app/pro/webhooks"
 	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/test/fakes/sendgridfake"
@@ -64,7 +65,7 @@ type memStore struct {
 	status   map[int64]string
 	lastErr  map[int64]string
 	events   []core.LogEvent
-	suppress []core.Suppression
+	suppress []suppression.Suppression
 }
 
 func newStore() *memStore {
@@ -118,7 +119,7 @@ func (s *memStore) AddFromEvent(_ context.Context, emails []string, reason, sour
 	defer s.mu.Unlock()
 	s.calls++
 	for _, e := range emails {
-		s.suppress = append(s.suppress, core.Suppression{Email: e, Reason: reason, SourceEvent: source})
+		s.suppress = append(s.suppress, suppression.Suppression{Email: e, Reason: reason, SourceEvent: source})
 	}
 	return len(emails), nil
 }
@@ -569,9 +570,9 @@ func TestTransitionOf(t *testing.T) {
 		status   string
 		suppress string
 	}{
-		{webhooks.Event{Kind: core.EventBounced, Permanent: true, Recipient: "a@x.org"}, core.StatusFailed, core.SuppressBounce},
+		{webhooks.Event{Kind: core.EventBounced, Permanent: true, Recipient: "a@x.org"}, core.StatusFailed, suppression.SuppressBounce},
 		{webhooks.Event{Kind: core.EventBounced, Recipient: "a@x.org"}, core.StatusFailed, ""},
-		{webhooks.Event{Kind: core.EventComplained, Recipient: "a@x.org"}, core.StatusFailed, core.SuppressComplaint},
+		{webhooks.Event{Kind: core.EventComplained, Recipient: "a@x.org"}, core.StatusFailed, suppression.SuppressComplaint},
 		{webhooks.Event{Kind: core.EventDropped, Provider: "sendgrid"}, core.StatusFailed, ""},
 		{webhooks.Event{Kind: core.EventDelivered}, "", ""},
 		{webhooks.Event{Kind: core.EventDeferred}, "", ""},

@@ -47,6 +47,9 @@ type ServeEnv struct {
 	// add-on parts (Policy, Suppressions, Chooser) there; serve builds
 	// the service (delivery.New) once every module has joined.
 	Delivery *delivery.Options
+	// Privacy answers personal data requests; a module adds what it
+	// keeps about an address to its Keepers.
+	Privacy *app.Privacy
 	// OAuth runs the OAuth flows and token refreshes; a module may wrap
 	// its Client (before serve starts the scheduler).
 	OAuth *oauth.Service

@@ -182,7 +182,8 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	deliveryOpts.LevelStore = rt.db.Settings()
 	// Add-ons (Pro) join before the delivery service is built: they may
 	// set its options (delivery hooks), and give the routes they add.
-	extraRoutes, err := serveModules(ctx, &ServeEnv{Constants: rt.consts, DB: rt.db, Cipher: cipher, Hooks: hooks, HostHooks: hostHooks,
+	privacy := &app.Privacy{Store: rt.db.Privacy(), Transcripts: transcripts}
+	extraRoutes, err := serveModules(ctx, &ServeEnv{Constants: rt.consts, DB: rt.db, Cipher: cipher, Hooks: hooks, HostHooks: hostHooks, Privacy: privacy,
 		Connections: conns, Delivery: deliveryOpts, OAuth: oauthSvc, HTTPClient: driverEnv.HTTPClient, SiteURL: public, Version: Version, Logger: log})
 	if err != nil {
 		return err
@@ -250,7 +251,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		OAuth:          oauthSvc,
 		Modules:        extraRoutes,
 		Dashboard:      dash,
-		Privacy:        &app.Privacy{Store: rt.db.Privacy(), Transcripts: transcripts},
+		Privacy:        privacy,
 		EmailControls:  &app.EmailControls{Store: rt.db.Settings(), Counts: rt.db.EmailControls()},
 		Reports:        reports,
 		Capture:        captureGuard,

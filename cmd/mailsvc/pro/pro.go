@@ -1,6 +1,7 @@
 // Package pro joins the Pro add-on to the mailsvc command line: a blank
 // import of this package (as cmd/mailsvc does) registers it with
-// cli.RegisterModule. `mailsvc serve` then serves the /pro/... routes and
+// cli.RegisterModule and its admin screens with admin.RegisterScreens.
+// `mailsvc serve` then serves the /pro/... routes and
 // applies the Pro settings to delivery unless MAIL_SVC_PRO_ENABLED is
 // false, and `mailsvc license` mints vendor keys and licence keys.
 package pro
@@ -15,13 +16,19 @@ import (
 	"github.com/spf13/cobra"
 
 	api "github.com/mailsvc/mailsvc/adapters/http"
+	adminui "github.com/mailsvc/mailsvc/adapters/http/admin"
 	httppro "github.com/mailsvc/mailsvc/adapters/http/pro"
-	"github.com/mailsvc/mailsvc/adapters/licenseserver"
+	"github.com/mailsvc/mailsvc/adapters/pro/licenseserver"
+	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
 	apppro "github.com/mailsvc/mailsvc/app/pro"
+	"github.com/mailsvc/mailsvc/app/pro/suppression"
 	"github.com/mailsvc/mailsvc/cmd/mailsvc/cli"
 )
 
-func init() { cli.RegisterModule(module{}) }
+func init() {
+	cli.RegisterModule(module{})
+	adminui.RegisterScreens(httppro.Screens())
+}
 
 // module is the Pro add-on as a cli.Module.
 type module struct{}
@@ -32,6 +39,9 @@ func (module) Commands() []*cobra.Command { return []*cobra.Command{licenseComma
 // Serve implements cli.Module: with Pro switched on, it sets the delivery
 // policy from the Pro settings and returns the Pro routes.
 func (module) Serve(_ context.Context, env *cli.ServeEnv) (api.Module, error) {
+	// The suppression list is part of personal data requests whether
+	// Pro is switched on or off: its table is there either way.
+	env.Privacy.Keepers = append(env.Privacy.Keepers, &suppression.PersonalData{Store: prostore.New(env.DB)})
 	if !env.Constants.Bool("MAIL_SVC_PRO_ENABLED") {
 		env.Logger.Info("the Pro add-on is switched off (MAIL_SVC_PRO_ENABLED=false)")
 		return nil, nil

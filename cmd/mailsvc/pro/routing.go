@@ -6,6 +6,7 @@ import (
 	"time"
 
 	httppro "github.com/mailsvc/mailsvc/adapters/http/pro"
+	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
 	"github.com/mailsvc/mailsvc/adapters/wordpress"
 	"github.com/mailsvc/mailsvc/app/health"
 	"github.com/mailsvc/mailsvc/app/pro/routing"
@@ -24,7 +25,7 @@ const siteZoneTTL = time.Minute
 // connection down until the health check passes again.
 func joinRouting(env *cli.ServeEnv, m *httppro.Module) {
 	svc := &routing.Service{
-		Store:       env.DB,
+		Store:       prostore.New(env.DB),
 		Connections: env.Connections,
 		Settings:    env.Delivery.Settings,
 		Location:    siteZone(env),

@@ -6,9 +6,9 @@ import (
 	"os"
 	"time"
 
-	"github.com/mailsvc/mailsvc/adapters/dns"
 	httppro "github.com/mailsvc/mailsvc/adapters/http/pro"
-	adaptersesid "github.com/mailsvc/mailsvc/adapters/sesid"
+	"github.com/mailsvc/mailsvc/adapters/pro/dns"
+	adaptersesid "github.com/mailsvc/mailsvc/adapters/pro/sesid"
 	"github.com/mailsvc/mailsvc/app/pro/domaincheck"
 	"github.com/mailsvc/mailsvc/app/pro/sesid"
 	"github.com/mailsvc/mailsvc/cmd/mailsvc/cli"

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	httppro "github.com/mailsvc/mailsvc/adapters/http/pro"
+	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
 	"github.com/mailsvc/mailsvc/app/pro/suppression"
 	"github.com/mailsvc/mailsvc/app/pro/webhooks"
 	"github.com/mailsvc/mailsvc/cmd/mailsvc/cli"
@@ -36,7 +37,7 @@ func joinWebhooks(env *cli.ServeEnv, m *httppro.Module) error {
 	if err != nil {
 		return err
 	}
-	list := &suppression.Service{Store: env.DB}
+	list := &suppression.Service{Store: prostore.New(env.DB)}
 	env.Delivery.Suppressions = list
 	m.Suppressions = list
 	m.LogEvents = env.DB

@@ -1,4 +1,4 @@
-package storetest
+package store_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/mailsvc/mailsvc/app/pro/routing"
 	"github.com/mailsvc/mailsvc/core"
 )
 
@@ -30,12 +31,12 @@ func (s *suite) routingTests() []struct {
 func (s *suite) testRoutingRuleCRUD(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
-	r := &core.RoutingRule{Name: "Invoices", ConnectionID: 7, Priority: 2, IsActive: true,
-		Conditions: []core.RoutingCondition{{Field: "subject", Operator: "contains", Value: "invoice"}, {Field: "header:X-Kind", Operator: "exists"}}}
+	r := &routing.RoutingRule{Name: "Invoices", ConnectionID: 7, Priority: 2, IsActive: true,
+		Conditions: []routing.RoutingCondition{{Field: "subject", Operator: "contains", Value: "invoice"}, {Field: "header:X-Kind", Operator: "exists"}}}
 	if err := db.CreateRoutingRule(ctx, r); err != nil || r.ID <= 0 {
 		t.Fatalf("CreateRoutingRule: id %d, %v", r.ID, err)
 	}
-	empty := &core.RoutingRule{Name: "Everything", ConnectionID: 8, Priority: 1}
+	empty := &routing.RoutingRule{Name: "Everything", ConnectionID: 8, Priority: 1}
 	if err := db.CreateRoutingRule(ctx, empty); err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +56,7 @@ func (s *suite) testRoutingRuleCRUD(t *testing.T) {
 	if again.Name != "Bills" || again.IsActive || len(again.Conditions) != 0 {
 		t.Fatalf("after update: %+v", again)
 	}
-	wantCode(t, db.UpdateRoutingRule(ctx, &core.RoutingRule{ID: 999, Name: "x"}), core.ENOTFOUND)
+	wantCode(t, db.UpdateRoutingRule(ctx, &routing.RoutingRule{ID: 999, Name: "x"}), core.ENOTFOUND)
 	_, err = db.FindRoutingRuleByID(ctx, 999)
 	wantCode(t, err, core.ENOTFOUND)
 	if n, err := db.DeleteRoutingRules(ctx, []int64{r.ID, 999}); err != nil || n != 1 {
@@ -71,7 +72,7 @@ func (s *suite) testRoutingRuleReorderAndBulk(t *testing.T) {
 	db := s.open(t, s.prefix())
 	var ids []int64
 	for i := range 3 {
-		r := &core.RoutingRule{Name: "r", ConnectionID: 1, Priority: 10 + i, IsActive: true}
+		r := &routing.RoutingRule{Name: "r", ConnectionID: 1, Priority: 10 + i, IsActive: true}
 		if err := db.CreateRoutingRule(ctx, r); err != nil {
 			t.Fatal(err)
 		}
@@ -104,24 +105,24 @@ func (s *suite) testRoutingRuleReorderAndBulk(t *testing.T) {
 func (s *suite) testSenderGroupSave(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
-	g := &core.SenderGroup{Sender: "Billing@Example.com", Strategy: core.StrategyBalance,
-		Members: []core.SenderGroupMember{{ConnectionID: 2, Weight: 3, DailyCap: 0}, {ConnectionID: 1, Weight: 1, DailyCap: 500}}}
+	g := &routing.SenderGroup{Sender: "Billing@Example.com", Strategy: routing.StrategyBalance,
+		Members: []routing.SenderGroupMember{{ConnectionID: 2, Weight: 3, DailyCap: 0}, {ConnectionID: 1, Weight: 1, DailyCap: 500}}}
 	if err := db.SaveSenderGroup(ctx, g); err != nil {
 		t.Fatal(err)
 	}
-	g2 := &core.SenderGroup{Sender: "billing@example.com", Strategy: core.StrategyOverflow,
-		Members: []core.SenderGroupMember{{ConnectionID: 1, Weight: 1, DailyCap: 5}, {ConnectionID: 2, Weight: 1}}}
+	g2 := &routing.SenderGroup{Sender: "billing@example.com", Strategy: routing.StrategyOverflow,
+		Members: []routing.SenderGroupMember{{ConnectionID: 1, Weight: 1, DailyCap: 5}, {ConnectionID: 2, Weight: 1}}}
 	if err := db.SaveSenderGroup(ctx, g2); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.SaveSenderGroup(ctx, &core.SenderGroup{Sender: "a@example.com", Strategy: core.StrategyFailover}); err != nil {
+	if err := db.SaveSenderGroup(ctx, &routing.SenderGroup{Sender: "a@example.com", Strategy: routing.StrategyFailover}); err != nil {
 		t.Fatal(err)
 	}
 	list, err := db.FindSenderGroups(ctx)
 	if err != nil || len(list) != 2 {
 		t.Fatalf("FindSenderGroups = %d groups, %v; want 2 (a save replaces the sender's group)", len(list), err)
 	}
-	if list[1].Sender != "billing@example.com" || list[1].Strategy != core.StrategyOverflow || !reflect.DeepEqual(list[1].Members, g2.Members) {
+	if list[1].Sender != "billing@example.com" || list[1].Strategy != routing.StrategyOverflow || !reflect.DeepEqual(list[1].Members, g2.Members) {
 		t.Fatalf("group = %+v", list[1])
 	}
 }

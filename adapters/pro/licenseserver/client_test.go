@@ -6,7 +6,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/mailsvc/mailsvc/adapters/licenseserver"
+	"github.com/mailsvc/mailsvc/adapters/pro/licenseserver"
 	"github.com/mailsvc/mailsvc/app/pro"
 	"github.com/mailsvc/mailsvc/test/fakes/licenseserverfake"
 )

@@ -1,4 +1,4 @@
-package core
+package suppression
 
 import "time"
 
@@ -9,8 +9,8 @@ const (
 	SuppressManual    = "manual"    // added by an administrator
 )
 
-// Suppression is an address mail is no longer sent to (the Pro
-// suppression list). Email is stored lower-cased and is unique.
+// Suppression is an address mail is no longer sent to (an entry of the
+// list). Email is stored lower-cased and is unique.
 type Suppression struct {
 	ID     int64  `json:"id"`
 	Email  string `json:"email"`

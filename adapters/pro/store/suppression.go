@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mailsvc/mailsvc/adapters/store"
+	"github.com/mailsvc/mailsvc/app/pro/suppression"
 	"github.com/mailsvc/mailsvc/core"
 )
 
@@ -15,9 +17,9 @@ import (
 // list, keeping the entry already there for an address listed before,
 // and returns how many it added. One statement per address, so a large
 // batch never holds a long lock.
-func (db *DB) AddSuppressions(ctx context.Context, ss []core.Suppression) (int, error) {
+func (db *DB) AddSuppressions(ctx context.Context, ss []suppression.Suppression) (int, error) {
 	ins := `INSERT IGNORE INTO {prefix}mailsvc_suppressions (email, reason, source_event, created_at) VALUES (?, ?, ?, ?)`
-	if db.dialect == DialectSQLite {
+	if db.Dialect() == store.DialectSQLite {
 		ins = `INSERT OR IGNORE INTO {prefix}mailsvc_suppressions (email, reason, source_event, created_at) VALUES (?, ?, ?, ?)`
 	}
 	added := 0
@@ -30,7 +32,7 @@ func (db *DB) AddSuppressions(ctx context.Context, ss []core.Suppression) (int, 
 		if len(src) > 255 {
 			src = src[:255]
 		}
-		res, err := db.sqlDB.ExecContext(ctx, db.expand(ins), email, s.Reason, src, now())
+		res, err := db.SQL().ExecContext(ctx, db.Expand(ins), email, s.Reason, src, now())
 		if err != nil {
 			return added, fmt.Errorf("add suppression: %w", err)
 		}
@@ -43,8 +45,8 @@ func (db *DB) AddSuppressions(ctx context.Context, ss []core.Suppression) (int, 
 
 const suppressionColumns = `id, email, reason, source_event, created_at`
 
-func scanSuppression(r rowScanner) (*core.Suppression, error) {
-	var s core.Suppression
+func scanSuppression(r interface{ Scan(dest ...any) error }) (*suppression.Suppression, error) {
+	var s suppression.Suppression
 	var created time.Time
 	if err := r.Scan(&s.ID, &s.Email, &s.Reason, &s.SourceEvent, &created); err != nil {
 		return nil, fmt.Errorf("scan suppression: %w", err)
@@ -55,7 +57,7 @@ func scanSuppression(r rowScanner) (*core.Suppression, error) {
 
 // FindSuppressions returns the suppressions matching f, newest first,
 // and the total count matching f before Offset and Limit.
-func (db *DB) FindSuppressions(ctx context.Context, f core.SuppressionFilter) ([]*core.Suppression, int, error) {
+func (db *DB) FindSuppressions(ctx context.Context, f suppression.SuppressionFilter) ([]*suppression.Suppression, int, error) {
 	where, args := "", []any{}
 	if term := strings.ToLower(strings.TrimSpace(f.Search)); term != "" {
 		where = ` WHERE email LIKE ? ESCAPE '!'`
@@ -63,19 +65,19 @@ func (db *DB) FindSuppressions(ctx context.Context, f core.SuppressionFilter) ([
 		args = append(args, "%"+r.Replace(term)+"%")
 	}
 	var total int
-	if err := db.sqlDB.QueryRowContext(ctx, db.expand(`SELECT COUNT(*) FROM {prefix}mailsvc_suppressions`+where), args...).Scan(&total); err != nil {
+	if err := db.SQL().QueryRowContext(ctx, db.Expand(`SELECT COUNT(*) FROM {prefix}mailsvc_suppressions`+where), args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count suppressions: %w", err)
 	}
 	q := `SELECT ` + suppressionColumns + ` FROM {prefix}mailsvc_suppressions` + where + ` ORDER BY id DESC`
 	if f.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d OFFSET %d", f.Limit, max(f.Offset, 0))
 	}
-	rows, err := db.sqlDB.QueryContext(ctx, db.expand(q), args...)
+	rows, err := db.SQL().QueryContext(ctx, db.Expand(q), args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("find suppressions: %w", err)
 	}
 	defer rows.Close()
-	out := []*core.Suppression{}
+	out := []*suppression.Suppression{}
 	for rows.Next() {
 		s, err := scanSuppression(rows)
 		if err != nil {
@@ -91,12 +93,12 @@ func (db *DB) FindSuppressions(ctx context.Context, f core.SuppressionFilter) ([
 
 // FindSuppression returns the suppression with the given id, or, when
 // id is 0, the one of email (ignoring case); ENOTFOUND when there is none.
-func (db *DB) FindSuppression(ctx context.Context, id int64, email string) (*core.Suppression, error) {
+func (db *DB) FindSuppression(ctx context.Context, id int64, email string) (*suppression.Suppression, error) {
 	q, arg := `SELECT `+suppressionColumns+` FROM {prefix}mailsvc_suppressions WHERE id = ?`, any(id)
 	if id == 0 {
 		q, arg = `SELECT `+suppressionColumns+` FROM {prefix}mailsvc_suppressions WHERE email = ?`, strings.ToLower(strings.TrimSpace(email))
 	}
-	s, err := scanSuppression(db.sqlDB.QueryRowContext(ctx, db.expand(q), arg))
+	s, err := scanSuppression(db.SQL().QueryRowContext(ctx, db.Expand(q), arg))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, core.Errorf(core.ENOTFOUND, "No such address on the suppression list.")
 	} else if err != nil {
@@ -108,12 +110,22 @@ func (db *DB) FindSuppression(ctx context.Context, id int64, email string) (*cor
 // DeleteSuppression removes the suppression with the given id and
 // reports whether it existed.
 func (db *DB) DeleteSuppression(ctx context.Context, id int64) (bool, error) {
-	res, err := db.sqlDB.ExecContext(ctx, db.expand(`DELETE FROM {prefix}mailsvc_suppressions WHERE id = ?`), id)
+	res, err := db.SQL().ExecContext(ctx, db.Expand(`DELETE FROM {prefix}mailsvc_suppressions WHERE id = ?`), id)
 	if err != nil {
 		return false, fmt.Errorf("delete suppression: %w", err)
 	}
 	n, _ := res.RowsAffected()
 	return n == 1, nil
+}
+
+// DeleteSuppressionOf implements suppression.PersonalStore.
+func (db *DB) DeleteSuppressionOf(ctx context.Context, email string) (bool, error) {
+	res, err := db.SQL().ExecContext(ctx, db.Expand(`DELETE FROM {prefix}mailsvc_suppressions WHERE email = ?`), strings.ToLower(strings.TrimSpace(email)))
+	if err != nil {
+		return false, fmt.Errorf("delete suppression of an address: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n > 0, nil
 }
 
 // SuppressedAmong returns those of emails (compared lower-cased) that
@@ -132,7 +144,7 @@ func (db *DB) SuppressedAmong(ctx context.Context, emails []string) ([]string, e
 		return nil, nil
 	}
 	in := strings.TrimSuffix(strings.Repeat("?,", len(args)), ",")
-	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT email FROM {prefix}mailsvc_suppressions WHERE email IN (`+in+`)`), args...)
+	rows, err := db.SQL().QueryContext(ctx, db.Expand(`SELECT email FROM {prefix}mailsvc_suppressions WHERE email IN (`+in+`)`), args...)
 	if err != nil {
 		return nil, fmt.Errorf("check suppressions: %w", err)
 	}

@@ -8,14 +8,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mailsvc/mailsvc/adapters/store"
+	"github.com/mailsvc/mailsvc/app/pro/routing"
 	"github.com/mailsvc/mailsvc/core"
 	"gorm.io/gorm"
 )
 
-var _ core.RoutingStore = (*DB)(nil)
+var _ routing.RoutingStore = (*DB)(nil)
 
 // routingRuleRow is a row of {prefix}mailsvc_routing_rules; Conditions is
-// a JSON array of core.RoutingCondition.
+// a JSON array of routing.RoutingCondition.
 type routingRuleRow struct {
 	ID           int64     `gorm:"column:id;primaryKey;autoIncrement"`
 	Name         string    `gorm:"column:name"`
@@ -28,7 +30,7 @@ type routingRuleRow struct {
 }
 
 // senderGroupRow is a row of {prefix}mailsvc_sender_groups; Members is a
-// JSON array of core.SenderGroupMember in failover order.
+// JSON array of routing.SenderGroupMember in failover order.
 type senderGroupRow struct {
 	Sender    string    `gorm:"column:sender;primaryKey"`
 	Strategy  string    `gorm:"column:strategy"`
@@ -37,13 +39,13 @@ type senderGroupRow struct {
 }
 
 func (db *DB) routingRules(ctx context.Context) *gorm.DB {
-	return db.gdb.WithContext(ctx).Table(db.TableName("routing_rules"))
+	return db.Gorm().WithContext(ctx).Table(db.TableName("routing_rules"))
 }
 
-func toRoutingRuleRow(r *core.RoutingRule) (*routingRuleRow, error) {
+func toRoutingRuleRow(r *routing.RoutingRule) (*routingRuleRow, error) {
 	conds := r.Conditions
 	if conds == nil {
-		conds = []core.RoutingCondition{}
+		conds = []routing.RoutingCondition{}
 	}
 	b, err := json.Marshal(conds)
 	if err != nil {
@@ -53,25 +55,25 @@ func toRoutingRuleRow(r *core.RoutingRule) (*routingRuleRow, error) {
 		Priority: r.Priority, IsActive: r.IsActive}, nil
 }
 
-func (row *routingRuleRow) toRule() (*core.RoutingRule, error) {
-	r := &core.RoutingRule{ID: row.ID, Name: row.Name, ConnectionID: row.ConnectionID, Priority: row.Priority,
+func (row *routingRuleRow) toRule() (*routing.RoutingRule, error) {
+	r := &routing.RoutingRule{ID: row.ID, Name: row.Name, ConnectionID: row.ConnectionID, Priority: row.Priority,
 		IsActive: row.IsActive, CreatedAt: row.CreatedAt.UTC(), UpdatedAt: row.UpdatedAt.UTC()}
 	if err := json.Unmarshal([]byte(row.Conditions), &r.Conditions); err != nil {
 		return nil, fmt.Errorf("routing rule %d conditions: %w", row.ID, err)
 	}
 	if r.Conditions == nil {
-		r.Conditions = []core.RoutingCondition{}
+		r.Conditions = []routing.RoutingCondition{}
 	}
 	return r, nil
 }
 
-// FindRoutingRules implements core.RoutingStore.
-func (db *DB) FindRoutingRules(ctx context.Context) ([]*core.RoutingRule, error) {
+// FindRoutingRules implements routing.RoutingStore.
+func (db *DB) FindRoutingRules(ctx context.Context) ([]*routing.RoutingRule, error) {
 	var rows []routingRuleRow
 	if err := db.routingRules(ctx).Order("priority, id").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("find routing rules: %w", err)
 	}
-	out := make([]*core.RoutingRule, 0, len(rows))
+	out := make([]*routing.RoutingRule, 0, len(rows))
 	for i := range rows {
 		r, err := rows[i].toRule()
 		if err != nil {
@@ -82,8 +84,8 @@ func (db *DB) FindRoutingRules(ctx context.Context) ([]*core.RoutingRule, error)
 	return out, nil
 }
 
-// FindRoutingRuleByID implements core.RoutingStore.
-func (db *DB) FindRoutingRuleByID(ctx context.Context, id int64) (*core.RoutingRule, error) {
+// FindRoutingRuleByID implements routing.RoutingStore.
+func (db *DB) FindRoutingRuleByID(ctx context.Context, id int64) (*routing.RoutingRule, error) {
 	var row routingRuleRow
 	err := db.routingRules(ctx).Where("id = ?", id).Take(&row).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
@@ -94,8 +96,8 @@ func (db *DB) FindRoutingRuleByID(ctx context.Context, id int64) (*core.RoutingR
 	return row.toRule()
 }
 
-// CreateRoutingRule implements core.RoutingStore; r.ID is ignored.
-func (db *DB) CreateRoutingRule(ctx context.Context, r *core.RoutingRule) error {
+// CreateRoutingRule implements routing.RoutingStore; r.ID is ignored.
+func (db *DB) CreateRoutingRule(ctx context.Context, r *routing.RoutingRule) error {
 	row, err := toRoutingRuleRow(r)
 	if err != nil {
 		return err
@@ -109,8 +111,8 @@ func (db *DB) CreateRoutingRule(ctx context.Context, r *core.RoutingRule) error 
 	return nil
 }
 
-// UpdateRoutingRule implements core.RoutingStore.
-func (db *DB) UpdateRoutingRule(ctx context.Context, r *core.RoutingRule) error {
+// UpdateRoutingRule implements routing.RoutingStore.
+func (db *DB) UpdateRoutingRule(ctx context.Context, r *routing.RoutingRule) error {
 	row, err := toRoutingRuleRow(r)
 	if err != nil {
 		return err
@@ -132,7 +134,7 @@ func (db *DB) UpdateRoutingRule(ctx context.Context, r *core.RoutingRule) error 
 	return nil
 }
 
-// DeleteRoutingRules implements core.RoutingStore.
+// DeleteRoutingRules implements routing.RoutingStore.
 func (db *DB) DeleteRoutingRules(ctx context.Context, ids []int64) (int, error) {
 	if len(ids) == 0 {
 		return 0, nil
@@ -144,14 +146,14 @@ func (db *DB) DeleteRoutingRules(ctx context.Context, ids []int64) (int, error) 
 	return int(res.RowsAffected), nil
 }
 
-// SetRoutingRulesActive implements core.RoutingStore. It counts the rules
+// SetRoutingRulesActive implements routing.RoutingStore. It counts the rules
 // that exist, changed or not.
 func (db *DB) SetRoutingRulesActive(ctx context.Context, ids []int64, active bool) (int, error) {
 	if len(ids) == 0 {
 		return 0, nil
 	}
 	var n int64
-	err := db.gdb.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := db.Gorm().WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		t := tx.Table(db.TableName("routing_rules"))
 		if err := t.Where("id IN ?", ids).Count(&n).Error; err != nil {
 			return err
@@ -165,9 +167,9 @@ func (db *DB) SetRoutingRulesActive(ctx context.Context, ids []int64, active boo
 	return int(n), nil
 }
 
-// ReorderRoutingRules implements core.RoutingStore.
+// ReorderRoutingRules implements routing.RoutingStore.
 func (db *DB) ReorderRoutingRules(ctx context.Context, ids []int64) error {
-	err := db.gdb.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := db.Gorm().WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		t := now()
 		for i, id := range ids {
 			res := tx.Table(db.TableName("routing_rules")).Where("id = ?", id).
@@ -189,15 +191,15 @@ func (db *DB) ReorderRoutingRules(ctx context.Context, ids []int64) error {
 	return nil
 }
 
-// FindSenderGroups implements core.RoutingStore.
-func (db *DB) FindSenderGroups(ctx context.Context) ([]*core.SenderGroup, error) {
+// FindSenderGroups implements routing.RoutingStore.
+func (db *DB) FindSenderGroups(ctx context.Context) ([]*routing.SenderGroup, error) {
 	var rows []senderGroupRow
-	if err := db.gdb.WithContext(ctx).Table(db.TableName("sender_groups")).Order("sender").Find(&rows).Error; err != nil {
+	if err := db.Gorm().WithContext(ctx).Table(db.TableName("sender_groups")).Order("sender").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("find sender groups: %w", err)
 	}
-	out := make([]*core.SenderGroup, 0, len(rows))
+	out := make([]*routing.SenderGroup, 0, len(rows))
 	for _, row := range rows {
-		g := &core.SenderGroup{Sender: row.Sender, Strategy: row.Strategy, UpdatedAt: row.UpdatedAt.UTC()}
+		g := &routing.SenderGroup{Sender: row.Sender, Strategy: row.Strategy, UpdatedAt: row.UpdatedAt.UTC()}
 		if err := json.Unmarshal([]byte(row.Members), &g.Members); err != nil {
 			return nil, fmt.Errorf("sender group %s members: %w", row.Sender, err)
 		}
@@ -206,18 +208,18 @@ func (db *DB) FindSenderGroups(ctx context.Context) ([]*core.SenderGroup, error)
 	return out, nil
 }
 
-// SaveSenderGroup implements core.RoutingStore.
-func (db *DB) SaveSenderGroup(ctx context.Context, g *core.SenderGroup) error {
+// SaveSenderGroup implements routing.RoutingStore.
+func (db *DB) SaveSenderGroup(ctx context.Context, g *routing.SenderGroup) error {
 	members := g.Members
 	if members == nil {
-		members = []core.SenderGroupMember{}
+		members = []routing.SenderGroupMember{}
 	}
 	b, err := json.Marshal(members)
 	if err != nil {
 		return fmt.Errorf("encode sender group members: %w", err)
 	}
 	row := senderGroupRow{Sender: strings.ToLower(g.Sender), Strategy: g.Strategy, Members: string(b), UpdatedAt: now()}
-	err = db.gdb.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = db.Gorm().WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		t := tx.Table(db.TableName("sender_groups"))
 		if err := t.Where("sender = ?", row.Sender).Delete(&senderGroupRow{}).Error; err != nil {
 			return err
@@ -231,18 +233,18 @@ func (db *DB) SaveSenderGroup(ctx context.Context, g *core.SenderGroup) error {
 	return nil
 }
 
-// ReserveSend implements core.RoutingStore: the counter row is created
+// ReserveSend implements routing.RoutingStore: the counter row is created
 // if missing, then one conditional UPDATE adds to it, so concurrent
 // reservations (other workers, other replicas) never pass the limit.
 func (db *DB) ReserveSend(ctx context.Context, connID int64, day string, limit int64) (bool, error) {
 	insert := `INSERT IGNORE INTO {prefix}mailsvc_send_counts (connection_id, day, sent) VALUES (?, ?, 0)`
-	if db.dialect == DialectSQLite {
+	if db.Dialect() == store.DialectSQLite {
 		insert = `INSERT OR IGNORE INTO {prefix}mailsvc_send_counts (connection_id, day, sent) VALUES (?, ?, 0)`
 	}
-	if _, err := db.sqlDB.ExecContext(ctx, db.expand(insert), connID, day); err != nil {
+	if _, err := db.SQL().ExecContext(ctx, db.Expand(insert), connID, day); err != nil {
 		return false, fmt.Errorf("reserve a send of connection %d on %s: %w", connID, day, err)
 	}
-	res, err := db.sqlDB.ExecContext(ctx, db.expand(`UPDATE {prefix}mailsvc_send_counts SET sent = sent + 1
+	res, err := db.SQL().ExecContext(ctx, db.Expand(`UPDATE {prefix}mailsvc_send_counts SET sent = sent + 1
 		WHERE day = ? AND connection_id = ? AND (? = 0 OR sent < ?)`), day, connID, limit, limit)
 	if err != nil {
 		return false, fmt.Errorf("reserve a send of connection %d on %s: %w", connID, day, err)
@@ -254,9 +256,9 @@ func (db *DB) ReserveSend(ctx context.Context, connID int64, day string, limit i
 	return n == 1, nil
 }
 
-// SendCounts implements core.RoutingStore.
+// SendCounts implements routing.RoutingStore.
 func (db *DB) SendCounts(ctx context.Context, day string) (map[int64]int64, error) {
-	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT connection_id, sent FROM {prefix}mailsvc_send_counts WHERE day = ?`), day)
+	rows, err := db.SQL().QueryContext(ctx, db.Expand(`SELECT connection_id, sent FROM {prefix}mailsvc_send_counts WHERE day = ?`), day)
 	if err != nil {
 		return nil, fmt.Errorf("read the send counts of %s: %w", day, err)
 	}

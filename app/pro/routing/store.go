@@ -1,4 +1,4 @@
-package core
+package routing
 
 import (
 	"context"
@@ -53,7 +53,7 @@ type SenderGroup struct {
 	UpdatedAt time.Time           `json:"updated_at"`
 }
 
-// RoutingStore persists the Pro routing rules, sender groups and the
+// RoutingStore persists the routing rules, sender groups and the
 // per-connection daily send counters. Every method is one transaction.
 type RoutingStore interface {
 	// FindRoutingRules returns every rule, by priority then id.

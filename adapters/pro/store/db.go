@@ -1,0 +1,30 @@
+// Package store keeps the Pro add-on's tables in the service's database:
+// the routing rules, sender groups and daily send counters of
+// app/pro/routing. It works on the service's own handle (a
+// adapters/store.DB: the same connection pool, table prefix and dialect)
+// with gorm where it models rows and database/sql for the hand-tuned
+// counters, and creates its tables through its own schema history
+// (migrate.go), registered with store.RegisterMigrations when this package
+// is linked: a build without the Pro add-on creates none of them.
+package store
+
+import (
+	"time"
+
+	"github.com/mailsvc/mailsvc/adapters/store"
+)
+
+// DB is the Pro add-on's tables on the service's database handle. It
+// embeds the handle, so one value serves both the Pro ports and the
+// service's own.
+type DB struct {
+	*store.DB
+}
+
+// New returns the Pro tables on db, an open, migrated handle (its
+// migration applied this package's schema history too).
+func New(db *store.DB) *DB { return &DB{DB: db} }
+
+// now is the time stored for a change: UTC, to the microsecond, as the
+// service's own tables store it.
+func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }

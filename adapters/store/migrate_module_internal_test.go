@@ -1,0 +1,95 @@
+package store
+
+import (
+	"context"
+	"slices"
+	"testing"
+)
+
+// withModules replaces the registered module histories for one test.
+func withModules(t *testing.T, hs []moduleHistory) {
+	moduleMu.Lock()
+	saved := moduleHistories
+	moduleHistories = hs
+	moduleMu.Unlock()
+	t.Cleanup(func() {
+		moduleMu.Lock()
+		moduleHistories = saved
+		moduleMu.Unlock()
+	})
+}
+
+// A module's history is applied after the service's own and recorded in
+// its own table: its versions never mix with the service's, a second
+// start changes nothing, and an appended version applies once.
+func TestModuleMigrationsApply(t *testing.T) {
+	for dialect, mk := range dsns(t) {
+		t.Run(dialect, func(t *testing.T) {
+			ctx := context.Background()
+			v1 := Migration{Version: 1, Name: "test: a module table",
+				MySQL:  []string{"CREATE TABLE IF NOT EXISTS {prefix}mailsvc_tmod_items (id INT NOT NULL PRIMARY KEY)"},
+				SQLite: []string{"CREATE TABLE IF NOT EXISTS {prefix}mailsvc_tmod_items (id INTEGER NOT NULL PRIMARY KEY)"}}
+			withModules(t, []moduleHistory{{module: "tmod", list: []Migration{v1}}})
+			db, err := Open(ctx, mk(t), "wp_", quietLogger(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			tables, err := db.ServiceTables(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{"wp_mailsvc_tmod_items", "wp_mailsvc_tmod_migrations", "wp_mailsvc_logs"} {
+				if !slices.Contains(tables, want) {
+					t.Errorf("no table %s among %v", want, tables)
+				}
+			}
+			own, err := db.AppliedVersions(ctx)
+			if err != nil || len(own) != LatestVersion() {
+				t.Fatalf("the service's versions: %v %v", own, err)
+			}
+			v2 := Migration{Version: 2, Name: "test: a second module table",
+				MySQL:  []string{"CREATE TABLE {prefix}mailsvc_tmod_more (id INT NOT NULL PRIMARY KEY)"},
+				SQLite: []string{"CREATE TABLE {prefix}mailsvc_tmod_more (id INTEGER NOT NULL PRIMARY KEY)"}}
+			withModules(t, []moduleHistory{{module: "tmod", list: []Migration{v1, v2}}})
+			for i := range 2 { // v2 is not idempotent: a second run would fail
+				if err := db.Migrate(ctx); err != nil {
+					t.Fatalf("Migrate #%d: %v", i+1, err)
+				}
+			}
+			var got []int
+			if err := db.Gorm().Table("wp_mailsvc_tmod_migrations").Order("version").Pluck("version", &got).Error; err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, []int{1, 2}) {
+				t.Fatalf("module versions %v, want [1 2]", got)
+			}
+			if again, err := db.AppliedVersions(ctx); err != nil || !slices.Equal(again, own) {
+				t.Fatalf("the service's versions changed: %v %v, were %v", again, err, own)
+			}
+		})
+	}
+}
+
+// RegisterMigrations refuses a name that cannot be part of a table name,
+// versions that do not count up from 1, and a module registered twice.
+func TestRegisterMigrationsRejects(t *testing.T) {
+	withModules(t, nil)
+	RegisterMigrations("okmod", []Migration{{Version: 1, Name: "x"}})
+	for name, call := range map[string]func(){
+		"bad name":   func() { RegisterMigrations("Bad-Name", nil) },
+		"empty name": func() { RegisterMigrations("", nil) },
+		"gap":        func() { RegisterMigrations("gapmod", []Migration{{Version: 1}, {Version: 3}}) },
+		"not from 1": func() { RegisterMigrations("latemod", []Migration{{Version: 2}}) },
+		"twice":      func() { RegisterMigrations("okmod", nil) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			defer func() {
+				if recover() == nil {
+					t.Error("no panic")
+				}
+			}()
+			call()
+		})
+	}
+}
