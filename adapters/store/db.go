@@ -18,7 +18,11 @@
 // NotificationService, OAuthService, AlertHistoryService, CaptureService,
 // EmailControlService, HostHookService, PrivacyService, SiteService and
 // LeaseService. Services taken from the DB that InTransaction hands over
-// run in its transaction.
+// run in its transaction. Not yet a service: the provider events, the
+// webhook replay memory and the Pro analytics reads (analytics.go,
+// event_rollup.go, webhook_events.go) are still methods of DB itself,
+// implementing the ports app/pro/analytics and app/pro/webhooks declare,
+// and their tables are still created by the service's own migrations.
 //
 // gorm models the rows that are plain records edited one at a time:
 // connections, settings, notification channels and the OAuth refresh

@@ -3,7 +3,9 @@
 // under a lease, sends them through the configured connections with retry,
 // backoff and fallback, and records every attempt.
 //
-// Connection choice: a message's explicit connection, else the
+// Connection choice: a message's explicit connection, else the list of an
+// add-on's chooser when it gives one (Options.Chooser: Pro's routing
+// rules and sender groups, see ConnectionChooser), else the
 // default_connection_id setting. When the last try on that connection
 // fails (a permanent failure, or a temporary one with no retries left) and
 // the message had no explicit connection, the fallback_connection_id

@@ -1,8 +1,10 @@
 // Package pro serves the Pro add-on's routes under /pro/... of the REST
-// namespace: the licence, the Pro settings, and the licence and feature
-// gates every other Pro route goes through. It is an adapters/http Module:
-// cmd/ builds it and adds it to the server; without it, every /pro/...
-// path answers as an unknown route.
+// namespace, one file per section (licence, settings, routing rules,
+// sender groups, analytics, domain check, SES identities, export and
+// import, one-click OAuth, webhooks, suppression list), with the licence
+// and feature gates they go through (gate.go), and holds the Pro admin
+// screens (Screens). It is an adapters/http Module: cmd/ builds it and adds it to
+// the server; without it, every /pro/... path answers as an unknown route.
 package pro
 
 import (

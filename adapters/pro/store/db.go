@@ -1,9 +1,11 @@
 // Package store keeps the Pro add-on's tables in the service's database:
 // the routing rules, sender groups and daily send counters of
-// app/pro/routing. It works on the service's own handle (a
-// adapters/store.DB: the same connection pool, table prefix and dialect)
-// with gorm where it models rows and database/sql for the hand-tuned
-// counters, and creates its tables through its own schema history
+// app/pro/routing (routing.go), and the suppression list of
+// app/pro/suppression (suppression.go). It works on the service's own
+// handle (a adapters/store.DB: the same connection pool, table prefix and
+// dialect), with gorm for the routing rules and sender groups, which it
+// models as rows, and database/sql for the daily counters and the
+// suppression list, and creates its tables through its own schema history
 // (migrate.go), registered with store.RegisterMigrations when this package
 // is linked: a build without the Pro add-on creates none of them.
 package store

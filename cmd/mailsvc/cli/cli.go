@@ -1,7 +1,10 @@
-// Package cli is the mailsvc command line: serve, users, config, doctor, sendmail,
-// wp, uninstall and version. Command mailsvc is this package plus the
-// built-in drivers; a custom build adds its own drivers the same way, by a
-// blank import beside drivers/all in its own main package:
+// Package cli is the mailsvc command line: serve, users, config, doctor,
+// sendmail, wp, uninstall, import, logs and version, plus the commands of
+// the add-on modules joined to the build (RegisterModule). Command mailsvc
+// is this package plus the built-in drivers and the Pro add-on
+// (cmd/mailsvc/pro); a build without Pro leaves out that import. A custom
+// build adds its own drivers the same way, by a blank import beside
+// drivers/all in its own main package:
 //
 //	package main
 //

@@ -1,9 +1,12 @@
 // Package pro joins the Pro add-on to the mailsvc command line: a blank
 // import of this package (as cmd/mailsvc does) registers it with
-// cli.RegisterModule and its admin screens with admin.RegisterScreens.
-// `mailsvc serve` then serves the /pro/... routes and
-// applies the Pro settings to delivery unless MAIL_SVC_PRO_ENABLED is
-// false, and `mailsvc license` mints vendor keys and licence keys.
+// cli.RegisterModule and its admin screens with admin.RegisterScreens,
+// and links adapters/pro/store, which registers the Pro schema history
+// with store.RegisterMigrations. `mailsvc serve` then adds the
+// suppression list to personal data requests, and unless
+// MAIL_SVC_PRO_ENABLED is false serves the /pro/... routes and sets its
+// parts of the delivery options (Policy, Suppressions, Chooser) and the
+// OAuth client; `mailsvc license` mints vendor keys and licence keys.
 package pro
 
 import (
