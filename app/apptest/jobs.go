@@ -84,7 +84,7 @@ func (s *JobStore) FindJobRuns(context.Context) ([]core.JobRun, error) {
 }
 
 // PruneJobRuns deletes the records named prefix… whose last run started
-// before before (store.DB.PruneJobRuns).
+// before before (store.JobService.PruneJobRuns).
 func (s *JobStore) PruneJobRuns(_ context.Context, prefix string, before time.Time) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

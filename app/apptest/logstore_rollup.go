@@ -23,7 +23,7 @@ func (s *LogStore) countOutcome(at time.Time, conn *int64, status string) {
 
 // OutcomeBuckets returns the roll-up counters whose bucket starts in
 // [from, to), ordered by start, connection and status, as
-// store.DB.OutcomeBuckets does: every final outcome recorded or imported
+// store.LogService.OutcomeBuckets does: every final outcome recorded or imported
 // counts, and deleting logs lowers nothing.
 func (s *LogStore) OutcomeBuckets(_ context.Context, from, to time.Time) ([]core.OutcomeBucket, error) {
 	s.mu.Lock()
@@ -48,7 +48,7 @@ func (s *LogStore) OutcomeBuckets(_ context.Context, from, to time.Time) ([]core
 }
 
 // ImportLogs inserts imported delivered or failed logs with their own
-// times, as store.DB.ImportLogs does (all or none; IDs set; roll-ups grown
+// times, as store.LogService.ImportLogs does (all or none; IDs set; roll-ups grown
 // by DeliveredAt or UpdatedAt).
 func (s *LogStore) ImportLogs(_ context.Context, logs []*core.Log) error {
 	for i, l := range logs {

@@ -50,7 +50,7 @@ type SettingsWriter interface {
 
 // LogImporter stores finished logs as they are, never sending them: one
 // transaction per call, recipients and roll-ups kept in step
-// (*store.DB.ImportLogs).
+// (*store.LogService.ImportLogs).
 type LogImporter interface {
 	ImportLogs(ctx context.Context, logs []*core.Log) error
 }

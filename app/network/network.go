@@ -246,7 +246,7 @@ func (s *Service) SiteSettings(ctx context.Context, id int64) (SiteSettings, err
 }
 
 // ScopesLoader reads the settings of many scopes in one query
-// (store.DB.LoadSettingsScopes): every scope starting with prefix.
+// (store.SettingsService.LoadSettingsScopes): every scope starting with prefix.
 type ScopesLoader interface {
 	LoadSettingsScopes(ctx context.Context, prefix string) (map[string]map[string]any, error)
 }

@@ -142,7 +142,7 @@ func (s *Service) owner() string {
 const RecordRetention = 400 * 24 * time.Hour
 
 // RecordPruner deletes job records by name prefix and age
-// (store.DB.PruneJobRuns).
+// (store.JobService.PruneJobRuns).
 type RecordPruner interface {
 	PruneJobRuns(ctx context.Context, prefix string, before time.Time) (int, error)
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/mailsvc/mailsvc/core"
 )
 
-// Store persists the list (adapters/store.DB implements it).
+// Store persists the list (adapters/pro/store.DB implements it).
 type Store interface {
 	// AddSuppressions adds each address (lower-cased), keeping an entry
 	// already there, and returns how many it added.
