@@ -26,10 +26,17 @@ func (a *Authenticator) roleDefinitions(ctx context.Context) (map[string]*Array,
 	if err != nil {
 		return nil, err
 	}
+	return parseRoles(v), nil
+}
+
+// parseRoles reads a user_roles option's value: role slug -> capabilities
+// array (nil when the role has none). A value that is not an array
+// defines no roles.
+func parseRoles(v any) map[string]*Array {
 	roles := map[string]*Array{}
 	arr, ok := v.(*Array)
 	if !ok {
-		return roles, nil
+		return roles
 	}
 	for i := 0; i < arr.Len(); i++ {
 		k, def := arr.At(i)
@@ -41,7 +48,7 @@ func (a *Authenticator) roleDefinitions(ctx context.Context) (map[string]*Array,
 		}
 		roles[keyString(k)] = caps
 	}
-	return roles, nil
+	return roles
 }
 
 // Capabilities computes WP_User's roles and allcaps on the (single) site
@@ -93,22 +100,7 @@ func (a *Authenticator) blogRoleDefinitions(ctx context.Context, blogID int64) (
 	if err != nil {
 		return nil, err
 	}
-	roles := map[string]*Array{}
-	arr, ok := MaybeUnserialize(raw).(*Array)
-	if !ok {
-		return roles, nil
-	}
-	for i := 0; i < arr.Len(); i++ {
-		k, def := arr.At(i)
-		var caps *Array
-		if d, ok := def.(*Array); ok {
-			if c, ok := d.Get("capabilities"); ok {
-				caps, _ = c.(*Array)
-			}
-		}
-		roles[keyString(k)] = caps
-	}
-	return roles, nil
+	return parseRoles(MaybeUnserialize(raw)), nil
 }
 
 // loadUser builds the core.User for a validated users row: on a network,
