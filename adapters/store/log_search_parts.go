@@ -78,8 +78,9 @@ func (db *DB) findLogsByAddressPart(ctx context.Context, f core.LogFilter, s cor
 	}
 	var matches []logAt
 	if capped && !strings.HasPrefix(cond, "id IN") {
-		// Only the page is needed (and cond checks each log): found from the newest recipients rows
-		// (by log id), then checked against the logs' order.
+		// Only the page is needed, and cond checks each log: the page is
+		// found from the newest recipients rows (by log id), then checked
+		// against the logs' order.
 		matches, err = db.newestAddressMatches(ctx, s, limit, cond, args)
 	} else {
 		q := `SELECT id, created_at FROM {prefix}mailsvc_logs` + where + ` ORDER BY created_at DESC, id DESC`
