@@ -76,8 +76,16 @@ func (db *LogService) findLogsByAddressPart(ctx context.Context, f core.LogFilte
 	} else {
 		where += " AND " + cond
 	}
-	q := `SELECT id, created_at FROM {prefix}mailsvc_logs` + where + ` ORDER BY created_at DESC, id DESC`
-	matches, err := db.queryLogAts(ctx, q, limit, append(fargs, args...)...)
+	var matches []logAt
+	if capped && !strings.HasPrefix(cond, "id IN") {
+		// Only the page is needed, and cond checks each log: the page is
+		// found from the newest recipients rows (by log id), then checked
+		// against the logs' order.
+		matches, err = db.newestAddressMatches(ctx, s, limit, cond, args)
+	} else {
+		q := `SELECT id, created_at FROM {prefix}mailsvc_logs` + where + ` ORDER BY created_at DESC, id DESC`
+		matches, err = db.queryLogAts(ctx, q, limit, append(fargs, args...)...)
+	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("find logs by address: %w", err)
 	}
@@ -220,7 +228,20 @@ func (db *handle) addressPartCondition(ctx context.Context, s core.LogSearch, ne
 			return "", nil, 0, fmt.Errorf("count the addresses' logs: %w", err)
 		}
 	}
+	likes, args := recipientPartLikes(s)
+	// A scalar subquery rather than EXISTS: MariaDB turns an EXISTS into
+	// a semi-join that reads every matching recipients row first and sorts
+	// them all; this one is checked log by log, in the list's order, and
+	// the reading stops at the LIMIT.
+	return `(SELECT 1 FROM {prefix}mailsvc_log_recipients r WHERE r.log_id = {prefix}mailsvc_logs.id
+		AND r.kind IN ` + searchedKinds + ` AND ` + likes + ` LIMIT 1) = 1`, args, atLeast, nil
+}
+
+// recipientPartLikes returns the condition on a recipients row r (its
+// email) that s matches by domain, prefix or fragment, and its arguments.
+func recipientPartLikes(s core.LogSearch) (string, []any) {
 	var likes []string
+	var args []any
 	like := func(p string) {
 		likes = append(likes, "r.email LIKE ? ESCAPE '!'")
 		args = append(args, p)
@@ -235,12 +256,76 @@ func (db *handle) addressPartCondition(ctx context.Context, s core.LogSearch, ne
 	if s.Fragment != "" {
 		like("%" + likeEscape(s.Fragment) + "%@%")
 	}
-	// A scalar subquery rather than EXISTS: MariaDB turns an EXISTS into
-	// a semi-join that reads every matching recipients row first and sorts
-	// them all; this one is checked log by log, in the list's order, and
-	// the reading stops at the LIMIT.
-	return `(SELECT 1 FROM {prefix}mailsvc_log_recipients r WHERE r.log_id = {prefix}mailsvc_logs.id
-		AND r.kind IN ` + searchedKinds + ` AND (` + strings.Join(likes, " OR ") + `) LIMIT 1) = 1`, args, atLeast, nil
+	if len(likes) == 0 {
+		return "1 = 0", nil
+	}
+	return "(" + strings.Join(likes, " OR ") + ")", args
+}
+
+// newestAddressMatches returns the first n logs, in list order, that s
+// matches by address part, without filters; cond and args are
+// addressPartCondition's check of one log. Rather than checking the logs
+// newest first one by one (slow when the matches are rare among the
+// newest logs), it reads the recipients rows by log id from the highest,
+// the matching ones only, until n logs (M, the lowest id idLow), which are
+// the matches with the highest ids. Ids follow the creation order but not
+// strictly (imported logs, concurrent writers): a match outside M comes
+// before the n-th of M, at T, only if it was created after T with an id
+// below idLow, so those few logs (an index range read without the
+// check but for them) are looked up too, and the first n of both are the
+// answer.
+func (db *DB) newestAddressMatches(ctx context.Context, s core.LogSearch, n int, cond string, args []any) ([]logAt, error) {
+	likes, largs := recipientPartLikes(s)
+	force := ""
+	if db.dialect == DialectMySQL {
+		force = " FORCE INDEX (PRIMARY)"
+	}
+	batch := max(4*n, 100)
+	var ids []int64
+	seen := make(map[int64]bool, n)
+	for cursor := int64(-1); len(ids) < n; {
+		q := `SELECT r.log_id FROM {prefix}mailsvc_log_recipients r` + force + ` WHERE r.kind IN ` + searchedKinds + ` AND ` + likes
+		qargs := slices.Clone(largs)
+		if cursor >= 0 {
+			q += ` AND r.log_id < ?`
+			qargs = append(qargs, cursor)
+		}
+		got, err := db.queryIDs(ctx, db.sqlDB, q+` ORDER BY r.log_id DESC LIMIT ?`, append(qargs, batch)...)
+		if err != nil {
+			return nil, fmt.Errorf("read the newest matching recipients: %w", err)
+		}
+		for _, id := range got {
+			if !seen[id] && len(ids) < n {
+				seen[id] = true
+				ids = append(ids, id)
+			}
+		}
+		if len(got) < batch {
+			break
+		}
+		cursor = got[len(got)-1]
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	in, inArgs := inList(ids)
+	found, err := db.queryLogAts(ctx, `SELECT id, created_at FROM {prefix}mailsvc_logs WHERE id IN (`+in+`)`, 0, inArgs...)
+	if err != nil {
+		return nil, fmt.Errorf("read the matches' times: %w", err)
+	}
+	found = mergeLogAts(found, nil)
+	if len(ids) < n {
+		// Every match was read.
+		return found, nil
+	}
+	last, idLow := found[len(found)-1].At, ids[len(ids)-1]
+	q := `SELECT id, created_at FROM {prefix}mailsvc_logs WHERE created_at > ? AND id < ? AND ` + cond + ` ORDER BY created_at DESC, id DESC`
+	earlier, err := db.queryLogAts(ctx, q, n, append([]any{last, idLow}, args...)...)
+	if err != nil {
+		return nil, fmt.Errorf("read the matches created out of id order: %w", err)
+	}
+	found = mergeLogAts(found, earlier)
+	return found[:min(n, len(found))], nil
 }
 
 // dictionaryAddresses returns the dictionary's addresses s matches, and

@@ -135,6 +135,54 @@ func (s *suite) testSearchAddressParts(t *testing.T) {
 	if !dictionaryHas(t, db, "user5000@example79.test") {
 		t.Fatal("the sweep removed an address a log still names")
 	}
+	t.Run("page of a broad term, by log id", s.searchPageByLogID)
+}
+
+// searchPageByLogID: a broad term without filters whose count the
+// dictionary side has already capped reads only its page, from the
+// recipients rows with the highest log ids; logs whose ids are not in
+// their creation order (an imported log, newer than logs written after
+// it) still come in list order, as the other ways give them.
+func (s *suite) searchPageByLogID(t *testing.T) {
+	ctx := context.Background()
+	db := s.open(t, s.prefix())
+	day := func(d int) time.Time { return time.Date(2026, 4, d, 9, 0, 0, 0, time.UTC) }
+	from := core.Address{Email: "shop@acme.com"}
+	one := func(d int, to string) *core.Log {
+		return importOne(t, db, core.StatusDelivered, day(d), core.Message{From: from, To: addr(to), Subject: "Receipt"})
+	}
+	a1 := one(1, "xabcx1@t.test")
+	one(2, "nomatch@t.test")
+	a2 := one(3, "abc2@t.test")
+	a3 := one(10, "yabc3@t.test") // newer than the matches written after it
+	a4 := one(5, "abc4@t.test")
+	one(11, "other@t.test") // newer, not a match, id above a3's
+	a5 := one(4, "abc5@t.test")
+	if _, err := db.RunSearchIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	order := []*core.Log{a3, a4, a5, a2, a1}
+	tests := []struct {
+		name          string
+		offset, limit int
+	}{
+		{"first page, a match created out of id order", 0, 2},
+		{"second page", 1, 2},
+		{"one", 0, 1},
+		{"third page", 2, 1},
+	}
+	// The count stops at 4 (more than 3): (1000, 3) gives the dictionary
+	// side 4 logs, enough to cap it without reading the logs.
+	for _, limits := range [][2]int{{1000, 3000}, {1000, 3}} {
+		db.SetSearchNarrowLimits(limits[0], limits[1])
+		for _, tt := range tests {
+			logs, total, err := db.FindLogs(ctx, core.LogFilter{Search: "abc", Offset: tt.offset, Limit: tt.limit, CountUpTo: 3})
+			want := order[tt.offset : tt.offset+tt.limit]
+			if err != nil || !slices.Equal(ids(logs), ids(want)) || total != 4 {
+				t.Fatalf("%s (limits %v): %v, total %d, %v; want %v, total 4", tt.name, limits, ids(logs), total, err, ids(want))
+			}
+		}
+	}
 }
 
 // testSearchBackfill: logs from before the dictionary (here: its rows
