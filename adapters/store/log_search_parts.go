@@ -274,7 +274,7 @@ func recipientPartLikes(s core.LogSearch) (string, []any) {
 // below idLow, so those few logs (an index range read without the
 // check but for them) are looked up too, and the first n of both are the
 // answer.
-func (db *DB) newestAddressMatches(ctx context.Context, s core.LogSearch, n int, cond string, args []any) ([]logAt, error) {
+func (db *handle) newestAddressMatches(ctx context.Context, s core.LogSearch, n int, cond string, args []any) ([]logAt, error) {
 	likes, largs := recipientPartLikes(s)
 	force := ""
 	if db.dialect == DialectMySQL {

@@ -149,7 +149,7 @@ func (s *suite) searchPageByLogID(t *testing.T) {
 	day := func(d int) time.Time { return time.Date(2026, 4, d, 9, 0, 0, 0, time.UTC) }
 	from := core.Address{Email: "shop@acme.com"}
 	one := func(d int, to string) *core.Log {
-		return importOne(t, db, core.StatusDelivered, day(d), core.Message{From: from, To: addr(to), Subject: "Receipt"})
+		return importOne(t, db.Logs(), core.StatusDelivered, day(d), core.Message{From: from, To: addr(to), Subject: "Receipt"})
 	}
 	a1 := one(1, "xabcx1@t.test")
 	one(2, "nomatch@t.test")
@@ -158,7 +158,7 @@ func (s *suite) searchPageByLogID(t *testing.T) {
 	a4 := one(5, "abc4@t.test")
 	one(11, "other@t.test") // newer, not a match, id above a3's
 	a5 := one(4, "abc5@t.test")
-	if _, err := db.RunSearchIndex(ctx); err != nil {
+	if _, err := db.Logs().RunSearchIndex(ctx); err != nil {
 		t.Fatal(err)
 	}
 	order := []*core.Log{a3, a4, a5, a2, a1}
@@ -174,9 +174,9 @@ func (s *suite) searchPageByLogID(t *testing.T) {
 	// The count stops at 4 (more than 3): (1000, 3) gives the dictionary
 	// side 4 logs, enough to cap it without reading the logs.
 	for _, limits := range [][2]int{{1000, 3000}, {1000, 3}} {
-		db.SetSearchNarrowLimits(limits[0], limits[1])
+		db.Logs().SetSearchNarrowLimits(limits[0], limits[1])
 		for _, tt := range tests {
-			logs, total, err := db.FindLogs(ctx, core.LogFilter{Search: "abc", Offset: tt.offset, Limit: tt.limit, CountUpTo: 3})
+			logs, total, err := db.Logs().FindLogs(ctx, core.LogFilter{Search: "abc", Offset: tt.offset, Limit: tt.limit, CountUpTo: 3})
 			want := order[tt.offset : tt.offset+tt.limit]
 			if err != nil || !slices.Equal(ids(logs), ids(want)) || total != 4 {
 				t.Fatalf("%s (limits %v): %v, total %d, %v; want %v, total 4", tt.name, limits, ids(logs), total, err, ids(want))
