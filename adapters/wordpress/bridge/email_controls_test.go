@@ -264,6 +264,27 @@ wp_update_user( array( 'ID' => t_user(), 'user_pass' => 'Changed-1' ) );`)
 	}
 }
 
+// TestEmailControlTagOfAKindThatIsOn: a tag header that other code wrote
+// stops nothing while its kind is switched on; once the kind is off, the
+// same email is stopped and counted.
+func TestEmailControlTagOfAKindThatIsOn(t *testing.T) {
+	site, db := bridgedSite(t, "wpect_")
+	call := emailControlAPI(t, site, db)
+	send := `wp_mail( 'ann@example.com', 'Tagged', 'Hello', array( 'X-Mailsvc-Control: comment_moderation' ) );`
+	site.PHP(t, emailControlPrelude+send)
+	if logs := queuedLogs(t, db); len(logs) != 1 || logs[0].Message.Subject != "Tagged" {
+		t.Fatalf("with the kind on: queued %+v; want the email", logs)
+	}
+	call("PUT", `{"comment_moderation":false}`)
+	site.PHP(t, emailControlPrelude+send)
+	if logs := queuedLogs(t, db); len(logs) != 1 {
+		t.Fatalf("with the kind off: %d queued; want still 1", len(logs))
+	}
+	if n, _ := countOf(call("GET", ""), "comment_moderation"); n != 1 {
+		t.Fatalf("comment_moderation counted %d; want 1", n)
+	}
+}
+
 // TestEmailControlKindsMatchBridge: the bridge lists the kinds the
 // service knows, in its order.
 func TestEmailControlKindsMatchBridge(t *testing.T) {

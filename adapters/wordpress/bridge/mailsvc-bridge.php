@@ -2970,7 +2970,9 @@ function mailsvc_bridge_email_control_pre_wp_mail( $return, $atts ) {
 		if ( is_string( $header ) && preg_match( '/^\s*x-mailsvc-control\s*:(.*)$/i', $header, $m ) ) {
 			foreach ( explode( ',', $m[1] ) as $kind ) {
 				$kind = trim( $kind );
-				if ( in_array( $kind, mailsvc_bridge_email_control_kinds(), true ) ) {
+				// Only a kind switched off stops an email: a tag that some
+				// other code wrote for a kind that is on stops nothing.
+				if ( in_array( $kind, mailsvc_bridge_email_control_kinds(), true ) && mailsvc_bridge_email_control_off( $kind ) ) {
 					$kinds[ $kind ] = true;
 				}
 			}
