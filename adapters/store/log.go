@@ -314,20 +314,16 @@ func (db *handle) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 func queryLogs(ctx context.Context, q interface {
 	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
 }, query string, args ...any) ([]*core.Log, error) {
-	rows, err := q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	var out []*core.Log
-	for rows.Next() {
-		l, err := scanLog(rows)
+	err := eachRow(ctx, q, "query logs", query, args, func(r rowScanner) error {
+		l, err := scanLog(r)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		out = append(out, l)
-	}
-	return out, rows.Err()
+		return nil
+	})
+	return out, err
 }
 
 // withExtra scans a row of the columns its reader expects followed by
@@ -365,24 +361,18 @@ func (db *LogService) ExtendLeases(ctx context.Context, owner string, ids []int6
 // locks on sending rows that a locking range scan would wait for.
 func (db *LogService) ReleaseExpiredLeases(ctx context.Context) (int, error) {
 	t := now()
-	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT id FROM {prefix}mailsvc_logs
-		WHERE status = ? AND lease_until < ?`), core.StatusSending, t)
-	if err != nil {
-		return 0, fmt.Errorf("release expired leases: %w", err)
-	}
 	var ids []int64
-	for rows.Next() {
+	err := eachRow(ctx, db.sqlDB, "release expired leases", db.expand(`SELECT id FROM {prefix}mailsvc_logs
+		WHERE status = ? AND lease_until < ?`), []any{core.StatusSending, t}, func(r rowScanner) error {
 		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return 0, fmt.Errorf("release expired leases: %w", err)
+		if err := r.Scan(&id); err != nil {
+			return err
 		}
 		ids = append(ids, id)
-	}
-	err = rows.Err()
-	rows.Close()
+		return nil
+	})
 	if err != nil {
-		return 0, fmt.Errorf("release expired leases: %w", err)
+		return 0, err
 	}
 	released := 0
 	for part := range slices.Chunk(ids, idChunk) {
