@@ -560,16 +560,11 @@ func (db *LogService) QueueStats(ctx context.Context) (core.QueueStats, error) {
 	if scope != "" {
 		scope = " WHERE 1 = 1" + scope
 	}
-	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT status, COUNT(*) FROM {prefix}mailsvc_logs`+scope+` GROUP BY status`), scopeArgs...)
-	if err != nil {
-		return st, fmt.Errorf("queue stats: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
+	err := eachRow(ctx, db.sqlDB, "queue stats", db.expand(`SELECT status, COUNT(*) FROM {prefix}mailsvc_logs`+scope+` GROUP BY status`), scopeArgs, func(r rowScanner) error {
 		var status string
 		var n int
-		if err := rows.Scan(&status, &n); err != nil {
-			return st, fmt.Errorf("scan queue stats: %w", err)
+		if err := r.Scan(&status, &n); err != nil {
+			return fmt.Errorf("scan: %w", err)
 		}
 		switch status {
 		case core.StatusQueued:
@@ -581,9 +576,10 @@ func (db *LogService) QueueStats(ctx context.Context) (core.QueueStats, error) {
 		case core.StatusDelivered:
 			st.Delivered = n
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return st, fmt.Errorf("queue stats: %w", err)
+		return nil
+	})
+	if err != nil {
+		return core.QueueStats{}, err
 	}
 	return st, nil
 }
