@@ -579,7 +579,7 @@ func (db *LogService) QueueStats(ctx context.Context) (core.QueueStats, error) {
 		return nil
 	})
 	if err != nil {
-		return core.QueueStats{}, err
+		return st, err
 	}
 	return st, nil
 }
