@@ -530,25 +530,21 @@ func (db *LogService) FindLogByID(ctx context.Context, id int64) (*core.Log, err
 	if err := db.loadAttachments(ctx, db.sqlDB, logs); err != nil {
 		return nil, fmt.Errorf("find log %d: %w", id, err)
 	}
-	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT id, log_id, connection_id, attempted_at, outcome,
-		response, error, provider_message_id, duration_ms FROM {prefix}mailsvc_log_attempts
-		WHERE log_id = ? ORDER BY id`), id)
-	if err != nil {
-		return nil, fmt.Errorf("find log %d attempts: %w", id, err)
-	}
-	defer rows.Close()
 	l.History = []core.Attempt{}
-	for rows.Next() {
+	err = eachRow(ctx, db.sqlDB, fmt.Sprintf("find log %d attempts", id), db.expand(`SELECT id, log_id, connection_id, attempted_at, outcome,
+		response, error, provider_message_id, duration_ms FROM {prefix}mailsvc_log_attempts
+		WHERE log_id = ? ORDER BY id`), []any{id}, func(r rowScanner) error {
 		var a core.Attempt
-		if err := rows.Scan(&a.ID, &a.LogID, &a.ConnectionID, &a.At, &a.Outcome, &a.Response,
+		if err := r.Scan(&a.ID, &a.LogID, &a.ConnectionID, &a.At, &a.Outcome, &a.Response,
 			&a.Error, &a.ProviderMessageID, &a.DurationMS); err != nil {
-			return nil, fmt.Errorf("scan log %d attempt: %w", id, err)
+			return fmt.Errorf("scan: %w", err)
 		}
 		a.At = a.At.UTC()
 		l.History = append(l.History, a)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("find log %d attempts: %w", id, err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return l, nil
 }
@@ -662,24 +658,19 @@ func (db *LogService) PurgeLogs(ctx context.Context, before time.Time, batch int
 // purgeBatch deletes up to batch logs of status created before before and
 // reports whether there may be more.
 func (db *handle) purgeBatch(ctx context.Context, status string, before time.Time, batch int) (int, bool, error) {
-	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT id FROM {prefix}mailsvc_logs
-		WHERE status = ? AND created_at < ? ORDER BY created_at LIMIT ?`),
-		status, before.UTC().Truncate(time.Microsecond), batch)
-	if err != nil {
-		return 0, false, fmt.Errorf("purge logs: select: %w", err)
-	}
 	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return 0, false, fmt.Errorf("purge logs: scan: %w", err)
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, false, fmt.Errorf("purge logs: select: %w", err)
+	err := eachRow(ctx, db.sqlDB, "purge logs: select", db.expand(`SELECT id FROM {prefix}mailsvc_logs
+		WHERE status = ? AND created_at < ? ORDER BY created_at LIMIT ?`),
+		[]any{status, before.UTC().Truncate(time.Microsecond), batch}, func(r rowScanner) error {
+			var id int64
+			if err := r.Scan(&id); err != nil {
+				return err
+			}
+			ids = append(ids, id)
+			return nil
+		})
+	if err != nil {
+		return 0, false, err
 	}
 	if len(ids) == 0 {
 		return 0, false, nil
