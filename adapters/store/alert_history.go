@@ -35,25 +35,20 @@ const maxAlertRows = 100000
 // counts them here: SQLite types an aggregate of a DATETIME column as
 // text, a bare column as a time.
 func (db *AlertHistoryService) CountAlerts(ctx context.Context, from, to time.Time) ([]core.AlertCount, error) {
-	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT event, connection_id, connection_name, raised_at
-		FROM {prefix}mailsvc_alert_history WHERE raised_at >= ? AND raised_at < ?
-		ORDER BY raised_at, id LIMIT ?`), from.UTC(), to.UTC(), maxAlertRows)
-	if err != nil {
-		return nil, fmt.Errorf("count alerts: %w", err)
-	}
-	defer rows.Close()
 	type key struct {
 		event string
 		conn  int64
 	}
 	byKey := map[key]*core.AlertCount{}
 	var out []*core.AlertCount
-	for rows.Next() {
+	err := eachRow(ctx, db.sqlDB, "count alerts", db.expand(`SELECT event, connection_id, connection_name, raised_at
+		FROM {prefix}mailsvc_alert_history WHERE raised_at >= ? AND raised_at < ?
+		ORDER BY raised_at, id LIMIT ?`), []any{from.UTC(), to.UTC(), maxAlertRows}, func(r rowScanner) error {
 		var k key
 		var name string
 		var at time.Time
-		if err := rows.Scan(&k.event, &k.conn, &name, &at); err != nil {
-			return nil, fmt.Errorf("count alerts: scan: %w", err)
+		if err := r.Scan(&k.event, &k.conn, &name, &at); err != nil {
+			return fmt.Errorf("scan: %w", err)
 		}
 		c := byKey[k]
 		if c == nil {
@@ -66,9 +61,10 @@ func (db *AlertHistoryService) CountAlerts(ctx context.Context, from, to time.Ti
 		if name != "" {
 			c.ConnectionName = name
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("count alerts: %w", err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Count > out[j].Count })
 	res := make([]core.AlertCount, len(out))

@@ -97,22 +97,17 @@ func (db *CaptureService) ReleaseCaptured(ctx context.Context, ids []int64, all 
 	var after int64
 	for {
 		var part []int64
-		rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT id FROM {prefix}mailsvc_logs
-			WHERE status = ? AND id > ? ORDER BY id LIMIT ?`), core.StatusCaptured, after, releaseChunk)
-		if err != nil {
-			return total, fmt.Errorf("release captured logs: %w", err)
-		}
-		for rows.Next() {
+		err := eachRow(ctx, db.sqlDB, "release captured logs", db.expand(`SELECT id FROM {prefix}mailsvc_logs
+			WHERE status = ? AND id > ? ORDER BY id LIMIT ?`), []any{core.StatusCaptured, after, releaseChunk}, func(r rowScanner) error {
 			var id int64
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return total, fmt.Errorf("release captured logs: %w", err)
+			if err := r.Scan(&id); err != nil {
+				return err
 			}
 			part = append(part, id)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return total, fmt.Errorf("release captured logs: %w", err)
+			return nil
+		})
+		if err != nil {
+			return total, err
 		}
 		if len(part) == 0 {
 			return total, nil

@@ -138,27 +138,24 @@ func (db *handle) outcomeHostHooks(ctx context.Context, tx *sql.Tx, held map[int
 		ids[i] = o.LogID
 	}
 	in, args := inList(ids)
-	rows, err := tx.QueryContext(ctx, db.expand(`SELECT id, message FROM {prefix}mailsvc_logs WHERE id IN (`+in+`)`), args...)
-	if err != nil {
-		return nil, fmt.Errorf("read the wp_mail() arguments of failed logs: %w", err)
-	}
-	defer rows.Close()
 	mailData := make(map[int64]json.RawMessage, len(failed))
-	for rows.Next() {
-		var id int64
-		var msg string
-		if err := rows.Scan(&id, &msg); err != nil {
-			return nil, fmt.Errorf("read the wp_mail() arguments of failed logs: %w", err)
-		}
-		var col struct {
-			WPMail json.RawMessage `json:"wp_mail"`
-		}
-		if json.Unmarshal([]byte(msg), &col) == nil && len(col.WPMail) > 0 && col.WPMail[0] == '{' {
-			mailData[id] = col.WPMail
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read the wp_mail() arguments of failed logs: %w", err)
+	err := eachRow(ctx, tx, "read the wp_mail() arguments of failed logs",
+		db.expand(`SELECT id, message FROM {prefix}mailsvc_logs WHERE id IN (`+in+`)`), args, func(r rowScanner) error {
+			var id int64
+			var msg string
+			if err := r.Scan(&id, &msg); err != nil {
+				return err
+			}
+			var col struct {
+				WPMail json.RawMessage `json:"wp_mail"`
+			}
+			if json.Unmarshal([]byte(msg), &col) == nil && len(col.WPMail) > 0 && col.WPMail[0] == '{' {
+				mailData[id] = col.WPMail
+			}
+			return nil
+		})
+	if err != nil {
+		return nil, err
 	}
 	for _, o := range failed {
 		data := mailData[o.LogID]

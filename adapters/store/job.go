@@ -90,19 +90,14 @@ func (db *JobService) FinishJobRun(ctx context.Context, name, owner, errMsg stri
 
 // FindJobRuns implements core.JobStore.
 func (db *JobService) FindJobRuns(ctx context.Context) ([]core.JobRun, error) {
-	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT name, owner, last_run_at, finished_at, last_error
-		FROM {prefix}mailsvc_jobs ORDER BY name`))
-	if err != nil {
-		return nil, fmt.Errorf("find job runs: %w", err)
-	}
-	defer rows.Close()
 	var out []core.JobRun
-	for rows.Next() {
+	err := eachRow(ctx, db.sqlDB, "find job runs", db.expand(`SELECT name, owner, last_run_at, finished_at, last_error
+		FROM {prefix}mailsvc_jobs ORDER BY name`), nil, func(row rowScanner) error {
 		var r core.JobRun
 		var finished sql.NullTime
 		var lastErr sql.NullString
-		if err := rows.Scan(&r.Name, &r.Owner, &r.LastRunAt, &finished, &lastErr); err != nil {
-			return nil, fmt.Errorf("find job runs: scan: %w", err)
+		if err := row.Scan(&r.Name, &r.Owner, &r.LastRunAt, &finished, &lastErr); err != nil {
+			return fmt.Errorf("scan: %w", err)
 		}
 		r.LastRunAt = r.LastRunAt.UTC()
 		if finished.Valid {
@@ -111,9 +106,10 @@ func (db *JobService) FindJobRuns(ctx context.Context) ([]core.JobRun, error) {
 		}
 		r.LastError = lastErr.String
 		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("find job runs: %w", err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -314,20 +314,16 @@ func (db *handle) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 func queryLogs(ctx context.Context, q interface {
 	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
 }, query string, args ...any) ([]*core.Log, error) {
-	rows, err := q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	var out []*core.Log
-	for rows.Next() {
-		l, err := scanLog(rows)
+	err := eachRow(ctx, q, "query logs", query, args, func(r rowScanner) error {
+		l, err := scanLog(r)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		out = append(out, l)
-	}
-	return out, rows.Err()
+		return nil
+	})
+	return out, err
 }
 
 // withExtra scans a row of the columns its reader expects followed by
@@ -365,24 +361,18 @@ func (db *LogService) ExtendLeases(ctx context.Context, owner string, ids []int6
 // locks on sending rows that a locking range scan would wait for.
 func (db *LogService) ReleaseExpiredLeases(ctx context.Context) (int, error) {
 	t := now()
-	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT id FROM {prefix}mailsvc_logs
-		WHERE status = ? AND lease_until < ?`), core.StatusSending, t)
-	if err != nil {
-		return 0, fmt.Errorf("release expired leases: %w", err)
-	}
 	var ids []int64
-	for rows.Next() {
+	err := eachRow(ctx, db.sqlDB, "release expired leases", db.expand(`SELECT id FROM {prefix}mailsvc_logs
+		WHERE status = ? AND lease_until < ?`), []any{core.StatusSending, t}, func(r rowScanner) error {
 		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return 0, fmt.Errorf("release expired leases: %w", err)
+		if err := r.Scan(&id); err != nil {
+			return err
 		}
 		ids = append(ids, id)
-	}
-	err = rows.Err()
-	rows.Close()
+		return nil
+	})
 	if err != nil {
-		return 0, fmt.Errorf("release expired leases: %w", err)
+		return 0, err
 	}
 	released := 0
 	for part := range slices.Chunk(ids, idChunk) {
@@ -540,25 +530,21 @@ func (db *LogService) FindLogByID(ctx context.Context, id int64) (*core.Log, err
 	if err := db.loadAttachments(ctx, db.sqlDB, logs); err != nil {
 		return nil, fmt.Errorf("find log %d: %w", id, err)
 	}
-	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT id, log_id, connection_id, attempted_at, outcome,
-		response, error, provider_message_id, duration_ms FROM {prefix}mailsvc_log_attempts
-		WHERE log_id = ? ORDER BY id`), id)
-	if err != nil {
-		return nil, fmt.Errorf("find log %d attempts: %w", id, err)
-	}
-	defer rows.Close()
 	l.History = []core.Attempt{}
-	for rows.Next() {
+	err = eachRow(ctx, db.sqlDB, fmt.Sprintf("find log %d attempts", id), db.expand(`SELECT id, log_id, connection_id, attempted_at, outcome,
+		response, error, provider_message_id, duration_ms FROM {prefix}mailsvc_log_attempts
+		WHERE log_id = ? ORDER BY id`), []any{id}, func(r rowScanner) error {
 		var a core.Attempt
-		if err := rows.Scan(&a.ID, &a.LogID, &a.ConnectionID, &a.At, &a.Outcome, &a.Response,
+		if err := r.Scan(&a.ID, &a.LogID, &a.ConnectionID, &a.At, &a.Outcome, &a.Response,
 			&a.Error, &a.ProviderMessageID, &a.DurationMS); err != nil {
-			return nil, fmt.Errorf("scan log %d attempt: %w", id, err)
+			return fmt.Errorf("scan: %w", err)
 		}
 		a.At = a.At.UTC()
 		l.History = append(l.History, a)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("find log %d attempts: %w", id, err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return l, nil
 }
@@ -570,16 +556,11 @@ func (db *LogService) QueueStats(ctx context.Context) (core.QueueStats, error) {
 	if scope != "" {
 		scope = " WHERE 1 = 1" + scope
 	}
-	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT status, COUNT(*) FROM {prefix}mailsvc_logs`+scope+` GROUP BY status`), scopeArgs...)
-	if err != nil {
-		return st, fmt.Errorf("queue stats: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
+	err := eachRow(ctx, db.sqlDB, "queue stats", db.expand(`SELECT status, COUNT(*) FROM {prefix}mailsvc_logs`+scope+` GROUP BY status`), scopeArgs, func(r rowScanner) error {
 		var status string
 		var n int
-		if err := rows.Scan(&status, &n); err != nil {
-			return st, fmt.Errorf("scan queue stats: %w", err)
+		if err := r.Scan(&status, &n); err != nil {
+			return fmt.Errorf("scan: %w", err)
 		}
 		switch status {
 		case core.StatusQueued:
@@ -591,9 +572,10 @@ func (db *LogService) QueueStats(ctx context.Context) (core.QueueStats, error) {
 		case core.StatusDelivered:
 			st.Delivered = n
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return st, fmt.Errorf("queue stats: %w", err)
+		return nil
+	})
+	if err != nil {
+		return st, err
 	}
 	return st, nil
 }
@@ -676,24 +658,19 @@ func (db *LogService) PurgeLogs(ctx context.Context, before time.Time, batch int
 // purgeBatch deletes up to batch logs of status created before before and
 // reports whether there may be more.
 func (db *handle) purgeBatch(ctx context.Context, status string, before time.Time, batch int) (int, bool, error) {
-	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT id FROM {prefix}mailsvc_logs
-		WHERE status = ? AND created_at < ? ORDER BY created_at LIMIT ?`),
-		status, before.UTC().Truncate(time.Microsecond), batch)
-	if err != nil {
-		return 0, false, fmt.Errorf("purge logs: select: %w", err)
-	}
 	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return 0, false, fmt.Errorf("purge logs: scan: %w", err)
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, false, fmt.Errorf("purge logs: select: %w", err)
+	err := eachRow(ctx, db.sqlDB, "purge logs: select", db.expand(`SELECT id FROM {prefix}mailsvc_logs
+		WHERE status = ? AND created_at < ? ORDER BY created_at LIMIT ?`),
+		[]any{status, before.UTC().Truncate(time.Microsecond), batch}, func(r rowScanner) error {
+			var id int64
+			if err := r.Scan(&id); err != nil {
+				return err
+			}
+			ids = append(ids, id)
+			return nil
+		})
+	if err != nil {
+		return 0, false, err
 	}
 	if len(ids) == 0 {
 		return 0, false, nil

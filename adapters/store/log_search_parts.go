@@ -133,21 +133,17 @@ func (db *handle) queryLogAts(ctx context.Context, q string, need int, args ...a
 		q += " LIMIT ?"
 		args = append(args, need)
 	}
-	rows, err := db.sqlDB.QueryContext(ctx, db.expand(q), args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	var out []logAt
-	for rows.Next() {
+	err := eachRow(ctx, db.sqlDB, "read matching logs", db.expand(q), args, func(r rowScanner) error {
 		var m logAt
-		if err := rows.Scan(&m.ID, &m.At); err != nil {
-			return nil, err
+		if err := r.Scan(&m.ID, &m.At); err != nil {
+			return err
 		}
 		m.At = m.At.UTC()
 		out = append(out, m)
-	}
-	return out, rows.Err()
+		return nil
+	})
+	return out, err
 }
 
 // subjectMatches returns the logs f's filters and the subject words of

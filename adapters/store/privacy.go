@@ -76,20 +76,16 @@ func (db *PrivacyService) FindLogsNaming(ctx context.Context, email string, offs
 
 // queryIDs runs query (expanded) and returns its first column as ids.
 func (db *handle) queryIDs(ctx context.Context, q querier, query string, args ...any) ([]int64, error) {
-	rows, err := q.QueryContext(ctx, db.expand(query), args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	var ids []int64
-	for rows.Next() {
+	err := eachRow(ctx, q, "query ids", db.expand(query), args, func(r rowScanner) error {
 		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
+		if err := r.Scan(&id); err != nil {
+			return err
 		}
 		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+		return nil
+	})
+	return ids, err
 }
 
 // addressEraser replaces one address, ignoring case, in a log's texts.
@@ -234,29 +230,24 @@ func (db *handle) eraseLog(ctx context.Context, tx *sql.Tx, l *core.Log, er *add
 // eraseAttempts replaces the address in the responses and errors of the
 // attempts of the logs in (in, args).
 func (db *handle) eraseAttempts(ctx context.Context, tx *sql.Tx, in string, args []any, er *addressEraser) error {
-	rows, err := tx.QueryContext(ctx, db.expand(`SELECT id, response, error FROM {prefix}mailsvc_log_attempts
-		WHERE log_id IN (`+in+`)`), args...)
-	if err != nil {
-		return fmt.Errorf("read attempts: %w", err)
-	}
 	type change struct {
 		id              int64
 		response, error string
 	}
 	var changes []change
-	for rows.Next() {
+	err := eachRow(ctx, tx, "read attempts", db.expand(`SELECT id, response, error FROM {prefix}mailsvc_log_attempts
+		WHERE log_id IN (`+in+`)`), args, func(row rowScanner) error {
 		var c change
-		if err := rows.Scan(&c.id, &c.response, &c.error); err != nil {
-			rows.Close()
-			return fmt.Errorf("read attempts: %w", err)
+		if err := row.Scan(&c.id, &c.response, &c.error); err != nil {
+			return err
 		}
 		if r, e := er.text(c.response), er.text(c.error); r != c.response || e != c.error {
 			changes = append(changes, change{c.id, r, e})
 		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read attempts: %w", err)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	for _, c := range changes {
 		if _, err := tx.ExecContext(ctx, db.expand(`UPDATE {prefix}mailsvc_log_attempts SET response = ?, error = ? WHERE id = ?`),

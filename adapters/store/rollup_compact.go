@@ -156,26 +156,22 @@ func (db *DB) nextShardedBuckets(ctx context.Context, tbl rollupTable, minutes i
 		args = append(args, *after)
 	}
 	args = append(args, cutoff, rollupCompactBatch)
-	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT bucket_start FROM `+tbl.name+`
+	err = eachRow(ctx, db.sqlDB, "find sharded roll-ups", db.expand(`SELECT bucket_start FROM `+tbl.name+`
 		WHERE `+where+`bucket_start < ? AND shard > 0
 		GROUP BY bucket_start, `+tbl.keyList()+`
-		ORDER BY bucket_start, `+tbl.keyList()+` LIMIT ?`), args...)
-	if err != nil {
-		return first, last, false, fmt.Errorf("find sharded roll-ups: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
+		ORDER BY bucket_start, `+tbl.keyList()+` LIMIT ?`), args, func(r rowScanner) error {
 		var t time.Time
-		if err := rows.Scan(&t); err != nil {
-			return first, last, false, fmt.Errorf("find sharded roll-ups: %w", err)
+		if err := r.Scan(&t); err != nil {
+			return err
 		}
 		if !ok {
 			first, ok = t, true
 		}
 		last = t
-	}
-	if err := rows.Err(); err != nil {
-		return first, last, false, fmt.Errorf("find sharded roll-ups: %w", err)
+		return nil
+	})
+	if err != nil {
+		return first, last, false, err
 	}
 	return first, last, ok, nil
 }

@@ -49,32 +49,28 @@ func networkOnly(ctx context.Context, what string) error {
 // network. Delivered logs that the keep-delivered setting removed are not
 // counted.
 func (db *handle) siteOutcomeBuckets(ctx context.Context, site int64, from, to time.Time) ([]core.OutcomeBucket, error) {
-	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT updated_at, COALESCE(sent_connection_id, 0), status
-		FROM {prefix}mailsvc_logs WHERE site_id = ? AND status IN (?, ?) AND updated_at >= ? AND updated_at < ?
-		AND created_at < ?`),
-		site, core.StatusDelivered, core.StatusFailed, from.UTC().Truncate(time.Microsecond), to.UTC().Truncate(time.Microsecond),
-		to.UTC().Truncate(time.Microsecond))
-	if err != nil {
-		return nil, fmt.Errorf("outcome buckets of site %d: %w", site, err)
-	}
-	defer rows.Close()
 	type key struct {
 		start  time.Time
 		conn   int64
 		status string
 	}
 	counts := map[key]int64{}
-	for rows.Next() {
-		var at time.Time
-		var k key
-		if err := rows.Scan(&at, &k.conn, &k.status); err != nil {
-			return nil, fmt.Errorf("outcome buckets of site %d: %w", site, err)
-		}
-		k.start = at.UTC().Truncate(15 * time.Minute)
-		counts[k]++
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("outcome buckets of site %d: %w", site, err)
+	err := eachRow(ctx, db.sqlDB, fmt.Sprintf("outcome buckets of site %d", site), db.expand(`SELECT updated_at, COALESCE(sent_connection_id, 0), status
+		FROM {prefix}mailsvc_logs WHERE site_id = ? AND status IN (?, ?) AND updated_at >= ? AND updated_at < ?
+		AND created_at < ?`),
+		[]any{site, core.StatusDelivered, core.StatusFailed, from.UTC().Truncate(time.Microsecond), to.UTC().Truncate(time.Microsecond),
+			to.UTC().Truncate(time.Microsecond)}, func(r rowScanner) error {
+			var at time.Time
+			var k key
+			if err := r.Scan(&at, &k.conn, &k.status); err != nil {
+				return err
+			}
+			k.start = at.UTC().Truncate(15 * time.Minute)
+			counts[k]++
+			return nil
+		})
+	if err != nil {
+		return nil, err
 	}
 	out := make([]core.OutcomeBucket, 0, len(counts))
 	for k, n := range counts {

@@ -44,21 +44,17 @@ func (db *DB) tablesLike(ctx context.Context, pattern string) ([]string, error) 
 	default:
 		q = `SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE ? ESCAPE '\' ORDER BY name`
 	}
-	rows, err := db.sqlDB.QueryContext(ctx, q, pattern)
-	if err != nil {
-		return nil, fmt.Errorf("list tables: %w", err)
-	}
-	defer rows.Close()
 	var out []string
-	for rows.Next() {
+	err := eachRow(ctx, db.sqlDB, "list tables", q, []any{pattern}, func(r rowScanner) error {
 		var name string
-		if err := rows.Scan(&name); err != nil {
-			return nil, fmt.Errorf("list tables: %w", err)
+		if err := r.Scan(&name); err != nil {
+			return err
 		}
 		out = append(out, name)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list tables: %w", err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	slices.Sort(out)
 	return out, nil
