@@ -41,9 +41,9 @@ func (db *AlertHistoryService) CountAlerts(ctx context.Context, from, to time.Ti
 	}
 	byKey := map[key]*core.AlertCount{}
 	var out []*core.AlertCount
-	err := eachRow(ctx, db.sqlDB, "count alerts", db.expand(`SELECT event, connection_id, connection_name, raised_at
+	err := EachRow(ctx, db.sqlDB, "count alerts", db.expand(`SELECT event, connection_id, connection_name, raised_at
 		FROM {prefix}mailsvc_alert_history WHERE raised_at >= ? AND raised_at < ?
-		ORDER BY raised_at, id LIMIT ?`), []any{from.UTC(), to.UTC(), maxAlertRows}, func(r rowScanner) error {
+		ORDER BY raised_at, id LIMIT ?`), []any{from.UTC(), to.UTC(), maxAlertRows}, func(r RowScanner) error {
 		var k key
 		var name string
 		var at time.Time

@@ -47,7 +47,7 @@ func (s sourceTally) write(ctx context.Context, db *DB, tx *sql.Tx) error {
 	}
 	shard := 0
 	if db.dialect == DialectMySQL {
-		shard = rand.IntN(rollupShards)
+		shard = rand.IntN(RollupShards)
 	}
 	keys := make([]sourceKey, 0, len(s))
 	for k := range s {
@@ -92,9 +92,9 @@ func (s sourceTally) writeCoarse(ctx context.Context, db *DB, tx *sql.Tx, keys [
 	}
 	sums := map[coarseKey]int64{}
 	var order []coarseKey
-	for _, w := range coarseWidths {
+	for _, w := range CoarseWidths {
 		for _, k := range keys {
-			ck := coarseKey{w, sourceKey{Start: widthStart(k.Start, w), Source: k.Source, Status: k.Status}}
+			ck := coarseKey{w, sourceKey{Start: WidthStart(k.Start, w), Source: k.Source, Status: k.Status}}
 			if _, seen := sums[ck]; !seen {
 				order = append(order, ck)
 			}
@@ -113,11 +113,11 @@ func (s sourceTally) writeCoarse(ctx context.Context, db *DB, tx *sql.Tx, keys [
 		}
 		return strings.Compare(a.key.Status, b.key.Status)
 	})
-	rows := make([]counterRow, 0, len(order))
+	rows := make([]CounterRow, 0, len(order))
 	for _, k := range order {
-		rows = append(rows, counterRow{k.minutes, k.key.Start, k.key.Source, k.key.Status, shard, sums[k]})
+		rows = append(rows, CounterRow{k.minutes, k.key.Start, k.key.Source, k.key.Status, shard, sums[k]})
 	}
-	return db.upsertCounters(ctx, tx, "{prefix}mailsvc_source_rollups",
+	return db.UpsertCounters(ctx, tx, "{prefix}mailsvc_source_rollups",
 		[]string{"width_minutes", "bucket_start", "source", "status", "shard"}, []string{"messages"}, rows)
 }
 
@@ -175,7 +175,7 @@ func (db *DB) addLogSourceOutcomes(ctx context.Context, tx *sql.Tx, ids []int64)
 // RecordOutcomes and ImportLogs alike) and, like them, are history that
 // deleting logs never lowers.
 func (db *DB) SourceBuckets(ctx context.Context, from, to time.Time) ([]core.SourceBucket, error) {
-	if err := networkOnly(ctx, "Statistics by source"); err != nil {
+	if err := NetworkOnly(ctx, "Statistics by source"); err != nil {
 		return nil, err
 	}
 	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT bucket_start, source, status, SUM(messages)
@@ -211,7 +211,7 @@ func (db *DB) SourceBuckets(ctx context.Context, from, to time.Time) ([]core.Sou
 func (db *DB) ExportLogs(ctx context.Context, p core.LogExportPage) ([]core.ExportedLog, error) {
 	// Under a site scope the site's logs only, through the
 	// (site_id, created_at) index.
-	scope, scopeArgs := siteScope(ctx, "site_id")
+	scope, scopeArgs := SiteCond(ctx, "site_id")
 	limit := p.Limit
 	if limit <= 0 || limit > 1000 {
 		limit = 500
@@ -347,14 +347,14 @@ func (db *DB) SourceTotals(ctx context.Context, from, to time.Time) ([]core.Sour
 // rollupSpans from quarters (a 15-minute table), the others from coarse
 // (its hour and day roll-ups), in one statement.
 func (db *DB) tieredTotals(ctx context.Context, quarters, coarse, key string, from, to time.Time) (*sql.Rows, error) {
-	spans := rollupSpans(from, to)
+	spans := RollupSpans(from, to)
 	var parts []string
 	var args []any
-	if cond, a, ok := spanWhere(spans, isQuarter, false); ok {
+	if cond, a, ok := SpanWhere(spans, IsQuarter, false); ok {
 		parts = append(parts, `SELECT `+key+`, status, messages FROM `+quarters+` WHERE `+cond)
 		args = append(args, a...)
 	}
-	if cond, a, ok := spanWhere(spans, isCoarse, true); ok {
+	if cond, a, ok := SpanWhere(spans, IsCoarse, true); ok {
 		parts = append(parts, `SELECT `+key+`, status, messages FROM `+coarse+` WHERE `+cond)
 		args = append(args, a...)
 	}

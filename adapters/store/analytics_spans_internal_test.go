@@ -29,24 +29,24 @@ func TestRollupSpansCoverTheRangeOnce(t *testing.T) {
 	}
 	q := core.OutcomeBucketSize
 	for _, r := range ranges {
-		spans := rollupSpans(r[0], r[1])
+		spans := RollupSpans(r[0], r[1])
 		covered := map[time.Time]int{}
 		count := map[int]int{}
 		for _, s := range spans {
-			width := time.Duration(s.minutes) * time.Minute
-			if !s.from.Before(s.to) || !s.from.Equal(s.from.Truncate(width)) || !s.to.Equal(s.to.Truncate(width)) {
+			width := time.Duration(s.Minutes) * time.Minute
+			if !s.From.Before(s.To) || !s.From.Equal(s.From.Truncate(width)) || !s.To.Equal(s.To.Truncate(width)) {
 				t.Fatalf("%v: span %+v empty or not aligned to its width", r, s)
 			}
-			count[s.minutes]++
-			for b := s.from; b.Before(s.to); b = b.Add(q) {
+			count[s.Minutes]++
+			for b := s.From; b.Before(s.To); b = b.Add(q) {
 				covered[b]++
 			}
 		}
-		if count[dayMinutes] > 1 || count[hourMinutes] > 2 || count[quarterMinutes] > 4 || len(count) > 3 {
+		if count[DayMinutes] > 1 || count[HourMinutes] > 2 || count[QuarterMinutes] > 4 || len(count) > 3 {
 			t.Fatalf("%v: spans %+v", r, spans)
 		}
 		want := 0
-		for b := ceilTime(r[0], q); b.Before(r[1]); b = b.Add(q) {
+		for b := CeilTime(r[0], q); b.Before(r[1]); b = b.Add(q) {
 			want++
 			if covered[b] != 1 {
 				t.Fatalf("%v: bucket %v covered %d times by %+v", r, b, covered[b], spans)

@@ -97,8 +97,8 @@ func (db *CaptureService) ReleaseCaptured(ctx context.Context, ids []int64, all 
 	var after int64
 	for {
 		var part []int64
-		err := eachRow(ctx, db.sqlDB, "release captured logs", db.expand(`SELECT id FROM {prefix}mailsvc_logs
-			WHERE status = ? AND id > ? ORDER BY id LIMIT ?`), []any{core.StatusCaptured, after, releaseChunk}, func(r rowScanner) error {
+		err := EachRow(ctx, db.sqlDB, "release captured logs", db.expand(`SELECT id FROM {prefix}mailsvc_logs
+			WHERE status = ? AND id > ? ORDER BY id LIMIT ?`), []any{core.StatusCaptured, after, releaseChunk}, func(r RowScanner) error {
 			var id int64
 			if err := r.Scan(&id); err != nil {
 				return err

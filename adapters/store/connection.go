@@ -40,7 +40,7 @@ func toConnectionRow(c *core.Connection) (*connectionRow, error) {
 	if settings == nil {
 		settings = core.Settings{}
 	}
-	js, err := encodeJSON(map[string]any(settings))
+	js, err := EncodeJSON(map[string]any(settings))
 	if err != nil {
 		return nil, fmt.Errorf("connection settings: %w", err)
 	}
@@ -60,7 +60,7 @@ func toConnectionRow(c *core.Connection) (*connectionRow, error) {
 }
 
 func (r *connectionRow) toConnection() (*core.Connection, error) {
-	v, err := decodeJSON(r.Settings)
+	v, err := DecodeJSON(r.Settings)
 	if err != nil {
 		return nil, fmt.Errorf("connection %d settings: %w", r.ID, err)
 	}
@@ -247,7 +247,7 @@ func (db *ConnectionService) UpdateConnectionSettings(ctx context.Context, id in
 				c.Settings[k] = v
 			}
 		}
-		js, err := encodeJSON(map[string]any(c.Settings))
+		js, err := EncodeJSON(map[string]any(c.Settings))
 		if err != nil {
 			return fmt.Errorf("connection settings: %w", err)
 		}

@@ -43,7 +43,7 @@ func (db *EmailControlService) EmailControlCounts(ctx context.Context, from, to 
 	}
 	stmt += ` GROUP BY kind`
 	out := map[string]int64{}
-	err := eachRow(ctx, db.sqlDB, "read email control counts", db.expand(stmt), args, func(r rowScanner) error {
+	err := EachRow(ctx, db.sqlDB, "read email control counts", db.expand(stmt), args, func(r RowScanner) error {
 		var kind string
 		var n int64
 		if err := r.Scan(&kind, &n); err != nil {

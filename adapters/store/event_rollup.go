@@ -42,7 +42,7 @@ import (
 // compact like the outcome roll-ups.
 
 // eventWidths are the bucket widths of the event roll-ups.
-var eventWidths = []int{quarterMinutes, hourMinutes, dayMinutes}
+var eventWidths = []int{QuarterMinutes, HourMinutes, DayMinutes}
 
 // eventLink is one event of a log's chains: its id, provider and time.
 type eventLink struct {
@@ -108,7 +108,7 @@ func (db *DB) addEventRollup(ctx context.Context, tx *sql.Tx, site, conn int64, 
 	counters := map[eventBucketKey]*eventCounters{}
 	count := func(l eventLink, events, repeats, kindRepeats int64) {
 		for _, w := range eventWidths {
-			k := eventBucketKey{w, widthStart(l.at, w), l.provider, event}
+			k := eventBucketKey{w, WidthStart(l.at, w), l.provider, event}
 			c := counters[k]
 			if c == nil {
 				c = &eventCounters{}
@@ -125,7 +125,7 @@ func (db *DB) addEventRollup(ctx context.Context, tx *sql.Tx, site, conn int64, 
 		}
 		return 0
 	}
-	var repeats []counterRow
+	var repeats []CounterRow
 	for _, l := range append(slices.Clone(existing), added) {
 		a, b := after[l.id], before[l.id]
 		if l.id == added.id {
@@ -139,7 +139,7 @@ func (db *DB) addEventRollup(ctx context.Context, tx *sql.Tx, site, conn int64, 
 			count(l, 0, one(a.provider)-one(b.provider), one(a.kind)-one(b.kind))
 		}
 		if a.provider != nil || a.kind != nil {
-			repeats = append(repeats, counterRow{l.id, l.at, l.provider, event, conn, source, nullTime(a.provider), nullTime(a.kind), max(site, core.MainSiteID)})
+			repeats = append(repeats, CounterRow{l.id, l.at, l.provider, event, conn, source, NullTime(a.provider), NullTime(a.kind), max(site, core.MainSiteID)})
 		}
 	}
 	keys := make([]eventBucketKey, 0, len(counters))
@@ -157,25 +157,25 @@ func (db *DB) addEventRollup(ctx context.Context, tx *sql.Tx, site, conn int64, 
 	})
 	shard := 0
 	if db.dialect == DialectMySQL {
-		shard = rand.IntN(rollupShards)
+		shard = rand.IntN(RollupShards)
 	}
-	rows := make([]counterRow, 0, len(keys))
+	rows := make([]CounterRow, 0, len(keys))
 	for _, k := range keys {
 		c := counters[k]
-		rows = append(rows, counterRow{k.minutes, k.start, k.provider, k.event, conn, source, shard, c.events, c.repeats, c.kindRepeats})
+		rows = append(rows, CounterRow{k.minutes, k.start, k.provider, k.event, conn, source, shard, c.events, c.repeats, c.kindRepeats})
 	}
-	if err := db.upsertCounters(ctx, tx, "{prefix}mailsvc_event_buckets",
+	if err := db.UpsertCounters(ctx, tx, "{prefix}mailsvc_event_buckets",
 		[]string{"width_minutes", "bucket_start", "provider", "event", "connection_id", "source", "shard"},
 		[]string{"events", "repeats", "kind_repeats"}, rows); err != nil {
 		return err
 	}
 	if site > core.MainSiteID {
-		siteRows := make([]counterRow, 0, len(keys))
+		siteRows := make([]CounterRow, 0, len(keys))
 		for _, k := range keys {
 			c := counters[k]
-			siteRows = append(siteRows, counterRow{k.minutes, k.start, site, k.provider, k.event, conn, source, shard, c.events, c.repeats, c.kindRepeats})
+			siteRows = append(siteRows, CounterRow{k.minutes, k.start, site, k.provider, k.event, conn, source, shard, c.events, c.repeats, c.kindRepeats})
 		}
-		if err := db.upsertCounters(ctx, tx, "{prefix}mailsvc_site_event_buckets",
+		if err := db.UpsertCounters(ctx, tx, "{prefix}mailsvc_site_event_buckets",
 			[]string{"width_minutes", "bucket_start", "site_id", "provider", "event", "connection_id", "source", "shard"},
 			[]string{"events", "repeats", "kind_repeats"}, siteRows); err != nil {
 			return err
@@ -184,14 +184,14 @@ func (db *DB) addEventRollup(ctx context.Context, tx *sql.Tx, site, conn int64, 
 	if len(repeats) == 0 {
 		return nil
 	}
-	slices.SortFunc(repeats, func(a, b counterRow) int { return int(min(max(a[0].(int64)-b[0].(int64), -1), 1)) })
+	slices.SortFunc(repeats, func(a, b CounterRow) int { return int(min(max(a[0].(int64)-b[0].(int64), -1), 1)) })
 	return db.upsertRepeats(ctx, tx, repeats)
 }
 
 // upsertRepeats writes rows of {prefix}mailsvc_event_repeats (event_id,
 // occurred_at, provider, event, connection_id, source, provider_prev_at,
 // kind_prev_at, site_id), replacing the predecessors of a row that exists.
-func (db *DB) upsertRepeats(ctx context.Context, tx *sql.Tx, rows []counterRow) error {
+func (db *DB) upsertRepeats(ctx context.Context, tx *sql.Tx, rows []CounterRow) error {
 	var b strings.Builder
 	b.WriteString(`INSERT INTO {prefix}mailsvc_event_repeats
 		(event_id, occurred_at, provider, event, connection_id, source, provider_prev_at, kind_prev_at, site_id) VALUES `)
@@ -342,8 +342,8 @@ func (db *DB) LogEventTallies(ctx context.Context, from, to time.Time, events []
 // site's.
 func (db *DB) eventSums(ctx context.Context, from, to time.Time, events []string, group, messages, prev string,
 	scan func(rows *sql.Rows, crossing bool, sign int64) error) error {
-	from, to = ceilTime(from.UTC(), core.OutcomeBucketSize), ceilTime(to.UTC(), core.OutcomeBucketSize)
-	cond, args, ok := spanWhere(rollupSpans(from, to), func(int) bool { return true }, true)
+	from, to = CeilTime(from.UTC(), core.OutcomeBucketSize), CeilTime(to.UTC(), core.OutcomeBucketSize)
+	cond, args, ok := SpanWhere(RollupSpans(from, to), func(int) bool { return true }, true)
 	if !ok {
 		return nil
 	}

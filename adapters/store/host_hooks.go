@@ -56,16 +56,16 @@ func (db *HostHookService) RecordHostHooks(ctx context.Context, hooks []core.Hos
 	if len(hooks) == 0 {
 		return nil
 	}
-	if err := db.inTx(ctx, func(tx *sql.Tx) error { return db.insertHostHooks(ctx, tx, hooks) }); err != nil {
+	if err := db.inTx(ctx, func(tx *sql.Tx) error { return db.InsertHostHooks(ctx, tx, hooks) }); err != nil {
 		return fmt.Errorf("record host hooks: %w", err)
 	}
 	db.hostHooksWritten()
 	return nil
 }
 
-// insertHostHooks writes hooks inside tx with one multi-row INSERT per
+// InsertHostHooks writes hooks inside tx with one multi-row INSERT per
 // outcomeChunk events.
-func (db *handle) insertHostHooks(ctx context.Context, tx *sql.Tx, hooks []core.HostHook) error {
+func (db *handle) InsertHostHooks(ctx context.Context, tx *sql.Tx, hooks []core.HostHook) error {
 	t := now()
 	for start := 0; start < len(hooks); start += outcomeChunk {
 		part := hooks[start:min(start+outcomeChunk, len(hooks))]
@@ -139,8 +139,8 @@ func (db *handle) outcomeHostHooks(ctx context.Context, tx *sql.Tx, held map[int
 	}
 	in, args := inList(ids)
 	mailData := make(map[int64]json.RawMessage, len(failed))
-	err := eachRow(ctx, tx, "read the wp_mail() arguments of failed logs",
-		db.expand(`SELECT id, message FROM {prefix}mailsvc_logs WHERE id IN (`+in+`)`), args, func(r rowScanner) error {
+	err := EachRow(ctx, tx, "read the wp_mail() arguments of failed logs",
+		db.expand(`SELECT id, message FROM {prefix}mailsvc_logs WHERE id IN (`+in+`)`), args, func(r RowScanner) error {
 			var id int64
 			var msg string
 			if err := r.Scan(&id, &msg); err != nil {

@@ -50,7 +50,7 @@ func (db *JobService) ClaimJobRun(ctx context.Context, name, owner string, inter
 		insArgs = []any{name, owner}
 	}
 	won := false
-	err := retryDeadlock(func() error {
+	err := RetryDeadlock(func() error {
 		res, err := db.sqlDB.ExecContext(ctx, db.expand(upd), updArgs...)
 		if err != nil {
 			return err
@@ -91,8 +91,8 @@ func (db *JobService) FinishJobRun(ctx context.Context, name, owner, errMsg stri
 // FindJobRuns implements core.JobStore.
 func (db *JobService) FindJobRuns(ctx context.Context) ([]core.JobRun, error) {
 	var out []core.JobRun
-	err := eachRow(ctx, db.sqlDB, "find job runs", db.expand(`SELECT name, owner, last_run_at, finished_at, last_error
-		FROM {prefix}mailsvc_jobs ORDER BY name`), nil, func(row rowScanner) error {
+	err := EachRow(ctx, db.sqlDB, "find job runs", db.expand(`SELECT name, owner, last_run_at, finished_at, last_error
+		FROM {prefix}mailsvc_jobs ORDER BY name`), nil, func(row RowScanner) error {
 		var r core.JobRun
 		var finished sql.NullTime
 		var lastErr sql.NullString

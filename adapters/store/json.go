@@ -9,8 +9,8 @@ import (
 	"math"
 )
 
-// encodeJSON marshals a stored value.
-func encodeJSON(v any) (string, error) {
+// EncodeJSON marshals a stored value.
+func EncodeJSON(v any) (string, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return "", fmt.Errorf("encode JSON: %w", err)
@@ -18,10 +18,10 @@ func encodeJSON(v any) (string, error) {
 	return string(b), nil
 }
 
-// decodeJSON unmarshals a stored value so that numbers come back as Go
+// DecodeJSON unmarshals a stored value so that numbers come back as Go
 // values the domain expects: integral numbers as int64 (also inside nested
 // objects and arrays), other numbers as float64.
-func decodeJSON(s string) (any, error) {
+func DecodeJSON(s string) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader([]byte(s)))
 	dec.UseNumber()
 	var v any

@@ -115,9 +115,9 @@ const logColumns = `id, status, connection_id, sent_connection_id, source, subje
 	provider_message_id, last_error, next_attempt_at, lease_owner, lease_until,
 	created_at, updated_at, delivered_at, body_mode, redacted_count, attachments_kept, recipient_outcomes, recipients_refused, resent_from, site_id`
 
-type rowScanner interface{ Scan(dest ...any) error }
+type RowScanner interface{ Scan(dest ...any) error }
 
-func scanLog(r rowScanner) (*core.Log, error) {
+func scanLog(r RowScanner) (*core.Log, error) {
 	var (
 		l                          core.Log
 		conn, sent                 sql.NullInt64
@@ -183,7 +183,7 @@ func nullInt(p *int64) any {
 	return *p
 }
 
-func nullTime(p *time.Time) any {
+func NullTime(p *time.Time) any {
 	if p == nil {
 		return nil
 	}
@@ -236,7 +236,7 @@ func (db *LogService) EnqueueLog(ctx context.Context, l *core.Log) error {
 		// go in the same transaction (on SQLite the search entries
 		// follow in the claim's, as above).
 		indexed := db.dialect != DialectSQLite
-		err = retryDeadlock(func() error {
+		err = RetryDeadlock(func() error {
 			return db.inTx(ctx, func(tx *sql.Tx) error {
 				var err error
 				if id, err = db.insertLogRow(ctx, tx, l, js, owner, t, indexed); err != nil {
@@ -275,7 +275,7 @@ func (db *handle) insertLogRow(ctx context.Context, q execer, l *core.Log, js st
 		VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0, '', '', ?, ?, ?, ?, ?, ?, ?, ?)`),
 		l.Status, nullInt(l.ConnectionID), l.Source, recipientsText(&l.Message), l.Message.Subject,
 		l.Message.Text, l.Message.HTML, js, l.NextAttemptAt.UTC().Truncate(time.Microsecond),
-		owner, nullTime(l.LeaseUntil), t, t, indexed, nullInt(l.ResentFrom), logSiteID(ctx, l))
+		owner, NullTime(l.LeaseUntil), t, t, indexed, nullInt(l.ResentFrom), logSiteID(ctx, l))
 	if err != nil {
 		return 0, err
 	}
@@ -315,7 +315,7 @@ func queryLogs(ctx context.Context, q interface {
 	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
 }, query string, args ...any) ([]*core.Log, error) {
 	var out []*core.Log
-	err := eachRow(ctx, q, "query logs", query, args, func(r rowScanner) error {
+	err := EachRow(ctx, q, "query logs", query, args, func(r RowScanner) error {
 		l, err := scanLog(r)
 		if err != nil {
 			return err
@@ -329,7 +329,7 @@ func queryLogs(ctx context.Context, q interface {
 // withExtra scans a row of the columns its reader expects followed by
 // the extra columns, into extra.
 type withExtra struct {
-	r     rowScanner
+	r     RowScanner
 	extra []any
 }
 
@@ -362,8 +362,8 @@ func (db *LogService) ExtendLeases(ctx context.Context, owner string, ids []int6
 func (db *LogService) ReleaseExpiredLeases(ctx context.Context) (int, error) {
 	t := now()
 	var ids []int64
-	err := eachRow(ctx, db.sqlDB, "release expired leases", db.expand(`SELECT id FROM {prefix}mailsvc_logs
-		WHERE status = ? AND lease_until < ?`), []any{core.StatusSending, t}, func(r rowScanner) error {
+	err := EachRow(ctx, db.sqlDB, "release expired leases", db.expand(`SELECT id FROM {prefix}mailsvc_logs
+		WHERE status = ? AND lease_until < ?`), []any{core.StatusSending, t}, func(r RowScanner) error {
 		var id int64
 		if err := r.Scan(&id); err != nil {
 			return err
@@ -518,7 +518,7 @@ func (db *handle) insertAttempts(ctx context.Context, tx *sql.Tx, as []core.Atte
 // FindLogByID implements core.LogStore. Under a site scope
 // (core.WithSiteScope) another site's log is not found.
 func (db *LogService) FindLogByID(ctx context.Context, id int64) (*core.Log, error) {
-	scope, scopeArgs := siteScope(ctx, "site_id")
+	scope, scopeArgs := SiteCond(ctx, "site_id")
 	logs, err := queryLogs(ctx, db.sqlDB, db.expand(`SELECT `+logColumns+` FROM {prefix}mailsvc_logs WHERE id = ?`+scope), append([]any{id}, scopeArgs...)...)
 	if err != nil {
 		return nil, fmt.Errorf("find log %d: %w", id, err)
@@ -531,9 +531,9 @@ func (db *LogService) FindLogByID(ctx context.Context, id int64) (*core.Log, err
 		return nil, fmt.Errorf("find log %d: %w", id, err)
 	}
 	l.History = []core.Attempt{}
-	err = eachRow(ctx, db.sqlDB, fmt.Sprintf("find log %d attempts", id), db.expand(`SELECT id, log_id, connection_id, attempted_at, outcome,
+	err = EachRow(ctx, db.sqlDB, fmt.Sprintf("find log %d attempts", id), db.expand(`SELECT id, log_id, connection_id, attempted_at, outcome,
 		response, error, provider_message_id, duration_ms FROM {prefix}mailsvc_log_attempts
-		WHERE log_id = ? ORDER BY id`), []any{id}, func(r rowScanner) error {
+		WHERE log_id = ? ORDER BY id`), []any{id}, func(r RowScanner) error {
 		var a core.Attempt
 		if err := r.Scan(&a.ID, &a.LogID, &a.ConnectionID, &a.At, &a.Outcome, &a.Response,
 			&a.Error, &a.ProviderMessageID, &a.DurationMS); err != nil {
@@ -552,11 +552,11 @@ func (db *LogService) FindLogByID(ctx context.Context, id int64) (*core.Log, err
 // QueueStats implements core.LogStore.
 func (db *LogService) QueueStats(ctx context.Context) (core.QueueStats, error) {
 	var st core.QueueStats
-	scope, scopeArgs := siteScope(ctx, "site_id")
+	scope, scopeArgs := SiteCond(ctx, "site_id")
 	if scope != "" {
 		scope = " WHERE 1 = 1" + scope
 	}
-	err := eachRow(ctx, db.sqlDB, "queue stats", db.expand(`SELECT status, COUNT(*) FROM {prefix}mailsvc_logs`+scope+` GROUP BY status`), scopeArgs, func(r rowScanner) error {
+	err := EachRow(ctx, db.sqlDB, "queue stats", db.expand(`SELECT status, COUNT(*) FROM {prefix}mailsvc_logs`+scope+` GROUP BY status`), scopeArgs, func(r RowScanner) error {
 		var status string
 		var n int
 		if err := r.Scan(&status, &n); err != nil {
@@ -586,7 +586,7 @@ func (db *LogService) DeleteLogs(ctx context.Context, ids []int64) (int, error) 
 		return 0, nil
 	}
 	in, args := inList(ids)
-	scope, scopeArgs := siteScope(ctx, "site_id")
+	scope, scopeArgs := SiteCond(ctx, "site_id")
 	res, err := db.sqlDB.ExecContext(ctx, db.expand(`DELETE FROM {prefix}mailsvc_logs WHERE id IN (`+in+`)`+scope), append(args, scopeArgs...)...)
 	if err != nil {
 		return 0, fmt.Errorf("delete logs: %w", err)
@@ -604,7 +604,7 @@ func (db *LogService) ResendLogs(ctx context.Context, ids []int64) (int, error) 
 		return 0, nil
 	}
 	in, args := inList(ids)
-	scope, scopeArgs := siteScope(ctx, "site_id")
+	scope, scopeArgs := SiteCond(ctx, "site_id")
 	t := now()
 	res, err := db.sqlDB.ExecContext(ctx, db.expand(`UPDATE {prefix}mailsvc_logs SET
 		status = ?, attempts = 0, phase_attempts = 0, used_fallback = 0, simulated = 0,
@@ -659,9 +659,9 @@ func (db *LogService) PurgeLogs(ctx context.Context, before time.Time, batch int
 // reports whether there may be more.
 func (db *handle) purgeBatch(ctx context.Context, status string, before time.Time, batch int) (int, bool, error) {
 	var ids []int64
-	err := eachRow(ctx, db.sqlDB, "purge logs: select", db.expand(`SELECT id FROM {prefix}mailsvc_logs
+	err := EachRow(ctx, db.sqlDB, "purge logs: select", db.expand(`SELECT id FROM {prefix}mailsvc_logs
 		WHERE status = ? AND created_at < ? ORDER BY created_at LIMIT ?`),
-		[]any{status, before.UTC().Truncate(time.Microsecond), batch}, func(r rowScanner) error {
+		[]any{status, before.UTC().Truncate(time.Microsecond), batch}, func(r RowScanner) error {
 			var id int64
 			if err := r.Scan(&id); err != nil {
 				return err
@@ -730,10 +730,10 @@ func (db *LeaseService) AcquireLease(ctx context.Context, name, owner string, tt
 	return n == 1, nil
 }
 
-// retryDeadlock runs fn again, up to three times, when MySQL rolled its
+// RetryDeadlock runs fn again, up to three times, when MySQL rolled its
 // statement back as a deadlock victim or on a lock wait timeout: the
 // statement had no effect, so running it again is safe.
-func retryDeadlock(fn func() error) error {
+func RetryDeadlock(fn func() error) error {
 	var err error
 	for i := range 4 {
 		if err = fn(); err == nil {

@@ -74,14 +74,14 @@ func (db *handle) insertAttachmentsOf(ctx context.Context, q execer, ids []int64
 	return nil
 }
 
-// querier is a *sql.DB or a *sql.Tx.
-type querier interface {
+// Querier is a *sql.DB or a *sql.Tx.
+type Querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
 // loadAttachments fills in the bytes of the logs' attachments that the
 // attachments table keeps (those the message column left null).
-func (db *handle) loadAttachments(ctx context.Context, q querier, logs []*core.Log) error {
+func (db *handle) loadAttachments(ctx context.Context, q Querier, logs []*core.Log) error {
 	byID := map[int64]*core.Log{}
 	var ids []int64
 	for _, l := range logs {
@@ -107,7 +107,7 @@ func (db *handle) loadAttachments(ctx context.Context, q querier, logs []*core.L
 var errAttachmentRows = errors.New("attachment rows do not match their attachment")
 
 // loadAttachmentRows reads the attachments rows of ids into byID's logs.
-func (db *handle) loadAttachmentRows(ctx context.Context, q querier, ids []int64, byID map[int64]*core.Log) error {
+func (db *handle) loadAttachmentRows(ctx context.Context, q Querier, ids []int64, byID map[int64]*core.Log) error {
 	in, args := inList(ids)
 	rows, err := q.QueryContext(ctx, db.expand(`SELECT log_id, position, chunk, size, data
 		FROM {prefix}mailsvc_log_attachments WHERE log_id IN (`+in+`) ORDER BY log_id, position, chunk`), args...)

@@ -39,7 +39,7 @@ func (db *LogService) EnqueueLogs(ctx context.Context, logs []*core.Log) error {
 	t := now()
 	ids := make([]int64, len(logs))
 	indexed := db.dialect != DialectSQLite
-	err := retryDeadlock(func() error {
+	err := RetryDeadlock(func() error {
 		return db.inBatchTx(ctx, func(tx *sql.Tx) error {
 			var recips []recipientRow
 			prepared := make([]*core.Log, len(logs))
@@ -160,7 +160,7 @@ func (db *handle) insertLogRows(ctx context.Context, tx *sql.Tx, logs []*core.Lo
 		b.WriteString("(?, ?, NULL, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0, '', '', ?, ?, ?, ?, ?, ?)")
 		args = append(args, l.Status, nullInt(l.ConnectionID), l.Source, recipientsText(&l.Message), l.Message.Subject,
 			l.Message.Text, l.Message.HTML, rows[i].js, l.NextAttemptAt.UTC().Truncate(time.Microsecond),
-			rows[i].owner, nullTime(l.LeaseUntil), t, t, indexed)
+			rows[i].owner, NullTime(l.LeaseUntil), t, t, indexed)
 	}
 	res, err := tx.ExecContext(ctx, db.expand(b.String()), args...)
 	if err != nil {

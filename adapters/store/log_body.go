@@ -34,7 +34,7 @@ var _ core.LogBodyStore = (*LogService)(nil)
 // txQuerier is a *sql.DB or a *sql.Tx.
 type txQuerier interface {
 	execer
-	querier
+	Querier
 }
 
 // keepBodies writes bodies (log id → kept body) in q: one UPDATE per log
@@ -182,7 +182,7 @@ func (db *LogService) LastLogID(ctx context.Context) (int64, error) {
 // KeepLogBodies implements core.LogBodyStore.
 func (db *LogService) KeepLogBodies(ctx context.Context, bodies map[int64]*core.KeptBody) (int, error) {
 	var n int
-	err := retryDeadlock(func() error {
+	err := RetryDeadlock(func() error {
 		return db.inTx(ctx, func(tx *sql.Tx) error {
 			var err error
 			n, err = db.keepBodies(ctx, tx, bodies, true)

@@ -151,7 +151,7 @@ func (db *LogService) RecordOutcomesOfOwners(ctx context.Context, owners []strin
 	}
 	var applied []int
 	var hooked bool
-	err := retryDeadlock(func() error {
+	err := RetryDeadlock(func() error {
 		return db.inTx(ctx, func(tx *sql.Tx) error {
 			var err error
 			applied, hooked, err = db.recordOutcomes(ctx, tx, owners, outs)
@@ -271,7 +271,7 @@ func (db *handle) recordOutcomes(ctx context.Context, tx *sql.Tx, owners []strin
 		return nil, false, err
 	}
 	if len(hooks) > 0 {
-		if err := db.insertHostHooks(ctx, tx, hooks); err != nil {
+		if err := db.InsertHostHooks(ctx, tx, hooks); err != nil {
 			return nil, false, err
 		}
 		hooked = true
@@ -373,7 +373,7 @@ func (db *LogService) RecordOutcomesAndClaim(ctx context.Context, owners []strin
 		claimed [][]*core.Log
 		hooked  bool
 	)
-	err := retryDeadlock(func() error {
+	err := RetryDeadlock(func() error {
 		return db.inTx(ctx, func(tx *sql.Tx) error {
 			var err error
 			if applied, hooked, err = db.recordOutcomes(ctx, tx, owners, outs); err != nil {

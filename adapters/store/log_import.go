@@ -63,7 +63,7 @@ func (db *LogService) ImportLogs(ctx context.Context, logs []*core.Log) error {
 		preps[i] = p
 	}
 	ids := make([]int64, len(logs))
-	err := retryDeadlock(func() error {
+	err := RetryDeadlock(func() error {
 		return db.inTx(ctx, func(tx *sql.Tx) error {
 			// Imported logs are history: no room is reserved in them
 			// for a claim (see queue_reserve.go).
@@ -89,7 +89,7 @@ func (db *LogService) ImportLogs(ctx context.Context, logs []*core.Log) error {
 				res, err := ins.ExecContext(ctx, l.Status, nullInt(l.ConnectionID), nullInt(l.SentConnectionID), l.Source,
 					recipientsText(&l.Message), l.Message.Subject, l.Message.Text, l.Message.HTML, p.js,
 					l.Attempts, l.PhaseAttempts, l.UsedFallback, l.Simulated, l.ProviderMessageID, l.LastError,
-					p.next, p.created, p.upd, nullTime(p.delivered))
+					p.next, p.created, p.upd, NullTime(p.delivered))
 				if err != nil {
 					return fmt.Errorf("insert log %d: %w", i, err)
 				}

@@ -37,12 +37,12 @@ func (o outcomeTally) add(t time.Time, conn *int64, status string) {
 	o[k]++
 }
 
-// rollupShards is how many rows share one counter on MySQL: each batch
+// RollupShards is how many rows share one counter on MySQL: each batch
 // adds to one of them at random, so concurrent RecordOutcomes
 // transactions (which hold the row lock until they commit) seldom wait
 // for each other. OutcomeBuckets sums the shards. SQLite has one writer
 // at a time and uses shard 0 only.
-const rollupShards = 8
+const RollupShards = 8
 
 // write adds the tally to the roll-up table: one multi-row upsert, its
 // keys in a fixed order so concurrent writers lock them in the same order;
@@ -53,7 +53,7 @@ func (o outcomeTally) write(ctx context.Context, db *handle, tx *sql.Tx) error {
 	}
 	shard := 0
 	if db.dialect == DialectMySQL {
-		shard = rand.IntN(rollupShards)
+		shard = rand.IntN(RollupShards)
 	}
 	keys := make([]bucketKey, 0, len(o))
 	for k := range o {
@@ -100,11 +100,11 @@ func (db *LogService) OutcomeBuckets(ctx context.Context, from, to time.Time) ([
 		return db.siteOutcomeBuckets(ctx, site, from, to)
 	}
 	out := []core.OutcomeBucket{}
-	err := eachRow(ctx, db.sqlDB, "outcome buckets", db.expand(`SELECT bucket_start, connection_id, status, SUM(messages)
+	err := EachRow(ctx, db.sqlDB, "outcome buckets", db.expand(`SELECT bucket_start, connection_id, status, SUM(messages)
 		FROM {prefix}mailsvc_outcome_buckets WHERE bucket_start >= ? AND bucket_start < ?
 		GROUP BY bucket_start, connection_id, status
 		ORDER BY bucket_start, connection_id, status`),
-		[]any{from.UTC().Truncate(time.Microsecond), to.UTC().Truncate(time.Microsecond)}, func(r rowScanner) error {
+		[]any{from.UTC().Truncate(time.Microsecond), to.UTC().Truncate(time.Microsecond)}, func(r RowScanner) error {
 			var b core.OutcomeBucket
 			if err := r.Scan(&b.Start, &b.ConnectionID, &b.Status, &b.Count); err != nil {
 				return err
@@ -130,22 +130,22 @@ func (db *LogService) OutcomeBuckets(ctx context.Context, from, to time.Time) ([
 
 // Widths of the roll-up buckets, in minutes.
 const (
-	quarterMinutes = 15
-	hourMinutes    = 60
-	dayMinutes     = 24 * 60
+	QuarterMinutes = 15
+	HourMinutes    = 60
+	DayMinutes     = 24 * 60
 )
 
-// coarseWidths are the widths written beside the 15-minute buckets.
-var coarseWidths = []int{hourMinutes, dayMinutes}
+// CoarseWidths are the widths written beside the 15-minute buckets.
+var CoarseWidths = []int{HourMinutes, DayMinutes}
 
-// widthStart returns the start of the bucket of the given width (in
+// WidthStart returns the start of the bucket of the given width (in
 // minutes, a divisor of a UTC day) that t falls in.
-func widthStart(t time.Time, minutes int) time.Time {
+func WidthStart(t time.Time, minutes int) time.Time {
 	return t.UTC().Truncate(time.Duration(minutes) * time.Minute)
 }
 
-// ceilTime rounds t up to a multiple of d.
-func ceilTime(t time.Time, d time.Duration) time.Time {
+// CeilTime rounds t up to a multiple of d.
+func CeilTime(t time.Time, d time.Duration) time.Time {
 	tt := t.Truncate(d)
 	if tt.Before(t) {
 		tt = tt.Add(d)
@@ -153,63 +153,63 @@ func ceilTime(t time.Time, d time.Duration) time.Time {
 	return tt
 }
 
-// span is the buckets of one width (in minutes) that start in [from, to).
-type span struct {
-	minutes  int
-	from, to time.Time
+// RollupSpan is the buckets of one width (in minutes) that start in [from, to).
+type RollupSpan struct {
+	Minutes  int
+	From, To time.Time
 }
 
-// rollupSpans splits the 15-minute buckets that start in [from, to) into
+// RollupSpans splits the 15-minute buckets that start in [from, to) into
 // whole UTC days, whole hours at the edges and the quarter hours left:
 // at most one span of days, two of hours and four of quarter hours, none
 // empty, together covering exactly those buckets.
-func rollupSpans(from, to time.Time) []span {
+func RollupSpans(from, to time.Time) []RollupSpan {
 	q := core.OutcomeBucketSize
-	from, to = ceilTime(from.UTC(), q), ceilTime(to.UTC(), q)
-	var out []span
+	from, to = CeilTime(from.UTC(), q), CeilTime(to.UTC(), q)
+	var out []RollupSpan
 	add := func(minutes int, a, b time.Time) {
 		if a.Before(b) {
-			out = append(out, span{minutes, a, b})
+			out = append(out, RollupSpan{minutes, a, b})
 		}
 	}
 	hours := func(a, b time.Time) {
-		h0, h1 := ceilTime(a, time.Hour), b.Truncate(time.Hour)
+		h0, h1 := CeilTime(a, time.Hour), b.Truncate(time.Hour)
 		if !h0.Before(h1) {
-			add(quarterMinutes, a, b)
+			add(QuarterMinutes, a, b)
 			return
 		}
-		add(quarterMinutes, a, h0)
-		add(hourMinutes, h0, h1)
-		add(quarterMinutes, h1, b)
+		add(QuarterMinutes, a, h0)
+		add(HourMinutes, h0, h1)
+		add(QuarterMinutes, h1, b)
 	}
-	d0, d1 := ceilTime(from, 24*time.Hour), to.Truncate(24*time.Hour)
+	d0, d1 := CeilTime(from, 24*time.Hour), to.Truncate(24*time.Hour)
 	if !d0.Before(d1) {
 		hours(from, to)
 		return out
 	}
 	hours(from, d0)
-	add(dayMinutes, d0, d1)
+	add(DayMinutes, d0, d1)
 	hours(d1, to)
 	return out
 }
 
-// spanWhere returns the condition selecting the buckets of spans whose
+// SpanWhere returns the condition selecting the buckets of spans whose
 // width is accepted by keep, and its arguments; with width false the
 // table has no width_minutes column (the 15-minute tables). ok is false
 // when no span is kept.
-func spanWhere(spans []span, keep func(minutes int) bool, width bool) (cond string, args []any, ok bool) {
+func SpanWhere(spans []RollupSpan, keep func(minutes int) bool, width bool) (cond string, args []any, ok bool) {
 	var parts []string
 	for _, s := range spans {
-		if !keep(s.minutes) {
+		if !keep(s.Minutes) {
 			continue
 		}
 		if width {
 			parts = append(parts, "(width_minutes = ? AND bucket_start >= ? AND bucket_start < ?)")
-			args = append(args, s.minutes)
+			args = append(args, s.Minutes)
 		} else {
 			parts = append(parts, "(bucket_start >= ? AND bucket_start < ?)")
 		}
-		args = append(args, s.from, s.to)
+		args = append(args, s.From, s.To)
 	}
 	if len(parts) == 0 {
 		return "", nil, false
@@ -217,21 +217,21 @@ func spanWhere(spans []span, keep func(minutes int) bool, width bool) (cond stri
 	return "(" + strings.Join(parts, " OR ") + ")", args, true
 }
 
-// isQuarter and isCoarse sort spans between the 15-minute tables and
+// IsQuarter and isCoarse sort spans between the 15-minute tables and
 // the tables of coarser widths.
-func isQuarter(minutes int) bool { return minutes == quarterMinutes }
-func isCoarse(minutes int) bool  { return minutes != quarterMinutes }
+func IsQuarter(minutes int) bool { return minutes == QuarterMinutes }
+func IsCoarse(minutes int) bool  { return minutes != QuarterMinutes }
 
-// counterRow is one row of a roll-up upsert: its key columns' values
+// CounterRow is one row of a roll-up upsert: its key columns' values
 // (shard included), then its counters'.
-type counterRow []any
+type CounterRow []any
 
-// upsertCounters adds rows to the counters of table in multi-row
+// UpsertCounters adds rows to the counters of table in multi-row
 // upserts of at most idChunk rows: keyCols (the primary key, shard
 // included) then counterCols name each row's values; a row whose key
 // exists adds its counters to it. Callers pass rows in primary-key
 // order, so concurrent writers lock them in the same order.
-func (db *handle) upsertCounters(ctx context.Context, tx *sql.Tx, table string, keyCols, counterCols []string, rows []counterRow) error {
+func (db *handle) UpsertCounters(ctx context.Context, tx *sql.Tx, table string, keyCols, counterCols []string, rows []CounterRow) error {
 	cols := append(append([]string{}, keyCols...), counterCols...)
 	row := "(" + strings.TrimSuffix(strings.Repeat("?,", len(cols)), ",") + ")"
 	var set []string
@@ -277,9 +277,9 @@ func (o outcomeTally) writeCoarse(ctx context.Context, db *handle, tx *sql.Tx, k
 	}
 	sums := map[coarseKey]int64{}
 	var order []coarseKey
-	for _, w := range coarseWidths {
+	for _, w := range CoarseWidths {
 		for _, k := range keys {
-			ck := coarseKey{w, widthStart(k.Start, w), k.ConnectionID, k.Status}
+			ck := coarseKey{w, WidthStart(k.Start, w), k.ConnectionID, k.Status}
 			if _, seen := sums[ck]; !seen {
 				order = append(order, ck)
 			}
@@ -298,10 +298,10 @@ func (o outcomeTally) writeCoarse(ctx context.Context, db *handle, tx *sql.Tx, k
 		}
 		return strings.Compare(a.status, b.status)
 	})
-	rows := make([]counterRow, 0, len(order))
+	rows := make([]CounterRow, 0, len(order))
 	for _, k := range order {
-		rows = append(rows, counterRow{k.minutes, k.start, k.conn, k.status, shard, sums[k]})
+		rows = append(rows, CounterRow{k.minutes, k.start, k.conn, k.status, shard, sums[k]})
 	}
-	return db.upsertCounters(ctx, tx, "{prefix}mailsvc_outcome_rollups",
+	return db.UpsertCounters(ctx, tx, "{prefix}mailsvc_outcome_rollups",
 		[]string{"width_minutes", "bucket_start", "connection_id", "status", "shard"}, []string{"messages"}, rows)
 }

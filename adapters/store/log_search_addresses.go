@@ -419,7 +419,7 @@ func (db *LogService) SearchIndexPartial(ctx context.Context) (bool, error) {
 }
 
 // queryStrings runs a query of one text column and returns its values.
-func queryStrings(ctx context.Context, q querier, query string, args ...any) ([]string, error) {
+func queryStrings(ctx context.Context, q Querier, query string, args ...any) ([]string, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err

@@ -134,7 +134,7 @@ func (db *handle) queryLogAts(ctx context.Context, q string, need int, args ...a
 		args = append(args, need)
 	}
 	var out []logAt
-	err := eachRow(ctx, db.sqlDB, "read matching logs", db.expand(q), args, func(r rowScanner) error {
+	err := EachRow(ctx, db.sqlDB, "read matching logs", db.expand(q), args, func(r RowScanner) error {
 		var m logAt
 		if err := r.Scan(&m.ID, &m.At); err != nil {
 			return err

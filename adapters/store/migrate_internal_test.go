@@ -165,7 +165,7 @@ func TestDecodeJSONNumbers(t *testing.T) {
 		{`[1,{"a":2}]`, []any{int64(1), map[string]any{"a": int64(2)}}},
 	}
 	for _, tt := range tests {
-		got, err := decodeJSON(tt.in)
+		got, err := DecodeJSON(tt.in)
 		if err != nil {
 			t.Errorf("decodeJSON(%s): %v", tt.in, err)
 			continue
@@ -175,7 +175,7 @@ func TestDecodeJSONNumbers(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{``, `{`, `1 2`, `{"a":1}x`} {
-		if v, err := decodeJSON(bad); err == nil {
+		if v, err := DecodeJSON(bad); err == nil {
 			t.Errorf("decodeJSON(%q) = %#v, want error", bad, v)
 		}
 	}

@@ -39,7 +39,7 @@ func toNotificationRow(c *core.NotificationChannel) (*notificationRow, error) {
 	if events == nil {
 		events = []string{}
 	}
-	ev, err := encodeJSON(events)
+	ev, err := EncodeJSON(events)
 	if err != nil {
 		return nil, fmt.Errorf("channel events: %w", err)
 	}
@@ -47,7 +47,7 @@ func toNotificationRow(c *core.NotificationChannel) (*notificationRow, error) {
 	if settings == nil {
 		settings = core.Settings{}
 	}
-	js, err := encodeJSON(map[string]any(settings))
+	js, err := EncodeJSON(map[string]any(settings))
 	if err != nil {
 		return nil, fmt.Errorf("channel settings: %w", err)
 	}
@@ -62,7 +62,7 @@ func toNotificationRow(c *core.NotificationChannel) (*notificationRow, error) {
 }
 
 func (r *notificationRow) toChannel() (*core.NotificationChannel, error) {
-	v, err := decodeJSON(r.Settings)
+	v, err := DecodeJSON(r.Settings)
 	if err != nil {
 		return nil, fmt.Errorf("channel %d settings: %w", r.ID, err)
 	}
@@ -73,7 +73,7 @@ func (r *notificationRow) toChannel() (*core.NotificationChannel, error) {
 	if m == nil {
 		m = map[string]any{}
 	}
-	ev, err := decodeJSON(r.Events)
+	ev, err := DecodeJSON(r.Events)
 	if err != nil {
 		return nil, fmt.Errorf("channel %d events: %w", r.ID, err)
 	}

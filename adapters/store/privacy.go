@@ -75,9 +75,9 @@ func (db *PrivacyService) FindLogsNaming(ctx context.Context, email string, offs
 }
 
 // queryIDs runs query (expanded) and returns its first column as ids.
-func (db *handle) queryIDs(ctx context.Context, q querier, query string, args ...any) ([]int64, error) {
+func (db *handle) queryIDs(ctx context.Context, q Querier, query string, args ...any) ([]int64, error) {
 	var ids []int64
-	err := eachRow(ctx, q, "query ids", db.expand(query), args, func(r rowScanner) error {
+	err := EachRow(ctx, q, "query ids", db.expand(query), args, func(r RowScanner) error {
 		var id int64
 		if err := r.Scan(&id); err != nil {
 			return err
@@ -235,8 +235,8 @@ func (db *handle) eraseAttempts(ctx context.Context, tx *sql.Tx, in string, args
 		response, error string
 	}
 	var changes []change
-	err := eachRow(ctx, tx, "read attempts", db.expand(`SELECT id, response, error FROM {prefix}mailsvc_log_attempts
-		WHERE log_id IN (`+in+`)`), args, func(row rowScanner) error {
+	err := EachRow(ctx, tx, "read attempts", db.expand(`SELECT id, response, error FROM {prefix}mailsvc_log_attempts
+		WHERE log_id IN (`+in+`)`), args, func(row RowScanner) error {
 		var c change
 		if err := row.Scan(&c.id, &c.response, &c.error); err != nil {
 			return err

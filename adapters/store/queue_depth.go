@@ -45,7 +45,7 @@ func (db *LogService) PendingCounts(ctx context.Context) (core.QueueStats, error
 
 // cappedCount counts the logs of one status, up to QueueDepthCap.
 func (db *handle) cappedCount(ctx context.Context, status string, n *int) error {
-	scope, scopeArgs := siteScope(ctx, "site_id")
+	scope, scopeArgs := SiteCond(ctx, "site_id")
 	args := append(append([]any{status}, scopeArgs...), QueueDepthCap)
 	err := db.sqlDB.QueryRowContext(ctx, db.expand(`SELECT COUNT(*) FROM
 		(SELECT 1 AS one FROM {prefix}mailsvc_logs WHERE status = ?`+scope+` LIMIT ?) capped`), args...).Scan(n)

@@ -40,49 +40,59 @@ const rollupCompactBatch = 500
 // being folded; the fold rolls back and runs again.
 var errShardRace = errors.New("a shard row appeared while folding")
 
-// rollupTable names a roll-up table, the columns that, with bucket_start
-// (and width_minutes when width is set), make its key, and its counters.
-type rollupTable struct {
-	name     string
-	width    bool
-	keys     []string
-	counters []string
+// RollupTable names a sharded roll-up table CompactRollups folds: the
+// columns that, with bucket_start (and width_minutes when Width is set),
+// make its key, its counters, and the bucket widths (in minutes) it
+// holds.
+type RollupTable struct {
+	Name     string // {prefix}mailsvc_...
+	Width    bool   // the table has a width_minutes column
+	Keys     []string
+	Counters []string
+	// Widths are the widths it holds; a table without a width column
+	// holds quarter hours only.
+	Widths []int
 }
 
-// rollupTables are the sharded roll-up tables CompactRollups folds.
-var rollupTables = []rollupTable{
-	{"{prefix}mailsvc_outcome_buckets", false, []string{"connection_id", "status"}, []string{"messages"}},
-	{"{prefix}mailsvc_source_buckets", false, []string{"source", "status"}, []string{"messages"}},
-	{"{prefix}mailsvc_outcome_rollups", true, []string{"connection_id", "status"}, []string{"messages"}},
-	{"{prefix}mailsvc_source_rollups", true, []string{"source", "status"}, []string{"messages"}},
-	{"{prefix}mailsvc_event_buckets", true, []string{"provider", "event", "connection_id", "source"}, []string{"events", "repeats", "kind_repeats"}},
-	{"{prefix}mailsvc_site_rollups", true, []string{"site_id", "connection_id", "source", "status"}, []string{"messages"}},
-	{"{prefix}mailsvc_site_event_buckets", true, []string{"site_id", "provider", "event", "connection_id", "source"}, []string{"events", "repeats", "kind_repeats"}},
+// rollupTables are the sharded roll-up tables CompactRollups folds: the
+// service's own, then those modules registered (RegisterRollupTables).
+var rollupTables = []RollupTable{
+	{"{prefix}mailsvc_outcome_buckets", false, []string{"connection_id", "status"}, []string{"messages"}, nil},
+	{"{prefix}mailsvc_source_buckets", false, []string{"source", "status"}, []string{"messages"}, nil},
+	{"{prefix}mailsvc_outcome_rollups", true, []string{"connection_id", "status"}, []string{"messages"}, CoarseWidths},
+	{"{prefix}mailsvc_source_rollups", true, []string{"source", "status"}, []string{"messages"}, CoarseWidths},
+	{"{prefix}mailsvc_event_buckets", true, []string{"provider", "event", "connection_id", "source"}, []string{"events", "repeats", "kind_repeats"}, eventWidths},
+	{"{prefix}mailsvc_site_rollups", true, []string{"site_id", "connection_id", "source", "status"}, []string{"messages"}, eventWidths},
+	{"{prefix}mailsvc_site_event_buckets", true, []string{"site_id", "provider", "event", "connection_id", "source"}, []string{"events", "repeats", "kind_repeats"}, eventWidths},
+}
+
+// RegisterRollupTables adds a module's sharded roll-up tables to those
+// CompactRollups folds. Call it from an init(), as RegisterMigrations.
+func RegisterRollupTables(tables ...RollupTable) {
+	moduleMu.Lock()
+	defer moduleMu.Unlock()
+	rollupTables = append(rollupTables, tables...)
 }
 
 // widths returns the bucket widths (in minutes) tbl holds.
-func (tbl rollupTable) widths() []int {
-	if !tbl.width {
-		return []int{quarterMinutes}
+func (tbl RollupTable) widths() []int {
+	if !tbl.Width || len(tbl.Widths) == 0 {
+		return []int{QuarterMinutes}
 	}
-	switch tbl.name {
-	case "{prefix}mailsvc_event_buckets", "{prefix}mailsvc_site_rollups", "{prefix}mailsvc_site_event_buckets":
-		return eventWidths
-	}
-	return coarseWidths
+	return tbl.Widths
 }
 
 // where returns the condition on the width column (empty without one)
 // and its argument.
-func (tbl rollupTable) where(minutes int) (string, []any) {
-	if !tbl.width {
+func (tbl RollupTable) where(minutes int) (string, []any) {
+	if !tbl.Width {
 		return "", nil
 	}
 	return "width_minutes = ? AND ", []any{minutes}
 }
 
 // keyList returns the key columns after bucket_start, comma separated.
-func (tbl rollupTable) keyList() string { return strings.Join(tbl.keys, ", ") }
+func (tbl RollupTable) keyList() string { return strings.Join(tbl.Keys, ", ") }
 
 // RollupCompaction says what one CompactRollups run did.
 type RollupCompaction struct {
@@ -107,7 +117,10 @@ type RollupCompaction struct {
 // already folded does nothing.
 func (db *DB) CompactRollups(ctx context.Context) (RollupCompaction, error) {
 	var out RollupCompaction
-	for _, tbl := range rollupTables {
+	moduleMu.Lock()
+	tables := slices.Clone(rollupTables)
+	moduleMu.Unlock()
+	for _, tbl := range tables {
 		for _, minutes := range tbl.widths() {
 			// A bucket starting before cutoff ended by now - RollupCompactAge.
 			width := time.Duration(minutes) * time.Minute
@@ -123,7 +136,7 @@ func (db *DB) CompactRollups(ctx context.Context) (RollupCompaction, error) {
 				}
 				var got RollupCompaction
 				for attempt := 0; ; attempt++ {
-					err = retryDeadlock(func() error {
+					err = RetryDeadlock(func() error {
 						var err error
 						got, err = db.foldBuckets(ctx, tbl, minutes, first, last)
 						return err
@@ -149,17 +162,17 @@ func (db *DB) CompactRollups(ctx context.Context) (RollupCompaction, error) {
 // the first and last bucket start of about rollupCompactBatch such keys,
 // ok false when there are none left. It reads the primary key in order,
 // without locks.
-func (db *DB) nextShardedBuckets(ctx context.Context, tbl rollupTable, minutes int, after *time.Time, cutoff time.Time) (first, last time.Time, ok bool, err error) {
+func (db *DB) nextShardedBuckets(ctx context.Context, tbl RollupTable, minutes int, after *time.Time, cutoff time.Time) (first, last time.Time, ok bool, err error) {
 	where, args := tbl.where(minutes)
 	if after != nil {
 		where += "bucket_start > ? AND "
 		args = append(args, *after)
 	}
 	args = append(args, cutoff, rollupCompactBatch)
-	err = eachRow(ctx, db.sqlDB, "find sharded roll-ups", db.expand(`SELECT bucket_start FROM `+tbl.name+`
+	err = EachRow(ctx, db.sqlDB, "find sharded roll-ups", db.expand(`SELECT bucket_start FROM `+tbl.Name+`
 		WHERE `+where+`bucket_start < ? AND shard > 0
 		GROUP BY bucket_start, `+tbl.keyList()+`
-		ORDER BY bucket_start, `+tbl.keyList()+` LIMIT ?`), args, func(r rowScanner) error {
+		ORDER BY bucket_start, `+tbl.keyList()+` LIMIT ?`), args, func(r RowScanner) error {
 		var t time.Time
 		if err := r.Scan(&t); err != nil {
 			return err
@@ -183,7 +196,7 @@ func (db *DB) nextShardedBuckets(ctx context.Context, tbl rollupTable, minutes i
 // shard row appear meanwhile (MySQL's READ COMMITTED takes no gap lock),
 // the DELETE removes more rows than were read and the transaction rolls
 // back with errShardRace, for CompactRollups to run it again.
-func (db *DB) foldBuckets(ctx context.Context, tbl rollupTable, minutes int, first, last time.Time) (RollupCompaction, error) {
+func (db *DB) foldBuckets(ctx context.Context, tbl RollupTable, minutes int, first, last time.Time) (RollupCompaction, error) {
 	type key struct {
 		start time.Time
 		keys  string // the key columns' values, NUL-separated
@@ -192,7 +205,7 @@ func (db *DB) foldBuckets(ctx context.Context, tbl rollupTable, minutes int, fir
 	var out RollupCompaction
 	err := db.inTx(ctx, func(tx *sql.Tx) error {
 		out = RollupCompaction{}
-		sel := `SELECT bucket_start, ` + tbl.keyList() + `, ` + strings.Join(tbl.counters, ", ") + ` FROM ` + tbl.name + `
+		sel := `SELECT bucket_start, ` + tbl.keyList() + `, ` + strings.Join(tbl.Counters, ", ") + ` FROM ` + tbl.Name + `
 			WHERE ` + width + `bucket_start >= ? AND bucket_start <= ? AND shard > 0
 			ORDER BY bucket_start, ` + tbl.keyList() + `, shard`
 		if db.dialect == DialectMySQL {
@@ -207,8 +220,8 @@ func (db *DB) foldBuckets(ctx context.Context, tbl rollupTable, minutes int, fir
 		var read int64
 		for rows.Next() {
 			var k key
-			vals := make([]string, len(tbl.keys))
-			nums := make([]int64, len(tbl.counters))
+			vals := make([]string, len(tbl.Keys))
+			nums := make([]int64, len(tbl.Counters))
 			dest := []any{&k.start}
 			for i := range vals {
 				dest = append(dest, &vals[i])
@@ -223,7 +236,7 @@ func (db *DB) foldBuckets(ctx context.Context, tbl rollupTable, minutes int, fir
 			k.keys = strings.Join(vals, "\x00")
 			if _, seen := sums[k]; !seen {
 				keys = append(keys, k)
-				sums[k] = make([]int64, len(tbl.counters))
+				sums[k] = make([]int64, len(tbl.Counters))
 			}
 			for i, n := range nums {
 				sums[k][i] += n
@@ -241,14 +254,14 @@ func (db *DB) foldBuckets(ctx context.Context, tbl rollupTable, minutes int, fir
 		// Shard 0 first, in key order as the writers lock, then the
 		// shards it now counts.
 		keyCols := []string{"bucket_start"}
-		if tbl.width {
+		if tbl.Width {
 			keyCols = []string{"width_minutes", "bucket_start"}
 		}
-		keyCols = append(append(keyCols, tbl.keys...), "shard")
-		upserts := make([]counterRow, 0, len(keys))
+		keyCols = append(append(keyCols, tbl.Keys...), "shard")
+		upserts := make([]CounterRow, 0, len(keys))
 		for _, k := range keys {
-			r := counterRow{}
-			if tbl.width {
+			r := CounterRow{}
+			if tbl.Width {
 				r = append(r, minutes)
 			}
 			r = append(r, k.start)
@@ -261,10 +274,10 @@ func (db *DB) foldBuckets(ctx context.Context, tbl rollupTable, minutes int, fir
 			}
 			upserts = append(upserts, r)
 		}
-		if err := db.upsertCounters(ctx, tx, tbl.name, keyCols, tbl.counters, upserts); err != nil {
+		if err := db.UpsertCounters(ctx, tx, tbl.Name, keyCols, tbl.Counters, upserts); err != nil {
 			return fmt.Errorf("fold roll-up shards: %w", err)
 		}
-		res, err := tx.ExecContext(ctx, db.expand(`DELETE FROM `+tbl.name+`
+		res, err := tx.ExecContext(ctx, db.expand(`DELETE FROM `+tbl.Name+`
 			WHERE `+width+`bucket_start >= ? AND bucket_start <= ? AND shard > 0`), append(slices.Clone(widthArgs), first, last)...)
 		if err != nil {
 			return fmt.Errorf("delete folded roll-up shards: %w", err)

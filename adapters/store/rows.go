@@ -5,11 +5,11 @@ import (
 	"fmt"
 )
 
-// eachRow runs query on q and calls scan for each row it returns, in
+// EachRow runs query on q and calls scan for each row it returns, in
 // order, closing the rows however it ends: the one row-scan loop of the
 // range queries. An error (the query's, scan's or the rows') is returned
 // wrapped with what.
-func eachRow(ctx context.Context, q querier, what, query string, args []any, scan func(r rowScanner) error) error {
+func EachRow(ctx context.Context, q Querier, what, query string, args []any, scan func(r RowScanner) error) error {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)

@@ -43,7 +43,7 @@ func (db *SettingsService) LoadSettings(ctx context.Context, scope string) (map[
 	}
 	out := make(map[string]any, len(rows))
 	for _, r := range rows {
-		v, err := decodeJSON(r.Value)
+		v, err := DecodeJSON(r.Value)
 		if err != nil {
 			return nil, fmt.Errorf("load setting %s.%s: %w", scope, r.Key, err)
 		}
@@ -66,7 +66,7 @@ func (db *SettingsService) LoadSettingsScopes(ctx context.Context, prefix string
 		if len(r.Scope) < len(prefix) || r.Scope[:len(prefix)] != prefix {
 			continue
 		}
-		v, err := decodeJSON(r.Value)
+		v, err := DecodeJSON(r.Value)
 		if err != nil {
 			return nil, fmt.Errorf("load setting %s.%s: %w", r.Scope, r.Key, err)
 		}
@@ -101,7 +101,7 @@ func (db *SettingsService) SaveSettings(ctx context.Context, scope string, value
 	t := now()
 	rows := make([]settingRow, 0, len(keys))
 	for _, k := range keys {
-		js, err := encodeJSON(values[k])
+		js, err := EncodeJSON(values[k])
 		if err != nil {
 			return fmt.Errorf("save setting %s.%s: %w", scope, k, err)
 		}

@@ -9,10 +9,10 @@ import (
 	"github.com/mailsvc/mailsvc/core"
 )
 
-// siteScope returns the condition (" AND column = ?", or "") and its
+// SiteCond returns the condition (" AND column = ?", or "") and its
 // argument limiting a query to the site ctx is scoped to
 // (core.WithSiteScope).
-func siteScope(ctx context.Context, column string) (string, []any) {
+func SiteCond(ctx context.Context, column string) (string, []any) {
 	if s := core.SiteScope(ctx); s > 0 {
 		return " AND " + column + " = ?", []any{s}
 	}
@@ -33,10 +33,10 @@ func logSiteID(ctx context.Context, l *core.Log) int64 {
 	return l.SiteID
 }
 
-// networkOnly refuses a read that has no per-site form under a site scope
+// NetworkOnly refuses a read that has no per-site form under a site scope
 // (the roll-ups count the whole network): a site's administrator gets
 // "not available" rather than the other sites' figures.
-func networkOnly(ctx context.Context, what string) error {
+func NetworkOnly(ctx context.Context, what string) error {
 	if core.SiteScope(ctx) > 0 {
 		return core.Errorf(core.EUNAVAILABLE, "%s are kept for the whole network only; ask a network administrator.", what)
 	}
@@ -55,11 +55,11 @@ func (db *handle) siteOutcomeBuckets(ctx context.Context, site int64, from, to t
 		status string
 	}
 	counts := map[key]int64{}
-	err := eachRow(ctx, db.sqlDB, fmt.Sprintf("outcome buckets of site %d", site), db.expand(`SELECT updated_at, COALESCE(sent_connection_id, 0), status
+	err := EachRow(ctx, db.sqlDB, fmt.Sprintf("outcome buckets of site %d", site), db.expand(`SELECT updated_at, COALESCE(sent_connection_id, 0), status
 		FROM {prefix}mailsvc_logs WHERE site_id = ? AND status IN (?, ?) AND updated_at >= ? AND updated_at < ?
 		AND created_at < ?`),
 		[]any{site, core.StatusDelivered, core.StatusFailed, from.UTC().Truncate(time.Microsecond), to.UTC().Truncate(time.Microsecond),
-			to.UTC().Truncate(time.Microsecond)}, func(r rowScanner) error {
+			to.UTC().Truncate(time.Microsecond)}, func(r RowScanner) error {
 			var at time.Time
 			var k key
 			if err := r.Scan(&at, &k.conn, &k.status); err != nil {

@@ -30,7 +30,7 @@ func (db *SiteService) ReserveSiteQuota(ctx context.Context, site int64, day, mo
 			return r, fmt.Errorf("reserve quota of site %d: %w", site, err)
 		}
 	}
-	err := retryDeadlock(func() error {
+	err := RetryDeadlock(func() error {
 		r.OK, r.DayFull, r.MonthFull = false, false, false
 		return db.inTx(ctx, func(tx *sql.Tx) error {
 			take := func(period string, limit int64) (bool, error) {
@@ -109,8 +109,8 @@ func (db *SiteService) MarkQuotaAlert(ctx context.Context, site int64, period st
 // SiteQuotaUsage implements core.SiteQuotaStore.
 func (db *SiteService) SiteQuotaUsage(ctx context.Context, period string) (map[int64]int64, error) {
 	out := map[int64]int64{}
-	err := eachRow(ctx, db.sqlDB, "read quota usage", db.expand(`SELECT site_id, used FROM {prefix}mailsvc_site_quota_usage WHERE period = ?`),
-		[]any{period}, func(r rowScanner) error {
+	err := EachRow(ctx, db.sqlDB, "read quota usage", db.expand(`SELECT site_id, used FROM {prefix}mailsvc_site_quota_usage WHERE period = ?`),
+		[]any{period}, func(r RowScanner) error {
 			var site, used int64
 			if err := r.Scan(&site, &used); err != nil {
 				return err
@@ -128,8 +128,8 @@ func (db *SiteService) SiteQuotaUsage(ctx context.Context, period string) (map[i
 // failed ones among them, by the (site_id, created_at) index.
 func (db *SiteService) SiteLogCounts(ctx context.Context, from time.Time) (map[int64]core.SiteLogCount, error) {
 	out := map[int64]core.SiteLogCount{}
-	err := eachRow(ctx, db.sqlDB, "count logs by site", db.expand(`SELECT site_id, COUNT(*), SUM(CASE WHEN status = ? THEN 1 ELSE 0 END)
-		FROM {prefix}mailsvc_logs WHERE created_at >= ? GROUP BY site_id`), []any{core.StatusFailed, from}, func(r rowScanner) error {
+	err := EachRow(ctx, db.sqlDB, "count logs by site", db.expand(`SELECT site_id, COUNT(*), SUM(CASE WHEN status = ? THEN 1 ELSE 0 END)
+		FROM {prefix}mailsvc_logs WHERE created_at >= ? GROUP BY site_id`), []any{core.StatusFailed, from}, func(r RowScanner) error {
 		var site int64
 		var c core.SiteLogCount
 		var failed sql.NullInt64

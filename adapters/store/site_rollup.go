@@ -59,7 +59,7 @@ func (s siteTally) write(ctx context.Context, db *DB, tx *sql.Tx) error {
 	}
 	shard := 0
 	if db.dialect == DialectMySQL {
-		shard = rand.IntN(rollupShards)
+		shard = rand.IntN(RollupShards)
 	}
 	type widthKey struct {
 		minutes int
@@ -70,7 +70,7 @@ func (s siteTally) write(ctx context.Context, db *DB, tx *sql.Tx) error {
 	for _, w := range eventWidths {
 		for k, n := range s {
 			wk := widthKey{w, k}
-			wk.key.Start = widthStart(k.Start, w)
+			wk.key.Start = WidthStart(k.Start, w)
 			if _, seen := sums[wk]; !seen {
 				order = append(order, wk)
 			}
@@ -95,11 +95,11 @@ func (s siteTally) write(ctx context.Context, db *DB, tx *sql.Tx) error {
 		}
 		return strings.Compare(a.key.Status, b.key.Status)
 	})
-	rows := make([]counterRow, 0, len(order))
+	rows := make([]CounterRow, 0, len(order))
 	for _, k := range order {
-		rows = append(rows, counterRow{k.minutes, k.key.Start, k.key.Site, k.key.ConnectionID, k.key.Source, k.key.Status, shard, sums[k]})
+		rows = append(rows, CounterRow{k.minutes, k.key.Start, k.key.Site, k.key.ConnectionID, k.key.Source, k.key.Status, shard, sums[k]})
 	}
-	return db.upsertCounters(ctx, tx, "{prefix}mailsvc_site_rollups",
+	return db.UpsertCounters(ctx, tx, "{prefix}mailsvc_site_rollups",
 		[]string{"width_minutes", "bucket_start", "site_id", "connection_id", "source", "status", "shard"}, []string{"messages"}, rows)
 }
 
@@ -133,7 +133,7 @@ func (db *DB) siteTotals(ctx context.Context, site int64, key string, from, to t
 			return nil, err
 		}
 	}
-	cond, args, ok := spanWhere(rollupSpans(from, to), func(int) bool { return true }, true)
+	cond, args, ok := SpanWhere(RollupSpans(from, to), func(int) bool { return true }, true)
 	if ok {
 		siteCond := " AND site_id = ?"
 		if site == core.MainSiteID {

@@ -45,7 +45,7 @@ func (db *DB) tablesLike(ctx context.Context, pattern string) ([]string, error) 
 		q = `SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE ? ESCAPE '\' ORDER BY name`
 	}
 	var out []string
-	err := eachRow(ctx, db.sqlDB, "list tables", q, []any{pattern}, func(r rowScanner) error {
+	err := EachRow(ctx, db.sqlDB, "list tables", q, []any{pattern}, func(r RowScanner) error {
 		var name string
 		if err := r.Scan(&name); err != nil {
 			return err

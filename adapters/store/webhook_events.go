@@ -109,7 +109,7 @@ func (db *DB) RecordLogEvent(ctx context.Context, ev *core.LogEvent, status, las
 	if detail == nil {
 		detail = map[string]any{}
 	}
-	js, err := encodeJSON(detail)
+	js, err := EncodeJSON(detail)
 	if err != nil {
 		return false, fmt.Errorf("log event detail: %w", err)
 	}
@@ -147,7 +147,7 @@ func (db *DB) RecordLogEvent(ctx context.Context, ev *core.LogEvent, status, las
 		if err := db.addEventRollup(ctx, tx, site, conn, source, ev.Event, chain, eventLink{ev.ID, ev.Provider, at}); err != nil {
 			return err
 		}
-		if err := db.insertHostHooks(ctx, tx, ev.HostHooks); err != nil {
+		if err := db.InsertHostHooks(ctx, tx, ev.HostHooks); err != nil {
 			return err
 		}
 		if status == "" {
@@ -188,7 +188,7 @@ func (db *DB) FindLogEvents(ctx context.Context, logID int64) ([]core.LogEvent, 
 			return nil, fmt.Errorf("find log events: %w", err)
 		}
 		ev.At = ev.At.UTC()
-		v, err := decodeJSON(js)
+		v, err := DecodeJSON(js)
 		if err != nil {
 			return nil, fmt.Errorf("log event %d detail: %w", ev.ID, err)
 		}
