@@ -121,26 +121,14 @@ func (s sourceTally) writeCoarse(ctx context.Context, db *DB, tx *sql.Tx, keys [
 		[]string{"width_minutes", "bucket_start", "source", "status", "shard"}, []string{"messages"}, rows)
 }
 
-// idList returns "?,?,..." and the arguments of an IN list of ids.
-func idList(ids []int64) (string, []any) {
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
-	return strings.TrimSuffix(strings.Repeat("?,", len(ids)), ","), args
-}
-
-// idChunk bounds the ids of one IN list.
-const idChunk = 500
-
 // addLogSourceOutcomes grows the roll-ups by source with the logs of ids
 // as they stand in tx (ImportLogs' new rows): a delivered log counts in
 // the bucket of its delivered_at (else updated_at), a failed one in that
 // of its updated_at, as the outcome roll-ups count them.
 func (db *DB) addLogSourceOutcomes(ctx context.Context, tx *sql.Tx, ids []int64) error {
 	tally := sourceTally{}
-	for part := range slices.Chunk(ids, idChunk) {
-		in, args := idList(part)
+	for part := range slices.Chunk(ids, IDChunk) {
+		in, args := IDList(part)
 		rows, err := tx.QueryContext(ctx, db.expand(`SELECT source, status, updated_at, delivered_at
 			FROM {prefix}mailsvc_logs WHERE id IN (`+in+`)`), args...)
 		if err != nil {

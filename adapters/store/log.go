@@ -375,7 +375,7 @@ func (db *LogService) ReleaseExpiredLeases(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	released := 0
-	for part := range slices.Chunk(ids, idChunk) {
+	for part := range slices.Chunk(ids, IDChunk) {
 		in, args := inList(part)
 		res, err := db.sqlDB.ExecContext(ctx, db.expand(`UPDATE {prefix}mailsvc_logs
 			SET status = ?, lease_owner = NULL, lease_until = NULL, next_attempt_at = ?, updated_at = ?

@@ -73,7 +73,7 @@ func (db *handle) keepBodies(ctx context.Context, q txQuerier, bodies map[int64]
 		n += int(k)
 	}
 	for _, mode := range slices.Sorted(maps.Keys(unchanged)) {
-		for part := range slices.Chunk(unchanged[mode], idChunk) {
+		for part := range slices.Chunk(unchanged[mode], IDChunk) {
 			in, args := inList(part)
 			res, err := q.ExecContext(ctx, db.expand(`UPDATE {prefix}mailsvc_logs SET body_mode = ?, redacted_count = 0
 				WHERE id IN (`+in+`) AND status IN (?, ?)`), append(append([]any{mode}, args...), final...)...)
@@ -84,7 +84,7 @@ func (db *handle) keepBodies(ctx context.Context, q txQuerier, bodies map[int64]
 			n += int(k)
 		}
 	}
-	for part := range slices.Chunk(drop, idChunk) {
+	for part := range slices.Chunk(drop, IDChunk) {
 		if err := db.dropAttachmentBytes(ctx, q, part); err != nil {
 			return n, err
 		}

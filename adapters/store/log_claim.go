@@ -322,7 +322,7 @@ func (db *handle) heldLogs(ctx context.Context, tx *sql.Tx, outs [][]core.LogOut
 		lock = " FOR UPDATE"
 	}
 	held := make(map[int64]heldLog, len(ids))
-	for part := range slices.Chunk(ids, idChunk) {
+	for part := range slices.Chunk(ids, IDChunk) {
 		in, args := inList(part)
 		// The ids alone choose the rows (primary-key lookups): a status
 		// filter could let the planner scan the claim index and wait on

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 )
 
 // EachRow runs query on q and calls scan for each row it returns, in
@@ -25,3 +26,15 @@ func EachRow(ctx context.Context, q Querier, what, query string, args []any, sca
 	}
 	return nil
 }
+
+// IDList returns "?,?,..." and the arguments of an IN list of ids.
+func IDList(ids []int64) (string, []any) {
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	return strings.TrimSuffix(strings.Repeat("?,", len(ids)), ","), args
+}
+
+// IDChunk bounds the ids of one IN list.
+const IDChunk = 500
