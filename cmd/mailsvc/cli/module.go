@@ -33,9 +33,10 @@ type Module interface {
 }
 
 // ServeEnv is what `mailsvc serve` offers a Module: the parts it may set
-// or add to (Delivery, Privacy.Keepers, OAuth.Client, Jobs) and what it
-// may use (DB, Cipher, Hooks, ...). Serve reads what the modules set once
-// every module has joined, before the workers and the scheduler start.
+// or add to (Delivery, Privacy.Keepers, OAuth.Client, Jobs, HiddenTabs)
+// and what it may use (DB, Cipher, Hooks, ...). Serve reads what the
+// modules set once every module has joined, before the workers and the
+// scheduler start and before it builds the REST API and the screens.
 type ServeEnv struct {
 	Constants *core.Constants
 	// DB is the open, migrated database (settings, logs, connections,
@@ -63,6 +64,11 @@ type ServeEnv struct {
 	// them beside the built-in ones, each once per interval across the
 	// replicas (app/scheduler). Empty unless a module adds to it.
 	Jobs []scheduler.Job
+	// HiddenTabs are slugs of the tabs a module registered with its
+	// screens (admin.RegisterScreens) that the screens' navigation
+	// leaves out: a module switched off, which serves no routes, hides
+	// its own. Serve reads it when it builds the screens' handler.
+	HiddenTabs []string
 	// HTTPClient is the client outgoing calls should use (it honours
 	// MAIL_SVC_DEBUG_HTTP); it has no timeout of its own.
 	HTTPClient *http.Client

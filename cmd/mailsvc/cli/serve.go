@@ -262,7 +262,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		Reports:        reports,
 		Capture:        captureGuard,
 		Probes:         rt.probes(metricsReg),
-		Admin:          adminui.Handler(rt.screenFramers(admin)...),
+		Admin:          adminui.NewHandler(adminui.Options{Framers: rt.screenFramers(admin), HiddenTabs: moduleEnv.HiddenTabs}),
 		Migration:      migrationSvc,
 	}
 	if wpNetwork != nil {
