@@ -5,7 +5,9 @@
 // application password kept for the tab, or WordPress's cookie and nonce
 // inside wp-admin); they hold no data of their own. An add-on module's
 // screens (the Pro add-on's) are not in this package: the module
-// registers them with RegisterScreens.
+// registers them, and its tabs in the navigation, with RegisterScreens;
+// the handler lists those tabs in the generated module js/nav.js, which
+// app.js reads.
 package admin
 
 import (
