@@ -1,8 +1,8 @@
 // Package scheduler runs mailsvc's periodic jobs (among them OAuth
 // refresh, health checks, the retention purge, the queue-stalled watch and
 // the summary report; `mailsvc serve` lists them, cmd/mailsvc/cli
-// watch.go) once per interval in total across every replica that shares
-// the database.
+// watch.go, and add-on modules add theirs through cli.ServeEnv.Jobs) once
+// per interval in total across every replica that shares the database.
 //
 // # The once-per-interval guarantee
 //

@@ -201,6 +201,9 @@ func TestScreensThroughWordPress(t *testing.T) {
 			chromedp.Click(`nav a[data-screen="logs"]`, chromedp.ByQuery, in),
 			chromedp.Poll(`document.querySelector("iframe#mailsvc-screens").contentDocument.body.innerText.includes("Through the bridge")`, nil, pollFast))
 		b.screenshot("bridge-plain-logs")
+		b.run("the Pro tab loads (its modules come through the bridge too)",
+			chromedp.Click(`nav a[data-screen="pro"]`, chromedp.ByQuery, in),
+			chromedp.Poll(`document.querySelector("iframe#mailsvc-screens").contentDocument.querySelector("#screen .pro-license") !== null`, nil, pollFast))
 		b.run("the alert channels load",
 			chromedp.Click(`nav a[data-screen="alerts"]`, chromedp.ByQuery, in),
 			chromedp.Poll(`document.querySelector("iframe#mailsvc-screens").contentDocument.querySelector("#screen .screen-alerts .toolbar") !== null`, nil, pollFast))

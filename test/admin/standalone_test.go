@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -390,6 +391,15 @@ func TestStandaloneScreens(t *testing.T) {
 		}
 		b.hasNoRawJSON()
 		b.screenshot("pro-" + tab)
+	}
+	// The Pro tab comes last in the navigation, after the built-in tabs,
+	// and names the page while open.
+	var tabs []string
+	var title string
+	b.eval(`[...document.querySelectorAll("nav.nav-tab-wrapper a")].map((a) => a.dataset.screen + " " + a.textContent)`, &tabs)
+	b.eval(`document.title`, &title)
+	if want := []string{"dashboard Dashboard", "connections Connections", "logs Email logs", "alerts Alerts", "settings Settings", "tools Tools", "pro Pro"}; !slices.Equal(tabs, want) || title != "Pro ‹ mailsvc" {
+		t.Errorf("navigation %q, page title %q; want %q, %q", tabs, title, want, "Pro ‹ mailsvc")
 	}
 
 	// A routing rule made in the editor is chosen by the rule tester.

@@ -6,6 +6,7 @@ package nopro
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -109,6 +110,16 @@ func TestFreeBuildServesNoPro(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != want {
 			t.Errorf("GET %s: %d, want %d", path, resp.StatusCode, want)
+		}
+	}
+	// The screens' navigation lists no module's tab.
+	if resp, err := http.Get("http://" + svc.Addr + "/admin/js/nav.js"); err != nil {
+		t.Fatal(err)
+	} else {
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 || !strings.Contains(string(body), "export default [];") {
+			t.Errorf("GET /admin/js/nav.js: %d %v %s, want no tab", resp.StatusCode, err, body)
 		}
 	}
 	if r := servicetest.Call(t, "GET", svc.Base+"/settings", "", admin); r.Status != 200 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"log/slog"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -48,7 +49,12 @@ func TestProSwitchedOff(t *testing.T) {
 		{"on by default", nil, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, call := start(t, t.TempDir(), tt.env...)
+			svc, call := start(t, t.TempDir(), tt.env...)
+			// The screens' navigation shows the Pro tab only while Pro
+			// serves its routes.
+			if tabs := proTab(t, "http://"+svc.Addr); tabs != !tt.isOff {
+				t.Errorf("the Pro tab in the navigation: %v, want %v", tabs, !tt.isOff)
+			}
 			for _, r := range routes {
 				got := call(r.Method, concrete(r.Path), "{}")
 				unknown := call(r.Method, "/no-such-route/at-all", "{}")
@@ -62,4 +68,20 @@ func TestProSwitchedOff(t *testing.T) {
 			}
 		})
 	}
+}
+
+// proTab reports whether the screens served at base list the Pro tab in
+// their navigation (/admin/js/nav.js).
+func proTab(t *testing.T, base string) bool {
+	t.Helper()
+	resp, err := http.Get(base + "/admin/js/nav.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("GET /admin/js/nav.js: %d %v %s", resp.StatusCode, err, body)
+	}
+	return strings.Contains(string(body), `{"slug":"pro","title":"Pro","module":"pro.js"}`)
 }

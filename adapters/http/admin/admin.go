@@ -5,7 +5,9 @@
 // application password kept for the tab, or WordPress's cookie and nonce
 // inside wp-admin); they hold no data of their own. An add-on module's
 // screens (the Pro add-on's) are not in this package: the module
-// registers them with RegisterScreens.
+// registers them, and its tabs in the navigation, with RegisterScreens;
+// the handler lists those tabs in the generated module js/nav.js, which
+// app.js reads.
 package admin
 
 import (
@@ -22,6 +24,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"time"
 )
 
 //go:embed static
@@ -45,19 +48,43 @@ const BaseHeader = "X-Mailsvc-Screens-Base"
 const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; " +
 	"img-src 'self' data:; frame-src 'self' about:; object-src 'none'; base-uri 'none'; form-action 'self'"
 
-// Handler serves the screens under Prefix: the files as they are (the
-// built-in ones and those of the modules registered by RegisterScreens),
-// and index.html for the bare prefix. Anything else under the prefix is a 404.
-//
-// Only the service's own origin and the origins of framers may frame the
-// screens (CSP frame-ancestors): framers are the URLs of the pages that
-// embed them, WordPress's wp-admin Mail page. A framer that is not an
-// absolute http(s) URL adds nothing. No X-Frame-Options is sent: its
-// SAMEORIGIN would refuse a wp-admin on another origin, and browsers that
-// know frame-ancestors ignore it anyway.
+// NavPath is where the handler serves the generated module that lists
+// the registered modules' tabs (NavModule), under Prefix; app.js imports
+// it as ./nav.js. A module's own js/nav.js would never be served.
+const NavPath = "js/nav.js"
+
+// Options are how serve sets up the screens' handler (NewHandler).
+type Options struct {
+	// Framers are the URLs of the pages that embed the screens
+	// (WordPress's wp-admin Mail page): only the service's own origin
+	// and theirs may frame the screens (CSP frame-ancestors). A framer
+	// that is not an absolute http(s) URL adds nothing.
+	Framers []string
+	// HiddenTabs are slugs of registered tabs (RegisterScreens) that
+	// js/nav.js leaves out: those of a module switched off, whose
+	// screens would find no route to call.
+	HiddenTabs []string
+}
+
+// Handler serves the screens as NewHandler does, with framers and every
+// registered tab shown.
 func Handler(framers ...string) http.Handler {
-	policy := contentSecurityPolicy + "; frame-ancestors " + frameAncestors(framers)
+	return NewHandler(Options{Framers: framers})
+}
+
+// NewHandler serves the screens under Prefix: the files as they are (the
+// built-in ones and those of the modules registered by RegisterScreens),
+// index.html for the bare prefix, and at NavPath the registered modules'
+// tabs save opts.HiddenTabs, read once here. Anything else under the
+// prefix is a 404.
+//
+// No X-Frame-Options is sent: its SAMEORIGIN would refuse a wp-admin on
+// another origin, and browsers that know frame-ancestors ignore it
+// anyway.
+func NewHandler(opts Options) http.Handler {
+	policy := contentSecurityPolicy + "; frame-ancestors " + frameAncestors(opts.Framers)
 	fileServer := http.StripPrefix(Prefix, http.FileServer(http.FS(Files())))
+	nav, navErr := NavModule(Navigation(opts.HiddenTabs...))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
@@ -93,6 +120,15 @@ func Handler(framers ...string) http.Handler {
 		// The files change only with the binary; revalidate on each load so
 		// an upgrade is seen at once.
 		h.Set("Cache-Control", "no-cache")
+		if r.URL.Path == Prefix+NavPath {
+			if navErr != nil {
+				http.Error(w, navErr.Error(), http.StatusInternalServerError)
+				return
+			}
+			h.Set("Content-Type", "text/javascript; charset=utf-8")
+			http.ServeContent(w, r, NavPath, time.Time{}, bytes.NewReader(nav))
+			return
+		}
 		fileServer.ServeHTTP(w, r)
 	})
 }
@@ -130,8 +166,9 @@ func origin(raw string) (string, bool) {
 // absolute http(s) URL ending in "/", possibly inside a query string,
 // with nothing that would need escaping):
 // every asset URL of the page is base + its relative path, and an import
-// map sends each module import, which the browser resolves relative to
-// the importing module's URL, to base + "js/" + the module. It also
+// map sends each module import (every file in js/, and the generated
+// NavPath), which the browser resolves relative to the importing module's
+// URL, to base + "js/" + the module. It also
 // returns the CSP source ('sha256-…') that allows the inline import map.
 func IndexUnder(base string) (page []byte, scriptHash string, err error) {
 	u, err := url.Parse(base)
@@ -150,6 +187,9 @@ func IndexUnder(base string) (page []byte, scriptHash string, err error) {
 	from, err := url.Parse(base + "js/app.js")
 	if err != nil {
 		return nil, "", fmt.Errorf("admin: module URL: %w", err)
+	}
+	if !slices.Contains(modules, NavPath) {
+		modules = append(modules, NavPath)
 	}
 	imports := map[string]string{}
 	for _, m := range modules {

@@ -2,6 +2,7 @@ package admin
 
 import (
 	"io/fs"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -25,6 +26,8 @@ func TestHandler(t *testing.T) {
 		// Without the Pro module registered, no Pro screen is served.
 		{"GET", "/admin/js/pro.js", 404, "", ""},
 		{"GET", "/admin/js/pro-analytics.js", 404, "", ""},
+		// Nor any tab of a module.
+		{"GET", "/admin/js/nav.js", 200, "export default [];", "text/javascript"},
 		{"POST", "/admin/", 405, "", ""},
 	}
 	for _, c := range cases {
@@ -142,6 +145,7 @@ func TestIndexUnderBridge(t *testing.T) {
 			`href="http://site.test/index.php?rest_route=/mailsvc-bridge/v1/screens/app.css"`,
 			`"http://site.test/api.js":"http://site.test/index.php?rest_route=/mailsvc-bridge/v1/screens/js/api.js"`,
 			`"http://site.test/dashboard.js":"http://site.test/index.php?rest_route=/mailsvc-bridge/v1/screens/js/dashboard.js"`,
+			`"http://site.test/nav.js":"http://site.test/index.php?rest_route=/mailsvc-bridge/v1/screens/js/nav.js"`,
 		}, true},
 		{"pretty permalinks", "https://site.test/blog/wp-json/mailsvc-bridge/v1/screens/", 200, []string{
 			`src="https://site.test/blog/wp-json/mailsvc-bridge/v1/screens/js/app.js"`,
@@ -190,16 +194,17 @@ func TestRegisteredScreens(t *testing.T) {
 	if _, err := fs.Stat(Files(), "js/extra.js"); err == nil {
 		t.Fatal("js/extra.js is served before any module registered it")
 	}
-	saved := moduleScreens
-	t.Cleanup(func() { moduleScreens = saved })
+	restoreModules(t)
 	RegisterScreens(fstest.MapFS{
 		"js/extra.js": {Data: []byte("export function render() {} // extra")},
 		"js/app.js":   {Data: []byte("// not the built-in app")},
-	})
+		"js/nav.js":   {Data: []byte("// not the generated list")},
+	}, NavEntry{Slug: "extra", Title: "Extra & more", Module: "extra.js"})
 	h := Handler()
 	for path, want := range map[string]string{
 		"/admin/js/extra.js": "// extra",
 		"/admin/js/app.js":   "import * as api from './api.js'",
+		"/admin/js/nav.js":   `export default [{"slug":"extra","title":"Extra \u0026 more","module":"extra.js"}];`,
 	} {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
@@ -213,5 +218,82 @@ func TestRegisteredScreens(t *testing.T) {
 	}
 	if want := `"http://site.test/extra.js":"http://site.test/index.php?rest_route=/mailsvc-bridge/v1/screens/js/extra.js"`; !strings.Contains(string(page), want) {
 		t.Errorf("the import map lacks the module's screen %s", want)
+	}
+}
+
+// restoreModules puts back, when t ends, the modules registered before it.
+func restoreModules(t *testing.T) {
+	t.Helper()
+	moduleMu.Lock()
+	screens, nav := moduleScreens, moduleNav
+	moduleMu.Unlock()
+	t.Cleanup(func() {
+		moduleMu.Lock()
+		defer moduleMu.Unlock()
+		moduleScreens, moduleNav = screens, nav
+	})
+}
+
+// TestRegisteredTabs lists the registered modules' tabs in js/nav.js in
+// registration order, after none without a module, leaves out the hidden
+// ones (a module switched off), and refuses a malformed tab.
+func TestRegisteredTabs(t *testing.T) {
+	nav := func(h http.Handler) string {
+		t.Helper()
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/admin/js/nav.js", nil))
+		if rec.Code != 200 || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/javascript") {
+			t.Fatalf("GET /admin/js/nav.js: %d %v", rec.Code, rec.Header())
+		}
+		body := rec.Body.String()
+		i := strings.Index(body, "export default ")
+		if i < 0 {
+			t.Fatalf("nav.js has no default export:\n%s", body)
+		}
+		return strings.TrimSuffix(strings.TrimSpace(body[i+len("export default "):]), ";")
+	}
+	restoreModules(t)
+	if got := nav(Handler()); got != "[]" {
+		t.Fatalf("without a module, the tabs are %s, want []", got)
+	}
+	one := fstest.MapFS{"js/one.js": {Data: []byte("export function render() {}")}}
+	two := fstest.MapFS{"js/two.js": {Data: []byte("export function render() {}")}, "js/two-a.js": {Data: []byte("")}}
+	RegisterScreens(one, NavEntry{Slug: "one", Title: "One", Module: "one.js"})
+	RegisterScreens(two, NavEntry{Slug: "two", Title: "Two", Module: "two.js"}, NavEntry{Slug: "two-a", Title: "Two A", Module: "two-a.js"})
+	RegisterScreens(fstest.MapFS{"js/lib.js": {Data: []byte("")}}) // screens without a tab
+	for _, c := range []struct {
+		name   string
+		hidden []string
+		want   string
+	}{
+		{"all", nil, `[{"slug":"one","title":"One","module":"one.js"},{"slug":"two","title":"Two","module":"two.js"},{"slug":"two-a","title":"Two A","module":"two-a.js"}]`},
+		{"one switched off", []string{"one"}, `[{"slug":"two","title":"Two","module":"two.js"},{"slug":"two-a","title":"Two A","module":"two-a.js"}]`},
+		{"all hidden", []string{"one", "two", "two-a"}, `[]`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := nav(NewHandler(Options{HiddenTabs: c.hidden})); got != c.want {
+				t.Errorf("tabs %s, want %s", got, c.want)
+			}
+		})
+	}
+	for _, c := range []struct {
+		name string
+		tab  NavEntry
+	}{
+		{"no slug", NavEntry{Title: "One", Module: "one.js"}},
+		{"slug with a slash", NavEntry{Slug: "a/b", Title: "One", Module: "one.js"}},
+		{"no title", NavEntry{Slug: "one", Module: "one.js"}},
+		{"module outside js/", NavEntry{Slug: "one", Title: "One", Module: "../one.js"}},
+		{"module not a script", NavEntry{Slug: "one", Title: "One", Module: "one.css"}},
+		{"module not in the screens", NavEntry{Slug: "one", Title: "One", Module: "missing.js"}},
+	} {
+		t.Run("refused: "+c.name, func(t *testing.T) {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("RegisterScreens accepted %+v", c.tab)
+				}
+			}()
+			RegisterScreens(one, c.tab)
+		})
 	}
 }

@@ -3,6 +3,8 @@ package pro
 import (
 	"embed"
 	"io/fs"
+
+	"github.com/mailsvc/mailsvc/adapters/http/admin"
 )
 
 //go:embed static
@@ -18,4 +20,11 @@ func Screens() fs.FS {
 		panic("pro: embedded screens missing: " + err.Error())
 	}
 	return sub
+}
+
+// Tab is the Pro tab in the screens' navigation, registered with the
+// screens (admin.RegisterScreens): #/pro, named Pro, rendered by pro.js,
+// after the built-in tabs.
+func Tab() admin.NavEntry {
+	return admin.NavEntry{Slug: "pro", Title: "Pro", Module: "pro.js"}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/mailsvc/mailsvc/app"
 	"github.com/mailsvc/mailsvc/app/delivery"
 	"github.com/mailsvc/mailsvc/app/oauth"
+	"github.com/mailsvc/mailsvc/app/scheduler"
 	"github.com/mailsvc/mailsvc/core"
 )
 
@@ -31,7 +32,11 @@ type Module interface {
 	Serve(ctx context.Context, env *ServeEnv) (api.Module, error)
 }
 
-// ServeEnv is what `mailsvc serve` offers a Module.
+// ServeEnv is what `mailsvc serve` offers a Module: the parts it may set
+// or add to (Delivery, Privacy.Keepers, OAuth.Client, Jobs, HiddenTabs)
+// and what it may use (DB, Cipher, Hooks, ...). Serve reads what the
+// modules set once every module has joined, before the workers and the
+// scheduler start and before it builds the REST API and the screens.
 type ServeEnv struct {
 	Constants *core.Constants
 	// DB is the open, migrated database (settings, logs, connections,
@@ -53,6 +58,17 @@ type ServeEnv struct {
 	// OAuth runs the OAuth flows and token refreshes; a module may wrap
 	// its Client (before serve starts the scheduler).
 	OAuth *oauth.Service
+	// Jobs are the module's scheduled jobs: a module appends its
+	// scheduler.Job values (a Name of its own, e.g. "pro_<job>", Every
+	// and a Run that honours its context), and serve's scheduler runs
+	// them beside the built-in ones, each once per interval across the
+	// replicas (app/scheduler). Empty unless a module adds to it.
+	Jobs []scheduler.Job
+	// HiddenTabs are slugs of the tabs a module registered with its
+	// screens (admin.RegisterScreens) that the screens' navigation
+	// leaves out: a module switched off, which serves no routes, hides
+	// its own. Serve reads it when it builds the screens' handler.
+	HiddenTabs []string
 	// HTTPClient is the client outgoing calls should use (it honours
 	// MAIL_SVC_DEBUG_HTTP); it has no timeout of its own.
 	HTTPClient *http.Client

@@ -183,20 +183,26 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	// Add-ons (Pro) join before the delivery service is built: they may
 	// set its options (delivery hooks), and give the routes they add.
 	privacy := &app.Privacy{Store: rt.db.Privacy(), Transcripts: transcripts}
-	extraRoutes, err := serveModules(ctx, &ServeEnv{Constants: rt.consts, DB: rt.db, Cipher: cipher, Hooks: hooks, HostHooks: hostHooks, Privacy: privacy,
-		Connections: conns, Delivery: deliveryOpts, OAuth: oauthSvc, HTTPClient: driverEnv.HTTPClient, SiteURL: public, Version: Version, Logger: log})
+	moduleEnv := &ServeEnv{Constants: rt.consts, DB: rt.db, Cipher: cipher, Hooks: hooks, HostHooks: hostHooks, Privacy: privacy,
+		Connections: conns, Delivery: deliveryOpts, OAuth: oauthSvc, HTTPClient: driverEnv.HTTPClient, SiteURL: public, Version: Version, Logger: log}
+	extraRoutes, err := serveModules(ctx, moduleEnv)
 	if err != nil {
 		return err
 	}
 	deliverySvc := delivery.New(*deliveryOpts)
 	captureGuard.Wake = deliverySvc.Wake
 	alertMailer.Sender = deliverySvc
+	reports := rt.summaryReports(conns, settings, deliverySvc, public)
+	// The scheduler runs the modules' jobs (moduleEnv.Jobs) beside the
+	// built-in ones.
+	runner, err := rt.scheduler(settings, conns, oauthSvc, deliverySvc, dispatcher, reports, driverEnv, public, log, moduleEnv.Jobs)
+	if err != nil {
+		return err
+	}
 	// The workers and the scheduled purge stop (finishing the batches in
 	// hand) before the database closes: this defer runs before rt.db.Close.
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	workDone := make(chan struct{})
-	reports := rt.summaryReports(conns, settings, deliverySvc, public)
-	runner := rt.scheduler(settings, conns, oauthSvc, deliverySvc, dispatcher, reports, driverEnv, public, log)
 	go func() { defer close(workDone); deliverySvc.Run(workCtx) }()
 	jobsDone := make(chan struct{})
 	go func() { defer close(jobsDone); runner.Run(workCtx) }()
@@ -256,7 +262,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		Reports:        reports,
 		Capture:        captureGuard,
 		Probes:         rt.probes(metricsReg),
-		Admin:          adminui.Handler(rt.screenFramers(admin)...),
+		Admin:          adminui.NewHandler(adminui.Options{Framers: rt.screenFramers(admin), HiddenTabs: moduleEnv.HiddenTabs}),
 		Migration:      migrationSvc,
 	}
 	if wpNetwork != nil {

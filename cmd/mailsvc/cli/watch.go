@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -165,10 +166,12 @@ func (rt *runtime) oauthService(conns *app.Connections, settings *app.Settings, 
 
 // scheduler builds the job runner of `mailsvc serve`: OAuth refresh,
 // health checks, the retention purge, the queue-stalled watch and the
-// roll-up compaction, each run once per interval across every replica of
-// the database.
+// roll-up compaction, then the jobs the modules added (ServeEnv.Jobs),
+// each run once per interval across every replica of the database. A
+// module's job without a name, an interval or a run, or named as another
+// job, is an error.
 func (rt *runtime) scheduler(settings *app.Settings, conns *app.Connections, oauthSvc *oauth.Service, deliverySvc *delivery.Service,
-	alerter core.Alerter, reports *report.Service, env core.DriverEnv, site string, log *slog.Logger) *scheduler.Runner {
+	alerter core.Alerter, reports *report.Service, env core.DriverEnv, site string, log *slog.Logger, moduleJobs []scheduler.Job) (*scheduler.Runner, error) {
 	minute := time.Duration(rt.consts.Int("MAILSVC_SCHEDULER_MINUTE", 60)) * time.Second
 	checker := &health.Checker{
 		Connections:   conns,
@@ -187,7 +190,7 @@ func (rt *runtime) scheduler(settings *app.Settings, conns *app.Connections, oau
 		Site:   site,
 	}
 	refreshEvery := scheduler.FromSettings(settings, "oauth_refresh_enabled", "oauth_refresh_interval")
-	return &scheduler.Runner{
+	runner := &scheduler.Runner{
 		Store:  rt.db.Jobs(),
 		Logger: log,
 		Minute: minute,
@@ -251,4 +254,27 @@ func (rt *runtime) scheduler(settings *app.Settings, conns *app.Connections, oau
 			}},
 		},
 	}
+	jobs, err := withModuleJobs(runner.Jobs, moduleJobs)
+	if err != nil {
+		return nil, err
+	}
+	runner.Jobs = jobs
+	return runner, nil
+}
+
+// withModuleJobs returns the built-in jobs followed by the modules' jobs,
+// checking that each module job is complete and has a name of its own
+// (the name is its row in the job store).
+func withModuleJobs(builtin, added []scheduler.Job) ([]scheduler.Job, error) {
+	out := slices.Clone(builtin)
+	for _, j := range added {
+		if j.Name == "" || j.Every == nil || j.Run == nil {
+			return nil, fmt.Errorf("a module's scheduled job %q needs a Name, Every and Run", j.Name)
+		}
+		if slices.ContainsFunc(out, func(o scheduler.Job) bool { return o.Name == j.Name }) {
+			return nil, fmt.Errorf("a module's scheduled job is named %q, as another job is", j.Name)
+		}
+		out = append(out, j)
+	}
+	return out, nil
 }

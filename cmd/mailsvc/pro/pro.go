@@ -1,12 +1,13 @@
 // Package pro joins the Pro add-on to the mailsvc command line: a blank
 // import of this package (as cmd/mailsvc does) registers it with
-// cli.RegisterModule and its admin screens with admin.RegisterScreens,
+// cli.RegisterModule and its admin screens and the Pro tab with
+// admin.RegisterScreens,
 // and links adapters/pro/store, which registers the Pro schema history
 // with store.RegisterMigrations. `mailsvc serve` then adds the
 // suppression list to personal data requests, and unless
 // MAIL_SVC_PRO_ENABLED is false serves the /pro/... routes and sets its
 // parts of the delivery options (Policy, Suppressions, Chooser) and the
-// OAuth client; `mailsvc license` mints vendor keys and licence keys.
+// OAuth client (when it is false, it hides the Pro tab); `mailsvc license` mints vendor keys and licence keys.
 package pro
 
 import (
@@ -30,7 +31,7 @@ import (
 
 func init() {
 	cli.RegisterModule(module{})
-	adminui.RegisterScreens(httppro.Screens())
+	adminui.RegisterScreens(httppro.Screens(), httppro.Tab())
 }
 
 // module is the Pro add-on as a cli.Module.
@@ -47,6 +48,9 @@ func (module) Serve(_ context.Context, env *cli.ServeEnv) (api.Module, error) {
 	env.Privacy.Keepers = append(env.Privacy.Keepers, &suppression.PersonalData{Store: prostore.New(env.DB)})
 	if !env.Constants.Bool("MAIL_SVC_PRO_ENABLED") {
 		env.Logger.Info("the Pro add-on is switched off (MAIL_SVC_PRO_ENABLED=false)")
+		// Its screens are still served, but without its routes the
+		// navigation shows no Pro tab.
+		env.HiddenTabs = append(env.HiddenTabs, httppro.Tab().Slug)
 		return nil, nil
 	}
 	vendors, err := apppro.VendorKeys(splitList(env.Constants.String("MAILSVC_LICENSE_PUBLIC_KEYS")))

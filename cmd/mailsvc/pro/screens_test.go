@@ -10,7 +10,8 @@ import (
 )
 
 // TestScreensRegistered checks that joining the module serves the Pro
-// screens (the Pro tab and one module per tab) under /admin/, and that
+// screens (the Pro tab and one module per tab) under /admin/, lists the
+// Pro tab in the navigation, and that
 // everything the screens serve together stays within the admin
 // package's transfer budget of 300 KB.
 func TestScreensRegistered(t *testing.T) {
@@ -22,6 +23,12 @@ func TestScreensRegistered(t *testing.T) {
 		if rec.Code != 200 || !strings.Contains(rec.Body.String(), "export async function render") {
 			t.Errorf("GET /admin/js/%s: %d, want 200 with the screen's render", name, rec.Code)
 		}
+	}
+	// The Pro tab is in the navigation, after the built-in tabs.
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/admin/js/nav.js", nil))
+	if want := `export default [{"slug":"pro","title":"Pro","module":"pro.js"}];`; rec.Code != 200 || !strings.Contains(rec.Body.String(), want) {
+		t.Errorf("GET /admin/js/nav.js: %d %s, want the Pro tab %s", rec.Code, rec.Body, want)
 	}
 	const budget = 300 << 10
 	total := 0

@@ -5,6 +5,9 @@
 import * as api from './api.js';
 import { h, replace, notice } from './ui.js';
 import { refreshBanner } from './capture.js';
+// The tabs the add-on modules registered (admin.RegisterScreens), as the
+// service writes them: [{slug, title, module}].
+import added from './nav.js';
 
 const screens = [
   ['dashboard', 'Dashboard'],
@@ -14,7 +17,10 @@ const screens = [
   ['settings', 'Settings'],
   ['tools', 'Tools'],
 ];
-let pro = false;
+// Every tab: the built-in ones, then the modules' (slug, title, the
+// module that renders it).
+const tabs = [...screens.map(([slug, title]) => [slug, title, `${slug}.js`]),
+  ...added.map(({ slug, title, module }) => [slug, title, module])];
 const root = document.getElementById('app');
 
 function readFragmentConfig() {
@@ -49,7 +55,7 @@ function signInScreen(message) {
     api.signIn(user.value.trim(), pass.value);
     try {
       await api.get('/settings', null, { quiet: true });
-      start();
+      start(true);
     } catch (err) {
       if (err.status === 401) api.signOut();
       replace(status, notice('error', err.status === 401 ? 'That user name and application password were not accepted.'
@@ -78,7 +84,7 @@ function onAuthFailure(err) {
 }
 
 function shell() {
-  const links = [...screens, ...(pro ? [['pro', 'Pro']] : [])].map(([slug, title]) =>
+  const links = tabs.map(([slug, title]) =>
     h('li', {}, h('a', { href: `#/${slug}`, dataset: { screen: slug } }, title)));
   replace(root,
     h('a', { class: 'skip-link', href: '#main' }, 'Skip to content'),
@@ -98,8 +104,7 @@ let routing = 0;
 async function route() {
   const mine = ++routing;
   const [slug = 'dashboard', ...params] = location.hash.replace(/^#\/?/, '').split('?')[0].split('/').filter(Boolean);
-  const known = screens.some(([s]) => s === slug) || (slug === 'pro' && pro);
-  const name = known ? slug : 'dashboard';
+  const [name, title, module] = tabs.find(([s]) => s === slug) || tabs[0];
   document.querySelectorAll('nav a').forEach((a) => {
     const on = a.dataset.screen === name;
     a.classList.toggle('nav-tab-active', on);
@@ -113,13 +118,13 @@ async function route() {
   // The staging guard's banner, on every screen.
   refreshBanner(document.getElementById('capture-banner'));
   try {
-    const mod = await import(`./${name}.js`);
+    const mod = await import(`./${module}`);
     if (mine !== routing) return; // another address was opened meanwhile
     const view = h('div', { class: `screen screen-${name}` });
     replace(el, view);
     await mod.render(view, params.map(decodeURIComponent));
     if (mine !== routing) return;
-    document.title = `${(screens.find(([s]) => s === name) || [, 'Pro'])[1]} ‹ mailsvc`;
+    document.title = `${title} ‹ mailsvc`;
   } catch (err) {
     if (mine !== routing || err.status === 401 || err.code === 'rest_forbidden') return;
     replace(el, notice('error', err.message || String(err)));
@@ -128,13 +133,16 @@ async function route() {
   }
 }
 
-async function start() {
-  try {
-    await api.get('/pro/license/status', null, { quiet: true });
-    pro = true;
-  } catch (err) {
-    if (err.status === 401 || err.code === 'rest_forbidden') return onAuthFailure(err);
-    pro = false;
+// start shows the screens. Credentials not just checked by the sign-in
+// form are checked first, so that a session that ended shows sign-in or
+// access denied rather than the screens.
+async function start(checked = false) {
+  if (!checked) {
+    try {
+      await api.get('/settings', null, { quiet: true });
+    } catch (err) {
+      if (err.status === 401 || err.code === 'rest_forbidden') return onAuthFailure(err);
+    }
   }
   shell();
   const oauth = new URLSearchParams(location.search);
