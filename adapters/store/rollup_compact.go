@@ -61,10 +61,13 @@ var rollupTables = []RollupTable{
 	{"{prefix}mailsvc_source_buckets", false, []string{"source", "status"}, []string{"messages"}, nil},
 	{"{prefix}mailsvc_outcome_rollups", true, []string{"connection_id", "status"}, []string{"messages"}, CoarseWidths},
 	{"{prefix}mailsvc_source_rollups", true, []string{"source", "status"}, []string{"messages"}, CoarseWidths},
-	{"{prefix}mailsvc_event_buckets", true, []string{"provider", "event", "connection_id", "source"}, []string{"events", "repeats", "kind_repeats"}, eventWidths},
 	{"{prefix}mailsvc_site_rollups", true, []string{"site_id", "connection_id", "source", "status"}, []string{"messages"}, eventWidths},
-	{"{prefix}mailsvc_site_event_buckets", true, []string{"site_id", "provider", "event", "connection_id", "source"}, []string{"events", "repeats", "kind_repeats"}, eventWidths},
 }
+
+// eventWidths are the bucket widths of the roll-ups by site
+// (site_rollup.go): quarter hours, hours and days, as the Pro add-on's
+// provider event roll-ups (adapters/pro/store, which registers those).
+var eventWidths = []int{QuarterMinutes, HourMinutes, DayMinutes}
 
 // RegisterRollupTables adds a module's sharded roll-up tables to those
 // CompactRollups folds. Call it from an init(), as RegisterMigrations.
