@@ -459,8 +459,8 @@ var migrations = []migration{
 		// and the provider events per bucket (15 minutes, hour, day),
 		// provider, event, sending connection and source, with the
 		// repeats that keep "messages" (distinct logs) exact over any
-		// range (see event_rollup.go), clustered by time on MySQL since
-		// they are read by time (the overview's bounces and complaints
+		// range (see adapters/pro/store/event_rollup.go), clustered by
+		// time on MySQL since they are read by time (the overview's bounces and complaints
 		// by kind and time). All are built here from what the
 		// 15-minute roll-ups and the provider events hold; the upserts
 		// set rather than add, so a retry after a crash changes nothing.
