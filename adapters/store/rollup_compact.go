@@ -15,7 +15,8 @@ import (
 // The roll-up counters ({prefix}mailsvc_outcome_buckets,
 // {prefix}mailsvc_source_buckets, their hour and day roll-ups
 // {prefix}mailsvc_outcome_rollups and {prefix}mailsvc_source_rollups, and
-// the provider event roll-ups {prefix}mailsvc_event_buckets) are written
+// the tables modules register, such as the Pro provider event roll-ups
+// {prefix}mailsvc_event_buckets) are written
 // on MySQL to one of
 // rollupShards rows per key, so concurrent writers seldom wait on one row
 // lock. With modest traffic nearly every batch then makes a row of its
