@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -15,11 +14,9 @@ import (
 // and one call of an erase, covers.
 const PrivacyPageSize = 100
 
-// Groups of the exported items, as WordPress's export report shows them.
-const (
-	privacyGroupLogs   = "mailsvc-email-log"
-	privacyGroupEvents = "mailsvc-email-events"
-)
+// privacyGroupLogs is the group of the logs' exported items, as
+// WordPress's export report shows them.
+const privacyGroupLogs = "mailsvc-email-log"
 
 // Privacy answers personal data export and erase requests for an email
 // address, in the shape of WordPress's personal data exporters and
@@ -33,6 +30,21 @@ type Privacy struct {
 	// logs (the Pro add-on: its suppression list entry), asked in order
 	// after the logs. None in a build without add-ons.
 	Keepers []PersonalDataKeeper
+	// LogItems are what add-on modules keep per log (the Pro add-on:
+	// the log's provider events), asked in order for each exported log;
+	// their items follow the log's own. None in a build without add-ons.
+	LogItems []LogItemExporter
+}
+
+// LogItemExporter is an add-on module's part of a personal data export
+// per log: what it keeps about one log that names the address (the Pro
+// provider events). The address is lower case and valid. (Erasing them
+// is the store's: its erase of a log runs the modules' steps,
+// adapters/store.RegisterLogEraser.)
+type LogItemExporter interface {
+	// ExportLogItems returns the items it keeps about the log logID that
+	// name email, in the order they are exported (none is fine).
+	ExportLogItems(ctx context.Context, logID int64, email string) ([]core.PersonalDataItem, error)
 }
 
 // PersonalDataKeeper is an add-on module's part of personal data
@@ -82,9 +94,10 @@ func privacyEmail(email string, fields map[string]string) string {
 }
 
 // Export returns page (from 1) of what the service keeps about email:
-// PrivacyPageSize logs naming it, oldest first, each with its provider
-// events that name it, and on the first page what the Keepers keep
-// about it (with Pro, its suppression list entry). A missing or invalid
+// PrivacyPageSize logs naming it, oldest first, each followed by what
+// the LogItems keep about it naming the address (with Pro, its provider
+// events), and on the first page what the Keepers keep about it (with
+// Pro, its suppression list entry). A missing or invalid
 // address or a page below 1 is a validation error.
 func (p *Privacy) Export(ctx context.Context, email string, page int) (*PersonalDataExport, error) {
 	fields := map[string]string{}
@@ -103,14 +116,12 @@ func (p *Privacy) Export(ctx context.Context, email string, page int) (*Personal
 	logs = logs[:min(len(logs), PrivacyPageSize)]
 	for _, l := range logs {
 		out.Data = append(out.Data, logItem(l, email))
-		evs, err := p.Store.FindLogEvents(ctx, l.ID)
-		if err != nil {
-			return nil, fmt.Errorf("export personal data: %w", err)
-		}
-		for _, ev := range evs {
-			if it, ok := eventItem(ev, email); ok {
-				out.Data = append(out.Data, it)
+		for _, x := range p.LogItems {
+			items, err := x.ExportLogItems(ctx, l.ID, email)
+			if err != nil {
+				return nil, fmt.Errorf("export personal data: %w", err)
 			}
+			out.Data = append(out.Data, items...)
 		}
 	}
 	if page == 1 {
@@ -174,29 +185,10 @@ func logItem(l *core.Log, email string) core.PersonalDataItem {
 	}
 }
 
-// eventItem is the exported item of a provider event whose detail names
-// email (events about the message's other recipients are not exported).
-func eventItem(ev core.LogEvent, email string) (core.PersonalDataItem, bool) {
-	detail, err := json.Marshal(ev.Detail)
-	if err != nil || !strings.Contains(strings.ToLower(string(detail)), email) {
-		return core.PersonalDataItem{}, false
-	}
-	return core.PersonalDataItem{
-		GroupID: privacyGroupEvents, GroupLabel: "Email delivery events",
-		ItemID: "mailsvc-log-event-" + strconv.FormatInt(ev.ID, 10),
-		Data: []core.PersonalDatum{
-			{Name: "Email log", Value: "mailsvc-log-" + strconv.FormatInt(ev.LogID, 10)},
-			{Name: "Date", Value: ev.At.UTC().Format(time.RFC3339)},
-			{Name: "Provider", Value: ev.Provider},
-			{Name: "Event", Value: ev.Event},
-			{Name: "Detail", Value: string(detail)},
-		},
-	}, true
-}
-
 // Erase erases email from up to PrivacyPageSize delivered or failed logs
-// (bodies removed, the address replaced by core.ErasedAddress, the
-// provider events naming it removed; statuses and analytics counts
+// (bodies removed, the address replaced by core.ErasedAddress, what
+// modules keep per log naming it removed, with Pro the provider events;
+// statuses and analytics counts
 // kept) and removes what the Keepers keep about it (with Pro, its
 // suppression list entry) and the SMTP transcripts naming it. Done is
 // false while more logs may be left; logs still queued or sending are

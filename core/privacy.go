@@ -25,9 +25,11 @@ type PersonalDataItem struct {
 
 // PersonalDataStore finds and erases what the store keeps about an email
 // address: the logs naming it as sender, recipient (To, Cc, Bcc) or
-// Reply-To and their provider events. (What an add-on keeps about the
-// address, such as the Pro suppression list entry, it finds and erases
-// itself: app.PersonalDataKeeper.) The address is compared ignoring case.
+// Reply-To. (What an add-on keeps about the address, such as the Pro
+// suppression list entry, it finds itself: app.PersonalDataKeeper, and
+// per log app.LogItemExporter; what it keeps per log, such as the Pro
+// provider events, the store's erase removes with the logs.) The
+// address is compared ignoring case.
 type PersonalDataStore interface {
 	// FindLogsNaming returns the logs naming email, oldest (lowest id)
 	// first, skipping offset and at most limit, with their Message
@@ -35,14 +37,13 @@ type PersonalDataStore interface {
 	// call may appear on a later page; pages of an unchanged log set
 	// never overlap.
 	FindLogsNaming(ctx context.Context, email string, offset, limit int) ([]*Log, error)
-	// FindLogEvents returns a log's provider events, oldest first.
-	FindLogEvents(ctx context.Context, logID int64) ([]LogEvent, error)
 	// EraseLogsNaming erases email from up to limit delivered or failed
 	// logs naming it, in one transaction: their bodies and attachments
 	// are removed, the address (and the display name given with it) is
 	// replaced by replacement in the addresses, the subject, the
-	// headers, the last error and the attempts' responses, and the
-	// provider events whose detail names it are removed. Statuses,
+	// headers, the last error and the attempts' responses, and what
+	// add-on modules keep per log naming it (with Pro, the provider
+	// events whose detail names it) is removed. Statuses,
 	// times and the analytics roll-ups are left as they are. It returns
 	// how many logs it erased and how many queued, sending or captured
 	// logs still name the address (they are left alone until sent; a

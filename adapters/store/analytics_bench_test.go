@@ -14,8 +14,10 @@ import (
 	"testing"
 	"time"
 
+	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
 	"github.com/mailsvc/mailsvc/adapters/store"
 	"github.com/mailsvc/mailsvc/app/pro/analytics"
+	"github.com/mailsvc/mailsvc/app/pro/events"
 	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/internal/testdb"
 )
@@ -24,7 +26,7 @@ import (
 // (MAILSVC_BENCH_LOGS sets another count) through ImportLogs, so the
 // outcome roll-ups grow as in production, plus provider events for about
 // two thirds of them, opens repeated up to three times over five days
-// (their roll-ups built as migration 11 builds them),
+// (their roll-ups built as the Pro migration 3 builds them),
 // and reports p50 and p95 of the Pro analytics overview and
 // deliverability over 30 days (in UTC, in Europe/Paris, whose days have
 // ragged UTC edges, and as they read before the hour, day and event
@@ -65,7 +67,7 @@ func BenchmarkAnalyticsAtScale(b *testing.B) {
 		event    string
 		at       time.Time
 	}
-	var events []ev
+	var evs []ev
 	for done := 0; done < n; {
 		batch := make([]*core.Log, 0, 1000)
 		for range min(1000, n-done) {
@@ -86,23 +88,23 @@ func BenchmarkAnalyticsAtScale(b *testing.B) {
 				continue
 			}
 			p := map[int64]string{conns[0]: "sendgrid", conns[1]: "mailgun"}[*l.SentConnectionID]
-			events = append(events, ev{l.ID, p, core.EventDelivered, l.CreatedAt.Add(time.Minute)})
+			evs = append(evs, ev{l.ID, p, events.EventDelivered, l.CreatedAt.Add(time.Minute)})
 			switch r := rng.IntN(100); {
 			case r < 2:
-				events = append(events, ev{l.ID, p, core.EventBounced, l.CreatedAt.Add(2 * time.Minute)})
+				evs = append(evs, ev{l.ID, p, events.EventBounced, l.CreatedAt.Add(2 * time.Minute)})
 			case r < 3:
-				events = append(events, ev{l.ID, p, core.EventComplained, l.CreatedAt.Add(time.Hour)})
+				evs = append(evs, ev{l.ID, p, events.EventComplained, l.CreatedAt.Add(time.Hour)})
 			case r < 25:
-				events = append(events, ev{l.ID, p, core.EventOpened, l.CreatedAt.Add(time.Hour)})
+				evs = append(evs, ev{l.ID, p, events.EventOpened, l.CreatedAt.Add(time.Hour)})
 				// Opened again, up to three times over the next five days.
 				for range rng.IntN(4) {
-					events = append(events, ev{l.ID, p, core.EventOpened, l.CreatedAt.Add(time.Hour + time.Duration(rng.Int64N(int64(5*24*time.Hour))))})
+					evs = append(evs, ev{l.ID, p, events.EventOpened, l.CreatedAt.Add(time.Hour + time.Duration(rng.Int64N(int64(5*24*time.Hour))))})
 				}
 			}
 		}
 		done += len(batch)
 	}
-	for part := range slices.Chunk(events, 1000) {
+	for part := range slices.Chunk(evs, 1000) {
 		var sb strings.Builder
 		args := make([]any, 0, 5*len(part))
 		for i, e := range part {
@@ -116,10 +118,10 @@ func BenchmarkAnalyticsAtScale(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	b.Logf("seeded %d logs and %d provider events in %s", n, len(events), time.Since(t0).Round(time.Second))
+	b.Logf("seeded %d logs and %d provider events in %s", n, len(evs), time.Since(t0).Round(time.Second))
 	// The events went in around RecordLogEvent: build their roll-ups as
-	// migration 11 builds them from existing data (the hour and day
-	// roll-ups of the outcomes too).
+	// the Pro migration 3 builds them from existing data, and the hour
+	// and day roll-ups of the outcomes as migration 11 does.
 	t0 = time.Now()
 	for _, table := range []string{"outcome_rollups", "source_rollups", "event_buckets", "event_repeats"} {
 		if err := db.Gorm().Exec("DROP TABLE wp_mailsvc_" + table).Error; err != nil {
@@ -129,10 +131,13 @@ func BenchmarkAnalyticsAtScale(b *testing.B) {
 	if err := db.Gorm().Exec("DELETE FROM wp_mailsvc_migrations WHERE version = 11").Error; err != nil {
 		b.Fatal(err)
 	}
+	if err := db.Gorm().Exec("DELETE FROM wp_mailsvc_pro_migrations WHERE version = 3").Error; err != nil {
+		b.Fatal(err)
+	}
 	if err := db.Migrate(ctx); err != nil {
 		b.Fatal(err)
 	}
-	b.Logf("migration 11 built the roll-ups from the existing data in %s", time.Since(t0).Round(time.Millisecond))
+	b.Logf("migration 11 and the Pro migration 3 built the roll-ups from the existing data in %s", time.Since(t0).Round(time.Millisecond))
 	if err := db.Gorm().Exec("ANALYZE TABLE wp_mailsvc_logs, wp_mailsvc_log_events, wp_mailsvc_outcome_buckets, wp_mailsvc_source_buckets, " +
 		"wp_mailsvc_outcome_rollups, wp_mailsvc_source_rollups, wp_mailsvc_event_buckets, wp_mailsvc_event_repeats").Error; err != nil {
 		b.Fatal(err)
@@ -142,8 +147,9 @@ func BenchmarkAnalyticsAtScale(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	svc := &analytics.Service{Rollups: db, Events: db, Logs: db, Connections: db.Connections()}
-	svcParis := &analytics.Service{Rollups: db, Events: db, Logs: db, Connections: db.Connections(),
+	pdb := prostore.New(db)
+	svc := &analytics.Service{Rollups: db, Events: pdb, Logs: db, Connections: db.Connections()}
+	svcParis := &analytics.Service{Rollups: db, Events: pdb, Logs: db, Connections: db.Connections(),
 		Location: func(context.Context) (*time.Location, error) { return paris, nil }}
 	// As the routes read before the hour, day and event roll-ups.
 	direct := directReads{db}
@@ -182,16 +188,16 @@ func BenchmarkAnalyticsAtScale(b *testing.B) {
 			{"SourceTotals", func() error { _, err := db.SourceTotals(ctx, from, to); return err }},
 			{"OutcomeBuckets", func() error { _, err := db.Logs().OutcomeBuckets(ctx, from, to); return err }},
 			{"SourceBuckets", func() error { _, err := db.SourceBuckets(ctx, from, to); return err }},
-			{"EventCounts", func() error { _, err := db.EventCounts(ctx, from, to); return err }},
+			{"EventCounts", func() error { _, err := pdb.EventCounts(ctx, from, to); return err }},
 			{"LogEventTallies", func() error {
-				_, err := db.LogEventTallies(ctx, from, to, []string{core.EventBounced, core.EventComplained})
+				_, err := pdb.LogEventTallies(ctx, from, to, []string{events.EventBounced, events.EventComplained})
 				return err
 			}},
 			{"OutcomeTotals, 15-minute buckets only (before)", func() error { _, err := direct.OutcomeTotals(ctx, from, to); return err }},
 			{"SourceTotals, 15-minute buckets only (before)", func() error { _, err := direct.SourceTotals(ctx, from, to); return err }},
 			{"EventCounts over the events (before)", func() error { _, err := direct.EventCounts(ctx, from, to); return err }},
 			{"LogEventTallies over the events (before)", func() error {
-				_, err := direct.LogEventTallies(ctx, from, to, []string{core.EventBounced, core.EventComplained})
+				_, err := direct.LogEventTallies(ctx, from, to, []string{events.EventBounced, events.EventComplained})
 				return err
 			}},
 		} {

@@ -7,8 +7,11 @@
 // is created and changed by the versioned migrations in migrate.go, never
 // by gorm's AutoMigrate. An add-on module keeps its own tables in the same
 // database through its own package: it registers its schema history with
-// RegisterMigrations and reaches the database through Gorm, SQL, Expand
-// and TableName (the Pro add-on: adapters/pro/store).
+// RegisterMigrations, its sharded roll-ups with RegisterRollupTables and
+// its step of a personal data erase with RegisterLogEraser
+// (module_erase.go), and reaches the database through Gorm, SQL, Expand,
+// TableName, InSQLTransaction and the roll-up toolkit (the Pro add-on:
+// adapters/pro/store).
 //
 // DB is the handle: it opens, migrates and closes the database, tells its
 // dialect, expands {prefix} table names and runs transactions. The reads
@@ -18,11 +21,11 @@
 // NotificationService, OAuthService, AlertHistoryService, CaptureService,
 // EmailControlService, HostHookService, PrivacyService, SiteService and
 // LeaseService. Services taken from the DB that InTransaction hands over
-// run in its transaction. Not yet a service: the provider events, the
-// webhook replay memory and the Pro analytics reads (analytics.go,
-// event_rollup.go, webhook_events.go) are still methods of DB itself,
-// implementing the ports app/pro/analytics and app/pro/webhooks declare,
-// and their tables are still created by the service's own migrations.
+// run in its transaction. Not yet a service: the Pro analytics reads of
+// the source roll-ups and the roll-ups by site (analytics.go,
+// site_rollup.go) are still methods of DB itself, implementing the port
+// app/pro/analytics declares, and their tables are still created by the
+// service's own migrations.
 //
 // gorm models the rows that are plain records edited one at a time:
 // connections, settings, notification channels and the OAuth refresh

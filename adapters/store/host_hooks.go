@@ -37,6 +37,11 @@ func (db *HostHookService) NotifyHostHooks(fn func()) {
 	db.hostHooks.mu.Unlock()
 }
 
+// HostHooksWritten tells the store that a transaction of a module's
+// (written with InsertHostHooks) committed host hook events: it calls the
+// NotifyHostHooks function, if any, as the store's own writes do.
+func (db *handle) HostHooksWritten() { db.hostHooksWritten() }
+
 // hostHooksWritten calls the NotifyHostHooks function, if any.
 func (db *handle) hostHooksWritten() {
 	if db.hostHooks == nil {

@@ -16,6 +16,11 @@ func likeEscape(s string) string {
 	return strings.NewReplacer("!", "!!", "%", "!%", "_", "!_").Replace(s)
 }
 
+// LikeEscape escapes s for a LIKE pattern whose escape character is "!"
+// (`LIKE ? ESCAPE '!'`), for modules matching text in their tables as
+// the store does.
+func LikeEscape(s string) string { return likeEscape(s) }
+
 // minWordLength is the shortest word the full-text indexes serve
 // (InnoDB's innodb_ft_min_token_size default); shorter words are checked
 // by the LIKE recheck only.

@@ -25,6 +25,13 @@ type Migration struct {
 	Name    string
 	MySQL   []string
 	SQLite  []string
+	// Step, when set, runs after the version's statements, on the same
+	// connection (MySQL) or in the same transaction (SQLite), before the
+	// version is recorded: for a change a statement cannot say on both
+	// dialects, such as adding a column only when it is missing (SQLite
+	// has no ADD COLUMN IF NOT EXISTS; see ColumnExists). Like the
+	// statements it must be safe to run again. An error stops Migrate.
+	Step func(ctx context.Context, db *DB, q MigrationConn) error
 }
 
 // migration is the service's own list's name for a Migration.
@@ -344,52 +351,17 @@ var migrations = []migration{
 		Name:    "routing rules, sender groups and daily send counters",
 	},
 	{
-		// The suppression list is the Pro add-on's: its own schema
-		// history creates it (adapters/pro/store, migration 2).
+		// The suppression list, the provider events and the webhook
+		// replay memory are the Pro add-on's: its own schema history
+		// creates them (adapters/pro/store, migrations 2 and 3).
+		// Databases migrated before keep the tables this version created.
 		Version: 6,
 		Name:    "provider webhook events and the suppression list",
 		MySQL: []string{
 			`CREATE INDEX IF NOT EXISTS idx_provider_message_id ON {prefix}mailsvc_logs (provider_message_id)`,
-			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_log_events (
-				id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
-				log_id BIGINT UNSIGNED NOT NULL,
-				provider VARCHAR(32) NOT NULL,
-				event VARCHAR(32) NOT NULL,
-				occurred_at DATETIME(6) NOT NULL,
-				detail LONGTEXT NOT NULL,
-				created_at DATETIME(6) NOT NULL,
-				PRIMARY KEY (id),
-				KEY idx_log (log_id, id),
-				CONSTRAINT {prefix}mailsvc_log_events_log FOREIGN KEY (log_id)
-					REFERENCES {prefix}mailsvc_logs (id) ON DELETE CASCADE
-			)` + mysqlTableOptions,
-			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_webhook_seen (
-				provider VARCHAR(32) NOT NULL,
-				event_id VARCHAR(191) NOT NULL,
-				expires_at DATETIME(6) NOT NULL,
-				PRIMARY KEY (provider, event_id),
-				KEY idx_expires (expires_at)
-			)` + mysqlTableOptions,
 		},
 		SQLite: []string{
 			`CREATE INDEX {prefix}mailsvc_logs_provider_message_id ON {prefix}mailsvc_logs (provider_message_id)`,
-			`CREATE TABLE {prefix}mailsvc_log_events (
-				id INTEGER PRIMARY KEY AUTOINCREMENT,
-				log_id INTEGER NOT NULL REFERENCES {prefix}mailsvc_logs (id) ON DELETE CASCADE,
-				provider TEXT NOT NULL,
-				event TEXT NOT NULL,
-				occurred_at DATETIME NOT NULL,
-				detail TEXT NOT NULL,
-				created_at DATETIME NOT NULL
-			)`,
-			`CREATE INDEX {prefix}mailsvc_log_events_log ON {prefix}mailsvc_log_events (log_id, id)`,
-			`CREATE TABLE {prefix}mailsvc_webhook_seen (
-				provider TEXT NOT NULL,
-				event_id TEXT NOT NULL,
-				expires_at DATETIME NOT NULL,
-				PRIMARY KEY (provider, event_id)
-			)`,
-			`CREATE INDEX {prefix}mailsvc_webhook_seen_expires ON {prefix}mailsvc_webhook_seen (expires_at)`,
 		},
 	},
 	{
@@ -411,6 +383,8 @@ var migrations = []migration{
 		},
 	},
 	{
+		// The provider events' time index is the Pro add-on's
+		// (adapters/pro/store, migration 3).
 		Version: 8,
 		Name:    "outcome roll-ups by source and the provider event time index (Pro analytics)",
 		MySQL: []string{
@@ -422,7 +396,6 @@ var migrations = []migration{
 				messages BIGINT UNSIGNED NOT NULL DEFAULT 0,
 				PRIMARY KEY (bucket_start, source, status, shard)
 			)` + mysqlTableOptions,
-			`CREATE INDEX IF NOT EXISTS idx_occurred ON {prefix}mailsvc_log_events (occurred_at, provider, event, log_id)`,
 		},
 		SQLite: []string{
 			`CREATE TABLE {prefix}mailsvc_source_buckets (
@@ -433,7 +406,6 @@ var migrations = []migration{
 				messages INTEGER NOT NULL DEFAULT 0,
 				PRIMARY KEY (bucket_start, source, status, shard)
 			)`,
-			`CREATE INDEX {prefix}mailsvc_log_events_occurred ON {prefix}mailsvc_log_events (occurred_at, provider, event, log_id)`,
 		},
 	},
 	{
@@ -442,15 +414,13 @@ var migrations = []migration{
 		// On MySQL each then reads its log's connection and source from a
 		// narrow index rather than the log's row: a million logs outgrow
 		// the buffer pool, and those reads from the clustered rows cost
-		// about ten times as much.
+		// about ten times as much. The provider events' index by kind and
+		// time is the Pro add-on's (adapters/pro/store, migration 3);
+		// the logs' index stays here.
 		Version: 9,
 		Name:    "provider events by kind and time, logs' connection and source by id (Pro analytics overview)",
 		MySQL: []string{
-			`CREATE INDEX IF NOT EXISTS idx_event_occurred ON {prefix}mailsvc_log_events (event, occurred_at, log_id)`,
 			`CREATE INDEX IF NOT EXISTS idx_id_connection_source ON {prefix}mailsvc_logs (id, sent_connection_id, source)`,
-		},
-		SQLite: []string{
-			`CREATE INDEX {prefix}mailsvc_log_events_event_occurred ON {prefix}mailsvc_log_events (event, occurred_at, log_id)`,
 		},
 	},
 	{
@@ -489,11 +459,15 @@ var migrations = []migration{
 		// and the provider events per bucket (15 minutes, hour, day),
 		// provider, event, sending connection and source, with the
 		// repeats that keep "messages" (distinct logs) exact over any
-		// range (see event_rollup.go), clustered by time on MySQL since
-		// they are read by time (the overview's bounces and complaints
+		// range (see adapters/pro/store/event_rollup.go), clustered by
+		// time on MySQL since they are read by time (the overview's bounces and complaints
 		// by kind and time). All are built here from what the
 		// 15-minute roll-ups and the provider events hold; the upserts
 		// set rather than add, so a retry after a crash changes nothing.
+		// The provider event roll-ups are the Pro add-on's: its own
+		// schema history creates and fills them (adapters/pro/store,
+		// migration 3); databases migrated before keep those this
+		// version created.
 		Version: 11,
 		Name:    "hour and day roll-ups, provider event roll-ups (Pro analytics)",
 		MySQL: []string{
@@ -515,32 +489,6 @@ var migrations = []migration{
 				messages BIGINT UNSIGNED NOT NULL DEFAULT 0,
 				PRIMARY KEY (width_minutes, bucket_start, source, status, shard)
 			)` + mysqlTableOptions,
-			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_event_buckets (
-				width_minutes SMALLINT UNSIGNED NOT NULL,
-				bucket_start DATETIME(6) NOT NULL,
-				provider VARCHAR(32) NOT NULL,
-				event VARCHAR(32) NOT NULL,
-				connection_id BIGINT UNSIGNED NOT NULL,
-				source VARCHAR(191) NOT NULL,
-				shard TINYINT UNSIGNED NOT NULL DEFAULT 0,
-				events BIGINT UNSIGNED NOT NULL DEFAULT 0,
-				repeats BIGINT UNSIGNED NOT NULL DEFAULT 0,
-				kind_repeats BIGINT UNSIGNED NOT NULL DEFAULT 0,
-				PRIMARY KEY (width_minutes, bucket_start, provider, event, connection_id, source, shard)
-			)` + mysqlTableOptions,
-			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_event_repeats (
-				event_id BIGINT UNSIGNED NOT NULL,
-				occurred_at DATETIME(6) NOT NULL,
-				provider VARCHAR(32) NOT NULL,
-				event VARCHAR(32) NOT NULL,
-				connection_id BIGINT UNSIGNED NOT NULL,
-				source VARCHAR(191) NOT NULL,
-				provider_prev_at DATETIME(6) NULL,
-				kind_prev_at DATETIME(6) NULL,
-				PRIMARY KEY (occurred_at, event_id),
-				UNIQUE KEY uq_event (event_id),
-				KEY idx_event_occurred (event, occurred_at, kind_prev_at, connection_id, source)
-			)` + mysqlTableOptions,
 			`INSERT INTO {prefix}mailsvc_outcome_rollups (width_minutes, bucket_start, connection_id, status, shard, messages)
 				SELECT 60, CAST(DATE_FORMAT(bucket_start, '%Y-%m-%d %H:00:00') AS DATETIME(6)), connection_id, status, 0, SUM(messages)
 				FROM {prefix}mailsvc_outcome_buckets GROUP BY 2, 3, 4
@@ -557,32 +505,6 @@ var migrations = []migration{
 				SELECT 1440, CAST(DATE(bucket_start) AS DATETIME(6)), source, status, 0, SUM(messages)
 				FROM {prefix}mailsvc_source_buckets GROUP BY 2, 3, 4
 				ON DUPLICATE KEY UPDATE messages = VALUES(messages)`,
-			`INSERT INTO {prefix}mailsvc_event_repeats (event_id, occurred_at, provider, event, connection_id, source, provider_prev_at, kind_prev_at)
-				SELECT id, occurred_at, provider, event, connection_id, source, provider_prev_at, kind_prev_at FROM (
-					SELECT e.id, e.occurred_at, e.provider, e.event, COALESCE(l.sent_connection_id, 0) AS connection_id, l.source,
-						LAG(e.occurred_at) OVER (PARTITION BY e.log_id, e.provider, e.event ORDER BY e.occurred_at, e.id) AS provider_prev_at,
-						LAG(e.occurred_at) OVER (PARTITION BY e.log_id, e.event ORDER BY e.occurred_at, e.id) AS kind_prev_at
-					FROM {prefix}mailsvc_log_events e JOIN {prefix}mailsvc_logs l ON l.id = e.log_id
-				) chains WHERE provider_prev_at IS NOT NULL OR kind_prev_at IS NOT NULL
-				ON DUPLICATE KEY UPDATE provider_prev_at = VALUES(provider_prev_at), kind_prev_at = VALUES(kind_prev_at)`,
-			`INSERT INTO {prefix}mailsvc_event_buckets (width_minutes, bucket_start, provider, event, connection_id, source, shard, events, repeats, kind_repeats)
-				SELECT 15, CAST(DATE_FORMAT(e.occurred_at, '%Y-%m-%d %H:00:00') AS DATETIME(6)) + INTERVAL (MINUTE(e.occurred_at) DIV 15) * 15 MINUTE,
-					e.provider, e.event, COALESCE(l.sent_connection_id, 0), l.source, 0,
-					COUNT(*), COUNT(r.provider_prev_at), COUNT(r.kind_prev_at)
-				FROM {prefix}mailsvc_log_events e JOIN {prefix}mailsvc_logs l ON l.id = e.log_id
-					LEFT JOIN {prefix}mailsvc_event_repeats r ON r.event_id = e.id
-				GROUP BY 2, 3, 4, 5, 6
-				ON DUPLICATE KEY UPDATE events = VALUES(events), repeats = VALUES(repeats), kind_repeats = VALUES(kind_repeats)`,
-			`INSERT INTO {prefix}mailsvc_event_buckets (width_minutes, bucket_start, provider, event, connection_id, source, shard, events, repeats, kind_repeats)
-				SELECT 60, CAST(DATE_FORMAT(bucket_start, '%Y-%m-%d %H:00:00') AS DATETIME(6)), provider, event, connection_id, source, 0,
-					SUM(events), SUM(repeats), SUM(kind_repeats)
-				FROM {prefix}mailsvc_event_buckets WHERE width_minutes = 15 GROUP BY 2, 3, 4, 5, 6
-				ON DUPLICATE KEY UPDATE events = VALUES(events), repeats = VALUES(repeats), kind_repeats = VALUES(kind_repeats)`,
-			`INSERT INTO {prefix}mailsvc_event_buckets (width_minutes, bucket_start, provider, event, connection_id, source, shard, events, repeats, kind_repeats)
-				SELECT 1440, CAST(DATE(bucket_start) AS DATETIME(6)), provider, event, connection_id, source, 0,
-					SUM(events), SUM(repeats), SUM(kind_repeats)
-				FROM {prefix}mailsvc_event_buckets WHERE width_minutes = 15 GROUP BY 2, 3, 4, 5, 6
-				ON DUPLICATE KEY UPDATE events = VALUES(events), repeats = VALUES(repeats), kind_repeats = VALUES(kind_repeats)`,
 		},
 		SQLite: []string{
 			`CREATE TABLE {prefix}mailsvc_outcome_rollups (
@@ -603,33 +525,6 @@ var migrations = []migration{
 				messages INTEGER NOT NULL DEFAULT 0,
 				PRIMARY KEY (width_minutes, bucket_start, source, status, shard)
 			)`,
-			`CREATE TABLE {prefix}mailsvc_event_buckets (
-				width_minutes INTEGER NOT NULL,
-				bucket_start DATETIME NOT NULL,
-				provider TEXT NOT NULL,
-				event TEXT NOT NULL,
-				connection_id INTEGER NOT NULL,
-				source TEXT NOT NULL,
-				shard INTEGER NOT NULL DEFAULT 0,
-				events INTEGER NOT NULL DEFAULT 0,
-				repeats INTEGER NOT NULL DEFAULT 0,
-				kind_repeats INTEGER NOT NULL DEFAULT 0,
-				PRIMARY KEY (width_minutes, bucket_start, provider, event, connection_id, source, shard)
-			)`,
-			`CREATE TABLE {prefix}mailsvc_event_repeats (
-				event_id INTEGER NOT NULL PRIMARY KEY,
-				occurred_at DATETIME NOT NULL,
-				provider TEXT NOT NULL,
-				event TEXT NOT NULL,
-				connection_id INTEGER NOT NULL,
-				source TEXT NOT NULL,
-				provider_prev_at DATETIME NULL,
-				kind_prev_at DATETIME NULL
-			)`,
-			`CREATE INDEX {prefix}mailsvc_event_repeats_occurred ON {prefix}mailsvc_event_repeats
-				(occurred_at, provider_prev_at, kind_prev_at, provider, event, connection_id, source)`,
-			`CREATE INDEX {prefix}mailsvc_event_repeats_event_occurred ON {prefix}mailsvc_event_repeats
-				(event, occurred_at, kind_prev_at, connection_id, source)`,
 			// Times are stored as the driver writes them in UTC
 			// ("2006-01-02 15:04:05+00:00"), so bucket starts are built
 			// in that form.
@@ -645,28 +540,6 @@ var migrations = []migration{
 			`INSERT INTO {prefix}mailsvc_source_rollups (width_minutes, bucket_start, source, status, shard, messages)
 				SELECT 1440, strftime('%Y-%m-%d 00:00:00', bucket_start) || '+00:00', source, status, 0, SUM(messages)
 				FROM {prefix}mailsvc_source_buckets GROUP BY 2, 3, 4`,
-			`INSERT INTO {prefix}mailsvc_event_repeats (event_id, occurred_at, provider, event, connection_id, source, provider_prev_at, kind_prev_at)
-				SELECT id, occurred_at, provider, event, connection_id, source, provider_prev_at, kind_prev_at FROM (
-					SELECT e.id, e.occurred_at, e.provider, e.event, COALESCE(l.sent_connection_id, 0) AS connection_id, l.source,
-						LAG(e.occurred_at) OVER (PARTITION BY e.log_id, e.provider, e.event ORDER BY e.occurred_at, e.id) AS provider_prev_at,
-						LAG(e.occurred_at) OVER (PARTITION BY e.log_id, e.event ORDER BY e.occurred_at, e.id) AS kind_prev_at
-					FROM {prefix}mailsvc_log_events e JOIN {prefix}mailsvc_logs l ON l.id = e.log_id
-				) chains WHERE provider_prev_at IS NOT NULL OR kind_prev_at IS NOT NULL`,
-			`INSERT INTO {prefix}mailsvc_event_buckets (width_minutes, bucket_start, provider, event, connection_id, source, shard, events, repeats, kind_repeats)
-				SELECT 15, strftime('%Y-%m-%d %H:', e.occurred_at) || printf('%02d', CAST(strftime('%M', e.occurred_at) AS INTEGER) / 15 * 15) || ':00+00:00',
-					e.provider, e.event, COALESCE(l.sent_connection_id, 0), l.source, 0,
-					COUNT(*), COUNT(r.provider_prev_at), COUNT(r.kind_prev_at)
-				FROM {prefix}mailsvc_log_events e JOIN {prefix}mailsvc_logs l ON l.id = e.log_id
-					LEFT JOIN {prefix}mailsvc_event_repeats r ON r.event_id = e.id
-				GROUP BY 2, 3, 4, 5, 6`,
-			`INSERT INTO {prefix}mailsvc_event_buckets (width_minutes, bucket_start, provider, event, connection_id, source, shard, events, repeats, kind_repeats)
-				SELECT 60, strftime('%Y-%m-%d %H:00:00', bucket_start) || '+00:00', provider, event, connection_id, source, 0,
-					SUM(events), SUM(repeats), SUM(kind_repeats)
-				FROM {prefix}mailsvc_event_buckets WHERE width_minutes = 15 GROUP BY 2, 3, 4, 5, 6`,
-			`INSERT INTO {prefix}mailsvc_event_buckets (width_minutes, bucket_start, provider, event, connection_id, source, shard, events, repeats, kind_repeats)
-				SELECT 1440, strftime('%Y-%m-%d 00:00:00', bucket_start) || '+00:00', provider, event, connection_id, source, 0,
-					SUM(events), SUM(repeats), SUM(kind_repeats)
-				FROM {prefix}mailsvc_event_buckets WHERE width_minutes = 15 GROUP BY 2, 3, 4, 5, 6`,
 		},
 	},
 	{
@@ -1017,7 +890,9 @@ var migrations = []migration{
 		// single site writes nothing more, and every roll-up counted
 		// before this migration is the main site's. Two new, empty
 		// tables, and a column with a default on the repeated events
-		// (instant on MariaDB): nothing is rebuilt or copied.
+		// (instant on MariaDB): nothing is rebuilt or copied. The provider
+		// event roll-ups by site and the repeated events' site column
+		// are the Pro add-on's (adapters/pro/store, migration 3).
 		Version: 24,
 		Name:    "roll-ups by site (multisite analytics)",
 		MySQL: []string{
@@ -1032,21 +907,6 @@ var migrations = []migration{
 				messages BIGINT UNSIGNED NOT NULL DEFAULT 0,
 				PRIMARY KEY (width_minutes, bucket_start, site_id, connection_id, source, status, shard)
 			)` + mysqlTableOptions,
-			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_site_event_buckets (
-				width_minutes SMALLINT UNSIGNED NOT NULL,
-				bucket_start DATETIME(6) NOT NULL,
-				site_id BIGINT UNSIGNED NOT NULL,
-				provider VARCHAR(32) NOT NULL,
-				event VARCHAR(32) NOT NULL,
-				connection_id BIGINT UNSIGNED NOT NULL,
-				source VARCHAR(191) NOT NULL,
-				shard TINYINT UNSIGNED NOT NULL DEFAULT 0,
-				events BIGINT UNSIGNED NOT NULL DEFAULT 0,
-				repeats BIGINT UNSIGNED NOT NULL DEFAULT 0,
-				kind_repeats BIGINT UNSIGNED NOT NULL DEFAULT 0,
-				PRIMARY KEY (width_minutes, bucket_start, site_id, provider, event, connection_id, source, shard)
-			)` + mysqlTableOptions,
-			`ALTER TABLE {prefix}mailsvc_event_repeats ADD COLUMN IF NOT EXISTS site_id BIGINT UNSIGNED NOT NULL DEFAULT 1, ALGORITHM=INSTANT`,
 		},
 		SQLite: []string{
 			`CREATE TABLE {prefix}mailsvc_site_rollups (
@@ -1060,21 +920,6 @@ var migrations = []migration{
 				messages INTEGER NOT NULL DEFAULT 0,
 				PRIMARY KEY (width_minutes, bucket_start, site_id, connection_id, source, status, shard)
 			)`,
-			`CREATE TABLE {prefix}mailsvc_site_event_buckets (
-				width_minutes INTEGER NOT NULL,
-				bucket_start DATETIME NOT NULL,
-				site_id INTEGER NOT NULL,
-				provider TEXT NOT NULL,
-				event TEXT NOT NULL,
-				connection_id INTEGER NOT NULL,
-				source TEXT NOT NULL,
-				shard INTEGER NOT NULL DEFAULT 0,
-				events INTEGER NOT NULL DEFAULT 0,
-				repeats INTEGER NOT NULL DEFAULT 0,
-				kind_repeats INTEGER NOT NULL DEFAULT 0,
-				PRIMARY KEY (width_minutes, bucket_start, site_id, provider, event, connection_id, source, shard)
-			)`,
-			`ALTER TABLE {prefix}mailsvc_event_repeats ADD COLUMN site_id INTEGER NOT NULL DEFAULT 1`,
 		},
 	},
 	{
@@ -1207,9 +1052,9 @@ func (db *DB) AppliedVersions(ctx context.Context) ([]int, error) {
 	return out, nil
 }
 
-// queryExecer is what migrations run on: a pinned *sql.Conn on MySQL, a
+// MigrationConn is what migrations run on: a pinned *sql.Conn on MySQL, a
 // *sql.Tx on SQLite.
-type queryExecer interface {
+type MigrationConn interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
@@ -1266,7 +1111,7 @@ const (
 
 // applyHistories applies the service's own migrations, then each
 // registered module's.
-func (db *DB) applyHistories(ctx context.Context, q queryExecer, createTable string, stmts func(migration) []string) error {
+func (db *DB) applyHistories(ctx context.Context, q MigrationConn, createTable string, stmts func(migration) []string) error {
 	if err := db.applyMigrations(ctx, q, "{prefix}mailsvc_migrations", migrations, createTable, stmts); err != nil {
 		return err
 	}
@@ -1300,7 +1145,7 @@ func (db *DB) migrateSQLite(ctx context.Context) error {
 
 // applyMigrations applies the migrations of list not yet recorded in
 // table (a {prefix} name), recording each.
-func (db *DB) applyMigrations(ctx context.Context, q queryExecer, table string, list []migration, createTable string, stmts func(migration) []string) error {
+func (db *DB) applyMigrations(ctx context.Context, q MigrationConn, table string, list []migration, createTable string, stmts func(migration) []string) error {
 	if _, err := q.ExecContext(ctx, db.expand(strings.ReplaceAll(createTable, "{table}", table))); err != nil {
 		return fmt.Errorf("create migrations table: %w", err)
 	}
@@ -1327,6 +1172,11 @@ func (db *DB) applyMigrations(ctx context.Context, q queryExecer, table string, 
 				return fmt.Errorf("migration %d (%s), statement %d: %w", m.Version, m.Name, i+1, err)
 			}
 		}
+		if m.Step != nil {
+			if err := m.Step(ctx, db, q); err != nil {
+				return fmt.Errorf("migration %d (%s), step: %w", m.Version, m.Name, err)
+			}
+		}
 		if _, err := q.ExecContext(ctx,
 			db.expand("INSERT INTO "+table+" (version, name, applied_at) VALUES (?, ?, ?)"),
 			m.Version, m.Name, now()); err != nil {
@@ -1337,7 +1187,24 @@ func (db *DB) applyMigrations(ctx context.Context, q queryExecer, table string, 
 	return nil
 }
 
-func readVersions(ctx context.Context, q queryExecer, query string) (map[int]bool, error) {
+// ColumnExists reports whether table (a {prefix} name) has column, read
+// through q: for a migration's Step.
+func (db *DB) ColumnExists(ctx context.Context, q MigrationConn, table, column string) (bool, error) {
+	query := `SELECT COUNT(*) FROM information_schema.columns
+		WHERE table_schema = DATABASE() AND table_name = ? AND column_name = ?`
+	if db.dialect == DialectSQLite {
+		query = `SELECT COUNT(*) FROM pragma_table_info(?) WHERE name = ?`
+	}
+	name := strings.TrimPrefix(table, "{prefix}")
+	if name != table {
+		name = db.prefix + name
+	}
+	n := 0
+	err := EachRow(ctx, q, "read the columns of "+name, query, []any{name, column}, func(r RowScanner) error { return r.Scan(&n) })
+	return n > 0, err
+}
+
+func readVersions(ctx context.Context, q MigrationConn, query string) (map[int]bool, error) {
 	rows, err := q.QueryContext(ctx, query)
 	if err != nil {
 		return nil, fmt.Errorf("read applied migrations: %w", err)

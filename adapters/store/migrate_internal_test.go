@@ -51,6 +51,7 @@ func TestAppendedMigrationApplies(t *testing.T) {
 			dsn := mk(t)
 			v1 := migrations[:1]
 			withMigrations(t, slices.Clone(v1))
+			withModules(t, nil) // the service's own history alone
 			db, err := Open(ctx, dsn, "wp_", quietLogger(t))
 			if err != nil {
 				t.Fatal(err)
@@ -100,6 +101,7 @@ func TestFailedMigrationIsNotRecorded(t *testing.T) {
 				SQLite:  []string{"CREATE TABLE {prefix}mailsvc_partial (id INT)", "THIS IS NOT SQL"},
 			}
 			withMigrations(t, append(slices.Clone(migrations[:1]), bad))
+			withModules(t, nil) // the service's own history alone
 			db, err := Open(ctx, dsn, "wp_", quietLogger(t))
 			if err == nil {
 				db.Close()

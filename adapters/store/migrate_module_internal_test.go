@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"errors"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -90,6 +92,64 @@ func TestRegisterMigrationsRejects(t *testing.T) {
 				}
 			}()
 			call()
+		})
+	}
+}
+
+// A migration's Step runs after its statements, on the migration's
+// connection or transaction: here it adds a column only when missing, so
+// a table an earlier build made with or without it ends up the same; a
+// failing step stops Migrate and leaves its version unrecorded.
+func TestMigrationStep(t *testing.T) {
+	for dialect, mk := range dsns(t) {
+		t.Run(dialect, func(t *testing.T) {
+			ctx := context.Background()
+			addNote := func(ctx context.Context, db *DB, q MigrationConn) error {
+				has, err := db.ColumnExists(ctx, q, "{prefix}mailsvc_tstep_items", "note")
+				if err != nil || has {
+					return err
+				}
+				_, err = q.ExecContext(ctx, db.Expand("ALTER TABLE {prefix}mailsvc_tstep_items ADD COLUMN note VARCHAR(32) NOT NULL DEFAULT ''"))
+				return err
+			}
+			v1 := Migration{Version: 1, Name: "test: a table, with a column added when missing",
+				MySQL:  []string{"CREATE TABLE IF NOT EXISTS {prefix}mailsvc_tstep_items (id INT NOT NULL PRIMARY KEY)"},
+				SQLite: []string{"CREATE TABLE IF NOT EXISTS {prefix}mailsvc_tstep_items (id INTEGER NOT NULL PRIMARY KEY)"},
+				Step:   addNote}
+			withModules(t, []moduleHistory{{module: "tstep", list: []Migration{v1}}})
+			dsn := mk(t)
+			db, err := Open(ctx, dsn, "wp_", quietLogger(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if cols := columnNames(t, db, "wp_mailsvc_tstep_items"); !slices.Equal(cols, []string{"id", "note"}) {
+				t.Fatalf("columns %v, want [id note]", cols)
+			}
+			// The table as an earlier build made it, with the column: the
+			// step changes nothing.
+			if err := db.Gorm().Exec("DELETE FROM wp_mailsvc_tstep_migrations").Error; err != nil {
+				t.Fatal(err)
+			}
+			if err := db.Migrate(ctx); err != nil {
+				t.Fatalf("Migrate over the column: %v", err)
+			}
+			if cols := columnNames(t, db, "wp_mailsvc_tstep_items"); !slices.Equal(cols, []string{"id", "note"}) {
+				t.Fatalf("columns %v after a second run, want [id note]", cols)
+			}
+			failing := Migration{Version: 2, Name: "test: a failing step",
+				Step: func(context.Context, *DB, MigrationConn) error { return errors.New("step broke") }}
+			withModules(t, []moduleHistory{{module: "tstep", list: []Migration{v1, failing}}})
+			if err := db.Migrate(ctx); err == nil || !strings.Contains(err.Error(), "step broke") {
+				t.Fatalf("Migrate with a failing step: %v", err)
+			}
+			var got []int
+			if err := db.Gorm().Table("wp_mailsvc_tstep_migrations").Order("version").Pluck("version", &got).Error; err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, []int{1}) {
+				t.Fatalf("module versions %v, want [1]: the failed version is not recorded", got)
+			}
 		})
 	}
 }

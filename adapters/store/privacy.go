@@ -171,10 +171,8 @@ func (db *PrivacyService) EraseLogsNaming(ctx context.Context, email, replacemen
 		if err := db.eraseAttempts(ctx, tx, in, inArgs, er); err != nil {
 			return err
 		}
-		pattern := "%" + likeEscape(email) + "%"
-		if _, err := tx.ExecContext(ctx, db.expand(`DELETE FROM {prefix}mailsvc_log_events
-			WHERE log_id IN (`+in+`) AND detail LIKE ? ESCAPE '!'`), append(inArgs, pattern)...); err != nil {
-			return fmt.Errorf("delete provider events: %w", err)
+		if err := db.db.eraseModules(ctx, tx, ids, email); err != nil {
+			return err
 		}
 		if _, err := tx.ExecContext(ctx, db.expand(`DELETE FROM {prefix}mailsvc_log_attachments WHERE log_id IN (`+in+`)`), inArgs...); err != nil {
 			return fmt.Errorf("delete attachments: %w", err)

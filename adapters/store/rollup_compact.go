@@ -15,7 +15,8 @@ import (
 // The roll-up counters ({prefix}mailsvc_outcome_buckets,
 // {prefix}mailsvc_source_buckets, their hour and day roll-ups
 // {prefix}mailsvc_outcome_rollups and {prefix}mailsvc_source_rollups, and
-// the provider event roll-ups {prefix}mailsvc_event_buckets) are written
+// the tables modules register, such as the Pro provider event roll-ups
+// {prefix}mailsvc_event_buckets) are written
 // on MySQL to one of
 // rollupShards rows per key, so concurrent writers seldom wait on one row
 // lock. With modest traffic nearly every batch then makes a row of its
@@ -61,10 +62,13 @@ var rollupTables = []RollupTable{
 	{"{prefix}mailsvc_source_buckets", false, []string{"source", "status"}, []string{"messages"}, nil},
 	{"{prefix}mailsvc_outcome_rollups", true, []string{"connection_id", "status"}, []string{"messages"}, CoarseWidths},
 	{"{prefix}mailsvc_source_rollups", true, []string{"source", "status"}, []string{"messages"}, CoarseWidths},
-	{"{prefix}mailsvc_event_buckets", true, []string{"provider", "event", "connection_id", "source"}, []string{"events", "repeats", "kind_repeats"}, eventWidths},
 	{"{prefix}mailsvc_site_rollups", true, []string{"site_id", "connection_id", "source", "status"}, []string{"messages"}, eventWidths},
-	{"{prefix}mailsvc_site_event_buckets", true, []string{"site_id", "provider", "event", "connection_id", "source"}, []string{"events", "repeats", "kind_repeats"}, eventWidths},
 }
+
+// eventWidths are the bucket widths of the roll-ups by site
+// (site_rollup.go): quarter hours, hours and days, as the Pro add-on's
+// provider event roll-ups (adapters/pro/store, which registers those).
+var eventWidths = []int{QuarterMinutes, HourMinutes, DayMinutes}
 
 // RegisterRollupTables adds a module's sharded roll-up tables to those
 // CompactRollups folds. Call it from an init(), as RegisterMigrations.

@@ -1,11 +1,5 @@
 package store
 
-import (
-	"context"
-
-	"github.com/mailsvc/mailsvc/core"
-)
-
 // The services: one per concept, each implementing its port in core (or
 // the small interface its consumer declares), all sharing one handle.
 // Take them from an open DB (db.Logs(), db.Connections(), …); services
@@ -101,9 +95,3 @@ func (db *DB) Privacy() *PrivacyService { return &PrivacyService{db.handle} }
 
 // Sites returns the network sites' quota service.
 func (db *DB) Sites() *SiteService { return &SiteService{db.handle} }
-
-// FindLogEvents implements core.PersonalDataStore: the provider events of
-// one log, read from the log event table the DB keeps (webhook_events.go).
-func (db *PrivacyService) FindLogEvents(ctx context.Context, logID int64) ([]core.LogEvent, error) {
-	return db.db.FindLogEvents(ctx, logID)
-}

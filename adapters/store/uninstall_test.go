@@ -73,13 +73,13 @@ func TestDropServiceTablesAndOptions(t *testing.T) {
 				t.Fatal(err)
 			}
 			wantTables := []string{"wp_mailsvc_connections", "wp_mailsvc_jobs", "wp_mailsvc_leases", "wp_mailsvc_log_attempts", "wp_mailsvc_log_recipients", "wp_mailsvc_logs", "wp_mailsvc_migrations", "wp_mailsvc_notifications", "wp_mailsvc_oauth_refresh_history", "wp_mailsvc_oauth_states", "wp_mailsvc_outcome_buckets", "wp_mailsvc_routing_rules", "wp_mailsvc_send_counts", "wp_mailsvc_sender_groups", "wp_mailsvc_settings"}
-			// Pro's webhook events and suppression list (migration 6).
+			// Pro's webhook events and suppression list (Pro migrations 2 and 3).
 			wantTables = append(wantTables, "wp_mailsvc_log_events", "wp_mailsvc_suppressions", "wp_mailsvc_webhook_seen")
 			// The live replicas (migration 7).
 			wantTables = append(wantTables, "wp_mailsvc_replicas")
 			// The outcome roll-ups by source (migration 8).
 			wantTables = append(wantTables, "wp_mailsvc_source_buckets")
-			// Hour and day roll-ups, provider event roll-ups (migration 11).
+			// Hour and day roll-ups (migration 11), provider event roll-ups (Pro migration 3).
 			wantTables = append(wantTables, "wp_mailsvc_event_buckets", "wp_mailsvc_event_repeats", "wp_mailsvc_outcome_rollups", "wp_mailsvc_source_rollups")
 			// Attachment bytes in binary chunks (migration 12).
 			wantTables = append(wantTables, "wp_mailsvc_log_attachments")
@@ -95,7 +95,7 @@ func TestDropServiceTablesAndOptions(t *testing.T) {
 			wantTables = append(wantTables, "wp_mailsvc_failure_marks")
 			// Per-site quota usage of a multisite network (migration 23).
 			wantTables = append(wantTables, "wp_mailsvc_site_quota_usage")
-			// The roll-ups by site (migration 24).
+			// The roll-ups by site (migration 24, Pro migration 3 for the events').
 			wantTables = append(wantTables, "wp_mailsvc_site_rollups", "wp_mailsvc_site_event_buckets")
 			// The log search's address dictionary (migration 25).
 			wantTables = append(wantTables, "wp_mailsvc_search_addresses", "wp_mailsvc_search_grams", "wp_mailsvc_search_progress")

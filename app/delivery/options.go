@@ -91,11 +91,12 @@ type Options struct {
 	// SiteSettings, set on a multisite network, gives the settings of a
 	// site that overrides the network's (its connections and sender).
 	SiteSettings SiteSettings
-	// Events, when set, reads the provider events recorded for a log
-	// (adapters/store.DB): after an uncertain attempt through a
-	// transport that cannot look messages up (core.Finder), an event
-	// received meanwhile shows the provider took the message.
-	Events LogEventSource
+	// Events, when set, finds the provider events recorded for a log
+	// (the Pro add-on sets it; nil without Pro): after an uncertain
+	// attempt through a transport that cannot look messages up
+	// (core.Finder), an event received meanwhile shows the provider
+	// took the message.
+	Events ProviderEvents
 	// Replicas, when set, counts the live processes sharing the queue
 	// (a heartbeat row each in the database); each connection's
 	// max_per_second and max_concurrency are split between them. Nil counts this one only.

@@ -31,11 +31,29 @@ const DefaultUncertainGrace = 10 * time.Minute
 // uncertain and not yet resolved.
 const uncertainMark = "Uncertain outcome (looked up before any resend): "
 
-// LogEventSource reads the provider events recorded for a log (the Pro
-// webhook receiver writes them; adapters/store.DB reads them).
-type LogEventSource interface {
-	// FindLogEvents returns a log's provider events, oldest first.
-	FindLogEvents(ctx context.Context, logID int64) ([]core.LogEvent, error)
+// ProviderEvents finds the provider events recorded for a log (the Pro
+// webhook receiver records them; the Pro add-on sets Options.Events to
+// app/pro/events.Uncertain).
+type ProviderEvents interface {
+	// LatestEventSince returns, of the provider events recorded for the
+	// log logID that happened at or after since, the one recorded last;
+	// ok is false when there is none.
+	LatestEventSince(ctx context.Context, logID int64, since time.Time) (ev ProviderEvent, ok bool, err error)
+}
+
+// ProviderEvent is what the engine needs of a provider event to resolve
+// an uncertain attempt.
+type ProviderEvent struct {
+	// Kind is the event's kind as the provider's webhook told it
+	// (delivered, bounced, opened, ...), for the attempt's response.
+	Kind string
+	// At is when the provider says it happened.
+	At time.Time
+	// MessageID is the provider's message id the event carries, if any.
+	MessageID string
+	// Refused is true when the event says the provider bounced or
+	// dropped the message: the log fails rather than being delivered.
+	Refused bool
 }
 
 // uncertainPending reports whether l's last attempt was uncertain and is
@@ -93,7 +111,7 @@ func (s *engine) resolveUncertain(ctx context.Context, l *core.Log, st settings,
 	applyFrom(&msg, st)
 	sent := withMessageID(l, &msg)
 	found, how := core.Receipt{}, ""
-	event := ""
+	refused := false
 	if tr, err := s.transports.get(conn); err == nil {
 		if f, isFinder := tr.(core.Finder); isFinder {
 			fctx, cancel := context.WithTimeout(ctx, s.o.SendTimeout)
@@ -109,9 +127,9 @@ func (s *engine) resolveUncertain(ctx context.Context, l *core.Log, st settings,
 	}
 	if how == "" && s.o.Events != nil {
 		if ev, hit := s.eventSince(ctx, l); hit {
-			event = ev.Event
-			found.MessageID, _ = ev.Detail["message_id"].(string)
-			how = fmt.Sprintf("the provider reported it %s (webhook event)", ev.Event)
+			refused = ev.Refused
+			found.MessageID = ev.MessageID
+			how = fmt.Sprintf("the provider reported it %s (webhook event)", ev.Kind)
 		}
 	}
 	if how == "" {
@@ -130,7 +148,7 @@ func (s *engine) resolveUncertain(ctx context.Context, l *core.Log, st settings,
 		Attempts: l.Attempts, PhaseAttempts: l.PhaseAttempts, UsedFallback: l.UsedFallback,
 		SentConnectionID: l.SentConnectionID, ProviderMessageID: found.MessageID,
 	}
-	if event == core.EventBounced || event == core.EventDropped {
+	if refused {
 		a.Outcome = core.OutcomePermanent
 		a.Error = a.Response
 		a.Response = ""
@@ -170,21 +188,16 @@ func (s *engine) uncertainSpent(l *core.Log, st settings, conns *connLookup) cor
 
 // eventSince returns the latest provider event recorded for l since its
 // last attempt (the uncertain one), if any.
-func (s *engine) eventSince(ctx context.Context, l *core.Log) (core.LogEvent, bool) {
+func (s *engine) eventSince(ctx context.Context, l *core.Log) (ProviderEvent, bool) {
 	full, err := s.o.Logs.FindLogByID(ctx, l.ID)
 	if err != nil || len(full.History) == 0 {
-		return core.LogEvent{}, false
+		return ProviderEvent{}, false
 	}
 	since := full.History[len(full.History)-1].At.Add(-time.Minute) // the provider's clock may lag
-	evs, err := s.o.Events.FindLogEvents(ctx, l.ID)
+	ev, ok, err := s.o.Events.LatestEventSince(ctx, l.ID, since)
 	if err != nil {
 		s.o.Logger.Warn("read provider events after an uncertain attempt; sending it again", "log", l.ID, "err", err)
-		return core.LogEvent{}, false
+		return ProviderEvent{}, false
 	}
-	for i := len(evs) - 1; i >= 0; i-- {
-		if !evs[i].At.Before(since) {
-			return evs[i], true
-		}
-	}
-	return core.LogEvent{}, false
+	return ev, ok
 }

@@ -65,16 +65,22 @@ func (f findingHolder) Find(_ context.Context, msg *core.Message) (core.Receipt,
 	return f.find(msg, func(string) bool { return f.took })
 }
 
-// events is a LogEventSource with the events of one log.
+// events is a ProviderEvents with the events of each log, oldest first.
 type events struct {
 	mu sync.Mutex
-	m  map[int64][]core.LogEvent
+	m  map[int64][]ProviderEvent
 }
 
-func (e *events) FindLogEvents(_ context.Context, id int64) ([]core.LogEvent, error) {
+func (e *events) LatestEventSince(_ context.Context, id int64, since time.Time) (ProviderEvent, bool, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.m[id], nil
+	evs := e.m[id]
+	for i := len(evs) - 1; i >= 0; i-- {
+		if !evs[i].At.Before(since) {
+			return evs[i], true, nil
+		}
+	}
+	return ProviderEvent{}, false, nil
 }
 
 var (
@@ -139,7 +145,7 @@ func TestUncertainAttempt(t *testing.T) {
 		transport func(h *holder) core.Transport
 		// event, when set, is a provider event received for the log
 		// during the grace.
-		event       string
+		event       *ProviderEvent
 		ownID       string // the message's own Message-ID header
 		wantStatus  string
 		wantSends   int
@@ -160,11 +166,11 @@ func TestUncertainAttempt(t *testing.T) {
 			wantStatus: core.StatusDelivered, wantSends: 2, wantFinds: 1,
 			wantOutcome: []string{core.OutcomeUncertain, core.OutcomeDelivered}, wantPID: "accepted-"},
 		{name: "a delivered webhook event meanwhile: delivered, not sent again",
-			transport: func(h *holder) core.Transport { return h }, event: core.EventDelivered,
+			transport: func(h *holder) core.Transport { return h }, event: &ProviderEvent{Kind: "delivered"},
 			wantStatus: core.StatusDelivered, wantSends: 1,
 			wantOutcome: []string{core.OutcomeUncertain, core.OutcomeDelivered}, wantPID: "evt-"},
 		{name: "a bounce webhook event meanwhile: failed, not sent again",
-			transport: func(h *holder) core.Transport { return h }, event: core.EventBounced,
+			transport: func(h *holder) core.Transport { return h }, event: &ProviderEvent{Kind: "bounced", Refused: true},
 			wantStatus: core.StatusFailed, wantSends: 1,
 			wantOutcome: []string{core.OutcomeUncertain, core.OutcomePermanent}, wantPID: "evt-"},
 		{name: "the message's own Message-ID is the one looked up and resent",
@@ -176,7 +182,7 @@ func TestUncertainAttempt(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := &holder{script: []error{lostAnswer}}
 			e := uncertainEnv(t, tc.transport(h), fakeSettings{"uncertain_grace_minutes": int64(7)})
-			evs := &events{m: map[int64][]core.LogEvent{}}
+			evs := &events{m: map[int64][]ProviderEvent{}}
 			e.svc.o.Events = evs
 			m := msg("uncertain")
 			if tc.ownID != "" {
@@ -209,9 +215,10 @@ func TestUncertainAttempt(t *testing.T) {
 				t.Fatalf("the log was claimed again %d time(s) before the grace ended", n)
 			}
 
-			if tc.event != "" {
-				evs.m[id] = []core.LogEvent{{LogID: id, Provider: "fake", Event: tc.event, At: time.Now().UTC(),
-					Detail: map[string]any{"message_id": "evt-1"}}}
+			if tc.event != nil {
+				ev := *tc.event
+				ev.At, ev.MessageID = time.Now().UTC(), "evt-1"
+				evs.m[id] = []ProviderEvent{ev}
 			}
 			e.logs.MakeDue(id) // the grace has passed
 			if n := e.runDue(t); n != 1 {

@@ -16,10 +16,12 @@ import (
 
 	api "github.com/mailsvc/mailsvc/adapters/http"
 	httppro "github.com/mailsvc/mailsvc/adapters/http/pro"
+	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
 	"github.com/mailsvc/mailsvc/adapters/store"
 	"github.com/mailsvc/mailsvc/app/apptest"
 	"github.com/mailsvc/mailsvc/app/pro"
 	"github.com/mailsvc/mailsvc/app/pro/analytics"
+	"github.com/mailsvc/mailsvc/app/pro/events"
 	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/internal/testdb"
 )
@@ -63,10 +65,11 @@ func newAnalyticsEnv(t *testing.T, failing bool) (*env, []*core.Log) {
 	if err := db.Logs().ImportLogs(ctx, logs); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.RecordLogEvent(ctx, &core.LogEvent{LogID: logs[4].ID, Provider: "sendgrid", Event: core.EventBounced, At: yesterday.Add(time.Hour)}, "", ""); err != nil {
+	pdb := prostore.New(db)
+	if _, err := pdb.RecordLogEvent(ctx, &events.LogEvent{LogID: logs[4].ID, Provider: "sendgrid", Event: events.EventBounced, At: yesterday.Add(time.Hour)}, "", ""); err != nil {
 		t.Fatal(err)
 	}
-	svc := &analytics.Service{Rollups: db, Events: db, Logs: db, Connections: db.Connections(), Logger: quiet}
+	svc := &analytics.Service{Rollups: db, Events: pdb, Logs: db, Connections: db.Connections(), Logger: quiet}
 	if failing {
 		svc.Logs = failingExport{}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/gorilla/mux"
 
 	api "github.com/mailsvc/mailsvc/adapters/http"
+	"github.com/mailsvc/mailsvc/app/pro/events"
 	"github.com/mailsvc/mailsvc/app/pro/suppression"
 	"github.com/mailsvc/mailsvc/core"
 )
@@ -20,9 +21,10 @@ type SuppressionAdmin interface {
 	Remove(ctx context.Context, ref string) (*suppression.Suppression, error)
 }
 
-// LogEventReader reads the provider events of a log (adapters/store.DB).
+// LogEventReader reads the provider events of a log
+// (adapters/pro/store.DB).
 type LogEventReader interface {
-	FindLogEvents(ctx context.Context, logID int64) ([]core.LogEvent, error)
+	FindLogEvents(ctx context.Context, logID int64) ([]events.LogEvent, error)
 }
 
 // suppressionsPerPage is the suppression list's page size when the

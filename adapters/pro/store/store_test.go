@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"testing"
 
@@ -24,7 +25,7 @@ type suite struct {
 // run runs every contract test of the Pro tables against dsn.
 func run(t *testing.T, dsn string) {
 	s := &suite{dsn: dsn}
-	for _, tt := range append(s.routingTests(), s.suppressionTests()...) {
+	for _, tt := range slices.Concat(s.routingTests(), s.suppressionTests(), s.eventTests()) {
 		t.Run(tt.name, tt.fn)
 	}
 }

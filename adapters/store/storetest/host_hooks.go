@@ -22,7 +22,7 @@ func (s *suite) hostHookTests() []struct {
 		fn   func(t *testing.T)
 	}{
 		{"HostHooksWithOutcomes", s.testHostHooksWithOutcomes},
-		{"HostHooksWithLogEvents", s.testHostHooksWithLogEvents},
+		{"HostHooksRecordedAndPruned", s.testHostHooksRecordedAndPruned},
 	}
 }
 
@@ -121,41 +121,29 @@ func (s *suite) testHostHooksWithOutcomes(t *testing.T) {
 	}
 }
 
-// testHostHooksWithLogEvents: a provider event's host hooks are written
-// in its transaction (none when it fails), RecordHostHooks writes on its
-// own, and PruneHostHooks deletes rows older than the cut.
-func (s *suite) testHostHooksWithLogEvents(t *testing.T) {
+// testHostHooksRecordedAndPruned: RecordHostHooks writes on its own and
+// calls the notifier, and PruneHostHooks deletes rows older than the cut.
+// (A provider event's host hooks, written in its transaction, are
+// adapters/pro/store's HostHooksWithLogEvents.)
+func (s *suite) testHostHooksRecordedAndPruned(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
 	var notified atomic.Int32
 	db.HostHooks().NotifyHostHooks(func() { notified.Add(1) })
-	l := deliveredWithID(t, db, 1, "pm-a")
-	hook := core.HostHook{Name: core.HookWebhookReceived, Args: []any{"ses", "bounced", l.ID, "pm-a", "x@example.com", map[string]any{"k": "v"}}}
-	ev := &core.LogEvent{LogID: l.ID + 100, Provider: "ses", Event: core.EventBounced, HostHooks: []core.HostHook{hook}}
-	if _, err := db.RecordLogEvent(ctx, ev, core.StatusFailed, "bounced"); core.ErrorCode(err) != core.ENOTFOUND {
-		t.Fatalf("RecordLogEvent of a missing log: %v", err)
-	}
-	if got := outbox(t, db); len(got) != 0 || notified.Load() != 0 {
-		t.Fatalf("a failed event wrote %v", got)
-	}
-	ev.LogID = l.ID
-	if _, err := db.RecordLogEvent(ctx, ev, core.StatusFailed, "bounced"); err != nil {
-		t.Fatal(err)
-	}
 	if err := db.HostHooks().RecordHostHooks(ctx, []core.HostHook{{Name: core.HookWebhookSES, Args: []any{map[string]any{"notificationType": "Bounce"}, "arn:topic"}}}); err != nil {
 		t.Fatal(err)
 	}
 	got := outbox(t, db)
-	if len(got) != 2 || got[0].Hook != core.HookWebhookReceived || got[0].Args[4] != "x@example.com" || got[1].Hook != core.HookWebhookSES || got[1].Args[1] != "arn:topic" {
+	if len(got) != 1 || got[0].Hook != core.HookWebhookSES || got[0].Args[1] != "arn:topic" {
 		t.Fatalf("outbox = %v", got)
 	}
-	if notified.Load() != 2 {
-		t.Fatalf("notified %d times, want twice", notified.Load())
+	if notified.Load() != 1 {
+		t.Fatalf("notified %d times, want once", notified.Load())
 	}
 	if n, err := db.HostHooks().PruneHostHooks(ctx, time.Now().Add(-time.Hour)); err != nil || n != 0 {
 		t.Fatalf("PruneHostHooks of nothing old = %d, %v", n, err)
 	}
-	if n, err := db.HostHooks().PruneHostHooks(ctx, time.Now().Add(time.Hour)); err != nil || n != 2 {
-		t.Fatalf("PruneHostHooks = %d, %v; want 2", n, err)
+	if n, err := db.HostHooks().PruneHostHooks(ctx, time.Now().Add(time.Hour)); err != nil || n != 1 {
+		t.Fatalf("PruneHostHooks = %d, %v; want 1", n, err)
 	}
 }

@@ -10,8 +10,10 @@ import (
 	"github.com/mailsvc/mailsvc/core"
 )
 
-// webhookTests are the contract tests of the Pro webhook receiver's
-// tables (the suppression list's are adapters/pro/store's).
+// webhookTests are the contract tests of what the Pro webhook receiver
+// reads in the logs: the per-recipient outcomes and further provider ids
+// (the events, the replay memory and the suppression list are
+// adapters/pro/store's).
 func (s *suite) webhookTests() []struct {
 	name string
 	fn   func(t *testing.T)
@@ -20,8 +22,6 @@ func (s *suite) webhookTests() []struct {
 		name string
 		fn   func(t *testing.T)
 	}{
-		{"WebhookReplayWindow", s.testWebhookReplayWindow},
-		{"LogEventsMoveDeliveredLogs", s.testLogEventsMoveLogs},
 		{"RecipientOutcomesAndPartIDs", s.testRecipientOutcomes},
 	}
 }
@@ -29,7 +29,8 @@ func (s *suite) webhookTests() []struct {
 // testRecipientOutcomes: a log's per-recipient outcomes and further
 // provider ids are written with its outcome, read back with the log
 // (refused count, partial), counted as a partial delivery in the
-// roll-ups, cleared by a resend, and each part's id finds the log.
+// roll-ups and cleared by a resend. (That each part's id finds the log is
+// adapters/pro/store's PartIDsFindTheirLog.)
 func (s *suite) testRecipientOutcomes(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
@@ -60,10 +61,6 @@ func (s *suite) testRecipientOutcomes(t *testing.T) {
 	if other, err := db.Logs().FindLogByID(ctx, plain.ID); err != nil || other.Recipients != nil || other.Partial {
 		t.Fatalf("plain log = %+v, %v", other, err)
 	}
-	ids, err := db.FindLogIDsByProviderMessageIDs(ctx, []string{"pm-part1", "pm-part2", "pm-plain"})
-	if err != nil || len(ids) != 3 || ids["pm-part1"] != l.ID || ids["pm-part2"] != l.ID || ids["pm-plain"] != plain.ID {
-		t.Fatalf("FindLogIDsByProviderMessageIDs = %v, %v", ids, err)
-	}
 	buckets, err := db.Logs().OutcomeBuckets(ctx, at.Add(-time.Hour), at.Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
@@ -85,33 +82,6 @@ func (s *suite) testRecipientOutcomes(t *testing.T) {
 	}
 }
 
-func (s *suite) testWebhookReplayWindow(t *testing.T) {
-	ctx := context.Background()
-	db := s.open(t, s.prefix())
-	later := time.Now().Add(time.Hour)
-	tests := []struct {
-		provider, id string
-		expires      time.Time
-		want         bool
-	}{
-		{"mailgun", "tok-1", later, true},
-		{"mailgun", "tok-1", later, false}, // a replay
-		{"sendgrid", "tok-1", later, true}, // another provider's id space
-		{"postmark", "old", time.Now().Add(-time.Minute), true},
-		{"postmark", "old", later, true}, // the expired id was forgotten
-		{"postmark", "old", later, false},
-	}
-	for i, tt := range tests {
-		got, err := db.RememberWebhookEvent(ctx, tt.provider, tt.id, tt.expires)
-		if err != nil || got != tt.want {
-			t.Fatalf("#%d RememberWebhookEvent(%s, %s) = %v, %v; want %v", i, tt.provider, tt.id, got, err, tt.want)
-		}
-	}
-	if _, err := db.RememberWebhookEvent(ctx, "mailgun", "", later); err == nil {
-		t.Fatal("an empty id was remembered")
-	}
-}
-
 // deliveredWithID queues, claims and delivers a message with a provider
 // message id.
 func deliveredWithID(t *testing.T, db *store.DB, i int, pid string) *core.Log {
@@ -127,67 +97,4 @@ func deliveredWithID(t *testing.T, db *store.DB, i int, pid string) *core.Log {
 		t.Fatalf("RecordOutcomes = %d, %v", n, err)
 	}
 	return l
-}
-
-func (s *suite) testLogEventsMoveLogs(t *testing.T) {
-	ctx := context.Background()
-	db := s.open(t, s.prefix())
-	a := deliveredWithID(t, db, 1, "pm-a")
-	b := deliveredWithID(t, db, 2, "pm-b")
-	queued := enqueue(t, db.Logs(), testMessage(3))
-
-	ids, err := db.FindLogIDsByProviderMessageIDs(ctx, []string{"pm-a", "pm-b", "pm-unknown", ""})
-	if err != nil || len(ids) != 2 || ids["pm-a"] != a.ID || ids["pm-b"] != b.ID {
-		t.Fatalf("FindLogIDsByProviderMessageIDs = %v, %v", ids, err)
-	}
-
-	at := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
-	tests := []struct {
-		name      string
-		logID     int64
-		event     string
-		status    string
-		wantMoved bool
-		wantStat  string
-	}{
-		{"open is recorded only", a.ID, core.EventOpened, "", false, core.StatusDelivered},
-		{"bounce fails a delivered log", a.ID, core.EventBounced, core.StatusFailed, true, core.StatusFailed},
-		{"a queued log keeps its state", queued.ID, core.EventBounced, core.StatusFailed, false, core.StatusQueued},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			ev := &core.LogEvent{LogID: tt.logID, Provider: "ses", Event: tt.event, At: at, Detail: map[string]any{"recipient": "x@example.com"}}
-			moved, err := db.RecordLogEvent(ctx, ev, tt.status, "bounced: mailbox does not exist")
-			if err != nil || moved != tt.wantMoved || ev.ID == 0 {
-				t.Fatalf("RecordLogEvent = %v, %v (id %d); want moved %v", moved, err, ev.ID, tt.wantMoved)
-			}
-			l, err := db.Logs().FindLogByID(ctx, tt.logID)
-			if err != nil || l.Status != tt.wantStat {
-				t.Fatalf("log status %v (%v), want %s", l, err, tt.wantStat)
-			}
-			if tt.wantMoved && l.LastError != "bounced: mailbox does not exist" {
-				t.Fatalf("last_error %q", l.LastError)
-			}
-		})
-	}
-	evs, err := db.FindLogEvents(ctx, a.ID)
-	if err != nil || len(evs) != 2 {
-		t.Fatalf("FindLogEvents = %v, %v", evs, err)
-	}
-	if evs[0].Event != core.EventOpened || evs[1].Event != core.EventBounced || !evs[1].At.Equal(at) || evs[1].Detail["recipient"] != "x@example.com" || evs[0].Provider != "ses" {
-		t.Fatalf("events %+v", evs)
-	}
-	if evs, err := db.FindLogEvents(ctx, b.ID); err != nil || len(evs) != 0 {
-		t.Fatalf("events of an untouched log: %v, %v", evs, err)
-	}
-	_, err = db.RecordLogEvent(ctx, &core.LogEvent{LogID: 999999, Provider: "ses", Event: core.EventOpened}, "", "")
-	wantCode(t, err, core.ENOTFOUND)
-
-	// The events go with their log.
-	if _, err := db.Logs().DeleteLogs(ctx, []int64{a.ID}); err != nil {
-		t.Fatal(err)
-	}
-	if evs, err := db.FindLogEvents(ctx, a.ID); err != nil || len(evs) != 0 {
-		t.Fatalf("events outlived their log: %v, %v", evs, err)
-	}
 }

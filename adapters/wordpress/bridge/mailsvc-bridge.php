@@ -1122,7 +1122,7 @@ function mailsvc_bridge_table( $name ) {
 
 /**
  * Reports whether one of the service's tables exists: an add-on module's
- * tables (the Pro suppression list) exist only when the service is built
+ * tables (the Pro suppression list and provider events) exist only when the service is built
  * with the module.
  *
  * @param string $name The table's name after mailsvc_.
@@ -1157,7 +1157,8 @@ function mailsvc_bridge_naming_ids( $email ) {
  * The email log's personal data exporter: one page of the logs naming the
  * address (oldest first, bodies as stored, other people's addresses left
  * out), the provider events naming it and, on page 1, its suppression
- * list entry.
+ * list entry (the events and the list when the service has the Pro
+ * add-on's tables).
  *
  * @param string $email_address The address.
  * @param int    $page          The page, from 1.
@@ -1181,7 +1182,9 @@ function mailsvc_bridge_privacy_export( $email_address, $page = 1 ) {
 	if ( ! empty( $ids ) ) {
 		$in   = implode( ',', $ids );
 		$logs = $wpdb->get_results( 'SELECT id, status, subject, text_body, html_body, message, created_at FROM `' . mailsvc_bridge_table( 'logs' ) . "` WHERE id IN ({$in}) ORDER BY id", ARRAY_A ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- integers.
-		$events = $wpdb->get_results( $wpdb->prepare( 'SELECT id, log_id, provider, event, occurred_at, detail FROM `' . mailsvc_bridge_table( 'log_events' ) . "` WHERE log_id IN ({$in}) AND detail LIKE %s ORDER BY id", '%' . $wpdb->esc_like( $email ) . '%' ), ARRAY_A ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- integers.
+		// The provider events are the Pro add-on's: a service built without
+		// it has no events table.
+		$events = mailsvc_bridge_table_exists( 'log_events' ) ? $wpdb->get_results( $wpdb->prepare( 'SELECT id, log_id, provider, event, occurred_at, detail FROM `' . mailsvc_bridge_table( 'log_events' ) . "` WHERE log_id IN ({$in}) AND detail LIKE %s ORDER BY id", '%' . $wpdb->esc_like( $email ) . '%' ), ARRAY_A ) : array(); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- integers.
 		$by_log = array();
 		foreach ( (array) $events as $ev ) {
 			$by_log[ (int) $ev['log_id'] ][] = $ev;
@@ -1298,7 +1301,8 @@ function mailsvc_bridge_log_item( $log, $email ) {
  * the address replaced by deleted@site.invalid in the addresses, subject,
  * headers, last error and attempts; the provider events naming it
  * removed; statuses and delivery counts kept) and removes its suppression
- * list entry. Logs still queued or sending are kept until sent.
+ * list entry (the events and the list when the service has the Pro
+ * add-on's tables). Logs still queued or sending are kept until sent.
  *
  * @param string $email_address The address.
  * @param int    $page          The page (each call erases the next batch).
@@ -1340,7 +1344,9 @@ function mailsvc_bridge_privacy_erase( $email_address, $page = 1 ) {
 				$ok = $ok && false !== $wpdb->update( mailsvc_bridge_table( 'log_attempts' ), array( 'response' => $response, 'error' => $error ), array( 'id' => (int) $a['id'] ) );
 			}
 		}
-		$ok = $ok && false !== $wpdb->query( $wpdb->prepare( 'DELETE FROM `' . mailsvc_bridge_table( 'log_events' ) . "` WHERE log_id IN ({$in}) AND detail LIKE %s", '%' . $wpdb->esc_like( $email ) . '%' ) );
+		if ( mailsvc_bridge_table_exists( 'log_events' ) ) { // The Pro add-on's provider events.
+			$ok = $ok && false !== $wpdb->query( $wpdb->prepare( 'DELETE FROM `' . mailsvc_bridge_table( 'log_events' ) . "` WHERE log_id IN ({$in}) AND detail LIKE %s", '%' . $wpdb->esc_like( $email ) . '%' ) );
+		}
 		$ok = $ok && false !== $wpdb->query( 'DELETE FROM `' . mailsvc_bridge_table( 'log_attachments' ) . "` WHERE log_id IN ({$in})" );
 		$ok = $ok && false !== $wpdb->query( $wpdb->prepare( 'DELETE FROM `' . mailsvc_bridge_table( 'log_recipients' ) . "` WHERE log_id IN ({$in}) AND email = %s", $email ) );
 	}

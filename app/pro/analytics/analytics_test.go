@@ -15,6 +15,7 @@ import (
 
 	"github.com/mailsvc/mailsvc/app/apptest"
 	"github.com/mailsvc/mailsvc/app/pro/analytics"
+	"github.com/mailsvc/mailsvc/app/pro/events"
 	"github.com/mailsvc/mailsvc/core"
 )
 
@@ -287,12 +288,12 @@ func TestOverview(t *testing.T) {
 	// Bounces: two woocommerce messages on connection 1 now (one of them
 	// bounced twice), one sendmail complaint; one bounce in the previous
 	// period; a delivered event (not a bounce).
-	ev(1, 1, "woocommerce", core.EventBounced, "2024-06-29T01:00:00Z")
-	ev(1, 1, "woocommerce", core.EventBounced, "2024-06-29T01:01:00Z")
-	ev(2, 1, "woocommerce", core.EventBounced, "2024-06-30T01:00:00Z")
-	ev(3, 7, "sendmail", core.EventComplained, "2024-06-30T02:00:00Z")
-	ev(4, 1, "woocommerce", core.EventBounced, "2024-06-28T02:00:00Z")
-	ev(5, 1, "woocommerce", core.EventDelivered, "2024-06-29T02:00:00Z")
+	ev(1, 1, "woocommerce", events.EventBounced, "2024-06-29T01:00:00Z")
+	ev(1, 1, "woocommerce", events.EventBounced, "2024-06-29T01:01:00Z")
+	ev(2, 1, "woocommerce", events.EventBounced, "2024-06-30T01:00:00Z")
+	ev(3, 7, "sendmail", events.EventComplained, "2024-06-30T02:00:00Z")
+	ev(4, 1, "woocommerce", events.EventBounced, "2024-06-28T02:00:00Z")
+	ev(5, 1, "woocommerce", events.EventDelivered, "2024-06-29T02:00:00Z")
 
 	s := newService(t, st, time.UTC, now,
 		&core.Connection{Name: "primary", Driver: "sendgrid"}, &core.Connection{Name: "idle", Driver: "smtp"})
@@ -379,13 +380,13 @@ func TestDeliverability(t *testing.T) {
 			st.events = append(st.events, fakeEvent{logID: logID + int64(i), provider: provider, event: event, at: at(t, "2024-06-30T09:30:00Z")})
 		}
 	}
-	add(100, "sendgrid", core.EventDelivered, 190)
-	add(100, "sendgrid", core.EventBounced, 4)
-	add(100, "sendgrid", core.EventComplained, 1)
-	add(100, "sendgrid", core.EventOpened, 50)
-	add(100, "sendgrid", core.EventOpened, 10) // the same 10 messages opened again
-	add(500, "mailgun", core.EventDelivered, 9)
-	st.events = append(st.events, fakeEvent{logID: 1, provider: "postmark", event: core.EventBounced, at: at(t, "2024-06-01T00:00:00Z")}) // out of range
+	add(100, "sendgrid", events.EventDelivered, 190)
+	add(100, "sendgrid", events.EventBounced, 4)
+	add(100, "sendgrid", events.EventComplained, 1)
+	add(100, "sendgrid", events.EventOpened, 50)
+	add(100, "sendgrid", events.EventOpened, 10) // the same 10 messages opened again
+	add(500, "mailgun", events.EventDelivered, 9)
+	st.events = append(st.events, fakeEvent{logID: 1, provider: "postmark", event: events.EventBounced, at: at(t, "2024-06-01T00:00:00Z")}) // out of range
 	s := newService(t, st, time.UTC, now,
 		&core.Connection{Name: "sg", Driver: "sendgrid"}, &core.Connection{Name: "mg", Driver: "mailgun"}, &core.Connection{Name: "sg2", Driver: "sendgrid"})
 	d, err := s.Deliverability(context.Background(), analytics.RangeQuery{Days: "1"})
@@ -402,8 +403,8 @@ func TestDeliverability(t *testing.T) {
 	if rate(sg.DeliveredRate) != 95 || rate(sg.BounceRate) != 2 || rate(sg.ComplaintRate) != 0.5 || rate(sg.OpenRate) != 25 || sg.ClickRate != nil {
 		t.Fatalf("sendgrid rates %+v", sg)
 	}
-	if sg.Events[core.EventOpened] != 60 {
-		t.Fatalf("sendgrid open events %d, want 60", sg.Events[core.EventOpened])
+	if sg.Events[events.EventOpened] != 60 {
+		t.Fatalf("sendgrid open events %d, want 60", sg.Events[events.EventOpened])
 	}
 	if mg.Accepted != 10 || mg.Delivered != 9 || mg.Bounced != 0 || mg.Opened != nil || rate(mg.DeliveredRate) != 90 || rate(mg.BounceRate) != 0 {
 		t.Fatalf("mailgun %+v", mg)

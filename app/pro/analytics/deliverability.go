@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/mailsvc/mailsvc/app/pro/events"
 	"github.com/mailsvc/mailsvc/core"
 )
 
@@ -68,15 +69,15 @@ func (s *Service) Deliverability(ctx context.Context, q RangeQuery) (*Deliverabi
 		f.Events[c.Event] += c.Events
 		n := c.Messages
 		switch c.Event {
-		case core.EventDelivered:
+		case events.EventDelivered:
 			f.Delivered += n
-		case core.EventBounced:
+		case events.EventBounced:
 			f.Bounced += n
-		case core.EventComplained:
+		case events.EventComplained:
 			f.Complained += n
-		case core.EventOpened:
+		case events.EventOpened:
 			f.Opened = &n
-		case core.EventClicked:
+		case events.EventClicked:
 			f.Clicked = &n
 		}
 	}

@@ -3,6 +3,7 @@ package analytics
 import (
 	"math"
 
+	"github.com/mailsvc/mailsvc/app/pro/events"
 	"github.com/mailsvc/mailsvc/core"
 )
 
@@ -37,9 +38,9 @@ func (f *Figures) addOutcome(status string, count int64) {
 // addEvent counts messages that received a bounce or complaint.
 func (f *Figures) addEvent(event string, messages int64) {
 	switch event {
-	case core.EventBounced:
+	case events.EventBounced:
 		f.Bounced += messages
-	case core.EventComplained:
+	case events.EventComplained:
 		f.Complained += messages
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/mailsvc/mailsvc/app/pro/events"
 	"github.com/mailsvc/mailsvc/core"
 )
 
@@ -98,7 +99,7 @@ func (s *Service) Overview(ctx context.Context, q RangeQuery) (*Overview, error)
 			p     Period
 			inCur bool
 		}{{cur, true}, {prev, false}} {
-			tallies, err := s.Events.LogEventTallies(ctx, per.p.From.UTC(), per.p.To.UTC(), []string{core.EventBounced, core.EventComplained})
+			tallies, err := s.Events.LogEventTallies(ctx, per.p.From.UTC(), per.p.To.UTC(), []string{events.EventBounced, events.EventComplained})
 			if err != nil {
 				return nil, fmt.Errorf("read provider events: %w", err)
 			}

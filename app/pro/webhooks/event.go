@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mailsvc/mailsvc/app/pro/events"
 	"github.com/mailsvc/mailsvc/app/pro/suppression"
 	"github.com/mailsvc/mailsvc/core"
 )
@@ -72,14 +73,14 @@ func TransitionOf(ev Event) Transition {
 		reason = ": " + reason
 	}
 	switch ev.Kind {
-	case core.EventBounced:
+	case events.EventBounced:
 		if ev.Permanent {
 			return Transition{Status: core.StatusFailed, LastError: fmt.Sprintf("bounced (hard) for %s%s", ev.Recipient, reason), Suppress: suppression.SuppressBounce}
 		}
 		return Transition{Status: core.StatusFailed, LastError: fmt.Sprintf("bounced (soft) for %s%s", ev.Recipient, reason)}
-	case core.EventComplained:
+	case events.EventComplained:
 		return Transition{Status: core.StatusFailed, LastError: fmt.Sprintf("complaint: %s reported the message as spam", ev.Recipient), Suppress: suppression.SuppressComplaint}
-	case core.EventDropped:
+	case events.EventDropped:
 		return Transition{Status: core.StatusFailed, LastError: fmt.Sprintf("dropped by %s for %s%s", ev.Provider, ev.Recipient, reason)}
 	}
 	return Transition{}
@@ -91,7 +92,7 @@ func (ev Event) detail() map[string]any {
 	if ev.Recipient != "" {
 		d["recipient"] = ev.Recipient
 	}
-	if ev.Kind == core.EventBounced {
+	if ev.Kind == events.EventBounced {
 		d["permanent"] = ev.Permanent
 	}
 	if ev.Reason != "" {

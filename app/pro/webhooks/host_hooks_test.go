@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailsvc/mailsvc/app/pro/events"
 	"github.com/mailsvc/mailsvc/app/pro/webhooks"
 	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/test/fakes/snsfake"
@@ -69,7 +70,7 @@ func TestHostHooks(t *testing.T) {
 		}
 		a := withEvent[0].Args
 		raw, _ := a[5].(map[string]any)
-		if len(a) != 6 || a[0] != "ses" || a[1] != core.EventBounced || a[2] != int64(7) || a[3] != "sesid" || a[4] != "gone@example.com" || raw["notificationType"] != "Bounce" {
+		if len(a) != 6 || a[0] != "ses" || a[1] != events.EventBounced || a[2] != int64(7) || a[3] != "sesid" || a[4] != "gone@example.com" || raw["notificationType"] != "Bounce" {
 			t.Fatalf("mail_svc_pro_webhook_received args %v", a)
 		}
 		var names []string
@@ -85,7 +86,7 @@ func TestHostHooks(t *testing.T) {
 		if len(ses) != 3 || n["notificationType"] != "Bounce" || ses[1] != s.topic || env["Type"] != "Notification" || env["TopicArn"] != s.topic {
 			t.Fatalf("mail_svc_pro_webhook_ses args %v", ses)
 		}
-		if u := host.recorded[2].Args; u[2] != int64(0) || u[3] != "not-ours" || u[1] != core.EventDelivered {
+		if u := host.recorded[2].Args; u[2] != int64(0) || u[3] != "not-ours" || u[1] != events.EventDelivered {
 			t.Fatalf("the unmatched event's args %v", u)
 		}
 	}

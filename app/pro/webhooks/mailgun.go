@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mailsvc/mailsvc/app/pro/events"
 	"github.com/mailsvc/mailsvc/core"
 )
 
@@ -87,28 +88,28 @@ func mailgunEvent(e map[string]any) Event {
 	}
 	switch name {
 	case "delivered":
-		ev.Kind = core.EventDelivered
+		ev.Kind = events.EventDelivered
 	case "failed":
 		if str(e, "severity") == "permanent" {
-			ev.Kind, ev.Permanent = core.EventBounced, true
+			ev.Kind, ev.Permanent = events.EventBounced, true
 			if r := str(e, "reason"); r != "" && r != "bounce" && r != "suppress-bounce" {
 				// generic, old and other permanent failures: the message
 				// failed, the address is not known bad.
 				ev.Permanent = false
 			}
 		} else {
-			ev.Kind = core.EventDeferred
+			ev.Kind = events.EventDeferred
 		}
 	case "rejected":
-		ev.Kind = core.EventDropped
+		ev.Kind = events.EventDropped
 	case "opened":
-		ev.Kind = core.EventOpened
+		ev.Kind = events.EventOpened
 	case "clicked":
-		ev.Kind = core.EventClicked
+		ev.Kind = events.EventClicked
 	case "complained":
-		ev.Kind = core.EventComplained
+		ev.Kind = events.EventComplained
 	default:
-		ev.Kind = core.EventOther
+		ev.Kind = events.EventOther
 	}
 	return ev
 }

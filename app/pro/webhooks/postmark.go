@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mailsvc/mailsvc/app/pro/events"
 	"github.com/mailsvc/mailsvc/core"
 )
 
@@ -72,29 +73,29 @@ func postmarkEvent(e map[string]any) Event {
 	}
 	switch rt {
 	case "Delivery":
-		ev.Kind = core.EventDelivered
+		ev.Kind = events.EventDelivered
 	case "Bounce":
 		code := num(e, "TypeCode")
 		inactive, _ := e["Inactive"].(bool)
 		switch {
 		case code == 100001 || strings.EqualFold(str(e, "Type"), "SpamComplaint"):
-			ev.Kind = core.EventComplained
+			ev.Kind = events.EventComplained
 		case postmarkHard[code] || strings.EqualFold(str(e, "Type"), "HardBounce") || inactive:
-			ev.Kind, ev.Permanent = core.EventBounced, true
+			ev.Kind, ev.Permanent = events.EventBounced, true
 		case postmarkSoft[code]:
-			ev.Kind = core.EventDeferred
+			ev.Kind = events.EventDeferred
 		default:
-			ev.Kind = core.EventOther
+			ev.Kind = events.EventOther
 		}
 		ev.ProviderEvent = rt + "/" + str(e, "Type")
 	case "SpamComplaint":
-		ev.Kind = core.EventComplained
+		ev.Kind = events.EventComplained
 	case "Open":
-		ev.Kind = core.EventOpened
+		ev.Kind = events.EventOpened
 	case "Click":
-		ev.Kind = core.EventClicked
+		ev.Kind = events.EventClicked
 	default:
-		ev.Kind = core.EventOther
+		ev.Kind = events.EventOther
 	}
 	return ev
 }

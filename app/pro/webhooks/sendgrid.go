@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mailsvc/mailsvc/app/pro/events"
 	"github.com/mailsvc/mailsvc/core"
 )
 
@@ -137,23 +138,23 @@ func sendGridEvent(e map[string]any) Event {
 	}
 	switch name {
 	case "delivered":
-		ev.Kind = core.EventDelivered
+		ev.Kind = events.EventDelivered
 	case "bounce":
-		ev.Kind = core.EventBounced
+		ev.Kind = events.EventBounced
 		// type "blocked" is a refusal of this message, not of the address.
 		ev.Permanent = str(e, "type") != "blocked"
 	case "dropped":
-		ev.Kind = core.EventDropped
+		ev.Kind = events.EventDropped
 	case "deferred":
-		ev.Kind = core.EventDeferred
+		ev.Kind = events.EventDeferred
 	case "open":
-		ev.Kind = core.EventOpened
+		ev.Kind = events.EventOpened
 	case "click":
-		ev.Kind = core.EventClicked
+		ev.Kind = events.EventClicked
 	case "spamreport":
-		ev.Kind = core.EventComplained
+		ev.Kind = events.EventComplained
 	default:
-		ev.Kind = core.EventOther
+		ev.Kind = events.EventOther
 	}
 	return ev
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mailsvc/mailsvc/app/pro/events"
 	"github.com/mailsvc/mailsvc/core"
 )
 
@@ -134,7 +135,7 @@ func sesEvents(n map[string]any) []Event {
 		b, _ := n["bounce"].(map[string]any)
 		perm := str(b, "bounceType") == "Permanent"
 		for _, r := range objects(b, "bouncedRecipients") {
-			ev := mk(core.EventBounced, str(r, "emailAddress"), b)
+			ev := mk(events.EventBounced, str(r, "emailAddress"), b)
 			ev.Permanent = perm
 			ev.ProviderEvent = "Bounce/" + str(b, "bounceType") + "/" + str(b, "bounceSubType")
 			ev.Reason = str(r, "diagnosticCode")
@@ -145,9 +146,9 @@ func sesEvents(n map[string]any) []Event {
 		}
 	case "Complaint":
 		c, _ := n["complaint"].(map[string]any)
-		k := core.EventComplained
+		k := events.EventComplained
 		if str(c, "complaintFeedbackType") == "not-spam" {
-			k = core.EventOther
+			k = events.EventOther
 		}
 		for _, r := range objects(c, "complainedRecipients") {
 			ev := mk(k, str(r, "emailAddress"), c)
@@ -159,20 +160,20 @@ func sesEvents(n map[string]any) []Event {
 		rcpts, _ := d["recipients"].([]any)
 		for _, r := range rcpts {
 			rs, _ := r.(string)
-			ev := mk(core.EventDelivered, rs, d)
+			ev := mk(events.EventDelivered, rs, d)
 			ev.Reason = str(d, "smtpResponse")
 			out = append(out, ev)
 		}
 	default:
-		k := map[string]string{"DeliveryDelay": core.EventDeferred, "Open": core.EventOpened, "Click": core.EventClicked, "Reject": core.EventDropped}[kind]
+		k := map[string]string{"DeliveryDelay": events.EventDeferred, "Open": events.EventOpened, "Click": events.EventClicked, "Reject": events.EventDropped}[kind]
 		if k == "" {
-			k = core.EventOther
+			k = events.EventOther
 		}
 		obj, _ := n[strings.ToLower(kind[:min(1, len(kind))])+kind[min(1, len(kind)):]].(map[string]any)
 		out = append(out, mk(k, "", obj))
 	}
 	if len(out) == 0 {
-		out = append(out, mk(core.EventOther, "", nil))
+		out = append(out, mk(events.EventOther, "", nil))
 	}
 	return out
 }

@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/mailsvc/mailsvc/app/pro/events"
 	"github.com/mailsvc/mailsvc/core"
 )
 
@@ -87,7 +88,7 @@ type Store interface {
 	FindLogIDsByProviderMessageIDs(ctx context.Context, ids []string) (map[string]int64, error)
 	// RecordLogEvent appends ev to its log's events and moves a delivered
 	// or failed log to status ("" leaves it).
-	RecordLogEvent(ctx context.Context, ev *core.LogEvent, status, lastError string) (bool, error)
+	RecordLogEvent(ctx context.Context, ev *events.LogEvent, status, lastError string) (bool, error)
 }
 
 // Suppressor puts addresses on the suppression list
@@ -233,9 +234,9 @@ func (s *Service) secrets(ctx context.Context, provider string) ([]core.Settings
 
 // apply moves the logs of verified events, records the events, lists
 // suppressed addresses and fires mail_svc_pro_webhook_received.
-func (s *Service) apply(ctx context.Context, provider string, events []Event, now time.Time, res *Result) error {
-	ids := make([]string, 0, len(events))
-	for _, ev := range events {
+func (s *Service) apply(ctx context.Context, provider string, evs []Event, now time.Time, res *Result) error {
+	ids := make([]string, 0, len(evs))
+	for _, ev := range evs {
 		for _, id := range []string{ev.MessageID, ev.HeaderMessageID} {
 			if id != "" {
 				ids = append(ids, id)
@@ -247,7 +248,7 @@ func (s *Service) apply(ctx context.Context, provider string, events []Event, no
 		return err
 	}
 	toHost := s.HostHooks != nil && s.HostHooks.Listens(ctx, core.HookWebhookReceived)
-	for _, ev := range events {
+	for _, ev := range evs {
 		if ev.ID != "" {
 			fresh, err := s.Store.RememberWebhookEvent(ctx, provider, "ev:"+hashID(ev.ID), now.Add(ReplayMemory))
 			if err != nil {
@@ -269,7 +270,7 @@ func (s *Service) apply(ctx context.Context, provider string, events []Event, no
 		if logID == 0 {
 			res.Unknown++
 		} else {
-			le := &core.LogEvent{LogID: logID, Provider: provider, Event: ev.Kind, At: ev.At, Detail: ev.detail()}
+			le := &events.LogEvent{LogID: logID, Provider: provider, Event: ev.Kind, At: ev.At, Detail: ev.detail()}
 			if toHost {
 				le.HostHooks = []core.HostHook{ev.hostHook(logID)}
 			}

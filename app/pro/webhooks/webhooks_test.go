@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailsvc/mailsvc/app/pro/events"
 	"github.com/mailsvc/mailsvc/app/pro/suppression"
 	"github.com/mailsvc/mailsvc/app/pro/webhooks"
 	"github.com/mailsvc/mailsvc/core"
@@ -64,7 +65,7 @@ type memStore struct {
 	logs     map[string]int64 // provider message id → log id
 	status   map[int64]string
 	lastErr  map[int64]string
-	events   []core.LogEvent
+	events   []events.LogEvent
 	suppress []suppression.Suppression
 }
 
@@ -102,7 +103,7 @@ func (s *memStore) FindLogIDsByProviderMessageIDs(_ context.Context, ids []strin
 	return out, nil
 }
 
-func (s *memStore) RecordLogEvent(_ context.Context, ev *core.LogEvent, status, lastError string) (bool, error) {
+func (s *memStore) RecordLogEvent(_ context.Context, ev *events.LogEvent, status, lastError string) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls++
@@ -570,14 +571,14 @@ func TestTransitionOf(t *testing.T) {
 		status   string
 		suppress string
 	}{
-		{webhooks.Event{Kind: core.EventBounced, Permanent: true, Recipient: "a@x.org"}, core.StatusFailed, suppression.SuppressBounce},
-		{webhooks.Event{Kind: core.EventBounced, Recipient: "a@x.org"}, core.StatusFailed, ""},
-		{webhooks.Event{Kind: core.EventComplained, Recipient: "a@x.org"}, core.StatusFailed, suppression.SuppressComplaint},
-		{webhooks.Event{Kind: core.EventDropped, Provider: "sendgrid"}, core.StatusFailed, ""},
-		{webhooks.Event{Kind: core.EventDelivered}, "", ""},
-		{webhooks.Event{Kind: core.EventDeferred}, "", ""},
-		{webhooks.Event{Kind: core.EventOpened}, "", ""},
-		{webhooks.Event{Kind: core.EventClicked}, "", ""},
+		{webhooks.Event{Kind: events.EventBounced, Permanent: true, Recipient: "a@x.org"}, core.StatusFailed, suppression.SuppressBounce},
+		{webhooks.Event{Kind: events.EventBounced, Recipient: "a@x.org"}, core.StatusFailed, ""},
+		{webhooks.Event{Kind: events.EventComplained, Recipient: "a@x.org"}, core.StatusFailed, suppression.SuppressComplaint},
+		{webhooks.Event{Kind: events.EventDropped, Provider: "sendgrid"}, core.StatusFailed, ""},
+		{webhooks.Event{Kind: events.EventDelivered}, "", ""},
+		{webhooks.Event{Kind: events.EventDeferred}, "", ""},
+		{webhooks.Event{Kind: events.EventOpened}, "", ""},
+		{webhooks.Event{Kind: events.EventClicked}, "", ""},
 	}
 	for _, tt := range tests {
 		tr := webhooks.TransitionOf(tt.ev)

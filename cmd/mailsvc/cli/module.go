@@ -49,11 +49,12 @@ type ServeEnv struct {
 	HostHooks   core.HostHooks
 	Connections *app.Connections
 	// Delivery is the delivery service's options: a module sets its
-	// add-on parts (Policy, Suppressions, Chooser) there; serve builds
+	// add-on parts (Policy, Suppressions, Chooser, Events) there; serve builds
 	// the service (delivery.New) once every module has joined.
 	Delivery *delivery.Options
 	// Privacy answers personal data requests; a module adds what it
-	// keeps about an address to its Keepers.
+	// keeps about an address to its Keepers, and what it keeps per log
+	// to its LogItems.
 	Privacy *app.Privacy
 	// OAuth runs the OAuth flows and token refreshes; a module may wrap
 	// its Client (before serve starts the scheduler).

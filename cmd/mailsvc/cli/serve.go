@@ -177,8 +177,8 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	deliveryOpts.MaxInFlight = int(rt.consts.Int("MAILSVC_MAX_IN_FLIGHT", delivery.DefaultMaxInFlight))
 	deliveryOpts.Replicas = rt.db.Leases()
 	// Uncertain attempts through drivers without a lookup are resolved
-	// by the provider events the (Pro) webhook receiver recorded.
-	deliveryOpts.Events = rt.db
+	// by the provider events the Pro webhook receiver recorded: the Pro
+	// module sets deliveryOpts.Events when it joins.
 	deliveryOpts.LevelStore = rt.db.Settings()
 	// Add-ons (Pro) join before the delivery service is built: they may
 	// set its options (delivery hooks), and give the routes they add.

@@ -4,7 +4,8 @@
 // admin.RegisterScreens,
 // and links adapters/pro/store, which registers the Pro schema history
 // with store.RegisterMigrations. `mailsvc serve` then adds the
-// suppression list to personal data requests, and unless
+// suppression list and the provider events to personal data requests and
+// the provider events to the delivery engine's uncertain attempts, and unless
 // MAIL_SVC_PRO_ENABLED is false serves the /pro/... routes and sets its
 // parts of the delivery options (Policy, Suppressions, Chooser) and the
 // OAuth client (when it is false, it hides the Pro tab); `mailsvc license` mints vendor keys and licence keys.
@@ -25,6 +26,7 @@ import (
 	"github.com/mailsvc/mailsvc/adapters/pro/licenseserver"
 	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
 	apppro "github.com/mailsvc/mailsvc/app/pro"
+	"github.com/mailsvc/mailsvc/app/pro/events"
 	"github.com/mailsvc/mailsvc/app/pro/suppression"
 	"github.com/mailsvc/mailsvc/cmd/mailsvc/cli"
 )
@@ -43,9 +45,13 @@ func (module) Commands() []*cobra.Command { return []*cobra.Command{licenseComma
 // Serve implements cli.Module: with Pro switched on, it sets the delivery
 // policy from the Pro settings and returns the Pro routes.
 func (module) Serve(_ context.Context, env *cli.ServeEnv) (api.Module, error) {
-	// The suppression list is part of personal data requests whether
-	// Pro is switched on or off: its table is there either way.
-	env.Privacy.Keepers = append(env.Privacy.Keepers, &suppression.PersonalData{Store: prostore.New(env.DB)})
+	// The suppression list and the provider events are part of personal
+	// data requests whether Pro is switched on or off, and events recorded
+	// before resolve uncertain attempts: their tables are there either way.
+	store := prostore.New(env.DB)
+	env.Privacy.Keepers = append(env.Privacy.Keepers, &suppression.PersonalData{Store: store})
+	env.Privacy.LogItems = append(env.Privacy.LogItems, &events.PersonalData{Store: store})
+	env.Delivery.Events = &events.Uncertain{Store: store}
 	if !env.Constants.Bool("MAIL_SVC_PRO_ENABLED") {
 		env.Logger.Info("the Pro add-on is switched off (MAIL_SVC_PRO_ENABLED=false)")
 		// Its screens are still served, but without its routes the

@@ -40,8 +40,9 @@ func joinWebhooks(env *cli.ServeEnv, m *httppro.Module) error {
 	list := &suppression.Service{Store: prostore.New(env.DB)}
 	env.Delivery.Suppressions = list
 	m.Suppressions = list
-	m.LogEvents = env.DB
-	m.Webhooks = &webhooks.Service{Connections: env.Connections, Store: env.DB, Suppressions: list,
+	store := prostore.New(env.DB)
+	m.LogEvents = store
+	m.Webhooks = &webhooks.Service{Connections: env.Connections, Store: store, Suppressions: list,
 		SNS: &webhooks.SNSVerifier{Client: client}, Hooks: env.Hooks, HostHooks: env.HostHooks, Logger: env.Logger}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mailsvc/mailsvc/adapters/store"
 	"github.com/mailsvc/mailsvc/core"
 )
 
@@ -42,7 +43,20 @@ import (
 // compact like the outcome roll-ups.
 
 // eventWidths are the bucket widths of the event roll-ups.
-var eventWidths = []int{QuarterMinutes, HourMinutes, DayMinutes}
+var eventWidths = []int{store.QuarterMinutes, store.HourMinutes, store.DayMinutes}
+
+// The event roll-ups shard their counters like the service's own
+// roll-ups: store.CompactRollups folds them too.
+func init() {
+	store.RegisterRollupTables(
+		store.RollupTable{Name: "{prefix}mailsvc_event_buckets", Width: true,
+			Keys:     []string{"provider", "event", "connection_id", "source"},
+			Counters: []string{"events", "repeats", "kind_repeats"}, Widths: eventWidths},
+		store.RollupTable{Name: "{prefix}mailsvc_site_event_buckets", Width: true,
+			Keys:     []string{"site_id", "provider", "event", "connection_id", "source"},
+			Counters: []string{"events", "repeats", "kind_repeats"}, Widths: eventWidths},
+	)
+}
 
 // eventLink is one event of a log's chains: its id, provider and time.
 type eventLink struct {
@@ -101,14 +115,15 @@ type eventCounters struct{ events, repeats, kindRepeats int64 }
 // from source, whose chains held existing before (the log's other events
 // of that kind, read under the log's lock). A site other than the main
 // one has its events counted in the roll-ups by site too
-// (site_rollup.go). It runs in RecordLogEvent's transaction.
+// ({prefix}mailsvc_site_event_buckets). It runs in RecordLogEvent's
+// transaction.
 func (db *DB) addEventRollup(ctx context.Context, tx *sql.Tx, site, conn int64, source, event string, existing []eventLink, added eventLink) error {
 	before := chainPreds(existing)
 	after := chainPreds(append(slices.Clone(existing), added))
 	counters := map[eventBucketKey]*eventCounters{}
 	count := func(l eventLink, events, repeats, kindRepeats int64) {
 		for _, w := range eventWidths {
-			k := eventBucketKey{w, WidthStart(l.at, w), l.provider, event}
+			k := eventBucketKey{w, store.WidthStart(l.at, w), l.provider, event}
 			c := counters[k]
 			if c == nil {
 				c = &eventCounters{}
@@ -125,7 +140,7 @@ func (db *DB) addEventRollup(ctx context.Context, tx *sql.Tx, site, conn int64, 
 		}
 		return 0
 	}
-	var repeats []CounterRow
+	var repeats []store.CounterRow
 	for _, l := range append(slices.Clone(existing), added) {
 		a, b := after[l.id], before[l.id]
 		if l.id == added.id {
@@ -139,7 +154,7 @@ func (db *DB) addEventRollup(ctx context.Context, tx *sql.Tx, site, conn int64, 
 			count(l, 0, one(a.provider)-one(b.provider), one(a.kind)-one(b.kind))
 		}
 		if a.provider != nil || a.kind != nil {
-			repeats = append(repeats, CounterRow{l.id, l.at, l.provider, event, conn, source, NullTime(a.provider), NullTime(a.kind), max(site, core.MainSiteID)})
+			repeats = append(repeats, store.CounterRow{l.id, l.at, l.provider, event, conn, source, store.NullTime(a.provider), store.NullTime(a.kind), max(site, core.MainSiteID)})
 		}
 	}
 	keys := make([]eventBucketKey, 0, len(counters))
@@ -156,13 +171,13 @@ func (db *DB) addEventRollup(ctx context.Context, tx *sql.Tx, site, conn int64, 
 		return strings.Compare(a.provider, b.provider)
 	})
 	shard := 0
-	if db.dialect == DialectMySQL {
-		shard = rand.IntN(RollupShards)
+	if db.Dialect() == store.DialectMySQL {
+		shard = rand.IntN(store.RollupShards)
 	}
-	rows := make([]CounterRow, 0, len(keys))
+	rows := make([]store.CounterRow, 0, len(keys))
 	for _, k := range keys {
 		c := counters[k]
-		rows = append(rows, CounterRow{k.minutes, k.start, k.provider, k.event, conn, source, shard, c.events, c.repeats, c.kindRepeats})
+		rows = append(rows, store.CounterRow{k.minutes, k.start, k.provider, k.event, conn, source, shard, c.events, c.repeats, c.kindRepeats})
 	}
 	if err := db.UpsertCounters(ctx, tx, "{prefix}mailsvc_event_buckets",
 		[]string{"width_minutes", "bucket_start", "provider", "event", "connection_id", "source", "shard"},
@@ -170,10 +185,10 @@ func (db *DB) addEventRollup(ctx context.Context, tx *sql.Tx, site, conn int64, 
 		return err
 	}
 	if site > core.MainSiteID {
-		siteRows := make([]CounterRow, 0, len(keys))
+		siteRows := make([]store.CounterRow, 0, len(keys))
 		for _, k := range keys {
 			c := counters[k]
-			siteRows = append(siteRows, CounterRow{k.minutes, k.start, site, k.provider, k.event, conn, source, shard, c.events, c.repeats, c.kindRepeats})
+			siteRows = append(siteRows, store.CounterRow{k.minutes, k.start, site, k.provider, k.event, conn, source, shard, c.events, c.repeats, c.kindRepeats})
 		}
 		if err := db.UpsertCounters(ctx, tx, "{prefix}mailsvc_site_event_buckets",
 			[]string{"width_minutes", "bucket_start", "site_id", "provider", "event", "connection_id", "source", "shard"},
@@ -184,14 +199,14 @@ func (db *DB) addEventRollup(ctx context.Context, tx *sql.Tx, site, conn int64, 
 	if len(repeats) == 0 {
 		return nil
 	}
-	slices.SortFunc(repeats, func(a, b CounterRow) int { return int(min(max(a[0].(int64)-b[0].(int64), -1), 1)) })
+	slices.SortFunc(repeats, func(a, b store.CounterRow) int { return int(min(max(a[0].(int64)-b[0].(int64), -1), 1)) })
 	return db.upsertRepeats(ctx, tx, repeats)
 }
 
 // upsertRepeats writes rows of {prefix}mailsvc_event_repeats (event_id,
 // occurred_at, provider, event, connection_id, source, provider_prev_at,
 // kind_prev_at, site_id), replacing the predecessors of a row that exists.
-func (db *DB) upsertRepeats(ctx context.Context, tx *sql.Tx, rows []CounterRow) error {
+func (db *DB) upsertRepeats(ctx context.Context, tx *sql.Tx, rows []store.CounterRow) error {
 	var b strings.Builder
 	b.WriteString(`INSERT INTO {prefix}mailsvc_event_repeats
 		(event_id, occurred_at, provider, event, connection_id, source, provider_prev_at, kind_prev_at, site_id) VALUES `)
@@ -203,12 +218,12 @@ func (db *DB) upsertRepeats(ctx context.Context, tx *sql.Tx, rows []CounterRow) 
 		b.WriteString("(?,?,?,?,?,?,?,?,?)")
 		args = append(args, r...)
 	}
-	if db.dialect == DialectMySQL {
+	if db.Dialect() == store.DialectMySQL {
 		b.WriteString(" ON DUPLICATE KEY UPDATE provider_prev_at = VALUES(provider_prev_at), kind_prev_at = VALUES(kind_prev_at)")
 	} else {
 		b.WriteString(" ON CONFLICT (event_id) DO UPDATE SET provider_prev_at = excluded.provider_prev_at, kind_prev_at = excluded.kind_prev_at")
 	}
-	if _, err := tx.ExecContext(ctx, db.expand(b.String()), args...); err != nil {
+	if _, err := tx.ExecContext(ctx, db.Expand(b.String()), args...); err != nil {
 		return fmt.Errorf("record repeated provider events: %w", err)
 	}
 	return nil
@@ -216,7 +231,7 @@ func (db *DB) upsertRepeats(ctx context.Context, tx *sql.Tx, rows []CounterRow) 
 
 // eventLinks reads a log's events of one kind, for addEventRollup.
 func (db *DB) eventLinks(ctx context.Context, tx *sql.Tx, logID int64, event string) ([]eventLink, error) {
-	rows, err := tx.QueryContext(ctx, db.expand(`SELECT id, provider, occurred_at FROM {prefix}mailsvc_log_events
+	rows, err := tx.QueryContext(ctx, db.Expand(`SELECT id, provider, occurred_at FROM {prefix}mailsvc_log_events
 		WHERE log_id = ? AND event = ?`), logID, event)
 	if err != nil {
 		return nil, fmt.Errorf("read the log's provider events: %w", err)
@@ -240,9 +255,9 @@ func (db *DB) eventLinks(ctx context.Context, tx *sql.Tx, logID int64, event str
 // EventCounts counts the provider events that happened in [from, to)
 // (by the provider's time), per provider and event, ordered by provider
 // and event: Events every event, Messages the distinct logs. from and to
-// are rounded up to 15-minute bucket boundaries, as for OutcomeTotals.
+// are rounded up to 15-minute bucket boundaries, as for the service's OutcomeTotals.
 // It reads the event roll-ups (days, hours and quarter hours, see
-// rollupSpans) and the repeated events of the range whose predecessor
+// store.RollupSpans) and the repeated events of the range whose predecessor
 // is older than from; events of logs deleted since still count.
 func (db *DB) EventCounts(ctx context.Context, from, to time.Time) ([]core.EventCount, error) {
 	type key struct{ provider, event string }
@@ -337,13 +352,13 @@ func (db *DB) LogEventTallies(ctx context.Context, from, to time.Time, events []
 // the crossing repeats (group, COUNT(*)) whose predecessor column prev
 // is before from. scan reads one row of either, whose figures count
 // sign times. Under a site scope (core.SiteScope) a site other than the
-// main one reads its roll-ups by site (site_rollup.go), the main site
+// main one reads its roll-ups by site ({prefix}mailsvc_site_event_buckets), the main site
 // the network's less the other sites'; the crossing repeats are the
 // site's.
 func (db *DB) eventSums(ctx context.Context, from, to time.Time, events []string, group, messages, prev string,
 	scan func(rows *sql.Rows, crossing bool, sign int64) error) error {
-	from, to = CeilTime(from.UTC(), core.OutcomeBucketSize), CeilTime(to.UTC(), core.OutcomeBucketSize)
-	cond, args, ok := SpanWhere(RollupSpans(from, to), func(int) bool { return true }, true)
+	from, to = store.CeilTime(from.UTC(), core.OutcomeBucketSize), store.CeilTime(to.UTC(), core.OutcomeBucketSize)
+	cond, args, ok := store.SpanWhere(store.RollupSpans(from, to), func(int) bool { return true }, true)
 	if !ok {
 		return nil
 	}
@@ -385,7 +400,7 @@ func (db *DB) eventSums(ctx context.Context, from, to time.Time, events []string
 			WHERE occurred_at >= ? AND occurred_at < ? AND ` + prev + ` < ?` + repeatsSite + kinds + ` GROUP BY ` + group,
 		append(append([]any{from, to, from}, repeatsArgs...), kindArgs...), true, 1})
 	for _, q := range queries {
-		rows, err := db.sqlDB.QueryContext(ctx, db.expand(q.sql), q.args...)
+		rows, err := db.SQL().QueryContext(ctx, db.Expand(q.sql), q.args...)
 		if err != nil {
 			return err
 		}

@@ -1,6 +1,17 @@
-package core
+// Package events is the Pro add-on's provider events: what a provider's
+// webhook said happened to a message it accepted (LogEvent, written by
+// app/pro/webhooks, kept by adapters/pro/store), and the free service's
+// two uses of them, joined by cmd/mailsvc/pro: an uncertain attempt
+// resolved by an event received meanwhile (Uncertain, a
+// delivery.ProviderEvents) and a log's events in a personal data export
+// (PersonalData, an app.LogItemExporter).
+package events
 
-import "time"
+import (
+	"time"
+
+	"github.com/mailsvc/mailsvc/core"
+)
 
 // Provider event names of a LogEvent: what a provider's webhook said
 // happened to a message it accepted.
@@ -30,5 +41,5 @@ type LogEvent struct {
 	Detail map[string]any `json:"detail"`
 	// HostHooks are recorded in the host hook outbox in the transaction
 	// that records the event.
-	HostHooks []HostHook `json:"-"`
+	HostHooks []core.HostHook `json:"-"`
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mailsvc/mailsvc/adapters/store"
+	"github.com/mailsvc/mailsvc/app/pro/events"
 	"github.com/mailsvc/mailsvc/core"
 )
 
@@ -24,14 +26,14 @@ func (db *DB) RememberWebhookEvent(ctx context.Context, provider, id string, exp
 		id = id[:191]
 	}
 	t := now()
-	if _, err := db.sqlDB.ExecContext(ctx, db.expand(`DELETE FROM {prefix}mailsvc_webhook_seen WHERE expires_at < ?`), t); err != nil {
+	if _, err := db.SQL().ExecContext(ctx, db.Expand(`DELETE FROM {prefix}mailsvc_webhook_seen WHERE expires_at < ?`), t); err != nil {
 		return false, fmt.Errorf("forget expired webhook events: %w", err)
 	}
 	ins := `INSERT IGNORE INTO {prefix}mailsvc_webhook_seen (provider, event_id, expires_at) VALUES (?, ?, ?)`
-	if db.dialect == DialectSQLite {
+	if db.Dialect() == store.DialectSQLite {
 		ins = `INSERT OR IGNORE INTO {prefix}mailsvc_webhook_seen (provider, event_id, expires_at) VALUES (?, ?, ?)`
 	}
-	res, err := db.sqlDB.ExecContext(ctx, db.expand(ins), provider, id, expires.UTC())
+	res, err := db.SQL().ExecContext(ctx, db.Expand(ins), provider, id, expires.UTC())
 	if err != nil {
 		return false, fmt.Errorf("remember webhook event: %w", err)
 	}
@@ -79,7 +81,7 @@ func (db *DB) FindLogIDsByProviderMessageIDs(ctx context.Context, ids []string) 
 // replacing an earlier one.
 func (db *DB) logIDsByProviderID(ctx context.Context, out map[string]int64, query string, want []any) error {
 	in := strings.TrimSuffix(strings.Repeat("?,", len(want)), ",")
-	rows, err := db.sqlDB.QueryContext(ctx, db.expand(fmt.Sprintf(query, in)), want...)
+	rows, err := db.SQL().QueryContext(ctx, db.Expand(fmt.Sprintf(query, in)), want...)
 	if err != nil {
 		return fmt.Errorf("find logs by provider message id: %w", err)
 	}
@@ -104,12 +106,12 @@ func (db *DB) logIDsByProviderID(ctx context.Context, out map[string]int64, quer
 // one is being sent again and keeps its state); moved reports whether
 // it did. ev.ID is set. ev.HostHooks are written to the host hook outbox
 // in the same transaction. A log that does not exist is an ENOTFOUND error.
-func (db *DB) RecordLogEvent(ctx context.Context, ev *core.LogEvent, status, lastError string) (moved bool, err error) {
+func (db *DB) RecordLogEvent(ctx context.Context, ev *events.LogEvent, status, lastError string) (moved bool, err error) {
 	detail := ev.Detail
 	if detail == nil {
 		detail = map[string]any{}
 	}
-	js, err := EncodeJSON(detail)
+	js, err := store.EncodeJSON(detail)
 	if err != nil {
 		return false, fmt.Errorf("log event detail: %w", err)
 	}
@@ -118,13 +120,13 @@ func (db *DB) RecordLogEvent(ctx context.Context, ev *core.LogEvent, status, las
 		at = now()
 	}
 	lock := ""
-	if db.dialect == DialectMySQL {
+	if db.Dialect() == store.DialectMySQL {
 		lock = " FOR UPDATE" // one event of a log at a time: its chains (event_rollup.go)
 	}
-	err = db.inTx(ctx, func(tx *sql.Tx) error {
+	err = db.InSQLTransaction(ctx, func(tx *sql.Tx) error {
 		var cur, source string
 		var conn, site int64
-		err := tx.QueryRowContext(ctx, db.expand(`SELECT status, COALESCE(sent_connection_id, 0), source, site_id
+		err := tx.QueryRowContext(ctx, db.Expand(`SELECT status, COALESCE(sent_connection_id, 0), source, site_id
 			FROM {prefix}mailsvc_logs WHERE id = ?`+lock), ev.LogID).Scan(&cur, &conn, &source, &site)
 		if errors.Is(err, sql.ErrNoRows) {
 			return core.Errorf(core.ENOTFOUND, "Log %d not found.", ev.LogID)
@@ -135,7 +137,7 @@ func (db *DB) RecordLogEvent(ctx context.Context, ev *core.LogEvent, status, las
 		if err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, db.expand(`INSERT INTO {prefix}mailsvc_log_events
+		res, err := tx.ExecContext(ctx, db.Expand(`INSERT INTO {prefix}mailsvc_log_events
 			(log_id, provider, event, occurred_at, detail, created_at) VALUES (?, ?, ?, ?, ?, ?)`),
 			ev.LogID, ev.Provider, ev.Event, at, js, now())
 		if err != nil {
@@ -153,7 +155,7 @@ func (db *DB) RecordLogEvent(ctx context.Context, ev *core.LogEvent, status, las
 		if status == "" {
 			return nil
 		}
-		res, err = tx.ExecContext(ctx, db.expand(`UPDATE {prefix}mailsvc_logs SET status = ?, last_error = ?, updated_at = ?
+		res, err = tx.ExecContext(ctx, db.Expand(`UPDATE {prefix}mailsvc_logs SET status = ?, last_error = ?, updated_at = ?
 			WHERE id = ? AND status IN (?, ?)`), status, lastError, now(), ev.LogID, core.StatusDelivered, core.StatusFailed)
 		if err != nil {
 			return fmt.Errorf("move log %d to %s: %w", ev.LogID, status, err)
@@ -166,29 +168,29 @@ func (db *DB) RecordLogEvent(ctx context.Context, ev *core.LogEvent, status, las
 		return false, fmt.Errorf("record log event: %w", err)
 	}
 	if len(ev.HostHooks) > 0 {
-		db.hostHooksWritten()
+		db.HostHooksWritten()
 	}
 	ev.At = at
 	return moved, nil
 }
 
 // FindLogEvents returns a log's provider events, oldest first.
-func (db *DB) FindLogEvents(ctx context.Context, logID int64) ([]core.LogEvent, error) {
-	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT id, log_id, provider, event, occurred_at, detail
+func (db *DB) FindLogEvents(ctx context.Context, logID int64) ([]events.LogEvent, error) {
+	rows, err := db.SQL().QueryContext(ctx, db.Expand(`SELECT id, log_id, provider, event, occurred_at, detail
 		FROM {prefix}mailsvc_log_events WHERE log_id = ? ORDER BY id`), logID)
 	if err != nil {
 		return nil, fmt.Errorf("find log events: %w", err)
 	}
 	defer rows.Close()
-	out := []core.LogEvent{}
+	out := []events.LogEvent{}
 	for rows.Next() {
-		var ev core.LogEvent
+		var ev events.LogEvent
 		var js string
 		if err := rows.Scan(&ev.ID, &ev.LogID, &ev.Provider, &ev.Event, &ev.At, &js); err != nil {
 			return nil, fmt.Errorf("find log events: %w", err)
 		}
 		ev.At = ev.At.UTC()
-		v, err := DecodeJSON(js)
+		v, err := store.DecodeJSON(js)
 		if err != nil {
 			return nil, fmt.Errorf("log event %d detail: %w", ev.ID, err)
 		}
