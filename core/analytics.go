@@ -1,18 +1,9 @@
 package core
 
-import "time"
-
-// SourceBucket counts the messages from one source (a plugin or theme
-// slug, "sendmail", "smtp", "test"; "" when unknown) that reached one
-// final status in one 15-minute bucket (core.OutcomeBucketSize), by the
-// time the outcome was recorded: the same outcomes as OutcomeBucket,
-// counted by source instead of connection.
-type SourceBucket struct {
-	Start  time.Time // UTC start of the bucket
-	Source string
-	Status string // StatusDelivered or StatusFailed
-	Count  int64
-}
+// EventCount and LogEventTally are read by the provider event roll-ups
+// that the service's store still keeps (adapters/store/event_rollup.go);
+// the Pro analytics have their own (app/pro/analytics). They leave core
+// when those roll-ups move to the Pro store.
 
 // EventCount counts the provider events of one kind that one provider
 // reported over a time range.
@@ -33,30 +24,4 @@ type LogEventTally struct {
 	Source       string
 	Event        string
 	Messages     int64
-}
-
-// ExportedLog is one log as the analytics export writes it: the log's
-// own columns, without its body.
-type ExportedLog struct {
-	ID        int64
-	CreatedAt time.Time
-	Status    string
-	// ConnectionID is the connection of the last attempt, else the one
-	// the message asked for; 0 when neither.
-	ConnectionID      int64
-	Source            string
-	Recipients        string
-	Subject           string
-	LastError         string
-	ProviderMessageID string
-}
-
-// LogExportPage asks for one page of the logs created in [From, To), in
-// (CreatedAt, ID) order, after the last log of the previous page
-// (AfterCreatedAt, AfterID; AfterID 0 for the first page).
-type LogExportPage struct {
-	From, To       time.Time
-	AfterCreatedAt time.Time
-	AfterID        int64
-	Limit          int
 }

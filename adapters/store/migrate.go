@@ -411,28 +411,15 @@ var migrations = []migration{
 		},
 	},
 	{
+		// The outcome roll-ups by source are the Pro add-on's: its own
+		// schema history creates them (adapters/pro/store, migration 4).
+		// Databases migrated before keep the table this version created.
 		Version: 8,
 		Name:    "outcome roll-ups by source and the provider event time index (Pro analytics)",
 		MySQL: []string{
-			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_source_buckets (
-				bucket_start DATETIME(6) NOT NULL,
-				source VARCHAR(191) NOT NULL,
-				status VARCHAR(16) NOT NULL,
-				shard TINYINT UNSIGNED NOT NULL DEFAULT 0,
-				messages BIGINT UNSIGNED NOT NULL DEFAULT 0,
-				PRIMARY KEY (bucket_start, source, status, shard)
-			)` + mysqlTableOptions,
 			`CREATE INDEX IF NOT EXISTS idx_occurred ON {prefix}mailsvc_log_events (occurred_at, provider, event, log_id)`,
 		},
 		SQLite: []string{
-			`CREATE TABLE {prefix}mailsvc_source_buckets (
-				bucket_start DATETIME NOT NULL,
-				source TEXT NOT NULL,
-				status TEXT NOT NULL,
-				shard INTEGER NOT NULL DEFAULT 0,
-				messages INTEGER NOT NULL DEFAULT 0,
-				PRIMARY KEY (bucket_start, source, status, shard)
-			)`,
 			`CREATE INDEX {prefix}mailsvc_log_events_occurred ON {prefix}mailsvc_log_events (occurred_at, provider, event, log_id)`,
 		},
 	},
@@ -494,6 +481,9 @@ var migrations = []migration{
 		// by kind and time). All are built here from what the
 		// 15-minute roll-ups and the provider events hold; the upserts
 		// set rather than add, so a retry after a crash changes nothing.
+		// The hour and day roll-ups by source are the Pro add-on's: its
+		// own schema history creates and fills them (adapters/pro/store,
+		// migration 4); databases migrated before keep them.
 		Version: 11,
 		Name:    "hour and day roll-ups, provider event roll-ups (Pro analytics)",
 		MySQL: []string{
@@ -505,15 +495,6 @@ var migrations = []migration{
 				shard TINYINT UNSIGNED NOT NULL DEFAULT 0,
 				messages BIGINT UNSIGNED NOT NULL DEFAULT 0,
 				PRIMARY KEY (width_minutes, bucket_start, connection_id, status, shard)
-			)` + mysqlTableOptions,
-			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_source_rollups (
-				width_minutes SMALLINT UNSIGNED NOT NULL,
-				bucket_start DATETIME(6) NOT NULL,
-				source VARCHAR(191) NOT NULL,
-				status VARCHAR(16) NOT NULL,
-				shard TINYINT UNSIGNED NOT NULL DEFAULT 0,
-				messages BIGINT UNSIGNED NOT NULL DEFAULT 0,
-				PRIMARY KEY (width_minutes, bucket_start, source, status, shard)
 			)` + mysqlTableOptions,
 			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_event_buckets (
 				width_minutes SMALLINT UNSIGNED NOT NULL,
@@ -548,14 +529,6 @@ var migrations = []migration{
 			`INSERT INTO {prefix}mailsvc_outcome_rollups (width_minutes, bucket_start, connection_id, status, shard, messages)
 				SELECT 1440, CAST(DATE(bucket_start) AS DATETIME(6)), connection_id, status, 0, SUM(messages)
 				FROM {prefix}mailsvc_outcome_buckets GROUP BY 2, 3, 4
-				ON DUPLICATE KEY UPDATE messages = VALUES(messages)`,
-			`INSERT INTO {prefix}mailsvc_source_rollups (width_minutes, bucket_start, source, status, shard, messages)
-				SELECT 60, CAST(DATE_FORMAT(bucket_start, '%Y-%m-%d %H:00:00') AS DATETIME(6)), source, status, 0, SUM(messages)
-				FROM {prefix}mailsvc_source_buckets GROUP BY 2, 3, 4
-				ON DUPLICATE KEY UPDATE messages = VALUES(messages)`,
-			`INSERT INTO {prefix}mailsvc_source_rollups (width_minutes, bucket_start, source, status, shard, messages)
-				SELECT 1440, CAST(DATE(bucket_start) AS DATETIME(6)), source, status, 0, SUM(messages)
-				FROM {prefix}mailsvc_source_buckets GROUP BY 2, 3, 4
 				ON DUPLICATE KEY UPDATE messages = VALUES(messages)`,
 			`INSERT INTO {prefix}mailsvc_event_repeats (event_id, occurred_at, provider, event, connection_id, source, provider_prev_at, kind_prev_at)
 				SELECT id, occurred_at, provider, event, connection_id, source, provider_prev_at, kind_prev_at FROM (
@@ -594,15 +567,6 @@ var migrations = []migration{
 				messages INTEGER NOT NULL DEFAULT 0,
 				PRIMARY KEY (width_minutes, bucket_start, connection_id, status, shard)
 			)`,
-			`CREATE TABLE {prefix}mailsvc_source_rollups (
-				width_minutes INTEGER NOT NULL,
-				bucket_start DATETIME NOT NULL,
-				source TEXT NOT NULL,
-				status TEXT NOT NULL,
-				shard INTEGER NOT NULL DEFAULT 0,
-				messages INTEGER NOT NULL DEFAULT 0,
-				PRIMARY KEY (width_minutes, bucket_start, source, status, shard)
-			)`,
 			`CREATE TABLE {prefix}mailsvc_event_buckets (
 				width_minutes INTEGER NOT NULL,
 				bucket_start DATETIME NOT NULL,
@@ -639,12 +603,6 @@ var migrations = []migration{
 			`INSERT INTO {prefix}mailsvc_outcome_rollups (width_minutes, bucket_start, connection_id, status, shard, messages)
 				SELECT 1440, strftime('%Y-%m-%d 00:00:00', bucket_start) || '+00:00', connection_id, status, 0, SUM(messages)
 				FROM {prefix}mailsvc_outcome_buckets GROUP BY 2, 3, 4`,
-			`INSERT INTO {prefix}mailsvc_source_rollups (width_minutes, bucket_start, source, status, shard, messages)
-				SELECT 60, strftime('%Y-%m-%d %H:00:00', bucket_start) || '+00:00', source, status, 0, SUM(messages)
-				FROM {prefix}mailsvc_source_buckets GROUP BY 2, 3, 4`,
-			`INSERT INTO {prefix}mailsvc_source_rollups (width_minutes, bucket_start, source, status, shard, messages)
-				SELECT 1440, strftime('%Y-%m-%d 00:00:00', bucket_start) || '+00:00', source, status, 0, SUM(messages)
-				FROM {prefix}mailsvc_source_buckets GROUP BY 2, 3, 4`,
 			`INSERT INTO {prefix}mailsvc_event_repeats (event_id, occurred_at, provider, event, connection_id, source, provider_prev_at, kind_prev_at)
 				SELECT id, occurred_at, provider, event, connection_id, source, provider_prev_at, kind_prev_at FROM (
 					SELECT e.id, e.occurred_at, e.provider, e.event, COALESCE(l.sent_connection_id, 0) AS connection_id, l.source,
@@ -1017,21 +975,13 @@ var migrations = []migration{
 		// single site writes nothing more, and every roll-up counted
 		// before this migration is the main site's. Two new, empty
 		// tables, and a column with a default on the repeated events
-		// (instant on MariaDB): nothing is rebuilt or copied.
+		// (instant on MariaDB): nothing is rebuilt or copied. The
+		// outcome roll-ups by site are the Pro add-on's: its own schema
+		// history creates them (adapters/pro/store, migration 4);
+		// databases migrated before keep the table this version created.
 		Version: 24,
 		Name:    "roll-ups by site (multisite analytics)",
 		MySQL: []string{
-			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_site_rollups (
-				width_minutes SMALLINT UNSIGNED NOT NULL,
-				bucket_start DATETIME(6) NOT NULL,
-				site_id BIGINT UNSIGNED NOT NULL,
-				connection_id BIGINT UNSIGNED NOT NULL,
-				source VARCHAR(191) NOT NULL,
-				status VARCHAR(16) NOT NULL,
-				shard TINYINT UNSIGNED NOT NULL DEFAULT 0,
-				messages BIGINT UNSIGNED NOT NULL DEFAULT 0,
-				PRIMARY KEY (width_minutes, bucket_start, site_id, connection_id, source, status, shard)
-			)` + mysqlTableOptions,
 			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_site_event_buckets (
 				width_minutes SMALLINT UNSIGNED NOT NULL,
 				bucket_start DATETIME(6) NOT NULL,
@@ -1049,17 +999,6 @@ var migrations = []migration{
 			`ALTER TABLE {prefix}mailsvc_event_repeats ADD COLUMN IF NOT EXISTS site_id BIGINT UNSIGNED NOT NULL DEFAULT 1, ALGORITHM=INSTANT`,
 		},
 		SQLite: []string{
-			`CREATE TABLE {prefix}mailsvc_site_rollups (
-				width_minutes INTEGER NOT NULL,
-				bucket_start DATETIME NOT NULL,
-				site_id INTEGER NOT NULL,
-				connection_id INTEGER NOT NULL,
-				source TEXT NOT NULL,
-				status TEXT NOT NULL,
-				shard INTEGER NOT NULL DEFAULT 0,
-				messages INTEGER NOT NULL DEFAULT 0,
-				PRIMARY KEY (width_minutes, bucket_start, site_id, connection_id, source, status, shard)
-			)`,
 			`CREATE TABLE {prefix}mailsvc_site_event_buckets (
 				width_minutes INTEGER NOT NULL,
 				bucket_start DATETIME NOT NULL,

@@ -12,10 +12,10 @@ import (
 	"github.com/mailsvc/mailsvc/core"
 )
 
-// The roll-up counters ({prefix}mailsvc_outcome_buckets,
-// {prefix}mailsvc_source_buckets, their hour and day roll-ups
-// {prefix}mailsvc_outcome_rollups and {prefix}mailsvc_source_rollups, and
-// the provider event roll-ups {prefix}mailsvc_event_buckets) are written
+// The roll-up counters ({prefix}mailsvc_outcome_buckets, its hour and day
+// roll-ups {prefix}mailsvc_outcome_rollups, the provider event roll-ups
+// {prefix}mailsvc_event_buckets, and the modules' registered with
+// RegisterRollupTables) are written
 // on MySQL to one of
 // rollupShards rows per key, so concurrent writers seldom wait on one row
 // lock. With modest traffic nearly every batch then makes a row of its
@@ -58,11 +58,8 @@ type RollupTable struct {
 // service's own, then those modules registered (RegisterRollupTables).
 var rollupTables = []RollupTable{
 	{"{prefix}mailsvc_outcome_buckets", false, []string{"connection_id", "status"}, []string{"messages"}, nil},
-	{"{prefix}mailsvc_source_buckets", false, []string{"source", "status"}, []string{"messages"}, nil},
 	{"{prefix}mailsvc_outcome_rollups", true, []string{"connection_id", "status"}, []string{"messages"}, CoarseWidths},
-	{"{prefix}mailsvc_source_rollups", true, []string{"source", "status"}, []string{"messages"}, CoarseWidths},
 	{"{prefix}mailsvc_event_buckets", true, []string{"provider", "event", "connection_id", "source"}, []string{"events", "repeats", "kind_repeats"}, eventWidths},
-	{"{prefix}mailsvc_site_rollups", true, []string{"site_id", "connection_id", "source", "status"}, []string{"messages"}, eventWidths},
 	{"{prefix}mailsvc_site_event_buckets", true, []string{"site_id", "provider", "event", "connection_id", "source"}, []string{"events", "repeats", "kind_repeats"}, eventWidths},
 }
 
@@ -72,6 +69,14 @@ func RegisterRollupTables(tables ...RollupTable) {
 	moduleMu.Lock()
 	defer moduleMu.Unlock()
 	rollupTables = append(rollupTables, tables...)
+}
+
+// RollupTables returns the sharded roll-up tables CompactRollups folds:
+// the service's own, then those modules registered.
+func RollupTables() []RollupTable {
+	moduleMu.RLock()
+	defer moduleMu.RUnlock()
+	return slices.Clone(rollupTables)
 }
 
 // widths returns the bucket widths (in minutes) tbl holds.

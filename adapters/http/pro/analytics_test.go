@@ -16,6 +16,7 @@ import (
 
 	api "github.com/mailsvc/mailsvc/adapters/http"
 	httppro "github.com/mailsvc/mailsvc/adapters/http/pro"
+	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
 	"github.com/mailsvc/mailsvc/adapters/store"
 	"github.com/mailsvc/mailsvc/app/apptest"
 	"github.com/mailsvc/mailsvc/app/pro"
@@ -27,7 +28,7 @@ import (
 // failingExport is a log exporter whose database is gone.
 type failingExport struct{}
 
-func (failingExport) ExportLogs(context.Context, core.LogExportPage) ([]core.ExportedLog, error) {
+func (failingExport) ExportLogs(context.Context, analytics.LogExportPage) ([]analytics.ExportedLog, error) {
 	return nil, errors.New("database gone")
 }
 
@@ -66,7 +67,8 @@ func newAnalyticsEnv(t *testing.T, failing bool) (*env, []*core.Log) {
 	if _, err := db.RecordLogEvent(ctx, &core.LogEvent{LogID: logs[4].ID, Provider: "sendgrid", Event: core.EventBounced, At: yesterday.Add(time.Hour)}, "", ""); err != nil {
 		t.Fatal(err)
 	}
-	svc := &analytics.Service{Rollups: db, Events: db, Logs: db, Connections: db.Connections(), Logger: quiet}
+	pdb := prostore.New(db)
+	svc := &analytics.Service{Rollups: pdb, Events: pdb, Logs: pdb, Connections: db.Connections(), Logger: quiet}
 	if failing {
 		svc.Logs = failingExport{}
 	}

@@ -24,7 +24,7 @@ type suite struct {
 // run runs every contract test of the Pro tables against dsn.
 func run(t *testing.T, dsn string) {
 	s := &suite{dsn: dsn}
-	for _, tt := range append(s.routingTests(), s.suppressionTests()...) {
+	for _, tt := range append(append(s.routingTests(), s.suppressionTests()...), s.analyticsTests()...) {
 		t.Run(tt.name, tt.fn)
 	}
 }

@@ -3,10 +3,8 @@ package storetest
 import (
 	"context"
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,9 +13,10 @@ import (
 	"github.com/mailsvc/mailsvc/core"
 )
 
-// analyticsTests are the contract tests of what the Pro analytics read:
-// the outcome roll-ups by source, provider events by time, and the log
-// export in keyset pages.
+// analyticsTests are the contract tests of the provider events by time
+// the Pro analytics read. The roll-ups by source and by site, the outcome
+// totals and the log export are the Pro store's (adapters/pro/store:
+// analytics_contract_test.go).
 func (s *suite) analyticsTests() []struct {
 	name string
 	fn   func(t *testing.T)
@@ -26,30 +25,10 @@ func (s *suite) analyticsTests() []struct {
 		name string
 		fn   func(t *testing.T)
 	}{
-		{"SourceRollupsMatchRecordedOutcomes", s.testSourceRollupsMatchOutcomes},
-		{"SourceRollupsCountImportedLogs", s.testSourceRollupsImported},
 		{"EventCountsAndTallies", s.testEventCounts},
-		{"ExportLogsKeysetPages", s.testExportLogs},
-		{"RollupsMatchDirectCounts", s.testRollupsMatchDirectCounts},
+		{"EventRollupsMatchDirectCounts", s.testEventRollupsMatchDirectCounts},
 		{"EventRollupsExactAcrossReplicas", s.testEventRollupsConcurrent},
 	}
-}
-
-// sourceTotals sums source buckets by source and status ("source/status").
-func sourceTotals(t *testing.T, db *store.DB, from, to time.Time) map[string]int64 {
-	t.Helper()
-	bs, err := db.SourceBuckets(context.Background(), from, to)
-	if err != nil {
-		t.Fatalf("SourceBuckets: %v", err)
-	}
-	out := map[string]int64{}
-	for _, b := range bs {
-		if !b.Start.Equal(b.Start.Truncate(core.OutcomeBucketSize)) || b.Start.Location() != time.UTC {
-			t.Errorf("bucket start %v is not a UTC bucket boundary", b.Start)
-		}
-		out[b.Source+"/"+b.Status] += b.Count
-	}
-	return out
 }
 
 // outcomeTotals sums the outcome roll-ups by status.
@@ -64,148 +43,6 @@ func outcomeTotals(t *testing.T, db *store.DB, from, to time.Time) map[string]in
 		out[b.Status] += b.Count
 	}
 	return out
-}
-
-func (s *suite) testSourceRollupsMatchOutcomes(t *testing.T) {
-	ctx := context.Background()
-	db := s.open(t, s.prefix())
-	from := time.Now().Add(-time.Hour)
-	sources := []string{"woocommerce", "contact-form-7", "sendmail", ""}
-	var logs []*core.Log
-	for i := range 12 {
-		l := &core.Log{Message: testMessage(i), Source: sources[i%len(sources)]}
-		if err := db.Logs().EnqueueLog(ctx, l); err != nil {
-			t.Fatal(err)
-		}
-		logs = append(logs, l)
-	}
-	if got := claim(t, db.Logs(), "w1", 12, time.Minute); len(got) != 12 {
-		t.Fatalf("claimed %d, want 12", len(got))
-	}
-	conn := int64(3)
-	out := func(l *core.Log, status string, del bool) core.LogOutcome {
-		return core.LogOutcome{LogID: l.ID, Status: status, Attempts: 1, PhaseAttempts: 1, SentConnectionID: &conn, Delete: del}
-	}
-	// Batch 1: delivered, failed, a retry (not final), a delivered log
-	// deleted (log_emails off: counted, not kept), an outcome of another
-	// owner (not applied) and a log given twice (applied once).
-	batch := []core.LogOutcome{
-		out(logs[0], core.StatusDelivered, false), // woocommerce
-		out(logs[1], core.StatusFailed, false),    // contact-form-7
-		out(logs[2], core.StatusQueued, false),    // sendmail, retry
-		out(logs[3], core.StatusDelivered, true),  // "", deleted
-		out(logs[4], core.StatusDelivered, false), // woocommerce
-		out(logs[4], core.StatusFailed, false),    // the same log again: not applied
-	}
-	n, err := db.Logs().RecordOutcomes(ctx, "w1", batch)
-	if err != nil || n != 5 {
-		t.Fatalf("RecordOutcomes = %d, %v; want 5", n, err)
-	}
-	if n, err := db.Logs().RecordOutcomes(ctx, "someone-else", []core.LogOutcome{out(logs[5], core.StatusDelivered, false)}); err != nil || n != 0 {
-		t.Fatalf("RecordOutcomes of another owner = %d, %v; want 0", n, err)
-	}
-	// Batch 2: the rest, final.
-	batch = nil
-	for i, l := range logs[5:] {
-		batch = append(batch, out(l, []string{core.StatusDelivered, core.StatusFailed}[i%2], false))
-	}
-	if n, err := db.Logs().RecordOutcomes(ctx, "w1", batch); err != nil || n != 7 {
-		t.Fatalf("RecordOutcomes batch 2 = %d, %v; want 7", n, err)
-	}
-	// A recorded log recorded again (no longer sending) counts nothing.
-	if n, err := db.Logs().RecordOutcomes(ctx, "w1", []core.LogOutcome{out(logs[0], core.StatusFailed, false)}); err != nil || n != 0 {
-		t.Fatalf("RecordOutcomes of a finished log = %d, %v; want 0", n, err)
-	}
-
-	to := time.Now().Add(time.Hour)
-	got := sourceTotals(t, db, from, to)
-	// logs 5..11: 5 cf7? sources[i%4]: 5 cf7, 6 sendmail, 7 "", 8 woo, 9 cf7, 10 sendmail, 11 "".
-	// statuses: 5 D, 6 F, 7 D, 8 F, 9 D, 10 F, 11 D.
-	want := map[string]int64{
-		"woocommerce/delivered":    2, // 0, 4
-		"woocommerce/failed":       1, // 8
-		"contact-form-7/failed":    1, // 1
-		"contact-form-7/delivered": 2, // 5, 9
-		"sendmail/failed":          2, // 6, 10
-		"/delivered":               3, // 3 (deleted), 7, 11
-	}
-	if !maps.Equal(got, want) {
-		t.Fatalf("source roll-ups = %v, want %v", got, want)
-	}
-	// The same outcomes as the roll-ups by connection.
-	byStatus := map[string]int64{}
-	for k, v := range got {
-		_, status, _ := strings.Cut(k, "/")
-		byStatus[status] += v
-	}
-	if o := outcomeTotals(t, db, from, to); !maps.Equal(o, byStatus) {
-		t.Fatalf("outcome roll-ups %v differ from the source roll-ups %v", o, byStatus)
-	}
-	// Outside the range: nothing.
-	if got := sourceTotals(t, db, to, to.Add(time.Hour)); len(got) != 0 {
-		t.Fatalf("source roll-ups after the range: %v", got)
-	}
-}
-
-func (s *suite) testSourceRollupsImported(t *testing.T) {
-	ctx := context.Background()
-	db := s.open(t, s.prefix())
-	day := time.Date(2024, 3, 10, 0, 0, 0, 0, time.UTC)
-	at := func(h, m int) time.Time { return day.Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute) }
-	d1, d2 := at(9, 20), at(11, 5)
-	logs := []*core.Log{
-		{Status: core.StatusDelivered, Source: "wpforms", Message: testMessage(1), CreatedAt: at(9, 0), UpdatedAt: at(9, 40), DeliveredAt: &d1},
-		{Status: core.StatusDelivered, Source: "wpforms", Message: testMessage(2), CreatedAt: at(9, 1), DeliveredAt: &d2},
-		{Status: core.StatusFailed, Source: "wpforms", Message: testMessage(3), CreatedAt: at(10, 0), UpdatedAt: at(10, 14)},
-		{Status: core.StatusFailed, Source: "", Message: testMessage(4), CreatedAt: at(12, 0)},
-	}
-	if err := db.Logs().ImportLogs(ctx, logs); err != nil {
-		t.Fatalf("ImportLogs: %v", err)
-	}
-	bs, err := db.SourceBuckets(ctx, day, day.Add(24*time.Hour))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := make([]string, 0, len(bs))
-	for _, b := range bs {
-		got = append(got, fmt.Sprintf("%s %s %s %d", b.Start.Format("15:04"), b.Source, b.Status, b.Count))
-	}
-	want := []string{
-		"09:15 wpforms delivered 1", // DeliveredAt 09:20
-		"10:00 wpforms failed 1",    // UpdatedAt 10:14
-		"11:00 wpforms delivered 1", // DeliveredAt 11:05
-		"12:00  failed 1",           // UpdatedAt = CreatedAt
-	}
-	if !slices.Equal(got, want) {
-		t.Fatalf("source buckets after import:\n%q\nwant\n%q", got, want)
-	}
-	if o := outcomeTotals(t, db, day, day.Add(24*time.Hour)); o[core.StatusDelivered] != 2 || o[core.StatusFailed] != 2 {
-		t.Fatalf("outcome roll-ups after import: %v", o)
-	}
-	// The database's sums over a range, per source (and per connection).
-	st, err := db.SourceTotals(ctx, at(9, 15), at(12, 0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantST := []core.SourceBucket{{Start: at(9, 15), Source: "wpforms", Status: core.StatusDelivered, Count: 2}, {Start: at(9, 15), Source: "wpforms", Status: core.StatusFailed, Count: 1}}
-	if !slices.Equal(st, wantST) {
-		t.Fatalf("SourceTotals = %+v, want %+v", st, wantST)
-	}
-	ot, err := db.OutcomeTotals(ctx, day, day.Add(24*time.Hour))
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantOT := []core.OutcomeBucket{{Start: day, Status: core.StatusDelivered, Count: 2}, {Start: day, Status: core.StatusFailed, Count: 2}}
-	if !slices.Equal(ot, wantOT) {
-		t.Fatalf("OutcomeTotals = %+v, want %+v", ot, wantOT)
-	}
-	// A second import adds to the same buckets.
-	if err := db.Logs().ImportLogs(ctx, []*core.Log{{Status: core.StatusFailed, Source: "wpforms", Message: testMessage(5), CreatedAt: at(10, 1)}}); err != nil {
-		t.Fatal(err)
-	}
-	if got := sourceTotals(t, db, at(10, 0), at(10, 15)); got["wpforms/failed"] != 2 || len(got) != 1 {
-		t.Fatalf("10:00 bucket after a second import: %v", got)
-	}
 }
 
 func (s *suite) testEventCounts(t *testing.T) {
@@ -264,82 +101,16 @@ func (s *suite) testEventCounts(t *testing.T) {
 	}
 }
 
-func (s *suite) testExportLogs(t *testing.T) {
-	ctx := context.Background()
-	db := s.open(t, s.prefix())
-	day := time.Date(2024, 7, 1, 0, 0, 0, 0, time.UTC)
-	// Imported out of time order, several at the same instant, one
-	// before and one at the end of the range.
-	created := []time.Time{
-		day.Add(5 * time.Hour), day.Add(time.Hour), day.Add(time.Hour), day.Add(-time.Second),
-		day.Add(3 * time.Hour), day.Add(time.Hour), day.Add(24 * time.Hour), day,
-	}
-	var logs []*core.Log
-	conn := int64(4)
-	for i, c := range created {
-		l := &core.Log{Status: core.StatusFailed, Source: fmt.Sprintf("src%d", i), Message: testMessage(i), CreatedAt: c,
-			LastError: "=cmd", ProviderMessageID: fmt.Sprintf("pm%d", i)}
-		if i == 0 {
-			l.Status, l.SentConnectionID = core.StatusDelivered, &conn
-		}
-		logs = append(logs, l)
-	}
-	if err := db.Logs().ImportLogs(ctx, logs); err != nil {
-		t.Fatal(err)
-	}
-	// Expected: in range [day, day+24h), ordered by created_at then id.
-	var want []int64
-	for _, i := range []int{7, 1, 2, 5, 4, 0} {
-		want = append(want, logs[i].ID)
-	}
-	for _, limit := range []int{1, 2, 4, 100} {
-		t.Run(fmt.Sprint("limit ", limit), func(t *testing.T) {
-			var got []int64
-			p := core.LogExportPage{From: day, To: day.Add(24 * time.Hour), Limit: limit}
-			for pages := 0; ; pages++ {
-				if pages > 10 {
-					t.Fatalf("paging does not end: %v", got)
-				}
-				page, err := db.ExportLogs(ctx, p)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(page) > limit {
-					t.Fatalf("page of %d rows, limit %d", len(page), limit)
-				}
-				if len(page) == 0 {
-					break
-				}
-				for _, l := range page {
-					got = append(got, l.ID)
-				}
-				last := page[len(page)-1]
-				p.AfterCreatedAt, p.AfterID = last.CreatedAt, last.ID
-			}
-			if !slices.Equal(got, want) {
-				t.Fatalf("exported ids %v, want %v", got, want)
-			}
-		})
-	}
-	page, err := db.ExportLogs(ctx, core.LogExportPage{From: day.Add(5 * time.Hour), To: day.Add(6 * time.Hour)})
-	if err != nil || len(page) != 1 {
-		t.Fatalf("one-log page = %+v, %v", page, err)
-	}
-	wantRow := core.ExportedLog{ID: logs[0].ID, CreatedAt: day.Add(5 * time.Hour), Status: core.StatusDelivered, ConnectionID: 4,
-		Source: "src0", Recipients: `"Ann" <ann0@example.com>`, Subject: "Order 0", LastError: "=cmd", ProviderMessageID: "pm0"}
-	if page[0] != wantRow {
-		t.Fatalf("exported row %+v, want %+v", page[0], wantRow)
-	}
-}
-
-// testRollupsMatchDirectCounts checks that the range sums the analytics
-// read (OutcomeTotals, SourceTotals, EventCounts, LogEventTallies: days,
+// testEventRollupsMatchDirectCounts checks that the range sums of the
+// provider events the analytics read (EventCounts, LogEventTallies: days,
 // hours and quarter hours of the roll-ups, and the repeated events)
-// answer exactly what counting the logs and the provider events directly
-// answers, for ranges with ragged edges: as the writers leave them, after
+// answer exactly what counting the provider events directly answers, for
+// ranges with ragged edges: as the writers leave them, after
 // CompactRollups, after migration 11 rebuilt them from the data, and
-// after more events arrived out of order on top of the rebuilt ones.
-func (s *suite) testRollupsMatchDirectCounts(t *testing.T) {
+// after more events arrived out of order on top of the rebuilt ones. The
+// outcome totals by connection and by source of the same check are the
+// Pro store's (adapters/pro/store: testRollupsMatchDirectCounts).
+func (s *suite) testEventRollupsMatchDirectCounts(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
 	day := time.Date(2024, 3, 4, 0, 0, 0, 0, time.UTC)
@@ -428,36 +199,6 @@ func (s *suite) testRollupsMatchDirectCounts(t *testing.T) {
 	check := func(stage string) {
 		t.Helper()
 		for _, r := range ranges {
-			ot, err := db.OutcomeTotals(ctx, r.from, r.to)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if want := directOutcomes(t, db, r.from, r.to); !slices.Equal(ot, want) {
-				t.Errorf("%s, %s: OutcomeTotals = %+v\nwant %+v", stage, r.name, ot, want)
-			}
-			// The dashboard's 15-minute buckets sum to the same.
-			var fromBuckets []core.OutcomeBucket
-			sums := map[[2]string]int64{}
-			bs, err := db.Logs().OutcomeBuckets(ctx, r.from, r.to)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, b := range bs {
-				sums[[2]string{fmt.Sprint(b.ConnectionID), b.Status}] += b.Count
-			}
-			for _, b := range ot {
-				fromBuckets = append(fromBuckets, core.OutcomeBucket{Start: b.Start, ConnectionID: b.ConnectionID, Status: b.Status, Count: sums[[2]string{fmt.Sprint(b.ConnectionID), b.Status}]})
-			}
-			if !slices.Equal(fromBuckets, ot) || len(sums) != len(ot) {
-				t.Errorf("%s, %s: OutcomeBuckets sum to %v, OutcomeTotals %+v", stage, r.name, sums, ot)
-			}
-			st, err := db.SourceTotals(ctx, r.from, r.to)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if want := directSources(t, db, r.from, r.to); !slices.Equal(st, want) {
-				t.Errorf("%s, %s: SourceTotals = %+v\nwant %+v", stage, r.name, st, want)
-			}
 			ec, err := db.EventCounts(ctx, r.from, r.to)
 			if err != nil {
 				t.Fatal(err)
@@ -484,10 +225,10 @@ func (s *suite) testRollupsMatchDirectCounts(t *testing.T) {
 	check("compacted")
 
 	// Migration 11 rebuilds the roll-ups from the 15-minute ones and the
-	// provider events (and migration 24 the roll-ups by site, empty, and
-	// the repeated events' site).
+	// provider events (and migration 24 the event roll-ups by site, empty,
+	// and the repeated events' site).
 	g := db.Gorm()
-	for _, table := range []string{"outcome_rollups", "source_rollups", "event_buckets", "event_repeats", "site_rollups", "site_event_buckets"} {
+	for _, table := range []string{"outcome_rollups", "event_buckets", "event_repeats", "site_event_buckets"} {
 		if err := g.Exec("DROP TABLE " + db.TableName(table)).Error; err != nil {
 			t.Fatal(err)
 		}
@@ -509,16 +250,6 @@ func (s *suite) testRollupsMatchDirectCounts(t *testing.T) {
 	check("more events after the rebuild")
 }
 
-// outcomeAt returns when a log's final outcome counts in the roll-ups: a
-// delivered log at its delivered_at (else updated_at), a failed one at
-// its updated_at.
-func outcomeAt(status string, updated time.Time, delivered *time.Time) time.Time {
-	if status == core.StatusDelivered && delivered != nil {
-		return *delivered
-	}
-	return updated
-}
-
 // quarterRange returns from and to rounded up to 15-minute boundaries:
 // the buckets starting in [from, to) are the times in the result.
 func quarterRange(from, to time.Time) (time.Time, time.Time) {
@@ -530,96 +261,6 @@ func quarterRange(from, to time.Time) (time.Time, time.Time) {
 		return tt
 	}
 	return ceil(from), ceil(to)
-}
-
-// finalLogs reads every log with a final status: its status, sending
-// connection (0 for none), source and outcome time.
-func finalLogs(t *testing.T, db *store.DB) []struct {
-	status, source string
-	conn           int64
-	at             time.Time
-} {
-	t.Helper()
-	rows, err := db.Gorm().Raw(`SELECT status, COALESCE(sent_connection_id, 0), source, updated_at, delivered_at FROM `+
-		db.TableName("logs")+` WHERE status IN (?, ?)`, core.StatusDelivered, core.StatusFailed).Rows()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []struct {
-		status, source string
-		conn           int64
-		at             time.Time
-	}
-	for rows.Next() {
-		var r struct {
-			status, source string
-			conn           int64
-			at             time.Time
-		}
-		var upd time.Time
-		var del *time.Time
-		if err := rows.Scan(&r.status, &r.conn, &r.source, &upd, &del); err != nil {
-			t.Fatal(err)
-		}
-		r.at = outcomeAt(r.status, upd, del)
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-// directOutcomes counts the logs' final outcomes whose 15-minute bucket
-// starts in [from, to), per connection and status, as OutcomeTotals
-// answers.
-func directOutcomes(t *testing.T, db *store.DB, from, to time.Time) []core.OutcomeBucket {
-	t.Helper()
-	qf, qt := quarterRange(from, to)
-	sums := map[core.OutcomeBucket]int64{}
-	for _, l := range finalLogs(t, db) {
-		if b := l.at.UTC().Truncate(core.OutcomeBucketSize); !b.Before(qf) && b.Before(qt) {
-			sums[core.OutcomeBucket{Start: from.UTC(), ConnectionID: l.conn, Status: l.status}]++
-		}
-	}
-	out := []core.OutcomeBucket{}
-	for k, n := range sums {
-		k.Count = n
-		out = append(out, k)
-	}
-	slices.SortFunc(out, func(a, b core.OutcomeBucket) int {
-		if a.ConnectionID != b.ConnectionID {
-			return int(a.ConnectionID - b.ConnectionID)
-		}
-		return strings.Compare(a.Status, b.Status)
-	})
-	return out
-}
-
-// directSources counts the same per source and status, as SourceTotals
-// answers.
-func directSources(t *testing.T, db *store.DB, from, to time.Time) []core.SourceBucket {
-	t.Helper()
-	qf, qt := quarterRange(from, to)
-	sums := map[core.SourceBucket]int64{}
-	for _, l := range finalLogs(t, db) {
-		if b := l.at.UTC().Truncate(core.OutcomeBucketSize); !b.Before(qf) && b.Before(qt) {
-			sums[core.SourceBucket{Start: from.UTC(), Source: l.source, Status: l.status}]++
-		}
-	}
-	out := []core.SourceBucket{}
-	for k, n := range sums {
-		k.Count = n
-		out = append(out, k)
-	}
-	slices.SortFunc(out, func(a, b core.SourceBucket) int {
-		if c := strings.Compare(a.Source, b.Source); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Status, b.Status)
-	})
-	return out
 }
 
 // directEventCounts counts the provider events of [from, to) (rounded up
@@ -676,25 +317,6 @@ func directTallies(t *testing.T, db *store.DB, from, to time.Time, events []stri
 		t.Fatal(err)
 	}
 	return out
-}
-
-// coarseShardRows counts the shard rows (shard > 0) of the hour and day
-// roll-ups and of the event roll-ups whose bucket ended by edge: the
-// rows CompactRollups folds besides those of the 15-minute tables.
-func coarseShardRows(t *testing.T, db *store.DB, edge time.Time) int64 {
-	t.Helper()
-	var total int64
-	for _, table := range []string{"outcome_rollups", "source_rollups", "event_buckets"} {
-		for _, minutes := range []int{15, 60, 24 * 60} {
-			var n int64
-			if err := db.Gorm().Raw(`SELECT COUNT(*) FROM `+db.TableName(table)+` WHERE width_minutes = ? AND shard > 0 AND bucket_start <= ?`,
-				minutes, edge.Add(-time.Duration(minutes)*time.Minute)).Scan(&n).Error; err != nil {
-				t.Fatal(err)
-			}
-			total += n
-		}
-	}
-	return total
 }
 
 // testEventRollupsConcurrent records the provider events of a few

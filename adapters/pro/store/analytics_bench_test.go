@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
 	"github.com/mailsvc/mailsvc/adapters/store"
 	"github.com/mailsvc/mailsvc/app/pro/analytics"
 	"github.com/mailsvc/mailsvc/core"
@@ -42,11 +43,12 @@ func BenchmarkAnalyticsAtScale(b *testing.B) {
 		}
 	}
 	ctx := context.Background()
-	db, err := store.Open(ctx, testdb.MySQL(b), store.DefaultPrefix, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	sdb, err := store.Open(ctx, testdb.MySQL(b), store.DefaultPrefix, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer db.Close()
+	defer sdb.Close()
+	db := prostore.New(sdb)
 	var conns []int64
 	for i, d := range []string{"sendgrid", "mailgun", "smtp"} {
 		c := &core.Connection{Name: fmt.Sprint("c", i), Driver: d, IsActive: true}
@@ -118,8 +120,9 @@ func BenchmarkAnalyticsAtScale(b *testing.B) {
 	}
 	b.Logf("seeded %d logs and %d provider events in %s", n, len(events), time.Since(t0).Round(time.Second))
 	// The events went in around RecordLogEvent: build their roll-ups as
-	// migration 11 builds them from existing data (the hour and day
-	// roll-ups of the outcomes too).
+	// the service's migration 11 builds them from existing data (the hour
+	// and day roll-ups of the outcomes too, those by source with the Pro
+	// migration 4).
 	t0 = time.Now()
 	for _, table := range []string{"outcome_rollups", "source_rollups", "event_buckets", "event_repeats"} {
 		if err := db.Gorm().Exec("DROP TABLE wp_mailsvc_" + table).Error; err != nil {
@@ -127,6 +130,9 @@ func BenchmarkAnalyticsAtScale(b *testing.B) {
 		}
 	}
 	if err := db.Gorm().Exec("DELETE FROM wp_mailsvc_migrations WHERE version = 11").Error; err != nil {
+		b.Fatal(err)
+	}
+	if err := db.Gorm().Exec("DELETE FROM wp_mailsvc_pro_migrations WHERE version = 4").Error; err != nil {
 		b.Fatal(err)
 	}
 	if err := db.Migrate(ctx); err != nil {
@@ -254,7 +260,7 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // directReads answers the analytics reads as they were made before the
 // hour, day and event roll-ups: the outcomes from the 15-minute buckets,
 // the provider events counted one by one.
-type directReads struct{ db *store.DB }
+type directReads struct{ db *prostore.DB }
 
 func (d directReads) sums(ctx context.Context, key, table string, from, to time.Time, scan func(k, status string, n int64)) error {
 	rows, err := d.db.Gorm().WithContext(ctx).Raw(`SELECT `+key+`, status, SUM(messages) FROM wp_mailsvc_`+table+`
@@ -283,15 +289,15 @@ func (d directReads) OutcomeTotals(ctx context.Context, from, to time.Time) ([]c
 	return out, err
 }
 
-func (d directReads) SourceTotals(ctx context.Context, from, to time.Time) ([]core.SourceBucket, error) {
-	var out []core.SourceBucket
+func (d directReads) SourceTotals(ctx context.Context, from, to time.Time) ([]analytics.SourceBucket, error) {
+	var out []analytics.SourceBucket
 	err := d.sums(ctx, "source", "source_buckets", from, to, func(k, status string, n int64) {
-		out = append(out, core.SourceBucket{Start: from, Source: k, Status: status, Count: n})
+		out = append(out, analytics.SourceBucket{Start: from, Source: k, Status: status, Count: n})
 	})
 	return out, err
 }
 
-func (d directReads) EventCounts(ctx context.Context, from, to time.Time) ([]core.EventCount, error) {
+func (d directReads) EventCounts(ctx context.Context, from, to time.Time) ([]analytics.EventCount, error) {
 	rows, err := d.db.Gorm().WithContext(ctx).Raw(`SELECT provider, event, COUNT(*), COUNT(DISTINCT log_id)
 		FROM wp_mailsvc_log_events WHERE occurred_at >= ? AND occurred_at < ?
 		GROUP BY provider, event ORDER BY provider, event`, from.UTC(), to.UTC()).Rows()
@@ -299,9 +305,9 @@ func (d directReads) EventCounts(ctx context.Context, from, to time.Time) ([]cor
 		return nil, err
 	}
 	defer rows.Close()
-	var out []core.EventCount
+	var out []analytics.EventCount
 	for rows.Next() {
-		var c core.EventCount
+		var c analytics.EventCount
 		if err := rows.Scan(&c.Provider, &c.Event, &c.Events, &c.Messages); err != nil {
 			return nil, err
 		}
@@ -310,7 +316,7 @@ func (d directReads) EventCounts(ctx context.Context, from, to time.Time) ([]cor
 	return out, rows.Err()
 }
 
-func (d directReads) LogEventTallies(ctx context.Context, from, to time.Time, events []string) ([]core.LogEventTally, error) {
+func (d directReads) LogEventTallies(ctx context.Context, from, to time.Time, events []string) ([]analytics.LogEventTally, error) {
 	rows, err := d.db.Gorm().WithContext(ctx).Raw(`SELECT COALESCE(l.sent_connection_id, 0), l.source, e.event, COUNT(DISTINCT e.log_id)
 		FROM wp_mailsvc_log_events e JOIN wp_mailsvc_logs l ON l.id = e.log_id
 		WHERE e.occurred_at >= ? AND e.occurred_at < ? AND e.event IN ?
@@ -319,9 +325,9 @@ func (d directReads) LogEventTallies(ctx context.Context, from, to time.Time, ev
 		return nil, err
 	}
 	defer rows.Close()
-	var out []core.LogEventTally
+	var out []analytics.LogEventTally
 	for rows.Next() {
-		var c core.LogEventTally
+		var c analytics.LogEventTally
 		if err := rows.Scan(&c.ConnectionID, &c.Source, &c.Event, &c.Messages); err != nil {
 			return nil, err
 		}

@@ -4,169 +4,35 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/mailsvc/mailsvc/adapters/store"
+	"github.com/mailsvc/mailsvc/app/pro/analytics"
 	"github.com/mailsvc/mailsvc/core"
 )
 
-// The Pro analytics read the outcome roll-ups by source kept here
-// ({prefix}mailsvc_source_buckets, grown in the same transaction as
-// RecordOutcomes and ImportLogs), the provider events by time, and the
-// log in keyset pages for the CSV export.
+// The Pro analytics read the outcome roll-ups by connection (the
+// service's own tables) and by source (source_rollup.go), summed over a
+// range, and the log in keyset pages for the CSV export.
 
-// sourceKey is one row of {prefix}mailsvc_source_buckets.
-type sourceKey struct {
-	Start  time.Time
-	Source string
-	Status string
-}
-
-// sourceTally groups final outcomes by bucket, source and status.
-type sourceTally map[sourceKey]int64
-
-// add counts one message from source that reached status at t; a status
-// that is not final is ignored.
-func (s sourceTally) add(t time.Time, source, status string) {
-	if status != core.StatusDelivered && status != core.StatusFailed {
-		return
-	}
-	s[sourceKey{Start: t.UTC().Truncate(core.OutcomeBucketSize), Source: source, Status: status}]++
-}
-
-// write adds the tally to the roll-up table in one multi-row upsert, its
-// keys in a fixed order (and, on MySQL, on a random shard of rollupShards)
-// so concurrent writers seldom wait for each other and never deadlock on
-// it; then to the hour and day roll-ups (writeCoarse), on the same shard.
-func (s sourceTally) write(ctx context.Context, db *DB, tx *sql.Tx) error {
-	if len(s) == 0 {
-		return nil
-	}
-	shard := 0
-	if db.dialect == DialectMySQL {
-		shard = rand.IntN(RollupShards)
-	}
-	keys := make([]sourceKey, 0, len(s))
-	for k := range s {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b sourceKey) int {
-		if c := a.Start.Compare(b.Start); c != 0 {
-			return c
-		}
-		if c := strings.Compare(a.Source, b.Source); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Status, b.Status)
-	})
-	var b strings.Builder
-	b.WriteString(`INSERT INTO {prefix}mailsvc_source_buckets (bucket_start, source, status, shard, messages) VALUES `)
-	args := make([]any, 0, 5*len(keys))
-	for i, k := range keys {
-		if i > 0 {
-			b.WriteString(",")
-		}
-		b.WriteString("(?,?,?,?,?)")
-		args = append(args, k.Start, k.Source, k.Status, shard, s[k])
-	}
-	if db.dialect == DialectMySQL {
-		b.WriteString(" ON DUPLICATE KEY UPDATE messages = messages + VALUES(messages)")
-	} else {
-		b.WriteString(" ON CONFLICT (bucket_start, source, status, shard) DO UPDATE SET messages = messages + excluded.messages")
-	}
-	if _, err := tx.ExecContext(ctx, db.expand(b.String()), args...); err != nil {
-		return fmt.Errorf("add source roll-ups: %w", err)
-	}
-	return s.writeCoarse(ctx, db, tx, keys, shard)
-}
-
-// writeCoarse adds the tally, already sorted as keys, to the hour and day
-// roll-ups by source, on shard.
-func (s sourceTally) writeCoarse(ctx context.Context, db *DB, tx *sql.Tx, keys []sourceKey, shard int) error {
-	type coarseKey struct {
-		minutes int
-		key     sourceKey
-	}
-	sums := map[coarseKey]int64{}
-	var order []coarseKey
-	for _, w := range CoarseWidths {
-		for _, k := range keys {
-			ck := coarseKey{w, sourceKey{Start: WidthStart(k.Start, w), Source: k.Source, Status: k.Status}}
-			if _, seen := sums[ck]; !seen {
-				order = append(order, ck)
-			}
-			sums[ck] += s[k]
-		}
-	}
-	slices.SortFunc(order, func(a, b coarseKey) int {
-		if a.minutes != b.minutes {
-			return a.minutes - b.minutes
-		}
-		if c := a.key.Start.Compare(b.key.Start); c != 0 {
-			return c
-		}
-		if c := strings.Compare(a.key.Source, b.key.Source); c != 0 {
-			return c
-		}
-		return strings.Compare(a.key.Status, b.key.Status)
-	})
-	rows := make([]CounterRow, 0, len(order))
-	for _, k := range order {
-		rows = append(rows, CounterRow{k.minutes, k.key.Start, k.key.Source, k.key.Status, shard, sums[k]})
-	}
-	return db.UpsertCounters(ctx, tx, "{prefix}mailsvc_source_rollups",
-		[]string{"width_minutes", "bucket_start", "source", "status", "shard"}, []string{"messages"}, rows)
-}
-
-// addLogSourceOutcomes grows the roll-ups by source with the logs of ids
-// as they stand in tx (ImportLogs' new rows): a delivered log counts in
-// the bucket of its delivered_at (else updated_at), a failed one in that
-// of its updated_at, as the outcome roll-ups count them.
-func (db *DB) addLogSourceOutcomes(ctx context.Context, tx *sql.Tx, ids []int64) error {
-	tally := sourceTally{}
-	for part := range slices.Chunk(ids, IDChunk) {
-		in, args := IDList(part)
-		rows, err := tx.QueryContext(ctx, db.expand(`SELECT source, status, updated_at, delivered_at
-			FROM {prefix}mailsvc_logs WHERE id IN (`+in+`)`), args...)
-		if err != nil {
-			return fmt.Errorf("read sources of imported logs: %w", err)
-		}
-		for rows.Next() {
-			var source, status string
-			var upd time.Time
-			var delivered sql.NullTime
-			if err := rows.Scan(&source, &status, &upd, &delivered); err != nil {
-				rows.Close()
-				return fmt.Errorf("read sources of imported logs: %w", err)
-			}
-			at := upd
-			if status == core.StatusDelivered && delivered.Valid {
-				at = delivered.Time
-			}
-			tally.add(at, source, status)
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return fmt.Errorf("read sources of imported logs: %w", err)
-		}
-	}
-	return tally.write(ctx, db, tx)
-}
+var (
+	_ analytics.RollupReader = (*DB)(nil)
+	_ analytics.LogExporter  = (*DB)(nil)
+)
 
 // SourceBuckets returns the roll-up counters of final outcomes by source
 // whose bucket starts in [from, to), ordered by Start (then source and
 // status). They count the same outcomes as OutcomeBuckets (from
 // RecordOutcomes and ImportLogs alike) and, like them, are history that
 // deleting logs never lowers.
-func (db *DB) SourceBuckets(ctx context.Context, from, to time.Time) ([]core.SourceBucket, error) {
-	if err := NetworkOnly(ctx, "Statistics by source"); err != nil {
+func (db *DB) SourceBuckets(ctx context.Context, from, to time.Time) ([]analytics.SourceBucket, error) {
+	if err := store.NetworkOnly(ctx, "Statistics by source"); err != nil {
 		return nil, err
 	}
-	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT bucket_start, source, status, SUM(messages)
+	rows, err := db.SQL().QueryContext(ctx, db.Expand(`SELECT bucket_start, source, status, SUM(messages)
 		FROM {prefix}mailsvc_source_buckets WHERE bucket_start >= ? AND bucket_start < ?
 		GROUP BY bucket_start, source, status
 		ORDER BY bucket_start, source, status`),
@@ -175,9 +41,9 @@ func (db *DB) SourceBuckets(ctx context.Context, from, to time.Time) ([]core.Sou
 		return nil, fmt.Errorf("source buckets: %w", err)
 	}
 	defer rows.Close()
-	out := []core.SourceBucket{}
+	out := []analytics.SourceBucket{}
 	for rows.Next() {
-		var b core.SourceBucket
+		var b analytics.SourceBucket
 		if err := rows.Scan(&b.Start, &b.Source, &b.Status, &b.Count); err != nil {
 			return nil, fmt.Errorf("scan source bucket: %w", err)
 		}
@@ -196,10 +62,10 @@ func (db *DB) SourceBuckets(ctx context.Context, from, to time.Time) ([]core.Sou
 // default 500), without their bodies. The page is one range read of the
 // created_at index from the cursor on, so paging through any range costs
 // the same per row whatever its size.
-func (db *DB) ExportLogs(ctx context.Context, p core.LogExportPage) ([]core.ExportedLog, error) {
+func (db *DB) ExportLogs(ctx context.Context, p analytics.LogExportPage) ([]analytics.ExportedLog, error) {
 	// Under a site scope the site's logs only, through the
 	// (site_id, created_at) index.
-	scope, scopeArgs := SiteCond(ctx, "site_id")
+	scope, scopeArgs := store.SiteCond(ctx, "site_id")
 	limit := p.Limit
 	if limit <= 0 || limit > 1000 {
 		limit = 500
@@ -209,7 +75,7 @@ func (db *DB) ExportLogs(ctx context.Context, p core.LogExportPage) ([]core.Expo
 	if p.AfterID > 0 && p.AfterCreatedAt.After(from) {
 		after = p.AfterCreatedAt.UTC().Truncate(time.Microsecond)
 	}
-	rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT id, created_at, status,
+	rows, err := db.SQL().QueryContext(ctx, db.Expand(`SELECT id, created_at, status,
 		COALESCE(sent_connection_id, connection_id, 0), source, recipients, subject, last_error, provider_message_id
 		FROM {prefix}mailsvc_logs
 		WHERE created_at >= ? AND created_at < ? AND (created_at > ? OR id > ?)`+scope+`
@@ -218,9 +84,9 @@ func (db *DB) ExportLogs(ctx context.Context, p core.LogExportPage) ([]core.Expo
 		return nil, fmt.Errorf("export logs: %w", err)
 	}
 	defer rows.Close()
-	out := make([]core.ExportedLog, 0, limit)
+	out := make([]analytics.ExportedLog, 0, limit)
 	for rows.Next() {
-		var l core.ExportedLog
+		var l analytics.ExportedLog
 		if err := rows.Scan(&l.ID, &l.CreatedAt, &l.Status, &l.ConnectionID, &l.Source, &l.Recipients,
 			&l.Subject, &l.LastError, &l.ProviderMessageID); err != nil {
 			return nil, fmt.Errorf("export logs: %w", err)
@@ -238,7 +104,7 @@ func (db *DB) ExportLogs(ctx context.Context, p core.LogExportPage) ([]core.Expo
 // starts in [from, to) per connection and status: one row per connection
 // and status, Start set to from. The whole UTC days of the range are read
 // from the day roll-ups, the whole hours at its edges from the hour ones
-// and the rest from the 15-minute buckets (rollupSpans), all summed by the
+// and the rest from the 15-minute buckets (store.RollupSpans), all summed by the
 // database in one query, so the answer is the same as summing
 // OutcomeBuckets and its cost hardly grows with the range.
 func (db *DB) OutcomeTotals(ctx context.Context, from, to time.Time) ([]core.OutcomeBucket, error) {
@@ -289,7 +155,7 @@ func (db *DB) OutcomeTotals(ctx context.Context, from, to time.Time) ([]core.Out
 // starts in [from, to) per source and status: one row per source and
 // status, Start set to from. Like OutcomeTotals it reads days, hours and
 // quarter hours.
-func (db *DB) SourceTotals(ctx context.Context, from, to time.Time) ([]core.SourceBucket, error) {
+func (db *DB) SourceTotals(ctx context.Context, from, to time.Time) ([]analytics.SourceBucket, error) {
 	if site := core.SiteScope(ctx); site > 0 {
 		// One site of a network: its roll-ups by site (site_rollup.go),
 		// whose partial deliveries are not the sources'.
@@ -299,11 +165,11 @@ func (db *DB) SourceTotals(ctx context.Context, from, to time.Time) ([]core.Sour
 		if err != nil {
 			return nil, fmt.Errorf("source totals of site %d: %w", site, err)
 		}
-		out := make([]core.SourceBucket, 0, len(sums))
+		out := make([]analytics.SourceBucket, 0, len(sums))
 		for k, n := range sums {
-			out = append(out, core.SourceBucket{Start: from.UTC(), Source: k[0], Status: k[1], Count: n})
+			out = append(out, analytics.SourceBucket{Start: from.UTC(), Source: k[0], Status: k[1], Count: n})
 		}
-		slices.SortFunc(out, func(a, b core.SourceBucket) int {
+		slices.SortFunc(out, func(a, b analytics.SourceBucket) int {
 			if c := strings.Compare(a.Source, b.Source); c != 0 {
 				return c
 			}
@@ -316,9 +182,9 @@ func (db *DB) SourceTotals(ctx context.Context, from, to time.Time) ([]core.Sour
 		return nil, fmt.Errorf("source totals: %w", err)
 	}
 	defer rows.Close()
-	out := []core.SourceBucket{}
+	out := []analytics.SourceBucket{}
 	for rows.Next() {
-		b := core.SourceBucket{Start: from.UTC()}
+		b := analytics.SourceBucket{Start: from.UTC()}
 		if err := rows.Scan(&b.Source, &b.Status, &b.Count); err != nil {
 			return nil, fmt.Errorf("source totals: %w", err)
 		}
@@ -332,17 +198,17 @@ func (db *DB) SourceTotals(ctx context.Context, from, to time.Time) ([]core.Sour
 
 // tieredTotals sums the messages of the buckets that start in [from, to)
 // per key column and status, ordered by both: the quarter-hour spans of
-// rollupSpans from quarters (a 15-minute table), the others from coarse
+// store.RollupSpans from quarters (a 15-minute table), the others from coarse
 // (its hour and day roll-ups), in one statement.
 func (db *DB) tieredTotals(ctx context.Context, quarters, coarse, key string, from, to time.Time) (*sql.Rows, error) {
-	spans := RollupSpans(from, to)
+	spans := store.RollupSpans(from, to)
 	var parts []string
 	var args []any
-	if cond, a, ok := SpanWhere(spans, IsQuarter, false); ok {
+	if cond, a, ok := store.SpanWhere(spans, store.IsQuarter, false); ok {
 		parts = append(parts, `SELECT `+key+`, status, messages FROM `+quarters+` WHERE `+cond)
 		args = append(args, a...)
 	}
-	if cond, a, ok := SpanWhere(spans, IsCoarse, true); ok {
+	if cond, a, ok := store.SpanWhere(spans, store.IsCoarse, true); ok {
 		parts = append(parts, `SELECT `+key+`, status, messages FROM `+coarse+` WHERE `+cond)
 		args = append(args, a...)
 	}
@@ -350,6 +216,6 @@ func (db *DB) tieredTotals(ctx context.Context, quarters, coarse, key string, fr
 		// An empty range: the same (empty) answer, still from the table.
 		parts = append(parts, `SELECT `+key+`, status, messages FROM `+quarters+` WHERE 1 = 0`)
 	}
-	return db.sqlDB.QueryContext(ctx, db.expand(`SELECT `+key+`, status, SUM(messages) FROM (`+
+	return db.SQL().QueryContext(ctx, db.Expand(`SELECT `+key+`, status, SUM(messages) FROM (`+
 		strings.Join(parts, " UNION ALL ")+`) r GROUP BY `+key+`, status ORDER BY `+key+`, status`), args...)
 }

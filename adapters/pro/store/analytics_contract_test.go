@@ -1,0 +1,871 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
+	"github.com/mailsvc/mailsvc/adapters/store"
+	"github.com/mailsvc/mailsvc/app/pro/analytics"
+	"github.com/mailsvc/mailsvc/core"
+)
+
+// analyticsTests are the contract tests of what the Pro analytics read
+// (analytics.go) and of the roll-ups by source the outcome counter grows
+// (source_rollup.go): the outcome totals by connection and by source, the
+// log export in keyset pages, and CompactRollups over those roll-ups.
+// The provider event parts of these tests are the service store's
+// (adapters/store/storetest: analytics.go).
+func (s *suite) analyticsTests() []struct {
+	name string
+	fn   func(t *testing.T)
+} {
+	return []struct {
+		name string
+		fn   func(t *testing.T)
+	}{
+		{"SourceRollupsMatchRecordedOutcomes", s.testSourceRollupsMatchOutcomes},
+		{"SourceRollupsCountImportedLogs", s.testSourceRollupsImported},
+		{"ExportLogsKeysetPages", s.testExportLogs},
+		{"RollupsMatchDirectCounts", s.testRollupsMatchDirectCounts},
+		{"CompactRollupsKeepsSums", s.testCompactRollupsKeepsSums},
+		{"CompactRollupsConcurrent", s.testCompactRollupsConcurrent},
+		{"PersonalDataEraseKeepsTotals", s.testPersonalDataEraseKeepsTotals},
+	}
+}
+
+// testMessage is a small message, distinct for each i.
+func testMessage(i int) core.Message {
+	return core.Message{
+		From:    core.Address{Name: "Shop", Email: "shop@example.com"},
+		To:      []core.Address{{Name: "Ann", Email: fmt.Sprintf("ann%d@example.com", i)}},
+		Subject: fmt.Sprintf("Order %d", i),
+		Text:    fmt.Sprintf("Hello %d", i),
+	}
+}
+
+// claim claims up to n logs for owner.
+func claim(t *testing.T, db core.LogStore, owner string, n int, lease time.Duration) []*core.Log {
+	t.Helper()
+	logs, err := db.ClaimLogs(context.Background(), owner, n, lease)
+	if err != nil {
+		t.Fatalf("ClaimLogs: %v", err)
+	}
+	return logs
+}
+
+// rollupRow is one stored roll-up row.
+type rollupRow struct {
+	Start         time.Time
+	Key, Status   string
+	Shard, Number int64
+}
+
+// sourceTotals sums source buckets by source and status ("source/status").
+func sourceTotals(t *testing.T, db *prostore.DB, from, to time.Time) map[string]int64 {
+	t.Helper()
+	bs, err := db.SourceBuckets(context.Background(), from, to)
+	if err != nil {
+		t.Fatalf("SourceBuckets: %v", err)
+	}
+	out := map[string]int64{}
+	for _, b := range bs {
+		if !b.Start.Equal(b.Start.Truncate(core.OutcomeBucketSize)) || b.Start.Location() != time.UTC {
+			t.Errorf("bucket start %v is not a UTC bucket boundary", b.Start)
+		}
+		out[b.Source+"/"+b.Status] += b.Count
+	}
+	return out
+}
+
+// outcomeTotals sums the outcome roll-ups by status.
+func outcomeTotals(t *testing.T, db *prostore.DB, from, to time.Time) map[string]int64 {
+	t.Helper()
+	bs, err := db.Logs().OutcomeBuckets(context.Background(), from, to)
+	if err != nil {
+		t.Fatalf("OutcomeBuckets: %v", err)
+	}
+	out := map[string]int64{}
+	for _, b := range bs {
+		out[b.Status] += b.Count
+	}
+	return out
+}
+
+func (s *suite) testSourceRollupsMatchOutcomes(t *testing.T) {
+	ctx := context.Background()
+	db := s.open(t, s.prefix())
+	from := time.Now().Add(-time.Hour)
+	sources := []string{"woocommerce", "contact-form-7", "sendmail", ""}
+	var logs []*core.Log
+	for i := range 12 {
+		l := &core.Log{Message: testMessage(i), Source: sources[i%len(sources)]}
+		if err := db.Logs().EnqueueLog(ctx, l); err != nil {
+			t.Fatal(err)
+		}
+		logs = append(logs, l)
+	}
+	if got := claim(t, db.Logs(), "w1", 12, time.Minute); len(got) != 12 {
+		t.Fatalf("claimed %d, want 12", len(got))
+	}
+	conn := int64(3)
+	out := func(l *core.Log, status string, del bool) core.LogOutcome {
+		return core.LogOutcome{LogID: l.ID, Status: status, Attempts: 1, PhaseAttempts: 1, SentConnectionID: &conn, Delete: del}
+	}
+	// Batch 1: delivered, failed, a retry (not final), a delivered log
+	// deleted (log_emails off: counted, not kept), an outcome of another
+	// owner (not applied) and a log given twice (applied once).
+	batch := []core.LogOutcome{
+		out(logs[0], core.StatusDelivered, false), // woocommerce
+		out(logs[1], core.StatusFailed, false),    // contact-form-7
+		out(logs[2], core.StatusQueued, false),    // sendmail, retry
+		out(logs[3], core.StatusDelivered, true),  // "", deleted
+		out(logs[4], core.StatusDelivered, false), // woocommerce
+		out(logs[4], core.StatusFailed, false),    // the same log again: not applied
+	}
+	n, err := db.Logs().RecordOutcomes(ctx, "w1", batch)
+	if err != nil || n != 5 {
+		t.Fatalf("RecordOutcomes = %d, %v; want 5", n, err)
+	}
+	if n, err := db.Logs().RecordOutcomes(ctx, "someone-else", []core.LogOutcome{out(logs[5], core.StatusDelivered, false)}); err != nil || n != 0 {
+		t.Fatalf("RecordOutcomes of another owner = %d, %v; want 0", n, err)
+	}
+	// Batch 2: the rest, final.
+	batch = nil
+	for i, l := range logs[5:] {
+		batch = append(batch, out(l, []string{core.StatusDelivered, core.StatusFailed}[i%2], false))
+	}
+	if n, err := db.Logs().RecordOutcomes(ctx, "w1", batch); err != nil || n != 7 {
+		t.Fatalf("RecordOutcomes batch 2 = %d, %v; want 7", n, err)
+	}
+	// A recorded log recorded again (no longer sending) counts nothing.
+	if n, err := db.Logs().RecordOutcomes(ctx, "w1", []core.LogOutcome{out(logs[0], core.StatusFailed, false)}); err != nil || n != 0 {
+		t.Fatalf("RecordOutcomes of a finished log = %d, %v; want 0", n, err)
+	}
+
+	to := time.Now().Add(time.Hour)
+	got := sourceTotals(t, db, from, to)
+	// logs 5..11: 5 cf7? sources[i%4]: 5 cf7, 6 sendmail, 7 "", 8 woo, 9 cf7, 10 sendmail, 11 "".
+	// statuses: 5 D, 6 F, 7 D, 8 F, 9 D, 10 F, 11 D.
+	want := map[string]int64{
+		"woocommerce/delivered":    2, // 0, 4
+		"woocommerce/failed":       1, // 8
+		"contact-form-7/failed":    1, // 1
+		"contact-form-7/delivered": 2, // 5, 9
+		"sendmail/failed":          2, // 6, 10
+		"/delivered":               3, // 3 (deleted), 7, 11
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("source roll-ups = %v, want %v", got, want)
+	}
+	// The same outcomes as the roll-ups by connection.
+	byStatus := map[string]int64{}
+	for k, v := range got {
+		_, status, _ := strings.Cut(k, "/")
+		byStatus[status] += v
+	}
+	if o := outcomeTotals(t, db, from, to); !maps.Equal(o, byStatus) {
+		t.Fatalf("outcome roll-ups %v differ from the source roll-ups %v", o, byStatus)
+	}
+	// Outside the range: nothing.
+	if got := sourceTotals(t, db, to, to.Add(time.Hour)); len(got) != 0 {
+		t.Fatalf("source roll-ups after the range: %v", got)
+	}
+}
+
+func (s *suite) testSourceRollupsImported(t *testing.T) {
+	ctx := context.Background()
+	db := s.open(t, s.prefix())
+	day := time.Date(2024, 3, 10, 0, 0, 0, 0, time.UTC)
+	at := func(h, m int) time.Time { return day.Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute) }
+	d1, d2 := at(9, 20), at(11, 5)
+	logs := []*core.Log{
+		{Status: core.StatusDelivered, Source: "wpforms", Message: testMessage(1), CreatedAt: at(9, 0), UpdatedAt: at(9, 40), DeliveredAt: &d1},
+		{Status: core.StatusDelivered, Source: "wpforms", Message: testMessage(2), CreatedAt: at(9, 1), DeliveredAt: &d2},
+		{Status: core.StatusFailed, Source: "wpforms", Message: testMessage(3), CreatedAt: at(10, 0), UpdatedAt: at(10, 14)},
+		{Status: core.StatusFailed, Source: "", Message: testMessage(4), CreatedAt: at(12, 0)},
+	}
+	if err := db.Logs().ImportLogs(ctx, logs); err != nil {
+		t.Fatalf("ImportLogs: %v", err)
+	}
+	bs, err := db.SourceBuckets(ctx, day, day.Add(24*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]string, 0, len(bs))
+	for _, b := range bs {
+		got = append(got, fmt.Sprintf("%s %s %s %d", b.Start.Format("15:04"), b.Source, b.Status, b.Count))
+	}
+	want := []string{
+		"09:15 wpforms delivered 1", // DeliveredAt 09:20
+		"10:00 wpforms failed 1",    // UpdatedAt 10:14
+		"11:00 wpforms delivered 1", // DeliveredAt 11:05
+		"12:00  failed 1",           // UpdatedAt = CreatedAt
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("source buckets after import:\n%q\nwant\n%q", got, want)
+	}
+	if o := outcomeTotals(t, db, day, day.Add(24*time.Hour)); o[core.StatusDelivered] != 2 || o[core.StatusFailed] != 2 {
+		t.Fatalf("outcome roll-ups after import: %v", o)
+	}
+	// The database's sums over a range, per source (and per connection).
+	st, err := db.SourceTotals(ctx, at(9, 15), at(12, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantST := []analytics.SourceBucket{{Start: at(9, 15), Source: "wpforms", Status: core.StatusDelivered, Count: 2}, {Start: at(9, 15), Source: "wpforms", Status: core.StatusFailed, Count: 1}}
+	if !slices.Equal(st, wantST) {
+		t.Fatalf("SourceTotals = %+v, want %+v", st, wantST)
+	}
+	ot, err := db.OutcomeTotals(ctx, day, day.Add(24*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantOT := []core.OutcomeBucket{{Start: day, Status: core.StatusDelivered, Count: 2}, {Start: day, Status: core.StatusFailed, Count: 2}}
+	if !slices.Equal(ot, wantOT) {
+		t.Fatalf("OutcomeTotals = %+v, want %+v", ot, wantOT)
+	}
+	// A second import adds to the same buckets.
+	if err := db.Logs().ImportLogs(ctx, []*core.Log{{Status: core.StatusFailed, Source: "wpforms", Message: testMessage(5), CreatedAt: at(10, 1)}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := sourceTotals(t, db, at(10, 0), at(10, 15)); got["wpforms/failed"] != 2 || len(got) != 1 {
+		t.Fatalf("10:00 bucket after a second import: %v", got)
+	}
+}
+
+func (s *suite) testExportLogs(t *testing.T) {
+	ctx := context.Background()
+	db := s.open(t, s.prefix())
+	day := time.Date(2024, 7, 1, 0, 0, 0, 0, time.UTC)
+	// Imported out of time order, several at the same instant, one
+	// before and one at the end of the range.
+	created := []time.Time{
+		day.Add(5 * time.Hour), day.Add(time.Hour), day.Add(time.Hour), day.Add(-time.Second),
+		day.Add(3 * time.Hour), day.Add(time.Hour), day.Add(24 * time.Hour), day,
+	}
+	var logs []*core.Log
+	conn := int64(4)
+	for i, c := range created {
+		l := &core.Log{Status: core.StatusFailed, Source: fmt.Sprintf("src%d", i), Message: testMessage(i), CreatedAt: c,
+			LastError: "=cmd", ProviderMessageID: fmt.Sprintf("pm%d", i)}
+		if i == 0 {
+			l.Status, l.SentConnectionID = core.StatusDelivered, &conn
+		}
+		logs = append(logs, l)
+	}
+	if err := db.Logs().ImportLogs(ctx, logs); err != nil {
+		t.Fatal(err)
+	}
+	// Expected: in range [day, day+24h), ordered by created_at then id.
+	var want []int64
+	for _, i := range []int{7, 1, 2, 5, 4, 0} {
+		want = append(want, logs[i].ID)
+	}
+	for _, limit := range []int{1, 2, 4, 100} {
+		t.Run(fmt.Sprint("limit ", limit), func(t *testing.T) {
+			var got []int64
+			p := analytics.LogExportPage{From: day, To: day.Add(24 * time.Hour), Limit: limit}
+			for pages := 0; ; pages++ {
+				if pages > 10 {
+					t.Fatalf("paging does not end: %v", got)
+				}
+				page, err := db.ExportLogs(ctx, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(page) > limit {
+					t.Fatalf("page of %d rows, limit %d", len(page), limit)
+				}
+				if len(page) == 0 {
+					break
+				}
+				for _, l := range page {
+					got = append(got, l.ID)
+				}
+				last := page[len(page)-1]
+				p.AfterCreatedAt, p.AfterID = last.CreatedAt, last.ID
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("exported ids %v, want %v", got, want)
+			}
+		})
+	}
+	page, err := db.ExportLogs(ctx, analytics.LogExportPage{From: day.Add(5 * time.Hour), To: day.Add(6 * time.Hour)})
+	if err != nil || len(page) != 1 {
+		t.Fatalf("one-log page = %+v, %v", page, err)
+	}
+	wantRow := analytics.ExportedLog{ID: logs[0].ID, CreatedAt: day.Add(5 * time.Hour), Status: core.StatusDelivered, ConnectionID: 4,
+		Source: "src0", Recipients: `"Ann" <ann0@example.com>`, Subject: "Order 0", LastError: "=cmd", ProviderMessageID: "pm0"}
+	if page[0] != wantRow {
+		t.Fatalf("exported row %+v, want %+v", page[0], wantRow)
+	}
+}
+
+// testRollupsMatchDirectCounts checks that the range sums the analytics
+// read (OutcomeTotals, SourceTotals: days, hours and quarter hours of the
+// roll-ups) answer exactly what counting the logs directly answers, for
+// ranges with ragged edges: as the writers leave them, after
+// CompactRollups, and after the migrations rebuilt them from the
+// 15-minute roll-ups (the service's version 11 the hour and day roll-ups
+// by connection, this package's version 4 those by source). The provider
+// event part of this check is the service store's
+// (adapters/store/storetest: testEventRollupsMatchDirectCounts).
+func (s *suite) testRollupsMatchDirectCounts(t *testing.T) {
+	ctx := context.Background()
+	db := s.open(t, s.prefix())
+	day := time.Date(2024, 3, 4, 0, 0, 0, 0, time.UTC)
+	rng := rand.New(rand.NewPCG(11, 3))
+	// A random time in [day - 1 day, day + 5 days), to the microsecond.
+	randomAt := func() time.Time {
+		return day.Add(-24*time.Hour + time.Duration(rng.Int64N(int64(6*24*time.Hour)/1000))*time.Microsecond)
+	}
+	sources := []string{"woocommerce", "wpforms", "", "sendmail"}
+	var logs []*core.Log
+	for i := range 240 {
+		at := randomAt()
+		l := &core.Log{Status: core.StatusDelivered, Source: sources[i%len(sources)], Message: testMessage(i), CreatedAt: at.Add(-time.Minute), UpdatedAt: at}
+		if i%3 != 0 {
+			conn := int64(1 + i%3)
+			l.SentConnectionID = &conn
+		}
+		switch i % 5 {
+		case 0:
+			l.Status = core.StatusFailed
+		case 1:
+			d := at.Add(-30 * time.Second)
+			l.DeliveredAt = &d
+		}
+		logs = append(logs, l)
+	}
+	if err := db.Logs().ImportLogs(ctx, logs); err != nil {
+		t.Fatalf("ImportLogs: %v", err)
+	}
+
+	h := func(hours, minutes int) time.Time {
+		return day.Add(time.Duration(hours)*time.Hour + time.Duration(minutes)*time.Minute)
+	}
+	ranges := []struct {
+		name     string
+		from, to time.Time
+	}{
+		{"ragged both ends", h(7, 45), h(3*24+13, 15)},
+		{"one hour", h(10, 0), h(11, 0)},
+		{"across midnight, no whole day", h(22, 30), h(25, 15)},
+		{"whole days", day, h(3*24, 0)},
+		{"not on quarter hours", h(0, 7), h(2*24+5, 3)},
+		{"one quarter hour", h(47, 45), h(48, 0)},
+		{"everything", h(-48, 0), h(6*24, 0)},
+		{"empty", h(5, 0), h(5, 0)},
+		{"a previous period", h(-24+7, 45), h(7, 45)},
+	}
+	check := func(stage string) {
+		t.Helper()
+		for _, r := range ranges {
+			ot, err := db.OutcomeTotals(ctx, r.from, r.to)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := directOutcomes(t, db, r.from, r.to); !slices.Equal(ot, want) {
+				t.Errorf("%s, %s: OutcomeTotals = %+v\nwant %+v", stage, r.name, ot, want)
+			}
+			// The dashboard's 15-minute buckets sum to the same.
+			var fromBuckets []core.OutcomeBucket
+			sums := map[[2]string]int64{}
+			bs, err := db.Logs().OutcomeBuckets(ctx, r.from, r.to)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, b := range bs {
+				sums[[2]string{fmt.Sprint(b.ConnectionID), b.Status}] += b.Count
+			}
+			for _, b := range ot {
+				fromBuckets = append(fromBuckets, core.OutcomeBucket{Start: b.Start, ConnectionID: b.ConnectionID, Status: b.Status, Count: sums[[2]string{fmt.Sprint(b.ConnectionID), b.Status}]})
+			}
+			if !slices.Equal(fromBuckets, ot) || len(sums) != len(ot) {
+				t.Errorf("%s, %s: OutcomeBuckets sum to %v, OutcomeTotals %+v", stage, r.name, sums, ot)
+			}
+			st, err := db.SourceTotals(ctx, r.from, r.to)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := directSources(t, db, r.from, r.to); !slices.Equal(st, want) {
+				t.Errorf("%s, %s: SourceTotals = %+v\nwant %+v", stage, r.name, st, want)
+			}
+		}
+	}
+	check("as written")
+	if _, err := db.CompactRollups(ctx); err != nil {
+		t.Fatalf("CompactRollups: %v", err)
+	}
+	check("compacted")
+
+	// The service's migration 11 rebuilds the hour and day roll-ups by
+	// connection from the 15-minute ones (and the provider event
+	// roll-ups; its migration 24 those by site), this package's
+	// migration 4 those by source (and the roll-ups by site, empty).
+	g := db.Gorm()
+	for _, table := range []string{"outcome_rollups", "source_rollups", "event_buckets", "event_repeats", "site_rollups", "site_event_buckets"} {
+		if err := g.Exec("DROP TABLE " + db.TableName(table)).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := g.Exec("DELETE FROM "+db.TableName("migrations")+" WHERE version IN (?, ?)", 11, 24).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Exec("DELETE FROM "+db.TableName("pro_migrations")+" WHERE version = ?", 4).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	check("rebuilt by the migration")
+}
+
+// outcomeAt returns when a log's final outcome counts in the roll-ups: a
+// delivered log at its delivered_at (else updated_at), a failed one at
+// its updated_at.
+func outcomeAt(status string, updated time.Time, delivered *time.Time) time.Time {
+	if status == core.StatusDelivered && delivered != nil {
+		return *delivered
+	}
+	return updated
+}
+
+// quarterRange returns from and to rounded up to 15-minute boundaries:
+// the buckets starting in [from, to) are the times in the result.
+func quarterRange(from, to time.Time) (time.Time, time.Time) {
+	ceil := func(t time.Time) time.Time {
+		tt := t.UTC().Truncate(core.OutcomeBucketSize)
+		if tt.Before(t) {
+			tt = tt.Add(core.OutcomeBucketSize)
+		}
+		return tt
+	}
+	return ceil(from), ceil(to)
+}
+
+// finalLogs reads every log with a final status: its status, sending
+// connection (0 for none), source and outcome time.
+func finalLogs(t *testing.T, db *prostore.DB) []struct {
+	status, source string
+	conn           int64
+	at             time.Time
+} {
+	t.Helper()
+	rows, err := db.Gorm().Raw(`SELECT status, COALESCE(sent_connection_id, 0), source, updated_at, delivered_at FROM `+
+		db.TableName("logs")+` WHERE status IN (?, ?)`, core.StatusDelivered, core.StatusFailed).Rows()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []struct {
+		status, source string
+		conn           int64
+		at             time.Time
+	}
+	for rows.Next() {
+		var r struct {
+			status, source string
+			conn           int64
+			at             time.Time
+		}
+		var upd time.Time
+		var del *time.Time
+		if err := rows.Scan(&r.status, &r.conn, &r.source, &upd, &del); err != nil {
+			t.Fatal(err)
+		}
+		r.at = outcomeAt(r.status, upd, del)
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// directOutcomes counts the logs' final outcomes whose 15-minute bucket
+// starts in [from, to), per connection and status, as OutcomeTotals
+// answers.
+func directOutcomes(t *testing.T, db *prostore.DB, from, to time.Time) []core.OutcomeBucket {
+	t.Helper()
+	qf, qt := quarterRange(from, to)
+	sums := map[core.OutcomeBucket]int64{}
+	for _, l := range finalLogs(t, db) {
+		if b := l.at.UTC().Truncate(core.OutcomeBucketSize); !b.Before(qf) && b.Before(qt) {
+			sums[core.OutcomeBucket{Start: from.UTC(), ConnectionID: l.conn, Status: l.status}]++
+		}
+	}
+	out := []core.OutcomeBucket{}
+	for k, n := range sums {
+		k.Count = n
+		out = append(out, k)
+	}
+	slices.SortFunc(out, func(a, b core.OutcomeBucket) int {
+		if a.ConnectionID != b.ConnectionID {
+			return int(a.ConnectionID - b.ConnectionID)
+		}
+		return strings.Compare(a.Status, b.Status)
+	})
+	return out
+}
+
+// directSources counts the same per source and status, as SourceTotals
+// answers.
+func directSources(t *testing.T, db *prostore.DB, from, to time.Time) []analytics.SourceBucket {
+	t.Helper()
+	qf, qt := quarterRange(from, to)
+	sums := map[analytics.SourceBucket]int64{}
+	for _, l := range finalLogs(t, db) {
+		if b := l.at.UTC().Truncate(core.OutcomeBucketSize); !b.Before(qf) && b.Before(qt) {
+			sums[analytics.SourceBucket{Start: from.UTC(), Source: l.source, Status: l.status}]++
+		}
+	}
+	out := []analytics.SourceBucket{}
+	for k, n := range sums {
+		k.Count = n
+		out = append(out, k)
+	}
+	slices.SortFunc(out, func(a, b analytics.SourceBucket) int {
+		if c := strings.Compare(a.Source, b.Source); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Status, b.Status)
+	})
+	return out
+}
+
+// coarseShardRows counts the shard rows (shard > 0) of the hour and day
+// roll-ups and of the event roll-ups whose bucket ended by edge: the
+// rows CompactRollups folds besides those of the 15-minute tables.
+func coarseShardRows(t *testing.T, db *prostore.DB, edge time.Time) int64 {
+	t.Helper()
+	var total int64
+	for _, table := range []string{"outcome_rollups", "source_rollups", "event_buckets"} {
+		for _, minutes := range []int{15, 60, 24 * 60} {
+			var n int64
+			if err := db.Gorm().Raw(`SELECT COUNT(*) FROM `+db.TableName(table)+` WHERE width_minutes = ? AND shard > 0 AND bucket_start <= ?`,
+				minutes, edge.Add(-time.Duration(minutes)*time.Minute)).Scan(&n).Error; err != nil {
+				t.Fatal(err)
+			}
+			total += n
+		}
+	}
+	return total
+}
+
+// rollupRows returns the rows of a roll-up table ("outcome_buckets" or
+// "source_buckets"), in key order, with Start in UTC.
+func rollupRows(t *testing.T, db *prostore.DB, table string) []rollupRow {
+	t.Helper()
+	key := "connection_id"
+	if table == "source_buckets" {
+		key = "source"
+	}
+	rows, err := db.Gorm().Raw(`SELECT bucket_start, ` + key + `, status, shard, messages FROM ` + db.TableName(table) +
+		` ORDER BY bucket_start, ` + key + `, status, shard`).Rows()
+	if err != nil {
+		t.Fatalf("read %s: %v", table, err)
+	}
+	defer rows.Close()
+	var out []rollupRow
+	for rows.Next() {
+		var r rollupRow
+		if err := rows.Scan(&r.Start, &r.Key, &r.Status, &r.Shard, &r.Number); err != nil {
+			t.Fatalf("read %s: %v", table, err)
+		}
+		r.Start = r.Start.UTC()
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("read %s: %v", table, err)
+	}
+	return out
+}
+
+// rollupSums returns what OutcomeBuckets and SourceBuckets answer over
+// [from, to).
+func rollupSums(t *testing.T, db *prostore.DB, from, to time.Time) ([]core.OutcomeBucket, []analytics.SourceBucket) {
+	t.Helper()
+	ob, err := db.Logs().OutcomeBuckets(context.Background(), from, to)
+	if err != nil {
+		t.Fatalf("OutcomeBuckets: %v", err)
+	}
+	sb, err := db.SourceBuckets(context.Background(), from, to)
+	if err != nil {
+		t.Fatalf("SourceBuckets: %v", err)
+	}
+	return ob, sb
+}
+
+// insertRollup writes one shard row into a roll-up table directly (the
+// writers of SQLite use shard 0 only).
+func insertRollup(t *testing.T, db *prostore.DB, table string, r rollupRow) {
+	t.Helper()
+	key := "connection_id"
+	if table == "source_buckets" {
+		key = "source"
+	}
+	if err := db.Gorm().Exec(`INSERT INTO `+db.TableName(table)+` (bucket_start, `+key+`, status, shard, messages) VALUES (?,?,?,?,?)`,
+		r.Start, r.Key, r.Status, r.Shard, r.Number).Error; err != nil {
+		t.Fatalf("insert into %s: %v", table, err)
+	}
+}
+
+func (s *suite) testCompactRollupsKeepsSums(t *testing.T) {
+	ctx := context.Background()
+	db := s.open(t, s.prefix())
+	now := time.Now().UTC()
+	cur := now.Truncate(core.OutcomeBucketSize)
+	edge := now.Add(-store.RollupCompactAge).Truncate(core.OutcomeBucketSize) // ends less than an hour ago
+	old := []time.Time{edge.Add(-core.OutcomeBucketSize), cur.Add(-3 * time.Hour), cur.Add(-48 * time.Hour)}
+	recent := []time.Time{edge, cur}
+	// Sharded counters by hand in every bucket, one of them without a
+	// shard 0 row, plus what ImportLogs writes (sharded on MySQL).
+	n := int64(1)
+	for _, b := range append(append([]time.Time{}, old...), recent...) {
+		for _, table := range []string{"outcome_buckets", "source_buckets"} {
+			keys := []string{"1", "2"}
+			if table == "source_buckets" {
+				keys = []string{"woocommerce", "wpforms"}
+			}
+			for _, shard := range []int64{0, 3, 7} {
+				insertRollup(t, db, table, rollupRow{b, keys[0], core.StatusDelivered, shard, n})
+				insertRollup(t, db, table, rollupRow{b, keys[0], core.StatusFailed, shard, n + 1})
+				if shard > 0 {
+					insertRollup(t, db, table, rollupRow{b, keys[1], core.StatusDelivered, shard, n + 2})
+				}
+				n += 3
+			}
+		}
+	}
+	for i := range 6 {
+		var logs []*core.Log
+		for j := range 40 {
+			at := cur.Add(-time.Duration(2+j%4) * time.Hour).Add(time.Duration(j) * time.Minute)
+			conn := int64(1 + j%2)
+			l := &core.Log{Status: core.StatusDelivered, Source: fmt.Sprint("plugin-", j%3), SentConnectionID: &conn,
+				Message: testMessage(i*100 + j), CreatedAt: at, UpdatedAt: at}
+			if j%5 == 0 {
+				l.Status = core.StatusFailed
+			}
+			logs = append(logs, l)
+		}
+		if err := db.Logs().ImportLogs(ctx, logs); err != nil {
+			t.Fatalf("ImportLogs: %v", err)
+		}
+	}
+	from, to := cur.Add(-72*time.Hour), cur.Add(time.Hour)
+	ob, sb := rollupSums(t, db, from, to)
+	before := map[string][]rollupRow{}
+	var wantRemoved int64
+	for _, table := range []string{"outcome_buckets", "source_buckets"} {
+		before[table] = rollupRows(t, db, table)
+		for _, r := range before[table] {
+			if r.Shard > 0 && r.Start.Before(edge) {
+				wantRemoved++
+			}
+		}
+	}
+
+	wantRemoved += coarseShardRows(t, db, edge)
+	got, err := db.CompactRollups(ctx)
+	if err != nil {
+		t.Fatalf("CompactRollups: %v", err)
+	}
+	if got.RowsRemoved != wantRemoved || got.Keys == 0 {
+		t.Errorf("CompactRollups = %+v, want %d rows removed and some keys", got, wantRemoved)
+	}
+	ob2, sb2 := rollupSums(t, db, from, to)
+	if !reflect.DeepEqual(ob2, ob) {
+		t.Errorf("OutcomeBuckets after compaction:\n%v\nwant\n%v", ob2, ob)
+	}
+	if !reflect.DeepEqual(sb2, sb) {
+		t.Errorf("SourceBuckets after compaction:\n%v\nwant\n%v", sb2, sb)
+	}
+	after := map[string][]rollupRow{}
+	for _, table := range []string{"outcome_buckets", "source_buckets"} {
+		after[table] = rollupRows(t, db, table)
+		var recentBefore, recentAfter []rollupRow
+		for _, r := range before[table] {
+			if !r.Start.Before(edge) {
+				recentBefore = append(recentBefore, r)
+			}
+		}
+		for _, r := range after[table] {
+			if !r.Start.Before(edge) {
+				recentAfter = append(recentAfter, r)
+			} else if r.Shard != 0 {
+				t.Errorf("%s: old bucket row %+v still sharded", table, r)
+			}
+		}
+		if len(recentBefore) == 0 || !reflect.DeepEqual(recentAfter, recentBefore) {
+			t.Errorf("%s: recent buckets changed:\n%v\nwant\n%v", table, recentAfter, recentBefore)
+		}
+	}
+
+	again, err := db.CompactRollups(ctx)
+	if err != nil {
+		t.Fatalf("CompactRollups again: %v", err)
+	}
+	if again != (store.RollupCompaction{}) {
+		t.Errorf("CompactRollups again = %+v, want nothing done", again)
+	}
+	for _, table := range []string{"outcome_buckets", "source_buckets"} {
+		if rows := rollupRows(t, db, table); !reflect.DeepEqual(rows, after[table]) {
+			t.Errorf("%s changed on a second compaction", table)
+		}
+	}
+}
+
+// testCompactRollupsConcurrent runs CompactRollups on four handles at
+// once while imports keep adding to old buckets: every imported outcome
+// is counted exactly once in the end, and a last run leaves no shard in
+// an old bucket.
+func (s *suite) testCompactRollupsConcurrent(t *testing.T) {
+	ctx := context.Background()
+	prefix := s.prefix()
+	db := s.open(t, prefix)
+	cur := time.Now().UTC().Truncate(core.OutcomeBucketSize)
+	var mu sync.Mutex
+	want := map[string]int64{} // status and source/status -> messages
+	importBatch := func(seed int) error {
+		var logs []*core.Log
+		for j := range 50 {
+			at := cur.Add(-time.Duration(2+(seed+j)%20) * time.Hour).Add(time.Duration(j) * time.Minute)
+			conn := int64(1 + j%3)
+			l := &core.Log{Status: core.StatusDelivered, Source: fmt.Sprint("plugin-", (seed+j)%4), SentConnectionID: &conn,
+				Message: testMessage(seed*100 + j), CreatedAt: at, UpdatedAt: at}
+			if j%7 == 0 {
+				l.Status = core.StatusFailed
+			}
+			logs = append(logs, l)
+		}
+		if err := db.Logs().ImportLogs(ctx, logs); err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, l := range logs {
+			want[l.Status]++
+			want[l.Source+"/"+l.Status]++
+		}
+		return nil
+	}
+	for i := range 4 {
+		if err := importBatch(i); err != nil {
+			t.Fatalf("ImportLogs: %v", err)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for r := range 4 {
+		replica := s.open(t, prefix)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 3 {
+				if _, err := replica.CompactRollups(ctx); err != nil {
+					errs <- fmt.Errorf("replica %d: CompactRollups: %w", r, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 4; i < 12; i++ {
+			if err := importBatch(i); err != nil {
+				errs <- fmt.Errorf("ImportLogs: %w", err)
+				return
+			}
+		}
+	}()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if _, err := db.CompactRollups(ctx); err != nil {
+		t.Fatalf("CompactRollups: %v", err)
+	}
+	from, to := cur.Add(-48*time.Hour), cur.Add(time.Hour)
+	got := outcomeTotals(t, db, from, to)
+	for k, v := range sourceTotals(t, db, from, to) {
+		got[k] = v
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("roll-up sums after concurrent compaction = %v, want %v", got, want)
+	}
+	for _, table := range []string{"outcome_buckets", "source_buckets"} {
+		for _, r := range rollupRows(t, db, table) {
+			if r.Shard != 0 {
+				t.Errorf("%s: row %+v still sharded after a last compaction", table, r)
+			}
+		}
+	}
+}
+
+// testPersonalDataEraseKeepsTotals erases the personal data of an
+// address named by delivered and failed logs: the outcome totals the
+// analytics read are the same as before (the erase rewrites logs, never
+// the roll-ups). The rest of the erase is the service store's contract
+// (adapters/store/storetest: testPersonalDataFindAndErase).
+func (s *suite) testPersonalDataEraseKeepsTotals(t *testing.T) {
+	ctx := context.Background()
+	db := s.open(t, s.prefix())
+	const bob = "bob@example.com"
+	conn := int64(1)
+	for i, status := range []string{core.StatusDelivered, core.StatusFailed, core.StatusDelivered} {
+		m := testMessage(i)
+		if i < 2 {
+			m.To = []core.Address{{Name: "Bob", Email: bob}}
+		}
+		l := &core.Log{Message: m, Source: "test"}
+		if err := db.Logs().EnqueueLog(ctx, l); err != nil {
+			t.Fatal(err)
+		}
+		if got := claim(t, db.Logs(), "w", 10, time.Minute); len(got) != 1 {
+			t.Fatalf("claimed %d logs, want 1", len(got))
+		}
+		if n, err := db.Logs().RecordOutcomes(ctx, "w", []core.LogOutcome{{LogID: l.ID, Status: status, Attempts: 1, PhaseAttempts: 1,
+			SentConnectionID: &conn}}); err != nil || n != 1 {
+			t.Fatalf("RecordOutcomes = %d, %v", n, err)
+		}
+	}
+	day := time.Now().UTC().Truncate(24 * time.Hour)
+	totals := func() []core.OutcomeBucket {
+		t.Helper()
+		ot, err := db.OutcomeTotals(ctx, day.Add(-24*time.Hour), day.Add(48*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ot
+	}
+	totalsBefore := totals()
+	if len(totalsBefore) == 0 {
+		t.Fatal("no outcome totals before the erase")
+	}
+	sourcesBefore, err := db.SourceTotals(ctx, day.Add(-24*time.Hour), day.Add(48*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if erased, pending, err := db.Privacy().EraseLogsNaming(ctx, "Bob@Example.com", core.ErasedAddress, 10); err != nil || erased != 2 || pending != 0 {
+		t.Fatalf("erase = %d erased, %d pending, %v; want 2, 0", erased, pending, err)
+	}
+	if got := totals(); !reflect.DeepEqual(got, totalsBefore) {
+		t.Errorf("outcome totals changed: %+v, were %+v", got, totalsBefore)
+	}
+	if got, err := db.SourceTotals(ctx, day.Add(-24*time.Hour), day.Add(48*time.Hour)); err != nil || !reflect.DeepEqual(got, sourcesBefore) {
+		t.Errorf("source totals changed: %+v (%v), were %+v", got, err, sourcesBefore)
+	}
+}
