@@ -8,7 +8,12 @@
 // by gorm's AutoMigrate. An add-on module keeps its own tables in the same
 // database through its own package: it registers its schema history with
 // RegisterMigrations and reaches the database through Gorm, SQL, Expand
-// and TableName (the Pro add-on: adapters/pro/store).
+// and TableName (the Pro add-on: adapters/pro/store). A module counts the
+// final delivery outcomes in its own tables, in the transaction that
+// records them, through RegisterOutcomeCounter (module_outcomes.go), and
+// has its sharded roll-ups compacted through RegisterRollupTables; the
+// roll-up toolkit (RollupSpans, SpanWhere, UpsertCounters, ...) and the
+// row loop (EachRow) are exported for it.
 //
 // DB is the handle: it opens, migrates and closes the database, tells its
 // dialect, expands {prefix} table names and runs transactions. The reads
@@ -18,11 +23,11 @@
 // NotificationService, OAuthService, AlertHistoryService, CaptureService,
 // EmailControlService, HostHookService, PrivacyService, SiteService and
 // LeaseService. Services taken from the DB that InTransaction hands over
-// run in its transaction. Not yet a service: the provider events, the
-// webhook replay memory and the Pro analytics reads (analytics.go,
-// event_rollup.go, webhook_events.go) are still methods of DB itself,
-// implementing the ports app/pro/analytics and app/pro/webhooks declare,
-// and their tables are still created by the service's own migrations.
+// run in its transaction. Not yet a service: the provider events and the
+// webhook replay memory (event_rollup.go, webhook_events.go) are still
+// methods of DB itself, implementing the port app/pro/webhooks declares
+// (and, through adapters/pro/store, app/pro/analytics'), and their tables
+// are still created by the service's own migrations.
 //
 // gorm models the rows that are plain records edited one at a time:
 // connections, settings, notification channels and the OAuth refresh

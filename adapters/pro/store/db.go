@@ -1,11 +1,17 @@
 // Package store keeps the Pro add-on's tables in the service's database:
 // the routing rules, sender groups and daily send counters of
-// app/pro/routing (routing.go), and the suppression list of
-// app/pro/suppression (suppression.go). It works on the service's own
+// app/pro/routing (routing.go), the suppression list of
+// app/pro/suppression (suppression.go), and the outcome roll-ups by source
+// and by site (source_rollup.go, site_rollup.go) with the reads of
+// app/pro/analytics over them, the service's outcome roll-ups and the log
+// (analytics.go). The roll-ups are grown by the outcome counter it
+// registers with store.RegisterOutcomeCounter, in the transaction that
+// records the outcomes, and compacted with the service's (it registers
+// them with store.RegisterRollupTables). It works on the service's own
 // handle (a adapters/store.DB: the same connection pool, table prefix and
 // dialect), with gorm for the routing rules and sender groups, which it
-// models as rows, and database/sql for the daily counters and the
-// suppression list, and creates its tables through its own schema history
+// models as rows, and database/sql for the daily counters, the
+// suppression list and the roll-ups, and creates its tables through its own schema history
 // (migrate.go), registered with store.RegisterMigrations when this package
 // is linked: a build without the Pro add-on creates none of them.
 package store
