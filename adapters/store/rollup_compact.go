@@ -111,9 +111,10 @@ type RollupCompaction struct {
 // CompactRollups folds, in every roll-up table (rollupTables) and for
 // each bucket width, every shard of each counter whose bucket ended more
 // than RollupCompactAge ago into its shard 0 and deletes the other
-// shards, so the range reads (OutcomeBuckets, OutcomeTotals,
-// SourceBuckets, SourceTotals, EventCounts, LogEventTallies) read one row
-// per counter. Every sum stays the same. It works in small
+// shards, so the range reads (OutcomeBuckets, EventCounts,
+// LogEventTallies, and the modules' over their registered tables: the Pro
+// store's OutcomeTotals, SourceBuckets, SourceTotals) read one row per
+// counter. Every sum stays the same. It works in small
 // transactions of about rollupCompactBatch counters, whole buckets at a
 // time, each locking only the rows it folds, so it never holds the
 // delivery path (which writes the current bucket) and an import adding
