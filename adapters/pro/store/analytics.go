@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"slices"
 	"strconv"
@@ -32,26 +31,22 @@ func (db *DB) SourceBuckets(ctx context.Context, from, to time.Time) ([]analytic
 	if err := store.NetworkOnly(ctx, "Statistics by source"); err != nil {
 		return nil, err
 	}
-	rows, err := db.SQL().QueryContext(ctx, db.Expand(`SELECT bucket_start, source, status, SUM(messages)
+	out := []analytics.SourceBucket{}
+	err := store.EachRow(ctx, db.SQL(), "source buckets", db.Expand(`SELECT bucket_start, source, status, SUM(messages)
 		FROM {prefix}mailsvc_source_buckets WHERE bucket_start >= ? AND bucket_start < ?
 		GROUP BY bucket_start, source, status
 		ORDER BY bucket_start, source, status`),
-		from.UTC().Truncate(time.Microsecond), to.UTC().Truncate(time.Microsecond))
+		[]any{from.UTC().Truncate(time.Microsecond), to.UTC().Truncate(time.Microsecond)}, func(r store.RowScanner) error {
+			var b analytics.SourceBucket
+			if err := r.Scan(&b.Start, &b.Source, &b.Status, &b.Count); err != nil {
+				return err
+			}
+			b.Start = b.Start.UTC()
+			out = append(out, b)
+			return nil
+		})
 	if err != nil {
-		return nil, fmt.Errorf("source buckets: %w", err)
-	}
-	defer rows.Close()
-	out := []analytics.SourceBucket{}
-	for rows.Next() {
-		var b analytics.SourceBucket
-		if err := rows.Scan(&b.Start, &b.Source, &b.Status, &b.Count); err != nil {
-			return nil, fmt.Errorf("scan source bucket: %w", err)
-		}
-		b.Start = b.Start.UTC()
-		out = append(out, b)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("source buckets: %w", err)
+		return nil, err
 	}
 	return out, nil
 }
@@ -75,27 +70,23 @@ func (db *DB) ExportLogs(ctx context.Context, p analytics.LogExportPage) ([]anal
 	if p.AfterID > 0 && p.AfterCreatedAt.After(from) {
 		after = p.AfterCreatedAt.UTC().Truncate(time.Microsecond)
 	}
-	rows, err := db.SQL().QueryContext(ctx, db.Expand(`SELECT id, created_at, status,
+	out := make([]analytics.ExportedLog, 0, limit)
+	err := store.EachRow(ctx, db.SQL(), "export logs", db.Expand(`SELECT id, created_at, status,
 		COALESCE(sent_connection_id, connection_id, 0), source, recipients, subject, last_error, provider_message_id
 		FROM {prefix}mailsvc_logs
 		WHERE created_at >= ? AND created_at < ? AND (created_at > ? OR id > ?)`+scope+`
-		ORDER BY created_at, id LIMIT ?`), append(append([]any{after, to, after, p.AfterID}, scopeArgs...), limit)...)
-	if err != nil {
-		return nil, fmt.Errorf("export logs: %w", err)
-	}
-	defer rows.Close()
-	out := make([]analytics.ExportedLog, 0, limit)
-	for rows.Next() {
+		ORDER BY created_at, id LIMIT ?`), append(append([]any{after, to, after, p.AfterID}, scopeArgs...), limit), func(r store.RowScanner) error {
 		var l analytics.ExportedLog
-		if err := rows.Scan(&l.ID, &l.CreatedAt, &l.Status, &l.ConnectionID, &l.Source, &l.Recipients,
+		if err := r.Scan(&l.ID, &l.CreatedAt, &l.Status, &l.ConnectionID, &l.Source, &l.Recipients,
 			&l.Subject, &l.LastError, &l.ProviderMessageID); err != nil {
-			return nil, fmt.Errorf("export logs: %w", err)
+			return err
 		}
 		l.CreatedAt = l.CreatedAt.UTC()
 		out = append(out, l)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("export logs: %w", err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -110,8 +101,8 @@ func (db *DB) ExportLogs(ctx context.Context, p analytics.LogExportPage) ([]anal
 func (db *DB) OutcomeTotals(ctx context.Context, from, to time.Time) ([]core.OutcomeBucket, error) {
 	if site := core.SiteScope(ctx); site > 0 {
 		// One site of a network: its roll-ups by site (site_rollup.go).
-		sums, err := db.siteTotals(ctx, site, "connection_id", from, to, nil, func() (*sql.Rows, error) {
-			return db.tieredTotals(ctx, "{prefix}mailsvc_outcome_buckets", "{prefix}mailsvc_outcome_rollups", "connection_id", from, to)
+		sums, err := db.siteTotals(ctx, site, "connection_id", from, to, nil, func(scan func(store.RowScanner) error) error {
+			return db.tieredTotals(ctx, "network totals", "{prefix}mailsvc_outcome_buckets", "{prefix}mailsvc_outcome_rollups", "connection_id", from, to, scan)
 		})
 		if err != nil {
 			return nil, fmt.Errorf("outcome totals of site %d: %w", site, err)
@@ -132,21 +123,18 @@ func (db *DB) OutcomeTotals(ctx context.Context, from, to time.Time) ([]core.Out
 		})
 		return out, nil
 	}
-	rows, err := db.tieredTotals(ctx, "{prefix}mailsvc_outcome_buckets", "{prefix}mailsvc_outcome_rollups", "connection_id", from, to)
-	if err != nil {
-		return nil, fmt.Errorf("outcome totals: %w", err)
-	}
-	defer rows.Close()
 	out := []core.OutcomeBucket{}
-	for rows.Next() {
-		b := core.OutcomeBucket{Start: from.UTC()}
-		if err := rows.Scan(&b.ConnectionID, &b.Status, &b.Count); err != nil {
-			return nil, fmt.Errorf("outcome totals: %w", err)
-		}
-		out = append(out, b)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("outcome totals: %w", err)
+	err := db.tieredTotals(ctx, "outcome totals", "{prefix}mailsvc_outcome_buckets", "{prefix}mailsvc_outcome_rollups", "connection_id", from, to,
+		func(r store.RowScanner) error {
+			b := core.OutcomeBucket{Start: from.UTC()}
+			if err := r.Scan(&b.ConnectionID, &b.Status, &b.Count); err != nil {
+				return err
+			}
+			out = append(out, b)
+			return nil
+		})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -159,8 +147,8 @@ func (db *DB) SourceTotals(ctx context.Context, from, to time.Time) ([]analytics
 	if site := core.SiteScope(ctx); site > 0 {
 		// One site of a network: its roll-ups by site (site_rollup.go),
 		// whose partial deliveries are not the sources'.
-		sums, err := db.siteTotals(ctx, site, "source", from, to, []string{core.StatusDelivered, core.StatusFailed}, func() (*sql.Rows, error) {
-			return db.tieredTotals(ctx, "{prefix}mailsvc_source_buckets", "{prefix}mailsvc_source_rollups", "source", from, to)
+		sums, err := db.siteTotals(ctx, site, "source", from, to, []string{core.StatusDelivered, core.StatusFailed}, func(scan func(store.RowScanner) error) error {
+			return db.tieredTotals(ctx, "network totals", "{prefix}mailsvc_source_buckets", "{prefix}mailsvc_source_rollups", "source", from, to, scan)
 		})
 		if err != nil {
 			return nil, fmt.Errorf("source totals of site %d: %w", site, err)
@@ -177,30 +165,28 @@ func (db *DB) SourceTotals(ctx context.Context, from, to time.Time) ([]analytics
 		})
 		return out, nil
 	}
-	rows, err := db.tieredTotals(ctx, "{prefix}mailsvc_source_buckets", "{prefix}mailsvc_source_rollups", "source", from, to)
-	if err != nil {
-		return nil, fmt.Errorf("source totals: %w", err)
-	}
-	defer rows.Close()
 	out := []analytics.SourceBucket{}
-	for rows.Next() {
-		b := analytics.SourceBucket{Start: from.UTC()}
-		if err := rows.Scan(&b.Source, &b.Status, &b.Count); err != nil {
-			return nil, fmt.Errorf("source totals: %w", err)
-		}
-		out = append(out, b)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("source totals: %w", err)
+	err := db.tieredTotals(ctx, "source totals", "{prefix}mailsvc_source_buckets", "{prefix}mailsvc_source_rollups", "source", from, to,
+		func(r store.RowScanner) error {
+			b := analytics.SourceBucket{Start: from.UTC()}
+			if err := r.Scan(&b.Source, &b.Status, &b.Count); err != nil {
+				return err
+			}
+			out = append(out, b)
+			return nil
+		})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
 // tieredTotals sums the messages of the buckets that start in [from, to)
 // per key column and status, ordered by both: the quarter-hour spans of
-// store.RollupSpans from quarters (a 15-minute table), the others from coarse
-// (its hour and day roll-ups), in one statement.
-func (db *DB) tieredTotals(ctx context.Context, quarters, coarse, key string, from, to time.Time) (*sql.Rows, error) {
+// store.RollupSpans from quarters (a 15-minute table), the others from
+// coarse (its hour and day roll-ups), in one statement. scan reads each
+// row (key, status, sum); an error is wrapped with what.
+func (db *DB) tieredTotals(ctx context.Context, what, quarters, coarse, key string, from, to time.Time, scan func(store.RowScanner) error) error {
 	spans := store.RollupSpans(from, to)
 	var parts []string
 	var args []any
@@ -216,6 +202,6 @@ func (db *DB) tieredTotals(ctx context.Context, quarters, coarse, key string, fr
 		// An empty range: the same (empty) answer, still from the table.
 		parts = append(parts, `SELECT `+key+`, status, messages FROM `+quarters+` WHERE 1 = 0`)
 	}
-	return db.SQL().QueryContext(ctx, db.Expand(`SELECT `+key+`, status, SUM(messages) FROM (`+
-		strings.Join(parts, " UNION ALL ")+`) r GROUP BY `+key+`, status ORDER BY `+key+`, status`), args...)
+	return store.EachRow(ctx, db.SQL(), what, db.Expand(`SELECT `+key+`, status, SUM(messages) FROM (`+
+		strings.Join(parts, " UNION ALL ")+`) r GROUP BY `+key+`, status ORDER BY `+key+`, status`), args, scan)
 }

@@ -112,29 +112,25 @@ func (s siteTally) write(ctx context.Context, db *store.DB, tx *sql.Tx) error {
 // [from, to) per key (connection_id or source) and status, for
 // OutcomeTotals and SourceTotals under a site scope: a site other than
 // the main one from its roll-ups by site, the main site as the network's
-// totals (network, read by the caller's tiered read) less every other
-// site's. statuses limits the statuses read (nil for all).
+// totals (network, which runs the caller's tiered read with scan for
+// each row) less every other site's. statuses limits the statuses read
+// (nil for all).
 func (db *DB) siteTotals(ctx context.Context, site int64, key string, from, to time.Time, statuses []string,
-	network func() (*sql.Rows, error)) (map[[2]string]int64, error) {
+	network func(scan func(store.RowScanner) error) error) (map[[2]string]int64, error) {
 	sums := map[[2]string]int64{}
-	read := func(rows *sql.Rows, sign int64) error {
-		defer rows.Close()
-		for rows.Next() {
+	read := func(sign int64) func(store.RowScanner) error {
+		return func(r store.RowScanner) error {
 			var k [2]string
 			var n int64
-			if err := rows.Scan(&k[0], &k[1], &n); err != nil {
+			if err := r.Scan(&k[0], &k[1], &n); err != nil {
 				return err
 			}
 			sums[k] += sign * n
+			return nil
 		}
-		return rows.Err()
 	}
 	if site == core.MainSiteID {
-		rows, err := network()
-		if err != nil {
-			return nil, err
-		}
-		if err := read(rows, 1); err != nil {
+		if err := network(read(1)); err != nil {
 			return nil, err
 		}
 	}
@@ -151,16 +147,12 @@ func (db *DB) siteTotals(ctx context.Context, site int64, key string, from, to t
 				args = append(args, s)
 			}
 		}
-		rows, err := db.SQL().QueryContext(ctx, db.Expand(`SELECT `+key+`, status, SUM(messages) FROM {prefix}mailsvc_site_rollups
-			WHERE `+cond+siteCond+` GROUP BY `+key+`, status`), args...)
-		if err != nil {
-			return nil, err
-		}
 		sign := int64(1)
 		if site == core.MainSiteID {
 			sign = -1
 		}
-		if err := read(rows, sign); err != nil {
+		if err := store.EachRow(ctx, db.SQL(), "site totals", db.Expand(`SELECT `+key+`, status, SUM(messages) FROM {prefix}mailsvc_site_rollups
+			WHERE `+cond+siteCond+` GROUP BY `+key+`, status`), args, read(sign)); err != nil {
 			return nil, err
 		}
 	}
