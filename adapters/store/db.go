@@ -7,11 +7,15 @@
 // is created and changed by the versioned migrations in migrate.go, never
 // by gorm's AutoMigrate. An add-on module keeps its own tables in the same
 // database through its own package: it registers its schema history with
-// RegisterMigrations, its sharded roll-ups with RegisterRollupTables and
-// its step of a personal data erase with RegisterLogEraser
-// (module_erase.go), and reaches the database through Gorm, SQL, Expand,
-// TableName, InSQLTransaction and the roll-up toolkit (the Pro add-on:
-// adapters/pro/store).
+// RegisterMigrations, reaches the database through Gorm, SQL, Expand,
+// TableName and InSQLTransaction, and joins the service's own
+// transactions: RegisterOutcomeCounter (module_outcomes.go) counts the
+// final delivery outcomes in its tables in the transaction that records
+// them, RegisterLogEraser (module_erase.go) adds its step to a personal
+// data erase, and RegisterRollupTables has its sharded roll-ups
+// compacted with the service's. The roll-up toolkit (RollupSpans,
+// SpanWhere, UpsertCounters, ...) and the row loop (EachRow) are
+// exported for it (the Pro add-on: adapters/pro/store).
 //
 // DB is the handle: it opens, migrates and closes the database, tells its
 // dialect, expands {prefix} table names and runs transactions. The reads
@@ -21,18 +25,14 @@
 // NotificationService, OAuthService, AlertHistoryService, CaptureService,
 // EmailControlService, HostHookService, PrivacyService, SiteService and
 // LeaseService. Services taken from the DB that InTransaction hands over
-// run in its transaction. Not yet a service: the Pro analytics reads of
-// the source roll-ups and the roll-ups by site (analytics.go,
-// site_rollup.go) are still methods of DB itself, implementing the port
-// app/pro/analytics declares, and their tables are still created by the
-// service's own migrations.
+// run in its transaction.
 //
 // gorm models the rows that are plain records edited one at a time:
 // connections, settings, notification channels and the OAuth refresh
 // history. The queue (enqueue, claim, outcomes), the log search, the
 // roll-ups and the other range reads are hand-tuned database/sql, for
 // their locking (FOR UPDATE SKIP LOCKED), batching and index use; their
-// row loops go through eachRow.
+// row loops go through EachRow.
 //
 // All methods are safe for concurrent use; after Close they return errors.
 package store

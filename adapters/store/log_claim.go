@@ -172,9 +172,10 @@ func (db *LogService) RecordOutcomesOfOwners(ctx context.Context, owners []strin
 // owners: the logs still sending under their owner are read (and on
 // MySQL locked) in one SELECT, then updated with one multi-row UPDATE
 // (and the deleted ones removed with one DELETE) per outcomeChunk, the
-// attempts appended with multi-row INSERTs, and the two roll-ups (by
-// connection, by source) grown with one upsert each, last, so their
-// shared rows stay locked for the shortest time. Only the first outcome
+// attempts appended with multi-row INSERTs, and the roll-ups by
+// connection grown with one upsert, then the modules' outcome counters
+// (module_outcomes.go: the Pro roll-ups by site and by source) run, last,
+// so their shared rows stay locked for the shortest time. Only the first outcome
 // of a log applies. A log failed for good gets its failure mark
 // (failure_marks.go), in one multi-row INSERT when any failed. The host hooks of the applied outcomes are written
 // too (outcomeHostHooks); hooked reports whether there were any, so the
@@ -186,8 +187,12 @@ func (db *handle) recordOutcomes(ctx context.Context, tx *sql.Tx, owners []strin
 		return nil, false, err
 	}
 	tally := outcomeTally{}
-	sources := sourceTally{}
-	bySite := siteTally{}
+	// counts: the final outcomes for the modules' outcome counters
+	// (module_outcomes.go), gathered only when there are any.
+	var counts []OutcomeCount
+	if len(outcomeCounters) > 0 {
+		counts = make([]OutcomeCount, 0, len(held))
+	}
 	var (
 		history []core.Attempt
 		bodies  map[int64]*core.KeptBody
@@ -213,13 +218,13 @@ func (db *handle) recordOutcomes(ctx context.Context, tx *sql.Tx, owners []strin
 			appliedOnce[o.LogID] = true
 			applied[i]++
 			tally.add(t, o.SentConnectionID, o.Status)
-			if o.Status == core.StatusDelivered && o.Recipients.Count(core.RecipientRefused) > 0 {
+			partial := o.Status == core.StatusDelivered && o.Recipients.Count(core.RecipientRefused) > 0
+			if partial {
 				tally.add(t, o.SentConnectionID, core.OutcomeCountPartial)
 			}
-			sources.add(t, h.source, o.Status)
-			bySite.add(t, h.site, o.SentConnectionID, h.source, o.Status)
-			if o.Status == core.StatusDelivered && o.Recipients.Count(core.RecipientRefused) > 0 {
-				bySite.add(t, h.site, o.SentConnectionID, h.source, core.OutcomeCountPartial)
+			if counts != nil && (o.Status == core.StatusDelivered || o.Status == core.StatusFailed) {
+				counts = append(counts, OutcomeCount{At: t, SiteID: h.site, ConnectionID: o.SentConnectionID,
+					Source: h.source, Status: o.Status, Partial: partial})
 			}
 			if o.Status == core.StatusFailed {
 				failed = append(failed, o.LogID)
@@ -282,10 +287,7 @@ func (db *handle) recordOutcomes(ctx context.Context, tx *sql.Tx, owners []strin
 	if err := tally.write(ctx, db, tx); err != nil {
 		return nil, false, err
 	}
-	if err := bySite.write(ctx, db.db, tx); err != nil {
-		return nil, false, err
-	}
-	if err := sources.write(ctx, db.db, tx); err != nil {
+	if err := countOutcomes(ctx, db.db, tx, counts); err != nil {
 		return nil, false, err
 	}
 	return applied, hooked, nil

@@ -84,6 +84,12 @@ func (db *LogService) ImportLogs(ctx context.Context, logs []*core.Log) error {
 			var subjects []subjectRow
 			var history []core.Attempt
 			tally := outcomeTally{}
+			// counts: the outcomes for the modules' outcome counters
+			// (module_outcomes.go), gathered only when there are any.
+			var counts []OutcomeCount
+			if len(outcomeCounters) > 0 {
+				counts = make([]OutcomeCount, 0, len(logs))
+			}
 			for i, l := range logs {
 				p := preps[i]
 				res, err := ins.ExecContext(ctx, l.Status, nullInt(l.ConnectionID), nullInt(l.SentConnectionID), l.Source,
@@ -109,6 +115,12 @@ func (db *LogService) ImportLogs(ctx context.Context, logs []*core.Log) error {
 					at = *p.delivered
 				}
 				tally.add(at, l.SentConnectionID, l.Status)
+				if counts != nil {
+					// The log as inserted: the main site's, its own
+					// source, its outcome time as the roll-ups count it.
+					counts = append(counts, OutcomeCount{At: at, SiteID: core.MainSiteID, ConnectionID: l.SentConnectionID,
+						Source: l.Source, Status: l.Status})
+				}
 			}
 			if err := db.insertRecipients(ctx, tx, recips); err != nil {
 				return err
@@ -126,7 +138,7 @@ func (db *LogService) ImportLogs(ctx context.Context, logs []*core.Log) error {
 			if err := db.insertAttempts(ctx, tx, history); err != nil {
 				return err
 			}
-			if err := db.db.addLogSourceOutcomes(ctx, tx, ids); err != nil {
+			if err := countOutcomes(ctx, db.db, tx, counts); err != nil {
 				return err
 			}
 			return tally.write(ctx, db.handle, tx)

@@ -121,8 +121,8 @@ func (db *LogService) OutcomeBuckets(ctx context.Context, from, to time.Time) ([
 
 // Beside the 15-minute buckets every roll-up is also kept by the hour and
 // by the UTC day (the width_minutes column of {prefix}mailsvc_outcome_rollups,
-// {prefix}mailsvc_source_rollups and the Pro add-on's
-// {prefix}mailsvc_event_buckets, adapters/pro/store), written
+// {prefix}mailsvc_source_rollups and {prefix}mailsvc_event_buckets,
+// adapters/pro/store), written
 // in the same upsert transaction as the 15-minute rows. A range read then
 // takes its whole days from the day rows, the whole hours at its edges
 // from the hour rows and only what is left from 15-minute rows: about 30

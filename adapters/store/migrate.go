@@ -383,30 +383,12 @@ var migrations = []migration{
 		},
 	},
 	{
-		// The provider events' time index is the Pro add-on's
-		// (adapters/pro/store, migration 3).
+		// The outcome roll-ups by source and the provider events' time
+		// index are the Pro add-on's: its own schema history creates them
+		// (adapters/pro/store, migrations 3 and 4). Databases migrated
+		// before keep what this version created.
 		Version: 8,
 		Name:    "outcome roll-ups by source and the provider event time index (Pro analytics)",
-		MySQL: []string{
-			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_source_buckets (
-				bucket_start DATETIME(6) NOT NULL,
-				source VARCHAR(191) NOT NULL,
-				status VARCHAR(16) NOT NULL,
-				shard TINYINT UNSIGNED NOT NULL DEFAULT 0,
-				messages BIGINT UNSIGNED NOT NULL DEFAULT 0,
-				PRIMARY KEY (bucket_start, source, status, shard)
-			)` + mysqlTableOptions,
-		},
-		SQLite: []string{
-			`CREATE TABLE {prefix}mailsvc_source_buckets (
-				bucket_start DATETIME NOT NULL,
-				source TEXT NOT NULL,
-				status TEXT NOT NULL,
-				shard INTEGER NOT NULL DEFAULT 0,
-				messages INTEGER NOT NULL DEFAULT 0,
-				PRIMARY KEY (bucket_start, source, status, shard)
-			)`,
-		},
 	},
 	{
 		// The bounces and complaints of a range (LogEventTallies) are a
@@ -464,10 +446,10 @@ var migrations = []migration{
 		// by kind and time). All are built here from what the
 		// 15-minute roll-ups and the provider events hold; the upserts
 		// set rather than add, so a retry after a crash changes nothing.
-		// The provider event roll-ups are the Pro add-on's: its own
-		// schema history creates and fills them (adapters/pro/store,
-		// migration 3); databases migrated before keep those this
-		// version created.
+		// The roll-ups by source (hour and day) and the provider event
+		// roll-ups are the Pro add-on's: its own schema history creates
+		// and fills them (adapters/pro/store, migrations 3 and 4);
+		// databases migrated before keep those this version created.
 		Version: 11,
 		Name:    "hour and day roll-ups, provider event roll-ups (Pro analytics)",
 		MySQL: []string{
@@ -480,15 +462,6 @@ var migrations = []migration{
 				messages BIGINT UNSIGNED NOT NULL DEFAULT 0,
 				PRIMARY KEY (width_minutes, bucket_start, connection_id, status, shard)
 			)` + mysqlTableOptions,
-			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_source_rollups (
-				width_minutes SMALLINT UNSIGNED NOT NULL,
-				bucket_start DATETIME(6) NOT NULL,
-				source VARCHAR(191) NOT NULL,
-				status VARCHAR(16) NOT NULL,
-				shard TINYINT UNSIGNED NOT NULL DEFAULT 0,
-				messages BIGINT UNSIGNED NOT NULL DEFAULT 0,
-				PRIMARY KEY (width_minutes, bucket_start, source, status, shard)
-			)` + mysqlTableOptions,
 			`INSERT INTO {prefix}mailsvc_outcome_rollups (width_minutes, bucket_start, connection_id, status, shard, messages)
 				SELECT 60, CAST(DATE_FORMAT(bucket_start, '%Y-%m-%d %H:00:00') AS DATETIME(6)), connection_id, status, 0, SUM(messages)
 				FROM {prefix}mailsvc_outcome_buckets GROUP BY 2, 3, 4
@@ -496,14 +469,6 @@ var migrations = []migration{
 			`INSERT INTO {prefix}mailsvc_outcome_rollups (width_minutes, bucket_start, connection_id, status, shard, messages)
 				SELECT 1440, CAST(DATE(bucket_start) AS DATETIME(6)), connection_id, status, 0, SUM(messages)
 				FROM {prefix}mailsvc_outcome_buckets GROUP BY 2, 3, 4
-				ON DUPLICATE KEY UPDATE messages = VALUES(messages)`,
-			`INSERT INTO {prefix}mailsvc_source_rollups (width_minutes, bucket_start, source, status, shard, messages)
-				SELECT 60, CAST(DATE_FORMAT(bucket_start, '%Y-%m-%d %H:00:00') AS DATETIME(6)), source, status, 0, SUM(messages)
-				FROM {prefix}mailsvc_source_buckets GROUP BY 2, 3, 4
-				ON DUPLICATE KEY UPDATE messages = VALUES(messages)`,
-			`INSERT INTO {prefix}mailsvc_source_rollups (width_minutes, bucket_start, source, status, shard, messages)
-				SELECT 1440, CAST(DATE(bucket_start) AS DATETIME(6)), source, status, 0, SUM(messages)
-				FROM {prefix}mailsvc_source_buckets GROUP BY 2, 3, 4
 				ON DUPLICATE KEY UPDATE messages = VALUES(messages)`,
 		},
 		SQLite: []string{
@@ -516,15 +481,6 @@ var migrations = []migration{
 				messages INTEGER NOT NULL DEFAULT 0,
 				PRIMARY KEY (width_minutes, bucket_start, connection_id, status, shard)
 			)`,
-			`CREATE TABLE {prefix}mailsvc_source_rollups (
-				width_minutes INTEGER NOT NULL,
-				bucket_start DATETIME NOT NULL,
-				source TEXT NOT NULL,
-				status TEXT NOT NULL,
-				shard INTEGER NOT NULL DEFAULT 0,
-				messages INTEGER NOT NULL DEFAULT 0,
-				PRIMARY KEY (width_minutes, bucket_start, source, status, shard)
-			)`,
 			// Times are stored as the driver writes them in UTC
 			// ("2006-01-02 15:04:05+00:00"), so bucket starts are built
 			// in that form.
@@ -534,12 +490,6 @@ var migrations = []migration{
 			`INSERT INTO {prefix}mailsvc_outcome_rollups (width_minutes, bucket_start, connection_id, status, shard, messages)
 				SELECT 1440, strftime('%Y-%m-%d 00:00:00', bucket_start) || '+00:00', connection_id, status, 0, SUM(messages)
 				FROM {prefix}mailsvc_outcome_buckets GROUP BY 2, 3, 4`,
-			`INSERT INTO {prefix}mailsvc_source_rollups (width_minutes, bucket_start, source, status, shard, messages)
-				SELECT 60, strftime('%Y-%m-%d %H:00:00', bucket_start) || '+00:00', source, status, 0, SUM(messages)
-				FROM {prefix}mailsvc_source_buckets GROUP BY 2, 3, 4`,
-			`INSERT INTO {prefix}mailsvc_source_rollups (width_minutes, bucket_start, source, status, shard, messages)
-				SELECT 1440, strftime('%Y-%m-%d 00:00:00', bucket_start) || '+00:00', source, status, 0, SUM(messages)
-				FROM {prefix}mailsvc_source_buckets GROUP BY 2, 3, 4`,
 		},
 	},
 	{
@@ -890,37 +840,13 @@ var migrations = []migration{
 		// single site writes nothing more, and every roll-up counted
 		// before this migration is the main site's. Two new, empty
 		// tables, and a column with a default on the repeated events
-		// (instant on MariaDB): nothing is rebuilt or copied. The provider
-		// event roll-ups by site and the repeated events' site column
-		// are the Pro add-on's (adapters/pro/store, migration 3).
+		// (instant on MariaDB): nothing is rebuilt or copied. The
+		// roll-ups by site and the repeated events' site column are the
+		// Pro add-on's: its own schema history creates them
+		// (adapters/pro/store, migrations 3 and 4); databases migrated
+		// before keep what this version created.
 		Version: 24,
 		Name:    "roll-ups by site (multisite analytics)",
-		MySQL: []string{
-			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_site_rollups (
-				width_minutes SMALLINT UNSIGNED NOT NULL,
-				bucket_start DATETIME(6) NOT NULL,
-				site_id BIGINT UNSIGNED NOT NULL,
-				connection_id BIGINT UNSIGNED NOT NULL,
-				source VARCHAR(191) NOT NULL,
-				status VARCHAR(16) NOT NULL,
-				shard TINYINT UNSIGNED NOT NULL DEFAULT 0,
-				messages BIGINT UNSIGNED NOT NULL DEFAULT 0,
-				PRIMARY KEY (width_minutes, bucket_start, site_id, connection_id, source, status, shard)
-			)` + mysqlTableOptions,
-		},
-		SQLite: []string{
-			`CREATE TABLE {prefix}mailsvc_site_rollups (
-				width_minutes INTEGER NOT NULL,
-				bucket_start DATETIME NOT NULL,
-				site_id INTEGER NOT NULL,
-				connection_id INTEGER NOT NULL,
-				source TEXT NOT NULL,
-				status TEXT NOT NULL,
-				shard INTEGER NOT NULL DEFAULT 0,
-				messages INTEGER NOT NULL DEFAULT 0,
-				PRIMARY KEY (width_minutes, bucket_start, site_id, connection_id, source, status, shard)
-			)`,
-		},
 	},
 	{
 		// The address dictionary of the log search (log_search_addresses.go):

@@ -12,11 +12,10 @@ import (
 	"github.com/mailsvc/mailsvc/core"
 )
 
-// The roll-up counters ({prefix}mailsvc_outcome_buckets,
-// {prefix}mailsvc_source_buckets, their hour and day roll-ups
-// {prefix}mailsvc_outcome_rollups and {prefix}mailsvc_source_rollups, and
-// the tables modules register, such as the Pro provider event roll-ups
-// {prefix}mailsvc_event_buckets) are written
+// The roll-up counters ({prefix}mailsvc_outcome_buckets, its hour and day
+// roll-ups {prefix}mailsvc_outcome_rollups, and the tables modules
+// register with RegisterRollupTables, such as the Pro roll-ups by source
+// and by site and the provider event roll-ups) are written
 // on MySQL to one of
 // rollupShards rows per key, so concurrent writers seldom wait on one row
 // lock. With modest traffic nearly every batch then makes a row of its
@@ -59,16 +58,8 @@ type RollupTable struct {
 // service's own, then those modules registered (RegisterRollupTables).
 var rollupTables = []RollupTable{
 	{"{prefix}mailsvc_outcome_buckets", false, []string{"connection_id", "status"}, []string{"messages"}, nil},
-	{"{prefix}mailsvc_source_buckets", false, []string{"source", "status"}, []string{"messages"}, nil},
 	{"{prefix}mailsvc_outcome_rollups", true, []string{"connection_id", "status"}, []string{"messages"}, CoarseWidths},
-	{"{prefix}mailsvc_source_rollups", true, []string{"source", "status"}, []string{"messages"}, CoarseWidths},
-	{"{prefix}mailsvc_site_rollups", true, []string{"site_id", "connection_id", "source", "status"}, []string{"messages"}, eventWidths},
 }
-
-// eventWidths are the bucket widths of the roll-ups by site
-// (site_rollup.go): quarter hours, hours and days, as the Pro add-on's
-// provider event roll-ups (adapters/pro/store, which registers those).
-var eventWidths = []int{QuarterMinutes, HourMinutes, DayMinutes}
 
 // RegisterRollupTables adds a module's sharded roll-up tables to those
 // CompactRollups folds. Call it from an init(), as RegisterMigrations.
@@ -76,6 +67,14 @@ func RegisterRollupTables(tables ...RollupTable) {
 	moduleMu.Lock()
 	defer moduleMu.Unlock()
 	rollupTables = append(rollupTables, tables...)
+}
+
+// RollupTables returns the sharded roll-up tables CompactRollups folds:
+// the service's own, then those modules registered.
+func RollupTables() []RollupTable {
+	moduleMu.RLock()
+	defer moduleMu.RUnlock()
+	return slices.Clone(rollupTables)
 }
 
 // widths returns the bucket widths (in minutes) tbl holds.
@@ -110,9 +109,10 @@ type RollupCompaction struct {
 // CompactRollups folds, in every roll-up table (rollupTables) and for
 // each bucket width, every shard of each counter whose bucket ended more
 // than RollupCompactAge ago into its shard 0 and deletes the other
-// shards, so the range reads (OutcomeBuckets, OutcomeTotals,
-// SourceBuckets, SourceTotals, EventCounts, LogEventTallies) read one row
-// per counter. Every sum stays the same. It works in small
+// shards, so the range reads (OutcomeBuckets, EventCounts,
+// LogEventTallies, and the modules' over their registered tables: the Pro
+// store's OutcomeTotals, SourceBuckets, SourceTotals) read one row per
+// counter. Every sum stays the same. It works in small
 // transactions of about rollupCompactBatch counters, whole buckets at a
 // time, each locking only the rows it folds, so it never holds the
 // delivery path (which writes the current bucket) and an import adding

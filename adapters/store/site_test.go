@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/mailsvc/mailsvc/adapters/store"
 	"github.com/mailsvc/mailsvc/core"
@@ -169,122 +168,6 @@ func TestSiteQuotaReservations(t *testing.T) {
 			if first, _ := db.Sites().MarkQuotaAlert(ctx, 3, "2026-11-27", 80); !first {
 				t.Fatal("the 80% alert was taken by the 100% one")
 			}
-		})
-	}
-}
-
-// TestSiteAnalytics records the outcomes of three sites of a network and
-// reads the Pro analytics' roll-ups under each
-// site's scope: each site counts its own messages (the main site as the
-// network's less the other sites'), the sites add up to the network,
-// and the export lists a site's logs only. Compacting the roll-ups
-// changes nothing. (The provider events' part is adapters/pro/store's
-// TestSiteEventRollups.)
-func TestSiteAnalytics(t *testing.T) {
-	for _, dialect := range []string{"mysql", "sqlite"} {
-		t.Run(dialect, func(t *testing.T) {
-			ctx := context.Background()
-			dsn := testdb.SQLite(t)
-			if dialect == "mysql" {
-				dsn = testdb.MySQL(t)
-			}
-			db, err := store.Open(ctx, dsn, store.DefaultPrefix, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { db.Close() })
-			from := time.Now().Add(-time.Hour)
-			// site: delivered, failed.
-			plan := map[int64][2]int{1: {2, 1}, 2: {3, 0}, 3: {1, 2}}
-			logs := map[int64][]*core.Log{}
-			i := 0
-			for site, n := range plan {
-				for range n[0] + n[1] {
-					i++
-					l := &core.Log{SiteID: site, Source: fmt.Sprintf("plugin-%d", site), Message: core.Message{From: core.Address{Email: "a@example.com"},
-						To: []core.Address{{Email: fmt.Sprintf("b%d@example.com", i)}}, Subject: "s", Text: "t"}}
-					if err := db.Logs().EnqueueLog(ctx, l); err != nil {
-						t.Fatal(err)
-					}
-					logs[site] = append(logs[site], l)
-				}
-			}
-			if got, err := db.Logs().ClaimLogs(ctx, "w1", 20, time.Minute); err != nil || len(got) != i {
-				t.Fatalf("claimed %d, %v", len(got), err)
-			}
-			conn := int64(7)
-			var outs []core.LogOutcome
-			for site, n := range plan {
-				for j, l := range logs[site] {
-					status := core.StatusDelivered
-					if j >= n[0] {
-						status = core.StatusFailed
-					}
-					outs = append(outs, core.LogOutcome{LogID: l.ID, Status: status, Attempts: 1, PhaseAttempts: 1, SentConnectionID: &conn})
-				}
-			}
-			if n, err := db.Logs().RecordOutcomes(ctx, "w1", outs); err != nil || n != i {
-				t.Fatalf("RecordOutcomes = %d, %v", n, err)
-			}
-			to := time.Now().Add(time.Hour)
-			check := func(when string) {
-				t.Helper()
-				var sumD, sumF int64
-				for site, n := range plan {
-					sctx := core.WithSiteScope(ctx, site)
-					ot, err := db.OutcomeTotals(sctx, from, to)
-					if err != nil {
-						t.Fatalf("%s: site %d OutcomeTotals: %v", when, site, err)
-					}
-					got := map[string]int64{}
-					for _, b := range ot {
-						if b.ConnectionID != conn {
-							t.Errorf("%s: site %d connection %d", when, site, b.ConnectionID)
-						}
-						got[b.Status] += b.Count
-					}
-					if got[core.StatusDelivered] != int64(n[0]) || got[core.StatusFailed] != int64(n[1]) {
-						t.Errorf("%s: site %d outcomes %v, want %v", when, site, got, n)
-					}
-					sumD, sumF = sumD+got[core.StatusDelivered], sumF+got[core.StatusFailed]
-					st, err := db.SourceTotals(sctx, from, to)
-					if err != nil {
-						t.Fatalf("%s: site %d SourceTotals: %v", when, site, err)
-					}
-					for _, b := range st {
-						if b.Source != fmt.Sprintf("plugin-%d", site) {
-							t.Errorf("%s: site %d counts source %q", when, site, b.Source)
-						}
-					}
-					exp, err := db.ExportLogs(sctx, core.LogExportPage{From: from, To: to})
-					if err != nil || len(exp) != n[0]+n[1] {
-						t.Fatalf("%s: site %d exports %d logs, %v", when, site, len(exp), err)
-					}
-				}
-				ot, err := db.OutcomeTotals(ctx, from, to)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var netD, netF int64
-				for _, b := range ot {
-					if b.Status == core.StatusDelivered {
-						netD += b.Count
-					} else if b.Status == core.StatusFailed {
-						netF += b.Count
-					}
-				}
-				if netD != sumD || netF != sumF {
-					t.Errorf("%s: network %d/%d, sites add up to %d/%d", when, netD, netF, sumD, sumF)
-				}
-				if ot, err := db.OutcomeTotals(core.WithSiteScope(ctx, 9), from, to); err != nil || len(ot) != 0 {
-					t.Errorf("%s: a site without mail: %+v, %v", when, ot, err)
-				}
-			}
-			check("recorded")
-			if _, err := db.CompactRollups(ctx); err != nil {
-				t.Fatal(err)
-			}
-			check("compacted")
 		})
 	}
 }

@@ -77,9 +77,10 @@ func TestDropServiceTablesAndOptions(t *testing.T) {
 			wantTables = append(wantTables, "wp_mailsvc_log_events", "wp_mailsvc_suppressions", "wp_mailsvc_webhook_seen")
 			// The live replicas (migration 7).
 			wantTables = append(wantTables, "wp_mailsvc_replicas")
-			// The outcome roll-ups by source (migration 8).
+			// The outcome roll-ups by source (Pro migration 4, migration 8 before).
 			wantTables = append(wantTables, "wp_mailsvc_source_buckets")
-			// Hour and day roll-ups (migration 11), provider event roll-ups (Pro migration 3).
+			// Hour and day roll-ups (migration 11), provider event roll-ups
+			// (Pro migration 3), by source (Pro migration 4).
 			wantTables = append(wantTables, "wp_mailsvc_event_buckets", "wp_mailsvc_event_repeats", "wp_mailsvc_outcome_rollups", "wp_mailsvc_source_rollups")
 			// Attachment bytes in binary chunks (migration 12).
 			wantTables = append(wantTables, "wp_mailsvc_log_attachments")
@@ -95,7 +96,7 @@ func TestDropServiceTablesAndOptions(t *testing.T) {
 			wantTables = append(wantTables, "wp_mailsvc_failure_marks")
 			// Per-site quota usage of a multisite network (migration 23).
 			wantTables = append(wantTables, "wp_mailsvc_site_quota_usage")
-			// The roll-ups by site (migration 24, Pro migration 3 for the events').
+			// The roll-ups by site (migration 24; Pro migrations 3 and 4 now).
 			wantTables = append(wantTables, "wp_mailsvc_site_rollups", "wp_mailsvc_site_event_buckets")
 			// The log search's address dictionary (migration 25).
 			wantTables = append(wantTables, "wp_mailsvc_search_addresses", "wp_mailsvc_search_grams", "wp_mailsvc_search_progress")

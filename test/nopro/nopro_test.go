@@ -30,7 +30,8 @@ var proPackage = regexp.MustCompile(`^github\.com/mailsvc/mailsvc/(app/pro|adapt
 // proTables are the tables the Pro module's schema history creates
 // (adapters/pro/store), without the table prefix.
 var proTables = []string{"mailsvc_pro_migrations", "mailsvc_routing_rules", "mailsvc_send_counts", "mailsvc_sender_groups", "mailsvc_suppressions",
-	"mailsvc_log_events", "mailsvc_webhook_seen", "mailsvc_event_buckets", "mailsvc_event_repeats", "mailsvc_site_event_buckets"}
+	"mailsvc_log_events", "mailsvc_webhook_seen", "mailsvc_event_buckets", "mailsvc_event_repeats", "mailsvc_site_event_buckets",
+	"mailsvc_source_buckets", "mailsvc_source_rollups", "mailsvc_site_rollups"}
 
 // TestFreePackagesImportNoPro reads every package's imports: only the
 // Pro module's own packages and the shipped command that joins it

@@ -29,7 +29,7 @@ import (
 // failingExport is a log exporter whose database is gone.
 type failingExport struct{}
 
-func (failingExport) ExportLogs(context.Context, core.LogExportPage) ([]core.ExportedLog, error) {
+func (failingExport) ExportLogs(context.Context, analytics.LogExportPage) ([]analytics.ExportedLog, error) {
 	return nil, errors.New("database gone")
 }
 
@@ -69,7 +69,7 @@ func newAnalyticsEnv(t *testing.T, failing bool) (*env, []*core.Log) {
 	if _, err := pdb.RecordLogEvent(ctx, &events.LogEvent{LogID: logs[4].ID, Provider: "sendgrid", Event: events.EventBounced, At: yesterday.Add(time.Hour)}, "", ""); err != nil {
 		t.Fatal(err)
 	}
-	svc := &analytics.Service{Rollups: db, Events: pdb, Logs: db, Connections: db.Connections(), Logger: quiet}
+	svc := &analytics.Service{Rollups: pdb, Events: pdb, Logs: pdb, Connections: db.Connections(), Logger: quiet}
 	if failing {
 		svc.Logs = failingExport{}
 	}

@@ -1,19 +1,23 @@
 // Package store keeps the Pro add-on's tables in the service's database:
 // the routing rules, sender groups and daily send counters of
 // app/pro/routing (routing.go), the suppression list of
-// app/pro/suppression (suppression.go), and the provider events of
+// app/pro/suppression (suppression.go), the provider events of
 // app/pro/events with the webhook replay memory (events.go) and the event
-// roll-ups read by app/pro/analytics (event_rollup.go). It works on the
-// service's own handle (a adapters/store.DB: the same connection pool,
-// table prefix and dialect), with gorm for the routing rules and sender groups, which it
-// models as rows, and database/sql for the daily counters and the
-// suppression list, the events and their roll-ups, and creates its tables
+// roll-ups (event_rollup.go), and the outcome roll-ups by source and by
+// site (source_rollup.go, site_rollup.go) with the reads of
+// app/pro/analytics over them, the service's outcome roll-ups and the log
+// (analytics.go). It works on the service's own handle (a
+// adapters/store.DB: the same connection pool, table prefix and
+// dialect), with gorm for the routing rules and sender groups, which it
+// models as rows, and database/sql for the rest, and creates its tables
 // through its own schema history (migrate.go), registered with
 // store.RegisterMigrations when this package is linked: a build without
 // the Pro add-on creates none of them. Linking it also registers the
-// event roll-ups with store.RegisterRollupTables (CompactRollups folds
-// them) and the deletion of the events naming an erased address with
-// store.RegisterLogEraser (events_erase.go).
+// outcome counter that grows the roll-ups by source and by site in the
+// transaction that records the outcomes (store.RegisterOutcomeCounter),
+// the roll-ups for compaction with the service's
+// (store.RegisterRollupTables), and the deletion of the events naming an
+// erased address (store.RegisterLogEraser, events_erase.go).
 package store
 
 import (

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mailsvc/mailsvc/adapters/store"
+	"github.com/mailsvc/mailsvc/app/pro/analytics"
 	"github.com/mailsvc/mailsvc/core"
 )
 
@@ -42,8 +43,9 @@ import (
 // bucket's repeats grow. The counters only ever grow, so they shard and
 // compact like the outcome roll-ups.
 
-// eventWidths are the bucket widths of the event roll-ups.
-var eventWidths = []int{store.QuarterMinutes, store.HourMinutes, store.DayMinutes}
+// allWidths are the bucket widths of the event roll-ups and the roll-ups
+// by site: quarter hours, hours and UTC days.
+var allWidths = []int{store.QuarterMinutes, store.HourMinutes, store.DayMinutes}
 
 // The event roll-ups shard their counters like the service's own
 // roll-ups: store.CompactRollups folds them too.
@@ -51,10 +53,10 @@ func init() {
 	store.RegisterRollupTables(
 		store.RollupTable{Name: "{prefix}mailsvc_event_buckets", Width: true,
 			Keys:     []string{"provider", "event", "connection_id", "source"},
-			Counters: []string{"events", "repeats", "kind_repeats"}, Widths: eventWidths},
+			Counters: []string{"events", "repeats", "kind_repeats"}, Widths: allWidths},
 		store.RollupTable{Name: "{prefix}mailsvc_site_event_buckets", Width: true,
 			Keys:     []string{"site_id", "provider", "event", "connection_id", "source"},
-			Counters: []string{"events", "repeats", "kind_repeats"}, Widths: eventWidths},
+			Counters: []string{"events", "repeats", "kind_repeats"}, Widths: allWidths},
 	)
 }
 
@@ -122,7 +124,7 @@ func (db *DB) addEventRollup(ctx context.Context, tx *sql.Tx, site, conn int64, 
 	after := chainPreds(append(slices.Clone(existing), added))
 	counters := map[eventBucketKey]*eventCounters{}
 	count := func(l eventLink, events, repeats, kindRepeats int64) {
-		for _, w := range eventWidths {
+		for _, w := range allWidths {
 			k := eventBucketKey{w, store.WidthStart(l.at, w), l.provider, event}
 			c := counters[k]
 			if c == nil {
@@ -259,9 +261,9 @@ func (db *DB) eventLinks(ctx context.Context, tx *sql.Tx, logID int64, event str
 // It reads the event roll-ups (days, hours and quarter hours, see
 // store.RollupSpans) and the repeated events of the range whose predecessor
 // is older than from; events of logs deleted since still count.
-func (db *DB) EventCounts(ctx context.Context, from, to time.Time) ([]core.EventCount, error) {
+func (db *DB) EventCounts(ctx context.Context, from, to time.Time) ([]analytics.EventCount, error) {
 	type key struct{ provider, event string }
-	sums := map[key]*core.EventCount{}
+	sums := map[key]*analytics.EventCount{}
 	err := db.eventSums(ctx, from, to, nil, "provider, event", "SUM(events) - SUM(repeats)", "provider_prev_at",
 		func(rows *sql.Rows, crossing bool, sign int64) error {
 			var k key
@@ -275,7 +277,7 @@ func (db *DB) EventCounts(ctx context.Context, from, to time.Time) ([]core.Event
 			}
 			c := sums[k]
 			if c == nil {
-				c = &core.EventCount{Provider: k.provider, Event: k.event}
+				c = &analytics.EventCount{Provider: k.provider, Event: k.event}
 				sums[k] = c
 			}
 			c.Events += sign * events
@@ -285,13 +287,13 @@ func (db *DB) EventCounts(ctx context.Context, from, to time.Time) ([]core.Event
 	if err != nil {
 		return nil, fmt.Errorf("count provider events: %w", err)
 	}
-	out := make([]core.EventCount, 0, len(sums))
+	out := make([]analytics.EventCount, 0, len(sums))
 	for _, c := range sums {
 		if c.Events > 0 {
 			out = append(out, *c)
 		}
 	}
-	slices.SortFunc(out, func(a, b core.EventCount) int {
+	slices.SortFunc(out, func(a, b analytics.EventCount) int {
 		if c := strings.Compare(a.Provider, b.Provider); c != 0 {
 			return c
 		}
@@ -305,8 +307,8 @@ func (db *DB) EventCounts(ctx context.Context, from, to time.Time) ([]core.Event
 // connection (0 when none) and source, ordered by those. Like
 // EventCounts it reads the event roll-ups and the repeated events whose
 // predecessor (of any provider) is older than from.
-func (db *DB) LogEventTallies(ctx context.Context, from, to time.Time, events []string) ([]core.LogEventTally, error) {
-	out := []core.LogEventTally{}
+func (db *DB) LogEventTallies(ctx context.Context, from, to time.Time, events []string) ([]analytics.LogEventTally, error) {
+	out := []analytics.LogEventTally{}
 	if len(events) == 0 {
 		return out, nil
 	}
@@ -330,10 +332,10 @@ func (db *DB) LogEventTallies(ctx context.Context, from, to time.Time, events []
 	}
 	for k, n := range sums {
 		if n > 0 {
-			out = append(out, core.LogEventTally{ConnectionID: k.conn, Source: k.source, Event: k.event, Messages: n})
+			out = append(out, analytics.LogEventTally{ConnectionID: k.conn, Source: k.source, Event: k.event, Messages: n})
 		}
 	}
-	slices.SortFunc(out, func(a, b core.LogEventTally) int {
+	slices.SortFunc(out, func(a, b analytics.LogEventTally) int {
 		if a.ConnectionID != b.ConnectionID {
 			return int(min(max(a.ConnectionID-b.ConnectionID, -1), 1))
 		}

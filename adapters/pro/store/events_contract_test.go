@@ -12,6 +12,7 @@ import (
 	"time"
 
 	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
+	"github.com/mailsvc/mailsvc/app/pro/analytics"
 	"github.com/mailsvc/mailsvc/app/pro/events"
 	"github.com/mailsvc/mailsvc/core"
 )
@@ -41,16 +42,6 @@ func (s *suite) eventTests() []struct {
 	}
 }
 
-// testMessage is a message to one recipient, numbered i.
-func testMessage(i int) core.Message {
-	return core.Message{
-		From:    core.Address{Name: "Shop", Email: "shop@example.com"},
-		To:      []core.Address{{Name: "Ann", Email: fmt.Sprintf("ann%d@example.com", i)}},
-		Subject: fmt.Sprintf("Order %d", i),
-		Text:    fmt.Sprintf("Hello %d", i),
-	}
-}
-
 // enqueue queues msg from the source "test".
 func enqueue(t *testing.T, db *prostore.DB, msg core.Message) *core.Log {
 	t.Helper()
@@ -61,22 +52,12 @@ func enqueue(t *testing.T, db *prostore.DB, msg core.Message) *core.Log {
 	return l
 }
 
-// claim claims up to n due logs for owner.
-func claim(t *testing.T, db *prostore.DB, owner string, n int, lease time.Duration) []*core.Log {
-	t.Helper()
-	logs, err := db.Logs().ClaimLogs(context.Background(), owner, n, lease)
-	if err != nil {
-		t.Fatalf("ClaimLogs: %v", err)
-	}
-	return logs
-}
-
 // deliveredWithID queues, claims and delivers a message with a provider
 // message id.
 func deliveredWithID(t *testing.T, db *prostore.DB, i int, pid string) *core.Log {
 	t.Helper()
 	l := enqueue(t, db, testMessage(i))
-	claim(t, db, "w", 10, time.Minute)
+	claim(t, db.Logs(), "w", 10, time.Minute)
 	conn := int64(1)
 	n, err := db.Logs().RecordOutcomes(context.Background(), "w", []core.LogOutcome{{
 		LogID: l.ID, Status: core.StatusDelivered, Attempts: 1, PhaseAttempts: 1, SentConnectionID: &conn, ProviderMessageID: pid,
@@ -86,19 +67,6 @@ func deliveredWithID(t *testing.T, db *prostore.DB, i int, pid string) *core.Log
 		t.Fatalf("RecordOutcomes = %d, %v", n, err)
 	}
 	return l
-}
-
-// quarterRange returns from and to rounded up to 15-minute boundaries:
-// the buckets starting in [from, to) are the times in the result.
-func quarterRange(from, to time.Time) (time.Time, time.Time) {
-	ceil := func(t time.Time) time.Time {
-		tt := t.UTC().Truncate(core.OutcomeBucketSize)
-		if tt.Before(t) {
-			tt = tt.Add(core.OutcomeBucketSize)
-		}
-		return tt
-	}
-	return ceil(from), ceil(to)
 }
 
 func (s *suite) testWebhookReplayWindow(t *testing.T) {
@@ -222,7 +190,7 @@ func (s *suite) testEventCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []core.EventCount{
+	want := []analytics.EventCount{
 		{Provider: "mailgun", Event: events.EventComplained, Events: 1, Messages: 1},
 		{Provider: "sendgrid", Event: events.EventBounced, Events: 2, Messages: 1},
 		{Provider: "sendgrid", Event: events.EventDelivered, Events: 1, Messages: 1},
@@ -235,7 +203,7 @@ func (s *suite) testEventCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantT := []core.LogEventTally{
+	wantT := []analytics.LogEventTally{
 		{ConnectionID: 1, Source: "test", Event: events.EventBounced, Messages: 1},
 		{ConnectionID: 1, Source: "test", Event: events.EventComplained, Messages: 1},
 	}
@@ -250,7 +218,7 @@ func (s *suite) testEventCounts(t *testing.T) {
 // directEventCounts counts the provider events of [from, to) (rounded up
 // to quarter hours) straight from the events table, as EventCounts
 // answered before its roll-ups.
-func directEventCounts(t *testing.T, db *prostore.DB, from, to time.Time) []core.EventCount {
+func directEventCounts(t *testing.T, db *prostore.DB, from, to time.Time) []analytics.EventCount {
 	t.Helper()
 	qf, qt := quarterRange(from, to)
 	rows, err := db.Gorm().Raw(`SELECT provider, event, COUNT(*), COUNT(DISTINCT log_id)
@@ -260,9 +228,9 @@ func directEventCounts(t *testing.T, db *prostore.DB, from, to time.Time) []core
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	out := []core.EventCount{}
+	out := []analytics.EventCount{}
 	for rows.Next() {
-		var c core.EventCount
+		var c analytics.EventCount
 		if err := rows.Scan(&c.Provider, &c.Event, &c.Events, &c.Messages); err != nil {
 			t.Fatal(err)
 		}
@@ -277,7 +245,7 @@ func directEventCounts(t *testing.T, db *prostore.DB, from, to time.Time) []core
 // directTallies counts the distinct logs with one of events in [from,
 // to) per connection, source and event, joining the events to their
 // logs, as LogEventTallies answered before its roll-ups.
-func directTallies(t *testing.T, db *prostore.DB, from, to time.Time, kinds []string) []core.LogEventTally {
+func directTallies(t *testing.T, db *prostore.DB, from, to time.Time, kinds []string) []analytics.LogEventTally {
 	t.Helper()
 	qf, qt := quarterRange(from, to)
 	rows, err := db.Gorm().Raw(`SELECT COALESCE(l.sent_connection_id, 0), l.source, e.event, COUNT(DISTINCT e.log_id)
@@ -289,9 +257,9 @@ func directTallies(t *testing.T, db *prostore.DB, from, to time.Time, kinds []st
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	out := []core.LogEventTally{}
+	out := []analytics.LogEventTally{}
 	for rows.Next() {
-		var c core.LogEventTally
+		var c analytics.LogEventTally
 		if err := rows.Scan(&c.ConnectionID, &c.Source, &c.Event, &c.Messages); err != nil {
 			t.Fatal(err)
 		}
@@ -447,7 +415,7 @@ func (s *suite) testPartIDsFindTheirLog(t *testing.T) {
 	db := s.open(t, s.prefix())
 	plain := deliveredWithID(t, db, 1, "pm-plain")
 	l := enqueue(t, db, testMessage(2))
-	claim(t, db, "w", 10, time.Minute)
+	claim(t, db.Logs(), "w", 10, time.Minute)
 	conn := int64(1)
 	rs := core.RecipientOutcomes{
 		{Email: "a@example.com", Status: core.RecipientDelivered},
@@ -732,7 +700,7 @@ func (s *suite) testProviderEventsErased(t *testing.T) {
 	welcome := enqueue(t, db, core.Message{From: core.Address{Email: "shop@example.com"},
 		To: []core.Address{{Name: "Bob Stone", Email: bob}}, Cc: []core.Address{{Name: "Carol", Email: "carol@example.com"}},
 		Subject: "Welcome", Text: "Hi Bob"})
-	if got := claim(t, db, "w", 10, time.Minute); len(got) != 1 {
+	if got := claim(t, db.Logs(), "w", 10, time.Minute); len(got) != 1 {
 		t.Fatalf("claimed %d, want 1", len(got))
 	}
 	conn := int64(1)

@@ -297,6 +297,103 @@ var migrations = []store.Migration{
 		},
 		Step: addRepeatsSite,
 	},
+	{
+		// The outcome roll-ups by source (15 minutes, hour and UTC day)
+		// and by site (analytics.go, source_rollup.go, site_rollup.go).
+		// The service's own versions 8, 11 and 24 created them before,
+		// its version 11 filling the hour and day roll-ups by source from
+		// the 15-minute ones: on a database those versions left, this
+		// changes nothing. A database that stood between the service's
+		// versions 8 and 11 holds 15-minute rows and no hour or day
+		// roll-ups yet: they are built here from those rows as version 11
+		// built them, only while the table is empty (so a retry after a
+		// crash, or a database that already had them, keeps its rows).
+		Version: 4,
+		Name:    "outcome roll-ups by source and by site (analytics)",
+		MySQL: []string{
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_source_buckets (
+				bucket_start DATETIME(6) NOT NULL,
+				source VARCHAR(191) NOT NULL,
+				status VARCHAR(16) NOT NULL,
+				shard TINYINT UNSIGNED NOT NULL DEFAULT 0,
+				messages BIGINT UNSIGNED NOT NULL DEFAULT 0,
+				PRIMARY KEY (bucket_start, source, status, shard)
+			)` + mysqlTableOptions,
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_source_rollups (
+				width_minutes SMALLINT UNSIGNED NOT NULL,
+				bucket_start DATETIME(6) NOT NULL,
+				source VARCHAR(191) NOT NULL,
+				status VARCHAR(16) NOT NULL,
+				shard TINYINT UNSIGNED NOT NULL DEFAULT 0,
+				messages BIGINT UNSIGNED NOT NULL DEFAULT 0,
+				PRIMARY KEY (width_minutes, bucket_start, source, status, shard)
+			)` + mysqlTableOptions,
+			`INSERT INTO {prefix}mailsvc_source_rollups (width_minutes, bucket_start, source, status, shard, messages)
+				SELECT 60, CAST(DATE_FORMAT(bucket_start, '%Y-%m-%d %H:00:00') AS DATETIME(6)), source, status, 0, SUM(messages)
+				FROM {prefix}mailsvc_source_buckets
+				WHERE NOT EXISTS (SELECT 1 FROM {prefix}mailsvc_source_rollups)
+				GROUP BY 2, 3, 4`,
+			`INSERT INTO {prefix}mailsvc_source_rollups (width_minutes, bucket_start, source, status, shard, messages)
+				SELECT 1440, CAST(DATE(bucket_start) AS DATETIME(6)), source, status, 0, SUM(messages)
+				FROM {prefix}mailsvc_source_buckets
+				WHERE NOT EXISTS (SELECT 1 FROM {prefix}mailsvc_source_rollups WHERE width_minutes = 1440)
+				GROUP BY 2, 3, 4`,
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_site_rollups (
+				width_minutes SMALLINT UNSIGNED NOT NULL,
+				bucket_start DATETIME(6) NOT NULL,
+				site_id BIGINT UNSIGNED NOT NULL,
+				connection_id BIGINT UNSIGNED NOT NULL,
+				source VARCHAR(191) NOT NULL,
+				status VARCHAR(16) NOT NULL,
+				shard TINYINT UNSIGNED NOT NULL DEFAULT 0,
+				messages BIGINT UNSIGNED NOT NULL DEFAULT 0,
+				PRIMARY KEY (width_minutes, bucket_start, site_id, connection_id, source, status, shard)
+			)` + mysqlTableOptions,
+		},
+		SQLite: []string{
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_source_buckets (
+				bucket_start DATETIME NOT NULL,
+				source TEXT NOT NULL,
+				status TEXT NOT NULL,
+				shard INTEGER NOT NULL DEFAULT 0,
+				messages INTEGER NOT NULL DEFAULT 0,
+				PRIMARY KEY (bucket_start, source, status, shard)
+			)`,
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_source_rollups (
+				width_minutes INTEGER NOT NULL,
+				bucket_start DATETIME NOT NULL,
+				source TEXT NOT NULL,
+				status TEXT NOT NULL,
+				shard INTEGER NOT NULL DEFAULT 0,
+				messages INTEGER NOT NULL DEFAULT 0,
+				PRIMARY KEY (width_minutes, bucket_start, source, status, shard)
+			)`,
+			// Times are stored as the driver writes them in UTC
+			// ("2006-01-02 15:04:05+00:00"), so bucket starts are built
+			// in that form.
+			`INSERT INTO {prefix}mailsvc_source_rollups (width_minutes, bucket_start, source, status, shard, messages)
+				SELECT 60, strftime('%Y-%m-%d %H:00:00', bucket_start) || '+00:00', source, status, 0, SUM(messages)
+				FROM {prefix}mailsvc_source_buckets
+				WHERE NOT EXISTS (SELECT 1 FROM {prefix}mailsvc_source_rollups)
+				GROUP BY 2, 3, 4`,
+			`INSERT INTO {prefix}mailsvc_source_rollups (width_minutes, bucket_start, source, status, shard, messages)
+				SELECT 1440, strftime('%Y-%m-%d 00:00:00', bucket_start) || '+00:00', source, status, 0, SUM(messages)
+				FROM {prefix}mailsvc_source_buckets
+				WHERE NOT EXISTS (SELECT 1 FROM {prefix}mailsvc_source_rollups WHERE width_minutes = 1440)
+				GROUP BY 2, 3, 4`,
+			`CREATE TABLE IF NOT EXISTS {prefix}mailsvc_site_rollups (
+				width_minutes INTEGER NOT NULL,
+				bucket_start DATETIME NOT NULL,
+				site_id INTEGER NOT NULL,
+				connection_id INTEGER NOT NULL,
+				source TEXT NOT NULL,
+				status TEXT NOT NULL,
+				shard INTEGER NOT NULL DEFAULT 0,
+				messages INTEGER NOT NULL DEFAULT 0,
+				PRIMARY KEY (width_minutes, bucket_start, site_id, connection_id, source, status, shard)
+			)`,
+		},
+	},
 }
 
 // whenRollupsEmpty limits the backfill of the repeated events to a

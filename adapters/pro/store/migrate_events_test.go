@@ -7,6 +7,7 @@ import (
 	"time"
 
 	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
+	"github.com/mailsvc/mailsvc/app/pro/analytics"
 	"github.com/mailsvc/mailsvc/app/pro/events"
 	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/internal/testdb"
@@ -15,8 +16,8 @@ import (
 // eventState is what the event tables answer: the counts of a range,
 // the tallies, a log's events and the number of roll-up rows.
 type eventState struct {
-	counts  []core.EventCount
-	tallies []core.LogEventTally
+	counts  []analytics.EventCount
+	tallies []analytics.LogEventTally
 	logs    int
 	rows    int64
 }
@@ -153,7 +154,7 @@ func TestUpgradeKeepsEventTables(t *testing.T) {
 				if err := db.Logs().EnqueueLog(ctx, &core.Log{SiteID: 2, Source: "s2", Message: testMessage(3)}); err != nil {
 					t.Fatal(err)
 				}
-				logs := claim(t, db, "w", 10, time.Minute)
+				logs := claim(t, db.Logs(), "w", 10, time.Minute)
 				if len(logs) != 1 {
 					t.Fatalf("claimed %d, want the site's log", len(logs))
 				}

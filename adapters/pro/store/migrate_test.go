@@ -2,12 +2,17 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
+	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
 	"github.com/mailsvc/mailsvc/adapters/store"
 	"github.com/mailsvc/mailsvc/app/pro/routing"
 	"github.com/mailsvc/mailsvc/app/pro/suppression"
+	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/internal/testdb"
 )
 
@@ -60,7 +65,7 @@ func TestUpgradeKeepsProTables(t *testing.T) {
 				}
 				var versions []int
 				if err := again.Gorm().WithContext(ctx).Table(again.TableName("pro_migrations")).
-					Order("version").Pluck("version", &versions).Error; err != nil || !slices.Equal(versions, []int{1, 2, 3}) {
+					Order("version").Pluck("version", &versions).Error; err != nil || !slices.Equal(versions, []int{1, 2, 3, 4}) {
 					t.Fatalf("recorded Pro versions: %v %v", err, versions)
 				}
 			}
@@ -69,6 +74,128 @@ func TestUpgradeKeepsProTables(t *testing.T) {
 			v, err := db.DB.AppliedVersions(ctx)
 			if err != nil || len(v) != store.LatestVersion() {
 				t.Fatalf("the service's versions: %v %v (latest %d)", err, v, store.LatestVersion())
+			}
+		})
+	}
+}
+
+// rollupSnapshot reads the roll-ups by source and by site, summed over
+// their shards, as "table width start key status = messages" lines in
+// order.
+func rollupSnapshot(t *testing.T, db *prostore.DB) []string {
+	t.Helper()
+	var out []string
+	for _, q := range []struct{ table, cols string }{
+		{"source_buckets", "15, bucket_start, source, '', status"},
+		{"source_rollups", "width_minutes, bucket_start, source, '', status"},
+		{"site_rollups", "width_minutes, bucket_start, source, CAST(site_id AS CHAR), status"},
+	} {
+		rows, err := db.SQL().Query(`SELECT ` + q.cols + `, SUM(messages) FROM ` + db.TableName(q.table) +
+			` GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5`)
+		if err != nil {
+			t.Fatalf("read %s: %v", q.table, err)
+		}
+		for rows.Next() {
+			var width int
+			var start time.Time
+			var source, site, status string
+			var n int64
+			if err := rows.Scan(&width, &start, &source, &site, &status, &n); err != nil {
+				t.Fatalf("read %s: %v", q.table, err)
+			}
+			out = append(out, fmt.Sprintf("%s %d %s %s %s %s = %d", q.table, width, start.UTC().Format(time.RFC3339), source, site, status, n))
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatalf("read %s: %v", q.table, err)
+		}
+		rows.Close()
+	}
+	return out
+}
+
+// TestUpgradeKeepsAnalyticsRollups upgrades databases as earlier builds
+// left them to the Pro migration 4 (the roll-ups by source and by site):
+// (a) migrated by a build whose own migrations 8, 11 and 24 made the
+// tables, which hold counts: the migration changes nothing; (b) a
+// database that stood between the service's migrations 8 and 11, with
+// 15-minute roll-ups by source but no hour and day ones nor roll-ups by
+// site: the migration makes them, building the hour and day roll-ups by
+// source from the 15-minute ones as the service's migration 11 did. A
+// second start changes nothing either way.
+func TestUpgradeKeepsAnalyticsRollups(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		dsn  func(testing.TB) string
+	}{
+		{"sqlite", testdb.SQLite},
+		{"mysql", testdb.MySQL},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			s := &suite{dsn: tc.dsn(t)}
+			for _, stage := range []string{"tables made by the service's migrations", "between the service's migrations 8 and 11"} {
+				prefix := s.prefix()
+				db := s.open(t, prefix)
+				// Outcomes of two sites, recorded now, and imported
+				// history over three days.
+				for i, site := range []int64{1, 2, 2, 3} {
+					l := &core.Log{SiteID: site, Source: fmt.Sprint("plugin-", i%2), Message: testMessage(i)}
+					if err := db.Logs().EnqueueLog(ctx, l); err != nil {
+						t.Fatal(err)
+					}
+					if got := claim(t, db.Logs(), "w", 10, time.Minute); len(got) != 1 {
+						t.Fatalf("claimed %d logs, want 1", len(got))
+					}
+					conn := int64(1 + i%2)
+					status := []string{core.StatusDelivered, core.StatusFailed}[i%2]
+					if n, err := db.Logs().RecordOutcomes(ctx, "w", []core.LogOutcome{{LogID: l.ID, Status: status, Attempts: 1,
+						PhaseAttempts: 1, SentConnectionID: &conn}}); err != nil || n != 1 {
+						t.Fatalf("RecordOutcomes = %d, %v", n, err)
+					}
+				}
+				day := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
+				var logs []*core.Log
+				for i := range 60 {
+					at := day.Add(time.Duration(i) * 71 * time.Minute)
+					logs = append(logs, &core.Log{Status: []string{core.StatusDelivered, core.StatusFailed}[i%3/2], Source: fmt.Sprint("import-", i%4),
+						Message: testMessage(100 + i), CreatedAt: at, UpdatedAt: at})
+				}
+				if err := db.Logs().ImportLogs(ctx, logs); err != nil {
+					t.Fatal(err)
+				}
+				want := rollupSnapshot(t, db)
+				wantTotals, err := db.SourceTotals(ctx, day.Add(5*time.Hour+45*time.Minute), day.Add(2*24*time.Hour+7*time.Hour))
+				if err != nil || len(wantTotals) == 0 {
+					t.Fatalf("SourceTotals: %+v, %v", wantTotals, err)
+				}
+				if stage == "between the service's migrations 8 and 11" {
+					// Only the 15-minute roll-ups by source were there.
+					for _, table := range []string{"source_rollups", "site_rollups"} {
+						if _, err := db.SQL().ExecContext(ctx, "DROP TABLE "+db.TableName(table)); err != nil {
+							t.Fatal(err)
+						}
+					}
+					var kept []string
+					for _, line := range want {
+						if !strings.HasPrefix(line, "site_rollups ") {
+							kept = append(kept, line)
+						}
+					}
+					want = kept
+				}
+				if _, err := db.SQL().ExecContext(ctx, db.Expand("DELETE FROM {prefix}mailsvc_pro_migrations WHERE version = 4")); err != nil {
+					t.Fatal(err)
+				}
+				for i := range 2 {
+					again := s.open(t, prefix)
+					if got := rollupSnapshot(t, again); !slices.Equal(got, want) {
+						t.Fatalf("%s, start %d: roll-ups after the upgrade\n%s\nwant\n%s", stage, i+1, strings.Join(got, "\n"), strings.Join(want, "\n"))
+					}
+					got, err := again.SourceTotals(ctx, day.Add(5*time.Hour+45*time.Minute), day.Add(2*24*time.Hour+7*time.Hour))
+					if err != nil || !slices.Equal(got, wantTotals) {
+						t.Fatalf("%s, start %d: SourceTotals %+v, %v; want %+v", stage, i+1, got, err, wantTotals)
+					}
+				}
 			}
 		})
 	}

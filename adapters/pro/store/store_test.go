@@ -25,7 +25,7 @@ type suite struct {
 // run runs every contract test of the Pro tables against dsn.
 func run(t *testing.T, dsn string) {
 	s := &suite{dsn: dsn}
-	for _, tt := range slices.Concat(s.routingTests(), s.suppressionTests(), s.eventTests()) {
+	for _, tt := range slices.Concat(s.routingTests(), s.suppressionTests(), s.eventTests(), s.analyticsTests()) {
 		t.Run(tt.name, tt.fn)
 	}
 }

@@ -37,14 +37,11 @@ type rollupRow struct {
 	Shard, Number int64
 }
 
-// rollupRows returns the rows of a roll-up table ("outcome_buckets" or
-// "source_buckets"), in key order, with Start in UTC.
+// rollupRows returns the rows of a roll-up table ("outcome_buckets"),
+// in key order, with Start in UTC.
 func rollupRows(t *testing.T, db *store.DB, table string) []rollupRow {
 	t.Helper()
 	key := "connection_id"
-	if table == "source_buckets" {
-		key = "source"
-	}
 	rows, err := db.Gorm().Raw(`SELECT bucket_start, ` + key + `, status, shard, messages FROM ` + db.TableName(table) +
 		` ORDER BY bucket_start, ` + key + `, status, shard`).Rows()
 	if err != nil {
@@ -66,19 +63,43 @@ func rollupRows(t *testing.T, db *store.DB, table string) []rollupRow {
 	return out
 }
 
-// rollupSums returns what OutcomeBuckets and SourceBuckets answer over
-// [from, to).
-func rollupSums(t *testing.T, db *store.DB, from, to time.Time) ([]core.OutcomeBucket, []core.SourceBucket) {
+// rollupSums returns what OutcomeBuckets answers over [from, to). (The
+// roll-ups by source are checked alike in adapters/pro/store.)
+func rollupSums(t *testing.T, db *store.DB, from, to time.Time) []core.OutcomeBucket {
 	t.Helper()
 	ob, err := db.Logs().OutcomeBuckets(context.Background(), from, to)
 	if err != nil {
 		t.Fatalf("OutcomeBuckets: %v", err)
 	}
-	sb, err := db.SourceBuckets(context.Background(), from, to)
-	if err != nil {
-		t.Fatalf("SourceBuckets: %v", err)
+	return ob
+}
+
+// oldShardRows counts the shard rows (shard > 0) whose bucket ended by
+// edge in every roll-up table CompactRollups folds (store.RollupTables:
+// the service's and any linked module's), at each width: the rows it
+// removes.
+func oldShardRows(t *testing.T, db *store.DB, edge time.Time) int64 {
+	t.Helper()
+	var total int64
+	for _, tbl := range store.RollupTables() {
+		widths := tbl.Widths
+		if !tbl.Width || len(widths) == 0 {
+			widths = []int{store.QuarterMinutes}
+		}
+		for _, minutes := range widths {
+			cond, args := "", []any{edge.Add(-time.Duration(minutes) * time.Minute)}
+			if tbl.Width {
+				cond, args = "width_minutes = ? AND ", append([]any{minutes}, args...)
+			}
+			var n int64
+			if err := db.Gorm().Raw(`SELECT COUNT(*) FROM `+db.Expand(tbl.Name)+` WHERE `+cond+`shard > 0 AND bucket_start <= ?`,
+				args...).Scan(&n).Error; err != nil {
+				t.Fatal(err)
+			}
+			total += n
+		}
 	}
-	return ob, sb
+	return total
 }
 
 // insertRollup writes one shard row into a roll-up table directly (the
@@ -86,9 +107,6 @@ func rollupSums(t *testing.T, db *store.DB, from, to time.Time) ([]core.OutcomeB
 func insertRollup(t *testing.T, db *store.DB, table string, r rollupRow) {
 	t.Helper()
 	key := "connection_id"
-	if table == "source_buckets" {
-		key = "source"
-	}
 	if err := db.Gorm().Exec(`INSERT INTO `+db.TableName(table)+` (bucket_start, `+key+`, status, shard, messages) VALUES (?,?,?,?,?)`,
 		r.Start, r.Key, r.Status, r.Shard, r.Number).Error; err != nil {
 		t.Fatalf("insert into %s: %v", table, err)
@@ -107,11 +125,8 @@ func (s *suite) testCompactRollupsKeepsSums(t *testing.T) {
 	// shard 0 row, plus what ImportLogs writes (sharded on MySQL).
 	n := int64(1)
 	for _, b := range append(append([]time.Time{}, old...), recent...) {
-		for _, table := range []string{"outcome_buckets", "source_buckets"} {
+		for _, table := range []string{"outcome_buckets"} {
 			keys := []string{"1", "2"}
-			if table == "source_buckets" {
-				keys = []string{"woocommerce", "wpforms"}
-			}
 			for _, shard := range []int64{0, 3, 7} {
 				insertRollup(t, db, table, rollupRow{b, keys[0], core.StatusDelivered, shard, n})
 				insertRollup(t, db, table, rollupRow{b, keys[0], core.StatusFailed, shard, n + 1})
@@ -139,19 +154,13 @@ func (s *suite) testCompactRollupsKeepsSums(t *testing.T) {
 		}
 	}
 	from, to := cur.Add(-72*time.Hour), cur.Add(time.Hour)
-	ob, sb := rollupSums(t, db, from, to)
+	ob := rollupSums(t, db, from, to)
 	before := map[string][]rollupRow{}
-	var wantRemoved int64
-	for _, table := range []string{"outcome_buckets", "source_buckets"} {
+	for _, table := range []string{"outcome_buckets"} {
 		before[table] = rollupRows(t, db, table)
-		for _, r := range before[table] {
-			if r.Shard > 0 && r.Start.Before(edge) {
-				wantRemoved++
-			}
-		}
 	}
 
-	wantRemoved += coarseShardRows(t, db, edge)
+	wantRemoved := oldShardRows(t, db, edge)
 	got, err := db.CompactRollups(ctx)
 	if err != nil {
 		t.Fatalf("CompactRollups: %v", err)
@@ -159,15 +168,12 @@ func (s *suite) testCompactRollupsKeepsSums(t *testing.T) {
 	if got.RowsRemoved != wantRemoved || got.Keys == 0 {
 		t.Errorf("CompactRollups = %+v, want %d rows removed and some keys", got, wantRemoved)
 	}
-	ob2, sb2 := rollupSums(t, db, from, to)
+	ob2 := rollupSums(t, db, from, to)
 	if !reflect.DeepEqual(ob2, ob) {
 		t.Errorf("OutcomeBuckets after compaction:\n%v\nwant\n%v", ob2, ob)
 	}
-	if !reflect.DeepEqual(sb2, sb) {
-		t.Errorf("SourceBuckets after compaction:\n%v\nwant\n%v", sb2, sb)
-	}
 	after := map[string][]rollupRow{}
-	for _, table := range []string{"outcome_buckets", "source_buckets"} {
+	for _, table := range []string{"outcome_buckets"} {
 		after[table] = rollupRows(t, db, table)
 		var recentBefore, recentAfter []rollupRow
 		for _, r := range before[table] {
@@ -194,7 +200,7 @@ func (s *suite) testCompactRollupsKeepsSums(t *testing.T) {
 	if again != (store.RollupCompaction{}) {
 		t.Errorf("CompactRollups again = %+v, want nothing done", again)
 	}
-	for _, table := range []string{"outcome_buckets", "source_buckets"} {
+	for _, table := range []string{"outcome_buckets"} {
 		if rows := rollupRows(t, db, table); !reflect.DeepEqual(rows, after[table]) {
 			t.Errorf("%s changed on a second compaction", table)
 		}
@@ -211,7 +217,7 @@ func (s *suite) testCompactRollupsConcurrent(t *testing.T) {
 	db := s.open(t, prefix)
 	cur := time.Now().UTC().Truncate(core.OutcomeBucketSize)
 	var mu sync.Mutex
-	want := map[string]int64{} // status and source/status -> messages
+	want := map[string]int64{} // status -> messages (by source: adapters/pro/store)
 	importBatch := func(seed int) error {
 		var logs []*core.Log
 		for j := range 50 {
@@ -231,7 +237,6 @@ func (s *suite) testCompactRollupsConcurrent(t *testing.T) {
 		defer mu.Unlock()
 		for _, l := range logs {
 			want[l.Status]++
-			want[l.Source+"/"+l.Status]++
 		}
 		return nil
 	}
@@ -275,17 +280,28 @@ func (s *suite) testCompactRollupsConcurrent(t *testing.T) {
 	}
 	from, to := cur.Add(-48*time.Hour), cur.Add(time.Hour)
 	got := outcomeTotals(t, db, from, to)
-	for k, v := range sourceTotals(t, db, from, to) {
-		got[k] = v
-	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("roll-up sums after concurrent compaction = %v, want %v", got, want)
 	}
-	for _, table := range []string{"outcome_buckets", "source_buckets"} {
+	for _, table := range []string{"outcome_buckets"} {
 		for _, r := range rollupRows(t, db, table) {
 			if r.Shard != 0 {
 				t.Errorf("%s: row %+v still sharded after a last compaction", table, r)
 			}
 		}
 	}
+}
+
+// outcomeTotals sums the outcome roll-ups by status.
+func outcomeTotals(t *testing.T, db *store.DB, from, to time.Time) map[string]int64 {
+	t.Helper()
+	bs, err := db.Logs().OutcomeBuckets(context.Background(), from, to)
+	if err != nil {
+		t.Fatalf("OutcomeBuckets: %v", err)
+	}
+	out := map[string]int64{}
+	for _, b := range bs {
+		out[b.Status] += b.Count
+	}
+	return out
 }

@@ -125,7 +125,6 @@ func Run(t *testing.T, f Factory) {
 	tests = append(tests, s.jobTests()...)
 	tests = append(tests, s.oauthTests()...)
 	tests = append(tests, s.webhookTests()...)
-	tests = append(tests, s.analyticsTests()...)
 	tests = append(tests, s.rollupCompactTests()...)
 	tests = append(tests, s.privacyTests()...)
 	tests = append(tests, s.hostHookTests()...)

@@ -27,7 +27,7 @@ type RollupReader interface {
 	// [from, to) per connection and status.
 	OutcomeTotals(ctx context.Context, from, to time.Time) ([]core.OutcomeBucket, error)
 	// SourceTotals sums the same outcomes per source and status.
-	SourceTotals(ctx context.Context, from, to time.Time) ([]core.SourceBucket, error)
+	SourceTotals(ctx context.Context, from, to time.Time) ([]SourceBucket, error)
 }
 
 // EventReader reads the roll-ups of the provider webhook events.
@@ -35,17 +35,17 @@ type EventReader interface {
 	// EventCounts counts the events that happened in [from, to) (15-minute
 	// boundaries) per provider and event: the events and the distinct
 	// messages.
-	EventCounts(ctx context.Context, from, to time.Time) ([]core.EventCount, error)
+	EventCounts(ctx context.Context, from, to time.Time) ([]EventCount, error)
 	// LogEventTallies counts the distinct logs that received one of
 	// events in [from, to), per event, sending connection and source.
-	LogEventTallies(ctx context.Context, from, to time.Time, events []string) ([]core.LogEventTally, error)
+	LogEventTallies(ctx context.Context, from, to time.Time, events []string) ([]LogEventTally, error)
 }
 
 // LogExporter reads the log in keyset pages (store.DB.ExportLogs).
 type LogExporter interface {
 	// ExportLogs returns the next page of logs created in [p.From, p.To)
 	// in (CreatedAt, ID) order after the cursor of p.
-	ExportLogs(ctx context.Context, p core.LogExportPage) ([]core.ExportedLog, error)
+	ExportLogs(ctx context.Context, p LogExportPage) ([]ExportedLog, error)
 }
 
 // ConnectionFinder lists the stored connections, for their names and

@@ -23,10 +23,10 @@ import (
 // with the log they concern, and the queries filter them as the store's do.
 type fakeStore struct {
 	outcomes []core.OutcomeBucket
-	sources  []core.SourceBucket
+	sources  []analytics.SourceBucket
 	events   []fakeEvent
-	logs     []core.ExportedLog // in (CreatedAt, ID) order
-	pages    []core.LogExportPage
+	logs     []analytics.ExportedLog // in (CreatedAt, ID) order
+	pages    []analytics.LogExportPage
 	failAt   int // ExportLogs fails on this call (1-based); 0 never
 }
 
@@ -49,8 +49,8 @@ func (f *fakeStore) OutcomeBuckets(_ context.Context, from, to time.Time) ([]cor
 	return out, nil
 }
 
-func (f *fakeStore) SourceBuckets(_ context.Context, from, to time.Time) ([]core.SourceBucket, error) {
-	var out []core.SourceBucket
+func (f *fakeStore) SourceBuckets(_ context.Context, from, to time.Time) ([]analytics.SourceBucket, error) {
+	var out []analytics.SourceBucket
 	for _, b := range f.sources {
 		if !b.Start.Before(from) && b.Start.Before(to) {
 			out = append(out, b)
@@ -76,21 +76,21 @@ func (f *fakeStore) OutcomeTotals(ctx context.Context, from, to time.Time) ([]co
 	return out, nil
 }
 
-func (f *fakeStore) SourceTotals(ctx context.Context, from, to time.Time) ([]core.SourceBucket, error) {
+func (f *fakeStore) SourceTotals(ctx context.Context, from, to time.Time) ([]analytics.SourceBucket, error) {
 	bs, _ := f.SourceBuckets(ctx, from, to)
 	type key struct{ source, status string }
 	sums := map[key]int64{}
 	for _, b := range bs {
 		sums[key{b.Source, b.Status}] += b.Count
 	}
-	var out []core.SourceBucket
+	var out []analytics.SourceBucket
 	for k, n := range sums {
-		out = append(out, core.SourceBucket{Start: from, Source: k.source, Status: k.status, Count: n})
+		out = append(out, analytics.SourceBucket{Start: from, Source: k.source, Status: k.status, Count: n})
 	}
 	return out, nil
 }
 
-func (f *fakeStore) EventCounts(_ context.Context, from, to time.Time) ([]core.EventCount, error) {
+func (f *fakeStore) EventCounts(_ context.Context, from, to time.Time) ([]analytics.EventCount, error) {
 	type key struct{ p, e string }
 	events := map[key]int64{}
 	logs := map[key]map[int64]bool{}
@@ -105,14 +105,14 @@ func (f *fakeStore) EventCounts(_ context.Context, from, to time.Time) ([]core.E
 		}
 		logs[k][e.logID] = true
 	}
-	var out []core.EventCount
+	var out []analytics.EventCount
 	for k, n := range events {
-		out = append(out, core.EventCount{Provider: k.p, Event: k.e, Events: n, Messages: int64(len(logs[k]))})
+		out = append(out, analytics.EventCount{Provider: k.p, Event: k.e, Events: n, Messages: int64(len(logs[k]))})
 	}
 	return out, nil
 }
 
-func (f *fakeStore) LogEventTallies(_ context.Context, from, to time.Time, events []string) ([]core.LogEventTally, error) {
+func (f *fakeStore) LogEventTallies(_ context.Context, from, to time.Time, events []string) ([]analytics.LogEventTally, error) {
 	type key struct {
 		conn       int64
 		source, ev string
@@ -128,19 +128,19 @@ func (f *fakeStore) LogEventTallies(_ context.Context, from, to time.Time, event
 		}
 		logs[k][e.logID] = true
 	}
-	var out []core.LogEventTally
+	var out []analytics.LogEventTally
 	for k, ls := range logs {
-		out = append(out, core.LogEventTally{ConnectionID: k.conn, Source: k.source, Event: k.ev, Messages: int64(len(ls))})
+		out = append(out, analytics.LogEventTally{ConnectionID: k.conn, Source: k.source, Event: k.ev, Messages: int64(len(ls))})
 	}
 	return out, nil
 }
 
-func (f *fakeStore) ExportLogs(_ context.Context, p core.LogExportPage) ([]core.ExportedLog, error) {
+func (f *fakeStore) ExportLogs(_ context.Context, p analytics.LogExportPage) ([]analytics.ExportedLog, error) {
 	f.pages = append(f.pages, p)
 	if f.failAt == len(f.pages) {
 		return nil, errors.New("connection lost")
 	}
-	var out []core.ExportedLog
+	var out []analytics.ExportedLog
 	for _, l := range f.logs {
 		if l.CreatedAt.Before(p.From) || !l.CreatedAt.Before(p.To) {
 			continue
@@ -266,7 +266,7 @@ func TestOverview(t *testing.T) {
 		st.outcomes = append(st.outcomes, core.OutcomeBucket{Start: at(t, ts), ConnectionID: conn, Status: status, Count: n})
 	}
 	sb := func(ts, src, status string, n int64) {
-		st.sources = append(st.sources, core.SourceBucket{Start: at(t, ts), Source: src, Status: status, Count: n})
+		st.sources = append(st.sources, analytics.SourceBucket{Start: at(t, ts), Source: src, Status: status, Count: n})
 	}
 	ev := func(logID, conn int64, src, event, ts string) {
 		st.events = append(st.events, fakeEvent{logID: logID, conn: conn, source: src, provider: "sendgrid", event: event, at: at(t, ts)})
@@ -438,18 +438,18 @@ func TestExportCSV(t *testing.T) {
 	base := at(t, "2024-06-29T00:00:00Z")
 	const n = 1203 // three pages
 	for i := range n {
-		l := core.ExportedLog{ID: int64(i + 1), CreatedAt: base.Add(time.Duration(i/2) * time.Second), Status: core.StatusDelivered,
+		l := analytics.ExportedLog{ID: int64(i + 1), CreatedAt: base.Add(time.Duration(i/2) * time.Second), Status: core.StatusDelivered,
 			ConnectionID: 1, Source: "woocommerce", Recipients: "a@example.com", Subject: fmt.Sprintf("Order %d", i)}
 		st.logs = append(st.logs, l)
 	}
-	tricky := []core.ExportedLog{
+	tricky := []analytics.ExportedLog{
 		{ID: 5000, CreatedAt: base.Add(time.Hour), Status: core.StatusFailed, ConnectionID: 9, Source: "=cmd|' /C calc'!A0",
 			Recipients: `"Ann, B" <ann@example.com>, bob@example.com`, Subject: "+SUM(1,2)\nsecond line", LastError: "-550 rejected",
 			ProviderMessageID: "@id"},
 		{ID: 5001, CreatedAt: base.Add(time.Hour), Status: core.StatusQueued, Subject: "\ttabbed", LastError: "\rcr"},
 	}
 	st.logs = append(st.logs, tricky...)
-	slices.SortFunc(st.logs, func(a, b core.ExportedLog) int {
+	slices.SortFunc(st.logs, func(a, b analytics.ExportedLog) int {
 		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
 			return c
 		}
@@ -525,7 +525,7 @@ func TestExportStopsOnStoreError(t *testing.T) {
 	st := &fakeStore{failAt: 2}
 	base := at(t, "2024-06-29T00:00:00Z")
 	for i := range 700 {
-		st.logs = append(st.logs, core.ExportedLog{ID: int64(i + 1), CreatedAt: base.Add(time.Duration(i) * time.Second), Status: core.StatusDelivered})
+		st.logs = append(st.logs, analytics.ExportedLog{ID: int64(i + 1), CreatedAt: base.Add(time.Duration(i) * time.Second), Status: core.StatusDelivered})
 	}
 	s := newService(t, st, time.UTC, at(t, "2024-06-30T10:00:00Z"))
 	s.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))

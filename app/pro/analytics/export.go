@@ -75,7 +75,7 @@ func (e *Export) WriteCSV(ctx context.Context, w io.Writer) error {
 	if err := cw.Write(ExportColumns); err != nil {
 		return fmt.Errorf("write export: %w", err)
 	}
-	page := core.LogExportPage{From: e.Period.From.UTC(), To: e.Period.To.UTC(), Limit: exportPageSize}
+	page := LogExportPage{From: e.Period.From.UTC(), To: e.Period.To.UTC(), Limit: exportPageSize}
 	rows := 0
 	for {
 		logs, err := e.s.Logs.ExportLogs(ctx, page)
@@ -102,7 +102,7 @@ func (e *Export) WriteCSV(ctx context.Context, w io.Writer) error {
 }
 
 // record returns the CSV cells of l.
-func (e *Export) record(l *core.ExportedLog) []string {
+func (e *Export) record(l *ExportedLog) []string {
 	conn := ""
 	if l.ConnectionID != 0 {
 		var ok bool

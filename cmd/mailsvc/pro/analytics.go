@@ -7,9 +7,11 @@ import (
 	"github.com/mailsvc/mailsvc/cmd/mailsvc/cli"
 )
 
-// joinAnalytics gives m the analytics routes over the database's roll-ups,
-// provider events and log, with dates read in the site's time zone.
+// joinAnalytics gives m the analytics routes over the Pro store's
+// roll-ups, provider events and log export, with dates read in the site's
+// time zone.
 func joinAnalytics(env *cli.ServeEnv, m *httppro.Module) {
-	m.Analytics = &analytics.Service{Rollups: env.DB, Events: prostore.New(env.DB), Logs: env.DB, Connections: env.DB.Connections(),
+	db := prostore.New(env.DB)
+	m.Analytics = &analytics.Service{Rollups: db, Events: db, Logs: db, Connections: env.DB.Connections(),
 		Location: siteZone(env), Logger: env.Logger}
 }

@@ -8,12 +8,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mailsvc/mailsvc/adapters/store"
 	"github.com/mailsvc/mailsvc/core"
 )
 
 // The roll-ups by site ({prefix}mailsvc_site_rollups for the final
-// outcomes, {prefix}mailsvc_site_event_buckets for the provider events,
-// migration 24) count, for each site of a network other than the main
+// outcomes, this package's migration 4, created by the service's own
+// migration 24 before; {prefix}mailsvc_site_event_buckets for the
+// provider events, the service's migration 24) count, for each site of a network other than the main
 // one, what the network's roll-ups count, by bucket (15 minutes, hour,
 // UTC day), connection, source and status, in the same transaction. The
 // main site's figures are the network's less the other sites': a single
@@ -34,8 +36,8 @@ type siteRollupKey struct {
 // one by bucket, site, connection, source and status.
 type siteTally map[siteRollupKey]int64
 
-// add counts one outcome (as outcomeTally.add: delivered, failed or
-// core.OutcomeCountPartial) of a message of site from source through
+// add counts one outcome (as the service's roll-ups by connection:
+// delivered, failed or core.OutcomeCountPartial) of a message of site from source through
 // conn at t; the main site's are not counted here.
 func (s siteTally) add(t time.Time, site int64, conn *int64, source, status string) {
 	if site <= core.MainSiteID {
@@ -53,13 +55,13 @@ func (s siteTally) add(t time.Time, site int64, conn *int64, source, status stri
 
 // write adds the tally to the roll-ups by site at every width, in key
 // order, on one random shard (MySQL).
-func (s siteTally) write(ctx context.Context, db *DB, tx *sql.Tx) error {
+func (s siteTally) write(ctx context.Context, db *store.DB, tx *sql.Tx) error {
 	if len(s) == 0 {
 		return nil
 	}
 	shard := 0
-	if db.dialect == DialectMySQL {
-		shard = rand.IntN(RollupShards)
+	if db.Dialect() == store.DialectMySQL {
+		shard = rand.IntN(store.RollupShards)
 	}
 	type widthKey struct {
 		minutes int
@@ -67,10 +69,10 @@ func (s siteTally) write(ctx context.Context, db *DB, tx *sql.Tx) error {
 	}
 	sums := map[widthKey]int64{}
 	var order []widthKey
-	for _, w := range eventWidths {
+	for _, w := range allWidths {
 		for k, n := range s {
 			wk := widthKey{w, k}
-			wk.key.Start = WidthStart(k.Start, w)
+			wk.key.Start = store.WidthStart(k.Start, w)
 			if _, seen := sums[wk]; !seen {
 				order = append(order, wk)
 			}
@@ -95,9 +97,9 @@ func (s siteTally) write(ctx context.Context, db *DB, tx *sql.Tx) error {
 		}
 		return strings.Compare(a.key.Status, b.key.Status)
 	})
-	rows := make([]CounterRow, 0, len(order))
+	rows := make([]store.CounterRow, 0, len(order))
 	for _, k := range order {
-		rows = append(rows, CounterRow{k.minutes, k.key.Start, k.key.Site, k.key.ConnectionID, k.key.Source, k.key.Status, shard, sums[k]})
+		rows = append(rows, store.CounterRow{k.minutes, k.key.Start, k.key.Site, k.key.ConnectionID, k.key.Source, k.key.Status, shard, sums[k]})
 	}
 	return db.UpsertCounters(ctx, tx, "{prefix}mailsvc_site_rollups",
 		[]string{"width_minutes", "bucket_start", "site_id", "connection_id", "source", "status", "shard"}, []string{"messages"}, rows)
@@ -107,33 +109,29 @@ func (s siteTally) write(ctx context.Context, db *DB, tx *sql.Tx) error {
 // [from, to) per key (connection_id or source) and status, for
 // OutcomeTotals and SourceTotals under a site scope: a site other than
 // the main one from its roll-ups by site, the main site as the network's
-// totals (network, read by the caller's tiered read) less every other
-// site's. statuses limits the statuses read (nil for all).
+// totals (network, which runs the caller's tiered read with scan for
+// each row) less every other site's. statuses limits the statuses read
+// (nil for all).
 func (db *DB) siteTotals(ctx context.Context, site int64, key string, from, to time.Time, statuses []string,
-	network func() (*sql.Rows, error)) (map[[2]string]int64, error) {
+	network func(scan func(store.RowScanner) error) error) (map[[2]string]int64, error) {
 	sums := map[[2]string]int64{}
-	read := func(rows *sql.Rows, sign int64) error {
-		defer rows.Close()
-		for rows.Next() {
+	read := func(sign int64) func(store.RowScanner) error {
+		return func(r store.RowScanner) error {
 			var k [2]string
 			var n int64
-			if err := rows.Scan(&k[0], &k[1], &n); err != nil {
+			if err := r.Scan(&k[0], &k[1], &n); err != nil {
 				return err
 			}
 			sums[k] += sign * n
+			return nil
 		}
-		return rows.Err()
 	}
 	if site == core.MainSiteID {
-		rows, err := network()
-		if err != nil {
-			return nil, err
-		}
-		if err := read(rows, 1); err != nil {
+		if err := network(read(1)); err != nil {
 			return nil, err
 		}
 	}
-	cond, args, ok := SpanWhere(RollupSpans(from, to), func(int) bool { return true }, true)
+	cond, args, ok := store.SpanWhere(store.RollupSpans(from, to), func(int) bool { return true }, true)
 	if ok {
 		siteCond := " AND site_id = ?"
 		if site == core.MainSiteID {
@@ -146,16 +144,12 @@ func (db *DB) siteTotals(ctx context.Context, site int64, key string, from, to t
 				args = append(args, s)
 			}
 		}
-		rows, err := db.sqlDB.QueryContext(ctx, db.expand(`SELECT `+key+`, status, SUM(messages) FROM {prefix}mailsvc_site_rollups
-			WHERE `+cond+siteCond+` GROUP BY `+key+`, status`), args...)
-		if err != nil {
-			return nil, err
-		}
 		sign := int64(1)
 		if site == core.MainSiteID {
 			sign = -1
 		}
-		if err := read(rows, sign); err != nil {
+		if err := store.EachRow(ctx, db.SQL(), "site totals", db.Expand(`SELECT `+key+`, status, SUM(messages) FROM {prefix}mailsvc_site_rollups
+			WHERE `+cond+siteCond+` GROUP BY `+key+`, status`), args, read(sign)); err != nil {
 			return nil, err
 		}
 	}

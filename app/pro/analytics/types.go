@@ -1,16 +1,16 @@
-package core
+package analytics
 
 import "time"
 
 // SourceBucket counts the messages from one source (a plugin or theme
 // slug, "sendmail", "smtp", "test"; "" when unknown) that reached one
 // final status in one 15-minute bucket (core.OutcomeBucketSize), by the
-// time the outcome was recorded: the same outcomes as OutcomeBucket,
+// time the outcome was recorded: the same outcomes as core.OutcomeBucket,
 // counted by source instead of connection.
 type SourceBucket struct {
 	Start  time.Time // UTC start of the bucket
 	Source string
-	Status string // StatusDelivered or StatusFailed
+	Status string // core.StatusDelivered or core.StatusFailed
 	Count  int64
 }
 
@@ -18,7 +18,7 @@ type SourceBucket struct {
 // reported over a time range.
 type EventCount struct {
 	Provider string
-	Event    string // one of the Event* names
+	Event    string // one of the core.Event* names
 	// Events counts the events; Messages the distinct logs they concern
 	// (a message opened twice is one message, two events).
 	Events   int64

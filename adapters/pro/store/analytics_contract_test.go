@@ -1,22 +1,29 @@
-package storetest
+package store_test
 
 import (
 	"context"
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
 	"github.com/mailsvc/mailsvc/adapters/store"
+	"github.com/mailsvc/mailsvc/app/pro/analytics"
 	"github.com/mailsvc/mailsvc/core"
 )
 
-// analyticsTests are the contract tests of what the Pro analytics read:
-// the outcome roll-ups by source and the log export in keyset pages (the
-// provider events' are adapters/pro/store's).
+// analyticsTests are the contract tests of what the Pro analytics read
+// (analytics.go) and of the roll-ups by source the outcome counter grows
+// (source_rollup.go): the outcome totals by connection and by source, the
+// log export in keyset pages, and CompactRollups over those roll-ups.
+// The provider event parts of these tests are the service store's
+// (adapters/store/storetest: analytics.go).
 func (s *suite) analyticsTests() []struct {
 	name string
 	fn   func(t *testing.T)
@@ -29,11 +36,41 @@ func (s *suite) analyticsTests() []struct {
 		{"SourceRollupsCountImportedLogs", s.testSourceRollupsImported},
 		{"ExportLogsKeysetPages", s.testExportLogs},
 		{"RollupsMatchDirectCounts", s.testRollupsMatchDirectCounts},
+		{"CompactRollupsKeepsSums", s.testCompactRollupsKeepsSums},
+		{"CompactRollupsConcurrent", s.testCompactRollupsConcurrent},
+		{"PersonalDataEraseKeepsTotals", s.testPersonalDataEraseKeepsTotals},
 	}
 }
 
+// testMessage is a small message, distinct for each i.
+func testMessage(i int) core.Message {
+	return core.Message{
+		From:    core.Address{Name: "Shop", Email: "shop@example.com"},
+		To:      []core.Address{{Name: "Ann", Email: fmt.Sprintf("ann%d@example.com", i)}},
+		Subject: fmt.Sprintf("Order %d", i),
+		Text:    fmt.Sprintf("Hello %d", i),
+	}
+}
+
+// claim claims up to n logs for owner.
+func claim(t *testing.T, db core.LogStore, owner string, n int, lease time.Duration) []*core.Log {
+	t.Helper()
+	logs, err := db.ClaimLogs(context.Background(), owner, n, lease)
+	if err != nil {
+		t.Fatalf("ClaimLogs: %v", err)
+	}
+	return logs
+}
+
+// rollupRow is one stored roll-up row.
+type rollupRow struct {
+	Start         time.Time
+	Key, Status   string
+	Shard, Number int64
+}
+
 // sourceTotals sums source buckets by source and status ("source/status").
-func sourceTotals(t *testing.T, db *store.DB, from, to time.Time) map[string]int64 {
+func sourceTotals(t *testing.T, db *prostore.DB, from, to time.Time) map[string]int64 {
 	t.Helper()
 	bs, err := db.SourceBuckets(context.Background(), from, to)
 	if err != nil {
@@ -50,7 +87,7 @@ func sourceTotals(t *testing.T, db *store.DB, from, to time.Time) map[string]int
 }
 
 // outcomeTotals sums the outcome roll-ups by status.
-func outcomeTotals(t *testing.T, db *store.DB, from, to time.Time) map[string]int64 {
+func outcomeTotals(t *testing.T, db *prostore.DB, from, to time.Time) map[string]int64 {
 	t.Helper()
 	bs, err := db.Logs().OutcomeBuckets(context.Background(), from, to)
 	if err != nil {
@@ -184,7 +221,7 @@ func (s *suite) testSourceRollupsImported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantST := []core.SourceBucket{{Start: at(9, 15), Source: "wpforms", Status: core.StatusDelivered, Count: 2}, {Start: at(9, 15), Source: "wpforms", Status: core.StatusFailed, Count: 1}}
+	wantST := []analytics.SourceBucket{{Start: at(9, 15), Source: "wpforms", Status: core.StatusDelivered, Count: 2}, {Start: at(9, 15), Source: "wpforms", Status: core.StatusFailed, Count: 1}}
 	if !slices.Equal(st, wantST) {
 		t.Fatalf("SourceTotals = %+v, want %+v", st, wantST)
 	}
@@ -236,7 +273,7 @@ func (s *suite) testExportLogs(t *testing.T) {
 	for _, limit := range []int{1, 2, 4, 100} {
 		t.Run(fmt.Sprint("limit ", limit), func(t *testing.T) {
 			var got []int64
-			p := core.LogExportPage{From: day, To: day.Add(24 * time.Hour), Limit: limit}
+			p := analytics.LogExportPage{From: day, To: day.Add(24 * time.Hour), Limit: limit}
 			for pages := 0; ; pages++ {
 				if pages > 10 {
 					t.Fatalf("paging does not end: %v", got)
@@ -262,11 +299,11 @@ func (s *suite) testExportLogs(t *testing.T) {
 			}
 		})
 	}
-	page, err := db.ExportLogs(ctx, core.LogExportPage{From: day.Add(5 * time.Hour), To: day.Add(6 * time.Hour)})
+	page, err := db.ExportLogs(ctx, analytics.LogExportPage{From: day.Add(5 * time.Hour), To: day.Add(6 * time.Hour)})
 	if err != nil || len(page) != 1 {
 		t.Fatalf("one-log page = %+v, %v", page, err)
 	}
-	wantRow := core.ExportedLog{ID: logs[0].ID, CreatedAt: day.Add(5 * time.Hour), Status: core.StatusDelivered, ConnectionID: 4,
+	wantRow := analytics.ExportedLog{ID: logs[0].ID, CreatedAt: day.Add(5 * time.Hour), Status: core.StatusDelivered, ConnectionID: 4,
 		Source: "src0", Recipients: `"Ann" <ann0@example.com>`, Subject: "Order 0", LastError: "=cmd", ProviderMessageID: "pm0"}
 	if page[0] != wantRow {
 		t.Fatalf("exported row %+v, want %+v", page[0], wantRow)
@@ -277,9 +314,11 @@ func (s *suite) testExportLogs(t *testing.T) {
 // read (OutcomeTotals, SourceTotals: days, hours and quarter hours of the
 // roll-ups) answer exactly what counting the logs directly answers, for
 // ranges with ragged edges: as the writers leave them, after
-// CompactRollups and after migration 11 rebuilt them from the data. (The
-// provider events' part is adapters/pro/store's
-// EventRollupsMatchDirectCounts.)
+// CompactRollups, and after the migrations rebuilt them from the
+// 15-minute roll-ups (the service's version 11 the hour and day roll-ups
+// by connection, this package's version 4 those by source). The provider
+// event part of this check is the service store's
+// (adapters/store/storetest: testEventRollupsMatchDirectCounts).
 func (s *suite) testRollupsMatchDirectCounts(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
@@ -310,6 +349,7 @@ func (s *suite) testRollupsMatchDirectCounts(t *testing.T) {
 	if err := db.Logs().ImportLogs(ctx, logs); err != nil {
 		t.Fatalf("ImportLogs: %v", err)
 	}
+
 	h := func(hours, minutes int) time.Time {
 		return day.Add(time.Duration(hours)*time.Hour + time.Duration(minutes)*time.Minute)
 	}
@@ -368,15 +408,20 @@ func (s *suite) testRollupsMatchDirectCounts(t *testing.T) {
 	}
 	check("compacted")
 
-	// Migration 11 rebuilds the roll-ups from the 15-minute ones (and
-	// migration 24 the roll-ups by site, empty).
+	// The service's migration 11 rebuilds the hour and day roll-ups by
+	// connection from the 15-minute ones, this package's migration 3 the
+	// provider event roll-ups from the events (those by site, empty) and
+	// its migration 4 those by source (and the roll-ups by site, empty).
 	g := db.Gorm()
-	for _, table := range []string{"outcome_rollups", "source_rollups", "site_rollups"} {
+	for _, table := range []string{"outcome_rollups", "source_rollups", "event_buckets", "event_repeats", "site_rollups", "site_event_buckets"} {
 		if err := g.Exec("DROP TABLE " + db.TableName(table)).Error; err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := g.Exec("DELETE FROM "+db.TableName("migrations")+" WHERE version IN (?, ?)", 11, 24).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Exec("DELETE FROM "+db.TableName("pro_migrations")+" WHERE version IN (?, ?)", 3, 4).Error; err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Migrate(ctx); err != nil {
@@ -410,7 +455,7 @@ func quarterRange(from, to time.Time) (time.Time, time.Time) {
 
 // finalLogs reads every log with a final status: its status, sending
 // connection (0 for none), source and outcome time.
-func finalLogs(t *testing.T, db *store.DB) []struct {
+func finalLogs(t *testing.T, db *prostore.DB) []struct {
 	status, source string
 	conn           int64
 	at             time.Time
@@ -450,7 +495,7 @@ func finalLogs(t *testing.T, db *store.DB) []struct {
 // directOutcomes counts the logs' final outcomes whose 15-minute bucket
 // starts in [from, to), per connection and status, as OutcomeTotals
 // answers.
-func directOutcomes(t *testing.T, db *store.DB, from, to time.Time) []core.OutcomeBucket {
+func directOutcomes(t *testing.T, db *prostore.DB, from, to time.Time) []core.OutcomeBucket {
 	t.Helper()
 	qf, qt := quarterRange(from, to)
 	sums := map[core.OutcomeBucket]int64{}
@@ -475,21 +520,21 @@ func directOutcomes(t *testing.T, db *store.DB, from, to time.Time) []core.Outco
 
 // directSources counts the same per source and status, as SourceTotals
 // answers.
-func directSources(t *testing.T, db *store.DB, from, to time.Time) []core.SourceBucket {
+func directSources(t *testing.T, db *prostore.DB, from, to time.Time) []analytics.SourceBucket {
 	t.Helper()
 	qf, qt := quarterRange(from, to)
-	sums := map[core.SourceBucket]int64{}
+	sums := map[analytics.SourceBucket]int64{}
 	for _, l := range finalLogs(t, db) {
 		if b := l.at.UTC().Truncate(core.OutcomeBucketSize); !b.Before(qf) && b.Before(qt) {
-			sums[core.SourceBucket{Start: from.UTC(), Source: l.source, Status: l.status}]++
+			sums[analytics.SourceBucket{Start: from.UTC(), Source: l.source, Status: l.status}]++
 		}
 	}
-	out := []core.SourceBucket{}
+	out := []analytics.SourceBucket{}
 	for k, n := range sums {
 		k.Count = n
 		out = append(out, k)
 	}
-	slices.SortFunc(out, func(a, b core.SourceBucket) int {
+	slices.SortFunc(out, func(a, b analytics.SourceBucket) int {
 		if c := strings.Compare(a.Source, b.Source); c != 0 {
 			return c
 		}
@@ -499,12 +544,12 @@ func directSources(t *testing.T, db *store.DB, from, to time.Time) []core.Source
 }
 
 // coarseShardRows counts the shard rows (shard > 0) of the hour and day
-// roll-ups whose bucket ended by edge: the rows CompactRollups folds
-// besides those of the 15-minute tables.
-func coarseShardRows(t *testing.T, db *store.DB, edge time.Time) int64 {
+// roll-ups and of the event roll-ups whose bucket ended by edge: the
+// rows CompactRollups folds besides those of the 15-minute tables.
+func coarseShardRows(t *testing.T, db *prostore.DB, edge time.Time) int64 {
 	t.Helper()
 	var total int64
-	for _, table := range []string{"outcome_rollups", "source_rollups"} {
+	for _, table := range []string{"outcome_rollups", "source_rollups", "event_buckets"} {
 		for _, minutes := range []int{15, 60, 24 * 60} {
 			var n int64
 			if err := db.Gorm().Raw(`SELECT COUNT(*) FROM `+db.TableName(table)+` WHERE width_minutes = ? AND shard > 0 AND bucket_start <= ?`,
@@ -515,4 +560,312 @@ func coarseShardRows(t *testing.T, db *store.DB, edge time.Time) int64 {
 		}
 	}
 	return total
+}
+
+// rollupRows returns the rows of a roll-up table ("outcome_buckets" or
+// "source_buckets"), in key order, with Start in UTC.
+func rollupRows(t *testing.T, db *prostore.DB, table string) []rollupRow {
+	t.Helper()
+	key := "connection_id"
+	if table == "source_buckets" {
+		key = "source"
+	}
+	rows, err := db.Gorm().Raw(`SELECT bucket_start, ` + key + `, status, shard, messages FROM ` + db.TableName(table) +
+		` ORDER BY bucket_start, ` + key + `, status, shard`).Rows()
+	if err != nil {
+		t.Fatalf("read %s: %v", table, err)
+	}
+	defer rows.Close()
+	var out []rollupRow
+	for rows.Next() {
+		var r rollupRow
+		if err := rows.Scan(&r.Start, &r.Key, &r.Status, &r.Shard, &r.Number); err != nil {
+			t.Fatalf("read %s: %v", table, err)
+		}
+		r.Start = r.Start.UTC()
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("read %s: %v", table, err)
+	}
+	return out
+}
+
+// rollupSums returns what OutcomeBuckets and SourceBuckets answer over
+// [from, to).
+func rollupSums(t *testing.T, db *prostore.DB, from, to time.Time) ([]core.OutcomeBucket, []analytics.SourceBucket) {
+	t.Helper()
+	ob, err := db.Logs().OutcomeBuckets(context.Background(), from, to)
+	if err != nil {
+		t.Fatalf("OutcomeBuckets: %v", err)
+	}
+	sb, err := db.SourceBuckets(context.Background(), from, to)
+	if err != nil {
+		t.Fatalf("SourceBuckets: %v", err)
+	}
+	return ob, sb
+}
+
+// insertRollup writes one shard row into a roll-up table directly (the
+// writers of SQLite use shard 0 only).
+func insertRollup(t *testing.T, db *prostore.DB, table string, r rollupRow) {
+	t.Helper()
+	key := "connection_id"
+	if table == "source_buckets" {
+		key = "source"
+	}
+	if err := db.Gorm().Exec(`INSERT INTO `+db.TableName(table)+` (bucket_start, `+key+`, status, shard, messages) VALUES (?,?,?,?,?)`,
+		r.Start, r.Key, r.Status, r.Shard, r.Number).Error; err != nil {
+		t.Fatalf("insert into %s: %v", table, err)
+	}
+}
+
+func (s *suite) testCompactRollupsKeepsSums(t *testing.T) {
+	ctx := context.Background()
+	db := s.open(t, s.prefix())
+	now := time.Now().UTC()
+	cur := now.Truncate(core.OutcomeBucketSize)
+	edge := now.Add(-store.RollupCompactAge).Truncate(core.OutcomeBucketSize) // ends less than an hour ago
+	old := []time.Time{edge.Add(-core.OutcomeBucketSize), cur.Add(-3 * time.Hour), cur.Add(-48 * time.Hour)}
+	recent := []time.Time{edge, cur}
+	// Sharded counters by hand in every bucket, one of them without a
+	// shard 0 row, plus what ImportLogs writes (sharded on MySQL).
+	n := int64(1)
+	for _, b := range append(append([]time.Time{}, old...), recent...) {
+		for _, table := range []string{"outcome_buckets", "source_buckets"} {
+			keys := []string{"1", "2"}
+			if table == "source_buckets" {
+				keys = []string{"woocommerce", "wpforms"}
+			}
+			for _, shard := range []int64{0, 3, 7} {
+				insertRollup(t, db, table, rollupRow{b, keys[0], core.StatusDelivered, shard, n})
+				insertRollup(t, db, table, rollupRow{b, keys[0], core.StatusFailed, shard, n + 1})
+				if shard > 0 {
+					insertRollup(t, db, table, rollupRow{b, keys[1], core.StatusDelivered, shard, n + 2})
+				}
+				n += 3
+			}
+		}
+	}
+	for i := range 6 {
+		var logs []*core.Log
+		for j := range 40 {
+			at := cur.Add(-time.Duration(2+j%4) * time.Hour).Add(time.Duration(j) * time.Minute)
+			conn := int64(1 + j%2)
+			l := &core.Log{Status: core.StatusDelivered, Source: fmt.Sprint("plugin-", j%3), SentConnectionID: &conn,
+				Message: testMessage(i*100 + j), CreatedAt: at, UpdatedAt: at}
+			if j%5 == 0 {
+				l.Status = core.StatusFailed
+			}
+			logs = append(logs, l)
+		}
+		if err := db.Logs().ImportLogs(ctx, logs); err != nil {
+			t.Fatalf("ImportLogs: %v", err)
+		}
+	}
+	from, to := cur.Add(-72*time.Hour), cur.Add(time.Hour)
+	ob, sb := rollupSums(t, db, from, to)
+	before := map[string][]rollupRow{}
+	var wantRemoved int64
+	for _, table := range []string{"outcome_buckets", "source_buckets"} {
+		before[table] = rollupRows(t, db, table)
+		for _, r := range before[table] {
+			if r.Shard > 0 && r.Start.Before(edge) {
+				wantRemoved++
+			}
+		}
+	}
+
+	wantRemoved += coarseShardRows(t, db, edge)
+	got, err := db.CompactRollups(ctx)
+	if err != nil {
+		t.Fatalf("CompactRollups: %v", err)
+	}
+	if got.RowsRemoved != wantRemoved || got.Keys == 0 {
+		t.Errorf("CompactRollups = %+v, want %d rows removed and some keys", got, wantRemoved)
+	}
+	ob2, sb2 := rollupSums(t, db, from, to)
+	if !reflect.DeepEqual(ob2, ob) {
+		t.Errorf("OutcomeBuckets after compaction:\n%v\nwant\n%v", ob2, ob)
+	}
+	if !reflect.DeepEqual(sb2, sb) {
+		t.Errorf("SourceBuckets after compaction:\n%v\nwant\n%v", sb2, sb)
+	}
+	after := map[string][]rollupRow{}
+	for _, table := range []string{"outcome_buckets", "source_buckets"} {
+		after[table] = rollupRows(t, db, table)
+		var recentBefore, recentAfter []rollupRow
+		for _, r := range before[table] {
+			if !r.Start.Before(edge) {
+				recentBefore = append(recentBefore, r)
+			}
+		}
+		for _, r := range after[table] {
+			if !r.Start.Before(edge) {
+				recentAfter = append(recentAfter, r)
+			} else if r.Shard != 0 {
+				t.Errorf("%s: old bucket row %+v still sharded", table, r)
+			}
+		}
+		if len(recentBefore) == 0 || !reflect.DeepEqual(recentAfter, recentBefore) {
+			t.Errorf("%s: recent buckets changed:\n%v\nwant\n%v", table, recentAfter, recentBefore)
+		}
+	}
+
+	again, err := db.CompactRollups(ctx)
+	if err != nil {
+		t.Fatalf("CompactRollups again: %v", err)
+	}
+	if again != (store.RollupCompaction{}) {
+		t.Errorf("CompactRollups again = %+v, want nothing done", again)
+	}
+	for _, table := range []string{"outcome_buckets", "source_buckets"} {
+		if rows := rollupRows(t, db, table); !reflect.DeepEqual(rows, after[table]) {
+			t.Errorf("%s changed on a second compaction", table)
+		}
+	}
+}
+
+// testCompactRollupsConcurrent runs CompactRollups on four handles at
+// once while imports keep adding to old buckets: every imported outcome
+// is counted exactly once in the end, and a last run leaves no shard in
+// an old bucket.
+func (s *suite) testCompactRollupsConcurrent(t *testing.T) {
+	ctx := context.Background()
+	prefix := s.prefix()
+	db := s.open(t, prefix)
+	cur := time.Now().UTC().Truncate(core.OutcomeBucketSize)
+	var mu sync.Mutex
+	want := map[string]int64{} // status and source/status -> messages
+	importBatch := func(seed int) error {
+		var logs []*core.Log
+		for j := range 50 {
+			at := cur.Add(-time.Duration(2+(seed+j)%20) * time.Hour).Add(time.Duration(j) * time.Minute)
+			conn := int64(1 + j%3)
+			l := &core.Log{Status: core.StatusDelivered, Source: fmt.Sprint("plugin-", (seed+j)%4), SentConnectionID: &conn,
+				Message: testMessage(seed*100 + j), CreatedAt: at, UpdatedAt: at}
+			if j%7 == 0 {
+				l.Status = core.StatusFailed
+			}
+			logs = append(logs, l)
+		}
+		if err := db.Logs().ImportLogs(ctx, logs); err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, l := range logs {
+			want[l.Status]++
+			want[l.Source+"/"+l.Status]++
+		}
+		return nil
+	}
+	for i := range 4 {
+		if err := importBatch(i); err != nil {
+			t.Fatalf("ImportLogs: %v", err)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for r := range 4 {
+		replica := s.open(t, prefix)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 3 {
+				if _, err := replica.CompactRollups(ctx); err != nil {
+					errs <- fmt.Errorf("replica %d: CompactRollups: %w", r, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 4; i < 12; i++ {
+			if err := importBatch(i); err != nil {
+				errs <- fmt.Errorf("ImportLogs: %w", err)
+				return
+			}
+		}
+	}()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if _, err := db.CompactRollups(ctx); err != nil {
+		t.Fatalf("CompactRollups: %v", err)
+	}
+	from, to := cur.Add(-48*time.Hour), cur.Add(time.Hour)
+	got := outcomeTotals(t, db, from, to)
+	for k, v := range sourceTotals(t, db, from, to) {
+		got[k] = v
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("roll-up sums after concurrent compaction = %v, want %v", got, want)
+	}
+	for _, table := range []string{"outcome_buckets", "source_buckets"} {
+		for _, r := range rollupRows(t, db, table) {
+			if r.Shard != 0 {
+				t.Errorf("%s: row %+v still sharded after a last compaction", table, r)
+			}
+		}
+	}
+}
+
+// testPersonalDataEraseKeepsTotals erases the personal data of an
+// address named by delivered and failed logs: the outcome totals the
+// analytics read are the same as before (the erase rewrites logs, never
+// the roll-ups). The rest of the erase is the service store's contract
+// (adapters/store/storetest: testPersonalDataFindAndErase).
+func (s *suite) testPersonalDataEraseKeepsTotals(t *testing.T) {
+	ctx := context.Background()
+	db := s.open(t, s.prefix())
+	const bob = "bob@example.com"
+	conn := int64(1)
+	for i, status := range []string{core.StatusDelivered, core.StatusFailed, core.StatusDelivered} {
+		m := testMessage(i)
+		if i < 2 {
+			m.To = []core.Address{{Name: "Bob", Email: bob}}
+		}
+		l := &core.Log{Message: m, Source: "test"}
+		if err := db.Logs().EnqueueLog(ctx, l); err != nil {
+			t.Fatal(err)
+		}
+		if got := claim(t, db.Logs(), "w", 10, time.Minute); len(got) != 1 {
+			t.Fatalf("claimed %d logs, want 1", len(got))
+		}
+		if n, err := db.Logs().RecordOutcomes(ctx, "w", []core.LogOutcome{{LogID: l.ID, Status: status, Attempts: 1, PhaseAttempts: 1,
+			SentConnectionID: &conn}}); err != nil || n != 1 {
+			t.Fatalf("RecordOutcomes = %d, %v", n, err)
+		}
+	}
+	day := time.Now().UTC().Truncate(24 * time.Hour)
+	totals := func() []core.OutcomeBucket {
+		t.Helper()
+		ot, err := db.OutcomeTotals(ctx, day.Add(-24*time.Hour), day.Add(48*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ot
+	}
+	totalsBefore := totals()
+	if len(totalsBefore) == 0 {
+		t.Fatal("no outcome totals before the erase")
+	}
+	sourcesBefore, err := db.SourceTotals(ctx, day.Add(-24*time.Hour), day.Add(48*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if erased, pending, err := db.Privacy().EraseLogsNaming(ctx, "Bob@Example.com", core.ErasedAddress, 10); err != nil || erased != 2 || pending != 0 {
+		t.Fatalf("erase = %d erased, %d pending, %v; want 2, 0", erased, pending, err)
+	}
+	if got := totals(); !reflect.DeepEqual(got, totalsBefore) {
+		t.Errorf("outcome totals changed: %+v, were %+v", got, totalsBefore)
+	}
+	if got, err := db.SourceTotals(ctx, day.Add(-24*time.Hour), day.Add(48*time.Hour)); err != nil || !reflect.DeepEqual(got, sourcesBefore) {
+		t.Errorf("source totals changed: %+v (%v), were %+v", got, err, sourcesBefore)
+	}
 }

@@ -1,0 +1,207 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mailsvc/mailsvc/adapters/store"
+	"github.com/mailsvc/mailsvc/app/pro/analytics"
+	"github.com/mailsvc/mailsvc/core"
+)
+
+// The Pro analytics read the outcome roll-ups by connection (the
+// service's own tables) and by source (source_rollup.go), summed over a
+// range, and the log in keyset pages for the CSV export.
+
+var (
+	_ analytics.RollupReader = (*DB)(nil)
+	_ analytics.LogExporter  = (*DB)(nil)
+)
+
+// SourceBuckets returns the roll-up counters of final outcomes by source
+// whose bucket starts in [from, to), ordered by Start (then source and
+// status). They count the same outcomes as OutcomeBuckets (from
+// RecordOutcomes and ImportLogs alike) and, like them, are history that
+// deleting logs never lowers.
+func (db *DB) SourceBuckets(ctx context.Context, from, to time.Time) ([]analytics.SourceBucket, error) {
+	if err := store.NetworkOnly(ctx, "Statistics by source"); err != nil {
+		return nil, err
+	}
+	out := []analytics.SourceBucket{}
+	err := store.EachRow(ctx, db.SQL(), "source buckets", db.Expand(`SELECT bucket_start, source, status, SUM(messages)
+		FROM {prefix}mailsvc_source_buckets WHERE bucket_start >= ? AND bucket_start < ?
+		GROUP BY bucket_start, source, status
+		ORDER BY bucket_start, source, status`),
+		[]any{from.UTC().Truncate(time.Microsecond), to.UTC().Truncate(time.Microsecond)}, func(r store.RowScanner) error {
+			var b analytics.SourceBucket
+			if err := r.Scan(&b.Start, &b.Source, &b.Status, &b.Count); err != nil {
+				return err
+			}
+			b.Start = b.Start.UTC()
+			out = append(out, b)
+			return nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ExportLogs returns the next page of logs created in [p.From, p.To) in
+// (CreatedAt, ID) order after the cursor (p.AfterCreatedAt, p.AfterID;
+// a zero AfterID starts at the beginning), at most p.Limit of them (1–1000,
+// default 500), without their bodies. The page is one range read of the
+// created_at index from the cursor on, so paging through any range costs
+// the same per row whatever its size.
+func (db *DB) ExportLogs(ctx context.Context, p analytics.LogExportPage) ([]analytics.ExportedLog, error) {
+	// Under a site scope the site's logs only, through the
+	// (site_id, created_at) index.
+	scope, scopeArgs := store.SiteCond(ctx, "site_id")
+	limit := p.Limit
+	if limit <= 0 || limit > 1000 {
+		limit = 500
+	}
+	from, to := p.From.UTC().Truncate(time.Microsecond), p.To.UTC().Truncate(time.Microsecond)
+	after := from
+	if p.AfterID > 0 && p.AfterCreatedAt.After(from) {
+		after = p.AfterCreatedAt.UTC().Truncate(time.Microsecond)
+	}
+	out := make([]analytics.ExportedLog, 0, limit)
+	err := store.EachRow(ctx, db.SQL(), "export logs", db.Expand(`SELECT id, created_at, status,
+		COALESCE(sent_connection_id, connection_id, 0), source, recipients, subject, last_error, provider_message_id
+		FROM {prefix}mailsvc_logs
+		WHERE created_at >= ? AND created_at < ? AND (created_at > ? OR id > ?)`+scope+`
+		ORDER BY created_at, id LIMIT ?`), append(append([]any{after, to, after, p.AfterID}, scopeArgs...), limit), func(r store.RowScanner) error {
+		var l analytics.ExportedLog
+		if err := r.Scan(&l.ID, &l.CreatedAt, &l.Status, &l.ConnectionID, &l.Source, &l.Recipients,
+			&l.Subject, &l.LastError, &l.ProviderMessageID); err != nil {
+			return err
+		}
+		l.CreatedAt = l.CreatedAt.UTC()
+		out = append(out, l)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// OutcomeTotals sums the outcome roll-ups (OutcomeBuckets) whose bucket
+// starts in [from, to) per connection and status: one row per connection
+// and status, Start set to from. The whole UTC days of the range are read
+// from the day roll-ups, the whole hours at its edges from the hour ones
+// and the rest from the 15-minute buckets (store.RollupSpans), all summed by the
+// database in one query, so the answer is the same as summing
+// OutcomeBuckets and its cost hardly grows with the range.
+func (db *DB) OutcomeTotals(ctx context.Context, from, to time.Time) ([]core.OutcomeBucket, error) {
+	if site := core.SiteScope(ctx); site > 0 {
+		// One site of a network: its roll-ups by site (site_rollup.go).
+		sums, err := db.siteTotals(ctx, site, "connection_id", from, to, nil, func(scan func(store.RowScanner) error) error {
+			return db.tieredTotals(ctx, "network totals", "{prefix}mailsvc_outcome_buckets", "{prefix}mailsvc_outcome_rollups", "connection_id", from, to, scan)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("outcome totals of site %d: %w", site, err)
+		}
+		out := make([]core.OutcomeBucket, 0, len(sums))
+		for k, n := range sums {
+			conn, err := strconv.ParseInt(k[0], 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("outcome totals of site %d: connection %q: %w", site, k[0], err)
+			}
+			out = append(out, core.OutcomeBucket{Start: from.UTC(), ConnectionID: conn, Status: k[1], Count: n})
+		}
+		slices.SortFunc(out, func(a, b core.OutcomeBucket) int {
+			if a.ConnectionID != b.ConnectionID {
+				return int(min(max(a.ConnectionID-b.ConnectionID, -1), 1))
+			}
+			return strings.Compare(a.Status, b.Status)
+		})
+		return out, nil
+	}
+	out := []core.OutcomeBucket{}
+	err := db.tieredTotals(ctx, "outcome totals", "{prefix}mailsvc_outcome_buckets", "{prefix}mailsvc_outcome_rollups", "connection_id", from, to,
+		func(r store.RowScanner) error {
+			b := core.OutcomeBucket{Start: from.UTC()}
+			if err := r.Scan(&b.ConnectionID, &b.Status, &b.Count); err != nil {
+				return err
+			}
+			out = append(out, b)
+			return nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// SourceTotals sums the roll-ups by source (SourceBuckets) whose bucket
+// starts in [from, to) per source and status: one row per source and
+// status, Start set to from. Like OutcomeTotals it reads days, hours and
+// quarter hours.
+func (db *DB) SourceTotals(ctx context.Context, from, to time.Time) ([]analytics.SourceBucket, error) {
+	if site := core.SiteScope(ctx); site > 0 {
+		// One site of a network: its roll-ups by site (site_rollup.go),
+		// whose partial deliveries are not the sources'.
+		sums, err := db.siteTotals(ctx, site, "source", from, to, []string{core.StatusDelivered, core.StatusFailed}, func(scan func(store.RowScanner) error) error {
+			return db.tieredTotals(ctx, "network totals", "{prefix}mailsvc_source_buckets", "{prefix}mailsvc_source_rollups", "source", from, to, scan)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("source totals of site %d: %w", site, err)
+		}
+		out := make([]analytics.SourceBucket, 0, len(sums))
+		for k, n := range sums {
+			out = append(out, analytics.SourceBucket{Start: from.UTC(), Source: k[0], Status: k[1], Count: n})
+		}
+		slices.SortFunc(out, func(a, b analytics.SourceBucket) int {
+			if c := strings.Compare(a.Source, b.Source); c != 0 {
+				return c
+			}
+			return strings.Compare(a.Status, b.Status)
+		})
+		return out, nil
+	}
+	out := []analytics.SourceBucket{}
+	err := db.tieredTotals(ctx, "source totals", "{prefix}mailsvc_source_buckets", "{prefix}mailsvc_source_rollups", "source", from, to,
+		func(r store.RowScanner) error {
+			b := analytics.SourceBucket{Start: from.UTC()}
+			if err := r.Scan(&b.Source, &b.Status, &b.Count); err != nil {
+				return err
+			}
+			out = append(out, b)
+			return nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// tieredTotals sums the messages of the buckets that start in [from, to)
+// per key column and status, ordered by both: the quarter-hour spans of
+// store.RollupSpans from quarters (a 15-minute table), the others from
+// coarse (its hour and day roll-ups), in one statement. scan reads each
+// row (key, status, sum); an error is wrapped with what.
+func (db *DB) tieredTotals(ctx context.Context, what, quarters, coarse, key string, from, to time.Time, scan func(store.RowScanner) error) error {
+	spans := store.RollupSpans(from, to)
+	var parts []string
+	var args []any
+	if cond, a, ok := store.SpanWhere(spans, store.IsQuarter, false); ok {
+		parts = append(parts, `SELECT `+key+`, status, messages FROM `+quarters+` WHERE `+cond)
+		args = append(args, a...)
+	}
+	if cond, a, ok := store.SpanWhere(spans, store.IsCoarse, true); ok {
+		parts = append(parts, `SELECT `+key+`, status, messages FROM `+coarse+` WHERE `+cond)
+		args = append(args, a...)
+	}
+	if len(parts) == 0 {
+		// An empty range: the same (empty) answer, still from the table.
+		parts = append(parts, `SELECT `+key+`, status, messages FROM `+quarters+` WHERE 1 = 0`)
+	}
+	return store.EachRow(ctx, db.SQL(), what, db.Expand(`SELECT `+key+`, status, SUM(messages) FROM (`+
+		strings.Join(parts, " UNION ALL ")+`) r GROUP BY `+key+`, status ORDER BY `+key+`, status`), args, scan)
+}
