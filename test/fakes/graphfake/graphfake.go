@@ -34,6 +34,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
 	"github.com/mailsvc/mailsvc/test/fakes/faults"
 )
 
@@ -52,10 +53,7 @@ const (
 )
 
 // Address is one decoded recipient or sender.
-type Address struct {
-	Name  string
-	Email string
-}
+type Address = fakeapi.Address
 
 // Attachment is one decoded file attachment with its bytes. Uploaded is
 // true when it came through an upload session.
@@ -96,11 +94,11 @@ type Server struct {
 
 	valid func(token string) bool
 
+	messages fakeapi.Log[Message]
+	tokens   fakeapi.Log[string] // bearer tokens seen, in order
 	mu       sync.Mutex
-	messages []Message
 	drafts   map[string]*Message
 	uploads  map[string]*upload
-	tokens   []string // bearer tokens seen, in order
 	chunks   int
 }
 
@@ -137,11 +135,7 @@ func New(valid func(token string) bool) *Server {
 func (s *Server) BaseURL() string { return s.URL + "/v1.0" }
 
 // Messages returns a copy of every sent message, oldest first.
-func (s *Server) Messages() []Message {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Message(nil), s.messages...)
-}
+func (s *Server) Messages() []Message { return s.messages.All() }
 
 // Drafts returns how many drafts exist (created, not yet sent or deleted).
 func (s *Server) Drafts() int {
@@ -159,11 +153,7 @@ func (s *Server) Chunks() int {
 
 // Tokens returns the bearer tokens of the /v1.0 requests, in order,
 // refused ones included.
-func (s *Server) Tokens() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.tokens...)
-}
+func (s *Server) Tokens() []string { return s.tokens.All() }
 
 // FailNext makes the next n requests answer status in Graph's error
 // envelope, with Retry-After on 429 and 503.
@@ -207,12 +197,7 @@ func (s *Server) withRequestID(h http.HandlerFunc) http.HandlerFunc {
 // api checks the bearer token and the body size of a /v1.0 request.
 func (s *Server) api(h func(w http.ResponseWriter, r *http.Request, mailbox string)) http.HandlerFunc {
 	return s.withRequestID(func(w http.ResponseWriter, r *http.Request) {
-		auth := r.Header.Get("Authorization")
-		token, ok := strings.CutPrefix(auth, "Bearer ")
-		s.mu.Lock()
-		s.tokens = append(s.tokens, token)
-		s.mu.Unlock()
-		if !ok || token == "" || !s.valid(token) {
+		if _, ok := fakeapi.CheckToken(r, "Bearer ", &s.tokens, s.valid); !ok {
 			WriteError(w, http.StatusUnauthorized, "InvalidAuthenticationToken", "Access token is empty or invalid.")
 			return
 		}
@@ -373,9 +358,7 @@ func (s *Server) handleSendMail(w http.ResponseWriter, r *http.Request, mailbox 
 	}
 	m.ID = w.Header().Get("request-id")
 	m.SaveToSentItems = req.SaveToSentItems == nil || *req.SaveToSentItems
-	s.mu.Lock()
-	s.messages = append(s.messages, *m)
-	s.mu.Unlock()
+	s.messages.Add(*m)
 	w.WriteHeader(http.StatusAccepted)
 }
 
@@ -562,7 +545,7 @@ func (s *Server) handleSendDraft(w http.ResponseWriter, r *http.Request, mailbox
 		}
 	}
 	delete(s.drafts, m.ID)
-	s.messages = append(s.messages, *m)
+	s.messages.Add(*m)
 	w.WriteHeader(http.StatusAccepted)
 }
 

@@ -24,14 +24,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
 	"github.com/mailsvc/mailsvc/test/fakes/faults"
 )
 
 // Address is one decoded mailbox.
-type Address struct {
-	Name  string
-	Email string
-}
+type Address = fakeapi.Address
 
 // Attachment is one decoded file part with its raw bytes. PartContentType
 // is the Content-Type of the multipart part as sent; ContentType is the
@@ -74,8 +72,8 @@ type Server struct {
 	apiKey string
 	domain string
 
+	messages     fakeapi.Log[Message]
 	mu           sync.Mutex
-	messages     []Message
 	eventQueries int
 }
 
@@ -93,11 +91,7 @@ func New(apiKey, domain string) *Server {
 }
 
 // Messages returns a copy of every accepted message, oldest first.
-func (s *Server) Messages() []Message {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Message(nil), s.messages...)
-}
+func (s *Server) Messages() []Message { return s.messages.All() }
 
 // FailNext makes the next n requests, whatever their path, answer status
 // with body (a Mailgun {"message":...} JSON when body is empty).
@@ -176,8 +170,9 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	want := strings.Trim(r.URL.Query().Get("message-id"), "<> ")
 	s.mu.Lock()
 	s.eventQueries++
+	s.mu.Unlock()
 	items := []any{}
-	for i, m := range s.messages {
+	for i, m := range s.messages.All() {
 		if want != "" && m.MessageIDHeader() != want {
 			continue
 		}
@@ -186,7 +181,6 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 			"message": map[string]any{"headers": map[string]any{"message-id": m.MessageIDHeader(), "subject": m.Subject}},
 		})
 	}
-	s.mu.Unlock()
 	page := "http://" + r.Host + r.URL.Path + "/page"
 	body, _ := json.Marshal(map[string]any{"items": items,
 		"paging": map[string]string{"next": page, "previous": page, "first": page, "last": page}})
@@ -240,9 +234,7 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	m.ID = newMessageID(domain)
-	s.mu.Lock()
-	s.messages = append(s.messages, m)
-	s.mu.Unlock()
+	s.messages.Add(m)
 	body, _ := json.Marshal(map[string]string{"id": m.ID, "message": "Queued. Thank you."})
 	faults.WriteJSON(w, http.StatusOK, string(body))
 }

@@ -21,26 +21,18 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
 	"github.com/mailsvc/mailsvc/test/fakes/faults"
 	"time"
 )
 
 // Address is one decoded mailbox.
-type Address struct {
-	Name  string
-	Email string
-}
+type Address = fakeapi.Address
 
 // Attachment is one decoded attachment with its raw bytes. Inline is true
 // when the attachment has a ContentID; ContentID is given without the
 // "cid:" prefix Postmark expects.
-type Attachment struct {
-	Filename    string
-	ContentType string
-	Data        []byte
-	Inline      bool
-	ContentID   string
-}
+type Attachment = fakeapi.Attachment
 
 // Message is one accepted /email request, decoded. MessageStream is the
 // value sent ("" when the request left it out; Postmark then uses
@@ -70,9 +62,9 @@ type Server struct {
 
 	token string
 
+	messages fakeapi.Log[Message]
 	mu       sync.Mutex
 	streams  map[string]bool
-	messages []Message
 	searches int
 }
 
@@ -96,11 +88,7 @@ func (s *Server) AddStream(id string) {
 }
 
 // Messages returns a copy of every accepted message, oldest first.
-func (s *Server) Messages() []Message {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Message(nil), s.messages...)
-}
+func (s *Server) Messages() []Message { return s.messages.All() }
 
 // FailNext makes the next n requests, whatever their path, answer status
 // with body (a Postmark {"ErrorCode","Message"} JSON when body is empty).
@@ -185,8 +173,9 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	offset, _ := strconv.Atoi(q.Get("offset"))
 	s.mu.Lock()
 	s.searches++
+	s.mu.Unlock()
 	var found []map[string]any
-	for _, m := range s.messages {
+	for _, m := range s.messages.All() {
 		stream := m.MessageStream
 		if stream == "" {
 			stream = "outbound"
@@ -209,7 +198,6 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 				"Recipients": rcpts, "Metadata": m.Metadata, "MessageStream": stream, "ReceivedAt": time.Now().UTC().Format(time.RFC3339)})
 		}
 	}
-	s.mu.Unlock()
 	total := len(found)
 	found = found[min(offset, total):min(offset+count, total)]
 	body, _ := json.Marshal(map[string]any{"TotalCount": total, "Messages": found})
@@ -235,9 +223,7 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	m.ID = newUUID()
-	s.mu.Lock()
-	s.messages = append(s.messages, m)
-	s.mu.Unlock()
+	s.messages.Add(m)
 	body, _ := json.Marshal(map[string]any{
 		"To":          in.To,
 		"SubmittedAt": time.Now().UTC().Format(time.RFC3339Nano),

@@ -15,22 +15,16 @@ import (
 	"mime/quotedprintable"
 	"net/mail"
 	"strings"
+
+	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
 )
 
 // Address is one decoded mailbox.
-type Address struct {
-	Name  string
-	Email string
-}
+type Address = fakeapi.Address
 
-// Attachment is one decoded attachment with its raw bytes.
-type Attachment struct {
-	Filename    string
-	ContentType string
-	Data        []byte
-	Inline      bool
-	ContentID   string // without angle brackets
-}
+// Attachment is one decoded attachment with its raw bytes; ContentID is
+// without angle brackets.
+type Attachment = fakeapi.Attachment
 
 // Message is a raw message, decoded. Text and HTML keep the CR LF line
 // breaks of the wire. Headers holds every header field the Message does not

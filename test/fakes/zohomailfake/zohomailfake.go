@@ -40,6 +40,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
 	"github.com/mailsvc/mailsvc/test/fakes/faults"
 )
 
@@ -64,10 +65,7 @@ func (a *Account) sendsAs(addr string) bool {
 }
 
 // Address is one decoded mailbox.
-type Address struct {
-	Name  string
-	Email string
-}
+type Address = fakeapi.Address
 
 // Attachment is one uploaded file. ContentType is what Zoho derives from
 // the file name.
@@ -109,10 +107,10 @@ type Server struct {
 	valid    func(token string) bool
 	accounts []Account
 
+	messages        fakeapi.Log[Message]
+	tokens          fakeapi.Log[string]
 	mu              sync.Mutex
 	uploads         map[string]Attachment // by storeName + "|" + path
-	messages        []Message
-	tokens          []string
 	accountRequests int
 }
 
@@ -129,11 +127,7 @@ func New(valid func(token string) bool, accounts ...Account) *Server {
 }
 
 // Messages returns a copy of every accepted message, oldest first.
-func (s *Server) Messages() []Message {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Message(nil), s.messages...)
-}
+func (s *Server) Messages() []Message { return s.messages.All() }
 
 // Uploads returns how many files are stored.
 func (s *Server) Uploads() int {
@@ -144,11 +138,7 @@ func (s *Server) Uploads() int {
 
 // Tokens returns the token of every request, oldest first, the refused
 // ones included.
-func (s *Server) Tokens() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.tokens...)
-}
+func (s *Server) Tokens() []string { return s.tokens.All() }
 
 // AccountRequests returns how many GET /api/accounts requests the fake
 // answered (faults not included).
@@ -193,11 +183,7 @@ func success(w http.ResponseWriter, data any) {
 }
 
 func (s *Server) authorized(w http.ResponseWriter, r *http.Request) (string, bool) {
-	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Zoho-oauthtoken ")
-	s.mu.Lock()
-	s.tokens = append(s.tokens, tok)
-	s.mu.Unlock()
-	if ok && tok != "" && s.valid(tok) {
+	if tok, ok := fakeapi.CheckToken(r, "Zoho-oauthtoken ", &s.tokens, s.valid); ok {
 		return tok, true
 	}
 	faults.WriteJSON(w, http.StatusUnauthorized, ErrorBody(http.StatusUnauthorized, "INVALID_OAUTHTOKEN", ""))
@@ -441,9 +427,9 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 		up.Data = bytes.Clone(up.Data)
 		m.Attachments = append(m.Attachments, up)
 	}
-	m.ID = newMessageID()
-	s.messages = append(s.messages, m)
 	s.mu.Unlock()
+	m.ID = newMessageID()
+	s.messages.Add(m)
 	success(w, map[string]any{
 		"messageId":   m.ID,
 		"fromAddress": in.FromAddress,
