@@ -29,6 +29,22 @@ type Attachment struct {
 	ContentID   string
 }
 
+// Mail is the part of a recorded message that every provider has, decoded:
+// the addresses, the subject, the bodies, the other header fields and the
+// attachments. A fake's Message embeds it beside what is its own.
+type Mail struct {
+	From        Address
+	To          []Address
+	Cc          []Address
+	Bcc         []Address
+	ReplyTo     []Address
+	Subject     string
+	Text        string
+	HTML        string
+	Headers     map[string]string
+	Attachments []Attachment
+}
+
 // Log is an append-only list that is safe for concurrent use: the
 // messages a fake accepted, the tokens its requests carried. Its zero
 // value is an empty log.

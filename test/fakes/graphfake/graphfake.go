@@ -58,12 +58,8 @@ type Address = fakeapi.Address
 // Attachment is one decoded file attachment with its bytes. Uploaded is
 // true when it came through an upload session.
 type Attachment struct {
-	Filename    string
-	ContentType string
-	Data        []byte
-	Inline      bool
-	ContentID   string
-	Uploaded    bool
+	fakeapi.Attachment
+	Uploaded bool
 }
 
 // Message is one sent message, decoded. ID is the draft id for a message
@@ -337,7 +333,7 @@ func convertAttachment(w http.ResponseWriter, a fileAttachment) (Attachment, boo
 		WriteError(w, http.StatusBadRequest, "ErrorInvalidBase64String", "Invalid base64 string for attachment content.")
 		return Attachment{}, false
 	}
-	return Attachment{Filename: a.Name, ContentType: a.ContentType, Data: data, Inline: a.IsInline, ContentID: a.ContentID}, true
+	return Attachment{Attachment: fakeapi.Attachment{Filename: a.Name, ContentType: a.ContentType, Data: data, Inline: a.IsInline, ContentID: a.ContentID}}, true
 }
 
 func (s *Server) handleSendMail(w http.ResponseWriter, r *http.Request, mailbox string) {
@@ -451,7 +447,7 @@ func (s *Server) handleCreateUploadSession(w http.ResponseWriter, r *http.Reques
 	}
 	id, auth := newID(), newID()
 	s.uploads[id] = &upload{draft: m.ID, authtoken: auth, size: it.Size,
-		att: Attachment{Filename: it.Name, ContentType: it.ContentType, Inline: it.IsInline, ContentID: it.ContentID, Uploaded: true}}
+		att: Attachment{Attachment: fakeapi.Attachment{Filename: it.Name, ContentType: it.ContentType, Inline: it.IsInline, ContentID: it.ContentID}, Uploaded: true}}
 	body, _ := json.Marshal(map[string]any{
 		"uploadUrl":          s.URL + "/upload/" + id + "?authtoken=" + auth,
 		"expirationDateTime": time.Now().Add(time.Hour).UTC().Format(time.RFC3339),

@@ -40,18 +40,9 @@ type Attachment = fakeapi.Attachment
 type Message struct {
 	ID            string
 	MessageStream string
-	From          Address
-	To            []Address
-	Cc            []Address
-	Bcc           []Address
-	ReplyTo       []Address
-	Subject       string
-	Text          string
-	HTML          string
 	Tag           string
-	Headers       map[string]string
 	Metadata      map[string]string
-	Attachments   []Attachment
+	fakeapi.Mail
 }
 
 // Server is a running fake. Its zero value is not usable; call New.
@@ -241,8 +232,8 @@ const MaxPerField = 50
 // decode validates an /email body as Postmark does and returns the recorded
 // message, or Postmark's error code and message.
 func (s *Server) decode(in *wireEmail) (Message, int, string) {
-	m := Message{MessageStream: in.MessageStream, Subject: in.Subject, Text: in.TextBody, HTML: in.HtmlBody,
-		Tag: in.Tag, Metadata: in.Metadata, Headers: map[string]string{}}
+	m := Message{MessageStream: in.MessageStream, Tag: in.Tag, Metadata: in.Metadata,
+		Mail: fakeapi.Mail{Subject: in.Subject, Text: in.TextBody, HTML: in.HtmlBody, Headers: map[string]string{}}}
 	from, err := mail.ParseAddress(in.From)
 	if err != nil {
 		return m, 300, fmt.Sprintf("Invalid 'From' address: '%s'.", in.From)

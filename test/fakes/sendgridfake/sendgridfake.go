@@ -38,17 +38,8 @@ type Attachment = fakeapi.Attachment
 type Message struct {
 	ID string
 	// At is when the fake accepted the message.
-	At          time.Time
-	From        Address
-	To          []Address
-	Cc          []Address
-	Bcc         []Address
-	ReplyTo     []Address
-	Subject     string
-	Text        string
-	HTML        string
-	Headers     map[string]string
-	Attachments []Attachment
+	At time.Time
+	fakeapi.Mail
 }
 
 // Server is a running fake. Its zero value is not usable; call New.
