@@ -8,15 +8,11 @@ import (
 
 	"github.com/mailsvc/mailsvc/adapters/notify/notifytest"
 	"github.com/mailsvc/mailsvc/core"
-	"github.com/mailsvc/mailsvc/test/fakes/webhooksink"
 )
 
 func TestNotifyBodyAndAnswers(t *testing.T) {
-	sink := webhooksink.New()
-	defer sink.Close()
+	sink, n := notifytest.Start(t, New, "/api/webhooks/123/tokensecret?thread_id=77")
 	sink.Respond(http.StatusOK, "application/json", `{"id":"1122334455","channel_id":"99","content":"x"}`)
-	url := sink.URL + "/api/webhooks/123/tokensecret?thread_id=77"
-	n := notifytest.NewWebhook(t, New, url)
 	a := core.Alert{Event: core.EventConnectionRecovered, ConnectionID: 4, ConnectionName: "Gmail",
 		Title: "Gmail recovered @everyone", Message: "Health check passed.", Site: "https://example.com",
 		At: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)}

@@ -36,6 +36,16 @@ func NewWebhook(t testing.TB, newNotifier func(*core.NotificationChannel, core.N
 	return n
 }
 
+// Start starts a webhook sink, closed when t ends, and builds with
+// newNotifier the notifier of a channel whose webhook URL is the sink's
+// URL followed by path (a path and query that carry the URL's secret).
+func Start(t testing.TB, newNotifier func(*core.NotificationChannel, core.NotifierEnv) (core.Notifier, error), path string) (*webhooksink.Sink, core.Notifier) {
+	t.Helper()
+	sink := webhooksink.New()
+	t.Cleanup(sink.Close)
+	return sink, NewWebhook(t, newNotifier, sink.URL+path)
+}
+
 // NotifyOnce sends a through n, fails t unless it succeeds with
 // wantAnswer, and returns the request sink received.
 func NotifyOnce(t testing.TB, n core.Notifier, sink *webhooksink.Sink, a core.Alert, wantAnswer string) webhooksink.Request {

@@ -7,14 +7,10 @@ import (
 
 	"github.com/mailsvc/mailsvc/adapters/notify/notifytest"
 	"github.com/mailsvc/mailsvc/core"
-	"github.com/mailsvc/mailsvc/test/fakes/webhooksink"
 )
 
 func TestNotifyBodyAndAnswers(t *testing.T) {
-	sink := webhooksink.New()
-	defer sink.Close()
-	url := sink.URL + "/services/T000/B000/XXXXsecret"
-	n := notifytest.NewWebhook(t, New, url)
+	sink, n := notifytest.Start(t, New, "/services/T000/B000/XXXXsecret")
 	a := core.Alert{Event: core.EventDeliveryFailed, ConnectionID: 2, ConnectionName: "A&B <smtp>", LogID: 9,
 		Title: "Message #9 failed", Message: "550 <user@example.com> rejected", At: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)}
 	req := notifytest.NotifyOnce(t, n, sink, a, "Slack answered HTTP 200: ok")

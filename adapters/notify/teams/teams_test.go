@@ -7,15 +7,11 @@ import (
 
 	"github.com/mailsvc/mailsvc/adapters/notify/notifytest"
 	"github.com/mailsvc/mailsvc/core"
-	"github.com/mailsvc/mailsvc/test/fakes/webhooksink"
 )
 
 func TestNotifyBodyAndAnswers(t *testing.T) {
-	sink := webhooksink.New()
-	defer sink.Close()
+	sink, n := notifytest.Start(t, New, "/workflows/abc/triggers/manual/paths/invoke?sig=sigsecret")
 	sink.Respond(http.StatusAccepted, "text/plain", "")
-	url := sink.URL + "/workflows/abc/triggers/manual/paths/invoke?sig=sigsecret"
-	n := notifytest.NewWebhook(t, New, url)
 	a := core.Alert{Event: core.EventQueueStalled, Title: "Queue stalled", Message: "Oldest message queued 31 minutes ago.",
 		At: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)}
 	req := notifytest.NotifyOnce(t, n, sink, a, "Microsoft Teams answered HTTP 202")
