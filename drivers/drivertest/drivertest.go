@@ -599,10 +599,7 @@ func Schema(t *testing.T, h Harness) {
 	with := func(kv ...any) core.Settings {
 		s := core.Settings{"api_key": "k"}
 		maps.Copy(s, h.ExtraSettings)
-		for i := 0; i+1 < len(kv); i += 2 {
-			s[kv[i].(string)] = kv[i+1]
-		}
-		return s
+		return SettingsWith(s, kv...)
 	}
 	missing := with()
 	delete(missing, "api_key")
@@ -649,7 +646,8 @@ func Schema(t *testing.T, h Harness) {
 // caps: first whole, which the provider's fake must refuse for good (it
 // passes a cap), then in the parts core.SplitRecipients makes, each of
 // which must be accepted. It returns the number of parts; the caller
-// checks that its fake recorded that many messages, n recipients in all.
+// checks with CheckParts that its fake recorded that many messages, n
+// recipients in all.
 func SendInParts(t *testing.T, slug string, tr core.Transport, n int) int {
 	t.Helper()
 	d, ok := core.LookupDriver(slug)
@@ -673,4 +671,32 @@ func SendInParts(t *testing.T, slug string, tr core.Transport, n int) int {
 		}
 	}
 	return len(parts)
+}
+
+// CheckParts checks what a fake recorded (its Messages, read through
+// Recorded) after SendInParts sent n recipients in parts: wantParts parts,
+// as many messages recorded, n recipients in all.
+func CheckParts(t *testing.T, parts int, recorded []Message, wantParts, n int) {
+	t.Helper()
+	total := 0
+	for _, m := range recorded {
+		total += len(m.To) + len(m.Cc) + len(m.Bcc)
+	}
+	if parts != wantParts || len(recorded) != parts || total != n {
+		t.Fatalf("%d parts, %d recorded, %d recipients; want %d, %d, %d", parts, len(recorded), total, wantParts, wantParts, n)
+	}
+}
+
+// SettingsWith returns base with the key/value pairs of kv set in it, a
+// nil value deleting its key, for a table of settings cases that each
+// change a valid set a little. base itself is changed and returned.
+func SettingsWith(base core.Settings, kv ...any) core.Settings {
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] == nil {
+			delete(base, kv[i].(string))
+			continue
+		}
+		base[kv[i].(string)] = kv[i+1]
+	}
+	return base
 }

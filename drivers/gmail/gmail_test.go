@@ -278,15 +278,7 @@ func TestSchema(t *testing.T) {
 		t.Fatal("gmail is not registered")
 	}
 	with := func(kv ...any) core.Settings {
-		s := core.Settings{"client_id": "cid", "client_secret": "cs"}
-		for i := 0; i+1 < len(kv); i += 2 {
-			if kv[i+1] == nil {
-				delete(s, kv[i].(string))
-				continue
-			}
-			s[kv[i].(string)] = kv[i+1]
-		}
-		return s
+		return drivertest.SettingsWith(core.Settings{"client_id": "cid", "client_secret": "cs"}, kv...)
 	}
 	tests := []struct {
 		name       string
@@ -340,12 +332,5 @@ func TestRecipientCapParts(t *testing.T) {
 	defer fake.Close()
 	tr := newTransport(t, settingsFor(fake.URL), oauthdrivertest.NewTokens(goodToken), nil)
 	parts := drivertest.SendInParts(t, gmail.Slug, tr, 1200)
-	got := fake.Messages()
-	total := 0
-	for _, m := range got {
-		total += len(m.To) + len(m.Cc) + len(m.Bcc)
-	}
-	if parts != 3 || len(got) != parts || total != 1200 {
-		t.Fatalf("%d parts, %d recorded, %d recipients; want 3, 3, 1200", parts, len(got), total)
-	}
+	drivertest.CheckParts(t, parts, drivertest.Recorded(fake.Messages()), 3, 1200)
 }

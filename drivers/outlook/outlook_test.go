@@ -488,12 +488,5 @@ func TestRecipientCapParts(t *testing.T) {
 	fake := startGraph(t)
 	tr := newTransport(t, apiSettings(fake, nil), oauthdrivertest.NewTokens(freshToken))
 	parts := drivertest.SendInParts(t, outlook.Slug, tr, 1200)
-	got := fake.Messages()
-	total := 0
-	for _, m := range got {
-		total += len(m.To) + len(m.Cc) + len(m.Bcc)
-	}
-	if parts != 3 || len(got) != parts || total != 1200 {
-		t.Fatalf("%d parts, %d recorded, %d recipients; want 3, 3, 1200", parts, len(got), total)
-	}
+	drivertest.CheckParts(t, parts, drivertest.Recorded(fake.Messages()), 3, 1200)
 }

@@ -341,15 +341,7 @@ func TestVerify(t *testing.T) {
 func TestSchema(t *testing.T) {
 	d, _ := core.LookupDriver(zoho.Slug)
 	with := func(kv ...any) core.Settings {
-		s := core.Settings{"client_id": "cid", "client_secret": "cs", "from_email": "me@example.com"}
-		for i := 0; i+1 < len(kv); i += 2 {
-			if kv[i+1] == nil {
-				delete(s, kv[i].(string))
-				continue
-			}
-			s[kv[i].(string)] = kv[i+1]
-		}
-		return s
+		return drivertest.SettingsWith(core.Settings{"client_id": "cid", "client_secret": "cs", "from_email": "me@example.com"}, kv...)
 	}
 	tests := []struct {
 		name       string
@@ -395,12 +387,5 @@ func TestRecipientCapParts(t *testing.T) {
 	defer fake.Close()
 	tr := newTransport(t, settingsFor(fake.URL), oauthdrivertest.NewTokens(goodToken))
 	parts := drivertest.SendInParts(t, zoho.Slug, tr, 250)
-	got := fake.Messages()
-	total := 0
-	for _, m := range got {
-		total += len(m.To) + len(m.Cc) + len(m.Bcc)
-	}
-	if parts != 3 || len(got) != parts || total != 250 {
-		t.Fatalf("%d parts, %d recorded, %d recipients; want 3, 3, 250", parts, len(got), total)
-	}
+	drivertest.CheckParts(t, parts, drivertest.Recorded(fake.Messages()), 3, 250)
 }
