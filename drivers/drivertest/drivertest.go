@@ -700,3 +700,47 @@ func SettingsWith(base core.Settings, kv ...any) core.Settings {
 	}
 	return base
 }
+
+// APIFake is a provider fake as test/fakes makes them: its FailNext takes
+// the answer's body ("" for an error in the provider's own shape).
+type APIFake interface {
+	Requests() int
+	FailNext(n, status int, body string)
+	StallNext(n int)
+	Close()
+}
+
+// NewFake returns f as the suite drives it: reached at url, its recorded
+// messages (messages, usually f.Messages) read through Recorded, and its
+// failures in the provider's own error shape.
+func NewFake[M any](f APIFake, url string, messages func() []M) Fake {
+	return apiFake[M]{APIFake: f, url: url, messages: messages}
+}
+
+type apiFake[M any] struct {
+	APIFake
+	url      string
+	messages func() []M
+}
+
+func (f apiFake[M]) URL() string            { return f.url }
+func (f apiFake[M]) FailNext(n, status int) { f.APIFake.FailNext(n, status, "") }
+func (f apiFake[M]) Messages() []Message    { return Recorded(f.messages()) }
+
+// SendThenFind sends msg through tr (a core.Finder) within half a second,
+// fails t unless the send is uncertain exactly when wantUncertain, then
+// asks tr whether the provider kept msg and returns its answer.
+func SendThenFind(t *testing.T, tr core.Transport, msg *core.Message, wantUncertain bool) (core.Receipt, bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	_, err := tr.Send(ctx, msg)
+	cancel()
+	if got := core.IsUncertain(err); got != wantUncertain {
+		t.Fatalf("Send err = %v: uncertain %v, want %v", err, got, wantUncertain)
+	}
+	rc, found, err := tr.(core.Finder).Find(context.Background(), msg)
+	if err != nil {
+		t.Fatalf("Find: %v", err)
+	}
+	return rc, found
+}

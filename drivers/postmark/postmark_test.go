@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/drivers/drivertest"
@@ -15,19 +14,18 @@ import (
 
 const testKey = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
 
-// fake is the Postmark fake as the conformance suite drives it.
-type fake struct{ *postmarkfake.Server }
-
-func (f fake) URL() string                    { return f.Server.URL }
-func (f fake) FailNext(n, status int)         { f.Server.FailNext(n, status, "") }
-func (f fake) Messages() []drivertest.Message { return drivertest.Recorded(f.Server.Messages()) }
+// startFake starts the Postmark fake as the conformance suite drives it.
+func startFake() drivertest.Fake {
+	f := postmarkfake.New(testKey)
+	return drivertest.NewFake(f, f.URL, f.Messages)
+}
 
 func TestConformance(t *testing.T) {
 	drivertest.Run(t, drivertest.Harness{
 		Slug:           postmark.Slug,
 		Key:            testKey,
 		WrongKey:       "11111111-2222-3333-4444-555555555555",
-		Start:          func() drivertest.Fake { return fake{postmarkfake.New(testKey)} },
+		Start:          startFake,
 		DefaultBaseURL: postmark.DefaultBaseURL,
 		APIKeyConstant: "MAILSVC_POSTMARK_API_KEY",
 		UnknownKey:     "region",
@@ -145,16 +143,7 @@ func TestUncertainSendAndFind(t *testing.T) {
 			tr := newTransport(t, core.Settings{"api_key": testKey, "base_url": fake.URL})
 			msg := drivertest.FullMessage().WithMessageID(tc.messageID)
 			tc.inject(fake)
-			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-			_, err := tr.Send(ctx, msg)
-			cancel()
-			if got := core.IsUncertain(err); got != tc.wantUncertain {
-				t.Fatalf("Send err = %v: uncertain %v, want %v", err, got, tc.wantUncertain)
-			}
-			rc, found, err := tr.(core.Finder).Find(context.Background(), msg)
-			if err != nil {
-				t.Fatalf("Find: %v", err)
-			}
+			rc, found := drivertest.SendThenFind(t, tr, msg, tc.wantUncertain)
 			if found != tc.wantFound {
 				t.Fatalf("Find = %+v, %v; want found %v", rc, found, tc.wantFound)
 			}
