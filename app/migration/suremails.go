@@ -37,7 +37,7 @@ func (sureMailsSource) ID() string { return SourceSureMails }
 func (sureMailsSource) Name() string { return "SureMails" }
 
 // Logs reads suremails_email_log.
-func (sureMailsSource) Logs() LogSource { return sureMailsLogs{} }
+func (sureMailsSource) Logs() LogSource { return sureMailsLogs }
 
 // Detect looks for the option, the log table and the active plugin.
 func (sureMailsSource) Detect(ctx context.Context, site Site) (Detection, error) {
@@ -239,55 +239,11 @@ func SureMailsCandidate(key string, c Dict, decode func(string) (string, error))
 }
 
 // sureMailsLogs reads suremails_email_log.
-type sureMailsLogs struct{}
-
-// Available is true when the table exists.
-func (sureMailsLogs) Available(ctx context.Context, site Site) (bool, string, error) {
-	ok, err := site.HasTable(ctx, sureMailsTable)
-	if err != nil || ok {
-		return ok, "", err
-	}
-	return false, "SureMails' log table does not exist.", nil
-}
-
-// EstimateLogs is the table's fast row count.
-func (sureMailsLogs) EstimateLogs(ctx context.Context, site Site) (int64, error) {
-	return site.EstimateRows(ctx, sureMailsTable)
-}
-
-// CountLogs counts the rows, since a time when given (created_at is
-// site-local).
-func (sureMailsLogs) CountLogs(ctx context.Context, site Site, since time.Time) (int64, error) {
-	if since.IsZero() {
-		return site.CountRows(ctx, sureMailsTable, "")
-	}
-	loc, err := site.Location(ctx)
-	if err != nil {
-		return 0, err
-	}
-	return site.CountRows(ctx, sureMailsTable, "created_at >= ?", since.In(loc).Format("2006-01-02 15:04:05"))
-}
-
-// ReadLogs reads rows after an id.
-func (sureMailsLogs) ReadLogs(ctx context.Context, site Site, after int64, limit int) ([]LogEntry, error) {
-	loc, err := site.Location(ctx)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := site.Rows(ctx, RowQuery{
-		Table:   sureMailsTable,
-		Columns: []string{"id", "email_from", "email_to", "subject", "body", "headers", "status", "response", "connection", "created_at"},
-		Key:     "id", After: after, Limit: limit,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", sureMailsTable, err)
-	}
-	out := make([]LogEntry, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, sureMailsEntry(site, r, loc))
-	}
-	return out, nil
-}
+// created_at is site-local.
+var sureMailsLogs = logTable{table: sureMailsTable, missing: "SureMails' log table does not exist.",
+	since: "created_at >= ?", clock: siteLocal, key: "id",
+	columns: []string{"id", "email_from", "email_to", "subject", "body", "headers", "status", "response", "connection", "created_at"},
+	entry:   sureMailsEntry}
 
 // sureMailsEntry converts one row.
 func sureMailsEntry(site Site, r Row, loc *time.Location) LogEntry {

@@ -52,7 +52,7 @@ func (wpSMTPSource) ID() string { return SourceWPSMTP }
 func (wpSMTPSource) Name() string { return "WP SMTP / Solid Mail" }
 
 // Logs reads wpsmtp_logs.
-func (wpSMTPSource) Logs() LogSource { return wpSMTPLogs{} }
+func (wpSMTPSource) Logs() LogSource { return wpSMTPLogs }
 
 // Detect looks for either option, the log table and the active plugin.
 func (wpSMTPSource) Detect(ctx context.Context, site Site) (Detection, error) {
@@ -224,47 +224,11 @@ func wpSMTPCredential(v string) (string, bool) {
 
 // wpSMTPLogs reads wpsmtp_logs. timestamp is a TIMESTAMP DEFAULT
 // CURRENT_TIMESTAMP column: a real instant, read as Unix seconds.
-type wpSMTPLogs struct{}
-
-// Available is true when the table exists.
-func (wpSMTPLogs) Available(ctx context.Context, site Site) (bool, string, error) {
-	ok, err := site.HasTable(ctx, wpSMTPTable)
-	if err != nil || ok {
-		return ok, "", err
-	}
-	return false, "WP SMTP's log table does not exist.", nil
-}
-
-// EstimateLogs is the table's fast row count.
-func (wpSMTPLogs) EstimateLogs(ctx context.Context, site Site) (int64, error) {
-	return site.EstimateRows(ctx, wpSMTPTable)
-}
-
-// CountLogs counts the rows, since a time when given.
-func (wpSMTPLogs) CountLogs(ctx context.Context, site Site, since time.Time) (int64, error) {
-	if since.IsZero() {
-		return site.CountRows(ctx, wpSMTPTable, "")
-	}
-	return site.CountRows(ctx, wpSMTPTable, "`timestamp` >= FROM_UNIXTIME(?)", since.Unix())
-}
-
-// ReadLogs reads rows after a mail_id.
-func (wpSMTPLogs) ReadLogs(ctx context.Context, site Site, after int64, limit int) ([]LogEntry, error) {
-	rows, err := site.Rows(ctx, RowQuery{
-		Table:       wpSMTPTable,
-		Columns:     []string{"mail_id", "to", "subject", "message", "headers", "error"},
-		UnixColumns: []string{"timestamp"},
-		Key:         "mail_id", After: after, Limit: limit,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", wpSMTPTable, err)
-	}
-	out := make([]LogEntry, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, wpSMTPEntry(site, r))
-	}
-	return out, nil
-}
+var wpSMTPLogs = logTable{table: wpSMTPTable, missing: "WP SMTP's log table does not exist.",
+	since: "`timestamp` >= FROM_UNIXTIME(?)", clock: unixTime, key: "mail_id",
+	columns:     []string{"mail_id", "to", "subject", "message", "headers", "error"},
+	unixColumns: []string{"timestamp"},
+	entry:       func(site Site, r Row, _ *time.Location) LogEntry { return wpSMTPEntry(site, r) }}
 
 // wpSMTPEntry converts one row: to and headers are strings, or
 // serialized arrays when wp_mail() was given arrays.
