@@ -35,16 +35,12 @@ import (
 	"time"
 
 	"github.com/mailsvc/mailsvc/core"
+	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
 )
 
-// Attachment is one attachment as a fake recorded it.
-type Attachment struct {
-	Filename    string
-	ContentType string
-	Data        []byte
-	Inline      bool
-	ContentID   string
-}
+// Attachment is one attachment as a fake recorded it: the shape the
+// provider fakes under test/fakes share.
+type Attachment = fakeapi.Attachment
 
 // Message is one message as a fake recorded it, in a form that does not
 // depend on the provider.

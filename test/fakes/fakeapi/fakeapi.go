@@ -29,19 +29,25 @@ type Attachment struct {
 	ContentID   string
 }
 
-// Mail is the part of a recorded message that every provider has, decoded:
-// the addresses, the subject, the bodies, the other header fields and the
-// attachments. A fake's Message embeds it beside what is its own.
+// Content is what every provider's recorded message holds alike, decoded:
+// the recipients, the subject, the bodies and the other header fields. A
+// fake's Message embeds it (or Mail) beside what is its own.
+type Content struct {
+	To      []Address
+	Cc      []Address
+	Bcc     []Address
+	ReplyTo []Address
+	Subject string
+	Text    string
+	HTML    string
+	Headers map[string]string
+}
+
+// Mail is a recorded message with a plain sender and attachments of the
+// shared shape.
 type Mail struct {
-	From        Address
-	To          []Address
-	Cc          []Address
-	Bcc         []Address
-	ReplyTo     []Address
-	Subject     string
-	Text        string
-	HTML        string
-	Headers     map[string]string
+	From Address
+	Content
 	Attachments []Attachment
 }
 

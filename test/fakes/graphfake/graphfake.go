@@ -72,15 +72,8 @@ type Message struct {
 	Draft           bool
 	SaveToSentItems bool
 	From            *Address
-	To              []Address
-	Cc              []Address
-	Bcc             []Address
-	ReplyTo         []Address
-	Subject         string
-	Text            string
-	HTML            string
-	Headers         map[string]string
-	Attachments     []Attachment
+	fakeapi.Content
+	Attachments []Attachment
 }
 
 // Server is a running fake. Its zero value is not usable; call New.
@@ -264,7 +257,7 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 // convert checks and decodes a message resource; it answers 400 and
 // returns false when Graph would refuse it.
 func convert(w http.ResponseWriter, in message, mailbox string, needRecipients bool) (*Message, bool) {
-	m := &Message{Mailbox: mailbox, Subject: in.Subject, Headers: map[string]string{}}
+	m := &Message{Mailbox: mailbox, Content: fakeapi.Content{Subject: in.Subject, Headers: map[string]string{}}}
 	addrs := func(rs []recipient) []Address {
 		var out []Address
 		for _, r := range rs {

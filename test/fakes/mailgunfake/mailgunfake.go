@@ -45,19 +45,13 @@ type Attachment struct {
 	ContentID       string
 }
 
-// Message is one accepted messages request, decoded.
+// Message is one accepted messages request, decoded. Headers holds the h:
+// fields other than Reply-To.
 type Message struct {
-	ID          string
-	Domain      string
-	From        Address
-	To          []Address
-	Cc          []Address
-	Bcc         []Address
-	ReplyTo     []Address
-	Subject     string
-	Text        string
-	HTML        string
-	Headers     map[string]string // the h: fields other than Reply-To
+	ID     string
+	Domain string
+	From   Address
+	fakeapi.Content
 	Variables   map[string]string // the v: fields
 	Options     map[string]string // the o: fields
 	Attachments []Attachment
@@ -196,7 +190,7 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 		faults.WriteJSON(w, http.StatusNotFound, messageBody("Domain not found: "+domain))
 		return
 	}
-	m := Message{Domain: domain, Headers: map[string]string{}, Variables: map[string]string{}, Options: map[string]string{}}
+	m := Message{Domain: domain, Content: fakeapi.Content{Headers: map[string]string{}}, Variables: map[string]string{}, Options: map[string]string{}}
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	var values map[string][]string
 	switch ct {

@@ -233,7 +233,7 @@ const MaxPerField = 50
 // message, or Postmark's error code and message.
 func (s *Server) decode(in *wireEmail) (Message, int, string) {
 	m := Message{MessageStream: in.MessageStream, Tag: in.Tag, Metadata: in.Metadata,
-		Mail: fakeapi.Mail{Subject: in.Subject, Text: in.TextBody, HTML: in.HtmlBody, Headers: map[string]string{}}}
+		Mail: fakeapi.Mail{Content: fakeapi.Content{Subject: in.Subject, Text: in.TextBody, HTML: in.HtmlBody, Headers: map[string]string{}}}}
 	from, err := mail.ParseAddress(in.From)
 	if err != nil {
 		return m, 300, fmt.Sprintf("Invalid 'From' address: '%s'.", in.From)

@@ -56,7 +56,7 @@ func Parse(raw []byte) (*Message, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read message: %w", err)
 	}
-	m := &Message{Raw: raw, Header: msg.Header, Mail: fakeapi.Mail{Headers: map[string]string{}}}
+	m := &Message{Raw: raw, Header: msg.Header, Mail: fakeapi.Mail{Content: fakeapi.Content{Headers: map[string]string{}}}}
 	if msg.Header.Get("From") != "" {
 		from, err := msg.Header.AddressList("From")
 		if err != nil || len(from) == 0 {
