@@ -853,21 +853,11 @@ func (in *interp) primary() (Value, error) {
 // $_SERVER (read from the environment), and other known variables.
 func (in *interp) variable(t token) (Value, error) {
 	if in.isOp("[") {
-		in.nextTok()
-		key, err := in.expr()
-		if err != nil {
-			return key, err
+		key, err := in.superglobalKey(t)
+		if err != nil || in.skipping {
+			return nullVal, err
 		}
-		if err := in.expectOp("]"); err != nil {
-			return key, err
-		}
-		if t.text != "_ENV" && t.text != "_SERVER" {
-			return nullVal, in.errAt(t, "array variable $%s is not supported", t.text)
-		}
-		if in.skipping {
-			return nullVal, nil
-		}
-		if v, ok := in.env(key.String()); ok {
+		if v, ok := in.env(key); ok {
 			return strVal(v), nil
 		}
 		return nullVal, nil
@@ -880,6 +870,23 @@ func (in *interp) variable(t token) (Value, error) {
 		return nullVal, in.errAt(t, "variable $%s is not defined before this line", t.text)
 	}
 	return v, nil
+}
+
+// superglobalKey reads the [key] after the variable t, which must be
+// $_ENV or $_SERVER (no other array variable is read), and returns the key.
+func (in *interp) superglobalKey(t token) (string, error) {
+	in.nextTok() // [
+	key, err := in.expr()
+	if err != nil {
+		return "", err
+	}
+	if err := in.expectOp("]"); err != nil {
+		return "", err
+	}
+	if t.text != "_ENV" && t.text != "_SERVER" {
+		return "", in.errAt(t, "array variable $%s is not supported", t.text)
+	}
+	return key.String(), nil
 }
 
 func (in *interp) env(name string) (string, bool) {
@@ -990,6 +997,12 @@ func (in *interp) call(name token) (Value, error) {
 		}
 		return nil
 	}
+	if f, ok := oneArgFuncs[fn]; ok {
+		if err := need(1); err != nil {
+			return nullVal, err
+		}
+		return f(args[0]), nil
+	}
 	switch fn {
 	case "define":
 		if err := need(2); err != nil {
@@ -1072,40 +1085,21 @@ func (in *interp) call(name token) (Value, error) {
 			s = strings.TrimRight(s, cut)
 		}
 		return strVal(s), nil
-	case "strtolower":
-		if err := need(1); err != nil {
-			return nullVal, err
-		}
-		return strVal(strings.ToLower(args[0].String())), nil
-	case "strtoupper":
-		if err := need(1); err != nil {
-			return nullVal, err
-		}
-		return strVal(strings.ToUpper(args[0].String())), nil
-	case "intval":
-		if err := need(1); err != nil {
-			return nullVal, err
-		}
-		return castTo("int", args[0]), nil
-	case "boolval":
-		if err := need(1); err != nil {
-			return nullVal, err
-		}
-		return castTo("bool", args[0]), nil
-	case "strval":
-		if err := need(1); err != nil {
-			return nullVal, err
-		}
-		return castTo("string", args[0]), nil
-	case "floatval":
-		if err := need(1); err != nil {
-			return nullVal, err
-		}
-		return castTo("float", args[0]), nil
 	case "filter_var":
 		return in.filterVar(name, args)
 	}
 	return nullVal, in.errAt(name, "function %s() is not evaluated", name.text)
+}
+
+// oneArgFuncs are the functions of one argument that call evaluates,
+// each a conversion of its argument.
+var oneArgFuncs = map[string]func(Value) Value{
+	"strtolower": func(v Value) Value { return strVal(strings.ToLower(v.String())) },
+	"strtoupper": func(v Value) Value { return strVal(strings.ToUpper(v.String())) },
+	"intval":     func(v Value) Value { return castTo("int", v) },
+	"boolval":    func(v Value) Value { return castTo("bool", v) },
+	"strval":     func(v Value) Value { return castTo("string", v) },
+	"floatval":   func(v Value) Value { return castTo("float", v) },
 }
 
 // filterVar supports filter_var with FILTER_VALIDATE_BOOLEAN and
@@ -1158,19 +1152,12 @@ func (in *interp) issetOrEmpty(name token, fn string) (Value, error) {
 		var v Value
 		set := false
 		if in.isOp("[") {
-			in.nextTok()
-			key, err := in.expr()
+			key, err := in.superglobalKey(t)
 			if err != nil {
 				return nullVal, err
 			}
-			if err := in.expectOp("]"); err != nil {
-				return nullVal, err
-			}
-			if t.text != "_ENV" && t.text != "_SERVER" {
-				return nullVal, in.errAt(t, "array variable $%s is not supported", t.text)
-			}
 			var s string
-			s, set = in.env(key.String())
+			s, set = in.env(key)
 			v = strVal(s)
 		} else {
 			v, set = in.vars[t.text]
