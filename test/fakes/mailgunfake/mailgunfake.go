@@ -21,7 +21,7 @@ import (
 	"net/mail"
 	"path"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
@@ -67,8 +67,7 @@ type Server struct {
 	domain string
 
 	messages     fakeapi.Log[Message]
-	mu           sync.Mutex
-	eventQueries int
+	eventQueries atomic.Int64
 }
 
 // New starts a fake that knows one sending domain and accepts apiKey as
@@ -147,11 +146,7 @@ func (m Message) MessageIDHeader() string {
 }
 
 // EventQueries returns how many events requests the fake answered.
-func (s *Server) EventQueries() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.eventQueries
-}
+func (s *Server) EventQueries() int { return int(s.eventQueries.Load()) }
 
 func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	if !s.authorized(w, r) {
@@ -162,9 +157,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	want := strings.Trim(r.URL.Query().Get("message-id"), "<> ")
-	s.mu.Lock()
-	s.eventQueries++
-	s.mu.Unlock()
+	s.eventQueries.Add(1)
 	items := []any{}
 	for i, m := range s.messages.All() {
 		if want != "" && m.MessageIDHeader() != want {

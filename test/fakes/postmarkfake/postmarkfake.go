@@ -20,10 +20,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+
+	"time"
 
 	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
 	"github.com/mailsvc/mailsvc/test/fakes/faults"
-	"time"
 )
 
 // Address is one decoded mailbox.
@@ -56,7 +58,7 @@ type Server struct {
 	messages fakeapi.Log[Message]
 	mu       sync.Mutex
 	streams  map[string]bool
-	searches int
+	searches atomic.Int64
 }
 
 // New starts a fake whose only valid server token is token. It knows the
@@ -145,11 +147,7 @@ type wireEmail struct {
 }
 
 // Searches returns how many outbound message searches the fake answered.
-func (s *Server) Searches() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.searches
-}
+func (s *Server) Searches() int { return int(s.searches.Load()) }
 
 func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	if !s.authorized(w, r) {
@@ -162,9 +160,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	offset, _ := strconv.Atoi(q.Get("offset"))
-	s.mu.Lock()
-	s.searches++
-	s.mu.Unlock()
+	s.searches.Add(1)
 	var found []map[string]any
 	for _, m := range s.messages.All() {
 		stream := m.MessageStream

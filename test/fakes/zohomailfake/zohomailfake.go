@@ -39,6 +39,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
 	"github.com/mailsvc/mailsvc/test/fakes/faults"
@@ -111,7 +112,7 @@ type Server struct {
 	tokens          fakeapi.Log[string]
 	mu              sync.Mutex
 	uploads         map[string]Attachment // by storeName + "|" + path
-	accountRequests int
+	accountRequests atomic.Int64
 }
 
 // New starts a fake whose token validator is valid and whose user has the
@@ -143,9 +144,7 @@ func (s *Server) Tokens() []string { return s.tokens.All() }
 // AccountRequests returns how many GET /api/accounts requests the fake
 // answered (faults not included).
 func (s *Server) AccountRequests() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.accountRequests
+	return int(s.accountRequests.Load())
 }
 
 // FailNext makes the next n requests, whatever their path, answer status
@@ -205,9 +204,7 @@ func (s *Server) handleAccounts(w http.ResponseWriter, r *http.Request) {
 	if _, ok := s.authorized(w, r); !ok {
 		return
 	}
-	s.mu.Lock()
-	s.accountRequests++
-	s.mu.Unlock()
+	s.accountRequests.Add(1)
 	list := make([]map[string]any, 0, len(s.accounts))
 	for _, a := range s.accounts {
 		addrs := []map[string]any{{"mailId": a.Email, "isPrimary": true, "isAlias": false, "isConfirmed": true}}
