@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"maps"
 	"net/http"
 	"reflect"
 	"slices"
@@ -93,9 +94,7 @@ func simpleMessage() *core.Message {
 
 func staticSettings(fake *sesfake.Server, extra core.Settings) core.Settings {
 	s := core.Settings{"region": region, "access_key": accessKey, "secret": secretKey, "custom_endpoint": fake.URL}
-	for k, v := range extra {
-		s[k] = v
-	}
+	maps.Copy(s, extra)
 	return s
 }
 
@@ -628,9 +627,7 @@ func TestSMTPSettingsMapping(t *testing.T) {
 func smtpModeSettings(sink *smtpsink.Sink, encryption, username, password string, extra core.Settings) core.Settings {
 	s := core.Settings{"delivery_mode": "smtp", "smtp_host": sink.Host(), "smtp_port": int64(sink.Port()),
 		"smtp_encryption": encryption, "smtp_username": username, "smtp_password": password, "smtp_region": "eu-west-1"}
-	for k, v := range extra {
-		s[k] = v
-	}
+	maps.Copy(s, extra)
 	return s
 }
 

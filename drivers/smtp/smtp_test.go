@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	stdmime "mime"
 	"mime/multipart"
 	"net"
@@ -52,9 +53,7 @@ func settings(s *smtpsink.Sink, over core.Settings) core.Settings {
 		smtpdrv.KeyAuth:       false,
 		smtpdrv.KeyTimeout:    int64(5),
 	}
-	for k, v := range over {
-		out[k] = v
-	}
+	maps.Copy(out, over)
 	return out
 }
 
