@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/drivers/drivertest"
@@ -152,50 +151,25 @@ func TestTokenRefusedRefreshesOnce(t *testing.T) {
 }
 
 func TestErrorsClassified(t *testing.T) {
-	tests := []struct {
-		name          string
-		fail          func(f *gmailfake.Server)
-		stall         bool
-		wantTemporary bool
-	}{
-		{"400 bad request", func(f *gmailfake.Server) { f.FailNext(1, 400) }, false, false},
-		{"403 forbidden", func(f *gmailfake.Server) { f.FailNext(1, 403) }, false, false},
-		{"403 rate limit", func(f *gmailfake.Server) {
+	type fake = *gmailfake.Server
+	oauthdrivertest.SendErrors(t, func(t *testing.T) fake {
+		f := gmailfake.New(only(goodToken))
+		t.Cleanup(f.Close)
+		return f
+	}, []oauthdrivertest.ErrorCase[fake]{
+		{Name: "400 bad request", Fail: func(f fake) { f.FailNext(1, 400) }},
+		{Name: "403 forbidden", Fail: func(f fake) { f.FailNext(1, 403) }},
+		{Name: "403 rate limit", Fail: func(f fake) {
 			f.Server.FailNext(1, 403, gmailfake.ErrorBody(403, "userRateLimitExceeded", "User-rate limit exceeded."))
-		}, false, true},
-		{"429 rate limit", func(f *gmailfake.Server) { f.FailNext(1, 429) }, false, true},
-		{"500", func(f *gmailfake.Server) { f.FailNext(1, 500) }, false, true},
-		{"503", func(f *gmailfake.Server) { f.FailNext(1, 503) }, false, true},
-		{"stalled server", func(f *gmailfake.Server) { f.StallNext(1) }, true, true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			fake := gmailfake.New(only(goodToken))
-			defer fake.Close()
-			tc.fail(fake)
-			ctx := context.Background()
-			if tc.stall {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, 300*time.Millisecond)
-				defer cancel()
-			}
-			src := oauthdrivertest.NewTokens(goodToken, "ya29.other")
-			_, err := newTransport(t, settingsFor(fake.URL), src, nil).Send(ctx, drivertest.FullMessage())
-			var de *core.DeliveryError
-			if err == nil || !errors.As(err, &de) {
-				t.Fatalf("err = %v, want a classified error", err)
-			}
-			if core.IsTemporary(err) != tc.wantTemporary {
-				t.Errorf("IsTemporary = %v, want %v (%v)", core.IsTemporary(err), tc.wantTemporary, err)
-			}
-			if tc.stall && !errors.Is(err, context.DeadlineExceeded) {
-				t.Errorf("stall error %v is not a deadline error", err)
-			}
-			if strings.Contains(err.Error(), goodToken) || src.Refreshes() != 0 || len(fake.Messages()) != 0 {
-				t.Errorf("err %v, refreshes %d, messages %d", err, src.Refreshes(), len(fake.Messages()))
-			}
-		})
-	}
+		}, WantTemporary: true},
+		{Name: "429 rate limit", Fail: func(f fake) { f.FailNext(1, 429) }, WantTemporary: true},
+		{Name: "500", Fail: func(f fake) { f.FailNext(1, 500) }, WantTemporary: true},
+		{Name: "503", Fail: func(f fake) { f.FailNext(1, 503) }, WantTemporary: true},
+		{Name: "stalled server", Fail: func(f fake) { f.StallNext(1) }, Stall: true, WantTemporary: true},
+	}, func(ctx context.Context, t *testing.T, f fake, src *oauthdrivertest.Tokens) error {
+		_, err := newTransport(t, settingsFor(f.URL), src, nil).Send(ctx, drivertest.FullMessage())
+		return err
+	}, func(f fake) int { return len(f.Messages()) }, goodToken, "ya29.other")
 }
 
 func TestNetworkErrorIsTemporary(t *testing.T) {

@@ -261,49 +261,20 @@ func TestRefusedTokenIsRefreshedOnce(t *testing.T) {
 }
 
 func TestErrorsClassified(t *testing.T) {
-	tests := []struct {
-		name          string
-		status        int
-		stall         bool
-		wantTemporary bool
-	}{
-		{name: "429 throttled", status: 429, wantTemporary: true},
-		{name: "503 unavailable", status: 503, wantTemporary: true},
-		{name: "500", status: 500, wantTemporary: true},
-		{name: "400 invalid recipients", status: 400},
-		{name: "403 send as denied", status: 403},
-		{name: "404", status: 404},
-		{name: "stalled server", stall: true, wantTemporary: true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			fake := startGraph(t)
-			ctx := context.Background()
-			if tc.stall {
-				fake.StallNext(1)
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, 300*time.Millisecond)
-				defer cancel()
-			} else {
-				fake.FailNext(1, tc.status)
-			}
-			ts := oauthdrivertest.NewTokens(freshToken)
-			_, err := newTransport(t, apiSettings(fake, nil), ts).Send(ctx, drivertest.FullMessage())
-			var de *core.DeliveryError
-			if err == nil || !errors.As(err, &de) {
-				t.Fatalf("Send = %v, want a classified error", err)
-			}
-			if core.IsTemporary(err) != tc.wantTemporary {
-				t.Errorf("IsTemporary = %v, want %v (%v)", core.IsTemporary(err), tc.wantTemporary, err)
-			}
-			if strings.Contains(err.Error(), freshToken) {
-				t.Errorf("error shows the token: %v", err)
-			}
-			if ts.Refreshes() != 0 || len(fake.Messages()) != 0 {
-				t.Errorf("refreshes %d, messages %d after a failure", ts.Refreshes(), len(fake.Messages()))
-			}
-		})
-	}
+	type fake = *graphfake.Server
+	status := func(code int) func(fake) { return func(f fake) { f.FailNext(1, code) } }
+	oauthdrivertest.SendErrors(t, startGraph, []oauthdrivertest.ErrorCase[fake]{
+		{Name: "429 throttled", Fail: status(429), WantTemporary: true},
+		{Name: "503 unavailable", Fail: status(503), WantTemporary: true},
+		{Name: "500", Fail: status(500), WantTemporary: true},
+		{Name: "400 invalid recipients", Fail: status(400)},
+		{Name: "403 send as denied", Fail: status(403)},
+		{Name: "404", Fail: status(404)},
+		{Name: "stalled server", Fail: func(f fake) { f.StallNext(1) }, Stall: true, WantTemporary: true},
+	}, func(ctx context.Context, t *testing.T, f fake, src *oauthdrivertest.Tokens) error {
+		_, err := newTransport(t, apiSettings(f, nil), src).Send(ctx, drivertest.FullMessage())
+		return err
+	}, func(f fake) int { return len(f.Messages()) }, freshToken)
 	t.Run("network error", func(t *testing.T) {
 		fake := graphfake.New(validFresh)
 		set := apiSettings(fake, nil)

@@ -3,11 +3,9 @@ package zoho_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/drivers/drivertest"
@@ -243,54 +241,28 @@ func TestTokenRefusedRefreshesOnce(t *testing.T) {
 }
 
 func TestErrorsClassified(t *testing.T) {
-	tests := []struct {
-		name          string
-		fail          func(f *zohomailfake.Server)
-		stall         bool
-		wantTemporary bool
-		wantRefresh   bool
-	}{
-		{"400 invalid data", func(f *zohomailfake.Server) { f.FailNext(1, 400) }, false, false, false},
-		{"403", func(f *zohomailfake.Server) { f.FailNext(1, 403) }, false, false, false},
-		{"404", func(f *zohomailfake.Server) { f.FailNext(1, 404) }, false, false, false},
-		{"429", func(f *zohomailfake.Server) { f.FailNext(1, 429) }, false, true, false},
-		{"500", func(f *zohomailfake.Server) { f.FailNext(1, 500) }, false, true, false},
-		{"503", func(f *zohomailfake.Server) { f.FailNext(1, 503) }, false, true, false},
-		{"error status inside HTTP 200", func(f *zohomailfake.Server) {
+	type fake = *zohomailfake.Server
+	oauthdrivertest.SendErrors(t, func(t *testing.T) fake {
+		f := startFake()
+		t.Cleanup(f.Close)
+		return f
+	}, []oauthdrivertest.ErrorCase[fake]{
+		{Name: "400 invalid data", Fail: func(f fake) { f.FailNext(1, 400) }},
+		{Name: "403", Fail: func(f fake) { f.FailNext(1, 403) }},
+		{Name: "404", Fail: func(f fake) { f.FailNext(1, 404) }},
+		{Name: "429", Fail: func(f fake) { f.FailNext(1, 429) }, WantTemporary: true},
+		{Name: "500", Fail: func(f fake) { f.FailNext(1, 500) }, WantTemporary: true},
+		{Name: "503", Fail: func(f fake) { f.FailNext(1, 503) }, WantTemporary: true},
+		{Name: "error status inside HTTP 200", Fail: func(f fake) {
 			f.FailNextWith(1, func(w http.ResponseWriter, _ *http.Request) {
 				faults.WriteJSON(w, 200, zohomailfake.ErrorBody(500, "INTERNAL_SERVER_ERROR", ""))
 			})
-		}, false, true, false},
-		{"stalled server", func(f *zohomailfake.Server) { f.StallNext(1) }, true, true, false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			fake := startFake()
-			defer fake.Close()
-			tc.fail(fake)
-			ctx := context.Background()
-			if tc.stall {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, 300*time.Millisecond)
-				defer cancel()
-			}
-			src := oauthdrivertest.NewTokens(goodToken, "1000.other")
-			_, err := newTransport(t, settingsFor(fake.URL), src).Send(ctx, drivertest.FullMessage())
-			var de *core.DeliveryError
-			if err == nil || !errors.As(err, &de) {
-				t.Fatalf("err = %v, want a classified error", err)
-			}
-			if core.IsTemporary(err) != tc.wantTemporary {
-				t.Errorf("IsTemporary = %v, want %v (%v)", core.IsTemporary(err), tc.wantTemporary, err)
-			}
-			if tc.stall && !errors.Is(err, context.DeadlineExceeded) {
-				t.Errorf("stall error %v is not a deadline error", err)
-			}
-			if strings.Contains(err.Error(), goodToken) || src.Refreshes() != 0 || len(fake.Messages()) != 0 {
-				t.Errorf("err %v, refreshes %d, messages %d", err, src.Refreshes(), len(fake.Messages()))
-			}
-		})
-	}
+		}, WantTemporary: true},
+		{Name: "stalled server", Fail: func(f fake) { f.StallNext(1) }, Stall: true, WantTemporary: true},
+	}, func(ctx context.Context, t *testing.T, f fake, src *oauthdrivertest.Tokens) error {
+		_, err := newTransport(t, settingsFor(f.URL), src).Send(ctx, drivertest.FullMessage())
+		return err
+	}, func(f fake) int { return len(f.Messages()) }, goodToken, "1000.other")
 	t.Run("network error", func(t *testing.T) {
 		fake := startFake()
 		url := fake.URL
