@@ -11,24 +11,19 @@ import (
 	"github.com/mailsvc/mailsvc/core"
 )
 
-func init() { Register(fluentSMTP{}) }
+func init() {
+	Register(fluentSMTP{plugin{id: SourceFluentSMTP, name: "FluentSMTP", logs: fluentLogs,
+		option: fluentOption, table: fluentTable, dir: "fluent-smtp/"}})
+}
 
 // fluentSMTP reads FluentSMTP: the option fluentmail-settings and the
 // table fsmpt_email_logs.
-type fluentSMTP struct{}
+type fluentSMTP struct{ plugin }
 
 const (
 	fluentOption = "fluentmail-settings"
 	fluentTable  = "fsmpt_email_logs"
 )
-
-func (fluentSMTP) ID() string      { return SourceFluentSMTP }
-func (fluentSMTP) Name() string    { return "FluentSMTP" }
-func (fluentSMTP) Logs() LogSource { return fluentLogs }
-
-func (fluentSMTP) Detect(ctx context.Context, site Site) (Detection, error) {
-	return detect(ctx, site, fluentOption, fluentTable, "fluent-smtp/")
-}
 
 // fluentSecret is the one secret field per provider FluentSMTP encrypts.
 var fluentSecret = map[string]string{

@@ -31,34 +31,21 @@ const (
 	postSMTPTableBase = int64(1) << 40
 )
 
-func init() { Register(postSMTPSource{}) }
+// init registers the source, whose Logs read both log stores.
+func init() {
+	Register(postSMTPSource{plugin{id: SourcePostSMTP, name: "Post SMTP", logs: postSMTPLogs{},
+		option: postSMTPOption, table: postSMTPTable, dir: "post-smtp/"}})
+}
 
 // postSMTPSource reads Post SMTP.
-type postSMTPSource struct{}
-
-// ID is the source id post-smtp.
-func (postSMTPSource) ID() string { return SourcePostSMTP }
-
-// Name is the plugin's name.
-func (postSMTPSource) Name() string { return "Post SMTP" }
-
-// Logs reads both log stores.
-func (postSMTPSource) Logs() LogSource { return postSMTPLogs{} }
-
-// Detect looks for the option, the log table and the active plugin.
-func (postSMTPSource) Detect(ctx context.Context, site Site) (Detection, error) {
-	return detect(ctx, site, postSMTPOption, postSMTPTable, "post-smtp/")
-}
+type postSMTPSource struct{ plugin }
 
 // Connections converts the transport and the fallback SMTP server.
 func (postSMTPSource) Connections(ctx context.Context, site Site) (*Setup, error) {
-	opts, found, problem, err := optionDict(ctx, site, postSMTPOption)
-	if err != nil {
-		return nil, fmt.Errorf("post smtp: %w", err)
-	}
 	setup := &Setup{}
-	if problem != "" {
-		setup.Errors = append(setup.Errors, problem)
+	opts, found, err := setup.readDict(ctx, site, "post smtp", postSMTPOption)
+	if err != nil {
+		return nil, err
 	}
 	if !found || opts == nil {
 		return setup, nil
@@ -68,30 +55,19 @@ func (postSMTPSource) Connections(ctx context.Context, site Site) (*Setup, error
 		Constant: site.Constant,
 		Decode:   func(v string) (string, error) { return site.Decrypt(ctx, SchemeBase64, v) },
 	}
-	var problems []string
-	in.Token, _, problem, err = optionDict(ctx, site, postSMTPTokenOption)
-	if err != nil {
-		return nil, fmt.Errorf("post smtp: %w", err)
+	if in.Token, _, err = setup.readDict(ctx, site, "post smtp", postSMTPTokenOption); err != nil {
+		return nil, err
 	}
-	problems = append(problems, problem)
-	in.Office365, _, problem, err = optionDict(ctx, site, postSMTPO365Option)
-	if err != nil {
-		return nil, fmt.Errorf("post smtp: %w", err)
+	if in.Office365, _, err = setup.readDict(ctx, site, "post smtp", postSMTPO365Option); err != nil {
+		return nil, err
 	}
-	problems = append(problems, problem)
-	pro, _, problem, err := optionDict(ctx, site, postSMTPProOption)
+	pro, _, err := setup.readDict(ctx, site, "post smtp", postSMTPProOption)
 	if err != nil {
-		return nil, fmt.Errorf("post smtp: %w", err)
+		return nil, err
 	}
-	problems = append(problems, problem)
 	for _, ext := range pro.Dict("extensions") {
 		if PHPString(ext) == "gmail-oneclick" {
 			in.GmailOneClick = true
-		}
-	}
-	for _, p := range problems {
-		if p != "" {
-			setup.Errors = append(setup.Errors, p)
 		}
 	}
 	out := PostSMTPSetup(in)

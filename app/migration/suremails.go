@@ -2,7 +2,6 @@ package migration
 
 import (
 	"context"
-	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,37 +24,23 @@ const (
 	sureMailsTable  = "suremails_email_log"
 )
 
-func init() { Register(sureMailsSource{}) }
+func init() {
+	Register(sureMailsSource{plugin{id: SourceSureMails, name: "SureMails", logs: sureMailsLogs,
+		option: sureMailsOption, table: sureMailsTable, dir: "suremails/"}})
+}
 
 // sureMailsSource reads SureMails.
-type sureMailsSource struct{}
-
-// ID is the source id suremails.
-func (sureMailsSource) ID() string { return SourceSureMails }
-
-// Name is the plugin's name.
-func (sureMailsSource) Name() string { return "SureMails" }
-
-// Logs reads suremails_email_log.
-func (sureMailsSource) Logs() LogSource { return sureMailsLogs }
-
-// Detect looks for the option, the log table and the active plugin.
-func (sureMailsSource) Detect(ctx context.Context, site Site) (Detection, error) {
-	return detect(ctx, site, sureMailsOption, sureMailsTable, "suremails/")
-}
+type sureMailsSource struct{ plugin }
 
 // Connections converts every connection; the default and fallback follow
 // the plugin's choice.
 func (sureMailsSource) Connections(ctx context.Context, site Site) (*Setup, error) {
-	opts, found, problem, err := optionDict(ctx, site, sureMailsOption)
+	setup := &Setup{}
+	opts, found, err := setup.readDict(ctx, site, "suremails", sureMailsOption)
 	if err != nil {
-		return nil, fmt.Errorf("suremails: %w", err)
+		return nil, err
 	}
 	if !found || opts == nil {
-		setup := &Setup{}
-		if problem != "" {
-			setup.Errors = append(setup.Errors, problem)
-		}
 		return setup, nil
 	}
 	return SureMailsSetup(opts, func(v string) (string, error) {

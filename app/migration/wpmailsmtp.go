@@ -12,12 +12,15 @@ import (
 	"github.com/mailsvc/mailsvc/core"
 )
 
-func init() { Register(wpMailSMTP{}) }
+func init() {
+	Register(wpMailSMTP{plugin{id: SourceWPMailSMTP, name: "WP Mail SMTP", logs: WPMailSMTPLogs("", ""),
+		option: wpmsOption, table: wpmsTable, dir: "wp-mail-smtp"}})
+}
 
 // wpMailSMTP reads WP Mail SMTP Lite and Pro: the option wp_mail_smtp
 // (the primary connection), Pro's wp_mail_smtp_additional_connections
 // and backup connection, and Pro's wpmailsmtp_emails_log table.
-type wpMailSMTP struct{}
+type wpMailSMTP struct{ plugin }
 
 const (
 	wpmsOption     = "wp_mail_smtp"
@@ -25,12 +28,9 @@ const (
 	wpmsTable      = "wpmailsmtp_emails_log"
 )
 
-func (wpMailSMTP) ID() string      { return SourceWPMailSMTP }
-func (wpMailSMTP) Name() string    { return "WP Mail SMTP" }
-func (wpMailSMTP) Logs() LogSource { return WPMailSMTPLogs("", "") }
-
-func (wpMailSMTP) Detect(ctx context.Context, site Site) (Detection, error) {
-	d, err := detect(ctx, site, wpmsOption, wpmsTable, "wp-mail-smtp")
+// Detect adds the plugin's version to what plugin.Detect finds.
+func (w wpMailSMTP) Detect(ctx context.Context, site Site) (Detection, error) {
+	d, err := w.plugin.Detect(ctx, site)
 	if err == nil && d.Found {
 		if v, ok, _ := site.Option(ctx, "wp_mail_smtp_version"); ok {
 			d.Version = PHPString(v)

@@ -40,48 +40,27 @@ var wpSMTPHosts = map[string]string{
 	"brevo":    "smtp-relay.brevo.com",
 }
 
-func init() { Register(wpSMTPSource{}) }
+// init registers the source: it detects either option, the log table and
+// the active plugin.
+func init() {
+	Register(wpSMTPSource{plugin{id: SourceWPSMTP, name: "WP SMTP / Solid Mail", logs: wpSMTPLogs,
+		option: wpSMTPProvidersOpt, legacy: wpSMTPLegacyOption, table: wpSMTPTable, dir: "wp-smtp/"}})
+}
 
 // wpSMTPSource reads WP SMTP and Solid Mail.
-type wpSMTPSource struct{}
-
-// ID is the source id wp-smtp.
-func (wpSMTPSource) ID() string { return SourceWPSMTP }
-
-// Name is the plugin's name.
-func (wpSMTPSource) Name() string { return "WP SMTP / Solid Mail" }
-
-// Logs reads wpsmtp_logs.
-func (wpSMTPSource) Logs() LogSource { return wpSMTPLogs }
-
-// Detect looks for either option, the log table and the active plugin.
-func (wpSMTPSource) Detect(ctx context.Context, site Site) (Detection, error) {
-	d, err := detect(ctx, site, wpSMTPProvidersOpt, wpSMTPTable, "wp-smtp/")
-	if err != nil || d.Found {
-		return d, err
-	}
-	legacy, err := detect(ctx, site, wpSMTPLegacyOption, "", "wp-smtp/")
-	d.Found = legacy.Found
-	return d, err
-}
+type wpSMTPSource struct{ plugin }
 
 // Connections converts Solid Mail's providers, or the legacy server when
 // Solid Mail never migrated it.
 func (wpSMTPSource) Connections(ctx context.Context, site Site) (*Setup, error) {
 	setup := &Setup{}
-	providers, _, problem, err := optionDict(ctx, site, wpSMTPProvidersOpt)
+	providers, _, err := setup.readDict(ctx, site, "wp smtp", wpSMTPProvidersOpt)
 	if err != nil {
-		return nil, fmt.Errorf("wp smtp: %w", err)
+		return nil, err
 	}
-	if problem != "" {
-		setup.Errors = append(setup.Errors, problem)
-	}
-	legacy, _, problem, err := optionDict(ctx, site, wpSMTPLegacyOption)
+	legacy, _, err := setup.readDict(ctx, site, "wp smtp", wpSMTPLegacyOption)
 	if err != nil {
-		return nil, fmt.Errorf("wp smtp: %w", err)
-	}
-	if problem != "" {
-		setup.Errors = append(setup.Errors, problem)
+		return nil, err
 	}
 	_, migrationFailed, err := site.Option(ctx, wpSMTPMigrationError)
 	if err != nil && !isUnreadable(err) {
