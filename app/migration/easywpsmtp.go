@@ -63,8 +63,7 @@ func (easyWPSMTPSource) Connections(ctx context.Context, site Site) (*Setup, err
 	switch {
 	case found2 && v2 != nil:
 		c := easyV2Candidate(ctx, site, v2)
-		setup.Candidates = append(setup.Candidates, c)
-		setup.DefaultKey = c.Key
+		setup.addDefault(c)
 		if found1 {
 			setup.Issues = append(setup.Issues, "Easy WP SMTP 1.x settings are still stored; the 2.x settings, which replaced them, were used.")
 		}
@@ -78,8 +77,7 @@ func (easyWPSMTPSource) Connections(ctx context.Context, site Site) (*Setup, err
 		c := EasyWPSMTPv1Candidate(v1, encrypted, func(v string) (string, error) {
 			return site.Decrypt(ctx, SchemeEasyWPSMTPv1, v)
 		})
-		setup.Candidates = append(setup.Candidates, c)
-		setup.DefaultKey = c.Key
+		setup.addDefault(c)
 	}
 	return setup, nil
 }

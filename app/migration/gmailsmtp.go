@@ -43,19 +43,11 @@ func init() {
 type gmailSMTPSource struct{ plugin }
 
 // Connections converts the one Gmail connection.
-func (gmailSMTPSource) Connections(ctx context.Context, site Site) (*Setup, error) {
-	setup := &Setup{}
-	opts, found, err := setup.readDict(ctx, site, "gmail smtp", gmailSMTPOption)
-	if err != nil {
-		return nil, err
-	}
-	if !found || opts == nil {
+func (s gmailSMTPSource) Connections(ctx context.Context, site Site) (*Setup, error) {
+	return s.fromOption(ctx, site, "gmail smtp", func(setup *Setup, opts Dict) (*Setup, error) {
+		setup.addDefault(GmailSMTPCandidate(opts))
 		return setup, nil
-	}
-	c := GmailSMTPCandidate(opts)
-	setup.Candidates = append(setup.Candidates, c)
-	setup.DefaultKey = c.Key
-	return setup, nil
+	})
 }
 
 // googleToken is the token JSON Gmail SMTP stores (the Google PHP

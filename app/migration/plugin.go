@@ -36,3 +36,26 @@ func (p plugin) Detect(ctx context.Context, site Site) (Detection, error) {
 	d.Found = old.Found
 	return d, err
 }
+
+// fromOption is Connections for a plugin whose connections are in its
+// option: it reads the option (an error that stops the reading is wrapped
+// with label); when the option is absent or not an array, the Setup holds
+// only that problem, else convert makes the Setup from the option's
+// array, setup holding any problem so far.
+func (p plugin) fromOption(ctx context.Context, site Site, label string, convert func(setup *Setup, opts Dict) (*Setup, error)) (*Setup, error) {
+	setup := &Setup{}
+	opts, found, err := setup.readDict(ctx, site, label, p.option)
+	if err != nil {
+		return nil, err
+	}
+	if !found || opts == nil {
+		return setup, nil
+	}
+	return convert(setup, opts)
+}
+
+// addDefault adds c to s as its default connection.
+func (s *Setup) addDefault(c Candidate) {
+	s.Candidates = append(s.Candidates, c)
+	s.DefaultKey = c.Key
+}

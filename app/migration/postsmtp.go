@@ -41,38 +41,33 @@ func init() {
 type postSMTPSource struct{ plugin }
 
 // Connections converts the transport and the fallback SMTP server.
-func (postSMTPSource) Connections(ctx context.Context, site Site) (*Setup, error) {
-	setup := &Setup{}
-	opts, found, err := setup.readDict(ctx, site, "post smtp", postSMTPOption)
-	if err != nil {
-		return nil, err
-	}
-	if !found || opts == nil {
-		return setup, nil
-	}
-	in := PostSMTPInput{
-		Options:  opts,
-		Constant: site.Constant,
-		Decode:   func(v string) (string, error) { return site.Decrypt(ctx, SchemeBase64, v) },
-	}
-	if in.Token, _, err = setup.readDict(ctx, site, "post smtp", postSMTPTokenOption); err != nil {
-		return nil, err
-	}
-	if in.Office365, _, err = setup.readDict(ctx, site, "post smtp", postSMTPO365Option); err != nil {
-		return nil, err
-	}
-	pro, _, err := setup.readDict(ctx, site, "post smtp", postSMTPProOption)
-	if err != nil {
-		return nil, err
-	}
-	for _, ext := range pro.Dict("extensions") {
-		if PHPString(ext) == "gmail-oneclick" {
-			in.GmailOneClick = true
+func (s postSMTPSource) Connections(ctx context.Context, site Site) (*Setup, error) {
+	return s.fromOption(ctx, site, "post smtp", func(setup *Setup, opts Dict) (*Setup, error) {
+		in := PostSMTPInput{
+			Options:  opts,
+			Constant: site.Constant,
+			Decode:   func(v string) (string, error) { return site.Decrypt(ctx, SchemeBase64, v) },
 		}
-	}
-	out := PostSMTPSetup(in)
-	out.Errors = append(setup.Errors, out.Errors...)
-	return out, nil
+		var err error
+		if in.Token, _, err = setup.readDict(ctx, site, "post smtp", postSMTPTokenOption); err != nil {
+			return nil, err
+		}
+		if in.Office365, _, err = setup.readDict(ctx, site, "post smtp", postSMTPO365Option); err != nil {
+			return nil, err
+		}
+		pro, _, err := setup.readDict(ctx, site, "post smtp", postSMTPProOption)
+		if err != nil {
+			return nil, err
+		}
+		for _, ext := range pro.Dict("extensions") {
+			if PHPString(ext) == "gmail-oneclick" {
+				in.GmailOneClick = true
+			}
+		}
+		out := PostSMTPSetup(in)
+		out.Errors = append(setup.Errors, out.Errors...)
+		return out, nil
+	})
 }
 
 // PostSMTPInput is what PostSMTPSetup reads: the options as Site.Option

@@ -18,21 +18,13 @@ func init() {
 // smtpMailerSource reads SMTP Mailer.
 type smtpMailerSource struct{ plugin }
 
-func (smtpMailerSource) Connections(ctx context.Context, site Site) (*Setup, error) {
-	setup := &Setup{}
-	opts, found, err := setup.readDict(ctx, site, "smtp mailer", smtpMailerOption)
-	if err != nil {
-		return nil, err
-	}
-	if !found || opts == nil {
+func (s smtpMailerSource) Connections(ctx context.Context, site Site) (*Setup, error) {
+	return s.fromOption(ctx, site, "smtp mailer", func(setup *Setup, opts Dict) (*Setup, error) {
+		setup.addDefault(SMTPMailerCandidate(opts, func(v string) (string, error) {
+			return site.Decrypt(ctx, SchemeBase64, v)
+		}))
 		return setup, nil
-	}
-	c := SMTPMailerCandidate(opts, func(v string) (string, error) {
-		return site.Decrypt(ctx, SchemeBase64, v)
 	})
-	setup.Candidates = append(setup.Candidates, c)
-	setup.DefaultKey = c.Key
-	return setup, nil
 }
 
 // SMTPMailerCandidate converts the smtp_mailer_options array. decodeB64

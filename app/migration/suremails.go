@@ -34,18 +34,12 @@ type sureMailsSource struct{ plugin }
 
 // Connections converts every connection; the default and fallback follow
 // the plugin's choice.
-func (sureMailsSource) Connections(ctx context.Context, site Site) (*Setup, error) {
-	setup := &Setup{}
-	opts, found, err := setup.readDict(ctx, site, "suremails", sureMailsOption)
-	if err != nil {
-		return nil, err
-	}
-	if !found || opts == nil {
-		return setup, nil
-	}
-	return SureMailsSetup(opts, func(v string) (string, error) {
-		return site.Decrypt(ctx, SchemeBase64Unpadded, v)
-	}), nil
+func (s sureMailsSource) Connections(ctx context.Context, site Site) (*Setup, error) {
+	return s.fromOption(ctx, site, "suremails", func(_ *Setup, opts Dict) (*Setup, error) {
+		return SureMailsSetup(opts, func(v string) (string, error) {
+			return site.Decrypt(ctx, SchemeBase64Unpadded, v)
+		}), nil
+	})
 }
 
 // SureMailsSetup converts suremails_connections. decode opens an

@@ -95,8 +95,7 @@ func WPSMTPSetup(providers, legacy Dict, migrationFailed bool) *Setup {
 	}
 	if len(setup.Candidates) == 0 && legacy != nil {
 		c := WPSMTPLegacyCandidate(legacy)
-		setup.Candidates = append(setup.Candidates, c)
-		setup.DefaultKey = c.Key
+		setup.addDefault(c)
 	}
 	if setup.DefaultKey == "" && len(setup.Candidates) > 0 {
 		setup.DefaultKey = setup.Candidates[0].Key
