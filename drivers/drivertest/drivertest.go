@@ -293,15 +293,7 @@ func roundTrip(t *testing.T, h Harness) {
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			msg := h.message()
-			rc, err := h.newTransport(t, tc.settings).Send(context.Background(), msg)
-			if err != nil {
-				t.Fatalf("Send: %v", err)
-			}
-			got := fake.Messages()
-			if len(got) != i+1 {
-				t.Fatalf("fake recorded %d messages, want %d", len(got), i+1)
-			}
-			m := got[i]
+			rc, m := SendRecorded(t, h.newTransport(t, tc.settings), msg, fake.Messages, i+1)
 			if h.CheckReceipt != nil {
 				h.CheckReceipt(t, rc, m)
 			} else if rc.MessageID == "" || rc.MessageID != m.ID {
@@ -739,4 +731,20 @@ func SendThenFind(t *testing.T, tr core.Transport, msg *core.Message, wantUncert
 		t.Fatalf("Find: %v", err)
 	}
 	return rc, found
+}
+
+// SendRecorded sends msg through tr and fails t unless the send succeeds
+// and the fake's recorded messages (recorded, usually its Messages) are
+// then want in all; it returns the receipt and the last of them.
+func SendRecorded[M any](t *testing.T, tr core.Transport, msg *core.Message, recorded func() []M, want int) (core.Receipt, M) {
+	t.Helper()
+	rc, err := tr.Send(context.Background(), msg)
+	if err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	got := recorded()
+	if len(got) != want {
+		t.Fatalf("fake recorded %d messages, want %d", len(got), want)
+	}
+	return rc, got[want-1]
 }

@@ -49,15 +49,7 @@ func TestSendFullMessage(t *testing.T) {
 			msg := drivertest.FullMessage()
 			msg.Bcc = append(msg.Bcc, core.Address{Name: "Dörte", Email: "doerte@example.org"})
 			msg.ReplyTo = append(msg.ReplyTo, core.Address{Email: "second@example.com"})
-			rc, err := newTransport(t, tc.settings, oauthdrivertest.NewTokens(goodToken), nil).Send(context.Background(), msg)
-			if err != nil {
-				t.Fatalf("Send: %v", err)
-			}
-			got := fake.Messages()
-			if len(got) != i+1 {
-				t.Fatalf("fake recorded %d messages, want %d", len(got), i+1)
-			}
-			m := got[i]
+			rc, m := drivertest.SendRecorded(t, newTransport(t, tc.settings, oauthdrivertest.NewTokens(goodToken), nil), msg, fake.Messages, i+1)
 			if rc.MessageID == "" || rc.MessageID != m.ID || m.Upload {
 				t.Errorf("receipt id %q, fake id %q, upload %v", rc.MessageID, m.ID, m.Upload)
 			}

@@ -121,15 +121,7 @@ func TestSendThroughGraph(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			fake := startGraph(t)
 			msg := drivertest.FullMessage()
-			rc, err := newTransport(t, apiSettings(fake, tc.extra), oauthdrivertest.NewTokens(freshToken)).Send(context.Background(), msg)
-			if err != nil {
-				t.Fatalf("Send: %v", err)
-			}
-			got := fake.Messages()
-			if len(got) != 1 {
-				t.Fatalf("fake recorded %d messages", len(got))
-			}
-			m := got[0]
+			rc, m := drivertest.SendRecorded(t, newTransport(t, apiSettings(fake, tc.extra), oauthdrivertest.NewTokens(freshToken)), msg, fake.Messages, 1)
 			if m.Draft || rc.MessageID == "" || rc.MessageID != m.ID {
 				t.Errorf("draft %v, receipt %q, request-id %q: want sendMail with the request-id as id", m.Draft, rc.MessageID, m.ID)
 			}

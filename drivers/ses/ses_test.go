@@ -793,14 +793,7 @@ func TestPartKeepsHeaders(t *testing.T) {
 			msg.Cc = []core.Address{{Email: "c@example.org"}}
 			msg.Bcc = []core.Address{{Email: "d@example.org"}}
 			msg.Envelope = []core.Address{msg.To[1], msg.Bcc[0]}
-			if _, err := tr.Send(context.Background(), msg); err != nil {
-				t.Fatalf("Send: %v", err)
-			}
-			got := fake.Messages()
-			if len(got) != 1 {
-				t.Fatalf("fake recorded %d messages", len(got))
-			}
-			m := got[0]
+			_, m := drivertest.SendRecorded(t, tr, msg, fake.Messages, 1)
 			if !reflect.DeepEqual(m.SortedDestinations(), []string{"b@example.org", "d@example.org"}) {
 				t.Errorf("destinations %v, want b and d", m.SortedDestinations())
 			}

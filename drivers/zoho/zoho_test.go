@@ -53,15 +53,7 @@ func TestSendFullMessage(t *testing.T) {
 			msg := drivertest.FullMessage()
 			msg.To = append(msg.To, core.Address{Name: "Dörte \"D\" Ünal", Email: "doerte@example.org"})
 			tr := newTransport(t, tc.settings, oauthdrivertest.NewTokens(goodToken))
-			rc, err := tr.Send(context.Background(), msg)
-			if err != nil {
-				t.Fatalf("Send: %v", err)
-			}
-			got := fake.Messages()
-			if len(got) != i+1 {
-				t.Fatalf("recorded %d messages, want %d", len(got), i+1)
-			}
-			m := got[i]
+			rc, m := drivertest.SendRecorded(t, tr, msg, fake.Messages, i+1)
 			if rc.MessageID == "" || rc.MessageID != m.ID {
 				t.Errorf("receipt %q, fake id %q", rc.MessageID, m.ID)
 			}
