@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/drivers/drivertest"
@@ -367,17 +366,14 @@ func TestSMTPMode(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Send: %v", err)
 			}
-			got, err := sink.WaitFor(1, 5*time.Second)
-			if err != nil {
-				t.Fatal(err)
+			got := sink.AwaitOne(t)
+			if got.Username != mailbox || got.From != mailbox {
+				t.Errorf("authenticated as %q, MAIL FROM %q, want %q", got.Username, got.From, mailbox)
 			}
-			if got[0].Username != mailbox || got[0].From != mailbox {
-				t.Errorf("authenticated as %q, MAIL FROM %q, want %q", got[0].Username, got[0].From, mailbox)
+			if !strings.Contains(string(got.Data), `From: "Box" <box@contoso.test>`) {
+				t.Errorf("From header is not the mailbox:\n%.400s", got.Data)
 			}
-			if !strings.Contains(string(got[0].Data), `From: "Box" <box@contoso.test>`) {
-				t.Errorf("From header is not the mailbox:\n%.400s", got[0].Data)
-			}
-			if !bytes.Contains(got[0].Data, []byte("invoice.pdf")) {
+			if !bytes.Contains(got.Data, []byte("invoice.pdf")) {
 				t.Error("attachment missing")
 			}
 			if err := tr.(core.Verifier).Verify(context.Background()); err != nil {

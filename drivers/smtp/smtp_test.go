@@ -113,11 +113,7 @@ func TestSendModes(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Send: %v", err)
 			}
-			got, err := sink.WaitFor(1, 5*time.Second)
-			if err != nil {
-				t.Fatal(err)
-			}
-			m := got[0]
+			m := sink.AwaitOne(t)
 			if m.TLS != tc.wantTLS || m.Username != tc.wantUser {
 				t.Errorf("TLS=%v user=%q, want TLS=%v user=%q", m.TLS, m.Username, tc.wantTLS, tc.wantUser)
 			}
@@ -464,11 +460,7 @@ func TestMessageContent(t *testing.T) {
 	if _, err := tr.Send(context.Background(), msg); err != nil {
 		t.Fatalf("Send: %v", err)
 	}
-	got, err := sink.WaitFor(1, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := got[0]
+	m := sink.AwaitOne(t)
 	wantRcpts := "to@example.org,cc@example.org,bcc@example.net"
 	if strings.Join(m.To, ",") != wantRcpts {
 		t.Errorf("envelope recipients = %v, want %s", m.To, wantRcpts)
