@@ -212,6 +212,18 @@ func sendQueued(t *testing.T, tr core.Transport, n int) {
 	}
 }
 
+// countCommand returns how many of the lines are the command cmd, in any
+// case.
+func countCommand(lines []string, cmd string) int {
+	n := 0
+	for _, l := range lines {
+		if strings.EqualFold(l, cmd) {
+			n++
+		}
+	}
+	return n
+}
+
 // sendRefusedThenGood sends a message to a recipient the scripted server
 // refuses, which must fail for good naming the 550, then a good one on
 // the same session.
@@ -254,13 +266,7 @@ func TestPipelinedSend(t *testing.T) {
 	if delivered != 4 || conns != 1 {
 		t.Errorf("delivered %d over %d connections, want 4 over 1", delivered, conns)
 	}
-	rset := 0
-	for _, l := range lines {
-		if strings.ToUpper(l) == "RSET" {
-			rset++
-		}
-	}
-	if rset != 1 {
+	if rset := countCommand(lines, "RSET"); rset != 1 {
 		t.Errorf("RSET sent %d times, want once after the refused recipient: %q", rset, lines)
 	}
 }
