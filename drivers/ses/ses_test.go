@@ -67,6 +67,14 @@ func (f fake) Messages() []drivertest.Message {
 	return out
 }
 
+// startSES starts the SES fake that knows the test's key, closed when t
+// ends.
+func startSES(t *testing.T) *sesfake.Server {
+	f := sesfake.New(region, accessKey, secretKey)
+	t.Cleanup(f.Close)
+	return f
+}
+
 func TestConformance(t *testing.T) {
 	h := drivertest.Harness{
 		KeepsHeaders:      true,
@@ -125,8 +133,7 @@ func emailsOf(in []sesfake.Address) []string {
 }
 
 func TestSendRoundTrip(t *testing.T) {
-	fake := sesfake.New(region, accessKey, secretKey)
-	defer fake.Close()
+	fake := startSES(t)
 	tests := []struct {
 		name     string
 		extra    core.Settings
@@ -217,8 +224,7 @@ func TestSendRoundTrip(t *testing.T) {
 }
 
 func TestSigV4Scope(t *testing.T) {
-	fake := sesfake.New(region, accessKey, secretKey)
-	defer fake.Close()
+	fake := startSES(t)
 	for _, v2 := range []bool{false, true} {
 		before := len(fake.Requests())
 		tr := newTransport(t, staticSettings(fake, core.Settings{"enable_v2_api": v2}))
@@ -245,8 +251,7 @@ func TestSigV4Scope(t *testing.T) {
 }
 
 func TestConcurrentSend(t *testing.T) {
-	fake := sesfake.New(region, accessKey, secretKey)
-	defer fake.Close()
+	fake := startSES(t)
 	for _, v2 := range []bool{false, true} {
 		tr := newTransport(t, staticSettings(fake, core.Settings{"enable_v2_api": v2}))
 		const n = 8
@@ -353,8 +358,7 @@ func TestSendFailures(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			fake := sesfake.New(region, accessKey, secretKey)
-			defer fake.Close()
+			fake := startSES(t)
 			tr := newTransport(t, staticSettings(fake, core.Settings{"enable_v2_api": tc.v2}))
 			fake.FailNext(1, tc.status, tc.code, "simulated "+tc.code)
 			_, err := tr.Send(context.Background(), simpleMessage())
@@ -426,8 +430,7 @@ func TestWrongSecretIsPermanentAndMasked(t *testing.T) {
 }
 
 func TestVerify(t *testing.T) {
-	fake := sesfake.New(region, accessKey, secretKey)
-	defer fake.Close()
+	fake := startSES(t)
 	tests := []struct {
 		name          string
 		extra         core.Settings
@@ -750,8 +753,7 @@ func TestBaseURL(t *testing.T) {
 // with the header in ASCII, and a non-ASCII local part is refused for
 // good before any request.
 func TestInternationalAddresses(t *testing.T) {
-	fake := sesfake.New(region, accessKey, secretKey)
-	defer fake.Close()
+	fake := startSES(t)
 	tr := newTransport(t, staticSettings(fake, nil))
 	msg := &core.Message{From: core.Address{Name: "Bücher", Email: "shop@bücher.example"}, To: []core.Address{{Email: "ann@exämple.org"}},
 		Subject: "Grüße", Text: "Hallo"}
@@ -781,8 +783,7 @@ func TestInternationalAddresses(t *testing.T) {
 func TestPartKeepsHeaders(t *testing.T) {
 	for _, api := range []string{"v1", "v2"} {
 		t.Run(api, func(t *testing.T) {
-			fake := sesfake.New(region, accessKey, secretKey)
-			defer fake.Close()
+			fake := startSES(t)
 			extra := core.Settings{}
 			if api == "v2" {
 				extra["enable_v2_api"] = true
