@@ -27,13 +27,20 @@ func newTransport(t *testing.T, settings core.Settings, src core.TokenSource, hc
 	return drivertest.NewTransportEnv(t, gmail.Slug, settings, core.DriverEnv{HTTPClient: hc, Tokens: src})
 }
 
+// startGmail starts a Gmail fake that accepts goodToken, closed when t
+// ends.
+func startGmail(t *testing.T) *gmailfake.Server {
+	f := gmailfake.New(only(goodToken))
+	t.Cleanup(f.Close)
+	return f
+}
+
 func settingsFor(url string) core.Settings {
 	return core.Settings{"client_id": "cid", "client_secret": "csecret", "base_url": url}
 }
 
 func TestSendFullMessage(t *testing.T) {
-	fake := gmailfake.New(only(goodToken))
-	defer fake.Close()
+	fake := startGmail(t)
 	override := settingsFor(fake.URL + "/")
 	override["from_email"], override["from_name"] = "alias@example.net", "Alias Net"
 	tests := []struct {
@@ -64,8 +71,7 @@ func TestSendFullMessage(t *testing.T) {
 }
 
 func TestLargeMessageGoesThroughUpload(t *testing.T) {
-	fake := gmailfake.New(only(goodToken))
-	defer fake.Close()
+	fake := startGmail(t)
 	big := make([]byte, 4<<20) // base64 in MIME: ~5.4 MB, over the threshold
 	for i := range big {
 		big[i] = byte(i * 7)
@@ -116,8 +122,7 @@ func TestTokenRefusedRefreshesOnce(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			fake := gmailfake.New(only(goodToken))
-			defer fake.Close()
+			fake := startGmail(t)
 			_, err := newTransport(t, settingsFor(fake.URL), tc.src, nil).Send(context.Background(), drivertest.FullMessage())
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("err = %v, wantErr %v", err, tc.wantErr)
@@ -144,11 +149,7 @@ func TestTokenRefusedRefreshesOnce(t *testing.T) {
 
 func TestErrorsClassified(t *testing.T) {
 	type fake = *gmailfake.Server
-	oauthdrivertest.SendErrors(t, func(t *testing.T) fake {
-		f := gmailfake.New(only(goodToken))
-		t.Cleanup(f.Close)
-		return f
-	}, []oauthdrivertest.ErrorCase[fake]{
+	oauthdrivertest.SendErrors(t, startGmail, []oauthdrivertest.ErrorCase[fake]{
 		{Name: "400 bad request", Fail: func(f fake) { f.FailNext(1, 400) }},
 		{Name: "403 forbidden", Fail: func(f fake) { f.FailNext(1, 403) }},
 		{Name: "403 rate limit", Fail: func(f fake) {
@@ -176,8 +177,7 @@ func TestNetworkErrorIsTemporary(t *testing.T) {
 }
 
 func TestNoTokenServiceIsPermanent(t *testing.T) {
-	fake := gmailfake.New(only(goodToken))
-	defer fake.Close()
+	fake := startGmail(t)
 	_, err := newTransport(t, settingsFor(fake.URL), nil, nil).Send(context.Background(), drivertest.FullMessage())
 	if err == nil || core.IsTemporary(err) || fake.Requests() != 0 {
 		t.Fatalf("err = %v (requests %d), want a permanent error and no request", err, fake.Requests())
@@ -212,8 +212,7 @@ func TestVerify(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			fake := gmailfake.New(only(goodToken))
-			defer fake.Close()
+			fake := startGmail(t)
 			fake.SetSendOnly(tc.sendOnly)
 			if tc.status != 0 {
 				fake.FailNext(1, tc.status)
@@ -294,8 +293,7 @@ func TestSchema(t *testing.T) {
 // by the fake; its parts at the driver's caps are accepted, every
 // recipient once.
 func TestRecipientCapParts(t *testing.T) {
-	fake := gmailfake.New(only(goodToken))
-	defer fake.Close()
+	fake := startGmail(t)
 	tr := newTransport(t, settingsFor(fake.URL), oauthdrivertest.NewTokens(goodToken), nil)
 	parts := drivertest.SendInParts(t, gmail.Slug, tr, 1200)
 	drivertest.CheckParts(t, parts, drivertest.Recorded(fake.Messages()), 3, 1200)

@@ -32,6 +32,14 @@ func fullMessage() *core.Message {
 	return m
 }
 
+// startMailgun starts a Mailgun fake of the test's key and domain, closed
+// when t ends.
+func startMailgun(t *testing.T) *mailgunfake.Server {
+	f := mailgunfake.New(testKey, testDomain)
+	t.Cleanup(f.Close)
+	return f
+}
+
 func TestConformance(t *testing.T) {
 	drivertest.Run(t, drivertest.Harness{
 		Slug:          mailgun.Slug,
@@ -118,8 +126,7 @@ func TestBaseURLChoice(t *testing.T) {
 }
 
 func TestVerifyUnknownDomain(t *testing.T) {
-	fake := mailgunfake.New(testKey, testDomain)
-	defer fake.Close()
+	fake := startMailgun(t)
 	tr := newTransport(t, core.Settings{"api_key": testKey, "domain": "other.example.com", "base_url": fake.URL})
 	err := tr.(core.Verifier).Verify(context.Background())
 	if err == nil || core.IsTemporary(err) || !strings.Contains(err.Error(), "other.example.com") {
@@ -128,8 +135,7 @@ func TestVerifyUnknownDomain(t *testing.T) {
 }
 
 func TestAttachmentWithoutExtensionGetsTypedName(t *testing.T) {
-	fake := mailgunfake.New(testKey, testDomain)
-	defer fake.Close()
+	fake := startMailgun(t)
 	msg := fullMessage()
 	msg.Attachments = []core.Attachment{{Filename: "report", ContentType: "application/pdf", Data: drivertest.PDFBytes()}}
 	if _, err := newTransport(t, core.Settings{"api_key": testKey, "domain": testDomain, "base_url": fake.URL}).Send(context.Background(), msg); err != nil {
@@ -156,8 +162,7 @@ func TestUncertainSendAndFind(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			fake := mailgunfake.New(testKey, testDomain)
-			defer fake.Close()
+			fake := startMailgun(t)
 			tr := newTransport(t, core.Settings{"api_key": testKey, "domain": testDomain, "base_url": fake.URL})
 			msg := drivertest.FullMessage().WithMessageID("<uncertain.1@example.com>")
 			tc.inject(fake)
@@ -171,8 +176,7 @@ func TestUncertainSendAndFind(t *testing.T) {
 		})
 	}
 	t.Run("lookup refused", func(t *testing.T) {
-		fake := mailgunfake.New(testKey, testDomain)
-		defer fake.Close()
+		fake := startMailgun(t)
 		tr := newTransport(t, core.Settings{"api_key": testKey, "domain": testDomain, "base_url": fake.URL})
 		fake.FailNext(1, 500, "")
 		if _, found, err := tr.(core.Finder).Find(context.Background(), drivertest.FullMessage().WithMessageID("<x@example.com>")); err == nil || found {

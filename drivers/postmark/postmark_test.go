@@ -20,6 +20,14 @@ func startFake() drivertest.Fake {
 	return drivertest.NewFake(f, f.URL, f.Messages)
 }
 
+// startPostmark starts a Postmark fake of the test's token, closed when
+// t ends.
+func startPostmark(t *testing.T) *postmarkfake.Server {
+	f := postmarkfake.New(testKey)
+	t.Cleanup(f.Close)
+	return f
+}
+
 func TestConformance(t *testing.T) {
 	drivertest.Run(t, drivertest.Harness{
 		Slug:           postmark.Slug,
@@ -43,8 +51,7 @@ func newTransport(t *testing.T, settings core.Settings) core.Transport {
 }
 
 func TestMessageStream(t *testing.T) {
-	fake := postmarkfake.New(testKey)
-	defer fake.Close()
+	fake := startPostmark(t)
 	fake.AddStream("password-resets")
 	tests := []struct {
 		name          string
@@ -84,8 +91,7 @@ func TestMessageStream(t *testing.T) {
 }
 
 func TestRejectedRequestIsPermanent(t *testing.T) {
-	fake := postmarkfake.New(testKey)
-	defer fake.Close()
+	fake := startPostmark(t)
 	msg := drivertest.FullMessage()
 	msg.To = nil
 	for i := range postmarkfake.MaxPerField + 1 {
@@ -100,8 +106,7 @@ func TestRejectedRequestIsPermanent(t *testing.T) {
 // TestEmptyBodyGoesAsTextBody: a message with neither text nor HTML goes
 // with a TextBody of one line break (Postmark requires one of the two).
 func TestEmptyBodyGoesAsTextBody(t *testing.T) {
-	fake := postmarkfake.New(testKey)
-	defer fake.Close()
+	fake := startPostmark(t)
 	msg := drivertest.FullMessage()
 	msg.Text, msg.HTML = "", ""
 	if _, err := newTransport(t, core.Settings{"api_key": testKey, "base_url": fake.URL}).Send(context.Background(), msg); err != nil {
@@ -138,8 +143,7 @@ func TestUncertainSendAndFind(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			fake := postmarkfake.New(testKey)
-			defer fake.Close()
+			fake := startPostmark(t)
 			tr := newTransport(t, core.Settings{"api_key": testKey, "base_url": fake.URL})
 			msg := drivertest.FullMessage().WithMessageID(tc.messageID)
 			tc.inject(fake)
@@ -158,8 +162,7 @@ func TestUncertainSendAndFind(t *testing.T) {
 		})
 	}
 	t.Run("another message is not found", func(t *testing.T) {
-		fake := postmarkfake.New(testKey)
-		defer fake.Close()
+		fake := startPostmark(t)
 		tr := newTransport(t, core.Settings{"api_key": testKey, "base_url": fake.URL})
 		if _, err := tr.Send(context.Background(), drivertest.FullMessage().WithMessageID("<a@example.com>")); err != nil {
 			t.Fatal(err)

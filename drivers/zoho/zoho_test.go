@@ -22,8 +22,16 @@ var accounts = []zohomailfake.Account{
 	{ID: "2000000000000000002", Email: "shop@example.com", Aliases: []string{"sales@example.com"}, DisplayName: "Shop"},
 }
 
-func startFake() *zohomailfake.Server {
+// newFake returns a Zoho Mail fake that accepts goodToken and knows the
+// accounts; startFake starts one that is closed when t ends.
+func newFake() *zohomailfake.Server {
 	return zohomailfake.New(func(t string) bool { return t == goodToken }, accounts...)
+}
+
+func startFake(t *testing.T) *zohomailfake.Server {
+	f := newFake()
+	t.Cleanup(f.Close)
+	return f
 }
 
 func settingsFor(url string) core.Settings {
@@ -36,8 +44,7 @@ func newTransport(t *testing.T, settings core.Settings, src core.TokenSource) *z
 }
 
 func TestSendFullMessage(t *testing.T) {
-	fake := startFake()
-	defer fake.Close()
+	fake := startFake(t)
 	named := settingsFor(fake.URL + "/")
 	named["from_email"], named["from_name"] = "sales@example.com", "Sales, Inc."
 	tests := []struct {
@@ -92,8 +99,7 @@ func TestSendFullMessage(t *testing.T) {
 }
 
 func TestPlainTextAndCachedAccount(t *testing.T) {
-	fake := startFake()
-	defer fake.Close()
+	fake := startFake(t)
 	tr := newTransport(t, settingsFor(fake.URL), oauthdrivertest.NewTokens(goodToken))
 	msg := &core.Message{From: core.Address{Email: "x@example.com"}, To: []core.Address{{Email: "a@example.org"}},
 		Subject: "plain ✓", Text: "just text\nline 2", Headers: []core.Header{{Name: "X-Dropped", Value: "1"}},
@@ -113,8 +119,7 @@ func TestPlainTextAndCachedAccount(t *testing.T) {
 }
 
 func TestStoredAccountIDSkipsLookup(t *testing.T) {
-	fake := startFake()
-	defer fake.Close()
+	fake := startFake(t)
 	s := settingsFor(fake.URL)
 	s["account_id"] = "1000000000000000001"
 	s["from_email"] = "owner@example.com"
@@ -211,8 +216,7 @@ func TestTokenRefusedRefreshesOnce(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			fake := startFake()
-			defer fake.Close()
+			fake := startFake(t)
 			_, err := newTransport(t, settingsFor(fake.URL), tc.src).Send(context.Background(), drivertest.FullMessage())
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("err = %v, wantErr %v", err, tc.wantErr)
@@ -234,11 +238,7 @@ func TestTokenRefusedRefreshesOnce(t *testing.T) {
 
 func TestErrorsClassified(t *testing.T) {
 	type fake = *zohomailfake.Server
-	oauthdrivertest.SendErrors(t, func(t *testing.T) fake {
-		f := startFake()
-		t.Cleanup(f.Close)
-		return f
-	}, []oauthdrivertest.ErrorCase[fake]{
+	oauthdrivertest.SendErrors(t, startFake, []oauthdrivertest.ErrorCase[fake]{
 		{Name: "400 invalid data", Fail: func(f fake) { f.FailNext(1, 400) }},
 		{Name: "403", Fail: func(f fake) { f.FailNext(1, 403) }},
 		{Name: "404", Fail: func(f fake) { f.FailNext(1, 404) }},
@@ -256,7 +256,7 @@ func TestErrorsClassified(t *testing.T) {
 		return err
 	}, func(f fake) int { return len(f.Messages()) }, goodToken, "1000.other")
 	t.Run("network error", func(t *testing.T) {
-		fake := startFake()
+		fake := newFake()
 		url := fake.URL
 		fake.Close()
 		_, err := newTransport(t, settingsFor(url), oauthdrivertest.NewTokens(goodToken)).Send(context.Background(), drivertest.FullMessage())
@@ -283,8 +283,7 @@ func TestVerify(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			fake := startFake()
-			defer fake.Close()
+			fake := startFake(t)
 			if tc.status != 0 {
 				fake.FailNext(1, tc.status)
 			}
@@ -347,8 +346,7 @@ func TestSchema(t *testing.T) {
 // by the fake; its parts at the driver's caps are accepted, every
 // recipient once.
 func TestRecipientCapParts(t *testing.T) {
-	fake := startFake()
-	defer fake.Close()
+	fake := startFake(t)
 	tr := newTransport(t, settingsFor(fake.URL), oauthdrivertest.NewTokens(goodToken))
 	parts := drivertest.SendInParts(t, zoho.Slug, tr, 250)
 	drivertest.CheckParts(t, parts, drivertest.Recorded(fake.Messages()), 3, 250)
