@@ -3,6 +3,7 @@ package fakeapi
 import (
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -18,4 +19,15 @@ func Do(t testing.TB, req *http.Request) (int, string, http.Header) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b), resp.Header
+}
+
+// Expect sends req like Do and fails t unless the answer has wantStatus
+// and a body containing wantBody; it returns the body and the header.
+func Expect(t testing.TB, req *http.Request, wantStatus int, wantBody string) (string, http.Header) {
+	t.Helper()
+	status, body, header := Do(t, req)
+	if status != wantStatus || !strings.Contains(body, wantBody) {
+		t.Fatalf("got %d %q, want %d containing %q", status, body, wantStatus, wantBody)
+	}
+	return body, header
 }

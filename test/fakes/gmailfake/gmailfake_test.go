@@ -42,10 +42,7 @@ func TestEndpoints(t *testing.T) {
 				req.Header.Set("Content-Type", tc.ctype)
 			}
 			req.Header.Set("Authorization", "Bearer "+tc.token)
-			status, b, _ := fakeapi.Do(t, req)
-			if status != tc.wantStatus || !strings.Contains(b, tc.wantBody) {
-				t.Fatalf("got %d %q, want %d containing %q", status, b, tc.wantStatus, tc.wantBody)
-			}
+			fakeapi.Expect(t, req, tc.wantStatus, tc.wantBody)
 		})
 	}
 	msgs := s.Messages()

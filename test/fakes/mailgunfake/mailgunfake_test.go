@@ -42,10 +42,7 @@ func TestAuthAndValidation(t *testing.T) {
 			if tc.user != "" {
 				req.SetBasicAuth(tc.user, tc.pass)
 			}
-			status, b, _ := fakeapi.Do(t, req)
-			if status != tc.wantStatus || !strings.Contains(b, tc.wantBody) {
-				t.Fatalf("got %d %q, want %d containing %q", status, b, tc.wantStatus, tc.wantBody)
-			}
+			fakeapi.Expect(t, req, tc.wantStatus, tc.wantBody)
 		})
 	}
 	msgs := s.Messages()

@@ -33,10 +33,7 @@ func TestAuthAndValidation(t *testing.T) {
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Accept", "application/json")
 			req.Header.Set(tc.header, tc.token)
-			status, b, _ := fakeapi.Do(t, req)
-			if status != tc.wantStatus || !strings.Contains(b, tc.wantBody) {
-				t.Fatalf("got %d %q, want %d containing %q", status, b, tc.wantStatus, tc.wantBody)
-			}
+			fakeapi.Expect(t, req, tc.wantStatus, tc.wantBody)
 		})
 	}
 	msgs := s.Messages()
