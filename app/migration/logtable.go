@@ -94,3 +94,14 @@ func (l logTable) ReadLogs(ctx context.Context, site Site, after int64, limit in
 	}
 	return out, nil
 }
+
+// skipUnreadable marks an entry that cannot be imported: one without a
+// readable recipient, else one without a readable time.
+func (e *LogEntry) skipUnreadable() {
+	switch {
+	case len(e.Message.Recipients()) == 0:
+		e.Skip, e.SkipReason = true, "no readable recipient"
+	case e.Time.IsZero():
+		e.Skip, e.SkipReason = true, "no readable time"
+	}
+}

@@ -494,7 +494,7 @@ func (postSMTPLogs) ReadLogs(ctx context.Context, site Site, after int64, limit 
 		if n, err := strconv.ParseInt(strings.TrimSpace(r["time"]), 10, 64); err == nil && n > 0 {
 			e.Time = ShiftedUnix(n, loc)
 		}
-		postSMTPCheck(&e)
+		e.skipUnreadable()
 		out = append(out, e)
 	}
 	return out, nil
@@ -573,7 +573,7 @@ func readPostSMTPLegacy(ctx context.Context, site Site, after int64, limit int, 
 		} else {
 			e.Time, _ = LocalTime(p["post_date"], loc)
 		}
-		postSMTPCheck(&e)
+		e.skipUnreadable()
 		out = append(out, e)
 	}
 	return out, nil
@@ -624,14 +624,4 @@ func postSMTPProvider(uri string) string {
 	host, _, _ := strings.Cut(rest, "/")
 	host, _, _ = strings.Cut(host, ":")
 	return host
-}
-
-// postSMTPCheck marks rows that cannot be imported.
-func postSMTPCheck(e *LogEntry) {
-	switch {
-	case len(e.Message.Recipients()) == 0:
-		e.Skip, e.SkipReason = true, "no readable recipient"
-	case e.Time.IsZero():
-		e.Skip, e.SkipReason = true, "no readable time"
-	}
 }

@@ -258,12 +258,7 @@ func sureMailsEntry(site Site, r Row, loc *time.Location) LogEntry {
 		e.Status = core.StatusFailed
 		e.Error = firstNonEmpty(sureMailsError(site, r["response"]), "Failed in SureMails.")
 	}
-	switch {
-	case len(e.Message.Recipients()) == 0:
-		e.Skip, e.SkipReason = true, "no readable recipient"
-	case e.Time.IsZero():
-		e.Skip, e.SkipReason = true, "no readable time"
-	}
+	e.skipUnreadable()
 	return e
 }
 

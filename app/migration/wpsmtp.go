@@ -233,11 +233,6 @@ func wpSMTPEntry(site Site, r Row) LogEntry {
 	if n, err := strconv.ParseInt(strings.TrimSpace(r["timestamp"]), 10, 64); err == nil && n > 0 {
 		e.Time = time.Unix(n, 0).UTC()
 	}
-	switch {
-	case len(e.Message.Recipients()) == 0:
-		e.Skip, e.SkipReason = true, "no readable recipient"
-	case e.Time.IsZero():
-		e.Skip, e.SkipReason = true, "no readable time"
-	}
+	e.skipUnreadable()
 	return e
 }
