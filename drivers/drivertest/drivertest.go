@@ -601,17 +601,13 @@ func Schema(t *testing.T, h Harness) {
 		{"unknown key", with(h.UnknownKey, "eu"), []string{h.UnknownKey}},
 	}
 	tests = append(tests, h.SchemaCases...)
-	for _, tc := range tests {
-		t.Run(tc.Name, func(t *testing.T) {
-			err := d.ValidateSettings(tc.Settings)
-			CheckFields(t, err, tc.WantFields)
-			for _, k := range h.Defaulted {
-				if err == nil && tc.Settings.String(k) == "" {
-					t.Errorf("%s was not defaulted: %v", k, tc.Settings)
-				}
+	ValidateCases(t, d, tests, func(t *testing.T, s core.Settings) {
+		for _, k := range h.Defaulted {
+			if s.String(k) == "" {
+				t.Errorf("%s was not defaulted: %v", k, s)
 			}
-		})
-	}
+		}
+	})
 	if f := d.Field("api_key"); f == nil || !f.Sensitive || f.Constant != h.APIKeyConstant {
 		t.Errorf("api_key field = %+v, want sensitive with constant %s", f, h.APIKeyConstant)
 	}
@@ -627,6 +623,26 @@ func Schema(t *testing.T, h Harness) {
 			t.Errorf("New without api_key: err = %v, want a field error", err)
 		}
 	})
+}
+
+// ValidateCases validates each case's settings with d in a subtest: a
+// case that wants no field must validate, else the fields that fail must
+// be the wanted ones (CheckFields); valid, when not nil, then checks the
+// settings of a case that validates (the defaults filled in).
+func ValidateCases(t *testing.T, d *core.Driver, cases []SchemaCase, valid func(t *testing.T, s core.Settings)) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.Name, func(t *testing.T) {
+			err := d.ValidateSettings(tc.Settings)
+			if len(tc.WantFields) == 0 && err != nil {
+				t.Fatalf("ValidateSettings: %v", err)
+			}
+			CheckFields(t, err, tc.WantFields)
+			if err == nil && valid != nil {
+				valid(t, tc.Settings)
+			}
+		})
+	}
 }
 
 // SendInParts sends a message from FullMessage to n To recipients

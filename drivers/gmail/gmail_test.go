@@ -245,33 +245,24 @@ func TestSchema(t *testing.T) {
 	with := func(kv ...any) core.Settings {
 		return drivertest.SettingsWith(core.Settings{"client_id": "cid", "client_secret": "cs"}, kv...)
 	}
-	tests := []struct {
-		name       string
-		settings   core.Settings
-		wantFields []string
-	}{
-		{"valid api mode", with(), nil},
-		{"valid smtp mode", with("delivery_mode", "smtp", "from_email", "me@example.com"), nil},
-		{"valid with tokens", with("access_token", "ya29.x", "refresh_token", "1//r", "expires_at", "2030-01-01T00:00:00Z"), nil},
-		{"missing client_id", with("client_id", nil), []string{"client_id"}},
-		{"missing client_secret", with("client_secret", ""), []string{"client_secret"}},
-		{"smtp mode needs from_email", with("delivery_mode", "smtp"), []string{"from_email"}},
-		{"unknown mode", with("delivery_mode", "pop3"), []string{"delivery_mode"}},
-		{"bad from_email", with("from_email", "not an email"), []string{"from_email"}},
-		{"bad base_url", with("base_url", "ftp://x"), []string{"base_url"}},
-		{"bad oauth_base_url", with("oauth_base_url", "accounts.google.com"), []string{"oauth_base_url"}},
-		{"bad smtp_port", with("smtp_port", 70000), []string{"smtp_port"}},
-		{"unknown key", with("data_center", "eu"), []string{"data_center"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			err := d.ValidateSettings(tc.settings)
-			drivertest.CheckFields(t, err, tc.wantFields)
-			if err == nil && (tc.settings.String("delivery_mode") == "" || tc.settings.String("smtp_host") != gmail.DefaultSMTPHost) {
-				t.Errorf("defaults not filled: %v", tc.settings)
-			}
-		})
-	}
+	drivertest.ValidateCases(t, d, []drivertest.SchemaCase{
+		{Name: "valid api mode", Settings: with()},
+		{Name: "valid smtp mode", Settings: with("delivery_mode", "smtp", "from_email", "me@example.com")},
+		{Name: "valid with tokens", Settings: with("access_token", "ya29.x", "refresh_token", "1//r", "expires_at", "2030-01-01T00:00:00Z")},
+		{Name: "missing client_id", Settings: with("client_id", nil), WantFields: []string{"client_id"}},
+		{Name: "missing client_secret", Settings: with("client_secret", ""), WantFields: []string{"client_secret"}},
+		{Name: "smtp mode needs from_email", Settings: with("delivery_mode", "smtp"), WantFields: []string{"from_email"}},
+		{Name: "unknown mode", Settings: with("delivery_mode", "pop3"), WantFields: []string{"delivery_mode"}},
+		{Name: "bad from_email", Settings: with("from_email", "not an email"), WantFields: []string{"from_email"}},
+		{Name: "bad base_url", Settings: with("base_url", "ftp://x"), WantFields: []string{"base_url"}},
+		{Name: "bad oauth_base_url", Settings: with("oauth_base_url", "accounts.google.com"), WantFields: []string{"oauth_base_url"}},
+		{Name: "bad smtp_port", Settings: with("smtp_port", 70000), WantFields: []string{"smtp_port"}},
+		{Name: "unknown key", Settings: with("data_center", "eu"), WantFields: []string{"data_center"}},
+	}, func(t *testing.T, s core.Settings) {
+		if s.String("delivery_mode") == "" || s.String("smtp_host") != gmail.DefaultSMTPHost {
+			t.Errorf("defaults not filled: %v", s)
+		}
+	})
 	if d.OAuthProvider != core.ProviderGoogle {
 		t.Errorf("OAuthProvider = %q", d.OAuthProvider)
 	}

@@ -388,34 +388,24 @@ func TestSchema(t *testing.T) {
 	if !ok {
 		t.Fatal("outlook is not registered")
 	}
-	tests := []struct {
-		name       string
-		extra      core.Settings
-		wantFields []string
-	}{
-		{name: "api defaults", extra: nil},
-		{name: "smtp with mailbox", extra: core.Settings{oauthdriver.KeyDeliveryMode: "smtp", outlook.KeyFromEmail: mailbox}},
-		{name: "smtp without mailbox", extra: core.Settings{oauthdriver.KeyDeliveryMode: "smtp"}, wantFields: []string{outlook.KeyFromEmail}},
-		{name: "unknown mode", extra: core.Settings{oauthdriver.KeyDeliveryMode: "pop"}, wantFields: []string{oauthdriver.KeyDeliveryMode}},
-		{name: "bad tenant", extra: core.Settings{outlook.KeyTenantID: "../evil"}, wantFields: []string{outlook.KeyTenantID}},
-		{name: "bad user_id", extra: core.Settings{outlook.KeyUserID: "a/../b"}, wantFields: []string{outlook.KeyUserID}},
-		{name: "bad smtp_host", extra: core.Settings{oauthdriver.KeySMTPHost: "smtp://x:25"}, wantFields: []string{oauthdriver.KeySMTPHost}},
-		{name: "bad from_email", extra: core.Settings{outlook.KeyFromEmail: "nope"}, wantFields: []string{outlook.KeyFromEmail}},
-		{name: "bad base_url", extra: core.Settings{outlook.KeyBaseURL: "ftp://graph"}, wantFields: []string{outlook.KeyBaseURL}},
-		{name: "missing client", extra: core.Settings{oauthdriver.KeyClientID: ""}, wantFields: []string{oauthdriver.KeyClientID}},
-		{name: "unknown key", extra: core.Settings{"api_key": "x"}, wantFields: []string{"api_key"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			s := apiSettings(nil, tc.extra)
-			err := d.ValidateSettings(s)
-			drivertest.CheckFields(t, err, tc.wantFields)
-			if err == nil && (s.String(outlook.KeyTenantID) != "common" || s.String(oauthdriver.KeyDeliveryMode) == "" ||
-				s.String(oauthdriver.KeySMTPHost) != outlook.DefaultSMTPHost || s.Int(oauthdriver.KeySMTPPort, 0) != 587) {
-				t.Errorf("defaults not filled: %v", s)
-			}
-		})
-	}
+	drivertest.ValidateCases(t, d, []drivertest.SchemaCase{
+		{Name: "api defaults", Settings: apiSettings(nil, nil)},
+		{Name: "smtp with mailbox", Settings: apiSettings(nil, core.Settings{oauthdriver.KeyDeliveryMode: "smtp", outlook.KeyFromEmail: mailbox})},
+		{Name: "smtp without mailbox", Settings: apiSettings(nil, core.Settings{oauthdriver.KeyDeliveryMode: "smtp"}), WantFields: []string{outlook.KeyFromEmail}},
+		{Name: "unknown mode", Settings: apiSettings(nil, core.Settings{oauthdriver.KeyDeliveryMode: "pop"}), WantFields: []string{oauthdriver.KeyDeliveryMode}},
+		{Name: "bad tenant", Settings: apiSettings(nil, core.Settings{outlook.KeyTenantID: "../evil"}), WantFields: []string{outlook.KeyTenantID}},
+		{Name: "bad user_id", Settings: apiSettings(nil, core.Settings{outlook.KeyUserID: "a/../b"}), WantFields: []string{outlook.KeyUserID}},
+		{Name: "bad smtp_host", Settings: apiSettings(nil, core.Settings{oauthdriver.KeySMTPHost: "smtp://x:25"}), WantFields: []string{oauthdriver.KeySMTPHost}},
+		{Name: "bad from_email", Settings: apiSettings(nil, core.Settings{outlook.KeyFromEmail: "nope"}), WantFields: []string{outlook.KeyFromEmail}},
+		{Name: "bad base_url", Settings: apiSettings(nil, core.Settings{outlook.KeyBaseURL: "ftp://graph"}), WantFields: []string{outlook.KeyBaseURL}},
+		{Name: "missing client", Settings: apiSettings(nil, core.Settings{oauthdriver.KeyClientID: ""}), WantFields: []string{oauthdriver.KeyClientID}},
+		{Name: "unknown key", Settings: apiSettings(nil, core.Settings{"api_key": "x"}), WantFields: []string{"api_key"}},
+	}, func(t *testing.T, s core.Settings) {
+		if s.String(outlook.KeyTenantID) != "common" || s.String(oauthdriver.KeyDeliveryMode) == "" ||
+			s.String(oauthdriver.KeySMTPHost) != outlook.DefaultSMTPHost || s.Int(oauthdriver.KeySMTPPort, 0) != 587 {
+			t.Errorf("defaults not filled: %v", s)
+		}
+	})
 	if d.OAuthProvider != core.ProviderMicrosoft {
 		t.Errorf("OAuthProvider = %q", d.OAuthProvider)
 	}

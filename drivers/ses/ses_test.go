@@ -482,56 +482,30 @@ func TestSchemaValidation(t *testing.T) {
 	if !ok {
 		t.Fatal("driver ses is not registered")
 	}
-	tests := []struct {
-		name       string
-		settings   core.Settings
-		wantFields []string // nil: valid
-	}{
-		{"api with static keys", core.Settings{"region": "us-east-1", "access_key": "AKIA1", "secret": "s"}, nil},
-		{"api without region", core.Settings{"access_key": "AKIA1", "secret": "s"}, []string{"region"}},
-		{"api without keys", core.Settings{"region": "us-east-1"}, []string{"access_key", "secret"}},
-		{"api without anything", core.Settings{"delivery_mode": "api"}, []string{"access_key", "region", "secret"}},
-		{"imds without keys", core.Settings{"region": "us-east-1", "imds_role_source": true}, nil},
-		{"imds ttl too large", core.Settings{"region": "us-east-1", "imds_role_source": true, "imds_token_ttl": 21601}, []string{"imds_token_ttl"}},
-		{"imds ttl zero", core.Settings{"region": "us-east-1", "imds_role_source": true, "imds_token_ttl": 0}, []string{"imds_token_ttl"}},
-		{"bad region", core.Settings{"region": "Frankfurt", "access_key": "AKIA1", "secret": "s"}, []string{"region"}},
-		{"good tags", core.Settings{"region": "us-east-1", "access_key": "A", "secret": "s", "static_tags": "a=b, c_d=e-f"}, nil},
-		{"tag without value", core.Settings{"region": "us-east-1", "access_key": "A", "secret": "s", "static_tags": "a=b,c"}, []string{"static_tags"}},
-		{"tag with space", core.Settings{"region": "us-east-1", "access_key": "A", "secret": "s", "static_tags": "a=b c"}, []string{"static_tags"}},
-		{"tag twice", core.Settings{"region": "us-east-1", "access_key": "A", "secret": "s", "static_tags": "a=b,a=c"}, []string{"static_tags"}},
-		{"tag with dot", core.Settings{"region": "us-east-1", "access_key": "A", "secret": "s", "static_tags": "site=example.com"}, []string{"static_tags"}},
-		{"bad endpoint", core.Settings{"region": "us-east-1", "access_key": "A", "secret": "s", "custom_endpoint": "email.local"}, []string{"custom_endpoint"}},
-		{"bad mode", core.Settings{"delivery_mode": "ftp"}, []string{"delivery_mode"}},
-		{"smtp complete", core.Settings{"delivery_mode": "smtp", "smtp_username": "u", "smtp_password": "p", "smtp_region": "eu-west-1"}, nil},
-		{"smtp region from region", core.Settings{"delivery_mode": "smtp", "smtp_username": "u", "smtp_password": "p", "region": "eu-west-1"}, nil},
-		{"smtp without credentials", core.Settings{"delivery_mode": "smtp", "smtp_host": "mail.example.com"}, []string{"smtp_password", "smtp_username"}},
-		{"smtp without host or region", core.Settings{"delivery_mode": "smtp", "smtp_username": "u", "smtp_password": "p"}, []string{"smtp_host"}},
-		{"smtp bad encryption", core.Settings{"delivery_mode": "smtp", "smtp_username": "u", "smtp_password": "p", "region": "eu-west-1", "smtp_encryption": "starttls"}, []string{"smtp_encryption"}},
-		{"smtp bad port", core.Settings{"delivery_mode": "smtp", "smtp_username": "u", "smtp_password": "p", "region": "eu-west-1", "smtp_port": 70000}, []string{"smtp_port"}},
-		{"unknown key", core.Settings{"region": "us-east-1", "access_key": "A", "secret": "s", "api_key": "x"}, []string{"api_key"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			err := d.ValidateSettings(tc.settings)
-			if tc.wantFields == nil {
-				if err != nil {
-					t.Fatalf("ValidateSettings: %v", err)
-				}
-				return
-			}
-			if core.ErrorCode(err) != core.EINVALID {
-				t.Fatalf("ValidateSettings: %v, want a validation error", err)
-			}
-			var got []string
-			for k := range core.ErrorFields(err) {
-				got = append(got, k)
-			}
-			slices.Sort(got)
-			if !reflect.DeepEqual(got, tc.wantFields) {
-				t.Errorf("failed fields %v, want %v (%v)", got, tc.wantFields, err)
-			}
-		})
-	}
+	drivertest.ValidateCases(t, d, []drivertest.SchemaCase{
+		{Name: "api with static keys", Settings: core.Settings{"region": "us-east-1", "access_key": "AKIA1", "secret": "s"}},
+		{Name: "api without region", Settings: core.Settings{"access_key": "AKIA1", "secret": "s"}, WantFields: []string{"region"}},
+		{Name: "api without keys", Settings: core.Settings{"region": "us-east-1"}, WantFields: []string{"access_key", "secret"}},
+		{Name: "api without anything", Settings: core.Settings{"delivery_mode": "api"}, WantFields: []string{"access_key", "region", "secret"}},
+		{Name: "imds without keys", Settings: core.Settings{"region": "us-east-1", "imds_role_source": true}},
+		{Name: "imds ttl too large", Settings: core.Settings{"region": "us-east-1", "imds_role_source": true, "imds_token_ttl": 21601}, WantFields: []string{"imds_token_ttl"}},
+		{Name: "imds ttl zero", Settings: core.Settings{"region": "us-east-1", "imds_role_source": true, "imds_token_ttl": 0}, WantFields: []string{"imds_token_ttl"}},
+		{Name: "bad region", Settings: core.Settings{"region": "Frankfurt", "access_key": "AKIA1", "secret": "s"}, WantFields: []string{"region"}},
+		{Name: "good tags", Settings: core.Settings{"region": "us-east-1", "access_key": "A", "secret": "s", "static_tags": "a=b, c_d=e-f"}},
+		{Name: "tag without value", Settings: core.Settings{"region": "us-east-1", "access_key": "A", "secret": "s", "static_tags": "a=b,c"}, WantFields: []string{"static_tags"}},
+		{Name: "tag with space", Settings: core.Settings{"region": "us-east-1", "access_key": "A", "secret": "s", "static_tags": "a=b c"}, WantFields: []string{"static_tags"}},
+		{Name: "tag twice", Settings: core.Settings{"region": "us-east-1", "access_key": "A", "secret": "s", "static_tags": "a=b,a=c"}, WantFields: []string{"static_tags"}},
+		{Name: "tag with dot", Settings: core.Settings{"region": "us-east-1", "access_key": "A", "secret": "s", "static_tags": "site=example.com"}, WantFields: []string{"static_tags"}},
+		{Name: "bad endpoint", Settings: core.Settings{"region": "us-east-1", "access_key": "A", "secret": "s", "custom_endpoint": "email.local"}, WantFields: []string{"custom_endpoint"}},
+		{Name: "bad mode", Settings: core.Settings{"delivery_mode": "ftp"}, WantFields: []string{"delivery_mode"}},
+		{Name: "smtp complete", Settings: core.Settings{"delivery_mode": "smtp", "smtp_username": "u", "smtp_password": "p", "smtp_region": "eu-west-1"}},
+		{Name: "smtp region from region", Settings: core.Settings{"delivery_mode": "smtp", "smtp_username": "u", "smtp_password": "p", "region": "eu-west-1"}},
+		{Name: "smtp without credentials", Settings: core.Settings{"delivery_mode": "smtp", "smtp_host": "mail.example.com"}, WantFields: []string{"smtp_password", "smtp_username"}},
+		{Name: "smtp without host or region", Settings: core.Settings{"delivery_mode": "smtp", "smtp_username": "u", "smtp_password": "p"}, WantFields: []string{"smtp_host"}},
+		{Name: "smtp bad encryption", Settings: core.Settings{"delivery_mode": "smtp", "smtp_username": "u", "smtp_password": "p", "region": "eu-west-1", "smtp_encryption": "starttls"}, WantFields: []string{"smtp_encryption"}},
+		{Name: "smtp bad port", Settings: core.Settings{"delivery_mode": "smtp", "smtp_username": "u", "smtp_password": "p", "region": "eu-west-1", "smtp_port": 70000}, WantFields: []string{"smtp_port"}},
+		{Name: "unknown key", Settings: core.Settings{"region": "us-east-1", "access_key": "A", "secret": "s", "api_key": "x"}, WantFields: []string{"api_key"}},
+	}, nil)
 }
 
 func TestSchemaDefaultsAndSensitivity(t *testing.T) {

@@ -306,29 +306,20 @@ func TestSchema(t *testing.T) {
 	with := func(kv ...any) core.Settings {
 		return drivertest.SettingsWith(core.Settings{"client_id": "cid", "client_secret": "cs", "from_email": "me@example.com"}, kv...)
 	}
-	tests := []struct {
-		name       string
-		settings   core.Settings
-		wantFields []string
-	}{
-		{"valid", with(), nil},
-		{"valid eu with account", with("data_center", "eu", "account_id", "123", "from_name", "Me"), nil},
-		{"missing from_email", with("from_email", nil), []string{"from_email"}},
-		{"bad from_email", with("from_email", "Me <me@example.com>"), []string{"from_email"}},
-		{"unknown data centre", with("data_center", "us"), []string{"data_center"}},
-		{"missing client secret", with("client_secret", ""), []string{"client_secret"}},
-		{"bad base_url", with("base_url", "mail.zoho.com"), []string{"base_url"}},
-		{"smtp mode is not a zoho setting", with("delivery_mode", "smtp"), []string{"delivery_mode"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			err := d.ValidateSettings(tc.settings)
-			drivertest.CheckFields(t, err, tc.wantFields)
-			if err == nil && tc.settings.String("data_center") == "" {
-				t.Errorf("data_center not defaulted: %v", tc.settings)
-			}
-		})
-	}
+	drivertest.ValidateCases(t, d, []drivertest.SchemaCase{
+		{Name: "valid", Settings: with()},
+		{Name: "valid eu with account", Settings: with("data_center", "eu", "account_id", "123", "from_name", "Me")},
+		{Name: "missing from_email", Settings: with("from_email", nil), WantFields: []string{"from_email"}},
+		{Name: "bad from_email", Settings: with("from_email", "Me <me@example.com>"), WantFields: []string{"from_email"}},
+		{Name: "unknown data centre", Settings: with("data_center", "us"), WantFields: []string{"data_center"}},
+		{Name: "missing client secret", Settings: with("client_secret", ""), WantFields: []string{"client_secret"}},
+		{Name: "bad base_url", Settings: with("base_url", "mail.zoho.com"), WantFields: []string{"base_url"}},
+		{Name: "smtp mode is not a zoho setting", Settings: with("delivery_mode", "smtp"), WantFields: []string{"delivery_mode"}},
+	}, func(t *testing.T, s core.Settings) {
+		if s.String("data_center") == "" {
+			t.Errorf("data_center not defaulted: %v", s)
+		}
+	})
 	for _, key := range []string{"client_secret", "access_token", "refresh_token"} {
 		if f := d.Field(key); f == nil || !f.Sensitive {
 			t.Errorf("%s must be sensitive: %+v", key, f)
