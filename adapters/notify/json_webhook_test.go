@@ -5,10 +5,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mailsvc/mailsvc/adapters/notify"
-	"github.com/mailsvc/mailsvc/adapters/notify/netguard"
+	"github.com/mailsvc/mailsvc/adapters/notify/notifytest"
 	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/test/fakes/webhooksink"
 )
@@ -36,7 +35,7 @@ func TestWebhookURLType(t *testing.T) {
 }
 
 func TestJSONWebhook(t *testing.T) {
-	env := core.NotifierEnv{HTTPClient: netguard.NewClient(true, 5*time.Second)}
+	env := notifytest.Env()
 	type payload struct {
 		Event string `json:"event"`
 	}

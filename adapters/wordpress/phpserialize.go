@@ -250,40 +250,19 @@ func (p *phpParser) value(depth int) (any, error) {
 	}
 	switch tag {
 	case 'b':
-		p.pos += 2
-		s, err := p.until(';')
-		if err != nil {
-			return nil, err
-		}
-		switch s {
-		case "0":
-			return false, nil
-		case "1":
-			return true, nil
-		}
-		return nil, p.fail("bad bool %q", s)
+		return p.scalar("bool", func(s string) (any, bool) {
+			switch s {
+			case "0":
+				return false, true
+			case "1":
+				return true, true
+			}
+			return nil, false
+		})
 	case 'i':
-		p.pos += 2
-		s, err := p.until(';')
-		if err != nil {
-			return nil, err
-		}
-		n, ok := parseSerializedInt(s)
-		if !ok {
-			return nil, p.fail("bad int %q", s)
-		}
-		return n, nil
+		return p.scalar("int", func(s string) (any, bool) { return parseSerializedInt(s) })
 	case 'd':
-		p.pos += 2
-		s, err := p.until(';')
-		if err != nil {
-			return nil, err
-		}
-		f, ok := parseSerializedFloat(s)
-		if !ok {
-			return nil, p.fail("bad float %q", s)
-		}
-		return f, nil
+		return p.scalar("float", func(s string) (any, bool) { return parseSerializedFloat(s) })
 	case 's':
 		return p.str()
 	case 'a':
@@ -292,6 +271,21 @@ func (p *phpParser) value(depth int) (any, error) {
 		return nil, p.fail("unsupported PHP value type %q", tag)
 	}
 	return nil, p.fail("unknown PHP value type %q", tag)
+}
+
+// scalar reads the text of a b:, i: or d: value up to its ';' and
+// converts it with conv; text conv refuses is a bad what.
+func (p *phpParser) scalar(what string, conv func(string) (any, bool)) (any, error) {
+	p.pos += 2
+	s, err := p.until(';')
+	if err != nil {
+		return nil, err
+	}
+	v, ok := conv(s)
+	if !ok {
+		return nil, p.fail("bad %s %q", what, s)
+	}
+	return v, nil
 }
 
 func (p *phpParser) str() (string, error) {

@@ -37,54 +37,33 @@ const (
 	easyConstPrefix2 = "EasyWPSMTP_" // one intermediate 2.x build's spelling
 )
 
-func init() { Register(easyWPSMTPSource{}) }
+// init registers the source: it detects either generation's option, Pro's
+// log table (WP Mail SMTP Pro's layout, which its Logs read) and the
+// active plugin (free or Pro).
+func init() {
+	Register(easyWPSMTPSource{plugin{id: SourceEasyWPSMTP, name: "Easy WP SMTP",
+		logs:   WPMailSMTPLogs(easyLogTable, "Easy WP SMTP"),
+		option: easyV2Option, legacy: easyV1Option, table: easyLogTable, dir: "easy-wp-smtp"}})
+}
 
 // easyWPSMTPSource reads Easy WP SMTP v1 and v2.
-type easyWPSMTPSource struct{}
-
-// ID is the source id easy-wp-smtp.
-func (easyWPSMTPSource) ID() string { return SourceEasyWPSMTP }
-
-// Name is the plugin's name.
-func (easyWPSMTPSource) Name() string { return "Easy WP SMTP" }
-
-// Logs reads Easy WP SMTP Pro's log table (WP Mail SMTP Pro's layout).
-func (easyWPSMTPSource) Logs() LogSource { return WPMailSMTPLogs(easyLogTable, "Easy WP SMTP") }
-
-// Detect looks for either generation's option, Pro's log table and the
-// active plugin (free or Pro).
-func (easyWPSMTPSource) Detect(ctx context.Context, site Site) (Detection, error) {
-	d, err := detect(ctx, site, easyV2Option, easyLogTable, "easy-wp-smtp")
-	if err != nil || d.Found {
-		return d, err
-	}
-	v1, err := detect(ctx, site, easyV1Option, "", "easy-wp-smtp")
-	d.Found = v1.Found
-	return d, err
-}
+type easyWPSMTPSource struct{ plugin }
 
 // Connections converts v2's option when it exists, else v1's.
 func (easyWPSMTPSource) Connections(ctx context.Context, site Site) (*Setup, error) {
 	setup := &Setup{}
-	v2, found2, problem, err := optionDict(ctx, site, easyV2Option)
+	v2, found2, err := setup.readDict(ctx, site, "easy wp smtp", easyV2Option)
 	if err != nil {
-		return nil, fmt.Errorf("easy wp smtp: %w", err)
+		return nil, err
 	}
-	if problem != "" {
-		setup.Errors = append(setup.Errors, problem)
-	}
-	v1, found1, problem, err := optionDict(ctx, site, easyV1Option)
+	v1, found1, err := setup.readDict(ctx, site, "easy wp smtp", easyV1Option)
 	if err != nil {
-		return nil, fmt.Errorf("easy wp smtp: %w", err)
-	}
-	if problem != "" {
-		setup.Errors = append(setup.Errors, problem)
+		return nil, err
 	}
 	switch {
 	case found2 && v2 != nil:
 		c := easyV2Candidate(ctx, site, v2)
-		setup.Candidates = append(setup.Candidates, c)
-		setup.DefaultKey = c.Key
+		setup.addDefault(c)
 		if found1 {
 			setup.Issues = append(setup.Issues, "Easy WP SMTP 1.x settings are still stored; the 2.x settings, which replaced them, were used.")
 		}
@@ -98,8 +77,7 @@ func (easyWPSMTPSource) Connections(ctx context.Context, site Site) (*Setup, err
 		c := EasyWPSMTPv1Candidate(v1, encrypted, func(v string) (string, error) {
 			return site.Decrypt(ctx, SchemeEasyWPSMTPv1, v)
 		})
-		setup.Candidates = append(setup.Candidates, c)
-		setup.DefaultKey = c.Key
+		setup.addDefault(c)
 	}
 	return setup, nil
 }

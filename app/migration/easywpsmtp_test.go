@@ -3,6 +3,7 @@ package migration_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"testing"
 
 	"github.com/mailsvc/mailsvc/app/migration"
@@ -15,9 +16,7 @@ func TestEasyWPSMTPv1Candidate(t *testing.T) {
 			"smtp_settings": map[string]any{"host": "smtp.example.com", "type_encryption": "tls", "port": int64(587),
 				"autentication": "yes", "username": "sue", "password": pass, "encrypt_pass": int64(1), "insecure_ssl": false},
 		}
-		for k, v := range extra {
-			d[k] = v
-		}
+		maps.Copy(d, extra)
 		return d
 	}
 	decrypt := func(v string) (string, error) {
@@ -68,9 +67,7 @@ func TestEasyWPSMTPSource(t *testing.T) {
 	ctx := context.Background()
 	v2 := func(mailer string, groups map[string]any) map[string]any {
 		o := map[string]any{"mail": map[string]any{"mailer": mailer, "from_email": "shop@example.com", "from_name": "Shop", "from_email_force": true}}
-		for k, v := range groups {
-			o[k] = v
-		}
+		maps.Copy(o, groups)
 		return o
 	}
 	smtp := map[string]any{"smtp": map[string]any{"host": "smtp.example.com", "port": int64(465), "encryption": "ssl", "auth": true, "user": "sue",

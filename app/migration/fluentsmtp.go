@@ -11,24 +11,19 @@ import (
 	"github.com/mailsvc/mailsvc/core"
 )
 
-func init() { Register(fluentSMTP{}) }
+func init() {
+	Register(fluentSMTP{plugin{id: SourceFluentSMTP, name: "FluentSMTP", logs: fluentLogs,
+		option: fluentOption, table: fluentTable, dir: "fluent-smtp/"}})
+}
 
 // fluentSMTP reads FluentSMTP: the option fluentmail-settings and the
 // table fsmpt_email_logs.
-type fluentSMTP struct{}
+type fluentSMTP struct{ plugin }
 
 const (
 	fluentOption = "fluentmail-settings"
 	fluentTable  = "fsmpt_email_logs"
 )
-
-func (fluentSMTP) ID() string      { return SourceFluentSMTP }
-func (fluentSMTP) Name() string    { return "FluentSMTP" }
-func (fluentSMTP) Logs() LogSource { return fluentLogs{} }
-
-func (fluentSMTP) Detect(ctx context.Context, site Site) (Detection, error) {
-	return detect(ctx, site, fluentOption, fluentTable, "fluent-smtp/")
-}
 
 // fluentSecret is the one secret field per provider FluentSMTP encrypts.
 var fluentSecret = map[string]string{
@@ -224,50 +219,10 @@ func contains(list []string, s string) bool {
 
 // fluentLogs reads fsmpt_email_logs. created_at is a TIMESTAMP column
 // holding current_time('mysql'): site-local wall clock, read as text.
-type fluentLogs struct{}
-
-func (fluentLogs) Available(ctx context.Context, site Site) (bool, string, error) {
-	ok, err := site.HasTable(ctx, fluentTable)
-	if err != nil || ok {
-		return ok, "", err
-	}
-	return false, "FluentSMTP's log table does not exist.", nil
-}
-
-func (fluentLogs) EstimateLogs(ctx context.Context, site Site) (int64, error) {
-	return site.EstimateRows(ctx, fluentTable)
-}
-
-func (fluentLogs) CountLogs(ctx context.Context, site Site, since time.Time) (int64, error) {
-	if since.IsZero() {
-		return site.CountRows(ctx, fluentTable, "")
-	}
-	loc, err := site.Location(ctx)
-	if err != nil {
-		return 0, err
-	}
-	return site.CountRows(ctx, fluentTable, "created_at >= ?", since.In(loc).Format("2006-01-02 15:04:05"))
-}
-
-func (fluentLogs) ReadLogs(ctx context.Context, site Site, after int64, limit int) ([]LogEntry, error) {
-	loc, err := site.Location(ctx)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := site.Rows(ctx, RowQuery{
-		Table:   fluentTable,
-		Columns: []string{"id", "to", "from", "subject", "body", "headers", "status", "response", "extra", "created_at"},
-		Key:     "id", After: after, Limit: limit,
-	})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]LogEntry, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, fluentEntry(site, r, loc))
-	}
-	return out, nil
-}
+var fluentLogs = logTable{table: fluentTable, missing: "FluentSMTP's log table does not exist.",
+	since: "created_at >= ?", clock: siteLocal, key: "id",
+	columns: []string{"id", "to", "from", "subject", "body", "headers", "status", "response", "extra", "created_at"},
+	entry:   fluentEntry}
 
 func fluentEntry(site Site, r Row, loc *time.Location) LogEntry {
 	pos, _ := strconv.ParseInt(r["id"], 10, 64)

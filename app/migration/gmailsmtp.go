@@ -34,42 +34,20 @@ const (
 	gmailSMTPSubmitTLS = int64(587)
 )
 
-func init() { Register(gmailSMTPSource{}) }
-
-// gmailSMTPSource reads Gmail SMTP.
-type gmailSMTPSource struct{}
-
-// ID is the source id gmail-smtp.
-func (gmailSMTPSource) ID() string { return SourceGmailSMTP }
-
-// Name is the plugin's name.
-func (gmailSMTPSource) Name() string { return "Gmail SMTP" }
-
-// Logs is nil: Gmail SMTP keeps no log in the database.
-func (gmailSMTPSource) Logs() LogSource { return nil }
-
-// Detect looks for the option and the active plugin.
-func (gmailSMTPSource) Detect(ctx context.Context, site Site) (Detection, error) {
-	return detect(ctx, site, gmailSMTPOption, "", "gmail-smtp/")
+// init registers the source; Gmail SMTP keeps no log in the database.
+func init() {
+	Register(gmailSMTPSource{plugin{id: SourceGmailSMTP, name: "Gmail SMTP", option: gmailSMTPOption, dir: "gmail-smtp/"}})
 }
 
+// gmailSMTPSource reads Gmail SMTP.
+type gmailSMTPSource struct{ plugin }
+
 // Connections converts the one Gmail connection.
-func (gmailSMTPSource) Connections(ctx context.Context, site Site) (*Setup, error) {
-	opts, found, problem, err := optionDict(ctx, site, gmailSMTPOption)
-	if err != nil {
-		return nil, fmt.Errorf("gmail smtp: %w", err)
-	}
-	setup := &Setup{}
-	if problem != "" {
-		setup.Errors = append(setup.Errors, problem)
-	}
-	if !found || opts == nil {
+func (s gmailSMTPSource) Connections(ctx context.Context, site Site) (*Setup, error) {
+	return s.fromOption(ctx, site, "gmail smtp", func(setup *Setup, opts Dict) (*Setup, error) {
+		setup.addDefault(GmailSMTPCandidate(opts))
 		return setup, nil
-	}
-	c := GmailSMTPCandidate(opts)
-	setup.Candidates = append(setup.Candidates, c)
-	setup.DefaultKey = c.Key
-	return setup, nil
+	})
 }
 
 // googleToken is the token JSON Gmail SMTP stores (the Google PHP

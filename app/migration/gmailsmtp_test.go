@@ -3,6 +3,7 @@ package migration_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"testing"
 	"time"
 
@@ -20,9 +21,7 @@ func TestGmailSMTPCandidate(t *testing.T) {
 			"oauth_user_email": "me@gmail.com", "oauth_access_token": token("1//refresh"),
 			"from_email": "me@gmail.com", "from_name": "Me", "type_of_encryption": "tls", "smtp_port": "587",
 		}
-		for k, v := range extra {
-			d[k] = v
-		}
+		maps.Copy(d, extra)
 		return d
 	}
 	tests := []struct {

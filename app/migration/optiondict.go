@@ -34,3 +34,17 @@ func optionDict(ctx context.Context, site Site, name string) (d Dict, found bool
 
 // isUnreadable reports whether err is Site.Option's ErrUnreadable.
 func isUnreadable(err error) bool { return errors.Is(err, ErrUnreadable) }
+
+// readDict is optionDict for a Source's Connections: a problem goes to
+// s.Errors, and an error that stops the reading is wrapped with the
+// plugin's label ("post smtp").
+func (s *Setup) readDict(ctx context.Context, site Site, label, name string) (Dict, bool, error) {
+	d, found, problem, err := optionDict(ctx, site, name)
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: %w", label, err)
+	}
+	if problem != "" {
+		s.Errors = append(s.Errors, problem)
+	}
+	return d, found, nil
+}

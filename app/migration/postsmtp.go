@@ -31,72 +31,43 @@ const (
 	postSMTPTableBase = int64(1) << 40
 )
 
-func init() { Register(postSMTPSource{}) }
-
-// postSMTPSource reads Post SMTP.
-type postSMTPSource struct{}
-
-// ID is the source id post-smtp.
-func (postSMTPSource) ID() string { return SourcePostSMTP }
-
-// Name is the plugin's name.
-func (postSMTPSource) Name() string { return "Post SMTP" }
-
-// Logs reads both log stores.
-func (postSMTPSource) Logs() LogSource { return postSMTPLogs{} }
-
-// Detect looks for the option, the log table and the active plugin.
-func (postSMTPSource) Detect(ctx context.Context, site Site) (Detection, error) {
-	return detect(ctx, site, postSMTPOption, postSMTPTable, "post-smtp/")
+// init registers the source, whose Logs read both log stores.
+func init() {
+	Register(postSMTPSource{plugin{id: SourcePostSMTP, name: "Post SMTP", logs: postSMTPLogs{},
+		option: postSMTPOption, table: postSMTPTable, dir: "post-smtp/"}})
 }
 
+// postSMTPSource reads Post SMTP.
+type postSMTPSource struct{ plugin }
+
 // Connections converts the transport and the fallback SMTP server.
-func (postSMTPSource) Connections(ctx context.Context, site Site) (*Setup, error) {
-	opts, found, problem, err := optionDict(ctx, site, postSMTPOption)
-	if err != nil {
-		return nil, fmt.Errorf("post smtp: %w", err)
-	}
-	setup := &Setup{}
-	if problem != "" {
-		setup.Errors = append(setup.Errors, problem)
-	}
-	if !found || opts == nil {
-		return setup, nil
-	}
-	in := PostSMTPInput{
-		Options:  opts,
-		Constant: site.Constant,
-		Decode:   func(v string) (string, error) { return site.Decrypt(ctx, SchemeBase64, v) },
-	}
-	var problems []string
-	in.Token, _, problem, err = optionDict(ctx, site, postSMTPTokenOption)
-	if err != nil {
-		return nil, fmt.Errorf("post smtp: %w", err)
-	}
-	problems = append(problems, problem)
-	in.Office365, _, problem, err = optionDict(ctx, site, postSMTPO365Option)
-	if err != nil {
-		return nil, fmt.Errorf("post smtp: %w", err)
-	}
-	problems = append(problems, problem)
-	pro, _, problem, err := optionDict(ctx, site, postSMTPProOption)
-	if err != nil {
-		return nil, fmt.Errorf("post smtp: %w", err)
-	}
-	problems = append(problems, problem)
-	for _, ext := range pro.Dict("extensions") {
-		if PHPString(ext) == "gmail-oneclick" {
-			in.GmailOneClick = true
+func (s postSMTPSource) Connections(ctx context.Context, site Site) (*Setup, error) {
+	return s.fromOption(ctx, site, "post smtp", func(setup *Setup, opts Dict) (*Setup, error) {
+		in := PostSMTPInput{
+			Options:  opts,
+			Constant: site.Constant,
+			Decode:   func(v string) (string, error) { return site.Decrypt(ctx, SchemeBase64, v) },
 		}
-	}
-	for _, p := range problems {
-		if p != "" {
-			setup.Errors = append(setup.Errors, p)
+		var err error
+		if in.Token, _, err = setup.readDict(ctx, site, "post smtp", postSMTPTokenOption); err != nil {
+			return nil, err
 		}
-	}
-	out := PostSMTPSetup(in)
-	out.Errors = append(setup.Errors, out.Errors...)
-	return out, nil
+		if in.Office365, _, err = setup.readDict(ctx, site, "post smtp", postSMTPO365Option); err != nil {
+			return nil, err
+		}
+		pro, _, err := setup.readDict(ctx, site, "post smtp", postSMTPProOption)
+		if err != nil {
+			return nil, err
+		}
+		for _, ext := range pro.Dict("extensions") {
+			if PHPString(ext) == "gmail-oneclick" {
+				in.GmailOneClick = true
+			}
+		}
+		out := PostSMTPSetup(in)
+		out.Errors = append(setup.Errors, out.Errors...)
+		return out, nil
+	})
 }
 
 // PostSMTPInput is what PostSMTPSetup reads: the options as Site.Option
@@ -523,7 +494,7 @@ func (postSMTPLogs) ReadLogs(ctx context.Context, site Site, after int64, limit 
 		if n, err := strconv.ParseInt(strings.TrimSpace(r["time"]), 10, 64); err == nil && n > 0 {
 			e.Time = ShiftedUnix(n, loc)
 		}
-		postSMTPCheck(&e)
+		e.skipUnreadable()
 		out = append(out, e)
 	}
 	return out, nil
@@ -602,7 +573,7 @@ func readPostSMTPLegacy(ctx context.Context, site Site, after int64, limit int, 
 		} else {
 			e.Time, _ = LocalTime(p["post_date"], loc)
 		}
-		postSMTPCheck(&e)
+		e.skipUnreadable()
 		out = append(out, e)
 	}
 	return out, nil
@@ -653,14 +624,4 @@ func postSMTPProvider(uri string) string {
 	host, _, _ := strings.Cut(rest, "/")
 	host, _, _ = strings.Cut(host, ":")
 	return host
-}
-
-// postSMTPCheck marks rows that cannot be imported.
-func postSMTPCheck(e *LogEntry) {
-	switch {
-	case len(e.Message.Recipients()) == 0:
-		e.Skip, e.SkipReason = true, "no readable recipient"
-	case e.Time.IsZero():
-		e.Skip, e.SkipReason = true, "no readable time"
-	}
 }

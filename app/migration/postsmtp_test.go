@@ -2,6 +2,7 @@ package migration_test
 
 import (
 	"context"
+	"maps"
 	"strconv"
 	"testing"
 	"time"
@@ -25,9 +26,7 @@ func TestPostSMTPSetup(t *testing.T) {
 			"ses_access_key_id": b64("AKIA"), "ses_secret_access_key": b64("sesSecret"), "ses_region": "eu-west-1",
 			"office365_app_id": b64("o365id"), "office365_app_password": b64("o365secret"),
 		}
-		for k, v := range extra {
-			d[k] = v
-		}
+		maps.Copy(d, extra)
 		return d
 	}
 	googleToken := migration.Dict{"access_token": "at", "refresh_token": "rt", "auth_token_expires": int64(1), "vendor_name": "google"}

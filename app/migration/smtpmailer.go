@@ -2,7 +2,6 @@ package migration
 
 import (
 	"context"
-	"fmt"
 )
 
 // SMTP Mailer (naa986/smtp-mailer, smtp-mailer/main.php) keeps one SMTP
@@ -11,39 +10,21 @@ import (
 // add-on logs).
 const smtpMailerOption = "smtp_mailer_options"
 
-func init() { Register(smtpMailerSource{}) }
-
-// smtpMailerSource reads SMTP Mailer.
-type smtpMailerSource struct{}
-
-func (smtpMailerSource) ID() string   { return SourceSMTPMailer }
-func (smtpMailerSource) Name() string { return "SMTP Mailer" }
-
-// Logs is nil: SMTP Mailer keeps no log in the database.
-func (smtpMailerSource) Logs() LogSource { return nil }
-
-func (smtpMailerSource) Detect(ctx context.Context, site Site) (Detection, error) {
-	return detect(ctx, site, smtpMailerOption, "", "smtp-mailer/")
+// init registers the source; SMTP Mailer keeps no log in the database.
+func init() {
+	Register(smtpMailerSource{plugin{id: SourceSMTPMailer, name: "SMTP Mailer", option: smtpMailerOption, dir: "smtp-mailer/"}})
 }
 
-func (smtpMailerSource) Connections(ctx context.Context, site Site) (*Setup, error) {
-	opts, found, problem, err := optionDict(ctx, site, smtpMailerOption)
-	if err != nil {
-		return nil, fmt.Errorf("smtp mailer: %w", err)
-	}
-	setup := &Setup{}
-	if problem != "" {
-		setup.Errors = append(setup.Errors, problem)
-	}
-	if !found || opts == nil {
+// smtpMailerSource reads SMTP Mailer.
+type smtpMailerSource struct{ plugin }
+
+func (s smtpMailerSource) Connections(ctx context.Context, site Site) (*Setup, error) {
+	return s.fromOption(ctx, site, "smtp mailer", func(setup *Setup, opts Dict) (*Setup, error) {
+		setup.addDefault(SMTPMailerCandidate(opts, func(v string) (string, error) {
+			return site.Decrypt(ctx, SchemeBase64, v)
+		}))
 		return setup, nil
-	}
-	c := SMTPMailerCandidate(opts, func(v string) (string, error) {
-		return site.Decrypt(ctx, SchemeBase64, v)
 	})
-	setup.Candidates = append(setup.Candidates, c)
-	setup.DefaultKey = c.Key
-	return setup, nil
 }
 
 // SMTPMailerCandidate converts the smtp_mailer_options array. decodeB64

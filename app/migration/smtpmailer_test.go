@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"sort"
 	"strconv"
 	"strings"
@@ -162,9 +163,7 @@ func TestSMTPMailerCandidate(t *testing.T) {
 			"from_email": "shop@example.com", "from_name": "Shop", "force_from_name": "", "force_from_email": "1",
 			"force_from_address": "", "disable_ssl_verification": "",
 		}
-		for k, v := range extra {
-			d[k] = v
-		}
+		maps.Copy(d, extra)
 		return d
 	}
 	tests := []struct {

@@ -2,7 +2,6 @@ package migration
 
 import (
 	"context"
-	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,42 +24,22 @@ const (
 	sureMailsTable  = "suremails_email_log"
 )
 
-func init() { Register(sureMailsSource{}) }
+func init() {
+	Register(sureMailsSource{plugin{id: SourceSureMails, name: "SureMails", logs: sureMailsLogs,
+		option: sureMailsOption, table: sureMailsTable, dir: "suremails/"}})
+}
 
 // sureMailsSource reads SureMails.
-type sureMailsSource struct{}
-
-// ID is the source id suremails.
-func (sureMailsSource) ID() string { return SourceSureMails }
-
-// Name is the plugin's name.
-func (sureMailsSource) Name() string { return "SureMails" }
-
-// Logs reads suremails_email_log.
-func (sureMailsSource) Logs() LogSource { return sureMailsLogs{} }
-
-// Detect looks for the option, the log table and the active plugin.
-func (sureMailsSource) Detect(ctx context.Context, site Site) (Detection, error) {
-	return detect(ctx, site, sureMailsOption, sureMailsTable, "suremails/")
-}
+type sureMailsSource struct{ plugin }
 
 // Connections converts every connection; the default and fallback follow
 // the plugin's choice.
-func (sureMailsSource) Connections(ctx context.Context, site Site) (*Setup, error) {
-	opts, found, problem, err := optionDict(ctx, site, sureMailsOption)
-	if err != nil {
-		return nil, fmt.Errorf("suremails: %w", err)
-	}
-	if !found || opts == nil {
-		setup := &Setup{}
-		if problem != "" {
-			setup.Errors = append(setup.Errors, problem)
-		}
-		return setup, nil
-	}
-	return SureMailsSetup(opts, func(v string) (string, error) {
-		return site.Decrypt(ctx, SchemeBase64Unpadded, v)
-	}), nil
+func (s sureMailsSource) Connections(ctx context.Context, site Site) (*Setup, error) {
+	return s.fromOption(ctx, site, "suremails", func(_ *Setup, opts Dict) (*Setup, error) {
+		return SureMailsSetup(opts, func(v string) (string, error) {
+			return site.Decrypt(ctx, SchemeBase64Unpadded, v)
+		}), nil
+	})
 }
 
 // SureMailsSetup converts suremails_connections. decode opens an
@@ -239,55 +218,11 @@ func SureMailsCandidate(key string, c Dict, decode func(string) (string, error))
 }
 
 // sureMailsLogs reads suremails_email_log.
-type sureMailsLogs struct{}
-
-// Available is true when the table exists.
-func (sureMailsLogs) Available(ctx context.Context, site Site) (bool, string, error) {
-	ok, err := site.HasTable(ctx, sureMailsTable)
-	if err != nil || ok {
-		return ok, "", err
-	}
-	return false, "SureMails' log table does not exist.", nil
-}
-
-// EstimateLogs is the table's fast row count.
-func (sureMailsLogs) EstimateLogs(ctx context.Context, site Site) (int64, error) {
-	return site.EstimateRows(ctx, sureMailsTable)
-}
-
-// CountLogs counts the rows, since a time when given (created_at is
-// site-local).
-func (sureMailsLogs) CountLogs(ctx context.Context, site Site, since time.Time) (int64, error) {
-	if since.IsZero() {
-		return site.CountRows(ctx, sureMailsTable, "")
-	}
-	loc, err := site.Location(ctx)
-	if err != nil {
-		return 0, err
-	}
-	return site.CountRows(ctx, sureMailsTable, "created_at >= ?", since.In(loc).Format("2006-01-02 15:04:05"))
-}
-
-// ReadLogs reads rows after an id.
-func (sureMailsLogs) ReadLogs(ctx context.Context, site Site, after int64, limit int) ([]LogEntry, error) {
-	loc, err := site.Location(ctx)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := site.Rows(ctx, RowQuery{
-		Table:   sureMailsTable,
-		Columns: []string{"id", "email_from", "email_to", "subject", "body", "headers", "status", "response", "connection", "created_at"},
-		Key:     "id", After: after, Limit: limit,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", sureMailsTable, err)
-	}
-	out := make([]LogEntry, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, sureMailsEntry(site, r, loc))
-	}
-	return out, nil
-}
+// created_at is site-local.
+var sureMailsLogs = logTable{table: sureMailsTable, missing: "SureMails' log table does not exist.",
+	since: "created_at >= ?", clock: siteLocal, key: "id",
+	columns: []string{"id", "email_from", "email_to", "subject", "body", "headers", "status", "response", "connection", "created_at"},
+	entry:   sureMailsEntry}
 
 // sureMailsEntry converts one row.
 func sureMailsEntry(site Site, r Row, loc *time.Location) LogEntry {
@@ -323,12 +258,7 @@ func sureMailsEntry(site Site, r Row, loc *time.Location) LogEntry {
 		e.Status = core.StatusFailed
 		e.Error = firstNonEmpty(sureMailsError(site, r["response"]), "Failed in SureMails.")
 	}
-	switch {
-	case len(e.Message.Recipients()) == 0:
-		e.Skip, e.SkipReason = true, "no readable recipient"
-	case e.Time.IsZero():
-		e.Skip, e.SkipReason = true, "no readable time"
-	}
+	e.skipUnreadable()
 	return e
 }
 

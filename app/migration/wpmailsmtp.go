@@ -12,12 +12,15 @@ import (
 	"github.com/mailsvc/mailsvc/core"
 )
 
-func init() { Register(wpMailSMTP{}) }
+func init() {
+	Register(wpMailSMTP{plugin{id: SourceWPMailSMTP, name: "WP Mail SMTP", logs: WPMailSMTPLogs("", ""),
+		option: wpmsOption, table: wpmsTable, dir: "wp-mail-smtp"}})
+}
 
 // wpMailSMTP reads WP Mail SMTP Lite and Pro: the option wp_mail_smtp
 // (the primary connection), Pro's wp_mail_smtp_additional_connections
 // and backup connection, and Pro's wpmailsmtp_emails_log table.
-type wpMailSMTP struct{}
+type wpMailSMTP struct{ plugin }
 
 const (
 	wpmsOption     = "wp_mail_smtp"
@@ -25,12 +28,9 @@ const (
 	wpmsTable      = "wpmailsmtp_emails_log"
 )
 
-func (wpMailSMTP) ID() string      { return SourceWPMailSMTP }
-func (wpMailSMTP) Name() string    { return "WP Mail SMTP" }
-func (wpMailSMTP) Logs() LogSource { return wpmsLogs{} }
-
-func (wpMailSMTP) Detect(ctx context.Context, site Site) (Detection, error) {
-	d, err := detect(ctx, site, wpmsOption, wpmsTable, "wp-mail-smtp")
+// Detect adds the plugin's version to what plugin.Detect finds.
+func (w wpMailSMTP) Detect(ctx context.Context, site Site) (Detection, error) {
+	d, err := w.plugin.Detect(ctx, site)
 	if err == nil && d.Found {
 		if v, ok, _ := site.Option(ctx, "wp_mail_smtp_version"); ok {
 			d.Version = PHPString(v)
@@ -221,56 +221,17 @@ func looksSealed(v string) bool {
 	return true
 }
 
-// wpmsLogs reads Pro's wpmailsmtp_emails_log (date_sent in UTC). It is
-// exported to the Easy WP SMTP source through WPMailSMTPLogs.
-type wpmsLogs struct{ table, name string }
-
+// Pro's wpmailsmtp_emails_log (date_sent in UTC) is read by the logTable
+// of WPMailSMTPLogs, which the Easy WP SMTP source uses as well.
 // WPMailSMTPLogs returns the reader of a WP-Mail-SMTP-Pro-shaped log
-// table (Easy WP SMTP Pro keeps the same layout under its own name).
+// table (Easy WP SMTP Pro keeps the same layout under its own name);
+// empty table and pluginName are WP Mail SMTP's own.
 func WPMailSMTPLogs(table, pluginName string) LogSource {
-	return wpmsLogs{table: table, name: pluginName}
-}
-
-func (l wpmsLogs) tbl() string {
-	if l.table == "" {
-		return wpmsTable
-	}
-	return l.table
-}
-
-func (l wpmsLogs) Available(ctx context.Context, site Site) (bool, string, error) {
-	ok, err := site.HasTable(ctx, l.tbl())
-	if err != nil || ok {
-		return ok, "", err
-	}
-	return false, fmt.Sprintf("%s keeps no email log on this site (only the Pro plugin logs emails).", firstNonEmpty(l.name, "WP Mail SMTP")), nil
-}
-
-func (l wpmsLogs) EstimateLogs(ctx context.Context, site Site) (int64, error) {
-	return site.EstimateRows(ctx, l.tbl())
-}
-
-func (l wpmsLogs) CountLogs(ctx context.Context, site Site, since time.Time) (int64, error) {
-	if since.IsZero() {
-		return site.CountRows(ctx, l.tbl(), "")
-	}
-	return site.CountRows(ctx, l.tbl(), "date_sent >= ?", since.UTC().Format("2006-01-02 15:04:05"))
-}
-
-func (l wpmsLogs) ReadLogs(ctx context.Context, site Site, after int64, limit int) ([]LogEntry, error) {
-	rows, err := site.Rows(ctx, RowQuery{
-		Table:   l.tbl(),
-		Columns: []string{"id", "subject", "people", "headers", "error_text", "content_plain", "content_html", "status", "date_sent", "mailer"},
-		Key:     "id", After: after, Limit: limit,
-	})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]LogEntry, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, wpmsEntry(r))
-	}
-	return out, nil
+	return logTable{table: firstNonEmpty(table, wpmsTable),
+		missing: fmt.Sprintf("%s keeps no email log on this site (only the Pro plugin logs emails).", firstNonEmpty(pluginName, "WP Mail SMTP")),
+		since:   "date_sent >= ?", clock: utcText, key: "id",
+		columns: []string{"id", "subject", "people", "headers", "error_text", "content_plain", "content_html", "status", "date_sent", "mailer"},
+		entry:   func(_ Site, r Row, _ *time.Location) LogEntry { return wpmsEntry(r) }}
 }
 
 func wpmsEntry(r Row) LogEntry {

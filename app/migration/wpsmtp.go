@@ -40,48 +40,27 @@ var wpSMTPHosts = map[string]string{
 	"brevo":    "smtp-relay.brevo.com",
 }
 
-func init() { Register(wpSMTPSource{}) }
+// init registers the source: it detects either option, the log table and
+// the active plugin.
+func init() {
+	Register(wpSMTPSource{plugin{id: SourceWPSMTP, name: "WP SMTP / Solid Mail", logs: wpSMTPLogs,
+		option: wpSMTPProvidersOpt, legacy: wpSMTPLegacyOption, table: wpSMTPTable, dir: "wp-smtp/"}})
+}
 
 // wpSMTPSource reads WP SMTP and Solid Mail.
-type wpSMTPSource struct{}
-
-// ID is the source id wp-smtp.
-func (wpSMTPSource) ID() string { return SourceWPSMTP }
-
-// Name is the plugin's name.
-func (wpSMTPSource) Name() string { return "WP SMTP / Solid Mail" }
-
-// Logs reads wpsmtp_logs.
-func (wpSMTPSource) Logs() LogSource { return wpSMTPLogs{} }
-
-// Detect looks for either option, the log table and the active plugin.
-func (wpSMTPSource) Detect(ctx context.Context, site Site) (Detection, error) {
-	d, err := detect(ctx, site, wpSMTPProvidersOpt, wpSMTPTable, "wp-smtp/")
-	if err != nil || d.Found {
-		return d, err
-	}
-	legacy, err := detect(ctx, site, wpSMTPLegacyOption, "", "wp-smtp/")
-	d.Found = legacy.Found
-	return d, err
-}
+type wpSMTPSource struct{ plugin }
 
 // Connections converts Solid Mail's providers, or the legacy server when
 // Solid Mail never migrated it.
 func (wpSMTPSource) Connections(ctx context.Context, site Site) (*Setup, error) {
 	setup := &Setup{}
-	providers, _, problem, err := optionDict(ctx, site, wpSMTPProvidersOpt)
+	providers, _, err := setup.readDict(ctx, site, "wp smtp", wpSMTPProvidersOpt)
 	if err != nil {
-		return nil, fmt.Errorf("wp smtp: %w", err)
+		return nil, err
 	}
-	if problem != "" {
-		setup.Errors = append(setup.Errors, problem)
-	}
-	legacy, _, problem, err := optionDict(ctx, site, wpSMTPLegacyOption)
+	legacy, _, err := setup.readDict(ctx, site, "wp smtp", wpSMTPLegacyOption)
 	if err != nil {
-		return nil, fmt.Errorf("wp smtp: %w", err)
-	}
-	if problem != "" {
-		setup.Errors = append(setup.Errors, problem)
+		return nil, err
 	}
 	_, migrationFailed, err := site.Option(ctx, wpSMTPMigrationError)
 	if err != nil && !isUnreadable(err) {
@@ -116,8 +95,7 @@ func WPSMTPSetup(providers, legacy Dict, migrationFailed bool) *Setup {
 	}
 	if len(setup.Candidates) == 0 && legacy != nil {
 		c := WPSMTPLegacyCandidate(legacy)
-		setup.Candidates = append(setup.Candidates, c)
-		setup.DefaultKey = c.Key
+		setup.addDefault(c)
 	}
 	if setup.DefaultKey == "" && len(setup.Candidates) > 0 {
 		setup.DefaultKey = setup.Candidates[0].Key
@@ -224,47 +202,11 @@ func wpSMTPCredential(v string) (string, bool) {
 
 // wpSMTPLogs reads wpsmtp_logs. timestamp is a TIMESTAMP DEFAULT
 // CURRENT_TIMESTAMP column: a real instant, read as Unix seconds.
-type wpSMTPLogs struct{}
-
-// Available is true when the table exists.
-func (wpSMTPLogs) Available(ctx context.Context, site Site) (bool, string, error) {
-	ok, err := site.HasTable(ctx, wpSMTPTable)
-	if err != nil || ok {
-		return ok, "", err
-	}
-	return false, "WP SMTP's log table does not exist.", nil
-}
-
-// EstimateLogs is the table's fast row count.
-func (wpSMTPLogs) EstimateLogs(ctx context.Context, site Site) (int64, error) {
-	return site.EstimateRows(ctx, wpSMTPTable)
-}
-
-// CountLogs counts the rows, since a time when given.
-func (wpSMTPLogs) CountLogs(ctx context.Context, site Site, since time.Time) (int64, error) {
-	if since.IsZero() {
-		return site.CountRows(ctx, wpSMTPTable, "")
-	}
-	return site.CountRows(ctx, wpSMTPTable, "`timestamp` >= FROM_UNIXTIME(?)", since.Unix())
-}
-
-// ReadLogs reads rows after a mail_id.
-func (wpSMTPLogs) ReadLogs(ctx context.Context, site Site, after int64, limit int) ([]LogEntry, error) {
-	rows, err := site.Rows(ctx, RowQuery{
-		Table:       wpSMTPTable,
-		Columns:     []string{"mail_id", "to", "subject", "message", "headers", "error"},
-		UnixColumns: []string{"timestamp"},
-		Key:         "mail_id", After: after, Limit: limit,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", wpSMTPTable, err)
-	}
-	out := make([]LogEntry, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, wpSMTPEntry(site, r))
-	}
-	return out, nil
-}
+var wpSMTPLogs = logTable{table: wpSMTPTable, missing: "WP SMTP's log table does not exist.",
+	since: "`timestamp` >= FROM_UNIXTIME(?)", clock: unixTime, key: "mail_id",
+	columns:     []string{"mail_id", "to", "subject", "message", "headers", "error"},
+	unixColumns: []string{"timestamp"},
+	entry:       func(site Site, r Row, _ *time.Location) LogEntry { return wpSMTPEntry(site, r) }}
 
 // wpSMTPEntry converts one row: to and headers are strings, or
 // serialized arrays when wp_mail() was given arrays.
@@ -291,11 +233,6 @@ func wpSMTPEntry(site Site, r Row) LogEntry {
 	if n, err := strconv.ParseInt(strings.TrimSpace(r["timestamp"]), 10, 64); err == nil && n > 0 {
 		e.Time = time.Unix(n, 0).UTC()
 	}
-	switch {
-	case len(e.Message.Recipients()) == 0:
-		e.Skip, e.SkipReason = true, "no readable recipient"
-	case e.Time.IsZero():
-		e.Skip, e.SkipReason = true, "no readable time"
-	}
+	e.skipUnreadable()
 	return e
 }

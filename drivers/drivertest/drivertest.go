@@ -35,16 +35,12 @@ import (
 	"time"
 
 	"github.com/mailsvc/mailsvc/core"
+	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
 )
 
-// Attachment is one attachment as a fake recorded it.
-type Attachment struct {
-	Filename    string
-	ContentType string
-	Data        []byte
-	Inline      bool
-	ContentID   string
-}
+// Attachment is one attachment as a fake recorded it: the shape the
+// provider fakes under test/fakes share.
+type Attachment = fakeapi.Attachment
 
 // Message is one message as a fake recorded it, in a form that does not
 // depend on the provider.
@@ -297,15 +293,7 @@ func roundTrip(t *testing.T, h Harness) {
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			msg := h.message()
-			rc, err := h.newTransport(t, tc.settings).Send(context.Background(), msg)
-			if err != nil {
-				t.Fatalf("Send: %v", err)
-			}
-			got := fake.Messages()
-			if len(got) != i+1 {
-				t.Fatalf("fake recorded %d messages, want %d", len(got), i+1)
-			}
-			m := got[i]
+			rc, m := SendRecorded(t, h.newTransport(t, tc.settings), msg, fake.Messages, i+1)
 			if h.CheckReceipt != nil {
 				h.CheckReceipt(t, rc, m)
 			} else if rc.MessageID == "" || rc.MessageID != m.ID {
@@ -599,10 +587,7 @@ func Schema(t *testing.T, h Harness) {
 	with := func(kv ...any) core.Settings {
 		s := core.Settings{"api_key": "k"}
 		maps.Copy(s, h.ExtraSettings)
-		for i := 0; i+1 < len(kv); i += 2 {
-			s[kv[i].(string)] = kv[i+1]
-		}
-		return s
+		return SettingsWith(s, kv...)
 	}
 	missing := with()
 	delete(missing, "api_key")
@@ -616,17 +601,13 @@ func Schema(t *testing.T, h Harness) {
 		{"unknown key", with(h.UnknownKey, "eu"), []string{h.UnknownKey}},
 	}
 	tests = append(tests, h.SchemaCases...)
-	for _, tc := range tests {
-		t.Run(tc.Name, func(t *testing.T) {
-			err := d.ValidateSettings(tc.Settings)
-			CheckFields(t, err, tc.WantFields)
-			for _, k := range h.Defaulted {
-				if err == nil && tc.Settings.String(k) == "" {
-					t.Errorf("%s was not defaulted: %v", k, tc.Settings)
-				}
+	ValidateCases(t, d, tests, func(t *testing.T, s core.Settings) {
+		for _, k := range h.Defaulted {
+			if s.String(k) == "" {
+				t.Errorf("%s was not defaulted: %v", k, s)
 			}
-		})
-	}
+		}
+	})
 	if f := d.Field("api_key"); f == nil || !f.Sensitive || f.Constant != h.APIKeyConstant {
 		t.Errorf("api_key field = %+v, want sensitive with constant %s", f, h.APIKeyConstant)
 	}
@@ -644,12 +625,33 @@ func Schema(t *testing.T, h Harness) {
 	})
 }
 
+// ValidateCases validates each case's settings with d in a subtest: a
+// case that wants no field must validate, else the fields that fail must
+// be the wanted ones (CheckFields); valid, when not nil, then checks the
+// settings of a case that validates (the defaults filled in).
+func ValidateCases(t *testing.T, d *core.Driver, cases []SchemaCase, valid func(t *testing.T, s core.Settings)) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.Name, func(t *testing.T) {
+			err := d.ValidateSettings(tc.Settings)
+			if len(tc.WantFields) == 0 && err != nil {
+				t.Fatalf("ValidateSettings: %v", err)
+			}
+			CheckFields(t, err, tc.WantFields)
+			if err == nil && valid != nil {
+				valid(t, tc.Settings)
+			}
+		})
+	}
+}
+
 // SendInParts sends a message from FullMessage to n To recipients
 // through tr as the delivery engine does at the slug driver's recipient
 // caps: first whole, which the provider's fake must refuse for good (it
 // passes a cap), then in the parts core.SplitRecipients makes, each of
 // which must be accepted. It returns the number of parts; the caller
-// checks that its fake recorded that many messages, n recipients in all.
+// checks with CheckParts that its fake recorded that many messages, n
+// recipients in all.
 func SendInParts(t *testing.T, slug string, tr core.Transport, n int) int {
 	t.Helper()
 	d, ok := core.LookupDriver(slug)
@@ -673,4 +675,92 @@ func SendInParts(t *testing.T, slug string, tr core.Transport, n int) int {
 		}
 	}
 	return len(parts)
+}
+
+// CheckParts checks what a fake recorded (its Messages, read through
+// Recorded) after SendInParts sent n recipients in parts: wantParts parts,
+// as many messages recorded, n recipients in all.
+func CheckParts(t *testing.T, parts int, recorded []Message, wantParts, n int) {
+	t.Helper()
+	total := 0
+	for _, m := range recorded {
+		total += len(m.To) + len(m.Cc) + len(m.Bcc)
+	}
+	if parts != wantParts || len(recorded) != parts || total != n {
+		t.Fatalf("%d parts, %d recorded, %d recipients; want %d, %d, %d", parts, len(recorded), total, wantParts, wantParts, n)
+	}
+}
+
+// SettingsWith returns base with the key/value pairs of kv set in it, a
+// nil value deleting its key, for a table of settings cases that each
+// change a valid set a little. base itself is changed and returned.
+func SettingsWith(base core.Settings, kv ...any) core.Settings {
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] == nil {
+			delete(base, kv[i].(string))
+			continue
+		}
+		base[kv[i].(string)] = kv[i+1]
+	}
+	return base
+}
+
+// APIFake is a provider fake as test/fakes makes them: its FailNext takes
+// the answer's body ("" for an error in the provider's own shape).
+type APIFake interface {
+	Requests() int
+	FailNext(n, status int, body string)
+	StallNext(n int)
+	Close()
+}
+
+// NewFake returns f as the suite drives it: reached at url, its recorded
+// messages (messages, usually f.Messages) read through Recorded, and its
+// failures in the provider's own error shape.
+func NewFake[M any](f APIFake, url string, messages func() []M) Fake {
+	return apiFake[M]{APIFake: f, url: url, messages: messages}
+}
+
+type apiFake[M any] struct {
+	APIFake
+	url      string
+	messages func() []M
+}
+
+func (f apiFake[M]) URL() string            { return f.url }
+func (f apiFake[M]) FailNext(n, status int) { f.APIFake.FailNext(n, status, "") }
+func (f apiFake[M]) Messages() []Message    { return Recorded(f.messages()) }
+
+// SendThenFind sends msg through tr (a core.Finder) within half a second,
+// fails t unless the send is uncertain exactly when wantUncertain, then
+// asks tr whether the provider kept msg and returns its answer.
+func SendThenFind(t *testing.T, tr core.Transport, msg *core.Message, wantUncertain bool) (core.Receipt, bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	_, err := tr.Send(ctx, msg)
+	cancel()
+	if got := core.IsUncertain(err); got != wantUncertain {
+		t.Fatalf("Send err = %v: uncertain %v, want %v", err, got, wantUncertain)
+	}
+	rc, found, err := tr.(core.Finder).Find(context.Background(), msg)
+	if err != nil {
+		t.Fatalf("Find: %v", err)
+	}
+	return rc, found
+}
+
+// SendRecorded sends msg through tr and fails t unless the send succeeds
+// and the fake's recorded messages (recorded, usually its Messages) are
+// then want in all; it returns the receipt and the last of them.
+func SendRecorded[M any](t *testing.T, tr core.Transport, msg *core.Message, recorded func() []M, want int) (core.Receipt, M) {
+	t.Helper()
+	rc, err := tr.Send(context.Background(), msg)
+	if err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	got := recorded()
+	if len(got) != want {
+		t.Fatalf("fake recorded %d messages, want %d", len(got), want)
+	}
+	return rc, got[want-1]
 }

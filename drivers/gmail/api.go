@@ -1,13 +1,11 @@
 package gmail
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/mail"
 	"strings"
@@ -127,32 +125,12 @@ func (t *Transport) Verify(ctx context.Context) error {
 // temporary, 401 unauthorized (WithToken refreshes), other statuses
 // permanent.
 func (t *Transport) call(ctx context.Context, token, method, url, ctype string, body []byte) (int, []byte, error) {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
+	status, answer, err := oauthdriver.Request{Method: method, URL: url, Scheme: "Bearer", Token: token,
+		ContentType: ctype, Body: body, Limit: 1 << 20}.Do(ctx, t.http)
+	if err != nil || status >= 200 && status <= 299 {
+		return status, answer, err
 	}
-	req, err := http.NewRequestWithContext(ctx, method, url, rd)
-	if err != nil {
-		return 0, nil, core.Permanent(fmt.Errorf("build request: %w", err))
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Accept", "application/json")
-	if ctype != "" {
-		req.Header.Set("Content-Type", ctype)
-	}
-	resp, err := t.http.Do(req)
-	if err != nil {
-		return 0, nil, core.Temporary(fmt.Errorf("%s %s: %w", method, req.URL.Path, err))
-	}
-	defer func() { _ = resp.Body.Close() }()
-	answer, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return resp.StatusCode, nil, core.Temporary(fmt.Errorf("read answer: %w", err))
-	}
-	if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
-		return resp.StatusCode, answer, nil
-	}
-	return resp.StatusCode, answer, classify(resp.StatusCode, answer)
+	return status, answer, classify(status, answer)
 }
 
 // googleError is an error answer of a Google API:

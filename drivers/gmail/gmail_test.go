@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/drivers/drivertest"
@@ -28,13 +27,20 @@ func newTransport(t *testing.T, settings core.Settings, src core.TokenSource, hc
 	return drivertest.NewTransportEnv(t, gmail.Slug, settings, core.DriverEnv{HTTPClient: hc, Tokens: src})
 }
 
+// startGmail starts a Gmail fake that accepts goodToken, closed when t
+// ends.
+func startGmail(t *testing.T) *gmailfake.Server {
+	f := gmailfake.New(only(goodToken))
+	t.Cleanup(f.Close)
+	return f
+}
+
 func settingsFor(url string) core.Settings {
 	return core.Settings{"client_id": "cid", "client_secret": "csecret", "base_url": url}
 }
 
 func TestSendFullMessage(t *testing.T) {
-	fake := gmailfake.New(only(goodToken))
-	defer fake.Close()
+	fake := startGmail(t)
 	override := settingsFor(fake.URL + "/")
 	override["from_email"], override["from_name"] = "alias@example.net", "Alias Net"
 	tests := []struct {
@@ -50,15 +56,7 @@ func TestSendFullMessage(t *testing.T) {
 			msg := drivertest.FullMessage()
 			msg.Bcc = append(msg.Bcc, core.Address{Name: "Dörte", Email: "doerte@example.org"})
 			msg.ReplyTo = append(msg.ReplyTo, core.Address{Email: "second@example.com"})
-			rc, err := newTransport(t, tc.settings, oauthdrivertest.NewTokens(goodToken), nil).Send(context.Background(), msg)
-			if err != nil {
-				t.Fatalf("Send: %v", err)
-			}
-			got := fake.Messages()
-			if len(got) != i+1 {
-				t.Fatalf("fake recorded %d messages, want %d", len(got), i+1)
-			}
-			m := got[i]
+			rc, m := drivertest.SendRecorded(t, newTransport(t, tc.settings, oauthdrivertest.NewTokens(goodToken), nil), msg, fake.Messages, i+1)
 			if rc.MessageID == "" || rc.MessageID != m.ID || m.Upload {
 				t.Errorf("receipt id %q, fake id %q, upload %v", rc.MessageID, m.ID, m.Upload)
 			}
@@ -73,8 +71,7 @@ func TestSendFullMessage(t *testing.T) {
 }
 
 func TestLargeMessageGoesThroughUpload(t *testing.T) {
-	fake := gmailfake.New(only(goodToken))
-	defer fake.Close()
+	fake := startGmail(t)
 	big := make([]byte, 4<<20) // base64 in MIME: ~5.4 MB, over the threshold
 	for i := range big {
 		big[i] = byte(i * 7)
@@ -125,8 +122,7 @@ func TestTokenRefusedRefreshesOnce(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			fake := gmailfake.New(only(goodToken))
-			defer fake.Close()
+			fake := startGmail(t)
 			_, err := newTransport(t, settingsFor(fake.URL), tc.src, nil).Send(context.Background(), drivertest.FullMessage())
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("err = %v, wantErr %v", err, tc.wantErr)
@@ -152,50 +148,21 @@ func TestTokenRefusedRefreshesOnce(t *testing.T) {
 }
 
 func TestErrorsClassified(t *testing.T) {
-	tests := []struct {
-		name          string
-		fail          func(f *gmailfake.Server)
-		stall         bool
-		wantTemporary bool
-	}{
-		{"400 bad request", func(f *gmailfake.Server) { f.FailNext(1, 400) }, false, false},
-		{"403 forbidden", func(f *gmailfake.Server) { f.FailNext(1, 403) }, false, false},
-		{"403 rate limit", func(f *gmailfake.Server) {
+	type fake = *gmailfake.Server
+	oauthdrivertest.SendErrors(t, startGmail, []oauthdrivertest.ErrorCase[fake]{
+		{Name: "400 bad request", Fail: func(f fake) { f.FailNext(1, 400) }},
+		{Name: "403 forbidden", Fail: func(f fake) { f.FailNext(1, 403) }},
+		{Name: "403 rate limit", Fail: func(f fake) {
 			f.Server.FailNext(1, 403, gmailfake.ErrorBody(403, "userRateLimitExceeded", "User-rate limit exceeded."))
-		}, false, true},
-		{"429 rate limit", func(f *gmailfake.Server) { f.FailNext(1, 429) }, false, true},
-		{"500", func(f *gmailfake.Server) { f.FailNext(1, 500) }, false, true},
-		{"503", func(f *gmailfake.Server) { f.FailNext(1, 503) }, false, true},
-		{"stalled server", func(f *gmailfake.Server) { f.StallNext(1) }, true, true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			fake := gmailfake.New(only(goodToken))
-			defer fake.Close()
-			tc.fail(fake)
-			ctx := context.Background()
-			if tc.stall {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, 300*time.Millisecond)
-				defer cancel()
-			}
-			src := oauthdrivertest.NewTokens(goodToken, "ya29.other")
-			_, err := newTransport(t, settingsFor(fake.URL), src, nil).Send(ctx, drivertest.FullMessage())
-			var de *core.DeliveryError
-			if err == nil || !errors.As(err, &de) {
-				t.Fatalf("err = %v, want a classified error", err)
-			}
-			if core.IsTemporary(err) != tc.wantTemporary {
-				t.Errorf("IsTemporary = %v, want %v (%v)", core.IsTemporary(err), tc.wantTemporary, err)
-			}
-			if tc.stall && !errors.Is(err, context.DeadlineExceeded) {
-				t.Errorf("stall error %v is not a deadline error", err)
-			}
-			if strings.Contains(err.Error(), goodToken) || src.Refreshes() != 0 || len(fake.Messages()) != 0 {
-				t.Errorf("err %v, refreshes %d, messages %d", err, src.Refreshes(), len(fake.Messages()))
-			}
-		})
-	}
+		}, WantTemporary: true},
+		{Name: "429 rate limit", Fail: func(f fake) { f.FailNext(1, 429) }, WantTemporary: true},
+		{Name: "500", Fail: func(f fake) { f.FailNext(1, 500) }, WantTemporary: true},
+		{Name: "503", Fail: func(f fake) { f.FailNext(1, 503) }, WantTemporary: true},
+		{Name: "stalled server", Fail: func(f fake) { f.StallNext(1) }, Stall: true, WantTemporary: true},
+	}, func(ctx context.Context, t *testing.T, f fake, src *oauthdrivertest.Tokens) error {
+		_, err := newTransport(t, settingsFor(f.URL), src, nil).Send(ctx, drivertest.FullMessage())
+		return err
+	}, func(f fake) int { return len(f.Messages()) }, goodToken, "ya29.other")
 }
 
 func TestNetworkErrorIsTemporary(t *testing.T) {
@@ -210,8 +177,7 @@ func TestNetworkErrorIsTemporary(t *testing.T) {
 }
 
 func TestNoTokenServiceIsPermanent(t *testing.T) {
-	fake := gmailfake.New(only(goodToken))
-	defer fake.Close()
+	fake := startGmail(t)
 	_, err := newTransport(t, settingsFor(fake.URL), nil, nil).Send(context.Background(), drivertest.FullMessage())
 	if err == nil || core.IsTemporary(err) || fake.Requests() != 0 {
 		t.Fatalf("err = %v (requests %d), want a permanent error and no request", err, fake.Requests())
@@ -246,8 +212,7 @@ func TestVerify(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			fake := gmailfake.New(only(goodToken))
-			defer fake.Close()
+			fake := startGmail(t)
 			fake.SetSendOnly(tc.sendOnly)
 			if tc.status != 0 {
 				fake.FailNext(1, tc.status)
@@ -278,43 +243,26 @@ func TestSchema(t *testing.T) {
 		t.Fatal("gmail is not registered")
 	}
 	with := func(kv ...any) core.Settings {
-		s := core.Settings{"client_id": "cid", "client_secret": "cs"}
-		for i := 0; i+1 < len(kv); i += 2 {
-			if kv[i+1] == nil {
-				delete(s, kv[i].(string))
-				continue
-			}
-			s[kv[i].(string)] = kv[i+1]
+		return drivertest.SettingsWith(core.Settings{"client_id": "cid", "client_secret": "cs"}, kv...)
+	}
+	drivertest.ValidateCases(t, d, []drivertest.SchemaCase{
+		{Name: "valid api mode", Settings: with()},
+		{Name: "valid smtp mode", Settings: with("delivery_mode", "smtp", "from_email", "me@example.com")},
+		{Name: "valid with tokens", Settings: with("access_token", "ya29.x", "refresh_token", "1//r", "expires_at", "2030-01-01T00:00:00Z")},
+		{Name: "missing client_id", Settings: with("client_id", nil), WantFields: []string{"client_id"}},
+		{Name: "missing client_secret", Settings: with("client_secret", ""), WantFields: []string{"client_secret"}},
+		{Name: "smtp mode needs from_email", Settings: with("delivery_mode", "smtp"), WantFields: []string{"from_email"}},
+		{Name: "unknown mode", Settings: with("delivery_mode", "pop3"), WantFields: []string{"delivery_mode"}},
+		{Name: "bad from_email", Settings: with("from_email", "not an email"), WantFields: []string{"from_email"}},
+		{Name: "bad base_url", Settings: with("base_url", "ftp://x"), WantFields: []string{"base_url"}},
+		{Name: "bad oauth_base_url", Settings: with("oauth_base_url", "accounts.google.com"), WantFields: []string{"oauth_base_url"}},
+		{Name: "bad smtp_port", Settings: with("smtp_port", 70000), WantFields: []string{"smtp_port"}},
+		{Name: "unknown key", Settings: with("data_center", "eu"), WantFields: []string{"data_center"}},
+	}, func(t *testing.T, s core.Settings) {
+		if s.String("delivery_mode") == "" || s.String("smtp_host") != gmail.DefaultSMTPHost {
+			t.Errorf("defaults not filled: %v", s)
 		}
-		return s
-	}
-	tests := []struct {
-		name       string
-		settings   core.Settings
-		wantFields []string
-	}{
-		{"valid api mode", with(), nil},
-		{"valid smtp mode", with("delivery_mode", "smtp", "from_email", "me@example.com"), nil},
-		{"valid with tokens", with("access_token", "ya29.x", "refresh_token", "1//r", "expires_at", "2030-01-01T00:00:00Z"), nil},
-		{"missing client_id", with("client_id", nil), []string{"client_id"}},
-		{"missing client_secret", with("client_secret", ""), []string{"client_secret"}},
-		{"smtp mode needs from_email", with("delivery_mode", "smtp"), []string{"from_email"}},
-		{"unknown mode", with("delivery_mode", "pop3"), []string{"delivery_mode"}},
-		{"bad from_email", with("from_email", "not an email"), []string{"from_email"}},
-		{"bad base_url", with("base_url", "ftp://x"), []string{"base_url"}},
-		{"bad oauth_base_url", with("oauth_base_url", "accounts.google.com"), []string{"oauth_base_url"}},
-		{"bad smtp_port", with("smtp_port", 70000), []string{"smtp_port"}},
-		{"unknown key", with("data_center", "eu"), []string{"data_center"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			err := d.ValidateSettings(tc.settings)
-			drivertest.CheckFields(t, err, tc.wantFields)
-			if err == nil && (tc.settings.String("delivery_mode") == "" || tc.settings.String("smtp_host") != gmail.DefaultSMTPHost) {
-				t.Errorf("defaults not filled: %v", tc.settings)
-			}
-		})
-	}
+	})
 	if d.OAuthProvider != core.ProviderGoogle {
 		t.Errorf("OAuthProvider = %q", d.OAuthProvider)
 	}
@@ -336,16 +284,8 @@ func TestSchema(t *testing.T) {
 // by the fake; its parts at the driver's caps are accepted, every
 // recipient once.
 func TestRecipientCapParts(t *testing.T) {
-	fake := gmailfake.New(only(goodToken))
-	defer fake.Close()
+	fake := startGmail(t)
 	tr := newTransport(t, settingsFor(fake.URL), oauthdrivertest.NewTokens(goodToken), nil)
 	parts := drivertest.SendInParts(t, gmail.Slug, tr, 1200)
-	got := fake.Messages()
-	total := 0
-	for _, m := range got {
-		total += len(m.To) + len(m.Cc) + len(m.Bcc)
-	}
-	if parts != 3 || len(got) != parts || total != 1200 {
-		t.Fatalf("%d parts, %d recorded, %d recipients; want 3, 3, 1200", parts, len(got), total)
-	}
+	drivertest.CheckParts(t, parts, drivertest.Recorded(fake.Messages()), 3, 1200)
 }

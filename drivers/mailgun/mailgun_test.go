@@ -5,7 +5,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/drivers/drivertest"
@@ -18,12 +17,11 @@ const (
 	testDomain = "mg.example.com"
 )
 
-// fake is the Mailgun fake as the conformance suite drives it.
-type fake struct{ *mailgunfake.Server }
-
-func (f fake) URL() string                    { return f.Server.URL }
-func (f fake) FailNext(n, status int)         { f.Server.FailNext(n, status, "") }
-func (f fake) Messages() []drivertest.Message { return drivertest.Recorded(f.Server.Messages()) }
+// startFake starts the Mailgun fake as the conformance suite drives it.
+func startFake() drivertest.Fake {
+	f := mailgunfake.New(testKey, testDomain)
+	return drivertest.NewFake(f, f.URL, f.Messages)
+}
 
 // fullMessage is the suite's message with the inline image's content id
 // given as a file name: Mailgun names an inline part by its content id and
@@ -34,12 +32,20 @@ func fullMessage() *core.Message {
 	return m
 }
 
+// startMailgun starts a Mailgun fake of the test's key and domain, closed
+// when t ends.
+func startMailgun(t *testing.T) *mailgunfake.Server {
+	f := mailgunfake.New(testKey, testDomain)
+	t.Cleanup(f.Close)
+	return f
+}
+
 func TestConformance(t *testing.T) {
 	drivertest.Run(t, drivertest.Harness{
 		Slug:          mailgun.Slug,
 		Key:           testKey,
 		WrongKey:      "key-wrong-zzz",
-		Start:         func() drivertest.Fake { return fake{mailgunfake.New(testKey, testDomain)} },
+		Start:         startFake,
 		ExtraSettings: core.Settings{"domain": testDomain},
 		Message:       fullMessage,
 		CheckReceipt: func(t *testing.T, rc core.Receipt, m drivertest.Message) {
@@ -120,8 +126,7 @@ func TestBaseURLChoice(t *testing.T) {
 }
 
 func TestVerifyUnknownDomain(t *testing.T) {
-	fake := mailgunfake.New(testKey, testDomain)
-	defer fake.Close()
+	fake := startMailgun(t)
 	tr := newTransport(t, core.Settings{"api_key": testKey, "domain": "other.example.com", "base_url": fake.URL})
 	err := tr.(core.Verifier).Verify(context.Background())
 	if err == nil || core.IsTemporary(err) || !strings.Contains(err.Error(), "other.example.com") {
@@ -130,8 +135,7 @@ func TestVerifyUnknownDomain(t *testing.T) {
 }
 
 func TestAttachmentWithoutExtensionGetsTypedName(t *testing.T) {
-	fake := mailgunfake.New(testKey, testDomain)
-	defer fake.Close()
+	fake := startMailgun(t)
 	msg := fullMessage()
 	msg.Attachments = []core.Attachment{{Filename: "report", ContentType: "application/pdf", Data: drivertest.PDFBytes()}}
 	if _, err := newTransport(t, core.Settings{"api_key": testKey, "domain": testDomain, "base_url": fake.URL}).Send(context.Background(), msg); err != nil {
@@ -158,21 +162,11 @@ func TestUncertainSendAndFind(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			fake := mailgunfake.New(testKey, testDomain)
-			defer fake.Close()
+			fake := startMailgun(t)
 			tr := newTransport(t, core.Settings{"api_key": testKey, "domain": testDomain, "base_url": fake.URL})
 			msg := drivertest.FullMessage().WithMessageID("<uncertain.1@example.com>")
 			tc.inject(fake)
-			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-			_, err := tr.Send(ctx, msg)
-			cancel()
-			if got := core.IsUncertain(err); got != tc.wantUncertain {
-				t.Fatalf("Send err = %v: uncertain %v, want %v", err, got, tc.wantUncertain)
-			}
-			rc, found, err := tr.(core.Finder).Find(context.Background(), msg)
-			if err != nil {
-				t.Fatalf("Find: %v", err)
-			}
+			rc, found := drivertest.SendThenFind(t, tr, msg, tc.wantUncertain)
 			if found != tc.wantFound || (found && rc.MessageID != "uncertain.1@example.com") {
 				t.Errorf("Find = %+v, %v; want found %v with the Message-ID", rc, found, tc.wantFound)
 			}
@@ -182,8 +176,7 @@ func TestUncertainSendAndFind(t *testing.T) {
 		})
 	}
 	t.Run("lookup refused", func(t *testing.T) {
-		fake := mailgunfake.New(testKey, testDomain)
-		defer fake.Close()
+		fake := startMailgun(t)
 		tr := newTransport(t, core.Settings{"api_key": testKey, "domain": testDomain, "base_url": fake.URL})
 		fake.FailNext(1, 500, "")
 		if _, found, err := tr.(core.Finder).Find(context.Background(), drivertest.FullMessage().WithMessageID("<x@example.com>")); err == nil || found {

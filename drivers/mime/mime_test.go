@@ -30,6 +30,17 @@ type leaf struct {
 }
 
 // parse reads raw as an RFC 5322 message and flattens its MIME tree.
+// build builds msg and parses the result, failing t when either fails.
+func build(t *testing.T, msg *core.Message) ([]byte, *mail.Message, []leaf) {
+	t.Helper()
+	raw, err := mime.Build(msg)
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	m, leaves := parse(t, raw)
+	return raw, m, leaves
+}
+
 func parse(t *testing.T, raw []byte) (*mail.Message, []leaf) {
 	t.Helper()
 	m, err := mail.ReadMessage(bytes.NewReader(raw))
@@ -156,11 +167,7 @@ func TestBuildStructure(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			msg := baseMessage()
 			msg.Text, msg.HTML, msg.Attachments = tc.text, tc.html, tc.attachments
-			raw, err := mime.Build(msg)
-			if err != nil {
-				t.Fatalf("Build: %v", err)
-			}
-			m, leaves := parse(t, raw)
+			_, m, leaves := build(t, msg)
 			top, _, _ := stdmime.ParseMediaType(m.Header.Get("Content-Type"))
 			if top != tc.wantTop {
 				t.Errorf("top-level type = %q, want %q", top, tc.wantTop)
@@ -340,11 +347,7 @@ func TestBuildInlineContentID(t *testing.T) {
 			msg := baseMessage()
 			msg.HTML = `<img src="cid:x">`
 			msg.Attachments = []core.Attachment{{Filename: tc.filename, ContentType: "image/png", Data: []byte{0x89, 'P', 'N', 'G', 0, 1, 2}, Inline: true, ContentID: tc.cid}}
-			raw, err := mime.Build(msg)
-			if err != nil {
-				t.Fatalf("Build: %v", err)
-			}
-			_, leaves := parse(t, raw)
+			raw, _, leaves := build(t, msg)
 			var found bool
 			for _, l := range leaves {
 				if l.mediaType == "image/png" {
@@ -378,11 +381,7 @@ func TestBuildAttachmentContentType(t *testing.T) {
 			msg := baseMessage()
 			msg.Text = "see attached"
 			msg.Attachments = []core.Attachment{{Filename: tc.filename, ContentType: tc.contentType, Data: []byte("payload")}}
-			raw, err := mime.Build(msg)
-			if err != nil {
-				t.Fatalf("Build: %v", err)
-			}
-			_, leaves := parse(t, raw)
+			raw, _, leaves := build(t, msg)
 			if len(leaves) != 2 {
 				t.Fatalf("got %d parts, want 2", len(leaves))
 			}

@@ -1,8 +1,9 @@
 // Package oauthdriver holds what the mail drivers of OAuth providers
 // (outlook, gmail, zoho) do alike: the app settings (client id and secret,
 // authorization server override), the token settings the OAuth service
-// writes, the delivery mode and SMTP endpoint fields, and running a
-// provider call with the connection's access token, refreshing it once
+// writes, the delivery mode and SMTP endpoint fields, sending one request
+// to the provider's REST API with an access token (Request), and running
+// a provider call with the connection's access token, refreshing it once
 // when the provider refuses it.
 package oauthdriver
 

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/drivers/drivertest"
@@ -121,15 +120,7 @@ func TestSendThroughGraph(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			fake := startGraph(t)
 			msg := drivertest.FullMessage()
-			rc, err := newTransport(t, apiSettings(fake, tc.extra), oauthdrivertest.NewTokens(freshToken)).Send(context.Background(), msg)
-			if err != nil {
-				t.Fatalf("Send: %v", err)
-			}
-			got := fake.Messages()
-			if len(got) != 1 {
-				t.Fatalf("fake recorded %d messages", len(got))
-			}
-			m := got[0]
+			rc, m := drivertest.SendRecorded(t, newTransport(t, apiSettings(fake, tc.extra), oauthdrivertest.NewTokens(freshToken)), msg, fake.Messages, 1)
 			if m.Draft || rc.MessageID == "" || rc.MessageID != m.ID {
 				t.Errorf("draft %v, receipt %q, request-id %q: want sendMail with the request-id as id", m.Draft, rc.MessageID, m.ID)
 			}
@@ -261,49 +252,20 @@ func TestRefusedTokenIsRefreshedOnce(t *testing.T) {
 }
 
 func TestErrorsClassified(t *testing.T) {
-	tests := []struct {
-		name          string
-		status        int
-		stall         bool
-		wantTemporary bool
-	}{
-		{name: "429 throttled", status: 429, wantTemporary: true},
-		{name: "503 unavailable", status: 503, wantTemporary: true},
-		{name: "500", status: 500, wantTemporary: true},
-		{name: "400 invalid recipients", status: 400},
-		{name: "403 send as denied", status: 403},
-		{name: "404", status: 404},
-		{name: "stalled server", stall: true, wantTemporary: true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			fake := startGraph(t)
-			ctx := context.Background()
-			if tc.stall {
-				fake.StallNext(1)
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, 300*time.Millisecond)
-				defer cancel()
-			} else {
-				fake.FailNext(1, tc.status)
-			}
-			ts := oauthdrivertest.NewTokens(freshToken)
-			_, err := newTransport(t, apiSettings(fake, nil), ts).Send(ctx, drivertest.FullMessage())
-			var de *core.DeliveryError
-			if err == nil || !errors.As(err, &de) {
-				t.Fatalf("Send = %v, want a classified error", err)
-			}
-			if core.IsTemporary(err) != tc.wantTemporary {
-				t.Errorf("IsTemporary = %v, want %v (%v)", core.IsTemporary(err), tc.wantTemporary, err)
-			}
-			if strings.Contains(err.Error(), freshToken) {
-				t.Errorf("error shows the token: %v", err)
-			}
-			if ts.Refreshes() != 0 || len(fake.Messages()) != 0 {
-				t.Errorf("refreshes %d, messages %d after a failure", ts.Refreshes(), len(fake.Messages()))
-			}
-		})
-	}
+	type fake = *graphfake.Server
+	status := func(code int) func(fake) { return func(f fake) { f.FailNext(1, code) } }
+	oauthdrivertest.SendErrors(t, startGraph, []oauthdrivertest.ErrorCase[fake]{
+		{Name: "429 throttled", Fail: status(429), WantTemporary: true},
+		{Name: "503 unavailable", Fail: status(503), WantTemporary: true},
+		{Name: "500", Fail: status(500), WantTemporary: true},
+		{Name: "400 invalid recipients", Fail: status(400)},
+		{Name: "403 send as denied", Fail: status(403)},
+		{Name: "404", Fail: status(404)},
+		{Name: "stalled server", Fail: func(f fake) { f.StallNext(1) }, Stall: true, WantTemporary: true},
+	}, func(ctx context.Context, t *testing.T, f fake, src *oauthdrivertest.Tokens) error {
+		_, err := newTransport(t, apiSettings(f, nil), src).Send(ctx, drivertest.FullMessage())
+		return err
+	}, func(f fake) int { return len(f.Messages()) }, freshToken)
 	t.Run("network error", func(t *testing.T) {
 		fake := graphfake.New(validFresh)
 		set := apiSettings(fake, nil)
@@ -404,17 +366,14 @@ func TestSMTPMode(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Send: %v", err)
 			}
-			got, err := sink.WaitFor(1, 5*time.Second)
-			if err != nil {
-				t.Fatal(err)
+			got := sink.AwaitOne(t)
+			if got.Username != mailbox || got.From != mailbox {
+				t.Errorf("authenticated as %q, MAIL FROM %q, want %q", got.Username, got.From, mailbox)
 			}
-			if got[0].Username != mailbox || got[0].From != mailbox {
-				t.Errorf("authenticated as %q, MAIL FROM %q, want %q", got[0].Username, got[0].From, mailbox)
+			if !strings.Contains(string(got.Data), `From: "Box" <box@contoso.test>`) {
+				t.Errorf("From header is not the mailbox:\n%.400s", got.Data)
 			}
-			if !strings.Contains(string(got[0].Data), `From: "Box" <box@contoso.test>`) {
-				t.Errorf("From header is not the mailbox:\n%.400s", got[0].Data)
-			}
-			if !bytes.Contains(got[0].Data, []byte("invoice.pdf")) {
+			if !bytes.Contains(got.Data, []byte("invoice.pdf")) {
 				t.Error("attachment missing")
 			}
 			if err := tr.(core.Verifier).Verify(context.Background()); err != nil {
@@ -429,34 +388,24 @@ func TestSchema(t *testing.T) {
 	if !ok {
 		t.Fatal("outlook is not registered")
 	}
-	tests := []struct {
-		name       string
-		extra      core.Settings
-		wantFields []string
-	}{
-		{name: "api defaults", extra: nil},
-		{name: "smtp with mailbox", extra: core.Settings{oauthdriver.KeyDeliveryMode: "smtp", outlook.KeyFromEmail: mailbox}},
-		{name: "smtp without mailbox", extra: core.Settings{oauthdriver.KeyDeliveryMode: "smtp"}, wantFields: []string{outlook.KeyFromEmail}},
-		{name: "unknown mode", extra: core.Settings{oauthdriver.KeyDeliveryMode: "pop"}, wantFields: []string{oauthdriver.KeyDeliveryMode}},
-		{name: "bad tenant", extra: core.Settings{outlook.KeyTenantID: "../evil"}, wantFields: []string{outlook.KeyTenantID}},
-		{name: "bad user_id", extra: core.Settings{outlook.KeyUserID: "a/../b"}, wantFields: []string{outlook.KeyUserID}},
-		{name: "bad smtp_host", extra: core.Settings{oauthdriver.KeySMTPHost: "smtp://x:25"}, wantFields: []string{oauthdriver.KeySMTPHost}},
-		{name: "bad from_email", extra: core.Settings{outlook.KeyFromEmail: "nope"}, wantFields: []string{outlook.KeyFromEmail}},
-		{name: "bad base_url", extra: core.Settings{outlook.KeyBaseURL: "ftp://graph"}, wantFields: []string{outlook.KeyBaseURL}},
-		{name: "missing client", extra: core.Settings{oauthdriver.KeyClientID: ""}, wantFields: []string{oauthdriver.KeyClientID}},
-		{name: "unknown key", extra: core.Settings{"api_key": "x"}, wantFields: []string{"api_key"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			s := apiSettings(nil, tc.extra)
-			err := d.ValidateSettings(s)
-			drivertest.CheckFields(t, err, tc.wantFields)
-			if err == nil && (s.String(outlook.KeyTenantID) != "common" || s.String(oauthdriver.KeyDeliveryMode) == "" ||
-				s.String(oauthdriver.KeySMTPHost) != outlook.DefaultSMTPHost || s.Int(oauthdriver.KeySMTPPort, 0) != 587) {
-				t.Errorf("defaults not filled: %v", s)
-			}
-		})
-	}
+	drivertest.ValidateCases(t, d, []drivertest.SchemaCase{
+		{Name: "api defaults", Settings: apiSettings(nil, nil)},
+		{Name: "smtp with mailbox", Settings: apiSettings(nil, core.Settings{oauthdriver.KeyDeliveryMode: "smtp", outlook.KeyFromEmail: mailbox})},
+		{Name: "smtp without mailbox", Settings: apiSettings(nil, core.Settings{oauthdriver.KeyDeliveryMode: "smtp"}), WantFields: []string{outlook.KeyFromEmail}},
+		{Name: "unknown mode", Settings: apiSettings(nil, core.Settings{oauthdriver.KeyDeliveryMode: "pop"}), WantFields: []string{oauthdriver.KeyDeliveryMode}},
+		{Name: "bad tenant", Settings: apiSettings(nil, core.Settings{outlook.KeyTenantID: "../evil"}), WantFields: []string{outlook.KeyTenantID}},
+		{Name: "bad user_id", Settings: apiSettings(nil, core.Settings{outlook.KeyUserID: "a/../b"}), WantFields: []string{outlook.KeyUserID}},
+		{Name: "bad smtp_host", Settings: apiSettings(nil, core.Settings{oauthdriver.KeySMTPHost: "smtp://x:25"}), WantFields: []string{oauthdriver.KeySMTPHost}},
+		{Name: "bad from_email", Settings: apiSettings(nil, core.Settings{outlook.KeyFromEmail: "nope"}), WantFields: []string{outlook.KeyFromEmail}},
+		{Name: "bad base_url", Settings: apiSettings(nil, core.Settings{outlook.KeyBaseURL: "ftp://graph"}), WantFields: []string{outlook.KeyBaseURL}},
+		{Name: "missing client", Settings: apiSettings(nil, core.Settings{oauthdriver.KeyClientID: ""}), WantFields: []string{oauthdriver.KeyClientID}},
+		{Name: "unknown key", Settings: apiSettings(nil, core.Settings{"api_key": "x"}), WantFields: []string{"api_key"}},
+	}, func(t *testing.T, s core.Settings) {
+		if s.String(outlook.KeyTenantID) != "common" || s.String(oauthdriver.KeyDeliveryMode) == "" ||
+			s.String(oauthdriver.KeySMTPHost) != outlook.DefaultSMTPHost || s.Int(oauthdriver.KeySMTPPort, 0) != 587 {
+			t.Errorf("defaults not filled: %v", s)
+		}
+	})
 	if d.OAuthProvider != core.ProviderMicrosoft {
 		t.Errorf("OAuthProvider = %q", d.OAuthProvider)
 	}
@@ -488,12 +437,5 @@ func TestRecipientCapParts(t *testing.T) {
 	fake := startGraph(t)
 	tr := newTransport(t, apiSettings(fake, nil), oauthdrivertest.NewTokens(freshToken))
 	parts := drivertest.SendInParts(t, outlook.Slug, tr, 1200)
-	got := fake.Messages()
-	total := 0
-	for _, m := range got {
-		total += len(m.To) + len(m.Cc) + len(m.Bcc)
-	}
-	if parts != 3 || len(got) != parts || total != 1200 {
-		t.Fatalf("%d parts, %d recorded, %d recipients; want 3, 3, 1200", parts, len(got), total)
-	}
+	drivertest.CheckParts(t, parts, drivertest.Recorded(fake.Messages()), 3, 1200)
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/drivers/drivertest"
@@ -15,19 +14,26 @@ import (
 
 const testKey = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
 
-// fake is the Postmark fake as the conformance suite drives it.
-type fake struct{ *postmarkfake.Server }
+// startFake starts the Postmark fake as the conformance suite drives it.
+func startFake() drivertest.Fake {
+	f := postmarkfake.New(testKey)
+	return drivertest.NewFake(f, f.URL, f.Messages)
+}
 
-func (f fake) URL() string                    { return f.Server.URL }
-func (f fake) FailNext(n, status int)         { f.Server.FailNext(n, status, "") }
-func (f fake) Messages() []drivertest.Message { return drivertest.Recorded(f.Server.Messages()) }
+// startPostmark starts a Postmark fake of the test's token, closed when
+// t ends.
+func startPostmark(t *testing.T) *postmarkfake.Server {
+	f := postmarkfake.New(testKey)
+	t.Cleanup(f.Close)
+	return f
+}
 
 func TestConformance(t *testing.T) {
 	drivertest.Run(t, drivertest.Harness{
 		Slug:           postmark.Slug,
 		Key:            testKey,
 		WrongKey:       "11111111-2222-3333-4444-555555555555",
-		Start:          func() drivertest.Fake { return fake{postmarkfake.New(testKey)} },
+		Start:          startFake,
 		DefaultBaseURL: postmark.DefaultBaseURL,
 		APIKeyConstant: "MAILSVC_POSTMARK_API_KEY",
 		UnknownKey:     "region",
@@ -45,8 +51,7 @@ func newTransport(t *testing.T, settings core.Settings) core.Transport {
 }
 
 func TestMessageStream(t *testing.T) {
-	fake := postmarkfake.New(testKey)
-	defer fake.Close()
+	fake := startPostmark(t)
 	fake.AddStream("password-resets")
 	tests := []struct {
 		name          string
@@ -86,8 +91,7 @@ func TestMessageStream(t *testing.T) {
 }
 
 func TestRejectedRequestIsPermanent(t *testing.T) {
-	fake := postmarkfake.New(testKey)
-	defer fake.Close()
+	fake := startPostmark(t)
 	msg := drivertest.FullMessage()
 	msg.To = nil
 	for i := range postmarkfake.MaxPerField + 1 {
@@ -102,8 +106,7 @@ func TestRejectedRequestIsPermanent(t *testing.T) {
 // TestEmptyBodyGoesAsTextBody: a message with neither text nor HTML goes
 // with a TextBody of one line break (Postmark requires one of the two).
 func TestEmptyBodyGoesAsTextBody(t *testing.T) {
-	fake := postmarkfake.New(testKey)
-	defer fake.Close()
+	fake := startPostmark(t)
 	msg := drivertest.FullMessage()
 	msg.Text, msg.HTML = "", ""
 	if _, err := newTransport(t, core.Settings{"api_key": testKey, "base_url": fake.URL}).Send(context.Background(), msg); err != nil {
@@ -140,21 +143,11 @@ func TestUncertainSendAndFind(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			fake := postmarkfake.New(testKey)
-			defer fake.Close()
+			fake := startPostmark(t)
 			tr := newTransport(t, core.Settings{"api_key": testKey, "base_url": fake.URL})
 			msg := drivertest.FullMessage().WithMessageID(tc.messageID)
 			tc.inject(fake)
-			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-			_, err := tr.Send(ctx, msg)
-			cancel()
-			if got := core.IsUncertain(err); got != tc.wantUncertain {
-				t.Fatalf("Send err = %v: uncertain %v, want %v", err, got, tc.wantUncertain)
-			}
-			rc, found, err := tr.(core.Finder).Find(context.Background(), msg)
-			if err != nil {
-				t.Fatalf("Find: %v", err)
-			}
+			rc, found := drivertest.SendThenFind(t, tr, msg, tc.wantUncertain)
 			if found != tc.wantFound {
 				t.Fatalf("Find = %+v, %v; want found %v", rc, found, tc.wantFound)
 			}
@@ -169,8 +162,7 @@ func TestUncertainSendAndFind(t *testing.T) {
 		})
 	}
 	t.Run("another message is not found", func(t *testing.T) {
-		fake := postmarkfake.New(testKey)
-		defer fake.Close()
+		fake := startPostmark(t)
 		tr := newTransport(t, core.Settings{"api_key": testKey, "base_url": fake.URL})
 		if _, err := tr.Send(context.Background(), drivertest.FullMessage().WithMessageID("<a@example.com>")); err != nil {
 			t.Fatal(err)

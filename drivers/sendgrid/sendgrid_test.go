@@ -13,19 +13,18 @@ import (
 
 const testKey = "SG.test-key-0123456789abcdef"
 
-// fake is the SendGrid fake as the conformance suite drives it.
-type fake struct{ *sendgridfake.Server }
-
-func (f fake) URL() string                    { return f.Server.URL }
-func (f fake) FailNext(n, status int)         { f.Server.FailNext(n, status, "") }
-func (f fake) Messages() []drivertest.Message { return drivertest.Recorded(f.Server.Messages()) }
+// startFake starts the SendGrid fake as the conformance suite drives it.
+func startFake() drivertest.Fake {
+	f := sendgridfake.New(testKey)
+	return drivertest.NewFake(f, f.URL, f.Messages)
+}
 
 func TestConformance(t *testing.T) {
 	drivertest.Run(t, drivertest.Harness{
 		Slug:           sendgrid.Slug,
 		Key:            testKey,
 		WrongKey:       "SG.wrong-key-zzz",
-		Start:          func() drivertest.Fake { return fake{sendgridfake.New(testKey)} },
+		Start:          startFake,
 		DefaultBaseURL: sendgrid.DefaultBaseURL,
 		APIKeyConstant: "MAILSVC_SENDGRID_API_KEY",
 		UnknownKey:     "region",

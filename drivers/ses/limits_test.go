@@ -5,15 +5,13 @@ import (
 	"testing"
 
 	"github.com/mailsvc/mailsvc/core"
-	"github.com/mailsvc/mailsvc/test/fakes/sesfake"
 )
 
 // TestSendLimits reads the account's MaxSendRate and daily quota through
 // each API version, counting what was sent; a throttled send is a
 // rate-limit answer, not a failure.
 func TestSendLimits(t *testing.T) {
-	fake := sesfake.New(region, accessKey, secretKey)
-	defer fake.Close()
+	fake := startSES(t)
 	tests := []struct {
 		name  string
 		extra core.Settings

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"maps"
 	"net/http"
 	"reflect"
 	"slices"
@@ -66,6 +67,14 @@ func (f fake) Messages() []drivertest.Message {
 	return out
 }
 
+// startSES starts the SES fake that knows the test's key, closed when t
+// ends.
+func startSES(t *testing.T) *sesfake.Server {
+	f := sesfake.New(region, accessKey, secretKey)
+	t.Cleanup(f.Close)
+	return f
+}
+
 func TestConformance(t *testing.T) {
 	h := drivertest.Harness{
 		KeepsHeaders:      true,
@@ -93,9 +102,7 @@ func simpleMessage() *core.Message {
 
 func staticSettings(fake *sesfake.Server, extra core.Settings) core.Settings {
 	s := core.Settings{"region": region, "access_key": accessKey, "secret": secretKey, "custom_endpoint": fake.URL}
-	for k, v := range extra {
-		s[k] = v
-	}
+	maps.Copy(s, extra)
 	return s
 }
 
@@ -126,8 +133,7 @@ func emailsOf(in []sesfake.Address) []string {
 }
 
 func TestSendRoundTrip(t *testing.T) {
-	fake := sesfake.New(region, accessKey, secretKey)
-	defer fake.Close()
+	fake := startSES(t)
 	tests := []struct {
 		name     string
 		extra    core.Settings
@@ -218,8 +224,7 @@ func TestSendRoundTrip(t *testing.T) {
 }
 
 func TestSigV4Scope(t *testing.T) {
-	fake := sesfake.New(region, accessKey, secretKey)
-	defer fake.Close()
+	fake := startSES(t)
 	for _, v2 := range []bool{false, true} {
 		before := len(fake.Requests())
 		tr := newTransport(t, staticSettings(fake, core.Settings{"enable_v2_api": v2}))
@@ -246,8 +251,7 @@ func TestSigV4Scope(t *testing.T) {
 }
 
 func TestConcurrentSend(t *testing.T) {
-	fake := sesfake.New(region, accessKey, secretKey)
-	defer fake.Close()
+	fake := startSES(t)
 	for _, v2 := range []bool{false, true} {
 		tr := newTransport(t, staticSettings(fake, core.Settings{"enable_v2_api": v2}))
 		const n = 8
@@ -354,8 +358,7 @@ func TestSendFailures(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			fake := sesfake.New(region, accessKey, secretKey)
-			defer fake.Close()
+			fake := startSES(t)
 			tr := newTransport(t, staticSettings(fake, core.Settings{"enable_v2_api": tc.v2}))
 			fake.FailNext(1, tc.status, tc.code, "simulated "+tc.code)
 			_, err := tr.Send(context.Background(), simpleMessage())
@@ -427,8 +430,7 @@ func TestWrongSecretIsPermanentAndMasked(t *testing.T) {
 }
 
 func TestVerify(t *testing.T) {
-	fake := sesfake.New(region, accessKey, secretKey)
-	defer fake.Close()
+	fake := startSES(t)
 	tests := []struct {
 		name          string
 		extra         core.Settings
@@ -480,56 +482,30 @@ func TestSchemaValidation(t *testing.T) {
 	if !ok {
 		t.Fatal("driver ses is not registered")
 	}
-	tests := []struct {
-		name       string
-		settings   core.Settings
-		wantFields []string // nil: valid
-	}{
-		{"api with static keys", core.Settings{"region": "us-east-1", "access_key": "AKIA1", "secret": "s"}, nil},
-		{"api without region", core.Settings{"access_key": "AKIA1", "secret": "s"}, []string{"region"}},
-		{"api without keys", core.Settings{"region": "us-east-1"}, []string{"access_key", "secret"}},
-		{"api without anything", core.Settings{"delivery_mode": "api"}, []string{"access_key", "region", "secret"}},
-		{"imds without keys", core.Settings{"region": "us-east-1", "imds_role_source": true}, nil},
-		{"imds ttl too large", core.Settings{"region": "us-east-1", "imds_role_source": true, "imds_token_ttl": 21601}, []string{"imds_token_ttl"}},
-		{"imds ttl zero", core.Settings{"region": "us-east-1", "imds_role_source": true, "imds_token_ttl": 0}, []string{"imds_token_ttl"}},
-		{"bad region", core.Settings{"region": "Frankfurt", "access_key": "AKIA1", "secret": "s"}, []string{"region"}},
-		{"good tags", core.Settings{"region": "us-east-1", "access_key": "A", "secret": "s", "static_tags": "a=b, c_d=e-f"}, nil},
-		{"tag without value", core.Settings{"region": "us-east-1", "access_key": "A", "secret": "s", "static_tags": "a=b,c"}, []string{"static_tags"}},
-		{"tag with space", core.Settings{"region": "us-east-1", "access_key": "A", "secret": "s", "static_tags": "a=b c"}, []string{"static_tags"}},
-		{"tag twice", core.Settings{"region": "us-east-1", "access_key": "A", "secret": "s", "static_tags": "a=b,a=c"}, []string{"static_tags"}},
-		{"tag with dot", core.Settings{"region": "us-east-1", "access_key": "A", "secret": "s", "static_tags": "site=example.com"}, []string{"static_tags"}},
-		{"bad endpoint", core.Settings{"region": "us-east-1", "access_key": "A", "secret": "s", "custom_endpoint": "email.local"}, []string{"custom_endpoint"}},
-		{"bad mode", core.Settings{"delivery_mode": "ftp"}, []string{"delivery_mode"}},
-		{"smtp complete", core.Settings{"delivery_mode": "smtp", "smtp_username": "u", "smtp_password": "p", "smtp_region": "eu-west-1"}, nil},
-		{"smtp region from region", core.Settings{"delivery_mode": "smtp", "smtp_username": "u", "smtp_password": "p", "region": "eu-west-1"}, nil},
-		{"smtp without credentials", core.Settings{"delivery_mode": "smtp", "smtp_host": "mail.example.com"}, []string{"smtp_password", "smtp_username"}},
-		{"smtp without host or region", core.Settings{"delivery_mode": "smtp", "smtp_username": "u", "smtp_password": "p"}, []string{"smtp_host"}},
-		{"smtp bad encryption", core.Settings{"delivery_mode": "smtp", "smtp_username": "u", "smtp_password": "p", "region": "eu-west-1", "smtp_encryption": "starttls"}, []string{"smtp_encryption"}},
-		{"smtp bad port", core.Settings{"delivery_mode": "smtp", "smtp_username": "u", "smtp_password": "p", "region": "eu-west-1", "smtp_port": 70000}, []string{"smtp_port"}},
-		{"unknown key", core.Settings{"region": "us-east-1", "access_key": "A", "secret": "s", "api_key": "x"}, []string{"api_key"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			err := d.ValidateSettings(tc.settings)
-			if tc.wantFields == nil {
-				if err != nil {
-					t.Fatalf("ValidateSettings: %v", err)
-				}
-				return
-			}
-			if core.ErrorCode(err) != core.EINVALID {
-				t.Fatalf("ValidateSettings: %v, want a validation error", err)
-			}
-			var got []string
-			for k := range core.ErrorFields(err) {
-				got = append(got, k)
-			}
-			slices.Sort(got)
-			if !reflect.DeepEqual(got, tc.wantFields) {
-				t.Errorf("failed fields %v, want %v (%v)", got, tc.wantFields, err)
-			}
-		})
-	}
+	drivertest.ValidateCases(t, d, []drivertest.SchemaCase{
+		{Name: "api with static keys", Settings: core.Settings{"region": "us-east-1", "access_key": "AKIA1", "secret": "s"}},
+		{Name: "api without region", Settings: core.Settings{"access_key": "AKIA1", "secret": "s"}, WantFields: []string{"region"}},
+		{Name: "api without keys", Settings: core.Settings{"region": "us-east-1"}, WantFields: []string{"access_key", "secret"}},
+		{Name: "api without anything", Settings: core.Settings{"delivery_mode": "api"}, WantFields: []string{"access_key", "region", "secret"}},
+		{Name: "imds without keys", Settings: core.Settings{"region": "us-east-1", "imds_role_source": true}},
+		{Name: "imds ttl too large", Settings: core.Settings{"region": "us-east-1", "imds_role_source": true, "imds_token_ttl": 21601}, WantFields: []string{"imds_token_ttl"}},
+		{Name: "imds ttl zero", Settings: core.Settings{"region": "us-east-1", "imds_role_source": true, "imds_token_ttl": 0}, WantFields: []string{"imds_token_ttl"}},
+		{Name: "bad region", Settings: core.Settings{"region": "Frankfurt", "access_key": "AKIA1", "secret": "s"}, WantFields: []string{"region"}},
+		{Name: "good tags", Settings: core.Settings{"region": "us-east-1", "access_key": "A", "secret": "s", "static_tags": "a=b, c_d=e-f"}},
+		{Name: "tag without value", Settings: core.Settings{"region": "us-east-1", "access_key": "A", "secret": "s", "static_tags": "a=b,c"}, WantFields: []string{"static_tags"}},
+		{Name: "tag with space", Settings: core.Settings{"region": "us-east-1", "access_key": "A", "secret": "s", "static_tags": "a=b c"}, WantFields: []string{"static_tags"}},
+		{Name: "tag twice", Settings: core.Settings{"region": "us-east-1", "access_key": "A", "secret": "s", "static_tags": "a=b,a=c"}, WantFields: []string{"static_tags"}},
+		{Name: "tag with dot", Settings: core.Settings{"region": "us-east-1", "access_key": "A", "secret": "s", "static_tags": "site=example.com"}, WantFields: []string{"static_tags"}},
+		{Name: "bad endpoint", Settings: core.Settings{"region": "us-east-1", "access_key": "A", "secret": "s", "custom_endpoint": "email.local"}, WantFields: []string{"custom_endpoint"}},
+		{Name: "bad mode", Settings: core.Settings{"delivery_mode": "ftp"}, WantFields: []string{"delivery_mode"}},
+		{Name: "smtp complete", Settings: core.Settings{"delivery_mode": "smtp", "smtp_username": "u", "smtp_password": "p", "smtp_region": "eu-west-1"}},
+		{Name: "smtp region from region", Settings: core.Settings{"delivery_mode": "smtp", "smtp_username": "u", "smtp_password": "p", "region": "eu-west-1"}},
+		{Name: "smtp without credentials", Settings: core.Settings{"delivery_mode": "smtp", "smtp_host": "mail.example.com"}, WantFields: []string{"smtp_password", "smtp_username"}},
+		{Name: "smtp without host or region", Settings: core.Settings{"delivery_mode": "smtp", "smtp_username": "u", "smtp_password": "p"}, WantFields: []string{"smtp_host"}},
+		{Name: "smtp bad encryption", Settings: core.Settings{"delivery_mode": "smtp", "smtp_username": "u", "smtp_password": "p", "region": "eu-west-1", "smtp_encryption": "starttls"}, WantFields: []string{"smtp_encryption"}},
+		{Name: "smtp bad port", Settings: core.Settings{"delivery_mode": "smtp", "smtp_username": "u", "smtp_password": "p", "region": "eu-west-1", "smtp_port": 70000}, WantFields: []string{"smtp_port"}},
+		{Name: "unknown key", Settings: core.Settings{"region": "us-east-1", "access_key": "A", "secret": "s", "api_key": "x"}, WantFields: []string{"api_key"}},
+	}, nil)
 }
 
 func TestSchemaDefaultsAndSensitivity(t *testing.T) {
@@ -628,9 +604,7 @@ func TestSMTPSettingsMapping(t *testing.T) {
 func smtpModeSettings(sink *smtpsink.Sink, encryption, username, password string, extra core.Settings) core.Settings {
 	s := core.Settings{"delivery_mode": "smtp", "smtp_host": sink.Host(), "smtp_port": int64(sink.Port()),
 		"smtp_encryption": encryption, "smtp_username": username, "smtp_password": password, "smtp_region": "eu-west-1"}
-	for k, v := range extra {
-		s[k] = v
-	}
+	maps.Copy(s, extra)
 	return s
 }
 
@@ -753,8 +727,7 @@ func TestBaseURL(t *testing.T) {
 // with the header in ASCII, and a non-ASCII local part is refused for
 // good before any request.
 func TestInternationalAddresses(t *testing.T) {
-	fake := sesfake.New(region, accessKey, secretKey)
-	defer fake.Close()
+	fake := startSES(t)
 	tr := newTransport(t, staticSettings(fake, nil))
 	msg := &core.Message{From: core.Address{Name: "Bücher", Email: "shop@bücher.example"}, To: []core.Address{{Email: "ann@exämple.org"}},
 		Subject: "Grüße", Text: "Hallo"}
@@ -784,8 +757,7 @@ func TestInternationalAddresses(t *testing.T) {
 func TestPartKeepsHeaders(t *testing.T) {
 	for _, api := range []string{"v1", "v2"} {
 		t.Run(api, func(t *testing.T) {
-			fake := sesfake.New(region, accessKey, secretKey)
-			defer fake.Close()
+			fake := startSES(t)
 			extra := core.Settings{}
 			if api == "v2" {
 				extra["enable_v2_api"] = true
@@ -796,14 +768,7 @@ func TestPartKeepsHeaders(t *testing.T) {
 			msg.Cc = []core.Address{{Email: "c@example.org"}}
 			msg.Bcc = []core.Address{{Email: "d@example.org"}}
 			msg.Envelope = []core.Address{msg.To[1], msg.Bcc[0]}
-			if _, err := tr.Send(context.Background(), msg); err != nil {
-				t.Fatalf("Send: %v", err)
-			}
-			got := fake.Messages()
-			if len(got) != 1 {
-				t.Fatalf("fake recorded %d messages", len(got))
-			}
-			m := got[0]
+			_, m := drivertest.SendRecorded(t, tr, msg, fake.Messages, 1)
 			if !reflect.DeepEqual(m.SortedDestinations(), []string{"b@example.org", "d@example.org"}) {
 				t.Errorf("destinations %v, want b and d", m.SortedDestinations())
 			}

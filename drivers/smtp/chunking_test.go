@@ -104,22 +104,9 @@ func TestChunkedSend(t *testing.T) {
 // the session for the next message.
 func TestChunkedSendRefused(t *testing.T) {
 	srv, tr := chunkingTransport(t)
-	bad := message()
-	bad.To = []core.Address{{Email: "refused@example.org"}}
-	_, err := tr.Send(context.Background(), bad)
-	if err == nil || core.IsTemporary(err) || !strings.Contains(err.Error(), "550") {
-		t.Fatalf("refused recipient: err = %v, want a permanent failure naming 550", err)
-	}
-	if _, err := tr.Send(context.Background(), message()); err != nil {
-		t.Fatalf("Send after a refused recipient: %v", err)
-	}
+	sendRefusedThenGood(t, tr)
 	lines, _, conns, delivered := srv.snapshot()
-	rset := 0
-	for _, l := range lines {
-		if strings.ToUpper(l) == "RSET" {
-			rset++
-		}
-	}
+	rset := countCommand(lines, "RSET")
 	if delivered != 1 || conns != 1 || rset != 1 {
 		t.Errorf("delivered %d over %d connections with %d RSET; want 1, 1 and 1: %q", delivered, conns, rset, lines)
 	}

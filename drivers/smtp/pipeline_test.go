@@ -186,21 +186,23 @@ func (s *scriptedServer) snapshot() (lines []string, batches, conns, delivered i
 	return append([]string(nil), s.lines...), s.batches, s.conns, s.delivered
 }
 
-// TestPipelinedSend checks the pipelined path against a server offering
-// PIPELINING: the commands before the data arrive together, no NOOP or
-// RSET surrounds a good transaction, a refused recipient fails the
-// message permanently and RSET keeps the session for the next one.
-func TestPipelinedSend(t *testing.T) {
-	srv := startScripted(t)
+// scriptedTransport returns a transport of one connection to srv, with
+// neither TLS nor AUTH.
+func scriptedTransport(t *testing.T, srv *scriptedServer) core.Transport {
 	addr := srv.ln.Addr().(*net.TCPAddr)
 	set := core.Settings{
 		smtpdrv.KeyHost: "127.0.0.1", smtpdrv.KeyPort: int64(addr.Port),
 		smtpdrv.KeyEncryption: smtpdrv.EncryptionNone, smtpdrv.KeyAuth: false, smtpdrv.KeyTimeout: int64(5),
 	}
-	tr := newTransport(t, set, core.DriverEnv{}, smtpdrv.Options{MaxConns: 1})
-	ctx := context.Background()
-	for i := range 3 {
-		rc, err := tr.Send(ctx, message())
+	return newTransport(t, set, core.DriverEnv{}, smtpdrv.Options{MaxConns: 1})
+}
+
+// sendQueued sends n messages through tr, each of which the scripted
+// server must queue as Q1.
+func sendQueued(t *testing.T, tr core.Transport, n int) {
+	t.Helper()
+	for i := range n {
+		rc, err := tr.Send(context.Background(), message())
 		if err != nil {
 			t.Fatalf("Send %d: %v", i, err)
 		}
@@ -208,6 +210,44 @@ func TestPipelinedSend(t *testing.T) {
 			t.Errorf("Send %d: message id %q, want the queue id Q1", i, rc.MessageID)
 		}
 	}
+}
+
+// countCommand returns how many of the lines are the command cmd, in any
+// case.
+func countCommand(lines []string, cmd string) int {
+	n := 0
+	for _, l := range lines {
+		if strings.EqualFold(l, cmd) {
+			n++
+		}
+	}
+	return n
+}
+
+// sendRefusedThenGood sends a message to a recipient the scripted server
+// refuses, which must fail for good naming the 550, then a good one on
+// the same session.
+func sendRefusedThenGood(t *testing.T, tr core.Transport) {
+	t.Helper()
+	bad := message()
+	bad.To = []core.Address{{Email: "refused@example.org"}}
+	_, err := tr.Send(context.Background(), bad)
+	if err == nil || core.IsTemporary(err) || !strings.Contains(err.Error(), "550") {
+		t.Fatalf("refused recipient: err = %v, want a permanent failure naming 550", err)
+	}
+	if _, err := tr.Send(context.Background(), message()); err != nil {
+		t.Fatalf("Send after a refused recipient: %v", err)
+	}
+}
+
+// TestPipelinedSend checks the pipelined path against a server offering
+// PIPELINING: the commands before the data arrive together, no NOOP or
+// RSET surrounds a good transaction, a refused recipient fails the
+// message permanently and RSET keeps the session for the next one.
+func TestPipelinedSend(t *testing.T) {
+	srv := startScripted(t)
+	tr := scriptedTransport(t, srv)
+	sendQueued(t, tr, 3)
 	lines, batches, _, delivered := srv.snapshot()
 	if delivered != 3 {
 		t.Fatalf("delivered %d, want 3", delivered)
@@ -221,26 +261,12 @@ func TestPipelinedSend(t *testing.T) {
 		}
 	}
 
-	bad := message()
-	bad.To = []core.Address{{Email: "refused@example.org"}}
-	_, err := tr.Send(ctx, bad)
-	if err == nil || core.IsTemporary(err) || !strings.Contains(err.Error(), "550") {
-		t.Fatalf("refused recipient: err = %v, want a permanent failure naming 550", err)
-	}
-	if _, err := tr.Send(ctx, message()); err != nil {
-		t.Fatalf("Send after a refused recipient: %v", err)
-	}
+	sendRefusedThenGood(t, tr)
 	lines, _, conns, delivered := srv.snapshot()
 	if delivered != 4 || conns != 1 {
 		t.Errorf("delivered %d over %d connections, want 4 over 1", delivered, conns)
 	}
-	rset := 0
-	for _, l := range lines {
-		if strings.ToUpper(l) == "RSET" {
-			rset++
-		}
-	}
-	if rset != 1 {
+	if rset := countCommand(lines, "RSET"); rset != 1 {
 		t.Errorf("RSET sent %d times, want once after the refused recipient: %q", rset, lines)
 	}
 }
@@ -251,31 +277,9 @@ func TestPipelinedSend(t *testing.T) {
 // permanently and RSET keeps the session for the next one.
 func TestStepwiseSend(t *testing.T) {
 	srv := startScriptedServer(t, true)
-	addr := srv.ln.Addr().(*net.TCPAddr)
-	set := core.Settings{
-		smtpdrv.KeyHost: "127.0.0.1", smtpdrv.KeyPort: int64(addr.Port),
-		smtpdrv.KeyEncryption: smtpdrv.EncryptionNone, smtpdrv.KeyAuth: false, smtpdrv.KeyTimeout: int64(5),
-	}
-	tr := newTransport(t, set, core.DriverEnv{}, smtpdrv.Options{MaxConns: 1})
-	ctx := context.Background()
-	for i := range 3 {
-		rc, err := tr.Send(ctx, message())
-		if err != nil {
-			t.Fatalf("Send %d: %v", i, err)
-		}
-		if rc.MessageID != "Q1" {
-			t.Errorf("Send %d: message id %q, want the queue id Q1", i, rc.MessageID)
-		}
-	}
-	bad := message()
-	bad.To = []core.Address{{Email: "refused@example.org"}}
-	_, err := tr.Send(ctx, bad)
-	if err == nil || core.IsTemporary(err) || !strings.Contains(err.Error(), "550") {
-		t.Fatalf("refused recipient: err = %v, want a permanent failure naming 550", err)
-	}
-	if _, err := tr.Send(ctx, message()); err != nil {
-		t.Fatalf("Send after a refused recipient: %v", err)
-	}
+	tr := scriptedTransport(t, srv)
+	sendQueued(t, tr, 3)
+	sendRefusedThenGood(t, tr)
 	lines, batches, conns, delivered := srv.snapshot()
 	if delivered != 4 || conns != 1 {
 		t.Errorf("delivered %d over %d connections, want 4 over 1", delivered, conns)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	stdmime "mime"
 	"mime/multipart"
 	"net"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/mailsvc/mailsvc/core"
+	"github.com/mailsvc/mailsvc/drivers/drivertest"
 	smtpdrv "github.com/mailsvc/mailsvc/drivers/smtp"
 	"github.com/mailsvc/mailsvc/test/fakes/smtpsink"
 )
@@ -52,9 +54,7 @@ func settings(s *smtpsink.Sink, over core.Settings) core.Settings {
 		smtpdrv.KeyAuth:       false,
 		smtpdrv.KeyTimeout:    int64(5),
 	}
-	for k, v := range over {
-		out[k] = v
-	}
+	maps.Copy(out, over)
 	return out
 }
 
@@ -114,11 +114,7 @@ func TestSendModes(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Send: %v", err)
 			}
-			got, err := sink.WaitFor(1, 5*time.Second)
-			if err != nil {
-				t.Fatal(err)
-			}
-			m := got[0]
+			m := sink.AwaitOne(t)
 			if m.TLS != tc.wantTLS || m.Username != tc.wantUser {
 				t.Errorf("TLS=%v user=%q, want TLS=%v user=%q", m.TLS, m.Username, tc.wantTLS, tc.wantUser)
 			}
@@ -465,11 +461,7 @@ func TestMessageContent(t *testing.T) {
 	if _, err := tr.Send(context.Background(), msg); err != nil {
 		t.Fatalf("Send: %v", err)
 	}
-	got, err := sink.WaitFor(1, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := got[0]
+	m := sink.AwaitOne(t)
 	wantRcpts := "to@example.org,cc@example.org,bcc@example.net"
 	if strings.Join(m.To, ",") != wantRcpts {
 		t.Errorf("envelope recipients = %v, want %s", m.To, wantRcpts)
@@ -644,56 +636,29 @@ func TestSettingsValidation(t *testing.T) {
 	if !ok {
 		t.Fatal("smtp driver is not registered")
 	}
-	tests := []struct {
-		name       string
-		set        core.Settings
-		wantFields []string
-	}{
-		{name: "minimal with auth", set: core.Settings{"host": "smtp.example.com", "username": "u", "password": "p"}},
-		{name: "no auth needs no credentials", set: core.Settings{"host": "mx.example.com", "auth": false, "port": float64(25), "encryption": "none"}},
-		{name: "host missing", set: core.Settings{"username": "u", "password": "p"}, wantFields: []string{"host"}},
-		{name: "auth default needs credentials", set: core.Settings{"host": "smtp.example.com"}, wantFields: []string{"password", "username"}},
-		{name: "port out of range", set: core.Settings{"host": "h.example", "auth": false, "port": float64(70000)}, wantFields: []string{"port"}},
-		{name: "port zero", set: core.Settings{"host": "h.example", "auth": false, "port": float64(0)}, wantFields: []string{"port"}},
-		{name: "port not a number", set: core.Settings{"host": "h.example", "auth": false, "port": "abc"}, wantFields: []string{"port"}},
-		{name: "bad encryption", set: core.Settings{"host": "h.example", "auth": false, "encryption": "starttls"}, wantFields: []string{"encryption"}},
-		{name: "timeout too long", set: core.Settings{"host": "h.example", "auth": false, "timeout": float64(301)}, wantFields: []string{"timeout"}},
-		{name: "bad from email", set: core.Settings{"host": "h.example", "auth": false, "from_email": "nope"}, wantFields: []string{"from_email"}},
-		{name: "force from needs from email", set: core.Settings{"host": "h.example", "auth": false, "force_from": true}, wantFields: []string{"from_email"}},
-		{name: "host with scheme", set: core.Settings{"host": "smtp://h.example", "auth": false}, wantFields: []string{"host"}},
-		{name: "host with port", set: core.Settings{"host": "h.example:587", "auth": false}, wantFields: []string{"host"}},
-		{name: "ipv6 host", set: core.Settings{"host": "::1", "auth": false}},
-		{name: "helo with space", set: core.Settings{"host": "h.example", "auth": false, "helo": "my host"}, wantFields: []string{"helo"}},
-		{name: "unknown key", set: core.Settings{"host": "h.example", "auth": false, "api_key": "x"}, wantFields: []string{"api_key"}},
-		{name: "auth must be boolean", set: core.Settings{"host": "h.example", "auth": "yes"}, wantFields: []string{"auth"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			err := d.ValidateSettings(tc.set)
-			fields := core.ErrorFields(err)
-			var got []string
-			for k := range fields {
-				got = append(got, k)
-			}
-			sortStrings(got)
-			if strings.Join(got, ",") != strings.Join(tc.wantFields, ",") {
-				t.Errorf("failed fields = %v (%v), want %v", got, err, tc.wantFields)
-			}
-			if len(tc.wantFields) == 0 {
-				if tc.set.Int("port", 0) < 1 || tc.set.String("encryption") == "" || tc.set.Int("timeout", 0) != 30 {
-					t.Errorf("defaults not applied: %v", tc.set)
-				}
-			}
-		})
-	}
-}
-
-func sortStrings(s []string) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
+	drivertest.ValidateCases(t, d, []drivertest.SchemaCase{
+		{Name: "minimal with auth", Settings: core.Settings{"host": "smtp.example.com", "username": "u", "password": "p"}},
+		{Name: "no auth needs no credentials", Settings: core.Settings{"host": "mx.example.com", "auth": false, "port": float64(25), "encryption": "none"}},
+		{Name: "host missing", Settings: core.Settings{"username": "u", "password": "p"}, WantFields: []string{"host"}},
+		{Name: "auth default needs credentials", Settings: core.Settings{"host": "smtp.example.com"}, WantFields: []string{"password", "username"}},
+		{Name: "port out of range", Settings: core.Settings{"host": "h.example", "auth": false, "port": float64(70000)}, WantFields: []string{"port"}},
+		{Name: "port zero", Settings: core.Settings{"host": "h.example", "auth": false, "port": float64(0)}, WantFields: []string{"port"}},
+		{Name: "port not a number", Settings: core.Settings{"host": "h.example", "auth": false, "port": "abc"}, WantFields: []string{"port"}},
+		{Name: "bad encryption", Settings: core.Settings{"host": "h.example", "auth": false, "encryption": "starttls"}, WantFields: []string{"encryption"}},
+		{Name: "timeout too long", Settings: core.Settings{"host": "h.example", "auth": false, "timeout": float64(301)}, WantFields: []string{"timeout"}},
+		{Name: "bad from email", Settings: core.Settings{"host": "h.example", "auth": false, "from_email": "nope"}, WantFields: []string{"from_email"}},
+		{Name: "force from needs from email", Settings: core.Settings{"host": "h.example", "auth": false, "force_from": true}, WantFields: []string{"from_email"}},
+		{Name: "host with scheme", Settings: core.Settings{"host": "smtp://h.example", "auth": false}, WantFields: []string{"host"}},
+		{Name: "host with port", Settings: core.Settings{"host": "h.example:587", "auth": false}, WantFields: []string{"host"}},
+		{Name: "ipv6 host", Settings: core.Settings{"host": "::1", "auth": false}},
+		{Name: "helo with space", Settings: core.Settings{"host": "h.example", "auth": false, "helo": "my host"}, WantFields: []string{"helo"}},
+		{Name: "unknown key", Settings: core.Settings{"host": "h.example", "auth": false, "api_key": "x"}, WantFields: []string{"api_key"}},
+		{Name: "auth must be boolean", Settings: core.Settings{"host": "h.example", "auth": "yes"}, WantFields: []string{"auth"}},
+	}, func(t *testing.T, s core.Settings) {
+		if s.Int("port", 0) < 1 || s.String("encryption") == "" || s.Int("timeout", 0) != 30 {
+			t.Errorf("defaults not applied: %v", s)
 		}
-	}
+	})
 }
 
 func TestDriverDescription(t *testing.T) {

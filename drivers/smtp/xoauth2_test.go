@@ -7,7 +7,6 @@ import (
 	"io"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/drivers/oauthdriver/oauthdrivertest"
@@ -75,15 +74,12 @@ func TestXOAUTH2Send(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Send: %v", err)
 			}
-			got, err := sink.WaitFor(1, 5*time.Second)
-			if err != nil {
-				t.Fatal(err)
+			got := sink.AwaitOne(t)
+			if got.Username != mailbox || got.From != mailbox {
+				t.Fatalf("authenticated as %q, MAIL FROM %q; want %q", got.Username, got.From, mailbox)
 			}
-			if got[0].Username != mailbox || got[0].From != mailbox {
-				t.Fatalf("authenticated as %q, MAIL FROM %q; want %q", got[0].Username, got[0].From, mailbox)
-			}
-			if !strings.Contains(string(got[0].Data), "From: \"Box\" <box@example.com>") {
-				t.Fatalf("From header not the connection's sender:\n%s", got[0].Data)
+			if !strings.Contains(string(got.Data), "From: \"Box\" <box@example.com>") {
+				t.Fatalf("From header not the connection's sender:\n%s", got.Data)
 			}
 		})
 	}
@@ -110,11 +106,8 @@ func TestXOAUTH2STARTTLSOnLoopback(t *testing.T) {
 	if _, err := tr.Send(context.Background(), message()); err != nil {
 		t.Fatalf("Send: %v", err)
 	}
-	got, err := sink.WaitFor(1, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !got[0].TLS {
+	got := sink.AwaitOne(t)
+	if !got.TLS {
 		t.Fatal("message sent without TLS although the server offers STARTTLS")
 	}
 }

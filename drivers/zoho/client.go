@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 
@@ -60,37 +59,20 @@ func (e *apiError) Error() string {
 // that WithToken refreshes, any other failure permanent. Zoho may put an
 // error in the status of an HTTP 200 answer; that status then counts.
 func (c *client) call(ctx context.Context, token, method, path, ctype string, body []byte) (json.RawMessage, error) {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	httpStatus, answer, err := oauthdriver.Request{Method: method, URL: c.base + path, Scheme: "Zoho-oauthtoken", Token: token,
+		ContentType: ctype, Body: body, Limit: 4 << 20}.Do(ctx, c.http)
 	if err != nil {
-		return nil, core.Permanent(fmt.Errorf("build request: %w", err))
-	}
-	req.Header.Set("Authorization", "Zoho-oauthtoken "+token)
-	req.Header.Set("Accept", "application/json")
-	if ctype != "" {
-		req.Header.Set("Content-Type", ctype)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, apidriver.Scrub(core.Temporary(fmt.Errorf("%s %s: %w", method, req.URL.Path, err)), token)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	answer, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-	if err != nil {
-		return nil, core.Temporary(fmt.Errorf("read answer: %w", err))
+		return nil, err
 	}
 	var env envelope
 	parsed := json.Unmarshal(answer, &env) == nil
-	status := resp.StatusCode
+	status := httpStatus
 	if status >= 200 && status <= 299 && parsed && env.Status.Code != 0 {
 		status = env.Status.Code
 	}
 	if status >= 200 && status <= 299 {
 		if !parsed {
-			return nil, core.Permanent(fmt.Errorf("HTTP %d with an answer that is not Zoho's JSON: %s", resp.StatusCode, apidriver.Summary(answer)))
+			return nil, core.Permanent(fmt.Errorf("HTTP %d with an answer that is not Zoho's JSON: %s", httpStatus, apidriver.Summary(answer)))
 		}
 		return env.Data, nil
 	}

@@ -3,11 +3,9 @@ package zoho_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/drivers/drivertest"
@@ -24,8 +22,16 @@ var accounts = []zohomailfake.Account{
 	{ID: "2000000000000000002", Email: "shop@example.com", Aliases: []string{"sales@example.com"}, DisplayName: "Shop"},
 }
 
-func startFake() *zohomailfake.Server {
+// newFake returns a Zoho Mail fake that accepts goodToken and knows the
+// accounts; startFake starts one that is closed when t ends.
+func newFake() *zohomailfake.Server {
 	return zohomailfake.New(func(t string) bool { return t == goodToken }, accounts...)
+}
+
+func startFake(t *testing.T) *zohomailfake.Server {
+	f := newFake()
+	t.Cleanup(f.Close)
+	return f
 }
 
 func settingsFor(url string) core.Settings {
@@ -38,8 +44,7 @@ func newTransport(t *testing.T, settings core.Settings, src core.TokenSource) *z
 }
 
 func TestSendFullMessage(t *testing.T) {
-	fake := startFake()
-	defer fake.Close()
+	fake := startFake(t)
 	named := settingsFor(fake.URL + "/")
 	named["from_email"], named["from_name"] = "sales@example.com", "Sales, Inc."
 	tests := []struct {
@@ -55,15 +60,7 @@ func TestSendFullMessage(t *testing.T) {
 			msg := drivertest.FullMessage()
 			msg.To = append(msg.To, core.Address{Name: "Dörte \"D\" Ünal", Email: "doerte@example.org"})
 			tr := newTransport(t, tc.settings, oauthdrivertest.NewTokens(goodToken))
-			rc, err := tr.Send(context.Background(), msg)
-			if err != nil {
-				t.Fatalf("Send: %v", err)
-			}
-			got := fake.Messages()
-			if len(got) != i+1 {
-				t.Fatalf("recorded %d messages, want %d", len(got), i+1)
-			}
-			m := got[i]
+			rc, m := drivertest.SendRecorded(t, tr, msg, fake.Messages, i+1)
 			if rc.MessageID == "" || rc.MessageID != m.ID {
 				t.Errorf("receipt %q, fake id %q", rc.MessageID, m.ID)
 			}
@@ -102,8 +99,7 @@ func TestSendFullMessage(t *testing.T) {
 }
 
 func TestPlainTextAndCachedAccount(t *testing.T) {
-	fake := startFake()
-	defer fake.Close()
+	fake := startFake(t)
 	tr := newTransport(t, settingsFor(fake.URL), oauthdrivertest.NewTokens(goodToken))
 	msg := &core.Message{From: core.Address{Email: "x@example.com"}, To: []core.Address{{Email: "a@example.org"}},
 		Subject: "plain ✓", Text: "just text\nline 2", Headers: []core.Header{{Name: "X-Dropped", Value: "1"}},
@@ -123,8 +119,7 @@ func TestPlainTextAndCachedAccount(t *testing.T) {
 }
 
 func TestStoredAccountIDSkipsLookup(t *testing.T) {
-	fake := startFake()
-	defer fake.Close()
+	fake := startFake(t)
 	s := settingsFor(fake.URL)
 	s["account_id"] = "1000000000000000001"
 	s["from_email"] = "owner@example.com"
@@ -221,8 +216,7 @@ func TestTokenRefusedRefreshesOnce(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			fake := startFake()
-			defer fake.Close()
+			fake := startFake(t)
 			_, err := newTransport(t, settingsFor(fake.URL), tc.src).Send(context.Background(), drivertest.FullMessage())
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("err = %v, wantErr %v", err, tc.wantErr)
@@ -243,56 +237,26 @@ func TestTokenRefusedRefreshesOnce(t *testing.T) {
 }
 
 func TestErrorsClassified(t *testing.T) {
-	tests := []struct {
-		name          string
-		fail          func(f *zohomailfake.Server)
-		stall         bool
-		wantTemporary bool
-		wantRefresh   bool
-	}{
-		{"400 invalid data", func(f *zohomailfake.Server) { f.FailNext(1, 400) }, false, false, false},
-		{"403", func(f *zohomailfake.Server) { f.FailNext(1, 403) }, false, false, false},
-		{"404", func(f *zohomailfake.Server) { f.FailNext(1, 404) }, false, false, false},
-		{"429", func(f *zohomailfake.Server) { f.FailNext(1, 429) }, false, true, false},
-		{"500", func(f *zohomailfake.Server) { f.FailNext(1, 500) }, false, true, false},
-		{"503", func(f *zohomailfake.Server) { f.FailNext(1, 503) }, false, true, false},
-		{"error status inside HTTP 200", func(f *zohomailfake.Server) {
+	type fake = *zohomailfake.Server
+	oauthdrivertest.SendErrors(t, startFake, []oauthdrivertest.ErrorCase[fake]{
+		{Name: "400 invalid data", Fail: func(f fake) { f.FailNext(1, 400) }},
+		{Name: "403", Fail: func(f fake) { f.FailNext(1, 403) }},
+		{Name: "404", Fail: func(f fake) { f.FailNext(1, 404) }},
+		{Name: "429", Fail: func(f fake) { f.FailNext(1, 429) }, WantTemporary: true},
+		{Name: "500", Fail: func(f fake) { f.FailNext(1, 500) }, WantTemporary: true},
+		{Name: "503", Fail: func(f fake) { f.FailNext(1, 503) }, WantTemporary: true},
+		{Name: "error status inside HTTP 200", Fail: func(f fake) {
 			f.FailNextWith(1, func(w http.ResponseWriter, _ *http.Request) {
 				faults.WriteJSON(w, 200, zohomailfake.ErrorBody(500, "INTERNAL_SERVER_ERROR", ""))
 			})
-		}, false, true, false},
-		{"stalled server", func(f *zohomailfake.Server) { f.StallNext(1) }, true, true, false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			fake := startFake()
-			defer fake.Close()
-			tc.fail(fake)
-			ctx := context.Background()
-			if tc.stall {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, 300*time.Millisecond)
-				defer cancel()
-			}
-			src := oauthdrivertest.NewTokens(goodToken, "1000.other")
-			_, err := newTransport(t, settingsFor(fake.URL), src).Send(ctx, drivertest.FullMessage())
-			var de *core.DeliveryError
-			if err == nil || !errors.As(err, &de) {
-				t.Fatalf("err = %v, want a classified error", err)
-			}
-			if core.IsTemporary(err) != tc.wantTemporary {
-				t.Errorf("IsTemporary = %v, want %v (%v)", core.IsTemporary(err), tc.wantTemporary, err)
-			}
-			if tc.stall && !errors.Is(err, context.DeadlineExceeded) {
-				t.Errorf("stall error %v is not a deadline error", err)
-			}
-			if strings.Contains(err.Error(), goodToken) || src.Refreshes() != 0 || len(fake.Messages()) != 0 {
-				t.Errorf("err %v, refreshes %d, messages %d", err, src.Refreshes(), len(fake.Messages()))
-			}
-		})
-	}
+		}, WantTemporary: true},
+		{Name: "stalled server", Fail: func(f fake) { f.StallNext(1) }, Stall: true, WantTemporary: true},
+	}, func(ctx context.Context, t *testing.T, f fake, src *oauthdrivertest.Tokens) error {
+		_, err := newTransport(t, settingsFor(f.URL), src).Send(ctx, drivertest.FullMessage())
+		return err
+	}, func(f fake) int { return len(f.Messages()) }, goodToken, "1000.other")
 	t.Run("network error", func(t *testing.T) {
-		fake := startFake()
+		fake := newFake()
 		url := fake.URL
 		fake.Close()
 		_, err := newTransport(t, settingsFor(url), oauthdrivertest.NewTokens(goodToken)).Send(context.Background(), drivertest.FullMessage())
@@ -319,8 +283,7 @@ func TestVerify(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			fake := startFake()
-			defer fake.Close()
+			fake := startFake(t)
 			if tc.status != 0 {
 				fake.FailNext(1, tc.status)
 			}
@@ -341,39 +304,22 @@ func TestVerify(t *testing.T) {
 func TestSchema(t *testing.T) {
 	d, _ := core.LookupDriver(zoho.Slug)
 	with := func(kv ...any) core.Settings {
-		s := core.Settings{"client_id": "cid", "client_secret": "cs", "from_email": "me@example.com"}
-		for i := 0; i+1 < len(kv); i += 2 {
-			if kv[i+1] == nil {
-				delete(s, kv[i].(string))
-				continue
-			}
-			s[kv[i].(string)] = kv[i+1]
+		return drivertest.SettingsWith(core.Settings{"client_id": "cid", "client_secret": "cs", "from_email": "me@example.com"}, kv...)
+	}
+	drivertest.ValidateCases(t, d, []drivertest.SchemaCase{
+		{Name: "valid", Settings: with()},
+		{Name: "valid eu with account", Settings: with("data_center", "eu", "account_id", "123", "from_name", "Me")},
+		{Name: "missing from_email", Settings: with("from_email", nil), WantFields: []string{"from_email"}},
+		{Name: "bad from_email", Settings: with("from_email", "Me <me@example.com>"), WantFields: []string{"from_email"}},
+		{Name: "unknown data centre", Settings: with("data_center", "us"), WantFields: []string{"data_center"}},
+		{Name: "missing client secret", Settings: with("client_secret", ""), WantFields: []string{"client_secret"}},
+		{Name: "bad base_url", Settings: with("base_url", "mail.zoho.com"), WantFields: []string{"base_url"}},
+		{Name: "smtp mode is not a zoho setting", Settings: with("delivery_mode", "smtp"), WantFields: []string{"delivery_mode"}},
+	}, func(t *testing.T, s core.Settings) {
+		if s.String("data_center") == "" {
+			t.Errorf("data_center not defaulted: %v", s)
 		}
-		return s
-	}
-	tests := []struct {
-		name       string
-		settings   core.Settings
-		wantFields []string
-	}{
-		{"valid", with(), nil},
-		{"valid eu with account", with("data_center", "eu", "account_id", "123", "from_name", "Me"), nil},
-		{"missing from_email", with("from_email", nil), []string{"from_email"}},
-		{"bad from_email", with("from_email", "Me <me@example.com>"), []string{"from_email"}},
-		{"unknown data centre", with("data_center", "us"), []string{"data_center"}},
-		{"missing client secret", with("client_secret", ""), []string{"client_secret"}},
-		{"bad base_url", with("base_url", "mail.zoho.com"), []string{"base_url"}},
-		{"smtp mode is not a zoho setting", with("delivery_mode", "smtp"), []string{"delivery_mode"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			err := d.ValidateSettings(tc.settings)
-			drivertest.CheckFields(t, err, tc.wantFields)
-			if err == nil && tc.settings.String("data_center") == "" {
-				t.Errorf("data_center not defaulted: %v", tc.settings)
-			}
-		})
-	}
+	})
 	for _, key := range []string{"client_secret", "access_token", "refresh_token"} {
 		if f := d.Field(key); f == nil || !f.Sensitive {
 			t.Errorf("%s must be sensitive: %+v", key, f)
@@ -391,16 +337,8 @@ func TestSchema(t *testing.T) {
 // by the fake; its parts at the driver's caps are accepted, every
 // recipient once.
 func TestRecipientCapParts(t *testing.T) {
-	fake := startFake()
-	defer fake.Close()
+	fake := startFake(t)
 	tr := newTransport(t, settingsFor(fake.URL), oauthdrivertest.NewTokens(goodToken))
 	parts := drivertest.SendInParts(t, zoho.Slug, tr, 250)
-	got := fake.Messages()
-	total := 0
-	for _, m := range got {
-		total += len(m.To) + len(m.Cc) + len(m.Bcc)
-	}
-	if parts != 3 || len(got) != parts || total != 250 {
-		t.Fatalf("%d parts, %d recorded, %d recipients; want 3, 3, 250", parts, len(got), total)
-	}
+	drivertest.CheckParts(t, parts, drivertest.Recorded(fake.Messages()), 3, 250)
 }

@@ -73,14 +73,10 @@ func Type() core.ChannelType {
 }
 
 func validate(s core.Settings) map[string]string {
-	fields := map[string]string{}
-	if !tokenPattern.MatchString(strings.TrimSpace(s.String(KeyBotToken))) {
-		fields[KeyBotToken] = "Must be a bot token as @BotFather gives it: digits, a colon, then letters, digits, - and _."
-	}
-	if !chatIDPattern.MatchString(strings.TrimSpace(s.String(KeyChatID))) {
-		fields[KeyChatID] = "Must be a numeric chat id or @channelusername."
-	}
-	return fields
+	return notify.ValidatePatterns(s,
+		notify.PatternRule{Key: KeyBotToken, Pattern: tokenPattern,
+			Message: "Must be a bot token as @BotFather gives it: digits, a colon, then letters, digits, - and _."},
+		notify.PatternRule{Key: KeyChatID, Pattern: chatIDPattern, Message: "Must be a numeric chat id or @channelusername."})
 }
 
 // Notifier sends alerts to one chat with one bot.

@@ -78,18 +78,14 @@ func Type() core.ChannelType {
 }
 
 func validate(s core.Settings) map[string]string {
-	fields := map[string]string{}
-	if !sidPattern.MatchString(strings.TrimSpace(s.String(KeyAccountSID))) {
-		fields[KeyAccountSID] = "Must be an account SID: AC followed by 32 hexadecimal digits."
-	}
-	if !tokenPattern.MatchString(strings.TrimSpace(s.String(KeyAuthToken))) {
-		fields[KeyAuthToken] = "Must be the account's auth token: 16 to 128 letters and digits, no spaces (Twilio's console shows 32)."
-	}
+	fields := notify.ValidatePatterns(s,
+		notify.PatternRule{Key: KeyAccountSID, Pattern: sidPattern, Message: "Must be an account SID: AC followed by 32 hexadecimal digits."},
+		notify.PatternRule{Key: KeyAuthToken, Pattern: tokenPattern,
+			Message: "Must be the account's auth token: 16 to 128 letters and digits, no spaces (Twilio's console shows 32)."},
+		notify.PatternRule{Key: KeyTo, Pattern: phonePattern,
+			Message: "Must be a phone number in E.164 form: +, the country code, then the number (+447700900123)."})
 	if from := strings.TrimSpace(s.String(KeyFrom)); !phonePattern.MatchString(from) && !validSender(from) {
 		fields[KeyFrom] = "Must be a phone number in E.164 form (+15551234567) or an alphanumeric sender ID (1 to 11 letters, digits and spaces, at least one letter)."
-	}
-	if !phonePattern.MatchString(strings.TrimSpace(s.String(KeyTo))) {
-		fields[KeyTo] = "Must be a phone number in E.164 form: +, the country code, then the number (+447700900123)."
 	}
 	return fields
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mailsvc/mailsvc/adapters/notify"
 	"github.com/mailsvc/mailsvc/adapters/notify/netguard"
+	"github.com/mailsvc/mailsvc/adapters/notify/notifytest"
 	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/test/fakes/webhooksink"
 )
@@ -24,8 +25,7 @@ var alert = core.Alert{
 
 func newNotifier(t *testing.T, url, secret string, now time.Time) *Notifier {
 	t.Helper()
-	n, err := New(&core.NotificationChannel{Type: Slug, Settings: core.Settings{KeyURL: url, KeySecret: secret}},
-		core.NotifierEnv{HTTPClient: netguard.NewClient(true, 5*time.Second)})
+	n, err := New(&core.NotificationChannel{Type: Slug, Settings: core.Settings{KeyURL: url, KeySecret: secret}}, notifytest.Env())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -232,14 +232,24 @@ func (in *interp) block(closer string) error {
 			in.nextTok()
 			return nil
 		}
-		if err := in.statement(); err != nil {
-			if _, stop := err.(*stopError); stop {
-				return err
-			}
-			in.warn(errLine(err), "%v; statement skipped", err)
-			in.recover()
+		if err := in.statementOrSkip(); err != nil {
+			return err
 		}
 	}
+}
+
+// statementOrSkip reads one statement. One that fails is skipped with a
+// warning; only the end of the read part of the file (a stopError) is
+// returned.
+func (in *interp) statementOrSkip() error {
+	if err := in.statement(); err != nil {
+		if _, stop := err.(*stopError); stop {
+			return err
+		}
+		in.warn(errLine(err), "%v; statement skipped", err)
+		in.recover()
+	}
+	return nil
 }
 
 // ifStatement reads if/elseif/else with braces, single statements or the
@@ -310,12 +320,8 @@ func (in *interp) ifStatement() error {
 			}
 			continue
 		}
-		if err := in.statement(); err != nil {
-			if _, stop := err.(*stopError); stop {
-				return err
-			}
-			in.warn(errLine(err), "%v; statement skipped", err)
-			in.recover()
+		if err := in.statementOrSkip(); err != nil {
+			return err
 		}
 	}
 }
@@ -330,12 +336,8 @@ func (in *interp) altBlock() error {
 		if in.isKeyword("elseif") || in.isKeyword("else") || in.isKeyword("endif") {
 			return nil
 		}
-		if err := in.statement(); err != nil {
-			if _, stop := err.(*stopError); stop {
-				return err
-			}
-			in.warn(errLine(err), "%v; statement skipped", err)
-			in.recover()
+		if err := in.statementOrSkip(); err != nil {
+			return err
 		}
 	}
 }
@@ -460,46 +462,9 @@ func (in *interp) define(name string, v Value, line int) bool {
 
 func (in *interp) expr() (Value, error) { return in.lowOr() }
 
-func (in *interp) lowOr() (Value, error) {
-	l, err := in.lowAnd()
-	if err != nil {
-		return l, err
-	}
-	for in.isKeyword("or") || in.isKeyword("xor") {
-		op := strings.ToLower(in.nextTok().text)
-		var r Value
-		if op == "or" {
-			r, err = in.shortCircuit(l.Truthy(), in.lowAnd)
-		} else {
-			r, err = in.lowAnd()
-		}
-		if err != nil {
-			return r, err
-		}
-		if op == "or" {
-			l = boolVal(l.Truthy() || r.Truthy())
-		} else {
-			l = boolVal(l.Truthy() != r.Truthy())
-		}
-	}
-	return l, nil
-}
+func (in *interp) lowOr() (Value, error) { return in.leftAssoc(&lowOrLevel, in.lowAnd) }
 
-func (in *interp) lowAnd() (Value, error) {
-	l, err := in.assignment()
-	if err != nil {
-		return l, err
-	}
-	for in.isKeyword("and") {
-		in.nextTok()
-		r, err := in.shortCircuit(!l.Truthy(), in.assignment)
-		if err != nil {
-			return r, err
-		}
-		l = boolVal(l.Truthy() && r.Truthy())
-	}
-	return l, nil
-}
+func (in *interp) lowAnd() (Value, error) { return in.leftAssoc(&lowAndLevel, in.assignment) }
 
 // shortCircuit parses the right operand, evaluating it only when skip is
 // false (PHP does not evaluate it otherwise, so its defines do not run).
@@ -597,135 +562,116 @@ func (in *interp) coalesce() (Value, error) {
 	return l, nil
 }
 
-func (in *interp) logicalOr() (Value, error) {
-	l, err := in.logicalAnd()
-	if err != nil {
-		return l, err
-	}
-	for in.isOp("||") {
-		in.nextTok()
-		r, err := in.shortCircuit(l.Truthy(), in.logicalAnd)
-		if err != nil {
-			return r, err
-		}
-		l = boolVal(l.Truthy() || r.Truthy())
-	}
-	return l, nil
-}
+func (in *interp) logicalOr() (Value, error) { return in.leftAssoc(&orLevel, in.logicalAnd) }
 
-func (in *interp) logicalAnd() (Value, error) {
-	l, err := in.equality()
-	if err != nil {
-		return l, err
-	}
-	for in.isOp("&&") {
-		in.nextTok()
-		r, err := in.shortCircuit(!l.Truthy(), in.equality)
-		if err != nil {
-			return r, err
-		}
-		l = boolVal(l.Truthy() && r.Truthy())
-	}
-	return l, nil
-}
+func (in *interp) logicalAnd() (Value, error) { return in.leftAssoc(&andLevel, in.equality) }
 
-func (in *interp) equality() (Value, error) {
-	l, err := in.comparison()
-	if err != nil {
-		return l, err
-	}
-	for in.isOp("==") || in.isOp("!=") || in.isOp("<>") || in.isOp("===") || in.isOp("!==") {
-		op := in.nextTok().text
-		r, err := in.comparison()
-		if err != nil {
-			return r, err
-		}
-		switch op {
-		case "==":
-			l = boolVal(looseEqual(l, r))
-		case "!=", "<>":
-			l = boolVal(!looseEqual(l, r))
-		case "===":
-			l = boolVal(strictEqual(l, r))
-		case "!==":
-			l = boolVal(!strictEqual(l, r))
-		}
-	}
-	return l, nil
-}
+func (in *interp) equality() (Value, error) { return in.leftAssoc(&equalityLevel, in.comparison) }
 
-func (in *interp) comparison() (Value, error) {
-	l, err := in.concat()
-	if err != nil {
-		return l, err
-	}
-	for in.isOp("<") || in.isOp(">") || in.isOp("<=") || in.isOp(">=") {
-		op := in.nextTok().text
-		r, err := in.concat()
-		if err != nil {
-			return r, err
-		}
-		c := compare(l, r)
-		switch op {
-		case "<":
-			l = boolVal(c < 0)
-		case ">":
-			l = boolVal(c > 0)
-		case "<=":
-			l = boolVal(c <= 0)
-		case ">=":
-			l = boolVal(c >= 0)
-		}
-	}
-	return l, nil
-}
+func (in *interp) comparison() (Value, error) { return in.leftAssoc(&comparisonLevel, in.concat) }
 
-func (in *interp) concat() (Value, error) {
-	l, err := in.additive()
-	if err != nil {
-		return l, err
-	}
-	for in.isOp(".") {
-		in.nextTok()
-		r, err := in.additive()
-		if err != nil {
-			return r, err
-		}
-		l = strVal(l.String() + r.String())
-	}
-	return l, nil
-}
+func (in *interp) concat() (Value, error) { return in.leftAssoc(&concatLevel, in.additive) }
 
-func (in *interp) additive() (Value, error) {
-	l, err := in.multiplicative()
-	if err != nil {
-		return l, err
-	}
-	for in.isOp("+") || in.isOp("-") {
-		op := in.nextTok()
-		r, err := in.multiplicative()
-		if err != nil {
-			return r, err
-		}
-		if l, err = in.arith(op, l, r); err != nil {
-			return l, err
-		}
-	}
-	return l, nil
-}
+func (in *interp) additive() (Value, error) { return in.leftAssoc(&additiveLevel, in.multiplicative) }
 
 func (in *interp) multiplicative() (Value, error) {
-	l, err := in.unary()
+	return in.leftAssoc(&multiplicativeLevel, in.unary)
+}
+
+// level is one left-associative binary level of the grammar: its
+// operators (keywords, matched in any case, when keyword), whether the
+// right operand of op goes unevaluated after l (PHP's short circuit; nil:
+// never), and how op joins its operands.
+type level struct {
+	ops     []string
+	keyword bool
+	skip    func(op string, l Value) bool
+	join    func(in *interp, op token, l, r Value) (Value, error)
+}
+
+// The binary levels. A keyword operator's text is given in lower case.
+var (
+	lowOrLevel = level{ops: []string{"or", "xor"}, keyword: true,
+		skip: func(op string, l Value) bool { return op == "or" && l.Truthy() },
+		join: func(_ *interp, op token, l, r Value) (Value, error) {
+			if op.text == "or" {
+				return boolVal(l.Truthy() || r.Truthy()), nil
+			}
+			return boolVal(l.Truthy() != r.Truthy()), nil
+		}}
+	lowAndLevel = level{ops: []string{"and"}, keyword: true, skip: skipAnd, join: joinAnd}
+	orLevel     = level{ops: []string{"||"}, skip: func(_ string, l Value) bool { return l.Truthy() },
+		join: func(_ *interp, _ token, l, r Value) (Value, error) { return boolVal(l.Truthy() || r.Truthy()), nil }}
+	andLevel      = level{ops: []string{"&&"}, skip: skipAnd, join: joinAnd}
+	equalityLevel = level{ops: []string{"==", "!=", "<>", "===", "!=="},
+		join: func(_ *interp, op token, l, r Value) (Value, error) {
+			switch op.text {
+			case "==":
+				return boolVal(looseEqual(l, r)), nil
+			case "!=", "<>":
+				return boolVal(!looseEqual(l, r)), nil
+			case "===":
+				return boolVal(strictEqual(l, r)), nil
+			}
+			return boolVal(!strictEqual(l, r)), nil
+		}}
+	comparisonLevel = level{ops: []string{"<", ">", "<=", ">="},
+		join: func(_ *interp, op token, l, r Value) (Value, error) {
+			c := compare(l, r)
+			switch op.text {
+			case "<":
+				return boolVal(c < 0), nil
+			case ">":
+				return boolVal(c > 0), nil
+			case "<=":
+				return boolVal(c <= 0), nil
+			}
+			return boolVal(c >= 0), nil
+		}}
+	concatLevel = level{ops: []string{"."},
+		join: func(_ *interp, _ token, l, r Value) (Value, error) { return strVal(l.String() + r.String()), nil }}
+	additiveLevel       = level{ops: []string{"+", "-"}, join: (*interp).arith}
+	multiplicativeLevel = level{ops: []string{"*", "/", "%"}, join: (*interp).arith}
+)
+
+func skipAnd(_ string, l Value) bool { return !l.Truthy() }
+
+func joinAnd(_ *interp, _ token, l, r Value) (Value, error) {
+	return boolVal(l.Truthy() && r.Truthy()), nil
+}
+
+// atOp reports whether the next token is one of lv's operators.
+func (in *interp) atOp(lv *level) bool {
+	for _, op := range lv.ops {
+		if lv.keyword && in.isKeyword(op) || !lv.keyword && in.isOp(op) {
+			return true
+		}
+	}
+	return false
+}
+
+// leftAssoc parses a level: operands by operand, joined left to right by
+// the level's operators.
+func (in *interp) leftAssoc(lv *level, operand func() (Value, error)) (Value, error) {
+	l, err := operand()
 	if err != nil {
 		return l, err
 	}
-	for in.isOp("*") || in.isOp("/") || in.isOp("%") {
+	for in.atOp(lv) {
 		op := in.nextTok()
-		r, err := in.unary()
+		if lv.keyword {
+			op.text = strings.ToLower(op.text)
+		}
+		var r Value
+		if lv.skip != nil {
+			r, err = in.shortCircuit(lv.skip(op.text, l), operand)
+		} else {
+			r, err = operand()
+		}
 		if err != nil {
 			return r, err
 		}
-		if l, err = in.arith(op, l, r); err != nil {
+		if l, err = lv.join(in, op, l, r); err != nil {
 			return l, err
 		}
 	}
@@ -907,21 +853,11 @@ func (in *interp) primary() (Value, error) {
 // $_SERVER (read from the environment), and other known variables.
 func (in *interp) variable(t token) (Value, error) {
 	if in.isOp("[") {
-		in.nextTok()
-		key, err := in.expr()
-		if err != nil {
-			return key, err
+		key, err := in.superglobalKey(t)
+		if err != nil || in.skipping {
+			return nullVal, err
 		}
-		if err := in.expectOp("]"); err != nil {
-			return key, err
-		}
-		if t.text != "_ENV" && t.text != "_SERVER" {
-			return nullVal, in.errAt(t, "array variable $%s is not supported", t.text)
-		}
-		if in.skipping {
-			return nullVal, nil
-		}
-		if v, ok := in.env(key.String()); ok {
+		if v, ok := in.env(key); ok {
 			return strVal(v), nil
 		}
 		return nullVal, nil
@@ -934,6 +870,23 @@ func (in *interp) variable(t token) (Value, error) {
 		return nullVal, in.errAt(t, "variable $%s is not defined before this line", t.text)
 	}
 	return v, nil
+}
+
+// superglobalKey reads the [key] after the variable t, which must be
+// $_ENV or $_SERVER (no other array variable is read), and returns the key.
+func (in *interp) superglobalKey(t token) (string, error) {
+	in.nextTok() // [
+	key, err := in.expr()
+	if err != nil {
+		return "", err
+	}
+	if err := in.expectOp("]"); err != nil {
+		return "", err
+	}
+	if t.text != "_ENV" && t.text != "_SERVER" {
+		return "", in.errAt(t, "array variable $%s is not supported", t.text)
+	}
+	return key.String(), nil
 }
 
 func (in *interp) env(name string) (string, bool) {
@@ -1044,6 +997,12 @@ func (in *interp) call(name token) (Value, error) {
 		}
 		return nil
 	}
+	if f, ok := oneArgFuncs[fn]; ok {
+		if err := need(1); err != nil {
+			return nullVal, err
+		}
+		return f(args[0]), nil
+	}
 	switch fn {
 	case "define":
 		if err := need(2); err != nil {
@@ -1126,40 +1085,21 @@ func (in *interp) call(name token) (Value, error) {
 			s = strings.TrimRight(s, cut)
 		}
 		return strVal(s), nil
-	case "strtolower":
-		if err := need(1); err != nil {
-			return nullVal, err
-		}
-		return strVal(strings.ToLower(args[0].String())), nil
-	case "strtoupper":
-		if err := need(1); err != nil {
-			return nullVal, err
-		}
-		return strVal(strings.ToUpper(args[0].String())), nil
-	case "intval":
-		if err := need(1); err != nil {
-			return nullVal, err
-		}
-		return castTo("int", args[0]), nil
-	case "boolval":
-		if err := need(1); err != nil {
-			return nullVal, err
-		}
-		return castTo("bool", args[0]), nil
-	case "strval":
-		if err := need(1); err != nil {
-			return nullVal, err
-		}
-		return castTo("string", args[0]), nil
-	case "floatval":
-		if err := need(1); err != nil {
-			return nullVal, err
-		}
-		return castTo("float", args[0]), nil
 	case "filter_var":
 		return in.filterVar(name, args)
 	}
 	return nullVal, in.errAt(name, "function %s() is not evaluated", name.text)
+}
+
+// oneArgFuncs are the functions of one argument that call evaluates,
+// each a conversion of its argument.
+var oneArgFuncs = map[string]func(Value) Value{
+	"strtolower": func(v Value) Value { return strVal(strings.ToLower(v.String())) },
+	"strtoupper": func(v Value) Value { return strVal(strings.ToUpper(v.String())) },
+	"intval":     func(v Value) Value { return castTo("int", v) },
+	"boolval":    func(v Value) Value { return castTo("bool", v) },
+	"strval":     func(v Value) Value { return castTo("string", v) },
+	"floatval":   func(v Value) Value { return castTo("float", v) },
 }
 
 // filterVar supports filter_var with FILTER_VALIDATE_BOOLEAN and
@@ -1212,19 +1152,12 @@ func (in *interp) issetOrEmpty(name token, fn string) (Value, error) {
 		var v Value
 		set := false
 		if in.isOp("[") {
-			in.nextTok()
-			key, err := in.expr()
+			key, err := in.superglobalKey(t)
 			if err != nil {
 				return nullVal, err
 			}
-			if err := in.expectOp("]"); err != nil {
-				return nullVal, err
-			}
-			if t.text != "_ENV" && t.text != "_SERVER" {
-				return nullVal, in.errAt(t, "array variable $%s is not supported", t.text)
-			}
 			var s string
-			s, set = in.env(key.String())
+			s, set = in.env(key)
 			v = strVal(s)
 		} else {
 			v, set = in.vars[t.text]

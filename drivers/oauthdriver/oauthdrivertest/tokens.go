@@ -1,6 +1,8 @@
 // Package oauthdrivertest holds what the tests of the OAuth mail drivers
 // (outlook, gmail, zoho, and SMTP with XOAUTH2) share: a core.TokenSource
-// that plays the OAuth service and counts what the driver asked of it.
+// that plays the OAuth service and counts what the driver asked of it,
+// the check of a refused token (CheckRefused), and the check that a send
+// the provider's fake fails gives a classified error (SendErrors).
 package oauthdrivertest
 
 import (

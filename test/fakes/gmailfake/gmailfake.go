@@ -28,6 +28,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
 	"github.com/mailsvc/mailsvc/test/fakes/faults"
 	"github.com/mailsvc/mailsvc/test/fakes/rawmime"
 )
@@ -62,11 +63,11 @@ type Server struct {
 
 	valid func(token string) bool
 
+	messages  fakeapi.Log[Message]
+	tokenSeen fakeapi.Log[string]
 	mu        sync.Mutex
-	messages  []Message
 	email     string
 	sendOnly  bool
-	tokenSeen []string
 }
 
 // New starts a fake that accepts the bearer tokens valid approves.
@@ -96,19 +97,11 @@ func (s *Server) SetSendOnly(on bool) {
 }
 
 // Messages returns a copy of every accepted message, oldest first.
-func (s *Server) Messages() []Message {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Message(nil), s.messages...)
-}
+func (s *Server) Messages() []Message { return s.messages.All() }
 
 // Tokens returns the bearer tokens of every request, oldest first, the
 // refused ones included.
-func (s *Server) Tokens() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.tokenSeen...)
-}
+func (s *Server) Tokens() []string { return s.tokenSeen.All() }
 
 // FailNext makes the next n requests, whatever their path, answer status
 // in Google's error shape.
@@ -149,11 +142,7 @@ func ErrorBody(status int, reason, message string) string {
 // authorized checks the bearer token and answers 401 as Google does when
 // it is missing or refused.
 func (s *Server) authorized(w http.ResponseWriter, r *http.Request) (string, bool) {
-	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	s.mu.Lock()
-	s.tokenSeen = append(s.tokenSeen, tok)
-	s.mu.Unlock()
-	if ok && tok != "" && s.valid(tok) {
+	if tok, ok := fakeapi.CheckToken(r, "Bearer ", &s.tokenSeen, s.valid); ok {
 		return tok, true
 	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="https://accounts.google.com/", error="invalid_token"`)
@@ -257,9 +246,7 @@ func (s *Server) accept(w http.ResponseWriter, raw []byte, token string, upload 
 		return
 	}
 	m.ID, m.ThreadID, m.Upload, m.Token = newID(), newID(), upload, token
-	s.mu.Lock()
-	s.messages = append(s.messages, m)
-	s.mu.Unlock()
+	s.messages.Add(m)
 	b, _ := json.Marshal(map[string]any{"id": m.ID, "threadId": m.ThreadID, "labelIds": []string{"SENT"}})
 	faults.WriteJSON(w, http.StatusOK, string(b))
 }

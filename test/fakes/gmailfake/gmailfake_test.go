@@ -3,10 +3,11 @@ package gmailfake
 import (
 	"encoding/base64"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
 )
 
 const sample = "From: \"Shop\" <shop@example.com>\r\nTo: a@example.org\r\nBcc: b@example.org\r\nSubject: =?UTF-8?q?h=C3=A9llo?=\r\nX-Order: 42\r\nContent-Type: text/plain; charset=UTF-8\r\n\r\nhi\r\nthere\r\n"
@@ -41,15 +42,7 @@ func TestEndpoints(t *testing.T) {
 				req.Header.Set("Content-Type", tc.ctype)
 			}
 			req.Header.Set("Authorization", "Bearer "+tc.token)
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != tc.wantStatus || !strings.Contains(string(b), tc.wantBody) {
-				t.Fatalf("got %d %s, want %d containing %q", resp.StatusCode, b, tc.wantStatus, tc.wantBody)
-			}
+			fakeapi.Expect(t, req, tc.wantStatus, tc.wantBody)
 		})
 	}
 	msgs := s.Messages()
@@ -66,13 +59,7 @@ func TestEndpoints(t *testing.T) {
 	s.SetSendOnly(true)
 	req, _ := http.NewRequest("GET", s.URL+"/gmail/v1/users/me/profile", nil)
 	req.Header.Set("Authorization", "Bearer good")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 403 || !strings.Contains(string(b), "insufficientPermissions") {
-		t.Errorf("send-only profile: %d %s", resp.StatusCode, b)
+	if status, b, _ := fakeapi.Do(t, req); status != 403 || !strings.Contains(b, "insufficientPermissions") {
+		t.Errorf("send-only profile: %d %s", status, b)
 	}
 }

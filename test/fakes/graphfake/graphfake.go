@@ -34,6 +34,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
 	"github.com/mailsvc/mailsvc/test/fakes/faults"
 )
 
@@ -52,20 +53,13 @@ const (
 )
 
 // Address is one decoded recipient or sender.
-type Address struct {
-	Name  string
-	Email string
-}
+type Address = fakeapi.Address
 
 // Attachment is one decoded file attachment with its bytes. Uploaded is
 // true when it came through an upload session.
 type Attachment struct {
-	Filename    string
-	ContentType string
-	Data        []byte
-	Inline      bool
-	ContentID   string
-	Uploaded    bool
+	fakeapi.Attachment
+	Uploaded bool
 }
 
 // Message is one sent message, decoded. ID is the draft id for a message
@@ -78,15 +72,8 @@ type Message struct {
 	Draft           bool
 	SaveToSentItems bool
 	From            *Address
-	To              []Address
-	Cc              []Address
-	Bcc             []Address
-	ReplyTo         []Address
-	Subject         string
-	Text            string
-	HTML            string
-	Headers         map[string]string
-	Attachments     []Attachment
+	fakeapi.Content
+	Attachments []Attachment
 }
 
 // Server is a running fake. Its zero value is not usable; call New.
@@ -96,11 +83,11 @@ type Server struct {
 
 	valid func(token string) bool
 
+	messages fakeapi.Log[Message]
+	tokens   fakeapi.Log[string] // bearer tokens seen, in order
 	mu       sync.Mutex
-	messages []Message
 	drafts   map[string]*Message
 	uploads  map[string]*upload
-	tokens   []string // bearer tokens seen, in order
 	chunks   int
 }
 
@@ -137,11 +124,7 @@ func New(valid func(token string) bool) *Server {
 func (s *Server) BaseURL() string { return s.URL + "/v1.0" }
 
 // Messages returns a copy of every sent message, oldest first.
-func (s *Server) Messages() []Message {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Message(nil), s.messages...)
-}
+func (s *Server) Messages() []Message { return s.messages.All() }
 
 // Drafts returns how many drafts exist (created, not yet sent or deleted).
 func (s *Server) Drafts() int {
@@ -159,11 +142,7 @@ func (s *Server) Chunks() int {
 
 // Tokens returns the bearer tokens of the /v1.0 requests, in order,
 // refused ones included.
-func (s *Server) Tokens() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.tokens...)
-}
+func (s *Server) Tokens() []string { return s.tokens.All() }
 
 // FailNext makes the next n requests answer status in Graph's error
 // envelope, with Retry-After on 429 and 503.
@@ -207,12 +186,7 @@ func (s *Server) withRequestID(h http.HandlerFunc) http.HandlerFunc {
 // api checks the bearer token and the body size of a /v1.0 request.
 func (s *Server) api(h func(w http.ResponseWriter, r *http.Request, mailbox string)) http.HandlerFunc {
 	return s.withRequestID(func(w http.ResponseWriter, r *http.Request) {
-		auth := r.Header.Get("Authorization")
-		token, ok := strings.CutPrefix(auth, "Bearer ")
-		s.mu.Lock()
-		s.tokens = append(s.tokens, token)
-		s.mu.Unlock()
-		if !ok || token == "" || !s.valid(token) {
+		if _, ok := fakeapi.CheckToken(r, "Bearer ", &s.tokens, s.valid); !ok {
 			WriteError(w, http.StatusUnauthorized, "InvalidAuthenticationToken", "Access token is empty or invalid.")
 			return
 		}
@@ -283,7 +257,7 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 // convert checks and decodes a message resource; it answers 400 and
 // returns false when Graph would refuse it.
 func convert(w http.ResponseWriter, in message, mailbox string, needRecipients bool) (*Message, bool) {
-	m := &Message{Mailbox: mailbox, Subject: in.Subject, Headers: map[string]string{}}
+	m := &Message{Mailbox: mailbox, Content: fakeapi.Content{Subject: in.Subject, Headers: map[string]string{}}}
 	addrs := func(rs []recipient) []Address {
 		var out []Address
 		for _, r := range rs {
@@ -352,7 +326,7 @@ func convertAttachment(w http.ResponseWriter, a fileAttachment) (Attachment, boo
 		WriteError(w, http.StatusBadRequest, "ErrorInvalidBase64String", "Invalid base64 string for attachment content.")
 		return Attachment{}, false
 	}
-	return Attachment{Filename: a.Name, ContentType: a.ContentType, Data: data, Inline: a.IsInline, ContentID: a.ContentID}, true
+	return Attachment{Attachment: fakeapi.Attachment{Filename: a.Name, ContentType: a.ContentType, Data: data, Inline: a.IsInline, ContentID: a.ContentID}}, true
 }
 
 func (s *Server) handleSendMail(w http.ResponseWriter, r *http.Request, mailbox string) {
@@ -373,9 +347,7 @@ func (s *Server) handleSendMail(w http.ResponseWriter, r *http.Request, mailbox 
 	}
 	m.ID = w.Header().Get("request-id")
 	m.SaveToSentItems = req.SaveToSentItems == nil || *req.SaveToSentItems
-	s.mu.Lock()
-	s.messages = append(s.messages, *m)
-	s.mu.Unlock()
+	s.messages.Add(*m)
 	w.WriteHeader(http.StatusAccepted)
 }
 
@@ -468,7 +440,7 @@ func (s *Server) handleCreateUploadSession(w http.ResponseWriter, r *http.Reques
 	}
 	id, auth := newID(), newID()
 	s.uploads[id] = &upload{draft: m.ID, authtoken: auth, size: it.Size,
-		att: Attachment{Filename: it.Name, ContentType: it.ContentType, Inline: it.IsInline, ContentID: it.ContentID, Uploaded: true}}
+		att: Attachment{Attachment: fakeapi.Attachment{Filename: it.Name, ContentType: it.ContentType, Inline: it.IsInline, ContentID: it.ContentID}, Uploaded: true}}
 	body, _ := json.Marshal(map[string]any{
 		"uploadUrl":          s.URL + "/upload/" + id + "?authtoken=" + auth,
 		"expirationDateTime": time.Now().Add(time.Hour).UTC().Format(time.RFC3339),
@@ -562,7 +534,7 @@ func (s *Server) handleSendDraft(w http.ResponseWriter, r *http.Request, mailbox
 		}
 	}
 	delete(s.drafts, m.ID)
-	s.messages = append(s.messages, *m)
+	s.messages.Add(*m)
 	w.WriteHeader(http.StatusAccepted)
 }
 

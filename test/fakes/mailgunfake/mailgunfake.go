@@ -21,17 +21,15 @@ import (
 	"net/mail"
 	"path"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
 	"github.com/mailsvc/mailsvc/test/fakes/faults"
 )
 
 // Address is one decoded mailbox.
-type Address struct {
-	Name  string
-	Email string
-}
+type Address = fakeapi.Address
 
 // Attachment is one decoded file part with its raw bytes. PartContentType
 // is the Content-Type of the multipart part as sent; ContentType is the
@@ -47,19 +45,13 @@ type Attachment struct {
 	ContentID       string
 }
 
-// Message is one accepted messages request, decoded.
+// Message is one accepted messages request, decoded. Headers holds the h:
+// fields other than Reply-To.
 type Message struct {
-	ID          string
-	Domain      string
-	From        Address
-	To          []Address
-	Cc          []Address
-	Bcc         []Address
-	ReplyTo     []Address
-	Subject     string
-	Text        string
-	HTML        string
-	Headers     map[string]string // the h: fields other than Reply-To
+	ID     string
+	Domain string
+	From   Address
+	fakeapi.Content
 	Variables   map[string]string // the v: fields
 	Options     map[string]string // the o: fields
 	Attachments []Attachment
@@ -74,9 +66,8 @@ type Server struct {
 	apiKey string
 	domain string
 
-	mu           sync.Mutex
-	messages     []Message
-	eventQueries int
+	messages     fakeapi.Log[Message]
+	eventQueries atomic.Int64
 }
 
 // New starts a fake that knows one sending domain and accepts apiKey as
@@ -93,11 +84,7 @@ func New(apiKey, domain string) *Server {
 }
 
 // Messages returns a copy of every accepted message, oldest first.
-func (s *Server) Messages() []Message {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Message(nil), s.messages...)
-}
+func (s *Server) Messages() []Message { return s.messages.All() }
 
 // FailNext makes the next n requests, whatever their path, answer status
 // with body (a Mailgun {"message":...} JSON when body is empty).
@@ -159,11 +146,7 @@ func (m Message) MessageIDHeader() string {
 }
 
 // EventQueries returns how many events requests the fake answered.
-func (s *Server) EventQueries() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.eventQueries
-}
+func (s *Server) EventQueries() int { return int(s.eventQueries.Load()) }
 
 func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	if !s.authorized(w, r) {
@@ -174,10 +157,9 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	want := strings.Trim(r.URL.Query().Get("message-id"), "<> ")
-	s.mu.Lock()
-	s.eventQueries++
+	s.eventQueries.Add(1)
 	items := []any{}
-	for i, m := range s.messages {
+	for i, m := range s.messages.All() {
 		if want != "" && m.MessageIDHeader() != want {
 			continue
 		}
@@ -186,7 +168,6 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 			"message": map[string]any{"headers": map[string]any{"message-id": m.MessageIDHeader(), "subject": m.Subject}},
 		})
 	}
-	s.mu.Unlock()
 	page := "http://" + r.Host + r.URL.Path + "/page"
 	body, _ := json.Marshal(map[string]any{"items": items,
 		"paging": map[string]string{"next": page, "previous": page, "first": page, "last": page}})
@@ -202,7 +183,7 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 		faults.WriteJSON(w, http.StatusNotFound, messageBody("Domain not found: "+domain))
 		return
 	}
-	m := Message{Domain: domain, Headers: map[string]string{}, Variables: map[string]string{}, Options: map[string]string{}}
+	m := Message{Domain: domain, Content: fakeapi.Content{Headers: map[string]string{}}, Variables: map[string]string{}, Options: map[string]string{}}
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	var values map[string][]string
 	switch ct {
@@ -240,9 +221,7 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	m.ID = newMessageID(domain)
-	s.mu.Lock()
-	s.messages = append(s.messages, m)
-	s.mu.Unlock()
+	s.messages.Add(m)
 	body, _ := json.Marshal(map[string]string{"id": m.ID, "message": "Queued. Thank you."})
 	faults.WriteJSON(w, http.StatusOK, string(body))
 }

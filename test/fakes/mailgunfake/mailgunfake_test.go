@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
 )
 
 func TestAuthAndValidation(t *testing.T) {
@@ -40,15 +42,7 @@ func TestAuthAndValidation(t *testing.T) {
 			if tc.user != "" {
 				req.SetBasicAuth(tc.user, tc.pass)
 			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != tc.wantStatus || !strings.Contains(string(b), tc.wantBody) {
-				t.Fatalf("got %d %q, want %d containing %q", resp.StatusCode, b, tc.wantStatus, tc.wantBody)
-			}
+			fakeapi.Expect(t, req, tc.wantStatus, tc.wantBody)
 		})
 	}
 	msgs := s.Messages()

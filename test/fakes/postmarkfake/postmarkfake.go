@@ -20,27 +20,21 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
-	"github.com/mailsvc/mailsvc/test/fakes/faults"
 	"time"
+
+	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
+	"github.com/mailsvc/mailsvc/test/fakes/faults"
 )
 
 // Address is one decoded mailbox.
-type Address struct {
-	Name  string
-	Email string
-}
+type Address = fakeapi.Address
 
 // Attachment is one decoded attachment with its raw bytes. Inline is true
 // when the attachment has a ContentID; ContentID is given without the
 // "cid:" prefix Postmark expects.
-type Attachment struct {
-	Filename    string
-	ContentType string
-	Data        []byte
-	Inline      bool
-	ContentID   string
-}
+type Attachment = fakeapi.Attachment
 
 // Message is one accepted /email request, decoded. MessageStream is the
 // value sent ("" when the request left it out; Postmark then uses
@@ -48,18 +42,9 @@ type Attachment struct {
 type Message struct {
 	ID            string
 	MessageStream string
-	From          Address
-	To            []Address
-	Cc            []Address
-	Bcc           []Address
-	ReplyTo       []Address
-	Subject       string
-	Text          string
-	HTML          string
 	Tag           string
-	Headers       map[string]string
 	Metadata      map[string]string
-	Attachments   []Attachment
+	fakeapi.Mail
 }
 
 // Server is a running fake. Its zero value is not usable; call New.
@@ -70,10 +55,10 @@ type Server struct {
 
 	token string
 
+	messages fakeapi.Log[Message]
 	mu       sync.Mutex
 	streams  map[string]bool
-	messages []Message
-	searches int
+	searches atomic.Int64
 }
 
 // New starts a fake whose only valid server token is token. It knows the
@@ -96,11 +81,7 @@ func (s *Server) AddStream(id string) {
 }
 
 // Messages returns a copy of every accepted message, oldest first.
-func (s *Server) Messages() []Message {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Message(nil), s.messages...)
-}
+func (s *Server) Messages() []Message { return s.messages.All() }
 
 // FailNext makes the next n requests, whatever their path, answer status
 // with body (a Postmark {"ErrorCode","Message"} JSON when body is empty).
@@ -166,11 +147,7 @@ type wireEmail struct {
 }
 
 // Searches returns how many outbound message searches the fake answered.
-func (s *Server) Searches() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.searches
-}
+func (s *Server) Searches() int { return int(s.searches.Load()) }
 
 func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	if !s.authorized(w, r) {
@@ -183,10 +160,9 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	offset, _ := strconv.Atoi(q.Get("offset"))
-	s.mu.Lock()
-	s.searches++
+	s.searches.Add(1)
 	var found []map[string]any
-	for _, m := range s.messages {
+	for _, m := range s.messages.All() {
 		stream := m.MessageStream
 		if stream == "" {
 			stream = "outbound"
@@ -209,7 +185,6 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 				"Recipients": rcpts, "Metadata": m.Metadata, "MessageStream": stream, "ReceivedAt": time.Now().UTC().Format(time.RFC3339)})
 		}
 	}
-	s.mu.Unlock()
 	total := len(found)
 	found = found[min(offset, total):min(offset+count, total)]
 	body, _ := json.Marshal(map[string]any{"TotalCount": total, "Messages": found})
@@ -235,9 +210,7 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	m.ID = newUUID()
-	s.mu.Lock()
-	s.messages = append(s.messages, m)
-	s.mu.Unlock()
+	s.messages.Add(m)
 	body, _ := json.Marshal(map[string]any{
 		"To":          in.To,
 		"SubmittedAt": time.Now().UTC().Format(time.RFC3339Nano),
@@ -255,8 +228,8 @@ const MaxPerField = 50
 // decode validates an /email body as Postmark does and returns the recorded
 // message, or Postmark's error code and message.
 func (s *Server) decode(in *wireEmail) (Message, int, string) {
-	m := Message{MessageStream: in.MessageStream, Subject: in.Subject, Text: in.TextBody, HTML: in.HtmlBody,
-		Tag: in.Tag, Metadata: in.Metadata, Headers: map[string]string{}}
+	m := Message{MessageStream: in.MessageStream, Tag: in.Tag, Metadata: in.Metadata,
+		Mail: fakeapi.Mail{Content: fakeapi.Content{Subject: in.Subject, Text: in.TextBody, HTML: in.HtmlBody, Headers: map[string]string{}}}}
 	from, err := mail.ParseAddress(in.From)
 	if err != nil {
 		return m, 300, fmt.Sprintf("Invalid 'From' address: '%s'.", in.From)

@@ -1,10 +1,11 @@
 package postmarkfake
 
 import (
-	"io"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
 )
 
 func TestAuthAndValidation(t *testing.T) {
@@ -32,15 +33,7 @@ func TestAuthAndValidation(t *testing.T) {
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Accept", "application/json")
 			req.Header.Set(tc.header, tc.token)
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != tc.wantStatus || !strings.Contains(string(b), tc.wantBody) {
-				t.Fatalf("got %d %q, want %d containing %q", resp.StatusCode, b, tc.wantStatus, tc.wantBody)
-			}
+			fakeapi.Expect(t, req, tc.wantStatus, tc.wantBody)
 		})
 	}
 	msgs := s.Messages()

@@ -15,39 +15,26 @@ import (
 	"mime/quotedprintable"
 	"net/mail"
 	"strings"
+
+	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
 )
 
 // Address is one decoded mailbox.
-type Address struct {
-	Name  string
-	Email string
-}
+type Address = fakeapi.Address
 
-// Attachment is one decoded attachment with its raw bytes.
-type Attachment struct {
-	Filename    string
-	ContentType string
-	Data        []byte
-	Inline      bool
-	ContentID   string // without angle brackets
-}
+// Attachment is one decoded attachment with its raw bytes; ContentID is
+// without angle brackets.
+type Attachment = fakeapi.Attachment
 
 // Message is a raw message, decoded. Text and HTML keep the CR LF line
 // breaks of the wire. Headers holds every header field the Message does not
-// hold in its own fields, decoded; Header holds them all, as read.
+// hold in its own fields, decoded; Header holds them all, as read. From is
+// zero if the message has no From header; Bcc is there only if the raw
+// message had a Bcc header.
 type Message struct {
-	Raw         []byte
-	Header      mail.Header
-	Headers     map[string]string
-	From        Address // zero if the message has no From header
-	To          []Address
-	Cc          []Address
-	Bcc         []Address // present only if the raw message had a Bcc header
-	ReplyTo     []Address
-	Subject     string
-	Text        string
-	HTML        string
-	Attachments []Attachment
+	Raw    []byte
+	Header mail.Header
+	fakeapi.Mail
 	// ContentTypes lists the media type of every part, depth first, the
 	// multipart containers included.
 	ContentTypes []string
@@ -69,7 +56,7 @@ func Parse(raw []byte) (*Message, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read message: %w", err)
 	}
-	m := &Message{Raw: raw, Header: msg.Header, Headers: map[string]string{}}
+	m := &Message{Raw: raw, Header: msg.Header, Mail: fakeapi.Mail{Content: fakeapi.Content{Headers: map[string]string{}}}}
 	if msg.Header.Get("From") != "" {
 		from, err := msg.Header.AddressList("From")
 		if err != nil || len(from) == 0 {

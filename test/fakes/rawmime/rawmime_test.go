@@ -49,7 +49,7 @@ func TestParse(t *testing.T) {
 	if m.From != (Address{Name: "Café", Email: "shop@example.com"}) || m.Subject != "héllo" {
 		t.Errorf("from %+v subject %q", m.From, m.Subject)
 	}
-	if !slices.Equal(m.To, []Address{{"Ann", "ann@example.org"}, {"", "bob@example.org"}}) || len(m.Bcc) != 1 || m.Cc != nil {
+	if !slices.Equal(m.To, []Address{{Name: "Ann", Email: "ann@example.org"}, {Email: "bob@example.org"}}) || len(m.Bcc) != 1 || m.Cc != nil {
 		t.Errorf("to %+v cc %+v bcc %+v", m.To, m.Cc, m.Bcc)
 	}
 	if m.Text != "café\r\nline 2" || m.HTML != "<p>café</p>" {

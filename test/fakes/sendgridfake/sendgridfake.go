@@ -21,43 +21,25 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
 	"github.com/mailsvc/mailsvc/test/fakes/faults"
 )
 
 // Address is one decoded mailbox.
-type Address struct {
-	Name  string
-	Email string
-}
+type Address = fakeapi.Address
 
 // Attachment is one decoded attachment with its raw bytes.
-type Attachment struct {
-	Filename    string
-	ContentType string
-	Data        []byte
-	Inline      bool
-	ContentID   string
-}
+type Attachment = fakeapi.Attachment
 
 // Message is one accepted mail/send request, decoded. Recipients of every
 // personalization are merged in order.
 type Message struct {
 	ID string
 	// At is when the fake accepted the message.
-	At          time.Time
-	From        Address
-	To          []Address
-	Cc          []Address
-	Bcc         []Address
-	ReplyTo     []Address
-	Subject     string
-	Text        string
-	HTML        string
-	Headers     map[string]string
-	Attachments []Attachment
+	At time.Time
+	fakeapi.Mail
 }
 
 // Server is a running fake. Its zero value is not usable; call New.
@@ -68,9 +50,8 @@ type Server struct {
 
 	apiKey string
 
-	mu          sync.Mutex
-	messages    []Message
-	rateLimited []time.Time
+	messages    fakeapi.Log[Message]
+	rateLimited fakeapi.Log[time.Time]
 }
 
 // New starts a fake that accepts apiKey as its only valid API key.
@@ -85,11 +66,7 @@ func New(apiKey string) *Server {
 }
 
 // Messages returns a copy of every accepted message, oldest first.
-func (s *Server) Messages() []Message {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Message(nil), s.messages...)
-}
+func (s *Server) Messages() []Message { return s.messages.All() }
 
 // FailNext makes the next n requests, whatever their path, answer status
 // with body (a SendGrid error JSON when body is empty).
@@ -110,9 +87,7 @@ func (s *Server) RateLimitNext(n int, retryAfter time.Duration) {
 	secs := int(math.Ceil(retryAfter.Seconds()))
 	s.Server.FailNextWith(n, func(w http.ResponseWriter, _ *http.Request) {
 		now := time.Now()
-		s.mu.Lock()
-		s.rateLimited = append(s.rateLimited, now)
-		s.mu.Unlock()
+		s.rateLimited.Add(now)
 		h := w.Header()
 		h.Set("Retry-After", strconv.Itoa(secs))
 		h.Set("X-RateLimit-Limit", "600")
@@ -124,11 +99,7 @@ func (s *Server) RateLimitNext(n int, retryAfter time.Duration) {
 
 // RateLimited returns when each 429 of RateLimitNext was answered, oldest
 // first.
-func (s *Server) RateLimited() []time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]time.Time(nil), s.rateLimited...)
-}
+func (s *Server) RateLimited() []time.Time { return s.rateLimited.All() }
 
 // authorized checks the Bearer key exactly as SendGrid does and answers 401
 // when it is missing or wrong.
@@ -215,9 +186,7 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 	}
 	msg.ID = newMessageID()
 	msg.At = time.Now()
-	s.mu.Lock()
-	s.messages = append(s.messages, msg)
-	s.mu.Unlock()
+	s.messages.Add(msg)
 	w.Header().Set("X-Message-Id", msg.ID)
 	w.WriteHeader(http.StatusAccepted)
 }

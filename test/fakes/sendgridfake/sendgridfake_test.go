@@ -1,12 +1,13 @@
 package sendgridfake
 
 import (
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
 )
 
 func TestAuthAndValidation(t *testing.T) {
@@ -35,11 +36,8 @@ func TestAuthAndValidation(t *testing.T) {
 			if tc.auth != "" {
 				req.Header.Set("Authorization", tc.auth)
 			}
-			status, body, hdr := do(t, req)
-			if status != tc.wantStatus || !strings.Contains(body, tc.wantBody) {
-				t.Fatalf("got %d %q, want %d containing %q", status, body, tc.wantStatus, tc.wantBody)
-			}
-			if status == 202 && hdr.Get("X-Message-Id") == "" {
+			_, hdr := fakeapi.Expect(t, req, tc.wantStatus, tc.wantBody)
+			if tc.wantStatus == 202 && hdr.Get("X-Message-Id") == "" {
 				t.Error("202 without X-Message-Id")
 			}
 		})
@@ -47,17 +45,6 @@ func TestAuthAndValidation(t *testing.T) {
 	if n := len(s.Messages()); n != 1 {
 		t.Errorf("recorded %d messages, want 1", n)
 	}
-}
-
-func do(t *testing.T, req *http.Request) (int, string, http.Header) {
-	t.Helper()
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("request: %v", err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b), resp.Header
 }
 
 // TestRateLimitNext: the next n requests are answered 429 with SendGrid's
@@ -72,7 +59,7 @@ func TestRateLimitNext(t *testing.T) {
 		req, _ := http.NewRequest("POST", s.URL+"/v3/mail/send", strings.NewReader(valid))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Authorization", "Bearer SG.good")
-		return do(t, req)
+		return fakeapi.Do(t, req)
 	}
 	before := time.Now()
 	s.RateLimitNext(2, 1500*time.Millisecond)

@@ -335,6 +335,17 @@ func (s *Sink) Reset() {
 	s.faults = nil
 }
 
+// AwaitOne waits up to five seconds for a message and returns the first
+// one accepted; it fails t when none comes.
+func (s *Sink) AwaitOne(t testing.TB) Received {
+	t.Helper()
+	got, err := s.WaitFor(1, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got[0]
+}
+
 // WaitFor waits until at least n messages were accepted or timeout passes,
 // and returns the messages accepted so far with an error in the latter
 // case.

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/emersion/go-smtp"
 
@@ -72,12 +71,9 @@ func TestSinkXOAUTH2(t *testing.T) {
 			if err := c.SendMail("a@example.com", []string{"b@example.org"}, strings.NewReader(body)); err != nil {
 				t.Fatalf("SendMail: %v", err)
 			}
-			got, err := s.WaitFor(1, 5*time.Second)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got[0].Username != tc.user {
-				t.Fatalf("Username = %q, want %q", got[0].Username, tc.user)
+			got := s.AwaitOne(t)
+			if got.Username != tc.user {
+				t.Fatalf("Username = %q, want %q", got.Username, tc.user)
 			}
 		})
 	}

@@ -39,7 +39,9 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"sync/atomic"
 
+	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
 	"github.com/mailsvc/mailsvc/test/fakes/faults"
 )
 
@@ -64,10 +66,7 @@ func (a *Account) sendsAs(addr string) bool {
 }
 
 // Address is one decoded mailbox.
-type Address struct {
-	Name  string
-	Email string
-}
+type Address = fakeapi.Address
 
 // Attachment is one uploaded file. ContentType is what Zoho derives from
 // the file name.
@@ -109,11 +108,11 @@ type Server struct {
 	valid    func(token string) bool
 	accounts []Account
 
+	messages        fakeapi.Log[Message]
+	tokens          fakeapi.Log[string]
 	mu              sync.Mutex
 	uploads         map[string]Attachment // by storeName + "|" + path
-	messages        []Message
-	tokens          []string
-	accountRequests int
+	accountRequests atomic.Int64
 }
 
 // New starts a fake whose token validator is valid and whose user has the
@@ -129,11 +128,7 @@ func New(valid func(token string) bool, accounts ...Account) *Server {
 }
 
 // Messages returns a copy of every accepted message, oldest first.
-func (s *Server) Messages() []Message {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Message(nil), s.messages...)
-}
+func (s *Server) Messages() []Message { return s.messages.All() }
 
 // Uploads returns how many files are stored.
 func (s *Server) Uploads() int {
@@ -144,18 +139,12 @@ func (s *Server) Uploads() int {
 
 // Tokens returns the token of every request, oldest first, the refused
 // ones included.
-func (s *Server) Tokens() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.tokens...)
-}
+func (s *Server) Tokens() []string { return s.tokens.All() }
 
 // AccountRequests returns how many GET /api/accounts requests the fake
 // answered (faults not included).
 func (s *Server) AccountRequests() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.accountRequests
+	return int(s.accountRequests.Load())
 }
 
 // FailNext makes the next n requests, whatever their path, answer status
@@ -193,11 +182,7 @@ func success(w http.ResponseWriter, data any) {
 }
 
 func (s *Server) authorized(w http.ResponseWriter, r *http.Request) (string, bool) {
-	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Zoho-oauthtoken ")
-	s.mu.Lock()
-	s.tokens = append(s.tokens, tok)
-	s.mu.Unlock()
-	if ok && tok != "" && s.valid(tok) {
+	if tok, ok := fakeapi.CheckToken(r, "Zoho-oauthtoken ", &s.tokens, s.valid); ok {
 		return tok, true
 	}
 	faults.WriteJSON(w, http.StatusUnauthorized, ErrorBody(http.StatusUnauthorized, "INVALID_OAUTHTOKEN", ""))
@@ -219,9 +204,7 @@ func (s *Server) handleAccounts(w http.ResponseWriter, r *http.Request) {
 	if _, ok := s.authorized(w, r); !ok {
 		return
 	}
-	s.mu.Lock()
-	s.accountRequests++
-	s.mu.Unlock()
+	s.accountRequests.Add(1)
 	list := make([]map[string]any, 0, len(s.accounts))
 	for _, a := range s.accounts {
 		addrs := []map[string]any{{"mailId": a.Email, "isPrimary": true, "isAlias": false, "isConfirmed": true}}
@@ -441,9 +424,9 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 		up.Data = bytes.Clone(up.Data)
 		m.Attachments = append(m.Attachments, up)
 	}
-	m.ID = newMessageID()
-	s.messages = append(s.messages, m)
 	s.mu.Unlock()
+	m.ID = newMessageID()
+	s.messages.Add(m)
 	success(w, map[string]any{
 		"messageId":   m.ID,
 		"fromAddress": in.FromAddress,

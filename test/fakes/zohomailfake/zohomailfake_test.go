@@ -3,11 +3,12 @@ package zohomailfake
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"mime/multipart"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
 )
 
 func do(t *testing.T, method, url, token, ctype string, body []byte) (int, string) {
@@ -17,13 +18,8 @@ func do(t *testing.T, method, url, token, ctype string, body []byte) (int, strin
 		req.Header.Set("Content-Type", ctype)
 	}
 	req.Header.Set("Authorization", "Zoho-oauthtoken "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	status, b, _ := fakeapi.Do(t, req)
+	return status, b
 }
 
 func TestEndpoints(t *testing.T) {
