@@ -1,14 +1,18 @@
 // Package pro joins the Pro add-on to the mailsvc command line: a blank
 // import of this package (as cmd/mailsvc does) registers it with
 // cli.RegisterModule and its admin screens and the Pro tab with
-// admin.RegisterScreens,
-// and links adapters/pro/store, which registers the Pro schema history
-// with store.RegisterMigrations. `mailsvc serve` then adds the
-// suppression list and the provider events to personal data requests and
-// the provider events to the delivery engine's uncertain attempts, and unless
-// MAIL_SVC_PRO_ENABLED is false serves the /pro/... routes and sets its
-// parts of the delivery options (Policy, Suppressions, Chooser) and the
-// OAuth client (when it is false, it hides the Pro tab); `mailsvc license` mints vendor keys and licence keys.
+// admin.RegisterScreens, and links adapters/pro/store, which registers
+// the Pro schema history (store.RegisterMigrations), the counter of the
+// roll-ups by source and by site (store.RegisterOutcomeCounter), its
+// roll-ups for compaction (store.RegisterRollupTables) and the erase of
+// the provider events naming an address (store.RegisterLogEraser).
+// `mailsvc serve` then adds the suppression list and the provider events
+// to personal data requests and the provider events to the delivery
+// engine's uncertain attempts, and unless MAIL_SVC_PRO_ENABLED is false
+// serves the /pro/... routes and sets its parts of the delivery options
+// (Policy, Suppressions, Chooser) and the OAuth client (when it is false,
+// it hides the Pro tab); `mailsvc license` mints vendor keys and licence
+// keys.
 package pro
 
 import (
