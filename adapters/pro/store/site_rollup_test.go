@@ -7,10 +7,9 @@ import (
 	"time"
 
 	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
-	"github.com/mailsvc/mailsvc/adapters/store"
+	"github.com/mailsvc/mailsvc/adapters/store/storetest"
 	"github.com/mailsvc/mailsvc/app/pro/analytics"
 	"github.com/mailsvc/mailsvc/core"
-	"github.com/mailsvc/mailsvc/internal/testdb"
 )
 
 // TestSiteAnalytics records the outcomes of three sites of a network and
@@ -23,15 +22,7 @@ func TestSiteAnalytics(t *testing.T) {
 	for _, dialect := range []string{"mysql", "sqlite"} {
 		t.Run(dialect, func(t *testing.T) {
 			ctx := context.Background()
-			dsn := testdb.SQLite(t)
-			if dialect == "mysql" {
-				dsn = testdb.MySQL(t)
-			}
-			sdb, err := store.Open(ctx, dsn, store.DefaultPrefix, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { sdb.Close() })
+			sdb := storetest.OpenDialect(t, dialect)
 			db := prostore.New(sdb)
 			from := time.Now().Add(-time.Hour)
 			// site: delivered, failed.
