@@ -8,12 +8,12 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
 	"github.com/mailsvc/mailsvc/adapters/store"
+	"github.com/mailsvc/mailsvc/adapters/store/storetest"
 	"github.com/mailsvc/mailsvc/app/pro/analytics"
 	"github.com/mailsvc/mailsvc/core"
 )
@@ -36,8 +36,13 @@ func (s *suite) analyticsTests() []struct {
 		{"SourceRollupsCountImportedLogs", s.testSourceRollupsImported},
 		{"ExportLogsKeysetPages", s.testExportLogs},
 		{"RollupsMatchDirectCounts", s.testRollupsMatchDirectCounts},
-		{"CompactRollupsKeepsSums", s.testCompactRollupsKeepsSums},
-		{"CompactRollupsConcurrent", s.testCompactRollupsConcurrent},
+		{"CompactRollupsKeepsSums", func(t *testing.T) {
+			storetest.CompactRollupsKeepsSums(t, s.open(t, s.prefix()).DB, sourceRollup)
+		}},
+		{"CompactRollupsConcurrent", func(t *testing.T) {
+			prefix := s.prefix()
+			storetest.CompactRollupsConcurrent(t, func(t *testing.T) *store.DB { return s.open(t, prefix).DB }, sourceRollup)
+		}},
 		{"PersonalDataEraseKeepsTotals", s.testPersonalDataEraseKeepsTotals},
 	}
 }
@@ -62,13 +67,6 @@ func claim(t *testing.T, db core.LogStore, owner string, n int, lease time.Durat
 	return logs
 }
 
-// rollupRow is one stored roll-up row.
-type rollupRow struct {
-	Start         time.Time
-	Key, Status   string
-	Shard, Number int64
-}
-
 // sourceTotals sums source buckets by source and status ("source/status").
 func sourceTotals(t *testing.T, db *prostore.DB, from, to time.Time) map[string]int64 {
 	t.Helper()
@@ -84,6 +82,25 @@ func sourceTotals(t *testing.T, db *prostore.DB, from, to time.Time) map[string]
 		out[b.Source+"/"+b.Status] += b.Count
 	}
 	return out
+}
+
+// sourceRollup is the table of the roll-ups by source, as the service
+// store's compaction tests fill and check it besides its own.
+var sourceRollup = storetest.ModuleRollup{
+	Table: "source_buckets", Key: "source", Keys: [2]string{"woocommerce", "wpforms"},
+	Read: "SourceBuckets",
+	Sums: func(t *testing.T, db *store.DB, from, to time.Time) any {
+		t.Helper()
+		sb, err := prostore.New(db).SourceBuckets(context.Background(), from, to)
+		if err != nil {
+			t.Fatalf("SourceBuckets: %v", err)
+		}
+		return sb
+	},
+	Totals: func(t *testing.T, db *store.DB, from, to time.Time) map[string]int64 {
+		return sourceTotals(t, prostore.New(db), from, to)
+	},
+	LogKey: func(l *core.Log) string { return l.Source },
 }
 
 // outcomeTotals sums the outcome roll-ups by status.
@@ -541,278 +558,6 @@ func directSources(t *testing.T, db *prostore.DB, from, to time.Time) []analytic
 		return strings.Compare(a.Status, b.Status)
 	})
 	return out
-}
-
-// coarseShardRows counts the shard rows (shard > 0) of the hour and day
-// roll-ups and of the event roll-ups whose bucket ended by edge: the
-// rows CompactRollups folds besides those of the 15-minute tables.
-func coarseShardRows(t *testing.T, db *prostore.DB, edge time.Time) int64 {
-	t.Helper()
-	var total int64
-	for _, table := range []string{"outcome_rollups", "source_rollups", "event_buckets"} {
-		for _, minutes := range []int{15, 60, 24 * 60} {
-			var n int64
-			if err := db.Gorm().Raw(`SELECT COUNT(*) FROM `+db.TableName(table)+` WHERE width_minutes = ? AND shard > 0 AND bucket_start <= ?`,
-				minutes, edge.Add(-time.Duration(minutes)*time.Minute)).Scan(&n).Error; err != nil {
-				t.Fatal(err)
-			}
-			total += n
-		}
-	}
-	return total
-}
-
-// rollupRows returns the rows of a roll-up table ("outcome_buckets" or
-// "source_buckets"), in key order, with Start in UTC.
-func rollupRows(t *testing.T, db *prostore.DB, table string) []rollupRow {
-	t.Helper()
-	key := "connection_id"
-	if table == "source_buckets" {
-		key = "source"
-	}
-	rows, err := db.Gorm().Raw(`SELECT bucket_start, ` + key + `, status, shard, messages FROM ` + db.TableName(table) +
-		` ORDER BY bucket_start, ` + key + `, status, shard`).Rows()
-	if err != nil {
-		t.Fatalf("read %s: %v", table, err)
-	}
-	defer rows.Close()
-	var out []rollupRow
-	for rows.Next() {
-		var r rollupRow
-		if err := rows.Scan(&r.Start, &r.Key, &r.Status, &r.Shard, &r.Number); err != nil {
-			t.Fatalf("read %s: %v", table, err)
-		}
-		r.Start = r.Start.UTC()
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatalf("read %s: %v", table, err)
-	}
-	return out
-}
-
-// rollupSums returns what OutcomeBuckets and SourceBuckets answer over
-// [from, to).
-func rollupSums(t *testing.T, db *prostore.DB, from, to time.Time) ([]core.OutcomeBucket, []analytics.SourceBucket) {
-	t.Helper()
-	ob, err := db.Logs().OutcomeBuckets(context.Background(), from, to)
-	if err != nil {
-		t.Fatalf("OutcomeBuckets: %v", err)
-	}
-	sb, err := db.SourceBuckets(context.Background(), from, to)
-	if err != nil {
-		t.Fatalf("SourceBuckets: %v", err)
-	}
-	return ob, sb
-}
-
-// insertRollup writes one shard row into a roll-up table directly (the
-// writers of SQLite use shard 0 only).
-func insertRollup(t *testing.T, db *prostore.DB, table string, r rollupRow) {
-	t.Helper()
-	key := "connection_id"
-	if table == "source_buckets" {
-		key = "source"
-	}
-	if err := db.Gorm().Exec(`INSERT INTO `+db.TableName(table)+` (bucket_start, `+key+`, status, shard, messages) VALUES (?,?,?,?,?)`,
-		r.Start, r.Key, r.Status, r.Shard, r.Number).Error; err != nil {
-		t.Fatalf("insert into %s: %v", table, err)
-	}
-}
-
-func (s *suite) testCompactRollupsKeepsSums(t *testing.T) {
-	ctx := context.Background()
-	db := s.open(t, s.prefix())
-	now := time.Now().UTC()
-	cur := now.Truncate(core.OutcomeBucketSize)
-	edge := now.Add(-store.RollupCompactAge).Truncate(core.OutcomeBucketSize) // ends less than an hour ago
-	old := []time.Time{edge.Add(-core.OutcomeBucketSize), cur.Add(-3 * time.Hour), cur.Add(-48 * time.Hour)}
-	recent := []time.Time{edge, cur}
-	// Sharded counters by hand in every bucket, one of them without a
-	// shard 0 row, plus what ImportLogs writes (sharded on MySQL).
-	n := int64(1)
-	for _, b := range append(append([]time.Time{}, old...), recent...) {
-		for _, table := range []string{"outcome_buckets", "source_buckets"} {
-			keys := []string{"1", "2"}
-			if table == "source_buckets" {
-				keys = []string{"woocommerce", "wpforms"}
-			}
-			for _, shard := range []int64{0, 3, 7} {
-				insertRollup(t, db, table, rollupRow{b, keys[0], core.StatusDelivered, shard, n})
-				insertRollup(t, db, table, rollupRow{b, keys[0], core.StatusFailed, shard, n + 1})
-				if shard > 0 {
-					insertRollup(t, db, table, rollupRow{b, keys[1], core.StatusDelivered, shard, n + 2})
-				}
-				n += 3
-			}
-		}
-	}
-	for i := range 6 {
-		var logs []*core.Log
-		for j := range 40 {
-			at := cur.Add(-time.Duration(2+j%4) * time.Hour).Add(time.Duration(j) * time.Minute)
-			conn := int64(1 + j%2)
-			l := &core.Log{Status: core.StatusDelivered, Source: fmt.Sprint("plugin-", j%3), SentConnectionID: &conn,
-				Message: testMessage(i*100 + j), CreatedAt: at, UpdatedAt: at}
-			if j%5 == 0 {
-				l.Status = core.StatusFailed
-			}
-			logs = append(logs, l)
-		}
-		if err := db.Logs().ImportLogs(ctx, logs); err != nil {
-			t.Fatalf("ImportLogs: %v", err)
-		}
-	}
-	from, to := cur.Add(-72*time.Hour), cur.Add(time.Hour)
-	ob, sb := rollupSums(t, db, from, to)
-	before := map[string][]rollupRow{}
-	var wantRemoved int64
-	for _, table := range []string{"outcome_buckets", "source_buckets"} {
-		before[table] = rollupRows(t, db, table)
-		for _, r := range before[table] {
-			if r.Shard > 0 && r.Start.Before(edge) {
-				wantRemoved++
-			}
-		}
-	}
-
-	wantRemoved += coarseShardRows(t, db, edge)
-	got, err := db.CompactRollups(ctx)
-	if err != nil {
-		t.Fatalf("CompactRollups: %v", err)
-	}
-	if got.RowsRemoved != wantRemoved || got.Keys == 0 {
-		t.Errorf("CompactRollups = %+v, want %d rows removed and some keys", got, wantRemoved)
-	}
-	ob2, sb2 := rollupSums(t, db, from, to)
-	if !reflect.DeepEqual(ob2, ob) {
-		t.Errorf("OutcomeBuckets after compaction:\n%v\nwant\n%v", ob2, ob)
-	}
-	if !reflect.DeepEqual(sb2, sb) {
-		t.Errorf("SourceBuckets after compaction:\n%v\nwant\n%v", sb2, sb)
-	}
-	after := map[string][]rollupRow{}
-	for _, table := range []string{"outcome_buckets", "source_buckets"} {
-		after[table] = rollupRows(t, db, table)
-		var recentBefore, recentAfter []rollupRow
-		for _, r := range before[table] {
-			if !r.Start.Before(edge) {
-				recentBefore = append(recentBefore, r)
-			}
-		}
-		for _, r := range after[table] {
-			if !r.Start.Before(edge) {
-				recentAfter = append(recentAfter, r)
-			} else if r.Shard != 0 {
-				t.Errorf("%s: old bucket row %+v still sharded", table, r)
-			}
-		}
-		if len(recentBefore) == 0 || !reflect.DeepEqual(recentAfter, recentBefore) {
-			t.Errorf("%s: recent buckets changed:\n%v\nwant\n%v", table, recentAfter, recentBefore)
-		}
-	}
-
-	again, err := db.CompactRollups(ctx)
-	if err != nil {
-		t.Fatalf("CompactRollups again: %v", err)
-	}
-	if again != (store.RollupCompaction{}) {
-		t.Errorf("CompactRollups again = %+v, want nothing done", again)
-	}
-	for _, table := range []string{"outcome_buckets", "source_buckets"} {
-		if rows := rollupRows(t, db, table); !reflect.DeepEqual(rows, after[table]) {
-			t.Errorf("%s changed on a second compaction", table)
-		}
-	}
-}
-
-// testCompactRollupsConcurrent runs CompactRollups on four handles at
-// once while imports keep adding to old buckets: every imported outcome
-// is counted exactly once in the end, and a last run leaves no shard in
-// an old bucket.
-func (s *suite) testCompactRollupsConcurrent(t *testing.T) {
-	ctx := context.Background()
-	prefix := s.prefix()
-	db := s.open(t, prefix)
-	cur := time.Now().UTC().Truncate(core.OutcomeBucketSize)
-	var mu sync.Mutex
-	want := map[string]int64{} // status and source/status -> messages
-	importBatch := func(seed int) error {
-		var logs []*core.Log
-		for j := range 50 {
-			at := cur.Add(-time.Duration(2+(seed+j)%20) * time.Hour).Add(time.Duration(j) * time.Minute)
-			conn := int64(1 + j%3)
-			l := &core.Log{Status: core.StatusDelivered, Source: fmt.Sprint("plugin-", (seed+j)%4), SentConnectionID: &conn,
-				Message: testMessage(seed*100 + j), CreatedAt: at, UpdatedAt: at}
-			if j%7 == 0 {
-				l.Status = core.StatusFailed
-			}
-			logs = append(logs, l)
-		}
-		if err := db.Logs().ImportLogs(ctx, logs); err != nil {
-			return err
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		for _, l := range logs {
-			want[l.Status]++
-			want[l.Source+"/"+l.Status]++
-		}
-		return nil
-	}
-	for i := range 4 {
-		if err := importBatch(i); err != nil {
-			t.Fatalf("ImportLogs: %v", err)
-		}
-	}
-	var wg sync.WaitGroup
-	errs := make(chan error, 16)
-	for r := range 4 {
-		replica := s.open(t, prefix)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 3 {
-				if _, err := replica.CompactRollups(ctx); err != nil {
-					errs <- fmt.Errorf("replica %d: CompactRollups: %w", r, err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := 4; i < 12; i++ {
-			if err := importBatch(i); err != nil {
-				errs <- fmt.Errorf("ImportLogs: %w", err)
-				return
-			}
-		}
-	}()
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-	if _, err := db.CompactRollups(ctx); err != nil {
-		t.Fatalf("CompactRollups: %v", err)
-	}
-	from, to := cur.Add(-48*time.Hour), cur.Add(time.Hour)
-	got := outcomeTotals(t, db, from, to)
-	for k, v := range sourceTotals(t, db, from, to) {
-		got[k] = v
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("roll-up sums after concurrent compaction = %v, want %v", got, want)
-	}
-	for _, table := range []string{"outcome_buckets", "source_buckets"} {
-		for _, r := range rollupRows(t, db, table) {
-			if r.Shard != 0 {
-				t.Errorf("%s: row %+v still sharded after a last compaction", table, r)
-			}
-		}
-	}
 }
 
 // testPersonalDataEraseKeepsTotals erases the personal data of an
