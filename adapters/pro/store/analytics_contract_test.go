@@ -341,49 +341,9 @@ func (s *suite) testRollupsMatchDirectCounts(t *testing.T) {
 	db := s.open(t, s.prefix())
 	day := time.Date(2024, 3, 4, 0, 0, 0, 0, time.UTC)
 	rng := rand.New(rand.NewPCG(11, 3))
-	// A random time in [day - 1 day, day + 5 days), to the microsecond.
-	randomAt := func() time.Time {
-		return day.Add(-24*time.Hour + time.Duration(rng.Int64N(int64(6*24*time.Hour)/1000))*time.Microsecond)
-	}
-	sources := []string{"woocommerce", "wpforms", "", "sendmail"}
-	var logs []*core.Log
-	for i := range 240 {
-		at := randomAt()
-		l := &core.Log{Status: core.StatusDelivered, Source: sources[i%len(sources)], Message: testMessage(i), CreatedAt: at.Add(-time.Minute), UpdatedAt: at}
-		if i%3 != 0 {
-			conn := int64(1 + i%3)
-			l.SentConnectionID = &conn
-		}
-		switch i % 5 {
-		case 0:
-			l.Status = core.StatusFailed
-		case 1:
-			d := at.Add(-30 * time.Second)
-			l.DeliveredAt = &d
-		}
-		logs = append(logs, l)
-	}
-	if err := db.Logs().ImportLogs(ctx, logs); err != nil {
-		t.Fatalf("ImportLogs: %v", err)
-	}
+	importRandomLogs(t, db, day, rng)
 
-	h := func(hours, minutes int) time.Time {
-		return day.Add(time.Duration(hours)*time.Hour + time.Duration(minutes)*time.Minute)
-	}
-	ranges := []struct {
-		name     string
-		from, to time.Time
-	}{
-		{"ragged both ends", h(7, 45), h(3*24+13, 15)},
-		{"one hour", h(10, 0), h(11, 0)},
-		{"across midnight, no whole day", h(22, 30), h(25, 15)},
-		{"whole days", day, h(3*24, 0)},
-		{"not on quarter hours", h(0, 7), h(2*24+5, 3)},
-		{"one quarter hour", h(47, 45), h(48, 0)},
-		{"everything", h(-48, 0), h(6*24, 0)},
-		{"empty", h(5, 0), h(5, 0)},
-		{"a previous period", h(-24+7, 45), h(7, 45)},
-	}
+	ranges := raggedRanges(day)
 	check := func(stage string) {
 		t.Helper()
 		for _, r := range ranges {

@@ -448,31 +448,7 @@ func (s *suite) testEventRollupsMatchDirectCounts(t *testing.T) {
 	db := s.open(t, s.prefix())
 	day := time.Date(2024, 3, 4, 0, 0, 0, 0, time.UTC)
 	rng := rand.New(rand.NewPCG(11, 3))
-	// A random time in [day - 1 day, day + 5 days), to the microsecond.
-	randomAt := func() time.Time {
-		return day.Add(-24*time.Hour + time.Duration(rng.Int64N(int64(6*24*time.Hour)/1000))*time.Microsecond)
-	}
-	sources := []string{"woocommerce", "wpforms", "", "sendmail"}
-	var logs []*core.Log
-	for i := range 240 {
-		at := randomAt()
-		l := &core.Log{Status: core.StatusDelivered, Source: sources[i%len(sources)], Message: testMessage(i), CreatedAt: at.Add(-time.Minute), UpdatedAt: at}
-		if i%3 != 0 {
-			conn := int64(1 + i%3)
-			l.SentConnectionID = &conn
-		}
-		switch i % 5 {
-		case 0:
-			l.Status = core.StatusFailed
-		case 1:
-			d := at.Add(-30 * time.Second)
-			l.DeliveredAt = &d
-		}
-		logs = append(logs, l)
-	}
-	if err := db.Logs().ImportLogs(ctx, logs); err != nil {
-		t.Fatalf("ImportLogs: %v", err)
-	}
+	logs, randomAt := importRandomLogs(t, db, day, rng)
 	// Provider events on the delivered logs: several kinds, a message's
 	// repeated events within a bucket, across days and from a second
 	// provider, some at the same instant, recorded in random order.
@@ -512,23 +488,7 @@ func (s *suite) testEventRollupsMatchDirectCounts(t *testing.T) {
 	half := len(evs) / 2
 	record(evs[:half])
 
-	h := func(hours, minutes int) time.Time {
-		return day.Add(time.Duration(hours)*time.Hour + time.Duration(minutes)*time.Minute)
-	}
-	ranges := []struct {
-		name     string
-		from, to time.Time
-	}{
-		{"ragged both ends", h(7, 45), h(3*24+13, 15)},
-		{"one hour", h(10, 0), h(11, 0)},
-		{"across midnight, no whole day", h(22, 30), h(25, 15)},
-		{"whole days", day, h(3*24, 0)},
-		{"not on quarter hours", h(0, 7), h(2*24+5, 3)},
-		{"one quarter hour", h(47, 45), h(48, 0)},
-		{"everything", h(-48, 0), h(6*24, 0)},
-		{"empty", h(5, 0), h(5, 0)},
-		{"a previous period", h(-24+7, 45), h(7, 45)},
-	}
+	ranges := raggedRanges(day)
 	check := func(stage string) {
 		t.Helper()
 		for _, r := range ranges {
@@ -591,38 +551,8 @@ func (s *suite) testSiteEventRollups(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
 	from := time.Now().Add(-time.Hour)
-	// site: delivered, failed.
-	plan := map[int64][2]int{1: {2, 1}, 2: {3, 0}, 3: {1, 2}}
-	logs := map[int64][]*core.Log{}
-	i := 0
-	for site, n := range plan {
-		for range n[0] + n[1] {
-			i++
-			l := &core.Log{SiteID: site, Source: fmt.Sprintf("plugin-%d", site), Message: core.Message{From: core.Address{Email: "a@example.com"},
-				To: []core.Address{{Email: fmt.Sprintf("b%d@example.com", i)}}, Subject: "s", Text: "t"}}
-			if err := db.Logs().EnqueueLog(ctx, l); err != nil {
-				t.Fatal(err)
-			}
-			logs[site] = append(logs[site], l)
-		}
-	}
-	if got, err := db.Logs().ClaimLogs(ctx, "w1", 20, time.Minute); err != nil || len(got) != i {
-		t.Fatalf("claimed %d, %v", len(got), err)
-	}
-	conn := int64(7)
-	var outs []core.LogOutcome
-	for site, n := range plan {
-		for j, l := range logs[site] {
-			status := core.StatusDelivered
-			if j >= n[0] {
-				status = core.StatusFailed
-			}
-			outs = append(outs, core.LogOutcome{LogID: l.ID, Status: status, Attempts: 1, PhaseAttempts: 1, SentConnectionID: &conn})
-		}
-	}
-	if n, err := db.Logs().RecordOutcomes(ctx, "w1", outs); err != nil || n != i {
-		t.Fatalf("RecordOutcomes = %d, %v", n, err)
-	}
+	plan := sitePlan
+	logs := recordSitePlan(t, db, 7)
 	// Provider events: site 2's first message opened twice, site
 	// 1's once, site 3's first bounced.
 	for _, e := range []struct {

@@ -17,7 +17,7 @@ import (
 // counts its own messages (the main site as the network's less the other
 // sites'), the sites add up to the network, and the export lists a
 // site's logs only. Compacting the roll-ups changes nothing. (The
-// provider events by site: adapters/store, TestSiteEventAnalytics.)
+// provider events by site: the contract suite, testSiteEventRollups.)
 func TestSiteAnalytics(t *testing.T) {
 	for _, dialect := range []string{"mysql", "sqlite"} {
 		t.Run(dialect, func(t *testing.T) {
@@ -25,38 +25,8 @@ func TestSiteAnalytics(t *testing.T) {
 			sdb := storetest.OpenDialect(t, dialect)
 			db := prostore.New(sdb)
 			from := time.Now().Add(-time.Hour)
-			// site: delivered, failed.
-			plan := map[int64][2]int{1: {2, 1}, 2: {3, 0}, 3: {1, 2}}
-			logs := map[int64][]*core.Log{}
-			i := 0
-			for site, n := range plan {
-				for range n[0] + n[1] {
-					i++
-					l := &core.Log{SiteID: site, Source: fmt.Sprintf("plugin-%d", site), Message: core.Message{From: core.Address{Email: "a@example.com"},
-						To: []core.Address{{Email: fmt.Sprintf("b%d@example.com", i)}}, Subject: "s", Text: "t"}}
-					if err := db.Logs().EnqueueLog(ctx, l); err != nil {
-						t.Fatal(err)
-					}
-					logs[site] = append(logs[site], l)
-				}
-			}
-			if got, err := db.Logs().ClaimLogs(ctx, "w1", 20, time.Minute); err != nil || len(got) != i {
-				t.Fatalf("claimed %d, %v", len(got), err)
-			}
-			conn := int64(7)
-			var outs []core.LogOutcome
-			for site, n := range plan {
-				for j, l := range logs[site] {
-					status := core.StatusDelivered
-					if j >= n[0] {
-						status = core.StatusFailed
-					}
-					outs = append(outs, core.LogOutcome{LogID: l.ID, Status: status, Attempts: 1, PhaseAttempts: 1, SentConnectionID: &conn})
-				}
-			}
-			if n, err := db.Logs().RecordOutcomes(ctx, "w1", outs); err != nil || n != i {
-				t.Fatalf("RecordOutcomes = %d, %v", n, err)
-			}
+			plan, conn := sitePlan, int64(7)
+			recordSitePlan(t, db, conn)
 			to := time.Now().Add(time.Hour)
 			check := func(when string) {
 				t.Helper()
