@@ -47,26 +47,6 @@ func (s *suite) analyticsTests() []struct {
 	}
 }
 
-// testMessage is a small message, distinct for each i.
-func testMessage(i int) core.Message {
-	return core.Message{
-		From:    core.Address{Name: "Shop", Email: "shop@example.com"},
-		To:      []core.Address{{Name: "Ann", Email: fmt.Sprintf("ann%d@example.com", i)}},
-		Subject: fmt.Sprintf("Order %d", i),
-		Text:    fmt.Sprintf("Hello %d", i),
-	}
-}
-
-// claim claims up to n logs for owner.
-func claim(t *testing.T, db core.LogStore, owner string, n int, lease time.Duration) []*core.Log {
-	t.Helper()
-	logs, err := db.ClaimLogs(context.Background(), owner, n, lease)
-	if err != nil {
-		t.Fatalf("ClaimLogs: %v", err)
-	}
-	return logs
-}
-
 // sourceTotals sums source buckets by source and status ("source/status").
 func sourceTotals(t *testing.T, db *prostore.DB, from, to time.Time) map[string]int64 {
 	t.Helper()
@@ -124,13 +104,13 @@ func (s *suite) testSourceRollupsMatchOutcomes(t *testing.T) {
 	sources := []string{"woocommerce", "contact-form-7", "sendmail", ""}
 	var logs []*core.Log
 	for i := range 12 {
-		l := &core.Log{Message: testMessage(i), Source: sources[i%len(sources)]}
+		l := &core.Log{Message: storetest.Message(i), Source: sources[i%len(sources)]}
 		if err := db.Logs().EnqueueLog(ctx, l); err != nil {
 			t.Fatal(err)
 		}
 		logs = append(logs, l)
 	}
-	if got := claim(t, db.Logs(), "w1", 12, time.Minute); len(got) != 12 {
+	if got := storetest.Claim(t, db.Logs(), "w1", 12, time.Minute); len(got) != 12 {
 		t.Fatalf("claimed %d, want 12", len(got))
 	}
 	conn := int64(3)
@@ -205,10 +185,10 @@ func (s *suite) testSourceRollupsImported(t *testing.T) {
 	at := func(h, m int) time.Time { return day.Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute) }
 	d1, d2 := at(9, 20), at(11, 5)
 	logs := []*core.Log{
-		{Status: core.StatusDelivered, Source: "wpforms", Message: testMessage(1), CreatedAt: at(9, 0), UpdatedAt: at(9, 40), DeliveredAt: &d1},
-		{Status: core.StatusDelivered, Source: "wpforms", Message: testMessage(2), CreatedAt: at(9, 1), DeliveredAt: &d2},
-		{Status: core.StatusFailed, Source: "wpforms", Message: testMessage(3), CreatedAt: at(10, 0), UpdatedAt: at(10, 14)},
-		{Status: core.StatusFailed, Source: "", Message: testMessage(4), CreatedAt: at(12, 0)},
+		{Status: core.StatusDelivered, Source: "wpforms", Message: storetest.Message(1), CreatedAt: at(9, 0), UpdatedAt: at(9, 40), DeliveredAt: &d1},
+		{Status: core.StatusDelivered, Source: "wpforms", Message: storetest.Message(2), CreatedAt: at(9, 1), DeliveredAt: &d2},
+		{Status: core.StatusFailed, Source: "wpforms", Message: storetest.Message(3), CreatedAt: at(10, 0), UpdatedAt: at(10, 14)},
+		{Status: core.StatusFailed, Source: "", Message: storetest.Message(4), CreatedAt: at(12, 0)},
 	}
 	if err := db.Logs().ImportLogs(ctx, logs); err != nil {
 		t.Fatalf("ImportLogs: %v", err)
@@ -251,7 +231,7 @@ func (s *suite) testSourceRollupsImported(t *testing.T) {
 		t.Fatalf("OutcomeTotals = %+v, want %+v", ot, wantOT)
 	}
 	// A second import adds to the same buckets.
-	if err := db.Logs().ImportLogs(ctx, []*core.Log{{Status: core.StatusFailed, Source: "wpforms", Message: testMessage(5), CreatedAt: at(10, 1)}}); err != nil {
+	if err := db.Logs().ImportLogs(ctx, []*core.Log{{Status: core.StatusFailed, Source: "wpforms", Message: storetest.Message(5), CreatedAt: at(10, 1)}}); err != nil {
 		t.Fatal(err)
 	}
 	if got := sourceTotals(t, db, at(10, 0), at(10, 15)); got["wpforms/failed"] != 2 || len(got) != 1 {
@@ -272,7 +252,7 @@ func (s *suite) testExportLogs(t *testing.T) {
 	var logs []*core.Log
 	conn := int64(4)
 	for i, c := range created {
-		l := &core.Log{Status: core.StatusFailed, Source: fmt.Sprintf("src%d", i), Message: testMessage(i), CreatedAt: c,
+		l := &core.Log{Status: core.StatusFailed, Source: fmt.Sprintf("src%d", i), Message: storetest.Message(i), CreatedAt: c,
 			LastError: "=cmd", ProviderMessageID: fmt.Sprintf("pm%d", i)}
 		if i == 0 {
 			l.Status, l.SentConnectionID = core.StatusDelivered, &conn
@@ -531,7 +511,7 @@ func (s *suite) testPersonalDataEraseKeepsTotals(t *testing.T) {
 	const bob = "bob@example.com"
 	conn := int64(1)
 	for i, status := range []string{core.StatusDelivered, core.StatusFailed, core.StatusDelivered} {
-		m := testMessage(i)
+		m := storetest.Message(i)
 		if i < 2 {
 			m.To = []core.Address{{Name: "Bob", Email: bob}}
 		}
@@ -539,7 +519,7 @@ func (s *suite) testPersonalDataEraseKeepsTotals(t *testing.T) {
 		if err := db.Logs().EnqueueLog(ctx, l); err != nil {
 			t.Fatal(err)
 		}
-		if got := claim(t, db.Logs(), "w", 10, time.Minute); len(got) != 1 {
+		if got := storetest.Claim(t, db.Logs(), "w", 10, time.Minute); len(got) != 1 {
 			t.Fatalf("claimed %d logs, want 1", len(got))
 		}
 		if n, err := db.Logs().RecordOutcomes(ctx, "w", []core.LogOutcome{{LogID: l.ID, Status: status, Attempts: 1, PhaseAttempts: 1,

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
+	"github.com/mailsvc/mailsvc/adapters/store/storetest"
 	"github.com/mailsvc/mailsvc/app/pro/analytics"
 	"github.com/mailsvc/mailsvc/app/pro/events"
 	"github.com/mailsvc/mailsvc/core"
@@ -42,22 +43,12 @@ func (s *suite) eventTests() []struct {
 	}
 }
 
-// enqueue queues msg from the source "test".
-func enqueue(t *testing.T, db *prostore.DB, msg core.Message) *core.Log {
-	t.Helper()
-	l := &core.Log{Message: msg, Source: "test"}
-	if err := db.Logs().EnqueueLog(context.Background(), l); err != nil {
-		t.Fatalf("EnqueueLog: %v", err)
-	}
-	return l
-}
-
 // deliveredWithID queues, claims and delivers a message with a provider
 // message id.
 func deliveredWithID(t *testing.T, db *prostore.DB, i int, pid string) *core.Log {
 	t.Helper()
-	l := enqueue(t, db, testMessage(i))
-	claim(t, db.Logs(), "w", 10, time.Minute)
+	l := storetest.Enqueue(t, db.Logs(), storetest.Message(i))
+	storetest.Claim(t, db.Logs(), "w", 10, time.Minute)
 	conn := int64(1)
 	n, err := db.Logs().RecordOutcomes(context.Background(), "w", []core.LogOutcome{{
 		LogID: l.ID, Status: core.StatusDelivered, Attempts: 1, PhaseAttempts: 1, SentConnectionID: &conn, ProviderMessageID: pid,
@@ -101,7 +92,7 @@ func (s *suite) testLogEventsMoveLogs(t *testing.T) {
 	db := s.open(t, s.prefix())
 	a := deliveredWithID(t, db, 1, "pm-a")
 	b := deliveredWithID(t, db, 2, "pm-b")
-	queued := enqueue(t, db, testMessage(3))
+	queued := storetest.Enqueue(t, db.Logs(), storetest.Message(3))
 
 	ids, err := db.FindLogIDsByProviderMessageIDs(ctx, []string{"pm-a", "pm-b", "pm-unknown", ""})
 	if err != nil || len(ids) != 2 || ids["pm-a"] != a.ID || ids["pm-b"] != b.ID {
@@ -148,7 +139,7 @@ func (s *suite) testLogEventsMoveLogs(t *testing.T) {
 		t.Fatalf("events of an untouched log: %v, %v", evs, err)
 	}
 	_, err = db.RecordLogEvent(ctx, &events.LogEvent{LogID: 999999, Provider: "ses", Event: events.EventOpened}, "", "")
-	wantCode(t, err, core.ENOTFOUND)
+	storetest.WantCode(t, err, core.ENOTFOUND)
 
 	// The events go with their log.
 	if _, err := db.Logs().DeleteLogs(ctx, []int64{a.ID}); err != nil {
@@ -284,7 +275,7 @@ func (s *suite) testEventRollupsConcurrent(t *testing.T) {
 	for i := range 3 {
 		at := day.Add(time.Duration(i) * time.Hour)
 		conn := int64(1 + i)
-		logs = append(logs, &core.Log{Status: core.StatusDelivered, Source: "shop", SentConnectionID: &conn, Message: testMessage(i), CreatedAt: at, UpdatedAt: at})
+		logs = append(logs, &core.Log{Status: core.StatusDelivered, Source: "shop", SentConnectionID: &conn, Message: storetest.Message(i), CreatedAt: at, UpdatedAt: at})
 	}
 	if err := db.Logs().ImportLogs(ctx, logs); err != nil {
 		t.Fatal(err)
@@ -414,8 +405,8 @@ func (s *suite) testPartIDsFindTheirLog(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
 	plain := deliveredWithID(t, db, 1, "pm-plain")
-	l := enqueue(t, db, testMessage(2))
-	claim(t, db.Logs(), "w", 10, time.Minute)
+	l := storetest.Enqueue(t, db.Logs(), storetest.Message(2))
+	storetest.Claim(t, db.Logs(), "w", 10, time.Minute)
 	conn := int64(1)
 	rs := core.RecipientOutcomes{
 		{Email: "a@example.com", Status: core.RecipientDelivered},
@@ -627,10 +618,10 @@ func (s *suite) testProviderEventsErased(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
 	const bob = "bob@example.com"
-	welcome := enqueue(t, db, core.Message{From: core.Address{Email: "shop@example.com"},
+	welcome := storetest.Enqueue(t, db.Logs(), core.Message{From: core.Address{Email: "shop@example.com"},
 		To: []core.Address{{Name: "Bob Stone", Email: bob}}, Cc: []core.Address{{Name: "Carol", Email: "carol@example.com"}},
 		Subject: "Welcome", Text: "Hi Bob"})
-	if got := claim(t, db.Logs(), "w", 10, time.Minute); len(got) != 1 {
+	if got := storetest.Claim(t, db.Logs(), "w", 10, time.Minute); len(got) != 1 {
 		t.Fatalf("claimed %d, want 1", len(got))
 	}
 	conn := int64(1)

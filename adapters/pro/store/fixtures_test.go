@@ -8,6 +8,7 @@ import (
 	"time"
 
 	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
+	"github.com/mailsvc/mailsvc/adapters/store/storetest"
 	"github.com/mailsvc/mailsvc/core"
 )
 
@@ -68,7 +69,7 @@ func importRandomLogs(t *testing.T, db *prostore.DB, day time.Time, rng *rand.Ra
 	var logs []*core.Log
 	for i := range 240 {
 		at := randomAt()
-		l := &core.Log{Status: core.StatusDelivered, Source: sources[i%len(sources)], Message: testMessage(i), CreatedAt: at.Add(-time.Minute), UpdatedAt: at}
+		l := &core.Log{Status: core.StatusDelivered, Source: sources[i%len(sources)], Message: storetest.Message(i), CreatedAt: at.Add(-time.Minute), UpdatedAt: at}
 		if i%3 != 0 {
 			conn := int64(1 + i%3)
 			l.SentConnectionID = &conn

@@ -10,6 +10,7 @@ import (
 
 	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
 	"github.com/mailsvc/mailsvc/adapters/store"
+	"github.com/mailsvc/mailsvc/adapters/store/storetest"
 	"github.com/mailsvc/mailsvc/app/pro/routing"
 	"github.com/mailsvc/mailsvc/app/pro/suppression"
 	"github.com/mailsvc/mailsvc/core"
@@ -139,11 +140,11 @@ func TestUpgradeKeepsAnalyticsRollups(t *testing.T) {
 				// Outcomes of two sites, recorded now, and imported
 				// history over three days.
 				for i, site := range []int64{1, 2, 2, 3} {
-					l := &core.Log{SiteID: site, Source: fmt.Sprint("plugin-", i%2), Message: testMessage(i)}
+					l := &core.Log{SiteID: site, Source: fmt.Sprint("plugin-", i%2), Message: storetest.Message(i)}
 					if err := db.Logs().EnqueueLog(ctx, l); err != nil {
 						t.Fatal(err)
 					}
-					if got := claim(t, db.Logs(), "w", 10, time.Minute); len(got) != 1 {
+					if got := storetest.Claim(t, db.Logs(), "w", 10, time.Minute); len(got) != 1 {
 						t.Fatalf("claimed %d logs, want 1", len(got))
 					}
 					conn := int64(1 + i%2)
@@ -158,7 +159,7 @@ func TestUpgradeKeepsAnalyticsRollups(t *testing.T) {
 				for i := range 60 {
 					at := day.Add(time.Duration(i) * 71 * time.Minute)
 					logs = append(logs, &core.Log{Status: []string{core.StatusDelivered, core.StatusFailed}[i%3/2], Source: fmt.Sprint("import-", i%4),
-						Message: testMessage(100 + i), CreatedAt: at, UpdatedAt: at})
+						Message: storetest.Message(100 + i), CreatedAt: at, UpdatedAt: at})
 				}
 				if err := db.Logs().ImportLogs(ctx, logs); err != nil {
 					t.Fatal(err)

@@ -1,16 +1,13 @@
 package store_test
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
 	"slices"
 	"sync"
 	"testing"
 
 	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
-	"github.com/mailsvc/mailsvc/adapters/store"
-	"github.com/mailsvc/mailsvc/core"
+	"github.com/mailsvc/mailsvc/adapters/store/storetest"
 	"github.com/mailsvc/mailsvc/internal/testdb"
 )
 
@@ -45,22 +42,5 @@ func (s *suite) prefix() string {
 // open opens and migrates the database under prefix, with the Pro tables.
 func (s *suite) open(t *testing.T, prefix string) *prostore.DB {
 	t.Helper()
-	db, err := store.Open(context.Background(), s.dsn, prefix,
-		slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug})))
-	if err != nil {
-		t.Fatalf("Open(prefix %q): %v", prefix, err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return prostore.New(db)
-}
-
-// wantCode fails t unless err carries the error code.
-func wantCode(t *testing.T, err error, code string) {
-	t.Helper()
-	if err == nil {
-		t.Fatalf("got no error, want %s", code)
-	}
-	if got := core.ErrorCode(err); got != code {
-		t.Fatalf("error %v has code %q, want %q", err, got, code)
-	}
+	return prostore.New(storetest.Open(t, s.dsn, prefix))
 }

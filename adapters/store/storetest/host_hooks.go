@@ -68,7 +68,7 @@ func (s *suite) testHostHooksWithOutcomes(t *testing.T) {
 	db.HostHooks().NotifyHostHooks(func() { notified.Add(1) })
 	var logs []*core.Log
 	for i := range 5 {
-		logs = append(logs, enqueue(t, db.Logs(), testMessage(i)))
+		logs = append(logs, Enqueue(t, db.Logs(), Message(i)))
 	}
 	flag := func(l *core.Log, flags int, message string) {
 		t.Helper()
@@ -84,7 +84,7 @@ func (s *suite) testHostHooksWithOutcomes(t *testing.T) {
 	flag(logs[1], core.HostHookFlagDelivered|core.HostHookFlagWPMailFailed,
 		`{"from":{"email":"shop@example.com"},"to":[{"email":"ann1@example.com"}],"wp_mail":{"to":["ann1@example.com"],"subject":"Order 1","message":"Hello 1","headers":{"X-Order":"1"},"attachments":["/tmp/a.pdf"]}}`)
 	flag(logs[2], core.HostHookFlagDelivered, "")
-	claimed := claim(t, db.Logs(), "w", 10, time.Hour)
+	claimed := Claim(t, db.Logs(), "w", 10, time.Hour)
 	if len(claimed) != 5 || claimed[1].Message.To[0].Email != "ann1@example.com" {
 		t.Fatalf("claimed %d logs (the flagged message column must still read)", len(claimed))
 	}

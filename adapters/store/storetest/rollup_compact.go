@@ -173,7 +173,7 @@ func CompactRollupsKeepsSums(t *testing.T, db *store.DB, modules ...ModuleRollup
 			at := cur.Add(-time.Duration(2+j%4) * time.Hour).Add(time.Duration(j) * time.Minute)
 			conn := int64(1 + j%2)
 			l := &core.Log{Status: core.StatusDelivered, Source: fmt.Sprint("plugin-", j%3), SentConnectionID: &conn,
-				Message: testMessage(i*100 + j), CreatedAt: at, UpdatedAt: at}
+				Message: Message(i*100 + j), CreatedAt: at, UpdatedAt: at}
 			if j%5 == 0 {
 				l.Status = core.StatusFailed
 			}
@@ -264,7 +264,7 @@ func CompactRollupsConcurrent(t *testing.T, open func(t *testing.T) *store.DB, m
 			at := cur.Add(-time.Duration(2+(seed+j)%20) * time.Hour).Add(time.Duration(j) * time.Minute)
 			conn := int64(1 + j%3)
 			l := &core.Log{Status: core.StatusDelivered, Source: fmt.Sprint("plugin-", (seed+j)%4), SentConnectionID: &conn,
-				Message: testMessage(seed*100 + j), CreatedAt: at, UpdatedAt: at}
+				Message: Message(seed*100 + j), CreatedAt: at, UpdatedAt: at}
 			if j%7 == 0 {
 				l.Status = core.StatusFailed
 			}

@@ -69,17 +69,19 @@ func SQL(dsn string) Factory {
 		n++
 		prefix := fmt.Sprintf("f%02d_", n)
 		mu.Unlock()
-		db := openDSN(t, dsn, prefix)
+		db := Open(t, dsn, prefix)
 		return Store{
 			Logs:   db.Logs(),
-			Reopen: func(t *testing.T) LogStore { return openDSN(t, dsn, prefix).Logs() },
+			Reopen: func(t *testing.T) LogStore { return Open(t, dsn, prefix).Logs() },
 			DB:     db,
 			DSN:    dsn,
 		}
 	}
 }
 
-func openDSN(t *testing.T, dsn, prefix string) *store.DB {
+// Open opens and migrates the database named by dsn under prefix,
+// logging to t; it is closed when t ends.
+func Open(t *testing.T, dsn, prefix string) *store.DB {
 	t.Helper()
 	db, err := store.Open(context.Background(), dsn, prefix, testLogger(t))
 	if err != nil {
@@ -158,14 +160,15 @@ func (s *suite) prefix() string {
 
 func (s *suite) open(t *testing.T, prefix string) *store.DB {
 	t.Helper()
-	return openDSN(t, s.dsn, prefix)
+	return Open(t, s.dsn, prefix)
 }
 
 func testLogger(t *testing.T) *slog.Logger {
 	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
-func wantCode(t *testing.T, err error, code string) {
+// WantCode fails t unless err carries the error code.
+func WantCode(t *testing.T, err error, code string) {
 	t.Helper()
 	if err == nil {
 		t.Fatalf("got no error, want %s", code)
@@ -314,7 +317,7 @@ func (s *suite) testConnectionCRUD(t *testing.T) {
 		t.Fatalf("DeleteConnections = %d, %v; want 1, nil", n, err)
 	}
 	_, err = db.Connections().FindConnectionByID(ctx, c.ID)
-	wantCode(t, err, core.ENOTFOUND)
+	WantCode(t, err, core.ENOTFOUND)
 }
 
 func (s *suite) testConnectionNotFound(t *testing.T) {
@@ -327,9 +330,9 @@ func (s *suite) testConnectionNotFound(t *testing.T) {
 	for _, id := range []int64{0, -1, existing.ID + 1, 1 << 40} {
 		t.Run(fmt.Sprint(id), func(t *testing.T) {
 			_, err := db.Connections().FindConnectionByID(ctx, id)
-			wantCode(t, err, core.ENOTFOUND)
+			WantCode(t, err, core.ENOTFOUND)
 			err = db.Connections().UpdateConnection(ctx, &core.Connection{ID: id, Name: "y", Driver: "smtp"})
-			wantCode(t, err, core.ENOTFOUND)
+			WantCode(t, err, core.ENOTFOUND)
 		})
 	}
 	// The failed updates created nothing.
@@ -535,7 +538,7 @@ func (s *suite) testSettingsValidation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			wantCode(t, db.Settings().SaveSettings(ctx, tt.scope, tt.values), tt.code)
+			WantCode(t, db.Settings().SaveSettings(ctx, tt.scope, tt.values), tt.code)
 		})
 	}
 	// Nothing was written by the failed saves (one transaction).

@@ -35,8 +35,8 @@ func (s *suite) testRecipientOutcomes(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
 	plain := deliveredWithID(t, db, 1, "pm-plain")
-	l := enqueue(t, db.Logs(), testMessage(2))
-	claim(t, db.Logs(), "w", 10, time.Minute)
+	l := Enqueue(t, db.Logs(), Message(2))
+	Claim(t, db.Logs(), "w", 10, time.Minute)
 	conn := int64(1)
 	rs := core.RecipientOutcomes{
 		{Email: "a@example.com", Status: core.RecipientDelivered},
@@ -86,8 +86,8 @@ func (s *suite) testRecipientOutcomes(t *testing.T) {
 // message id.
 func deliveredWithID(t *testing.T, db *store.DB, i int, pid string) *core.Log {
 	t.Helper()
-	l := enqueue(t, db.Logs(), testMessage(i))
-	claim(t, db.Logs(), "w", 10, time.Minute)
+	l := Enqueue(t, db.Logs(), Message(i))
+	Claim(t, db.Logs(), "w", 10, time.Minute)
 	conn := int64(1)
 	n, err := db.Logs().RecordOutcomes(context.Background(), "w", []core.LogOutcome{{
 		LogID: l.ID, Status: core.StatusDelivered, Attempts: 1, PhaseAttempts: 1, SentConnectionID: &conn, ProviderMessageID: pid,
