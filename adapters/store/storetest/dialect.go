@@ -26,3 +26,18 @@ func OpenDialect(t testing.TB, dialect string) *store.DB {
 	t.Cleanup(func() { db.Close() })
 	return db
 }
+
+// EachDSN runs fn as a subtest of t on each SQL dialect, "sqlite" then
+// "mysql" (the subtest's name), with the DSN of a fresh, empty database
+// of it (testdb.SQLite, testdb.MySQL: a MariaDB database of its own).
+func EachDSN(t *testing.T, fn func(t *testing.T, dialect, dsn string)) {
+	for _, d := range []struct {
+		name string
+		dsn  func(testing.TB) string
+	}{
+		{"sqlite", testdb.SQLite},
+		{"mysql", testdb.MySQL},
+	} {
+		t.Run(d.name, func(t *testing.T) { fn(t, d.name, d.dsn(t)) })
+	}
+}
