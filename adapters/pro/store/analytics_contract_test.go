@@ -83,20 +83,6 @@ var sourceRollup = storetest.ModuleRollup{
 	LogKey: func(l *core.Log) string { return l.Source },
 }
 
-// outcomeTotals sums the outcome roll-ups by status.
-func outcomeTotals(t *testing.T, db *prostore.DB, from, to time.Time) map[string]int64 {
-	t.Helper()
-	bs, err := db.Logs().OutcomeBuckets(context.Background(), from, to)
-	if err != nil {
-		t.Fatalf("OutcomeBuckets: %v", err)
-	}
-	out := map[string]int64{}
-	for _, b := range bs {
-		out[b.Status] += b.Count
-	}
-	return out
-}
-
 func (s *suite) testSourceRollupsMatchOutcomes(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
@@ -169,7 +155,7 @@ func (s *suite) testSourceRollupsMatchOutcomes(t *testing.T) {
 		_, status, _ := strings.Cut(k, "/")
 		byStatus[status] += v
 	}
-	if o := outcomeTotals(t, db, from, to); !maps.Equal(o, byStatus) {
+	if o := storetest.OutcomeTotals(t, db.DB, from, to); !maps.Equal(o, byStatus) {
 		t.Fatalf("outcome roll-ups %v differ from the source roll-ups %v", o, byStatus)
 	}
 	// Outside the range: nothing.
@@ -210,7 +196,7 @@ func (s *suite) testSourceRollupsImported(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("source buckets after import:\n%q\nwant\n%q", got, want)
 	}
-	if o := outcomeTotals(t, db, day, day.Add(24*time.Hour)); o[core.StatusDelivered] != 2 || o[core.StatusFailed] != 2 {
+	if o := storetest.OutcomeTotals(t, db.DB, day, day.Add(24*time.Hour)); o[core.StatusDelivered] != 2 || o[core.StatusFailed] != 2 {
 		t.Fatalf("outcome roll-ups after import: %v", o)
 	}
 	// The database's sums over a range, per source (and per connection).

@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -43,23 +42,6 @@ func (s *suite) eventTests() []struct {
 	}
 }
 
-// deliveredWithID queues, claims and delivers a message with a provider
-// message id.
-func deliveredWithID(t *testing.T, db *prostore.DB, i int, pid string) *core.Log {
-	t.Helper()
-	l := storetest.Enqueue(t, db.Logs(), storetest.Message(i))
-	storetest.Claim(t, db.Logs(), "w", 10, time.Minute)
-	conn := int64(1)
-	n, err := db.Logs().RecordOutcomes(context.Background(), "w", []core.LogOutcome{{
-		LogID: l.ID, Status: core.StatusDelivered, Attempts: 1, PhaseAttempts: 1, SentConnectionID: &conn, ProviderMessageID: pid,
-		History: []core.Attempt{{LogID: l.ID, ConnectionID: conn, At: time.Now(), Outcome: core.OutcomeDelivered, ProviderMessageID: pid}},
-	}})
-	if err != nil || n != 1 {
-		t.Fatalf("RecordOutcomes = %d, %v", n, err)
-	}
-	return l
-}
-
 func (s *suite) testWebhookReplayWindow(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
@@ -90,8 +72,8 @@ func (s *suite) testWebhookReplayWindow(t *testing.T) {
 func (s *suite) testLogEventsMoveLogs(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
-	a := deliveredWithID(t, db, 1, "pm-a")
-	b := deliveredWithID(t, db, 2, "pm-b")
+	a := storetest.DeliveredWithID(t, db.DB, 1, "pm-a")
+	b := storetest.DeliveredWithID(t, db.DB, 2, "pm-b")
 	queued := storetest.Enqueue(t, db.Logs(), storetest.Message(3))
 
 	ids, err := db.FindLogIDsByProviderMessageIDs(ctx, []string{"pm-a", "pm-b", "pm-unknown", ""})
@@ -153,8 +135,8 @@ func (s *suite) testLogEventsMoveLogs(t *testing.T) {
 func (s *suite) testEventCounts(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
-	a := deliveredWithID(t, db, 1, "pm-a") // source "test", connection 1
-	b := deliveredWithID(t, db, 2, "pm-b")
+	a := storetest.DeliveredWithID(t, db.DB, 1, "pm-a") // source "test", connection 1
+	b := storetest.DeliveredWithID(t, db.DB, 2, "pm-b")
 	base := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
 	recorded := []struct {
 		log      *core.Log
@@ -338,13 +320,13 @@ func (s *suite) testHostHooksWithLogEvents(t *testing.T) {
 	db := s.open(t, s.prefix())
 	var notified atomic.Int32
 	db.HostHooks().NotifyHostHooks(func() { notified.Add(1) })
-	l := deliveredWithID(t, db, 1, "pm-a")
+	l := storetest.DeliveredWithID(t, db.DB, 1, "pm-a")
 	hook := core.HostHook{Name: core.HookWebhookReceived, Args: []any{"ses", "bounced", l.ID, "pm-a", "x@example.com", map[string]any{"k": "v"}}}
 	ev := &events.LogEvent{LogID: l.ID + 100, Provider: "ses", Event: events.EventBounced, HostHooks: []core.HostHook{hook}}
 	if _, err := db.RecordLogEvent(ctx, ev, core.StatusFailed, "bounced"); core.ErrorCode(err) != core.ENOTFOUND {
 		t.Fatalf("RecordLogEvent of a missing log: %v", err)
 	}
-	if got := outbox(t, db); len(got) != 0 || notified.Load() != 0 {
+	if got := storetest.Outbox(t, db.DB); len(got) != 0 || notified.Load() != 0 {
 		t.Fatalf("a failed event wrote %v", got)
 	}
 	ev.LogID = l.ID
@@ -354,7 +336,7 @@ func (s *suite) testHostHooksWithLogEvents(t *testing.T) {
 	if err := db.HostHooks().RecordHostHooks(ctx, []core.HostHook{{Name: core.HookWebhookSES, Args: []any{map[string]any{"notificationType": "Bounce"}, "arn:topic"}}}); err != nil {
 		t.Fatal(err)
 	}
-	got := outbox(t, db)
+	got := storetest.Outbox(t, db.DB)
 	if len(got) != 2 || got[0].Hook != core.HookWebhookReceived || got[0].Args[4] != "x@example.com" || got[1].Hook != core.HookWebhookSES || got[1].Args[1] != "arn:topic" {
 		t.Fatalf("outbox = %v", got)
 	}
@@ -369,42 +351,13 @@ func (s *suite) testHostHooksWithLogEvents(t *testing.T) {
 	}
 }
 
-// outboxRow is one row of the host hook outbox, its arguments decoded.
-type outboxRow struct {
-	Hook string
-	Args []any
-}
-
-// outbox returns the outbox rows in order.
-func outbox(t *testing.T, db *prostore.DB) []outboxRow {
-	t.Helper()
-	rows, err := db.Gorm().Raw("SELECT hook, args FROM " + db.TableName("hook_events") + " ORDER BY id").Rows()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []outboxRow
-	for rows.Next() {
-		var r outboxRow
-		var js string
-		if err := rows.Scan(&r.Hook, &js); err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal([]byte(js), &r.Args); err != nil {
-			t.Fatalf("args %s: %v", js, err)
-		}
-		out = append(out, r)
-	}
-	return out
-}
-
 // testPartIDsFindTheirLog: each provider id of a message sent in several
 // parts (the further ids recorded with its outcome) finds its log, as
 // the plain provider message id of another log finds that one.
 func (s *suite) testPartIDsFindTheirLog(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
-	plain := deliveredWithID(t, db, 1, "pm-plain")
+	plain := storetest.DeliveredWithID(t, db.DB, 1, "pm-plain")
 	l := storetest.Enqueue(t, db.Logs(), storetest.Message(2))
 	storetest.Claim(t, db.Logs(), "w", 10, time.Minute)
 	conn := int64(1)
@@ -600,7 +553,7 @@ func (s *suite) testBounceIsNoNewFailure(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
 	before := time.Now().Add(-time.Second)
-	l := deliveredWithID(t, db, 1, "pm-a")
+	l := storetest.DeliveredWithID(t, db.DB, 1, "pm-a")
 	if moved, err := db.RecordLogEvent(ctx, &events.LogEvent{LogID: l.ID, Provider: "ses", Event: events.EventBounced, At: time.Now()},
 		core.StatusFailed, "bounced"); err != nil || !moved {
 		t.Fatalf("RecordLogEvent = %v, %v", moved, err)

@@ -89,8 +89,8 @@ func TestUpgradeKeepsEventTables(t *testing.T) {
 				prefix := s.prefix()
 				db := s.open(t, prefix)
 				day := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
-				a := deliveredWithID(t, db, 1, "pm-a")
-				b := deliveredWithID(t, db, 2, "pm-b")
+				a := storetest.DeliveredWithID(t, db.DB, 1, "pm-a")
+				b := storetest.DeliveredWithID(t, db.DB, 2, "pm-b")
 				for i, e := range []struct {
 					log   *core.Log
 					event string

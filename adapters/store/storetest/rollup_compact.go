@@ -54,7 +54,7 @@ type ModuleRollup struct {
 }
 
 // serviceRollup is the service's own table of the compaction tests, its
-// sums read by OutcomeBuckets and outcomeTotals.
+// sums read by OutcomeBuckets and OutcomeTotals.
 var serviceRollup = ModuleRollup{Table: "outcome_buckets", Key: "connection_id", Keys: [2]string{"1", "2"}}
 
 // rollupRow is one stored roll-up row.
@@ -322,7 +322,7 @@ func CompactRollupsConcurrent(t *testing.T, open func(t *testing.T) *store.DB, m
 		t.Fatalf("CompactRollups: %v", err)
 	}
 	from, to := cur.Add(-48*time.Hour), cur.Add(time.Hour)
-	got := outcomeTotals(t, db, from, to)
+	got := OutcomeTotals(t, db, from, to)
 	for _, m := range modules {
 		maps.Copy(got, m.Totals(t, db, from, to))
 	}
@@ -338,8 +338,8 @@ func CompactRollupsConcurrent(t *testing.T, open func(t *testing.T) *store.DB, m
 	}
 }
 
-// outcomeTotals sums the outcome roll-ups by status.
-func outcomeTotals(t *testing.T, db *store.DB, from, to time.Time) map[string]int64 {
+// OutcomeTotals sums the outcome roll-ups by status.
+func OutcomeTotals(t *testing.T, db *store.DB, from, to time.Time) map[string]int64 {
 	t.Helper()
 	bs, err := db.Logs().OutcomeBuckets(context.Background(), from, to)
 	if err != nil {

@@ -34,7 +34,7 @@ func (s *suite) webhookTests() []struct {
 func (s *suite) testRecipientOutcomes(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
-	plain := deliveredWithID(t, db, 1, "pm-plain")
+	plain := DeliveredWithID(t, db, 1, "pm-plain")
 	l := Enqueue(t, db.Logs(), Message(2))
 	Claim(t, db.Logs(), "w", 10, time.Minute)
 	conn := int64(1)
@@ -82,9 +82,9 @@ func (s *suite) testRecipientOutcomes(t *testing.T) {
 	}
 }
 
-// deliveredWithID queues, claims and delivers a message with a provider
+// DeliveredWithID queues, claims and delivers a message with a provider
 // message id.
-func deliveredWithID(t *testing.T, db *store.DB, i int, pid string) *core.Log {
+func DeliveredWithID(t *testing.T, db *store.DB, i int, pid string) *core.Log {
 	t.Helper()
 	l := Enqueue(t, db.Logs(), Message(i))
 	Claim(t, db.Logs(), "w", 10, time.Minute)
