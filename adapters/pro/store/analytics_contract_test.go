@@ -396,13 +396,16 @@ func quarterRange(from, to time.Time) (time.Time, time.Time) {
 	return ceil(from), ceil(to)
 }
 
-// finalLogs reads every log with a final status: its status, sending
-// connection (0 for none), source and outcome time.
-func finalLogs(t *testing.T, db *prostore.DB) []struct {
+// finalLog is a log with a final status: its status, sending connection
+// (0 for none), source and outcome time.
+type finalLog struct {
 	status, source string
 	conn           int64
 	at             time.Time
-} {
+}
+
+// finalLogs reads every log with a final status.
+func finalLogs(t *testing.T, db *prostore.DB) []finalLog {
 	t.Helper()
 	rows, err := db.Gorm().Raw(`SELECT status, COALESCE(sent_connection_id, 0), source, updated_at, delivered_at FROM `+
 		db.TableName("logs")+` WHERE status IN (?, ?)`, core.StatusDelivered, core.StatusFailed).Rows()
@@ -410,17 +413,9 @@ func finalLogs(t *testing.T, db *prostore.DB) []struct {
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	var out []struct {
-		status, source string
-		conn           int64
-		at             time.Time
-	}
+	var out []finalLog
 	for rows.Next() {
-		var r struct {
-			status, source string
-			conn           int64
-			at             time.Time
-		}
+		var r finalLog
 		var upd time.Time
 		var del *time.Time
 		if err := rows.Scan(&r.status, &r.conn, &r.source, &upd, &del); err != nil {
@@ -435,55 +430,61 @@ func finalLogs(t *testing.T, db *prostore.DB) []struct {
 	return out
 }
 
+// directCounts counts the logs' final outcomes whose 15-minute bucket
+// starts in [from, to) (the buckets the range sums read) under the key
+// each gives (its count zero), and returns the keys with counted setting
+// their counts, in the order of compare.
+func directCounts[B comparable](t *testing.T, db *prostore.DB, from, to time.Time, key func(finalLog) B,
+	counted func(B, int64) B, compare func(a, b B) int) []B {
+	t.Helper()
+	qf, qt := quarterRange(from, to)
+	sums := map[B]int64{}
+	for _, l := range finalLogs(t, db) {
+		if b := l.at.UTC().Truncate(core.OutcomeBucketSize); !b.Before(qf) && b.Before(qt) {
+			sums[key(l)]++
+		}
+	}
+	out := []B{}
+	for k, n := range sums {
+		out = append(out, counted(k, n))
+	}
+	slices.SortFunc(out, compare)
+	return out
+}
+
 // directOutcomes counts the logs' final outcomes whose 15-minute bucket
-// starts in [from, to), per connection and status, as OutcomeTotals
+// starts in [from, to) per connection and status, as OutcomeTotals
 // answers.
 func directOutcomes(t *testing.T, db *prostore.DB, from, to time.Time) []core.OutcomeBucket {
 	t.Helper()
-	qf, qt := quarterRange(from, to)
-	sums := map[core.OutcomeBucket]int64{}
-	for _, l := range finalLogs(t, db) {
-		if b := l.at.UTC().Truncate(core.OutcomeBucketSize); !b.Before(qf) && b.Before(qt) {
-			sums[core.OutcomeBucket{Start: from.UTC(), ConnectionID: l.conn, Status: l.status}]++
-		}
-	}
-	out := []core.OutcomeBucket{}
-	for k, n := range sums {
-		k.Count = n
-		out = append(out, k)
-	}
-	slices.SortFunc(out, func(a, b core.OutcomeBucket) int {
-		if a.ConnectionID != b.ConnectionID {
-			return int(a.ConnectionID - b.ConnectionID)
-		}
-		return strings.Compare(a.Status, b.Status)
-	})
-	return out
+	return directCounts(t, db, from, to,
+		func(l finalLog) core.OutcomeBucket {
+			return core.OutcomeBucket{Start: from.UTC(), ConnectionID: l.conn, Status: l.status}
+		},
+		func(b core.OutcomeBucket, n int64) core.OutcomeBucket { b.Count = n; return b },
+		func(a, b core.OutcomeBucket) int {
+			if a.ConnectionID != b.ConnectionID {
+				return int(a.ConnectionID - b.ConnectionID)
+			}
+			return strings.Compare(a.Status, b.Status)
+		})
 }
 
 // directSources counts the same per source and status, as SourceTotals
 // answers.
 func directSources(t *testing.T, db *prostore.DB, from, to time.Time) []analytics.SourceBucket {
 	t.Helper()
-	qf, qt := quarterRange(from, to)
-	sums := map[analytics.SourceBucket]int64{}
-	for _, l := range finalLogs(t, db) {
-		if b := l.at.UTC().Truncate(core.OutcomeBucketSize); !b.Before(qf) && b.Before(qt) {
-			sums[analytics.SourceBucket{Start: from.UTC(), Source: l.source, Status: l.status}]++
-		}
-	}
-	out := []analytics.SourceBucket{}
-	for k, n := range sums {
-		k.Count = n
-		out = append(out, k)
-	}
-	slices.SortFunc(out, func(a, b analytics.SourceBucket) int {
-		if c := strings.Compare(a.Source, b.Source); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Status, b.Status)
-	})
-	return out
+	return directCounts(t, db, from, to,
+		func(l finalLog) analytics.SourceBucket {
+			return analytics.SourceBucket{Start: from.UTC(), Source: l.source, Status: l.status}
+		},
+		func(b analytics.SourceBucket, n int64) analytics.SourceBucket { b.Count = n; return b },
+		func(a, b analytics.SourceBucket) int {
+			if c := strings.Compare(a.Source, b.Source); c != 0 {
+				return c
+			}
+			return strings.Compare(a.Status, b.Status)
+		})
 }
 
 // testPersonalDataEraseKeepsTotals erases the personal data of an

@@ -12,6 +12,15 @@ import (
 	"github.com/mailsvc/mailsvc/core"
 )
 
+// eachDialect runs fn as a subtest of t on a fresh database of each SQL
+// dialect, "mysql" then "sqlite" (storetest.OpenDialect), with the Pro
+// tables.
+func eachDialect(t *testing.T, fn func(t *testing.T, db *prostore.DB)) {
+	for _, dialect := range []string{"mysql", "sqlite"} {
+		t.Run(dialect, func(t *testing.T) { fn(t, prostore.New(storetest.OpenDialect(t, dialect))) })
+	}
+}
+
 // sitePlan is how many messages each site of a network (1, 2 and 3)
 // sent that were delivered and that failed.
 var sitePlan = map[int64][2]int{1: {2, 1}, 2: {3, 0}, 3: {1, 2}}
