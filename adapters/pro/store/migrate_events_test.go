@@ -85,7 +85,7 @@ func TestUpgradeKeepsEventTables(t *testing.T) {
 		} {
 			t.Run(tc.name+"/"+up.name, func(t *testing.T) {
 				ctx := context.Background()
-				s := &suite{dsn: tc.dsn(t)}
+				s := newSuite(tc.dsn(t))
 				prefix := s.prefix()
 				db := s.open(t, prefix)
 				day := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)

@@ -25,7 +25,7 @@ import (
 func TestUpgradeKeepsProTables(t *testing.T) {
 	storetest.EachDSN(t, func(t *testing.T, dialect, dsn string) {
 		ctx := context.Background()
-		s := &suite{dsn: dsn}
+		s := newSuite(dsn)
 		prefix := s.prefix()
 		db := s.open(t, prefix)
 		rule := &routing.RoutingRule{Name: "Invoices", ConnectionID: 7, Priority: 1, IsActive: true,
@@ -117,7 +117,7 @@ func rollupSnapshot(t *testing.T, db *prostore.DB) []string {
 func TestUpgradeKeepsAnalyticsRollups(t *testing.T) {
 	storetest.EachDSN(t, func(t *testing.T, dialect, dsn string) {
 		ctx := context.Background()
-		s := &suite{dsn: dsn}
+		s := newSuite(dsn)
 		for _, stage := range []string{"tables made by the service's migrations", "between the service's migrations 8 and 11"} {
 			prefix := s.prefix()
 			db := s.open(t, prefix)

@@ -8,6 +8,7 @@ import (
 
 	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
 	"github.com/mailsvc/mailsvc/adapters/store/storetest"
+	"github.com/mailsvc/mailsvc/app/pro/analytics"
 	"github.com/mailsvc/mailsvc/core"
 )
 
@@ -40,5 +41,79 @@ func TestRecordOutcomesAndClaimCountsSources(t *testing.T) {
 		if fmt.Sprint(bySource) != fmt.Sprint(want) {
 			t.Errorf("roll-ups by source %v, want %v", bySource, want)
 		}
+	})
+}
+
+// TestSiteAnalytics records the outcomes of three sites of a network and
+// reads the Pro analytics' roll-ups under each site's scope: each site
+// counts its own messages (the main site as the network's less the other
+// sites'), the sites add up to the network, and the export lists a
+// site's logs only. Compacting the roll-ups changes nothing. (The
+// provider events by site: the contract suite, testSiteEventRollups.)
+func TestSiteAnalytics(t *testing.T) {
+	eachDialect(t, func(t *testing.T, db *prostore.DB) {
+		ctx := context.Background()
+		from := time.Now().Add(-time.Hour)
+		plan, conn := sitePlan, int64(7)
+		recordSitePlan(t, db, conn)
+		to := time.Now().Add(time.Hour)
+		check := func(when string) {
+			t.Helper()
+			var sumD, sumF int64
+			for site, n := range plan {
+				sctx := core.WithSiteScope(ctx, site)
+				ot, err := db.OutcomeTotals(sctx, from, to)
+				if err != nil {
+					t.Fatalf("%s: site %d OutcomeTotals: %v", when, site, err)
+				}
+				got := map[string]int64{}
+				for _, b := range ot {
+					if b.ConnectionID != conn {
+						t.Errorf("%s: site %d connection %d", when, site, b.ConnectionID)
+					}
+					got[b.Status] += b.Count
+				}
+				if got[core.StatusDelivered] != int64(n[0]) || got[core.StatusFailed] != int64(n[1]) {
+					t.Errorf("%s: site %d outcomes %v, want %v", when, site, got, n)
+				}
+				sumD, sumF = sumD+got[core.StatusDelivered], sumF+got[core.StatusFailed]
+				st, err := db.SourceTotals(sctx, from, to)
+				if err != nil {
+					t.Fatalf("%s: site %d SourceTotals: %v", when, site, err)
+				}
+				for _, b := range st {
+					if b.Source != fmt.Sprintf("plugin-%d", site) {
+						t.Errorf("%s: site %d counts source %q", when, site, b.Source)
+					}
+				}
+				exp, err := db.ExportLogs(sctx, analytics.LogExportPage{From: from, To: to})
+				if err != nil || len(exp) != n[0]+n[1] {
+					t.Fatalf("%s: site %d exports %d logs, %v", when, site, len(exp), err)
+				}
+			}
+			ot, err := db.OutcomeTotals(ctx, from, to)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var netD, netF int64
+			for _, b := range ot {
+				if b.Status == core.StatusDelivered {
+					netD += b.Count
+				} else if b.Status == core.StatusFailed {
+					netF += b.Count
+				}
+			}
+			if netD != sumD || netF != sumF {
+				t.Errorf("%s: network %d/%d, sites add up to %d/%d", when, netD, netF, sumD, sumF)
+			}
+			if ot, err := db.OutcomeTotals(core.WithSiteScope(ctx, 9), from, to); err != nil || len(ot) != 0 {
+				t.Errorf("%s: a site without mail: %+v, %v", when, ot, err)
+			}
+		}
+		check("recorded")
+		if _, err := db.CompactRollups(ctx); err != nil {
+			t.Fatal(err)
+		}
+		check("compacted")
 	})
 }

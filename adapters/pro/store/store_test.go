@@ -1,9 +1,7 @@
 package store_test
 
 import (
-	"fmt"
 	"slices"
-	"sync"
 	"testing"
 
 	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
@@ -15,13 +13,16 @@ import (
 // subtest uses its own table prefix.
 type suite struct {
 	dsn string
-	mu  sync.Mutex
-	n   int
+	// prefix returns a table prefix no other subtest of this run uses.
+	prefix func() string
 }
+
+// newSuite returns the suite of the database dsn.
+func newSuite(dsn string) *suite { return &suite{dsn: dsn, prefix: storetest.Prefixes("p%02d_")} }
 
 // run runs every contract test of the Pro tables against dsn.
 func run(t *testing.T, dsn string) {
-	s := &suite{dsn: dsn}
+	s := newSuite(dsn)
 	for _, tt := range slices.Concat(s.routingTests(), s.suppressionTests(), s.eventTests(), s.analyticsTests()) {
 		t.Run(tt.name, tt.fn)
 	}
@@ -30,14 +31,6 @@ func run(t *testing.T, dsn string) {
 func TestSQLiteContract(t *testing.T) { run(t, testdb.SQLite(t)) }
 
 func TestMySQLContract(t *testing.T) { run(t, testdb.MySQL(t)) }
-
-// prefix returns a table prefix no other subtest of this run uses.
-func (s *suite) prefix() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.n++
-	return fmt.Sprintf("p%02d_", s.n)
-}
 
 // open opens and migrates the database under prefix, with the Pro tables.
 func (s *suite) open(t *testing.T, prefix string) *prostore.DB {

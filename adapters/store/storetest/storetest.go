@@ -61,14 +61,10 @@ type Factory func(t *testing.T) Store
 // (a DSN as store.Open takes it): each store gets a table prefix of its
 // own.
 func SQL(dsn string) Factory {
-	var mu sync.Mutex
-	n := 0
+	next := Prefixes("f%02d_")
 	return func(t *testing.T) Store {
 		t.Helper()
-		mu.Lock()
-		n++
-		prefix := fmt.Sprintf("f%02d_", n)
-		mu.Unlock()
+		prefix := next()
 		db := Open(t, dsn, prefix)
 		return Store{
 			Logs:   db.Logs(),
@@ -94,7 +90,7 @@ func Open(t *testing.T, dsn, prefix string) *store.DB {
 // Run runs the contract tests against the stores f makes: every test for
 // package store's, the log and queue contract for another implementation.
 func Run(t *testing.T, f Factory) {
-	s := &suite{factory: f}
+	s := &suite{factory: f, prefix: Prefixes("t%02d_")}
 	if probe := f(t); probe.DB == nil {
 		for _, tt := range s.logContractTests() {
 			t.Run(tt.name, tt.fn)
@@ -143,19 +139,25 @@ type suite struct {
 	// dsn is package store's database, for the tests that open it
 	// themselves; "" for another implementation.
 	dsn string
-	mu  sync.Mutex
-	n   int
+	// prefix returns a table prefix no other subtest of this run uses.
+	prefix func() string
 }
 
 // logs returns the log store of a fresh store.
 func (s *suite) logs(t *testing.T) LogStore { return s.factory(t).Logs }
 
-// prefix returns a table prefix no other subtest of this run uses.
-func (s *suite) prefix() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.n++
-	return fmt.Sprintf("t%02d_", s.n)
+// Prefixes returns a source of table prefixes for the subtests of a run
+// that share one database: format (with one verb, such as "t%02d_")
+// applied to 1, 2, 3 and on, one number a call, safe for concurrent use.
+func Prefixes(format string) func() string {
+	var mu sync.Mutex
+	n := 0
+	return func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		return fmt.Sprintf(format, n)
+	}
 }
 
 func (s *suite) open(t *testing.T, prefix string) *store.DB {
