@@ -149,17 +149,37 @@ func (db *LogService) OutcomeBuckets(ctx context.Context, from, to time.Time) ([
 	if site := core.SiteScope(ctx); site > 0 {
 		return db.siteOutcomeBuckets(ctx, site, from, to)
 	}
-	out := []core.OutcomeBucket{}
-	err := EachRow(ctx, db.sqlDB, "outcome buckets", db.expand(`SELECT bucket_start, connection_id, status, SUM(messages)
-		FROM {prefix}mailsvc_outcome_buckets WHERE bucket_start >= ? AND bucket_start < ?
-		GROUP BY bucket_start, connection_id, status
-		ORDER BY bucket_start, connection_id, status`),
-		[]any{from.UTC().Truncate(time.Microsecond), to.UTC().Truncate(time.Microsecond)}, func(r RowScanner) error {
+	return readBuckets(ctx, db.handle, "outcome buckets", "{prefix}mailsvc_outcome_buckets", "connection_id", from, to,
+		func(r RowScanner) (core.OutcomeBucket, error) {
 			var b core.OutcomeBucket
-			if err := r.Scan(&b.Start, &b.ConnectionID, &b.Status, &b.Count); err != nil {
+			err := r.Scan(&b.Start, &b.ConnectionID, &b.Status, &b.Count)
+			b.Start = b.Start.UTC()
+			return b, err
+		})
+}
+
+// ReadBuckets returns the rows of a 15-minute roll-up table (such as
+// {prefix}mailsvc_outcome_buckets) by the column key and status whose
+// bucket starts in [from, to), its shards summed, ordered by start, key
+// and status: scan reads each (bucket_start, key, status, count). what
+// names the read in errors.
+func ReadBuckets[B any](ctx context.Context, db *DB, what, table, key string, from, to time.Time,
+	scan func(RowScanner) (B, error)) ([]B, error) {
+	return readBuckets(ctx, db.handle, what, table, key, from, to, scan)
+}
+
+func readBuckets[B any](ctx context.Context, db *handle, what, table, key string, from, to time.Time,
+	scan func(RowScanner) (B, error)) ([]B, error) {
+	out := []B{}
+	err := EachRow(ctx, db.sqlDB, what, db.expand(`SELECT bucket_start, `+key+`, status, SUM(messages)
+		FROM `+table+` WHERE bucket_start >= ? AND bucket_start < ?
+		GROUP BY bucket_start, `+key+`, status
+		ORDER BY bucket_start, `+key+`, status`),
+		[]any{from.UTC().Truncate(time.Microsecond), to.UTC().Truncate(time.Microsecond)}, func(r RowScanner) error {
+			b, err := scan(r)
+			if err != nil {
 				return err
 			}
-			b.Start = b.Start.UTC()
 			out = append(out, b)
 			return nil
 		})

@@ -31,24 +31,13 @@ func (db *DB) SourceBuckets(ctx context.Context, from, to time.Time) ([]analytic
 	if err := store.NetworkOnly(ctx, "Statistics by source"); err != nil {
 		return nil, err
 	}
-	out := []analytics.SourceBucket{}
-	err := store.EachRow(ctx, db.SQL(), "source buckets", db.Expand(`SELECT bucket_start, source, status, SUM(messages)
-		FROM {prefix}mailsvc_source_buckets WHERE bucket_start >= ? AND bucket_start < ?
-		GROUP BY bucket_start, source, status
-		ORDER BY bucket_start, source, status`),
-		[]any{from.UTC().Truncate(time.Microsecond), to.UTC().Truncate(time.Microsecond)}, func(r store.RowScanner) error {
+	return store.ReadBuckets(ctx, db.DB, "source buckets", "{prefix}mailsvc_source_buckets", "source", from, to,
+		func(r store.RowScanner) (analytics.SourceBucket, error) {
 			var b analytics.SourceBucket
-			if err := r.Scan(&b.Start, &b.Source, &b.Status, &b.Count); err != nil {
-				return err
-			}
+			err := r.Scan(&b.Start, &b.Source, &b.Status, &b.Count)
 			b.Start = b.Start.UTC()
-			out = append(out, b)
-			return nil
+			return b, err
 		})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // ExportLogs returns the next page of logs created in [p.From, p.To) in
