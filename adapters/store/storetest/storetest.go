@@ -4,7 +4,12 @@
 // (SQL gives it), or another implementation of the log store, such as the
 // in-memory one of app/apptest, which runs the log and queue contract.
 // Each subtest gets its own store (package store's: its own table
-// prefix), so subtests never see each other's rows.
+// prefix), so subtests never see each other's rows. Its exported helpers
+// (OpenDialect, EachDSN, Open, Prefixes, Message, Enqueue, Claim and the
+// checks RecordOutcomesAndClaim, CompactRollupsKeepsSums and
+// CompactRollupsConcurrent) are shared with the tests of package store
+// and of the Pro module's store (adapters/pro/store), which run the
+// checks again with its own tables linked.
 package storetest
 
 import (
