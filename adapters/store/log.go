@@ -290,6 +290,12 @@ func (db *handle) insertLogRow(ctx context.Context, q execer, l *core.Log, js st
 // DSN's _txlock=immediate makes BeginTx take the write lock, so a
 // transaction that reads first never fails on a lock upgrade.
 func (db *handle) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return db.runTx(ctx, fn, false)
+}
+
+// runTx is inTx; with commitUnknown a failed COMMIT is wrapped with
+// errCommitUnknown (inBatchTx).
+func (db *handle) runTx(ctx context.Context, fn func(tx *sql.Tx) error, commitUnknown bool) error {
 	var opts *sql.TxOptions
 	if db.dialect == DialectMySQL {
 		// READ COMMITTED takes no gap locks, so claims (FOR UPDATE SKIP
@@ -306,6 +312,9 @@ func (db *handle) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
+		if commitUnknown {
+			return fmt.Errorf("commit: %w: %w", errCommitUnknown, err)
+		}
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil

@@ -175,14 +175,7 @@ func readBuckets[B any](ctx context.Context, db *handle, what, table, key string
 		FROM `+table+` WHERE bucket_start >= ? AND bucket_start < ?
 		GROUP BY bucket_start, `+key+`, status
 		ORDER BY bucket_start, `+key+`, status`),
-		[]any{from.UTC().Truncate(time.Microsecond), to.UTC().Truncate(time.Microsecond)}, func(r RowScanner) error {
-			b, err := scan(r)
-			if err != nil {
-				return err
-			}
-			out = append(out, b)
-			return nil
-		})
+		[]any{from.UTC().Truncate(time.Microsecond), to.UTC().Truncate(time.Microsecond)}, AppendRows(&out, scan))
 	if err != nil {
 		return nil, err
 	}

@@ -164,15 +164,7 @@ func rollupTotals[B any](ctx context.Context, db *DB, what, quarter, coarse, key
 		return out, nil
 	}
 	out := []B{}
-	err := db.tieredTotals(ctx, what, quarter, coarse, key, from, to, func(r store.RowScanner) error {
-		b, err := scan(r)
-		if err != nil {
-			return err
-		}
-		out = append(out, b)
-		return nil
-	})
-	if err != nil {
+	if err := db.tieredTotals(ctx, what, quarter, coarse, key, from, to, store.AppendRows(&out, scan)); err != nil {
 		return nil, err
 	}
 	return out, nil
