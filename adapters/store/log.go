@@ -201,16 +201,11 @@ func inList(ids []int64) (string, []any) {
 
 // EnqueueLog implements core.LogStore.
 func (db *LogService) EnqueueLog(ctx context.Context, l *core.Log) error {
-	switch l.Status {
-	case "":
+	if err := checkEnqueueStatus(l); err != nil {
+		return fmt.Errorf("enqueue log: %w", err)
+	}
+	if l.Status == "" {
 		l.Status = core.StatusQueued
-	case core.StatusQueued:
-	case core.StatusSending:
-		if l.LeaseOwner == "" || l.LeaseUntil == nil {
-			return errors.New("enqueue log: a sending log needs a lease owner and expiry")
-		}
-	default:
-		return fmt.Errorf("enqueue log: cannot insert a log as %q", l.Status)
 	}
 	js, err := encodeMessage(&l.Message)
 	if err != nil {
