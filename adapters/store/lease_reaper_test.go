@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailsvc/mailsvc/adapters/store/storetest"
 	"github.com/mailsvc/mailsvc/core"
 )
 
@@ -14,7 +15,7 @@ import (
 // and leaves that row, whose lease runs, to its owner.
 func TestReleaseExpiredLeasesPassesLockedRows(t *testing.T) {
 	ctx := context.Background()
-	db := openBatchStore(t, "mysql")
+	db := storetest.OpenDialect(t, "mysql")
 	for i := range 2 {
 		if err := db.Logs().EnqueueLog(ctx, &core.Log{Message: batchMessage(i)}); err != nil {
 			t.Fatal(err)

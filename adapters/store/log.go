@@ -201,16 +201,11 @@ func inList(ids []int64) (string, []any) {
 
 // EnqueueLog implements core.LogStore.
 func (db *LogService) EnqueueLog(ctx context.Context, l *core.Log) error {
-	switch l.Status {
-	case "":
+	if err := checkEnqueueStatus(l); err != nil {
+		return fmt.Errorf("enqueue log: %w", err)
+	}
+	if l.Status == "" {
 		l.Status = core.StatusQueued
-	case core.StatusQueued:
-	case core.StatusSending:
-		if l.LeaseOwner == "" || l.LeaseUntil == nil {
-			return errors.New("enqueue log: a sending log needs a lease owner and expiry")
-		}
-	default:
-		return fmt.Errorf("enqueue log: cannot insert a log as %q", l.Status)
 	}
 	js, err := encodeMessage(&l.Message)
 	if err != nil {
@@ -290,6 +285,12 @@ func (db *handle) insertLogRow(ctx context.Context, q execer, l *core.Log, js st
 // DSN's _txlock=immediate makes BeginTx take the write lock, so a
 // transaction that reads first never fails on a lock upgrade.
 func (db *handle) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return db.runTx(ctx, fn, false)
+}
+
+// runTx is inTx; with commitUnknown a failed COMMIT is wrapped with
+// errCommitUnknown (inBatchTx).
+func (db *handle) runTx(ctx context.Context, fn func(tx *sql.Tx) error, commitUnknown bool) error {
 	var opts *sql.TxOptions
 	if db.dialect == DialectMySQL {
 		// READ COMMITTED takes no gap locks, so claims (FOR UPDATE SKIP
@@ -306,6 +307,9 @@ func (db *handle) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
+		if commitUnknown {
+			return fmt.Errorf("commit: %w: %w", errCommitUnknown, err)
+		}
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil

@@ -179,22 +179,7 @@ var errCommitUnknown = errors.New("commit outcome unknown")
 
 // inBatchTx is inTx, but a failed COMMIT is wrapped with errCommitUnknown.
 func (db *handle) inBatchTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	var opts *sql.TxOptions
-	if db.dialect == DialectMySQL {
-		opts = &sql.TxOptions{Isolation: sql.LevelReadCommitted}
-	}
-	tx, err := db.sqlDB.BeginTx(ctx, opts)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w: %w", errCommitUnknown, err)
-	}
-	return nil
+	return db.runTx(ctx, fn, true)
 }
 
 // checkEnqueueStatus applies EnqueueLog's rule on the status of a new log.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mailsvc/mailsvc/adapters/store"
+	"github.com/mailsvc/mailsvc/adapters/store/storetest"
 	"github.com/mailsvc/mailsvc/core"
 )
 
@@ -21,7 +22,7 @@ func BenchmarkEnqueueConcurrent(b *testing.B) {
 	for _, dialect := range []string{"mysql", "sqlite"} {
 		for _, groups := range []int{0, 1, store.DefaultGroupCommitGroups} {
 			b.Run(fmt.Sprintf("%s/groups=%d", dialect, groups), func(b *testing.B) {
-				db := openBatchStoreB(b, dialect)
+				db := storetest.OpenDialect(b, dialect)
 				enqueue := db.Logs().EnqueueLog
 				if groups > 0 {
 					g := store.NewGroupCommit(db.Logs())

@@ -9,28 +9,9 @@ import (
 	"time"
 
 	"github.com/mailsvc/mailsvc/adapters/store"
+	"github.com/mailsvc/mailsvc/adapters/store/storetest"
 	"github.com/mailsvc/mailsvc/core"
-	"github.com/mailsvc/mailsvc/internal/testdb"
 )
-
-func openBatchStore(t *testing.T, dialect string) *store.DB {
-	t.Helper()
-	return openBatchStoreB(t, dialect)
-}
-
-func openBatchStoreB(t testing.TB, dialect string) *store.DB {
-	t.Helper()
-	dsn := testdb.SQLite(t)
-	if dialect == "mysql" {
-		dsn = testdb.MySQL(t)
-	}
-	db, err := store.Open(context.Background(), dsn, store.DefaultPrefix, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
 
 func batchMessage(i int) core.Message {
 	return core.Message{
@@ -46,7 +27,7 @@ func TestEnqueueLogs(t *testing.T) {
 	for _, dialect := range []string{"sqlite", "mysql"} {
 		t.Run(dialect, func(t *testing.T) {
 			ctx := context.Background()
-			db := openBatchStore(t, dialect)
+			db := storetest.OpenDialect(t, dialect)
 			var logs []*core.Log
 			for i := range 5 {
 				logs = append(logs, &core.Log{Message: batchMessage(i), Source: "smtp"})
@@ -96,7 +77,7 @@ func TestGroupCommit(t *testing.T) {
 	for _, dialect := range []string{"sqlite", "mysql"} {
 		t.Run(dialect, func(t *testing.T) {
 			ctx := context.Background()
-			db := openBatchStore(t, dialect)
+			db := storetest.OpenDialect(t, dialect)
 			g := store.NewGroupCommit(db.Logs())
 			g.MaxBatch = 16
 			const callers, each = 20, 10
@@ -153,7 +134,7 @@ func TestGroupCommit(t *testing.T) {
 }
 
 func TestGroupCommitCancelledCall(t *testing.T) {
-	db := openBatchStore(t, "sqlite")
+	db := storetest.OpenDialect(t, "sqlite")
 	g := store.NewGroupCommit(db.Logs())
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

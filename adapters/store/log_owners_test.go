@@ -6,9 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailsvc/mailsvc/adapters/store"
+	"github.com/mailsvc/mailsvc/adapters/store/storetest"
 	"github.com/mailsvc/mailsvc/core"
-	"github.com/mailsvc/mailsvc/internal/testdb"
 )
 
 // TestRecordOutcomesOfOwners records two workers' batches in one call:
@@ -19,15 +18,7 @@ func TestRecordOutcomesOfOwners(t *testing.T) {
 	for _, dialect := range []string{"mysql", "sqlite"} {
 		t.Run(dialect, func(t *testing.T) {
 			ctx := context.Background()
-			dsn := testdb.SQLite(t)
-			if dialect == "mysql" {
-				dsn = testdb.MySQL(t)
-			}
-			db, err := store.Open(ctx, dsn, store.DefaultPrefix, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { db.Close() })
+			db := storetest.OpenDialect(t, dialect)
 			for i := range 6 {
 				l := &core.Log{Message: core.Message{From: core.Address{Email: "a@example.com"},
 					To: []core.Address{{Email: fmt.Sprintf("b%d@example.com", i)}}, Subject: "s", Text: "t"}}

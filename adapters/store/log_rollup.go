@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -12,15 +13,52 @@ import (
 	"github.com/mailsvc/mailsvc/core"
 )
 
-// bucketKey is one row of {prefix}mailsvc_outcome_buckets.
-type bucketKey struct {
-	Start        time.Time
-	ConnectionID int64
-	Status       string
+// TallyKey is one row of a 15-minute roll-up by one key (a connection,
+// a source) and status, shard aside.
+type TallyKey[K cmp.Ordered] struct {
+	Start  time.Time
+	Key    K
+	Status string
 }
 
+// Tally groups final outcomes by 15-minute bucket, key and status: what
+// one transaction adds to a roll-up kept by 15 minutes
+// (TallyTables.Quarter) and by hour and UTC day (TallyTables.Coarse),
+// such as the service's roll-ups by connection or the Pro roll-ups by
+// source.
+type Tally[K cmp.Ordered] map[TallyKey[K]]int64
+
+// TallyTables names the tables a Tally adds to and the statements that
+// add to them; NewTallyTables makes it.
+type TallyTables struct {
+	coarse     string   // the coarse table, with {prefix}
+	what       string   // what the roll-ups count, for errors
+	insert     string   // the 15-minute upsert up to its rows
+	mysqlAdd   string   // its MySQL ending
+	sqliteAdd  string   // its SQLite ending
+	coarseKeys []string // the key columns of the coarse table
+}
+
+// NewTallyTables returns the tables of a roll-up by the column key and
+// status: quarter kept by 15 minutes (bucket_start, key, status, shard,
+// messages), coarse by hour and UTC day (width_minutes first); what says
+// what they count in errors ("outcome" for "add outcome roll-ups").
+func NewTallyTables(quarter, coarse, key, what string) TallyTables {
+	return TallyTables{
+		coarse:     coarse,
+		what:       what,
+		insert:     `INSERT INTO ` + quarter + ` (bucket_start, ` + key + `, status, shard, messages) VALUES `,
+		mysqlAdd:   " ON DUPLICATE KEY UPDATE messages = messages + VALUES(messages)",
+		sqliteAdd:  " ON CONFLICT (bucket_start, " + key + ", status, shard) DO UPDATE SET messages = messages + excluded.messages",
+		coarseKeys: []string{"width_minutes", "bucket_start", key, "status", "shard"},
+	}
+}
+
+// outcomeTables are the service's roll-ups by connection.
+var outcomeTables = NewTallyTables("{prefix}mailsvc_outcome_buckets", "{prefix}mailsvc_outcome_rollups", "connection_id", "outcome")
+
 // outcomeTally groups final outcomes by bucket, connection and status.
-type outcomeTally map[bucketKey]int64
+type outcomeTally Tally[int64]
 
 // add counts one message that reached status (delivered or failed, or
 // core.OutcomeCountPartial for a delivered one that some recipients did
@@ -30,11 +68,16 @@ func (o outcomeTally) add(t time.Time, conn *int64, status string) {
 	if status != core.StatusDelivered && status != core.StatusFailed && status != core.OutcomeCountPartial {
 		return
 	}
-	k := bucketKey{Start: t.UTC().Truncate(core.OutcomeBucketSize), Status: status}
+	k := TallyKey[int64]{Start: t.UTC().Truncate(core.OutcomeBucketSize), Status: status}
 	if conn != nil {
-		k.ConnectionID = *conn
+		k.Key = *conn
 	}
 	o[k]++
+}
+
+// write adds the tally to the roll-ups by connection (writeTally).
+func (o outcomeTally) write(ctx context.Context, db *handle, tx *sql.Tx) error {
+	return writeTally(ctx, db, tx, Tally[int64](o), outcomeTables)
 }
 
 // RollupShards is how many rows share one counter on MySQL: each batch
@@ -44,10 +87,17 @@ func (o outcomeTally) add(t time.Time, conn *int64, status string) {
 // at a time and uses shard 0 only.
 const RollupShards = 8
 
-// write adds the tally to the roll-up table: one multi-row upsert, its
-// keys in a fixed order so concurrent writers lock them in the same order;
-// then to the hour and day roll-ups (writeCoarse), on the same shard.
-func (o outcomeTally) write(ctx context.Context, db *handle, tx *sql.Tx) error {
+// Write adds the tally to tables in tx, as writeTally does.
+func (t Tally[K]) Write(ctx context.Context, db *DB, tx *sql.Tx, tables TallyTables) error {
+	return writeTally(ctx, db.handle, tx, t, tables)
+}
+
+// writeTally adds the tally to the 15-minute roll-up table in one
+// multi-row upsert, its keys in a fixed order (and, on MySQL, on a random
+// shard of RollupShards) so concurrent writers seldom wait for each
+// other and lock them in the same order; then to the hour and day
+// roll-ups (writeCoarse), on the same shard.
+func writeTally[K cmp.Ordered](ctx context.Context, db *handle, tx *sql.Tx, o Tally[K], tables TallyTables) error {
 	if len(o) == 0 {
 		return nil
 	}
@@ -55,38 +105,38 @@ func (o outcomeTally) write(ctx context.Context, db *handle, tx *sql.Tx) error {
 	if db.dialect == DialectMySQL {
 		shard = rand.IntN(RollupShards)
 	}
-	keys := make([]bucketKey, 0, len(o))
+	keys := make([]TallyKey[K], 0, len(o))
 	for k := range o {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, func(a, b bucketKey) int {
+	slices.SortFunc(keys, func(a, b TallyKey[K]) int {
 		if c := a.Start.Compare(b.Start); c != 0 {
 			return c
 		}
-		if a.ConnectionID != b.ConnectionID {
-			return int(min(max(a.ConnectionID-b.ConnectionID, -1), 1))
+		if c := cmp.Compare(a.Key, b.Key); c != 0 {
+			return c
 		}
 		return strings.Compare(a.Status, b.Status)
 	})
 	var b strings.Builder
-	b.WriteString(`INSERT INTO {prefix}mailsvc_outcome_buckets (bucket_start, connection_id, status, shard, messages) VALUES `)
+	b.WriteString(tables.insert)
 	args := make([]any, 0, 5*len(keys))
 	for i, k := range keys {
 		if i > 0 {
 			b.WriteString(",")
 		}
 		b.WriteString("(?,?,?,?,?)")
-		args = append(args, k.Start, k.ConnectionID, k.Status, shard, o[k])
+		args = append(args, k.Start, k.Key, k.Status, shard, o[k])
 	}
 	if db.dialect == DialectMySQL {
-		b.WriteString(" ON DUPLICATE KEY UPDATE messages = messages + VALUES(messages)")
+		b.WriteString(tables.mysqlAdd)
 	} else {
-		b.WriteString(" ON CONFLICT (bucket_start, connection_id, status, shard) DO UPDATE SET messages = messages + excluded.messages")
+		b.WriteString(tables.sqliteAdd)
 	}
 	if _, err := tx.ExecContext(ctx, db.expand(b.String()), args...); err != nil {
-		return fmt.Errorf("add outcome roll-ups: %w", err)
+		return fmt.Errorf("add %s roll-ups: %w", tables.what, err)
 	}
-	return o.writeCoarse(ctx, db, tx, keys, shard)
+	return writeCoarse(ctx, db, tx, o, keys, shard, tables)
 }
 
 // OutcomeBuckets returns the roll-up counters of final outcomes whose
@@ -99,20 +149,33 @@ func (db *LogService) OutcomeBuckets(ctx context.Context, from, to time.Time) ([
 	if site := core.SiteScope(ctx); site > 0 {
 		return db.siteOutcomeBuckets(ctx, site, from, to)
 	}
-	out := []core.OutcomeBucket{}
-	err := EachRow(ctx, db.sqlDB, "outcome buckets", db.expand(`SELECT bucket_start, connection_id, status, SUM(messages)
-		FROM {prefix}mailsvc_outcome_buckets WHERE bucket_start >= ? AND bucket_start < ?
-		GROUP BY bucket_start, connection_id, status
-		ORDER BY bucket_start, connection_id, status`),
-		[]any{from.UTC().Truncate(time.Microsecond), to.UTC().Truncate(time.Microsecond)}, func(r RowScanner) error {
+	return readBuckets(ctx, db.handle, "outcome buckets", "{prefix}mailsvc_outcome_buckets", "connection_id", from, to,
+		func(r RowScanner) (core.OutcomeBucket, error) {
 			var b core.OutcomeBucket
-			if err := r.Scan(&b.Start, &b.ConnectionID, &b.Status, &b.Count); err != nil {
-				return err
-			}
+			err := r.Scan(&b.Start, &b.ConnectionID, &b.Status, &b.Count)
 			b.Start = b.Start.UTC()
-			out = append(out, b)
-			return nil
+			return b, err
 		})
+}
+
+// ReadBuckets returns the rows of a 15-minute roll-up table (such as
+// {prefix}mailsvc_outcome_buckets) by the column key and status whose
+// bucket starts in [from, to), its shards summed, ordered by start, key
+// and status: scan reads each (bucket_start, key, status, count). what
+// names the read in errors.
+func ReadBuckets[B any](ctx context.Context, db *DB, what, table, key string, from, to time.Time,
+	scan func(RowScanner) (B, error)) ([]B, error) {
+	return readBuckets(ctx, db.handle, what, table, key, from, to, scan)
+}
+
+func readBuckets[B any](ctx context.Context, db *handle, what, table, key string, from, to time.Time,
+	scan func(RowScanner) (B, error)) ([]B, error) {
+	out := []B{}
+	err := EachRow(ctx, db.sqlDB, what, db.expand(`SELECT bucket_start, `+key+`, status, SUM(messages)
+		FROM `+table+` WHERE bucket_start >= ? AND bucket_start < ?
+		GROUP BY bucket_start, `+key+`, status
+		ORDER BY bucket_start, `+key+`, status`),
+		[]any{from.UTC().Truncate(time.Microsecond), to.UTC().Truncate(time.Microsecond)}, AppendRows(&out, scan))
 	if err != nil {
 		return nil, err
 	}
@@ -268,19 +331,17 @@ func (db *handle) UpsertCounters(ctx context.Context, tx *sql.Tx, table string, 
 }
 
 // writeCoarse adds the tally, already sorted as keys, to the hour and day
-// roll-ups by connection, on shard.
-func (o outcomeTally) writeCoarse(ctx context.Context, db *handle, tx *sql.Tx, keys []bucketKey, shard int) error {
+// roll-ups of tables, on shard.
+func writeCoarse[K cmp.Ordered](ctx context.Context, db *handle, tx *sql.Tx, o Tally[K], keys []TallyKey[K], shard int, tables TallyTables) error {
 	type coarseKey struct {
 		minutes int
-		start   time.Time
-		conn    int64
-		status  string
+		key     TallyKey[K]
 	}
 	sums := map[coarseKey]int64{}
 	var order []coarseKey
 	for _, w := range CoarseWidths {
 		for _, k := range keys {
-			ck := coarseKey{w, WidthStart(k.Start, w), k.ConnectionID, k.Status}
+			ck := coarseKey{w, TallyKey[K]{WidthStart(k.Start, w), k.Key, k.Status}}
 			if _, seen := sums[ck]; !seen {
 				order = append(order, ck)
 			}
@@ -291,18 +352,17 @@ func (o outcomeTally) writeCoarse(ctx context.Context, db *handle, tx *sql.Tx, k
 		if a.minutes != b.minutes {
 			return a.minutes - b.minutes
 		}
-		if c := a.start.Compare(b.start); c != 0 {
+		if c := a.key.Start.Compare(b.key.Start); c != 0 {
 			return c
 		}
-		if a.conn != b.conn {
-			return int(min(max(a.conn-b.conn, -1), 1))
+		if c := cmp.Compare(a.key.Key, b.key.Key); c != 0 {
+			return c
 		}
-		return strings.Compare(a.status, b.status)
+		return strings.Compare(a.key.Status, b.key.Status)
 	})
 	rows := make([]CounterRow, 0, len(order))
 	for _, k := range order {
-		rows = append(rows, CounterRow{k.minutes, k.start, k.conn, k.status, shard, sums[k]})
+		rows = append(rows, CounterRow{k.minutes, k.key.Start, k.key.Key, k.key.Status, shard, sums[k]})
 	}
-	return db.UpsertCounters(ctx, tx, "{prefix}mailsvc_outcome_rollups",
-		[]string{"width_minutes", "bucket_start", "connection_id", "status", "shard"}, []string{"messages"}, rows)
+	return db.UpsertCounters(ctx, tx, tables.coarse, tables.coarseKeys, []string{"messages"}, rows)
 }

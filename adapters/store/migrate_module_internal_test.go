@@ -8,18 +8,22 @@ import (
 	"testing"
 )
 
-// withModules replaces the registered module histories for one test.
-func withModules(t *testing.T, hs []moduleHistory) {
+// withRegistered replaces what modules registered in *registry (under
+// moduleMu) with list for one test.
+func withRegistered[T any](t *testing.T, registry *[]T, list []T) {
 	moduleMu.Lock()
-	saved := moduleHistories
-	moduleHistories = hs
+	saved := *registry
+	*registry = list
 	moduleMu.Unlock()
 	t.Cleanup(func() {
 		moduleMu.Lock()
-		moduleHistories = saved
+		*registry = saved
 		moduleMu.Unlock()
 	})
 }
+
+// withModules replaces the registered module histories for one test.
+func withModules(t *testing.T, hs []moduleHistory) { withRegistered(t, &moduleHistories, hs) }
 
 // A module's history is applied after the service's own and recorded in
 // its own table: its versions never mix with the service's, a second

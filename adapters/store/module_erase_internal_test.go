@@ -12,17 +12,7 @@ import (
 )
 
 // withLogErasers replaces the registered erase steps for one test.
-func withLogErasers(t *testing.T, steps []LogEraser) {
-	moduleMu.Lock()
-	saved := logErasers
-	logErasers = steps
-	moduleMu.Unlock()
-	t.Cleanup(func() {
-		moduleMu.Lock()
-		logErasers = saved
-		moduleMu.Unlock()
-	})
-}
+func withLogErasers(t *testing.T, steps []LogEraser) { withRegistered(t, &logErasers, steps) }
 
 // A module's erase step runs in the erase's transaction with the erased
 // logs' ids and the address in lower case; when it fails, the erase

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/mailsvc/mailsvc/adapters/store"
+	"github.com/mailsvc/mailsvc/adapters/store/storetest"
 	"github.com/mailsvc/mailsvc/core"
-	"github.com/mailsvc/mailsvc/internal/testdb"
 )
 
 // counterProbe is what the probe counter does for a context carrying it:
@@ -54,15 +54,7 @@ func TestOutcomeCounter(t *testing.T) {
 	for _, dialect := range []string{"mysql", "sqlite"} {
 		t.Run(dialect, func(t *testing.T) {
 			ctx := context.Background()
-			dsn := testdb.SQLite(t)
-			if dialect == "mysql" {
-				dsn = testdb.MySQL(t)
-			}
-			db, err := store.Open(ctx, dsn, store.DefaultPrefix, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { db.Close() })
+			db := storetest.OpenDialect(t, dialect)
 			var logs []*core.Log
 			for i, site := range []int64{1, 2, 3} {
 				l := &core.Log{SiteID: site, Source: fmt.Sprint("plugin-", i), Message: core.Message{From: core.Address{Email: "a@example.com"},

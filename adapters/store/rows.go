@@ -38,3 +38,16 @@ func IDList(ids []int64) (string, []any) {
 
 // IDChunk bounds the ids of one IN list.
 const IDChunk = 500
+
+// AppendRows returns a scan for EachRow that appends to *out what read
+// makes of each row; an error of read stops the loop.
+func AppendRows[B any](out *[]B, read func(RowScanner) (B, error)) func(RowScanner) error {
+	return func(r RowScanner) error {
+		b, err := read(r)
+		if err != nil {
+			return err
+		}
+		*out = append(*out, b)
+		return nil
+	}
+}

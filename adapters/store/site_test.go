@@ -6,9 +6,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mailsvc/mailsvc/adapters/store"
+	"github.com/mailsvc/mailsvc/adapters/store/storetest"
 	"github.com/mailsvc/mailsvc/core"
-	"github.com/mailsvc/mailsvc/internal/testdb"
 )
 
 // TestSiteScopedLogs writes logs of three sites of a network and reads
@@ -20,15 +19,7 @@ func TestSiteScopedLogs(t *testing.T) {
 	for _, dialect := range []string{"mysql", "sqlite"} {
 		t.Run(dialect, func(t *testing.T) {
 			ctx := context.Background()
-			dsn := testdb.SQLite(t)
-			if dialect == "mysql" {
-				dsn = testdb.MySQL(t)
-			}
-			db, err := store.Open(ctx, dsn, store.DefaultPrefix, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { db.Close() })
+			db := storetest.OpenDialect(t, dialect)
 			ids := map[int64][]int64{}
 			for i, site := range []int64{0, 2, 2, 3, 1} {
 				l := &core.Log{SiteID: site, Message: core.Message{From: core.Address{Email: "a@example.com"},
@@ -110,15 +101,7 @@ func TestSiteQuotaReservations(t *testing.T) {
 	for _, dialect := range []string{"mysql", "sqlite"} {
 		t.Run(dialect, func(t *testing.T) {
 			ctx := context.Background()
-			dsn := testdb.SQLite(t)
-			if dialect == "mysql" {
-				dsn = testdb.MySQL(t)
-			}
-			db, err := store.Open(ctx, dsn, store.DefaultPrefix, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { db.Close() })
+			db := storetest.OpenDialect(t, dialect)
 			var wg sync.WaitGroup
 			var mu sync.Mutex
 			ok, full := 0, 0
@@ -179,15 +162,7 @@ func TestLoadSettingsScopes(t *testing.T) {
 	for _, dialect := range []string{"mysql", "sqlite"} {
 		t.Run(dialect, func(t *testing.T) {
 			ctx := context.Background()
-			dsn := testdb.SQLite(t)
-			if dialect == "mysql" {
-				dsn = testdb.MySQL(t)
-			}
-			db, err := store.Open(ctx, dsn, store.DefaultPrefix, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { db.Close() })
+			db := storetest.OpenDialect(t, dialect)
 			for scope, v := range map[string]map[string]any{
 				"network_site:2": {"quota_day": 5, "own_connections": []int64{4}},
 				"network_site:3": {"overrides_allowed": true},

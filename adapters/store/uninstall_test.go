@@ -14,145 +14,136 @@ import (
 	// as the shipped binary creates and uninstalls them.
 	_ "github.com/mailsvc/mailsvc/adapters/pro/store"
 	"github.com/mailsvc/mailsvc/adapters/store"
+	"github.com/mailsvc/mailsvc/adapters/store/storetest"
 	"github.com/mailsvc/mailsvc/core"
-	"github.com/mailsvc/mailsvc/internal/testdb"
 )
 
 func TestDropServiceTablesAndOptions(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		dsn  func(testing.TB) string
-	}{
-		{"sqlite", testdb.SQLite},
-		{"mysql", testdb.MySQL},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ctx := context.Background()
-			dsn := tc.dsn(t)
-			db, err := store.Open(ctx, dsn, "wp_", nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			// Another site's tables in the same database, with a prefix that
-			// starts like this one's.
-			other, err := store.Open(ctx, dsn, "wp_2_", nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer other.Close()
+	storetest.EachDSN(t, func(t *testing.T, dialect, dsn string) {
+		ctx := context.Background()
+		db, err := store.Open(ctx, dsn, "wp_", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		// Another site's tables in the same database, with a prefix that
+		// starts like this one's.
+		other, err := store.Open(ctx, dsn, "wp_2_", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer other.Close()
 
-			// A log with an attempt, so the attempts table references a row.
-			l := &core.Log{Message: core.Message{From: core.Address{Email: "a@example.com"}, To: []core.Address{{Email: "b@example.com"}}, Subject: "s", Text: "t"}}
-			if err := db.Logs().EnqueueLog(ctx, l); err != nil {
-				t.Fatal(err)
-			}
-			claimed, err := db.Logs().ClaimLogs(ctx, "owner", 1, time.Minute)
-			if err != nil || len(claimed) != 1 {
-				t.Fatalf("claim: %v %d", err, len(claimed))
-			}
-			if n, err := db.Logs().RecordOutcomes(ctx, "owner", []core.LogOutcome{{LogID: l.ID, Status: core.StatusFailed, Attempts: 1,
-				History: []core.Attempt{{LogID: l.ID, ConnectionID: 1, At: time.Now(), Outcome: core.OutcomePermanent, Error: "x"}}}}); err != nil || n != 1 {
-				t.Fatalf("record outcome: %v %d", err, n)
-			}
+		// A log with an attempt, so the attempts table references a row.
+		l := &core.Log{Message: core.Message{From: core.Address{Email: "a@example.com"}, To: []core.Address{{Email: "b@example.com"}}, Subject: "s", Text: "t"}}
+		if err := db.Logs().EnqueueLog(ctx, l); err != nil {
+			t.Fatal(err)
+		}
+		claimed, err := db.Logs().ClaimLogs(ctx, "owner", 1, time.Minute)
+		if err != nil || len(claimed) != 1 {
+			t.Fatalf("claim: %v %d", err, len(claimed))
+		}
+		if n, err := db.Logs().RecordOutcomes(ctx, "owner", []core.LogOutcome{{LogID: l.ID, Status: core.StatusFailed, Attempts: 1,
+			History: []core.Attempt{{LogID: l.ID, ConnectionID: 1, At: time.Now(), Outcome: core.OutcomePermanent, Error: "x"}}}}); err != nil || n != 1 {
+			t.Fatalf("record outcome: %v %d", err, n)
+		}
 
-			// A WordPress options table with the service's options and others.
-			g := db.Gorm().WithContext(ctx)
-			if err := g.Exec("CREATE TABLE wp_options (option_id INTEGER PRIMARY KEY, option_name VARCHAR(191) NOT NULL, option_value TEXT NOT NULL)").Error; err != nil {
+		// A WordPress options table with the service's options and others.
+		g := db.Gorm().WithContext(ctx)
+		if err := g.Exec("CREATE TABLE wp_options (option_id INTEGER PRIMARY KEY, option_name VARCHAR(191) NOT NULL, option_value TEXT NOT NULL)").Error; err != nil {
+			t.Fatal(err)
+		}
+		names := []string{"mailsvc_version", "mail_svc_settings", "_transient_mailsvc_health", "_transient_timeout_mail_svc_x", "mailsvcx", "blogname", "mail_other"}
+		for i, n := range names {
+			if err := g.Exec("INSERT INTO wp_options (option_id, option_name, option_value) VALUES (?, ?, 'v')", i+1, n).Error; err != nil {
 				t.Fatal(err)
 			}
-			names := []string{"mailsvc_version", "mail_svc_settings", "_transient_mailsvc_health", "_transient_timeout_mail_svc_x", "mailsvcx", "blogname", "mail_other"}
-			for i, n := range names {
-				if err := g.Exec("INSERT INTO wp_options (option_id, option_name, option_value) VALUES (?, ?, 'v')", i+1, n).Error; err != nil {
-					t.Fatal(err)
-				}
-			}
+		}
 
-			want, err := db.ServiceTables(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			wantTables := []string{"wp_mailsvc_connections", "wp_mailsvc_jobs", "wp_mailsvc_leases", "wp_mailsvc_log_attempts", "wp_mailsvc_log_recipients", "wp_mailsvc_logs", "wp_mailsvc_migrations", "wp_mailsvc_notifications", "wp_mailsvc_oauth_refresh_history", "wp_mailsvc_oauth_states", "wp_mailsvc_outcome_buckets", "wp_mailsvc_routing_rules", "wp_mailsvc_send_counts", "wp_mailsvc_sender_groups", "wp_mailsvc_settings"}
-			// Pro's webhook events and suppression list (Pro migrations 2 and 3).
-			wantTables = append(wantTables, "wp_mailsvc_log_events", "wp_mailsvc_suppressions", "wp_mailsvc_webhook_seen")
-			// The live replicas (migration 7).
-			wantTables = append(wantTables, "wp_mailsvc_replicas")
-			// The outcome roll-ups by source (Pro migration 4, migration 8 before).
-			wantTables = append(wantTables, "wp_mailsvc_source_buckets")
-			// Hour and day roll-ups (migration 11), provider event roll-ups
-			// (Pro migration 3), by source (Pro migration 4).
-			wantTables = append(wantTables, "wp_mailsvc_event_buckets", "wp_mailsvc_event_repeats", "wp_mailsvc_outcome_rollups", "wp_mailsvc_source_rollups")
-			// Attachment bytes in binary chunks (migration 12).
-			wantTables = append(wantTables, "wp_mailsvc_log_attachments")
-			// The host hook outbox (migration 16).
-			wantTables = append(wantTables, "wp_mailsvc_hook_events")
-			// A log's further provider message ids (migration 18).
-			wantTables = append(wantTables, "wp_mailsvc_log_provider_ids")
-			// The email control counts (migration 19).
-			wantTables = append(wantTables, "wp_mailsvc_email_control_counts")
-			// The alert history (migration 20).
-			wantTables = append(wantTables, "wp_mailsvc_alert_history")
-			// The failure marks of the alert thresholds (migration 21).
-			wantTables = append(wantTables, "wp_mailsvc_failure_marks")
-			// Per-site quota usage of a multisite network (migration 23).
-			wantTables = append(wantTables, "wp_mailsvc_site_quota_usage")
-			// The roll-ups by site (migration 24; Pro migrations 3 and 4 now).
-			wantTables = append(wantTables, "wp_mailsvc_site_rollups", "wp_mailsvc_site_event_buckets")
-			// The log search's address dictionary (migration 25).
-			wantTables = append(wantTables, "wp_mailsvc_search_addresses", "wp_mailsvc_search_grams", "wp_mailsvc_search_progress")
-			// The Pro add-on's applied versions (adapters/pro/store).
-			wantTables = append(wantTables, "wp_mailsvc_pro_migrations")
-			if tc.name != "sqlite" {
-				// The subject's FULLTEXT side table (migration 10).
-				wantTables = append(wantTables, "wp_mailsvc_log_subjects")
+		want, err := db.ServiceTables(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantTables := []string{"wp_mailsvc_connections", "wp_mailsvc_jobs", "wp_mailsvc_leases", "wp_mailsvc_log_attempts", "wp_mailsvc_log_recipients", "wp_mailsvc_logs", "wp_mailsvc_migrations", "wp_mailsvc_notifications", "wp_mailsvc_oauth_refresh_history", "wp_mailsvc_oauth_states", "wp_mailsvc_outcome_buckets", "wp_mailsvc_routing_rules", "wp_mailsvc_send_counts", "wp_mailsvc_sender_groups", "wp_mailsvc_settings"}
+		// Pro's webhook events and suppression list (Pro migrations 2 and 3).
+		wantTables = append(wantTables, "wp_mailsvc_log_events", "wp_mailsvc_suppressions", "wp_mailsvc_webhook_seen")
+		// The live replicas (migration 7).
+		wantTables = append(wantTables, "wp_mailsvc_replicas")
+		// The outcome roll-ups by source (Pro migration 4, migration 8 before).
+		wantTables = append(wantTables, "wp_mailsvc_source_buckets")
+		// Hour and day roll-ups (migration 11), provider event roll-ups
+		// (Pro migration 3), by source (Pro migration 4).
+		wantTables = append(wantTables, "wp_mailsvc_event_buckets", "wp_mailsvc_event_repeats", "wp_mailsvc_outcome_rollups", "wp_mailsvc_source_rollups")
+		// Attachment bytes in binary chunks (migration 12).
+		wantTables = append(wantTables, "wp_mailsvc_log_attachments")
+		// The host hook outbox (migration 16).
+		wantTables = append(wantTables, "wp_mailsvc_hook_events")
+		// A log's further provider message ids (migration 18).
+		wantTables = append(wantTables, "wp_mailsvc_log_provider_ids")
+		// The email control counts (migration 19).
+		wantTables = append(wantTables, "wp_mailsvc_email_control_counts")
+		// The alert history (migration 20).
+		wantTables = append(wantTables, "wp_mailsvc_alert_history")
+		// The failure marks of the alert thresholds (migration 21).
+		wantTables = append(wantTables, "wp_mailsvc_failure_marks")
+		// Per-site quota usage of a multisite network (migration 23).
+		wantTables = append(wantTables, "wp_mailsvc_site_quota_usage")
+		// The roll-ups by site (migration 24; Pro migrations 3 and 4 now).
+		wantTables = append(wantTables, "wp_mailsvc_site_rollups", "wp_mailsvc_site_event_buckets")
+		// The log search's address dictionary (migration 25).
+		wantTables = append(wantTables, "wp_mailsvc_search_addresses", "wp_mailsvc_search_grams", "wp_mailsvc_search_progress")
+		// The Pro add-on's applied versions (adapters/pro/store).
+		wantTables = append(wantTables, "wp_mailsvc_pro_migrations")
+		if dialect != "sqlite" {
+			// The subject's FULLTEXT side table (migration 10).
+			wantTables = append(wantTables, "wp_mailsvc_log_subjects")
+		}
+		slices.Sort(wantTables)
+		if dialect == "sqlite" {
+			// The subject's FTS5 index and its shadow tables.
+			for _, suffix := range []string{"", "_config", "_content", "_data", "_docsize", "_idx"} {
+				wantTables = append(wantTables, "wp_mailsvc_logs_fts"+suffix)
 			}
 			slices.Sort(wantTables)
-			if tc.name == "sqlite" {
-				// The subject's FTS5 index and its shadow tables.
-				for _, suffix := range []string{"", "_config", "_content", "_data", "_docsize", "_idx"} {
-					wantTables = append(wantTables, "wp_mailsvc_logs_fts"+suffix)
-				}
-				slices.Sort(wantTables)
-			}
-			if !slices.Equal(want, wantTables) {
-				t.Fatalf("service tables %v, want %v", want, wantTables)
-			}
-			deleted, err := db.DeleteServiceOptions(ctx)
-			if err != nil || deleted != 4 {
-				t.Fatalf("deleted %d options (%v), want 4", deleted, err)
-			}
-			var kept []string
-			if err := g.Raw("SELECT option_name FROM wp_options ORDER BY option_name").Scan(&kept).Error; err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Equal(kept, []string{"blogname", "mail_other", "mailsvcx"}) {
-				t.Fatalf("options left %v", kept)
-			}
+		}
+		if !slices.Equal(want, wantTables) {
+			t.Fatalf("service tables %v, want %v", want, wantTables)
+		}
+		deleted, err := db.DeleteServiceOptions(ctx)
+		if err != nil || deleted != 4 {
+			t.Fatalf("deleted %d options (%v), want 4", deleted, err)
+		}
+		var kept []string
+		if err := g.Raw("SELECT option_name FROM wp_options ORDER BY option_name").Scan(&kept).Error; err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(kept, []string{"blogname", "mail_other", "mailsvcx"}) {
+			t.Fatalf("options left %v", kept)
+		}
 
-			dropped, err := db.DropServiceTables(ctx)
-			slices.Sort(dropped)
-			if err != nil || !slices.Equal(dropped, wantTables) {
-				t.Fatalf("dropped %v (%v), want %v", dropped, err, wantTables)
-			}
-			if left, err := db.ServiceTables(ctx); err != nil || len(left) != 0 {
-				t.Fatalf("tables left after drop: %v (%v)", left, err)
-			}
-			if again, err := db.DropServiceTables(ctx); err != nil || len(again) != 0 {
-				t.Fatalf("second drop: %v (%v)", again, err)
-			}
-			// The other prefix's tables and the options table are untouched.
-			if otherTables, err := other.ServiceTables(ctx); err != nil || len(otherTables) != len(wantTables) {
-				t.Fatalf("other site's tables: %v (%v)", otherTables, err)
-			}
-			if _, _, err := other.Logs().FindLogs(ctx, core.LogFilter{}); err != nil {
-				t.Fatalf("other site's store broken: %v", err)
-			}
-			var n int
-			if err := g.Raw("SELECT COUNT(*) FROM wp_options").Scan(&n).Error; err != nil || n != 3 {
-				t.Fatalf("options table: %d rows (%v)", n, err)
-			}
-		})
-	}
+		dropped, err := db.DropServiceTables(ctx)
+		slices.Sort(dropped)
+		if err != nil || !slices.Equal(dropped, wantTables) {
+			t.Fatalf("dropped %v (%v), want %v", dropped, err, wantTables)
+		}
+		if left, err := db.ServiceTables(ctx); err != nil || len(left) != 0 {
+			t.Fatalf("tables left after drop: %v (%v)", left, err)
+		}
+		if again, err := db.DropServiceTables(ctx); err != nil || len(again) != 0 {
+			t.Fatalf("second drop: %v (%v)", again, err)
+		}
+		// The other prefix's tables and the options table are untouched.
+		if otherTables, err := other.ServiceTables(ctx); err != nil || len(otherTables) != len(wantTables) {
+			t.Fatalf("other site's tables: %v (%v)", otherTables, err)
+		}
+		if _, _, err := other.Logs().FindLogs(ctx, core.LogFilter{}); err != nil {
+			t.Fatalf("other site's store broken: %v", err)
+		}
+		var n int
+		if err := g.Raw("SELECT COUNT(*) FROM wp_options").Scan(&n).Error; err != nil || n != 3 {
+			t.Fatalf("options table: %d rows (%v)", n, err)
+		}
+	})
 }
 
 func TestIsMissingTable(t *testing.T) {

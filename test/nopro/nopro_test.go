@@ -16,7 +16,7 @@ import (
 	"testing"
 
 	"github.com/mailsvc/mailsvc/adapters/store"
-	"github.com/mailsvc/mailsvc/internal/testdb"
+	"github.com/mailsvc/mailsvc/adapters/store/storetest"
 	"github.com/mailsvc/mailsvc/test/servicetest"
 )
 
@@ -73,22 +73,14 @@ func TestFreePackagesImportNoPro(t *testing.T) {
 // that does not link the Pro module, on both dialects: the service's
 // tables are there, no Pro table is.
 func TestFreeStoreCreatesNoProTable(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		dsn  func(testing.TB) string
-	}{
-		{"sqlite", testdb.SQLite},
-		{"mysql", testdb.MySQL},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			db, err := store.Open(context.Background(), tc.dsn(t), "wp_", nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			checkTables(t, db)
-		})
-	}
+	storetest.EachDSN(t, func(t *testing.T, dialect, dsn string) {
+		db, err := store.Open(context.Background(), dsn, "wp_", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		checkTables(t, db)
+	})
 }
 
 // TestFreeBuildServesNoPro runs the free build: it serves the free

@@ -31,24 +31,13 @@ func (db *DB) SourceBuckets(ctx context.Context, from, to time.Time) ([]analytic
 	if err := store.NetworkOnly(ctx, "Statistics by source"); err != nil {
 		return nil, err
 	}
-	out := []analytics.SourceBucket{}
-	err := store.EachRow(ctx, db.SQL(), "source buckets", db.Expand(`SELECT bucket_start, source, status, SUM(messages)
-		FROM {prefix}mailsvc_source_buckets WHERE bucket_start >= ? AND bucket_start < ?
-		GROUP BY bucket_start, source, status
-		ORDER BY bucket_start, source, status`),
-		[]any{from.UTC().Truncate(time.Microsecond), to.UTC().Truncate(time.Microsecond)}, func(r store.RowScanner) error {
+	return store.ReadBuckets(ctx, db.DB, "source buckets", "{prefix}mailsvc_source_buckets", "source", from, to,
+		func(r store.RowScanner) (analytics.SourceBucket, error) {
 			var b analytics.SourceBucket
-			if err := r.Scan(&b.Start, &b.Source, &b.Status, &b.Count); err != nil {
-				return err
-			}
+			err := r.Scan(&b.Start, &b.Source, &b.Status, &b.Count)
 			b.Start = b.Start.UTC()
-			out = append(out, b)
-			return nil
+			return b, err
 		})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // ExportLogs returns the next page of logs created in [p.From, p.To) in
@@ -99,83 +88,83 @@ func (db *DB) ExportLogs(ctx context.Context, p analytics.LogExportPage) ([]anal
 // database in one query, so the answer is the same as summing
 // OutcomeBuckets and its cost hardly grows with the range.
 func (db *DB) OutcomeTotals(ctx context.Context, from, to time.Time) ([]core.OutcomeBucket, error) {
-	if site := core.SiteScope(ctx); site > 0 {
-		// One site of a network: its roll-ups by site (site_rollup.go).
-		sums, err := db.siteTotals(ctx, site, "connection_id", from, to, nil, func(scan func(store.RowScanner) error) error {
-			return db.tieredTotals(ctx, "network totals", "{prefix}mailsvc_outcome_buckets", "{prefix}mailsvc_outcome_rollups", "connection_id", from, to, scan)
-		})
-		if err != nil {
-			return nil, fmt.Errorf("outcome totals of site %d: %w", site, err)
-		}
-		out := make([]core.OutcomeBucket, 0, len(sums))
-		for k, n := range sums {
+	return rollupTotals(ctx, db, "outcome totals", "{prefix}mailsvc_outcome_buckets", "{prefix}mailsvc_outcome_rollups", "connection_id",
+		from, to, nil,
+		func(k [2]string, n int64) (core.OutcomeBucket, error) {
 			conn, err := strconv.ParseInt(k[0], 10, 64)
 			if err != nil {
-				return nil, fmt.Errorf("outcome totals of site %d: connection %q: %w", site, k[0], err)
+				return core.OutcomeBucket{}, fmt.Errorf("connection %q: %w", k[0], err)
 			}
-			out = append(out, core.OutcomeBucket{Start: from.UTC(), ConnectionID: conn, Status: k[1], Count: n})
-		}
-		slices.SortFunc(out, func(a, b core.OutcomeBucket) int {
+			return core.OutcomeBucket{Start: from.UTC(), ConnectionID: conn, Status: k[1], Count: n}, nil
+		},
+		func(r store.RowScanner) (core.OutcomeBucket, error) {
+			b := core.OutcomeBucket{Start: from.UTC()}
+			err := r.Scan(&b.ConnectionID, &b.Status, &b.Count)
+			return b, err
+		},
+		func(a, b core.OutcomeBucket) int {
 			if a.ConnectionID != b.ConnectionID {
 				return int(min(max(a.ConnectionID-b.ConnectionID, -1), 1))
 			}
 			return strings.Compare(a.Status, b.Status)
 		})
-		return out, nil
-	}
-	out := []core.OutcomeBucket{}
-	err := db.tieredTotals(ctx, "outcome totals", "{prefix}mailsvc_outcome_buckets", "{prefix}mailsvc_outcome_rollups", "connection_id", from, to,
-		func(r store.RowScanner) error {
-			b := core.OutcomeBucket{Start: from.UTC()}
-			if err := r.Scan(&b.ConnectionID, &b.Status, &b.Count); err != nil {
-				return err
-			}
-			out = append(out, b)
-			return nil
-		})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // SourceTotals sums the roll-ups by source (SourceBuckets) whose bucket
 // starts in [from, to) per source and status: one row per source and
 // status, Start set to from. Like OutcomeTotals it reads days, hours and
-// quarter hours.
+// quarter hours; under a site scope the site's roll-ups by site, whose
+// partial deliveries are not the sources'.
 func (db *DB) SourceTotals(ctx context.Context, from, to time.Time) ([]analytics.SourceBucket, error) {
-	if site := core.SiteScope(ctx); site > 0 {
-		// One site of a network: its roll-ups by site (site_rollup.go),
-		// whose partial deliveries are not the sources'.
-		sums, err := db.siteTotals(ctx, site, "source", from, to, []string{core.StatusDelivered, core.StatusFailed}, func(scan func(store.RowScanner) error) error {
-			return db.tieredTotals(ctx, "network totals", "{prefix}mailsvc_source_buckets", "{prefix}mailsvc_source_rollups", "source", from, to, scan)
-		})
-		if err != nil {
-			return nil, fmt.Errorf("source totals of site %d: %w", site, err)
-		}
-		out := make([]analytics.SourceBucket, 0, len(sums))
-		for k, n := range sums {
-			out = append(out, analytics.SourceBucket{Start: from.UTC(), Source: k[0], Status: k[1], Count: n})
-		}
-		slices.SortFunc(out, func(a, b analytics.SourceBucket) int {
+	return rollupTotals(ctx, db, "source totals", "{prefix}mailsvc_source_buckets", "{prefix}mailsvc_source_rollups", "source",
+		from, to, []string{core.StatusDelivered, core.StatusFailed},
+		func(k [2]string, n int64) (analytics.SourceBucket, error) {
+			return analytics.SourceBucket{Start: from.UTC(), Source: k[0], Status: k[1], Count: n}, nil
+		},
+		func(r store.RowScanner) (analytics.SourceBucket, error) {
+			b := analytics.SourceBucket{Start: from.UTC()}
+			err := r.Scan(&b.Source, &b.Status, &b.Count)
+			return b, err
+		},
+		func(a, b analytics.SourceBucket) int {
 			if c := strings.Compare(a.Source, b.Source); c != 0 {
 				return c
 			}
 			return strings.Compare(a.Status, b.Status)
 		})
-		return out, nil
-	}
-	out := []analytics.SourceBucket{}
-	err := db.tieredTotals(ctx, "source totals", "{prefix}mailsvc_source_buckets", "{prefix}mailsvc_source_rollups", "source", from, to,
-		func(r store.RowScanner) error {
-			b := analytics.SourceBucket{Start: from.UTC()}
-			if err := r.Scan(&b.Source, &b.Status, &b.Count); err != nil {
-				return err
+}
+
+// rollupTotals sums a roll-up by the column key over [from, to) per key
+// and status, as tieredTotals reads quarter (its 15-minute table) and
+// coarse (its hour and day table). Under a site scope it reads the
+// site's roll-ups by site (siteTotals, the statuses it takes; nil for
+// all), fromSite making a result of each key and status and compare
+// ordering them; otherwise it returns the rows the database answers in
+// order, scan reading each (key, status, count). what names the read in
+// errors ("outcome totals").
+func rollupTotals[B any](ctx context.Context, db *DB, what, quarter, coarse, key string, from, to time.Time, statuses []string,
+	fromSite func(k [2]string, n int64) (B, error), scan func(r store.RowScanner) (B, error), compare func(a, b B) int) ([]B, error) {
+	if site := core.SiteScope(ctx); site > 0 {
+		// One site of a network: its roll-ups by site (site_rollup.go).
+		sums, err := db.siteTotals(ctx, site, key, from, to, statuses, func(scan func(store.RowScanner) error) error {
+			return db.tieredTotals(ctx, "network totals", quarter, coarse, key, from, to, scan)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s of site %d: %w", what, site, err)
+		}
+		out := make([]B, 0, len(sums))
+		for k, n := range sums {
+			b, err := fromSite(k, n)
+			if err != nil {
+				return nil, fmt.Errorf("%s of site %d: %w", what, site, err)
 			}
 			out = append(out, b)
-			return nil
-		})
-	if err != nil {
+		}
+		slices.SortFunc(out, compare)
+		return out, nil
+	}
+	out := []B{}
+	if err := db.tieredTotals(ctx, what, quarter, coarse, key, from, to, store.AppendRows(&out, scan)); err != nil {
 		return nil, err
 	}
 	return out, nil

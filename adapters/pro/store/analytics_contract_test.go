@@ -8,12 +8,12 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
 	"github.com/mailsvc/mailsvc/adapters/store"
+	"github.com/mailsvc/mailsvc/adapters/store/storetest"
 	"github.com/mailsvc/mailsvc/app/pro/analytics"
 	"github.com/mailsvc/mailsvc/core"
 )
@@ -36,37 +36,15 @@ func (s *suite) analyticsTests() []struct {
 		{"SourceRollupsCountImportedLogs", s.testSourceRollupsImported},
 		{"ExportLogsKeysetPages", s.testExportLogs},
 		{"RollupsMatchDirectCounts", s.testRollupsMatchDirectCounts},
-		{"CompactRollupsKeepsSums", s.testCompactRollupsKeepsSums},
-		{"CompactRollupsConcurrent", s.testCompactRollupsConcurrent},
+		{"CompactRollupsKeepsSums", func(t *testing.T) {
+			storetest.CompactRollupsKeepsSums(t, s.open(t, s.prefix()).DB, sourceRollup)
+		}},
+		{"CompactRollupsConcurrent", func(t *testing.T) {
+			prefix := s.prefix()
+			storetest.CompactRollupsConcurrent(t, func(t *testing.T) *store.DB { return s.open(t, prefix).DB }, sourceRollup)
+		}},
 		{"PersonalDataEraseKeepsTotals", s.testPersonalDataEraseKeepsTotals},
 	}
-}
-
-// testMessage is a small message, distinct for each i.
-func testMessage(i int) core.Message {
-	return core.Message{
-		From:    core.Address{Name: "Shop", Email: "shop@example.com"},
-		To:      []core.Address{{Name: "Ann", Email: fmt.Sprintf("ann%d@example.com", i)}},
-		Subject: fmt.Sprintf("Order %d", i),
-		Text:    fmt.Sprintf("Hello %d", i),
-	}
-}
-
-// claim claims up to n logs for owner.
-func claim(t *testing.T, db core.LogStore, owner string, n int, lease time.Duration) []*core.Log {
-	t.Helper()
-	logs, err := db.ClaimLogs(context.Background(), owner, n, lease)
-	if err != nil {
-		t.Fatalf("ClaimLogs: %v", err)
-	}
-	return logs
-}
-
-// rollupRow is one stored roll-up row.
-type rollupRow struct {
-	Start         time.Time
-	Key, Status   string
-	Shard, Number int64
 }
 
 // sourceTotals sums source buckets by source and status ("source/status").
@@ -86,18 +64,23 @@ func sourceTotals(t *testing.T, db *prostore.DB, from, to time.Time) map[string]
 	return out
 }
 
-// outcomeTotals sums the outcome roll-ups by status.
-func outcomeTotals(t *testing.T, db *prostore.DB, from, to time.Time) map[string]int64 {
-	t.Helper()
-	bs, err := db.Logs().OutcomeBuckets(context.Background(), from, to)
-	if err != nil {
-		t.Fatalf("OutcomeBuckets: %v", err)
-	}
-	out := map[string]int64{}
-	for _, b := range bs {
-		out[b.Status] += b.Count
-	}
-	return out
+// sourceRollup is the table of the roll-ups by source, as the service
+// store's compaction tests fill and check it besides its own.
+var sourceRollup = storetest.ModuleRollup{
+	Table: "source_buckets", Key: "source", Keys: [2]string{"woocommerce", "wpforms"},
+	Read: "SourceBuckets",
+	Sums: func(t *testing.T, db *store.DB, from, to time.Time) any {
+		t.Helper()
+		sb, err := prostore.New(db).SourceBuckets(context.Background(), from, to)
+		if err != nil {
+			t.Fatalf("SourceBuckets: %v", err)
+		}
+		return sb
+	},
+	Totals: func(t *testing.T, db *store.DB, from, to time.Time) map[string]int64 {
+		return sourceTotals(t, prostore.New(db), from, to)
+	},
+	LogKey: func(l *core.Log) string { return l.Source },
 }
 
 func (s *suite) testSourceRollupsMatchOutcomes(t *testing.T) {
@@ -107,13 +90,13 @@ func (s *suite) testSourceRollupsMatchOutcomes(t *testing.T) {
 	sources := []string{"woocommerce", "contact-form-7", "sendmail", ""}
 	var logs []*core.Log
 	for i := range 12 {
-		l := &core.Log{Message: testMessage(i), Source: sources[i%len(sources)]}
+		l := &core.Log{Message: storetest.Message(i), Source: sources[i%len(sources)]}
 		if err := db.Logs().EnqueueLog(ctx, l); err != nil {
 			t.Fatal(err)
 		}
 		logs = append(logs, l)
 	}
-	if got := claim(t, db.Logs(), "w1", 12, time.Minute); len(got) != 12 {
+	if got := storetest.Claim(t, db.Logs(), "w1", 12, time.Minute); len(got) != 12 {
 		t.Fatalf("claimed %d, want 12", len(got))
 	}
 	conn := int64(3)
@@ -172,7 +155,7 @@ func (s *suite) testSourceRollupsMatchOutcomes(t *testing.T) {
 		_, status, _ := strings.Cut(k, "/")
 		byStatus[status] += v
 	}
-	if o := outcomeTotals(t, db, from, to); !maps.Equal(o, byStatus) {
+	if o := storetest.OutcomeTotals(t, db.DB, from, to); !maps.Equal(o, byStatus) {
 		t.Fatalf("outcome roll-ups %v differ from the source roll-ups %v", o, byStatus)
 	}
 	// Outside the range: nothing.
@@ -188,10 +171,10 @@ func (s *suite) testSourceRollupsImported(t *testing.T) {
 	at := func(h, m int) time.Time { return day.Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute) }
 	d1, d2 := at(9, 20), at(11, 5)
 	logs := []*core.Log{
-		{Status: core.StatusDelivered, Source: "wpforms", Message: testMessage(1), CreatedAt: at(9, 0), UpdatedAt: at(9, 40), DeliveredAt: &d1},
-		{Status: core.StatusDelivered, Source: "wpforms", Message: testMessage(2), CreatedAt: at(9, 1), DeliveredAt: &d2},
-		{Status: core.StatusFailed, Source: "wpforms", Message: testMessage(3), CreatedAt: at(10, 0), UpdatedAt: at(10, 14)},
-		{Status: core.StatusFailed, Source: "", Message: testMessage(4), CreatedAt: at(12, 0)},
+		{Status: core.StatusDelivered, Source: "wpforms", Message: storetest.Message(1), CreatedAt: at(9, 0), UpdatedAt: at(9, 40), DeliveredAt: &d1},
+		{Status: core.StatusDelivered, Source: "wpforms", Message: storetest.Message(2), CreatedAt: at(9, 1), DeliveredAt: &d2},
+		{Status: core.StatusFailed, Source: "wpforms", Message: storetest.Message(3), CreatedAt: at(10, 0), UpdatedAt: at(10, 14)},
+		{Status: core.StatusFailed, Source: "", Message: storetest.Message(4), CreatedAt: at(12, 0)},
 	}
 	if err := db.Logs().ImportLogs(ctx, logs); err != nil {
 		t.Fatalf("ImportLogs: %v", err)
@@ -213,7 +196,7 @@ func (s *suite) testSourceRollupsImported(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("source buckets after import:\n%q\nwant\n%q", got, want)
 	}
-	if o := outcomeTotals(t, db, day, day.Add(24*time.Hour)); o[core.StatusDelivered] != 2 || o[core.StatusFailed] != 2 {
+	if o := storetest.OutcomeTotals(t, db.DB, day, day.Add(24*time.Hour)); o[core.StatusDelivered] != 2 || o[core.StatusFailed] != 2 {
 		t.Fatalf("outcome roll-ups after import: %v", o)
 	}
 	// The database's sums over a range, per source (and per connection).
@@ -234,7 +217,7 @@ func (s *suite) testSourceRollupsImported(t *testing.T) {
 		t.Fatalf("OutcomeTotals = %+v, want %+v", ot, wantOT)
 	}
 	// A second import adds to the same buckets.
-	if err := db.Logs().ImportLogs(ctx, []*core.Log{{Status: core.StatusFailed, Source: "wpforms", Message: testMessage(5), CreatedAt: at(10, 1)}}); err != nil {
+	if err := db.Logs().ImportLogs(ctx, []*core.Log{{Status: core.StatusFailed, Source: "wpforms", Message: storetest.Message(5), CreatedAt: at(10, 1)}}); err != nil {
 		t.Fatal(err)
 	}
 	if got := sourceTotals(t, db, at(10, 0), at(10, 15)); got["wpforms/failed"] != 2 || len(got) != 1 {
@@ -255,7 +238,7 @@ func (s *suite) testExportLogs(t *testing.T) {
 	var logs []*core.Log
 	conn := int64(4)
 	for i, c := range created {
-		l := &core.Log{Status: core.StatusFailed, Source: fmt.Sprintf("src%d", i), Message: testMessage(i), CreatedAt: c,
+		l := &core.Log{Status: core.StatusFailed, Source: fmt.Sprintf("src%d", i), Message: storetest.Message(i), CreatedAt: c,
 			LastError: "=cmd", ProviderMessageID: fmt.Sprintf("pm%d", i)}
 		if i == 0 {
 			l.Status, l.SentConnectionID = core.StatusDelivered, &conn
@@ -324,49 +307,9 @@ func (s *suite) testRollupsMatchDirectCounts(t *testing.T) {
 	db := s.open(t, s.prefix())
 	day := time.Date(2024, 3, 4, 0, 0, 0, 0, time.UTC)
 	rng := rand.New(rand.NewPCG(11, 3))
-	// A random time in [day - 1 day, day + 5 days), to the microsecond.
-	randomAt := func() time.Time {
-		return day.Add(-24*time.Hour + time.Duration(rng.Int64N(int64(6*24*time.Hour)/1000))*time.Microsecond)
-	}
-	sources := []string{"woocommerce", "wpforms", "", "sendmail"}
-	var logs []*core.Log
-	for i := range 240 {
-		at := randomAt()
-		l := &core.Log{Status: core.StatusDelivered, Source: sources[i%len(sources)], Message: testMessage(i), CreatedAt: at.Add(-time.Minute), UpdatedAt: at}
-		if i%3 != 0 {
-			conn := int64(1 + i%3)
-			l.SentConnectionID = &conn
-		}
-		switch i % 5 {
-		case 0:
-			l.Status = core.StatusFailed
-		case 1:
-			d := at.Add(-30 * time.Second)
-			l.DeliveredAt = &d
-		}
-		logs = append(logs, l)
-	}
-	if err := db.Logs().ImportLogs(ctx, logs); err != nil {
-		t.Fatalf("ImportLogs: %v", err)
-	}
+	importRandomLogs(t, db, day, rng)
 
-	h := func(hours, minutes int) time.Time {
-		return day.Add(time.Duration(hours)*time.Hour + time.Duration(minutes)*time.Minute)
-	}
-	ranges := []struct {
-		name     string
-		from, to time.Time
-	}{
-		{"ragged both ends", h(7, 45), h(3*24+13, 15)},
-		{"one hour", h(10, 0), h(11, 0)},
-		{"across midnight, no whole day", h(22, 30), h(25, 15)},
-		{"whole days", day, h(3*24, 0)},
-		{"not on quarter hours", h(0, 7), h(2*24+5, 3)},
-		{"one quarter hour", h(47, 45), h(48, 0)},
-		{"everything", h(-48, 0), h(6*24, 0)},
-		{"empty", h(5, 0), h(5, 0)},
-		{"a previous period", h(-24+7, 45), h(7, 45)},
-	}
+	ranges := raggedRanges(day)
 	check := func(stage string) {
 		t.Helper()
 		for _, r := range ranges {
@@ -453,13 +396,16 @@ func quarterRange(from, to time.Time) (time.Time, time.Time) {
 	return ceil(from), ceil(to)
 }
 
-// finalLogs reads every log with a final status: its status, sending
-// connection (0 for none), source and outcome time.
-func finalLogs(t *testing.T, db *prostore.DB) []struct {
+// finalLog is a log with a final status: its status, sending connection
+// (0 for none), source and outcome time.
+type finalLog struct {
 	status, source string
 	conn           int64
 	at             time.Time
-} {
+}
+
+// finalLogs reads every log with a final status.
+func finalLogs(t *testing.T, db *prostore.DB) []finalLog {
 	t.Helper()
 	rows, err := db.Gorm().Raw(`SELECT status, COALESCE(sent_connection_id, 0), source, updated_at, delivered_at FROM `+
 		db.TableName("logs")+` WHERE status IN (?, ?)`, core.StatusDelivered, core.StatusFailed).Rows()
@@ -467,17 +413,9 @@ func finalLogs(t *testing.T, db *prostore.DB) []struct {
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	var out []struct {
-		status, source string
-		conn           int64
-		at             time.Time
-	}
+	var out []finalLog
 	for rows.Next() {
-		var r struct {
-			status, source string
-			conn           int64
-			at             time.Time
-		}
+		var r finalLog
 		var upd time.Time
 		var del *time.Time
 		if err := rows.Scan(&r.status, &r.conn, &r.source, &upd, &del); err != nil {
@@ -492,327 +430,61 @@ func finalLogs(t *testing.T, db *prostore.DB) []struct {
 	return out
 }
 
+// directCounts counts the logs' final outcomes whose 15-minute bucket
+// starts in [from, to) (the buckets the range sums read) under the key
+// each gives (its count zero), and returns the keys with counted setting
+// their counts, in the order of compare.
+func directCounts[B comparable](t *testing.T, db *prostore.DB, from, to time.Time, key func(finalLog) B,
+	counted func(B, int64) B, compare func(a, b B) int) []B {
+	t.Helper()
+	qf, qt := quarterRange(from, to)
+	sums := map[B]int64{}
+	for _, l := range finalLogs(t, db) {
+		if b := l.at.UTC().Truncate(core.OutcomeBucketSize); !b.Before(qf) && b.Before(qt) {
+			sums[key(l)]++
+		}
+	}
+	out := []B{}
+	for k, n := range sums {
+		out = append(out, counted(k, n))
+	}
+	slices.SortFunc(out, compare)
+	return out
+}
+
 // directOutcomes counts the logs' final outcomes whose 15-minute bucket
-// starts in [from, to), per connection and status, as OutcomeTotals
+// starts in [from, to) per connection and status, as OutcomeTotals
 // answers.
 func directOutcomes(t *testing.T, db *prostore.DB, from, to time.Time) []core.OutcomeBucket {
 	t.Helper()
-	qf, qt := quarterRange(from, to)
-	sums := map[core.OutcomeBucket]int64{}
-	for _, l := range finalLogs(t, db) {
-		if b := l.at.UTC().Truncate(core.OutcomeBucketSize); !b.Before(qf) && b.Before(qt) {
-			sums[core.OutcomeBucket{Start: from.UTC(), ConnectionID: l.conn, Status: l.status}]++
-		}
-	}
-	out := []core.OutcomeBucket{}
-	for k, n := range sums {
-		k.Count = n
-		out = append(out, k)
-	}
-	slices.SortFunc(out, func(a, b core.OutcomeBucket) int {
-		if a.ConnectionID != b.ConnectionID {
-			return int(a.ConnectionID - b.ConnectionID)
-		}
-		return strings.Compare(a.Status, b.Status)
-	})
-	return out
+	return directCounts(t, db, from, to,
+		func(l finalLog) core.OutcomeBucket {
+			return core.OutcomeBucket{Start: from.UTC(), ConnectionID: l.conn, Status: l.status}
+		},
+		func(b core.OutcomeBucket, n int64) core.OutcomeBucket { b.Count = n; return b },
+		func(a, b core.OutcomeBucket) int {
+			if a.ConnectionID != b.ConnectionID {
+				return int(a.ConnectionID - b.ConnectionID)
+			}
+			return strings.Compare(a.Status, b.Status)
+		})
 }
 
 // directSources counts the same per source and status, as SourceTotals
 // answers.
 func directSources(t *testing.T, db *prostore.DB, from, to time.Time) []analytics.SourceBucket {
 	t.Helper()
-	qf, qt := quarterRange(from, to)
-	sums := map[analytics.SourceBucket]int64{}
-	for _, l := range finalLogs(t, db) {
-		if b := l.at.UTC().Truncate(core.OutcomeBucketSize); !b.Before(qf) && b.Before(qt) {
-			sums[analytics.SourceBucket{Start: from.UTC(), Source: l.source, Status: l.status}]++
-		}
-	}
-	out := []analytics.SourceBucket{}
-	for k, n := range sums {
-		k.Count = n
-		out = append(out, k)
-	}
-	slices.SortFunc(out, func(a, b analytics.SourceBucket) int {
-		if c := strings.Compare(a.Source, b.Source); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Status, b.Status)
-	})
-	return out
-}
-
-// coarseShardRows counts the shard rows (shard > 0) of the hour and day
-// roll-ups and of the event roll-ups whose bucket ended by edge: the
-// rows CompactRollups folds besides those of the 15-minute tables.
-func coarseShardRows(t *testing.T, db *prostore.DB, edge time.Time) int64 {
-	t.Helper()
-	var total int64
-	for _, table := range []string{"outcome_rollups", "source_rollups", "event_buckets"} {
-		for _, minutes := range []int{15, 60, 24 * 60} {
-			var n int64
-			if err := db.Gorm().Raw(`SELECT COUNT(*) FROM `+db.TableName(table)+` WHERE width_minutes = ? AND shard > 0 AND bucket_start <= ?`,
-				minutes, edge.Add(-time.Duration(minutes)*time.Minute)).Scan(&n).Error; err != nil {
-				t.Fatal(err)
+	return directCounts(t, db, from, to,
+		func(l finalLog) analytics.SourceBucket {
+			return analytics.SourceBucket{Start: from.UTC(), Source: l.source, Status: l.status}
+		},
+		func(b analytics.SourceBucket, n int64) analytics.SourceBucket { b.Count = n; return b },
+		func(a, b analytics.SourceBucket) int {
+			if c := strings.Compare(a.Source, b.Source); c != 0 {
+				return c
 			}
-			total += n
-		}
-	}
-	return total
-}
-
-// rollupRows returns the rows of a roll-up table ("outcome_buckets" or
-// "source_buckets"), in key order, with Start in UTC.
-func rollupRows(t *testing.T, db *prostore.DB, table string) []rollupRow {
-	t.Helper()
-	key := "connection_id"
-	if table == "source_buckets" {
-		key = "source"
-	}
-	rows, err := db.Gorm().Raw(`SELECT bucket_start, ` + key + `, status, shard, messages FROM ` + db.TableName(table) +
-		` ORDER BY bucket_start, ` + key + `, status, shard`).Rows()
-	if err != nil {
-		t.Fatalf("read %s: %v", table, err)
-	}
-	defer rows.Close()
-	var out []rollupRow
-	for rows.Next() {
-		var r rollupRow
-		if err := rows.Scan(&r.Start, &r.Key, &r.Status, &r.Shard, &r.Number); err != nil {
-			t.Fatalf("read %s: %v", table, err)
-		}
-		r.Start = r.Start.UTC()
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatalf("read %s: %v", table, err)
-	}
-	return out
-}
-
-// rollupSums returns what OutcomeBuckets and SourceBuckets answer over
-// [from, to).
-func rollupSums(t *testing.T, db *prostore.DB, from, to time.Time) ([]core.OutcomeBucket, []analytics.SourceBucket) {
-	t.Helper()
-	ob, err := db.Logs().OutcomeBuckets(context.Background(), from, to)
-	if err != nil {
-		t.Fatalf("OutcomeBuckets: %v", err)
-	}
-	sb, err := db.SourceBuckets(context.Background(), from, to)
-	if err != nil {
-		t.Fatalf("SourceBuckets: %v", err)
-	}
-	return ob, sb
-}
-
-// insertRollup writes one shard row into a roll-up table directly (the
-// writers of SQLite use shard 0 only).
-func insertRollup(t *testing.T, db *prostore.DB, table string, r rollupRow) {
-	t.Helper()
-	key := "connection_id"
-	if table == "source_buckets" {
-		key = "source"
-	}
-	if err := db.Gorm().Exec(`INSERT INTO `+db.TableName(table)+` (bucket_start, `+key+`, status, shard, messages) VALUES (?,?,?,?,?)`,
-		r.Start, r.Key, r.Status, r.Shard, r.Number).Error; err != nil {
-		t.Fatalf("insert into %s: %v", table, err)
-	}
-}
-
-func (s *suite) testCompactRollupsKeepsSums(t *testing.T) {
-	ctx := context.Background()
-	db := s.open(t, s.prefix())
-	now := time.Now().UTC()
-	cur := now.Truncate(core.OutcomeBucketSize)
-	edge := now.Add(-store.RollupCompactAge).Truncate(core.OutcomeBucketSize) // ends less than an hour ago
-	old := []time.Time{edge.Add(-core.OutcomeBucketSize), cur.Add(-3 * time.Hour), cur.Add(-48 * time.Hour)}
-	recent := []time.Time{edge, cur}
-	// Sharded counters by hand in every bucket, one of them without a
-	// shard 0 row, plus what ImportLogs writes (sharded on MySQL).
-	n := int64(1)
-	for _, b := range append(append([]time.Time{}, old...), recent...) {
-		for _, table := range []string{"outcome_buckets", "source_buckets"} {
-			keys := []string{"1", "2"}
-			if table == "source_buckets" {
-				keys = []string{"woocommerce", "wpforms"}
-			}
-			for _, shard := range []int64{0, 3, 7} {
-				insertRollup(t, db, table, rollupRow{b, keys[0], core.StatusDelivered, shard, n})
-				insertRollup(t, db, table, rollupRow{b, keys[0], core.StatusFailed, shard, n + 1})
-				if shard > 0 {
-					insertRollup(t, db, table, rollupRow{b, keys[1], core.StatusDelivered, shard, n + 2})
-				}
-				n += 3
-			}
-		}
-	}
-	for i := range 6 {
-		var logs []*core.Log
-		for j := range 40 {
-			at := cur.Add(-time.Duration(2+j%4) * time.Hour).Add(time.Duration(j) * time.Minute)
-			conn := int64(1 + j%2)
-			l := &core.Log{Status: core.StatusDelivered, Source: fmt.Sprint("plugin-", j%3), SentConnectionID: &conn,
-				Message: testMessage(i*100 + j), CreatedAt: at, UpdatedAt: at}
-			if j%5 == 0 {
-				l.Status = core.StatusFailed
-			}
-			logs = append(logs, l)
-		}
-		if err := db.Logs().ImportLogs(ctx, logs); err != nil {
-			t.Fatalf("ImportLogs: %v", err)
-		}
-	}
-	from, to := cur.Add(-72*time.Hour), cur.Add(time.Hour)
-	ob, sb := rollupSums(t, db, from, to)
-	before := map[string][]rollupRow{}
-	var wantRemoved int64
-	for _, table := range []string{"outcome_buckets", "source_buckets"} {
-		before[table] = rollupRows(t, db, table)
-		for _, r := range before[table] {
-			if r.Shard > 0 && r.Start.Before(edge) {
-				wantRemoved++
-			}
-		}
-	}
-
-	wantRemoved += coarseShardRows(t, db, edge)
-	got, err := db.CompactRollups(ctx)
-	if err != nil {
-		t.Fatalf("CompactRollups: %v", err)
-	}
-	if got.RowsRemoved != wantRemoved || got.Keys == 0 {
-		t.Errorf("CompactRollups = %+v, want %d rows removed and some keys", got, wantRemoved)
-	}
-	ob2, sb2 := rollupSums(t, db, from, to)
-	if !reflect.DeepEqual(ob2, ob) {
-		t.Errorf("OutcomeBuckets after compaction:\n%v\nwant\n%v", ob2, ob)
-	}
-	if !reflect.DeepEqual(sb2, sb) {
-		t.Errorf("SourceBuckets after compaction:\n%v\nwant\n%v", sb2, sb)
-	}
-	after := map[string][]rollupRow{}
-	for _, table := range []string{"outcome_buckets", "source_buckets"} {
-		after[table] = rollupRows(t, db, table)
-		var recentBefore, recentAfter []rollupRow
-		for _, r := range before[table] {
-			if !r.Start.Before(edge) {
-				recentBefore = append(recentBefore, r)
-			}
-		}
-		for _, r := range after[table] {
-			if !r.Start.Before(edge) {
-				recentAfter = append(recentAfter, r)
-			} else if r.Shard != 0 {
-				t.Errorf("%s: old bucket row %+v still sharded", table, r)
-			}
-		}
-		if len(recentBefore) == 0 || !reflect.DeepEqual(recentAfter, recentBefore) {
-			t.Errorf("%s: recent buckets changed:\n%v\nwant\n%v", table, recentAfter, recentBefore)
-		}
-	}
-
-	again, err := db.CompactRollups(ctx)
-	if err != nil {
-		t.Fatalf("CompactRollups again: %v", err)
-	}
-	if again != (store.RollupCompaction{}) {
-		t.Errorf("CompactRollups again = %+v, want nothing done", again)
-	}
-	for _, table := range []string{"outcome_buckets", "source_buckets"} {
-		if rows := rollupRows(t, db, table); !reflect.DeepEqual(rows, after[table]) {
-			t.Errorf("%s changed on a second compaction", table)
-		}
-	}
-}
-
-// testCompactRollupsConcurrent runs CompactRollups on four handles at
-// once while imports keep adding to old buckets: every imported outcome
-// is counted exactly once in the end, and a last run leaves no shard in
-// an old bucket.
-func (s *suite) testCompactRollupsConcurrent(t *testing.T) {
-	ctx := context.Background()
-	prefix := s.prefix()
-	db := s.open(t, prefix)
-	cur := time.Now().UTC().Truncate(core.OutcomeBucketSize)
-	var mu sync.Mutex
-	want := map[string]int64{} // status and source/status -> messages
-	importBatch := func(seed int) error {
-		var logs []*core.Log
-		for j := range 50 {
-			at := cur.Add(-time.Duration(2+(seed+j)%20) * time.Hour).Add(time.Duration(j) * time.Minute)
-			conn := int64(1 + j%3)
-			l := &core.Log{Status: core.StatusDelivered, Source: fmt.Sprint("plugin-", (seed+j)%4), SentConnectionID: &conn,
-				Message: testMessage(seed*100 + j), CreatedAt: at, UpdatedAt: at}
-			if j%7 == 0 {
-				l.Status = core.StatusFailed
-			}
-			logs = append(logs, l)
-		}
-		if err := db.Logs().ImportLogs(ctx, logs); err != nil {
-			return err
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		for _, l := range logs {
-			want[l.Status]++
-			want[l.Source+"/"+l.Status]++
-		}
-		return nil
-	}
-	for i := range 4 {
-		if err := importBatch(i); err != nil {
-			t.Fatalf("ImportLogs: %v", err)
-		}
-	}
-	var wg sync.WaitGroup
-	errs := make(chan error, 16)
-	for r := range 4 {
-		replica := s.open(t, prefix)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 3 {
-				if _, err := replica.CompactRollups(ctx); err != nil {
-					errs <- fmt.Errorf("replica %d: CompactRollups: %w", r, err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := 4; i < 12; i++ {
-			if err := importBatch(i); err != nil {
-				errs <- fmt.Errorf("ImportLogs: %w", err)
-				return
-			}
-		}
-	}()
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-	if _, err := db.CompactRollups(ctx); err != nil {
-		t.Fatalf("CompactRollups: %v", err)
-	}
-	from, to := cur.Add(-48*time.Hour), cur.Add(time.Hour)
-	got := outcomeTotals(t, db, from, to)
-	for k, v := range sourceTotals(t, db, from, to) {
-		got[k] = v
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("roll-up sums after concurrent compaction = %v, want %v", got, want)
-	}
-	for _, table := range []string{"outcome_buckets", "source_buckets"} {
-		for _, r := range rollupRows(t, db, table) {
-			if r.Shard != 0 {
-				t.Errorf("%s: row %+v still sharded after a last compaction", table, r)
-			}
-		}
-	}
+			return strings.Compare(a.Status, b.Status)
+		})
 }
 
 // testPersonalDataEraseKeepsTotals erases the personal data of an
@@ -826,7 +498,7 @@ func (s *suite) testPersonalDataEraseKeepsTotals(t *testing.T) {
 	const bob = "bob@example.com"
 	conn := int64(1)
 	for i, status := range []string{core.StatusDelivered, core.StatusFailed, core.StatusDelivered} {
-		m := testMessage(i)
+		m := storetest.Message(i)
 		if i < 2 {
 			m.To = []core.Address{{Name: "Bob", Email: bob}}
 		}
@@ -834,7 +506,7 @@ func (s *suite) testPersonalDataEraseKeepsTotals(t *testing.T) {
 		if err := db.Logs().EnqueueLog(ctx, l); err != nil {
 			t.Fatal(err)
 		}
-		if got := claim(t, db.Logs(), "w", 10, time.Minute); len(got) != 1 {
+		if got := storetest.Claim(t, db.Logs(), "w", 10, time.Minute); len(got) != 1 {
 			t.Fatalf("claimed %d logs, want 1", len(got))
 		}
 		if n, err := db.Logs().RecordOutcomes(ctx, "w", []core.LogOutcome{{LogID: l.ID, Status: status, Attempts: 1, PhaseAttempts: 1,

@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
+	"github.com/mailsvc/mailsvc/adapters/store/storetest"
 	"github.com/mailsvc/mailsvc/app/pro/analytics"
 	"github.com/mailsvc/mailsvc/app/pro/events"
 	"github.com/mailsvc/mailsvc/core"
@@ -40,33 +40,6 @@ func (s *suite) eventTests() []struct {
 		{"BounceIsNoNewFailure", s.testBounceIsNoNewFailure},
 		{"ProviderEventsErasedWithTheirLogs", s.testProviderEventsErased},
 	}
-}
-
-// enqueue queues msg from the source "test".
-func enqueue(t *testing.T, db *prostore.DB, msg core.Message) *core.Log {
-	t.Helper()
-	l := &core.Log{Message: msg, Source: "test"}
-	if err := db.Logs().EnqueueLog(context.Background(), l); err != nil {
-		t.Fatalf("EnqueueLog: %v", err)
-	}
-	return l
-}
-
-// deliveredWithID queues, claims and delivers a message with a provider
-// message id.
-func deliveredWithID(t *testing.T, db *prostore.DB, i int, pid string) *core.Log {
-	t.Helper()
-	l := enqueue(t, db, testMessage(i))
-	claim(t, db.Logs(), "w", 10, time.Minute)
-	conn := int64(1)
-	n, err := db.Logs().RecordOutcomes(context.Background(), "w", []core.LogOutcome{{
-		LogID: l.ID, Status: core.StatusDelivered, Attempts: 1, PhaseAttempts: 1, SentConnectionID: &conn, ProviderMessageID: pid,
-		History: []core.Attempt{{LogID: l.ID, ConnectionID: conn, At: time.Now(), Outcome: core.OutcomeDelivered, ProviderMessageID: pid}},
-	}})
-	if err != nil || n != 1 {
-		t.Fatalf("RecordOutcomes = %d, %v", n, err)
-	}
-	return l
 }
 
 func (s *suite) testWebhookReplayWindow(t *testing.T) {
@@ -99,9 +72,9 @@ func (s *suite) testWebhookReplayWindow(t *testing.T) {
 func (s *suite) testLogEventsMoveLogs(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
-	a := deliveredWithID(t, db, 1, "pm-a")
-	b := deliveredWithID(t, db, 2, "pm-b")
-	queued := enqueue(t, db, testMessage(3))
+	a := storetest.DeliveredWithID(t, db.DB, 1, "pm-a")
+	b := storetest.DeliveredWithID(t, db.DB, 2, "pm-b")
+	queued := storetest.Enqueue(t, db.Logs(), storetest.Message(3))
 
 	ids, err := db.FindLogIDsByProviderMessageIDs(ctx, []string{"pm-a", "pm-b", "pm-unknown", ""})
 	if err != nil || len(ids) != 2 || ids["pm-a"] != a.ID || ids["pm-b"] != b.ID {
@@ -148,7 +121,7 @@ func (s *suite) testLogEventsMoveLogs(t *testing.T) {
 		t.Fatalf("events of an untouched log: %v, %v", evs, err)
 	}
 	_, err = db.RecordLogEvent(ctx, &events.LogEvent{LogID: 999999, Provider: "ses", Event: events.EventOpened}, "", "")
-	wantCode(t, err, core.ENOTFOUND)
+	storetest.WantCode(t, err, core.ENOTFOUND)
 
 	// The events go with their log.
 	if _, err := db.Logs().DeleteLogs(ctx, []int64{a.ID}); err != nil {
@@ -162,8 +135,8 @@ func (s *suite) testLogEventsMoveLogs(t *testing.T) {
 func (s *suite) testEventCounts(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
-	a := deliveredWithID(t, db, 1, "pm-a") // source "test", connection 1
-	b := deliveredWithID(t, db, 2, "pm-b")
+	a := storetest.DeliveredWithID(t, db.DB, 1, "pm-a") // source "test", connection 1
+	b := storetest.DeliveredWithID(t, db.DB, 2, "pm-b")
 	base := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
 	recorded := []struct {
 		log      *core.Log
@@ -284,7 +257,7 @@ func (s *suite) testEventRollupsConcurrent(t *testing.T) {
 	for i := range 3 {
 		at := day.Add(time.Duration(i) * time.Hour)
 		conn := int64(1 + i)
-		logs = append(logs, &core.Log{Status: core.StatusDelivered, Source: "shop", SentConnectionID: &conn, Message: testMessage(i), CreatedAt: at, UpdatedAt: at})
+		logs = append(logs, &core.Log{Status: core.StatusDelivered, Source: "shop", SentConnectionID: &conn, Message: storetest.Message(i), CreatedAt: at, UpdatedAt: at})
 	}
 	if err := db.Logs().ImportLogs(ctx, logs); err != nil {
 		t.Fatal(err)
@@ -347,13 +320,13 @@ func (s *suite) testHostHooksWithLogEvents(t *testing.T) {
 	db := s.open(t, s.prefix())
 	var notified atomic.Int32
 	db.HostHooks().NotifyHostHooks(func() { notified.Add(1) })
-	l := deliveredWithID(t, db, 1, "pm-a")
+	l := storetest.DeliveredWithID(t, db.DB, 1, "pm-a")
 	hook := core.HostHook{Name: core.HookWebhookReceived, Args: []any{"ses", "bounced", l.ID, "pm-a", "x@example.com", map[string]any{"k": "v"}}}
 	ev := &events.LogEvent{LogID: l.ID + 100, Provider: "ses", Event: events.EventBounced, HostHooks: []core.HostHook{hook}}
 	if _, err := db.RecordLogEvent(ctx, ev, core.StatusFailed, "bounced"); core.ErrorCode(err) != core.ENOTFOUND {
 		t.Fatalf("RecordLogEvent of a missing log: %v", err)
 	}
-	if got := outbox(t, db); len(got) != 0 || notified.Load() != 0 {
+	if got := storetest.Outbox(t, db.DB); len(got) != 0 || notified.Load() != 0 {
 		t.Fatalf("a failed event wrote %v", got)
 	}
 	ev.LogID = l.ID
@@ -363,7 +336,7 @@ func (s *suite) testHostHooksWithLogEvents(t *testing.T) {
 	if err := db.HostHooks().RecordHostHooks(ctx, []core.HostHook{{Name: core.HookWebhookSES, Args: []any{map[string]any{"notificationType": "Bounce"}, "arn:topic"}}}); err != nil {
 		t.Fatal(err)
 	}
-	got := outbox(t, db)
+	got := storetest.Outbox(t, db.DB)
 	if len(got) != 2 || got[0].Hook != core.HookWebhookReceived || got[0].Args[4] != "x@example.com" || got[1].Hook != core.HookWebhookSES || got[1].Args[1] != "arn:topic" {
 		t.Fatalf("outbox = %v", got)
 	}
@@ -378,44 +351,15 @@ func (s *suite) testHostHooksWithLogEvents(t *testing.T) {
 	}
 }
 
-// outboxRow is one row of the host hook outbox, its arguments decoded.
-type outboxRow struct {
-	Hook string
-	Args []any
-}
-
-// outbox returns the outbox rows in order.
-func outbox(t *testing.T, db *prostore.DB) []outboxRow {
-	t.Helper()
-	rows, err := db.Gorm().Raw("SELECT hook, args FROM " + db.TableName("hook_events") + " ORDER BY id").Rows()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []outboxRow
-	for rows.Next() {
-		var r outboxRow
-		var js string
-		if err := rows.Scan(&r.Hook, &js); err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal([]byte(js), &r.Args); err != nil {
-			t.Fatalf("args %s: %v", js, err)
-		}
-		out = append(out, r)
-	}
-	return out
-}
-
 // testPartIDsFindTheirLog: each provider id of a message sent in several
 // parts (the further ids recorded with its outcome) finds its log, as
 // the plain provider message id of another log finds that one.
 func (s *suite) testPartIDsFindTheirLog(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
-	plain := deliveredWithID(t, db, 1, "pm-plain")
-	l := enqueue(t, db, testMessage(2))
-	claim(t, db.Logs(), "w", 10, time.Minute)
+	plain := storetest.DeliveredWithID(t, db.DB, 1, "pm-plain")
+	l := storetest.Enqueue(t, db.Logs(), storetest.Message(2))
+	storetest.Claim(t, db.Logs(), "w", 10, time.Minute)
 	conn := int64(1)
 	rs := core.RecipientOutcomes{
 		{Email: "a@example.com", Status: core.RecipientDelivered},
@@ -448,31 +392,7 @@ func (s *suite) testEventRollupsMatchDirectCounts(t *testing.T) {
 	db := s.open(t, s.prefix())
 	day := time.Date(2024, 3, 4, 0, 0, 0, 0, time.UTC)
 	rng := rand.New(rand.NewPCG(11, 3))
-	// A random time in [day - 1 day, day + 5 days), to the microsecond.
-	randomAt := func() time.Time {
-		return day.Add(-24*time.Hour + time.Duration(rng.Int64N(int64(6*24*time.Hour)/1000))*time.Microsecond)
-	}
-	sources := []string{"woocommerce", "wpforms", "", "sendmail"}
-	var logs []*core.Log
-	for i := range 240 {
-		at := randomAt()
-		l := &core.Log{Status: core.StatusDelivered, Source: sources[i%len(sources)], Message: testMessage(i), CreatedAt: at.Add(-time.Minute), UpdatedAt: at}
-		if i%3 != 0 {
-			conn := int64(1 + i%3)
-			l.SentConnectionID = &conn
-		}
-		switch i % 5 {
-		case 0:
-			l.Status = core.StatusFailed
-		case 1:
-			d := at.Add(-30 * time.Second)
-			l.DeliveredAt = &d
-		}
-		logs = append(logs, l)
-	}
-	if err := db.Logs().ImportLogs(ctx, logs); err != nil {
-		t.Fatalf("ImportLogs: %v", err)
-	}
+	logs, randomAt := importRandomLogs(t, db, day, rng)
 	// Provider events on the delivered logs: several kinds, a message's
 	// repeated events within a bucket, across days and from a second
 	// provider, some at the same instant, recorded in random order.
@@ -512,23 +432,7 @@ func (s *suite) testEventRollupsMatchDirectCounts(t *testing.T) {
 	half := len(evs) / 2
 	record(evs[:half])
 
-	h := func(hours, minutes int) time.Time {
-		return day.Add(time.Duration(hours)*time.Hour + time.Duration(minutes)*time.Minute)
-	}
-	ranges := []struct {
-		name     string
-		from, to time.Time
-	}{
-		{"ragged both ends", h(7, 45), h(3*24+13, 15)},
-		{"one hour", h(10, 0), h(11, 0)},
-		{"across midnight, no whole day", h(22, 30), h(25, 15)},
-		{"whole days", day, h(3*24, 0)},
-		{"not on quarter hours", h(0, 7), h(2*24+5, 3)},
-		{"one quarter hour", h(47, 45), h(48, 0)},
-		{"everything", h(-48, 0), h(6*24, 0)},
-		{"empty", h(5, 0), h(5, 0)},
-		{"a previous period", h(-24+7, 45), h(7, 45)},
-	}
+	ranges := raggedRanges(day)
 	check := func(stage string) {
 		t.Helper()
 		for _, r := range ranges {
@@ -591,38 +495,8 @@ func (s *suite) testSiteEventRollups(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
 	from := time.Now().Add(-time.Hour)
-	// site: delivered, failed.
-	plan := map[int64][2]int{1: {2, 1}, 2: {3, 0}, 3: {1, 2}}
-	logs := map[int64][]*core.Log{}
-	i := 0
-	for site, n := range plan {
-		for range n[0] + n[1] {
-			i++
-			l := &core.Log{SiteID: site, Source: fmt.Sprintf("plugin-%d", site), Message: core.Message{From: core.Address{Email: "a@example.com"},
-				To: []core.Address{{Email: fmt.Sprintf("b%d@example.com", i)}}, Subject: "s", Text: "t"}}
-			if err := db.Logs().EnqueueLog(ctx, l); err != nil {
-				t.Fatal(err)
-			}
-			logs[site] = append(logs[site], l)
-		}
-	}
-	if got, err := db.Logs().ClaimLogs(ctx, "w1", 20, time.Minute); err != nil || len(got) != i {
-		t.Fatalf("claimed %d, %v", len(got), err)
-	}
-	conn := int64(7)
-	var outs []core.LogOutcome
-	for site, n := range plan {
-		for j, l := range logs[site] {
-			status := core.StatusDelivered
-			if j >= n[0] {
-				status = core.StatusFailed
-			}
-			outs = append(outs, core.LogOutcome{LogID: l.ID, Status: status, Attempts: 1, PhaseAttempts: 1, SentConnectionID: &conn})
-		}
-	}
-	if n, err := db.Logs().RecordOutcomes(ctx, "w1", outs); err != nil || n != i {
-		t.Fatalf("RecordOutcomes = %d, %v", n, err)
-	}
+	plan := sitePlan
+	logs := recordSitePlan(t, db, 7)
 	// Provider events: site 2's first message opened twice, site
 	// 1's once, site 3's first bounced.
 	for _, e := range []struct {
@@ -679,7 +553,7 @@ func (s *suite) testBounceIsNoNewFailure(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
 	before := time.Now().Add(-time.Second)
-	l := deliveredWithID(t, db, 1, "pm-a")
+	l := storetest.DeliveredWithID(t, db.DB, 1, "pm-a")
 	if moved, err := db.RecordLogEvent(ctx, &events.LogEvent{LogID: l.ID, Provider: "ses", Event: events.EventBounced, At: time.Now()},
 		core.StatusFailed, "bounced"); err != nil || !moved {
 		t.Fatalf("RecordLogEvent = %v, %v", moved, err)
@@ -697,10 +571,10 @@ func (s *suite) testProviderEventsErased(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
 	const bob = "bob@example.com"
-	welcome := enqueue(t, db, core.Message{From: core.Address{Email: "shop@example.com"},
+	welcome := storetest.Enqueue(t, db.Logs(), core.Message{From: core.Address{Email: "shop@example.com"},
 		To: []core.Address{{Name: "Bob Stone", Email: bob}}, Cc: []core.Address{{Name: "Carol", Email: "carol@example.com"}},
 		Subject: "Welcome", Text: "Hi Bob"})
-	if got := claim(t, db.Logs(), "w", 10, time.Minute); len(got) != 1 {
+	if got := storetest.Claim(t, db.Logs(), "w", 10, time.Minute); len(got) != 1 {
 		t.Fatalf("claimed %d, want 1", len(got))
 	}
 	conn := int64(1)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
+	"github.com/mailsvc/mailsvc/adapters/store/storetest"
 	"github.com/mailsvc/mailsvc/app/pro/analytics"
 	"github.com/mailsvc/mailsvc/app/pro/events"
 	"github.com/mailsvc/mailsvc/core"
@@ -84,12 +85,12 @@ func TestUpgradeKeepsEventTables(t *testing.T) {
 		} {
 			t.Run(tc.name+"/"+up.name, func(t *testing.T) {
 				ctx := context.Background()
-				s := &suite{dsn: tc.dsn(t)}
+				s := newSuite(tc.dsn(t))
 				prefix := s.prefix()
 				db := s.open(t, prefix)
 				day := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
-				a := deliveredWithID(t, db, 1, "pm-a")
-				b := deliveredWithID(t, db, 2, "pm-b")
+				a := storetest.DeliveredWithID(t, db.DB, 1, "pm-a")
+				b := storetest.DeliveredWithID(t, db.DB, 2, "pm-b")
 				for i, e := range []struct {
 					log   *core.Log
 					event string
@@ -151,10 +152,10 @@ func TestUpgradeKeepsEventTables(t *testing.T) {
 				}
 				// The site column and the roll-ups by site are there: a
 				// site's repeated event is counted under its scope.
-				if err := db.Logs().EnqueueLog(ctx, &core.Log{SiteID: 2, Source: "s2", Message: testMessage(3)}); err != nil {
+				if err := db.Logs().EnqueueLog(ctx, &core.Log{SiteID: 2, Source: "s2", Message: storetest.Message(3)}); err != nil {
 					t.Fatal(err)
 				}
-				logs := claim(t, db.Logs(), "w", 10, time.Minute)
+				logs := storetest.Claim(t, db.Logs(), "w", 10, time.Minute)
 				if len(logs) != 1 {
 					t.Fatalf("claimed %d, want the site's log", len(logs))
 				}

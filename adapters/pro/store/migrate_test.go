@@ -10,10 +10,10 @@ import (
 
 	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
 	"github.com/mailsvc/mailsvc/adapters/store"
+	"github.com/mailsvc/mailsvc/adapters/store/storetest"
 	"github.com/mailsvc/mailsvc/app/pro/routing"
 	"github.com/mailsvc/mailsvc/app/pro/suppression"
 	"github.com/mailsvc/mailsvc/core"
-	"github.com/mailsvc/mailsvc/internal/testdb"
 )
 
 // TestUpgradeKeepsProTables upgrades a database as earlier builds left it
@@ -23,60 +23,52 @@ import (
 // tables already there, keeps their rows, records its versions, and a
 // second start changes nothing.
 func TestUpgradeKeepsProTables(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		dsn  func(testing.TB) string
-	}{
-		{"sqlite", testdb.SQLite},
-		{"mysql", testdb.MySQL},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ctx := context.Background()
-			s := &suite{dsn: tc.dsn(t)}
-			prefix := s.prefix()
-			db := s.open(t, prefix)
-			rule := &routing.RoutingRule{Name: "Invoices", ConnectionID: 7, Priority: 1, IsActive: true,
-				Conditions: []routing.RoutingCondition{{Field: "subject", Operator: "contains", Value: "invoice"}}}
-			if err := db.CreateRoutingRule(ctx, rule); err != nil {
-				t.Fatal(err)
+	storetest.EachDSN(t, func(t *testing.T, dialect, dsn string) {
+		ctx := context.Background()
+		s := newSuite(dsn)
+		prefix := s.prefix()
+		db := s.open(t, prefix)
+		rule := &routing.RoutingRule{Name: "Invoices", ConnectionID: 7, Priority: 1, IsActive: true,
+			Conditions: []routing.RoutingCondition{{Field: "subject", Operator: "contains", Value: "invoice"}}}
+		if err := db.CreateRoutingRule(ctx, rule); err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := db.ReserveSend(ctx, 7, "2026-01-02", 0); err != nil || !ok {
+			t.Fatalf("ReserveSend: %v %v", ok, err)
+		}
+		if _, err := db.AddSuppressions(ctx, []suppression.Suppression{{Email: "ann@example.com", Reason: suppression.SuppressBounce}}); err != nil {
+			t.Fatal(err)
+		}
+		// The database as an earlier build left it: no Pro history.
+		if _, err := db.SQL().ExecContext(ctx, db.Expand("DROP TABLE {prefix}mailsvc_pro_migrations")); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			again := s.open(t, prefix)
+			rules, err := again.FindRoutingRules(ctx)
+			if err != nil || len(rules) != 1 || rules[0].Name != "Invoices" || len(rules[0].Conditions) != 1 {
+				t.Fatalf("rules after the upgrade: %v %+v", err, rules)
 			}
-			if ok, err := db.ReserveSend(ctx, 7, "2026-01-02", 0); err != nil || !ok {
-				t.Fatalf("ReserveSend: %v %v", ok, err)
+			counts, err := again.SendCounts(ctx, "2026-01-02")
+			if err != nil || counts[7] != 1 {
+				t.Fatalf("send counts after the upgrade: %v %v", err, counts)
 			}
-			if _, err := db.AddSuppressions(ctx, []suppression.Suppression{{Email: "ann@example.com", Reason: suppression.SuppressBounce}}); err != nil {
-				t.Fatal(err)
+			if s, err := again.FindSuppression(ctx, 0, "ann@example.com"); err != nil || s.Reason != suppression.SuppressBounce {
+				t.Fatalf("suppression after the upgrade: %v %+v", err, s)
 			}
-			// The database as an earlier build left it: no Pro history.
-			if _, err := db.SQL().ExecContext(ctx, db.Expand("DROP TABLE {prefix}mailsvc_pro_migrations")); err != nil {
-				t.Fatal(err)
+			var versions []int
+			if err := again.Gorm().WithContext(ctx).Table(again.TableName("pro_migrations")).
+				Order("version").Pluck("version", &versions).Error; err != nil || !slices.Equal(versions, []int{1, 2, 3, 4}) {
+				t.Fatalf("recorded Pro versions: %v %v", err, versions)
 			}
-			for range 2 {
-				again := s.open(t, prefix)
-				rules, err := again.FindRoutingRules(ctx)
-				if err != nil || len(rules) != 1 || rules[0].Name != "Invoices" || len(rules[0].Conditions) != 1 {
-					t.Fatalf("rules after the upgrade: %v %+v", err, rules)
-				}
-				counts, err := again.SendCounts(ctx, "2026-01-02")
-				if err != nil || counts[7] != 1 {
-					t.Fatalf("send counts after the upgrade: %v %v", err, counts)
-				}
-				if s, err := again.FindSuppression(ctx, 0, "ann@example.com"); err != nil || s.Reason != suppression.SuppressBounce {
-					t.Fatalf("suppression after the upgrade: %v %+v", err, s)
-				}
-				var versions []int
-				if err := again.Gorm().WithContext(ctx).Table(again.TableName("pro_migrations")).
-					Order("version").Pluck("version", &versions).Error; err != nil || !slices.Equal(versions, []int{1, 2, 3, 4}) {
-					t.Fatalf("recorded Pro versions: %v %v", err, versions)
-				}
-			}
-			// The service's own history still records versions 5 and 6, now
-			// without the Pro tables.
-			v, err := db.DB.AppliedVersions(ctx)
-			if err != nil || len(v) != store.LatestVersion() {
-				t.Fatalf("the service's versions: %v %v (latest %d)", err, v, store.LatestVersion())
-			}
-		})
-	}
+		}
+		// The service's own history still records versions 5 and 6, now
+		// without the Pro tables.
+		v, err := db.DB.AppliedVersions(ctx)
+		if err != nil || len(v) != store.LatestVersion() {
+			t.Fatalf("the service's versions: %v %v (latest %d)", err, v, store.LatestVersion())
+		}
+	})
 }
 
 // rollupSnapshot reads the roll-ups by source and by site, summed over
@@ -123,80 +115,72 @@ func rollupSnapshot(t *testing.T, db *prostore.DB) []string {
 // source from the 15-minute ones as the service's migration 11 did. A
 // second start changes nothing either way.
 func TestUpgradeKeepsAnalyticsRollups(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		dsn  func(testing.TB) string
-	}{
-		{"sqlite", testdb.SQLite},
-		{"mysql", testdb.MySQL},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ctx := context.Background()
-			s := &suite{dsn: tc.dsn(t)}
-			for _, stage := range []string{"tables made by the service's migrations", "between the service's migrations 8 and 11"} {
-				prefix := s.prefix()
-				db := s.open(t, prefix)
-				// Outcomes of two sites, recorded now, and imported
-				// history over three days.
-				for i, site := range []int64{1, 2, 2, 3} {
-					l := &core.Log{SiteID: site, Source: fmt.Sprint("plugin-", i%2), Message: testMessage(i)}
-					if err := db.Logs().EnqueueLog(ctx, l); err != nil {
-						t.Fatal(err)
-					}
-					if got := claim(t, db.Logs(), "w", 10, time.Minute); len(got) != 1 {
-						t.Fatalf("claimed %d logs, want 1", len(got))
-					}
-					conn := int64(1 + i%2)
-					status := []string{core.StatusDelivered, core.StatusFailed}[i%2]
-					if n, err := db.Logs().RecordOutcomes(ctx, "w", []core.LogOutcome{{LogID: l.ID, Status: status, Attempts: 1,
-						PhaseAttempts: 1, SentConnectionID: &conn}}); err != nil || n != 1 {
-						t.Fatalf("RecordOutcomes = %d, %v", n, err)
-					}
-				}
-				day := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
-				var logs []*core.Log
-				for i := range 60 {
-					at := day.Add(time.Duration(i) * 71 * time.Minute)
-					logs = append(logs, &core.Log{Status: []string{core.StatusDelivered, core.StatusFailed}[i%3/2], Source: fmt.Sprint("import-", i%4),
-						Message: testMessage(100 + i), CreatedAt: at, UpdatedAt: at})
-				}
-				if err := db.Logs().ImportLogs(ctx, logs); err != nil {
+	storetest.EachDSN(t, func(t *testing.T, dialect, dsn string) {
+		ctx := context.Background()
+		s := newSuite(dsn)
+		for _, stage := range []string{"tables made by the service's migrations", "between the service's migrations 8 and 11"} {
+			prefix := s.prefix()
+			db := s.open(t, prefix)
+			// Outcomes of two sites, recorded now, and imported
+			// history over three days.
+			for i, site := range []int64{1, 2, 2, 3} {
+				l := &core.Log{SiteID: site, Source: fmt.Sprint("plugin-", i%2), Message: storetest.Message(i)}
+				if err := db.Logs().EnqueueLog(ctx, l); err != nil {
 					t.Fatal(err)
 				}
-				want := rollupSnapshot(t, db)
-				wantTotals, err := db.SourceTotals(ctx, day.Add(5*time.Hour+45*time.Minute), day.Add(2*24*time.Hour+7*time.Hour))
-				if err != nil || len(wantTotals) == 0 {
-					t.Fatalf("SourceTotals: %+v, %v", wantTotals, err)
+				if got := storetest.Claim(t, db.Logs(), "w", 10, time.Minute); len(got) != 1 {
+					t.Fatalf("claimed %d logs, want 1", len(got))
 				}
-				if stage == "between the service's migrations 8 and 11" {
-					// Only the 15-minute roll-ups by source were there.
-					for _, table := range []string{"source_rollups", "site_rollups"} {
-						if _, err := db.SQL().ExecContext(ctx, "DROP TABLE "+db.TableName(table)); err != nil {
-							t.Fatal(err)
-						}
-					}
-					var kept []string
-					for _, line := range want {
-						if !strings.HasPrefix(line, "site_rollups ") {
-							kept = append(kept, line)
-						}
-					}
-					want = kept
-				}
-				if _, err := db.SQL().ExecContext(ctx, db.Expand("DELETE FROM {prefix}mailsvc_pro_migrations WHERE version = 4")); err != nil {
-					t.Fatal(err)
-				}
-				for i := range 2 {
-					again := s.open(t, prefix)
-					if got := rollupSnapshot(t, again); !slices.Equal(got, want) {
-						t.Fatalf("%s, start %d: roll-ups after the upgrade\n%s\nwant\n%s", stage, i+1, strings.Join(got, "\n"), strings.Join(want, "\n"))
-					}
-					got, err := again.SourceTotals(ctx, day.Add(5*time.Hour+45*time.Minute), day.Add(2*24*time.Hour+7*time.Hour))
-					if err != nil || !slices.Equal(got, wantTotals) {
-						t.Fatalf("%s, start %d: SourceTotals %+v, %v; want %+v", stage, i+1, got, err, wantTotals)
-					}
+				conn := int64(1 + i%2)
+				status := []string{core.StatusDelivered, core.StatusFailed}[i%2]
+				if n, err := db.Logs().RecordOutcomes(ctx, "w", []core.LogOutcome{{LogID: l.ID, Status: status, Attempts: 1,
+					PhaseAttempts: 1, SentConnectionID: &conn}}); err != nil || n != 1 {
+					t.Fatalf("RecordOutcomes = %d, %v", n, err)
 				}
 			}
-		})
-	}
+			day := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
+			var logs []*core.Log
+			for i := range 60 {
+				at := day.Add(time.Duration(i) * 71 * time.Minute)
+				logs = append(logs, &core.Log{Status: []string{core.StatusDelivered, core.StatusFailed}[i%3/2], Source: fmt.Sprint("import-", i%4),
+					Message: storetest.Message(100 + i), CreatedAt: at, UpdatedAt: at})
+			}
+			if err := db.Logs().ImportLogs(ctx, logs); err != nil {
+				t.Fatal(err)
+			}
+			want := rollupSnapshot(t, db)
+			wantTotals, err := db.SourceTotals(ctx, day.Add(5*time.Hour+45*time.Minute), day.Add(2*24*time.Hour+7*time.Hour))
+			if err != nil || len(wantTotals) == 0 {
+				t.Fatalf("SourceTotals: %+v, %v", wantTotals, err)
+			}
+			if stage == "between the service's migrations 8 and 11" {
+				// Only the 15-minute roll-ups by source were there.
+				for _, table := range []string{"source_rollups", "site_rollups"} {
+					if _, err := db.SQL().ExecContext(ctx, "DROP TABLE "+db.TableName(table)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				var kept []string
+				for _, line := range want {
+					if !strings.HasPrefix(line, "site_rollups ") {
+						kept = append(kept, line)
+					}
+				}
+				want = kept
+			}
+			if _, err := db.SQL().ExecContext(ctx, db.Expand("DELETE FROM {prefix}mailsvc_pro_migrations WHERE version = 4")); err != nil {
+				t.Fatal(err)
+			}
+			for i := range 2 {
+				again := s.open(t, prefix)
+				if got := rollupSnapshot(t, again); !slices.Equal(got, want) {
+					t.Fatalf("%s, start %d: roll-ups after the upgrade\n%s\nwant\n%s", stage, i+1, strings.Join(got, "\n"), strings.Join(want, "\n"))
+				}
+				got, err := again.SourceTotals(ctx, day.Add(5*time.Hour+45*time.Minute), day.Add(2*24*time.Hour+7*time.Hour))
+				if err != nil || !slices.Equal(got, wantTotals) {
+					t.Fatalf("%s, start %d: SourceTotals %+v, %v; want %+v", stage, i+1, got, err, wantTotals)
+				}
+			}
+		}
+	})
 }

@@ -7,145 +7,113 @@ import (
 	"time"
 
 	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
-	"github.com/mailsvc/mailsvc/adapters/store"
+	"github.com/mailsvc/mailsvc/adapters/store/storetest"
+	"github.com/mailsvc/mailsvc/app/pro/analytics"
 	"github.com/mailsvc/mailsvc/core"
-	"github.com/mailsvc/mailsvc/internal/testdb"
 )
 
-// TestRecordOutcomesAndClaimCountsSources is the service store's
-// TestRecordOutcomesAndClaim (adapters/store) with the Pro outcome
-// counter linked: two workers' outcomes recorded and their next messages
-// claimed in one transaction, the outcomes applied as
-// RecordOutcomesOfOwners applies them (an outcome for a log the owner
-// does not hold is skipped), each owner given its own disjoint share of
-// the due logs under its lease (a log the outcomes made due at once
-// included), the roll-ups by connection and by source counting what
-// applied, and a mismatched call changing nothing.
+// TestRecordOutcomesAndClaimCountsSources runs the service store's
+// storetest.RecordOutcomesAndClaim (two workers' outcomes recorded and
+// their next messages claimed in one transaction, the roll-ups by
+// connection counting what applied, a mismatched call changing nothing)
+// with the Pro outcome counter linked, and checks that the roll-ups by
+// source count what applied too.
 func TestRecordOutcomesAndClaimCountsSources(t *testing.T) {
-	for _, dialect := range []string{"mysql", "sqlite"} {
-		t.Run(dialect, func(t *testing.T) {
-			ctx := context.Background()
-			dsn := testdb.SQLite(t)
-			if dialect == "mysql" {
-				dsn = testdb.MySQL(t)
-			}
-			sdb, err := store.Open(ctx, dsn, store.DefaultPrefix, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { sdb.Close() })
-			db := prostore.New(sdb)
-			for i := range 8 {
-				l := &core.Log{Source: fmt.Sprintf("src-%d", i%2), Message: core.Message{From: core.Address{Email: "a@example.com"},
-					To: []core.Address{{Email: fmt.Sprintf("b%d@example.com", i)}}, Subject: "s", Text: "t"}}
-				if err := db.Logs().EnqueueLog(ctx, l); err != nil {
-					t.Fatal(err)
-				}
-			}
-			a, err := db.Logs().ClaimLogs(ctx, "w-a", 2, time.Minute)
-			if err != nil || len(a) != 2 {
-				t.Fatalf("claim a: %d logs, %v", len(a), err)
-			}
-			b, err := db.Logs().ClaimLogs(ctx, "w-b", 2, time.Minute)
-			if err != nil || len(b) != 2 {
-				t.Fatalf("claim b: %d logs, %v", len(b), err)
-			}
-			conn := int64(9)
-			out := func(l *core.Log, status, outcome string) core.LogOutcome {
-				return core.LogOutcome{LogID: l.ID, Status: status, Attempts: 1, PhaseAttempts: 1, SentConnectionID: &conn,
-					History: []core.Attempt{{LogID: l.ID, ConnectionID: conn, At: time.Now(), Outcome: outcome}}}
-			}
-			// b[1] moves to the fallback: queued and due at once.
-			fallback := out(b[1], core.StatusQueued, core.OutcomePermanent)
-			fallback.UsedFallback, fallback.PhaseAttempts, fallback.NextAttemptAt = true, 0, time.Now().Add(-time.Second)
-			outsA := []core.LogOutcome{out(a[0], core.StatusDelivered, core.OutcomeDelivered), out(a[1], core.StatusDelivered, core.OutcomeDelivered),
-				out(b[0], core.StatusDelivered, core.OutcomeDelivered)} // b[0] is held by w-b: skipped
-			outsB := []core.LogOutcome{out(b[0], core.StatusFailed, core.OutcomePermanent), fallback}
+	eachDialect(t, func(t *testing.T, db *prostore.DB) {
+		ctx := context.Background()
+		delivered, failed := storetest.RecordOutcomesAndClaim(t, db.DB)
+		from, to := time.Now().Add(-time.Hour), time.Now().Add(time.Hour)
+		sources, err := db.SourceBuckets(ctx, from, to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bySource := map[string]int64{}
+		for _, sb := range sources {
+			bySource[sb.Source+"/"+sb.Status] += sb.Count
+		}
+		want := map[string]int64{}
+		for _, l := range delivered {
+			want[l.Source+"/"+core.StatusDelivered]++
+		}
+		for _, l := range failed {
+			want[l.Source+"/"+core.StatusFailed]++
+		}
+		if fmt.Sprint(bySource) != fmt.Sprint(want) {
+			t.Errorf("roll-ups by source %v, want %v", bySource, want)
+		}
+	})
+}
 
-			if _, _, err := db.Logs().RecordOutcomesAndClaim(ctx, []string{"w-a"}, [][]core.LogOutcome{outsA, outsB}, []int{1, 1}, time.Minute); err == nil {
-				t.Fatal("a call with 1 owner for 2 outcome lists succeeded")
-			}
-			if l, _ := db.Logs().FindLogByID(ctx, a[0].ID); l.Status != core.StatusSending {
-				t.Fatalf("the refused call changed log %d: %s", a[0].ID, l.Status)
-			}
-
-			applied, claimed, err := db.Logs().RecordOutcomesAndClaim(ctx, []string{"w-a", "w-b"}, [][]core.LogOutcome{outsA, outsB}, []int{3, 10}, time.Minute)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if applied[0] != 2 || applied[1] != 2 {
-				t.Fatalf("applied %v, want [2 2]", applied)
-			}
-			// Due: the 4 never claimed and the one moved to the fallback.
-			if len(claimed) != 2 || len(claimed[0]) != 3 || len(claimed[1]) != 2 {
-				t.Fatalf("claimed %d and %d logs, want 3 and 2", len(claimed[0]), len(claimed[1]))
-			}
-			seen := map[int64]bool{}
-			for i, owner := range []string{"w-a", "w-b"} {
-				for _, l := range claimed[i] {
-					if seen[l.ID] {
-						t.Fatalf("log %d claimed twice", l.ID)
-					}
-					seen[l.ID] = true
-					got, err := db.Logs().FindLogByID(ctx, l.ID)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if l.Status != core.StatusSending || l.LeaseOwner != owner || got.Status != core.StatusSending || got.LeaseOwner != owner || got.LeaseUntil == nil {
-						t.Errorf("claimed log %d: returned %s/%q, stored %s/%q; want sending under %s", l.ID, l.Status, l.LeaseOwner, got.Status, got.LeaseOwner, owner)
-					}
-					if l.Message.To[0].Email == "" {
-						t.Errorf("claimed log %d has no message", l.ID)
-					}
-					if l.ID == b[1].ID && (!l.UsedFallback || l.Attempts != 1 || l.PhaseAttempts != 0) {
-						t.Errorf("the log moved to the fallback was claimed as %+v", l)
-					}
-				}
-			}
-			if !seen[b[1].ID] {
-				t.Errorf("the log moved to the fallback (due at once) was not claimed")
-			}
-			for id, status := range map[int64]string{a[0].ID: core.StatusDelivered, a[1].ID: core.StatusDelivered, b[0].ID: core.StatusFailed} {
-				l, err := db.Logs().FindLogByID(ctx, id)
+// TestSiteAnalytics records the outcomes of three sites of a network and
+// reads the Pro analytics' roll-ups under each site's scope: each site
+// counts its own messages (the main site as the network's less the other
+// sites'), the sites add up to the network, and the export lists a
+// site's logs only. Compacting the roll-ups changes nothing. (The
+// provider events by site: the contract suite, testSiteEventRollups.)
+func TestSiteAnalytics(t *testing.T) {
+	eachDialect(t, func(t *testing.T, db *prostore.DB) {
+		ctx := context.Background()
+		from := time.Now().Add(-time.Hour)
+		plan, conn := sitePlan, int64(7)
+		recordSitePlan(t, db, conn)
+		to := time.Now().Add(time.Hour)
+		check := func(when string) {
+			t.Helper()
+			var sumD, sumF int64
+			for site, n := range plan {
+				sctx := core.WithSiteScope(ctx, site)
+				ot, err := db.OutcomeTotals(sctx, from, to)
 				if err != nil {
-					t.Fatal(err)
+					t.Fatalf("%s: site %d OutcomeTotals: %v", when, site, err)
 				}
-				if l.Status != status || len(l.History) != 1 || l.LeaseOwner != "" {
-					t.Errorf("log %d: status %s, %d attempts, lease %q; want %s, 1 attempt, no lease", id, l.Status, len(l.History), l.LeaseOwner, status)
+				got := map[string]int64{}
+				for _, b := range ot {
+					if b.ConnectionID != conn {
+						t.Errorf("%s: site %d connection %d", when, site, b.ConnectionID)
+					}
+					got[b.Status] += b.Count
+				}
+				if got[core.StatusDelivered] != int64(n[0]) || got[core.StatusFailed] != int64(n[1]) {
+					t.Errorf("%s: site %d outcomes %v, want %v", when, site, got, n)
+				}
+				sumD, sumF = sumD+got[core.StatusDelivered], sumF+got[core.StatusFailed]
+				st, err := db.SourceTotals(sctx, from, to)
+				if err != nil {
+					t.Fatalf("%s: site %d SourceTotals: %v", when, site, err)
+				}
+				for _, b := range st {
+					if b.Source != fmt.Sprintf("plugin-%d", site) {
+						t.Errorf("%s: site %d counts source %q", when, site, b.Source)
+					}
+				}
+				exp, err := db.ExportLogs(sctx, analytics.LogExportPage{From: from, To: to})
+				if err != nil || len(exp) != n[0]+n[1] {
+					t.Fatalf("%s: site %d exports %d logs, %v", when, site, len(exp), err)
 				}
 			}
-			from, to := time.Now().Add(-time.Hour), time.Now().Add(time.Hour)
-			buckets, err := db.Logs().OutcomeBuckets(ctx, from, to)
+			ot, err := db.OutcomeTotals(ctx, from, to)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := map[string]int64{}
-			for _, bk := range buckets {
-				got[bk.Status] += bk.Count
+			var netD, netF int64
+			for _, b := range ot {
+				if b.Status == core.StatusDelivered {
+					netD += b.Count
+				} else if b.Status == core.StatusFailed {
+					netF += b.Count
+				}
 			}
-			if got[core.StatusDelivered] != 2 || got[core.StatusFailed] != 1 {
-				t.Errorf("roll-ups by connection %v, want 2 delivered and 1 failed", got)
+			if netD != sumD || netF != sumF {
+				t.Errorf("%s: network %d/%d, sites add up to %d/%d", when, netD, netF, sumD, sumF)
 			}
-			sources, err := db.SourceBuckets(ctx, from, to)
-			if err != nil {
-				t.Fatal(err)
+			if ot, err := db.OutcomeTotals(core.WithSiteScope(ctx, 9), from, to); err != nil || len(ot) != 0 {
+				t.Errorf("%s: a site without mail: %+v, %v", when, ot, err)
 			}
-			bySource := map[string]int64{}
-			for _, sb := range sources {
-				bySource[sb.Source+"/"+sb.Status] += sb.Count
-			}
-			want := map[string]int64{}
-			for _, l := range []*core.Log{a[0], a[1]} {
-				want[l.Source+"/"+core.StatusDelivered]++
-			}
-			want[b[0].Source+"/"+core.StatusFailed]++
-			if fmt.Sprint(bySource) != fmt.Sprint(want) {
-				t.Errorf("roll-ups by source %v, want %v", bySource, want)
-			}
-			// Nothing is due any more: a claim alone finds nothing.
-			if more, err := db.Logs().ClaimLogs(ctx, "w-c", 10, time.Minute); err != nil || len(more) != 0 {
-				t.Errorf("claim after: %d logs, %v; want none", len(more), err)
-			}
-		})
-	}
+		}
+		check("recorded")
+		if _, err := db.CompactRollups(ctx); err != nil {
+			t.Fatal(err)
+		}
+		check("compacted")
+	})
 }

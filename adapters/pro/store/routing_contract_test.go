@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/mailsvc/mailsvc/adapters/store/storetest"
 	"github.com/mailsvc/mailsvc/app/pro/routing"
 	"github.com/mailsvc/mailsvc/core"
 )
@@ -56,9 +57,9 @@ func (s *suite) testRoutingRuleCRUD(t *testing.T) {
 	if again.Name != "Bills" || again.IsActive || len(again.Conditions) != 0 {
 		t.Fatalf("after update: %+v", again)
 	}
-	wantCode(t, db.UpdateRoutingRule(ctx, &routing.RoutingRule{ID: 999, Name: "x"}), core.ENOTFOUND)
+	storetest.WantCode(t, db.UpdateRoutingRule(ctx, &routing.RoutingRule{ID: 999, Name: "x"}), core.ENOTFOUND)
 	_, err = db.FindRoutingRuleByID(ctx, 999)
-	wantCode(t, err, core.ENOTFOUND)
+	storetest.WantCode(t, err, core.ENOTFOUND)
 	if n, err := db.DeleteRoutingRules(ctx, []int64{r.ID, 999}); err != nil || n != 1 {
 		t.Fatalf("DeleteRoutingRules = %d, %v; want 1", n, err)
 	}
@@ -85,7 +86,7 @@ func (s *suite) testRoutingRuleReorderAndBulk(t *testing.T) {
 	if list[0].ID != ids[2] || list[0].Priority != 1 || list[1].ID != ids[0] || list[2].Priority != 3 {
 		t.Fatalf("after reorder: %+v %+v %+v", list[0], list[1], list[2])
 	}
-	wantCode(t, db.ReorderRoutingRules(ctx, []int64{ids[1], 999}), core.ENOTFOUND)
+	storetest.WantCode(t, db.ReorderRoutingRules(ctx, []int64{ids[1], 999}), core.ENOTFOUND)
 	if r, _ := db.FindRoutingRuleByID(ctx, ids[1]); r.Priority != 3 {
 		t.Fatalf("a failed reorder changed priority to %d", r.Priority)
 	}

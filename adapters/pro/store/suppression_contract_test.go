@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/mailsvc/mailsvc/adapters/store/storetest"
 	"github.com/mailsvc/mailsvc/app/pro/suppression"
 	"github.com/mailsvc/mailsvc/core"
 )
@@ -70,7 +71,7 @@ func (s *suite) testSuppressionList(t *testing.T) {
 		t.Fatalf("second DeleteSuppression = %v, %v", ok, err)
 	}
 	_, err = db.FindSuppression(ctx, 0, "ann@example.com")
-	wantCode(t, err, core.ENOTFOUND)
+	storetest.WantCode(t, err, core.ENOTFOUND)
 	if got, err := db.SuppressedAmong(ctx, []string{"ann@example.com"}); err != nil || len(got) != 0 {
 		t.Fatalf("removed address still suppressed: %v, %v", got, err)
 	}

@@ -91,7 +91,7 @@ func (s *suite) testConnectionSettingsPatch(t *testing.T) {
 		t.Fatalf("the other connection changed: %+v, %v", o, err)
 	}
 	for _, id := range []int64{0, other.ID + 100} {
-		wantCode(t, db.Connections().UpdateConnectionSettings(ctx, id, core.Settings{"a": "b"}, core.OAuthAuthorized), core.ENOTFOUND)
+		WantCode(t, db.Connections().UpdateConnectionSettings(ctx, id, core.Settings{"a": "b"}, core.OAuthAuthorized), core.ENOTFOUND)
 	}
 }
 
@@ -166,5 +166,5 @@ func (s *suite) testConnectionHealth(t *testing.T) {
 			t.Fatalf("step %d: health write changed updated_at %v→%v or settings %v", i, c.UpdatedAt, got.UpdatedAt, got.Settings)
 		}
 	}
-	wantCode(t, db.Connections().UpdateConnectionHealth(ctx, c.ID+100, core.ConnectionHealth{Status: core.HealthDown, CheckedAt: at}), core.ENOTFOUND)
+	WantCode(t, db.Connections().UpdateConnectionHealth(ctx, c.ID+100, core.ConnectionHealth{Status: core.HealthDown, CheckedAt: at}), core.ENOTFOUND)
 }

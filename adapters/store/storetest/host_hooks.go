@@ -26,23 +26,23 @@ func (s *suite) hostHookTests() []struct {
 	}
 }
 
-// outboxRow is one row of the outbox, its arguments decoded.
-type outboxRow struct {
+// OutboxRow is one row of the host hook outbox, its arguments decoded.
+type OutboxRow struct {
 	Hook string
 	Args []any
 }
 
-// outbox returns the outbox rows in order.
-func outbox(t *testing.T, db *store.DB) []outboxRow {
+// Outbox returns the rows of the host hook outbox in order.
+func Outbox(t *testing.T, db *store.DB) []OutboxRow {
 	t.Helper()
 	rows, err := db.Gorm().Raw("SELECT hook, args FROM " + db.TableName("hook_events") + " ORDER BY id").Rows()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	var out []outboxRow
+	var out []OutboxRow
 	for rows.Next() {
-		var r outboxRow
+		var r OutboxRow
 		var js string
 		if err := rows.Scan(&r.Hook, &js); err != nil {
 			t.Fatal(err)
@@ -68,7 +68,7 @@ func (s *suite) testHostHooksWithOutcomes(t *testing.T) {
 	db.HostHooks().NotifyHostHooks(func() { notified.Add(1) })
 	var logs []*core.Log
 	for i := range 5 {
-		logs = append(logs, enqueue(t, db.Logs(), testMessage(i)))
+		logs = append(logs, Enqueue(t, db.Logs(), Message(i)))
 	}
 	flag := func(l *core.Log, flags int, message string) {
 		t.Helper()
@@ -84,7 +84,7 @@ func (s *suite) testHostHooksWithOutcomes(t *testing.T) {
 	flag(logs[1], core.HostHookFlagDelivered|core.HostHookFlagWPMailFailed,
 		`{"from":{"email":"shop@example.com"},"to":[{"email":"ann1@example.com"}],"wp_mail":{"to":["ann1@example.com"],"subject":"Order 1","message":"Hello 1","headers":{"X-Order":"1"},"attachments":["/tmp/a.pdf"]}}`)
 	flag(logs[2], core.HostHookFlagDelivered, "")
-	claimed := claim(t, db.Logs(), "w", 10, time.Hour)
+	claimed := Claim(t, db.Logs(), "w", 10, time.Hour)
 	if len(claimed) != 5 || claimed[1].Message.To[0].Email != "ann1@example.com" {
 		t.Fatalf("claimed %d logs (the flagged message column must still read)", len(claimed))
 	}
@@ -100,21 +100,21 @@ func (s *suite) testHostHooksWithOutcomes(t *testing.T) {
 	if n, err := db.Logs().RecordOutcomes(ctx, "other", outs); err != nil || n != 0 {
 		t.Fatalf("RecordOutcomes by a non-owner = %d, %v", n, err)
 	}
-	if got := outbox(t, db); len(got) != 0 || notified.Load() != 0 {
+	if got := Outbox(t, db); len(got) != 0 || notified.Load() != 0 {
 		t.Fatalf("outcomes that did not apply wrote %v (notified %d)", got, notified.Load())
 	}
 	if n, err := db.Logs().RecordOutcomes(ctx, "w", outs); err != nil || n != 5 {
 		t.Fatalf("RecordOutcomes = %d, %v", n, err)
 	}
-	want := []outboxRow{
+	want := []OutboxRow{
 		{core.HookDelivered, []any{float64(logs[0].ID), float64(conn), "pm-0"}},
 		{core.HookTestEmailSent, []any{float64(conn), "ann4@example.com", "Order 4", float64(logs[4].ID), true, ""}},
 		{core.HookWPMailFailed, []any{map[string]any{"log_id": float64(logs[1].ID), "error": "550 mailbox unavailable",
 			"mail_data": map[string]any{"to": []any{"ann1@example.com"}, "subject": "Order 1", "message": "Hello 1",
 				"headers": map[string]any{"X-Order": "1"}, "attachments": []any{"/tmp/a.pdf"}}}}},
 	}
-	if got := outbox(t, db); !reflect.DeepEqual(got, want) {
-		t.Fatalf("outbox =\n%v\nwant\n%v", got, want)
+	if got := Outbox(t, db); !reflect.DeepEqual(got, want) {
+		t.Fatalf("Outbox =\n%v\nwant\n%v", got, want)
 	}
 	if notified.Load() != 1 {
 		t.Fatalf("notified %d times, want once", notified.Load())
@@ -133,9 +133,9 @@ func (s *suite) testHostHooksRecordedAndPruned(t *testing.T) {
 	if err := db.HostHooks().RecordHostHooks(ctx, []core.HostHook{{Name: core.HookWebhookSES, Args: []any{map[string]any{"notificationType": "Bounce"}, "arn:topic"}}}); err != nil {
 		t.Fatal(err)
 	}
-	got := outbox(t, db)
+	got := Outbox(t, db)
 	if len(got) != 1 || got[0].Hook != core.HookWebhookSES || got[0].Args[1] != "arn:topic" {
-		t.Fatalf("outbox = %v", got)
+		t.Fatalf("Outbox = %v", got)
 	}
 	if notified.Load() != 1 {
 		t.Fatalf("notified %d times, want once", notified.Load())

@@ -243,10 +243,10 @@ func (s *suite) testOldestQueuedAt(t *testing.T) {
 	}
 	var logs []*core.Log
 	for i := range 3 {
-		logs = append(logs, enqueue(t, db.Logs(), testMessage(i)))
+		logs = append(logs, Enqueue(t, db.Logs(), Message(i)))
 	}
 	// A queued log waiting for a retry counts: it is still in the queue.
-	later := &core.Log{Message: testMessage(9), NextAttemptAt: time.Now().Add(time.Hour)}
+	later := &core.Log{Message: Message(9), NextAttemptAt: time.Now().Add(time.Hour)}
 	if err := db.Logs().EnqueueLog(ctx, later); err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +277,7 @@ func (s *suite) testOldestQueuedAt(t *testing.T) {
 	check("four queued", &w)
 
 	// Claimed (sending), delivered and failed logs are not queued.
-	claimed := claim(t, db.Logs(), "w", 2, time.Hour)
+	claimed := Claim(t, db.Logs(), "w", 2, time.Hour)
 	if len(claimed) != 2 {
 		t.Fatalf("claimed %d, want 2", len(claimed))
 	}
@@ -292,7 +292,7 @@ func (s *suite) testOldestQueuedAt(t *testing.T) {
 	w = oldest(left)
 	check("two queued", &w)
 
-	rest := claim(t, db.Logs(), "w", 10, time.Hour) // the due one; `later` waits
+	rest := Claim(t, db.Logs(), "w", 10, time.Hour) // the due one; `later` waits
 	if len(rest) != 1 {
 		t.Fatalf("claimed %d, want 1 (the other waits for its retry)", len(rest))
 	}
@@ -309,9 +309,9 @@ func (s *suite) testQueueDepth(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
 	for i := range 6 {
-		enqueue(t, db.Logs(), testMessage(i))
+		Enqueue(t, db.Logs(), Message(i))
 	}
-	claimed := claim(t, db.Logs(), "w1", 3, time.Minute)
+	claimed := Claim(t, db.Logs(), "w1", 3, time.Minute)
 	finish(t, db.Logs(), "w1", claimed[0], core.StatusDelivered)
 	finish(t, db.Logs(), "w1", claimed[1], core.StatusFailed)
 	want := core.QueueStats{Queued: 3, Sending: 1, Delivered: 1, Failed: 1}

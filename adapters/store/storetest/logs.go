@@ -56,7 +56,8 @@ func (s *suite) logTests() []struct {
 	}
 }
 
-func testMessage(i int) core.Message {
+// Message is a small message, distinct for each i.
+func Message(i int) core.Message {
 	return core.Message{
 		From:    core.Address{Name: "Shop", Email: "shop@example.com"},
 		To:      []core.Address{{Name: "Ann", Email: fmt.Sprintf("ann%d@example.com", i)}},
@@ -65,7 +66,8 @@ func testMessage(i int) core.Message {
 	}
 }
 
-func enqueue(t *testing.T, db LogStore, msg core.Message) *core.Log {
+// Enqueue queues msg from the source "test".
+func Enqueue(t *testing.T, db core.LogStore, msg core.Message) *core.Log {
 	t.Helper()
 	l := &core.Log{Message: msg, Source: "test"}
 	if err := db.EnqueueLog(context.Background(), l); err != nil {
@@ -74,7 +76,8 @@ func enqueue(t *testing.T, db LogStore, msg core.Message) *core.Log {
 	return l
 }
 
-func claim(t *testing.T, db LogStore, owner string, n int, lease time.Duration) []*core.Log {
+// Claim claims up to n logs for owner.
+func Claim(t *testing.T, db core.LogStore, owner string, n int, lease time.Duration) []*core.Log {
 	t.Helper()
 	logs, err := db.ClaimLogs(context.Background(), owner, n, lease)
 	if err != nil {
@@ -136,7 +139,7 @@ func (s *suite) testLogRoundTrip(t *testing.T) {
 		t.Fatalf("log = %+v", got)
 	}
 	_, err = db.FindLogByID(ctx, l.ID+1000)
-	wantCode(t, err, core.ENOTFOUND)
+	WantCode(t, err, core.ENOTFOUND)
 
 	bad := &core.Log{Message: msg, Status: core.StatusDelivered}
 	if err := db.EnqueueLog(ctx, bad); err == nil {
@@ -149,7 +152,7 @@ func (s *suite) testClaimExclusive(t *testing.T) {
 	db := st.Logs
 	const total = 120
 	for i := range total {
-		enqueue(t, db, testMessage(i))
+		Enqueue(t, db, Message(i))
 	}
 	// Two claimers on separate handles, as two processes would be.
 	other := db
@@ -199,16 +202,16 @@ func (s *suite) testClaimExclusive(t *testing.T) {
 func (s *suite) testClaimSkipsFuture(t *testing.T) {
 	ctx := context.Background()
 	db := s.logs(t)
-	future := &core.Log{Message: testMessage(1), NextAttemptAt: time.Now().Add(time.Hour)}
+	future := &core.Log{Message: Message(1), NextAttemptAt: time.Now().Add(time.Hour)}
 	if err := db.EnqueueLog(ctx, future); err != nil {
 		t.Fatal(err)
 	}
-	due := enqueue(t, db, testMessage(2))
-	got := claim(t, db, "a", 10, time.Hour)
+	due := Enqueue(t, db, Message(2))
+	got := Claim(t, db, "a", 10, time.Hour)
 	if len(got) != 1 || got[0].ID != due.ID {
 		t.Fatalf("claimed %v, want only the due log %d", ids(got), due.ID)
 	}
-	if again := claim(t, db, "b", 10, time.Hour); len(again) != 0 {
+	if again := Claim(t, db, "b", 10, time.Hour); len(again) != 0 {
 		t.Fatalf("second claim got %v, want nothing (leased / not due)", ids(again))
 	}
 }
@@ -224,19 +227,19 @@ func ids(logs []*core.Log) []int64 {
 func (s *suite) testLeaseExpiry(t *testing.T) {
 	ctx := context.Background()
 	db := s.logs(t)
-	a := enqueue(t, db, testMessage(1))
-	if got := claim(t, db, "dead", 1, -time.Second); len(got) != 1 || got[0].ID != a.ID {
+	a := Enqueue(t, db, Message(1))
+	if got := Claim(t, db, "dead", 1, -time.Second); len(got) != 1 || got[0].ID != a.ID {
 		t.Fatalf("claim = %v", ids(got))
 	}
-	b := enqueue(t, db, testMessage(2))
-	if got := claim(t, db, "alive", 1, time.Hour); len(got) != 1 || got[0].ID != b.ID {
+	b := Enqueue(t, db, Message(2))
+	if got := Claim(t, db, "alive", 1, time.Hour); len(got) != 1 || got[0].ID != b.ID {
 		t.Fatalf("claim = %v", ids(got))
 	}
 	n, err := db.ReleaseExpiredLeases(ctx)
 	if err != nil || n != 1 {
 		t.Fatalf("ReleaseExpiredLeases = %d, %v; want 1", n, err)
 	}
-	got := claim(t, db, "next", 10, time.Hour)
+	got := Claim(t, db, "next", 10, time.Hour)
 	if len(got) != 1 || got[0].ID != a.ID {
 		t.Fatalf("after release claimed %v, want [%d]", ids(got), a.ID)
 	}
@@ -255,9 +258,9 @@ func (s *suite) testRecordOutcomes(t *testing.T) {
 	db := s.logs(t)
 	var logs []*core.Log
 	for i := range 3 {
-		logs = append(logs, enqueue(t, db, testMessage(i)))
+		logs = append(logs, Enqueue(t, db, Message(i)))
 	}
-	claim(t, db, "w", 10, time.Hour)
+	Claim(t, db, "w", 10, time.Hour)
 	c1, c2 := int64(1), int64(2)
 	at := time.Now().UTC().Truncate(time.Millisecond)
 	outs := []core.LogOutcome{
@@ -307,11 +310,11 @@ func (s *suite) testRecordOutcomes(t *testing.T) {
 	if retry.Status != core.StatusQueued || retry.LastError != "451 try later" || retry.DeliveredAt != nil || len(retry.History) != 1 {
 		t.Fatalf("retried log = %+v", retry)
 	}
-	if again := claim(t, db, "w", 10, time.Hour); len(again) != 0 {
+	if again := Claim(t, db, "w", 10, time.Hour); len(again) != 0 {
 		t.Fatalf("a retry due in an hour was claimed: %v", ids(again))
 	}
 	_, err = db.FindLogByID(ctx, logs[2].ID)
-	wantCode(t, err, core.ENOTFOUND)
+	WantCode(t, err, core.ENOTFOUND)
 }
 
 func (s *suite) testLogSearch(t *testing.T) {
@@ -320,13 +323,13 @@ func (s *suite) testLogSearch(t *testing.T) {
 	subjects := []string{"100% sure", "100 percent", "snake_case", "snakeXcase", "bang! yes", "plain"}
 	byID := map[int64]string{}
 	for i, subj := range subjects {
-		m := testMessage(i)
+		m := Message(i)
 		m.Subject = subj
 		if subj == "plain" {
 			m.To = []core.Address{{Name: "Ziggy Stardust", Email: "ziggy@mars.example"}}
 			m.HTML = "<p>Needle in HTML</p>"
 		}
-		l := enqueue(t, db, m)
+		l := Enqueue(t, db, m)
 		byID[l.ID] = subj
 	}
 	tests := []struct {
@@ -385,9 +388,9 @@ func (s *suite) testQueueStats(t *testing.T) {
 	db := s.logs(t)
 	var logs []*core.Log
 	for i := range 6 {
-		logs = append(logs, enqueue(t, db, testMessage(i)))
+		logs = append(logs, Enqueue(t, db, Message(i)))
 	}
-	claimed := claim(t, db, "w", 3, time.Hour)
+	claimed := Claim(t, db, "w", 3, time.Hour)
 	finish(t, db, "w", claimed[0], core.StatusDelivered)
 	finish(t, db, "w", claimed[1], core.StatusFailed)
 	st, err := db.QueueStats(ctx)
@@ -414,13 +417,13 @@ func (s *suite) testResend(t *testing.T) {
 	ctx := context.Background()
 	db := s.logs(t)
 	conn := int64(3)
-	a := &core.Log{Message: testMessage(1), ConnectionID: &conn}
+	a := &core.Log{Message: Message(1), ConnectionID: &conn}
 	if err := db.EnqueueLog(ctx, a); err != nil {
 		t.Fatal(err)
 	}
-	claim(t, db, "w", 1, time.Hour)
+	Claim(t, db, "w", 1, time.Hour)
 	finish(t, db, "w", a, core.StatusFailed)
-	b := enqueue(t, db, testMessage(2))
+	b := Enqueue(t, db, Message(2))
 	n, err := db.ResendLogs(ctx, []int64{a.ID, b.ID})
 	if err != nil || n != 1 {
 		t.Fatalf("ResendLogs = %d, %v; want 1 (the queued log is left alone)", n, err)
@@ -440,15 +443,15 @@ func (s *suite) testPurge(t *testing.T) {
 	db := s.logs(t)
 	var old []*core.Log
 	for i := range 7 {
-		old = append(old, enqueue(t, db, testMessage(i)))
+		old = append(old, Enqueue(t, db, Message(i)))
 	}
 	// An old message still waiting for a retry: never purged.
-	waiting := &core.Log{Message: testMessage(7), NextAttemptAt: time.Now().Add(time.Hour)}
+	waiting := &core.Log{Message: Message(7), NextAttemptAt: time.Now().Add(time.Hour)}
 	if err := db.EnqueueLog(ctx, waiting); err != nil {
 		t.Fatal(err)
 	}
 	old = append(old, waiting)
-	claimed := claim(t, db, "w", 7, time.Hour)
+	claimed := Claim(t, db, "w", 7, time.Hour)
 	for i, l := range claimed {
 		status := core.StatusDelivered
 		if i%2 == 1 {
@@ -459,8 +462,8 @@ func (s *suite) testPurge(t *testing.T) {
 	time.Sleep(20 * time.Millisecond)
 	cut := time.Now()
 	time.Sleep(20 * time.Millisecond)
-	newer := enqueue(t, db, testMessage(100))
-	claim(t, db, "w", 1, time.Hour)
+	newer := Enqueue(t, db, Message(100))
+	Claim(t, db, "w", 1, time.Hour)
 	finish(t, db, "w", newer, core.StatusDelivered)
 
 	n, err := db.PurgeLogs(ctx, cut, 3)

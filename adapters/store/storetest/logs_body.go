@@ -18,11 +18,11 @@ func (s *suite) testLogBodies(t *testing.T) {
 	ctx := context.Background()
 	db := s.logs(t)
 	link := "http://example.test/wp-login.php?action=rp&key=SECRET&login=bob"
-	msg := testMessage(1)
+	msg := Message(1)
 	msg.Text, msg.HTML = "Reset: "+link, "<p>hi</p>"
 	msg.Attachments = []core.Attachment{{Filename: "a.pdf", ContentType: "application/pdf", Data: []byte("12345")}}
-	redacted, retried, full := enqueue(t, db, msg), enqueue(t, db, msg), enqueue(t, db, testMessage(3))
-	if got := claim(t, db, "w", 3, time.Hour); len(got) != 3 {
+	redacted, retried, full := Enqueue(t, db, msg), Enqueue(t, db, msg), Enqueue(t, db, Message(3))
+	if got := Claim(t, db, "w", 3, time.Hour); len(got) != 3 {
 		t.Fatalf("claimed %d", len(got))
 	}
 	conn := int64(1)
@@ -70,7 +70,7 @@ func (s *suite) testLogBodies(t *testing.T) {
 
 	// An imported row (attachments inside the message column), done by
 	// the backfill: read, then its body dropped.
-	imp := testMessage(4)
+	imp := Message(4)
 	imp.Attachments = []core.Attachment{{Filename: "b.txt", ContentType: "text/plain", Data: []byte("abc")}}
 	logs := []*core.Log{{Status: core.StatusDelivered, Source: "wpforms", Message: imp, CreatedAt: time.Now().Add(-time.Hour)}}
 	if err := db.ImportLogs(ctx, logs); err != nil {

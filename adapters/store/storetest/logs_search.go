@@ -35,7 +35,7 @@ func (s *suite) testSearchRecipientsAndWords(t *testing.T) {
 	// Sender and reply-to are not recipients; look-alike addresses differ.
 	l4 := importOne(t, db.Logs(), core.StatusDelivered, day(4), core.Message{From: core.Address{Email: "ann@example.com"}, ReplyTo: addr("ann@example.com"), To: addr("bob@example.com"), Subject: "Receipt"})
 	importOne(t, db.Logs(), core.StatusDelivered, day(5), core.Message{From: from, To: []core.Address{{Email: "xann@example.com"}, {Email: "ann@example.co"}}, Subject: "Look-alikes"})
-	l6 := enqueue(t, db.Logs(), core.Message{From: from, To: []core.Address{{Email: "Ann@Example.COM"}, {Email: "ann@example.com"}}, Subject: "Invoice June"})
+	l6 := Enqueue(t, db.Logs(), core.Message{From: from, To: []core.Address{{Email: "Ann@Example.COM"}, {Email: "ann@example.com"}}, Subject: "Invoice June"})
 
 	march := func(d int) time.Time { return time.Date(2026, 3, d, 0, 0, 0, 0, time.UTC) }
 	tests := []struct {
@@ -103,9 +103,9 @@ func (s *suite) testOutcomeRollups(t *testing.T) {
 	c1, c2 := int64(1), int64(2)
 	var logs []*core.Log
 	for i := range 5 {
-		logs = append(logs, enqueue(t, db.Logs(), testMessage(i)))
+		logs = append(logs, Enqueue(t, db.Logs(), Message(i)))
 	}
-	claim(t, db.Logs(), "w", 10, time.Hour)
+	Claim(t, db.Logs(), "w", 10, time.Hour)
 	outs := []core.LogOutcome{
 		{LogID: logs[0].ID, Status: core.StatusDelivered, Attempts: 1, SentConnectionID: &c1},
 		// A temporary failure: a retry, not a final outcome.
@@ -123,7 +123,7 @@ func (s *suite) testOutcomeRollups(t *testing.T) {
 		t.Fatalf("RecordOutcomes = %d, %v", n, err)
 	}
 	// The retry goes to the fallback connection and is delivered.
-	if again := claim(t, db.Logs(), "w", 10, time.Hour); len(again) != 1 || again[0].ID != logs[1].ID {
+	if again := Claim(t, db.Logs(), "w", 10, time.Hour); len(again) != 1 || again[0].ID != logs[1].ID {
 		t.Fatalf("retry claim = %v", ids(again))
 	}
 	if n, err := db.Logs().RecordOutcomes(ctx, "w", []core.LogOutcome{{LogID: logs[1].ID, Status: core.StatusDelivered, Attempts: 2, UsedFallback: true, SentConnectionID: &c2}}); err != nil || n != 1 {
@@ -147,7 +147,7 @@ func (s *suite) testOutcomeRollups(t *testing.T) {
 	// Concurrent batches into the same bucket add up exactly.
 	var more []*core.Log
 	for i := range 40 {
-		more = append(more, enqueue(t, db.Logs(), testMessage(100+i)))
+		more = append(more, Enqueue(t, db.Logs(), Message(100+i)))
 	}
 	c3 := int64(3)
 	var wg sync.WaitGroup
@@ -254,7 +254,7 @@ func (s *suite) testImportLogs(t *testing.T) {
 		{Status: core.StatusDelivered, Message: core.Message{Subject: "fine"}},
 		{Status: core.StatusQueued, Message: core.Message{Subject: "would be sent"}},
 	}
-	wantCode(t, db.ImportLogs(ctx, bad), core.EINVALID)
+	WantCode(t, db.ImportLogs(ctx, bad), core.EINVALID)
 	if _, total, err := db.FindLogs(ctx, core.LogFilter{}); err != nil || total != 3 {
 		t.Fatalf("%d logs after a refused import (%v), want 3", total, err)
 	}
@@ -289,7 +289,7 @@ func (s *suite) testBridgeRowsBackfill(t *testing.T) {
 		t.Fatalf("found %d before indexing", n)
 	}
 	// An idle claim indexes older rows.
-	if got := claim(t, db.Logs(), "w", 5, time.Minute); len(got) != 0 {
+	if got := Claim(t, db.Logs(), "w", 5, time.Minute); len(got) != 0 {
 		t.Fatalf("claimed %v", ids(got))
 	}
 	if n := found("OLD@example.com"); n != 1 {
@@ -304,7 +304,7 @@ func (s *suite) testBridgeRowsBackfill(t *testing.T) {
 	if n := found("ueued@example.com"); n != 0 {
 		t.Fatalf("a part of an address found %d", n)
 	}
-	if got := claim(t, db.Logs(), "w", 5, time.Minute); len(got) != 1 {
+	if got := Claim(t, db.Logs(), "w", 5, time.Minute); len(got) != 1 {
 		t.Fatalf("claimed %v", ids(got))
 	}
 	if n := found("queued@example.com"); n != 1 {

@@ -40,7 +40,7 @@ func (s *suite) testSearchAddressParts(t *testing.T) {
 	l5 := importOne(t, db.Logs(), core.StatusFailed, day(5), core.Message{From: from, Bcc: addr("user50001@other.test"), Subject: "Order failed"})
 	// The term in the subject only: found by the subject's words.
 	l6 := importOne(t, db.Logs(), core.StatusDelivered, day(6), core.Message{From: from, To: addr("dave@zeta.test"), Subject: "Hello user5000"})
-	l7 := enqueue(t, db.Logs(), core.Message{From: from, To: addr("xuser5000x@zeta.test"), Subject: "Pending"})
+	l7 := Enqueue(t, db.Logs(), core.Message{From: from, To: addr("xuser5000x@zeta.test"), Subject: "Pending"})
 	_ = l3
 
 	march := func(d int) time.Time { return time.Date(2026, 3, d, 0, 0, 0, 0, time.UTC) }

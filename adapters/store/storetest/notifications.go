@@ -58,13 +58,13 @@ func (s *suite) testNotificationThreshold(t *testing.T) {
 	before := time.Now().Add(-time.Second)
 	var logs []*core.Log
 	for i := range 4 {
-		l := &core.Log{Message: testMessage(i)}
+		l := &core.Log{Message: Message(i)}
 		if err := db.Logs().EnqueueLog(ctx, l); err != nil {
 			t.Fatal(err)
 		}
 		logs = append(logs, l)
 	}
-	if got := claim(t, db.Logs(), "w1", 4, time.Minute); len(got) != 4 {
+	if got := Claim(t, db.Logs(), "w1", 4, time.Minute); len(got) != 4 {
 		t.Fatalf("claimed %d, want 4", len(got))
 	}
 	out := func(l *core.Log, status string) core.LogOutcome {
@@ -107,7 +107,7 @@ func (s *suite) testNotificationThreshold(t *testing.T) {
 		Updates(map[string]any{"status": core.StatusFailed, "last_error": "edited", "updated_at": time.Now().UTC()}).Error; err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Logs().ImportLogs(ctx, []*core.Log{{Status: core.StatusFailed, Source: "import", Message: testMessage(9), CreatedAt: time.Now()}}); err != nil {
+	if err := db.Logs().ImportLogs(ctx, []*core.Log{{Status: core.StatusFailed, Source: "import", Message: Message(9), CreatedAt: time.Now()}}); err != nil {
 		t.Fatal(err)
 	}
 	if n := count(before, time.Now().Add(time.Second)); n != 2 {
@@ -118,7 +118,7 @@ func (s *suite) testNotificationThreshold(t *testing.T) {
 		t.Fatalf("ResendLogs = %d, %v", n, err)
 	}
 	// (The retry of logs[2] is due too.)
-	if got := claim(t, db.Logs(), "w2", 3, time.Minute); len(got) != 2 {
+	if got := Claim(t, db.Logs(), "w2", 3, time.Minute); len(got) != 2 {
 		t.Fatalf("claimed %d after the resend, want 2", len(got))
 	}
 	record("w2", 2, out(logs[3], core.StatusFailed), out(logs[2], core.StatusDelivered))
@@ -267,9 +267,9 @@ func (s *suite) testNotificationNotFound(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
 	_, err := db.Notifications().FindNotificationChannelByID(ctx, 42)
-	wantCode(t, err, core.ENOTFOUND)
+	WantCode(t, err, core.ENOTFOUND)
 	err = db.Notifications().UpdateNotificationChannel(ctx, &core.NotificationChannel{ID: 42, Name: "x", Type: "slack"})
-	wantCode(t, err, core.ENOTFOUND)
+	WantCode(t, err, core.ENOTFOUND)
 	if n, err := db.Notifications().DeleteNotificationChannels(ctx, []int64{42}); err != nil || n != 0 {
 		t.Fatalf("DeleteNotificationChannels(missing) = %d, %v; want 0, nil", n, err)
 	}

@@ -53,7 +53,7 @@ func (s *suite) testOAuthStateSingleUse(t *testing.T) {
 
 	for _, bad := range []string{"", "google:ABC123", "abc123", "google:abc1234"} {
 		_, err := db.OAuth().ConsumeOAuthState(ctx, bad)
-		wantCode(t, err, core.ENOTFOUND)
+		WantCode(t, err, core.ENOTFOUND)
 	}
 	got, err := db.OAuth().ConsumeOAuthState(ctx, want.State)
 	if err != nil {
@@ -64,12 +64,12 @@ func (s *suite) testOAuthStateSingleUse(t *testing.T) {
 		t.Fatalf("consumed %+v, want %+v", got, want)
 	}
 	_, err = db.OAuth().ConsumeOAuthState(ctx, want.State)
-	wantCode(t, err, core.ENOTFOUND)
+	WantCode(t, err, core.ENOTFOUND)
 	// The other state is untouched.
 	if _, err := db.OAuth().ConsumeOAuthState(ctx, other.State); err != nil {
 		t.Fatalf("other state: %v", err)
 	}
-	wantCode(t, db.OAuth().SaveOAuthState(ctx, &core.OAuthState{}), core.EINVALID)
+	WantCode(t, db.OAuth().SaveOAuthState(ctx, &core.OAuthState{}), core.EINVALID)
 }
 
 func (s *suite) testOAuthStateExpiry(t *testing.T) {
@@ -80,7 +80,7 @@ func (s *suite) testOAuthStateExpiry(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := db.OAuth().ConsumeOAuthState(ctx, "expired")
-	wantCode(t, err, core.ENOTFOUND)
+	WantCode(t, err, core.ENOTFOUND)
 
 	// Saving another state purges expired ones.
 	stale := &core.OAuthState{State: "stale", Provider: core.ProviderZoho, UserID: 1, ConnectionID: 1, ExpiresAt: time.Now().Add(-time.Minute)}

@@ -33,8 +33,8 @@ func (s *suite) privacyTests() []struct {
 // response is response and, for a failure, lastError.
 func settle(t *testing.T, db *store.DB, m core.Message, status, response, lastError string) *core.Log {
 	t.Helper()
-	l := enqueue(t, db.Logs(), m)
-	if got := claim(t, db.Logs(), "w", 10, time.Minute); len(got) != 1 {
+	l := Enqueue(t, db.Logs(), m)
+	if got := Claim(t, db.Logs(), "w", 10, time.Minute); len(got) != 1 {
 		t.Fatalf("claimed %v, want log %d", ids(got), l.ID)
 	}
 	conn := int64(1)
@@ -72,8 +72,8 @@ func (s *suite) testPersonalDataFindAndErase(t *testing.T) {
 	replyToBob := settle(t, db, core.Message{
 		From: shop, To: []core.Address{{Email: "desk@example.com"}}, ReplyTo: []core.Address{{Email: bob}}, Subject: "Enquiry", Text: "x",
 	}, core.StatusDelivered, "250 ok", "")
-	other := settle(t, db, testMessage(7), core.StatusDelivered, "250 ok", "")
-	queued := enqueue(t, db.Logs(), core.Message{From: shop, Bcc: []core.Address{{Email: bob}}, Subject: "Later", Text: "soon"})
+	other := settle(t, db, Message(7), core.StatusDelivered, "250 ok", "")
+	queued := Enqueue(t, db.Logs(), core.Message{From: shop, Bcc: []core.Address{{Email: bob}}, Subject: "Later", Text: "soon"})
 	// A row as the PHP bridge writes it, not indexed yet.
 	now := time.Now().UTC()
 	if err := db.Gorm().Exec("INSERT INTO `"+db.TableName("logs")+"` (status, source, recipients, subject, text_body, html_body, message, "+

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"maps"
 	"reflect"
 	"sync"
 	"testing"
@@ -25,10 +26,36 @@ func (s *suite) rollupCompactTests() []struct {
 		name string
 		fn   func(t *testing.T)
 	}{
-		{"CompactRollupsKeepsSums", s.testCompactRollupsKeepsSums},
-		{"CompactRollupsConcurrent", s.testCompactRollupsConcurrent},
+		{"CompactRollupsKeepsSums", func(t *testing.T) { CompactRollupsKeepsSums(t, s.open(t, s.prefix())) }},
+		{"CompactRollupsConcurrent", func(t *testing.T) {
+			prefix := s.prefix()
+			CompactRollupsConcurrent(t, func(t *testing.T) *store.DB { return s.open(t, prefix) })
+		}},
 	}
 }
+
+// ModuleRollup is a module's 15-minute roll-up table that the compaction
+// tests fill and check besides the service's outcome_buckets, such as the
+// Pro roll-ups by source (adapters/pro/store).
+type ModuleRollup struct {
+	// Table is its name as DB.TableName takes it ("source_buckets"), Key
+	// the column of its key ("source") and Keys two values of that key.
+	Table, Key string
+	Keys       [2]string
+	// Read names the module's read of it ("SourceBuckets"), and Sums
+	// returns what that read answers over [from, to): it must be the
+	// same after a compaction.
+	Read string
+	Sums func(t *testing.T, db *store.DB, from, to time.Time) any
+	// Totals returns the read's sums over [from, to) by "key/status",
+	// and LogKey the key an imported log is counted under.
+	Totals func(t *testing.T, db *store.DB, from, to time.Time) map[string]int64
+	LogKey func(l *core.Log) string
+}
+
+// serviceRollup is the service's own table of the compaction tests, its
+// sums read by OutcomeBuckets and OutcomeTotals.
+var serviceRollup = ModuleRollup{Table: "outcome_buckets", Key: "connection_id", Keys: [2]string{"1", "2"}}
 
 // rollupRow is one stored roll-up row.
 type rollupRow struct {
@@ -37,11 +64,10 @@ type rollupRow struct {
 	Shard, Number int64
 }
 
-// rollupRows returns the rows of a roll-up table ("outcome_buckets"),
-// in key order, with Start in UTC.
-func rollupRows(t *testing.T, db *store.DB, table string) []rollupRow {
+// rollupRows returns the rows of a roll-up table ("outcome_buckets") with
+// its key column, in key order, with Start in UTC.
+func rollupRows(t *testing.T, db *store.DB, table, key string) []rollupRow {
 	t.Helper()
-	key := "connection_id"
 	rows, err := db.Gorm().Raw(`SELECT bucket_start, ` + key + `, status, shard, messages FROM ` + db.TableName(table) +
 		` ORDER BY bucket_start, ` + key + `, status, shard`).Rows()
 	if err != nil {
@@ -63,8 +89,7 @@ func rollupRows(t *testing.T, db *store.DB, table string) []rollupRow {
 	return out
 }
 
-// rollupSums returns what OutcomeBuckets answers over [from, to). (The
-// roll-ups by source are checked alike in adapters/pro/store.)
+// rollupSums returns what OutcomeBuckets answers over [from, to).
 func rollupSums(t *testing.T, db *store.DB, from, to time.Time) []core.OutcomeBucket {
 	t.Helper()
 	ob, err := db.Logs().OutcomeBuckets(context.Background(), from, to)
@@ -102,20 +127,25 @@ func oldShardRows(t *testing.T, db *store.DB, edge time.Time) int64 {
 	return total
 }
 
-// insertRollup writes one shard row into a roll-up table directly (the
-// writers of SQLite use shard 0 only).
-func insertRollup(t *testing.T, db *store.DB, table string, r rollupRow) {
+// insertRollup writes one shard row into a roll-up table with its key
+// column directly (the writers of SQLite use shard 0 only).
+func insertRollup(t *testing.T, db *store.DB, table, key string, r rollupRow) {
 	t.Helper()
-	key := "connection_id"
 	if err := db.Gorm().Exec(`INSERT INTO `+db.TableName(table)+` (bucket_start, `+key+`, status, shard, messages) VALUES (?,?,?,?,?)`,
 		r.Start, r.Key, r.Status, r.Shard, r.Number).Error; err != nil {
 		t.Fatalf("insert into %s: %v", table, err)
 	}
 }
 
-func (s *suite) testCompactRollupsKeepsSums(t *testing.T) {
+// CompactRollupsKeepsSums fills the roll-ups of db, a fresh store, with
+// sharded counters by hand and by imports, in old and in recent buckets,
+// and compacts them: it removes the old shard rows of every roll-up table
+// (store.RollupTables), folds them into shard 0 of the service's and the
+// modules' tables, keeps every sum the reads answer, leaves the recent
+// buckets alone, and a second run does nothing.
+func CompactRollupsKeepsSums(t *testing.T, db *store.DB, modules ...ModuleRollup) {
 	ctx := context.Background()
-	db := s.open(t, s.prefix())
+	tables := append([]ModuleRollup{serviceRollup}, modules...)
 	now := time.Now().UTC()
 	cur := now.Truncate(core.OutcomeBucketSize)
 	edge := now.Add(-store.RollupCompactAge).Truncate(core.OutcomeBucketSize) // ends less than an hour ago
@@ -125,13 +155,13 @@ func (s *suite) testCompactRollupsKeepsSums(t *testing.T) {
 	// shard 0 row, plus what ImportLogs writes (sharded on MySQL).
 	n := int64(1)
 	for _, b := range append(append([]time.Time{}, old...), recent...) {
-		for _, table := range []string{"outcome_buckets"} {
-			keys := []string{"1", "2"}
+		for _, tb := range tables {
+			keys := tb.Keys
 			for _, shard := range []int64{0, 3, 7} {
-				insertRollup(t, db, table, rollupRow{b, keys[0], core.StatusDelivered, shard, n})
-				insertRollup(t, db, table, rollupRow{b, keys[0], core.StatusFailed, shard, n + 1})
+				insertRollup(t, db, tb.Table, tb.Key, rollupRow{b, keys[0], core.StatusDelivered, shard, n})
+				insertRollup(t, db, tb.Table, tb.Key, rollupRow{b, keys[0], core.StatusFailed, shard, n + 1})
 				if shard > 0 {
-					insertRollup(t, db, table, rollupRow{b, keys[1], core.StatusDelivered, shard, n + 2})
+					insertRollup(t, db, tb.Table, tb.Key, rollupRow{b, keys[1], core.StatusDelivered, shard, n + 2})
 				}
 				n += 3
 			}
@@ -143,7 +173,7 @@ func (s *suite) testCompactRollupsKeepsSums(t *testing.T) {
 			at := cur.Add(-time.Duration(2+j%4) * time.Hour).Add(time.Duration(j) * time.Minute)
 			conn := int64(1 + j%2)
 			l := &core.Log{Status: core.StatusDelivered, Source: fmt.Sprint("plugin-", j%3), SentConnectionID: &conn,
-				Message: testMessage(i*100 + j), CreatedAt: at, UpdatedAt: at}
+				Message: Message(i*100 + j), CreatedAt: at, UpdatedAt: at}
 			if j%5 == 0 {
 				l.Status = core.StatusFailed
 			}
@@ -155,9 +185,13 @@ func (s *suite) testCompactRollupsKeepsSums(t *testing.T) {
 	}
 	from, to := cur.Add(-72*time.Hour), cur.Add(time.Hour)
 	ob := rollupSums(t, db, from, to)
+	sums := make([]any, len(modules))
+	for i, m := range modules {
+		sums[i] = m.Sums(t, db, from, to)
+	}
 	before := map[string][]rollupRow{}
-	for _, table := range []string{"outcome_buckets"} {
-		before[table] = rollupRows(t, db, table)
+	for _, tb := range tables {
+		before[tb.Table] = rollupRows(t, db, tb.Table, tb.Key)
 	}
 
 	wantRemoved := oldShardRows(t, db, edge)
@@ -172,9 +206,15 @@ func (s *suite) testCompactRollupsKeepsSums(t *testing.T) {
 	if !reflect.DeepEqual(ob2, ob) {
 		t.Errorf("OutcomeBuckets after compaction:\n%v\nwant\n%v", ob2, ob)
 	}
+	for i, m := range modules {
+		if got := m.Sums(t, db, from, to); !reflect.DeepEqual(got, sums[i]) {
+			t.Errorf("%s after compaction:\n%v\nwant\n%v", m.Read, got, sums[i])
+		}
+	}
 	after := map[string][]rollupRow{}
-	for _, table := range []string{"outcome_buckets"} {
-		after[table] = rollupRows(t, db, table)
+	for _, tb := range tables {
+		table := tb.Table
+		after[table] = rollupRows(t, db, table, tb.Key)
 		var recentBefore, recentAfter []rollupRow
 		for _, r := range before[table] {
 			if !r.Start.Before(edge) {
@@ -200,31 +240,31 @@ func (s *suite) testCompactRollupsKeepsSums(t *testing.T) {
 	if again != (store.RollupCompaction{}) {
 		t.Errorf("CompactRollups again = %+v, want nothing done", again)
 	}
-	for _, table := range []string{"outcome_buckets"} {
-		if rows := rollupRows(t, db, table); !reflect.DeepEqual(rows, after[table]) {
-			t.Errorf("%s changed on a second compaction", table)
+	for _, tb := range tables {
+		if rows := rollupRows(t, db, tb.Table, tb.Key); !reflect.DeepEqual(rows, after[tb.Table]) {
+			t.Errorf("%s changed on a second compaction", tb.Table)
 		}
 	}
 }
 
-// testCompactRollupsConcurrent runs CompactRollups on four handles at
-// once while imports keep adding to old buckets: every imported outcome
-// is counted exactly once in the end, and a last run leaves no shard in
-// an old bucket.
-func (s *suite) testCompactRollupsConcurrent(t *testing.T) {
+// CompactRollupsConcurrent runs CompactRollups on four handles at once
+// while imports keep adding to old buckets: every imported outcome is
+// counted exactly once in the end, by the service's roll-ups and by the
+// modules', and a last run leaves no shard in an old bucket. open returns
+// a new handle on one fresh store each time it is called.
+func CompactRollupsConcurrent(t *testing.T, open func(t *testing.T) *store.DB, modules ...ModuleRollup) {
 	ctx := context.Background()
-	prefix := s.prefix()
-	db := s.open(t, prefix)
+	db := open(t)
 	cur := time.Now().UTC().Truncate(core.OutcomeBucketSize)
 	var mu sync.Mutex
-	want := map[string]int64{} // status -> messages (by source: adapters/pro/store)
+	want := map[string]int64{} // status and a module's key/status -> messages
 	importBatch := func(seed int) error {
 		var logs []*core.Log
 		for j := range 50 {
 			at := cur.Add(-time.Duration(2+(seed+j)%20) * time.Hour).Add(time.Duration(j) * time.Minute)
 			conn := int64(1 + j%3)
 			l := &core.Log{Status: core.StatusDelivered, Source: fmt.Sprint("plugin-", (seed+j)%4), SentConnectionID: &conn,
-				Message: testMessage(seed*100 + j), CreatedAt: at, UpdatedAt: at}
+				Message: Message(seed*100 + j), CreatedAt: at, UpdatedAt: at}
 			if j%7 == 0 {
 				l.Status = core.StatusFailed
 			}
@@ -237,6 +277,9 @@ func (s *suite) testCompactRollupsConcurrent(t *testing.T) {
 		defer mu.Unlock()
 		for _, l := range logs {
 			want[l.Status]++
+			for _, m := range modules {
+				want[m.LogKey(l)+"/"+l.Status]++
+			}
 		}
 		return nil
 	}
@@ -248,7 +291,7 @@ func (s *suite) testCompactRollupsConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, 16)
 	for r := range 4 {
-		replica := s.open(t, prefix)
+		replica := open(t)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -279,21 +322,24 @@ func (s *suite) testCompactRollupsConcurrent(t *testing.T) {
 		t.Fatalf("CompactRollups: %v", err)
 	}
 	from, to := cur.Add(-48*time.Hour), cur.Add(time.Hour)
-	got := outcomeTotals(t, db, from, to)
+	got := OutcomeTotals(t, db, from, to)
+	for _, m := range modules {
+		maps.Copy(got, m.Totals(t, db, from, to))
+	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("roll-up sums after concurrent compaction = %v, want %v", got, want)
 	}
-	for _, table := range []string{"outcome_buckets"} {
-		for _, r := range rollupRows(t, db, table) {
+	for _, tb := range append([]ModuleRollup{serviceRollup}, modules...) {
+		for _, r := range rollupRows(t, db, tb.Table, tb.Key) {
 			if r.Shard != 0 {
-				t.Errorf("%s: row %+v still sharded after a last compaction", table, r)
+				t.Errorf("%s: row %+v still sharded after a last compaction", tb.Table, r)
 			}
 		}
 	}
 }
 
-// outcomeTotals sums the outcome roll-ups by status.
-func outcomeTotals(t *testing.T, db *store.DB, from, to time.Time) map[string]int64 {
+// OutcomeTotals sums the outcome roll-ups by status.
+func OutcomeTotals(t *testing.T, db *store.DB, from, to time.Time) map[string]int64 {
 	t.Helper()
 	bs, err := db.Logs().OutcomeBuckets(context.Background(), from, to)
 	if err != nil {

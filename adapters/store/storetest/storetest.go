@@ -4,7 +4,12 @@
 // (SQL gives it), or another implementation of the log store, such as the
 // in-memory one of app/apptest, which runs the log and queue contract.
 // Each subtest gets its own store (package store's: its own table
-// prefix), so subtests never see each other's rows.
+// prefix), so subtests never see each other's rows. Its exported helpers
+// (OpenDialect, EachDSN, Open, Prefixes, Message, Enqueue, Claim and the
+// checks RecordOutcomesAndClaim, CompactRollupsKeepsSums and
+// CompactRollupsConcurrent) are shared with the tests of package store
+// and of the Pro module's store (adapters/pro/store), which run the
+// checks again with its own tables linked.
 package storetest
 
 import (
@@ -61,25 +66,23 @@ type Factory func(t *testing.T) Store
 // (a DSN as store.Open takes it): each store gets a table prefix of its
 // own.
 func SQL(dsn string) Factory {
-	var mu sync.Mutex
-	n := 0
+	next := Prefixes("f%02d_")
 	return func(t *testing.T) Store {
 		t.Helper()
-		mu.Lock()
-		n++
-		prefix := fmt.Sprintf("f%02d_", n)
-		mu.Unlock()
-		db := openDSN(t, dsn, prefix)
+		prefix := next()
+		db := Open(t, dsn, prefix)
 		return Store{
 			Logs:   db.Logs(),
-			Reopen: func(t *testing.T) LogStore { return openDSN(t, dsn, prefix).Logs() },
+			Reopen: func(t *testing.T) LogStore { return Open(t, dsn, prefix).Logs() },
 			DB:     db,
 			DSN:    dsn,
 		}
 	}
 }
 
-func openDSN(t *testing.T, dsn, prefix string) *store.DB {
+// Open opens and migrates the database named by dsn under prefix,
+// logging to t; it is closed when t ends.
+func Open(t *testing.T, dsn, prefix string) *store.DB {
 	t.Helper()
 	db, err := store.Open(context.Background(), dsn, prefix, testLogger(t))
 	if err != nil {
@@ -92,7 +95,7 @@ func openDSN(t *testing.T, dsn, prefix string) *store.DB {
 // Run runs the contract tests against the stores f makes: every test for
 // package store's, the log and queue contract for another implementation.
 func Run(t *testing.T, f Factory) {
-	s := &suite{factory: f}
+	s := &suite{factory: f, prefix: Prefixes("t%02d_")}
 	if probe := f(t); probe.DB == nil {
 		for _, tt := range s.logContractTests() {
 			t.Run(tt.name, tt.fn)
@@ -141,31 +144,38 @@ type suite struct {
 	// dsn is package store's database, for the tests that open it
 	// themselves; "" for another implementation.
 	dsn string
-	mu  sync.Mutex
-	n   int
+	// prefix returns a table prefix no other subtest of this run uses.
+	prefix func() string
 }
 
 // logs returns the log store of a fresh store.
 func (s *suite) logs(t *testing.T) LogStore { return s.factory(t).Logs }
 
-// prefix returns a table prefix no other subtest of this run uses.
-func (s *suite) prefix() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.n++
-	return fmt.Sprintf("t%02d_", s.n)
+// Prefixes returns a source of table prefixes for the subtests of a run
+// that share one database: format (with one verb, such as "t%02d_")
+// applied to 1, 2, 3 and on, one number a call, safe for concurrent use.
+func Prefixes(format string) func() string {
+	var mu sync.Mutex
+	n := 0
+	return func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		return fmt.Sprintf(format, n)
+	}
 }
 
 func (s *suite) open(t *testing.T, prefix string) *store.DB {
 	t.Helper()
-	return openDSN(t, s.dsn, prefix)
+	return Open(t, s.dsn, prefix)
 }
 
 func testLogger(t *testing.T) *slog.Logger {
 	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
-func wantCode(t *testing.T, err error, code string) {
+// WantCode fails t unless err carries the error code.
+func WantCode(t *testing.T, err error, code string) {
 	t.Helper()
 	if err == nil {
 		t.Fatalf("got no error, want %s", code)
@@ -314,7 +324,7 @@ func (s *suite) testConnectionCRUD(t *testing.T) {
 		t.Fatalf("DeleteConnections = %d, %v; want 1, nil", n, err)
 	}
 	_, err = db.Connections().FindConnectionByID(ctx, c.ID)
-	wantCode(t, err, core.ENOTFOUND)
+	WantCode(t, err, core.ENOTFOUND)
 }
 
 func (s *suite) testConnectionNotFound(t *testing.T) {
@@ -327,9 +337,9 @@ func (s *suite) testConnectionNotFound(t *testing.T) {
 	for _, id := range []int64{0, -1, existing.ID + 1, 1 << 40} {
 		t.Run(fmt.Sprint(id), func(t *testing.T) {
 			_, err := db.Connections().FindConnectionByID(ctx, id)
-			wantCode(t, err, core.ENOTFOUND)
+			WantCode(t, err, core.ENOTFOUND)
 			err = db.Connections().UpdateConnection(ctx, &core.Connection{ID: id, Name: "y", Driver: "smtp"})
-			wantCode(t, err, core.ENOTFOUND)
+			WantCode(t, err, core.ENOTFOUND)
 		})
 	}
 	// The failed updates created nothing.
@@ -535,7 +545,7 @@ func (s *suite) testSettingsValidation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			wantCode(t, db.Settings().SaveSettings(ctx, tt.scope, tt.values), tt.code)
+			WantCode(t, db.Settings().SaveSettings(ctx, tt.scope, tt.values), tt.code)
 		})
 	}
 	// Nothing was written by the failed saves (one transaction).

@@ -34,9 +34,9 @@ func (s *suite) webhookTests() []struct {
 func (s *suite) testRecipientOutcomes(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
-	plain := deliveredWithID(t, db, 1, "pm-plain")
-	l := enqueue(t, db.Logs(), testMessage(2))
-	claim(t, db.Logs(), "w", 10, time.Minute)
+	plain := DeliveredWithID(t, db, 1, "pm-plain")
+	l := Enqueue(t, db.Logs(), Message(2))
+	Claim(t, db.Logs(), "w", 10, time.Minute)
 	conn := int64(1)
 	rs := core.RecipientOutcomes{
 		{Email: "a@example.com", Status: core.RecipientDelivered},
@@ -82,12 +82,12 @@ func (s *suite) testRecipientOutcomes(t *testing.T) {
 	}
 }
 
-// deliveredWithID queues, claims and delivers a message with a provider
+// DeliveredWithID queues, claims and delivers a message with a provider
 // message id.
-func deliveredWithID(t *testing.T, db *store.DB, i int, pid string) *core.Log {
+func DeliveredWithID(t *testing.T, db *store.DB, i int, pid string) *core.Log {
 	t.Helper()
-	l := enqueue(t, db.Logs(), testMessage(i))
-	claim(t, db.Logs(), "w", 10, time.Minute)
+	l := Enqueue(t, db.Logs(), Message(i))
+	Claim(t, db.Logs(), "w", 10, time.Minute)
 	conn := int64(1)
 	n, err := db.Logs().RecordOutcomes(context.Background(), "w", []core.LogOutcome{{
 		LogID: l.ID, Status: core.StatusDelivered, Attempts: 1, PhaseAttempts: 1, SentConnectionID: &conn, ProviderMessageID: pid,
