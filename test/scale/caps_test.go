@@ -160,7 +160,7 @@ func TestProviderRecipientCaps(t *testing.T) {
 			if l.Status != core.StatusDelivered || l.Partial || l.Attempts != 1 || len(l.History) != 1 {
 				t.Fatalf("log: status %s, partial %v, attempts %d, history %+v", l.Status, l.Partial, l.Attempts, l.History)
 			}
-			found, err := prostore.New(e.db).FindLogIDsByProviderMessageIDs(ctx, ids)
+			found, err := prostore.New(e.db).Events().FindLogIDsByProviderMessageIDs(ctx, ids)
 			if err != nil {
 				t.Fatal(err)
 			}

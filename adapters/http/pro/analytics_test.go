@@ -66,10 +66,10 @@ func newAnalyticsEnv(t *testing.T, failing bool) (*env, []*core.Log) {
 		t.Fatal(err)
 	}
 	pdb := prostore.New(db)
-	if _, err := pdb.RecordLogEvent(ctx, &events.LogEvent{LogID: logs[4].ID, Provider: "sendgrid", Event: events.EventBounced, At: yesterday.Add(time.Hour)}, "", ""); err != nil {
+	if _, err := pdb.Events().RecordLogEvent(ctx, &events.LogEvent{LogID: logs[4].ID, Provider: "sendgrid", Event: events.EventBounced, At: yesterday.Add(time.Hour)}, "", ""); err != nil {
 		t.Fatal(err)
 	}
-	svc := &analytics.Service{Rollups: pdb, Events: pdb, Logs: pdb, Connections: db.Connections(), Logger: quiet}
+	svc := &analytics.Service{Rollups: pdb.Analytics(), Events: pdb.Events(), Logs: pdb.Analytics(), Connections: db.Connections(), Logger: quiet}
 	if failing {
 		svc.Logs = failingExport{}
 	}

@@ -43,7 +43,7 @@ func newRoutingEnv(t *testing.T) *env {
 			t.Fatal(err)
 		}
 	}
-	svc := &routing.Service{Store: prostore.New(db), Connections: storeConns{db}}
+	svc := &routing.Service{Store: prostore.New(db).Routing(), Connections: storeConns{db}}
 	settings := apptest.NewSettingsStore()
 	m := &httppro.Module{Licenses: &pro.Licenses{Store: settings, Cipher: apptest.Cipher{Key: "k"}}, Settings: &pro.Settings{Store: settings},
 		RoutingRules: svc, SenderGroups: svc}

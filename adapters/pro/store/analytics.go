@@ -18,8 +18,8 @@ import (
 // range, and the log in keyset pages for the CSV export.
 
 var (
-	_ analytics.RollupReader = (*DB)(nil)
-	_ analytics.LogExporter  = (*DB)(nil)
+	_ analytics.RollupReader = (*AnalyticsService)(nil)
+	_ analytics.LogExporter  = (*AnalyticsService)(nil)
 )
 
 // SourceBuckets returns the roll-up counters of final outcomes by source
@@ -27,11 +27,11 @@ var (
 // status). They count the same outcomes as OutcomeBuckets (from
 // RecordOutcomes and ImportLogs alike) and, like them, are history that
 // deleting logs never lowers.
-func (db *DB) SourceBuckets(ctx context.Context, from, to time.Time) ([]analytics.SourceBucket, error) {
+func (db *AnalyticsService) SourceBuckets(ctx context.Context, from, to time.Time) ([]analytics.SourceBucket, error) {
 	if err := store.NetworkOnly(ctx, "Statistics by source"); err != nil {
 		return nil, err
 	}
-	return store.ReadBuckets(ctx, db.DB, "source buckets", "{prefix}mailsvc_source_buckets", "source", from, to,
+	return store.ReadBuckets(ctx, db.DB.DB, "source buckets", "{prefix}mailsvc_source_buckets", "source", from, to,
 		func(r store.RowScanner) (analytics.SourceBucket, error) {
 			var b analytics.SourceBucket
 			err := r.Scan(&b.Start, &b.Source, &b.Status, &b.Count)
@@ -46,7 +46,7 @@ func (db *DB) SourceBuckets(ctx context.Context, from, to time.Time) ([]analytic
 // default 500), without their bodies. The page is one range read of the
 // created_at index from the cursor on, so paging through any range costs
 // the same per row whatever its size.
-func (db *DB) ExportLogs(ctx context.Context, p analytics.LogExportPage) ([]analytics.ExportedLog, error) {
+func (db *AnalyticsService) ExportLogs(ctx context.Context, p analytics.LogExportPage) ([]analytics.ExportedLog, error) {
 	// Under a site scope the site's logs only, through the
 	// (site_id, created_at) index.
 	scope, scopeArgs := store.SiteCond(ctx, "site_id")
@@ -87,8 +87,8 @@ func (db *DB) ExportLogs(ctx context.Context, p analytics.LogExportPage) ([]anal
 // and the rest from the 15-minute buckets (store.RollupSpans), all summed by the
 // database in one query, so the answer is the same as summing
 // OutcomeBuckets and its cost hardly grows with the range.
-func (db *DB) OutcomeTotals(ctx context.Context, from, to time.Time) ([]core.OutcomeBucket, error) {
-	return rollupTotals(ctx, db, "outcome totals", "{prefix}mailsvc_outcome_buckets", "{prefix}mailsvc_outcome_rollups", "connection_id",
+func (db *AnalyticsService) OutcomeTotals(ctx context.Context, from, to time.Time) ([]core.OutcomeBucket, error) {
+	return rollupTotals(ctx, db.DB, "outcome totals", "{prefix}mailsvc_outcome_buckets", "{prefix}mailsvc_outcome_rollups", "connection_id",
 		from, to, nil,
 		func(k [2]string, n int64) (core.OutcomeBucket, error) {
 			conn, err := strconv.ParseInt(k[0], 10, 64)
@@ -115,8 +115,8 @@ func (db *DB) OutcomeTotals(ctx context.Context, from, to time.Time) ([]core.Out
 // status, Start set to from. Like OutcomeTotals it reads days, hours and
 // quarter hours; under a site scope the site's roll-ups by site, whose
 // partial deliveries are not the sources'.
-func (db *DB) SourceTotals(ctx context.Context, from, to time.Time) ([]analytics.SourceBucket, error) {
-	return rollupTotals(ctx, db, "source totals", "{prefix}mailsvc_source_buckets", "{prefix}mailsvc_source_rollups", "source",
+func (db *AnalyticsService) SourceTotals(ctx context.Context, from, to time.Time) ([]analytics.SourceBucket, error) {
+	return rollupTotals(ctx, db.DB, "source totals", "{prefix}mailsvc_source_buckets", "{prefix}mailsvc_source_rollups", "source",
 		from, to, []string{core.StatusDelivered, core.StatusFailed},
 		func(k [2]string, n int64) (analytics.SourceBucket, error) {
 			return analytics.SourceBucket{Start: from.UTC(), Source: k[0], Status: k[1], Count: n}, nil

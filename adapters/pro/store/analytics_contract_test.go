@@ -50,7 +50,7 @@ func (s *suite) analyticsTests() []struct {
 // sourceTotals sums source buckets by source and status ("source/status").
 func sourceTotals(t *testing.T, db *prostore.DB, from, to time.Time) map[string]int64 {
 	t.Helper()
-	bs, err := db.SourceBuckets(context.Background(), from, to)
+	bs, err := db.Analytics().SourceBuckets(context.Background(), from, to)
 	if err != nil {
 		t.Fatalf("SourceBuckets: %v", err)
 	}
@@ -71,7 +71,7 @@ var sourceRollup = storetest.ModuleRollup{
 	Read: "SourceBuckets",
 	Sums: func(t *testing.T, db *store.DB, from, to time.Time) any {
 		t.Helper()
-		sb, err := prostore.New(db).SourceBuckets(context.Background(), from, to)
+		sb, err := prostore.New(db).Analytics().SourceBuckets(context.Background(), from, to)
 		if err != nil {
 			t.Fatalf("SourceBuckets: %v", err)
 		}
@@ -179,7 +179,7 @@ func (s *suite) testSourceRollupsImported(t *testing.T) {
 	if err := db.Logs().ImportLogs(ctx, logs); err != nil {
 		t.Fatalf("ImportLogs: %v", err)
 	}
-	bs, err := db.SourceBuckets(ctx, day, day.Add(24*time.Hour))
+	bs, err := db.Analytics().SourceBuckets(ctx, day, day.Add(24*time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func (s *suite) testSourceRollupsImported(t *testing.T) {
 		t.Fatalf("outcome roll-ups after import: %v", o)
 	}
 	// The database's sums over a range, per source (and per connection).
-	st, err := db.SourceTotals(ctx, at(9, 15), at(12, 0))
+	st, err := db.Analytics().SourceTotals(ctx, at(9, 15), at(12, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func (s *suite) testSourceRollupsImported(t *testing.T) {
 	if !slices.Equal(st, wantST) {
 		t.Fatalf("SourceTotals = %+v, want %+v", st, wantST)
 	}
-	ot, err := db.OutcomeTotals(ctx, day, day.Add(24*time.Hour))
+	ot, err := db.Analytics().OutcomeTotals(ctx, day, day.Add(24*time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +261,7 @@ func (s *suite) testExportLogs(t *testing.T) {
 				if pages > 10 {
 					t.Fatalf("paging does not end: %v", got)
 				}
-				page, err := db.ExportLogs(ctx, p)
+				page, err := db.Analytics().ExportLogs(ctx, p)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -282,7 +282,7 @@ func (s *suite) testExportLogs(t *testing.T) {
 			}
 		})
 	}
-	page, err := db.ExportLogs(ctx, analytics.LogExportPage{From: day.Add(5 * time.Hour), To: day.Add(6 * time.Hour)})
+	page, err := db.Analytics().ExportLogs(ctx, analytics.LogExportPage{From: day.Add(5 * time.Hour), To: day.Add(6 * time.Hour)})
 	if err != nil || len(page) != 1 {
 		t.Fatalf("one-log page = %+v, %v", page, err)
 	}
@@ -313,7 +313,7 @@ func (s *suite) testRollupsMatchDirectCounts(t *testing.T) {
 	check := func(stage string) {
 		t.Helper()
 		for _, r := range ranges {
-			ot, err := db.OutcomeTotals(ctx, r.from, r.to)
+			ot, err := db.Analytics().OutcomeTotals(ctx, r.from, r.to)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -336,7 +336,7 @@ func (s *suite) testRollupsMatchDirectCounts(t *testing.T) {
 			if !slices.Equal(fromBuckets, ot) || len(sums) != len(ot) {
 				t.Errorf("%s, %s: OutcomeBuckets sum to %v, OutcomeTotals %+v", stage, r.name, sums, ot)
 			}
-			st, err := db.SourceTotals(ctx, r.from, r.to)
+			st, err := db.Analytics().SourceTotals(ctx, r.from, r.to)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -517,7 +517,7 @@ func (s *suite) testPersonalDataEraseKeepsTotals(t *testing.T) {
 	day := time.Now().UTC().Truncate(24 * time.Hour)
 	totals := func() []core.OutcomeBucket {
 		t.Helper()
-		ot, err := db.OutcomeTotals(ctx, day.Add(-24*time.Hour), day.Add(48*time.Hour))
+		ot, err := db.Analytics().OutcomeTotals(ctx, day.Add(-24*time.Hour), day.Add(48*time.Hour))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -527,7 +527,7 @@ func (s *suite) testPersonalDataEraseKeepsTotals(t *testing.T) {
 	if len(totalsBefore) == 0 {
 		t.Fatal("no outcome totals before the erase")
 	}
-	sourcesBefore, err := db.SourceTotals(ctx, day.Add(-24*time.Hour), day.Add(48*time.Hour))
+	sourcesBefore, err := db.Analytics().SourceTotals(ctx, day.Add(-24*time.Hour), day.Add(48*time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -537,7 +537,7 @@ func (s *suite) testPersonalDataEraseKeepsTotals(t *testing.T) {
 	if got := totals(); !reflect.DeepEqual(got, totalsBefore) {
 		t.Errorf("outcome totals changed: %+v, were %+v", got, totalsBefore)
 	}
-	if got, err := db.SourceTotals(ctx, day.Add(-24*time.Hour), day.Add(48*time.Hour)); err != nil || !reflect.DeepEqual(got, sourcesBefore) {
+	if got, err := db.Analytics().SourceTotals(ctx, day.Add(-24*time.Hour), day.Add(48*time.Hour)); err != nil || !reflect.DeepEqual(got, sourcesBefore) {
 		t.Errorf("source totals changed: %+v (%v), were %+v", got, err, sourcesBefore)
 	}
 }

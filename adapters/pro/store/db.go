@@ -6,7 +6,9 @@
 // roll-ups (event_rollup.go), and the outcome roll-ups by source and by
 // site (source_rollup.go, site_rollup.go) with the reads of
 // app/pro/analytics over them, the service's outcome roll-ups and the log
-// (analytics.go). It works on the service's own handle (a
+// (analytics.go), each concept a service taken from the one DB
+// (services.go: Routing, Suppressions, Events, Analytics) that implements
+// its use case's ports. It works on the service's own handle (a
 // adapters/store.DB: the same connection pool, table prefix and
 // dialect), with gorm for the routing rules and sender groups, which it
 // models as rows, and database/sql for the rest, and creates its tables

@@ -18,7 +18,7 @@ import (
 // the id is already remembered (a replay). Ids whose time has passed are
 // forgotten first, so the table only holds the replay window. Replicas on
 // one database agree, since the primary key (provider, id) decides.
-func (db *DB) RememberWebhookEvent(ctx context.Context, provider, id string, expires time.Time) (bool, error) {
+func (db *EventService) RememberWebhookEvent(ctx context.Context, provider, id string, expires time.Time) (bool, error) {
 	if provider == "" || id == "" {
 		return false, fmt.Errorf("remember webhook event: empty provider or id")
 	}
@@ -45,7 +45,7 @@ func (db *DB) RememberWebhookEvent(ctx context.Context, provider, id string, exp
 // carries as its provider message id (or as a further one: a part of a
 // message sent in several calls), that log's id (the newest log when
 // several carry it). Ids no log carries are absent from the map.
-func (db *DB) FindLogIDsByProviderMessageIDs(ctx context.Context, ids []string) (map[string]int64, error) {
+func (db *EventService) FindLogIDsByProviderMessageIDs(ctx context.Context, ids []string) (map[string]int64, error) {
 	out := map[string]int64{}
 	var want []any
 	for _, id := range ids {
@@ -106,7 +106,7 @@ func (db *DB) logIDsByProviderID(ctx context.Context, out map[string]int64, quer
 // one is being sent again and keeps its state); moved reports whether
 // it did. ev.ID is set. ev.HostHooks are written to the host hook outbox
 // in the same transaction. A log that does not exist is an ENOTFOUND error.
-func (db *DB) RecordLogEvent(ctx context.Context, ev *events.LogEvent, status, lastError string) (moved bool, err error) {
+func (db *EventService) RecordLogEvent(ctx context.Context, ev *events.LogEvent, status, lastError string) (moved bool, err error) {
 	detail := ev.Detail
 	if detail == nil {
 		detail = map[string]any{}
@@ -175,7 +175,7 @@ func (db *DB) RecordLogEvent(ctx context.Context, ev *events.LogEvent, status, l
 }
 
 // FindLogEvents returns a log's provider events, oldest first.
-func (db *DB) FindLogEvents(ctx context.Context, logID int64) ([]events.LogEvent, error) {
+func (db *EventService) FindLogEvents(ctx context.Context, logID int64) ([]events.LogEvent, error) {
 	rows, err := db.SQL().QueryContext(ctx, db.Expand(`SELECT id, log_id, provider, event, occurred_at, detail
 		FROM {prefix}mailsvc_log_events WHERE log_id = ? ORDER BY id`), logID)
 	if err != nil {

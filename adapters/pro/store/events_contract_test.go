@@ -59,12 +59,12 @@ func (s *suite) testWebhookReplayWindow(t *testing.T) {
 		{"postmark", "old", later, false},
 	}
 	for i, tt := range tests {
-		got, err := db.RememberWebhookEvent(ctx, tt.provider, tt.id, tt.expires)
+		got, err := db.Events().RememberWebhookEvent(ctx, tt.provider, tt.id, tt.expires)
 		if err != nil || got != tt.want {
 			t.Fatalf("#%d RememberWebhookEvent(%s, %s) = %v, %v; want %v", i, tt.provider, tt.id, got, err, tt.want)
 		}
 	}
-	if _, err := db.RememberWebhookEvent(ctx, "mailgun", "", later); err == nil {
+	if _, err := db.Events().RememberWebhookEvent(ctx, "mailgun", "", later); err == nil {
 		t.Fatal("an empty id was remembered")
 	}
 }
@@ -76,7 +76,7 @@ func (s *suite) testLogEventsMoveLogs(t *testing.T) {
 	b := storetest.DeliveredWithID(t, db.DB, 2, "pm-b")
 	queued := storetest.Enqueue(t, db.Logs(), storetest.Message(3))
 
-	ids, err := db.FindLogIDsByProviderMessageIDs(ctx, []string{"pm-a", "pm-b", "pm-unknown", ""})
+	ids, err := db.Events().FindLogIDsByProviderMessageIDs(ctx, []string{"pm-a", "pm-b", "pm-unknown", ""})
 	if err != nil || len(ids) != 2 || ids["pm-a"] != a.ID || ids["pm-b"] != b.ID {
 		t.Fatalf("FindLogIDsByProviderMessageIDs = %v, %v", ids, err)
 	}
@@ -97,7 +97,7 @@ func (s *suite) testLogEventsMoveLogs(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ev := &events.LogEvent{LogID: tt.logID, Provider: "ses", Event: tt.event, At: at, Detail: map[string]any{"recipient": "x@example.com"}}
-			moved, err := db.RecordLogEvent(ctx, ev, tt.status, "bounced: mailbox does not exist")
+			moved, err := db.Events().RecordLogEvent(ctx, ev, tt.status, "bounced: mailbox does not exist")
 			if err != nil || moved != tt.wantMoved || ev.ID == 0 {
 				t.Fatalf("RecordLogEvent = %v, %v (id %d); want moved %v", moved, err, ev.ID, tt.wantMoved)
 			}
@@ -110,24 +110,24 @@ func (s *suite) testLogEventsMoveLogs(t *testing.T) {
 			}
 		})
 	}
-	evs, err := db.FindLogEvents(ctx, a.ID)
+	evs, err := db.Events().FindLogEvents(ctx, a.ID)
 	if err != nil || len(evs) != 2 {
 		t.Fatalf("FindLogEvents = %v, %v", evs, err)
 	}
 	if evs[0].Event != events.EventOpened || evs[1].Event != events.EventBounced || !evs[1].At.Equal(at) || evs[1].Detail["recipient"] != "x@example.com" || evs[0].Provider != "ses" {
 		t.Fatalf("events %+v", evs)
 	}
-	if evs, err := db.FindLogEvents(ctx, b.ID); err != nil || len(evs) != 0 {
+	if evs, err := db.Events().FindLogEvents(ctx, b.ID); err != nil || len(evs) != 0 {
 		t.Fatalf("events of an untouched log: %v, %v", evs, err)
 	}
-	_, err = db.RecordLogEvent(ctx, &events.LogEvent{LogID: 999999, Provider: "ses", Event: events.EventOpened}, "", "")
+	_, err = db.Events().RecordLogEvent(ctx, &events.LogEvent{LogID: 999999, Provider: "ses", Event: events.EventOpened}, "", "")
 	storetest.WantCode(t, err, core.ENOTFOUND)
 
 	// The events go with their log.
 	if _, err := db.Logs().DeleteLogs(ctx, []int64{a.ID}); err != nil {
 		t.Fatal(err)
 	}
-	if evs, err := db.FindLogEvents(ctx, a.ID); err != nil || len(evs) != 0 {
+	if evs, err := db.Events().FindLogEvents(ctx, a.ID); err != nil || len(evs) != 0 {
 		t.Fatalf("events outlived their log: %v, %v", evs, err)
 	}
 }
@@ -155,11 +155,11 @@ func (s *suite) testEventCounts(t *testing.T) {
 	}
 	for i, e := range recorded {
 		ev := &events.LogEvent{LogID: e.log.ID, Provider: e.provider, Event: e.event, At: e.at}
-		if _, err := db.RecordLogEvent(ctx, ev, "", ""); err != nil {
+		if _, err := db.Events().RecordLogEvent(ctx, ev, "", ""); err != nil {
 			t.Fatalf("event %d: %v", i, err)
 		}
 	}
-	got, err := db.EventCounts(ctx, base, base.Add(2*time.Hour))
+	got, err := db.Events().EventCounts(ctx, base, base.Add(2*time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func (s *suite) testEventCounts(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("EventCounts = %+v, want %+v", got, want)
 	}
-	tallies, err := db.LogEventTallies(ctx, base, base.Add(2*time.Hour), []string{events.EventBounced, events.EventComplained})
+	tallies, err := db.Events().LogEventTallies(ctx, base, base.Add(2*time.Hour), []string{events.EventBounced, events.EventComplained})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func (s *suite) testEventCounts(t *testing.T) {
 	if !slices.Equal(tallies, wantT) {
 		t.Fatalf("LogEventTallies = %+v, want %+v", tallies, wantT)
 	}
-	if got, err := db.EventCounts(ctx, base.Add(3*time.Hour), base.Add(4*time.Hour)); err != nil || len(got) != 0 {
+	if got, err := db.Events().EventCounts(ctx, base.Add(3*time.Hour), base.Add(4*time.Hour)); err != nil || len(got) != 0 {
 		t.Fatalf("EventCounts of an empty range = %v, %v", got, err)
 	}
 }
@@ -274,7 +274,7 @@ func (s *suite) testEventRollupsConcurrent(t *testing.T) {
 				ev := &events.LogEvent{LogID: logs[rng.IntN(len(logs))].ID, Provider: []string{"sendgrid", "ses"}[rng.IntN(2)],
 					Event: []string{events.EventOpened, events.EventBounced}[i%2],
 					At:    day.Add(time.Duration(rng.Int64N(int64(3 * 24 * time.Hour))))}
-				if _, err := replica.RecordLogEvent(ctx, ev, "", ""); err != nil {
+				if _, err := replica.Events().RecordLogEvent(ctx, ev, "", ""); err != nil {
 					errs <- fmt.Errorf("replica %d: %w", r, err)
 					return
 				}
@@ -295,14 +295,14 @@ func (s *suite) testEventRollupsConcurrent(t *testing.T) {
 		{day.Add(13*time.Hour + 15*time.Minute), day.Add(2*24*time.Hour + 6*time.Hour + 45*time.Minute)},
 		{day.Add(24 * time.Hour), day.Add(36 * time.Hour)},
 	} {
-		ec, err := db.EventCounts(ctx, r[0], r[1])
+		ec, err := db.Events().EventCounts(ctx, r[0], r[1])
 		if err != nil {
 			t.Fatal(err)
 		}
 		if want := directEventCounts(t, db, r[0], r[1]); !slices.Equal(ec, want) {
 			t.Errorf("%v: EventCounts = %+v\nwant %+v", r, ec, want)
 		}
-		lt, err := db.LogEventTallies(ctx, r[0], r[1], asked)
+		lt, err := db.Events().LogEventTallies(ctx, r[0], r[1], asked)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -323,14 +323,14 @@ func (s *suite) testHostHooksWithLogEvents(t *testing.T) {
 	l := storetest.DeliveredWithID(t, db.DB, 1, "pm-a")
 	hook := core.HostHook{Name: core.HookWebhookReceived, Args: []any{"ses", "bounced", l.ID, "pm-a", "x@example.com", map[string]any{"k": "v"}}}
 	ev := &events.LogEvent{LogID: l.ID + 100, Provider: "ses", Event: events.EventBounced, HostHooks: []core.HostHook{hook}}
-	if _, err := db.RecordLogEvent(ctx, ev, core.StatusFailed, "bounced"); core.ErrorCode(err) != core.ENOTFOUND {
+	if _, err := db.Events().RecordLogEvent(ctx, ev, core.StatusFailed, "bounced"); core.ErrorCode(err) != core.ENOTFOUND {
 		t.Fatalf("RecordLogEvent of a missing log: %v", err)
 	}
 	if got := storetest.Outbox(t, db.DB); len(got) != 0 || notified.Load() != 0 {
 		t.Fatalf("a failed event wrote %v", got)
 	}
 	ev.LogID = l.ID
-	if _, err := db.RecordLogEvent(ctx, ev, core.StatusFailed, "bounced"); err != nil {
+	if _, err := db.Events().RecordLogEvent(ctx, ev, core.StatusFailed, "bounced"); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.HostHooks().RecordHostHooks(ctx, []core.HostHook{{Name: core.HookWebhookSES, Args: []any{map[string]any{"notificationType": "Bounce"}, "arn:topic"}}}); err != nil {
@@ -373,7 +373,7 @@ func (s *suite) testPartIDsFindTheirLog(t *testing.T) {
 	if err != nil || n != 1 {
 		t.Fatalf("RecordOutcomes = %d, %v", n, err)
 	}
-	ids, err := db.FindLogIDsByProviderMessageIDs(ctx, []string{"pm-part1", "pm-part2", "pm-plain"})
+	ids, err := db.Events().FindLogIDsByProviderMessageIDs(ctx, []string{"pm-part1", "pm-part2", "pm-plain"})
 	if err != nil || len(ids) != 3 || ids["pm-part1"] != l.ID || ids["pm-part2"] != l.ID || ids["pm-plain"] != plain.ID {
 		t.Fatalf("FindLogIDsByProviderMessageIDs = %v, %v", ids, err)
 	}
@@ -424,7 +424,7 @@ func (s *suite) testEventRollupsMatchDirectCounts(t *testing.T) {
 		t.Helper()
 		for i, e := range list {
 			ev := &events.LogEvent{LogID: e.log, Provider: e.provider, Event: e.event, At: e.at}
-			if _, err := db.RecordLogEvent(ctx, ev, "", ""); err != nil {
+			if _, err := db.Events().RecordLogEvent(ctx, ev, "", ""); err != nil {
 				t.Fatalf("event %d: %v", i, err)
 			}
 		}
@@ -436,7 +436,7 @@ func (s *suite) testEventRollupsMatchDirectCounts(t *testing.T) {
 	check := func(stage string) {
 		t.Helper()
 		for _, r := range ranges {
-			ec, err := db.EventCounts(ctx, r.from, r.to)
+			ec, err := db.Events().EventCounts(ctx, r.from, r.to)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -444,7 +444,7 @@ func (s *suite) testEventRollupsMatchDirectCounts(t *testing.T) {
 				t.Errorf("%s, %s: EventCounts = %+v\nwant %+v", stage, r.name, ec, want)
 			}
 			asked := []string{events.EventBounced, events.EventComplained, events.EventOpened}
-			lt, err := db.LogEventTallies(ctx, r.from, r.to, asked)
+			lt, err := db.Events().LogEventTallies(ctx, r.from, r.to, asked)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -503,7 +503,7 @@ func (s *suite) testSiteEventRollups(t *testing.T) {
 		log   *core.Log
 		event string
 	}{{logs[2][0], events.EventOpened}, {logs[2][0], events.EventOpened}, {logs[1][0], events.EventOpened}, {logs[3][0], events.EventBounced}} {
-		if _, err := db.RecordLogEvent(ctx, &events.LogEvent{LogID: e.log.ID, Provider: "sendgrid", Event: e.event, At: time.Now()}, "", ""); err != nil {
+		if _, err := db.Events().RecordLogEvent(ctx, &events.LogEvent{LogID: e.log.ID, Provider: "sendgrid", Event: e.event, At: time.Now()}, "", ""); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -512,7 +512,7 @@ func (s *suite) testSiteEventRollups(t *testing.T) {
 		t.Helper()
 		for site := range plan {
 			sctx := core.WithSiteScope(ctx, site)
-			ec, err := db.EventCounts(sctx, from, to)
+			ec, err := db.Events().EventCounts(sctx, from, to)
 			if err != nil {
 				t.Fatalf("%s: site %d EventCounts: %v", when, site, err)
 			}
@@ -528,7 +528,7 @@ func (s *suite) testSiteEventRollups(t *testing.T) {
 			if fmt.Sprint(counted) != fmt.Sprint(want) {
 				t.Errorf("%s: site %d events %v, want %v", when, site, counted, want)
 			}
-			tallies, err := db.LogEventTallies(sctx, from, to, []string{events.EventOpened, events.EventBounced})
+			tallies, err := db.Events().LogEventTallies(sctx, from, to, []string{events.EventOpened, events.EventBounced})
 			if err != nil {
 				t.Fatalf("%s: site %d LogEventTallies: %v", when, site, err)
 			}
@@ -554,7 +554,7 @@ func (s *suite) testBounceIsNoNewFailure(t *testing.T) {
 	db := s.open(t, s.prefix())
 	before := time.Now().Add(-time.Second)
 	l := storetest.DeliveredWithID(t, db.DB, 1, "pm-a")
-	if moved, err := db.RecordLogEvent(ctx, &events.LogEvent{LogID: l.ID, Provider: "ses", Event: events.EventBounced, At: time.Now()},
+	if moved, err := db.Events().RecordLogEvent(ctx, &events.LogEvent{LogID: l.ID, Provider: "ses", Event: events.EventBounced, At: time.Now()},
 		core.StatusFailed, "bounced"); err != nil || !moved {
 		t.Fatalf("RecordLogEvent = %v, %v", moved, err)
 	}
@@ -588,14 +588,14 @@ func (s *suite) testProviderEventsErased(t *testing.T) {
 		{LogID: welcome.ID, Provider: "ses", Event: events.EventDelivered, Detail: map[string]any{"recipient": "Bob@example.com"}},
 		{LogID: welcome.ID, Provider: "ses", Event: events.EventOpened, Detail: map[string]any{"recipient": "carol@example.com"}},
 	} {
-		if _, err := db.RecordLogEvent(ctx, ev, "", ""); err != nil {
+		if _, err := db.Events().RecordLogEvent(ctx, ev, "", ""); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if erased, _, err := db.Privacy().EraseLogsNaming(ctx, "Bob@Example.com", core.ErasedAddress, 10); err != nil || erased != 1 {
 		t.Fatalf("EraseLogsNaming = %d, %v; want 1", erased, err)
 	}
-	evs, err := db.FindLogEvents(ctx, welcome.ID)
+	evs, err := db.Events().FindLogEvents(ctx, welcome.ID)
 	if err != nil || len(evs) != 1 || evs[0].Detail["recipient"] != "carol@example.com" {
 		t.Fatalf("events after the erase = %+v, %v; want carol's only", evs, err)
 	}

@@ -30,13 +30,13 @@ func readEventState(t *testing.T, db *prostore.DB, day time.Time, logID int64) e
 	from, to := day.Add(-time.Hour), day.Add(3*24*time.Hour)
 	var st eventState
 	var err error
-	if st.counts, err = db.EventCounts(ctx, from, to); err != nil {
+	if st.counts, err = db.Events().EventCounts(ctx, from, to); err != nil {
 		t.Fatal(err)
 	}
-	if st.tallies, err = db.LogEventTallies(ctx, from, to, []string{events.EventOpened, events.EventBounced}); err != nil {
+	if st.tallies, err = db.Events().LogEventTallies(ctx, from, to, []string{events.EventOpened, events.EventBounced}); err != nil {
 		t.Fatal(err)
 	}
-	evs, err := db.FindLogEvents(ctx, logID)
+	evs, err := db.Events().FindLogEvents(ctx, logID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,11 +102,11 @@ func TestUpgradeKeepsEventTables(t *testing.T) {
 					{b, events.EventBounced, day.Add(time.Minute)},
 					{b, events.EventOpened, day.Add(-2 * time.Hour)}, // before the range
 				} {
-					if _, err := db.RecordLogEvent(ctx, &events.LogEvent{LogID: e.log.ID, Provider: "ses", Event: e.event, At: e.at}, "", ""); err != nil {
+					if _, err := db.Events().RecordLogEvent(ctx, &events.LogEvent{LogID: e.log.ID, Provider: "ses", Event: e.event, At: e.at}, "", ""); err != nil {
 						t.Fatalf("event %d: %v", i, err)
 					}
 				}
-				if fresh, err := db.RememberWebhookEvent(ctx, "ses", "ev-1", time.Now().Add(time.Hour)); err != nil || !fresh {
+				if fresh, err := db.Events().RememberWebhookEvent(ctx, "ses", "ev-1", time.Now().Add(time.Hour)); err != nil || !fresh {
 					t.Fatalf("RememberWebhookEvent = %v, %v", fresh, err)
 				}
 				want := readEventState(t, db, day, a.ID)
@@ -141,7 +141,7 @@ func TestUpgradeKeepsEventTables(t *testing.T) {
 						got.logs != want.logs || got.rows != want.rows {
 						t.Fatalf("start %d: the events after the upgrade %+v, want %+v", i+1, got, want)
 					}
-					if fresh, err := again.RememberWebhookEvent(ctx, "ses", "ev-1", time.Now().Add(time.Hour)); err != nil || fresh {
+					if fresh, err := again.Events().RememberWebhookEvent(ctx, "ses", "ev-1", time.Now().Add(time.Hour)); err != nil || fresh {
 						t.Fatalf("start %d: a remembered id is new again: %v, %v", i+1, fresh, err)
 					}
 					var versions []int
@@ -165,11 +165,11 @@ func TestUpgradeKeepsEventTables(t *testing.T) {
 					t.Fatalf("RecordOutcomes = %d, %v", n, err)
 				}
 				for _, at := range []time.Time{day.Add(30 * time.Minute), day.Add(40 * time.Hour)} {
-					if _, err := db.RecordLogEvent(ctx, &events.LogEvent{LogID: logs[0].ID, Provider: "ses", Event: events.EventOpened, At: at}, "", ""); err != nil {
+					if _, err := db.Events().RecordLogEvent(ctx, &events.LogEvent{LogID: logs[0].ID, Provider: "ses", Event: events.EventOpened, At: at}, "", ""); err != nil {
 						t.Fatal(err)
 					}
 				}
-				got, err := db.EventCounts(core.WithSiteScope(ctx, 2), day.Add(time.Hour), day.Add(3*24*time.Hour))
+				got, err := db.Events().EventCounts(core.WithSiteScope(ctx, 2), day.Add(time.Hour), day.Add(3*24*time.Hour))
 				if err != nil || len(got) != 1 || got[0].Events != 1 || got[0].Messages != 1 {
 					t.Fatalf("the site's events after the upgrade: %+v, %v", got, err)
 				}

@@ -30,13 +30,13 @@ func TestUpgradeKeepsProTables(t *testing.T) {
 		db := s.open(t, prefix)
 		rule := &routing.RoutingRule{Name: "Invoices", ConnectionID: 7, Priority: 1, IsActive: true,
 			Conditions: []routing.RoutingCondition{{Field: "subject", Operator: "contains", Value: "invoice"}}}
-		if err := db.CreateRoutingRule(ctx, rule); err != nil {
+		if err := db.Routing().CreateRoutingRule(ctx, rule); err != nil {
 			t.Fatal(err)
 		}
-		if ok, err := db.ReserveSend(ctx, 7, "2026-01-02", 0); err != nil || !ok {
+		if ok, err := db.Routing().ReserveSend(ctx, 7, "2026-01-02", 0); err != nil || !ok {
 			t.Fatalf("ReserveSend: %v %v", ok, err)
 		}
-		if _, err := db.AddSuppressions(ctx, []suppression.Suppression{{Email: "ann@example.com", Reason: suppression.SuppressBounce}}); err != nil {
+		if _, err := db.Suppressions().AddSuppressions(ctx, []suppression.Suppression{{Email: "ann@example.com", Reason: suppression.SuppressBounce}}); err != nil {
 			t.Fatal(err)
 		}
 		// The database as an earlier build left it: no Pro history.
@@ -45,15 +45,15 @@ func TestUpgradeKeepsProTables(t *testing.T) {
 		}
 		for range 2 {
 			again := s.open(t, prefix)
-			rules, err := again.FindRoutingRules(ctx)
+			rules, err := again.Routing().FindRoutingRules(ctx)
 			if err != nil || len(rules) != 1 || rules[0].Name != "Invoices" || len(rules[0].Conditions) != 1 {
 				t.Fatalf("rules after the upgrade: %v %+v", err, rules)
 			}
-			counts, err := again.SendCounts(ctx, "2026-01-02")
+			counts, err := again.Routing().SendCounts(ctx, "2026-01-02")
 			if err != nil || counts[7] != 1 {
 				t.Fatalf("send counts after the upgrade: %v %v", err, counts)
 			}
-			if s, err := again.FindSuppression(ctx, 0, "ann@example.com"); err != nil || s.Reason != suppression.SuppressBounce {
+			if s, err := again.Suppressions().FindSuppression(ctx, 0, "ann@example.com"); err != nil || s.Reason != suppression.SuppressBounce {
 				t.Fatalf("suppression after the upgrade: %v %+v", err, s)
 			}
 			var versions []int
@@ -149,7 +149,7 @@ func TestUpgradeKeepsAnalyticsRollups(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := rollupSnapshot(t, db)
-			wantTotals, err := db.SourceTotals(ctx, day.Add(5*time.Hour+45*time.Minute), day.Add(2*24*time.Hour+7*time.Hour))
+			wantTotals, err := db.Analytics().SourceTotals(ctx, day.Add(5*time.Hour+45*time.Minute), day.Add(2*24*time.Hour+7*time.Hour))
 			if err != nil || len(wantTotals) == 0 {
 				t.Fatalf("SourceTotals: %+v, %v", wantTotals, err)
 			}
@@ -176,7 +176,7 @@ func TestUpgradeKeepsAnalyticsRollups(t *testing.T) {
 				if got := rollupSnapshot(t, again); !slices.Equal(got, want) {
 					t.Fatalf("%s, start %d: roll-ups after the upgrade\n%s\nwant\n%s", stage, i+1, strings.Join(got, "\n"), strings.Join(want, "\n"))
 				}
-				got, err := again.SourceTotals(ctx, day.Add(5*time.Hour+45*time.Minute), day.Add(2*24*time.Hour+7*time.Hour))
+				got, err := again.Analytics().SourceTotals(ctx, day.Add(5*time.Hour+45*time.Minute), day.Add(2*24*time.Hour+7*time.Hour))
 				if err != nil || !slices.Equal(got, wantTotals) {
 					t.Fatalf("%s, start %d: SourceTotals %+v, %v; want %+v", stage, i+1, got, err, wantTotals)
 				}

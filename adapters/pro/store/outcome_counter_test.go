@@ -23,7 +23,7 @@ func TestRecordOutcomesAndClaimCountsSources(t *testing.T) {
 		ctx := context.Background()
 		delivered, failed := storetest.RecordOutcomesAndClaim(t, db.DB)
 		from, to := time.Now().Add(-time.Hour), time.Now().Add(time.Hour)
-		sources, err := db.SourceBuckets(ctx, from, to)
+		sources, err := db.Analytics().SourceBuckets(ctx, from, to)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +62,7 @@ func TestSiteAnalytics(t *testing.T) {
 			var sumD, sumF int64
 			for site, n := range plan {
 				sctx := core.WithSiteScope(ctx, site)
-				ot, err := db.OutcomeTotals(sctx, from, to)
+				ot, err := db.Analytics().OutcomeTotals(sctx, from, to)
 				if err != nil {
 					t.Fatalf("%s: site %d OutcomeTotals: %v", when, site, err)
 				}
@@ -77,7 +77,7 @@ func TestSiteAnalytics(t *testing.T) {
 					t.Errorf("%s: site %d outcomes %v, want %v", when, site, got, n)
 				}
 				sumD, sumF = sumD+got[core.StatusDelivered], sumF+got[core.StatusFailed]
-				st, err := db.SourceTotals(sctx, from, to)
+				st, err := db.Analytics().SourceTotals(sctx, from, to)
 				if err != nil {
 					t.Fatalf("%s: site %d SourceTotals: %v", when, site, err)
 				}
@@ -86,12 +86,12 @@ func TestSiteAnalytics(t *testing.T) {
 						t.Errorf("%s: site %d counts source %q", when, site, b.Source)
 					}
 				}
-				exp, err := db.ExportLogs(sctx, analytics.LogExportPage{From: from, To: to})
+				exp, err := db.Analytics().ExportLogs(sctx, analytics.LogExportPage{From: from, To: to})
 				if err != nil || len(exp) != n[0]+n[1] {
 					t.Fatalf("%s: site %d exports %d logs, %v", when, site, len(exp), err)
 				}
 			}
-			ot, err := db.OutcomeTotals(ctx, from, to)
+			ot, err := db.Analytics().OutcomeTotals(ctx, from, to)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -106,7 +106,7 @@ func TestSiteAnalytics(t *testing.T) {
 			if netD != sumD || netF != sumF {
 				t.Errorf("%s: network %d/%d, sites add up to %d/%d", when, netD, netF, sumD, sumF)
 			}
-			if ot, err := db.OutcomeTotals(core.WithSiteScope(ctx, 9), from, to); err != nil || len(ot) != 0 {
+			if ot, err := db.Analytics().OutcomeTotals(core.WithSiteScope(ctx, 9), from, to); err != nil || len(ot) != 0 {
 				t.Errorf("%s: a site without mail: %+v, %v", when, ot, err)
 			}
 		}

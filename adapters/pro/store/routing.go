@@ -14,7 +14,7 @@ import (
 	"gorm.io/gorm"
 )
 
-var _ routing.RoutingStore = (*DB)(nil)
+var _ routing.RoutingStore = (*RoutingService)(nil)
 
 // routingRuleRow is a row of {prefix}mailsvc_routing_rules; Conditions is
 // a JSON array of routing.RoutingCondition.
@@ -68,7 +68,7 @@ func (row *routingRuleRow) toRule() (*routing.RoutingRule, error) {
 }
 
 // FindRoutingRules implements routing.RoutingStore.
-func (db *DB) FindRoutingRules(ctx context.Context) ([]*routing.RoutingRule, error) {
+func (db *RoutingService) FindRoutingRules(ctx context.Context) ([]*routing.RoutingRule, error) {
 	var rows []routingRuleRow
 	if err := db.routingRules(ctx).Order("priority, id").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("find routing rules: %w", err)
@@ -85,7 +85,7 @@ func (db *DB) FindRoutingRules(ctx context.Context) ([]*routing.RoutingRule, err
 }
 
 // FindRoutingRuleByID implements routing.RoutingStore.
-func (db *DB) FindRoutingRuleByID(ctx context.Context, id int64) (*routing.RoutingRule, error) {
+func (db *RoutingService) FindRoutingRuleByID(ctx context.Context, id int64) (*routing.RoutingRule, error) {
 	var row routingRuleRow
 	err := db.routingRules(ctx).Where("id = ?", id).Take(&row).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
@@ -97,7 +97,7 @@ func (db *DB) FindRoutingRuleByID(ctx context.Context, id int64) (*routing.Routi
 }
 
 // CreateRoutingRule implements routing.RoutingStore; r.ID is ignored.
-func (db *DB) CreateRoutingRule(ctx context.Context, r *routing.RoutingRule) error {
+func (db *RoutingService) CreateRoutingRule(ctx context.Context, r *routing.RoutingRule) error {
 	row, err := toRoutingRuleRow(r)
 	if err != nil {
 		return err
@@ -112,7 +112,7 @@ func (db *DB) CreateRoutingRule(ctx context.Context, r *routing.RoutingRule) err
 }
 
 // UpdateRoutingRule implements routing.RoutingStore.
-func (db *DB) UpdateRoutingRule(ctx context.Context, r *routing.RoutingRule) error {
+func (db *RoutingService) UpdateRoutingRule(ctx context.Context, r *routing.RoutingRule) error {
 	row, err := toRoutingRuleRow(r)
 	if err != nil {
 		return err
@@ -135,7 +135,7 @@ func (db *DB) UpdateRoutingRule(ctx context.Context, r *routing.RoutingRule) err
 }
 
 // DeleteRoutingRules implements routing.RoutingStore.
-func (db *DB) DeleteRoutingRules(ctx context.Context, ids []int64) (int, error) {
+func (db *RoutingService) DeleteRoutingRules(ctx context.Context, ids []int64) (int, error) {
 	if len(ids) == 0 {
 		return 0, nil
 	}
@@ -148,7 +148,7 @@ func (db *DB) DeleteRoutingRules(ctx context.Context, ids []int64) (int, error) 
 
 // SetRoutingRulesActive implements routing.RoutingStore. It counts the rules
 // that exist, changed or not.
-func (db *DB) SetRoutingRulesActive(ctx context.Context, ids []int64, active bool) (int, error) {
+func (db *RoutingService) SetRoutingRulesActive(ctx context.Context, ids []int64, active bool) (int, error) {
 	if len(ids) == 0 {
 		return 0, nil
 	}
@@ -168,7 +168,7 @@ func (db *DB) SetRoutingRulesActive(ctx context.Context, ids []int64, active boo
 }
 
 // ReorderRoutingRules implements routing.RoutingStore.
-func (db *DB) ReorderRoutingRules(ctx context.Context, ids []int64) error {
+func (db *RoutingService) ReorderRoutingRules(ctx context.Context, ids []int64) error {
 	err := db.Gorm().WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		t := now()
 		for i, id := range ids {
@@ -192,7 +192,7 @@ func (db *DB) ReorderRoutingRules(ctx context.Context, ids []int64) error {
 }
 
 // FindSenderGroups implements routing.RoutingStore.
-func (db *DB) FindSenderGroups(ctx context.Context) ([]*routing.SenderGroup, error) {
+func (db *RoutingService) FindSenderGroups(ctx context.Context) ([]*routing.SenderGroup, error) {
 	var rows []senderGroupRow
 	if err := db.Gorm().WithContext(ctx).Table(db.TableName("sender_groups")).Order("sender").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("find sender groups: %w", err)
@@ -209,7 +209,7 @@ func (db *DB) FindSenderGroups(ctx context.Context) ([]*routing.SenderGroup, err
 }
 
 // SaveSenderGroup implements routing.RoutingStore.
-func (db *DB) SaveSenderGroup(ctx context.Context, g *routing.SenderGroup) error {
+func (db *RoutingService) SaveSenderGroup(ctx context.Context, g *routing.SenderGroup) error {
 	members := g.Members
 	if members == nil {
 		members = []routing.SenderGroupMember{}
@@ -236,7 +236,7 @@ func (db *DB) SaveSenderGroup(ctx context.Context, g *routing.SenderGroup) error
 // ReserveSend implements routing.RoutingStore: the counter row is created
 // if missing, then one conditional UPDATE adds to it, so concurrent
 // reservations (other workers, other replicas) never pass the limit.
-func (db *DB) ReserveSend(ctx context.Context, connID int64, day string, limit int64) (bool, error) {
+func (db *RoutingService) ReserveSend(ctx context.Context, connID int64, day string, limit int64) (bool, error) {
 	insert := `INSERT IGNORE INTO {prefix}mailsvc_send_counts (connection_id, day, sent) VALUES (?, ?, 0)`
 	if db.Dialect() == store.DialectSQLite {
 		insert = `INSERT OR IGNORE INTO {prefix}mailsvc_send_counts (connection_id, day, sent) VALUES (?, ?, 0)`
@@ -257,7 +257,7 @@ func (db *DB) ReserveSend(ctx context.Context, connID int64, day string, limit i
 }
 
 // SendCounts implements routing.RoutingStore.
-func (db *DB) SendCounts(ctx context.Context, day string) (map[int64]int64, error) {
+func (db *RoutingService) SendCounts(ctx context.Context, day string) (map[int64]int64, error) {
 	rows, err := db.SQL().QueryContext(ctx, db.Expand(`SELECT connection_id, sent FROM {prefix}mailsvc_send_counts WHERE day = ?`), day)
 	if err != nil {
 		return nil, fmt.Errorf("read the send counts of %s: %w", day, err)

@@ -17,7 +17,7 @@ import (
 // list, keeping the entry already there for an address listed before,
 // and returns how many it added. One statement per address, so a large
 // batch never holds a long lock.
-func (db *DB) AddSuppressions(ctx context.Context, ss []suppression.Suppression) (int, error) {
+func (db *SuppressionService) AddSuppressions(ctx context.Context, ss []suppression.Suppression) (int, error) {
 	ins := `INSERT IGNORE INTO {prefix}mailsvc_suppressions (email, reason, source_event, created_at) VALUES (?, ?, ?, ?)`
 	if db.Dialect() == store.DialectSQLite {
 		ins = `INSERT OR IGNORE INTO {prefix}mailsvc_suppressions (email, reason, source_event, created_at) VALUES (?, ?, ?, ?)`
@@ -57,7 +57,7 @@ func scanSuppression(r interface{ Scan(dest ...any) error }) (*suppression.Suppr
 
 // FindSuppressions returns the suppressions matching f, newest first,
 // and the total count matching f before Offset and Limit.
-func (db *DB) FindSuppressions(ctx context.Context, f suppression.SuppressionFilter) ([]*suppression.Suppression, int, error) {
+func (db *SuppressionService) FindSuppressions(ctx context.Context, f suppression.SuppressionFilter) ([]*suppression.Suppression, int, error) {
 	where, args := "", []any{}
 	if term := strings.ToLower(strings.TrimSpace(f.Search)); term != "" {
 		where = ` WHERE email LIKE ? ESCAPE '!'`
@@ -93,7 +93,7 @@ func (db *DB) FindSuppressions(ctx context.Context, f suppression.SuppressionFil
 
 // FindSuppression returns the suppression with the given id, or, when
 // id is 0, the one of email (ignoring case); ENOTFOUND when there is none.
-func (db *DB) FindSuppression(ctx context.Context, id int64, email string) (*suppression.Suppression, error) {
+func (db *SuppressionService) FindSuppression(ctx context.Context, id int64, email string) (*suppression.Suppression, error) {
 	q, arg := `SELECT `+suppressionColumns+` FROM {prefix}mailsvc_suppressions WHERE id = ?`, any(id)
 	if id == 0 {
 		q, arg = `SELECT `+suppressionColumns+` FROM {prefix}mailsvc_suppressions WHERE email = ?`, strings.ToLower(strings.TrimSpace(email))
@@ -109,7 +109,7 @@ func (db *DB) FindSuppression(ctx context.Context, id int64, email string) (*sup
 
 // DeleteSuppression removes the suppression with the given id and
 // reports whether it existed.
-func (db *DB) DeleteSuppression(ctx context.Context, id int64) (bool, error) {
+func (db *SuppressionService) DeleteSuppression(ctx context.Context, id int64) (bool, error) {
 	res, err := db.SQL().ExecContext(ctx, db.Expand(`DELETE FROM {prefix}mailsvc_suppressions WHERE id = ?`), id)
 	if err != nil {
 		return false, fmt.Errorf("delete suppression: %w", err)
@@ -119,7 +119,7 @@ func (db *DB) DeleteSuppression(ctx context.Context, id int64) (bool, error) {
 }
 
 // DeleteSuppressionOf implements suppression.PersonalStore.
-func (db *DB) DeleteSuppressionOf(ctx context.Context, email string) (bool, error) {
+func (db *SuppressionService) DeleteSuppressionOf(ctx context.Context, email string) (bool, error) {
 	res, err := db.SQL().ExecContext(ctx, db.Expand(`DELETE FROM {prefix}mailsvc_suppressions WHERE email = ?`), strings.ToLower(strings.TrimSpace(email)))
 	if err != nil {
 		return false, fmt.Errorf("delete suppression of an address: %w", err)
@@ -130,7 +130,7 @@ func (db *DB) DeleteSuppressionOf(ctx context.Context, email string) (bool, erro
 
 // SuppressedAmong returns those of emails (compared lower-cased) that
 // are on the suppression list, lower-cased, in the order given.
-func (db *DB) SuppressedAmong(ctx context.Context, emails []string) ([]string, error) {
+func (db *SuppressionService) SuppressedAmong(ctx context.Context, emails []string) ([]string, error) {
 	var args []any
 	seen := map[string]bool{}
 	for _, e := range emails {

@@ -27,7 +27,7 @@ func (s *suite) suppressionTests() []struct {
 func (s *suite) testSuppressionList(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
-	n, err := db.AddSuppressions(ctx, []suppression.Suppression{
+	n, err := db.Suppressions().AddSuppressions(ctx, []suppression.Suppression{
 		{Email: "Ann@Example.com", Reason: suppression.SuppressBounce, SourceEvent: "ses:bounce:Permanent/General"},
 		{Email: "bob_x@example.com", Reason: suppression.SuppressComplaint, SourceEvent: "sendgrid:spamreport"},
 		{Email: "ann@example.com", Reason: suppression.SuppressManual}, // already listed
@@ -36,7 +36,7 @@ func (s *suite) testSuppressionList(t *testing.T) {
 	if err != nil || n != 2 {
 		t.Fatalf("AddSuppressions = %d, %v; want 2", n, err)
 	}
-	got, err := db.SuppressedAmong(ctx, []string{"ANN@example.com", "carl@example.com", "bob_x@example.com", "ann@example.com"})
+	got, err := db.Suppressions().SuppressedAmong(ctx, []string{"ANN@example.com", "carl@example.com", "bob_x@example.com", "ann@example.com"})
 	if err != nil || !slices.Equal(got, []string{"ann@example.com", "bob_x@example.com"}) {
 		t.Fatalf("SuppressedAmong = %v, %v", got, err)
 	}
@@ -52,27 +52,27 @@ func (s *suite) testSuppressionList(t *testing.T) {
 		{"%", 0, ""},
 	}
 	for _, tt := range tests {
-		list, total, err := db.FindSuppressions(ctx, suppression.SuppressionFilter{Search: tt.search, Limit: 1})
+		list, total, err := db.Suppressions().FindSuppressions(ctx, suppression.SuppressionFilter{Search: tt.search, Limit: 1})
 		if err != nil || total != tt.wantTotal || (tt.first != "" && (len(list) != 1 || list[0].Email != tt.first)) || (tt.first == "" && len(list) != 0) {
 			t.Fatalf("FindSuppressions(%q) = %v, %d, %v", tt.search, list, total, err)
 		}
 	}
-	ann, err := db.FindSuppression(ctx, 0, "ANN@EXAMPLE.COM")
+	ann, err := db.Suppressions().FindSuppression(ctx, 0, "ANN@EXAMPLE.COM")
 	if err != nil || ann.Reason != suppression.SuppressBounce || ann.SourceEvent != "ses:bounce:Permanent/General" || ann.CreatedAt.IsZero() {
 		t.Fatalf("FindSuppression = %+v, %v", ann, err)
 	}
-	if byID, err := db.FindSuppression(ctx, ann.ID, ""); err != nil || byID.Email != "ann@example.com" {
+	if byID, err := db.Suppressions().FindSuppression(ctx, ann.ID, ""); err != nil || byID.Email != "ann@example.com" {
 		t.Fatalf("FindSuppression by id = %+v, %v", byID, err)
 	}
-	if ok, err := db.DeleteSuppression(ctx, ann.ID); err != nil || !ok {
+	if ok, err := db.Suppressions().DeleteSuppression(ctx, ann.ID); err != nil || !ok {
 		t.Fatalf("DeleteSuppression = %v, %v", ok, err)
 	}
-	if ok, err := db.DeleteSuppression(ctx, ann.ID); err != nil || ok {
+	if ok, err := db.Suppressions().DeleteSuppression(ctx, ann.ID); err != nil || ok {
 		t.Fatalf("second DeleteSuppression = %v, %v", ok, err)
 	}
-	_, err = db.FindSuppression(ctx, 0, "ann@example.com")
+	_, err = db.Suppressions().FindSuppression(ctx, 0, "ann@example.com")
 	storetest.WantCode(t, err, core.ENOTFOUND)
-	if got, err := db.SuppressedAmong(ctx, []string{"ann@example.com"}); err != nil || len(got) != 0 {
+	if got, err := db.Suppressions().SuppressedAmong(ctx, []string{"ann@example.com"}); err != nil || len(got) != 0 {
 		t.Fatalf("removed address still suppressed: %v, %v", got, err)
 	}
 }
@@ -83,11 +83,11 @@ func (s *suite) testSuppressionOfAnAddress(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
 	const bob = "bob@example.com"
-	if _, err := db.AddSuppressions(ctx, []suppression.Suppression{{Email: bob, Reason: suppression.SuppressBounce, SourceEvent: "ses:bounce"}}); err != nil {
+	if _, err := db.Suppressions().AddSuppressions(ctx, []suppression.Suppression{{Email: bob, Reason: suppression.SuppressBounce, SourceEvent: "ses:bounce"}}); err != nil {
 		t.Fatal(err)
 	}
 	for i, want := range []bool{true, false} {
-		if got, err := db.DeleteSuppressionOf(ctx, "BOB@example.com"); err != nil || got != want {
+		if got, err := db.Suppressions().DeleteSuppressionOf(ctx, "BOB@example.com"); err != nil || got != want {
 			t.Fatalf("DeleteSuppressionOf #%d = %v, %v; want %v", i+1, got, err, want)
 		}
 	}

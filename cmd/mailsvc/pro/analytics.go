@@ -12,6 +12,6 @@ import (
 // time zone.
 func joinAnalytics(env *cli.ServeEnv, m *httppro.Module) {
 	db := prostore.New(env.DB)
-	m.Analytics = &analytics.Service{Rollups: db, Events: db, Logs: db, Connections: env.DB.Connections(),
+	m.Analytics = &analytics.Service{Rollups: db.Analytics(), Events: db.Events(), Logs: db.Analytics(), Connections: env.DB.Connections(),
 		Location: siteZone(env), Logger: env.Logger}
 }

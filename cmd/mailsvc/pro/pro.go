@@ -53,9 +53,9 @@ func (module) Serve(_ context.Context, env *cli.ServeEnv) (api.Module, error) {
 	// data requests whether Pro is switched on or off, and events recorded
 	// before resolve uncertain attempts: their tables are there either way.
 	store := prostore.New(env.DB)
-	env.Privacy.Keepers = append(env.Privacy.Keepers, &suppression.PersonalData{Store: store})
-	env.Privacy.LogItems = append(env.Privacy.LogItems, &events.PersonalData{Store: store})
-	env.Delivery.Events = &events.Uncertain{Store: store}
+	env.Privacy.Keepers = append(env.Privacy.Keepers, &suppression.PersonalData{Store: store.Suppressions()})
+	env.Privacy.LogItems = append(env.Privacy.LogItems, &events.PersonalData{Store: store.Events()})
+	env.Delivery.Events = &events.Uncertain{Store: store.Events()}
 	if !env.Constants.Bool("MAIL_SVC_PRO_ENABLED") {
 		env.Logger.Info("the Pro add-on is switched off (MAIL_SVC_PRO_ENABLED=false)")
 		// Its screens are still served, but without its routes the

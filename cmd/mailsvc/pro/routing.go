@@ -25,7 +25,7 @@ const siteZoneTTL = time.Minute
 // connection down until the health check passes again.
 func joinRouting(env *cli.ServeEnv, m *httppro.Module) {
 	svc := &routing.Service{
-		Store:       prostore.New(env.DB),
+		Store:       prostore.New(env.DB).Routing(),
 		Connections: env.Connections,
 		Settings:    env.Delivery.Settings,
 		Location:    siteZone(env),

@@ -37,12 +37,12 @@ func joinWebhooks(env *cli.ServeEnv, m *httppro.Module) error {
 	if err != nil {
 		return err
 	}
-	list := &suppression.Service{Store: prostore.New(env.DB)}
+	store := prostore.New(env.DB)
+	list := &suppression.Service{Store: store.Suppressions()}
 	env.Delivery.Suppressions = list
 	m.Suppressions = list
-	store := prostore.New(env.DB)
-	m.LogEvents = store
-	m.Webhooks = &webhooks.Service{Connections: env.Connections, Store: store, Suppressions: list,
+	m.LogEvents = store.Events()
+	m.Webhooks = &webhooks.Service{Connections: env.Connections, Store: store.Events(), Suppressions: list,
 		SNS: &webhooks.SNSVerifier{Client: client}, Hooks: env.Hooks, HostHooks: env.HostHooks, Logger: env.Logger}
 	return nil
 }
