@@ -29,7 +29,7 @@ const FailureMarkRetention = core.MaxThresholdMinutes*time.Minute + time.Hour
 // insertFailureMarks records that the logs ids failed for good at t, in
 // multi-row INSERTs inside tx.
 func (db *handle) insertFailureMarks(ctx context.Context, tx *sql.Tx, t time.Time, ids []int64) error {
-	for part := range slices.Chunk(ids, IDChunk) {
+	for part := range slices.Chunk(ids, idChunk) {
 		var b strings.Builder
 		b.WriteString(`INSERT INTO {prefix}mailsvc_failure_marks (failed_at, log_id) VALUES `)
 		args := make([]any, 0, 2*len(part))

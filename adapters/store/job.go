@@ -50,7 +50,7 @@ func (db *JobService) ClaimJobRun(ctx context.Context, name, owner string, inter
 		insArgs = []any{name, owner}
 	}
 	won := false
-	err := RetryDeadlock(func() error {
+	err := retryDeadlock(func() error {
 		res, err := db.sqlDB.ExecContext(ctx, db.expand(upd), updArgs...)
 		if err != nil {
 			return err

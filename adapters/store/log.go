@@ -231,7 +231,7 @@ func (db *LogService) EnqueueLog(ctx context.Context, l *core.Log) error {
 		// go in the same transaction (on SQLite the search entries
 		// follow in the claim's, as above).
 		indexed := db.dialect != DialectSQLite
-		err = RetryDeadlock(func() error {
+		err = retryDeadlock(func() error {
 			return db.inTx(ctx, func(tx *sql.Tx) error {
 				var err error
 				if id, err = db.insertLogRow(ctx, tx, l, js, owner, t, indexed); err != nil {
@@ -379,7 +379,7 @@ func (db *LogService) ReleaseExpiredLeases(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	released := 0
-	for part := range slices.Chunk(ids, IDChunk) {
+	for part := range slices.Chunk(ids, idChunk) {
 		in, args := inList(part)
 		res, err := db.sqlDB.ExecContext(ctx, db.expand(`UPDATE {prefix}mailsvc_logs
 			SET status = ?, lease_owner = NULL, lease_until = NULL, next_attempt_at = ?, updated_at = ?
@@ -734,10 +734,10 @@ func (db *LeaseService) AcquireLease(ctx context.Context, name, owner string, tt
 	return n == 1, nil
 }
 
-// RetryDeadlock runs fn again, up to three times, when MySQL rolled its
+// retryDeadlock runs fn again, up to three times, when MySQL rolled its
 // statement back as a deadlock victim or on a lock wait timeout: the
 // statement had no effect, so running it again is safe.
-func RetryDeadlock(fn func() error) error {
+func retryDeadlock(fn func() error) error {
 	var err error
 	for i := range 4 {
 		if err = fn(); err == nil {

@@ -39,7 +39,7 @@ func (db *LogService) EnqueueLogs(ctx context.Context, logs []*core.Log) error {
 	t := now()
 	ids := make([]int64, len(logs))
 	indexed := db.dialect != DialectSQLite
-	err := RetryDeadlock(func() error {
+	err := retryDeadlock(func() error {
 		return db.inBatchTx(ctx, func(tx *sql.Tx) error {
 			var recips []recipientRow
 			prepared := make([]*core.Log, len(logs))

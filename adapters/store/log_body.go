@@ -73,7 +73,7 @@ func (db *handle) keepBodies(ctx context.Context, q txQuerier, bodies map[int64]
 		n += int(k)
 	}
 	for _, mode := range slices.Sorted(maps.Keys(unchanged)) {
-		for part := range slices.Chunk(unchanged[mode], IDChunk) {
+		for part := range slices.Chunk(unchanged[mode], idChunk) {
 			in, args := inList(part)
 			res, err := q.ExecContext(ctx, db.expand(`UPDATE {prefix}mailsvc_logs SET body_mode = ?, redacted_count = 0
 				WHERE id IN (`+in+`) AND status IN (?, ?)`), append(append([]any{mode}, args...), final...)...)
@@ -84,7 +84,7 @@ func (db *handle) keepBodies(ctx context.Context, q txQuerier, bodies map[int64]
 			n += int(k)
 		}
 	}
-	for part := range slices.Chunk(drop, IDChunk) {
+	for part := range slices.Chunk(drop, idChunk) {
 		if err := db.dropAttachmentBytes(ctx, q, part); err != nil {
 			return n, err
 		}
@@ -182,7 +182,7 @@ func (db *LogService) LastLogID(ctx context.Context) (int64, error) {
 // KeepLogBodies implements core.LogBodyStore.
 func (db *LogService) KeepLogBodies(ctx context.Context, bodies map[int64]*core.KeptBody) (int, error) {
 	var n int
-	err := RetryDeadlock(func() error {
+	err := retryDeadlock(func() error {
 		return db.inTx(ctx, func(tx *sql.Tx) error {
 			var err error
 			n, err = db.keepBodies(ctx, tx, bodies, true)

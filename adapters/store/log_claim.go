@@ -151,7 +151,7 @@ func (db *LogService) RecordOutcomesOfOwners(ctx context.Context, owners []strin
 	}
 	var applied []int
 	var hooked bool
-	err := RetryDeadlock(func() error {
+	err := retryDeadlock(func() error {
 		return db.inTx(ctx, func(tx *sql.Tx) error {
 			var err error
 			applied, hooked, err = db.recordOutcomes(ctx, tx, owners, outs)
@@ -324,7 +324,7 @@ func (db *handle) heldLogs(ctx context.Context, tx *sql.Tx, outs [][]core.LogOut
 		lock = " FOR UPDATE"
 	}
 	held := make(map[int64]heldLog, len(ids))
-	for part := range slices.Chunk(ids, IDChunk) {
+	for part := range slices.Chunk(ids, idChunk) {
 		in, args := inList(part)
 		// The ids alone choose the rows (primary-key lookups): a status
 		// filter could let the planner scan the claim index and wait on
@@ -375,7 +375,7 @@ func (db *LogService) RecordOutcomesAndClaim(ctx context.Context, owners []strin
 		claimed [][]*core.Log
 		hooked  bool
 	)
-	err := RetryDeadlock(func() error {
+	err := retryDeadlock(func() error {
 		return db.inTx(ctx, func(tx *sql.Tx) error {
 			var err error
 			if applied, hooked, err = db.recordOutcomes(ctx, tx, owners, outs); err != nil {

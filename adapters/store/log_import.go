@@ -63,7 +63,7 @@ func (db *LogService) ImportLogs(ctx context.Context, logs []*core.Log) error {
 		preps[i] = p
 	}
 	ids := make([]int64, len(logs))
-	err := RetryDeadlock(func() error {
+	err := retryDeadlock(func() error {
 		return db.inTx(ctx, func(tx *sql.Tx) error {
 			// Imported logs are history: no room is reserved in them
 			// for a claim (see queue_reserve.go).

@@ -306,7 +306,7 @@ func (db *handle) UpsertCounters(ctx context.Context, tx *sql.Tx, table string, 
 			set = append(set, c+" = "+c+" + excluded."+c)
 		}
 	}
-	for part := range slices.Chunk(rows, IDChunk) {
+	for part := range slices.Chunk(rows, idChunk) {
 		var b strings.Builder
 		b.WriteString("INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ") VALUES ")
 		args := make([]any, 0, len(cols)*len(part))

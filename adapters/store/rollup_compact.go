@@ -140,7 +140,7 @@ func (db *DB) CompactRollups(ctx context.Context) (RollupCompaction, error) {
 				}
 				var got RollupCompaction
 				for attempt := 0; ; attempt++ {
-					err = RetryDeadlock(func() error {
+					err = retryDeadlock(func() error {
 						var err error
 						got, err = db.foldBuckets(ctx, tbl, minutes, first, last)
 						return err

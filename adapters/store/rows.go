@@ -36,8 +36,8 @@ func IDList(ids []int64) (string, []any) {
 	return strings.TrimSuffix(strings.Repeat("?,", len(ids)), ","), args
 }
 
-// IDChunk bounds the ids of one IN list.
-const IDChunk = 500
+// idChunk bounds the ids of one IN list.
+const idChunk = 500
 
 // AppendRows returns a scan for EachRow that appends to *out what read
 // makes of each row; an error of read stops the loop.

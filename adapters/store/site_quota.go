@@ -30,7 +30,7 @@ func (db *SiteService) ReserveSiteQuota(ctx context.Context, site int64, day, mo
 			return r, fmt.Errorf("reserve quota of site %d: %w", site, err)
 		}
 	}
-	err := RetryDeadlock(func() error {
+	err := retryDeadlock(func() error {
 		r.OK, r.DayFull, r.MonthFull = false, false, false
 		return db.inTx(ctx, func(tx *sql.Tx) error {
 			take := func(period string, limit int64) (bool, error) {
