@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mailsvc/mailsvc/app/pro"
 	"github.com/mailsvc/mailsvc/core"
 )
 
@@ -161,6 +162,13 @@ func (s *Service) apply(ctx context.Context, tx Store, p *plan, resolutions map[
 		}
 		if err := tx.SaveSettings(ctx, sp.scope, values); err != nil {
 			return nil, fmt.Errorf("import %s: %w", sp.section, err)
+		}
+		if sp.scope == core.ScopePro {
+			// The bridge follows the imported exclusions, in this
+			// transaction, as it follows PUT /pro/settings.
+			if err := pro.WriteBridgeDirective(ctx, tx, true); err != nil {
+				return nil, fmt.Errorf("import %s: %w", sp.section, err)
+			}
 		}
 		res.Counts[sp.section] = len(values)
 		if len(sp.conflict) > 0 {

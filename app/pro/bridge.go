@@ -1,0 +1,63 @@
+package pro
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/mailsvc/mailsvc/core"
+)
+
+// SettingsTransactor runs fn with a settings store whose every read and
+// write is part of one transaction: when fn returns an error nothing it
+// wrote is kept.
+type SettingsTransactor interface {
+	InSettingsTransaction(ctx context.Context, fn func(st core.SettingsStore) error) error
+}
+
+// bridgeExclusions returns the sources the WordPress bridge leaves to the
+// host's own mailer under the stored Pro settings: the excluded plugins
+// when plugin exclusions are switched on (stored as true), else none. It
+// reads the stored values as the bridge read them before the directive:
+// an entry that is not a non-empty string is left out.
+func bridgeExclusions(stored map[string]any) []string {
+	out := []string{}
+	if on, _ := stored[SettingPluginExclusions].(bool); !on {
+		return out
+	}
+	var items []any
+	switch v := stored[SettingExcludedPlugins].(type) {
+	case []any:
+		items = v
+	case []string:
+		for _, s := range v {
+			items = append(items, s)
+		}
+	}
+	for _, it := range items {
+		if s, ok := it.(string); ok && s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// WriteBridgeDirective writes the bridge directive the Pro settings decide
+// (core.BridgeExcludedSources in core.ScopeBridge) to st: with on, the
+// excluded plugins when plugin exclusions are switched on, read from the
+// Pro settings in st; without (Pro switched off), an empty list, so the
+// bridge excludes nothing. Called with the store of the transaction that
+// saves the Pro settings, it changes in the same transaction.
+func WriteBridgeDirective(ctx context.Context, st core.SettingsStore, on bool) error {
+	sources := []string{}
+	if on {
+		stored, err := st.LoadSettings(ctx, core.ScopePro)
+		if err != nil {
+			return fmt.Errorf("load pro settings for the bridge: %w", err)
+		}
+		sources = bridgeExclusions(stored)
+	}
+	if err := st.SaveSettings(ctx, core.ScopeBridge, map[string]any{core.BridgeExcludedSources: sources}); err != nil {
+		return fmt.Errorf("write the bridge's excluded sources: %w", err)
+	}
+	return nil
+}
