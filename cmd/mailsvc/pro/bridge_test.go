@@ -196,8 +196,10 @@ add_action( 'phpmailer_init', function ( $phpmailer ) {
 		excluded bool
 	}{
 		{
-			name:     "exclusions on",
-			setup:    func(t *testing.T) { update(t, map[string]any{apppro.SettingPluginExclusions: true, apppro.SettingExcludedPlugins: []any{"keep-out"}}) },
+			name: "exclusions on",
+			setup: func(t *testing.T) {
+				update(t, map[string]any{apppro.SettingPluginExclusions: true, apppro.SettingExcludedPlugins: []any{"keep-out"}})
+			},
 			excluded: true,
 		},
 		{
