@@ -57,18 +57,26 @@ func excludedSources(t *testing.T, db *store.DB) string {
 // TestServeWritesBridgeDirective: as serve starts, the module writes the
 // bridge's excluded sources from the stored Pro settings (a database
 // upgraded from a build without the directive gets it then), and with Pro
-// switched off writes an empty list whatever the Pro settings say.
+// switched off in wp-config.php writes an empty list whatever the Pro
+// settings say; switched off by the environment alone, the exclusions
+// stay, as when the bridge read the constant itself.
 func TestServeWritesBridgeDirective(t *testing.T) {
 	for _, tt := range []struct {
-		name   string
-		consts map[string]string
-		pro    map[string]any
-		want   string
+		name     string
+		wpconfig map[string]string
+		environ  map[string]string
+		pro      map[string]any
+		want     string
 	}{
-		{"exclusions on", nil, map[string]any{apppro.SettingPluginExclusions: true, apppro.SettingExcludedPlugins: []string{"keep-out", "theme:astra"}}, `["keep-out","theme:astra"]`},
-		{"exclusions off", nil, map[string]any{apppro.SettingPluginExclusions: false, apppro.SettingExcludedPlugins: []string{"keep-out"}}, `[]`},
-		{"no Pro settings", nil, nil, `[]`},
-		{"Pro switched off", map[string]string{"MAIL_SVC_PRO_ENABLED": "false"}, map[string]any{apppro.SettingPluginExclusions: true, apppro.SettingExcludedPlugins: []string{"keep-out"}}, `[]`},
+		{"exclusions on", nil, nil, map[string]any{apppro.SettingPluginExclusions: true, apppro.SettingExcludedPlugins: []string{"keep-out", "theme:astra"}}, `["keep-out","theme:astra"]`},
+		{"exclusions off", nil, nil, map[string]any{apppro.SettingPluginExclusions: false, apppro.SettingExcludedPlugins: []string{"keep-out"}}, `[]`},
+		{"no Pro settings", nil, nil, nil, `[]`},
+		{"Pro switched off in wp-config.php", map[string]string{"MAIL_SVC_PRO_ENABLED": "false"}, nil, map[string]any{apppro.SettingPluginExclusions: true, apppro.SettingExcludedPlugins: []string{"keep-out"}}, `[]`},
+		{"Pro switched off with no", map[string]string{"MAIL_SVC_PRO_ENABLED": "no"}, nil, map[string]any{apppro.SettingPluginExclusions: true, apppro.SettingExcludedPlugins: []string{"keep-out"}}, `[]`},
+		// The bridge never saw the service's environment: the stored
+		// exclusions stay in force for wp_mail() (docs/pro.md).
+		{"Pro switched off by the environment only", nil, map[string]string{"MAIL_SVC_PRO_ENABLED": "false"}, map[string]any{apppro.SettingPluginExclusions: true, apppro.SettingExcludedPlugins: []string{"keep-out"}}, `["keep-out"]`},
+		{"wp-config.php switches Pro on over the environment", map[string]string{"MAIL_SVC_PRO_ENABLED": "true"}, map[string]string{"MAIL_SVC_PRO_ENABLED": "false"}, map[string]any{apppro.SettingPluginExclusions: true, apppro.SettingExcludedPlugins: []string{"keep-out"}}, `["keep-out"]`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -76,7 +84,7 @@ func TestServeWritesBridgeDirective(t *testing.T) {
 			if err := db.Settings().SaveSettings(ctx, core.ScopePro, tt.pro); err != nil {
 				t.Fatal(err)
 			}
-			consts, _ := core.NewConstants(tt.consts, noEnv)
+			consts, _ := core.NewConstants(tt.wpconfig, func(name string) (string, bool) { v, ok := tt.environ[name]; return v, ok })
 			if _, err := (module{}).Serve(ctx, serveEnv(db, consts)); err != nil {
 				t.Fatal(err)
 			}

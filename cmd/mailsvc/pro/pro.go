@@ -7,7 +7,8 @@
 // roll-ups for compaction (store.RegisterRollupTables) and the erase of
 // the provider events naming an address (store.RegisterLogEraser).
 // `mailsvc serve` then writes the WordPress bridge's directive of the
-// plugin exclusions (none when Pro is switched off), adds the suppression list and the provider events
+// plugin exclusions (none when wp-config.php switches Pro off), adds the
+// suppression list and the provider events
 // to personal data requests and the provider events to the delivery
 // engine's uncertain attempts, and unless MAIL_SVC_PRO_ENABLED is false
 // serves the /pro/... routes and sets its parts of the delivery options
@@ -57,11 +58,10 @@ func (module) Serve(ctx context.Context, env *cli.ServeEnv) (api.Module, error) 
 	env.Privacy.Keepers = append(env.Privacy.Keepers, &suppression.PersonalData{Store: store.Suppressions()})
 	env.Privacy.LogItems = append(env.Privacy.LogItems, &events.PersonalData{Store: store.Events()})
 	env.Delivery.Events = &events.Uncertain{Store: store.Events()}
-	on := env.Constants.Bool("MAIL_SVC_PRO_ENABLED")
-	if err := joinBridge(ctx, env, on); err != nil {
+	if err := joinBridge(ctx, env); err != nil {
 		return nil, err
 	}
-	if !on {
+	if !env.Constants.Bool("MAIL_SVC_PRO_ENABLED") {
 		env.Logger.Info("the Pro add-on is switched off (MAIL_SVC_PRO_ENABLED=false)")
 		// Its screens are still served, but without its routes the
 		// navigation shows no Pro tab.
