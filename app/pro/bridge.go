@@ -41,6 +41,22 @@ func bridgeExclusions(stored map[string]any) []string {
 	return out
 }
 
+// SaveSettingsAndDirective saves validated Pro settings values to st and
+// then the bridge directive they decide (WriteBridgeDirective). Given the
+// store of one transaction, it first writes the directive's row: saves of
+// the Pro settings running at the same time then wait on that row, and
+// each reads the settings as the one before it committed them, so the
+// last directive written is the one the last saved settings decide.
+func SaveSettingsAndDirective(ctx context.Context, st core.SettingsStore, values map[string]any) error {
+	if err := st.SaveSettings(ctx, core.ScopeBridge, map[string]any{core.BridgeExcludedSources: []string{}}); err != nil {
+		return fmt.Errorf("write the bridge's excluded sources: %w", err)
+	}
+	if err := st.SaveSettings(ctx, core.ScopePro, values); err != nil {
+		return fmt.Errorf("save pro settings: %w", err)
+	}
+	return WriteBridgeDirective(ctx, st, true)
+}
+
 // WriteBridgeDirective writes the bridge directive the Pro settings decide
 // (core.BridgeExcludedSources in core.ScopeBridge) to st: with on, the
 // excluded plugins when plugin exclusions are switched on, read from the

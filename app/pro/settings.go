@@ -55,7 +55,7 @@ const policyTTL = time.Second
 
 // Settings reads and updates the Pro settings scope, and gives the
 // delivery engine its Policy from it. An update also writes the WordPress
-// bridge's directive the settings decide (WriteBridgeDirective).
+// bridge's directive the settings decide (SaveSettingsAndDirective).
 type Settings struct {
 	Store core.SettingsStore
 	// Tx, when set, runs an update's writes (the Pro settings and the
@@ -124,12 +124,7 @@ func (s *Settings) Update(ctx context.Context, patch map[string]any) (map[string
 		values[k] = v
 	}
 	if len(values) > 0 {
-		save := func(st core.SettingsStore) error {
-			if err := st.SaveSettings(ctx, core.ScopePro, values); err != nil {
-				return fmt.Errorf("save pro settings: %w", err)
-			}
-			return WriteBridgeDirective(ctx, st, true)
-		}
+		save := func(st core.SettingsStore) error { return SaveSettingsAndDirective(ctx, st, values) }
 		var err error
 		if s.Tx != nil {
 			err = s.Tx.InSettingsTransaction(ctx, save)

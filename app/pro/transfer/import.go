@@ -160,15 +160,16 @@ func (s *Service) apply(ctx context.Context, tx Store, p *plan, resolutions map[
 			}
 			values[k] = v
 		}
-		if err := tx.SaveSettings(ctx, sp.scope, values); err != nil {
-			return nil, fmt.Errorf("import %s: %w", sp.section, err)
-		}
+		save := tx.SaveSettings
 		if sp.scope == core.ScopePro {
 			// The bridge follows the imported exclusions, in this
 			// transaction, as it follows PUT /pro/settings.
-			if err := pro.WriteBridgeDirective(ctx, tx, true); err != nil {
-				return nil, fmt.Errorf("import %s: %w", sp.section, err)
+			save = func(ctx context.Context, _ string, values map[string]any) error {
+				return pro.SaveSettingsAndDirective(ctx, tx, values)
 			}
+		}
+		if err := save(ctx, sp.scope, values); err != nil {
+			return nil, fmt.Errorf("import %s: %w", sp.section, err)
 		}
 		res.Counts[sp.section] = len(values)
 		if len(sp.conflict) > 0 {

@@ -260,3 +260,45 @@ add_action( 'phpmailer_init', function ( $phpmailer ) {
 		t.Errorf("after unreadable Pro settings the directive is %s, want []", got)
 	}
 }
+
+// TestConcurrentSavesLeaveTheLastDirective: Pro settings saved at the same
+// time, each touching other keys, on MariaDB (where a transaction reads a
+// snapshot): once all are done, the bridge directive is the one the stored
+// settings decide.
+func TestConcurrentSavesLeaveTheLastDirective(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.OpenDialect(t, "mysql")
+	settings := &apppro.Settings{Store: db.Settings(), Tx: settingsTransactor{db}}
+	patches := []map[string]any{
+		{apppro.SettingPluginExclusions: true},
+		{apppro.SettingExcludedPlugins: []any{"keep-out"}},
+		{apppro.SettingPluginExclusions: false},
+		{apppro.SettingExcludedPlugins: []any{"keep-out", "theme:astra"}},
+	}
+	for round := 0; round < 10; round++ {
+		errs := make(chan error, len(patches))
+		for _, p := range patches {
+			go func() {
+				_, err := settings.Update(ctx, p)
+				errs <- err
+			}()
+		}
+		for range patches {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+		stored, err := settings.Get(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := `[]`
+		if stored[apppro.SettingPluginExclusions] == true {
+			b, _ := json.Marshal(stored[apppro.SettingExcludedPlugins])
+			want = string(b)
+		}
+		if got := excludedSources(t, db); got != want {
+			t.Fatalf("round %d: excluded sources %s, the stored settings (%v) decide %s", round, got, stored, want)
+		}
+	}
+}
