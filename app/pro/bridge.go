@@ -41,15 +41,27 @@ func bridgeExclusions(stored map[string]any) []string {
 	return out
 }
 
-// SaveSettingsAndDirective saves validated Pro settings values to st and
-// then the bridge directive they decide (WriteBridgeDirective). Given the
-// store of one transaction, it first writes the directive's row: saves of
-// the Pro settings running at the same time then wait on that row, and
-// each reads the settings as the one before it committed them, so the
-// last directive written is the one the last saved settings decide.
-func SaveSettingsAndDirective(ctx context.Context, st core.SettingsStore, values map[string]any) error {
+// LockBridgeDirective writes the bridge directive's row (an empty list,
+// which the transaction replaces before it commits) so that transactions
+// that save the Pro settings or write the directive take their turns on
+// it: called as the first read or write of each such transaction, each
+// reads the Pro settings (a snapshot taken at its first read, on MariaDB)
+// as the one before it committed them, and the last directive written is
+// the one the last saved settings decide.
+func LockBridgeDirective(ctx context.Context, st core.SettingsStore) error {
 	if err := st.SaveSettings(ctx, core.ScopeBridge, map[string]any{core.BridgeExcludedSources: []string{}}); err != nil {
 		return fmt.Errorf("write the bridge's excluded sources: %w", err)
+	}
+	return nil
+}
+
+// SaveSettingsAndDirective saves validated Pro settings values to st and
+// then the bridge directive they decide (WriteBridgeDirective). Given the
+// store of one transaction, it starts with LockBridgeDirective; a caller
+// that reads before it in the transaction calls LockBridgeDirective first.
+func SaveSettingsAndDirective(ctx context.Context, st core.SettingsStore, values map[string]any) error {
+	if err := LockBridgeDirective(ctx, st); err != nil {
+		return err
 	}
 	if err := st.SaveSettings(ctx, core.ScopePro, values); err != nil {
 		return fmt.Errorf("save pro settings: %w", err)

@@ -31,13 +31,20 @@ func (t settingsTransactor) InSettingsTransaction(ctx context.Context, fn func(s
 // wp_mail(), as documented in docs/pro.md.
 func joinBridge(ctx context.Context, env *cli.ServeEnv) error {
 	on := !bridgeProOff(env.Constants)
-	st := env.DB.Settings()
-	err := apppro.WriteBridgeDirective(ctx, st, on)
+	write := func(on bool) error {
+		return settingsTransactor{env.DB}.InSettingsTransaction(ctx, func(st core.SettingsStore) error {
+			if err := apppro.LockBridgeDirective(ctx, st); err != nil {
+				return err
+			}
+			return apppro.WriteBridgeDirective(ctx, st, on)
+		})
+	}
+	err := write(on)
 	if err == nil || !on {
 		return err
 	}
 	env.Logger.Warn("the Pro settings cannot be read: the WordPress bridge excludes no plugin", "err", err)
-	return apppro.WriteBridgeDirective(ctx, st, false)
+	return write(false)
 }
 
 // bridgeProOff reports whether wp-config.php itself switches Pro off:
