@@ -47,7 +47,20 @@ type SettingDef struct {
 const (
 	ScopeFree = "general"
 	ScopePro  = "pro"
+	// ScopeBridge holds the directives the service writes for the
+	// WordPress bridge (adapters/wordpress/bridge, a must-use plugin
+	// that reads them from the shared settings table): what the bridge
+	// does with a wp_mail() call besides queueing it. Only the service
+	// writes it, from whatever decides the directive (a module's
+	// settings); no user edits it. Its keys are the Bridge... constants.
+	ScopeBridge = "bridge"
 )
+
+// BridgeExcludedSources is the key in ScopeBridge listing the message
+// sources (plugin slugs, theme:<slug>) whose wp_mail() calls the bridge
+// leaves to WordPress's own mailer rather than queueing them: a JSON list
+// of strings. Absent, empty or not a list: nothing is excluded.
+const BridgeExcludedSources = "excluded_sources"
 
 // FreeSettings are the keys of the spec's "Settings (free)", with the
 // defaults and bounds of its Limits part. log_retention_days defaults to

@@ -54,9 +54,14 @@ var slugPattern = regexp.MustCompile(`^(theme:)?[A-Za-z0-9][A-Za-z0-9._-]*$`)
 const policyTTL = time.Second
 
 // Settings reads and updates the Pro settings scope, and gives the
-// delivery engine its Policy from it.
+// delivery engine its Policy from it. An update also writes the WordPress
+// bridge's directive the settings decide (SaveSettingsAndDirective).
 type Settings struct {
 	Store core.SettingsStore
+	// Tx, when set, runs an update's writes (the Pro settings and the
+	// bridge directive) in one transaction; without it they are two
+	// writes to Store.
+	Tx SettingsTransactor
 
 	mu       sync.Mutex
 	cachedAt time.Time
@@ -119,8 +124,15 @@ func (s *Settings) Update(ctx context.Context, patch map[string]any) (map[string
 		values[k] = v
 	}
 	if len(values) > 0 {
-		if err := s.Store.SaveSettings(ctx, core.ScopePro, values); err != nil {
-			return nil, fmt.Errorf("save pro settings: %w", err)
+		save := func(st core.SettingsStore) error { return SaveSettingsAndDirective(ctx, st, values) }
+		var err error
+		if s.Tx != nil {
+			err = s.Tx.InSettingsTransaction(ctx, save)
+		} else {
+			err = save(s.Store)
+		}
+		if err != nil {
+			return nil, err
 		}
 		s.mu.Lock()
 		s.cachedAt = time.Time{}

@@ -70,11 +70,14 @@ add_filter( 'query', function ( $q ) use ( &$settings_queries ) {
 echo wp_json_encode( compact( 'results', 'events', 'settings_queries' ) );`
 }
 
-// TestBridgePluginExclusions: with the Pro settings' exclusions on, mail
-// from an excluded plugin is sent through WordPress's PHPMailer path (here
+// TestBridgePluginExclusions: with the service's bridge directive
+// (core.BridgeExcludedSources in core.ScopeBridge) naming a plugin, mail
+// from that plugin is sent through WordPress's PHPMailer path (here
 // configured by a phpmailer_init hook to a local SMTP sink) and not
-// queued; everything else is queued. Exclusions off, Pro switched off in
-// wp-config.php, or settings that cannot be read: everything is queued.
+// queued; everything else is queued. An empty or absent directive, or one
+// that cannot be read: everything is queued. (How the Pro settings decide
+// the directive, Pro switched off included, is TestBridgeFollowsProSettings
+// in cmd/mailsvc/pro.)
 func TestBridgePluginExclusions(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real WordPress test: not in -short mode")
@@ -90,7 +93,6 @@ func TestBridgePluginExclusions(t *testing.T) {
 	if err := os.WriteFile(attachment, []byte("attached text"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	mu := filepath.Join(site.ContentDir, "mu-plugins")
 	writeFiles(t, site.ContentDir, map[string]string{
 		// The site's own SMTP setup, as an SMTP plugin hooks it.
 		"mu-plugins/smtp-setup.php": fmt.Sprintf(`<?php
@@ -108,9 +110,12 @@ add_action( 'phpmailer_init', function ( $phpmailer ) {
 	})
 	site.PHP(t, `update_option( 'active_plugins', array( 'keep-out/keep-out.php', 'taken/taken.php' ) ); echo 'ok';`)
 
-	setPro := func(t *testing.T, enabled bool, excluded ...string) {
+	exclude := func(t *testing.T, sources ...string) {
 		t.Helper()
-		if err := db.Settings().SaveSettings(ctx, core.ScopePro, map[string]any{"plugin_exclusions_enabled": enabled, "excluded_plugins": excluded}); err != nil {
+		if sources == nil {
+			sources = []string{}
+		}
+		if err := db.Settings().SaveSettings(ctx, core.ScopeBridge, map[string]any{core.BridgeExcludedSources: sources}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -147,7 +152,7 @@ add_action( 'phpmailer_init', function ( $phpmailer ) {
 	}
 
 	t.Run("excluded plugin goes through PHPMailer, others are queued", func(t *testing.T) {
-		setPro(t, true, "other-plugin", "keep-out")
+		exclude(t, "other-plugin", "keep-out")
 		r := run(t, `$results[] = keep_out_send( 'excluded one', array( 'From: Keep Out <keep@example.com>', 'Cc: Carbon <cc@example.com>', 'Bcc: hidden@example.com', 'Reply-To: replies@example.com', 'X-Origin: keep-out' ), array( 'named.txt' => `+wpsite.PHPString(attachment)+` ) );
 $results[] = taken_send( 'taken one' );
 $results[] = keep_out_send( 'excluded two' );`)
@@ -194,7 +199,7 @@ $results[] = keep_out_send( 'excluded two' );`)
 	})
 
 	t.Run("a refused message fires wp_mail_failed as WordPress does", func(t *testing.T) {
-		setPro(t, true, "keep-out")
+		exclude(t, "keep-out")
 		sink.FailNext(1, 550, "mailbox unavailable")
 		r := run(t, `$results[] = keep_out_send( 'excluded refused' );`)
 		if got := fmt.Sprint(r.Results); got != "[false]" {
@@ -209,7 +214,7 @@ $results[] = keep_out_send( 'excluded two' );`)
 	})
 
 	t.Run("a stream wrapper attachment fails the excluded plugin's message too", func(t *testing.T) {
-		setPro(t, true, "keep-out")
+		exclude(t, "keep-out")
 		path := "phar://" + filepath.Join(site.Dir, "upload.zip") + "/inner.txt"
 		r := run(t, `$results[] = keep_out_send( 'excluded wrapper', '', array( `+wpsite.PHPString(attachment)+`, `+wpsite.PHPString(path)+` ) );`)
 		if got := fmt.Sprint(r.Results); got != "[false]" {
@@ -231,36 +236,37 @@ $results[] = keep_out_send( 'excluded two' );`)
 		subject string
 	}{
 		{
-			name:    "exclusions off",
-			setup:   func(t *testing.T) { setPro(t, false, "keep-out") },
-			subject: "exclusions off",
+			name:    "nothing excluded",
+			setup:   func(t *testing.T) { exclude(t) },
+			subject: "nothing excluded",
 		},
 		{
 			name:    "another plugin excluded",
-			setup:   func(t *testing.T) { setPro(t, true, "taken") },
+			setup:   func(t *testing.T) { exclude(t, "taken") },
 			subject: "not in the list",
 		},
 		{
-			name: "Pro switched off in wp-config.php",
+			name: "no directive",
 			setup: func(t *testing.T) {
-				setPro(t, true, "keep-out")
-				writeFiles(t, mu, map[string]string{"0-pro-off.php": "<?php\ndefine( 'MAIL_SVC_PRO_ENABLED', false );\n"})
-				t.Cleanup(func() { os.Remove(filepath.Join(mu, "0-pro-off.php")) })
+				exclude(t, "keep-out")
+				if err := db.Gorm().Exec("DELETE FROM " + db.TableName("settings") + " WHERE scope = 'bridge'").Error; err != nil {
+					t.Fatal(err)
+				}
 			},
-			subject: "pro off",
+			subject: "no directive",
 		},
 		{
-			name: "Pro switched off with a string",
+			name: "a directive that is not a list",
 			setup: func(t *testing.T) {
-				setPro(t, true, "keep-out")
-				writeFiles(t, mu, map[string]string{"0-pro-off.php": "<?php\ndefine( 'MAIL_SVC_PRO_ENABLED', 'Off' );\n"})
-				t.Cleanup(func() { os.Remove(filepath.Join(mu, "0-pro-off.php")) })
+				if err := db.Settings().SaveSettings(ctx, core.ScopeBridge, map[string]any{core.BridgeExcludedSources: "keep-out"}); err != nil {
+					t.Fatal(err)
+				}
 			},
-			subject: "pro off string",
+			subject: "not a list",
 		},
 		{
 			name:  "settings table missing",
-			setup: func(t *testing.T) { setPro(t, true, "keep-out") },
+			setup: func(t *testing.T) { exclude(t, "keep-out") },
 			calls: `global $wpdb;
 $wpdb->query( "RENAME TABLE {$wpdb->base_prefix}mailsvc_settings TO {$wpdb->base_prefix}mailsvc_settings_away" );
 $results[] = keep_out_send( 'no settings table' );
@@ -268,10 +274,10 @@ $wpdb->query( "RENAME TABLE {$wpdb->base_prefix}mailsvc_settings_away TO {$wpdb-
 			subject: "no settings table",
 		},
 		{
-			name: "settings values that are not JSON",
+			name: "a directive that is not JSON",
 			setup: func(t *testing.T) {
-				setPro(t, true, "keep-out")
-				if err := db.Gorm().Exec("UPDATE " + db.TableName("settings") + " SET setting_value = 'keep-out' WHERE scope = 'pro' AND setting_key = 'excluded_plugins'").Error; err != nil {
+				exclude(t, "keep-out")
+				if err := db.Gorm().Exec("UPDATE " + db.TableName("settings") + " SET setting_value = 'keep-out' WHERE scope = 'bridge' AND setting_key = 'excluded_sources'").Error; err != nil {
 					t.Fatal(err)
 				}
 			},

@@ -14,13 +14,12 @@
  * (adapters/store/log.go, storedMessage); attachments are copied into it
  * as base64 so that they outlive the request's temporary files.
  *
- * One exception: when the service's Pro settings switch plugin exclusions
- * on, mail from an excluded plugin is not queued but sent the way
- * WordPress's own wp_mail() sends it (PHPMailer, phpmailer_init), so the
- * site's previous mail setup keeps handling it. The settings are read from
- * {$wpdb->base_prefix}mailsvc_settings once per request; when they cannot
- * be read, or wp-config.php defines MAIL_SVC_PRO_ENABLED as false, every
- * message is queued.
+ * One exception: mail from a source the service names in its bridge
+ * directive excluded_sources is not queued but sent the way WordPress's
+ * own wp_mail() sends it (PHPMailer, phpmailer_init), so the site's
+ * previous mail setup keeps handling it. The directive is read from
+ * {$wpdb->base_prefix}mailsvc_settings (scope "bridge") once per request;
+ * when it is absent or cannot be read, every message is queued.
  *
  * It also runs the service's events as WordPress actions
  * (mail_svc_delivered, wp_mail_failed, the mail_svc_* events): see the host
@@ -231,32 +230,13 @@ function mailsvc_bridge_source_roots() {
 }
 
 /**
- * Reports whether Pro is switched on as far as PHP can tell: unless
- * wp-config.php defines MAIL_SVC_PRO_ENABLED as false (false, 0, "false",
- * "0", "no" or "off", as the service reads it). The service's own
- * environment variable of that name is not visible here.
- *
- * @return bool Whether the Pro settings apply.
- */
-function mailsvc_bridge_pro_enabled() {
-	if ( ! defined( 'MAIL_SVC_PRO_ENABLED' ) ) {
-		return true;
-	}
-	$value = constant( 'MAIL_SVC_PRO_ENABLED' );
-	if ( is_bool( $value ) ) {
-		return $value;
-	}
-	return ! in_array( strtolower( trim( (string) $value ) ), array( 'false', '0', 'no', 'off' ), true );
-}
-
-/**
- * The sources whose mail is left to WordPress's own mailer: the Pro
- * settings' excluded_plugins when plugin_exclusions_enabled is true, read
- * from {$base_prefix}mailsvc_settings (scope "pro", values JSON) with one
+ * The sources whose mail is left to WordPress's own mailer: the list the
+ * service writes as the bridge directive excluded_sources, read from
+ * {$base_prefix}mailsvc_settings (scope "bridge", its value JSON) with one
  * query on the first call of a request and kept for the rest of it (a
- * long-running PHP process reads them again after a minute). When Pro is
- * switched off in wp-config.php, or the table cannot be read, nothing is
- * excluded: the mail is queued as usual.
+ * long-running PHP process reads it again after a minute). When the
+ * directive is absent, is not a list, or the table cannot be read,
+ * nothing is excluded: the mail is queued as usual.
  *
  * @return array Excluded sources as keys.
  */
@@ -269,27 +249,22 @@ function mailsvc_bridge_excluded_sources() {
 	}
 	$excluded = array();
 	$read_at  = time();
-	if ( ! mailsvc_bridge_pro_enabled() || ! isset( $wpdb ) ) {
+	if ( ! isset( $wpdb ) ) {
 		return $excluded;
 	}
 	$table    = ( isset( $wpdb->base_prefix ) ? $wpdb->base_prefix : $wpdb->prefix ) . 'mailsvc_settings';
 	$suppress = $wpdb->suppress_errors( true );
 	// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- the table name is the site's prefix and a constant.
-	$rows = $wpdb->get_results( "SELECT setting_key, setting_value FROM `{$table}` WHERE scope = 'pro' AND setting_key IN ('plugin_exclusions_enabled', 'excluded_plugins')", ARRAY_A );
+	$value = $wpdb->get_var( "SELECT setting_value FROM `{$table}` WHERE scope = 'bridge' AND setting_key = 'excluded_sources'" );
 	$wpdb->suppress_errors( $suppress );
-	if ( ! is_array( $rows ) ) {
+	if ( ! is_string( $value ) ) {
 		return $excluded;
 	}
-	$values = array();
-	foreach ( $rows as $row ) {
-		if ( isset( $row['setting_key'], $row['setting_value'] ) ) {
-			$values[ $row['setting_key'] ] = json_decode( (string) $row['setting_value'], true );
-		}
-	}
-	if ( ! isset( $values['plugin_exclusions_enabled'], $values['excluded_plugins'] ) || true !== $values['plugin_exclusions_enabled'] || ! is_array( $values['excluded_plugins'] ) ) {
+	$sources = json_decode( $value, true );
+	if ( ! is_array( $sources ) ) {
 		return $excluded;
 	}
-	foreach ( $values['excluded_plugins'] as $slug ) {
+	foreach ( $sources as $slug ) {
 		if ( is_string( $slug ) && '' !== $slug ) {
 			$excluded[ $slug ] = true;
 		}
@@ -646,7 +621,7 @@ function mailsvc_bridge_from( $parsed ) {
 
 /**
  * Sends a message the way WordPress's own wp_mail() does, for mail that
- * is not taken over (a plugin excluded by the Pro settings): PHPMailer
+ * is not taken over (a source the service excludes): PHPMailer
  * through the global $phpmailer, PHP's mail() unless a phpmailer_init hook
  * (an SMTP plugin's configuration) says otherwise, and wp_mail_succeeded or
  * wp_mail_failed as WordPress fires them. The wp_mail and pre_wp_mail
@@ -798,8 +773,9 @@ function mailsvc_bridge_phpmailer( $to, $subject, $message, $parsed, $attachment
 /**
  * The body of wp_mail(): WordPress's steps, ending in one INSERT into the
  * queue instead of an SMTP conversation, unless the calling plugin is
- * excluded by the Pro settings: then the message goes through WordPress's
- * own mailer path (mailsvc_bridge_phpmailer()).
+ * excluded by the service (its bridge directive excluded_sources): then
+ * the message goes through WordPress's own mailer path
+ * (mailsvc_bridge_phpmailer()).
  *
  * @param string|string[] $to          Recipients.
  * @param string          $subject     Subject.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mailsvc/mailsvc/app/pro"
 	"github.com/mailsvc/mailsvc/core"
 )
 
@@ -48,6 +49,16 @@ func (s *Service) Import(ctx context.Context, data []byte, resolutions map[strin
 	}
 	var res *Result
 	err = s.Tx.InTransaction(ctx, func(tx Store) error {
+		// The bridge follows imported Pro settings in this transaction,
+		// as it follows PUT /pro/settings: the directive's row is taken
+		// before the plan reads, and written from the settings as they
+		// end.
+		withPro := len(snap.ProSettings) > 0
+		if withPro {
+			if err := pro.LockBridgeDirective(ctx, tx); err != nil {
+				return err
+			}
+		}
 		p, err := s.makePlan(ctx, tx, snap)
 		if err != nil {
 			return err
@@ -55,8 +66,13 @@ func (s *Service) Import(ctx context.Context, data []byte, resolutions map[strin
 		if err := checkResolutions(p, resolutions); err != nil {
 			return err
 		}
-		res, err = s.apply(ctx, tx, p, resolutions)
-		return err
+		if res, err = s.apply(ctx, tx, p, resolutions); err != nil {
+			return err
+		}
+		if withPro {
+			return pro.WriteBridgeDirective(ctx, tx, true)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err

@@ -573,3 +573,39 @@ func TestEmailControlsAndReportConnection(t *testing.T) {
 		t.Errorf("summary_report with a missing connection imported as %+v, want daily to ops@ through the default connection", got)
 	}
 }
+
+// TestImportWritesBridgeDirective: importing the Pro settings writes the
+// WordPress bridge's excluded sources they decide, in the import's
+// transaction; keeping the stored Pro settings leaves it as it is.
+func TestImportWritesBridgeDirective(t *testing.T) {
+	ctx := context.Background()
+	withExclusions := func(on bool, plugins ...any) []byte {
+		src := newStore()
+		if err := src.SaveSettings(ctx, core.ScopePro, map[string]any{"plugin_exclusions_enabled": on, "excluded_plugins": plugins}); err != nil {
+			t.Fatal(err)
+		}
+		return export(t, service(src))
+	}
+	dst := newStore()
+	for _, step := range []struct {
+		name        string
+		file        []byte
+		resolutions map[string]string
+		want        string
+	}{
+		{"into an empty store", withExclusions(true, "keep-out", "theme:astra"), nil, `["keep-out","theme:astra"]`},
+		{"kept", withExclusions(false, "keep-out"), map[string]string{"pro_settings": "keep"}, `["keep-out","theme:astra"]`},
+		{"replaced, exclusions off", withExclusions(false, "keep-out"), map[string]string{"pro_settings": "replace"}, `[]`},
+	} {
+		if _, err := service(dst).Import(ctx, step.file, step.resolutions); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		m, err := dst.LoadSettings(ctx, core.ScopeBridge)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := json.Marshal(m[core.BridgeExcludedSources]); string(got) != step.want {
+			t.Errorf("%s: excluded sources %s, want %s", step.name, got, step.want)
+		}
+	}
+}

@@ -6,7 +6,9 @@
 // roll-ups by source and by site (store.RegisterOutcomeCounter), its
 // roll-ups for compaction (store.RegisterRollupTables) and the erase of
 // the provider events naming an address (store.RegisterLogEraser).
-// `mailsvc serve` then adds the suppression list and the provider events
+// `mailsvc serve` then writes the WordPress bridge's directive of the
+// plugin exclusions (none when wp-config.php switches Pro off), adds the
+// suppression list and the provider events
 // to personal data requests and the provider events to the delivery
 // engine's uncertain attempts, and unless MAIL_SVC_PRO_ENABLED is false
 // serves the /pro/... routes and sets its parts of the delivery options
@@ -48,7 +50,7 @@ func (module) Commands() []*cobra.Command { return []*cobra.Command{licenseComma
 
 // Serve implements cli.Module: with Pro switched on, it sets the delivery
 // policy from the Pro settings and returns the Pro routes.
-func (module) Serve(_ context.Context, env *cli.ServeEnv) (api.Module, error) {
+func (module) Serve(ctx context.Context, env *cli.ServeEnv) (api.Module, error) {
 	// The suppression list and the provider events are part of personal
 	// data requests whether Pro is switched on or off, and events recorded
 	// before resolve uncertain attempts: their tables are there either way.
@@ -56,6 +58,9 @@ func (module) Serve(_ context.Context, env *cli.ServeEnv) (api.Module, error) {
 	env.Privacy.Keepers = append(env.Privacy.Keepers, &suppression.PersonalData{Store: store.Suppressions()})
 	env.Privacy.LogItems = append(env.Privacy.LogItems, &events.PersonalData{Store: store.Events()})
 	env.Delivery.Events = &events.Uncertain{Store: store.Events()}
+	if err := joinBridge(ctx, env); err != nil {
+		return nil, err
+	}
 	if !env.Constants.Bool("MAIL_SVC_PRO_ENABLED") {
 		env.Logger.Info("the Pro add-on is switched off (MAIL_SVC_PRO_ENABLED=false)")
 		// Its screens are still served, but without its routes the
@@ -67,7 +72,7 @@ func (module) Serve(_ context.Context, env *cli.ServeEnv) (api.Module, error) {
 	if err != nil {
 		return nil, fmt.Errorf("MAILSVC_LICENSE_PUBLIC_KEYS: %w", err)
 	}
-	settings := &apppro.Settings{Store: env.DB.Settings()}
+	settings := &apppro.Settings{Store: env.DB.Settings(), Tx: settingsTransactor{env.DB}}
 	env.Delivery.Policy = settings
 	licenses := &apppro.Licenses{Store: env.DB.Settings(), Cipher: env.Cipher, Vendors: vendors, Site: env.SiteURL,
 		Version: env.Version, Logger: env.Logger}
