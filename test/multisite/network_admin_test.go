@@ -179,10 +179,29 @@ echo json_encode( array(
 
 	// Choosing a site submits the filter (its change handler).
 	run("choose site 3", chromedp.Evaluate(`setTimeout(() => { const s = document.getElementById('mailsvc-site'); s.value = '3'; s.dispatchEvent(new Event('change')); }, 0)`, nil))
-	run("wait for site 3", chromedp.WaitReady(`#mailsvc-site option[value="3"][selected]`, chromedp.ByQuery))
-	var selected string
-	run("read the choice", chromedp.Value(`#mailsvc-site`, &selected, chromedp.ByQuery),
-		chromedp.AttributeValue(`#mailsvc-screens`, "src", &src, nil, chromedp.ByQuery))
+	// The filter's submit loads the page again. Ask the page, in one
+	// script each time, until the new one is whole and shows the choice:
+	// a step that holds a node across the reload, or a poll inside the
+	// page being replaced, fails on the navigation itself.
+	var choice []string
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		err := chromedp.Run(ctx, chromedp.Evaluate(`(() => {
+			const chosen = document.querySelector('#mailsvc-site option[value="3"][selected]');
+			const frame = document.getElementById('mailsvc-screens');
+			return document.readyState === 'complete' && chosen && frame
+				? [document.getElementById('mailsvc-site').value, frame.getAttribute('src')] : [];
+		})()`, &choice))
+		if err == nil && len(choice) == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("site 3 chosen: the page never showed it: %v, %q", err, choice)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	selected := choice[0]
+	src = choice[1]
 	_, fragment, _ := strings.Cut(src, "#")
 	args, err := url.ParseQuery(fragment)
 	if err != nil {
