@@ -13,7 +13,7 @@ import (
 // It runs after the logs' rows were rewritten and before the erase
 // commits; an error rolls the whole erase back. It must be safe to run
 // again on logs already erased.
-type LogEraser func(ctx context.Context, tx *sql.Tx, db *DB, logIDs []int64, email string) error
+type LogEraser func(ctx context.Context, db *DB, tx *sql.Tx, logIDs []int64, email string) error
 
 // logErasers holds the steps RegisterLogEraser added, in order.
 var logErasers []LogEraser
@@ -37,7 +37,7 @@ func (db *DB) eraseModules(ctx context.Context, tx *sql.Tx, logIDs []int64, emai
 	steps := slices.Clone(logErasers)
 	moduleMu.RUnlock()
 	for _, step := range steps {
-		if err := step(ctx, tx, db, logIDs, email); err != nil {
+		if err := step(ctx, db, tx, logIDs, email); err != nil {
 			return fmt.Errorf("erase what a module keeps per log: %w", err)
 		}
 	}

@@ -38,7 +38,7 @@ func TestLogEraserRunsInTheErase(t *testing.T) {
 				t.Fatalf("RecordOutcomes = %d, %v", n, err)
 			}
 
-			withLogErasers(t, []LogEraser{func(context.Context, *sql.Tx, *DB, []int64, string) error { return errors.New("module broke") }})
+			withLogErasers(t, []LogEraser{func(context.Context, *DB, *sql.Tx, []int64, string) error { return errors.New("module broke") }})
 			if _, _, err := db.Privacy().EraseLogsNaming(ctx, "Bob@Example.com", core.ErasedAddress, 10); err == nil {
 				t.Fatal("the erase ignored its module step's error")
 			}
@@ -48,7 +48,7 @@ func TestLogEraserRunsInTheErase(t *testing.T) {
 
 			var gotIDs []int64
 			var gotEmail string
-			withLogErasers(t, []LogEraser{func(ctx context.Context, tx *sql.Tx, db *DB, ids []int64, email string) error {
+			withLogErasers(t, []LogEraser{func(ctx context.Context, db *DB, tx *sql.Tx, ids []int64, email string) error {
 				gotIDs, gotEmail = ids, email
 				var n int
 				// Inside the transaction: the log is already rewritten.

@@ -15,7 +15,7 @@ func init() { store.RegisterLogEraser(eraseLogEvents) }
 // eraseLogEvents is the provider events' step of a personal data erase
 // (a store.LogEraser): it deletes the events of logIDs whose detail
 // names email.
-func eraseLogEvents(ctx context.Context, tx *sql.Tx, db *store.DB, logIDs []int64, email string) error {
+func eraseLogEvents(ctx context.Context, db *store.DB, tx *sql.Tx, logIDs []int64, email string) error {
 	if len(logIDs) == 0 {
 		return nil
 	}
