@@ -56,6 +56,11 @@ type Service struct {
 	// Health, when set, stores a connection as down when delivery meets a
 	// connection-level failure on it (see ConnectionFailed).
 	Health HealthMarker
+	// Use, on a multisite network, limits the connections rules and
+	// sender groups (the network's) name to the network's own: a
+	// connection a site created for itself is answered as a missing one.
+	// Nil (a single site) lets them name any connection.
+	Use core.ConnectionUse
 	// Logger logs what the routes cannot report (slog.Default when nil).
 	Logger *slog.Logger
 
