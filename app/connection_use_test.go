@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/mailsvc/mailsvc/app"
 	"github.com/mailsvc/mailsvc/app/apptest"
@@ -117,5 +118,43 @@ func TestNetworkSettingsConnectionUse(t *testing.T) {
 	single := &app.Settings{Store: apptest.NewSettingsStore(), Connections: f.conns}
 	if _, err := single.Update(ctx, map[string]any{"default_connection_id": float64(f.three)}); err != nil {
 		t.Errorf("single site: %v", err)
+	}
+}
+
+// TestResendConnectionUse checks that a log pinned to a connection its
+// site may not use (a test email through another site's connection,
+// sent before the rule) is not resent, as if the connection did not
+// exist; one pinned to its site's own is.
+func TestResendConnectionUse(t *testing.T) {
+	f := newUseFixture(t)
+	ctx := context.Background()
+	logs := apptest.NewLogStore()
+	svc := &app.Logs{Store: logs, Use: f.use}
+	add := func(site, conn int64) int64 {
+		t.Helper()
+		until := time.Now().Add(time.Minute)
+		l := &core.Log{SiteID: site, ConnectionID: &conn, Status: core.StatusSending, LeaseOwner: "test", LeaseUntil: &until, Source: app.SourceTest,
+			Message: core.Message{From: core.Address{Email: "a@example.com"}, To: []core.Address{{Email: "b@example.com"}}, Subject: "s", Text: "t"}}
+		if err := logs.EnqueueLog(ctx, l); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := logs.RecordOutcomes(ctx, "test", []core.LogOutcome{{LogID: l.ID, Status: core.StatusDelivered}}); err != nil {
+			t.Fatal(err)
+		}
+		return l.ID
+	}
+	theirs, own := add(2, f.three), add(2, f.two)
+	want := fmt.Sprintf("Connection %d does not exist.", f.three)
+	if err := svc.ResendOne(ctx, theirs); core.ErrorFields(err)["connection_id"] != want {
+		t.Errorf("resend: %v", err)
+	}
+	if _, err := svc.ResendOneTo(ctx, theirs, app.ResendRecipients{To: []string{"c@example.com"}}); core.ErrorFields(err)["connection_id"] != want {
+		t.Errorf("resend to others: %v", err)
+	}
+	if ids, err := svc.ResendTo(ctx, []int64{theirs, own}, app.ResendRecipients{To: []string{"c@example.com"}}); err != nil || len(ids) != 1 {
+		t.Errorf("bulk resend to others: %v, %v; want the own connection's log only", ids, err)
+	}
+	if err := svc.ResendOne(ctx, own); err != nil {
+		t.Errorf("resend through site 2's own: %v", err)
 	}
 }
