@@ -175,7 +175,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		deliveryOpts.SiteQuotas, deliveryOpts.SiteSettings = networkSvc, networkSvc
 		connUse = networkSvc
 	}
-	deliveryOpts.ConnectionUse, settings.Use, channels.Use = connUse, connUse, connUse
+	deliveryOpts.ConnectionUse, settings.Use, channels.Use, alertMailer.Use = connUse, connUse, connUse, connUse
 	deliveryOpts.Workers = int(rt.consts.Int("MAILSVC_WORKERS", delivery.DefaultWorkers))
 	deliveryOpts.BatchSize = int(rt.consts.Int("MAILSVC_BATCH_SIZE", delivery.DefaultBatchSize))
 	deliveryOpts.Lease = time.Duration(rt.consts.Int("MAILSVC_QUEUE_LEASE", int64(delivery.DefaultLease/time.Second))) * time.Second
