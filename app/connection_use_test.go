@@ -158,3 +158,22 @@ func TestResendConnectionUse(t *testing.T) {
 		t.Errorf("resend through site 2's own: %v", err)
 	}
 }
+
+// TestAlertMailerConnectionUse checks that an alert email (the
+// network's) does not go through a site's own connection, named by a
+// channel stored before the rule: a permanent error, nothing sent.
+func TestAlertMailerConnectionUse(t *testing.T) {
+	f := newUseFixture(t)
+	sender := &recordingSender{status: core.StatusDelivered}
+	m := &app.AlertMailer{Sender: sender, Connections: oneConnection{from: "alerts@example.com"}, Use: f.use}
+	msg := func() *core.Message {
+		return &core.Message{To: []core.Address{{Email: "ops@example.com"}}, Subject: "s", Text: "t"}
+	}
+	err := m.SendAlertEmail(context.Background(), f.three, msg())
+	if err == nil || core.IsTemporary(err) || sender.got != nil {
+		t.Fatalf("through site 3's connection: %v, sent %v", err, sender.got)
+	}
+	if err := m.SendAlertEmail(context.Background(), f.net, msg()); err != nil || sender.got == nil {
+		t.Fatalf("through the network's: %v", err)
+	}
+}
