@@ -18,6 +18,11 @@ const SourceAlert = "alert"
 type AlertMailer struct {
 	Sender      ImmediateSender
 	Connections EffectiveConnections
+	// Use, on a multisite network, keeps the alerts (the network's) off
+	// the connections sites created for themselves: a channel stored
+	// before the rule that names one fails as if the connection did not
+	// exist. Nil (a single site) checks nothing.
+	Use core.ConnectionUse
 }
 
 var _ core.AlertMailer = (*AlertMailer)(nil)
@@ -26,6 +31,13 @@ var _ core.AlertMailer = (*AlertMailer)(nil)
 // an unusable connection is a Permanent error; a provider failure is a
 // Temporary one (the alert is retried).
 func (m *AlertMailer) SendAlertEmail(ctx context.Context, connID int64, msg *core.Message) error {
+	usable, err := core.CanUseConnection(ctx, m.Use, 0, connID)
+	if err != nil {
+		return core.Temporary(fmt.Errorf("alert email through connection %d: %w", connID, err))
+	}
+	if !usable {
+		return core.Permanent(fmt.Errorf("alert email through connection %d: connection %d does not exist", connID, connID))
+	}
 	if msg.From.Email == "" {
 		if conn, err := m.Connections.Effective(ctx, connID); err == nil {
 			msg.From.Email = conn.Settings.String("from_email")

@@ -56,6 +56,12 @@ type ConnectionActions struct {
 	// connection's from_email nor the from_email setting is set.
 	Site   SiteSender
 	Sender ImmediateSender
+	// Use, on a multisite network, limits the test email
+	// (SendTestEmail) to the connections the request's site may use
+	// (core.ActingSite): the network's and the site's own; another
+	// site's is answered as a missing one. Nil (a single site) lets it
+	// use any connection.
+	Use core.ConnectionUse
 	// Env is passed to drivers when a transport is built for a check.
 	Env   core.DriverEnv
 	Hooks *core.Hooks
@@ -101,7 +107,9 @@ type VerifyResult struct {
 
 // SendTestEmail sends a real test email to in.To through the connection
 // in.ConnectionID (POST /test-email). A missing or invalid address and a
-// missing, unknown or inactive connection are validation errors.
+// missing, unknown or inactive connection are validation errors; so is,
+// on a network, a connection the acting site may not use (Use), with the
+// unknown connection's text.
 func (a *ConnectionActions) SendTestEmail(ctx context.Context, in TestEmailInput) (*TestEmailResult, error) {
 	fields := map[string]string{}
 	to := ""
@@ -121,9 +129,18 @@ func (a *ConnectionActions) SendTestEmail(ctx context.Context, in TestEmailInput
 	if err := core.Invalid(fields); err != nil {
 		return nil, err
 	}
+	if site, ok := core.ActingSite(ctx); ok {
+		usable, err := core.CanUseConnection(ctx, a.Use, site, *in.ConnectionID)
+		if err != nil {
+			return nil, fmt.Errorf("test email: %w", err)
+		}
+		if !usable {
+			return nil, core.InvalidField("connection_id", core.NoSuchConnection(*in.ConnectionID))
+		}
+	}
 	conn, err := a.Connections.Effective(ctx, *in.ConnectionID)
 	if core.ErrorCode(err) == core.ENOTFOUND {
-		return nil, core.InvalidField("connection_id", fmt.Sprintf("Connection %d does not exist.", *in.ConnectionID))
+		return nil, core.InvalidField("connection_id", core.NoSuchConnection(*in.ConnectionID))
 	} else if err != nil {
 		return nil, fmt.Errorf("test email: %w", err)
 	}

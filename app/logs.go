@@ -38,6 +38,11 @@ type Logs struct {
 	// Redaction gives the redactor of the redacted mode; nil applies the
 	// built-in rules only.
 	Redaction *logbody.Redactors
+	// Use, on a multisite network, refuses to resend one log pinned to a
+	// connection the log's site may not use (a test email sent through
+	// another site's own connection before the rule), answered as a
+	// connection that does not exist. Nil (a single site) checks nothing.
+	Use core.ConnectionUse
 }
 
 // AttachmentInfo describes an attachment without its bytes.
@@ -300,12 +305,31 @@ func (s *Logs) ResendOne(ctx context.Context, id int64) error {
 	if !l.Resendable() {
 		return core.Errorf(core.ECONFLICT, "Log %d cannot be resent: %s.", id, l.NotResendableReason())
 	}
+	if err := s.checkPinned(ctx, l); err != nil {
+		return err
+	}
 	n, err := s.resend(ctx, []int64{id})
 	if err != nil {
 		return err
 	}
 	if n == 0 {
 		return core.InvalidField("status", fmt.Sprintf("Log %d changed state meanwhile and was not resent.", id))
+	}
+	return nil
+}
+
+// checkPinned refuses a log pinned to a connection its site may not use
+// (Use) with the text of a connection that does not exist.
+func (s *Logs) checkPinned(ctx context.Context, l *core.Log) error {
+	if l.ConnectionID == nil {
+		return nil
+	}
+	usable, err := core.CanUseConnection(ctx, s.Use, l.SiteID, *l.ConnectionID)
+	if err != nil {
+		return fmt.Errorf("resend log %d: %w", l.ID, err)
+	}
+	if !usable {
+		return core.InvalidField("connection_id", core.NoSuchConnection(*l.ConnectionID))
 	}
 	return nil
 }

@@ -171,13 +171,17 @@ func (s *Logs) ResendOneTo(ctx context.Context, id int64, r ResendRecipients) (i
 	if !l.Resendable() {
 		return 0, core.Errorf(core.ECONFLICT, "Log %d cannot be resent: %s.", id, l.NotResendableReason())
 	}
+	if err := s.checkPinned(ctx, l); err != nil {
+		return 0, err
+	}
 	return s.resendTo(ctx, l, to, cc, bcc)
 }
 
 // ResendTo queues each delivered or failed log among ids again to other
 // recipients, each as a new log pointing to its original, and returns the
 // new logs' ids in the order of ids. Unknown ids, queued or sending logs
-// and logs that are not Resendable are skipped, as Resend skips them.
+// and logs that are not Resendable are skipped, as Resend skips them; so
+// are logs pinned to a connection their site may not use (Use).
 func (s *Logs) ResendTo(ctx context.Context, ids []int64, r ResendRecipients) ([]int64, error) {
 	if err := checkIDs(ids); err != nil {
 		return nil, err
@@ -201,6 +205,11 @@ func (s *Logs) ResendTo(ctx context.Context, ids []int64, r ResendRecipients) ([
 		}
 		if (l.Status != core.StatusDelivered && l.Status != core.StatusFailed) || !l.Resendable() {
 			continue
+		}
+		if err := s.checkPinned(ctx, l); core.ErrorCode(err) == core.EINVALID {
+			continue
+		} else if err != nil {
+			return out, err
 		}
 		nid, err := s.resendTo(ctx, l, to, cc, bcc)
 		if err != nil {

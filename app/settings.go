@@ -13,6 +13,11 @@ import (
 type Settings struct {
 	Store       core.SettingsStore
 	Connections core.ConnectionStore
+	// Use, on a multisite network, limits the connections these (the
+	// network's) settings name to the network's own: a connection a
+	// site created for itself is answered as a missing one. Nil (a
+	// single site) lets them name any connection.
+	Use core.ConnectionUse
 }
 
 // Get returns every free setting: the stored value, else the default.
@@ -41,7 +46,8 @@ func (s *Settings) General(ctx context.Context) (core.GeneralSettings, error) {
 }
 
 // Update validates a partial update, checks that connection references
-// exist, stores it, and returns the full settings.
+// exist and are the network's (Use), stores it, and returns the full
+// settings.
 //
 // An object setting (summary_report) is merged field by field: the fields
 // a patch leaves out keep their current values.
@@ -57,22 +63,16 @@ func (s *Settings) Update(ctx context.Context, patch map[string]any) (map[string
 	fields := map[string]string{}
 	if rep, ok := values[core.SummaryReportKey].(map[string]any); ok {
 		if id, ok := rep["connection_id"].(int64); ok {
-			if _, err := s.Connections.FindConnectionByID(ctx, id); core.ErrorCode(err) == core.ENOTFOUND {
-				fields[core.SummaryReportKey+".connection_id"] = fmt.Sprintf("Connection %d does not exist.", id)
-			} else if err != nil {
-				return nil, fmt.Errorf("check %s.connection_id: %w", core.SummaryReportKey, err)
+			if err := s.checkConnection(ctx, fields, core.SummaryReportKey+".connection_id", id); err != nil {
+				return nil, err
 			}
 		}
 	}
 	for _, key := range []string{"default_connection_id", "fallback_connection_id"} {
-		id, ok := values[key].(int64)
-		if !ok {
-			continue
-		}
-		if _, err := s.Connections.FindConnectionByID(ctx, id); core.ErrorCode(err) == core.ENOTFOUND {
-			fields[key] = fmt.Sprintf("Connection %d does not exist.", id)
-		} else if err != nil {
-			return nil, fmt.Errorf("check %s: %w", key, err)
+		if id, ok := values[key].(int64); ok {
+			if err := s.checkConnection(ctx, fields, key, id); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if err := core.Invalid(fields); err != nil {
@@ -84,6 +84,26 @@ func (s *Settings) Update(ctx context.Context, patch map[string]any) (map[string
 		}
 	}
 	return s.Get(ctx)
+}
+
+// checkConnection sets fields[key] when connection id does not exist or
+// is not the network's to use (the same text for both); an error when it
+// cannot be checked.
+func (s *Settings) checkConnection(ctx context.Context, fields map[string]string, key string, id int64) error {
+	if _, err := s.Connections.FindConnectionByID(ctx, id); core.ErrorCode(err) == core.ENOTFOUND {
+		fields[key] = core.NoSuchConnection(id)
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("check %s: %w", key, err)
+	}
+	usable, err := core.CanUseConnection(ctx, s.Use, 0, id)
+	if err != nil {
+		return fmt.Errorf("check %s: %w", key, err)
+	}
+	if !usable {
+		fields[key] = core.NoSuchConnection(id)
+	}
+	return nil
 }
 
 // mergeObjects returns patch with each object setting it holds laid over

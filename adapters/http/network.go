@@ -82,6 +82,23 @@ func (s *Server) siteScope(r *http.Request, user *core.User) (int64, error) {
 	return n, nil
 }
 
+// actingSite is the site whose connections a network request may use
+// where it names one (core.ActingSite, core.ConnectionUse): the site of
+// its URL, whoever asks (a super admin on site 3's URL acts for site 3),
+// except a super admin on the main site's URL, who acts for the network
+// (0: the network's connections only). The "site" query parameter limits
+// what is read, not what is used.
+func (s *Server) actingSite(r *http.Request, user *core.User) int64 {
+	site, ok := core.SiteFrom(r.Context())
+	if !ok {
+		site = s.Sites.MainSiteID()
+	}
+	if user.SuperAdmin && site == s.Sites.MainSiteID() {
+		return 0
+	}
+	return site
+}
+
 // siteAdminRoutes are what a site's administrator (not a super admin)
 // may do on a network: the site's own logs, dashboard, analytics (Pro,
 // read only, scoped to the site by the stores) and test email.
@@ -119,6 +136,7 @@ func (s *Server) networkAccess(r *http.Request, user *core.User) (context.Contex
 		return ctx, err
 	}
 	ctx = core.WithSiteScope(ctx, scope)
+	ctx = core.WithActingSite(ctx, s.actingSite(r, user))
 	if err := s.otherSiteConnection(ctx, r, user, scope); err != nil {
 		return ctx, err
 	}

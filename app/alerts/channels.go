@@ -60,7 +60,13 @@ type Channels struct {
 	Site string
 	// TestTimeout bounds a test send; 0 means DefaultTestTimeout.
 	TestTimeout time.Duration
-	Logger      *slog.Logger
+	// Use, on a multisite network, limits the connection a channel sends
+	// through (the email channel's connection_id) to the network's own:
+	// alert channels are the network's, and a connection a site created
+	// for itself is answered as a missing one. Nil (a single site) lets
+	// a channel name any connection.
+	Use    core.ConnectionUse
+	Logger *slog.Logger
 }
 
 func (s *Channels) logger() *slog.Logger {
@@ -98,6 +104,9 @@ func (s *Channels) Create(ctx context.Context, in ChannelInput) (*core.Notificat
 	if err != nil {
 		return nil, err
 	}
+	if err := s.checkConnection(ctx, c); err != nil {
+		return nil, err
+	}
 	if err := s.Store.CreateNotificationChannel(ctx, c); err != nil {
 		return nil, fmt.Errorf("create notification channel: %w", err)
 	}
@@ -114,10 +123,37 @@ func (s *Channels) Update(ctx context.Context, id int64, in ChannelInput) (*core
 	if err != nil {
 		return nil, err
 	}
+	if _, named := in.Settings[channelConnectionKey]; named {
+		if err := s.checkConnection(ctx, c); err != nil {
+			return nil, err
+		}
+	}
 	if err := s.Store.UpdateNotificationChannel(ctx, c); err != nil {
 		return nil, fmt.Errorf("update notification channel %d: %w", id, err)
 	}
 	return s.masked(c), nil
+}
+
+// channelConnectionKey is the setting of the channel types that send
+// through a connection (the email channel).
+const channelConnectionKey = "connection_id"
+
+// checkConnection refuses a channel whose connection (its connection_id
+// setting) the network may not use (Use): the answer of a connection that
+// does not exist.
+func (s *Channels) checkConnection(ctx context.Context, c *core.NotificationChannel) error {
+	id := c.Settings.Int(channelConnectionKey, 0)
+	if s.Use == nil || id < 1 {
+		return nil
+	}
+	usable, err := core.CanUseConnection(ctx, s.Use, 0, id)
+	if err != nil {
+		return fmt.Errorf("check the channel's connection: %w", err)
+	}
+	if !usable {
+		return core.InvalidField(channelConnectionKey, core.NoSuchConnection(id))
+	}
+	return nil
 }
 
 // Delete removes one channel; ENOTFOUND if it does not exist.

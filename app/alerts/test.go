@@ -55,6 +55,9 @@ func (s *Channels) Test(ctx context.Context, in TestInput) (*TestResult, error) 
 	default:
 		return nil, core.InvalidField("id", "Give the id of a channel or a channel to test.")
 	}
+	if err := s.checkConnection(ctx, ch); err != nil {
+		return nil, err
+	}
 	a := core.Alert{
 		Event:   EventTest,
 		Title:   "mailsvc test alert",

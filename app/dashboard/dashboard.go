@@ -93,6 +93,11 @@ type Service struct {
 	Editor   ConnectionEditor
 	Settings SettingsEditor
 	Tester   ConnectionTester
+	// Use, on a multisite network, limits the wizard (which sets the
+	// network's default connection) to the network's connections: a
+	// connection a site created for itself is answered as a missing one.
+	// Nil (a single site) lets it name any connection.
+	Use core.ConnectionUse
 
 	// Capture, when set, is the staging guard, whose state the stats
 	// show.

@@ -138,9 +138,12 @@ func (s *Service) ApplyOnboarding(ctx context.Context, in ApplyInput) (*ApplyRes
 			fields["connection_id"] = "Must be the id of a connection."
 		} else {
 			c, err := s.Editor.Get(ctx, *in.ConnectionID)
+			if err == nil {
+				c, err = s.networkConnection(ctx, c)
+			}
 			switch {
 			case core.ErrorCode(err) == core.ENOTFOUND:
-				fields["connection_id"] = fmt.Sprintf("Connection %d does not exist.", *in.ConnectionID)
+				fields["connection_id"] = core.NoSuchConnection(*in.ConnectionID)
 			case err != nil:
 				return nil, fmt.Errorf("onboarding connection: %w", err)
 			}
@@ -235,11 +238,28 @@ func (s *Service) wizardConnection(ctx context.Context) (*core.Connection, error
 		return nil, nil
 	}
 	c, err := s.Editor.Get(ctx, *st.ConnectionID)
+	if err == nil {
+		c, err = s.networkConnection(ctx, c)
+	}
 	switch {
 	case core.ErrorCode(err) == core.ENOTFOUND:
 		return nil, nil
 	case err != nil:
 		return nil, fmt.Errorf("onboarding connection: %w", err)
+	}
+	return c, nil
+}
+
+// networkConnection returns c when the network may use it (Use), else an
+// ENOTFOUND error, as for a connection that does not exist: the wizard
+// makes its connection the network's default.
+func (s *Service) networkConnection(ctx context.Context, c *core.Connection) (*core.Connection, error) {
+	usable, err := core.CanUseConnection(ctx, s.Use, 0, c.ID)
+	if err != nil {
+		return nil, err
+	}
+	if !usable {
+		return nil, core.Errorf(core.ENOTFOUND, "%s", core.NoSuchConnection(c.ID))
 	}
 	return c, nil
 }

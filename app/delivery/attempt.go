@@ -92,7 +92,9 @@ func (s *engine) decide(ctx, stop context.Context, l *core.Log, st settings, con
 		connID = st.defaultConn
 	}
 	var out core.LogOutcome
-	if connID == nil {
+	if l.ConnectionID != nil && !s.siteMayUse(ctx, l, *l.ConnectionID) {
+		out = s.failedAttempt(l, *l.ConnectionID, core.Permanent(fmt.Errorf("connection %d does not exist", *l.ConnectionID)))
+	} else if connID == nil {
 		out = s.failedAttempt(l, 0, core.Permanent(fmt.Errorf("no connection: the message names none and no %s is set", map[bool]string{false: "default connection", true: "fallback connection"}[l.UsedFallback])))
 	} else if conn, err := conns.get(*connID); err != nil {
 		out = s.failedAttempt(l, *connID, err)
@@ -439,8 +441,23 @@ type SiteSettings interface {
 }
 
 // forSite returns st with the settings l's site set for itself when the
-// site overrides the network's.
+// site overrides the network's, and without the default and fallback
+// connections l's site may not use (ConnectionUse): set before the rule
+// (or by hand), a site's own that names another site's connection gives
+// way to the network's, and a network's that does counts as unset.
 func (s *engine) forSite(ctx context.Context, l *core.Log, st settings) settings {
+	netDefault, netFallback := st.defaultConn, st.fallbackConn
+	st = s.siteOwn(ctx, l, st)
+	if s.o.ConnectionUse != nil {
+		st.defaultConn = s.usableConn(ctx, l, st.defaultConn, netDefault)
+		st.fallbackConn = s.usableConn(ctx, l, st.fallbackConn, netFallback)
+	}
+	return st
+}
+
+// siteOwn returns st with the settings l's site set for itself when the
+// site overrides the network's.
+func (s *engine) siteOwn(ctx context.Context, l *core.Log, st settings) settings {
 	if s.o.SiteSettings == nil {
 		return st
 	}
@@ -462,6 +479,36 @@ func (s *engine) forSite(ctx context.Context, l *core.Log, st settings) settings
 		st.fromName = v
 	}
 	return st
+}
+
+// usableConn returns chosen when l's site may use it, else the
+// network's (network) when it may use that, else nil.
+func (s *engine) usableConn(ctx context.Context, l *core.Log, chosen, network *int64) *int64 {
+	for _, id := range []*int64{chosen, network} {
+		if id != nil && s.siteMayUse(ctx, l, *id) {
+			return id
+		}
+	}
+	return nil
+}
+
+// siteMayUse reports whether l's site may send through connection id
+// (ConnectionUse; always on a single site). When the rule cannot be
+// checked it answers yes, with a warning: the routes refuse another
+// site's connection before it is stored, this is the second guard.
+func (s *engine) siteMayUse(ctx context.Context, l *core.Log, id int64) bool {
+	if s.o.ConnectionUse == nil {
+		return true
+	}
+	ok, err := s.o.ConnectionUse.ConnectionUsable(ctx, l.SiteID, id)
+	if err != nil {
+		s.o.Logger.Warn("connection use unchecked", "log_id", l.ID, "site", l.SiteID, "connection_id", id, "error", err.Error())
+		return true
+	}
+	if !ok {
+		s.o.Logger.Warn("another site's connection not used", "log_id", l.ID, "site", l.SiteID, "connection_id", id)
+	}
+	return ok
 }
 
 // siteQuotaOutcome checks a message's site quota before its first

@@ -91,6 +91,13 @@ type Options struct {
 	// SiteSettings, set on a multisite network, gives the settings of a
 	// site that overrides the network's (its connections and sender).
 	SiteSettings SiteSettings
+	// ConnectionUse, set on a multisite network, keeps a site's messages
+	// off the connections another site created for itself: a stored
+	// default or fallback connection (the site's own or the network's)
+	// that the message's site may not use counts as unset, and a message
+	// pinned to one (a test or resent message) fails as if the
+	// connection did not exist. Nil (a single site) checks nothing.
+	ConnectionUse core.ConnectionUse
 	// Events, when set, finds the provider events recorded for a log
 	// (the Pro add-on sets it; nil without Pro): after an uncertain
 	// attempt through a transport that cannot look messages up

@@ -129,6 +129,7 @@ type Service struct {
 
 	mu     sync.Mutex
 	cached *cachedSettings
+	owners *cachedOwners
 }
 
 type cachedSettings struct {
@@ -365,12 +366,12 @@ func (s *Service) UpdateSite(ctx context.Context, id int64, patch map[string]any
 			}
 			values[k] = v
 		case "default_connection_id", "fallback_connection_id":
-			id, msg := s.connectionValue(ctx, v)
+			conn, msg := s.connectionValue(ctx, id, v)
 			if msg != "" {
 				fields[k] = msg
 				continue
 			}
-			values[k] = id
+			values[k] = conn
 		default:
 			fields[k] = "Unknown site setting."
 		}
@@ -464,10 +465,12 @@ func (s *Service) OverridesAllowed(ctx context.Context, id int64) (bool, error) 
 	return net.AllowSiteOverrides && site.OverridesAllowed, nil
 }
 
-// forget drops the cached settings after an update.
+// forget drops the cached settings and connection owners after an
+// update.
 func (s *Service) forget() {
 	s.mu.Lock()
 	s.cached = nil
+	s.owners = nil
 	s.mu.Unlock()
 }
 
@@ -503,9 +506,11 @@ func (s *Service) settingsFor(ctx context.Context, id int64) (Settings, SiteSett
 	return net, site, nil
 }
 
-// connectionValue validates a site connection field: an existing
-// connection's id, or null for the network's.
-func (s *Service) connectionValue(ctx context.Context, v any) (any, string) {
+// connectionValue validates a connection field of site's own settings:
+// the id of an existing connection the site may use (ConnectionUsable:
+// the network's or the site's own; another site's is answered as a
+// missing one), or null for the network's.
+func (s *Service) connectionValue(ctx context.Context, site int64, v any) (any, string) {
 	if v == nil {
 		return nil, ""
 	}
@@ -515,10 +520,17 @@ func (s *Service) connectionValue(ctx context.Context, v any) (any, string) {
 	}
 	if s.Connections != nil {
 		if _, err := s.Connections.FindConnectionByID(ctx, id); core.ErrorCode(err) == core.ENOTFOUND {
-			return nil, fmt.Sprintf("Connection %d does not exist.", id)
+			return nil, core.NoSuchConnection(id)
 		} else if err != nil {
 			return nil, "The connection could not be checked."
 		}
+	}
+	usable, err := s.ConnectionUsable(ctx, site, id)
+	if err != nil {
+		return nil, "The connection could not be checked."
+	}
+	if !usable {
+		return nil, core.NoSuchConnection(id)
 	}
 	return id, ""
 }
@@ -560,7 +572,7 @@ func (s *Service) UpdateSiteOverrides(ctx context.Context, site int64, patch map
 	for k, v := range patch {
 		switch k {
 		case "default_connection_id", "fallback_connection_id":
-			id, msg := s.connectionValue(ctx, v)
+			id, msg := s.connectionValue(ctx, site, v)
 			if msg != "" {
 				fields[k] = msg
 				continue
@@ -632,6 +644,7 @@ func (s *Service) AddOwnConnection(ctx context.Context, site, id int64) error {
 	if err := s.Settings.SaveSettings(ctx, siteScope(site), map[string]any{ownConnectionsKey: append(ids, id)}); err != nil {
 		return fmt.Errorf("record the connection of site %d: %w", site, err)
 	}
+	s.forget()
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -454,6 +455,71 @@ func TestNetwork(t *testing.T) {
 			if strings.Contains(string(m.Data), "site 2 late") {
 				t.Fatal("site 2's message went through the network's connection")
 			}
+		}
+	})
+
+	t.Run("another site's own connection is answered as a missing one", func(t *testing.T) {
+		// Site 3 creates a connection of its own, to its own server.
+		three := smtpsink.Start(t)
+		if r := call("PUT", url(1, "/network/settings"), `{"allow_site_overrides":true}`, admin); r.Status != 200 {
+			t.Fatalf("allow overrides: %d %s", r.Status, r.Body)
+		}
+		if r := call("PUT", url(1, "/network/sites/3"), `{"overrides_allowed":true}`, admin); r.Status != 200 {
+			t.Fatalf("mark site 3: %d %s", r.Status, r.Body)
+		}
+		r := call("POST", url(3, "/connections"), fmt.Sprintf(`{"name":"site 3 relay","driver":"smtp","settings":{"host":%q,"port":%d,"encryption":"none","auth":false,"timeout":5,"from_email":"three@example.com"}}`, three.Host(), three.Port()), cid)
+		var theirs struct{ ID int64 }
+		if r.JSON(t, &theirs); r.Status != 201 {
+			t.Fatalf("site 3 creates a connection: %d %s", r.Status, r.Body)
+		}
+		const missing = int64(987654)
+		// answer is the status and body of a request naming connection
+		// id, "Connection <id> " written "Connection N ".
+		answer := func(method, u, body string, auth func(*http.Request), id int64) (int, string) {
+			t.Helper()
+			r := call(method, u, fmt.Sprintf(body, id), auth)
+			return r.Status, strings.ReplaceAll(string(r.Body), "Connection "+strconv.FormatInt(id, 10)+" ", "Connection N ")
+		}
+		check := func(name, method, u, body string, auth func(*http.Request)) {
+			t.Helper()
+			status, got := answer(method, u, body, auth, theirs.ID)
+			wantStatus, want := answer(method, u, body, auth, missing)
+			if status != 422 || wantStatus != 422 || got != want || !strings.Contains(got, "Connection N does not exist.") {
+				t.Errorf("%s naming site 3's connection: %d %s; naming none: %d %s", name, status, got, wantStatus, want)
+			}
+		}
+		testEmail := `{"connection_id":%d,"to":"anyone@elsewhere.example","subject":"as site 3"}`
+		// Site 2 not allowed to override: its administrator still sends
+		// test emails, through the network's connections only.
+		if r := call("PUT", url(1, "/network/sites/2"), `{"overrides_allowed":false}`, admin); r.Status != 200 {
+			t.Fatalf("unmark site 2: %d %s", r.Status, r.Body)
+		}
+		check("site 2's test email (no overrides)", "POST", url(2, "/test-email"), testEmail, ann)
+		if r := call("PUT", url(1, "/network/sites/2"), `{"overrides_allowed":true}`, admin); r.Status != 200 {
+			t.Fatalf("mark site 2: %d %s", r.Status, r.Body)
+		}
+		check("site 2's test email", "POST", url(2, "/test-email"), testEmail, ann)
+		check("site 2's default", "PUT", url(2, "/settings"), `{"default_connection_id":%d}`, ann)
+		check("site 2's fallback", "PUT", url(2, "/settings"), `{"fallback_connection_id":%d}`, ann)
+		check("site 2's default set by a super admin", "PUT", url(1, "/network/sites/2"), `{"default_connection_id":%d}`, admin)
+		check("site 2's fallback set by a super admin", "PUT", url(1, "/network/sites/2"), `{"fallback_connection_id":%d}`, admin)
+		check("the network's default", "PUT", url(1, "/settings"), `{"default_connection_id":%d}`, admin)
+		check("the network's fallback", "PUT", url(1, "/settings"), `{"fallback_connection_id":%d}`, admin)
+		check("a super admin's test email for the network", "POST", url(1, "/test-email"), testEmail, admin)
+		if r := call("GET", url(2, "/settings"), "", ann); strings.Contains(string(r.Body), fmt.Sprintf(`_connection_id":%d`, theirs.ID)) {
+			t.Errorf("site 2's settings name site 3's connection: %s", r.Body)
+		}
+		if got := three.Messages(); len(got) != 0 {
+			t.Fatalf("site 3's server got %d messages from the other sites", len(got))
+		}
+		// Site 3 and a super admin on site 3's URL use it.
+		for who, auth := range map[string]func(*http.Request){"site 3's administrator": cid, "a super admin on site 3's URL": admin} {
+			if r := call("POST", url(3, "/test-email"), fmt.Sprintf(testEmail, theirs.ID), auth); r.Status != 200 || !strings.Contains(string(r.Body), `"success":true`) {
+				t.Errorf("%s's test email through site 3's connection: %d %s", who, r.Status, r.Body)
+			}
+		}
+		if _, err := three.WaitFor(2, 30*time.Second); err != nil {
+			t.Errorf("site 3's test emails: %v", err)
 		}
 	})
 

@@ -198,9 +198,13 @@ func (s *Service) SaveGroup(ctx context.Context, in GroupInput) (*Group, error) 
 	for i, m := range in.Members {
 		key := fmt.Sprintf("members[%d]", i)
 		c := snap.conns[m.ConnectionID]
+		usable, err := core.CanUseConnection(ctx, s.Use, 0, m.ConnectionID)
+		if err != nil {
+			return nil, fmt.Errorf("check member %d's connection: %w", i, err)
+		}
 		switch {
-		case c == nil:
-			errs[key+".connection_id"] = fmt.Sprintf("Connection %d does not exist.", m.ConnectionID)
+		case c == nil || !usable:
+			errs[key+".connection_id"] = core.NoSuchConnection(m.ConnectionID)
 		case seen[m.ConnectionID]:
 			errs[key+".connection_id"] = fmt.Sprintf("Connection %d is listed twice.", m.ConnectionID)
 		case !snap.sendsAs(c, sender):

@@ -201,8 +201,12 @@ func (s *Service) apply(ctx context.Context, r *RoutingRule, in RuleInput, creat
 		if err != nil {
 			return fmt.Errorf("check the rule's connection: %w", err)
 		}
-		if !slices.ContainsFunc(conns, func(c *core.Connection) bool { return c.ID == r.ConnectionID }) {
-			errs["connection_id"] = fmt.Sprintf("Connection %d does not exist.", r.ConnectionID)
+		usable, err := core.CanUseConnection(ctx, s.Use, 0, r.ConnectionID)
+		if err != nil {
+			return fmt.Errorf("check the rule's connection: %w", err)
+		}
+		if !usable || !slices.ContainsFunc(conns, func(c *core.Connection) bool { return c.ID == r.ConnectionID }) {
+			errs["connection_id"] = core.NoSuchConnection(r.ConnectionID)
 		}
 	}
 	return core.Invalid(errs)

@@ -56,6 +56,11 @@ type Service struct {
 	// Health, when set, stores a connection as down when delivery meets a
 	// connection-level failure on it (see ConnectionFailed).
 	Health HealthMarker
+	// Use, on a multisite network, limits the connections rules and
+	// sender groups (the network's) name to the network's own: a
+	// connection a site created for itself is answered as a missing one.
+	// Nil (a single site) lets them name any connection.
+	Use core.ConnectionUse
 	// Logger logs what the routes cannot report (slog.Default when nil).
 	Logger *slog.Logger
 
@@ -169,6 +174,9 @@ func (s *Service) read(ctx context.Context, wait bool) (*snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read connections: %w", err)
 	}
+	if conns, err = s.networkConnections(ctx, conns); err != nil {
+		return nil, err
+	}
 	snap.connList = conns
 	for _, c := range conns {
 		snap.conns[c.ID] = c
@@ -182,6 +190,28 @@ func (s *Service) read(ctx context.Context, wait bool) (*snapshot, error) {
 		snap.fallback = core.DecodeGeneralSettings(m).FallbackConnectionID
 	}
 	return snap, nil
+}
+
+// networkConnections returns the connections of conns the network may
+// use (Use): rules and sender groups are the network's, so a rule or a
+// group member naming a site's own connection (stored before the rule)
+// finds it gone, and no implicit group takes one in. All of them on a
+// single site.
+func (s *Service) networkConnections(ctx context.Context, conns []*core.Connection) ([]*core.Connection, error) {
+	if s.Use == nil {
+		return conns, nil
+	}
+	out := make([]*core.Connection, 0, len(conns))
+	for _, c := range conns {
+		usable, err := core.CanUseConnection(ctx, s.Use, 0, c.ID)
+		if err != nil {
+			return nil, fmt.Errorf("read connections: %w", err)
+		}
+		if usable {
+			out = append(out, c)
+		}
+	}
+	return out, nil
 }
 
 // sortRules orders rules as they are tried: priority, then id.

@@ -76,8 +76,12 @@ type ServeEnv struct {
 	// SiteURL is the site's public URL: MAILSVC_PUBLIC_URL, else
 	// WordPress's home option; "" standalone without MAILSVC_PUBLIC_URL.
 	SiteURL string
-	Version string
-	Logger  *slog.Logger
+	// ConnectionUse, on a multisite network, is which connections a
+	// site may use (network.Service): the network's settings, rules and
+	// groups name the network's connections only. Nil on a single site.
+	ConnectionUse core.ConnectionUse
+	Version       string
+	Logger        *slog.Logger
 }
 
 var modules []Module

@@ -167,10 +167,15 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		return err
 	}
 	var networkSvc *network.Service
+	// connUse is which connections a site may use: nil (every one) on
+	// a single site.
+	var connUse core.ConnectionUse
 	if wpNetwork != nil {
 		networkSvc = rt.networkService(wpNetwork, dispatcher, log)
 		deliveryOpts.SiteQuotas, deliveryOpts.SiteSettings = networkSvc, networkSvc
+		connUse = networkSvc
 	}
+	deliveryOpts.ConnectionUse, settings.Use, channels.Use, alertMailer.Use = connUse, connUse, connUse, connUse
 	deliveryOpts.Workers = int(rt.consts.Int("MAILSVC_WORKERS", delivery.DefaultWorkers))
 	deliveryOpts.BatchSize = int(rt.consts.Int("MAILSVC_BATCH_SIZE", delivery.DefaultBatchSize))
 	deliveryOpts.Lease = time.Duration(rt.consts.Int("MAILSVC_QUEUE_LEASE", int64(delivery.DefaultLease/time.Second))) * time.Second
@@ -184,7 +189,8 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	// set its options (delivery hooks), and give the routes they add.
 	privacy := &app.Privacy{Store: rt.db.Privacy(), Transcripts: transcripts}
 	moduleEnv := &ServeEnv{Constants: rt.consts, DB: rt.db, Cipher: cipher, Hooks: hooks, HostHooks: hostHooks, Privacy: privacy,
-		Connections: conns, Delivery: deliveryOpts, OAuth: oauthSvc, HTTPClient: driverEnv.HTTPClient, SiteURL: public, Version: Version, Logger: log}
+		Connections: conns, Delivery: deliveryOpts, OAuth: oauthSvc, HTTPClient: driverEnv.HTTPClient, SiteURL: public, Version: Version, Logger: log,
+		ConnectionUse: connUse}
 	extraRoutes, err := serveModules(ctx, moduleEnv)
 	if err != nil {
 		return err
@@ -240,12 +246,13 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	}
 	dash := rt.dashboard(conns, settings, deliverySvc, driverEnv, hooks)
 	dash.Capture = captureGuard
+	dash.Use = connUse
 	srv := &api.Server{
 		Auth:        auth,
 		Connections: conns,
 		Settings:    settings,
-		Logs:        &app.Logs{Store: rt.db.Logs(), Requeue: deliverySvc, Enqueuer: deliverySvc, Settings: settings, Redaction: redaction},
-		Actions: &app.ConnectionActions{Connections: conns, Settings: settings, Sender: deliverySvc, Env: driverEnv, Hooks: hooks, HostHooks: hostHooks, Site: rt.site(),
+		Logs:        &app.Logs{Store: rt.db.Logs(), Requeue: deliverySvc, Enqueuer: deliverySvc, Settings: settings, Redaction: redaction, Use: connUse},
+		Actions: &app.ConnectionActions{Connections: conns, Settings: settings, Sender: deliverySvc, Env: driverEnv, Hooks: hooks, HostHooks: hostHooks, Site: rt.site(), Use: connUse,
 			APIDebug: func() bool { return debuglog.APIDebugResponseEnabled(rt.consts, hooks) }},
 		Transcripts:    transcripts,
 		Hooks:          hooks,

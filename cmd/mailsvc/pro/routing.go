@@ -40,6 +40,7 @@ func joinRouting(env *cli.ServeEnv, m *httppro.Module) {
 			return v.Addresses, v.Domains, nil
 		},
 		Health: &health.SendFailures{State: env.DB.Connections(), Alerts: env.Delivery.Alerts, Site: env.SiteURL},
+		Use:    env.ConnectionUse,
 		Logger: env.Logger,
 	}
 	env.Delivery.Chooser = svc
