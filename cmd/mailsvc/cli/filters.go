@@ -16,10 +16,42 @@ func (rt *runtime) applySiteFilters(hooks *core.Hooks, log *slog.Logger) error {
 	if rt.standalone() {
 		return nil
 	}
-	src, err := wordpress.NewGormSource(rt.db.Gorm(), rt.prefix)
+	filters, err := rt.siteFilters(log)
 	if err != nil {
 		return err
 	}
-	(&wordpress.PublishedFilters{Options: src, Logger: log}).Register(hooks)
+	filters.Register(hooks)
 	return nil
+}
+
+// siteFilters returns the site's published filters beside WordPress, one
+// reader (and one cache) for the hooks and the authenticator.
+func (rt *runtime) siteFilters(log *slog.Logger) (*wordpress.PublishedFilters, error) {
+	if rt.filters != nil {
+		return rt.filters, nil
+	}
+	src, err := wordpress.NewGormSource(rt.db.Gorm(), rt.prefix)
+	if err != nil {
+		return nil, err
+	}
+	rt.filters = &wordpress.PublishedFilters{Options: src, Logger: log}
+	return rt.filters, nil
+}
+
+// siteHomes finds the stored address of the site (of each site, on a
+// network) where the service sends its signed requests to the bridge.
+func (rt *runtime) siteHomes() (*wordpress.SiteHomes, error) {
+	src, err := wordpress.NewGormSource(rt.db.Gorm(), rt.prefix)
+	if err != nil {
+		return nil, err
+	}
+	net, err := rt.network()
+	if err != nil {
+		return nil, err
+	}
+	homes := &wordpress.SiteHomes{Options: src, Network: net}
+	if v, ok := rt.wp.Defines["WP_HOME"]; ok {
+		homes.Home = v.String()
+	}
+	return homes, nil
 }
