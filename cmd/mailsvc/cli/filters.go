@@ -2,6 +2,7 @@ package cli
 
 import (
 	"log/slog"
+	"time"
 
 	"github.com/mailsvc/mailsvc/adapters/wordpress"
 	"github.com/mailsvc/mailsvc/core"
@@ -34,7 +35,8 @@ func (rt *runtime) siteFilters(log *slog.Logger) (*wordpress.PublishedFilters, e
 	if err != nil {
 		return nil, err
 	}
-	rt.filters = &wordpress.PublishedFilters{Options: src, Logger: log}
+	refresh := time.Duration(rt.consts.Int("MAILSVC_FILTERS_REFRESH", int64(wordpress.DefaultFiltersRefresh/time.Second))) * time.Second
+	rt.filters = &wordpress.PublishedFilters{Options: src, Logger: log, Refresh: refresh}
 	return rt.filters, nil
 }
 
