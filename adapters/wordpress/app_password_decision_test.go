@@ -197,7 +197,9 @@ func TestBridgeAsker(t *testing.T) {
 	if _, err := asker.AskApplicationPassword(ctx, "admin", "pw", "203.0.113.7", true); core.ErrorCode(err) != core.EUNAUTHORIZED || core.ErrorMessage(err) != "Not from here." {
 		t.Errorf("refused: %v, want WordPress's 401 and message", err)
 	}
-	answer = func(w http.ResponseWriter, _ map[string]any) { http.Redirect(w, &http.Request{}, "http://203.0.113.9/", http.StatusFound) }
+	answer = func(w http.ResponseWriter, _ map[string]any) {
+		http.Redirect(w, &http.Request{}, "http://203.0.113.9/", http.StatusFound)
+	}
 	if _, err := asker.AskApplicationPassword(ctx, "admin", "pw", "203.0.113.7", true); err == nil || core.ErrorCode(err) == core.EUNAUTHORIZED {
 		t.Errorf("redirected: %v, want not asked", err)
 	}
