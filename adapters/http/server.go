@@ -241,7 +241,7 @@ func (s *Server) Handler() http.Handler {
 		r.PathPrefix("/admin/").Handler(s.Admin)
 	}
 
-	return s.recoverPanics(s.logRequests(s.siteRoute(restRoute(r))))
+	return s.recoverPanics(s.withClientIP(s.logRequests(s.siteRoute(restRoute(r)))))
 }
 
 // handlerFunc is a route handler that returns its error instead of writing it.
@@ -301,13 +301,19 @@ func (s *Server) secure(r *http.Request) bool {
 	if r.TLS != nil {
 		return true
 	}
-	if !strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
-		return false
+	return strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") && s.trusted(peerHost(r))
+}
+
+// peerHost is the address of r's peer, without its port.
+func peerHost(r *http.Request) string {
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
 	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
+	return r.RemoteAddr
+}
+
+// trusted reports whether host is one of TrustedProxies.
+func (s *Server) trusted(host string) bool {
 	ip := net.ParseIP(host)
 	for _, n := range s.TrustedProxies {
 		if ip != nil && n.Contains(ip) {
@@ -315,6 +321,31 @@ func (s *Server) secure(r *http.Request) bool {
 		}
 	}
 	return false
+}
+
+// withClientIP puts the client's address in the request's context
+// (core.WithClientIP): the peer, or, from a trusted proxy, the last
+// address of X-Forwarded-For that is not itself a trusted proxy (the
+// bridge and nginx each append the address they were called from).
+// WordPress's application password filters and last_ip see it.
+func (s *Server) withClientIP(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ip := peerHost(r)
+		if s.trusted(ip) {
+			hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+			for i := len(hops) - 1; i >= 0; i-- {
+				hop := strings.TrimSpace(hops[i])
+				if net.ParseIP(hop) == nil {
+					break
+				}
+				ip = hop
+				if !s.trusted(hop) {
+					break
+				}
+			}
+		}
+		next.ServeHTTP(w, r.WithContext(core.WithClientIP(r.Context(), ip)))
+	})
 }
 
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {

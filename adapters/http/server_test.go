@@ -35,10 +35,14 @@ func init() {
 
 // tokenAuth authenticates "Bearer admin" (manage_options), "Bearer editor"
 // (no manage_options), rejects "Bearer bad", and treats no header as anonymous.
-type tokenAuth struct{ sawSecure bool }
+type tokenAuth struct {
+	sawSecure   bool
+	sawClientIP string
+}
 
 func (a *tokenAuth) Authenticate(r *http.Request, secure bool) (*core.User, error) {
 	a.sawSecure = secure
+	a.sawClientIP = core.ClientIP(r.Context())
 	switch r.Header.Get("Authorization") {
 	case "":
 		return nil, nil
@@ -283,5 +287,49 @@ func TestSecureFromTrustedProxyOnly(t *testing.T) {
 	req()
 	if !auth.sawSecure {
 		t.Fatal("X-Forwarded-Proto from a trusted proxy ignored")
+	}
+}
+
+// TestClientIPFromTrustedProxyOnly: the client address the authenticator
+// sees is the peer's, or from a trusted proxy the last X-Forwarded-For
+// entry that is not itself a trusted proxy; a list from anyone else is
+// ignored.
+func TestClientIPFromTrustedProxyOnly(t *testing.T) {
+	ts, s, auth := newServer(t)
+	req := func(forwarded ...string) string {
+		r, _ := http.NewRequest("GET", ts.URL+ns+"/settings", nil)
+		r.Header.Set("Authorization", "Bearer admin")
+		for _, f := range forwarded {
+			r.Header.Add("X-Forwarded-For", f)
+		}
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return auth.sawClientIP
+	}
+	if got := req("203.0.113.7"); got != "127.0.0.1" {
+		t.Fatalf("from an untrusted peer: %q, want the peer 127.0.0.1", got)
+	}
+	_, loopback, _ := net.ParseCIDR("127.0.0.0/8")
+	_, office, _ := net.ParseCIDR("10.0.0.0/8")
+	s.TrustedProxies = append(s.TrustedProxies, loopback, office)
+	tests := []struct {
+		forwarded []string
+		want      string
+	}{
+		{nil, "127.0.0.1"},
+		{[]string{"203.0.113.7"}, "203.0.113.7"},
+		{[]string{"198.51.100.1, 203.0.113.7"}, "203.0.113.7"}, // the client claims an address first
+		{[]string{"203.0.113.7, 10.1.2.3"}, "203.0.113.7"},     // through a second trusted proxy
+		{[]string{"203.0.113.7", "10.1.2.3"}, "203.0.113.7"},   // in two header lines
+		{[]string{"not-an-address, 10.1.2.3"}, "10.1.2.3"},     // a malformed hop ends the walk
+		{[]string{"198.51.100.1, garbage"}, "127.0.0.1"},       // a malformed last hop: the peer
+	}
+	for _, tt := range tests {
+		if got := req(tt.forwarded...); got != tt.want {
+			t.Errorf("X-Forwarded-For %q: %q, want %q", tt.forwarded, got, tt.want)
+		}
 	}
 }

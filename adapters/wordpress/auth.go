@@ -75,6 +75,16 @@ func WithNetwork(n *Network) Option {
 	return func(a *Authenticator) { a.network = n }
 }
 
+// WithApplicationPasswordPolicy makes the authenticator apply what the
+// site's WordPress decided about application passwords (its filters, as
+// the bridge publishes them) to every application password that arrives
+// without the bridge's verdict, asking WordPress itself (asker) where the
+// site decides per request. Without it (no WordPress: the standalone
+// service) only the password is checked.
+func WithApplicationPasswordPolicy(policy ApplicationPasswordPolicy, asker WordPressAsker) Option {
+	return func(a *Authenticator) { a.policy, a.asker = policy, asker }
+}
+
 // Authenticator validates requests the way WordPress core's REST API does:
 // the logged-in cookie with a REST nonce, or an application password over
 // HTTP Basic, then loads the user's roles and capabilities. It is safe for
@@ -88,6 +98,8 @@ type Authenticator struct {
 	nonceLife time.Duration
 	log       *slog.Logger
 	network   *Network
+	policy    ApplicationPasswordPolicy
+	asker     WordPressAsker
 }
 
 // NewAuthenticator returns an Authenticator over src for site.
@@ -117,17 +129,19 @@ func (a *Authenticator) Salter() *Salter { return a.salter }
 // Messages of the credential failures. They never say which part of a
 // credential was wrong beyond what WordPress itself reveals.
 const (
-	msgNotLoggedIn        = "You are not currently logged in."
-	msgBadCookie          = "The login cookie is invalid or expired. Log in again."
-	msgMissingNonce       = "Missing REST nonce: send the X-WP-Nonce header with a cookie-authenticated request."
-	msgBadNonce           = "Cookie check failed."
-	msgBadAppPassword     = "The provided password is an invalid application password."
-	msgUnknownUser        = "Unknown username. Check again or try your email address."
-	msgUnknownEmail       = "Unknown email address. Check again or try your username."
-	msgAppPasswordsOff    = "Application passwords are not available."
-	msgBadBasicHeader     = "Malformed HTTP Basic Authorization header."
-	appPasswordsMetaKey   = "_application_passwords"
-	appPasswordsInUseName = "using_application_passwords"
+	msgNotLoggedIn     = "You are not currently logged in."
+	msgBadCookie       = "The login cookie is invalid or expired. Log in again."
+	msgMissingNonce    = "Missing REST nonce: send the X-WP-Nonce header with a cookie-authenticated request."
+	msgBadNonce        = "Cookie check failed."
+	msgBadAppPassword  = "The provided password is an invalid application password."
+	msgUnknownUser     = "Unknown username. Check again or try your email address."
+	msgUnknownEmail    = "Unknown email address. Check again or try your username."
+	msgAppPasswordsOff = "Application passwords are not available."
+	// msgAppPasswordsOffForUser is WordPress's own message.
+	msgAppPasswordsOffForUser = "Application passwords are not available for your account. Please contact the site administrator for assistance."
+	msgBadBasicHeader         = "Malformed HTTP Basic Authorization header."
+	appPasswordsMetaKey       = "_application_passwords"
+	appPasswordsInUseName     = "using_application_passwords"
 	// usageRecordInterval is how often last_used/last_ip are rewritten.
 	usageRecordInterval = 86400
 )
@@ -194,7 +208,8 @@ func (a *Authenticator) Authenticate(r *http.Request, secure bool) (*core.User, 
 		if !secure && a.site.EnvironmentType != "local" {
 			return nil, unauthorized(msgAppPasswordsOff + " Use HTTPS.")
 		}
-		return a.checkApplicationPassword(ctx, user, pass, remoteIP(r))
+		return a.checkApplicationPassword(ctx, user, pass, appPasswordRequest{
+			ip: remoteIP(r), secure: secure, authorization: authz, verdict: r.Header.Get(VerdictHeader)})
 	}
 
 	if cookieErr != nil {
@@ -231,26 +246,30 @@ func (a *Authenticator) SessionToken(r *http.Request) string {
 
 // CheckApplicationPassword checks an application password for a login or
 // email (for the SMTP listener), with the same rules as Basic credentials
-// except the HTTPS requirement, which the caller enforces. The remote
+// except the HTTPS requirement, which the caller enforces (so WordPress,
+// when asked, is told the client's connection is secure). The remote
 // address recorded in last_ip is taken from ContextWithRemoteIP.
 func (a *Authenticator) CheckApplicationPassword(ctx context.Context, login, password string) (*core.User, error) {
-	ip, _ := ctx.Value(remoteIPKey{}).(string)
-	u, err := a.checkApplicationPassword(ctx, login, password, ip)
+	u, err := a.checkApplicationPassword(ctx, login, password, appPasswordRequest{ip: core.ClientIP(ctx), secure: true})
 	if err == nil && u != nil {
 		u.Via = "smtp"
 	}
 	return u, err
 }
 
-type remoteIPKey struct{}
-
 // ContextWithRemoteIP returns ctx carrying the client address that
-// CheckApplicationPassword records as the application password's last_ip.
+// CheckApplicationPassword records as the application password's last_ip
+// (core.WithClientIP).
 func ContextWithRemoteIP(ctx context.Context, ip string) context.Context {
-	return context.WithValue(ctx, remoteIPKey{}, ip)
+	return core.WithClientIP(ctx, ip)
 }
 
+// remoteIP is the client's address: the one the HTTP edge found
+// (core.ClientIP: a trusted proxy's X-Forwarded-For), else the peer's.
 func remoteIP(r *http.Request) string {
+	if ip := core.ClientIP(r.Context()); ip != "" {
+		return ip
+	}
 	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
 		return host
 	}
@@ -495,9 +514,20 @@ func (a *Authenticator) applicationPasswordsInUse(ctx context.Context) (bool, er
 	return Truthy(v), nil
 }
 
+// appPasswordRequest is what checkApplicationPassword knows of the
+// request beside the credentials.
+type appPasswordRequest struct {
+	ip     string // the client's address, for last_ip and WordPress's filters
+	secure bool   // it arrived over HTTPS (or the caller enforces it)
+	// authorization and verdict are the request's Authorization and
+	// VerdictHeader headers (empty for SMTP AUTH).
+	authorization, verdict string
+}
+
 // checkApplicationPassword is wp_authenticate_application_password()
-// after the availability checks of the caller.
-func (a *Authenticator) checkApplicationPassword(ctx context.Context, username, password, ip string) (*core.User, error) {
+// after the availability checks of the caller: the password, then what
+// the site's WordPress decides (WithApplicationPasswordPolicy).
+func (a *Authenticator) checkApplicationPassword(ctx context.Context, username, password string, req appPasswordRequest) (*core.User, error) {
 	inUse, err := a.applicationPasswordsInUse(ctx)
 	if err != nil {
 		return nil, err
@@ -549,14 +579,59 @@ func (a *Authenticator) checkApplicationPassword(ctx context.Context, username, 
 			continue
 		}
 		uuid, _ := item.Get("uuid")
-		if u, ok := uuid.(string); ok && u != "" {
-			if err := a.recordUsage(ctx, row.ID, u, ip); err != nil {
+		id, _ := uuid.(string)
+		recorded, err := a.wordPressDecides(ctx, row.ID, id, username, password, req)
+		if err != nil {
+			return nil, err
+		}
+		if !recorded && id != "" {
+			if err := a.recordUsage(ctx, row.ID, id, req.ip); err != nil {
 				a.log.Warn("wordpress: cannot record application password usage", "user_id", row.ID, "error", err.Error())
 			}
 		}
 		return a.loadUser(ctx, row, "application_password")
 	}
 	return nil, unauthorized(msgBadAppPassword)
+}
+
+// wordPressDecides applies what the site's WordPress decides about a
+// verified application password (uuid) of user userID: a bridge verdict
+// for this request is WordPress's acceptance; otherwise the published
+// rules apply, and WordPress is asked where the site decides per
+// request. recorded reports that WordPress recorded the use (last_used,
+// last_ip) itself.
+func (a *Authenticator) wordPressDecides(ctx context.Context, userID int64, uuid, username, password string, req appPasswordRequest) (recorded bool, err error) {
+	if a.policy == nil {
+		return false, nil
+	}
+	if req.verdict != "" {
+		salt, err := a.salter.Salt(ctx, "auth")
+		if err == nil && checkVerdict(VerdictKey(salt), req.verdict, userID, uuid, req.authorization, a.now()) {
+			return true, nil
+		}
+	}
+	rules, ok := a.policy.ApplicationPasswordRules(ctx)
+	if !ok {
+		return false, core.Errorf(core.EUNAVAILABLE, "The site's application password rules could not be read yet; try again.")
+	}
+	ask, err := applyRules(rules, userID)
+	if err != nil || !ask {
+		return false, err
+	}
+	if a.asker == nil {
+		return false, errAskUnavailable
+	}
+	id, err := a.asker.AskApplicationPassword(ctx, username, password, req.ip, req.secure)
+	switch {
+	case core.ErrorCode(err) == core.EUNAUTHORIZED:
+		return false, err
+	case err != nil:
+		a.log.Warn("wordpress: cannot ask WordPress to check an application password", "user_id", userID, "error", err.Error())
+		return false, errAskUnavailable
+	case id != userID:
+		return false, unauthorized(msgBadAppPassword)
+	}
+	return true, nil
 }
 
 // recordUsage is record_application_password_usage(): at most once a day

@@ -40,6 +40,10 @@ type FilterResults struct {
 	// EnvironmentType is what wp_get_environment_type() returns, published
 	// only when it is not "production" (the staging guard reads it).
 	EnvironmentType string
+	// ApplicationPasswords are what WordPress's application password
+	// filters decide (app_passwords_unavailable,
+	// app_passwords_unavailable_for, app_password_errors).
+	ApplicationPasswords ApplicationPasswordRules
 }
 
 // PublishedFilters applies the site's PHP filters to the service: it reads
@@ -146,7 +150,45 @@ func ReadFilterResults(ctx context.Context, options OptionReader) (FilterResults
 			r.APIDebugResponseEnabled = &b
 		}
 	}
+	r.ApplicationPasswords = readApplicationPasswordRules(arr)
 	return r, nil
+}
+
+// readApplicationPasswordRules reads what the bridge published of the
+// application password filters. A value of the wrong type refuses: it
+// is never read as "no rule".
+func readApplicationPasswordRules(arr *Array) ApplicationPasswordRules {
+	var r ApplicationPasswordRules
+	if v, ok := arr.Get("app_passwords_unavailable"); ok {
+		b, isBool := v.(bool)
+		r.Unavailable = b || !isBool
+	}
+	if v, ok := arr.Get("app_passwords_unavailable_for"); ok {
+		ids, isArray := v.(*Array)
+		if !isArray {
+			r.Unavailable = true
+		}
+		for i := 0; isArray && i < ids.Len(); i++ {
+			_, id := ids.At(i)
+			if n, ok := core.AsInt(id); ok {
+				r.UnavailableFor = append(r.UnavailableFor, n)
+			} else {
+				r.Unavailable = true
+			}
+		}
+	}
+	if v, ok := arr.Get("app_password_errors"); ok {
+		b, isBool := v.(bool)
+		r.AskWordPress = b || !isBool
+	}
+	return r
+}
+
+// ApplicationPasswordRules implements ApplicationPasswordPolicy from the
+// published values: unknown (ok false) until the option was read once.
+func (p *PublishedFilters) ApplicationPasswordRules(ctx context.Context) (ApplicationPasswordRules, bool) {
+	r, ok := p.Results(ctx)
+	return r.ApplicationPasswords, ok
 }
 
 // readTimeout bounds one read of the option from a filter.

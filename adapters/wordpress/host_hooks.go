@@ -2,9 +2,6 @@ package wordpress
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,8 +16,9 @@ import (
 
 // HostHooksOption is the option in which the bridge publishes, on each
 // page load when it changes, which of the service's host hooks the site
-// has callbacks on ("listeners": hook names) and the URL of its hook
-// runner endpoint ("runner").
+// has callbacks on ("listeners": hook names). The runner's address is
+// never read from it (a page load can be made with any Host header): it
+// is the site's stored home address (HookRunner).
 const HostHooksOption = "mailsvc_host_hooks"
 
 // hostHooksTTL is how long HostHooks trusts the option it read: a callback
@@ -43,22 +41,13 @@ type HostHooks struct {
 	mu        sync.Mutex
 	readAt    time.Time
 	listeners map[string]bool
-	runner    string
 }
 
 // Listens implements core.HostHooks from the published option, read at
 // most every 30 seconds. When the option cannot be read it answers from
 // the last reading (false before any).
 func (h *HostHooks) Listens(ctx context.Context, name string) bool {
-	listeners, _ := h.read(ctx)
-	return listeners[name]
-}
-
-// RunnerURL returns the bridge's hook runner endpoint as the bridge
-// published it, or "" before the bridge has run.
-func (h *HostHooks) RunnerURL(ctx context.Context) string {
-	_, runner := h.read(ctx)
-	return runner
+	return h.read(ctx)[name]
 }
 
 // Record implements core.HostHooks.
@@ -66,29 +55,26 @@ func (h *HostHooks) Record(ctx context.Context, hooks []core.HostHook) error {
 	return h.Outbox.RecordHostHooks(ctx, hooks)
 }
 
-// read returns the published listeners and runner URL, cached.
-func (h *HostHooks) read(ctx context.Context) (map[string]bool, string) {
+// read returns the published listeners, cached.
+func (h *HostHooks) read(ctx context.Context) map[string]bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !h.readAt.IsZero() && time.Since(h.readAt) < hostHooksTTL {
-		return h.listeners, h.runner
+		return h.listeners
 	}
 	h.readAt = time.Now()
 	raw, found, err := h.Options.Option(ctx, HostHooksOption)
 	if err != nil {
 		h.logger().Warn("read the host hook listeners", "option", HostHooksOption, "err", err)
-		return h.listeners, h.runner
+		return h.listeners
 	}
-	h.listeners, h.runner = map[string]bool{}, ""
+	h.listeners = map[string]bool{}
 	if !found {
-		return h.listeners, h.runner
+		return h.listeners
 	}
 	arr, ok := MaybeUnserialize(raw).(*Array)
 	if !ok {
-		return h.listeners, h.runner
-	}
-	if v, ok := arr.Get("runner"); ok {
-		h.runner, _ = v.(string)
+		return h.listeners
 	}
 	if v, ok := arr.Get("listeners"); ok {
 		if list, ok := v.(*Array); ok {
@@ -101,7 +87,7 @@ func (h *HostHooks) read(ctx context.Context) (map[string]bool, string) {
 			}
 		}
 	}
-	return h.listeners, h.runner
+	return h.listeners
 }
 
 func (h *HostHooks) logger() *slog.Logger {
@@ -125,23 +111,21 @@ const (
 	HookRunWindow = 60 * time.Second
 	// hookRunKeyLabel derives the runner key from the salt.
 	hookRunKeyLabel = "mailsvc-hook-runner"
+	// hookRoute is the bridge's runner route.
+	hookRoute = "mailsvc-bridge/v1/hooks"
 )
 
 // HookRunKey derives the runner key from wp_salt('auth'): the lowercase
 // hex HMAC-SHA256 of "mailsvc-hook-runner" keyed with the salt, as the
 // bridge computes it (hash_hmac('sha256', 'mailsvc-hook-runner', wp_salt('auth'))).
 func HookRunKey(authSalt string) string {
-	m := hmac.New(sha256.New, []byte(authSalt))
-	m.Write([]byte(hookRunKeyLabel))
-	return hex.EncodeToString(m.Sum(nil))
+	return hmacHex(authSalt, hookRunKeyLabel)
 }
 
 // SignHookRun signs a runner request made at Unix time ts: the lowercase
 // hex HMAC-SHA256 of the decimal timestamp keyed with the runner key.
 func SignHookRun(key string, ts int64) string {
-	m := hmac.New(sha256.New, []byte(key))
-	m.Write([]byte(strconv.FormatInt(ts, 10)))
-	return hex.EncodeToString(m.Sum(nil))
+	return hmacHex(key, strconv.FormatInt(ts, 10))
 }
 
 // HookRunner asks the site to run its pending host hooks: Nudge never
@@ -150,10 +134,12 @@ func SignHookRun(key string, ts int64) string {
 // that fails is not retried: the bridge's WP-cron event runs the hooks
 // within a minute anyway.
 type HookRunner struct {
-	Hooks  *HostHooks
+	// Sites finds the site's stored address; the runner is its
+	// mailsvc-bridge/v1/hooks route (RESTURL).
+	Sites  SiteAddresses
 	Salter *Salter
-	// URL, when set, is used instead of the runner URL the bridge
-	// publishes (MAILSVC_HOOK_RUNNER_URL).
+	// URL, when set, is used instead of the route under the site's
+	// address (MAILSVC_HOOK_RUNNER_URL).
 	URL    string
 	Client *http.Client
 	Logger *slog.Logger
@@ -202,10 +188,14 @@ func (r *HookRunner) Run(ctx context.Context) {
 func (r *HookRunner) request(ctx context.Context) error {
 	url := r.URL
 	if url == "" {
-		url = r.Hooks.RunnerURL(ctx)
-	}
-	if url == "" {
-		return fmt.Errorf("the bridge has not published its hook runner URL yet")
+		home, err := r.Sites.SiteHome(ctx)
+		if err != nil {
+			return fmt.Errorf("the site's address: %w", err)
+		}
+		if home == "" {
+			return fmt.Errorf("the site has no address (its home option is empty)")
+		}
+		url = RESTURL(home, hookRoute)
 	}
 	salt, err := r.Salter.Salt(ctx, "auth")
 	if err != nil {
@@ -220,11 +210,7 @@ func (r *HookRunner) request(ctx context.Context) error {
 	ts := time.Now().Unix()
 	req.Header.Set(HookRunTimestampHeader, strconv.FormatInt(ts, 10))
 	req.Header.Set(HookRunSignatureHeader, SignHookRun(HookRunKey(salt), ts))
-	client := r.Client
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Do(req)
+	resp, err := noRedirects(r.Client).Do(req)
 	if err != nil {
 		return fmt.Errorf("hook runner request: %w", err)
 	}

@@ -10,21 +10,21 @@ import (
 	"time"
 )
 
-// TestHostHooksListens reads the listeners and the runner URL the bridge
-// publishes (a serialized PHP array), and answers false for anything
-// else, a missing option or a malformed one.
+// TestHostHooksListens reads the listeners the bridge publishes (a
+// serialized PHP array), and answers false for anything else, a missing
+// option or a malformed one. A "runner" an older bridge published is
+// ignored (TestHookRunnerGoesToTheStoredHome).
 func TestHostHooksListens(t *testing.T) {
 	published := `a:2:{s:9:"listeners";a:2:{i:0;s:24:"mail_svc_test_email_sent";i:1;s:18:"mail_svc_api_debug";}s:6:"runner";s:45:"http://127.0.0.1:8080/wp-json/mailsvc-bridge/";}`
 	tests := []struct {
 		name    string
 		options mapOptions
 		want    map[string]bool
-		runner  string
 	}{
 		{"published", mapOptions{HostHooksOption: published},
-			map[string]bool{"mail_svc_test_email_sent": true, "mail_svc_api_debug": true, "mail_svc_delivered": false}, "http://127.0.0.1:8080/wp-json/mailsvc-bridge/"},
-		{"missing", mapOptions{}, map[string]bool{"mail_svc_test_email_sent": false}, ""},
-		{"malformed", mapOptions{HostHooksOption: "a:1:{"}, map[string]bool{"mail_svc_test_email_sent": false}, ""},
+			map[string]bool{"mail_svc_test_email_sent": true, "mail_svc_api_debug": true, "mail_svc_delivered": false}},
+		{"missing", mapOptions{}, map[string]bool{"mail_svc_test_email_sent": false}},
+		{"malformed", mapOptions{HostHooksOption: "a:1:{"}, map[string]bool{"mail_svc_test_email_sent": false}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -33,9 +33,6 @@ func TestHostHooksListens(t *testing.T) {
 				if got := h.Listens(context.Background(), hook); got != want {
 					t.Errorf("Listens(%s) = %v, want %v", hook, got, want)
 				}
-			}
-			if got := h.RunnerURL(context.Background()); got != tt.runner {
-				t.Errorf("RunnerURL = %q, want %q", got, tt.runner)
 			}
 		})
 	}
@@ -91,5 +88,36 @@ func TestHookRunner(t *testing.T) {
 	}
 	if bad.Load() != 0 {
 		t.Fatalf("%d requests were not signed as the bridge checks", bad.Load())
+	}
+}
+
+// TestHookRunnerGoesToTheStoredHome: the runner request goes to the hook
+// route under the site's stored home option, whatever address a page
+// load published (an anonymous visitor's Host header can choose that),
+// and a redirect from the site is not followed.
+func TestHookRunnerGoesToTheStoredHome(t *testing.T) {
+	var elsewhere atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { elsewhere.Add(1) }))
+	defer other.Close()
+	got := make(chan string, 4)
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.URL.String()
+		http.Redirect(w, r, other.URL+"/redirected", http.StatusTemporaryRedirect)
+	}))
+	defer site.Close()
+	options := mapOptions{
+		"home":          site.URL + "/",
+		HostHooksOption: `a:2:{s:9:"listeners";a:0:{}s:6:"runner";s:` + strconv.Itoa(len(other.URL+"/wp-json/mailsvc-bridge/v1/hooks")) + `:"` + other.URL + `/wp-json/mailsvc-bridge/v1/hooks";}`,
+	}
+	r := &HookRunner{Sites: &SiteHomes{Options: options}, Salter: NewSalter(standardSalts, nil, nil)}
+	err := r.request(context.Background())
+	if err == nil {
+		t.Fatal("a redirect answered the runner request, and request reported success")
+	}
+	if u := <-got; u != "/index.php?rest_route=/mailsvc-bridge/v1/hooks" {
+		t.Errorf("the runner request went to %q on the site", u)
+	}
+	if n := elsewhere.Load(); n != 0 {
+		t.Errorf("%d requests reached the address the option named or the redirect pointed to", n)
 	}
 }

@@ -1672,6 +1672,23 @@ function mailsvc_bridge_sync_filters() {
 		}
 	}
 
+	// WordPress's own application password decisions, for the callers
+	// that reach the service without the bridge (docs/security.md).
+	// wp_is_application_passwords_available() also asks for HTTPS, which
+	// the service checks itself: the filter is given true.
+	if ( has_filter( 'wp_is_application_passwords_available' ) && ! apply_filters( 'wp_is_application_passwords_available', true ) ) {
+		$published['app_passwords_unavailable'] = true;
+	}
+	if ( has_filter( 'wp_is_application_passwords_available_for_user' ) && empty( $published['app_passwords_unavailable'] ) ) {
+		$off = mailsvc_bridge_app_passwords_unavailable_for();
+		if ( ! empty( $off ) ) {
+			$published['app_passwords_unavailable_for'] = $off;
+		}
+	}
+	if ( has_action( 'wp_authenticate_application_password_errors' ) ) {
+		$published['app_password_errors'] = true;
+	}
+
 	// The staging guard captures mail on a staging, development or local
 	// site (docs/staging.md): wp_get_environment_type() reads the
 	// WP_ENVIRONMENT_TYPE environment variable, which the service cannot
@@ -1688,6 +1705,31 @@ function mailsvc_bridge_sync_filters() {
 	if ( get_option( 'mailsvc_filters', null ) !== $published ) {
 		update_option( 'mailsvc_filters', $published, true );
 	}
+}
+
+/**
+ * The users who have application passwords and for whom the site's
+ * wp_is_application_passwords_available_for_user filter says no.
+ *
+ * @return int[] User ids.
+ */
+function mailsvc_bridge_app_passwords_unavailable_for() {
+	$users = get_users(
+		array(
+			'blog_id'  => 0,
+			'meta_key' => '_application_passwords', // phpcs:ignore WordPress.DB.SlowDBQuery.slow_db_query_meta_key -- only the users who have one.
+			'fields'   => 'all',
+			'number'   => 1000,
+		)
+	);
+	$off = array();
+	foreach ( $users as $user ) {
+		if ( ! apply_filters( 'wp_is_application_passwords_available_for_user', true, $user ) ) {
+			$off[] = (int) $user->ID;
+		}
+	}
+	sort( $off );
+	return $off;
 }
 
 /**
@@ -1785,7 +1827,6 @@ const MAILSVC_BRIDGE_HOP_HEADERS = array( 'connection', 'keep-alive', 'transfer-
 
 add_action( 'rest_api_init', 'mailsvc_bridge_register_forward_routes' );
 add_filter( 'rest_authentication_errors', 'mailsvc_bridge_forward_auth_errors', 1000 );
-add_filter( 'application_password_is_api_request', 'mailsvc_bridge_forward_skip_app_password' );
 add_filter( 'rest_request_before_callbacks', 'mailsvc_bridge_forward_param_errors', 10, 2 );
 add_filter( 'rest_endpoints', 'mailsvc_bridge_forward_namespace_index' );
 add_filter( 'rest_pre_echo_response', 'mailsvc_bridge_forward_echo', 10, 3 );
@@ -1860,20 +1901,6 @@ function mailsvc_bridge_forward_auth_errors( $result ) {
 }
 
 /**
- * Spares WordPress checking an application password on a forwarded route:
- * the service checks it (and records its use) anyway, and WordPress's
- * check costs a hash and a write of the user's meta. It runs only when its
- * answer matters, for the 503 of an unavailable service
- * (mailsvc_bridge_caller_may_manage).
- *
- * @param bool $is_api Whether WordPress takes the request for an API request.
- * @return bool
- */
-function mailsvc_bridge_forward_skip_app_password( $is_api ) {
-	return $is_api && ! mailsvc_bridge_forwarded_route();
-}
-
-/**
  * Whether WordPress itself lets the caller of a forwarded request manage
  * mail: a cookie with a valid nonce, or an application password, of a
  * user with the REST capability.
@@ -1885,19 +1912,7 @@ function mailsvc_bridge_caller_may_manage() {
 	if ( ! empty( $GLOBALS['mailsvc_bridge_wp_auth_error'] ) ) {
 		return false;
 	}
-	if ( is_user_logged_in() ) {
-		return current_user_can( $cap );
-	}
-	if ( ! isset( $_SERVER['PHP_AUTH_USER'] ) || ! wp_is_application_passwords_available() ) {
-		return false;
-	}
-	remove_filter( 'application_password_is_api_request', 'mailsvc_bridge_forward_skip_app_password' );
-	$user = wp_authenticate_application_password(
-		null,
-		wp_unslash( (string) $_SERVER['PHP_AUTH_USER'] ),
-		isset( $_SERVER['PHP_AUTH_PW'] ) ? wp_unslash( (string) $_SERVER['PHP_AUTH_PW'] ) : ''
-	);
-	return $user instanceof WP_User && user_can( $user, $cap );
+	return is_user_logged_in() && current_user_can( $cap );
 }
 
 /**
@@ -2019,10 +2034,63 @@ function mailsvc_bridge_forward_api( $request ) {
 		$auth = 'Basic ' . base64_encode( wp_unslash( (string) $_SERVER['PHP_AUTH_USER'] ) . ':' . wp_unslash( $pw ) ); // phpcs:ignore WordPress.PHP.DiscouragedPHPFunctions.obfuscation_base64_encode -- HTTP Basic.
 	}
 	$fields['Authorization'] = $auth;
+	if ( 0 === stripos( $auth, 'basic ' ) ) {
+		// WordPress checked the application password itself, with every
+		// filter a site uses to restrict them: what it refused is refused
+		// here, and what it accepted goes with its signed verdict.
+		if ( ! empty( $GLOBALS['mailsvc_bridge_wp_auth_error'] ) ) {
+			return mailsvc_bridge_wp_auth_refusal( $GLOBALS['mailsvc_bridge_wp_auth_error'] );
+		}
+		$fields['X-Mailsvc-Wp-Verdict'] = mailsvc_bridge_verdict( $auth );
+	}
 	foreach ( array( 'Cookie', 'X-WP-Nonce', 'Content-Type', 'Accept', 'Accept-Language', 'User-Agent' ) as $name ) {
 		$fields[ $name ] = (string) $request->get_header( str_replace( '-', '_', strtolower( $name ) ) );
 	}
 	return mailsvc_bridge_forward( $request->get_method(), $target, $query, $fields, $request->get_body() );
+}
+
+/**
+ * WordPress's refusal of a forwarded request's credentials: its message
+ * and status (401 unless it says otherwise), with the service's code for
+ * refused credentials, rest_not_logged_in, which clients of the API know.
+ *
+ * @param WP_Error $error The authentication error.
+ * @return WP_Error
+ */
+function mailsvc_bridge_wp_auth_refusal( $error ) {
+	$data   = $error->get_error_data();
+	$status = is_array( $data ) && ! empty( $data['status'] ) ? (int) $data['status'] : 401;
+	return new WP_Error( 'rest_not_logged_in', $error->get_error_message(), array( 'status' => $status ) );
+}
+
+/**
+ * The verdict key: derived from wp_salt( 'auth' ), which the service
+ * computes from the same wp-config.php.
+ *
+ * @return string Hex key.
+ */
+function mailsvc_bridge_verdict_key() {
+	return hash_hmac( 'sha256', 'mailsvc-wp-verdict', wp_salt( 'auth' ) );
+}
+
+/**
+ * The signed statement that WordPress authenticated the current user with
+ * an application password, for the request whose Authorization header is
+ * $auth: "<user id>:<uuid>:<time>:<signature>" ('' when WordPress did not
+ * authenticate one: the service then decides as for a direct caller).
+ *
+ * @param string $auth The forwarded Authorization header.
+ * @return string
+ */
+function mailsvc_bridge_verdict( $auth ) {
+	$uuid = function_exists( 'rest_get_authenticated_app_password' ) ? rest_get_authenticated_app_password() : null;
+	$user = get_current_user_id();
+	if ( ! is_string( $uuid ) || '' === $uuid || $user < 1 ) {
+		return '';
+	}
+	$ts  = time();
+	$msg = $user . "\n" . $uuid . "\n" . $ts . "\n" . hash( 'sha256', $auth );
+	return $user . ':' . $uuid . ':' . $ts . ':' . hash_hmac( 'sha256', $msg, mailsvc_bridge_verdict_key() );
 }
 
 /**
@@ -2392,6 +2460,7 @@ const MAILSVC_BRIDGE_HOOK_RUN_WINDOW = 60;
 
 add_action( 'wp_loaded', 'mailsvc_bridge_publish_hooks' );
 add_action( 'rest_api_init', 'mailsvc_bridge_register_hook_route' );
+add_action( 'rest_api_init', 'mailsvc_bridge_register_auth_route' );
 add_filter( 'cron_schedules', 'mailsvc_bridge_cron_schedules' );
 add_action( 'init', 'mailsvc_bridge_schedule_hooks' );
 add_action( 'mailsvc_bridge_run_hooks', 'mailsvc_bridge_cron_run_hooks' );
@@ -2446,9 +2515,9 @@ function mailsvc_bridge_message_hooks( &$stored, $mail_data ) {
 }
 
 /**
- * Publishes the hooks the site has callbacks on, and the runner route, in
- * the mailsvc_host_hooks option that the service reads (it records the
- * events of the others not at all). Written only when it changes.
+ * Publishes the hooks the site has callbacks on in the mailsvc_host_hooks
+ * option that the service reads (it records the events of the others not
+ * at all). Written only when it changes.
  */
 function mailsvc_bridge_publish_hooks() {
 	$listeners = array();
@@ -2457,10 +2526,9 @@ function mailsvc_bridge_publish_hooks() {
 			$listeners[] = $hook;
 		}
 	}
-	$value = array(
-		'listeners' => $listeners,
-		'runner'    => rest_url( 'mailsvc-bridge/v1/hooks' ),
-	);
+	// The service calls the runner at the site's stored address, never
+	// one a page load derives from its Host header.
+	$value = array( 'listeners' => $listeners );
 	if ( get_option( 'mailsvc_host_hooks' ) !== $value ) {
 		update_option( 'mailsvc_host_hooks', $value, true );
 	}
@@ -2507,6 +2575,78 @@ function mailsvc_bridge_hook_request_signed( $request ) {
 		return new WP_Error( 'rest_forbidden', 'The hook runner request is not signed by the mailsvc service.', array( 'status' => 401 ) );
 	}
 	return true;
+}
+
+/**
+ * Registers the route where the service asks WordPress to decide an
+ * application password that reached it without the bridge (the direct
+ * path, SMTP AUTH) on a site whose wp_authenticate_application_password_errors
+ * callbacks decide per request: POST mailsvc-bridge/v1/auth.
+ */
+function mailsvc_bridge_register_auth_route() {
+	register_rest_route(
+		'mailsvc-bridge/v1',
+		'/auth',
+		array(
+			'methods'             => 'POST',
+			'callback'            => 'mailsvc_bridge_auth_route',
+			'permission_callback' => 'mailsvc_bridge_auth_request_signed',
+		)
+	);
+}
+
+/**
+ * Checks a question's signature: X-Mailsvc-Signature is the hex
+ * HMAC-SHA256 of X-Mailsvc-Timestamp (Unix seconds, within
+ * MAILSVC_BRIDGE_HOOK_RUN_WINDOW of now), a line feed and the body, under
+ * the verdict key.
+ *
+ * @param WP_REST_Request $request The request.
+ * @return true|WP_Error
+ */
+function mailsvc_bridge_auth_request_signed( $request ) {
+	$ts  = (string) $request->get_header( 'x_mailsvc_timestamp' );
+	$sig = (string) $request->get_header( 'x_mailsvc_signature' );
+	if ( ! preg_match( '/^\d{1,12}$/', $ts ) || abs( time() - (int) $ts ) > MAILSVC_BRIDGE_HOOK_RUN_WINDOW
+		|| ! hash_equals( hash_hmac( 'sha256', $ts . "\n" . $request->get_body(), mailsvc_bridge_verdict_key() ), strtolower( $sig ) ) ) {
+		return new WP_Error( 'rest_forbidden', 'The question is not signed by the mailsvc service.', array( 'status' => 401 ) );
+	}
+	return true;
+}
+
+/**
+ * Decides an application password as WordPress decides one on its own
+ * API: wp_authenticate_application_password() with the client's address
+ * and HTTPS state, so that every filter (availability, per user, the
+ * errors callbacks) sees the client, and last_ip records it.
+ *
+ * @param WP_REST_Request $request The request: login, password, ip, https.
+ * @return array|WP_Error The user's id, or WordPress's refusal (401).
+ */
+function mailsvc_bridge_auth_route( $request ) {
+	$in = json_decode( $request->get_body(), true );
+	if ( ! is_array( $in ) || ! isset( $in['login'], $in['password'] ) || ! is_string( $in['login'] ) || ! is_string( $in['password'] ) ) {
+		return new WP_Error( 'bad_request', 'A login and a password are required.', array( 'status' => 400 ) );
+	}
+	$ip = isset( $in['ip'] ) && is_string( $in['ip'] ) ? filter_var( $in['ip'], FILTER_VALIDATE_IP ) : false;
+	if ( false !== $ip ) {
+		$_SERVER['REMOTE_ADDR'] = $ip;
+	}
+	if ( ! empty( $in['https'] ) ) {
+		$_SERVER['HTTPS'] = 'on';
+	} else {
+		unset( $_SERVER['HTTPS'] );
+	}
+	add_filter( 'application_password_is_api_request', '__return_true', PHP_INT_MAX );
+	$user = wp_authenticate_application_password( null, $in['login'], $in['password'] );
+	remove_filter( 'application_password_is_api_request', '__return_true', PHP_INT_MAX );
+	if ( $user instanceof WP_User ) {
+		return array( 'user_id' => (int) $user->ID );
+	}
+	if ( is_wp_error( $user ) ) {
+		return new WP_Error( $user->get_error_code(), $user->get_error_message(), array( 'status' => 401 ) );
+	}
+	return new WP_Error( 'application_passwords_disabled', 'Application passwords are not available.', array( 'status' => 401 ) );
 }
 
 /**

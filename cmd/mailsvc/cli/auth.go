@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 
 	"github.com/mailsvc/mailsvc/adapters/wordpress"
 )
@@ -43,7 +44,23 @@ func (rt *runtime) authenticator(ctx context.Context) (*wordpress.Authenticator,
 	if net != nil {
 		opts = append(opts, wordpress.WithNetwork(net))
 	}
-	return wordpress.NewAuthenticator(src, site, opts...), nil
+	if rt.standalone() {
+		return wordpress.NewAuthenticator(src, site, opts...), nil
+	}
+	// Beside WordPress its application password filters decide too
+	// (docs/security.md): published, or asked of WordPress per request.
+	filters, err := rt.siteFilters(rt.log)
+	if err != nil {
+		return nil, err
+	}
+	homes, err := rt.siteHomes()
+	if err != nil {
+		return nil, err
+	}
+	asker := &wordpress.BridgeAsker{Sites: homes, Client: &http.Client{}}
+	a := wordpress.NewAuthenticator(src, site, append(opts, wordpress.WithApplicationPasswordPolicy(filters, asker))...)
+	asker.Salter = a.Salter()
+	return a, nil
 }
 
 // firstRunAdmin creates the administrator "admin" with an application

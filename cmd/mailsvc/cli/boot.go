@@ -13,6 +13,7 @@ import (
 
 	"github.com/mailsvc/mailsvc/adapters/crypto"
 	"github.com/mailsvc/mailsvc/adapters/store"
+	"github.com/mailsvc/mailsvc/adapters/wordpress"
 	"github.com/mailsvc/mailsvc/adapters/wordpress/wpconfig"
 	"github.com/mailsvc/mailsvc/core"
 )
@@ -33,6 +34,9 @@ type runtime struct {
 	// dsn is the database in use: MAILSVC_DB, else the one wp-config.php
 	// names, else the SQLite file in the data directory.
 	dsn string
+	// filters is the site's published filters, read once for every part
+	// that applies them (siteFilters).
+	filters *wordpress.PublishedFilters
 }
 
 // standalone reports whether the service runs without WordPress, on

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"log/slog"
+	"time"
 
 	"github.com/mailsvc/mailsvc/adapters/wordpress"
 	"github.com/mailsvc/mailsvc/core"
@@ -16,10 +17,43 @@ func (rt *runtime) applySiteFilters(hooks *core.Hooks, log *slog.Logger) error {
 	if rt.standalone() {
 		return nil
 	}
-	src, err := wordpress.NewGormSource(rt.db.Gorm(), rt.prefix)
+	filters, err := rt.siteFilters(log)
 	if err != nil {
 		return err
 	}
-	(&wordpress.PublishedFilters{Options: src, Logger: log}).Register(hooks)
+	filters.Register(hooks)
 	return nil
+}
+
+// siteFilters returns the site's published filters beside WordPress, one
+// reader (and one cache) for the hooks and the authenticator.
+func (rt *runtime) siteFilters(log *slog.Logger) (*wordpress.PublishedFilters, error) {
+	if rt.filters != nil {
+		return rt.filters, nil
+	}
+	src, err := wordpress.NewGormSource(rt.db.Gorm(), rt.prefix)
+	if err != nil {
+		return nil, err
+	}
+	refresh := time.Duration(rt.consts.Int("MAILSVC_FILTERS_REFRESH", int64(wordpress.DefaultFiltersRefresh/time.Second))) * time.Second
+	rt.filters = &wordpress.PublishedFilters{Options: src, Logger: log, Refresh: refresh}
+	return rt.filters, nil
+}
+
+// siteHomes finds the stored address of the site (of each site, on a
+// network) where the service sends its signed requests to the bridge.
+func (rt *runtime) siteHomes() (*wordpress.SiteHomes, error) {
+	src, err := wordpress.NewGormSource(rt.db.Gorm(), rt.prefix)
+	if err != nil {
+		return nil, err
+	}
+	net, err := rt.network()
+	if err != nil {
+		return nil, err
+	}
+	homes := &wordpress.SiteHomes{Options: src, Network: net}
+	if v, ok := rt.wp.Defines["WP_HOME"]; ok {
+		homes.Home = v.String()
+	}
+	return homes, nil
 }

@@ -21,8 +21,12 @@ func (rt *runtime) hostHooks(log *slog.Logger) (core.HostHooks, *wordpress.HookR
 		return nil, nil, err
 	}
 	hh := &wordpress.HostHooks{Options: src, Outbox: rt.db.HostHooks(), Logger: log}
+	homes, err := rt.siteHomes()
+	if err != nil {
+		return nil, nil, err
+	}
 	runner := &wordpress.HookRunner{
-		Hooks:  hh,
+		Sites:  homes,
 		Salter: wordpress.NewSalter(rt.saltConstants(), nil, src),
 		URL:    rt.consts.String("MAILSVC_HOOK_RUNNER_URL"),
 		Client: &http.Client{},
