@@ -51,7 +51,7 @@ type FilterResults struct {
 // The capability filter fails closed: where the bridge runs, an option
 // that is missing, not an array, or holds a rest_capability that is not a
 // non-empty string (or is still FiltersPending) answers "do_not_allow" and
-// is read again after a second, not after Refresh. On a network
+// is read again at the next check, not after Refresh. On a network
 // (Network set) the capability is read from the options of the request's
 // site (core.SiteFrom of the context the REST server passes), which the
 // bridge on that site writes; the other filters stay the main site's.
@@ -85,8 +85,8 @@ type filtersEntry struct {
 	logged    string    // the refusal last logged
 }
 
-// retryUnread is how soon a failed first read, or an option that refuses
-// the capability, is read again.
+// retryUnread is how soon a failed first read is tried again. An option
+// that refuses the capability is read again at the next check.
 const retryUnread = time.Second
 
 // FiltersPending is the key of FiltersOption that `mailsvc wp install`
@@ -147,8 +147,13 @@ func (p *PublishedFilters) entry(ctx context.Context, site int64) filtersEntry {
 	if refresh <= 0 {
 		refresh = DefaultFiltersRefresh
 	}
-	if !e.read || e.refusal != "" {
+	switch {
+	case !e.read:
 		refresh = retryUnread
+	case e.refusal != "":
+		// Read again at once: a page load may have published it since.
+		// Only an authenticated request gets this far.
+		refresh = 0
 	}
 	if !e.attempted.IsZero() && now().Sub(e.attempted) < refresh {
 		return *e

@@ -141,7 +141,7 @@ func TestPublishedFiltersApply(t *testing.T) {
 // filter refuses an option that is missing (never published since `mailsvc
 // wp install`, or deleted later), not an array, or whose rest_capability
 // is not a capability name, with a log line that says how to publish it
-// again; it reads such an option again after a second, not after Refresh.
+// again; it reads such an option again at the next check, not after Refresh.
 // A site without the bridge (nothing of it in the options) publishes no
 // filter, and the capability is the default.
 func TestPublishedFiltersFailClosed(t *testing.T) {
@@ -189,7 +189,7 @@ func TestPublishedFiltersFailClosed(t *testing.T) {
 		}
 		o.values[FiltersOption] = `a:1:{s:15:"rest_capability";s:11:"manage_mail";}`
 		if got := capability(); got != "manage_mail" {
-			t.Errorf("%s, then published: capability = %v a second later, want manage_mail", name, got)
+			t.Errorf("%s, then published: capability = %v at the next check, want manage_mail", name, got)
 		}
 	}
 }
