@@ -171,6 +171,9 @@ func (s *Logs) ResendOneTo(ctx context.Context, id int64, r ResendRecipients) (i
 	if !l.Resendable() {
 		return 0, core.Errorf(core.ECONFLICT, "Log %d cannot be resent: %s.", id, l.NotResendableReason())
 	}
+	if s.holdsOneTime(ctx, l) {
+		return 0, errOneTimeResend(id)
+	}
 	return s.resendTo(ctx, l, to, cc, bcc)
 }
 
@@ -199,7 +202,7 @@ func (s *Logs) ResendTo(ctx context.Context, ids []int64, r ResendRecipients) ([
 		} else if err != nil {
 			return out, fmt.Errorf("resend log %d: %w", id, err)
 		}
-		if (l.Status != core.StatusDelivered && l.Status != core.StatusFailed) || !l.Resendable() {
+		if (l.Status != core.StatusDelivered && l.Status != core.StatusFailed) || !l.Resendable() || s.holdsOneTime(ctx, l) {
 			continue
 		}
 		nid, err := s.resendTo(ctx, l, to, cc, bcc)
