@@ -75,6 +75,12 @@ func TestNetwork(t *testing.T) {
 	annPW := n.CreateApplicationPassword(t, "ann", "mailsvc")
 	adminPW := n.CreateApplicationPassword(t, n.AdminLogin, "mailsvc")
 	cidPW := n.CreateApplicationPassword(t, "cid", "mailsvc")
+	// A page load of each site: the bridge on site N publishes site N's
+	// filters in its own options, which the service's capability check
+	// for site N reads (it refuses a site where the bridge never ran).
+	for _, site := range n.Sites {
+		n.PHPOnSite(t, site.ID, `mailsvc_bridge_sync_filters();`)
+	}
 	annCookie := n.LoginCookie(t, "ann")
 	annNonce := n.RESTNonce(t, "ann", annCookie)
 	adminCookie := n.LoginCookie(t, n.AdminLogin)
