@@ -194,7 +194,7 @@ func (p *PublishedFilters) entry(ctx context.Context, site int64) filtersEntry {
 	}
 	if refusal != "" {
 		if refusal != e.logged {
-			log.Warn("every route and SMTP AUTH are refused until the site's filters are published", "site", where, "reason", refusal)
+			log.Warn("the REST capability is refused (403 on every route there; SMTP AUTH too for the main site) until the bridge publishes the site's filters", "site", where, "reason", refusal)
 		}
 	} else if e.logged != "" {
 		log.Info("the site's published filters are readable again", "site", where)
