@@ -224,6 +224,9 @@ func (s *Logs) Get(ctx context.Context, id int64) (*LogDetail, error) {
 		}
 		logbody.PolicyOf(st).View(l, s.Redaction.Redactor(ctx))
 	}
+	if withoutOneTime(ctx) {
+		s.hideOneTime(ctx, l)
+	}
 	d := &LogDetail{Log: l, Attachments: make([]AttachmentInfo, 0, len(l.Message.Attachments))}
 	for _, a := range l.Message.Attachments {
 		d.Attachments = append(d.Attachments, AttachmentInfo{
@@ -270,6 +273,10 @@ func (s *Logs) Resend(ctx context.Context, ids []int64) (int, error) {
 	if err := checkIDs(ids); err != nil {
 		return 0, err
 	}
+	ids, err := s.withoutOneTimeIDs(ctx, ids)
+	if err != nil || len(ids) == 0 {
+		return 0, err
+	}
 	return s.resend(ctx, ids)
 }
 
@@ -307,6 +314,9 @@ func (s *Logs) ResendOne(ctx context.Context, id int64) error {
 	}
 	if err := s.checkPinned(ctx, l); err != nil {
 		return err
+	}
+	if s.holdsOneTime(ctx, l) {
+		return errOneTimeResend(id)
 	}
 	n, err := s.resend(ctx, []int64{id})
 	if err != nil {

@@ -174,6 +174,9 @@ func (s *Logs) ResendOneTo(ctx context.Context, id int64, r ResendRecipients) (i
 	if err := s.checkPinned(ctx, l); err != nil {
 		return 0, err
 	}
+	if s.holdsOneTime(ctx, l) {
+		return 0, errOneTimeResend(id)
+	}
 	return s.resendTo(ctx, l, to, cc, bcc)
 }
 
@@ -203,7 +206,7 @@ func (s *Logs) ResendTo(ctx context.Context, ids []int64, r ResendRecipients) ([
 		} else if err != nil {
 			return out, fmt.Errorf("resend log %d: %w", id, err)
 		}
-		if (l.Status != core.StatusDelivered && l.Status != core.StatusFailed) || !l.Resendable() {
+		if (l.Status != core.StatusDelivered && l.Status != core.StatusFailed) || !l.Resendable() || s.holdsOneTime(ctx, l) {
 			continue
 		}
 		if err := s.checkPinned(ctx, l); core.ErrorCode(err) == core.EINVALID {

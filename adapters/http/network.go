@@ -8,6 +8,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/mailsvc/mailsvc/app"
 	"github.com/mailsvc/mailsvc/app/network"
 	"github.com/mailsvc/mailsvc/core"
 )
@@ -137,6 +138,11 @@ func (s *Server) networkAccess(r *http.Request, user *core.User) (context.Contex
 	}
 	ctx = core.WithSiteScope(ctx, scope)
 	ctx = core.WithActingSite(ctx, s.actingSite(r, user))
+	if !user.SuperAdmin {
+		// A site's administrator never reads or resends a one-time link
+		// (a network user's password reset), whatever log_body keeps.
+		ctx = app.WithoutOneTimeLinks(ctx)
+	}
 	if err := s.otherSiteConnection(ctx, r, user, scope); err != nil {
 		return ctx, err
 	}

@@ -289,7 +289,9 @@ func (s *Server) capability(r *http.Request) string {
 	if c == "" {
 		c = core.DefaultCapability
 	}
-	if v, ok := s.Hooks.ApplyFilters(core.HookRESTCapability, c, r.URL.Path).(string); ok && v != "" {
+	// The request's context carries its network site, whose own filters
+	// decide (wordpress.PublishedFilters).
+	if v, ok := s.Hooks.ApplyFilters(core.HookRESTCapability, c, r.URL.Path, r.Context()).(string); ok && v != "" {
 		c = v
 	}
 	return c

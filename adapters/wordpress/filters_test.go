@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -133,5 +134,62 @@ func TestPublishedFiltersApply(t *testing.T) {
 	}
 	if o.reads != reads+1 {
 		t.Fatalf("a failing database was read %d times within Refresh, want once", o.reads-reads)
+	}
+}
+
+// TestPublishedFiltersFailClosed: where the bridge runs, the capability
+// filter refuses an option that is missing (never published since `mailsvc
+// wp install`, or deleted later), not an array, or whose rest_capability
+// is not a capability name, with a log line that says how to publish it
+// again; it reads such an option again at the next check, not after Refresh.
+// A site without the bridge (nothing of it in the options) publishes no
+// filter, and the capability is the default.
+func TestPublishedFiltersFailClosed(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var logged strings.Builder
+	o := &optionStore{values: map[string]string{}}
+	p := &PublishedFilters{Options: o, Refresh: time.Minute, Now: func() time.Time { return now }, Logger: slog.New(slog.NewTextHandler(&logged, nil))}
+	h := &core.Hooks{}
+	p.Register(h)
+	capability := func() any {
+		now = now.Add(time.Second)
+		return h.ApplyFilters(core.HookRESTCapability, "manage_options", "/wp-json/mailsvc/v1/settings", context.Background())
+	}
+
+	if got := capability(); got != "manage_options" {
+		t.Fatalf("no bridge on the site: capability = %v, want the default", got)
+	}
+	now = now.Add(time.Minute)
+	o.values[FiltersOption] = `a:1:{s:7:"pending";b:1;}` // as `mailsvc wp install` writes it
+	if got := capability(); got != "do_not_allow" {
+		t.Fatalf("installed, the bridge never ran: capability = %v, want do_not_allow", got)
+	}
+	if !strings.Contains(logged.String(), "load any page of the site") {
+		t.Errorf("the refusal's log line does not say what to do:\n%s", logged.String())
+	}
+	for name, value := range map[string]string{
+		"missing":                               "",
+		"not an array":                          `s:11:"manage_mail";`,
+		"a rest_capability that is an array":    `a:1:{s:15:"rest_capability";a:0:{}}`,
+		"a rest_capability that is a number":    `a:1:{s:15:"rest_capability";i:5;}`,
+		"an empty rest_capability":              `a:1:{s:15:"rest_capability";s:0:"";}`,
+		"not PHP's serialization at all":        `{"rest_capability":"manage_mail"}`,
+		"published, then deleted with the rest": "",
+	} {
+		o.values = map[string]string{"mailsvc_host_hooks": `a:0:{}`}
+		if name == "published, then deleted with the rest" {
+			o.values = map[string]string{}
+		}
+		if value != "" {
+			o.values[FiltersOption] = value
+		}
+		now = now.Add(time.Minute) // a change is read within Refresh
+		if got := capability(); got != "do_not_allow" {
+			t.Errorf("%s: capability = %v, want do_not_allow", name, got)
+		}
+		o.values[FiltersOption] = `a:1:{s:15:"rest_capability";s:11:"manage_mail";}`
+		if got := capability(); got != "manage_mail" {
+			t.Errorf("%s, then published: capability = %v at the next check, want manage_mail", name, got)
+		}
 	}
 }

@@ -3,9 +3,13 @@ package wordpress_test
 import (
 	"context"
 	"encoding/base64"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"gorm.io/driver/mysql"
@@ -13,6 +17,7 @@ import (
 	"gorm.io/gorm/logger"
 
 	"github.com/mailsvc/mailsvc/adapters/wordpress"
+	"github.com/mailsvc/mailsvc/adapters/wordpress/bridge"
 	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/test/wpsite"
 )
@@ -79,6 +84,40 @@ echo get_site_option( 'nonce_key' ) . get_site_option( 'nonce_salt' );`)
 	if err != nil {
 		t.Fatal(err)
 	}
+
+	// The capability filter is each site's: the bridge on site 2 publishes
+	// a filter active there only in site 2's own option, and a request to
+	// site 2 needs it while one to site 1 does not. A site whose bridge
+	// has not published yet (site 3), or whose option was deleted or
+	// overwritten (site 4), refuses.
+	t.Run("the capability filter per site", func(t *testing.T) {
+		if _, err := bridge.Install(n.ContentDir); err != nil {
+			t.Fatal(err)
+		}
+		plugin := filepath.Join(n.ContentDir, "mu-plugins", "site2-capability.php")
+		if err := os.WriteFile(plugin, []byte(`<?php
+add_filter( 'mail_svc_rest_capability', function ( $cap ) { return 2 === get_current_blog_id() ? 'manage_mail' : $cap; } );
+`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Remove(plugin) })
+		n.PHP(t, `echo "a page load of the main site";`)
+		// The bridge's filters as a page load of each site runs them.
+		for _, site := range []int64{2, 4} {
+			n.PHPOnSite(t, site, `mailsvc_bridge_sync_filters();`)
+		}
+		n.PHPOnSite(t, 4, `update_option( 'mailsvc_filters', 'overwritten' );`)
+		p := &wordpress.PublishedFilters{Options: src, Network: network, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		h := &core.Hooks{}
+		p.Register(h)
+		for site, want := range map[int64]string{1: "manage_options", 2: "manage_mail", 3: "do_not_allow", 4: "do_not_allow"} {
+			got := h.ApplyFilters(core.HookRESTCapability, "manage_options", "/wp-json/mailsvc/v1/logs", core.WithSite(ctx, site))
+			if got != want {
+				t.Errorf("capability on site %d = %v, want %s", site, got, want)
+			}
+		}
+	})
+
 	auth := wordpress.NewAuthenticator(src, wordpress.Site{Salts: n.Salts, EnvironmentType: "local"}, wordpress.WithNetwork(network))
 	n.CreateSiteUser(t, 2, "ann", "ann@example.com", "administrator", "pw-ann-1")
 	annPW := n.CreateApplicationPassword(t, "ann", "mailsvc")

@@ -18,9 +18,58 @@ import (
 // invents one.
 var ErrSaltUnavailable = errors.New("wordpress salt not available")
 
-// placeholderSalt is the value of every salt constant in
-// wp-config-sample.php; wp_salt() always treats it as unusable.
-const placeholderSalt = "put your unique phrase here"
+// SaltPlaceholders are the values of the salt constants in
+// wp-config-sample.php: WordPress's English one and the translations its
+// localized wp-config-sample.php files ship (de_DE, fr_FR, es_ES, it_IT,
+// pt_BR in two wordings, ru_RU); the English one comes first. wp_salt()
+// treats the English one, and through gettext only the site's own
+// translation, as unusable: NewSalter does the same with the English one
+// (and the site's configured translations), since a cookie WordPress
+// signed with another language's phrase must still verify. The key of
+// stored secrets refuses every one of them (IsSaltPlaceholder, used by
+// cmd/mailsvc/cli). A translation missing here is still caught there: a
+// sample file repeats its phrase in all eight constants, and a value two
+// constants share is refused too (DuplicatedSalts).
+var SaltPlaceholders = []string{
+	"put your unique phrase here",
+	"Füge hier deine Zeichenkette ein",
+	"mettez une phrase unique ici",
+	"pon aquí una frase única",
+	"Mettere la vostra frase unica qui",
+	"coloque a sua frase única aqui",
+	"coloque sua frase única aqui",
+	"впишите сюда уникальную фразу",
+}
+
+// IsSaltPlaceholder reports whether v is one of SaltPlaceholders (compared
+// without surrounding spaces and case).
+func IsSaltPlaceholder(v string) bool {
+	v = strings.TrimSpace(v)
+	for _, p := range SaltPlaceholders {
+		if strings.EqualFold(v, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// DuplicatedSalts returns the values that two or more of the given salt
+// constants share, as wp_salt() finds them (it ignores such a value).
+func DuplicatedSalts(constants map[string]string) map[string]bool {
+	dup := map[string]bool{}
+	seen := map[string]bool{}
+	for _, name := range saltConstantNames {
+		v, ok := constants[name]
+		if !ok {
+			continue
+		}
+		if seen[v] {
+			dup[v] = true
+		}
+		seen[v] = true
+	}
+	return dup
+}
 
 // saltConstantNames are the constants wp_salt() inspects for duplicates,
 // in WordPress's order.
@@ -55,20 +104,10 @@ type Salter struct {
 // variants of "put your unique phrase here" that the site's translated
 // wp-config-sample.php may contain; WordPress rejects them via gettext.
 func NewSalter(constants map[string]string, extraPlaceholders []string, options OptionReader) *Salter {
-	dup := map[string]bool{placeholderSalt: true}
+	dup := DuplicatedSalts(constants)
+	dup[SaltPlaceholders[0]] = true
 	for _, p := range extraPlaceholders {
 		dup[p] = true
-	}
-	seen := map[string]bool{}
-	for _, name := range saltConstantNames {
-		v, ok := constants[name]
-		if !ok {
-			continue
-		}
-		if seen[v] {
-			dup[v] = true
-		}
-		seen[v] = true
 	}
 	c := make(map[string]string, len(constants))
 	for k, v := range constants {

@@ -71,6 +71,17 @@ var saltCases = []saltCase{
 		},
 	},
 	{
+		// An English site's gettext leaves the German placeholder a salt:
+		// wp_salt() uses it, so the Salter does (the key of stored secrets
+		// refuses it, cmd/mailsvc/cli).
+		name: "a localized placeholder on an English site is a salt, as in WordPress",
+		constants: map[string]string{
+			"LOGGED_IN_KEY": "Füge hier deine Zeichenkette ein", "LOGGED_IN_SALT": "real-logged-in-salt",
+		},
+		options: map[string]string{"logged_in_key": "db-logged-in-key"},
+		want:    map[string]string{"logged_in": "Füge hier deine Zeichenkette einreal-logged-in-salt"},
+	},
+	{
 		name:      "no constants, no options: never invented",
 		constants: map[string]string{},
 		want:      map[string]string{"logged_in": "", "nonce": "", "custom": ""},

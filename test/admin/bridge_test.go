@@ -146,6 +146,28 @@ func TestRESTThroughWordPress(t *testing.T) {
 			}
 		})
 	}
+	// The screens base header is believed only as the bridge signs it
+	// (with a key from the site's salts): through the bridge the page
+	// names its assets under the bridge's URL; the same header sent to the
+	// service directly by anyone else changes nothing. The page varies on
+	// it.
+	t.Run("the screens base only from the bridge", func(t *testing.T) {
+		s.setPermalinks(t, false)
+		base := s.site.SiteURL + "/index.php?rest_route=/mailsvc-bridge/v1/screens/"
+		r := servicetest.Call(t, "GET", s.restURL(false, "mailsvc-bridge/v1/screens/", ""), "", nil)
+		if r.Status != 200 || !strings.Contains(string(r.Body), `src="`+base+`js/app.js"`) {
+			t.Fatalf("the index through the bridge: %d %s, want its assets under %s", r.Status, r.Body, base)
+		}
+		r = servicetest.Call(t, "GET", "http://"+s.svc.Addr+"/admin/", "", func(req *http.Request) {
+			req.Header.Set("X-Mailsvc-Screens-Base", "http://evil.test/index.php?rest_route=/x/")
+		})
+		if r.Status != 200 || strings.Contains(string(r.Body), "evil.test") || !strings.Contains(string(r.Body), `src="js/app.js"`) {
+			t.Errorf("the index asked directly with an unsigned base: %d %s, want the plain page", r.Status, r.Body)
+		}
+		if vary := r.Header.Get("Vary"); !strings.Contains(vary, "X-Mailsvc-Screens-Base") {
+			t.Errorf("the index's Vary %q does not name X-Mailsvc-Screens-Base", vary)
+		}
+	})
 }
 
 // TestScreensThroughWordPress opens wp-admin's Mail page on a site with

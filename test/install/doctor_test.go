@@ -52,15 +52,35 @@ func TestDoctorBesideWordPress(t *testing.T) {
 	siteAddr := servicetest.FreeAddr(t)
 	site := wpsite.Install(t, wpsite.Options{Prefix: "wpd_", EnvironmentType: "local", SiteURL: "http://" + siteAddr})
 	dir := t.TempDir()
+	// An application password made before the bridge is installed, so
+	// that no page load runs the bridge before the service is called.
+	pass := site.CreateApplicationPassword(t, site.AdminLogin, "doctor")
 	installEnv := servicetest.Environ(dir)
-	if r := servicetest.Run(dir, installEnv, "", "wp", "install", "--wp-path", site.Dir); r.Code != 0 {
+	r := servicetest.Run(dir, installEnv, "", "wp", "install", "--wp-path", site.Dir)
+	if r.Code != 0 {
 		t.Fatalf("wp install: %s%s", r.Stdout, r.Stderr)
 	}
+	if !strings.Contains(r.Stdout, "Load any page of the site once") {
+		t.Errorf("wp install does not say a page load publishes the site's filters:\n%s", r.Stdout)
+	}
 	svc := servicetest.Start(t, dir, "MAILSVC_WP_CONFIG="+site.WPConfigPath)
+	// Until the bridge's first page load publishes the site's filters the
+	// service refuses every route, and its log says what to do; the first
+	// page load opens the API at once.
+	if resp := servicetest.Call(t, "GET", svc.Base+"/settings", "", servicetest.Basic(site.AdminLogin, pass)); resp.Status != 403 {
+		t.Errorf("GET /settings before the bridge's first page load: %d %s, want 403", resp.Status, resp.Body)
+	}
+	if !strings.Contains(svc.Stderr.String(), "load any page of the site") {
+		t.Errorf("the service's log does not say to load a page of the site:\n%s", svc.Stderr)
+	}
+	site.PHP(t, `echo "the first page load runs the bridge";`)
+	if resp := servicetest.Call(t, "GET", svc.Base+"/settings", "", servicetest.Basic(site.AdminLogin, pass)); resp.Status != 200 {
+		t.Errorf("GET /settings after the first page load: %d %s, want 200", resp.Status, resp.Body)
+	}
 	siteProxy(t, siteAddr, svc.Addr)
 	doctorEnv := servicetest.Environ(dir, "MAILSVC_ADDR="+svc.Addr)
 
-	r := servicetest.Run(dir, doctorEnv, "", "doctor", "--wp-path", site.Dir)
+	r = servicetest.Run(dir, doctorEnv, "", "doctor", "--wp-path", site.Dir)
 	if r.Code != 0 {
 		t.Fatalf("doctor on a working site: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
@@ -86,7 +106,6 @@ func TestDoctorBesideWordPress(t *testing.T) {
 	}
 
 	// The same report from GET /tools/doctor, with an application password.
-	pass := site.CreateApplicationPassword(t, site.AdminLogin, "doctor")
 	resp := servicetest.Call(t, "GET", svc.Base+"/tools/doctor", "", servicetest.Basic(site.AdminLogin, pass))
 	var report struct {
 		Healthy bool

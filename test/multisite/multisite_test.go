@@ -76,6 +76,12 @@ func TestNetwork(t *testing.T) {
 	annPW := n.CreateApplicationPassword(t, "ann", "mailsvc")
 	adminPW := n.CreateApplicationPassword(t, n.AdminLogin, "mailsvc")
 	cidPW := n.CreateApplicationPassword(t, "cid", "mailsvc")
+	// A page load of each site: the bridge on site N publishes site N's
+	// filters in its own options, which the service's capability check
+	// for site N reads (it refuses a site where the bridge never ran).
+	for _, site := range n.Sites {
+		n.PHPOnSite(t, site.ID, `mailsvc_bridge_sync_filters();`)
+	}
 	annCookie := n.LoginCookie(t, "ann")
 	annNonce := n.RESTNonce(t, "ann", annCookie)
 	adminCookie := n.LoginCookie(t, n.AdminLogin)
@@ -332,6 +338,69 @@ func TestNetwork(t *testing.T) {
 		}
 		if at100 != 1 || at80 != 1 || len(alerts.Requests()) != 2 {
 			t.Fatalf("alerts at 80%%: %d, at 100%%: %d, requests %d", at80, at100, len(alerts.Requests()))
+		}
+	})
+
+	// With log_body full, the super admin's password reset asked for on
+	// site 2's login page is a log of site 2 holding the live link. Site
+	// 2's administrator reads it with the key redacted and cannot resend
+	// it, to its recipient or to herself; the super admin reads it whole.
+	t.Run("a site's administrator never reads or resends a one-time link", func(t *testing.T) {
+		if r := call("PUT", url(1, "/settings"), `{"log_body":"full"}`, admin); r.Status != 200 {
+			t.Fatalf("log_body full: %d %s", r.Status, r.Body)
+		}
+		t.Cleanup(func() { call("PUT", url(1, "/settings"), `{"log_body":"redacted"}`, admin) })
+		before := len(sink.Messages())
+		if out := n.PHPOnSite(t, 2, `$r = retrieve_password( 'admin' ); echo true === $r ? 'ok' : 'no';`); strings.TrimSpace(out) != "ok" {
+			t.Fatalf("retrieve_password on site 2: %q", out)
+		}
+		if _, err := sink.WaitFor(before+1, 30*time.Second); err != nil {
+			t.Fatalf("the reset mail: %v", err)
+		}
+		var reset logItem
+		for deadline := time.Now().Add(30 * time.Second); reset.Status != "delivered"; {
+			for _, l := range listLogs(url(2, "/logs?per_page=100"), ann) {
+				if strings.Contains(l.Message.Subject, "Password Reset") {
+					reset = l
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no delivered reset mail among site 2's logs: %+v", reset)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		read := func(u string, auth func(*http.Request)) string {
+			t.Helper()
+			var l struct {
+				Message struct {
+					Text string `json:"text"`
+				} `json:"message"`
+			}
+			r := call("GET", u, "", auth)
+			if r.JSON(t, &l); r.Status != 200 {
+				t.Fatalf("GET %s: %d %s", u, r.Status, r.Body)
+			}
+			return l.Message.Text
+		}
+		logPath := fmt.Sprintf("/logs/%d", reset.ID)
+		whole := read(url(1, logPath), admin)
+		_, key, found := strings.Cut(whole, "key=")
+		key, _, _ = strings.Cut(key, "&")
+		if !found || key == "" || key == "[redacted]" {
+			t.Fatalf("the super admin reads the reset mail without its key:\n%s", whole)
+		}
+		for name, auth := range map[string]func(*http.Request){"application password": ann, "cookie and nonce": withCookie(annCookie, annNonce)} {
+			if text := read(url(2, logPath), auth); strings.Contains(text, key) || !strings.Contains(text, "key=[redacted]") {
+				t.Errorf("site 2's administrator (%s) reads the reset mail:\n%s", name, text)
+			}
+		}
+		for _, body := range []string{`{}`, `{"to":["ann@example.com"]}`} {
+			if r := call("POST", url(2, logPath+"/resend"), body, ann); r.Status != 403 || !strings.Contains(string(r.Body), "one-time link") {
+				t.Errorf("site 2's administrator resends the reset mail with %s: %d %s", body, r.Status, r.Body)
+			}
+		}
+		if r := call("POST", url(2, "/logs/resend"), fmt.Sprintf(`{"ids":[%d],"to":["ann@example.com"]}`, reset.ID), ann); r.Status != 200 || !strings.Contains(string(r.Body), `"resent":0`) {
+			t.Errorf("site 2's administrator resends the reset mail in bulk: %d %s", r.Status, r.Body)
 		}
 	})
 

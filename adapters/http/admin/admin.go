@@ -12,9 +12,12 @@ package admin
 
 import (
 	"bytes"
+	"context"
+	"crypto/hmac"
 	"crypto/sha256"
 	"embed"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -23,6 +26,7 @@ import (
 	"net/url"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -40,7 +44,33 @@ const Prefix = "/admin/"
 // page's relative URLs and the modules' relative imports cannot reach
 // them). The page then names its assets under that URL and carries an
 // import map that sends each module's relative imports there.
+//
+// The header is believed only when the bridge signed it (SignBase): with
+// BaseTimestampHeader and BaseSignatureHeader under Options.BaseKey. A
+// header that is not signed so (any other client's, or every one when
+// there is no key: standalone) is ignored and the page is the plain one.
 const BaseHeader = "X-Mailsvc-Screens-Base"
+
+// BaseTimestampHeader (Unix seconds) and BaseSignatureHeader (SignBase)
+// sign BaseHeader.
+const (
+	BaseTimestampHeader = "X-Mailsvc-Screens-Base-Timestamp"
+	BaseSignatureHeader = "X-Mailsvc-Screens-Base-Signature"
+)
+
+// BaseWindow is how far a signed base's timestamp may be from the
+// service's clock.
+const BaseWindow = 60 * time.Second
+
+// SignBase signs a screens base URL sent at Unix time ts: the lowercase
+// hex HMAC-SHA256 of the decimal timestamp, a line feed and the base,
+// keyed with key (the bridge computes it as hash_hmac('sha256', $ts .
+// "\n" . $base, $key)).
+func SignBase(key, base string, ts int64) string {
+	m := hmac.New(sha256.New, []byte(key))
+	m.Write([]byte(strconv.FormatInt(ts, 10) + "\n" + base))
+	return hex.EncodeToString(m.Sum(nil))
+}
 
 // contentSecurityPolicy keeps the screens to their own origin: scripts and
 // styles from the service only, no plugins, and frames only from srcdoc
@@ -64,6 +94,42 @@ type Options struct {
 	// js/nav.js leaves out: those of a module switched off, whose
 	// screens would find no route to call.
 	HiddenTabs []string
+	// BaseKey returns the key that signs BaseHeader (beside WordPress,
+	// the one the bridge derives from the site's salts). Nil, or an
+	// error, and BaseHeader is ignored.
+	BaseKey func(ctx context.Context) (string, error)
+	// Now is the clock BaseWindow is measured on; nil means time.Now.
+	Now func() time.Time
+}
+
+// signedBase returns the request's BaseHeader when it is signed under
+// opts.BaseKey within BaseWindow, else "".
+func (opts Options) signedBase(r *http.Request) string {
+	base := r.Header.Get(BaseHeader)
+	if base == "" || opts.BaseKey == nil {
+		return ""
+	}
+	rawTS := r.Header.Get(BaseTimestampHeader)
+	ts, err := strconv.ParseInt(rawTS, 10, 64)
+	if err != nil || len(rawTS) > 12 || strconv.FormatInt(ts, 10) != rawTS {
+		return ""
+	}
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	if d := now().Sub(time.Unix(ts, 0)); d > BaseWindow || d < -BaseWindow {
+		return ""
+	}
+	key, err := opts.BaseKey(r.Context())
+	if err != nil || key == "" {
+		return ""
+	}
+	want := SignBase(key, base, ts)
+	if !hmac.Equal([]byte(want), []byte(strings.ToLower(r.Header.Get(BaseSignatureHeader)))) {
+		return ""
+	}
+	return base
 }
 
 // Handler serves the screens as NewHandler does, with framers and every
@@ -100,8 +166,12 @@ func NewHandler(opts Options) http.Handler {
 			return
 		}
 		h := w.Header()
-		if r.URL.Path == Prefix && r.Header.Get(BaseHeader) != "" {
-			page, hash, err := IndexUnder(r.Header.Get(BaseHeader))
+		if r.URL.Path == Prefix {
+			// The page depends on the bridge's signed base.
+			h.Set("Vary", strings.Join([]string{BaseHeader, BaseTimestampHeader, BaseSignatureHeader}, ", "))
+		}
+		if base := opts.signedBase(r); r.URL.Path == Prefix && base != "" {
+			page, hash, err := IndexUnder(base)
 			if err != nil {
 				http.Error(w, err.Error(), http.StatusBadRequest)
 				return

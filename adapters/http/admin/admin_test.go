@@ -1,12 +1,16 @@
 package admin
 
 import (
+	"context"
+	"errors"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 )
 
 func TestHandler(t *testing.T) {
@@ -158,9 +162,9 @@ func TestIndexUnderBridge(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			req := httptest.NewRequest("GET", "/admin/", nil)
-			req.Header.Set(BaseHeader, c.base)
+			signBase(req, testBaseKey, c.base, time.Now().Unix())
 			rec := httptest.NewRecorder()
-			Handler().ServeHTTP(rec, req)
+			NewHandler(Options{BaseKey: baseKey(testBaseKey)}).ServeHTTP(rec, req)
 			if rec.Code != c.status {
 				t.Fatalf("status %d, want %d: %s", rec.Code, c.status, rec.Body)
 			}
@@ -182,6 +186,67 @@ func TestIndexUnderBridge(t *testing.T) {
 			}
 			if got := strings.Contains(body, `.js":"`); got != c.mapped {
 				t.Errorf("import map entries: %v, want %v", got, c.mapped)
+			}
+		})
+	}
+}
+
+// testBaseKey is the key the tests sign the screens base with.
+const testBaseKey = "0123456789abcdef-screens-base-key"
+
+// baseKey is Options.BaseKey returning key.
+func baseKey(key string) func(context.Context) (string, error) {
+	return func(context.Context) (string, error) { return key, nil }
+}
+
+// signBase sets the screens base headers as the bridge does, signed with
+// key at Unix time ts.
+func signBase(req *http.Request, key, base string, ts int64) {
+	req.Header.Set(BaseHeader, base)
+	req.Header.Set(BaseTimestampHeader, strconv.FormatInt(ts, 10))
+	req.Header.Set(BaseSignatureHeader, SignBase(key, base, ts))
+}
+
+// TestIndexBaseOnlySigned: the screens base header changes the page only
+// when the bridge signed it with the key, within the window, for that
+// very base; any other client's header (unsigned, forged, stale, signed
+// for another base, or every one standalone, with no key) is ignored and
+// the plain page is served. The index varies on the headers.
+func TestIndexBaseOnlySigned(t *testing.T) {
+	const base = "http://evil.test/index.php?rest_route=/x/"
+	now := time.Now().Unix()
+	cases := []struct {
+		name   string
+		opts   Options
+		set    func(*http.Request)
+		signed bool
+	}{
+		{"signed by the bridge", Options{BaseKey: baseKey(testBaseKey)}, func(r *http.Request) { signBase(r, testBaseKey, base, now) }, true},
+		{"no signature", Options{BaseKey: baseKey(testBaseKey)}, func(r *http.Request) { r.Header.Set(BaseHeader, base) }, false},
+		{"another key", Options{BaseKey: baseKey(testBaseKey)}, func(r *http.Request) { signBase(r, "guessed", base, now) }, false},
+		{"signed for another base", Options{BaseKey: baseKey(testBaseKey)}, func(r *http.Request) {
+			signBase(r, testBaseKey, "http://site.test/wp-json/mailsvc-bridge/v1/screens/", now)
+			r.Header.Set(BaseHeader, base)
+		}, false},
+		{"stale", Options{BaseKey: baseKey(testBaseKey)}, func(r *http.Request) { signBase(r, testBaseKey, base, now-int64(BaseWindow/time.Second)-5) }, false},
+		{"from the future", Options{BaseKey: baseKey(testBaseKey)}, func(r *http.Request) { signBase(r, testBaseKey, base, now+int64(BaseWindow/time.Second)+5) }, false},
+		{"standalone: no key", Options{}, func(r *http.Request) { signBase(r, testBaseKey, base, now) }, false},
+		{"the key cannot be read", Options{BaseKey: func(context.Context) (string, error) { return "", errors.New("no salt") }}, func(r *http.Request) { signBase(r, "", base, now) }, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req := httptest.NewRequest("GET", "/admin/", nil)
+			c.set(req)
+			rec := httptest.NewRecorder()
+			NewHandler(c.opts).ServeHTTP(rec, req)
+			if rec.Code != 200 {
+				t.Fatalf("status %d: %s", rec.Code, rec.Body)
+			}
+			if got := strings.Contains(rec.Body.String(), "evil.test"); got != c.signed {
+				t.Errorf("page under the header's base: %v, want %v", got, c.signed)
+			}
+			if vary := rec.Header().Get("Vary"); !strings.Contains(vary, BaseHeader) {
+				t.Errorf("Vary %q does not name %s", vary, BaseHeader)
 			}
 		})
 	}

@@ -2130,7 +2130,7 @@ function mailsvc_bridge_forward_screens( $request ) {
 	}
 	// No credentials: the files are public, and this route must not carry
 	// the caller's to anything else.
-	$fields = array( 'X-Mailsvc-Screens-Base' => mailsvc_bridge_screens_url() );
+	$fields = mailsvc_bridge_screens_base_fields();
 	return mailsvc_bridge_forward( 'GET', '/admin/' . $encoded, '', $fields, '' );
 }
 
@@ -2141,6 +2141,36 @@ function mailsvc_bridge_forward_screens( $request ) {
  */
 function mailsvc_bridge_screens_url() {
 	return rest_url( 'mailsvc-bridge/v1/screens/' );
+}
+
+/**
+ * The key that signs the screens base URL for the service: derived from
+ * wp_salt( 'auth' ) as the hook runner key is, under its own label (Go:
+ * wordpress.ScreensBaseKey).
+ *
+ * @return string
+ */
+function mailsvc_bridge_screens_key() {
+	return hash_hmac( 'sha256', 'mailsvc-screens-base', wp_salt( 'auth' ) );
+}
+
+/**
+ * The headers that ask the service for the screens' index under
+ * mailsvc_bridge_screens_url(): the URL, the time and the signature over
+ * both (hex HMAC-SHA256 of "<time>\n<url>" under the screens key). The
+ * service believes the URL only when the signature verifies (Go:
+ * admin.SignBase).
+ *
+ * @return array Header name => value.
+ */
+function mailsvc_bridge_screens_base_fields() {
+	$base = mailsvc_bridge_screens_url();
+	$ts   = (string) time();
+	return array(
+		'X-Mailsvc-Screens-Base'           => $base,
+		'X-Mailsvc-Screens-Base-Timestamp' => $ts,
+		'X-Mailsvc-Screens-Base-Signature' => hash_hmac( 'sha256', $ts . "\n" . $base, mailsvc_bridge_screens_key() ),
+	);
 }
 
 /**

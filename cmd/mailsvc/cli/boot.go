@@ -118,12 +118,17 @@ func readConfig(log *slog.Logger) (*runtime, error) {
 // cipher returns the cipher for secrets at rest: keyed by
 // MAIL_SVC_ENCRYPTION_KEY when defined, else derived from the salts of
 // wp-config.php, else (standalone) a key generated once and kept in the
-// data directory.
+// data directory. A salt constant that holds a placeholder is an error:
+// the key would come from public text.
 func (rt *runtime) cipher() (*crypto.Cipher, error) {
 	if v, _, ok := rt.consts.Lookup("MAIL_SVC_ENCRYPTION_KEY"); ok {
 		return crypto.NewCipher(crypto.KeyFromPassphrase(v))
 	}
-	if salts := rt.salts(); len(salts) > 0 {
+	salts, err := rt.salts()
+	if err != nil {
+		return nil, err
+	}
+	if len(salts) > 0 {
 		return crypto.NewCipher(crypto.KeyFromSalts(salts...))
 	}
 	key, err := loadOrCreateKey(filepath.Join(rt.dataDir, "encryption.key"))
@@ -133,20 +138,41 @@ func (rt *runtime) cipher() (*crypto.Cipher, error) {
 	return crypto.NewCipher(key)
 }
 
-// salts returns the usable salt constants of wp-config.php in a fixed order.
-func (rt *runtime) salts() []string {
+// encryptionSaltNames are the salt constants that key the encryption of
+// secrets at rest, in the order they are used.
+var encryptionSaltNames = []string{"AUTH_KEY", "SECURE_AUTH_KEY", "LOGGED_IN_KEY", "NONCE_KEY", "AUTH_SALT", "SECURE_AUTH_SALT", "LOGGED_IN_SALT", "NONCE_SALT", "SECRET_KEY"}
+
+// salts returns the salt constants of wp-config.php that key the
+// encryption, in a fixed order; empty ones are left out. A constant that
+// holds a placeholder of wp-config-sample.php (English or localized,
+// wordpress.SaltPlaceholders) or the same value as another salt constant
+// (what a translated sample file leaves in all eight) is an error naming
+// it.
+func (rt *runtime) salts() ([]string, error) {
 	if rt.wp == nil {
-		return nil
+		return nil, nil
 	}
+	dup := wordpress.DuplicatedSalts(rt.wp.Salts())
 	var out []string
-	for _, name := range []string{"AUTH_KEY", "SECURE_AUTH_KEY", "LOGGED_IN_KEY", "NONCE_KEY", "AUTH_SALT", "SECURE_AUTH_SALT", "LOGGED_IN_SALT", "NONCE_SALT", "SECRET_KEY"} {
-		if v, ok := rt.wp.Defines[name]; ok {
-			if s := v.String(); s != "" && s != "put your unique phrase here" {
-				out = append(out, s)
-			}
+	for _, name := range encryptionSaltNames {
+		v, ok := rt.wp.Defines[name]
+		if !ok {
+			continue
 		}
+		s := v.String()
+		switch {
+		case s == "":
+			continue
+		case wordpress.IsSaltPlaceholder(s):
+			return nil, fmt.Errorf("wp-config.php %s: %s still holds the placeholder %q of wp-config-sample.php, public text that would key the encryption of stored secrets: replace the keys and salts with ones from https://api.wordpress.org/secret-key/1.1/salt/, or define MAIL_SVC_ENCRYPTION_KEY",
+				rt.wpConfigPath, name, s)
+		case dup[s]:
+			return nil, fmt.Errorf("wp-config.php %s: %s holds the same value as another key or salt, which WordPress ignores (a placeholder of wp-config-sample.php is left in all of them): give each key and salt its own value from https://api.wordpress.org/secret-key/1.1/salt/, or define MAIL_SVC_ENCRYPTION_KEY",
+				rt.wpConfigPath, name)
+		}
+		out = append(out, s)
 	}
-	return out
+	return out, nil
 }
 
 // saltConstants returns every salt constant wp-config.php defines, for

@@ -11,8 +11,9 @@ import (
 // applySiteFilters makes the site's PHP filters govern the service beside
 // WordPress: mail_svc_rest_capability, mail_svc_sensitive_keys,
 // mail_svc_log_retention_days and mail_svc_api_debug_response_enabled as
-// the bridge publishes their results (wordpress.PublishedFilters). In
-// standalone mode there is no PHP and nothing to register.
+// the bridge publishes their results (wordpress.PublishedFilters), the
+// capability per site on a network. In standalone mode there is no PHP
+// and nothing to register.
 func (rt *runtime) applySiteFilters(hooks *core.Hooks, log *slog.Logger) error {
 	if rt.standalone() {
 		return nil
@@ -26,7 +27,9 @@ func (rt *runtime) applySiteFilters(hooks *core.Hooks, log *slog.Logger) error {
 }
 
 // siteFilters returns the site's published filters beside WordPress, one
-// reader (and one cache) for the hooks and the authenticator.
+// reader (and one cache) for the hooks and the authenticator. On a
+// network each site's bridge publishes its own filters; the capability
+// and the application password rules of a request are its site's.
 func (rt *runtime) siteFilters(log *slog.Logger) (*wordpress.PublishedFilters, error) {
 	if rt.filters != nil {
 		return rt.filters, nil
@@ -35,8 +38,12 @@ func (rt *runtime) siteFilters(log *slog.Logger) (*wordpress.PublishedFilters, e
 	if err != nil {
 		return nil, err
 	}
+	n, err := rt.network()
+	if err != nil {
+		return nil, err
+	}
 	refresh := time.Duration(rt.consts.Int("MAILSVC_FILTERS_REFRESH", int64(wordpress.DefaultFiltersRefresh/time.Second))) * time.Second
-	rt.filters = &wordpress.PublishedFilters{Options: src, Logger: log, Refresh: refresh}
+	rt.filters = &wordpress.PublishedFilters{Options: src, Network: n, Logger: log, Refresh: refresh}
 	return rt.filters, nil
 }
 

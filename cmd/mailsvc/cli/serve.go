@@ -269,7 +269,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		Reports:        reports,
 		Capture:        captureGuard,
 		Probes:         rt.probes(metricsReg),
-		Admin:          adminui.NewHandler(adminui.Options{Framers: rt.screenFramers(admin), HiddenTabs: moduleEnv.HiddenTabs}),
+		Admin:          adminui.NewHandler(rt.screensOptions(admin, moduleEnv.HiddenTabs, auth)),
 		Migration:      migrationSvc,
 	}
 	if wpNetwork != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mailsvc/mailsvc/adapters/crypto"
+	adminui "github.com/mailsvc/mailsvc/adapters/http/admin"
 	"github.com/mailsvc/mailsvc/adapters/notify/netguard"
 	"github.com/mailsvc/mailsvc/adapters/notify/telegram"
 	oauthclient "github.com/mailsvc/mailsvc/adapters/oauth"
@@ -85,6 +86,18 @@ func (rt *runtime) screenFramers(admin string) []string {
 		return nil
 	}
 	return []string{admin}
+}
+
+// screensOptions sets up the admin screens: framed by the site's wp-admin,
+// and, beside WordPress, the page under the bridge's screens base when the
+// bridge signed it with the key derived from the site's salts (standalone
+// there is no bridge and no key: the header is ignored).
+func (rt *runtime) screensOptions(admin string, hidden []string, auth *wordpress.Authenticator) adminui.Options {
+	opts := adminui.Options{Framers: rt.screenFramers(admin), HiddenTabs: hidden}
+	if !rt.standalone() {
+		opts.BaseKey = wordpress.ScreensBaseKeyFunc(auth.Salter())
+	}
+	return opts
 }
 
 // alertChannels builds the alert channel service and its dispatcher.

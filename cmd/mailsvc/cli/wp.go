@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mailsvc/mailsvc/adapters/wordpress"
 	"github.com/mailsvc/mailsvc/adapters/wordpress/bridge"
 	"github.com/mailsvc/mailsvc/adapters/wordpress/wpconfig"
 	"github.com/mailsvc/mailsvc/core"
@@ -144,6 +146,16 @@ mailsvc system user, and enables and starts the service where systemd runs.`,
 				return err
 			}
 			fmt.Fprintf(out, "Installed the wp_mail() bridge: %s\n", path)
+			// Until the bridge's first page load publishes the site's
+			// filters, the service refuses every route rather than guess
+			// them (wordpress.FiltersPending).
+			pending, err := markFiltersPending(ctx, rt)
+			if err != nil {
+				return err
+			}
+			if pending {
+				fmt.Fprintln(out, "Load any page of the site once: the bridge then publishes the site's filters, and the service answers its API (until then it refuses every route).")
+			}
 			if unit.enabled {
 				return unit.install(ctx, configPath, out)
 			}
@@ -183,4 +195,19 @@ func readConstants(configPath string) (*core.Constants, *wpconfig.File, error) {
 	}
 	consts, _ := core.NewConstants(defines, os.LookupEnv)
 	return consts, wp, nil
+}
+
+// markFiltersPending writes wordpress.FiltersOption as
+// {wordpress.FiltersPending: true} when the site has none yet: the
+// bridge is installed but has not evaluated the site's filters, and the
+// service refuses the capability until its first page load does. It
+// reports whether it wrote the option.
+func markFiltersPending(ctx context.Context, rt *runtime) (bool, error) {
+	value := fmt.Sprintf("a:1:{s:%d:\"%s\";b:1;}", len(wordpress.FiltersPending), wordpress.FiltersPending)
+	res := rt.db.Gorm().WithContext(ctx).Exec("INSERT IGNORE INTO `"+rt.prefix+"options` (option_name, option_value, autoload) VALUES (?, ?, 'yes')",
+		wordpress.FiltersOption, value)
+	if res.Error != nil {
+		return false, fmt.Errorf("write the %s option: %w", wordpress.FiltersOption, res.Error)
+	}
+	return res.RowsAffected > 0, nil
 }
