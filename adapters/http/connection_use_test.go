@@ -19,8 +19,9 @@ import (
 	api "github.com/mailsvc/mailsvc/adapters/http"
 )
 
-// networkAuth authenticates "Bearer super" (a super admin) and
-// "Bearer ann" (an administrator: manage_options).
+// networkAuth authenticates on a network: "Bearer super" is a super
+// admin, "Bearer ann" an administrator (manage_options) of the site of
+// the URL.
 type networkAuth struct{}
 
 func (networkAuth) Authenticate(r *http.Request, _ bool) (*core.User, error) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
@@ -16,20 +15,6 @@ import (
 	"github.com/mailsvc/mailsvc/app/apptest"
 	"github.com/mailsvc/mailsvc/core"
 )
-
-// networkAuth authenticates on a network: "Bearer super" is a super
-// admin, "Bearer siteadmin" an administrator of the site of the URL.
-type networkAuth struct{}
-
-func (networkAuth) Authenticate(r *http.Request, _ bool) (*core.User, error) {
-	switch r.Header.Get("Authorization") {
-	case "Bearer super":
-		return &core.User{ID: 1, Login: "admin", SuperAdmin: true, Caps: map[string]bool{"manage_options": true}}, nil
-	case "Bearer siteadmin":
-		return &core.User{ID: 7, Login: "ann", Caps: map[string]bool{"manage_options": true}}, nil
-	}
-	return nil, core.Errorf(core.EUNAUTHORIZED, "bad credentials")
-}
 
 // TestOneTimeLinksOutOfSiteAdminsReach: on a network with log_body full,
 // the super admin's password-reset mail sent from site 2's login page is
@@ -87,7 +72,7 @@ func TestOneTimeLinksOutOfSiteAdminsReach(t *testing.T) {
 		Message       core.Message `json:"message"`
 		RedactedCount int          `json:"redacted_count"`
 	}
-	r := call("GET", "/site2"+ns+"/logs/"+id, "siteadmin", "")
+	r := call("GET", "/site2"+ns+"/logs/"+id, "ann", "")
 	r.json(t, &got)
 	if r.Status != 200 || strings.Contains(string(r.Body), key) || !strings.Contains(got.Message.Text, "key=[redacted]&login=admin") || got.RedactedCount != 1 {
 		t.Errorf("site 2's administrator reads the reset mail: %d %s; want the key redacted and counted", r.Status, r.Body)
@@ -96,21 +81,21 @@ func TestOneTimeLinksOutOfSiteAdminsReach(t *testing.T) {
 		{"/logs/" + id + "/resend", `{}`},
 		{"/logs/" + id + "/resend", `{"to":["ann@example.net"]}`},
 	} {
-		r := call("POST", "/site2"+ns+c.path, "siteadmin", c.body)
+		r := call("POST", "/site2"+ns+c.path, "ann", c.body)
 		if code, status, _ := r.errorCode(t); r.Status != 403 || status != 403 || code == "" || !strings.Contains(string(r.Body), "one-time link") {
 			t.Errorf("site 2's administrator resends %s %s: %d %s; want 403 naming the one-time link", c.path, c.body, r.Status, r.Body)
 		}
 	}
-	r = call("POST", "/site2"+ns+"/logs/resend", "siteadmin", `{"ids":[`+id+`],"to":["ann@example.net"]}`)
+	r = call("POST", "/site2"+ns+"/logs/resend", "ann", `{"ids":[`+id+`],"to":["ann@example.net"]}`)
 	if r.Status != 200 || !strings.Contains(string(r.Body), `"resent":0`) {
 		t.Errorf("site 2's administrator resends the reset mail in bulk to themselves: %d %s; want it skipped", r.Status, r.Body)
 	}
-	r = call("POST", "/site2"+ns+"/logs/resend", "siteadmin", `{"ids":[`+id+`]}`)
+	r = call("POST", "/site2"+ns+"/logs/resend", "ann", `{"ids":[`+id+`]}`)
 	if r.Status != 200 || !strings.Contains(string(r.Body), `"resent":0`) {
 		t.Errorf("site 2's administrator resends the reset mail in bulk: %d %s; want it skipped", r.Status, r.Body)
 	}
 
-	r = call("GET", "/site2"+ns+"/logs/"+strconv.FormatInt(plainID, 10), "siteadmin", "")
+	r = call("GET", "/site2"+ns+"/logs/"+strconv.FormatInt(plainID, 10), "ann", "")
 	if r.Status != 200 || !strings.Contains(string(r.Body), "Your order has shipped.") {
 		t.Errorf("site 2's administrator reads another log: %d %s", r.Status, r.Body)
 	}
