@@ -5,7 +5,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -X github.com/mailsvc/mailsvc/cmd/mailsvc/cli.Version=$(VERSION)
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: build run test test-short bench lint fuzz dist clean
+.PHONY: build run test test-short bench bench-compare lint fuzz dist clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/mailsvc
@@ -25,6 +25,13 @@ test-short:
 ## bench: benchmarks that print figures (not pass/fail).
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./...
+
+## bench-compare: BASE and the working tree side by side in one run (alternating), each figure with its ratio.
+ROUNDS ?= 2
+BENCH ?=
+bench-compare:
+	@test -n "$(BASE)" || (echo "usage: make bench-compare BASE=<rev> [ROUNDS=2] [BENCH=pkg:pattern,...]"; exit 2)
+	$(GO) run ./cmd/benchcompare -base "$(BASE)" -rounds $(ROUNDS) $(if $(BENCH),-bench "$(BENCH)")
 
 ## fuzz: a short run of every fuzz target; the corpus lives in testdata/fuzz.
 fuzz:
