@@ -45,7 +45,9 @@ func Run(ctx context.Context, o Options) error {
 	if err := command(ctx, o.Root, o.Log, "git", "worktree", "add", "--detach", baseTree, o.Base); err != nil {
 		return fmt.Errorf("check out %s: %w", o.Base, err)
 	}
-	defer func() { _ = command(context.Background(), o.Root, o.Log, "git", "worktree", "remove", "--force", baseTree) }()
+	defer func() {
+		_ = command(context.Background(), o.Root, o.Log, "git", "worktree", "remove", "--force", baseTree)
+	}()
 
 	type side struct {
 		name, tree string
