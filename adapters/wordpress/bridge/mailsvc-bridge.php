@@ -3475,7 +3475,7 @@ function mailsvc_bridge_ability_list_connections( $input = null ) {
 }
 
 /**
- * The execute callback of mailsvc/check-installation.
+ * The execute callback of mailsvc/check-installation (no input).
  *
  * @return array|WP_Error
  */
@@ -3838,6 +3838,12 @@ function mailsvc_bridge_register_abilities() {
 			'label'               => 'Check the mail installation',
 			'description'         => 'Runs the installation checks of mailsvc doctor (database, bridge, service, REST through the site, screens, ...): healthy is false when a critical check is an error; each check says what to do in fix.',
 			'category'            => 'mailsvc',
+			'input_schema'        => array(
+				'type'                 => 'object',
+				'properties'           => array(),
+				'additionalProperties' => false,
+				'default'              => array(),
+			),
 			'output_schema'       => array(
 				'type'       => 'object',
 				'properties' => array(
