@@ -10,7 +10,8 @@ type User struct {
 	Roles []string        `json:"roles"`
 	Caps  map[string]bool `json:"-"`
 	// Via says how the request was authenticated: "cookie",
-	// "application_password" or "smtp".
+	// "application_password", "smtp", or "wordpress" (the bridge's signed
+	// statement of WordPress's current user, on an ability's call).
 	Via string `json:"-"`
 	// SuperAdmin is set for a multisite network's super admin
 	// (is_super_admin()): every capability is granted but do_not_allow.

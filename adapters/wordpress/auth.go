@@ -157,6 +157,9 @@ func unauthorized(msg string) error { return core.Errorf(core.EUNAUTHORIZED, "%s
 // are internal (database). secure says whether the request arrived over
 // HTTPS; application passwords need it unless EnvironmentType is "local".
 //
+// A request with the bridge's SessionHeader is decided by that statement
+// alone (wp_session.go): the user it names, or EUNAUTHORIZED.
+//
 // As in core, a valid cookie wins over Basic credentials, and an invalid
 // cookie does not prevent a valid application password from
 // authenticating. The remote address recorded in last_ip is r.RemoteAddr.
@@ -165,6 +168,15 @@ func (a *Authenticator) Authenticate(r *http.Request, secure bool) (*core.User, 
 	authz := r.Header.Get("Authorization")
 	nonce := nonceFromRequest(r)
 	cookieHeaders := r.Header.Values("Cookie")
+	if session := r.Header.Get(SessionHeader); session != "" {
+		// An ability's call from inside WordPress (wp_session.go): the
+		// statement alone decides, and a bad one is refused.
+		row, err := a.authenticateSession(ctx, r, session)
+		if err != nil {
+			return nil, err
+		}
+		return a.loadUser(ctx, row, "wordpress")
+	}
 	if len(cookieHeaders) == 0 && authz == "" && nonce == "" {
 		return nil, nil
 	}

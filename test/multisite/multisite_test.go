@@ -646,6 +646,35 @@ func TestNetwork(t *testing.T) {
 			t.Errorf("site admin: %d %s", r.Status, r.Body)
 		}
 	})
+
+	// The bridge's abilities (WordPress 6.9+) answer for the site they run
+	// on: the signed statement names the user, and the service finds the
+	// site from the site's address and path, as for a forwarded request.
+	t.Run("abilities on a site", func(t *testing.T) {
+		if strings.TrimSpace(n.PHP(t, `echo function_exists( 'wp_register_ability' ) ? 'yes' : 'no';`)) != "yes" {
+			t.Skip("this WordPress has no Abilities API")
+		}
+		r := call("GET", url(2, "/logs"), "", ann)
+		if r.Status != 200 {
+			t.Fatalf("site 2's logs: %d %s", r.Status, r.Body)
+		}
+		want := r.Header.Get("X-WP-Total")
+		if want == "" || want == "0" {
+			t.Fatalf("site 2 has no logs (X-WP-Total %q)", want)
+		}
+		run := func(site int64, login string) string {
+			return strings.TrimSpace(n.PHPOnSite(t, site, fmt.Sprintf(`define( 'MAILSVC_SERVICE_URL', %s );
+wp_set_current_user( get_user_by( 'login', %s )->ID );
+$r = wp_get_ability( 'mailsvc/search-logs' )->execute( array( 'per_page' => 1 ) );
+echo is_wp_error( $r ) ? $r->get_error_code() : $r['total'];`, wpsite.PHPString(root), wpsite.PHPString(login))))
+		}
+		if got := run(2, "ann"); got != want {
+			t.Errorf("search-logs on site 2 as ann: %q, want site 2's %s logs", got, want)
+		}
+		if got := run(3, "ann"); got != "ability_invalid_permissions" {
+			t.Errorf("search-logs on site 3 as ann (not its member): %q, want refused", got)
+		}
+	})
 }
 
 // overviewDelivered reads the delivered messages of the Pro analytics

@@ -3216,3 +3216,776 @@ function mailsvc_bridge_hook_site( $hook, $args ) {
 	$wpdb->suppress_errors( $suppress );
 	return $site;
 }
+
+/* ===== Abilities: WordPress's Abilities API (WordPress 6.9 and later) ===== */
+
+/**
+ * Abilities: what the service can do, for site tools and AI assistants.
+ *
+ * On a WordPress with the Abilities API (6.9 and later) the bridge
+ * registers, in the category "mailsvc", abilities that answer with the
+ * service's own REST routes (docs/hooks.md, "Abilities"):
+ *
+ *   mailsvc/get-stats           GET  /dashboard/stats   (readonly)
+ *   mailsvc/search-logs         GET  /logs              (readonly)
+ *   mailsvc/get-log             GET  /logs/{id}         (readonly)
+ *   mailsvc/list-connections    GET  /connections       (readonly)
+ *   mailsvc/check-installation  GET  /tools/doctor      (readonly)
+ *   mailsvc/send-test-email     POST /test-email
+ *   mailsvc/resend-log          POST /logs/{id}/resend
+ *
+ * Each checks the capability of the REST API (mail_svc_rest_capability),
+ * is shown in WordPress's REST listing (wp-abilities/v1/abilities) only to
+ * users who hold it, and is run through wp-abilities/v1/abilities/{name}/run
+ * (GET for the readonly ones, POST for the others) or from PHP.
+ *
+ * A call goes to the service like a forwarded request, with the bridge's
+ * signed statement of WordPress's current user (X-Mailsvc-Wp-Session)
+ * instead of credentials: inside PHP there is no nonce for a user logged
+ * in by cookie, and an ability run from PHP has no request at all. The
+ * statement is signed with the verdict key over the method, Host, path
+ * with query and body, and holds for 60 seconds; the service loads the
+ * user's roles and capabilities as for a cookie and checks the capability
+ * again (adapters/wordpress/wp_session.go, docs/security.md). It is made
+ * only here, after WordPress checked the capability, never for a request
+ * the bridge forwards.
+ */
+
+if ( function_exists( 'wp_register_ability' ) ) {
+	add_action( 'wp_abilities_api_categories_init', 'mailsvc_bridge_register_ability_category' );
+	add_action( 'wp_abilities_api_init', 'mailsvc_bridge_register_abilities' );
+	add_filter( 'wp_get_abilities_item_include', 'mailsvc_bridge_ability_listed', 10, 2 );
+	add_filter( 'rest_request_before_callbacks', 'mailsvc_bridge_ability_hidden', 10, 3 );
+}
+
+/** The header of the signed statement of WordPress's current user. */
+const MAILSVC_BRIDGE_SESSION_HEADER = 'X-Mailsvc-Wp-Session';
+
+/**
+ * Registers the category "mailsvc" (wp_abilities_api_categories_init).
+ */
+function mailsvc_bridge_register_ability_category() {
+	if ( ! function_exists( 'wp_register_ability_category' ) ) {
+		return;
+	}
+	wp_register_ability_category(
+		'mailsvc',
+		array(
+			'label'       => 'Mail delivery',
+			'description' => 'Abilities of the mailsvc mail delivery service: queue and delivery statistics, email logs, connections, installation checks, test emails and resending.',
+		)
+	);
+}
+
+/**
+ * Whether the current user may use the abilities: the capability of the
+ * service's REST API.
+ *
+ * @return bool
+ */
+function mailsvc_bridge_ability_permission() {
+	return is_user_logged_in() && current_user_can( mailsvc_bridge_admin_capability() );
+}
+
+/**
+ * Leaves the mailsvc abilities out of wp_get_abilities() (and so out of
+ * WordPress's REST listing) for a user without the capability.
+ *
+ * @param bool       $include Whether the ability is listed.
+ * @param WP_Ability $ability The ability.
+ * @return bool
+ */
+function mailsvc_bridge_ability_listed( $include, $ability ) {
+	if ( $include && is_object( $ability ) && 0 === strpos( (string) $ability->get_name(), 'mailsvc/' ) ) {
+		return mailsvc_bridge_ability_permission();
+	}
+	return $include;
+}
+
+/**
+ * Answers WordPress's REST route of one ability, for a mailsvc ability
+ * and a user without the capability, as for an ability that does not
+ * exist (the listing leaves them out too).
+ *
+ * @param mixed           $response Null, or the answer already decided.
+ * @param array           $handler  The matched route's handler.
+ * @param WP_REST_Request $request  The request.
+ * @return mixed
+ */
+function mailsvc_bridge_ability_hidden( $response, $handler, $request ) {
+	if ( null !== $response || ! is_object( $request ) ) {
+		return $response;
+	}
+	if ( 1 === preg_match( '#^/wp-abilities/v1/abilities/mailsvc/[a-z0-9-]+$#i', (string) $request->get_route() ) && ! mailsvc_bridge_ability_permission() ) {
+		return new WP_Error( 'rest_ability_not_found', 'Ability not found.', array( 'status' => 404 ) );
+	}
+	return $response;
+}
+
+/**
+ * The signed statement that WordPress's current user makes this call:
+ * "<user id>:<time>:<signature>" over the method, Host, request target
+ * (path and query as sent) and body ('' when no user is logged in).
+ *
+ * @param string $method HTTP method.
+ * @param string $host   The Host header sent.
+ * @param string $target The request target sent.
+ * @param string $body   The body sent.
+ * @return string
+ */
+function mailsvc_bridge_session_statement( $method, $host, $target, $body ) {
+	$user = get_current_user_id();
+	if ( $user < 1 ) {
+		return '';
+	}
+	$ts  = time();
+	$msg = implode( "\n", array( 'mailsvc-wp-session', $user, $ts, strtoupper( $method ), strtolower( $host ), $target, hash( 'sha256', $body ) ) );
+	return $user . ':' . $ts . ':' . hash_hmac( 'sha256', $msg, mailsvc_bridge_verdict_key() );
+}
+
+/**
+ * Calls one of the service's REST routes for an ability, as WordPress's
+ * current user.
+ *
+ * @param string     $method HTTP method.
+ * @param string     $path   The route after mailsvc/v1/ (decoded).
+ * @param array      $query  Query parameters.
+ * @param array|null $body   The JSON body, or null for none.
+ * @return array|WP_Error array( 'data' => decoded answer, 'headers' => lower-cased names => values ), or the service's error.
+ */
+function mailsvc_bridge_ability_call( $method, $path, $query = array(), $body = null ) {
+	if ( ! mailsvc_bridge_ability_permission() ) {
+		return new WP_Error( 'rest_forbidden', 'Sorry, you are not allowed to do that.', array( 'status' => rest_authorization_required_code() ) );
+	}
+	$encoded = mailsvc_bridge_encode_path( $path );
+	if ( null === $encoded ) {
+		return mailsvc_bridge_no_route();
+	}
+	$target = mailsvc_bridge_site_path() . '/wp-json/mailsvc/v1' . ( '' === $encoded ? '' : '/' . $encoded );
+	$qs     = http_build_query( $query, '', '&', PHP_QUERY_RFC3986 );
+	$json   = null === $body ? '' : (string) wp_json_encode( $body );
+	// What mailsvc_bridge_forward() sends as the Host header and the
+	// request line's target: the statement is signed over both.
+	$host = isset( $_SERVER['HTTP_HOST'] ) ? (string) $_SERVER['HTTP_HOST'] : (string) wp_parse_url( home_url(), PHP_URL_HOST );
+	$url  = wp_parse_url( mailsvc_bridge_service_url() );
+	$base = is_array( $url ) && isset( $url['path'] ) ? rtrim( $url['path'], '/' ) : '';
+	$sent = $base . $target . ( '' !== $qs ? '?' . $qs : '' );
+
+	$fields = array(
+		'X-Forwarded-Proto'           => is_ssl() ? 'https' : 'http',
+		'X-Forwarded-For'             => isset( $_SERVER['REMOTE_ADDR'] ) ? (string) $_SERVER['REMOTE_ADDR'] : '',
+		MAILSVC_BRIDGE_SESSION_HEADER => mailsvc_bridge_session_statement( $method, $host, $sent, $json ),
+		'Content-Type'                => '' !== $json ? 'application/json' : '',
+		'Accept'                      => 'application/json',
+	);
+	$response = mailsvc_bridge_forward( $method, $target, $qs, $fields, $json );
+	if ( is_wp_error( $response ) ) {
+		return $response;
+	}
+	$data = $response->get_data();
+	if ( $data instanceof Mailsvc_Bridge_Body ) {
+		$data = $data->jsonSerialize();
+	}
+	// Objects as arrays, as the ability schemas are checked.
+	$data    = json_decode( (string) wp_json_encode( $data ), true );
+	$headers = array_change_key_case( $response->get_headers(), CASE_LOWER );
+	$status  = $response->get_status();
+	if ( $status >= 400 ) {
+		$code    = is_array( $data ) && ! empty( $data['code'] ) && is_string( $data['code'] ) ? $data['code'] : 'mailsvc_error';
+		$message = is_array( $data ) && isset( $data['message'] ) && is_string( $data['message'] ) ? $data['message'] : 'The mail service answered with status ' . $status . '.';
+		$extra   = is_array( $data ) && isset( $data['data'] ) && is_array( $data['data'] ) ? $data['data'] : array();
+		return new WP_Error( $code, $message, array_merge( $extra, array( 'status' => $status ) ) );
+	}
+	return array(
+		'data'    => $data,
+		'headers' => $headers,
+	);
+}
+
+/**
+ * The input of an ability as an array (null and an empty input are none).
+ *
+ * @param mixed $input The ability's input.
+ * @return array
+ */
+function mailsvc_bridge_ability_input( $input ) {
+	return is_array( $input ) ? $input : array();
+}
+
+/**
+ * The given keys of an input, leaving out those not given (or null).
+ *
+ * @param array $input The input.
+ * @param array $keys  The keys to keep.
+ * @return array
+ */
+function mailsvc_bridge_ability_pick( $input, $keys ) {
+	$out = array();
+	foreach ( $keys as $key ) {
+		if ( isset( $input[ $key ] ) ) {
+			$out[ $key ] = $input[ $key ];
+		}
+	}
+	return $out;
+}
+
+/**
+ * A list route's answer as an ability's output: the items under $name,
+ * with the totals of X-WP-Total and X-WP-TotalPages.
+ *
+ * @param array|WP_Error $result mailsvc_bridge_ability_call()'s result.
+ * @param string         $name   The key of the items.
+ * @return array|WP_Error
+ */
+function mailsvc_bridge_ability_list( $result, $name ) {
+	if ( is_wp_error( $result ) ) {
+		return $result;
+	}
+	$headers = $result['headers'];
+	return array(
+		$name         => is_array( $result['data'] ) ? $result['data'] : array(),
+		'total'       => isset( $headers['x-wp-total'] ) ? (int) $headers['x-wp-total'] : 0,
+		'total_pages' => isset( $headers['x-wp-totalpages'] ) ? (int) $headers['x-wp-totalpages'] : 0,
+		'capped'      => isset( $headers['x-mailsvc-total-capped'] ) && 'true' === strtolower( (string) $headers['x-mailsvc-total-capped'] ),
+	);
+}
+
+/**
+ * A route's decoded answer as an ability's output.
+ *
+ * @param array|WP_Error $result mailsvc_bridge_ability_call()'s result.
+ * @return mixed
+ */
+function mailsvc_bridge_ability_data( $result ) {
+	return is_wp_error( $result ) ? $result : $result['data'];
+}
+
+/**
+ * The execute callback of mailsvc/get-stats.
+ *
+ * @param mixed $input The ability's input.
+ * @return array|WP_Error
+ */
+function mailsvc_bridge_ability_get_stats( $input = null ) {
+	$query = mailsvc_bridge_ability_pick( mailsvc_bridge_ability_input( $input ), array( 'range', 'days', 'from', 'to' ) );
+	return mailsvc_bridge_ability_data( mailsvc_bridge_ability_call( 'GET', 'dashboard/stats', $query ) );
+}
+
+/**
+ * The execute callback of mailsvc/search-logs.
+ *
+ * @param mixed $input The ability's input.
+ * @return array|WP_Error
+ */
+function mailsvc_bridge_ability_search_logs( $input = null ) {
+	$query = mailsvc_bridge_ability_pick( mailsvc_bridge_ability_input( $input ), array( 'search', 'status', 'date_from', 'date_to', 'page', 'per_page' ) );
+	return mailsvc_bridge_ability_list( mailsvc_bridge_ability_call( 'GET', 'logs', $query ), 'logs' );
+}
+
+/**
+ * The execute callback of mailsvc/get-log.
+ *
+ * @param mixed $input The ability's input.
+ * @return array|WP_Error
+ */
+function mailsvc_bridge_ability_get_log( $input = null ) {
+	$input = mailsvc_bridge_ability_input( $input );
+	return mailsvc_bridge_ability_data( mailsvc_bridge_ability_call( 'GET', 'logs/' . (int) ( $input['id'] ?? 0 ) ) );
+}
+
+/**
+ * The execute callback of mailsvc/list-connections.
+ *
+ * @param mixed $input The ability's input.
+ * @return array|WP_Error
+ */
+function mailsvc_bridge_ability_list_connections( $input = null ) {
+	$query = mailsvc_bridge_ability_pick( mailsvc_bridge_ability_input( $input ), array( 'page', 'per_page' ) );
+	return mailsvc_bridge_ability_list( mailsvc_bridge_ability_call( 'GET', 'connections', $query ), 'connections' );
+}
+
+/**
+ * The execute callback of mailsvc/check-installation (no input).
+ *
+ * @return array|WP_Error
+ */
+function mailsvc_bridge_ability_check_installation() {
+	return mailsvc_bridge_ability_data( mailsvc_bridge_ability_call( 'GET', 'tools/doctor' ) );
+}
+
+/**
+ * The execute callback of mailsvc/send-test-email: without a
+ * connection_id, through the default connection of the settings.
+ *
+ * @param mixed $input The ability's input.
+ * @return array|WP_Error
+ */
+function mailsvc_bridge_ability_send_test_email( $input = null ) {
+	$body = mailsvc_bridge_ability_pick( mailsvc_bridge_ability_input( $input ), array( 'to', 'connection_id', 'subject' ) );
+	if ( ! isset( $body['connection_id'] ) ) {
+		$settings = mailsvc_bridge_ability_call( 'GET', 'settings' );
+		if ( is_wp_error( $settings ) ) {
+			return $settings;
+		}
+		$default = is_array( $settings['data'] ) && isset( $settings['data']['default_connection_id'] ) ? (int) $settings['data']['default_connection_id'] : 0;
+		if ( $default < 1 ) {
+			return new WP_Error(
+				'validation_error',
+				'One or more fields are invalid.',
+				array(
+					'status' => 422,
+					'errors' => array( 'connection_id' => 'No default connection is set: name a connection.' ),
+				)
+			);
+		}
+		$body['connection_id'] = $default;
+	}
+	return mailsvc_bridge_ability_data( mailsvc_bridge_ability_call( 'POST', 'test-email', array(), $body ) );
+}
+
+/**
+ * The execute callback of mailsvc/resend-log.
+ *
+ * @param mixed $input The ability's input.
+ * @return array|WP_Error
+ */
+function mailsvc_bridge_ability_resend_log( $input = null ) {
+	$input = mailsvc_bridge_ability_input( $input );
+	$body  = mailsvc_bridge_ability_pick( $input, array( 'to', 'cc', 'bcc' ) );
+	return mailsvc_bridge_ability_data( mailsvc_bridge_ability_call( 'POST', 'logs/' . (int) ( $input['id'] ?? 0 ) . '/resend', array(), (object) $body ) );
+}
+
+/**
+ * The JSON schema of a page of a list.
+ *
+ * @return array
+ */
+function mailsvc_bridge_ability_page_properties() {
+	return array(
+		'page'     => array(
+			'type'        => 'integer',
+			'minimum'     => 1,
+			'description' => 'The page, from 1.',
+		),
+		'per_page' => array(
+			'type'        => 'integer',
+			'minimum'     => 1,
+			'maximum'     => 100,
+			'description' => 'Items per page (default 10).',
+		),
+	);
+}
+
+/**
+ * The output schema of a list: items under $name, and the totals.
+ *
+ * @param string $name  The key of the items.
+ * @param array  $items The schema of one item.
+ * @return array
+ */
+function mailsvc_bridge_ability_list_schema( $name, $items ) {
+	return array(
+		'type'       => 'object',
+		'properties' => array(
+			$name         => array(
+				'type'  => 'array',
+				'items' => $items,
+			),
+			'total'       => array(
+				'type'        => 'integer',
+				'description' => 'Items in all pages (X-WP-Total).',
+			),
+			'total_pages' => array(
+				'type'        => 'integer',
+				'description' => 'Pages (X-WP-TotalPages).',
+			),
+			'capped'      => array(
+				'type'        => 'boolean',
+				'description' => 'The count stopped: at least this many.',
+			),
+		),
+		'required'   => array( $name, 'total', 'total_pages' ),
+	);
+}
+
+/**
+ * The schema of a period's counts in the dashboard's statistics.
+ *
+ * @return array
+ */
+function mailsvc_bridge_ability_period_schema() {
+	return array(
+		'type'       => 'object',
+		'properties' => array(
+			'from'         => array( 'type' => 'string' ),
+			'to'           => array( 'type' => 'string' ),
+			'delivered'    => array( 'type' => 'integer' ),
+			'failed'       => array( 'type' => 'integer' ),
+			'partial'      => array( 'type' => 'integer' ),
+			'total'        => array( 'type' => 'integer' ),
+			'success_rate' => array( 'type' => array( 'number', 'null' ) ),
+		),
+	);
+}
+
+/**
+ * The annotations of a readonly ability.
+ *
+ * @return array
+ */
+function mailsvc_bridge_ability_readonly_meta() {
+	return array(
+		'annotations'  => array(
+			'readonly'    => true,
+			'destructive' => false,
+			'idempotent'  => true,
+		),
+		'show_in_rest' => true,
+	);
+}
+
+/**
+ * The annotations of an ability that sends mail.
+ *
+ * @return array
+ */
+function mailsvc_bridge_ability_sending_meta() {
+	return array(
+		'annotations'  => array(
+			'readonly'    => false,
+			'destructive' => false,
+			'idempotent'  => false,
+		),
+		'show_in_rest' => true,
+	);
+}
+
+/**
+ * Registers the abilities (wp_abilities_api_init).
+ */
+function mailsvc_bridge_register_abilities() {
+	if ( ! function_exists( 'wp_register_ability' ) ) {
+		return;
+	}
+	$permission = 'mailsvc_bridge_ability_permission';
+	$log_item   = array(
+		'type'       => 'object',
+		'properties' => array(
+			'id'         => array( 'type' => 'integer' ),
+			'status'     => array(
+				'type' => 'string',
+				'enum' => array( 'queued', 'sending', 'delivered', 'failed', 'captured' ),
+			),
+			'message'    => array(
+				'type'        => 'object',
+				'description' => 'The message: to, cc, bcc, from, subject, headers; bodies only in a log\'s detail, as the log-body mode keeps them.',
+			),
+			'attempts'   => array( 'type' => 'integer' ),
+			'last_error' => array( 'type' => 'string' ),
+			'body_mode'  => array( 'type' => 'string' ),
+		),
+		'required'   => array( 'id', 'status' ),
+	);
+	$counts     = array( 'type' => 'integer' );
+
+	wp_register_ability(
+		'mailsvc/get-stats',
+		array(
+			'label'               => 'Get mail statistics',
+			'description'         => 'Returns the queue (queued, sending, live) and the delivered and failed counts over a range, today, the last 7 and 30 days, per connection, with success rates, as the mail dashboard shows them. The range is the last 30 days unless range, days or from/to is given (at most one).',
+			'category'            => 'mailsvc',
+			'input_schema'        => array(
+				'type'                 => 'object',
+				'properties'           => array(
+					'range' => array(
+						'type' => 'string',
+						'enum' => array( 'today', '7d', '30d', '90d', '365d' ),
+					),
+					'days'  => array(
+						'type'    => 'integer',
+						'minimum' => 1,
+						'maximum' => 365,
+					),
+					'from'  => array(
+						'type'        => 'string',
+						'description' => 'A date YYYY-MM-DD (local midnight) or an RFC 3339 time.',
+					),
+					'to'    => array(
+						'type'        => 'string',
+						'description' => 'A date YYYY-MM-DD (that whole day) or an RFC 3339 time (excluded).',
+					),
+				),
+				'additionalProperties' => false,
+				'default'              => array(),
+			),
+			'output_schema'       => array(
+				'type'       => 'object',
+				'properties' => array(
+					'totals'       => array(
+						'type'       => 'object',
+						'properties' => array(
+							'queued'       => $counts,
+							'sending'      => $counts,
+							'delivered'    => $counts,
+							'failed'       => $counts,
+							'partial'      => $counts,
+							'captured'     => $counts,
+							'success_rate' => array( 'type' => array( 'number', 'null' ) ),
+						),
+						'required'   => array( 'queued', 'sending', 'delivered', 'failed' ),
+					),
+					'today'        => mailsvc_bridge_ability_period_schema(),
+					'last_7_days'  => mailsvc_bridge_ability_period_schema(),
+					'last_30_days' => mailsvc_bridge_ability_period_schema(),
+					'range'        => mailsvc_bridge_ability_period_schema(),
+					'connections'  => array(
+						'type'  => 'array',
+						'items' => array( 'type' => 'object' ),
+					),
+					'timezone'     => array( 'type' => 'string' ),
+				),
+				'required'   => array( 'totals' ),
+			),
+			'execute_callback'    => 'mailsvc_bridge_ability_get_stats',
+			'permission_callback' => $permission,
+			'meta'                => mailsvc_bridge_ability_readonly_meta(),
+		)
+	);
+
+	wp_register_ability(
+		'mailsvc/search-logs',
+		array(
+			'label'               => 'Search email logs',
+			'description'         => 'Lists email logs, newest first, without their bodies: by recipient address, domain or subject words (search), status and date range, a page at a time.',
+			'category'            => 'mailsvc',
+			'input_schema'        => array(
+				'type'                 => 'object',
+				'properties'           => array_merge(
+					array(
+						'search'    => array(
+							'type'        => 'string',
+							'maxLength'   => 200,
+							'description' => 'An address, "@domain", "local@", or words of the subject.',
+						),
+						'status'    => array(
+							'type' => 'string',
+							'enum' => array( 'queued', 'sending', 'failed', 'delivered', 'captured' ),
+						),
+						'date_from' => array(
+							'type'        => 'string',
+							'description' => 'An RFC 3339 time or a date YYYY-MM-DD (included).',
+						),
+						'date_to'   => array(
+							'type'        => 'string',
+							'description' => 'An RFC 3339 time or a date YYYY-MM-DD (that whole day included).',
+						),
+					),
+					mailsvc_bridge_ability_page_properties()
+				),
+				'additionalProperties' => false,
+				'default'              => array(),
+			),
+			'output_schema'       => mailsvc_bridge_ability_list_schema( 'logs', $log_item ),
+			'execute_callback'    => 'mailsvc_bridge_ability_search_logs',
+			'permission_callback' => $permission,
+			'meta'                => mailsvc_bridge_ability_readonly_meta(),
+		)
+	);
+
+	wp_register_ability(
+		'mailsvc/get-log',
+		array(
+			'label'               => 'Get an email log',
+			'description'         => 'Returns one email log: the message with its headers and bodies as the log-body mode kept them (redacted, full or none), the attachments\' names, types and sizes, and the delivery attempts.',
+			'category'            => 'mailsvc',
+			'input_schema'        => array(
+				'type'                 => 'object',
+				'properties'           => array(
+					'id' => array(
+						'type'    => 'integer',
+						'minimum' => 1,
+					),
+				),
+				'required'             => array( 'id' ),
+				'additionalProperties' => false,
+			),
+			'output_schema'       => array_merge(
+				$log_item,
+				array(
+					'properties' => array_merge(
+						$log_item['properties'],
+						array(
+							'attachments'      => array( 'type' => 'array' ),
+							'attempts_history' => array( 'type' => 'array' ),
+							'redacted_count'   => array( 'type' => 'integer' ),
+							'attachments_kept' => array( 'type' => 'boolean' ),
+						)
+					),
+				)
+			),
+			'execute_callback'    => 'mailsvc_bridge_ability_get_log',
+			'permission_callback' => $permission,
+			'meta'                => mailsvc_bridge_ability_readonly_meta(),
+		)
+	);
+
+	wp_register_ability(
+		'mailsvc/list-connections',
+		array(
+			'label'               => 'List mail connections',
+			'description'         => 'Lists the mail connections (secrets masked) with their health: health_status (unknown, healthy, degraded, down), last_checked_at, last_error, and oauth_status for OAuth providers.',
+			'category'            => 'mailsvc',
+			'input_schema'        => array(
+				'type'                 => 'object',
+				'properties'           => mailsvc_bridge_ability_page_properties(),
+				'additionalProperties' => false,
+				'default'              => array(),
+			),
+			'output_schema'       => mailsvc_bridge_ability_list_schema(
+				'connections',
+				array(
+					'type'       => 'object',
+					'properties' => array(
+						'id'            => array( 'type' => 'integer' ),
+						'name'          => array( 'type' => 'string' ),
+						'driver'        => array( 'type' => 'string' ),
+						'is_active'     => array( 'type' => 'boolean' ),
+						'health_status' => array( 'type' => 'string' ),
+						'last_error'    => array( 'type' => array( 'string', 'null' ) ),
+					),
+					'required'   => array( 'id', 'name', 'driver' ),
+				)
+			),
+			'execute_callback'    => 'mailsvc_bridge_ability_list_connections',
+			'permission_callback' => $permission,
+			'meta'                => mailsvc_bridge_ability_readonly_meta(),
+		)
+	);
+
+	wp_register_ability(
+		'mailsvc/check-installation',
+		array(
+			'label'               => 'Check the mail installation',
+			'description'         => 'Runs the installation checks of mailsvc doctor (database, bridge, service, REST through the site, screens, ...): healthy is false when a critical check is an error; each check says what to do in fix.',
+			'category'            => 'mailsvc',
+			'input_schema'        => array(
+				'type'                 => 'object',
+				'properties'           => array(),
+				'additionalProperties' => false,
+				'default'              => array(),
+			),
+			'output_schema'       => array(
+				'type'       => 'object',
+				'properties' => array(
+					'healthy' => array( 'type' => 'boolean' ),
+					'checks'  => array(
+						'type'  => 'array',
+						'items' => array(
+							'type'       => 'object',
+							'properties' => array(
+								'name'     => array( 'type' => 'string' ),
+								'title'    => array( 'type' => 'string' ),
+								'critical' => array( 'type' => 'boolean' ),
+								'verdict'  => array(
+									'type' => 'string',
+									'enum' => array( 'ok', 'warning', 'error' ),
+								),
+								'message'  => array( 'type' => 'string' ),
+								'fix'      => array( 'type' => 'string' ),
+							),
+						),
+					),
+				),
+				'required'   => array( 'healthy', 'checks' ),
+			),
+			'execute_callback'    => 'mailsvc_bridge_ability_check_installation',
+			'permission_callback' => $permission,
+			'meta'                => mailsvc_bridge_ability_readonly_meta(),
+		)
+	);
+
+	wp_register_ability(
+		'mailsvc/send-test-email',
+		array(
+			'label'               => 'Send a test email',
+			'description'         => 'Sends a test email at once through a connection (default: the default connection) and records a log. A provider that refuses it is success false with its reason, not an error.',
+			'category'            => 'mailsvc',
+			'input_schema'        => array(
+				'type'                 => 'object',
+				'properties'           => array(
+					'to'            => array(
+						'type'   => 'string',
+						'format' => 'email',
+					),
+					'connection_id' => array(
+						'type'    => 'integer',
+						'minimum' => 1,
+					),
+					'subject'       => array( 'type' => 'string' ),
+				),
+				'required'             => array( 'to' ),
+				'additionalProperties' => false,
+			),
+			'output_schema'       => array(
+				'type'       => 'object',
+				'properties' => array(
+					'success'             => array( 'type' => 'boolean' ),
+					'message'             => array( 'type' => 'string' ),
+					'log_id'              => array( 'type' => 'integer' ),
+					'status'              => array( 'type' => 'string' ),
+					'connection_id'       => array( 'type' => 'integer' ),
+					'to'                  => array( 'type' => 'string' ),
+					'provider_message_id' => array( 'type' => 'string' ),
+				),
+				'required'   => array( 'success', 'message', 'log_id' ),
+			),
+			'execute_callback'    => 'mailsvc_bridge_ability_send_test_email',
+			'permission_callback' => $permission,
+			'meta'                => mailsvc_bridge_ability_sending_meta(),
+		)
+	);
+
+	$addresses = array(
+		'type'  => 'array',
+		'items' => array(
+			'type'        => 'string',
+			'description' => '"user@example.com" or "Name <user@example.com>".',
+		),
+	);
+	wp_register_ability(
+		'mailsvc/resend-log',
+		array(
+			'label'               => 'Resend an email log',
+			'description'         => 'Puts a failed or delivered log back in the queue; with to, cc or bcc, sends it to those recipients instead as a new log (new_id). A log that no longer holds the whole message (redacted, no body, attachments not kept) cannot be resent.',
+			'category'            => 'mailsvc',
+			'input_schema'        => array(
+				'type'                 => 'object',
+				'properties'           => array(
+					'id'  => array(
+						'type'    => 'integer',
+						'minimum' => 1,
+					),
+					'to'  => $addresses,
+					'cc'  => $addresses,
+					'bcc' => $addresses,
+				),
+				'required'             => array( 'id' ),
+				'additionalProperties' => false,
+			),
+			'output_schema'       => array(
+				'type'       => 'object',
+				'properties' => array(
+					'resent' => array( 'type' => 'boolean' ),
+					'id'     => array( 'type' => 'integer' ),
+					'new_id' => array( 'type' => 'integer' ),
+				),
+				'required'   => array( 'resent', 'id' ),
+			),
+			'execute_callback'    => 'mailsvc_bridge_ability_resend_log',
+			'permission_callback' => $permission,
+			'meta'                => mailsvc_bridge_ability_sending_meta(),
+		)
+	);
+}
+
+/* ===== End of: abilities ===== */
