@@ -171,7 +171,8 @@ async function detail(root, id) {
       m.html ? bodyFrame(m.html) : null,
       m.text ? h('pre', { class: 'body-text', tabindex: '0', 'aria-label': 'Message body (text)' }, m.text) : null,
       !m.html && !m.text ? h('p', {}, 'No body.') : null,
-      (log.attachments || []).length ? table('Attachments', ['File', 'Type', 'Size'], log.attachments.map((a) => [a.filename, a.content_type, `${a.size} bytes`])) : null),
+      (log.attachments || []).length ? table('Attachments', ['File', 'Type', 'Size', 'Shown as'], log.attachments.map((a) =>
+        [a.filename, a.content_type, `${a.size} bytes`, a.inline ? `Inline image${a.content_id ? ` (cid:${a.content_id})` : ''}` : 'Attachment'])) : null),
     h('section', { class: 'card', 'aria-labelledby': 'hdr-h' }, h('h2', { id: 'hdr-h' }, 'Headers'),
       table('Headers', ['Name', 'Value'], (m.headers || []).map((x) => [x.name, x.value]))),
     h('section', { class: 'card', 'aria-labelledby': 'att-h' }, h('h2', { id: 'att-h' }, 'Attempts'),
