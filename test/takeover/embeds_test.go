@@ -2,6 +2,7 @@ package takeover
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -24,8 +25,8 @@ import (
 // wp_mail_embed_args filter, one added by a wp_mail filter. Both arrive as
 // inline parts of a multipart/related around the HTML, byte for byte,
 // with the Content-IDs the HTML refers to; wp_mail_succeeded's mail_data
-// carries the embeds; the log lists them as inline images; a resend
-// delivers them again.
+// carries the embeds; the log lists them as inline images with their
+// previews; a resend delivers them again.
 func TestEmbedsOnWordPress(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real WordPress test: not in -short mode")
@@ -135,6 +136,7 @@ echo wp_json_encode( array( 'result' => $r, 'embeds' => $embeds ) );`)
 		Size        int    `json:"size"`
 		Inline      bool   `json:"inline"`
 		ContentID   string `json:"content_id"`
+		Preview     string `json:"preview"`
 	}
 	var detail struct {
 		ID          int64        `json:"id"`
@@ -156,9 +158,14 @@ echo wp_json_encode( array( 'result' => $r, 'embeds' => $embeds ) );`)
 			t.Fatalf("no delivered log: %+v", detail)
 		}
 	}
-	wantAtt := []attachment{{"brand.png", "image/png", len(logo), true, "brand-logo"}, {"photo.jpg", "image/jpeg", len(photo), true, "banner"}}
+	// The log kept the bytes (log_attachments): the detail gives each
+	// image as a data: URI, which the logs screen's preview shows.
+	wantAtt := []attachment{
+		{"brand.png", "image/png", len(logo), true, "brand-logo", "data:image/png;base64," + base64.StdEncoding.EncodeToString(logo)},
+		{"photo.jpg", "image/jpeg", len(photo), true, "banner", "data:image/jpeg;base64," + base64.StdEncoding.EncodeToString(photo)},
+	}
 	if !slices.Equal(detail.Attachments, wantAtt) {
-		t.Errorf("the log lists %+v, want %+v", detail.Attachments, wantAtt)
+		t.Errorf("the log lists %.300v, want %.300v", detail.Attachments, wantAtt)
 	}
 
 	// A resend delivers both images again.
