@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"strings"
 	"time"
@@ -52,6 +53,28 @@ type AttachmentInfo struct {
 	Size        int    `json:"size"`
 	Inline      bool   `json:"inline,omitempty"`
 	ContentID   string `json:"content_id,omitempty"`
+	// Preview is an inline image as a data: URI, for the log's HTML
+	// preview to show in place of its cid: references: only for an inline
+	// PNG, JPEG, GIF or WebP image whose bytes the log kept, at most
+	// MaxInlinePreview bytes.
+	Preview string `json:"preview,omitempty"`
+}
+
+// MaxInlinePreview bounds the bytes of one inline image a log's detail
+// carries as a preview.
+const MaxInlinePreview = 1 << 20
+
+// previewTypes are the inline image types a log's detail previews:
+// raster images, which an <img> shows and which run nothing.
+var previewTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
+
+// inlinePreview returns a's preview (see AttachmentInfo.Preview), or "".
+func inlinePreview(a core.Attachment) string {
+	ct := strings.ToLower(strings.TrimSpace(a.ContentType))
+	if !a.Inline || len(a.Data) == 0 || len(a.Data) > MaxInlinePreview || !previewTypes[ct] {
+		return ""
+	}
+	return "data:" + ct + ";base64," + base64.StdEncoding.EncodeToString(a.Data)
 }
 
 // LogDetail is one log as GET /logs/{id} shows it: the log with its
@@ -211,7 +234,8 @@ func validStatus(s string) bool {
 }
 
 // Get returns one log with its body, headers, attempts and attachment
-// names and sizes; ENOTFOUND when it does not exist.
+// names and sizes (and its inline images' previews); ENOTFOUND when it
+// does not exist.
 func (s *Logs) Get(ctx context.Context, id int64) (*LogDetail, error) {
 	l, err := s.Store.FindLogByID(ctx, id)
 	if err != nil {
@@ -231,6 +255,7 @@ func (s *Logs) Get(ctx context.Context, id int64) (*LogDetail, error) {
 	for _, a := range l.Message.Attachments {
 		d.Attachments = append(d.Attachments, AttachmentInfo{
 			Filename: a.Filename, ContentType: a.ContentType, Size: max(len(a.Data), a.Size), Inline: a.Inline, ContentID: a.ContentID,
+			Preview: inlinePreview(a),
 		})
 	}
 	return d, nil

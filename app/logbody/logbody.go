@@ -107,7 +107,9 @@ func (p Policy) Keep(m *core.Message, source string, r *Redactor) *core.KeptBody
 // View returns the log as an administrator may see it: a log whose body
 // has no mode applied yet (queued or sending, or stored before the
 // modes) shows what the log will keep, so a live link is never on
-// screen. It changes l in place.
+// screen, and attachments whose bytes the log will not keep are shown
+// without them (their sizes kept). It changes l in place; the attachment
+// slice is replaced, not written.
 func (p Policy) View(l *core.Log, r *Redactor) {
 	if l.BodyMode != "" {
 		return
@@ -115,6 +117,14 @@ func (p Policy) View(l *core.Log, r *Redactor) {
 	k := p.Keep(&l.Message, l.Source, r)
 	if k.Changed {
 		l.Message.Text, l.Message.HTML = k.Text, k.HTML
+	}
+	if k.DropAttachments {
+		list := make([]core.Attachment, len(l.Message.Attachments))
+		for i, a := range l.Message.Attachments {
+			a.Size, a.Data = max(len(a.Data), a.Size), nil
+			list[i] = a
+		}
+		l.Message.Attachments = list
 	}
 	l.RedactedCount = k.Redacted
 }

@@ -5,7 +5,10 @@
 //
 //   - Send: a full message (several recipients of every kind, unicode
 //     subject, text and HTML, custom headers, a binary attachment and an
-//     inline image) arrives at the provider intact, with the receipt naming
+//     inline image) arrives at the provider intact, and so does an HTML
+//     message with two inline images (WordPress's $embeds) and an
+//     attachment, each image through the provider's inline field with its
+//     Content-ID, with the receipt naming
 //     the provider's message id, and the connection's from_email and
 //     from_name replace the sender; several Reply-To addresses are kept;
 //     provider failures are classified temporary (429, 5xx, stalls,
@@ -103,6 +106,9 @@ type Harness struct {
 	// AttachmentName returns the file name the fake records for a. Nil:
 	// a.Filename.
 	AttachmentName func(a core.Attachment) string
+	// AttachmentType returns the content type the fake records for a.
+	// Nil: a.ContentType.
+	AttachmentType func(a core.Attachment) string
 	// AttachmentsByName matches the recorded attachments to the sent ones
 	// by file name instead of by position, for providers that take raw
 	// MIME, where inline parts come in their own multipart/related part
@@ -142,6 +148,7 @@ func Run(t *testing.T, h Harness) {
 // Send runs the send tests of the suite.
 func Send(t *testing.T, h Harness) {
 	t.Run("RoundTrip", func(t *testing.T) { roundTrip(t, h) })
+	t.Run("Embeds", func(t *testing.T) { embeds(t, h) })
 	t.Run("MultipleReplyTo", func(t *testing.T) { multipleReplyTo(t, h) })
 	t.Run("ErrorsClassified", func(t *testing.T) { errorsClassified(t, h) })
 	t.Run("RecoversAfterFailures", func(t *testing.T) { recoversAfterFailures(t, h) })
@@ -189,6 +196,52 @@ func FullMessage() *core.Message {
 			{Filename: "logo.png", ContentType: "image/png", Data: PNGBytes(), Inline: true, ContentID: "logo1"},
 		},
 	}
+}
+
+// JPEGBytes is a second binary image payload, shaped like a JPEG and
+// unlike PNGBytes, so that two inline parts cannot be confused.
+func JPEGBytes() []byte {
+	b := []byte{0xff, 0xd8, 0xff, 0xe0, 0, 0x10, 'J', 'F', 'I', 'F', 0, '\r', '\n', '.', '\r', '\n'}
+	for i := range 300 {
+		b = append(b, byte(i*13), 0xff)
+	}
+	return b
+}
+
+// EmbedsMessage is an HTML message as the WordPress bridge queues one
+// whose wp_mail() call embedded two images (WordPress 6.9's $embeds): an
+// attachment, then the two inline images, the first renamed by
+// wp_mail_embed_args ("brand-logo", brand.png) and the second added by a
+// wp_mail filter ("banner", photo.jpg), both referred to from the HTML.
+func EmbedsMessage() *core.Message {
+	return &core.Message{
+		From:    core.Address{Name: "Shop", Email: "shop@example.com"},
+		To:      []core.Address{{Name: "Ann", Email: "ann@example.org"}},
+		Subject: "Your order, with pictures",
+		HTML:    `<p><img src="cid:brand-logo" alt="Logo"></p><p><img src="cid:banner" alt="Banner"></p>`,
+		Attachments: []core.Attachment{
+			{Filename: "invoice.pdf", ContentType: "application/pdf", Data: PDFBytes()},
+			{Filename: "brand.png", ContentType: "image/png", Data: PNGBytes(), Inline: true, ContentID: "brand-logo"},
+			{Filename: "photo.jpg", ContentType: "image/jpeg", Data: JPEGBytes(), Inline: true, ContentID: "banner"},
+		},
+	}
+}
+
+// embeds sends EmbedsMessage: both images arrive as the provider's
+// inline attachments with their Content-IDs and bytes, the PDF as an
+// attachment.
+func embeds(t *testing.T, h Harness) {
+	fake := h.Start()
+	defer fake.Close()
+	msg := EmbedsMessage()
+	if _, err := h.newTransport(t, h.settings(fake.URL(), h.Key)).Send(context.Background(), msg); err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	got := fake.Messages()
+	if len(got) != 1 {
+		t.Fatalf("the fake recorded %d messages, want 1", len(got))
+	}
+	h.CheckMessage(t, got[0], msg)
 }
 
 // Recorded converts the messages a fake recorded (a slice of its own
@@ -388,8 +441,12 @@ func (h Harness) CheckMessage(t *testing.T, m Message, msg *core.Message) {
 				}
 			}
 		}
-		if a.Filename != wantName || a.ContentType != want.ContentType || a.Inline != want.Inline || a.ContentID != want.ContentID {
-			t.Errorf("attachment %d = %s %s inline=%v cid=%s, want %s %s inline=%v cid=%s", j, a.Filename, a.ContentType, a.Inline, a.ContentID, wantName, want.ContentType, want.Inline, want.ContentID)
+		wantType := want.ContentType
+		if h.AttachmentType != nil {
+			wantType = h.AttachmentType(want)
+		}
+		if a.Filename != wantName || a.ContentType != wantType || a.Inline != want.Inline || a.ContentID != want.ContentID {
+			t.Errorf("attachment %d = %s %s inline=%v cid=%s, want %s %s inline=%v cid=%s", j, a.Filename, a.ContentType, a.Inline, a.ContentID, wantName, wantType, want.Inline, want.ContentID)
 		}
 		if !bytes.Equal(a.Data, want.Data) {
 			t.Errorf("attachment %d bytes differ (%d vs %d bytes)", j, len(a.Data), len(want.Data))

@@ -289,3 +289,13 @@ func TestRecipientCapParts(t *testing.T) {
 	parts := drivertest.SendInParts(t, gmail.Slug, tr, 1200)
 	drivertest.CheckParts(t, parts, drivertest.Recorded(fake.Messages()), 3, 1200)
 }
+
+// TestEmbeds sends an HTML message with two inline images (WordPress's
+// $embeds) and an attachment: the raw MIME Gmail gets carries each image
+// as an inline part with its Content-ID, bytes intact.
+func TestEmbeds(t *testing.T) {
+	fake := startGmail(t)
+	msg := drivertest.EmbedsMessage()
+	_, m := drivertest.SendRecorded(t, newTransport(t, settingsFor(fake.URL), oauthdrivertest.NewTokens(goodToken), nil), msg, fake.Messages, 1)
+	drivertest.Harness{AttachmentsByName: true}.CheckMessage(t, drivertest.Recorded([]gmailfake.Message{m})[0], msg)
+}

@@ -3,6 +3,8 @@ package mailgun_test
 import (
 	"bytes"
 	"context"
+	"mime"
+	"path"
 	"strings"
 	"testing"
 
@@ -61,6 +63,18 @@ func TestConformance(t *testing.T) {
 				return a.ContentID // Mailgun names inline parts by their content id
 			}
 			return a.Filename
+		},
+		// Mailgun types a file by its name's extension: an inline part
+		// whose content id has none (WordPress's "0", "logo") is
+		// application/octet-stream.
+		AttachmentType: func(a core.Attachment) string {
+			if !a.Inline {
+				return a.ContentType
+			}
+			if t, _, _ := strings.Cut(mime.TypeByExtension(path.Ext(a.ContentID)), ";"); t != "" {
+				return t
+			}
+			return "application/octet-stream"
 		},
 		DefaultBaseURL: mailgun.BaseURLUS,
 		APIKeyConstant: "MAILSVC_MAILGUN_API_KEY",

@@ -439,3 +439,21 @@ func TestRecipientCapParts(t *testing.T) {
 	parts := drivertest.SendInParts(t, outlook.Slug, tr, 1200)
 	drivertest.CheckParts(t, parts, drivertest.Recorded(fake.Messages()), 3, 1200)
 }
+
+// TestEmbedsThroughGraph sends an HTML message with two inline images
+// (WordPress's $embeds) and an attachment: each image is a Graph file
+// attachment with isInline and its contentId, bytes intact; the PDF is
+// not inline.
+func TestEmbedsThroughGraph(t *testing.T) {
+	fake := startGraph(t)
+	msg := drivertest.EmbedsMessage()
+	_, m := drivertest.SendRecorded(t, newTransport(t, apiSettings(fake, nil), oauthdrivertest.NewTokens(freshToken)), msg, fake.Messages, 1)
+	if m.HTML != msg.HTML {
+		t.Errorf("html = %q, want %q", m.HTML, msg.HTML)
+	}
+	rec := make([]drivertest.Attachment, 0, len(m.Attachments))
+	for _, a := range m.Attachments {
+		rec = append(rec, a.Attachment)
+	}
+	drivertest.Harness{}.CheckMessage(t, drivertest.Message{To: msg.To, Subject: msg.Subject, HTML: msg.HTML, Attachments: rec}, msg)
+}

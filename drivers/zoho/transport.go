@@ -104,7 +104,7 @@ func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, 
 				return fmt.Errorf("upload attachment %d: %w", i+1, err)
 			}
 			if a.Inline && a.ContentID != "" && up.URL != "" {
-				html = strings.ReplaceAll(html, "cid:"+strings.Trim(a.ContentID, "<>"), up.URL)
+				html = replaceCID(html, strings.Trim(a.ContentID, "<>"), up.URL)
 			}
 			out.Attachments = append(out.Attachments, uploaded{StoreName: up.StoreName, AttachmentPath: up.AttachmentPath, AttachmentName: up.AttachmentName})
 		}
@@ -215,4 +215,32 @@ func mailboxes(list []core.Address) string {
 		parts = append(parts, mailbox(a))
 	}
 	return strings.Join(parts, ",")
+}
+
+// replaceCID replaces each whole "cid:<id>" reference in html with url:
+// one followed by the end of an attribute or of a CSS url() (a quote,
+// white space, ")" or ">") or by the end of html, so that the reference
+// to "1" leaves "cid:10" alone (WordPress numbers a list's embeds 0, 1,
+// 2, ...).
+func replaceCID(html, id, url string) string {
+	ref := "cid:" + id
+	if !strings.Contains(html, ref) {
+		return html
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(html, ref)
+		if i < 0 {
+			b.WriteString(html)
+			return b.String()
+		}
+		end := i + len(ref)
+		b.WriteString(html[:i])
+		if end == len(html) || strings.IndexByte("\"' \t\r\n)>", html[end]) >= 0 {
+			b.WriteString(url)
+		} else {
+			b.WriteString(ref)
+		}
+		html = html[end:]
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -341,4 +342,62 @@ func TestRecipientCapParts(t *testing.T) {
 	tr := newTransport(t, settingsFor(fake.URL), oauthdrivertest.NewTokens(goodToken))
 	parts := drivertest.SendInParts(t, zoho.Slug, tr, 250)
 	drivertest.CheckParts(t, parts, drivertest.Recorded(fake.Messages()), 3, 250)
+}
+
+// TestEmbeds sends an HTML message with two inline images (WordPress's
+// $embeds) and an attachment. Zoho Mail has no Content-ID: each image is
+// uploaded inline, bytes intact, and the HTML's cid: reference to it
+// becomes the upload's URL.
+func TestEmbeds(t *testing.T) {
+	fake := startFake(t)
+	msg := drivertest.EmbedsMessage()
+	_, m := drivertest.SendRecorded(t, newTransport(t, settingsFor(fake.URL), oauthdrivertest.NewTokens(goodToken)), msg, fake.Messages, 1)
+	if len(m.Attachments) != 3 {
+		t.Fatalf("got %d attachments, want 3", len(m.Attachments))
+	}
+	html := msg.HTML
+	for i, want := range msg.Attachments {
+		a := m.Attachments[i]
+		if a.Filename != want.Filename || a.ContentType != want.ContentType || a.Inline != want.Inline || !bytes.Equal(a.Data, want.Data) {
+			t.Errorf("attachment %d = %s %s inline=%v (%d bytes), want %s %s inline=%v (%d bytes)", i, a.Filename, a.ContentType, a.Inline, len(a.Data), want.Filename, want.ContentType, want.Inline, len(want.Data))
+		}
+		if want.Inline {
+			if a.URL == "" {
+				t.Errorf("inline %s has no URL", a.Filename)
+			}
+			html = strings.Replace(html, "cid:"+want.ContentID, a.URL, 1)
+		}
+	}
+	if m.HTML != html {
+		t.Errorf("html = %q, want %q", m.HTML, html)
+	}
+}
+
+// TestEmbedsNumberedContentIDs sends eleven inline images numbered as
+// WordPress numbers a list's embeds, "0" to "10": each reference becomes
+// its own image's URL, "cid:1" leaving "cid:10" and "cid:1x" alone.
+func TestEmbedsNumberedContentIDs(t *testing.T) {
+	fake := startFake(t)
+	msg := drivertest.EmbedsMessage()
+	msg.Attachments = nil
+	var html strings.Builder
+	for i := range 11 {
+		id := strconv.Itoa(i)
+		msg.Attachments = append(msg.Attachments, core.Attachment{Filename: "img" + id + ".png", ContentType: "image/png", Data: []byte("png " + id), Inline: true, ContentID: id})
+		html.WriteString(`<img src="cid:` + id + `">`)
+	}
+	html.WriteString(`<a href="cid:1x">not an image</a><div style="background:url(cid:2)"></div>`)
+	msg.HTML = html.String()
+	_, m := drivertest.SendRecorded(t, newTransport(t, settingsFor(fake.URL), oauthdrivertest.NewTokens(goodToken)), msg, fake.Messages, 1)
+	if len(m.Attachments) != 11 {
+		t.Fatalf("got %d attachments, want 11", len(m.Attachments))
+	}
+	var want strings.Builder
+	for _, a := range m.Attachments {
+		want.WriteString(`<img src="` + a.URL + `">`)
+	}
+	want.WriteString(`<a href="cid:1x">not an image</a><div style="background:url(` + m.Attachments[2].URL + `)"></div>`)
+	if m.HTML != want.String() {
+		t.Errorf("html = %q\nwant %q", m.HTML, want.String())
+	}
 }

@@ -188,8 +188,8 @@ func args(t *testing.T, r recordedHook, dst ...any) {
 // each event exactly once with the documented arguments — a connection
 // test, a message wp_mail() queued and delivered, one the SMTP server
 // refuses with 550 (WordPress's own wp_mail_failed with the wp_mail()
-// arguments), a signed SES webhook (both webhook hooks) and the debug
-// mailer's payloads. While PHP does not answer, the events wait and one
+// arguments, embeds included), a signed SES webhook (both webhook hooks)
+// and the debug mailer's payloads. While PHP does not answer, the events wait and one
 // WP-cron run delivers them; once it answers, the service's signed
 // request runs them without cron. A callback that throws runs once and
 // its error is recorded.
@@ -319,7 +319,7 @@ func TestHostHooksRunInWordPress(t *testing.T) {
 	if err := os.WriteFile(attachment, []byte("invoice"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	site.PHP(t, fmt.Sprintf(`if ( ! wp_mail( array( 'refuse@example.com' ), 'Order 2', 'Refused body', array( 'X-Order: 2' ), array( %s ) ) ) { wpsite_fail( 'wp_mail failed' ); }`, wpsite.PHPString(attachment)))
+	site.PHP(t, fmt.Sprintf(`if ( ! wp_mail( array( 'refuse@example.com' ), 'Order 2', 'Refused body', array( 'X-Order: 2' ), array( %s ), array( 'logo' => %[1]s ) ) ) { wpsite_fail( 'wp_mail failed' ); }`, wpsite.PHPString(attachment)))
 	bounce := sns.Notification(topic, snsfake.SESBounce(first.ProviderMessageID, "gone@example.com", true), time.Now(), "2")
 	if r := servicetest.Call(t, "POST", svc.Base+"/pro/webhooks/ses", string(bounce), nil); r.Status != 200 || !strings.Contains(string(r.Body), `"matched":1`) {
 		t.Fatalf("ses webhook: %d %s", r.Status, r.Body)
@@ -392,6 +392,7 @@ func TestHostHooksRunInWordPress(t *testing.T) {
 			Message      string            `json:"message"`
 			Headers      map[string]string `json:"headers"`
 			Attachments  []string          `json:"attachments"`
+			Embeds       map[string]string `json:"embeds"`
 			MailsvcLogID int64             `json:"mailsvc_log_id"`
 		} `json:"data"`
 	}
@@ -399,7 +400,8 @@ func TestHostHooksRunInWordPress(t *testing.T) {
 	if failure.Code != "wp_mail_failed" || failure.Message != refusedErr || !strings.Contains(failure.Message, "550") ||
 		len(failure.Data.To) != 1 || failure.Data.To[0] != "refuse@example.com" || failure.Data.Subject != "Order 2" ||
 		failure.Data.Message != "Refused body" || failure.Data.Headers["X-Order"] != "2" ||
-		len(failure.Data.Attachments) != 1 || failure.Data.Attachments[0] != attachment || failure.Data.MailsvcLogID != refusedID {
+		len(failure.Data.Attachments) != 1 || failure.Data.Attachments[0] != attachment ||
+		len(failure.Data.Embeds) != 1 || failure.Data.Embeds["logo"] != attachment || failure.Data.MailsvcLogID != refusedID {
 		t.Errorf("wp_mail_failed WP_Error = %+v, want the wp_mail() arguments, log %d and the error %q", failure, refusedID, refusedErr)
 	}
 

@@ -47,8 +47,8 @@ func TestInstallAndRemove(t *testing.T) {
 	if _, err := bridge.Install(filepath.Join(content, "missing")); err == nil {
 		t.Fatal("install into a missing content directory succeeded")
 	}
-	if !bytes.Contains(bridge.Source, []byte("function wp_mail( $to, $subject, $message, $headers = '', $attachments = array() )")) {
-		t.Fatal("the bridge does not define wp_mail() with WordPress's signature")
+	if !bytes.Contains(bridge.Source, []byte("function wp_mail( $to, $subject, $message, $headers = '', $attachments = array(), $embeds = array() )")) {
+		t.Fatal("the bridge does not define wp_mail() with WordPress 6.9's signature")
 	}
 }
 

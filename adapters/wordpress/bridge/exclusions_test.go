@@ -15,6 +15,7 @@ import (
 	"github.com/mailsvc/mailsvc/adapters/store"
 	"github.com/mailsvc/mailsvc/adapters/wordpress/bridge"
 	"github.com/mailsvc/mailsvc/core"
+	"github.com/mailsvc/mailsvc/test/fakes/rawmime"
 	"github.com/mailsvc/mailsvc/test/fakes/smtpsink"
 	"github.com/mailsvc/mailsvc/test/wpsite"
 )
@@ -89,6 +90,10 @@ func TestBridgePluginExclusions(t *testing.T) {
 	db := openStore(t, site)
 	ctx := context.Background()
 	sink := smtpsink.Start(t)
+	image, imageBytes := filepath.Join(site.Dir, "logo.png"), []byte{0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0xff}
+	if err := os.WriteFile(image, imageBytes, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	attachment := filepath.Join(site.Dir, "report.txt")
 	if err := os.WriteFile(attachment, []byte("attached text"), 0o600); err != nil {
 		t.Fatal(err)
@@ -105,7 +110,7 @@ add_action( 'phpmailer_init', function ( $phpmailer ) {
 	$phpmailer->SMTPSecure  = '';
 } );
 `, sink.Port()),
-		"plugins/keep-out/keep-out.php": "<?php\n/* Plugin Name: Keep Out */\nfunction keep_out_send( $subject, $headers = '', $attachments = array() ) { return wp_mail( 'Reader <reader@example.com>, second@example.com', $subject, 'excluded body', $headers, $attachments ); }\n",
+		"plugins/keep-out/keep-out.php": "<?php\n/* Plugin Name: Keep Out */\nfunction keep_out_send( $subject, $headers = '', $attachments = array() ) { return wp_mail( 'Reader <reader@example.com>, second@example.com', $subject, 'excluded body', $headers, $attachments ); }\nfunction keep_out_embed( $subject, $embeds ) { return wp_mail( 'reader@example.com', $subject, '<img src=\"cid:brand-logo\">', 'Content-Type: text/html', array(), $embeds ); }\n",
 		"plugins/taken/taken.php":       "<?php\n/* Plugin Name: Taken */\nfunction taken_send( $subject ) { return wp_mail( 'reader@example.com', $subject, 'taken body' ); }\n",
 	})
 	site.PHP(t, `update_option( 'active_plugins', array( 'keep-out/keep-out.php', 'taken/taken.php' ) ); echo 'ok';`)
@@ -195,6 +200,26 @@ $results[] = keep_out_send( 'excluded two' );`)
 		}
 		if msg.Header.Get("Bcc") != "" || !bytes.Contains(m.Data, []byte("filename=named.txt")) || !bytes.Contains(m.Data, []byte("excluded body")) {
 			t.Errorf("message body, attachment or Bcc wrong:\n%s", m.Data)
+		}
+	})
+
+	t.Run("an excluded plugin's embeds go through PHPMailer as WordPress 6.9 sends them", func(t *testing.T) {
+		exclude(t, "keep-out")
+		r := run(t, `add_filter( 'wp_mail_embed_args', function ( $a ) { if ( 'logo' === $a['cid'] ) { $a['cid'] = 'brand-logo'; $a['name'] = 'brand.png'; } return $a; } );
+$results[] = keep_out_embed( 'excluded embeds', array( 'logo' => `+wpsite.PHPString(image)+` ) );`)
+		if got := fmt.Sprint(r.Results); got != "[true]" {
+			t.Fatalf("wp_mail() results %s, want [true]", got)
+		}
+		got := received("excluded embeds")
+		if len(got) != 1 || queued(t, "excluded embeds") != nil {
+			t.Fatalf("the sink got %d messages, want 1 and nothing queued", len(got))
+		}
+		m, err := rawmime.Parse(got[0].Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(m.Attachments) != 1 || !m.Attachments[0].Inline || m.Attachments[0].ContentID != "brand-logo" || m.Attachments[0].Filename != "brand.png" || !bytes.Equal(m.Attachments[0].Data, imageBytes) {
+			t.Errorf("parts %+v, want brand.png inline as <brand-logo> with the file's bytes:\n%s", m.Attachments, got[0].Data)
 		}
 	})
 

@@ -12,7 +12,9 @@
  * {$wpdb->prefix}mailsvc_logs, which the service's workers deliver. The
  * row's `message` column is the JSON the service's store reads
  * (adapters/store/log.go, storedMessage); attachments are copied into it
- * as base64 so that they outlive the request's temporary files.
+ * as base64 so that they outlive the request's temporary files, and so are
+ * the files wp_mail()'s sixth argument embeds (WordPress 6.9's $embeds),
+ * as inline attachments with their Content-IDs.
  *
  * One exception: mail from a source the service names in its bridge
  * directive excluded_sources is not queued but sent the way WordPress's
@@ -49,10 +51,13 @@ if ( function_exists( 'wp_mail' ) ) {
 	 * @param string          $message     Message contents.
 	 * @param string|string[] $headers     Optional. Additional headers.
 	 * @param string|string[] $attachments Optional. Paths to files to attach.
+	 * @param string|string[] $embeds      Optional. Paths to files to embed
+	 *                                     (WordPress 6.9's sixth argument;
+	 *                                     taken on every version).
 	 * @return bool Whether the email was queued.
 	 */
-	function wp_mail( $to, $subject, $message, $headers = '', $attachments = array() ) {
-		return mailsvc_bridge_queue( $to, $subject, $message, $headers, $attachments );
+	function wp_mail( $to, $subject, $message, $headers = '', $attachments = array(), $embeds = array() ) {
+		return mailsvc_bridge_queue( $to, $subject, $message, $headers, $attachments, $embeds, func_num_args() >= 6 );
 	}
 	define( 'MAIL_SVC_WP_MAIL_TAKEOVER', true );
 }
@@ -478,6 +483,128 @@ function mailsvc_bridge_attachment( $path, $filename ) {
 }
 
 /**
+ * Tells whether this WordPress's own wp_mail() takes embeds (6.9 and
+ * later). There the arguments the wp_mail and pre_wp_mail filters get and
+ * the $mail_data of wp_mail_succeeded and wp_mail_failed always carry
+ * `embeds`, as core's do. Before 6.9 they carry it only when the caller
+ * passed a sixth argument or a wp_mail filter set it, so that a
+ * five-argument call sees exactly what it saw before.
+ *
+ * @global string $wp_version
+ *
+ * @return bool
+ */
+function mailsvc_bridge_core_embeds() {
+	global $wp_version;
+	return isset( $wp_version ) && version_compare( (string) $wp_version, '6.9-alpha', '>=' );
+}
+
+/**
+ * The wp_mail() arguments as WordPress passes them to the wp_mail filter
+ * and in $mail_data: `embeds` last, when the call carries them (see
+ * mailsvc_bridge_core_embeds()).
+ *
+ * @param mixed $to          Recipients.
+ * @param mixed $subject     Subject.
+ * @param mixed $message     Body.
+ * @param mixed $headers     Headers.
+ * @param mixed $attachments Attachments.
+ * @param mixed $embeds      Embeds.
+ * @param bool  $with_embeds Whether `embeds` is there.
+ * @return array
+ */
+function mailsvc_bridge_mail_data( $to, $subject, $message, $headers, $attachments, $embeds, $with_embeds ) {
+	$data = compact( 'to', 'subject', 'message', 'headers', 'attachments' );
+	if ( $with_embeds ) {
+		$data['embeds'] = $embeds;
+	}
+	return $data;
+}
+
+/**
+ * Runs wp_mail_embed_args for each embed, with WordPress's defaults: the
+ * embed's key as its Content-ID, the file's base name, base64, an empty
+ * type (the file name's type) and inline (wp-includes/pluggable.php,
+ * WordPress 6.9).
+ *
+ * @param array $embeds Paths to files to embed, keyed by Content-ID or a list.
+ * @return array[] Each embed's path, cid, name, encoding, type and disposition.
+ */
+function mailsvc_bridge_embed_args( $embeds ) {
+	$defaults = array(
+		'path'        => '',
+		'cid'         => '',
+		'name'        => '',
+		'encoding'    => 'base64',
+		'type'        => '',
+		'disposition' => 'inline',
+	);
+	$out      = array();
+	foreach ( $embeds as $key => $embed_path ) {
+		/** This filter is documented in wp-includes/pluggable.php */
+		$args = apply_filters(
+			'wp_mail_embed_args',
+			array(
+				'path'        => $embed_path,
+				'cid'         => (string) $key,
+				'name'        => is_scalar( $embed_path ) ? basename( (string) $embed_path ) : '',
+				'encoding'    => 'base64',
+				'type'        => '',
+				'disposition' => 'inline',
+			)
+		);
+		$out[] = is_array( $args ) ? $args + $defaults : $defaults;
+	}
+	return $out;
+}
+
+/**
+ * Reads one embed (its wp_mail_embed_args) into the form the queue keeps,
+ * as PHPMailer's addEmbeddedImage() takes it: an inline part with its
+ * Content-ID, or an attachment when the disposition is "attachment". It
+ * is left out where PHPMailer leaves it out: a file it cannot read, an
+ * encoding it does not know, or a disposition other than "inline" and
+ * "attachment" (which PHPMailer never writes). The type, when empty, is
+ * PHPMailer's for the path's extension; the name, when empty, the file's
+ * base name. The bytes are delivered base64 whatever the encoding.
+ *
+ * @param array $args The embed's path, cid, name, encoding, type and disposition.
+ * @return array|null The attachment, or null when it is left out.
+ */
+function mailsvc_bridge_embed( $args ) {
+	$disposition = is_scalar( $args['disposition'] ) ? (string) $args['disposition'] : '';
+	$encoding    = is_scalar( $args['encoding'] ) ? strtolower( (string) $args['encoding'] ) : '';
+	if ( ( 'inline' !== $disposition && 'attachment' !== $disposition )
+		|| ! in_array( $encoding, array( '7bit', '8bit', 'base64', 'binary', 'quoted-printable' ), true )
+		|| ! is_scalar( $args['path'] ) ) {
+		return null;
+	}
+	$path = (string) $args['path'];
+	$name = is_scalar( $args['name'] ) ? (string) $args['name'] : '';
+	$file = mailsvc_bridge_attachment( $path, $name );
+	if ( null === $file ) {
+		return null;
+	}
+	$type = is_scalar( $args['type'] ) ? (string) $args['type'] : '';
+	if ( '' === $type ) {
+		if ( ! class_exists( 'PHPMailer\\PHPMailer\\PHPMailer', false ) ) {
+			require_once ABSPATH . WPINC . '/PHPMailer/PHPMailer.php';
+			require_once ABSPATH . WPINC . '/PHPMailer/Exception.php';
+		}
+		$type = PHPMailer\PHPMailer\PHPMailer::filenameToType( $path );
+	}
+	$file['content_type'] = $type;
+	if ( 'inline' === $disposition ) {
+		$file['inline'] = true;
+		$cid            = is_scalar( $args['cid'] ) ? (string) $args['cid'] : '';
+		if ( '' !== $cid ) {
+			$file['content_id'] = $cid;
+		}
+	}
+	return $file;
+}
+
+/**
  * Renders addresses for the searchable recipients column.
  *
  * @param array[] $list Addresses.
@@ -634,9 +761,11 @@ function mailsvc_bridge_from( $parsed ) {
  * @param string   $message     Body.
  * @param array    $parsed      Headers as mailsvc_bridge_parse_headers() returns them.
  * @param string[] $attachments Attachments; a string key names the file.
+ * @param string[] $embeds      Files to embed, keyed by Content-ID or a list.
+ * @param bool     $with_embeds Whether $mail_data carries `embeds`.
  * @return bool Whether PHPMailer sent the message.
  */
-function mailsvc_bridge_phpmailer( $to, $subject, $message, $parsed, $attachments ) {
+function mailsvc_bridge_phpmailer( $to, $subject, $message, $parsed, $attachments, $embeds = array(), $with_embeds = false ) {
 	global $phpmailer;
 
 	// (Re)create it, if it's gone missing.
@@ -675,7 +804,7 @@ function mailsvc_bridge_phpmailer( $to, $subject, $message, $parsed, $attachment
 	try {
 		$phpmailer->setFrom( $from_email, $from_name, false );
 	} catch ( PHPMailer\PHPMailer\Exception $e ) {
-		$mail_error_data                             = compact( 'to', 'subject', 'message', 'headers', 'attachments' );
+		$mail_error_data                             = mailsvc_bridge_mail_data( $to, $subject, $message, $headers, $attachments, $embeds, $with_embeds );
 		$mail_error_data['phpmailer_exception_code'] = $e->getCode();
 		return mailsvc_bridge_fail( $e->getMessage(), $mail_error_data );
 	}
@@ -755,10 +884,27 @@ function mailsvc_bridge_phpmailer( $to, $subject, $message, $parsed, $attachment
 		}
 	}
 
+	if ( ! empty( $embeds ) ) {
+		foreach ( mailsvc_bridge_embed_args( $embeds ) as $embed_args ) {
+			try {
+				$phpmailer->addEmbeddedImage(
+					$embed_args['path'],
+					$embed_args['cid'],
+					$embed_args['name'],
+					$embed_args['encoding'],
+					$embed_args['type'],
+					$embed_args['disposition']
+				);
+			} catch ( PHPMailer\PHPMailer\Exception $e ) {
+				continue;
+			}
+		}
+	}
+
 	/** This action is documented in wp-includes/pluggable.php */
 	do_action_ref_array( 'phpmailer_init', array( &$phpmailer ) );
 
-	$mail_data = compact( 'to', 'subject', 'message', 'headers', 'attachments' );
+	$mail_data = mailsvc_bridge_mail_data( $to, $subject, $message, $headers, $attachments, $embeds, $with_embeds );
 	try {
 		$send = $phpmailer->send();
 		/** This action is documented in wp-includes/pluggable.php */
@@ -782,13 +928,21 @@ function mailsvc_bridge_phpmailer( $to, $subject, $message, $parsed, $attachment
  * @param string          $message     Body.
  * @param string|string[] $headers     Headers.
  * @param string|string[] $attachments Attachments.
+ * @param string|string[] $embeds      Files to embed (WordPress 6.9), keyed
+ *                                     by Content-ID or a list.
+ * @param bool            $embeds_given Whether the caller passed $embeds:
+ *                                     before WordPress 6.9 the filters'
+ *                                     arguments and $mail_data carry
+ *                                     `embeds` only then (or when a
+ *                                     wp_mail filter sets it).
  * @return bool Whether the message was queued (or, for an excluded plugin, sent).
  */
-function mailsvc_bridge_queue( $to, $subject, $message, $headers = '', $attachments = array() ) {
+function mailsvc_bridge_queue( $to, $subject, $message, $headers = '', $attachments = array(), $embeds = array(), $embeds_given = false ) {
 	global $wpdb;
 
+	$with_embeds = $embeds_given || mailsvc_bridge_core_embeds();
 	/** This filter is documented in wp-includes/pluggable.php */
-	$atts = apply_filters( 'wp_mail', compact( 'to', 'subject', 'message', 'headers', 'attachments' ) );
+	$atts = apply_filters( 'wp_mail', mailsvc_bridge_mail_data( $to, $subject, $message, $headers, $attachments, $embeds, $with_embeds ) );
 
 	/** This filter is documented in wp-includes/pluggable.php */
 	$pre_wp_mail = apply_filters( 'pre_wp_mail', null, $atts );
@@ -817,6 +971,13 @@ function mailsvc_bridge_queue( $to, $subject, $message, $headers = '', $attachme
 	if ( ! is_array( $attachments ) ) {
 		$attachments = explode( "\n", str_replace( "\r\n", "\n", $attachments ) );
 	}
+	if ( isset( $atts['embeds'] ) ) {
+		$embeds      = $atts['embeds'];
+		$with_embeds = true;
+	}
+	if ( ! is_array( $embeds ) ) {
+		$embeds = explode( "\n", str_replace( "\r\n", "\n", $embeds ) );
+	}
 
 	$source   = mailsvc_bridge_source();
 	$excluded = mailsvc_bridge_excluded_sources();
@@ -829,20 +990,20 @@ function mailsvc_bridge_queue( $to, $subject, $message, $headers = '', $attachme
 	$refused = mailsvc_bridge_refused_attachment( $attachments );
 	if ( null !== $refused ) {
 		$headers                                     = $parsed['headers'];
-		$mail_error_data                             = compact( 'to', 'subject', 'message', 'headers', 'attachments' );
+		$mail_error_data                             = mailsvc_bridge_mail_data( $to, $subject, $message, $headers, $attachments, $embeds, $with_embeds );
 		$mail_error_data['phpmailer_exception_code'] = 1; // PHPMailer::STOP_CONTINUE, as for a file it cannot access.
 		return mailsvc_bridge_fail( 'Could not access file: ' . $refused . ' (only files on this server can be attached; stream wrappers such as phar:// or ftp:// are refused)', $mail_error_data );
 	}
 
 	if ( isset( $excluded[ $source ] ) ) {
-		return mailsvc_bridge_phpmailer( $to, $subject, $message, $parsed, $attachments );
+		return mailsvc_bridge_phpmailer( $to, $subject, $message, $parsed, $attachments, $embeds, $with_embeds );
 	}
 
 	$headers   = $parsed['headers'];
 	$cc        = $parsed['cc'];
 	$bcc       = $parsed['bcc'];
 	$reply_to  = $parsed['reply_to'];
-	$mail_data = compact( 'to', 'subject', 'message', 'headers', 'attachments' );
+	$mail_data = mailsvc_bridge_mail_data( $to, $subject, $message, $headers, $attachments, $embeds, $with_embeds );
 
 	list( $from_email, $from_name ) = mailsvc_bridge_from( $parsed );
 	$from_email                     = trim( (string) $from_email );
@@ -906,6 +1067,36 @@ function mailsvc_bridge_queue( $to, $subject, $message, $headers = '', $attachme
 	foreach ( $attachments as $filename => $attachment ) {
 		$file = mailsvc_bridge_attachment( $attachment, is_string( $filename ) ? $filename : '' );
 		if ( null !== $file ) {
+			$files[] = $file;
+		}
+	}
+
+	// Embeds (WordPress 6.9): wp_mail_embed_args for each, then the file
+	// read as PHPMailer's addEmbeddedImage() reads it, kept beside the
+	// attachments as an inline part with its Content-ID; as PHPMailer
+	// writes it, a second inline part with a Content-ID already used is
+	// left out. A stream wrapper fails the message as for attachments.
+	if ( ! empty( $embeds ) ) {
+		$embed_args = mailsvc_bridge_embed_args( $embeds );
+		$refused    = mailsvc_bridge_refused_attachment( wp_list_pluck( $embed_args, 'path' ) );
+		if ( null !== $refused ) {
+			$mail_error_data                             = $mail_data;
+			$mail_error_data['phpmailer_exception_code'] = 1;
+			return mailsvc_bridge_fail( 'Could not access file: ' . $refused . ' (only files on this server can be embedded; stream wrappers such as phar:// or ftp:// are refused)', $mail_error_data );
+		}
+		$cids = array();
+		foreach ( $embed_args as $args ) {
+			$file = mailsvc_bridge_embed( $args );
+			if ( null === $file ) {
+				continue;
+			}
+			if ( ! empty( $file['inline'] ) ) {
+				$cid = isset( $file['content_id'] ) ? $file['content_id'] : '';
+				if ( isset( $cids[ $cid ] ) ) {
+					continue;
+				}
+				$cids[ $cid ] = true;
+			}
 			$files[] = $file;
 		}
 	}

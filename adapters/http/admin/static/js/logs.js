@@ -96,9 +96,20 @@ async function bulk(btn, action, sel, form, results) {
   } catch (err) { flash('error', Object.values(err.errors)[0] || err.message); }
 }
 
+/** withInlineImages puts each inline image the log kept (its preview, a
+ * data: URI) in place of the HTML's whole cid: references to it. */
+function withInlineImages(html, attachments) {
+  for (const a of attachments || []) {
+    if (!a.inline || !a.content_id || !a.preview) continue;
+    const id = a.content_id.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    html = html.replace(new RegExp(`cid:${id}(?=["'\\s)>]|$)`, 'g'), () => a.preview);
+  }
+  return html;
+}
+
 /** bodyFrame renders an HTML body with no scripts, no forms and no remote
  * loads: an empty sandbox plus a CSP that allows only inline styles and
- * data: images. */
+ * data: images (the inline images the log kept among them). */
 function bodyFrame(html) {
   const csp = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:";
   const doc = `<!doctype html><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="${csp}"><base target="_blank">${html}`;
@@ -168,10 +179,11 @@ async function detail(root, id) {
     resendToForm(log),
     h('section', { class: 'card', 'aria-labelledby': 'body-h' }, h('h2', { id: 'body-h' }, 'Body'),
       bodyNote(log) ? h('p', { class: 'help' }, bodyNote(log)) : null,
-      m.html ? bodyFrame(m.html) : null,
+      m.html ? bodyFrame(withInlineImages(m.html, log.attachments)) : null,
       m.text ? h('pre', { class: 'body-text', tabindex: '0', 'aria-label': 'Message body (text)' }, m.text) : null,
       !m.html && !m.text ? h('p', {}, 'No body.') : null,
-      (log.attachments || []).length ? table('Attachments', ['File', 'Type', 'Size'], log.attachments.map((a) => [a.filename, a.content_type, `${a.size} bytes`])) : null),
+      (log.attachments || []).length ? table('Attachments', ['File', 'Type', 'Size', 'Shown as'], log.attachments.map((a) =>
+        [a.filename, a.content_type, `${a.size} bytes`, a.inline ? `Inline image${a.content_id ? ` (cid:${a.content_id})` : ''}` : 'Attachment'])) : null),
     h('section', { class: 'card', 'aria-labelledby': 'hdr-h' }, h('h2', { id: 'hdr-h' }, 'Headers'),
       table('Headers', ['Name', 'Value'], (m.headers || []).map((x) => [x.name, x.value]))),
     h('section', { class: 'card', 'aria-labelledby': 'att-h' }, h('h2', { id: 'att-h' }, 'Attempts'),
