@@ -136,6 +136,9 @@ func (s *engine) decide(ctx, stop context.Context, l *core.Log, st settings, con
 	default:
 		out.Status = core.StatusFailed
 	}
+	if last.Outcome == core.OutcomeTemporary || last.Outcome == core.OutcomePermanent {
+		s.logFailure(l, &out, conns)
+	}
 	return out
 }
 
