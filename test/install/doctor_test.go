@@ -64,6 +64,9 @@ func TestDoctorBesideWordPress(t *testing.T) {
 		t.Errorf("wp install does not say a page load publishes the site's filters:\n%s", r.Stdout)
 	}
 	svc := servicetest.Start(t, dir, "MAILSVC_WP_CONFIG="+site.WPConfigPath)
+	if want := "Open wp-admin → Mail (http://" + siteAddr + "/wp-admin/admin.php?page=mailsvc)"; !strings.Contains(svc.Stdout.String(), want) {
+		t.Errorf("serve beside WordPress does not point to wp-admin → Mail %q:\n%s", want, svc.Stdout)
+	}
 	// Until the bridge's first page load publishes the site's filters the
 	// service refuses every route, and its log says what to do; the first
 	// page load opens the API at once.

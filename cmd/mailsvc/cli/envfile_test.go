@@ -92,3 +92,20 @@ func TestUnreadableEnvFileSaysSudo(t *testing.T) {
 		t.Error("hasOwnSettings does not tell the service's environment from a shell's")
 	}
 }
+
+func TestScreensBanner(t *testing.T) {
+	const admin, screens = "https://site.example/wp-admin/admin.php?page=mailsvc", "http://127.0.0.1:8025/admin/"
+	for _, tc := range []struct {
+		standalone bool
+		admin      string
+		want       string
+	}{
+		{false, admin, "Open wp-admin → Mail (" + admin + ")"},
+		{true, "", "The screens are at " + screens},
+		{false, "", "The screens are at " + screens},
+	} {
+		if got := screensBanner(tc.standalone, tc.admin, screens); got != tc.want {
+			t.Errorf("screensBanner(%v, %q) = %q, want %q", tc.standalone, tc.admin, got, tc.want)
+		}
+	}
+}
