@@ -100,7 +100,7 @@ func WithoutCronHook(raw, hook string) (string, int, error) {
 func UnscheduleCronHook(ctx context.Context, db *gorm.DB, table, hook string) (int, error) {
 	for range 5 {
 		var rows []string
-		err := db.WithContext(ctx).Raw("SELECT option_value FROM `"+table+"` WHERE option_name = 'cron' LIMIT 1").Scan(&rows).Error
+		err := db.WithContext(ctx).Raw("SELECT option_value FROM `" + table + "` WHERE option_name = 'cron' LIMIT 1").Scan(&rows).Error
 		if err != nil {
 			return 0, fmt.Errorf("read the cron option of %s: %w", table, err)
 		}
