@@ -186,7 +186,9 @@ func TestNotChecked(t *testing.T) {
 // result otherwise.
 func TestNeedsReportsOneCauseOnce(t *testing.T) {
 	run := func(v doctor.Verdict) func(context.Context) doctor.Finding {
-		return func(context.Context) doctor.Finding { return doctor.Finding{Verdict: v, Message: string(v), Fix: "fix"} }
+		return func(context.Context) doctor.Finding {
+			return doctor.Finding{Verdict: v, Message: string(v), Fix: "fix"}
+		}
 	}
 	for _, tc := range []struct {
 		service, screens, want doctor.Verdict
