@@ -10,6 +10,17 @@ import (
 	"github.com/mailsvc/mailsvc/core"
 )
 
+// logIfFailed calls logFailure when the last attempt of out failed
+// (temporary or permanent): one comparison on the path of a delivered
+// message.
+func (s *engine) logIfFailed(l *core.Log, out *core.LogOutcome, conns *connLookup) {
+	if n := len(out.History); n > 0 {
+		if o := out.History[n-1].Outcome; o == core.OutcomeTemporary || o == core.OutcomePermanent {
+			s.logFailure(l, out, conns)
+		}
+	}
+}
+
 // logFailure writes the service's log line for an attempt of l that
 // failed: WARN when the message will be tried again (on the same
 // connection after a back-off, or handed to the fallback), ERROR when the
@@ -45,6 +56,7 @@ func (s *engine) logFailure(l *core.Log, out *core.LogOutcome, conns *connLookup
 			errText = core.ScrubText(errText, connectionSecrets(conn)...)
 		}
 	}
+	errText = maskRecipients(errText, &l.Message)
 	attrs := []slog.Attr{
 		slog.Int64("log_id", l.ID),
 		slog.String("connection", name),
@@ -68,6 +80,22 @@ func connectionSecrets(conn *core.Connection) []string {
 		}
 	}
 	return out
+}
+
+// maskRecipients returns text with each recipient's address of msg (as
+// given, or in lower case, as providers often echo it) replaced by its
+// domain alone, "…@example.com".
+func maskRecipients(text string, msg *core.Message) string {
+	for _, r := range msg.Recipients() {
+		at := strings.LastIndexByte(r.Email, '@')
+		if at <= 0 {
+			continue
+		}
+		masked := "…" + r.Email[at:]
+		text = strings.ReplaceAll(text, r.Email, masked)
+		text = strings.ReplaceAll(text, strings.ToLower(r.Email), strings.ToLower(masked))
+	}
+	return text
 }
 
 // recipientDomains returns the distinct domains of msg's recipients,

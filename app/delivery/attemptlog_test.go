@@ -45,6 +45,7 @@ func TestAttemptLogLines(t *testing.T) {
 		{"refused three times, then failed", nil, map[int64][]error{1: {refused, refused, refused, refused}},
 			[]string{"WARN delivery attempt failed: will retry", "WARN delivery attempt failed: will retry", "WARN delivery attempt failed: will retry", "ERROR delivery failed"}},
 		{"permanent", nil, map[int64][]error{1: {perm}}, []string{"ERROR delivery failed"}},
+		{"the provider echoes an address", nil, map[int64][]error{1: {core.Permanent(errors.New("550 5.1.1 <alice@example.com>: Recipient address rejected; bob@example.com too"))}}, []string{"ERROR delivery failed"}},
 		{"delivered after one retry", nil, map[int64][]error{1: {refused}}, []string{"WARN delivery attempt failed: will retry"}},
 		{"delivered at once", nil, nil, nil},
 		{"handed to the fallback", fakeSettings{"fallback_connection_id": int64(2)}, map[int64][]error{1: {perm}},
@@ -84,6 +85,9 @@ func TestAttemptLogLines(t *testing.T) {
 					if strings.Contains(line, secret) {
 						t.Errorf("line %q shows %q", line, secret)
 					}
+				}
+				if strings.Contains(line, "Recipient address rejected") && !strings.Contains(line, "<…@example.com>") {
+					t.Errorf("line %q does not show the rejected recipient's domain", line)
 				}
 				if !strings.Contains(line, "error=") {
 					t.Errorf("line %q has no error", line)
