@@ -146,6 +146,7 @@ var ConstantCatalog = []ConstantDef{
 	// The daemon's own settings.
 	{Name: "MAILSVC_DB", Type: ConstString, Sensitive: true, Group: GroupDaemon, Description: "Database: mysql:DSN (go-sql-driver form) or sqlite:PATH; default: the DB_* constants of MAILSVC_WP_CONFIG, else sqlite:$MAILSVC_DATA_DIR/mailsvc.db. The password part is masked."},
 	{Name: "MAILSVC_WP_CONFIG", Type: ConstString, Group: GroupDaemon, Description: "Path of the site's wp-config.php; when set, DB credentials, table prefix, salts and constants come from it."},
+	{Name: "MAILSVC_ENV_FILE", Type: ConstString, Default: "/etc/mailsvc/mailsvc.env", Group: GroupDaemon, Description: "Environment file (systemd's EnvironmentFile= syntax) every command reads for the variables the environment does not set, as the service gets them from its unit; set and empty to read none."},
 	{Name: "MAILSVC_TABLE_PREFIX", Type: ConstString, Default: "wp_", Group: GroupDaemon, Description: "Table prefix when no wp-config.php gives $table_prefix."},
 	{Name: "MAILSVC_DATA_DIR", Type: ConstString, Default: "./data", Group: GroupDaemon, Description: "Data directory (SQLite database, debug logs, bridge files)."},
 	{Name: "MAILSVC_ADDR", Type: ConstString, Default: "127.0.0.1:8025", Group: GroupDaemon, Description: "HTTP listen address of the REST API."},

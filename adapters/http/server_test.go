@@ -333,3 +333,23 @@ func TestClientIPFromTrustedProxyOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestLogAtDebug checks that a request is logged at DEBUG only: a
+// service logging at INFO writes no line per request.
+func TestRequestLogAtDebug(t *testing.T) {
+	for _, level := range []slog.Level{slog.LevelInfo, slog.LevelDebug} {
+		s, _ := newAPI()
+		var buf bytes.Buffer
+		s.Logger = slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: level}))
+		ts := httptest.NewServer(s.Handler())
+		do(t, ts, "GET", ns+"/settings", "", nil)
+		ts.Close()
+		logged := strings.Contains(buf.String(), "msg=request")
+		if want := level == slog.LevelDebug; logged != want {
+			t.Errorf("at %v the request was logged: %v, want %v\n%s", level, logged, want, buf.String())
+		}
+		if logged && !strings.Contains(buf.String(), "level=DEBUG msg=request method=GET path="+ns+"/settings status=401") {
+			t.Errorf("request line: %s", buf.String())
+		}
+	}
+}

@@ -205,16 +205,36 @@ func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
 
 func (db *DB) gormConfig() *gorm.Config {
 	return &gorm.Config{
-		Logger: gormlogger.NewSlogLogger(db.logger, gormlogger.Config{
+		Logger: stopQuiet{gormlogger.NewSlogLogger(db.logger, gormlogger.Config{
 			SlowThreshold:             time.Second,
 			LogLevel:                  gormlogger.Warn,
 			IgnoreRecordNotFoundError: true,
 			// Never log bound values: settings carry (encrypted) secrets.
 			ParameterizedQueries: true,
-		}),
+		})},
 		NowFunc:                func() time.Time { return now() },
 		SkipDefaultTransaction: true,
 	}
+}
+
+// stopQuiet is gorm's logger without the ERROR line of a query cut short
+// because its own context was cancelled: the service stopping (SIGTERM)
+// cancels the queries in flight, an expected stop that the service logs
+// at INFO ("stopped"), not as an SQL error with its trace. A query that
+// fails while its context is still live, or for a deadline, is logged as
+// before.
+type stopQuiet struct{ gormlogger.Interface }
+
+func (l stopQuiet) LogMode(level gormlogger.LogLevel) gormlogger.Interface {
+	return stopQuiet{l.Interface.LogMode(level)}
+}
+
+func (l stopQuiet) Trace(ctx context.Context, begin time.Time, fc func() (string, int64), err error) {
+	if err != nil && ctx != nil && errors.Is(ctx.Err(), context.Canceled) &&
+		(errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "interrupted")) {
+		return
+	}
+	l.Interface.Trace(ctx, begin, fc, err)
 }
 
 // now is the store's clock: UTC, truncated to the microsecond precision of

@@ -18,7 +18,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 )
 
@@ -72,12 +71,23 @@ func EnvFileFor(wpConfig string) []byte {
 }
 
 // envValue writes value for an environment file, in double quotes when it
-// holds a space, a quote, a backslash or a dollar sign.
+// holds a space, a quote, a backslash, a dollar sign, a backquote or a #,
+// with systemd's escapes (\" \\ \$ \`) and nothing else escaped, so that
+// ParseEnv (and systemd) read it back as it was.
 func envValue(value string) string {
-	if strings.ContainsAny(value, " \t\"'\\$#") {
-		return strconv.Quote(value)
+	if !strings.ContainsAny(value, " \t\"'\\$#`;") {
+		return value
 	}
-	return value
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, c := range []byte(value) {
+		if c == '"' || c == '\\' || c == '$' || c == '`' {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(c)
+	}
+	b.WriteByte('"')
+	return b.String()
 }
 
 // setWPConfig sets MAILSVC_WP_CONFIG in an environment file's text: it
@@ -93,8 +103,8 @@ func setWPConfig(text []byte, wpConfig string) (out []byte, existing string) {
 	for i, l := range lines {
 		t := strings.TrimSpace(l)
 		if v, ok := strings.CutPrefix(t, wpConfigName+"="); ok {
-			if u, err := strconv.Unquote(v); err == nil {
-				v = u
+			if parsed, _ := ParseEnv(t); len(parsed) == 1 {
+				v = parsed[0].Value
 			}
 			return bytes.Clone(text), v
 		}

@@ -2,8 +2,12 @@ package wordpress
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	"gorm.io/gorm"
 )
 
 // cronOptions is an OptionReader over a map.
@@ -37,4 +41,85 @@ func TestNextCronEvent(t *testing.T) {
 			}
 		})
 	}
+}
+
+// cronEvent is one scheduled event as wp_schedule_event stores it.
+func cronEvent(schedule string, interval int64) *Array {
+	e := NewArray()
+	_ = e.Set("schedule", schedule)
+	_ = e.Set("args", NewArray())
+	_ = e.Set("interval", interval)
+	instances := NewArray()
+	_ = instances.Set("40cd750bba9870f18aada2478b24840a", e)
+	return instances
+}
+
+// cronOption is a cron option with the bridge's event due alone at 1000,
+// beside wp_version_check at 2000, and the version.
+func cronOption(t *testing.T) string {
+	t.Helper()
+	alone := NewArray()
+	_ = alone.Set(CronHook, cronEvent("mailsvc_minute", 60))
+	shared := NewArray()
+	_ = shared.Set("wp_version_check", cronEvent("twicedaily", 43200))
+	_ = shared.Set(CronHook, cronEvent("mailsvc_minute", 60))
+	cron := NewArray()
+	_ = cron.Set(int64(1000), alone)
+	_ = cron.Set(int64(2000), shared)
+	_ = cron.Set("version", int64(2))
+	s, err := Serialize(cron)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestWithoutCronHook(t *testing.T) {
+	raw := cronOption(t)
+	out, removed, err := WithoutCronHook(raw, CronHook)
+	if err != nil || removed != 2 {
+		t.Fatalf("WithoutCronHook = %d, %v", removed, err)
+	}
+	if strings.Contains(out, CronHook) || !strings.Contains(out, "wp_version_check") {
+		t.Errorf("the cron option after: %s", out)
+	}
+	arr := MaybeUnserialize(out).(*Array)
+	if keys := fmt.Sprint(arr.Keys()); keys != "[2000 version]" {
+		t.Errorf("due times after: %s, want [2000 version] (the one left empty dropped)", keys)
+	}
+	if again, n, err := WithoutCronHook(out, CronHook); again != out || n != 0 || err != nil {
+		t.Errorf("a second pass changed %q into %q (%d, %v)", out, again, n, err)
+	}
+	if _, _, err := WithoutCronHook("s:3:\"abc\";", CronHook); err == nil {
+		t.Error("a cron option that is not an array was accepted")
+	}
+}
+
+// TestUnscheduleCronHook checks that the bridge's event leaves the cron
+// option of every site's options table, and that the other events stay.
+func TestUnscheduleCronHook(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		for _, table := range []string{"wpc_options", "wpc_2_options", "wpc_usermeta", "wpcx_options"} {
+			mustExec(t, db, "CREATE TABLE "+table+" (option_name VARCHAR(191), option_value TEXT, autoload VARCHAR(20))")
+			mustExec(t, db, "INSERT INTO "+table+" (option_name, option_value, autoload) VALUES ('cron', ?, 'yes')", cronOption(t))
+		}
+		tables, err := OptionsTables(ctx, db, "wpc_")
+		if err != nil || fmt.Sprint(tables) != "[wpc_2_options wpc_options]" {
+			t.Fatalf("OptionsTables = %v, %v", tables, err)
+		}
+		for _, table := range tables {
+			if n, err := UnscheduleCronHook(ctx, db, table, CronHook); n != 2 || err != nil {
+				t.Errorf("UnscheduleCronHook(%s) = %d, %v", table, n, err)
+			}
+			var v string
+			db.Raw("SELECT option_value FROM " + table + " WHERE option_name = 'cron'").Scan(&v)
+			if strings.Contains(v, CronHook) || !strings.Contains(v, "wp_version_check") {
+				t.Errorf("%s cron after: %s", table, v)
+			}
+			if n, err := UnscheduleCronHook(ctx, db, table, CronHook); n != 0 || err != nil {
+				t.Errorf("a second UnscheduleCronHook(%s) = %d, %v", table, n, err)
+			}
+		}
+	})
 }

@@ -68,7 +68,9 @@ func (s *engine) decide(ctx, stop context.Context, l *core.Log, st settings, con
 			return out
 		}
 		if l.PhaseAttempts > st.maxRetries {
-			return s.uncertainSpent(l, st, conns)
+			out := s.uncertainSpent(l, st, conns)
+			s.logIfFailed(l, &out, conns)
+			return out
 		}
 	}
 	if out, ok := s.suppressedOutcome(l, listed); ok {
@@ -80,6 +82,7 @@ func (s *engine) decide(ctx, stop context.Context, l *core.Log, st settings, con
 		return quotaOut
 	}
 	if out, ok := s.decideChosen(ctx, stop, l, st, conns); ok {
+		s.logIfFailed(l, &out, conns)
 		return out
 	}
 	var connID *int64
@@ -136,6 +139,7 @@ func (s *engine) decide(ctx, stop context.Context, l *core.Log, st settings, con
 	default:
 		out.Status = core.StatusFailed
 	}
+	s.logIfFailed(l, &out, conns)
 	return out
 }
 

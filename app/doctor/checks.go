@@ -121,7 +121,7 @@ func Service(p Prober, base string) Check {
 		u := strings.TrimRight(base, "/") + "/wp-json" + probeRoute
 		if ok, got := answersAsService(p.Get(ctx, u)); !ok {
 			return Finding{Verdict: Error, Message: fmt.Sprintf("The service does not answer at %s (%s); mail waits in the queue.", base, got),
-				Fix: "Start it: systemctl start mailsvc (or mailsvc serve), and check that MAILSVC_ADDR is the address it listens on."}
+				Fix: "Start it: systemctl start mailsvc (or mailsvc serve), and check that it listens where the bridge sends: MAILSVC_SERVICE_URL of wp-config.php (default http://127.0.0.1:8025) and MAILSVC_ADDR."}
 		}
 		return okf("Answering at %s.", base)
 	}}
@@ -133,7 +133,7 @@ func Service(p Prober, base string) Check {
 // unauthenticated request must get the service's 401 rest_not_logged_in.
 // Critical.
 func RESTThroughSite(p Prober, home string) Check {
-	return Check{Name: "rest_through_site", Title: "REST API reachable through the site's URL", Critical: true, Run: func(ctx context.Context) Finding {
+	return Check{Name: "rest_through_site", Title: "REST API reachable through the site's URL", Critical: true, Needs: "service", Run: func(ctx context.Context) Finding {
 		if home == "" {
 			return Finding{Verdict: Error, Message: "The site's URL (the home option) is unknown.",
 				Fix: "Check that the home option is set in WordPress (Settings → General)."}
@@ -156,7 +156,7 @@ func RESTThroughSite(p Prober, home string) Check {
 // Screens checks that the admin screens are served (base is the
 // service's address). Critical.
 func Screens(p Prober, base string) Check {
-	return Check{Name: "screens", Title: "Admin screens reachable", Critical: true, Run: func(ctx context.Context) Finding {
+	return Check{Name: "screens", Title: "Admin screens reachable", Critical: true, Needs: "service", Run: func(ctx context.Context) Finding {
 		u := strings.TrimRight(base, "/") + "/admin/"
 		status, _, err := p.Get(ctx, u)
 		if err != nil || status != 200 {

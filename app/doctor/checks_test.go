@@ -168,3 +168,45 @@ func TestCaptureCheck(t *testing.T) {
 		})
 	}
 }
+
+func TestNotChecked(t *testing.T) {
+	ran := false
+	c := doctor.Check{Name: "queue", Title: "Queue", Critical: true, Run: func(context.Context) doctor.Finding { ran = true; return doctor.Finding{Verdict: doctor.Error} }}
+	r := (&doctor.Doctor{Checks: []doctor.Check{doctor.NotChecked(c, "the database does not answer")}}).Diagnose(context.Background())
+	if ran || !r.Healthy || len(r.Checks) != 1 {
+		t.Fatalf("report %+v, ran %v", r, ran)
+	}
+	if got := r.Checks[0]; got.Name != "queue" || got.Verdict != doctor.Warning || got.Message != "Not checked: the database does not answer." || got.Fix != "" {
+		t.Errorf("result %+v", got)
+	}
+}
+
+// TestNeedsReportsOneCauseOnce checks that a check whose needed check
+// failed reports that it was not checked when it fails too, and its own
+// result otherwise.
+func TestNeedsReportsOneCauseOnce(t *testing.T) {
+	run := func(v doctor.Verdict) func(context.Context) doctor.Finding {
+		return func(context.Context) doctor.Finding {
+			return doctor.Finding{Verdict: v, Message: string(v), Fix: "fix"}
+		}
+	}
+	for _, tc := range []struct {
+		service, screens, want doctor.Verdict
+	}{
+		{doctor.Error, doctor.Error, doctor.Warning},
+		{doctor.Error, doctor.OK, doctor.OK},
+		{doctor.OK, doctor.Error, doctor.Error},
+	} {
+		r := (&doctor.Doctor{Checks: []doctor.Check{
+			{Name: "service", Title: "Service running", Critical: true, Run: run(tc.service)},
+			{Name: "screens", Title: "Admin screens reachable", Critical: true, Needs: "service", Run: run(tc.screens)},
+		}}).Diagnose(context.Background())
+		got := r.Checks[1]
+		if got.Verdict != tc.want {
+			t.Errorf("service %s, screens %s: screens reported %+v, want %s", tc.service, tc.screens, got, tc.want)
+		}
+		if tc.want == doctor.Warning && (got.Message != "Not checked: “Service running” failed (above)." || got.Fix != "") {
+			t.Errorf("not checked: %+v", got)
+		}
+	}
+}

@@ -45,6 +45,10 @@ type Check struct {
 	Critical bool
 	// Run performs the check; it must honour ctx's deadline.
 	Run func(ctx context.Context) Finding
+	// Needs names a check this one cannot pass without (the screens need
+	// the service): when both fail, this one reports that it was not
+	// checked rather than the same cause again.
+	Needs string
 }
 
 // Result is a check's finding with the check's identity.
@@ -100,6 +104,17 @@ func (d *Doctor) Diagnose(ctx context.Context) Report {
 		})
 	}
 	wg.Wait()
+	byName := map[string]Result{}
+	for _, r := range out.Checks {
+		byName[r.Name] = r
+	}
+	for i, c := range d.Checks {
+		need, ok := byName[c.Needs]
+		if r := out.Checks[i]; ok && need.Verdict == Error && r.Verdict == Error {
+			out.Checks[i].Verdict, out.Checks[i].Fix = Warning, ""
+			out.Checks[i].Message = fmt.Sprintf("Not checked: “%s” failed (above).", need.Title)
+		}
+	}
 	for _, r := range out.Checks {
 		if r.Critical && r.Verdict == Error {
 			out.Healthy = false
@@ -111,4 +126,15 @@ func (d *Doctor) Diagnose(ctx context.Context) Report {
 // okf is an OK finding with a formatted message.
 func okf(format string, args ...any) Finding {
 	return Finding{Verdict: OK, Message: fmt.Sprintf(format, args...)}
+}
+
+// NotChecked is c, not run, for a check that needs what an earlier check
+// found missing (cause, e.g. the database does not answer): its result is
+// a warning that it was not checked and why, so that a report names one
+// cause once instead of failing every check that needs it.
+func NotChecked(c Check, cause string) Check {
+	c.Run = func(context.Context) Finding {
+		return Finding{Verdict: Warning, Message: "Not checked: " + cause + "."}
+	}
+	return c
 }

@@ -1,8 +1,9 @@
 // Package dist builds the release files as `make dist` does (for this
 // machine's architecture only, to stay fast) and checks them: a static
 // binary, SHA256SUMS, and a .deb that dpkg installs, whose `mailsvc
-// version` runs and whose unit systemd-analyze verifies, and that dpkg
-// removes and purges without a trace.
+// version` runs and whose unit systemd-analyze verifies, after which the
+// README's steps on a WordPress site end with a `mailsvc doctor` that
+// passes with no flags, and that dpkg removes and purges without a trace.
 package dist
 
 import (
@@ -161,6 +162,8 @@ func installRemovePurge(t *testing.T, pkg string) {
 			t.Errorf("systemd-analyze verify warns: %s", line)
 		}
 	}
+
+	t.Run("the README's steps end with a mailsvc doctor that passes", readmeSteps)
 
 	// The environment file is a conffile: a reinstall keeps the owner's edit.
 	edited := append(systemd.EnvFile(), "MAILSVC_WP_CONFIG=/srv/site/wp-config.php\n"...)

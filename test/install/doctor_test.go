@@ -63,7 +63,17 @@ func TestDoctorBesideWordPress(t *testing.T) {
 	if !strings.Contains(r.Stdout, "Load any page of the site once") {
 		t.Errorf("wp install does not say a page load publishes the site's filters:\n%s", r.Stdout)
 	}
+	// The migrations are one line; the next step, run by hand, is serve.
+	if !strings.Contains(r.Stdout, "Database: migrated to schema ") || strings.Contains(r.Stderr, "applied schema migration") {
+		t.Errorf("wp install does not say the migration in one line:\n%s%s", r.Stdout, r.Stderr)
+	}
+	if !strings.Contains(r.Stdout, "run `mailsvc serve`") {
+		t.Errorf("wp install of a binary outside the package does not say to run mailsvc serve:\n%s", r.Stdout)
+	}
 	svc := servicetest.Start(t, dir, "MAILSVC_WP_CONFIG="+site.WPConfigPath)
+	if want := "Open wp-admin → Mail (http://" + siteAddr + "/wp-admin/admin.php?page=mailsvc)"; !strings.Contains(svc.Stdout.String(), want) {
+		t.Errorf("serve beside WordPress does not point to wp-admin → Mail %q:\n%s", want, svc.Stdout)
+	}
 	// Until the bridge's first page load publishes the site's filters the
 	// service refuses every route, and its log says what to do; the first
 	// page load opens the API at once.

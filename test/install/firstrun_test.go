@@ -82,4 +82,13 @@ func TestServiceStopsWhenItsTablesAreDropped(t *testing.T) {
 	if strings.Contains(logs, "no such table") {
 		t.Errorf("errors logged about the missing tables:\n%s", logs)
 	}
+	// An expected stop: INFO lines, no ERROR and no SQL trace.
+	for _, want := range []string{`level=INFO msg="mailsvc tables are gone (uninstalled?); stopping"`, "level=INFO msg=stopped"} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("the service's log lacks %s:\n%s", want, logs)
+		}
+	}
+	if strings.Contains(logs, "level=ERROR") || strings.Contains(logs, "trace.sql") {
+		t.Errorf("the expected stop is logged as an error:\n%s", logs)
+	}
 }

@@ -34,7 +34,7 @@ func TestPHPMailThroughSendmailWhileServiceStopped(t *testing.T) {
 
 	// A wrapper as docs/operations.md shows: PHP clears the environment.
 	wrapper := filepath.Join(dir, "mailsvc-sendmail")
-	script := "#!/bin/sh\nMAILSVC_DATA_DIR=" + filepath.Join(dir, "data") + " exec " + servicetest.Binary + " sendmail \"$@\"\n"
+	script := "#!/bin/sh\nMAILSVC_ENV_FILE= MAILSVC_DATA_DIR=" + filepath.Join(dir, "data") + " exec " + servicetest.Binary + " sendmail \"$@\"\n"
 	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ var_export( mail( 'Al <al@example.org>', 'php-mail-subject', "Grüße from PHP\n
 	}
 
 	down := filepath.Join(dir, "mailsvc-sendmail-db-down")
-	script = "#!/bin/sh\nMAILSVC_DB='mysql:root@tcp(127.0.0.1:1)/mailsvc' exec " + servicetest.Binary + " sendmail \"$@\"\n"
+	script = "#!/bin/sh\nMAILSVC_ENV_FILE= MAILSVC_DB='mysql:root@tcp(127.0.0.1:1)/mailsvc' exec " + servicetest.Binary + " sendmail \"$@\"\n"
 	if err := os.WriteFile(down, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}

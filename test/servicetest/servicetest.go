@@ -58,7 +58,8 @@ func MainPackage(m *testing.M, pkg string) {
 
 // Environ returns the test's environment without any MAILSVC_, MAIL_SVC_
 // or WP_ variable (so nothing leaks in from the developer's shell), with
-// MAILSVC_DATA_DIR in dir, and extra appended.
+// MAILSVC_DATA_DIR in dir and MAILSVC_ENV_FILE empty (the host's
+// /etc/mailsvc/mailsvc.env is not read), and extra appended.
 func Environ(dir string, extra ...string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
@@ -67,7 +68,7 @@ func Environ(dir string, extra ...string) []string {
 		}
 		env = append(env, kv)
 	}
-	env = append(env, "MAILSVC_DATA_DIR="+filepath.Join(dir, "data"))
+	env = append(env, "MAILSVC_DATA_DIR="+filepath.Join(dir, "data"), "MAILSVC_ENV_FILE=")
 	return append(env, extra...)
 }
 

@@ -43,8 +43,16 @@ func Install(contentDir string) (string, error) {
 		return "", fmt.Errorf("install bridge: content directory %s is not a directory", contentDir)
 	}
 	dir := filepath.Join(contentDir, "mu-plugins")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("install bridge: create %s: %w", dir, err)
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", fmt.Errorf("install bridge: create %s: %w", dir, err)
+		}
+		// The folder is ours: uninstall removes it when it is left empty.
+		if err := os.WriteFile(filepath.Join(dir, CreatedMarker), []byte("mu-plugins/ was created by mailsvc wp install; mailsvc uninstall removes it when nothing else is in it.\n"), 0o644); err != nil {
+			return "", fmt.Errorf("install bridge: %w", err)
+		}
+	} else if err != nil {
+		return "", fmt.Errorf("install bridge: %w", err)
 	}
 	tmp, err := os.CreateTemp(dir, ".mailsvc-bridge-*.tmp")
 	if err != nil {
@@ -78,6 +86,35 @@ func Remove(contentDir string) (bool, error) {
 	}
 	if err != nil {
 		return false, fmt.Errorf("remove bridge: %w", err)
+	}
+	return true, nil
+}
+
+// CreatedMarker is the file Install leaves in a mu-plugins/ folder it
+// created (WordPress loads only the .php files there); RemoveCreatedDir
+// removes such a folder once it holds nothing else.
+const CreatedMarker = ".mailsvc-created"
+
+// RemoveCreatedDir removes contentDir/mu-plugins when Install created it
+// (CreatedMarker is in it) and it holds nothing but the marker; a folder
+// that existed before, or that holds anything else, stays. It reports
+// whether it removed the folder.
+func RemoveCreatedDir(contentDir string) (bool, error) {
+	dir := filepath.Join(contentDir, "mu-plugins")
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	} else if err != nil {
+		return false, fmt.Errorf("remove mu-plugins: %w", err)
+	}
+	if len(entries) != 1 || entries[0].Name() != CreatedMarker {
+		return false, nil
+	}
+	if err := os.Remove(filepath.Join(dir, CreatedMarker)); err != nil {
+		return false, fmt.Errorf("remove mu-plugins: %w", err)
+	}
+	if err := os.Remove(dir); err != nil {
+		return false, fmt.Errorf("remove mu-plugins: %w", err)
 	}
 	return true, nil
 }

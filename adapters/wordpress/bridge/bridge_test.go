@@ -35,8 +35,8 @@ func TestInstallAndRemove(t *testing.T) {
 		}
 	}
 	entries, _ := os.ReadDir(filepath.Join(content, "mu-plugins"))
-	if len(entries) != 1 {
-		t.Fatalf("mu-plugins holds %d files, want only the bridge", len(entries))
+	if len(entries) != 2 || entries[0].Name() != bridge.CreatedMarker || entries[1].Name() != bridge.FileName {
+		t.Fatalf("mu-plugins holds %v, want the bridge and the marker of a folder the install created", entries)
 	}
 	for _, want := range []bool{true, false} {
 		removed, err := bridge.Remove(content)
@@ -50,6 +50,61 @@ func TestInstallAndRemove(t *testing.T) {
 	if !bytes.Contains(bridge.Source, []byte("function wp_mail( $to, $subject, $message, $headers = '', $attachments = array(), $embeds = array() )")) {
 		t.Fatal("the bridge does not define wp_mail() with WordPress 6.9's signature")
 	}
+}
+
+// TestMuPluginsFolderRemovedOnlyWhenOurs checks that uninstall removes a
+// mu-plugins/ folder the install created once it is empty, and never one
+// that was there before or holds another plugin.
+func TestMuPluginsFolderRemovedOnlyWhenOurs(t *testing.T) {
+	muPlugins := func(content string) string { return filepath.Join(content, "mu-plugins") }
+	install := func(t *testing.T, content string) {
+		t.Helper()
+		if _, err := bridge.Install(content); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := bridge.Remove(content); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("created by the install", func(t *testing.T) {
+		content := t.TempDir()
+		install(t, content)
+		if removed, err := bridge.RemoveCreatedDir(content); !removed || err != nil {
+			t.Errorf("RemoveCreatedDir = %v, %v", removed, err)
+		}
+		if _, err := os.Stat(muPlugins(content)); !os.IsNotExist(err) {
+			t.Errorf("mu-plugins is still there: %v", err)
+		}
+		if removed, err := bridge.RemoveCreatedDir(content); removed || err != nil {
+			t.Errorf("RemoveCreatedDir without the folder = %v, %v", removed, err)
+		}
+	})
+	t.Run("there before", func(t *testing.T) {
+		content := t.TempDir()
+		if err := os.Mkdir(muPlugins(content), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		install(t, content)
+		if removed, err := bridge.RemoveCreatedDir(content); removed || err != nil {
+			t.Errorf("RemoveCreatedDir = %v, %v", removed, err)
+		}
+		if entries, err := os.ReadDir(muPlugins(content)); err != nil || len(entries) != 0 {
+			t.Errorf("the site's own mu-plugins: %v, %v", entries, err)
+		}
+	})
+	t.Run("created, then another plugin added", func(t *testing.T) {
+		content := t.TempDir()
+		install(t, content)
+		if err := os.WriteFile(filepath.Join(muPlugins(content), "other.php"), []byte("<?php\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if removed, err := bridge.RemoveCreatedDir(content); removed || err != nil {
+			t.Errorf("RemoveCreatedDir = %v, %v", removed, err)
+		}
+		if _, err := os.Stat(filepath.Join(muPlugins(content), "other.php")); err != nil {
+			t.Errorf("the other plugin: %v", err)
+		}
+	})
 }
 
 // randomBytes returns n random bytes that include every byte value a

@@ -50,6 +50,9 @@ func Command() *cobra.Command {
 		Short:         "Mail delivery service for WordPress sites",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return loadEnvFile(cmd)
+		},
 	}
 	root.AddCommand(serveCommand(), usersCommand(), configCommand(), versionCommand(),
 		sendmailCommand(), wpCommand(), uninstallCommand(), importCommand(), logsCommand(), doctorCommand())

@@ -35,7 +35,10 @@ func doctorCommand() *cobra.Command {
 nothing is created or migrated. The exit code is non-zero when a check
 whose failure stops mail or the screens failed (the database, the bridge,
 the service, REST through the site, the screens); the others are warnings.
-The service is looked for at --service, default http(s)://MAILSVC_ADDR.`,
+The service is looked for at --service, else where the bridge sends
+(MAILSVC_SERVICE_URL of wp-config.php, then of the environment), else at
+http(s)://MAILSVC_ADDR. When the database does not answer, the checks
+that need it say they were not checked instead of failing again.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -48,7 +51,7 @@ The service is looked for at --service, default http(s)://MAILSVC_ADDR.`,
 			}
 			d := &siteDoctor{rt: rt, contentDir: flags.resolveContentDir(rt.wp), service: service}
 			if d.service == "" {
-				d.service = serviceURL(rt, rt.consts.String("MAILSVC_ADDR"))
+				d.service = bridgeServiceURL(rt)
 			}
 			d.db, d.dbErr = store.OpenExisting(ctx, rt.dsn, rt.prefix, rt.log)
 			if d.db != nil {
@@ -71,7 +74,7 @@ The service is looked for at --service, default http(s)://MAILSVC_ADDR.`,
 		},
 	}
 	flags.register(cmd)
-	cmd.Flags().StringVar(&service, "service", "", "the service's own address (default http://MAILSVC_ADDR)")
+	cmd.Flags().StringVar(&service, "service", "", "the service's own address (default MAILSVC_SERVICE_URL beside WordPress, else http://MAILSVC_ADDR)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON (as GET /tools/doctor answers)")
 	return cmd
 }
@@ -112,6 +115,22 @@ func printReport(cmd *cobra.Command, r doctor.Report) {
 	default:
 		fmt.Fprintln(out, "\nEverything checked is fine.")
 	}
+}
+
+// bridgeServiceURL is where the doctor looks for the service: beside
+// WordPress where the bridge sends, MAILSVC_SERVICE_URL (a constant of
+// wp-config.php, then the environment, as mailsvc_bridge_service_url
+// reads it); otherwise (and when neither sets it) at MAILSVC_ADDR.
+func bridgeServiceURL(rt *runtime) string {
+	if rt.wp != nil {
+		if v := rt.wp.Str("MAILSVC_SERVICE_URL"); v != "" {
+			return strings.TrimRight(v, "/")
+		}
+		if v := os.Getenv("MAILSVC_SERVICE_URL"); v != "" {
+			return strings.TrimRight(v, "/")
+		}
+	}
+	return serviceURL(rt, rt.consts.String("MAILSVC_ADDR"))
 }
 
 // serviceURL is the service's own base URL for a listen address: a
@@ -202,10 +221,18 @@ func (d *siteDoctor) checks(ctx context.Context) []doctor.Check {
 			captureState = func(context.Context) (core.CaptureState, error) { return core.CaptureState{}, err }
 		}
 	}
+	// One cause once: when the database does not answer, the Database
+	// check says so, and the checks that need it are not run.
+	needsDB := func(c doctor.Check) doctor.Check { return c }
+	if d.db == nil {
+		needsDB = func(c doctor.Check) doctor.Check {
+			return doctor.NotChecked(c, "the database does not answer (see “Database reachable and migrated”)")
+		}
+	}
 	checks := []doctor.Check{doctor.Database(db, store.LatestVersion())}
 	if rt.standalone() {
 		return append(checks, doctor.Service(prober, d.service), doctor.Screens(prober, d.service),
-			doctor.Clock(db, now), doctor.Queue(db, now), doctor.Connections(db), doctor.Capture(captureState))
+			needsDB(doctor.Clock(db, now)), needsDB(doctor.Queue(db, now)), needsDB(doctor.Connections(db)), needsDB(doctor.Capture(captureState)))
 	}
 	var problems []string
 	for _, w := range rt.wp.Warnings {
@@ -218,19 +245,29 @@ func (d *siteDoctor) checks(ctx context.Context) []doctor.Check {
 		environment = os.Getenv("WP_ENVIRONMENT_TYPE")
 	}
 	cronOff, _ := rt.wp.Lookup("DISABLE_WP_CRON")
+	// The site's URLs come from the database unless wp-config.php
+	// defines them.
+	needsURL := func(c doctor.Check, urls ...string) doctor.Check {
+		for _, u := range urls {
+			if u == "" {
+				return needsDB(c)
+			}
+		}
+		return c
+	}
 	return append(checks,
 		doctor.WPConfig(rt.wpConfigPath, rt.prefix, problems),
 		doctor.Bridge(d.bridge),
 		doctor.Service(prober, d.service),
-		doctor.RESTThroughSite(prober, home),
+		needsURL(doctor.RESTThroughSite(prober, home), home),
 		doctor.Screens(prober, d.service),
-		doctor.HTTPS(siteURL, environment),
-		doctor.Clock(db, now),
-		doctor.Cron(wordpress.CronSchedule{Options: options}, cronOff.Truthy(), now),
-		doctor.Queue(db, now),
-		doctor.Connections(db),
-		doctor.SiteURLs(rt.consts.String("MAILSVC_PUBLIC_URL"), rt.consts.String("MAILSVC_ADMIN_URL"), home, siteURL),
-		doctor.Capture(captureState),
+		needsURL(doctor.HTTPS(siteURL, environment), siteURL),
+		needsDB(doctor.Clock(db, now)),
+		needsDB(doctor.Cron(wordpress.CronSchedule{Options: options}, cronOff.Truthy(), now)),
+		needsDB(doctor.Queue(db, now)),
+		needsDB(doctor.Connections(db)),
+		needsURL(doctor.SiteURLs(rt.consts.String("MAILSVC_PUBLIC_URL"), rt.consts.String("MAILSVC_ADMIN_URL"), home, siteURL), home, siteURL),
+		needsDB(doctor.Capture(captureState)),
 	)
 }
 

@@ -294,7 +294,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		}
 	}
 	fmt.Fprintf(out, "mailsvc is serving %s\n", base)
-	fmt.Fprintf(out, "The screens are at %s://%s%s\n", scheme, ln.Addr(), adminui.Prefix)
+	fmt.Fprintln(out, screensBanner(rt.standalone(), admin, fmt.Sprintf("%s://%s%s", scheme, ln.Addr(), adminui.Prefix)))
 	if rt.standalone() {
 		fmt.Fprintln(out, "Add a login with: mailsvc users add NAME --role administrator")
 	}
@@ -328,6 +328,16 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// screensBanner is the line of the banner that says where the screens
+// are: beside WordPress its owner opens them in wp-admin → Mail (admin,
+// the page's address), standalone at the service's own screens.
+func screensBanner(standalone bool, admin, screens string) string {
+	if standalone || admin == "" {
+		return "The screens are at " + screens
+	}
+	return "Open wp-admin → Mail (" + admin + ")"
 }
 
 // reportUndecryptable logs, at boot, every connection whose stored settings

@@ -10,8 +10,9 @@ import (
 	"github.com/mailsvc/mailsvc/adapters/store"
 )
 
-// tablesGoneMessage is the one line a running service logs when its
-// tables were dropped under it (mailsvc uninstall) before it stops.
+// tablesGoneMessage is the one line a running service logs, at INFO,
+// when its tables were dropped under it (mailsvc uninstall) before it
+// stops.
 const tablesGoneMessage = "mailsvc tables are gone (uninstalled?); stopping"
 
 // tablesGoneGuard is the serving process's log handler. Every loop of the
@@ -53,7 +54,8 @@ func (g *tablesGoneGuard) Handle(ctx context.Context, r slog.Record) error {
 	var err error
 	g.state.once.Do(func() {
 		g.state.gone.Store(true)
-		err = g.next.Handle(ctx, slog.NewRecord(time.Now(), slog.LevelError, tablesGoneMessage, 0))
+		// An expected stop (mailsvc uninstall), not a failure: INFO.
+		err = g.next.Handle(ctx, slog.NewRecord(time.Now(), slog.LevelInfo, tablesGoneMessage, 0))
 		g.state.stop()
 	})
 	return err
@@ -74,15 +76,30 @@ func (g *tablesGoneGuard) WithGroup(name string) slog.Handler {
 func reportsMissingTable(r slog.Record) bool {
 	found := false
 	r.Attrs(func(a slog.Attr) bool {
-		switch v := a.Value.Any().(type) {
-		case error:
-			found = store.IsMissingTable(v)
-		case string:
-			found = store.IsMissingTable(textError(v))
-		}
+		found = attrReportsMissingTable(a)
 		return !found
 	})
 	return found
+}
+
+// attrReportsMissingTable is reportsMissingTable for one attribute, and
+// the attributes of a group (gorm's "trace" group holds its "error").
+func attrReportsMissingTable(a slog.Attr) bool {
+	if a.Value.Kind() == slog.KindGroup {
+		for _, g := range a.Value.Group() {
+			if attrReportsMissingTable(g) {
+				return true
+			}
+		}
+		return false
+	}
+	switch v := a.Value.Any().(type) {
+	case error:
+		return store.IsMissingTable(v)
+	case string:
+		return store.IsMissingTable(textError(v))
+	}
+	return false
 }
 
 // textError is an error whose text is a logged string.

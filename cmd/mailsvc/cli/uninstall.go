@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mailsvc/mailsvc/adapters/store"
+	"github.com/mailsvc/mailsvc/adapters/wordpress"
 	"github.com/mailsvc/mailsvc/adapters/wordpress/bridge"
 )
 
@@ -49,28 +51,45 @@ on the dropped tables stops by itself with one log line.`,
 			preserve := consts.Bool("MAIL_SVC_PRESERVE_DATA")
 			content := flags.resolveContentDir(wp)
 
-			var db *store.DB
-			if preserve {
-				fmt.Fprintln(out, "The service's tables and options stay: MAIL_SVC_PRESERVE_DATA is true.")
-			} else {
-				// Opened as it is: nothing is created or migrated.
+			// The database, opened as it is (nothing is created or
+			// migrated): for the tables, and beside WordPress for the
+			// bridge's WP-cron event even when the data is preserved.
+			var db, site *store.DB
+			var prefix string
+			if !preserve || wp != nil {
 				rt, err := bootReadOnly(ctx, newLogger())
-				if err != nil && !errors.Is(err, store.ErrNotInstalled) {
+				switch {
+				case err == nil:
+					defer rt.db.Close()
+					prefix = rt.prefix
+					if wp != nil {
+						site = rt.db
+					}
+					if !preserve {
+						db = rt.db
+					}
+				case errors.Is(err, store.ErrNotInstalled):
+				case preserve:
+					fmt.Fprintf(out, "The site's database does not answer (%v): the bridge's WP-cron event stays scheduled.\n", err)
+				default:
 					return err
 				}
-				if err == nil {
-					db = rt.db
-					defer db.Close()
-					if err := checkQueueEmpty(ctx, out, db, force); err != nil {
-						return err
-					}
-					fmt.Fprintf(out, "This drops the service's tables (%smailsvc_*) and options from %s.\n", rt.prefix, siteDatabase(rt.wp))
-				} else {
-					fmt.Fprintln(out, "No database of the service's: no tables to drop.")
+			}
+			if preserve {
+				fmt.Fprintln(out, "The service's tables and options stay: MAIL_SVC_PRESERVE_DATA is true.")
+			} else if db != nil {
+				if err := checkQueueEmpty(ctx, out, db, force); err != nil {
+					return err
 				}
+				fmt.Fprintf(out, "This drops the service's tables (%smailsvc_*) and options from %s.\n", prefix, siteDatabase(wp))
+			} else {
+				fmt.Fprintln(out, "No database of the service's: no tables to drop.")
 			}
 			if content != "" {
 				fmt.Fprintf(out, "This removes the wp_mail() bridge %s.\n", bridge.Path(content))
+			}
+			if site != nil {
+				fmt.Fprintf(out, "This unschedules the bridge's WP-cron event %s.\n", wordpress.CronHook)
 			}
 			if err := confirm(cmd.InOrStdin(), out, yes); err != nil {
 				return err
@@ -93,7 +112,7 @@ on the dropped tables stops by itself with one log line.`,
 
 			if content == "" {
 				fmt.Fprintln(out, "No WordPress site given (--wp-path or --content-dir): no bridge to remove.")
-				return nil
+				return unscheduleBridgeCron(ctx, out, site, prefix)
 			}
 			removed, err := bridge.Remove(content)
 			if err != nil {
@@ -104,13 +123,44 @@ on the dropped tables stops by itself with one log line.`,
 			} else {
 				fmt.Fprintf(out, "No bridge at %s.\n", bridge.Path(content))
 			}
-			return nil
+			if gone, err := bridge.RemoveCreatedDir(content); err != nil {
+				return err
+			} else if gone {
+				fmt.Fprintf(out, "Removed %s, which wp install had created.\n", filepath.Join(content, "mu-plugins"))
+			}
+			// After the bridge is gone, so that no page load schedules
+			// the event again.
+			return unscheduleBridgeCron(ctx, out, site, prefix)
 		},
 	}
 	flags.register(cmd)
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation (for scripts)")
 	cmd.Flags().BoolVar(&force, "force", false, "drop the tables even while messages are still queued (they are lost)")
 	return cmd
+}
+
+// unscheduleBridgeCron removes the bridge's WP-cron event from the cron
+// option of the site (every site of a network): without the bridge its
+// schedule is unknown to WordPress, which would log invalid_schedule at
+// every run. db nil means no site database.
+func unscheduleBridgeCron(ctx context.Context, out io.Writer, db *store.DB, prefix string) error {
+	if db == nil {
+		return nil
+	}
+	tables, err := wordpress.OptionsTables(ctx, db.Gorm(), prefix)
+	if err != nil {
+		return fmt.Errorf("unschedule %s: %w", wordpress.CronHook, err)
+	}
+	events := 0
+	for _, table := range tables {
+		n, err := wordpress.UnscheduleCronHook(ctx, db.Gorm(), table, wordpress.CronHook)
+		if err != nil {
+			return fmt.Errorf("unschedule %s: %w", wordpress.CronHook, err)
+		}
+		events += n
+	}
+	fmt.Fprintf(out, "Unscheduled the bridge's WP-cron event %s (%d events in %d options tables).\n", wordpress.CronHook, events, len(tables))
+	return nil
 }
 
 // checkQueueEmpty prints how many messages are still queued or being

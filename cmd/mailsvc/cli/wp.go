@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 
 	"github.com/spf13/cobra"
 
+	"github.com/mailsvc/mailsvc/adapters/systemd"
 	"github.com/mailsvc/mailsvc/adapters/wordpress"
 	"github.com/mailsvc/mailsvc/adapters/wordpress/bridge"
 	"github.com/mailsvc/mailsvc/adapters/wordpress/wpconfig"
@@ -78,6 +80,7 @@ func wpCommand() *cobra.Command {
 	wp := &cobra.Command{Use: "wp", Short: "Connect the service to a WordPress site"}
 	var flags siteFlags
 	var unit systemdFlags
+	var verbose bool
 	install := &cobra.Command{
 		Use:   "install --wp-path DIR [--systemd]",
 		Short: "Install the wp_mail() bridge into the site's mu-plugins and check the shared database",
@@ -104,13 +107,27 @@ mailsvc system user, and enables and starts the service where systemd runs.`,
 				return errors.New("the bridge needs the site's database: give --wp-path DIR or set MAILSVC_WP_CONFIG to its wp-config.php")
 			}
 			ctx := cmd.Context()
-			rt, err := boot(ctx, newLogger())
+			// The migrations are one line, unless --verbose.
+			var counter *migrationCounter
+			log := newLogger()
+			if !verbose {
+				counter = newMigrationCounter(log.Handler())
+				log = slog.New(counter)
+			}
+			rt, err := boot(ctx, log)
 			if err != nil {
 				return err
 			}
 			defer rt.db.Close()
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "Database: %s, table prefix %q (from %s)\n", siteDatabase(rt.wp), rt.prefix, configPath)
+			if counter != nil {
+				version, err := rt.db.SchemaVersion(ctx)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(out, migratedLine(version, counter.Steps()))
+			}
 
 			// The same database as WordPress: its options table, with the
 			// same prefix, names the site.
@@ -159,12 +176,13 @@ mailsvc system user, and enables and starts the service where systemd runs.`,
 			if unit.enabled {
 				return unit.install(ctx, configPath, out)
 			}
-			fmt.Fprintln(out, "WordPress now queues its mail in the shared database; run `mailsvc serve` with the same wp-config.php to deliver it.")
+			fmt.Fprintln(out, nextStep(installedByPackage(thisExecutable(), systemd.PackageUnitPath, systemd.UnitPath)))
 			return nil
 		},
 	}
 	flags.register(install)
 	unit.register(install)
+	install.Flags().BoolVarP(&verbose, "verbose", "v", false, "log each schema migration instead of one line")
 	wp.AddCommand(install)
 	return wp
 }
