@@ -39,8 +39,19 @@ func serveCommand() *cobra.Command {
 	return cmd
 }
 
+// newLogger returns the commands' logger, at MAILSVC_LOG_LEVEL (info
+// when unset or not a level).
 func newLogger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel(os.Getenv("MAILSVC_LOG_LEVEL"))}))
+}
+
+// logLevel reads a MAILSVC_LOG_LEVEL value: debug, info, warn or error.
+func logLevel(v string) slog.Level {
+	var l slog.Level
+	if v == "" || l.UnmarshalText([]byte(strings.TrimSpace(v))) != nil {
+		return slog.LevelInfo
+	}
+	return l
 }
 
 // serve boots the service and serves until ctx is cancelled (SIGINT or
