@@ -167,7 +167,7 @@ func TestMissingSaltNotCached(t *testing.T) {
 // installed pluggable.php on every case and compares.
 func TestSaltAgainstPHP(t *testing.T) {
 	php := requirePHP(t)
-	pluggable := testenv.WordPressFile(t, "/usr/share/wordpress/wp-includes/pluggable.php")
+	pluggable := testenv.WordPressFile(t, "wp-includes/pluggable.php")
 	for _, tc := range saltCases {
 		t.Run(tc.name, func(t *testing.T) {
 			var schemes []string

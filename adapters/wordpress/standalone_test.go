@@ -25,7 +25,7 @@ import (
 // the populate_roles*() functions of the installed schema.php under PHP.
 func TestDefaultRolesMatchWordPress(t *testing.T) {
 	php := requirePHP(t)
-	src, err := os.ReadFile(testenv.WordPressFile(t, "/usr/share/wordpress/wp-admin/includes/schema.php"))
+	src, err := os.ReadFile(testenv.WordPressFile(t, "wp-admin/includes/schema.php"))
 	if err != nil {
 		t.Fatal(err)
 	}

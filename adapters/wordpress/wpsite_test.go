@@ -115,6 +115,35 @@ echo json_encode( WP_Application_Passwords::get_user_application_passwords( $u->
 		}
 	})
 
+	t.Run("hashes are the release's own, and verify here", func(t *testing.T) {
+		// WordPress 6.1 stores phpass ($P$B) for user and application
+		// passwords alike; 6.8 and later store "$wp" + bcrypt of a
+		// pre-hash for user passwords and BLAKE2b ($generic$) for
+		// application passwords.
+		wantUser, wantApp := "$P$B", "$P$B"
+		if wpsite.AtLeast(t, "6.8") {
+			wantUser, wantApp = "$wp$2y$", "$generic$"
+		}
+		pw := site.CreateApplicationPassword(t, site.AdminLogin, "hash format")
+		out := site.PHP(t, `$app = '';
+foreach ( WP_Application_Passwords::get_user_application_passwords( 1 ) as $item ) {
+	if ( 'hash format' === $item['name'] ) {
+		$app = $item['password'];
+	}
+}
+echo json_encode( array( 'user' => get_userdata( 1 )->user_pass, 'app' => $app ) );`)
+		var got struct{ User, App string }
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatalf("decode %q: %v", out, err)
+		}
+		if !strings.HasPrefix(got.User, wantUser) || !wordpress.CheckPassword(site.AdminPassword, got.User) {
+			t.Errorf("WordPress %s user password hash %q: want prefix %q, verified here", wpsite.Version(t), got.User, wantUser)
+		}
+		if !strings.HasPrefix(got.App, wantApp) || !wordpress.CheckApplicationPasswordHash(pw, got.App) {
+			t.Errorf("WordPress %s application password hash %q: want prefix %q, verified here", wpsite.Version(t), got.App, wantApp)
+		}
+	})
+
 	t.Run("users created here are WordPress users", func(t *testing.T) {
 		wpID := site.CreateUser(t, "wpeditor", "wpeditor@example.com", "editor", "Secret-123")
 		goID, err := wordpress.CreateUser(ctx, db, site.Prefix, "goeditor", "goeditor@example.com", "editor")
@@ -125,6 +154,19 @@ echo json_encode( WP_Application_Passwords::get_user_application_passwords( $u->
 		for i := range wpMeta {
 			if wpMeta[i].Key == "nickname" {
 				wpMeta[i].Value = "goeditor"
+			}
+		}
+		// CreateUser writes the meta of WordPress 6.1, the oldest
+		// supported release. 7.1 also writes infinite_scrolling and makes
+		// "modern" the default color scheme; it reads 6.1's users as they
+		// are ("fresh" is still one of its schemes, a missing
+		// infinite_scrolling counts as on).
+		if wpsite.AtLeast(t, "7.1") {
+			wpMeta = slices.DeleteFunc(wpMeta, func(m metaRow) bool { return m.Key == "infinite_scrolling" })
+			for i := range wpMeta {
+				if wpMeta[i].Key == "admin_color" && wpMeta[i].Value == "modern" {
+					wpMeta[i].Value = "fresh"
+				}
 			}
 		}
 		if !slices.Equal(wpMeta, goMeta) {

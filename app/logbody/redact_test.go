@@ -52,6 +52,8 @@ func TestRedactorText(t *testing.T) {
 		n              int
 	}{
 		{"password reset", resetMail, resetKept, 1},
+		{"password reset, WordPress 7.1's parameter order", "visit the following address:\n\nhttp://example.test/wp-login.php?login=bob&key=SxzlCL1ZHkXSS5KQW3gu&action=rp&wp_lang=en_US\n",
+			"visit the following address:\n\nhttp://example.test/wp-login.php?login=bob&key=[redacted]&action=rp&wp_lang=en_US\n", 1},
 		{"new user set-password", "To set your password, visit the following address:\n\nhttp://example.test/wp-login.php?action=rp&key=Zy09xW&login=new%20user\n",
 			"To set your password, visit the following address:\n\nhttp://example.test/wp-login.php?action=rp&key=[redacted]&login=new%20user\n", 1},
 		{"email change confirmation", "click: http://example.test/wp-admin/profile.php?newuseremail=5f4dcc3b5aa765d61d8327deb882cf99 to confirm",

@@ -1,10 +1,11 @@
 // Package wpsite installs a real WordPress site for tests: Debian's
-// WordPress package (/usr/share/wordpress), php-cli and a fresh MariaDB
-// database per site. It drives WordPress only and knows nothing of mailsvc,
+// WordPress package (/usr/share/wordpress, 6.1) or the WordPress that
+// MAILSVC_TEST_WORDPRESS_DIR names (CI's second run: 7.1 in
+// /opt/wordpress-7.1/), php-cli and a fresh MariaDB database per site. It drives WordPress only and knows nothing of mailsvc,
 // so any test package can use it to compare mailsvc with WordPress itself.
 //
 // The site gets its own wp-config.php in a temporary directory and never
-// goes through Debian's dispatcher /usr/share/wordpress/wp-config.php:
+// goes through Debian's dispatcher WordPressDir/wp-config.php:
 // PHP code run by the harness requires the site's wp-config.php directly,
 // which defines ABSPATH and requires wp-settings.php.
 //
@@ -28,7 +29,11 @@
 // Each Install takes about a second and each PHP call a few hundred
 // milliseconds: share one site between the cases of a table test.
 //
-// When php-cli, /usr/share/wordpress or MariaDB on 127.0.0.1:3306 is
+// Where WordPress releases differ (application password hashing, filters'
+// arguments, the admin's look), a test states what it expects of each with
+// Version, Release or AtLeast.
+//
+// When php-cli, WordPressDir or MariaDB on 127.0.0.1:3306 is
 // missing, Install skips the test, except when the environment variable CI
 // is set: then it fails, because CI installs them with
 // scripts/install-deps.sh.
@@ -55,9 +60,31 @@ import (
 	_ "github.com/go-sql-driver/mysql"
 )
 
-// WordPressDir is ABSPATH: where Debian's wordpress package installs
-// WordPress.
-const WordPressDir = "/usr/share/wordpress/"
+// WordPressDir is ABSPATH, with a trailing slash: the WordPress under test,
+// Debian 12's package in /usr/share/wordpress/ unless the environment
+// variable MAILSVC_TEST_WORDPRESS_DIR names another (testenv.WordPressDir).
+var WordPressDir = testenv.WordPressDir()
+
+// Version returns $wp_version of the WordPress under test ("6.1.9",
+// "7.1.4").
+func Version(t testing.TB) string {
+	t.Helper()
+	return testenv.WordPressVersion(t)
+}
+
+// Release returns the major release under test ("6.1", "7.1"), for
+// expectations written per release.
+func Release(t testing.TB) string {
+	t.Helper()
+	return testenv.WordPressRelease(t)
+}
+
+// AtLeast reports whether the WordPress under test is release min ("6.8")
+// or newer.
+func AtLeast(t testing.TB, min string) bool {
+	t.Helper()
+	return testenv.WordPressAtLeast(t, min)
+}
 
 // DBAddr is the MariaDB server the sites are created on; root has no
 // password there.

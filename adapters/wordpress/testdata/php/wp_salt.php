@@ -14,6 +14,8 @@ function get_site_option($name, $default = false) {
 	return array_key_exists($name, $GLOBALS['stub_options']) ? $GLOBALS['stub_options'][$name] : $default;
 }
 function update_site_option($name, $value) { throw new Generated($name); }
+// WordPress 6.6+ primes the option cache before reading the salts.
+function wp_prime_site_option_caches($names) {}
 function wp_generate_password($length = 12, $special = true, $extra = false) { return str_repeat('g', $length); }
 function apply_filters($hook, $value) { return $value; }
 function __($text) { return $text; }
