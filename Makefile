@@ -55,7 +55,7 @@ ROUNDS ?= 2
 BENCH ?=
 bench-compare:
 	@test -n "$(BASE)" || (echo "usage: make bench-compare BASE=<rev> [ROUNDS=2] [BENCH=pkg:pattern,...]"; exit 2)
-	$(GO) run ./cmd/benchcompare -base "$(BASE)" -rounds $(ROUNDS) $(if $(BENCH),-bench "$(BENCH)")
+	$(GO) run ./cmd/benchcompare -base "$(BASE)" -rounds $(ROUNDS) $(if $(BENCH),-bench '$(value BENCH)')
 
 ## fuzz: a short run of every fuzz target; the corpus lives in testdata/fuzz.
 fuzz:
