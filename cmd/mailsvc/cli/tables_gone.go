@@ -46,9 +46,17 @@ func (g *tablesGoneGuard) Enabled(ctx context.Context, l slog.Level) bool {
 	return g.next.Enabled(ctx, l)
 }
 
-// Handle implements slog.Handler.
+// Handle implements slog.Handler. A loop's record whose own error says a
+// table is missing stops the service; the SQL trace of the query that
+// met it (gorm's "trace" group) is dropped, not logged as an ERROR, and
+// stops nothing by itself: a database that is gone for a moment leaves
+// the service running, not ready, until a loop meets the missing tables.
 func (g *tablesGoneGuard) Handle(ctx context.Context, r slog.Record) error {
-	if !reportsMissingTable(r) {
+	top, traced := reportsMissingTable(r)
+	if traced && !top {
+		return nil
+	}
+	if !top {
 		return g.next.Handle(ctx, r)
 	}
 	var err error
@@ -72,27 +80,35 @@ func (g *tablesGoneGuard) WithGroup(name string) slog.Handler {
 }
 
 // reportsMissingTable reports whether a record carries an error (or an
-// error's text) saying that a table of the service does not exist.
-func reportsMissingTable(r slog.Record) bool {
-	found := false
+// error's text) saying that a table of the service does not exist: top
+// among its own attributes, traced inside a group (gorm's "trace" group
+// holds its "error").
+func reportsMissingTable(r slog.Record) (top, traced bool) {
 	r.Attrs(func(a slog.Attr) bool {
-		found = attrReportsMissingTable(a)
-		return !found
+		if a.Value.Kind() == slog.KindGroup {
+			traced = traced || groupReportsMissingTable(a)
+		} else {
+			top = attrReportsMissingTable(a)
+		}
+		return !top
 	})
-	return found
+	return top, traced
 }
 
-// attrReportsMissingTable is reportsMissingTable for one attribute, and
-// the attributes of a group (gorm's "trace" group holds its "error").
-func attrReportsMissingTable(a slog.Attr) bool {
-	if a.Value.Kind() == slog.KindGroup {
-		for _, g := range a.Value.Group() {
-			if attrReportsMissingTable(g) {
-				return true
-			}
+// groupReportsMissingTable is attrReportsMissingTable for the attributes
+// of a group, at any depth.
+func groupReportsMissingTable(a slog.Attr) bool {
+	for _, g := range a.Value.Group() {
+		if g.Value.Kind() == slog.KindGroup && groupReportsMissingTable(g) || attrReportsMissingTable(g) {
+			return true
 		}
-		return false
 	}
+	return false
+}
+
+// attrReportsMissingTable reports whether one attribute is an error (or
+// an error's text) saying that a table of the service does not exist.
+func attrReportsMissingTable(a slog.Attr) bool {
 	switch v := a.Value.Any().(type) {
 	case error:
 		return store.IsMissingTable(v)
