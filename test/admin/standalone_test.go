@@ -261,9 +261,18 @@ func TestStandaloneScreens(t *testing.T) {
 		fill("#set-summary_report-recipients", "ops@example.com"),
 		submit("#set-summary_report-frequency"),
 		chromedp.WaitVisible("#flash .notice-success", chromedp.ByQuery))
-	servicetest.Call(t, "GET", svc.Base+"/settings", "", servicetest.Basic("admin", pw)).JSON(t, &settings)
-	if rep, _ := settings["summary_report"].(map[string]any); rep["frequency"] != "daily" || fmt.Sprint(rep["recipients"]) != "[ops@example.com]" {
-		t.Errorf("summary_report = %v after saving it in the screen", settings["summary_report"])
+	// The success notice of an earlier save may still show: await the
+	// saved value itself.
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		servicetest.Call(t, "GET", svc.Base+"/settings", "", servicetest.Basic("admin", pw)).JSON(t, &settings)
+		if rep, _ := settings["summary_report"].(map[string]any); rep["frequency"] == "daily" && fmt.Sprint(rep["recipients"]) == "[ops@example.com]" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("summary_report = %v after saving it in the screen", settings["summary_report"])
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	b.run("preview the report", clickButton("Preview"), chromedp.WaitVisible(`iframe.report-frame[sandbox=""]`, chromedp.ByQuery))
 	b.screenshot("settings")
