@@ -168,3 +168,18 @@ func IsMissingTable(err error) bool {
 	}
 	return false
 }
+
+// DatabaseExists reports whether the database the store is connected to
+// still exists: false once it was dropped whole (an outage to wait out,
+// not an uninstall, which drops the service's tables only). SQLite's file
+// is always there.
+func (db *DB) DatabaseExists(ctx context.Context) (bool, error) {
+	if db.dialect != DialectMySQL {
+		return true, nil
+	}
+	var n int
+	if err := db.sqlDB.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = DATABASE()").Scan(&n); err != nil {
+		return false, fmt.Errorf("look for the database: %w", err)
+	}
+	return n > 0, nil
+}

@@ -67,6 +67,13 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		return err
 	}
 	defer rt.db.Close()
+	guard.confirmWith(func() bool {
+		// A database dropped whole is an outage, not an uninstall.
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		exists, err := rt.db.DatabaseExists(cctx)
+		return err == nil && exists
+	})
 	if addr == "" {
 		addr = rt.consts.String("MAILSVC_ADDR")
 	}

@@ -30,12 +30,22 @@ type tablesGoneState struct {
 	once sync.Once
 	gone atomic.Bool
 	stop func()
+	// uninstalled, once set, confirms that the tables were dropped and
+	// not the whole database (an outage: the service stays up, not
+	// ready); nil confirms every time.
+	uninstalled atomic.Pointer[func() bool]
 }
 
 // newTablesGoneGuard wraps next; stop is called once, when the tables are
 // found gone.
 func newTablesGoneGuard(next slog.Handler, stop func()) *tablesGoneGuard {
 	return &tablesGoneGuard{next: next, state: &tablesGoneState{stop: stop}}
+}
+
+// confirmWith makes the guard stop only when uninstalled also says the
+// tables were dropped (and not the database).
+func (g *tablesGoneGuard) confirmWith(uninstalled func() bool) {
+	g.state.uninstalled.Store(&uninstalled)
 }
 
 // Gone reports whether the tables were found gone.
@@ -57,6 +67,9 @@ func (g *tablesGoneGuard) Handle(ctx context.Context, r slog.Record) error {
 		return nil
 	}
 	if !top {
+		return g.next.Handle(ctx, r)
+	}
+	if confirm := g.state.uninstalled.Load(); confirm != nil && !g.state.gone.Load() && !(*confirm)() {
 		return g.next.Handle(ctx, r)
 	}
 	var err error

@@ -37,3 +37,25 @@ func TestTablesGoneGuardReadsGormTraces(t *testing.T) {
 		t.Errorf("stops %d, gone %v, log:\n%s", stops, g.Gone(), out)
 	}
 }
+
+// TestTablesGoneGuardWaitsOutADroppedDatabase: while the check says the
+// database itself is gone (not only the service's tables), a loop's
+// record of a missing table is logged as it is and stops nothing; once
+// the check says the tables alone are gone, the service stops.
+func TestTablesGoneGuardWaitsOutADroppedDatabase(t *testing.T) {
+	var buf bytes.Buffer
+	stops := 0
+	g := newTablesGoneGuard(slog.NewTextHandler(&buf, nil), func() { stops++ })
+	uninstalled := false
+	g.confirmWith(func() bool { return uninstalled })
+	log := slog.New(g)
+	log.Error("claim a batch", "err", "Error 1146 (42S02): Table 'site.wp_mailsvc_logs' doesn't exist")
+	if stops != 0 || g.Gone() || !strings.Contains(buf.String(), "claim a batch") {
+		t.Fatalf("the database gone: stops %d, gone %v, log:\n%s", stops, g.Gone(), buf.String())
+	}
+	uninstalled = true
+	log.Error("claim a batch", "err", "Error 1146 (42S02): Table 'site.wp_mailsvc_logs' doesn't exist")
+	if stops != 1 || !g.Gone() || !strings.Contains(buf.String(), tablesGoneMessage) {
+		t.Fatalf("the tables dropped: stops %d, gone %v, log:\n%s", stops, g.Gone(), buf.String())
+	}
+}
