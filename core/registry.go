@@ -34,6 +34,9 @@ type Field struct {
 	Min      *int64   `json:"min,omitempty"`
 	Max      *int64   `json:"max,omitempty"`
 	Help     string   `json:"help,omitempty"`
+	// Advanced marks a field a first-time user need not see: the setup
+	// wizard and the connection form show it under "Advanced".
+	Advanced bool `json:"advanced,omitempty"`
 	// Hosts, on a URL field that names one of the provider's endpoints
 	// (base_url, oauth_base_url, SES custom_endpoint and imds_endpoint),
 	// lists the provider's own hosts: unless MAILSVC_ALLOW_CUSTOM_ENDPOINTS
@@ -73,11 +76,14 @@ type Preset struct {
 // Driver describes one mail transport: its schema, presets, extra
 // validation and the constructor of its Transport.
 type Driver struct {
-	Slug        string   `json:"driver"`
-	Name        string   `json:"name"`
-	Description string   `json:"description,omitempty"`
-	Fields      []Field  `json:"fields"`
-	Presets     []Preset `json:"presets"`
+	Slug        string `json:"driver"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// SetupHelp tells a site owner, in one or two sentences, where the
+	// provider's console shows the key or password this driver asks for.
+	SetupHelp string   `json:"setup_help,omitempty"`
+	Fields    []Field  `json:"fields"`
+	Presets   []Preset `json:"presets"`
 	// Rules lists, in words, the checks Validate makes beyond the schema.
 	Rules []string `json:"rules,omitempty"`
 	// Validate, when set, checks rules that span several fields. It gets
