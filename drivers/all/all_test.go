@@ -6,6 +6,7 @@ import (
 
 	"github.com/mailsvc/mailsvc/core"
 	_ "github.com/mailsvc/mailsvc/drivers/all"
+	"github.com/mailsvc/mailsvc/drivers/brevo"
 	"github.com/mailsvc/mailsvc/drivers/gmail"
 	"github.com/mailsvc/mailsvc/drivers/mailgun"
 	"github.com/mailsvc/mailsvc/drivers/outlook"
@@ -15,7 +16,8 @@ import (
 )
 
 func TestBuiltInDriversAreRegistered(t *testing.T) {
-	for _, slug := range []string{"smtp", "sendgrid", "mailgun", "postmark", "ses", "outlook", "gmail", "zoho"} {
+	for _, slug := range []string{"smtp", "sendgrid", "mailgun", "postmark", "ses", "outlook", "gmail", "zoho",
+		"brevo"} {
 		d, ok := core.LookupDriver(slug)
 		if !ok {
 			t.Errorf("driver %q is not registered", slug)
@@ -42,6 +44,7 @@ func TestEndpointFieldsDeclareTheProviderHosts(t *testing.T) {
 		"outlook/oauth_base_url": {outlook.DefaultOAuthBaseURL},
 		"ses/custom_endpoint":    {"https://email.us-east-1.amazonaws.com", "https://email.eu-central-1.amazonaws.com/"},
 		"ses/imds_endpoint":      {"http://169.254.169.254", "http://[fd00:ec2::254]"},
+		"brevo/base_url":         {brevo.DefaultBaseURL, "https://api.sendinblue.com"},
 		"zoho/base_url":          nil,
 		"zoho/oauth_base_url":    nil,
 	}
@@ -91,6 +94,7 @@ func TestBuiltInDriversDeclareTheirDestinations(t *testing.T) {
 		"outlook":  {"base_url", "oauth_base_url", "smtp_host", "smtp_port"},
 		"gmail":    {"base_url", "oauth_base_url", "smtp_host", "smtp_port"},
 		"zoho":     {"base_url", "oauth_base_url"},
+		"brevo":    {"base_url"},
 	}
 	for slug, keys := range want {
 		d, _ := core.LookupDriver(slug)

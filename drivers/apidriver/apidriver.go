@@ -58,19 +58,25 @@ func BaseURLField(help string, hosts ...string) core.Field {
 }
 
 // Sender is a connection's sender override: a non-empty Email or Name
-// replaces that part of every message's sender.
+// replaces that part of every message's sender, or, when Fallback is
+// set, only of a message that has no sender address.
 type Sender struct {
-	Email string
-	Name  string
+	Email    string
+	Name     string
+	Fallback bool
 }
 
-// SenderOf reads the sender override (from_email, from_name) of settings.
+// SenderOf reads the sender override (from_email, from_name and
+// force_from, on when not set) of settings.
 func SenderOf(s core.Settings) Sender {
-	return Sender{Email: s.String(KeyFromEmail), Name: s.String(KeyFromName)}
+	return Sender{Email: s.String(KeyFromEmail), Name: s.String(KeyFromName), Fallback: !s.Bool(KeyForceFrom, true)}
 }
 
 // Apply returns from with the override's non-empty parts in place.
 func (o Sender) Apply(from core.Address) core.Address {
+	if o.Fallback && from.Email != "" {
+		return from
+	}
 	if o.Email != "" {
 		from.Email = o.Email
 	}

@@ -33,6 +33,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -114,6 +115,13 @@ type Harness struct {
 	// MIME, where inline parts come in their own multipart/related part
 	// ahead of the attachments.
 	AttachmentsByName bool
+	// NoContentID: the provider has no Content-ID for an attachment, so
+	// an inline image arrives as an attachment (not inline, no
+	// Content-ID); the driver's docs say so.
+	NoContentID bool
+	// ReplyToCap is the most Reply-To addresses the provider takes (0: no
+	// cap); the first ReplyToCap of a message's arrive.
+	ReplyToCap int
 
 	// DefaultBaseURL is the address a transport built with no base_url
 	// talks to, as its BaseURL method reports it.
@@ -155,6 +163,8 @@ func Send(t *testing.T, h Harness) {
 	t.Run("NetworkErrorIsTemporary", func(t *testing.T) { networkErrorIsTemporary(t, h) })
 	t.Run("UsesHostHTTPClient", func(t *testing.T) { usesHostHTTPClient(t, h) })
 	t.Run("SendsToEnvelope", func(t *testing.T) { sendsToEnvelope(t, h) })
+	t.Run("RateLimitHonoured", func(t *testing.T) { rateLimitHonoured(t, h) })
+	t.Run("SecretGoesOnlyToBaseURL", func(t *testing.T) { secretGoesOnlyToBaseURL(t, h) })
 }
 
 // PDFBytes is a binary payload with every byte value, NULs and invalid
@@ -416,7 +426,7 @@ func (h Harness) CheckMessage(t *testing.T, m Message, msg *core.Message) {
 	CheckAddresses(t, "to", m.To, msg.To)
 	CheckAddresses(t, "cc", m.Cc, msg.Cc)
 	CheckAddresses(t, "bcc", m.Bcc, msg.Bcc)
-	CheckAddresses(t, "reply-to", m.ReplyTo, msg.ReplyTo)
+	CheckAddresses(t, "reply-to", m.ReplyTo, h.replyTo(msg.ReplyTo))
 	if m.Subject != msg.Subject || m.Text != msg.Text || m.HTML != msg.HTML {
 		t.Errorf("subject/text/html = %q/%q/%q", m.Subject, m.Text, m.HTML)
 	}
@@ -445,8 +455,12 @@ func (h Harness) CheckMessage(t *testing.T, m Message, msg *core.Message) {
 		if h.AttachmentType != nil {
 			wantType = h.AttachmentType(want)
 		}
-		if a.Filename != wantName || a.ContentType != wantType || a.Inline != want.Inline || a.ContentID != want.ContentID {
-			t.Errorf("attachment %d = %s %s inline=%v cid=%s, want %s %s inline=%v cid=%s", j, a.Filename, a.ContentType, a.Inline, a.ContentID, wantName, wantType, want.Inline, want.ContentID)
+		wantInline, wantCID := want.Inline, want.ContentID
+		if h.NoContentID {
+			wantInline, wantCID = false, ""
+		}
+		if a.Filename != wantName || a.ContentType != wantType || a.Inline != wantInline || a.ContentID != wantCID {
+			t.Errorf("attachment %d = %s %s inline=%v cid=%s, want %s %s inline=%v cid=%s", j, a.Filename, a.ContentType, a.Inline, a.ContentID, wantName, wantType, wantInline, wantCID)
 		}
 		if !bytes.Equal(a.Data, want.Data) {
 			t.Errorf("attachment %d bytes differ (%d vs %d bytes)", j, len(a.Data), len(want.Data))
@@ -462,7 +476,90 @@ func multipleReplyTo(t *testing.T, h Harness) {
 	if _, err := h.newTransport(t, h.settings(fake.URL(), h.Key)).Send(context.Background(), msg); err != nil {
 		t.Fatalf("Send: %v", err)
 	}
-	CheckAddresses(t, "reply-to", fake.Messages()[0].ReplyTo, msg.ReplyTo)
+	CheckAddresses(t, "reply-to", fake.Messages()[0].ReplyTo, h.replyTo(msg.ReplyTo))
+}
+
+// replyTo returns the Reply-To addresses of list the provider takes.
+func (h Harness) replyTo(list []core.Address) []core.Address {
+	if h.ReplyToCap > 0 && len(list) > h.ReplyToCap {
+		return list[:h.ReplyToCap]
+	}
+	return list
+}
+
+// RateLimiter is a fake that can answer the next n requests 429 Too Many
+// Requests with a Retry-After header.
+type RateLimiter interface {
+	RateLimitNext(n int, retryAfter time.Duration)
+}
+
+// rateLimitHonoured, for a fake that is a RateLimiter: a 429 with
+// Retry-After is a temporary rate-limit error that carries the wait, and
+// the next send, once the provider takes mail again, succeeds.
+func rateLimitHonoured(t *testing.T, h Harness) {
+	fake := h.Start()
+	defer fake.Close()
+	rl, ok := fake.(RateLimiter)
+	if !ok {
+		t.Skip("the fake cannot answer 429 with Retry-After")
+	}
+	rl.RateLimitNext(1, 7*time.Second)
+	tr := h.newTransport(t, h.settings(fake.URL(), h.Key))
+	_, err := tr.Send(context.Background(), h.message())
+	wait, limited := core.AsRateLimited(err)
+	if !limited || !core.IsTemporary(err) || wait != 7*time.Second {
+		t.Fatalf("after a 429 with Retry-After 7: err %v, rate limited %v, wait %v; want a temporary rate limit of 7s", err, limited, wait)
+	}
+	if _, err := tr.Send(context.Background(), h.message()); err != nil {
+		t.Fatalf("the send after the rate limit: %v", err)
+	}
+	if n := len(fake.Messages()); n != 1 {
+		t.Errorf("the fake recorded %d messages, want 1", n)
+	}
+}
+
+// recordingTransport notes the host and credentials of every request the
+// host's client makes.
+type recordingTransport struct {
+	mu    sync.Mutex
+	hosts []string
+}
+
+func (c *recordingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.mu.Lock()
+	c.hosts = append(c.hosts, r.URL.Host)
+	c.mu.Unlock()
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// secretGoesOnlyToBaseURL: a send and a credentials check of a
+// connection whose base_url names the fake make their requests to the
+// fake's host only, and another fake of the provider sees nothing.
+func secretGoesOnlyToBaseURL(t *testing.T, h Harness) {
+	fake, other := h.Start(), h.Start()
+	defer fake.Close()
+	defer other.Close()
+	rec := &recordingTransport{}
+	d, _ := core.LookupDriver(h.Slug)
+	tr, err := d.New(&core.Connection{Settings: h.settings(fake.URL(), h.Key)}, core.DriverEnv{HTTPClient: &http.Client{Transport: rec}})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	if _, err := tr.Send(context.Background(), h.message()); err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	if err := tr.(core.Verifier).Verify(context.Background()); err != nil {
+		t.Fatalf("Verify: %v", err)
+	}
+	want := strings.TrimPrefix(fake.URL(), "http://")
+	for _, host := range rec.hosts {
+		if host != want {
+			t.Errorf("a request went to %s, not to the configured %s", host, want)
+		}
+	}
+	if len(rec.hosts) == 0 || other.Requests() != 0 {
+		t.Errorf("%d requests made, %d reached another host", len(rec.hosts), other.Requests())
+	}
 }
 
 // CheckAddresses reports an error unless got holds the names and addresses
@@ -775,7 +872,18 @@ type APIFake interface {
 // messages (messages, usually f.Messages) read through Recorded, and its
 // failures in the provider's own error shape.
 func NewFake[M any](f APIFake, url string, messages func() []M) Fake {
-	return apiFake[M]{APIFake: f, url: url, messages: messages}
+	fake := apiFake[M]{APIFake: f, url: url, messages: messages}
+	if rl, ok := f.(RateLimiter); ok {
+		return rateLimitingFake[M]{fake, rl}
+	}
+	return fake
+}
+
+// rateLimitingFake is an apiFake whose fake can answer 429 with
+// Retry-After.
+type rateLimitingFake[M any] struct {
+	apiFake[M]
+	RateLimiter
 }
 
 type apiFake[M any] struct {
@@ -820,4 +928,16 @@ func SendRecorded[M any](t *testing.T, tr core.Transport, msg *core.Message, rec
 		t.Fatalf("fake recorded %d messages, want %d", len(got), want)
 	}
 	return rc, got[want-1]
+}
+
+// RecipientCapSplits starts h's fake, whose provider refuses a call over
+// its recipient cap, sends it a message to n To recipients with
+// SendInParts and checks that it arrived as wantParts messages to n
+// recipients in all.
+func RecipientCapSplits(t *testing.T, h Harness, n, wantParts int) {
+	t.Helper()
+	fake := h.Start()
+	defer fake.Close()
+	parts := SendInParts(t, h.Slug, h.newTransport(t, h.settings(fake.URL(), h.Key)), n)
+	CheckParts(t, parts, fake.Messages(), wantParts, n)
 }

@@ -1,0 +1,59 @@
+package apidriver
+
+import (
+	"encoding/base64"
+	"net/http"
+
+	"github.com/mailsvc/mailsvc/core"
+)
+
+// Fields returns the schema of a JSON API driver around its api_key
+// field: api_key, from_email (fromHelp says which senders the provider
+// takes), from_name, force_from, the provider's own fields (extra) and
+// base_url, an advanced field.
+func Fields(apiKey core.Field, fromHelp string, baseURL core.Field, extra ...core.Field) []core.Field {
+	baseURL.Advanced = true
+	out := []core.Field{apiKey, FromEmailField(fromHelp), FromNameField(), ForceFromField()}
+	out = append(out, extra...)
+	return append(out, baseURL)
+}
+
+// JSONTransport is what the transports of the JSON API drivers hold
+// alike: the client of the provider's API and the sender override. A
+// driver's transport embeds it.
+type JSONTransport struct {
+	Client JSONClient
+	Sender Sender
+}
+
+// NewJSONTransport reads the settings of conn that every JSON API driver
+// has: the api_key (required; its absence is a field error), the sender
+// override and base_url (def when empty). authorize sets the key on each
+// request; the key is masked in every error.
+func NewJSONTransport(conn *core.Connection, env core.DriverEnv, provider, def string, authorize func(r *http.Request, key string)) (*JSONTransport, error) {
+	s := conn.Settings
+	key := s.String(KeyAPIKey)
+	if key == "" {
+		return nil, core.Invalid(map[string]string{KeyAPIKey: "This field is required."})
+	}
+	return &JSONTransport{
+		Client: JSONClient{Provider: provider, BaseURL: BaseURL(s, def), HTTP: HTTPClient(env),
+			Authorize: func(r *http.Request) { authorize(r, key) }, Secrets: []string{key}},
+		Sender: SenderOf(s),
+	}, nil
+}
+
+// BaseURL returns the API base URL the transport talks to.
+func (t *JSONTransport) BaseURL() string { return t.Client.BaseURL }
+
+// Base64 is an attachment's content as the JSON APIs take it.
+func Base64(a core.Attachment) string { return base64.StdEncoding.EncodeToString(a.Data) }
+
+// ContentType is an attachment's content type, application/octet-stream
+// when it has none.
+func ContentType(a core.Attachment) string {
+	if a.ContentType == "" {
+		return "application/octet-stream"
+	}
+	return a.ContentType
+}
