@@ -12,12 +12,13 @@ import (
 	"github.com/mailsvc/mailsvc/drivers/outlook"
 	"github.com/mailsvc/mailsvc/drivers/postmark"
 	"github.com/mailsvc/mailsvc/drivers/sendgrid"
+	"github.com/mailsvc/mailsvc/drivers/sparkpost"
 	"github.com/mailsvc/mailsvc/drivers/zoho"
 )
 
 func TestBuiltInDriversAreRegistered(t *testing.T) {
 	for _, slug := range []string{"smtp", "sendgrid", "mailgun", "postmark", "ses", "outlook", "gmail", "zoho",
-		"brevo"} {
+		"brevo", "sparkpost"} {
 		d, ok := core.LookupDriver(slug)
 		if !ok {
 			t.Errorf("driver %q is not registered", slug)
@@ -45,6 +46,7 @@ func TestEndpointFieldsDeclareTheProviderHosts(t *testing.T) {
 		"ses/custom_endpoint":    {"https://email.us-east-1.amazonaws.com", "https://email.eu-central-1.amazonaws.com/"},
 		"ses/imds_endpoint":      {"http://169.254.169.254", "http://[fd00:ec2::254]"},
 		"brevo/base_url":         {brevo.DefaultBaseURL, "https://api.sendinblue.com"},
+		"sparkpost/base_url":     {sparkpost.BaseURLUS, sparkpost.BaseURLEU},
 		"zoho/base_url":          nil,
 		"zoho/oauth_base_url":    nil,
 	}
@@ -86,15 +88,16 @@ func TestEndpointFieldsDeclareTheProviderHosts(t *testing.T) {
 // /transports serves, and no other field is.
 func TestBuiltInDriversDeclareTheirDestinations(t *testing.T) {
 	want := map[string][]string{
-		"smtp":     {"host", "port", "encryption"},
-		"sendgrid": {"base_url"},
-		"mailgun":  {"base_url"},
-		"postmark": {"base_url"},
-		"ses":      {"custom_endpoint", "smtp_host", "smtp_port", "smtp_encryption"},
-		"outlook":  {"base_url", "oauth_base_url", "smtp_host", "smtp_port"},
-		"gmail":    {"base_url", "oauth_base_url", "smtp_host", "smtp_port"},
-		"zoho":     {"base_url", "oauth_base_url"},
-		"brevo":    {"base_url"},
+		"smtp":      {"host", "port", "encryption"},
+		"sendgrid":  {"base_url"},
+		"mailgun":   {"base_url"},
+		"postmark":  {"base_url"},
+		"ses":       {"custom_endpoint", "smtp_host", "smtp_port", "smtp_encryption"},
+		"outlook":   {"base_url", "oauth_base_url", "smtp_host", "smtp_port"},
+		"gmail":     {"base_url", "oauth_base_url", "smtp_host", "smtp_port"},
+		"zoho":      {"base_url", "oauth_base_url"},
+		"brevo":     {"base_url"},
+		"sparkpost": {"base_url"},
 	}
 	for slug, keys := range want {
 		d, _ := core.LookupDriver(slug)
