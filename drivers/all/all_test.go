@@ -9,6 +9,7 @@ import (
 	"github.com/mailsvc/mailsvc/drivers/brevo"
 	"github.com/mailsvc/mailsvc/drivers/gmail"
 	"github.com/mailsvc/mailsvc/drivers/mailgun"
+	"github.com/mailsvc/mailsvc/drivers/mailjet"
 	"github.com/mailsvc/mailsvc/drivers/outlook"
 	"github.com/mailsvc/mailsvc/drivers/postmark"
 	"github.com/mailsvc/mailsvc/drivers/sendgrid"
@@ -18,7 +19,7 @@ import (
 
 func TestBuiltInDriversAreRegistered(t *testing.T) {
 	for _, slug := range []string{"smtp", "sendgrid", "mailgun", "postmark", "ses", "outlook", "gmail", "zoho",
-		"brevo", "sparkpost"} {
+		"brevo", "sparkpost", "mailjet"} {
 		d, ok := core.LookupDriver(slug)
 		if !ok {
 			t.Errorf("driver %q is not registered", slug)
@@ -47,6 +48,7 @@ func TestEndpointFieldsDeclareTheProviderHosts(t *testing.T) {
 		"ses/imds_endpoint":      {"http://169.254.169.254", "http://[fd00:ec2::254]"},
 		"brevo/base_url":         {brevo.DefaultBaseURL, "https://api.sendinblue.com"},
 		"sparkpost/base_url":     {sparkpost.BaseURLUS, sparkpost.BaseURLEU},
+		"mailjet/base_url":       {mailjet.DefaultBaseURL},
 		"zoho/base_url":          nil,
 		"zoho/oauth_base_url":    nil,
 	}
@@ -98,6 +100,7 @@ func TestBuiltInDriversDeclareTheirDestinations(t *testing.T) {
 		"zoho":      {"base_url", "oauth_base_url"},
 		"brevo":     {"base_url"},
 		"sparkpost": {"base_url"},
+		"mailjet":   {"base_url"},
 	}
 	for slug, keys := range want {
 		d, _ := core.LookupDriver(slug)

@@ -49,6 +49,9 @@ type Mail struct {
 	From Address
 	Content
 	Attachments []Attachment
+	// Meta holds what else of the provider's own a fake notes (Mailjet's
+	// CustomID).
+	Meta map[string]string
 }
 
 // Log is an append-only list that is safe for concurrent use: the
