@@ -12,6 +12,7 @@ import (
 	_ "github.com/mailsvc/mailsvc/drivers/mailjet"
 	_ "github.com/mailsvc/mailsvc/drivers/outlook"
 	_ "github.com/mailsvc/mailsvc/drivers/postmark"
+	_ "github.com/mailsvc/mailsvc/drivers/resend"
 	_ "github.com/mailsvc/mailsvc/drivers/sendgrid"
 	_ "github.com/mailsvc/mailsvc/drivers/ses"
 	_ "github.com/mailsvc/mailsvc/drivers/smtp"

@@ -12,6 +12,7 @@ import (
 	"github.com/mailsvc/mailsvc/drivers/mailjet"
 	"github.com/mailsvc/mailsvc/drivers/outlook"
 	"github.com/mailsvc/mailsvc/drivers/postmark"
+	"github.com/mailsvc/mailsvc/drivers/resend"
 	"github.com/mailsvc/mailsvc/drivers/sendgrid"
 	"github.com/mailsvc/mailsvc/drivers/sparkpost"
 	"github.com/mailsvc/mailsvc/drivers/zoho"
@@ -19,7 +20,7 @@ import (
 
 func TestBuiltInDriversAreRegistered(t *testing.T) {
 	for _, slug := range []string{"smtp", "sendgrid", "mailgun", "postmark", "ses", "outlook", "gmail", "zoho",
-		"brevo", "sparkpost", "mailjet"} {
+		"brevo", "sparkpost", "mailjet", "resend"} {
 		d, ok := core.LookupDriver(slug)
 		if !ok {
 			t.Errorf("driver %q is not registered", slug)
@@ -49,6 +50,7 @@ func TestEndpointFieldsDeclareTheProviderHosts(t *testing.T) {
 		"brevo/base_url":         {brevo.DefaultBaseURL, "https://api.sendinblue.com"},
 		"sparkpost/base_url":     {sparkpost.BaseURLUS, sparkpost.BaseURLEU},
 		"mailjet/base_url":       {mailjet.DefaultBaseURL},
+		"resend/base_url":        {resend.DefaultBaseURL},
 		"zoho/base_url":          nil,
 		"zoho/oauth_base_url":    nil,
 	}
@@ -101,6 +103,7 @@ func TestBuiltInDriversDeclareTheirDestinations(t *testing.T) {
 		"brevo":     {"base_url"},
 		"sparkpost": {"base_url"},
 		"mailjet":   {"base_url"},
+		"resend":    {"base_url"},
 	}
 	for slug, keys := range want {
 		d, _ := core.LookupDriver(slug)

@@ -103,11 +103,16 @@ func (c *JSONClient) Do(ctx context.Context, op, method, path string, body, out 
 	return r, nil
 }
 
-// Verify makes the authenticated read GET path that checks a
-// connection's credentials without sending: a 401 or 403 says the key
-// was rejected, other failures are classified as Do classifies them.
-func (c *JSONClient) Verify(ctx context.Context, path string) error {
-	r, err := c.Do(ctx, "verify", http.MethodGet, path, nil, nil)
+// Verify makes the authenticated read (method, path, body as Do takes
+// them) that checks a connection's credentials without sending: a 401
+// or 403 says the key was rejected, other failures are classified as Do
+// classifies them. valid, when not nil, reports an answer other than 2xx
+// that proves the key valid all the same (a key allowed to send only).
+func (c *JSONClient) Verify(ctx context.Context, method, path string, body any, valid func(*Response) bool) error {
+	r, err := c.Do(ctx, "verify", method, path, body, nil)
+	if err != nil && r != nil && valid != nil && valid(r) {
+		return nil
+	}
 	if r != nil && (r.Status == http.StatusUnauthorized || r.Status == http.StatusForbidden) {
 		return c.scrub(core.Permanent(fmt.Errorf("%s: verify: the API key was rejected (HTTP %d): %s",
 			c.Provider, r.Status, Summary(r.Body))))

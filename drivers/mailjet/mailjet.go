@@ -120,7 +120,7 @@ func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, e
 // Verify implements core.Verifier with the authenticated read GET
 // /v3/REST/user, which sends nothing.
 func (t Transport) Verify(ctx context.Context) error {
-	return t.Client.Verify(ctx, "/v3/REST/user")
+	return t.Client.Verify(ctx, http.MethodGet, "/v3/REST/user", nil, nil)
 }
 
 type address struct {

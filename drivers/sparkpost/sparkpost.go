@@ -112,7 +112,7 @@ func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, e
 // Verify implements core.Verifier with the authenticated read GET
 // /api/v1/account, which sends nothing.
 func (t Transport) Verify(ctx context.Context) error {
-	return t.Client.Verify(ctx, "/api/v1/account")
+	return t.Client.Verify(ctx, http.MethodGet, "/api/v1/account", nil, nil)
 }
 
 type address struct {

@@ -33,6 +33,10 @@ type Provider struct {
 	// request without them.
 	UnauthorizedStatus int
 	UnauthorizedBody   string
+	// Denied, when set, refuses an authorized request the key may not
+	// make (a key with fewer permissions): a status other than 0 and
+	// its body.
+	Denied func(r *http.Request) (int, string)
 	// Decode validates a send body as the provider does and returns the
 	// message it carries, or a Refusal.
 	Decode func(body []byte) (Mail, *Refusal)
@@ -117,7 +121,15 @@ func (s *Server) RateLimited() []time.Time { return s.rateLimited.All() }
 
 func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
 	if s.p.Authorized(r) {
-		return true
+		if s.p.Denied == nil {
+			return true
+		}
+		status, body := s.p.Denied(r)
+		if status == 0 {
+			return true
+		}
+		faults.WriteJSON(w, status, body)
+		return false
 	}
 	status := s.p.UnauthorizedStatus
 	if status == 0 {
