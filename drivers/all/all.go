@@ -16,6 +16,7 @@ import (
 	_ "github.com/mailsvc/mailsvc/drivers/sendgrid"
 	_ "github.com/mailsvc/mailsvc/drivers/ses"
 	_ "github.com/mailsvc/mailsvc/drivers/smtp"
+	_ "github.com/mailsvc/mailsvc/drivers/smtp2go"
 	_ "github.com/mailsvc/mailsvc/drivers/sparkpost"
 	_ "github.com/mailsvc/mailsvc/drivers/zoho"
 )

@@ -14,13 +14,14 @@ import (
 	"github.com/mailsvc/mailsvc/drivers/postmark"
 	"github.com/mailsvc/mailsvc/drivers/resend"
 	"github.com/mailsvc/mailsvc/drivers/sendgrid"
+	"github.com/mailsvc/mailsvc/drivers/smtp2go"
 	"github.com/mailsvc/mailsvc/drivers/sparkpost"
 	"github.com/mailsvc/mailsvc/drivers/zoho"
 )
 
 func TestBuiltInDriversAreRegistered(t *testing.T) {
 	for _, slug := range []string{"smtp", "sendgrid", "mailgun", "postmark", "ses", "outlook", "gmail", "zoho",
-		"brevo", "sparkpost", "mailjet", "resend"} {
+		"brevo", "sparkpost", "mailjet", "resend", "smtp2go"} {
 		d, ok := core.LookupDriver(slug)
 		if !ok {
 			t.Errorf("driver %q is not registered", slug)
@@ -51,6 +52,7 @@ func TestEndpointFieldsDeclareTheProviderHosts(t *testing.T) {
 		"sparkpost/base_url":     {sparkpost.BaseURLUS, sparkpost.BaseURLEU},
 		"mailjet/base_url":       {mailjet.DefaultBaseURL},
 		"resend/base_url":        {resend.DefaultBaseURL},
+		"smtp2go/base_url":       {smtp2go.DefaultBaseURL},
 		"zoho/base_url":          nil,
 		"zoho/oauth_base_url":    nil,
 	}
@@ -104,6 +106,7 @@ func TestBuiltInDriversDeclareTheirDestinations(t *testing.T) {
 		"sparkpost": {"base_url"},
 		"mailjet":   {"base_url"},
 		"resend":    {"base_url"},
+		"smtp2go":   {"base_url"},
 	}
 	for slug, keys := range want {
 		d, _ := core.LookupDriver(slug)

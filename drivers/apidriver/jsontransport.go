@@ -57,3 +57,16 @@ func ContentType(a core.Attachment) string {
 	}
 	return a.ContentType
 }
+
+// Mailboxes renders each address as an RFC 5322 mailbox ("Name
+// <email>", the name encoded when it is not ASCII), nil for none.
+func Mailboxes(list []core.Address) []string {
+	if len(list) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(list))
+	for _, a := range list {
+		out = append(out, a.String())
+	}
+	return out
+}

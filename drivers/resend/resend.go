@@ -115,8 +115,8 @@ type email struct {
 // with its content_id.
 func (t Transport) build(msg *core.Message) email {
 	msg = msg.ForEnvelope()
-	e := email{From: t.Sender.Apply(msg.From).String(), To: mailboxes(msg.To), Cc: mailboxes(msg.Cc), Bcc: mailboxes(msg.Bcc),
-		ReplyTo: mailboxes(msg.ReplyTo), Subject: msg.Subject, HTML: msg.HTML, Text: msg.Text}
+	e := email{From: t.Sender.Apply(msg.From).String(), To: apidriver.Mailboxes(msg.To), Cc: apidriver.Mailboxes(msg.Cc), Bcc: apidriver.Mailboxes(msg.Bcc),
+		ReplyTo: apidriver.Mailboxes(msg.ReplyTo), Subject: msg.Subject, HTML: msg.HTML, Text: msg.Text}
 	if len(msg.Headers) > 0 {
 		e.Headers = map[string]string{}
 		for _, h := range msg.Headers {
@@ -131,15 +131,4 @@ func (t Transport) build(msg *core.Message) email {
 		e.Attachments = append(e.Attachments, att)
 	}
 	return e
-}
-
-func mailboxes(in []core.Address) []string {
-	if len(in) == 0 {
-		return nil
-	}
-	out := make([]string, 0, len(in))
-	for _, a := range in {
-		out = append(out, a.String())
-	}
-	return out
 }

@@ -156,14 +156,14 @@ func (t Transport) build(msg *core.Message) transmission {
 	msg = msg.ForEnvelope()
 	from := t.Sender.Apply(msg.From)
 	c := content{From: address{Name: from.Name, Email: from.Email}, Subject: msg.Subject, Text: msg.Text, HTML: msg.HTML,
-		ReplyTo: join(msg.ReplyTo), Headers: map[string]string{}}
+		ReplyTo: strings.Join(apidriver.Mailboxes(msg.ReplyTo), ", "), Headers: map[string]string{}}
 	for _, h := range msg.Headers {
 		c.Headers[h.Name] = h.Value
 	}
 	if len(msg.Cc) > 0 {
-		c.Headers["CC"] = join(msg.Cc)
+		c.Headers["CC"] = strings.Join(apidriver.Mailboxes(msg.Cc), ", ")
 	}
-	to := join(msg.To)
+	to := strings.Join(apidriver.Mailboxes(msg.To), ", ")
 	var rs []recipient
 	for _, a := range msg.To {
 		rs = append(rs, recipient{address{Name: a.Name, Email: a.Email}})
@@ -179,12 +179,4 @@ func (t Transport) build(msg *core.Message) transmission {
 		c.Attachments = append(c.Attachments, file{Name: a.Filename, Type: apidriver.ContentType(a), Data: apidriver.Base64(a)})
 	}
 	return transmission{Recipients: rs, Content: c}
-}
-
-func join(list []core.Address) string {
-	parts := make([]string, 0, len(list))
-	for _, a := range list {
-		parts = append(parts, a.String())
-	}
-	return strings.Join(parts, ", ")
 }
