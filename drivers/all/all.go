@@ -8,6 +8,7 @@ import (
 	// Each driver registers itself with core.Register in its init.
 	_ "github.com/mailsvc/mailsvc/drivers/brevo"
 	_ "github.com/mailsvc/mailsvc/drivers/gmail"
+	_ "github.com/mailsvc/mailsvc/drivers/mailersend"
 	_ "github.com/mailsvc/mailsvc/drivers/mailgun"
 	_ "github.com/mailsvc/mailsvc/drivers/mailjet"
 	_ "github.com/mailsvc/mailsvc/drivers/outlook"

@@ -8,6 +8,7 @@ import (
 	_ "github.com/mailsvc/mailsvc/drivers/all"
 	"github.com/mailsvc/mailsvc/drivers/brevo"
 	"github.com/mailsvc/mailsvc/drivers/gmail"
+	"github.com/mailsvc/mailsvc/drivers/mailersend"
 	"github.com/mailsvc/mailsvc/drivers/mailgun"
 	"github.com/mailsvc/mailsvc/drivers/mailjet"
 	"github.com/mailsvc/mailsvc/drivers/outlook"
@@ -21,7 +22,7 @@ import (
 
 func TestBuiltInDriversAreRegistered(t *testing.T) {
 	for _, slug := range []string{"smtp", "sendgrid", "mailgun", "postmark", "ses", "outlook", "gmail", "zoho",
-		"brevo", "sparkpost", "mailjet", "resend", "smtp2go"} {
+		"brevo", "sparkpost", "mailjet", "resend", "smtp2go", "mailersend"} {
 		d, ok := core.LookupDriver(slug)
 		if !ok {
 			t.Errorf("driver %q is not registered", slug)
@@ -53,6 +54,7 @@ func TestEndpointFieldsDeclareTheProviderHosts(t *testing.T) {
 		"mailjet/base_url":       {mailjet.DefaultBaseURL},
 		"resend/base_url":        {resend.DefaultBaseURL},
 		"smtp2go/base_url":       {smtp2go.DefaultBaseURL},
+		"mailersend/base_url":    {mailersend.DefaultBaseURL},
 		"zoho/base_url":          nil,
 		"zoho/oauth_base_url":    nil,
 	}
@@ -94,19 +96,20 @@ func TestEndpointFieldsDeclareTheProviderHosts(t *testing.T) {
 // /transports serves, and no other field is.
 func TestBuiltInDriversDeclareTheirDestinations(t *testing.T) {
 	want := map[string][]string{
-		"smtp":      {"host", "port", "encryption"},
-		"sendgrid":  {"base_url"},
-		"mailgun":   {"base_url"},
-		"postmark":  {"base_url"},
-		"ses":       {"custom_endpoint", "smtp_host", "smtp_port", "smtp_encryption"},
-		"outlook":   {"base_url", "oauth_base_url", "smtp_host", "smtp_port"},
-		"gmail":     {"base_url", "oauth_base_url", "smtp_host", "smtp_port"},
-		"zoho":      {"base_url", "oauth_base_url"},
-		"brevo":     {"base_url"},
-		"sparkpost": {"base_url"},
-		"mailjet":   {"base_url"},
-		"resend":    {"base_url"},
-		"smtp2go":   {"base_url"},
+		"smtp":       {"host", "port", "encryption"},
+		"sendgrid":   {"base_url"},
+		"mailgun":    {"base_url"},
+		"postmark":   {"base_url"},
+		"ses":        {"custom_endpoint", "smtp_host", "smtp_port", "smtp_encryption"},
+		"outlook":    {"base_url", "oauth_base_url", "smtp_host", "smtp_port"},
+		"gmail":      {"base_url", "oauth_base_url", "smtp_host", "smtp_port"},
+		"zoho":       {"base_url", "oauth_base_url"},
+		"brevo":      {"base_url"},
+		"sparkpost":  {"base_url"},
+		"mailjet":    {"base_url"},
+		"resend":     {"base_url"},
+		"smtp2go":    {"base_url"},
+		"mailersend": {"base_url"},
 	}
 	for slug, keys := range want {
 		d, _ := core.LookupDriver(slug)

@@ -60,13 +60,17 @@ func ContentType(a core.Attachment) string {
 
 // Mailboxes renders each address as an RFC 5322 mailbox ("Name
 // <email>", the name encoded when it is not ASCII), nil for none.
-func Mailboxes(list []core.Address) []string {
+func Mailboxes(list []core.Address) []string { return Each(list, core.Address.String) }
+
+// Each returns f of every address of list in the provider's own form,
+// nil for none.
+func Each[T any](list []core.Address, f func(core.Address) T) []T {
 	if len(list) == 0 {
 		return nil
 	}
-	out := make([]string, 0, len(list))
+	out := make([]T, 0, len(list))
 	for _, a := range list {
-		out = append(out, a.String())
+		out = append(out, f(a))
 	}
 	return out
 }

@@ -116,7 +116,7 @@ func (t Transport) build(msg *core.Message) email {
 	msg = msg.ForEnvelope()
 	from := t.Sender.Apply(msg.From)
 	e := email{
-		Sender: address(from), To: addresses(msg.To), Cc: addresses(msg.Cc), Bcc: addresses(msg.Bcc),
+		Sender: address(from), To: apidriver.Each(msg.To, toAddress), Cc: apidriver.Each(msg.Cc, toAddress), Bcc: apidriver.Each(msg.Bcc, toAddress),
 		Subject: msg.Subject, HTMLContent: msg.HTML, TextContent: msg.Text,
 	}
 	if len(msg.ReplyTo) > 0 {
@@ -135,10 +135,4 @@ func (t Transport) build(msg *core.Message) email {
 	return e
 }
 
-func addresses(in []core.Address) []address {
-	out := make([]address, 0, len(in))
-	for _, a := range in {
-		out = append(out, address(a))
-	}
-	return out
-}
+func toAddress(a core.Address) address { return address(a) }

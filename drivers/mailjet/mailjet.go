@@ -155,7 +155,7 @@ type message struct {
 // image goes in InlinedAttachments with its ContentID.
 func (t Transport) build(msg *core.Message, customID string) message {
 	msg = msg.ForEnvelope()
-	m := message{From: address(t.Sender.Apply(msg.From)), To: addresses(msg.To), Cc: addresses(msg.Cc), Bcc: addresses(msg.Bcc),
+	m := message{From: address(t.Sender.Apply(msg.From)), To: apidriver.Each(msg.To, toAddress), Cc: apidriver.Each(msg.Cc, toAddress), Bcc: apidriver.Each(msg.Bcc, toAddress),
 		Subject: msg.Subject, TextPart: msg.Text, HTMLPart: msg.HTML, CustomID: customID}
 	if len(msg.ReplyTo) > 0 {
 		r := address(msg.ReplyTo[0])
@@ -179,17 +179,11 @@ func (t Transport) build(msg *core.Message, customID string) message {
 	return m
 }
 
-func addresses(in []core.Address) []address {
-	out := make([]address, 0, len(in))
-	for _, a := range in {
-		out = append(out, address(a))
-	}
-	return out
-}
-
 // newCustomID returns a fresh CustomID: "mailsvc-" and 32 hex digits.
 func newCustomID() string {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b) // crypto/rand does not fail
 	return "mailsvc-" + hex.EncodeToString(b)
 }
+
+func toAddress(a core.Address) address { return address(a) }
