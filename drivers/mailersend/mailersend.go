@@ -18,8 +18,14 @@ const Slug = "mailersend"
 // empty.
 const DefaultBaseURL = "https://api.mailersend.com"
 
-// KeyWebhookSecret is the settings key of the webhook's signing secret.
-const KeyWebhookSecret = "webhook_secret"
+// Settings keys of a MailerSend connection beside the common ones.
+const (
+	// KeyWebhookSecret holds the webhook's signing secret.
+	KeyWebhookSecret = "webhook_secret"
+	// KeyCustomHeaders sends the message's own headers, which only
+	// MailerSend's Professional and Enterprise plans take.
+	KeyCustomHeaders = "custom_headers"
+)
 
 // Recipient caps of one MailerSend email.
 const (
@@ -46,6 +52,8 @@ func Driver() core.Driver {
 			apidriver.APIKeyField("API token", "A MailerSend API token with the Email permission (mlsn....)."),
 			"Sender address; must be on a domain verified in MailerSend.",
 			apidriver.BaseURLField("Leave empty for "+DefaultBaseURL+".", "api.mailersend.com"),
+			core.Field{Key: KeyCustomHeaders, Label: "Send custom headers", Type: core.FieldBoolean, Default: false, Advanced: true,
+				Help: "Send the message's own headers (List-Unsubscribe, X-...). Only MailerSend's Professional and Enterprise plans take them; other plans refuse such a message."},
 			core.Field{Key: KeyWebhookSecret, Label: "Webhook signing secret", Type: core.FieldPassword, Advanced: true,
 				Help: "Pro webhook receiver: the signing secret shown on the webhook's page in MailerSend (Domains > Webhooks)."},
 		),
@@ -56,7 +64,10 @@ func Driver() core.Driver {
 
 // Transport sends through one MailerSend connection. It is safe for
 // concurrent use.
-type Transport struct{ *apidriver.JSONTransport }
+type Transport struct {
+	*apidriver.JSONTransport
+	headers bool
+}
 
 // New builds the transport of a MailerSend connection from its effective
 // settings.
@@ -67,7 +78,7 @@ func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Transport{t}, nil
+	return Transport{t, conn.Settings.Bool(KeyCustomHeaders, false)}, nil
 }
 
 // Send implements core.Transport with POST /v1/email, answered 202 with
@@ -121,7 +132,8 @@ type email struct {
 }
 
 // build turns a message (the part its Envelope names) into MailerSend's
-// body. MailerSend takes one reply_to, the message's first; an inline
+// body. MailerSend takes one reply_to, the message's first; the
+// message's own headers go only when custom_headers is on; an inline
 // image is an attachment with disposition inline and its Content-ID as
 // id.
 func (t Transport) build(msg *core.Message) email {
@@ -132,8 +144,10 @@ func (t Transport) build(msg *core.Message) email {
 		r := address(msg.ReplyTo[0])
 		e.ReplyTo = &r
 	}
-	for _, h := range msg.Headers {
-		e.Headers = append(e.Headers, header(h))
+	if t.headers {
+		for _, h := range msg.Headers {
+			e.Headers = append(e.Headers, header(h))
+		}
 	}
 	for _, a := range msg.Attachments {
 		att := attachment{Content: apidriver.Base64(a), Filename: a.Filename, Disposition: "attachment"}
