@@ -326,7 +326,7 @@ func TestReceiveVerifiesEachProvider(t *testing.T) {
 			return sns(b)
 		}, nil, core.EUNAUTHORIZED, "", false},
 		{"ses non-string field", "ses", func() webhooks.Request { return sns([]byte(`{"Type":1}`)) }, nil, core.EBADREQUEST, "", false},
-		{"unknown provider", "sparkpost", func() webhooks.Request { return webhooks.Request{} }, nil, core.ENOTFOUND, "", false},
+		{"unknown provider", "nosuch", func() webhooks.Request { return webhooks.Request{} }, nil, core.ENOTFOUND, "", false},
 		{"body too large", "postmark", func() webhooks.Request {
 			return s.postmark(`{"x":"`+strings.Repeat("a", webhooks.MaxBody)+`"}`, s.pmUser, s.pmPass)
 		}, nil, core.EBADREQUEST, "", false},
