@@ -127,6 +127,11 @@ func presets() []core.Preset {
 		p("postmark", "Postmark SMTP", "smtp.postmarkapp.com", 587, EncryptionTLS),
 		p("brevo", "Brevo SMTP", "smtp-relay.brevo.com", 587, EncryptionTLS),
 		p("mailjet", "Mailjet SMTP", "in-v3.mailjet.com", 587, EncryptionTLS),
+		p("sparkpost", "SparkPost SMTP (US)", "smtp.sparkpostmail.com", 587, EncryptionTLS, KeyUsername, "SMTP_Injection"),
+		p("sparkpost-eu", "SparkPost SMTP (EU)", "smtp.eu.sparkpostmail.com", 587, EncryptionTLS, KeyUsername, "SMTP_Injection"),
+		p("resend", "Resend SMTP", "smtp.resend.com", 465, EncryptionSSL, KeyUsername, "resend"),
+		p("smtp2go", "SMTP2GO SMTP", "mail.smtp2go.com", 587, EncryptionTLS),
+		p("mailersend", "MailerSend SMTP", "smtp.mailersend.net", 587, EncryptionTLS),
 	}
 }
 

@@ -684,6 +684,8 @@ func TestDriverDescription(t *testing.T) {
 		"ses-us-east-1": "email-smtp.us-east-1.amazonaws.com:587:tls", "mailgun": "smtp.mailgun.org:587:tls",
 		"sendgrid": "smtp.sendgrid.net:587:tls", "postmark": "smtp.postmarkapp.com:587:tls",
 		"brevo": "smtp-relay.brevo.com:587:tls", "mailjet": "in-v3.mailjet.com:587:tls",
+		"sparkpost": "smtp.sparkpostmail.com:587:tls", "sparkpost-eu": "smtp.eu.sparkpostmail.com:587:tls",
+		"resend": "smtp.resend.com:465:ssl", "smtp2go": "mail.smtp2go.com:587:tls", "mailersend": "smtp.mailersend.net:587:tls",
 	}
 	for slug, hp := range want {
 		s, ok := presets[slug]
@@ -693,6 +695,11 @@ func TestDriverDescription(t *testing.T) {
 		}
 		if got := fmt.Sprintf("%s:%d:%s", s.String("host"), s.Int("port", 0), s.String("encryption")); got != hp {
 			t.Errorf("preset %s = %s, want %s", slug, got, hp)
+		}
+	}
+	for slug, user := range map[string]string{"sparkpost": "SMTP_Injection", "sparkpost-eu": "SMTP_Injection", "resend": "resend"} {
+		if presets[slug].String("username") != user {
+			t.Errorf("%s preset username = %q, want %s", slug, presets[slug].String("username"), user)
 		}
 	}
 	if presets["sendgrid"].String("username") != "apikey" {
