@@ -86,9 +86,15 @@ type PostSMTPInput struct {
 // postSMTPAPIKeys maps a Post SMTP API transport to our driver and the
 // option holding its base64 API key.
 var postSMTPAPIKeys = map[string]struct{ driver, option string }{
-	"sendgrid_api": {"sendgrid", "sendgrid_api_key"},
-	"mailgun_api":  {"mailgun", "mailgun_api_key"},
-	"postmark_api": {"postmark", "postmark_api_key"},
+	"sendgrid_api":   {"sendgrid", "sendgrid_api_key"},
+	"mailgun_api":    {"mailgun", "mailgun_api_key"},
+	"postmark_api":   {"postmark", "postmark_api_key"},
+	"sendinblue_api": {"brevo", "sendinblue_api_key"},
+	"sparkpost_api":  {"sparkpost", "sparkpost_api_key"},
+	"mailjet_api":    {"mailjet", "mailjet_api_key"},
+	"mailersend_api": {"mailersend", "mailersend_api_key"},
+	"smtp2go_api":    {"smtp2go", "smtp2go_api_key"},
+	"resend_api":     {"resend", "resend_api_key"},
 }
 
 // PostSMTPSetup converts Post SMTP's transport (key "primary", the
@@ -260,6 +266,12 @@ func postSMTPPrimary(in PostSMTPInput, slug string) Candidate {
 			c.Settings["region"] = "us"
 			if o.Bool("mailgun_region") {
 				c.Settings["region"] = "eu"
+			}
+		case "mailjet_api":
+			if v, ok := in.secret("mailjet_secret_key"); ok {
+				c.Settings["api_secret"] = v
+			} else {
+				c.Missing = append(c.Missing, "api_secret")
 			}
 		case "sendgrid_api":
 			if r := strings.ToLower(o.Str("sendgrid_region")); r != "" && r != "us" && r != "global" {

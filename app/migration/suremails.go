@@ -176,6 +176,17 @@ func SureMailsCandidate(key string, c Dict, decode func(string) (string, error))
 			secret("api_key", "api_key", true)
 		}
 		set("message_stream", c.Str("message_stream"))
+	case "BREVO", "SPARKPOST", "MAILJET", "MAILERSEND", "SMTP2GO":
+		imp := sureMailsAPIImports[typ]
+		cand.Driver = imp.driver
+		sender()
+		for _, f := range imp.fields {
+			if f[1] == "region" {
+				set("region", region(c.Str(f[0])))
+				continue
+			}
+			secret(f[0], f[1], true)
+		}
 	case "GMAIL", "ZOHO":
 		cand.Driver = strings.ToLower(typ)
 		sender()
