@@ -1,9 +1,13 @@
 // Package apidriver holds what the mail drivers for the providers' HTTP
-// APIs (sendgrid, mailgun, postmark, ses) do alike: the connection's sender
-// override (from_email, from_name) and its schema fields, the optional
+// APIs (sendgrid, mailgun, postmark, ses, brevo, sparkpost, mailjet,
+// resend, smtp2go, mailersend) do alike: the connection's sender override
+// (from_email, from_name, force_from) and its schema fields, the optional
 // base_url setting, the host's HTTP client, shortening a provider's answer
 // for an error message, and keeping a connection's secrets out of error
-// text. What differs between the providers stays in their own packages.
+// text; and, for the drivers without an SDK, the JSON client (JSONClient)
+// and transport core (JSONTransport) that call the provider's API and
+// classify its answers. What differs between the providers stays in their
+// own packages.
 package apidriver
 
 import (
