@@ -4,9 +4,10 @@
 // decoded mailbox and attachment they record, the concurrency-safe log of
 // what they accepted (messages, tokens seen), and the reading of a token
 // from the Authorization header; and the server of a JSON mail API
-// (NewServer) on which brevofake, sparkpostfake, mailjetfake, resendfake,
-// smtp2gofake and mailersendfake each describe only their provider. Each fake keeps its own exported API; it
-// aliases these types or calls these functions behind it.
+// (NewServer) on which brevofake, sparkpostfake, mailjetfake,
+// resendfake, smtp2gofake and mailersendfake each describe only their
+// provider. Each fake keeps its own exported API; it aliases these types
+// or calls these functions behind it.
 package fakeapi
 
 import (
