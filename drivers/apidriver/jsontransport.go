@@ -2,6 +2,7 @@ package apidriver
 
 import (
 	"encoding/base64"
+	"fmt"
 	"net/http"
 
 	"github.com/mailsvc/mailsvc/core"
@@ -24,6 +25,34 @@ func Fields(apiKey core.Field, fromHelp string, baseURL core.Field, extra ...cor
 type JSONTransport struct {
 	Client JSONClient
 	Sender Sender
+	// MaxMessageBytes is the provider's size cap of a message (its
+	// bodies, headers and attachments, before any encoding); 0: none.
+	MaxMessageBytes int
+}
+
+// CheckSize fails a message over MaxMessageBytes for good, before any
+// call: the provider would refuse it whatever the retry.
+func (t *JSONTransport) CheckSize(msg *core.Message) error {
+	if t.MaxMessageBytes <= 0 {
+		return nil
+	}
+	if n := MessageSize(msg); n > t.MaxMessageBytes {
+		return core.Permanent(fmt.Errorf("%s: send: the message is %d bytes, over the provider's %d-byte limit", t.Client.Provider, n, t.MaxMessageBytes))
+	}
+	return nil
+}
+
+// MessageSize is the size of a message's content before any encoding:
+// subject, bodies, headers and attachments.
+func MessageSize(msg *core.Message) int {
+	n := len(msg.Subject) + len(msg.Text) + len(msg.HTML)
+	for _, h := range msg.Headers {
+		n += len(h.Name) + len(h.Value)
+	}
+	for _, a := range msg.Attachments {
+		n += len(a.Data)
+	}
+	return n
 }
 
 // NewJSONTransport reads the settings of conn that every JSON API driver

@@ -22,6 +22,10 @@ const DefaultBaseURL = "https://api.brevo.com"
 // attachment.
 const MaxRecipients = 99
 
+// MaxMessageBytes is the largest message the driver sends: Brevo takes
+// 20 MB in all, attachments included.
+const MaxMessageBytes = 20 << 20
+
 func init() {
 	core.Register(Driver())
 }
@@ -65,11 +69,15 @@ func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
 	if err != nil {
 		return nil, err
 	}
+	t.MaxMessageBytes = MaxMessageBytes
 	return Transport{t}, nil
 }
 
 // Send implements core.Transport with POST /v3/smtp/email.
 func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
+	if err := t.CheckSize(msg); err != nil {
+		return core.Receipt{}, err
+	}
 	var out struct {
 		MessageID string `json:"messageId"`
 	}

@@ -24,11 +24,12 @@ var harness = drivertest.Harness{
 			t.Errorf("receipt id %q, fake id %q", rc.MessageID, m.ID)
 		}
 	},
-	NoContentID:    true,
-	ReplyToCap:     1,
-	DefaultBaseURL: brevo.DefaultBaseURL,
-	APIKeyConstant: "MAILSVC_BREVO_API_KEY",
-	UnknownKey:     "region",
+	NoContentID:     true,
+	ReplyToCap:      1,
+	DefaultBaseURL:  brevo.DefaultBaseURL,
+	MaxMessageBytes: brevo.MaxMessageBytes,
+	APIKeyConstant:  "MAILSVC_BREVO_API_KEY",
+	UnknownKey:      "region",
 	SchemaCases: []drivertest.SchemaCase{
 		{Name: "force_from off", Settings: core.Settings{"api_key": "k", "from_email": "a@example.com", "force_from": false}},
 		{Name: "force_from not a boolean", Settings: core.Settings{"api_key": "k", "force_from": "maybe"}, WantFields: []string{"force_from"}},

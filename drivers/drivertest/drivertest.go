@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/mailsvc/mailsvc/core"
+	"github.com/mailsvc/mailsvc/drivers/apidriver"
 	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
 )
 
@@ -119,6 +120,9 @@ type Harness struct {
 	// an inline image arrives as an attachment (not inline, no
 	// Content-ID); the driver's docs say so.
 	NoContentID bool
+	// MaxMessageBytes is the driver's size cap of a message (0: none):
+	// a message over it fails for good without a call.
+	MaxMessageBytes int
 	// ReplyToCap is the most Reply-To addresses the provider takes (0: no
 	// cap); the first ReplyToCap of a message's arrive.
 	ReplyToCap int
@@ -165,6 +169,28 @@ func Send(t *testing.T, h Harness) {
 	t.Run("SendsToEnvelope", func(t *testing.T) { sendsToEnvelope(t, h) })
 	t.Run("RateLimitHonoured", func(t *testing.T) { rateLimitHonoured(t, h) })
 	t.Run("SecretGoesOnlyToBaseURL", func(t *testing.T) { secretGoesOnlyToBaseURL(t, h) })
+	t.Run("OverSizeCapIsPermanent", func(t *testing.T) { overSizeCap(t, h) })
+}
+
+// overSizeCap: a message one byte over the driver's size cap fails for
+// good, and the provider sees no request.
+func overSizeCap(t *testing.T, h Harness) {
+	if h.MaxMessageBytes == 0 {
+		t.Skip("the driver declares no size cap")
+	}
+	fake := h.Start()
+	defer fake.Close()
+	msg := h.message()
+	size := apidriver.MessageSize(msg)
+	msg.Attachments = append(msg.Attachments, core.Attachment{Filename: "big.bin", ContentType: "application/octet-stream",
+		Data: make([]byte, h.MaxMessageBytes-size+1)})
+	_, err := h.newTransport(t, h.settings(fake.URL(), h.Key)).Send(context.Background(), msg)
+	if err == nil || core.IsTemporary(err) {
+		t.Fatalf("a message over the %d-byte cap: err %v, want a permanent failure", h.MaxMessageBytes, err)
+	}
+	if n := fake.Requests(); n != 0 {
+		t.Errorf("the provider saw %d requests", n)
+	}
 }
 
 // PDFBytes is a binary payload with every byte value, NULs and invalid

@@ -34,6 +34,10 @@ const (
 	MaxBcc = 10
 )
 
+// MaxMessageBytes is the largest message the driver sends: MailerSend
+// takes 25 MB per email, attachments included.
+const MaxMessageBytes = 25 << 20
+
 func init() {
 	core.Register(Driver())
 }
@@ -78,12 +82,16 @@ func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
 	if err != nil {
 		return nil, err
 	}
+	t.MaxMessageBytes = MaxMessageBytes
 	return Transport{t, conn.Settings.Bool(KeyCustomHeaders, false)}, nil
 }
 
 // Send implements core.Transport with POST /v1/email, answered 202 with
 // the message id in the X-Message-Id header.
 func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
+	if err := t.CheckSize(msg); err != nil {
+		return core.Receipt{}, err
+	}
 	r, err := t.Client.Do(ctx, "send", http.MethodPost, "/v1/email", t.build(msg), nil)
 	if err != nil {
 		return core.Receipt{}, err

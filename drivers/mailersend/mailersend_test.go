@@ -19,11 +19,12 @@ var harness = drivertest.Harness{
 		f := mailersendfake.New(testKey)
 		return drivertest.NewFake(f, f.URL, f.Messages)
 	},
-	ExtraSettings:  core.Settings{"custom_headers": true},
-	ReplyToCap:     1,
-	DefaultBaseURL: mailersend.DefaultBaseURL,
-	APIKeyConstant: "MAILSVC_MAILERSEND_API_KEY",
-	UnknownKey:     "region",
+	ExtraSettings:   core.Settings{"custom_headers": true},
+	ReplyToCap:      1,
+	DefaultBaseURL:  mailersend.DefaultBaseURL,
+	MaxMessageBytes: mailersend.MaxMessageBytes,
+	APIKeyConstant:  "MAILSVC_MAILERSEND_API_KEY",
+	UnknownKey:      "region",
 }
 
 func TestConformance(t *testing.T) { drivertest.Run(t, harness) }

@@ -31,6 +31,10 @@ const (
 // of the Send API v3.1.
 const MaxRecipients = 50
 
+// MaxMessageBytes is the largest message the driver sends: Mailjet
+// takes 15 MB per message, attachments included.
+const MaxMessageBytes = 15 << 20
+
 func init() {
 	core.Register(Driver())
 }
@@ -75,6 +79,7 @@ func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
 	if err != nil {
 		return nil, err
 	}
+	t.MaxMessageBytes = MaxMessageBytes
 	if secret == "" {
 		return nil, core.Invalid(map[string]string{KeyAPISecret: "This field is required."})
 	}
@@ -99,6 +104,9 @@ type result struct {
 // event of every recipient carries it, where Mailjet's MessageID is one
 // per recipient.
 func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
+	if err := t.CheckSize(msg); err != nil {
+		return core.Receipt{}, err
+	}
 	id := newCustomID()
 	var out struct {
 		Messages []result `json:"Messages"`

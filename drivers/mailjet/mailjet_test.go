@@ -29,10 +29,11 @@ var harness = drivertest.Harness{
 			t.Errorf("receipt %+v: want the CustomID and Mailjet's MessageID", rc)
 		}
 	},
-	ReplyToCap:     1,
-	DefaultBaseURL: mailjet.DefaultBaseURL,
-	APIKeyConstant: "MAILSVC_MAILJET_API_KEY",
-	UnknownKey:     "region",
+	ReplyToCap:      1,
+	DefaultBaseURL:  mailjet.DefaultBaseURL,
+	MaxMessageBytes: mailjet.MaxMessageBytes,
+	APIKeyConstant:  "MAILSVC_MAILJET_API_KEY",
+	UnknownKey:      "region",
 	SchemaCases: []drivertest.SchemaCase{
 		{Name: "missing api_secret", Settings: core.Settings{"api_key": "k"}, WantFields: []string{"api_secret"}},
 	},

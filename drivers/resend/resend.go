@@ -26,6 +26,10 @@ const KeyWebhookSecret = "webhook_secret"
 // Resend takes at most 50 addresses in to.
 const MaxRecipients = 50
 
+// MaxMessageBytes is the largest message the driver sends: Resend takes
+// 40 MB per email after base64 encoding: 30 MB before it.
+const MaxMessageBytes = 30 << 20
+
 func init() {
 	core.Register(Driver())
 }
@@ -65,11 +69,15 @@ func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
 	if err != nil {
 		return nil, err
 	}
+	t.MaxMessageBytes = MaxMessageBytes
 	return Transport{t}, nil
 }
 
 // Send implements core.Transport with POST /emails.
 func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
+	if err := t.CheckSize(msg); err != nil {
+		return core.Receipt{}, err
+	}
 	var out struct {
 		ID string `json:"id"`
 	}

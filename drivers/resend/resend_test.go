@@ -20,9 +20,10 @@ var harness = drivertest.Harness{
 		f := resendfake.New(testKey)
 		return drivertest.NewFake(f, f.URL, f.Messages)
 	},
-	DefaultBaseURL: resend.DefaultBaseURL,
-	APIKeyConstant: "MAILSVC_RESEND_API_KEY",
-	UnknownKey:     "region",
+	DefaultBaseURL:  resend.DefaultBaseURL,
+	MaxMessageBytes: resend.MaxMessageBytes,
+	APIKeyConstant:  "MAILSVC_RESEND_API_KEY",
+	UnknownKey:      "region",
 }
 
 func TestConformance(t *testing.T) { drivertest.Run(t, harness) }

@@ -23,6 +23,10 @@ const DefaultBaseURL = "https://api.smtp2go.com"
 // bcc.
 const MaxPerList = 100
 
+// MaxMessageBytes is the largest message the driver sends: SMTP2GO
+// takes 50 MB per email.
+const MaxMessageBytes = 50 << 20
+
 func init() {
 	core.Register(Driver())
 }
@@ -60,6 +64,7 @@ func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
 	if err != nil {
 		return nil, err
 	}
+	t.MaxMessageBytes = MaxMessageBytes
 	return Transport{t}, nil
 }
 
@@ -67,6 +72,9 @@ func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
 // answers 200 with the count of recipients it took: a call that took
 // none, or failed any, is a permanent failure.
 func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
+	if err := t.CheckSize(msg); err != nil {
+		return core.Receipt{}, err
+	}
 	var out struct {
 		Data struct {
 			Succeeded int      `json:"succeeded"`

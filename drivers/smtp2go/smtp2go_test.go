@@ -29,6 +29,7 @@ var harness = drivertest.Harness{
 	},
 	AttachmentsByName: true,
 	DefaultBaseURL:    smtp2go.DefaultBaseURL,
+	MaxMessageBytes:   smtp2go.MaxMessageBytes,
 	APIKeyConstant:    "MAILSVC_SMTP2GO_API_KEY",
 	UnknownKey:        "region",
 }

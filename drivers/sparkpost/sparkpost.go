@@ -36,6 +36,10 @@ const (
 // transmission.
 const MaxRecipients = 1000
 
+// MaxMessageBytes is the largest message the driver sends: SparkPost
+// takes 20 MB per message.
+const MaxMessageBytes = 20 << 20
+
 func init() {
 	core.Register(Driver())
 }
@@ -90,6 +94,7 @@ func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
 	if err != nil {
 		return nil, err
 	}
+	t.MaxMessageBytes = MaxMessageBytes
 	return Transport{t}, nil
 }
 
@@ -97,6 +102,9 @@ func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
 // receipt's message id is the transmission id, which SparkPost's events
 // carry as transmission_id.
 func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
+	if err := t.CheckSize(msg); err != nil {
+		return core.Receipt{}, err
+	}
 	var out struct {
 		Results struct {
 			ID string `json:"id"`

@@ -28,6 +28,7 @@ var harness = drivertest.Harness{
 	},
 	AttachmentsByName: true,
 	DefaultBaseURL:    sparkpost.BaseURLUS,
+	MaxMessageBytes:   sparkpost.MaxMessageBytes,
 	APIKeyConstant:    "MAILSVC_SPARKPOST_API_KEY",
 	UnknownKey:        "domain",
 	Defaulted:         []string{"region"},
