@@ -7,7 +7,11 @@ import (
 
 	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
 	"github.com/mailsvc/mailsvc/core"
+	"github.com/mailsvc/mailsvc/test/fakes/brevofake"
+	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
+	"github.com/mailsvc/mailsvc/test/fakes/mailersendfake"
 	"github.com/mailsvc/mailsvc/test/fakes/mailgunfake"
+	"github.com/mailsvc/mailsvc/test/fakes/mailjetfake"
 	"github.com/mailsvc/mailsvc/test/fakes/postmarkfake"
 	"github.com/mailsvc/mailsvc/test/fakes/sendgridfake"
 	"github.com/mailsvc/mailsvc/test/fakes/sesfake"
@@ -110,6 +114,35 @@ func TestProviderRecipientCaps(t *testing.T) {
 			}
 		}, func(c providerCall) bool { return total(c) <= sesfake.MaxRecipients }, 3},
 	}
+	// The JSON API drivers' fakes all record fakeapi.Messages.
+	jsonProvider := func(slug string, msg core.Message, start func() *fakeapi.Server, settings map[string]any, receiptID func(fakeapi.Message) string,
+		perCall func(providerCall) bool, minCalls int) provider {
+		return provider{slug, msg, func(t *testing.T) (int64, func() []providerCall) {
+			f := start()
+			t.Cleanup(f.Close)
+			settings["base_url"] = f.URL
+			id := e.connection(t, slug, slug, settings)
+			return id, func() []providerCall {
+				var out []providerCall
+				email := func(a fakeapi.Address) string { return a.Email }
+				for _, m := range f.Messages() {
+					out = append(out, providerCall{receiptID(m), emailsOf(m.To, email), emailsOf(m.Cc, email), emailsOf(m.Bcc, email)})
+				}
+				return out
+			}
+		}, perCall, minCalls}
+	}
+	fakeID := func(m fakeapi.Message) string { return m.ID }
+	providers = append(providers,
+		jsonProvider("brevo", msgTo(150, 20, 20), func() *fakeapi.Server { return brevofake.New("xkeysib-caps") }, map[string]any{"api_key": "xkeysib-caps"},
+			brevofake.MessageID, func(c providerCall) bool { return total(c) <= brevofake.MaxRecipients }, 2),
+		jsonProvider("mailjet", msgTo(60, 10, 10), func() *fakeapi.Server { return mailjetfake.New("mj-caps", "mj-secret") }, map[string]any{"api_key": "mj-caps", "api_secret": "mj-secret"},
+			func(m fakeapi.Message) string { return m.Meta["CustomID"] }, func(c providerCall) bool { return total(c) <= mailjetfake.MaxRecipients }, 2),
+		jsonProvider("mailersend", msgTo(60, 15, 15), func() *fakeapi.Server { return mailersendfake.New("mlsn.caps") }, map[string]any{"api_key": "mlsn.caps"},
+			fakeID, func(c providerCall) bool {
+				return len(c.to) <= mailersendfake.MaxTo && len(c.cc) <= mailersendfake.MaxCc && len(c.bcc) <= mailersendfake.MaxBcc
+			}, 2),
+	)
 	r := servicetest.Call(t, "GET", e.svc.Base+"/transports", "", e.admin)
 	var drivers []struct {
 		Driver string             `json:"driver"`
