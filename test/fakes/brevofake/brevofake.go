@@ -81,7 +81,7 @@ func decode(body []byte) (fakeapi.Mail, *fakeapi.Refusal) {
 		return m, fakeapi.Refuse(400, "htmlContent or textContent is missing")
 	}
 	m.From = fakeapi.Address(*in.Sender)
-	m.To, m.Cc, m.Bcc = addrs(in.To), addrs(in.Cc), addrs(in.Bcc)
+	m.To, m.Cc, m.Bcc = fakeapi.Addresses(in.To, toAddress), fakeapi.Addresses(in.Cc, toAddress), fakeapi.Addresses(in.Bcc, toAddress)
 	if in.ReplyTo != nil {
 		m.ReplyTo = []fakeapi.Address{fakeapi.Address(*in.ReplyTo)}
 	}
@@ -100,14 +100,8 @@ func decode(body []byte) (fakeapi.Mail, *fakeapi.Refusal) {
 	return m, nil
 }
 
-func addrs(in []address) []fakeapi.Address {
-	out := make([]fakeapi.Address, 0, len(in))
-	for _, a := range in {
-		out = append(out, fakeapi.Address(a))
-	}
-	return out
-}
-
 func errorBody(code, message string) string {
 	return fmt.Sprintf(`{"code":%q,"message":%q}`, code, message)
 }
+
+func toAddress(a address) fakeapi.Address { return fakeapi.Address(a) }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/mail"
 	"strconv"
 	"time"
 
@@ -181,6 +182,25 @@ func Base64(field, content string) ([]byte, *Refusal) {
 		return nil, Refuse(http.StatusBadRequest, "%s must be non-empty base64", field)
 	}
 	return data, nil
+}
+
+// Addresses converts a provider's list of mailboxes with f.
+func Addresses[T any](list []T, f func(T) Address) []Address {
+	out := make([]Address, 0, len(list))
+	for _, a := range list {
+		out = append(out, f(a))
+	}
+	return out
+}
+
+// ParseMailboxes reads the "Name <email>" mailboxes of field, as the APIs
+// that take addresses as strings do; the names may be RFC 2047 encoded.
+func ParseMailboxes(field, s string) ([]Address, *Refusal) {
+	list, err := mail.ParseAddressList(s)
+	if err != nil {
+		return nil, Refuse(http.StatusBadRequest, "invalid %s: %v", field, err)
+	}
+	return Addresses(list, func(a *mail.Address) Address { return Address{Name: a.Name, Email: a.Address} }), nil
 }
 
 func newID() string {

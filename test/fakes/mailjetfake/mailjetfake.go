@@ -95,7 +95,7 @@ func decode(body []byte) (fakeapi.Mail, *fakeapi.Refusal) {
 		return m, fakeapi.Refuse(400, "TextPart or HTMLPart is required")
 	}
 	m.From = fakeapi.Address(*w.From)
-	m.To, m.Cc, m.Bcc = addrs(w.To), addrs(w.Cc), addrs(w.Bcc)
+	m.To, m.Cc, m.Bcc = fakeapi.Addresses(w.To, toAddress), fakeapi.Addresses(w.Cc, toAddress), fakeapi.Addresses(w.Bcc, toAddress)
 	if w.ReplyTo != nil {
 		m.ReplyTo = []fakeapi.Address{fakeapi.Address(*w.ReplyTo)}
 	}
@@ -120,11 +120,4 @@ func decode(body []byte) (fakeapi.Mail, *fakeapi.Refusal) {
 	return m, nil
 }
 
-func addrs(in []address) []fakeapi.Address {
-	out := make([]fakeapi.Address, 0, len(in))
-	for _, a := range in {
-		out = append(out, fakeapi.Address(a))
-	}
-	return out
-}
-
+func toAddress(a address) fakeapi.Address { return fakeapi.Address(a) }

@@ -13,7 +13,6 @@ package resendfake
 import (
 	"fmt"
 	"net/http"
-	"net/mail"
 
 	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
 	"github.com/mailsvc/mailsvc/test/fakes/faults"
@@ -85,7 +84,7 @@ func decode(body []byte) (fakeapi.Mail, *fakeapi.Refusal) {
 	case in.Subject == "":
 		return m, fakeapi.Refuse(422, "Missing `subject` field.")
 	}
-	from, r := parse("from", in.From)
+	from, r := fakeapi.ParseMailboxes("from", in.From)
 	if r != nil {
 		return m, r
 	}
@@ -96,7 +95,7 @@ func decode(body []byte) (fakeapi.Mail, *fakeapi.Refusal) {
 		out  *[]fakeapi.Address
 	}{{"to", in.To, &m.To}, {"cc", in.Cc, &m.Cc}, {"bcc", in.Bcc, &m.Bcc}, {"reply_to", in.ReplyTo, &m.ReplyTo}} {
 		for _, s := range l.in {
-			a, r := parse(l.name, s)
+			a, r := fakeapi.ParseMailboxes(l.name, s)
 			if r != nil {
 				return m, r
 			}
@@ -113,15 +112,6 @@ func decode(body []byte) (fakeapi.Mail, *fakeapi.Refusal) {
 			Data: data, Inline: a.ContentID != "", ContentID: a.ContentID})
 	}
 	return m, nil
-}
-
-// parse reads one "Name <email>" mailbox.
-func parse(field, s string) ([]fakeapi.Address, *fakeapi.Refusal) {
-	a, err := mail.ParseAddress(s)
-	if err != nil {
-		return nil, fakeapi.Refuse(422, "Invalid `%s` field: %v", field, err)
-	}
-	return []fakeapi.Address{{Name: a.Name, Email: a.Address}}, nil
 }
 
 func errorBody(status int, name, message string) string {

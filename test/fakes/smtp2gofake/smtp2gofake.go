@@ -15,7 +15,6 @@ package smtp2gofake
 import (
 	"fmt"
 	"net/http"
-	"net/mail"
 	"strings"
 
 	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
@@ -79,7 +78,7 @@ func decode(body []byte) (fakeapi.Mail, *fakeapi.Refusal) {
 	case in.HTMLBody == "" && in.TextBody == "":
 		return m, fakeapi.Refuse(400, "html_body or text_body is required")
 	}
-	from, r := parse("sender", in.Sender)
+	from, r := fakeapi.ParseMailboxes("sender", in.Sender)
 	if r != nil {
 		return m, r
 	}
@@ -90,7 +89,7 @@ func decode(body []byte) (fakeapi.Mail, *fakeapi.Refusal) {
 		out  *[]fakeapi.Address
 	}{{"to", in.To, &m.To}, {"cc", in.Cc, &m.Cc}, {"bcc", in.Bcc, &m.Bcc}} {
 		for _, s := range l.in {
-			a, r := parse(l.name, s)
+			a, r := fakeapi.ParseMailboxes(l.name, s)
 			if r != nil {
 				return m, r
 			}
@@ -101,7 +100,7 @@ func decode(body []byte) (fakeapi.Mail, *fakeapi.Refusal) {
 	m.Headers = map[string]string{}
 	for _, h := range in.CustomHeaders {
 		if strings.EqualFold(h.Header, "Reply-To") {
-			if m.ReplyTo, r = parse("Reply-To", h.Value); r != nil {
+			if m.ReplyTo, r = fakeapi.ParseMailboxes("Reply-To", h.Value); r != nil {
 				return m, r
 			}
 			continue
@@ -128,19 +127,6 @@ func decode(body []byte) (fakeapi.Mail, *fakeapi.Refusal) {
 		}
 	}
 	return m, nil
-}
-
-// parse reads a list of "Name <email>" mailboxes.
-func parse(field, s string) ([]fakeapi.Address, *fakeapi.Refusal) {
-	list, err := mail.ParseAddressList(s)
-	if err != nil {
-		return nil, fakeapi.Refuse(400, "invalid %s: %v", field, err)
-	}
-	out := make([]fakeapi.Address, 0, len(list))
-	for _, a := range list {
-		out = append(out, fakeapi.Address{Name: a.Name, Email: a.Address})
-	}
-	return out, nil
 }
 
 func errorBody(message, code string) string {

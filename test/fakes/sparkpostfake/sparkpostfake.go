@@ -16,7 +16,6 @@ package sparkpostfake
 import (
 	"fmt"
 	"net/http"
-	"net/mail"
 	"strings"
 
 	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
@@ -88,12 +87,12 @@ func decode(body []byte) (fakeapi.Mail, *fakeapi.Refusal) {
 	}
 	cc := map[string]bool{}
 	if v := c.Headers["CC"]; v != "" {
-		list, err := mail.ParseAddressList(v)
-		if err != nil {
-			return m, fakeapi.Refuse(422, "content.headers.CC: %v", err)
+		list, r := fakeapi.ParseMailboxes("content.headers.CC", v)
+		if r != nil {
+			return m, r
 		}
 		for _, a := range list {
-			cc[strings.ToLower(a.Address)] = true
+			cc[strings.ToLower(a.Email)] = true
 		}
 	}
 	for _, r := range in.Recipients {
@@ -113,12 +112,9 @@ func decode(body []byte) (fakeapi.Mail, *fakeapi.Refusal) {
 	m.From = fakeapi.Address{Name: c.From.Name, Email: c.From.Email}
 	m.Subject, m.Text, m.HTML = c.Subject, c.Text, c.HTML
 	if c.ReplyTo != "" {
-		list, err := mail.ParseAddressList(c.ReplyTo)
-		if err != nil {
-			return m, fakeapi.Refuse(422, "content.reply_to: %v", err)
-		}
-		for _, a := range list {
-			m.ReplyTo = append(m.ReplyTo, fakeapi.Address{Name: a.Name, Email: a.Address})
+		var r *fakeapi.Refusal
+		if m.ReplyTo, r = fakeapi.ParseMailboxes("content.reply_to", c.ReplyTo); r != nil {
+			return m, r
 		}
 	}
 	m.Headers = map[string]string{}
