@@ -127,16 +127,8 @@ func (t Transport) build(msg *core.Message) email {
 		Sender: address(from), To: apidriver.Each(msg.To, toAddress), Cc: apidriver.Each(msg.Cc, toAddress), Bcc: apidriver.Each(msg.Bcc, toAddress),
 		Subject: msg.Subject, HTMLContent: msg.HTML, TextContent: msg.Text,
 	}
-	if len(msg.ReplyTo) > 0 {
-		r := address(msg.ReplyTo[0])
-		e.ReplyTo = &r
-	}
-	if len(msg.Headers) > 0 {
-		e.Headers = map[string]string{}
-		for _, h := range msg.Headers {
-			e.Headers[h.Name] = h.Value
-		}
-	}
+	e.ReplyTo = apidriver.First(msg.ReplyTo, toAddress)
+	e.Headers = apidriver.HeaderMap(msg.Headers)
 	for _, a := range msg.Attachments {
 		e.Attachment = append(e.Attachment, attachment{Content: apidriver.Base64(a), Name: a.Filename})
 	}

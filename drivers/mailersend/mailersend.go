@@ -148,10 +148,7 @@ func (t Transport) build(msg *core.Message) email {
 	msg = msg.ForEnvelope()
 	e := email{From: address(t.Sender.Apply(msg.From)), To: apidriver.Each(msg.To, toAddress), Cc: apidriver.Each(msg.Cc, toAddress), Bcc: apidriver.Each(msg.Bcc, toAddress),
 		Subject: msg.Subject, Text: msg.Text, HTML: msg.HTML}
-	if len(msg.ReplyTo) > 0 {
-		r := address(msg.ReplyTo[0])
-		e.ReplyTo = &r
-	}
+	e.ReplyTo = apidriver.First(msg.ReplyTo, toAddress)
 	if t.headers {
 		for _, h := range msg.Headers {
 			e.Headers = append(e.Headers, header(h))

@@ -165,16 +165,8 @@ func (t Transport) build(msg *core.Message, customID string) message {
 	msg = msg.ForEnvelope()
 	m := message{From: address(t.Sender.Apply(msg.From)), To: apidriver.Each(msg.To, toAddress), Cc: apidriver.Each(msg.Cc, toAddress), Bcc: apidriver.Each(msg.Bcc, toAddress),
 		Subject: msg.Subject, TextPart: msg.Text, HTMLPart: msg.HTML, CustomID: customID}
-	if len(msg.ReplyTo) > 0 {
-		r := address(msg.ReplyTo[0])
-		m.ReplyTo = &r
-	}
-	if len(msg.Headers) > 0 {
-		m.Headers = map[string]string{}
-		for _, h := range msg.Headers {
-			m.Headers[h.Name] = h.Value
-		}
-	}
+	m.ReplyTo = apidriver.First(msg.ReplyTo, toAddress)
+	m.Headers = apidriver.HeaderMap(msg.Headers)
 	for _, a := range msg.Attachments {
 		att := attachment{ContentType: apidriver.ContentType(a), Filename: a.Filename, Base64Content: apidriver.Base64(a)}
 		if a.Inline && a.ContentID != "" {

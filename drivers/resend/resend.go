@@ -125,12 +125,7 @@ func (t Transport) build(msg *core.Message) email {
 	msg = msg.ForEnvelope()
 	e := email{From: t.Sender.Apply(msg.From).String(), To: apidriver.Mailboxes(msg.To), Cc: apidriver.Mailboxes(msg.Cc), Bcc: apidriver.Mailboxes(msg.Bcc),
 		ReplyTo: apidriver.Mailboxes(msg.ReplyTo), Subject: msg.Subject, HTML: msg.HTML, Text: msg.Text}
-	if len(msg.Headers) > 0 {
-		e.Headers = map[string]string{}
-		for _, h := range msg.Headers {
-			e.Headers[h.Name] = h.Value
-		}
-	}
+	e.Headers = apidriver.HeaderMap(msg.Headers)
 	for _, a := range msg.Attachments {
 		att := attachment{Content: apidriver.Base64(a), Filename: a.Filename, ContentType: apidriver.ContentType(a)}
 		if a.Inline {

@@ -164,11 +164,11 @@ func (t Transport) build(msg *core.Message) transmission {
 	msg = msg.ForEnvelope()
 	from := t.Sender.Apply(msg.From)
 	c := content{From: address{Name: from.Name, Email: from.Email}, Subject: msg.Subject, Text: msg.Text, HTML: msg.HTML,
-		ReplyTo: strings.Join(apidriver.Mailboxes(msg.ReplyTo), ", "), Headers: map[string]string{}}
-	for _, h := range msg.Headers {
-		c.Headers[h.Name] = h.Value
-	}
+		ReplyTo: strings.Join(apidriver.Mailboxes(msg.ReplyTo), ", "), Headers: apidriver.HeaderMap(msg.Headers)}
 	if len(msg.Cc) > 0 {
+		if c.Headers == nil {
+			c.Headers = map[string]string{}
+		}
 		c.Headers["CC"] = strings.Join(apidriver.Mailboxes(msg.Cc), ", ")
 	}
 	to := strings.Join(apidriver.Mailboxes(msg.To), ", ")
