@@ -124,3 +124,24 @@ func TestBuiltInDriversDeclareTheirDestinations(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstTimeFieldsOnly: the fields a first-time user need not see (a
+// base_url, the concurrency and rate settings) are marked advanced in
+// every driver's schema, so the wizard and the connection form fold them
+// away.
+func TestFirstTimeFieldsOnly(t *testing.T) {
+	advanced := map[string]bool{"base_url": true, core.SettingMaxConcurrency: true, core.SettingAdaptiveConcurrency: true, core.SettingMaxPerSecond: true}
+	for _, d := range core.Drivers() {
+		for _, f := range d.Fields {
+			if advanced[f.Key] && !f.Advanced {
+				t.Errorf("%s/%s is not marked advanced", d.Slug, f.Key)
+			}
+			if f.Required && f.Advanced {
+				t.Errorf("%s/%s is required and advanced", d.Slug, f.Key)
+			}
+		}
+	}
+	if d, _ := core.LookupDriver("resend"); d.Concurrency(core.Settings{}) != resend.DefaultConcurrency {
+		t.Errorf("resend's default concurrency %d, want %d", d.Concurrency(core.Settings{}), resend.DefaultConcurrency)
+	}
+}

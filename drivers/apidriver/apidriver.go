@@ -55,10 +55,11 @@ func FromNameField() core.Field {
 // BaseURLField returns the base_url field with its help text and the
 // provider's own API hosts (core.Field.Hosts), the only ones it takes
 // unless MAILSVC_ALLOW_CUSTOM_ENDPOINTS is true. It is a destination: the
-// connection's secrets go to it.
+// connection's secrets go to it; and advanced: a first-time user leaves it
+// empty.
 func BaseURLField(help string, hosts ...string) core.Field {
 	return core.Field{Key: KeyBaseURL, Label: "API base URL", Type: core.FieldURL, Help: help,
-		Hosts: hosts, Destination: true}
+		Hosts: hosts, Destination: true, Advanced: true}
 }
 
 // Sender is a connection's sender override: a non-empty Email or Name

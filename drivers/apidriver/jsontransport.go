@@ -11,9 +11,8 @@ import (
 // Fields returns the schema of a JSON API driver around its api_key
 // field: api_key, from_email (fromHelp says which senders the provider
 // takes), from_name, force_from, the provider's own fields (extra) and
-// base_url, an advanced field.
+// base_url.
 func Fields(apiKey core.Field, fromHelp string, baseURL core.Field, extra ...core.Field) []core.Field {
-	baseURL.Advanced = true
 	out := []core.Field{apiKey, FromEmailField(fromHelp), FromNameField(), ForceFromField()}
 	out = append(out, extra...)
 	return append(out, baseURL)

@@ -22,6 +22,10 @@ const DefaultBaseURL = "https://api.resend.com"
 // (whsec_...).
 const KeyWebhookSecret = "webhook_secret"
 
+// DefaultConcurrency is the default max_concurrency of a Resend
+// connection.
+const DefaultConcurrency = 2
+
 // MaxRecipients is the most recipients the driver puts in one call:
 // Resend takes at most 50 addresses in to.
 const MaxRecipients = 50
@@ -39,7 +43,9 @@ func init() {
 func Driver() core.Driver {
 	return core.Driver{
 		Slug:               Slug,
-		DefaultConcurrency: apidriver.DefaultConcurrency,
+		// Resend's default rate limit is 2 requests a second per team:
+		// more sends at once would mostly meet 429s.
+		DefaultConcurrency: DefaultConcurrency,
 		RecipientCaps:      core.RecipientCaps{PerMessage: MaxRecipients, NeedsTo: true},
 		Name:               "Resend",
 		Description:        "Send through the Resend email API with an API key.",
