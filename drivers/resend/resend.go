@@ -42,7 +42,7 @@ func init() {
 // constructor.
 func Driver() core.Driver {
 	return core.Driver{
-		Slug:               Slug,
+		Slug: Slug,
 		// Resend's default rate limit is 2 requests a second per team:
 		// more sends at once would mostly meet 429s.
 		DefaultConcurrency: DefaultConcurrency,
