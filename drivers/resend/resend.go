@@ -23,7 +23,8 @@ const DefaultBaseURL = "https://api.resend.com"
 const KeyWebhookSecret = "webhook_secret"
 
 // DefaultConcurrency is the default max_concurrency of a Resend
-// connection.
+// connection: Resend's default rate limit is 2 requests a second per
+// team, and more sends at once would mostly meet 429s.
 const DefaultConcurrency = 2
 
 // MaxRecipients is the most recipients the driver puts in one call:
@@ -42,9 +43,7 @@ func init() {
 // constructor.
 func Driver() core.Driver {
 	return core.Driver{
-		Slug: Slug,
-		// Resend's default rate limit is 2 requests a second per team:
-		// more sends at once would mostly meet 429s.
+		Slug:               Slug,
 		DefaultConcurrency: DefaultConcurrency,
 		RecipientCaps:      core.RecipientCaps{PerMessage: MaxRecipients, NeedsTo: true},
 		Name:               "Resend",
