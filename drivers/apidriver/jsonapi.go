@@ -40,6 +40,10 @@ type JSONClient struct {
 	Authorize func(r *http.Request)
 	// Secrets are masked in every error.
 	Secrets []string
+	// RateLimitReset, when set, is the provider's own header of the
+	// seconds until its rate limit resets, read when a 429 has no
+	// Retry-After (Brevo's x-sib-ratelimit-reset).
+	RateLimitReset string
 }
 
 // Response is a provider's answer to a successful call.
@@ -92,7 +96,12 @@ func (c *JSONClient) Do(ctx context.Context, op, method, path string, body, out 
 	}
 	r := &Response{Status: resp.StatusCode, Header: resp.Header, Body: raw}
 	if r.Status < 200 || r.Status > 299 {
-		return r, c.scrub(fmt.Errorf("%s: %s: %w", c.Provider, op, core.HTTPResponseError(r.Status, r.Header, Summary(raw))))
+		header := r.Header
+		if v := header.Get(c.RateLimitReset); c.RateLimitReset != "" && v != "" && header.Get("Retry-After") == "" {
+			header = header.Clone()
+			header.Set("Retry-After", v)
+		}
+		return r, c.scrub(fmt.Errorf("%s: %s: %w", c.Provider, op, core.HTTPResponseError(r.Status, header, Summary(raw))))
 	}
 	if out != nil && len(bytes.TrimSpace(raw)) > 0 {
 		if err := json.Unmarshal(raw, out); err != nil {

@@ -70,6 +70,7 @@ func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
 		return nil, err
 	}
 	t.MaxMessageBytes = MaxMessageBytes
+	t.Client.RateLimitReset = "X-Sib-Ratelimit-Reset"
 	return Transport{t}, nil
 }
 

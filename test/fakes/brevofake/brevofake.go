@@ -6,7 +6,8 @@
 // attachment), a field it does not name refused; answered 201 with
 // {"messageId":"<...>"}, errors as {"code":...,"message":...}; GET
 // /v3/account, the read that checks a key without sending. It refuses
-// more than brevo's 99 recipients and a call without a To.
+// more than Brevo's 99 recipients and a call without a To; its 429 says
+// when to come back in x-sib-ratelimit-reset.
 package brevofake
 
 import (
@@ -18,6 +19,10 @@ import (
 	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
 	"github.com/mailsvc/mailsvc/test/fakes/faults"
 )
+
+// RateLimitResetHeader is where Brevo's 429 gives the seconds until
+// its rate limit resets; it sends no Retry-After.
+const RateLimitResetHeader = "X-Sib-Ratelimit-Reset"
 
 // MaxRecipients is the most recipients the fake takes in one call.
 const MaxRecipients = 99
@@ -34,7 +39,8 @@ func New(apiKey string) *fakeapi.Server {
 		Accept: func(w http.ResponseWriter, m fakeapi.Message) {
 			faults.WriteJSON(w, http.StatusCreated, fmt.Sprintf(`{"messageId":"<%s@smtp-relay.mailin.fr>"}`, m.ID))
 		},
-		ErrorBody: func(msg string) string { return errorBody("invalid_parameter", msg) },
+		ErrorBody:       func(msg string) string { return errorBody("invalid_parameter", msg) },
+		RateLimitHeader: RateLimitResetHeader,
 	})
 }
 

@@ -45,6 +45,9 @@ type Provider struct {
 	Accept func(w http.ResponseWriter, m Message)
 	// ErrorBody is the provider's error body saying message.
 	ErrorBody func(message string) string
+	// RateLimitHeader is the header a 429 gives its wait in, in seconds
+	// (Retry-After when empty).
+	RateLimitHeader string
 }
 
 // Refusal is a send the provider refuses: its status and message.
@@ -106,13 +109,17 @@ func (s *Server) FailNext(n, status int, body string) {
 }
 
 // RateLimitNext makes the next n requests, whatever their path, answer
-// 429 Too Many Requests in the provider's error shape with a Retry-After
-// of retryAfter in whole seconds (rounded up).
+// 429 Too Many Requests in the provider's error shape with a wait of
+// retryAfter in whole seconds (rounded up) in the provider's header.
 func (s *Server) RateLimitNext(n int, retryAfter time.Duration) {
 	secs := int(math.Ceil(retryAfter.Seconds()))
+	header := s.p.RateLimitHeader
+	if header == "" {
+		header = "Retry-After"
+	}
 	s.Server.FailNextWith(n, func(w http.ResponseWriter, _ *http.Request) {
 		s.rateLimited.Add(time.Now())
-		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		w.Header().Set(header, strconv.Itoa(secs))
 		faults.WriteJSON(w, http.StatusTooManyRequests, s.p.ErrorBody("Too many requests"))
 	})
 }
