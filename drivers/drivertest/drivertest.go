@@ -13,7 +13,10 @@
 //     from_name replace the sender; several Reply-To addresses are kept;
 //     provider failures are classified temporary (429, 5xx, stalls,
 //     network errors) or permanent (401, 400, 403) with the key never in
-//     the error text; a transport recovers once the provider does.
+//     the error text; a transport recovers once the provider does; a 429
+//     is a rate limit that carries the provider's wait (for a fake that
+//     is a RateLimiter); the key goes to base_url's host only; a message
+//     over the driver's size cap fails for good without a call.
 //   - Verify: credentials are checked with one request that sends nothing.
 //   - Schema: the common settings (api key, sender override, base URL)
 //     validate as the product promises, and a transport built with no
