@@ -7,10 +7,13 @@
 // {"messageId":"<...>"}, errors as {"code":...,"message":...}; GET
 // /v3/account, the read that checks a key without sending. It refuses
 // more than Brevo's 99 recipients and a call without a To; its 429 says
-// when to come back in x-sib-ratelimit-reset.
+// when to come back in x-sib-ratelimit-reset. Each send is first
+// validated against openapi.yaml, the send operation of Brevo's
+// published OpenAPI document.
 package brevofake
 
 import (
+	_ "embed"
 	"fmt"
 	"mime"
 	"net/http"
@@ -27,6 +30,9 @@ const RateLimitResetHeader = "X-Sib-Ratelimit-Reset"
 // MaxRecipients is the most recipients the fake takes in one call.
 const MaxRecipients = 99
 
+//go:embed openapi.yaml
+var openAPI []byte
+
 // New starts a fake that accepts apiKey as its only valid API key.
 func New(apiKey string) *fakeapi.Server {
 	return fakeapi.NewServer(fakeapi.Provider{
@@ -41,6 +47,7 @@ func New(apiKey string) *fakeapi.Server {
 		},
 		ErrorBody:       func(msg string) string { return errorBody("invalid_parameter", msg) },
 		RateLimitHeader: RateLimitResetHeader,
+		OpenAPI:         openAPI,
 	})
 }
 

@@ -2,18 +2,26 @@ package fakeapi
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"net/http"
 	"net/mail"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/mailsvc/mailsvc/test/fakes/faults"
 )
 
@@ -48,6 +56,13 @@ type Provider struct {
 	// RateLimitHeader is the header a 429 gives its wait in, in seconds
 	// (Retry-After when empty).
 	RateLimitHeader string
+	// OpenAPI, when set, is the part of the provider's published OpenAPI
+	// document that describes Send: every send is validated against it
+	// (its path, credentials header and body schema) before Decode, and
+	// refused InvalidStatus (400 when 0) with the validation's message
+	// when it does not match.
+	OpenAPI       []byte
+	InvalidStatus int
 }
 
 // Refusal is a send the provider refuses: its status and message.
@@ -76,6 +91,7 @@ type Server struct {
 	*faults.Server
 
 	p           Provider
+	api         routers.Router
 	messages    Log[Message]
 	rateLimited Log[time.Time]
 }
@@ -83,6 +99,9 @@ type Server struct {
 // NewServer starts a fake of the provider p.
 func NewServer(p Provider) *Server {
 	s := &Server{p: p}
+	if len(p.OpenAPI) > 0 {
+		s.api = openAPIRouter(p.OpenAPI)
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc(p.Send, s.handleSend)
 	for _, route := range p.Reads {
@@ -159,6 +178,16 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 		faults.WriteJSON(w, http.StatusUnsupportedMediaType, s.p.ErrorBody("Content-Type must be application/json, not "+ct))
 		return
 	}
+	if s.api != nil {
+		if err := s.validate(r, body); err != nil {
+			status := s.p.InvalidStatus
+			if status == 0 {
+				status = http.StatusBadRequest
+			}
+			faults.WriteJSON(w, status, s.p.ErrorBody(err.Error()))
+			return
+		}
+	}
 	mail, refused := s.p.Decode(body)
 	if refused != nil {
 		faults.WriteJSON(w, refused.Status, s.p.ErrorBody(refused.Message))
@@ -167,6 +196,62 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 	m := Message{ID: newID(), At: time.Now(), Mail: mail}
 	s.messages.Add(m)
 	s.p.Accept(w, m)
+}
+
+// defineFormats teaches the OpenAPI validator the string formats the
+// providers' documents use: email (an address net/mail reads) and byte
+// (standard base64).
+var defineFormats = sync.OnceFunc(func() {
+	openapi3.DefineStringFormatCallback("email", func(s string) error {
+		if a, err := mail.ParseAddress(s); err != nil || a.Address != s {
+			return fmt.Errorf("not an email address")
+		}
+		return nil
+	})
+	openapi3.DefineStringFormatCallback("byte", func(s string) error {
+		_, err := base64.StdEncoding.DecodeString(s)
+		return err
+	})
+})
+
+// openAPIRouter loads a provider's OpenAPI document and routes on it;
+// a document that does not load is the fake's own bug.
+func openAPIRouter(doc []byte) routers.Router {
+	defineFormats()
+	d, err := openapi3.NewLoader().LoadFromData(doc)
+	if err == nil {
+		err = d.Validate(context.Background())
+	}
+	if err != nil {
+		panic(fmt.Sprintf("fakeapi: the provider's OpenAPI document: %v", err))
+	}
+	d.Servers = nil // the fake runs on a loopback port: match paths only
+	router, err := gorillamux.NewRouter(d)
+	if err != nil {
+		panic(fmt.Sprintf("fakeapi: route the provider's OpenAPI document: %v", err))
+	}
+	return router
+}
+
+// validate checks a send request and its body against the provider's
+// OpenAPI document.
+func (s *Server) validate(r *http.Request, body []byte) error {
+	req := r.Clone(r.Context())
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	route, params, err := s.api.FindRoute(req)
+	if err != nil {
+		return fmt.Errorf("not in the provider's API: %w", err)
+	}
+	err = openapi3filter.ValidateRequest(r.Context(), &openapi3filter.RequestValidationInput{
+		Request: req, PathParams: params, Route: route,
+		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc},
+	})
+	// A refusal names the field and the reason, not the whole schema.
+	var se *openapi3.SchemaError
+	if errors.As(err, &se) {
+		return fmt.Errorf("/%s: %s", strings.Join(se.JSONPointer(), "/"), se.Reason)
+	}
+	return err
 }
 
 // DecodeStrict decodes a JSON request body into v as an API described

@@ -7,10 +7,13 @@
 // as {"statusCode":n,"message":...,"name":...}; GET /domains, the read
 // that checks a key. A key with Sending access only (NewSendingOnly) is
 // answered 401 restricted_api_key there, as Resend does. It refuses more
-// than 50 addresses in to.
+// than 50 addresses in to. Each send is first validated against
+// openapi.yaml, the send operation of Resend's published OpenAPI
+// document; what it refuses is a 422 validation_error, as Resend's is.
 package resendfake
 
 import (
+	_ "embed"
 	"fmt"
 	"net/http"
 
@@ -20,6 +23,9 @@ import (
 
 // MaxTo is the most addresses the fake takes in to.
 const MaxTo = 50
+
+//go:embed openapi.yaml
+var openAPI []byte
 
 // New starts a fake that accepts apiKey, with full access, as its only
 // valid API key.
@@ -41,7 +47,9 @@ func start(apiKey string, sendingOnly bool) *fakeapi.Server {
 		Accept: func(w http.ResponseWriter, m fakeapi.Message) {
 			faults.WriteJSON(w, http.StatusOK, fmt.Sprintf(`{"id":%q}`, m.ID))
 		},
-		ErrorBody: func(msg string) string { return errorBody(400, "validation_error", msg) },
+		ErrorBody:     func(msg string) string { return errorBody(422, "validation_error", msg) },
+		OpenAPI:       openAPI,
+		InvalidStatus: http.StatusUnprocessableEntity,
 	}
 	if sendingOnly {
 		p.Denied = func(r *http.Request) (int, string) {
