@@ -202,16 +202,16 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 // providers' documents use: email (an address net/mail reads) and byte
 // (standard base64).
 var defineFormats = sync.OnceFunc(func() {
-	openapi3.DefineStringFormatCallback("email", func(s string) error {
+	openapi3.DefineStringFormatValidator("email", openapi3.NewCallbackValidator(func(s string) error {
 		if a, err := mail.ParseAddress(s); err != nil || a.Address != s {
 			return fmt.Errorf("not an email address")
 		}
 		return nil
-	})
-	openapi3.DefineStringFormatCallback("byte", func(s string) error {
+	}))
+	openapi3.DefineStringFormatValidator("byte", openapi3.NewCallbackValidator(func(s string) error {
 		_, err := base64.StdEncoding.DecodeString(s)
 		return err
-	})
+	}))
 })
 
 // openAPIRouter loads a provider's OpenAPI document and routes on it;
