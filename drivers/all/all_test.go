@@ -6,6 +6,7 @@ import (
 
 	"github.com/mailsvc/mailsvc/core"
 	_ "github.com/mailsvc/mailsvc/drivers/all"
+	"github.com/mailsvc/mailsvc/drivers/elasticemail"
 	"github.com/mailsvc/mailsvc/drivers/gmail"
 	"github.com/mailsvc/mailsvc/drivers/mailgun"
 	"github.com/mailsvc/mailsvc/drivers/outlook"
@@ -15,7 +16,7 @@ import (
 )
 
 func TestBuiltInDriversAreRegistered(t *testing.T) {
-	for _, slug := range []string{"smtp", "sendgrid", "mailgun", "postmark", "ses", "outlook", "gmail", "zoho"} {
+	for _, slug := range []string{"smtp", "sendgrid", "mailgun", "postmark", "ses", "outlook", "gmail", "zoho", "elasticemail"} {
 		d, ok := core.LookupDriver(slug)
 		if !ok {
 			t.Errorf("driver %q is not registered", slug)
@@ -43,6 +44,7 @@ func TestEndpointFieldsDeclareTheProviderHosts(t *testing.T) {
 		"ses/custom_endpoint":    {"https://email.us-east-1.amazonaws.com", "https://email.eu-central-1.amazonaws.com/"},
 		"ses/imds_endpoint":      {"http://169.254.169.254", "http://[fd00:ec2::254]"},
 		"zoho/base_url":          nil,
+		"elasticemail/base_url":  {elasticemail.DefaultBaseURL},
 		"zoho/oauth_base_url":    nil,
 	}
 	for _, dc := range zoho.DataCenters() {
@@ -83,14 +85,15 @@ func TestEndpointFieldsDeclareTheProviderHosts(t *testing.T) {
 // /transports serves, and no other field is.
 func TestBuiltInDriversDeclareTheirDestinations(t *testing.T) {
 	want := map[string][]string{
-		"smtp":     {"host", "port", "encryption"},
-		"sendgrid": {"base_url"},
-		"mailgun":  {"base_url"},
-		"postmark": {"base_url"},
-		"ses":      {"custom_endpoint", "smtp_host", "smtp_port", "smtp_encryption"},
-		"outlook":  {"base_url", "oauth_base_url", "smtp_host", "smtp_port"},
-		"gmail":    {"base_url", "oauth_base_url", "smtp_host", "smtp_port"},
-		"zoho":     {"base_url", "oauth_base_url"},
+		"smtp":         {"host", "port", "encryption"},
+		"sendgrid":     {"base_url"},
+		"mailgun":      {"base_url"},
+		"postmark":     {"base_url"},
+		"ses":          {"custom_endpoint", "smtp_host", "smtp_port", "smtp_encryption"},
+		"outlook":      {"base_url", "oauth_base_url", "smtp_host", "smtp_port"},
+		"gmail":        {"base_url", "oauth_base_url", "smtp_host", "smtp_port"},
+		"zoho":         {"base_url", "oauth_base_url"},
+		"elasticemail": {"base_url"},
 	}
 	for slug, keys := range want {
 		d, _ := core.LookupDriver(slug)
