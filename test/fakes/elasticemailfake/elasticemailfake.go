@@ -34,7 +34,7 @@ func New(key string) *jsonfake.Server {
 		Key:        func(r *http.Request, _ []byte) string { return r.Header.Get("X-ElasticEmail-ApiKey") },
 		OpenAPI:    openAPI,
 		Decode:     decode,
-		Accepted: func(id string) (int, string) {
+		Accepted: func(id string, _ fakeapi.Mail) (int, string) {
 			return http.StatusOK, fmt.Sprintf(`{"TransactionID":"tx-%s","MessageID":"%s"}`, id, id)
 		},
 		Error: func(_ int, message string) string {

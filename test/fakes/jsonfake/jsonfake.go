@@ -51,8 +51,8 @@ type API struct {
 	// problem it answers 400 for.
 	Decode func(body []byte) (fakeapi.Mail, string)
 	// Accepted returns the status and body of the answer to an accepted
-	// message with the fake's id for it.
-	Accepted func(id string) (int, string)
+	// message m with the fake's id for it.
+	Accepted func(id string, m fakeapi.Mail) (int, string)
 	// Error returns the provider's error body for an answer of status.
 	Error func(status int, message string) string
 	// UnauthorizedStatus is the status of a wrong or missing key: 401
@@ -190,7 +190,7 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 	}
 	id := newID()
 	s.messages.Add(Message{ID: id, At: time.Now(), Mail: m})
-	status, answer := s.api.Accepted(id)
+	status, answer := s.api.Accepted(id, m)
 	faults.WriteJSON(w, status, answer)
 }
 
