@@ -9,6 +9,7 @@ import (
 	_ "github.com/mailsvc/mailsvc/drivers/elasticemail"
 	_ "github.com/mailsvc/mailsvc/drivers/gmail"
 	_ "github.com/mailsvc/mailsvc/drivers/mailgun"
+	_ "github.com/mailsvc/mailsvc/drivers/mailtrap"
 	_ "github.com/mailsvc/mailsvc/drivers/mandrill"
 	_ "github.com/mailsvc/mailsvc/drivers/outlook"
 	_ "github.com/mailsvc/mailsvc/drivers/postmark"

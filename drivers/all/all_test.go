@@ -9,6 +9,7 @@ import (
 	"github.com/mailsvc/mailsvc/drivers/elasticemail"
 	"github.com/mailsvc/mailsvc/drivers/gmail"
 	"github.com/mailsvc/mailsvc/drivers/mailgun"
+	"github.com/mailsvc/mailsvc/drivers/mailtrap"
 	"github.com/mailsvc/mailsvc/drivers/mandrill"
 	"github.com/mailsvc/mailsvc/drivers/outlook"
 	"github.com/mailsvc/mailsvc/drivers/postmark"
@@ -17,7 +18,7 @@ import (
 )
 
 func TestBuiltInDriversAreRegistered(t *testing.T) {
-	for _, slug := range []string{"smtp", "sendgrid", "mailgun", "postmark", "ses", "outlook", "gmail", "zoho", "elasticemail", "mandrill"} {
+	for _, slug := range []string{"smtp", "sendgrid", "mailgun", "postmark", "ses", "outlook", "gmail", "zoho", "elasticemail", "mandrill", "mailtrap"} {
 		d, ok := core.LookupDriver(slug)
 		if !ok {
 			t.Errorf("driver %q is not registered", slug)
@@ -45,6 +46,7 @@ func TestEndpointFieldsDeclareTheProviderHosts(t *testing.T) {
 		"ses/custom_endpoint":    {"https://email.us-east-1.amazonaws.com", "https://email.eu-central-1.amazonaws.com/"},
 		"ses/imds_endpoint":      {"http://169.254.169.254", "http://[fd00:ec2::254]"},
 		"zoho/base_url":          nil,
+		"mailtrap/base_url":      {mailtrap.DefaultBaseURL, mailtrap.BulkBaseURL},
 		"elasticemail/base_url":  {elasticemail.DefaultBaseURL},
 		"mandrill/base_url":      {mandrill.DefaultBaseURL},
 		"zoho/oauth_base_url":    nil,
@@ -96,6 +98,7 @@ func TestBuiltInDriversDeclareTheirDestinations(t *testing.T) {
 		"gmail":        {"base_url", "oauth_base_url", "smtp_host", "smtp_port"},
 		"zoho":         {"base_url", "oauth_base_url"},
 		"elasticemail": {"base_url"},
+		"mailtrap":     {"base_url"},
 		"mandrill":     {"base_url"},
 	}
 	for slug, keys := range want {

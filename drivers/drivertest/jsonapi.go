@@ -2,6 +2,7 @@ package drivertest
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,4 +92,15 @@ func Limits(t *testing.T, h Harness, start func(key string) *jsonfake.Server) {
 			}
 		}
 	})
+}
+
+// FirstRecipientID is a Harness.CheckReceipt for the providers that give
+// each recipient its own message id (Mandrill, Mailtrap), which their
+// fakes make of the message's id and the recipient's place: the receipt
+// keeps the first recipient's.
+func FirstRecipientID(t *testing.T, rc core.Receipt, m Message) {
+	t.Helper()
+	if rc.MessageID == "" || !strings.HasPrefix(rc.MessageID, m.ID) || !strings.Contains(rc.Response, rc.MessageID) {
+		t.Errorf("receipt %+v: want the first recipient's id of message %s, named in the response", rc, m.ID)
+	}
 }

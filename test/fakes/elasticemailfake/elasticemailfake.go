@@ -48,7 +48,7 @@ func New(key string) *jsonfake.Server {
 type wire struct {
 	Recipients struct{ To, CC, BCC []string }
 	Content    struct {
-		Body []struct{ ContentType, Content, Charset string }
+		Body        []struct{ ContentType, Content, Charset string }
 		Attachments []struct {
 			BinaryContent, Name, ContentType string
 		}

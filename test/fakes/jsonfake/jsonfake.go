@@ -15,12 +15,15 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"io"
 	"math"
 	"net/http"
+	"net/mail"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -229,4 +232,61 @@ func Addresses[T any](in []T, get func(T) fakeapi.Address) []fakeapi.Address {
 		out = append(out, get(a))
 	}
 	return out
+}
+
+// Mailboxes parses "Name <email>" strings (or bare addresses), as the
+// APIs that take a mailbox as one string read them; problem names the
+// first that does not parse.
+func Mailboxes(list []string) (out []fakeapi.Address, problem string) {
+	for _, s := range list {
+		a, err := mail.ParseAddress(s)
+		if err != nil {
+			return out, "invalid address " + s
+		}
+		out = append(out, fakeapi.Address{Name: a.Name, Email: a.Address})
+	}
+	return out, ""
+}
+
+// TakeReplyTo moves a Reply-To header (any case) out of headers into the
+// message's Reply-To addresses, as the APIs that carry several Reply-To
+// addresses as a header apply it; it returns the problem when the
+// header's value is not an address list.
+func TakeReplyTo(m *fakeapi.Mail) string {
+	for k, v := range m.Headers {
+		if !strings.EqualFold(k, "Reply-To") {
+			continue
+		}
+		list, err := mail.ParseAddressList(v)
+		if err != nil {
+			return "Reply-To is not an address list"
+		}
+		for _, a := range list {
+			m.ReplyTo = append(m.ReplyTo, fakeapi.Address{Name: a.Name, Email: a.Address})
+		}
+		delete(m.Headers, k)
+	}
+	return ""
+}
+
+// File is one attachment as a JSON API carries it, read into the
+// recorded form: base64 content, the disposition "inline" with a
+// Content-ID for an inline image.
+func File(filename, contentType, content, disposition, contentID string) (fakeapi.Attachment, string) {
+	data, err := base64.StdEncoding.DecodeString(content)
+	if err != nil || filename == "" {
+		return fakeapi.Attachment{}, "an attachment needs a file name and base64 content"
+	}
+	a := fakeapi.Attachment{Filename: filename, ContentType: contentType, Data: data}
+	switch disposition {
+	case "", "attachment":
+	case "inline":
+		if contentID == "" {
+			return a, "an inline attachment needs a content id"
+		}
+		a.Inline, a.ContentID = true, contentID
+	default:
+		return a, "disposition must be attachment or inline"
+	}
+	return a, ""
 }
