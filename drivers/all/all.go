@@ -14,6 +14,7 @@ import (
 	_ "github.com/mailsvc/mailsvc/drivers/outlook"
 	_ "github.com/mailsvc/mailsvc/drivers/postmark"
 	_ "github.com/mailsvc/mailsvc/drivers/sendgrid"
+	_ "github.com/mailsvc/mailsvc/drivers/sendlayer"
 	_ "github.com/mailsvc/mailsvc/drivers/ses"
 	_ "github.com/mailsvc/mailsvc/drivers/smtp"
 	_ "github.com/mailsvc/mailsvc/drivers/zoho"
