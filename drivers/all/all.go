@@ -17,5 +17,6 @@ import (
 	_ "github.com/mailsvc/mailsvc/drivers/sendlayer"
 	_ "github.com/mailsvc/mailsvc/drivers/ses"
 	_ "github.com/mailsvc/mailsvc/drivers/smtp"
+	_ "github.com/mailsvc/mailsvc/drivers/smtpcom"
 	_ "github.com/mailsvc/mailsvc/drivers/zoho"
 )

@@ -15,11 +15,12 @@ import (
 	"github.com/mailsvc/mailsvc/drivers/postmark"
 	"github.com/mailsvc/mailsvc/drivers/sendgrid"
 	"github.com/mailsvc/mailsvc/drivers/sendlayer"
+	"github.com/mailsvc/mailsvc/drivers/smtpcom"
 	"github.com/mailsvc/mailsvc/drivers/zoho"
 )
 
 func TestBuiltInDriversAreRegistered(t *testing.T) {
-	for _, slug := range []string{"smtp", "sendgrid", "mailgun", "postmark", "ses", "outlook", "gmail", "zoho", "elasticemail", "mandrill", "mailtrap", "sendlayer"} {
+	for _, slug := range []string{"smtp", "sendgrid", "mailgun", "postmark", "ses", "outlook", "gmail", "zoho", "elasticemail", "mandrill", "mailtrap", "sendlayer", "smtpcom"} {
 		d, ok := core.LookupDriver(slug)
 		if !ok {
 			t.Errorf("driver %q is not registered", slug)
@@ -49,6 +50,7 @@ func TestEndpointFieldsDeclareTheProviderHosts(t *testing.T) {
 		"zoho/base_url":          nil,
 		"mailtrap/base_url":      {mailtrap.DefaultBaseURL, mailtrap.BulkBaseURL},
 		"sendlayer/base_url":     {sendlayer.DefaultBaseURL},
+		"smtpcom/base_url":       {smtpcom.DefaultBaseURL},
 		"elasticemail/base_url":  {elasticemail.DefaultBaseURL},
 		"mandrill/base_url":      {mandrill.DefaultBaseURL},
 		"zoho/oauth_base_url":    nil,
@@ -100,6 +102,7 @@ func TestBuiltInDriversDeclareTheirDestinations(t *testing.T) {
 		"gmail":        {"base_url", "oauth_base_url", "smtp_host", "smtp_port"},
 		"zoho":         {"base_url", "oauth_base_url"},
 		"elasticemail": {"base_url"},
+		"smtpcom":      {"base_url"},
 		"sendlayer":    {"base_url"},
 		"mailtrap":     {"base_url"},
 		"mandrill":     {"base_url"},
