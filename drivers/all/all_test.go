@@ -7,6 +7,7 @@ import (
 	"github.com/mailsvc/mailsvc/core"
 	_ "github.com/mailsvc/mailsvc/drivers/all"
 	"github.com/mailsvc/mailsvc/drivers/elasticemail"
+	"github.com/mailsvc/mailsvc/drivers/emailit"
 	"github.com/mailsvc/mailsvc/drivers/gmail"
 	"github.com/mailsvc/mailsvc/drivers/mailgun"
 	"github.com/mailsvc/mailsvc/drivers/mailtrap"
@@ -20,7 +21,7 @@ import (
 )
 
 func TestBuiltInDriversAreRegistered(t *testing.T) {
-	for _, slug := range []string{"smtp", "sendgrid", "mailgun", "postmark", "ses", "outlook", "gmail", "zoho", "elasticemail", "mandrill", "mailtrap", "sendlayer", "smtpcom"} {
+	for _, slug := range []string{"smtp", "sendgrid", "mailgun", "postmark", "ses", "outlook", "gmail", "zoho", "elasticemail", "mandrill", "mailtrap", "sendlayer", "smtpcom", "emailit"} {
 		d, ok := core.LookupDriver(slug)
 		if !ok {
 			t.Errorf("driver %q is not registered", slug)
@@ -51,6 +52,7 @@ func TestEndpointFieldsDeclareTheProviderHosts(t *testing.T) {
 		"mailtrap/base_url":      {mailtrap.DefaultBaseURL, mailtrap.BulkBaseURL},
 		"sendlayer/base_url":     {sendlayer.DefaultBaseURL},
 		"smtpcom/base_url":       {smtpcom.DefaultBaseURL},
+		"emailit/base_url":       {emailit.DefaultBaseURL},
 		"elasticemail/base_url":  {elasticemail.DefaultBaseURL},
 		"mandrill/base_url":      {mandrill.DefaultBaseURL},
 		"zoho/oauth_base_url":    nil,
@@ -102,6 +104,7 @@ func TestBuiltInDriversDeclareTheirDestinations(t *testing.T) {
 		"gmail":        {"base_url", "oauth_base_url", "smtp_host", "smtp_port"},
 		"zoho":         {"base_url", "oauth_base_url"},
 		"elasticemail": {"base_url"},
+		"emailit":      {"base_url"},
 		"smtpcom":      {"base_url"},
 		"sendlayer":    {"base_url"},
 		"mailtrap":     {"base_url"},

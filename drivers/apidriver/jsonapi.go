@@ -43,12 +43,19 @@ type JSONAPI struct {
 // BaseURL, decodes a 2xx answer into out (when not nil; an unreadable
 // one leaves it as it is) and returns the answer's header. what names the call in errors ("send", "verify").
 func (a *JSONAPI) Do(ctx context.Context, what, method, path string, body, out any) (http.Header, error) {
-	_, h, err := a.do(ctx, what, method, path, body, out)
+	_, h, err := a.do(ctx, what, method, path, nil, body, out)
+	return h, err
+}
+
+// DoWithHeader is Do with header's fields added to the request (an
+// idempotency key).
+func (a *JSONAPI) DoWithHeader(ctx context.Context, what, method, path string, header http.Header, body, out any) (http.Header, error) {
+	_, h, err := a.do(ctx, what, method, path, header, body, out)
 	return h, err
 }
 
 // do is Do that also returns the answer's status (0 when none came).
-func (a *JSONAPI) do(ctx context.Context, what, method, path string, body, out any) (int, http.Header, error) {
+func (a *JSONAPI) do(ctx context.Context, what, method, path string, header http.Header, body, out any) (int, http.Header, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -64,6 +71,9 @@ func (a *JSONAPI) do(ctx context.Context, what, method, path string, body, out a
 	req.Header.Set("Accept", "application/json")
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range header {
+		req.Header[k] = v
 	}
 	if a.Auth != nil {
 		a.Auth(req.Header)
@@ -97,7 +107,7 @@ func (a *JSONAPI) do(ctx context.Context, what, method, path string, body, out a
 // Verify makes the credentials check, an authenticated read that sends
 // nothing: 401 and 403 say the key was rejected, for good.
 func (a *JSONAPI) Verify(ctx context.Context, method, path string, body any) error {
-	status, _, err := a.do(ctx, "verify", method, path, body, nil)
+	status, _, err := a.do(ctx, "verify", method, path, nil, body, nil)
 	if err != nil && (status == http.StatusUnauthorized || status == http.StatusForbidden) {
 		return a.fail("verify", core.Permanent(fmt.Errorf("the API key was rejected (HTTP %d)", status)))
 	}

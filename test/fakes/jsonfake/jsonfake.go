@@ -24,6 +24,7 @@ import (
 	"net/mail"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -64,6 +65,10 @@ type API struct {
 	// MaxRecipients is the most recipients (To, Cc and Bcc) one send
 	// takes; 0: no cap.
 	MaxRecipients int
+	// IdempotencyHeader, when set, names the request header whose value
+	// makes a send once: a send with a key the fake took before is
+	// answered as the first was and not recorded again.
+	IdempotencyHeader string
 }
 
 // Message is one accepted send request, decoded.
@@ -86,6 +91,15 @@ type Server struct {
 	messages    fakeapi.Log[Message]
 	rateLimited fakeapi.Log[time.Time]
 	sends       atomic.Int32
+
+	mu       sync.Mutex
+	answered map[string]answer // by idempotency key
+}
+
+// answer is a send's answer, kept for its idempotency key.
+type answer struct {
+	status int
+	body   string
 }
 
 // New starts a fake of api that accepts key as its only valid API key.
@@ -191,10 +205,26 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 		faults.WriteJSON(w, http.StatusBadRequest, s.api.Error(http.StatusBadRequest, problem))
 		return
 	}
+	key := ""
+	if s.api.IdempotencyHeader != "" {
+		key = r.Header.Get(s.api.IdempotencyHeader)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if a, ok := s.answered[key]; ok && key != "" {
+		faults.WriteJSON(w, a.status, a.body)
+		return
+	}
 	id := newID()
 	s.messages.Add(Message{ID: id, At: time.Now(), Mail: m})
-	status, answer := s.api.Accepted(id, m)
-	faults.WriteJSON(w, status, answer)
+	status, reply := s.api.Accepted(id, m)
+	if key != "" {
+		if s.answered == nil {
+			s.answered = map[string]answer{}
+		}
+		s.answered[key] = answer{status, reply}
+	}
+	faults.WriteJSON(w, status, reply)
 }
 
 // validate checks the request against the OpenAPI description, when the
