@@ -6,6 +6,7 @@ package all
 
 import (
 	// Each driver registers itself with core.Register in its init.
+	_ "github.com/mailsvc/mailsvc/drivers/cloudflare"
 	_ "github.com/mailsvc/mailsvc/drivers/elasticemail"
 	_ "github.com/mailsvc/mailsvc/drivers/emailit"
 	_ "github.com/mailsvc/mailsvc/drivers/gmail"

@@ -6,6 +6,7 @@ import (
 
 	"github.com/mailsvc/mailsvc/core"
 	_ "github.com/mailsvc/mailsvc/drivers/all"
+	"github.com/mailsvc/mailsvc/drivers/cloudflare"
 	"github.com/mailsvc/mailsvc/drivers/elasticemail"
 	"github.com/mailsvc/mailsvc/drivers/emailit"
 	"github.com/mailsvc/mailsvc/drivers/gmail"
@@ -21,7 +22,7 @@ import (
 )
 
 func TestBuiltInDriversAreRegistered(t *testing.T) {
-	for _, slug := range []string{"smtp", "sendgrid", "mailgun", "postmark", "ses", "outlook", "gmail", "zoho", "elasticemail", "mandrill", "mailtrap", "sendlayer", "smtpcom", "emailit"} {
+	for _, slug := range []string{"smtp", "sendgrid", "mailgun", "postmark", "ses", "outlook", "gmail", "zoho", "elasticemail", "mandrill", "mailtrap", "sendlayer", "smtpcom", "emailit", "cloudflare"} {
 		d, ok := core.LookupDriver(slug)
 		if !ok {
 			t.Errorf("driver %q is not registered", slug)
@@ -53,6 +54,7 @@ func TestEndpointFieldsDeclareTheProviderHosts(t *testing.T) {
 		"sendlayer/base_url":     {sendlayer.DefaultBaseURL},
 		"smtpcom/base_url":       {smtpcom.DefaultBaseURL},
 		"emailit/base_url":       {emailit.DefaultBaseURL},
+		"cloudflare/base_url":    {cloudflare.DefaultBaseURL},
 		"elasticemail/base_url":  {elasticemail.DefaultBaseURL},
 		"mandrill/base_url":      {mandrill.DefaultBaseURL},
 		"zoho/oauth_base_url":    nil,
@@ -104,6 +106,7 @@ func TestBuiltInDriversDeclareTheirDestinations(t *testing.T) {
 		"gmail":        {"base_url", "oauth_base_url", "smtp_host", "smtp_port"},
 		"zoho":         {"base_url", "oauth_base_url"},
 		"elasticemail": {"base_url"},
+		"cloudflare":   {"base_url"},
 		"emailit":      {"base_url"},
 		"smtpcom":      {"base_url"},
 		"sendlayer":    {"base_url"},
