@@ -56,6 +56,7 @@ func Driver() core.Driver {
 				Help: "The Cloudflare account that owns the sending domain."},
 			apidriver.FromEmailField("Sender address; its domain must be onboarded for sending in Cloudflare Email Service."),
 			apidriver.FromNameField(),
+			apidriver.ForceFromField(),
 			apidriver.Advanced(apidriver.BaseURLField("Leave empty for "+DefaultBaseURL+".", "api.cloudflare.com")),
 		},
 		Rules: []string{apidriver.SenderRule, "base_url, when empty, is " + DefaultBaseURL + "."},

@@ -33,6 +33,8 @@ func RunJSONAPI(t *testing.T, h Harness, start func(key string) *jsonfake.Server
 //   - VerifySendsNothing: the credentials check reaches no send route.
 //   - SecretStaysWithItsHost: base_url is a destination that takes the
 //     provider's own hosts only, the default among them.
+//   - ForceFrom: with force_from off, from_email and from_name name the
+//     sender only of a message without one.
 func Limits(t *testing.T, h Harness, start func(key string) *jsonfake.Server) {
 	d, ok := core.LookupDriver(h.Slug)
 	if !ok {
@@ -76,6 +78,33 @@ func Limits(t *testing.T, h Harness, start func(key string) *jsonfake.Server) {
 		}
 		if f.SendCalls() != 0 || f.Requests() != 1 {
 			t.Errorf("verify made %d requests, %d of them to the send route", f.Requests(), f.SendCalls())
+		}
+	})
+	t.Run("ForceFrom", func(t *testing.T) {
+		f := start(h.Key)
+		defer f.Close()
+		tests := []struct {
+			name     string
+			force    any
+			from     core.Address
+			wantFrom core.Address
+		}{
+			{"on by default", nil, core.Address{Name: "Shop", Email: "shop@example.com"}, core.Address{Name: "Net", Email: "noreply@example.net"}},
+			{"off keeps the message's sender", false, core.Address{Name: "Shop", Email: "shop@example.com"}, core.Address{Name: "Shop", Email: "shop@example.com"}},
+			{"off names a message without one", false, core.Address{}, core.Address{Name: "Net", Email: "noreply@example.net"}},
+		}
+		for i, tc := range tests {
+			s := h.settings(f.URL, h.Key)
+			s["from_email"], s["from_name"] = "noreply@example.net", "Net"
+			if tc.force != nil {
+				s["force_from"] = tc.force
+			}
+			msg := h.message()
+			msg.From = tc.from
+			_, m := SendRecorded(t, h.newTransport(t, s), msg, f.Messages, i+1)
+			if got := (core.Address{Name: m.From.Name, Email: m.From.Email}); got != tc.wantFrom {
+				t.Errorf("%s: from %+v, want %+v", tc.name, got, tc.wantFrom)
+			}
 		}
 	})
 	t.Run("SecretStaysWithItsHost", func(t *testing.T) {

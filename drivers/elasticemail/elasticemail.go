@@ -46,6 +46,7 @@ func Driver() core.Driver {
 			apidriver.APIKeyField("API key", "An Elastic Email API key with the Send Email access."),
 			apidriver.FromEmailField("Sender address; its domain must be verified in Elastic Email."),
 			apidriver.FromNameField(),
+			apidriver.ForceFromField(),
 			{Key: "webhook_token", Label: "Notification URL token", Type: core.FieldPassword, Advanced: true,
 				Help: "Pro webhook receiver: a random token you add as ?token=... to the notification URL set in Elastic Email (Settings > Notifications)."},
 			apidriver.Advanced(apidriver.BaseURLField("Leave empty for "+DefaultBaseURL+".", "api.elasticemail.com")),

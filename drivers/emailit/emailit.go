@@ -45,6 +45,7 @@ func Driver() core.Driver {
 			apidriver.APIKeyField("API key", "An Emailit API key."),
 			apidriver.FromEmailField("Sender address; its domain must be a verified sending domain in Emailit."),
 			apidriver.FromNameField(),
+			apidriver.ForceFromField(),
 			apidriver.Advanced(apidriver.BaseURLField("Leave empty for "+DefaultBaseURL+".", "api.emailit.com")),
 		},
 		Rules: []string{apidriver.SenderRule, "base_url, when empty, is " + DefaultBaseURL + "."},

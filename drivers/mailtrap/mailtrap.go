@@ -51,6 +51,7 @@ func Driver() core.Driver {
 			apidriver.APIKeyField("API token", "A Mailtrap API token with access to the sending domain."),
 			apidriver.FromEmailField("Sender address; its domain must be a verified sending domain in Mailtrap."),
 			apidriver.FromNameField(),
+			apidriver.ForceFromField(),
 			apidriver.Advanced(apidriver.BaseURLField("Leave empty for "+DefaultBaseURL+" (the transactional stream; "+BulkBaseURL+" for the bulk stream).",
 				"send.api.mailtrap.io", "bulk.api.mailtrap.io")),
 		},

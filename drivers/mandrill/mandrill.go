@@ -52,6 +52,7 @@ func Driver() core.Driver {
 			apidriver.APIKeyField("API key", "A Mailchimp Transactional API key."),
 			apidriver.FromEmailField("Sender address; its domain must be verified in Mandrill (Settings > Domains)."),
 			apidriver.FromNameField(),
+			apidriver.ForceFromField(),
 			apidriver.Advanced(core.Field{Key: "webhook_key", Label: "Webhook key", Type: core.FieldPassword,
 				Help: "Pro webhook receiver: the key Mandrill shows for the webhook (Settings > Webhooks), which signs its calls."}),
 			apidriver.Advanced(core.Field{Key: "webhook_url", Label: "Webhook URL", Type: core.FieldString,

@@ -43,6 +43,7 @@ func Driver() core.Driver {
 			apidriver.APIKeyField("API key", "A SendLayer API key."),
 			apidriver.FromEmailField("Sender address; its domain must be authorized in SendLayer."),
 			apidriver.FromNameField(),
+			apidriver.ForceFromField(),
 			apidriver.Advanced(apidriver.BaseURLField("Leave empty for "+DefaultBaseURL+".", "console.sendlayer.com")),
 		},
 		Rules: []string{apidriver.SenderRule, "base_url, when empty, is " + DefaultBaseURL + "."},

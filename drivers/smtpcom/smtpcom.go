@@ -51,6 +51,7 @@ func Driver() core.Driver {
 				Help: "The sender (channel) name in SMTP.com that the messages go through."},
 			apidriver.FromEmailField("Sender address; it must be allowed for the channel in SMTP.com."),
 			apidriver.FromNameField(),
+			apidriver.ForceFromField(),
 			apidriver.Advanced(apidriver.BaseURLField("Leave empty for "+DefaultBaseURL+".", "api.smtp.com")),
 		},
 		Rules: []string{apidriver.SenderRule, "base_url, when empty, is " + DefaultBaseURL + "."},
