@@ -63,25 +63,17 @@ func decode(body []byte) (fakeapi.Mail, string) {
 	if err := json.Unmarshal(body, &in); err != nil {
 		return m, "malformed JSON"
 	}
-	from, err := mail.ParseAddress(in.Content.From)
-	if err != nil {
-		return m, "Content.From is not a valid email address"
+	from, problem := jsonfake.Mailboxes([]string{in.Content.From})
+	if problem != "" {
+		return m, "Content.From: " + problem
 	}
-	m.From = fakeapi.Address{Name: from.Name, Email: from.Address}
-	var problem string
-	list := func(field string, in []string) []fakeapi.Address {
-		var out []fakeapi.Address
-		for _, s := range in {
-			a, err := mail.ParseAddress(s)
-			if err != nil {
-				problem = field + ": invalid recipient " + s
-				continue
-			}
-			out = append(out, fakeapi.Address{Name: a.Name, Email: a.Address})
+	m.From = from[0]
+	lists := []*[]fakeapi.Address{&m.To, &m.Cc, &m.Bcc}
+	for i, l := range [][]string{in.Recipients.To, in.Recipients.CC, in.Recipients.BCC} {
+		if *lists[i], problem = jsonfake.Mailboxes(l); problem != "" {
+			return m, "Recipients: " + problem
 		}
-		return out
 	}
-	m.To, m.Cc, m.Bcc = list("To", in.Recipients.To), list("CC", in.Recipients.CC), list("BCC", in.Recipients.BCC)
 	if len(m.To)+len(m.Cc)+len(m.Bcc) == 0 {
 		return m, "Recipients: at least one recipient is required"
 	}
@@ -114,5 +106,5 @@ func decode(body []byte) (fakeapi.Mail, string) {
 		}
 		m.Attachments = append(m.Attachments, fakeapi.Attachment{Filename: a.Name, ContentType: a.ContentType, Data: data})
 	}
-	return m, problem
+	return m, ""
 }

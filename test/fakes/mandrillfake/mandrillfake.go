@@ -118,19 +118,9 @@ func decode(body []byte) (fakeapi.Mail, string) {
 		}
 	}
 	m.Subject, m.Text, m.HTML = msg.Subject, msg.Text, msg.HTML
-	m.Headers = map[string]string{}
-	for k, v := range msg.Headers {
-		if strings.EqualFold(k, "Reply-To") {
-			list, err := mail.ParseAddressList(v)
-			if err != nil {
-				return m, "Validation error: Reply-To is not an address list"
-			}
-			for _, a := range list {
-				m.ReplyTo = append(m.ReplyTo, fakeapi.Address{Name: a.Name, Email: a.Address})
-			}
-			continue
-		}
-		m.Headers[k] = v
+	m.Headers = msg.Headers
+	if p := jsonfake.TakeReplyTo(&m); p != "" {
+		return m, "Validation error: " + p
 	}
 	files := func(list []wireFile, inline bool) string {
 		for _, f := range list {
