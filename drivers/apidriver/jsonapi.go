@@ -206,3 +206,48 @@ func Advanced(f core.Field) core.Field {
 	f.Advanced = true
 	return f
 }
+
+// BearerAuth is the Auth of an API that takes its key as
+// "Authorization: Bearer <key>".
+func BearerAuth(key string) func(http.Header) {
+	return func(h http.Header) { h.Set("Authorization", "Bearer "+key) }
+}
+
+// HeaderAuth returns the Auth maker of an API that takes its key in the
+// header name.
+func HeaderAuth(name string) func(key string) func(http.Header) {
+	return func(key string) func(http.Header) {
+		return func(h http.Header) { h.Set(name, key) }
+	}
+}
+
+// NewJSONAPI returns the JSONAPI named name of a connection's settings s:
+// its base_url (def when empty), the host's client of env, and its
+// api_key, which auth (nil: none, for a key in the body) sets on each
+// request and which no error shows. An empty api_key is a field error.
+// The key is returned for the APIs that take it in the body.
+func NewJSONAPI(name, def string, s core.Settings, env core.DriverEnv, auth func(key string) func(http.Header)) (JSONAPI, string, error) {
+	key := s.String(KeyAPIKey)
+	if key == "" {
+		return JSONAPI{}, "", core.Invalid(map[string]string{KeyAPIKey: "This field is required."})
+	}
+	a := JSONAPI{Name: name, BaseURL: BaseURL(s, def), Client: HTTPClient(env), Secrets: []string{key}}
+	if auth != nil {
+		a.Auth = auth(key)
+	}
+	return a, key, nil
+}
+
+// WithReplyTo returns headers with a Reply-To header of list, for the
+// APIs whose own reply-to field takes one address only: headers itself
+// (made when nil) when list has several addresses, unchanged otherwise.
+func WithReplyTo(headers map[string]string, list []core.Address) map[string]string {
+	if len(list) < 2 {
+		return headers
+	}
+	if headers == nil {
+		headers = map[string]string{}
+	}
+	headers["Reply-To"] = strings.Join(Mailboxes(list), ", ")
+	return headers
+}

@@ -76,16 +76,12 @@ type Transport struct {
 // settings.
 func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
 	s := conn.Settings
-	key := s.String(apidriver.KeyAPIKey)
-	if key == "" {
-		return nil, core.Invalid(map[string]string{apidriver.KeyAPIKey: "This field is required."})
+	api, _, err := apidriver.NewJSONAPI(Slug, DefaultBaseURL, s, env, apidriver.BearerAuth)
+	if err != nil {
+		return nil, err
 	}
-	return &Transport{
-		api: apidriver.JSONAPI{Name: Slug, BaseURL: apidriver.BaseURL(s, DefaultBaseURL), Client: apidriver.HTTPClient(env),
-			Auth: func(h http.Header) { h.Set("Authorization", "Bearer "+key) }, Secrets: []string{key}, Refused: refused},
-		account: s.String(KeyAccountID),
-		sender:  apidriver.SenderOf(s),
-	}, nil
+	api.Refused = refused
+	return &Transport{api: api, account: s.String(KeyAccountID), sender: apidriver.SenderOf(s)}, nil
 }
 
 // BaseURL returns the API base URL the transport talks to.
@@ -169,16 +165,10 @@ func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, 
 	}
 	r := request{From: address{Address: from.Email, Name: from.Name}, To: emails(msg.To), Cc: emails(msg.Cc), Bcc: emails(msg.Bcc),
 		Subject: msg.Subject, HTML: msg.HTML, Text: msg.Text, Headers: apidriver.CustomHeaders(msg)}
-	switch len(msg.ReplyTo) {
-	case 0:
-	case 1:
+	if len(msg.ReplyTo) == 1 {
 		r.ReplyTo = &address{Address: msg.ReplyTo[0].Email, Name: msg.ReplyTo[0].Name}
-	default:
-		if r.Headers == nil {
-			r.Headers = map[string]string{}
-		}
-		r.Headers["Reply-To"] = strings.Join(apidriver.Mailboxes(msg.ReplyTo), ", ")
 	}
+	r.Headers = apidriver.WithReplyTo(r.Headers, msg.ReplyTo)
 	if r.HTML == "" && r.Text == "" {
 		r.Text = "\n"
 	}

@@ -72,12 +72,10 @@ type Transport struct {
 // settings.
 func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
 	s := conn.Settings
-	key := s.String(apidriver.KeyAPIKey)
-	if key == "" {
-		return nil, core.Invalid(map[string]string{apidriver.KeyAPIKey: "This field is required."})
+	api, _, err := apidriver.NewJSONAPI(Slug, DefaultBaseURL, s, env, apidriver.BearerAuth)
+	if err != nil {
+		return nil, err
 	}
-	api := apidriver.JSONAPI{Name: Slug, BaseURL: apidriver.BaseURL(s, DefaultBaseURL), Client: apidriver.HTTPClient(env),
-		Auth: func(h http.Header) { h.Set("Authorization", "Bearer "+key) }, Secrets: []string{key}}
 	accounts := api
 	if api.BaseURL == DefaultBaseURL || api.BaseURL == BulkBaseURL {
 		accounts.BaseURL = AccountsURL
@@ -139,16 +137,10 @@ func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, 
 	from := t.sender.Apply(msg.From)
 	r := request{From: address{Email: from.Email, Name: from.Name}, To: addresses(msg.To), Cc: addresses(msg.Cc), Bcc: addresses(msg.Bcc),
 		Subject: msg.Subject, Text: msg.Text, HTML: msg.HTML, Headers: apidriver.CustomHeaders(msg)}
-	switch len(msg.ReplyTo) {
-	case 0:
-	case 1:
+	if len(msg.ReplyTo) == 1 {
 		r.ReplyTo = &address{Email: msg.ReplyTo[0].Email, Name: msg.ReplyTo[0].Name}
-	default:
-		if r.Headers == nil {
-			r.Headers = map[string]string{}
-		}
-		r.Headers["Reply-To"] = strings.Join(apidriver.Mailboxes(msg.ReplyTo), ", ")
 	}
+	r.Headers = apidriver.WithReplyTo(r.Headers, msg.ReplyTo)
 	if r.Text == "" && r.HTML == "" {
 		r.Text = "\n" // Mailtrap requires text or html
 	}

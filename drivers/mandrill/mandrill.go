@@ -75,17 +75,12 @@ type Transport struct {
 // New builds the transport of a Mandrill connection from its effective
 // settings.
 func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
-	s := conn.Settings
-	key := s.String(apidriver.KeyAPIKey)
-	if key == "" {
-		return nil, core.Invalid(map[string]string{apidriver.KeyAPIKey: "This field is required."})
+	api, key, err := apidriver.NewJSONAPI(Slug, DefaultBaseURL, conn.Settings, env, nil)
+	if err != nil {
+		return nil, err
 	}
-	return &Transport{
-		key: key,
-		api: apidriver.JSONAPI{Name: Slug, BaseURL: apidriver.BaseURL(s, DefaultBaseURL), Client: apidriver.HTTPClient(env),
-			Secrets: []string{key}, Refused: refused},
-		sender: apidriver.SenderOf(s),
-	}, nil
+	api.Refused = refused
+	return &Transport{key: key, api: api, sender: apidriver.SenderOf(conn.Settings)}, nil
 }
 
 // BaseURL returns the API base URL the transport talks to.
@@ -163,7 +158,7 @@ func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, 
 			m.To = append(m.To, recipient{Email: a.Email, Name: a.Name, Type: l.kind})
 		}
 	}
-	if len(msg.ReplyTo) > 0 {
+	if len(msg.ReplyTo) > 0 { // Mandrill has no reply-to field: a header
 		if m.Headers == nil {
 			m.Headers = map[string]string{}
 		}

@@ -61,16 +61,11 @@ type Transport struct {
 // New builds the transport of a SendLayer connection from its effective
 // settings.
 func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
-	s := conn.Settings
-	key := s.String(apidriver.KeyAPIKey)
-	if key == "" {
-		return nil, core.Invalid(map[string]string{apidriver.KeyAPIKey: "This field is required."})
+	api, _, err := apidriver.NewJSONAPI(Slug, DefaultBaseURL, conn.Settings, env, apidriver.BearerAuth)
+	if err != nil {
+		return nil, err
 	}
-	return &Transport{
-		api: apidriver.JSONAPI{Name: Slug, BaseURL: apidriver.BaseURL(s, DefaultBaseURL), Client: apidriver.HTTPClient(env),
-			Auth: func(h http.Header) { h.Set("Authorization", "Bearer "+key) }, Secrets: []string{key}},
-		sender: apidriver.SenderOf(s),
-	}, nil
+	return &Transport{api: api, sender: apidriver.SenderOf(conn.Settings)}, nil
 }
 
 // BaseURL returns the API base URL the transport talks to.

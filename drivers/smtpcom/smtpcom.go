@@ -71,16 +71,11 @@ type Transport struct {
 // settings.
 func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
 	s := conn.Settings
-	key := s.String(apidriver.KeyAPIKey)
-	if key == "" {
-		return nil, core.Invalid(map[string]string{apidriver.KeyAPIKey: "This field is required."})
+	api, _, err := apidriver.NewJSONAPI(Slug, DefaultBaseURL, s, env, apidriver.BearerAuth)
+	if err != nil {
+		return nil, err
 	}
-	return &Transport{
-		api: apidriver.JSONAPI{Name: Slug, BaseURL: apidriver.BaseURL(s, DefaultBaseURL), Client: apidriver.HTTPClient(env),
-			Auth: func(h http.Header) { h.Set("Authorization", "Bearer "+key) }, Secrets: []string{key}},
-		channel: s.String(KeyChannel),
-		sender:  apidriver.SenderOf(s),
-	}, nil
+	return &Transport{api: api, channel: s.String(KeyChannel), sender: apidriver.SenderOf(s)}, nil
 }
 
 // BaseURL returns the API base URL the transport talks to.
@@ -151,16 +146,10 @@ func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, 
 	r := request{Channel: t.channel, Subject: msg.Subject, CustomHeaders: apidriver.CustomHeaders(msg)}
 	r.Recipients.To, r.Recipients.Cc, r.Recipients.Bcc = addresses(msg.To), addresses(msg.Cc), addresses(msg.Bcc)
 	r.Originator.From = address{Name: from.Name, Address: from.Email}
-	switch len(msg.ReplyTo) {
-	case 0:
-	case 1:
+	if len(msg.ReplyTo) == 1 {
 		r.Originator.ReplyTo = &address{Name: msg.ReplyTo[0].Name, Address: msg.ReplyTo[0].Email}
-	default:
-		if r.CustomHeaders == nil {
-			r.CustomHeaders = map[string]string{}
-		}
-		r.CustomHeaders["Reply-To"] = strings.Join(apidriver.Mailboxes(msg.ReplyTo), ", ")
 	}
+	r.CustomHeaders = apidriver.WithReplyTo(r.CustomHeaders, msg.ReplyTo)
 	// The content goes as it is, UTF-8: "8bit" says so.
 	if msg.Text != "" || msg.HTML == "" {
 		r.Body.Parts = append(r.Body.Parts, part{Type: "text/plain", Charset: "UTF-8", Encoding: "8bit", Content: msg.Text})
