@@ -2,6 +2,7 @@ package all_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/mailsvc/mailsvc/core"
@@ -123,6 +124,38 @@ func TestBuiltInDriversDeclareTheirDestinations(t *testing.T) {
 		}
 		if !slices.Equal(got, keys) {
 			t.Errorf("%s destinations %v, want %v", slug, got, keys)
+		}
+	}
+}
+
+// TestJSONDriversSchema: each JSON API driver serves the common settings
+// (api_key, from_email, from_name, force_from, base_url), says where its
+// console shows the key (setup_help), and shows base_url and its webhook
+// secrets under "Advanced" only.
+func TestJSONDriversSchema(t *testing.T) {
+	for _, slug := range []string{"elasticemail", "mandrill", "mailtrap", "sendlayer", "smtpcom", "emailit", "cloudflare"} {
+		d, ok := core.LookupDriver(slug)
+		if !ok {
+			t.Errorf("%s is not registered", slug)
+			continue
+		}
+		if d.SetupHelp == "" || d.Name == "" || d.RecipientCaps.Zero() {
+			t.Errorf("%s: name %q, setup help %q, caps %+v", slug, d.Name, d.SetupHelp, d.RecipientCaps)
+		}
+		for _, key := range []string{"api_key", "from_email", "from_name", "force_from", "base_url"} {
+			f := d.Field(key)
+			if f == nil {
+				t.Errorf("%s has no %s", slug, key)
+				continue
+			}
+			if wantAdvanced := key == "base_url"; f.Advanced != wantAdvanced {
+				t.Errorf("%s %s: advanced %v, want %v", slug, key, f.Advanced, wantAdvanced)
+			}
+		}
+		for _, f := range d.Fields {
+			if strings.HasPrefix(f.Key, "webhook_") && !f.Advanced {
+				t.Errorf("%s %s is not advanced", slug, f.Key)
+			}
 		}
 	}
 }
