@@ -150,3 +150,28 @@ func TestSenderForceFrom(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONAPIUnanswered: a send whose request left whole and got no
+// answer before the deadline is uncertain (the engine looks before it
+// sends again); a read is not.
+func TestJSONAPIUnanswered(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		<-release
+	}))
+	defer srv.Close()
+	defer close(release)
+	api := apidriver.JSONAPI{Name: "acme", BaseURL: srv.URL, Client: apidriver.HTTPClient(core.DriverEnv{})}
+	for _, tc := range []struct {
+		method        string
+		wantUncertain bool
+	}{{"POST", true}, {"GET", false}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		_, err := api.Do(ctx, "send", tc.method, "/send", nil, nil)
+		cancel()
+		if err == nil || core.IsUncertain(err) != tc.wantUncertain || !core.IsTemporary(err) {
+			t.Errorf("%s: err %v, uncertain %v, want %v and temporary", tc.method, err, core.IsUncertain(err), tc.wantUncertain)
+		}
+	}
+}
