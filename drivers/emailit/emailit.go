@@ -6,6 +6,8 @@ package emailit
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"net/http"
 	"strings"
 
@@ -99,9 +101,9 @@ type request struct {
 	Attachments []attachment      `json:"attachments,omitempty"`
 }
 
-// Send implements core.Transport. The message's Message-ID is the
-// request's Idempotency-Key: Emailit sends a request it already took
-// (within 24 hours) once.
+// Send implements core.Transport. The message's Message-ID and its
+// recipients make the request's Idempotency-Key: Emailit sends a request
+// it already took (within 24 hours) once.
 func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
 	if err := apidriver.CheckSize(msg, MaxMessageBytes); err != nil {
 		return core.Receipt{}, err
@@ -121,7 +123,7 @@ func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, 
 		r.Attachments = append(r.Attachments, att)
 	}
 	var header http.Header
-	if id := idempotencyKey(msg.MessageID()); id != "" {
+	if id := idempotencyKey(msg); id != "" {
 		header = http.Header{"Idempotency-Key": {id}}
 	}
 	var out struct {
@@ -134,9 +136,17 @@ func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, 
 	return core.Receipt{MessageID: out.ID, Response: strings.TrimSpace("200 " + out.Status + " " + out.ID)}, nil
 }
 
-// idempotencyKey makes a Message-ID fit Emailit's Idempotency-Key: at
-// most 256 letters, digits, dashes and underscores.
-func idempotencyKey(messageID string) string {
+// idempotencyKey is the Idempotency-Key of msg (a message or one part of
+// a message split over the recipient caps, as ForEnvelope made it): its
+// Message-ID, in the letters, digits, dashes and underscores Emailit
+// takes, followed by a digest of the part's recipients, so that the parts
+// of one message are each sent and a resend of a part is not. Empty when
+// msg has no Message-ID.
+func idempotencyKey(msg *core.Message) string {
+	id := msg.MessageID()
+	if id == "" {
+		return ""
+	}
 	key := strings.Map(func(r rune) rune {
 		switch {
 		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_':
@@ -145,9 +155,11 @@ func idempotencyKey(messageID string) string {
 			return '_'
 		}
 		return -1
-	}, messageID)
-	if len(key) > 256 {
-		key = key[:256]
+	}, id)
+	h := sha256.New()
+	for _, a := range msg.Recipients() {
+		h.Write([]byte(strings.ToLower(a.Email) + "\n"))
 	}
-	return key
+	digest := hex.EncodeToString(h.Sum(nil))[:16]
+	return key[:min(len(key), 256-len(digest)-1)] + "_" + digest
 }

@@ -7,6 +7,10 @@ import (
 
 	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
 	"github.com/mailsvc/mailsvc/core"
+	"github.com/mailsvc/mailsvc/test/fakes/elasticemailfake"
+	"github.com/mailsvc/mailsvc/test/fakes/emailitfake"
+	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
+	"github.com/mailsvc/mailsvc/test/fakes/jsonfake"
 	"github.com/mailsvc/mailsvc/test/fakes/mailgunfake"
 	"github.com/mailsvc/mailsvc/test/fakes/postmarkfake"
 	"github.com/mailsvc/mailsvc/test/fakes/sendgridfake"
@@ -66,6 +70,12 @@ func TestProviderRecipientCaps(t *testing.T) {
 				return out
 			}
 		}, func(c providerCall) bool { return total(c) <= sendgridfake.MaxRecipients }, 2},
+		{"elasticemail", msgTo(60, 20, 20), jsonProvider(e, "elasticemail", elasticemailfake.New, ""),
+			func(c providerCall) bool { return total(c) <= elasticemailfake.MaxRecipients }, 2},
+		{"emailit", msgTo(60, 60, 60), jsonProvider(e, "emailit", emailitfake.New, "em_"),
+			func(c providerCall) bool {
+				return len(c.to) <= emailitfake.MaxPerField && len(c.cc) <= emailitfake.MaxPerField && len(c.bcc) <= emailitfake.MaxPerField
+			}, 2},
 		{"postmark", msgTo(60, 60, 60), func(t *testing.T) (int64, func() []providerCall) {
 			const key = "pm-caps-test"
 			f := postmarkfake.New(key)
@@ -170,5 +180,25 @@ func TestProviderRecipientCaps(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// jsonProvider connects a driver whose fake is built on jsonfake (start
+// starts it) and reads its calls back; the provider message id of a call
+// is the fake's id after idPrefix, as the driver's receipt keeps it.
+func jsonProvider(e *limitsEnv, driver string, start func(key string) *jsonfake.Server, idPrefix string) func(t *testing.T) (int64, func() []providerCall) {
+	return func(t *testing.T) (int64, func() []providerCall) {
+		key := driver + "-caps-test"
+		f := start(key)
+		t.Cleanup(f.Close)
+		id := e.connection(t, driver, driver, map[string]any{"api_key": key, "base_url": f.URL})
+		return id, func() []providerCall {
+			var out []providerCall
+			email := func(a fakeapi.Address) string { return a.Email }
+			for _, m := range f.Messages() {
+				out = append(out, providerCall{idPrefix + m.ID, emailsOf(m.To, email), emailsOf(m.Cc, email), emailsOf(m.Bcc, email)})
+			}
+			return out
+		}
 	}
 }
