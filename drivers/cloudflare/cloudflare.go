@@ -49,7 +49,7 @@ func Driver() core.Driver {
 		Description:        "Send through Cloudflare Email Service's Email Sending REST API with an API token.",
 		SetupHelp:          "In the Cloudflare dashboard, copy the Account ID from the account home, then create an API token with the Account > Email Sending > Send permission (My Profile > API Tokens).",
 		DefaultConcurrency: apidriver.DefaultConcurrency,
-		RecipientCaps:      core.RecipientCaps{PerMessage: MaxRecipients},
+		RecipientCaps:      core.RecipientCaps{PerMessage: MaxRecipients, NeedsTo: true},
 		Fields: []core.Field{
 			apidriver.APIKeyField("API token", "A Cloudflare API token with the Email Sending Send permission."),
 			{Key: KeyAccountID, Label: "Account ID", Type: core.FieldString, Required: true,

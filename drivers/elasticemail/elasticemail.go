@@ -41,7 +41,7 @@ func Driver() core.Driver {
 		Description:        "Send through the Elastic Email REST API v4 with an API key.",
 		SetupHelp:          "In Elastic Email, open Settings > Manage API Keys and create a key with the Send Email access (and Settings: view, for the credentials check).",
 		DefaultConcurrency: apidriver.DefaultConcurrency,
-		RecipientCaps:      core.RecipientCaps{PerMessage: MaxRecipients},
+		RecipientCaps:      core.RecipientCaps{PerMessage: MaxRecipients, NeedsTo: true},
 		Fields: []core.Field{
 			apidriver.APIKeyField("API key", "An Elastic Email API key with the Send Email access."),
 			apidriver.FromEmailField("Sender address; its domain must be verified in Elastic Email."),

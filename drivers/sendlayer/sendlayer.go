@@ -38,7 +38,7 @@ func Driver() core.Driver {
 		Description:        "Send through the SendLayer API with an API key.",
 		SetupHelp:          "In the SendLayer dashboard, open Settings > API Keys and copy the API key.",
 		DefaultConcurrency: apidriver.DefaultConcurrency,
-		RecipientCaps:      core.RecipientCaps{PerMessage: MaxRecipients},
+		RecipientCaps:      core.RecipientCaps{PerMessage: MaxRecipients, NeedsTo: true},
 		Fields: []core.Field{
 			apidriver.APIKeyField("API key", "A SendLayer API key."),
 			apidriver.FromEmailField("Sender address; its domain must be authorized in SendLayer."),

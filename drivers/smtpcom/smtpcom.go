@@ -44,7 +44,7 @@ func Driver() core.Driver {
 		Description:        "Send through the SMTP.com API v4 with an API key and a sender channel.",
 		SetupHelp:          "In SMTP.com, open Account > Settings > API Access for the API key, and Senders for the sender name (channel) to send through.",
 		DefaultConcurrency: apidriver.DefaultConcurrency,
-		RecipientCaps:      core.RecipientCaps{PerMessage: MaxRecipients},
+		RecipientCaps:      core.RecipientCaps{PerMessage: MaxRecipients, NeedsTo: true},
 		Fields: []core.Field{
 			apidriver.APIKeyField("API key", "An SMTP.com API key."),
 			{Key: KeyChannel, Label: "Sender name (channel)", Type: core.FieldString, Required: true,

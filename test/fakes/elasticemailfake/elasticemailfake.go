@@ -74,8 +74,8 @@ func decode(body []byte) (fakeapi.Mail, string) {
 			return m, "Recipients: " + problem
 		}
 	}
-	if len(m.To)+len(m.Cc)+len(m.Bcc) == 0 {
-		return m, "Recipients: at least one recipient is required"
+	if len(m.To) == 0 {
+		return m, "Recipients.To: at least one recipient is required"
 	}
 	if in.Content.ReplyTo != "" {
 		rt, err := mail.ParseAddressList(in.Content.ReplyTo)

@@ -25,7 +25,7 @@ func TestRequestsValidated(t *testing.T) {
 		{"body type outside the enum", "POST", "/v4/emails/transactional", "k1", strings.Replace(valid, `"PlainText"`, `"text/plain"`, 1), 400, "ContentType"},
 		{"recipients not a list", "POST", "/v4/emails/transactional", "k1", strings.Replace(valid, `["a@example.com"]`, `"a@example.com"`, 1), 400, "To"},
 		{"attachment without name", "POST", "/v4/emails/transactional", "k1", strings.Replace(valid, `"Subject":"s"`, `"Subject":"s","Attachments":[{"BinaryContent":"eA=="}]`, 1), 400, "Name"},
-		{"no recipient", "POST", "/v4/emails/transactional", "k1", strings.Replace(valid, `"To":["a@example.com"]`, `"To":[]`, 1), 400, "recipient"},
+		{"no To recipient", "POST", "/v4/emails/transactional", "k1", strings.Replace(valid, `"To":["a@example.com"]`, `"To":[],"CC":["c@example.com"]`, 1), 400, "recipient"},
 		{"domains read", "GET", "/v4/domains", "k1", "", 200, "example.com"},
 	}
 	for _, tc := range tests {
