@@ -181,7 +181,19 @@ func fluentCandidate(ctx context.Context, site Site, key, title string, ps Dict,
 			c.Settings["expires_at"] = time.Unix(exp, 0).UTC().Format(time.RFC3339)
 		}
 	default:
-		c.Settings = nil
+		m, ok := fluentAPIMailers[slug]
+		if !ok {
+			c.Settings = nil
+			break
+		}
+		m.fill(&c, func(field string, _ bool) (string, bool) {
+			v := secret(field)
+			return v, v != "" || ps.Str(field) == ""
+		})
+		c.Settings["force_from"] = ps.Str("force_from_email") == "yes"
+		if slug == "elasticmail" && ps.Str("mail_type") == "marketing" {
+			c.Issues = append(c.Issues, elasticMarketingIssue)
+		}
 	}
 	if c.Driver != "" && ps.Str("key_store") == "wp_config" {
 		for _, pc := range fluentConstants[slug] {

@@ -270,6 +270,19 @@ func postSMTPPrimary(in PostSMTPInput, slug string) Candidate {
 		in.pin(&c, "POST_SMTP_API_KEY", "api_key")
 		return c
 	}
+	if m, ok := postSMTPAPIMailers[slug]; ok {
+		c := Candidate{Key: "primary", Name: name, SourceSlug: slug, Settings: map[string]any{}}
+		sender(&c)
+		m.fill(&c, func(field string, secret bool) (string, bool) {
+			if !secret {
+				return o.Str(field), true
+			}
+			return in.secret(field)
+		})
+		c.Settings["force_from"] = o.Bool("prevent_sender_email_override")
+		in.pin(&c, "POST_SMTP_API_KEY", "api_key")
+		return c
+	}
 	// PHP mail() and the API providers we have no driver for.
 	return Candidate{Key: "primary", Name: name, SourceSlug: slug}
 }

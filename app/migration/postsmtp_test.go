@@ -68,7 +68,8 @@ func TestPostSMTPSetup(t *testing.T) {
 		{"office 365 with token", migration.PostSMTPInput{Options: opts(map[string]any{"transport_type": "office365_api"}), Office365: migration.Dict{"refresh_token": "ms-rt"}},
 			"outlook", migration.StatusReady, map[string]any{"client_id": "o365id", "client_secret": "o365secret", "refresh_token": "ms-rt"}, "", nil},
 		{"zoho pro", migration.PostSMTPInput{Options: opts(map[string]any{"transport_type": "zohomail_api"})}, "zoho", migration.StatusNeedsAuthorization, nil, "Zoho", nil},
-		{"mandrill unsupported", migration.PostSMTPInput{Options: opts(map[string]any{"transport_type": "mandrill_api"})}, "", migration.StatusUnsupported, nil, "", nil},
+		{"mandrill", migration.PostSMTPInput{Options: opts(map[string]any{"transport_type": "mandrill_api"})}, "mandrill", migration.StatusReady,
+			map[string]any{"api_key": "md-key", "from_email": "shop@example.com"}, "", nil},
 		{"php mail unsupported", migration.PostSMTPInput{Options: opts(map[string]any{"transport_type": "default"})}, "", migration.StatusUnsupported, nil, "", nil},
 	}
 	for _, tt := range tests {

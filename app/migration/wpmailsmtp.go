@@ -177,7 +177,13 @@ func wpmsCandidate(ctx context.Context, site Site, key, name string, opt Dict, c
 			set("from_email", g.Dict("user_details").Str("email"))
 		}
 	default:
-		c.Settings = nil
+		m, ok := wpmsAPIMailers[slug]
+		if !ok {
+			c.Settings = nil
+			break
+		}
+		m.fill(&c, func(field string, _ bool) (string, bool) { return g.Str(field), true })
+		c.Settings["force_from"] = mail.Bool("from_email_force")
 	}
 	if constOn && c.Driver != "" {
 		for _, pc := range wpmsConstants[slug] {

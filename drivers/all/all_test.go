@@ -2,20 +2,28 @@ package all_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/mailsvc/mailsvc/core"
 	_ "github.com/mailsvc/mailsvc/drivers/all"
+	"github.com/mailsvc/mailsvc/drivers/cloudflare"
+	"github.com/mailsvc/mailsvc/drivers/elasticemail"
+	"github.com/mailsvc/mailsvc/drivers/emailit"
 	"github.com/mailsvc/mailsvc/drivers/gmail"
 	"github.com/mailsvc/mailsvc/drivers/mailgun"
+	"github.com/mailsvc/mailsvc/drivers/mailtrap"
+	"github.com/mailsvc/mailsvc/drivers/mandrill"
 	"github.com/mailsvc/mailsvc/drivers/outlook"
 	"github.com/mailsvc/mailsvc/drivers/postmark"
 	"github.com/mailsvc/mailsvc/drivers/sendgrid"
+	"github.com/mailsvc/mailsvc/drivers/sendlayer"
+	"github.com/mailsvc/mailsvc/drivers/smtpcom"
 	"github.com/mailsvc/mailsvc/drivers/zoho"
 )
 
 func TestBuiltInDriversAreRegistered(t *testing.T) {
-	for _, slug := range []string{"smtp", "sendgrid", "mailgun", "postmark", "ses", "outlook", "gmail", "zoho"} {
+	for _, slug := range []string{"smtp", "sendgrid", "mailgun", "postmark", "ses", "outlook", "gmail", "zoho", "elasticemail", "mandrill", "mailtrap", "sendlayer", "smtpcom", "emailit", "cloudflare"} {
 		d, ok := core.LookupDriver(slug)
 		if !ok {
 			t.Errorf("driver %q is not registered", slug)
@@ -43,6 +51,13 @@ func TestEndpointFieldsDeclareTheProviderHosts(t *testing.T) {
 		"ses/custom_endpoint":    {"https://email.us-east-1.amazonaws.com", "https://email.eu-central-1.amazonaws.com/"},
 		"ses/imds_endpoint":      {"http://169.254.169.254", "http://[fd00:ec2::254]"},
 		"zoho/base_url":          nil,
+		"mailtrap/base_url":      {mailtrap.DefaultBaseURL, mailtrap.BulkBaseURL},
+		"sendlayer/base_url":     {sendlayer.DefaultBaseURL},
+		"smtpcom/base_url":       {smtpcom.DefaultBaseURL},
+		"emailit/base_url":       {emailit.DefaultBaseURL},
+		"cloudflare/base_url":    {cloudflare.DefaultBaseURL},
+		"elasticemail/base_url":  {elasticemail.DefaultBaseURL},
+		"mandrill/base_url":      {mandrill.DefaultBaseURL},
 		"zoho/oauth_base_url":    nil,
 	}
 	for _, dc := range zoho.DataCenters() {
@@ -83,14 +98,21 @@ func TestEndpointFieldsDeclareTheProviderHosts(t *testing.T) {
 // /transports serves, and no other field is.
 func TestBuiltInDriversDeclareTheirDestinations(t *testing.T) {
 	want := map[string][]string{
-		"smtp":     {"host", "port", "encryption"},
-		"sendgrid": {"base_url"},
-		"mailgun":  {"base_url"},
-		"postmark": {"base_url"},
-		"ses":      {"custom_endpoint", "smtp_host", "smtp_port", "smtp_encryption"},
-		"outlook":  {"base_url", "oauth_base_url", "smtp_host", "smtp_port"},
-		"gmail":    {"base_url", "oauth_base_url", "smtp_host", "smtp_port"},
-		"zoho":     {"base_url", "oauth_base_url"},
+		"smtp":         {"host", "port", "encryption"},
+		"sendgrid":     {"base_url"},
+		"mailgun":      {"base_url"},
+		"postmark":     {"base_url"},
+		"ses":          {"custom_endpoint", "smtp_host", "smtp_port", "smtp_encryption"},
+		"outlook":      {"base_url", "oauth_base_url", "smtp_host", "smtp_port"},
+		"gmail":        {"base_url", "oauth_base_url", "smtp_host", "smtp_port"},
+		"zoho":         {"base_url", "oauth_base_url"},
+		"elasticemail": {"base_url"},
+		"cloudflare":   {"base_url"},
+		"emailit":      {"base_url"},
+		"smtpcom":      {"base_url"},
+		"sendlayer":    {"base_url"},
+		"mailtrap":     {"base_url"},
+		"mandrill":     {"base_url"},
 	}
 	for slug, keys := range want {
 		d, _ := core.LookupDriver(slug)
@@ -102,6 +124,38 @@ func TestBuiltInDriversDeclareTheirDestinations(t *testing.T) {
 		}
 		if !slices.Equal(got, keys) {
 			t.Errorf("%s destinations %v, want %v", slug, got, keys)
+		}
+	}
+}
+
+// TestJSONDriversSchema: each JSON API driver serves the common settings
+// (api_key, from_email, from_name, force_from, base_url), says where its
+// console shows the key (setup_help), and shows base_url and its webhook
+// secrets under "Advanced" only.
+func TestJSONDriversSchema(t *testing.T) {
+	for _, slug := range []string{"elasticemail", "mandrill", "mailtrap", "sendlayer", "smtpcom", "emailit", "cloudflare"} {
+		d, ok := core.LookupDriver(slug)
+		if !ok {
+			t.Errorf("%s is not registered", slug)
+			continue
+		}
+		if d.SetupHelp == "" || d.Name == "" || d.RecipientCaps.Zero() {
+			t.Errorf("%s: name %q, setup help %q, caps %+v", slug, d.Name, d.SetupHelp, d.RecipientCaps)
+		}
+		for _, key := range []string{"api_key", "from_email", "from_name", "force_from", "base_url"} {
+			f := d.Field(key)
+			if f == nil {
+				t.Errorf("%s has no %s", slug, key)
+				continue
+			}
+			if wantAdvanced := key == "base_url"; f.Advanced != wantAdvanced {
+				t.Errorf("%s %s: advanced %v, want %v", slug, key, f.Advanced, wantAdvanced)
+			}
+		}
+		for _, f := range d.Fields {
+			if strings.HasPrefix(f.Key, "webhook_") && !f.Advanced {
+				t.Errorf("%s %s is not advanced", slug, f.Key)
+			}
 		}
 	}
 }

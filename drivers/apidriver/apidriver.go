@@ -23,6 +23,7 @@ const (
 	KeyFromEmail = "from_email"
 	KeyFromName  = "from_name"
 	KeyBaseURL   = "base_url"
+	KeyForceFrom = "force_from"
 )
 
 // SenderRule is the schema rule of the sender override fields.
@@ -57,20 +58,36 @@ func BaseURLField(help string, hosts ...string) core.Field {
 		Hosts: hosts, Destination: true}
 }
 
+// ForceFromField returns the force_from field: true (the default, as
+// the API drivers always did) makes from_email and from_name replace the
+// sender of every message; false uses them only for a message without a
+// sender.
+func ForceFromField() core.Field {
+	return core.Field{Key: KeyForceFrom, Label: "Force from", Type: core.FieldBoolean, Default: true,
+		Help: "On: From email and From name replace the sender of every message. Off: they are used only when a message has no sender."}
+}
+
 // Sender is a connection's sender override: a non-empty Email or Name
-// replaces that part of every message's sender.
+// replaces that part of every message's sender, or only of a message
+// without a sender when Keep is set.
 type Sender struct {
 	Email string
 	Name  string
+	// Keep is force_from off: a message's own sender is kept.
+	Keep bool
 }
 
-// SenderOf reads the sender override (from_email, from_name) of settings.
+// SenderOf reads the sender override (from_email, from_name, force_from,
+// true when absent) of settings.
 func SenderOf(s core.Settings) Sender {
-	return Sender{Email: s.String(KeyFromEmail), Name: s.String(KeyFromName)}
+	return Sender{Email: s.String(KeyFromEmail), Name: s.String(KeyFromName), Keep: !s.Bool(KeyForceFrom, true)}
 }
 
 // Apply returns from with the override's non-empty parts in place.
 func (o Sender) Apply(from core.Address) core.Address {
+	if o.Keep && from.Email != "" {
+		return from
+	}
 	if o.Email != "" {
 		from.Email = o.Email
 	}

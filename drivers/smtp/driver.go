@@ -127,6 +127,13 @@ func presets() []core.Preset {
 		p("postmark", "Postmark SMTP", "smtp.postmarkapp.com", 587, EncryptionTLS),
 		p("brevo", "Brevo SMTP", "smtp-relay.brevo.com", 587, EncryptionTLS),
 		p("mailjet", "Mailjet SMTP", "in-v3.mailjet.com", 587, EncryptionTLS),
+		p("elasticemail", "Elastic Email SMTP", "smtp.elasticemail.com", 587, EncryptionTLS),
+		p("mandrill", "Mailchimp Transactional (Mandrill) SMTP", "smtp.mandrillapp.com", 587, EncryptionTLS),
+		p("mailtrap", "Mailtrap SMTP (transactional stream)", "live.smtp.mailtrap.io", 587, EncryptionTLS, KeyUsername, "api"),
+		p("sendlayer", "SendLayer SMTP", "smtp.sendlayer.net", 587, EncryptionTLS),
+		p("smtpcom", "SMTP.com", "send.smtp.com", 587, EncryptionTLS),
+		p("emailit", "Emailit SMTP", "smtp.emailit.com", 587, EncryptionTLS),
+		p("cloudflare", "Cloudflare Email Service SMTP", "smtp.mx.cloudflare.net", 465, EncryptionSSL, KeyUsername, "api_token"),
 	}
 }
 

@@ -684,6 +684,10 @@ func TestDriverDescription(t *testing.T) {
 		"ses-us-east-1": "email-smtp.us-east-1.amazonaws.com:587:tls", "mailgun": "smtp.mailgun.org:587:tls",
 		"sendgrid": "smtp.sendgrid.net:587:tls", "postmark": "smtp.postmarkapp.com:587:tls",
 		"brevo": "smtp-relay.brevo.com:587:tls", "mailjet": "in-v3.mailjet.com:587:tls",
+		"elasticemail": "smtp.elasticemail.com:587:tls", "mandrill": "smtp.mandrillapp.com:587:tls",
+		"mailtrap": "live.smtp.mailtrap.io:587:tls", "sendlayer": "smtp.sendlayer.net:587:tls",
+		"smtpcom": "send.smtp.com:587:tls", "emailit": "smtp.emailit.com:587:tls",
+		"cloudflare": "smtp.mx.cloudflare.net:465:ssl",
 	}
 	for slug, hp := range want {
 		s, ok := presets[slug]
@@ -693,6 +697,11 @@ func TestDriverDescription(t *testing.T) {
 		}
 		if got := fmt.Sprintf("%s:%d:%s", s.String("host"), s.Int("port", 0), s.String("encryption")); got != hp {
 			t.Errorf("preset %s = %s, want %s", slug, got, hp)
+		}
+	}
+	for slug, user := range map[string]string{"mailtrap": "api", "cloudflare": "api_token"} {
+		if got := presets[slug].String("username"); got != user {
+			t.Errorf("%s preset username = %q, want %s", slug, got, user)
 		}
 	}
 	if presets["sendgrid"].String("username") != "apikey" {

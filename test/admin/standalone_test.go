@@ -399,6 +399,13 @@ func TestStandaloneScreens(t *testing.T) {
 			t.Errorf("Pro %s shows a script error:\n%s", tab, txt)
 		}
 		b.hasNoRawJSON()
+		if tab == "webhooks" {
+			var urls []string
+			b.eval(`[...document.querySelectorAll(".pro-webhooks input")].map((i) => i.value.replace(/^.*\/pro\/webhooks\//, ""))`, &urls)
+			if want := []string{"sendgrid", "mailgun", "postmark", "ses", "mandrill", "elasticemail?token=WEBHOOK_TOKEN"}; !slices.Equal(urls, want) {
+				t.Errorf("webhook URLs %q, want %q", urls, want)
+			}
+		}
 		b.screenshot("pro-" + tab)
 	}
 	// The Pro tab comes last in the navigation, after the built-in tabs,

@@ -2,15 +2,24 @@ package scale
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"testing"
 
 	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
 	"github.com/mailsvc/mailsvc/core"
+	"github.com/mailsvc/mailsvc/test/fakes/elasticemailfake"
+	"github.com/mailsvc/mailsvc/test/fakes/emailitfake"
+	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
+	"github.com/mailsvc/mailsvc/test/fakes/jsonfake"
 	"github.com/mailsvc/mailsvc/test/fakes/mailgunfake"
+	"github.com/mailsvc/mailsvc/test/fakes/mailtrapfake"
+	"github.com/mailsvc/mailsvc/test/fakes/mandrillfake"
 	"github.com/mailsvc/mailsvc/test/fakes/postmarkfake"
 	"github.com/mailsvc/mailsvc/test/fakes/sendgridfake"
+	"github.com/mailsvc/mailsvc/test/fakes/sendlayerfake"
 	"github.com/mailsvc/mailsvc/test/fakes/sesfake"
+	"github.com/mailsvc/mailsvc/test/fakes/smtpcomfake"
 	"github.com/mailsvc/mailsvc/test/servicetest"
 )
 
@@ -66,6 +75,20 @@ func TestProviderRecipientCaps(t *testing.T) {
 				return out
 			}
 		}, func(c providerCall) bool { return total(c) <= sendgridfake.MaxRecipients }, 2},
+		{"elasticemail", msgTo(60, 20, 20), jsonProvider(e, "elasticemail", elasticemailfake.New, nil, nil),
+			func(c providerCall) bool { return total(c) <= elasticemailfake.MaxRecipients }, 2},
+		{"mandrill", msgTo(1100, 0, 0), jsonProvider(e, "mandrill", mandrillfake.New, nil, func(id string) string { return id + "00" }),
+			func(c providerCall) bool { return total(c) <= mandrillfake.MaxRecipients }, 2},
+		{"sendlayer", msgTo(60, 0, 0), jsonProvider(e, "sendlayer", sendlayerfake.New, nil, nil),
+			func(c providerCall) bool { return total(c) <= sendlayerfake.MaxRecipients }, 2},
+		{"smtpcom", msgTo(30, 30, 0), jsonProvider(e, "smtpcom", smtpcomfake.New, map[string]any{"channel": smtpcomfake.Channel}, nil),
+			func(c providerCall) bool { return total(c) <= smtpcomfake.MaxRecipients }, 2},
+		{"mailtrap", msgTo(1001, 0, 0), jsonProvider(e, "mailtrap", mailtrapfake.New, nil, func(id string) string { return id + "-0" }),
+			func(c providerCall) bool { return len(c.to) <= mailtrapfake.MaxPerField }, 2},
+		{"emailit", msgTo(60, 60, 60), jsonProvider(e, "emailit", emailitfake.New, nil, func(id string) string { return "em_" + id }),
+			func(c providerCall) bool {
+				return len(c.to) <= emailitfake.MaxPerField && len(c.cc) <= emailitfake.MaxPerField && len(c.bcc) <= emailitfake.MaxPerField
+			}, 2},
 		{"postmark", msgTo(60, 60, 60), func(t *testing.T) (int64, func() []providerCall) {
 			const key = "pm-caps-test"
 			f := postmarkfake.New(key)
@@ -170,5 +193,32 @@ func TestProviderRecipientCaps(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// jsonProvider connects a driver whose fake is built on jsonfake (start
+// starts it; extra settings beside the key and base URL) and reads its
+// calls back; the provider message id of a call is the fake's id as the
+// driver's receipt keeps it (idOf; nil: as it is).
+func jsonProvider(e *limitsEnv, driver string, start func(key string) *jsonfake.Server, extra map[string]any, idOf func(string) string) func(t *testing.T) (int64, func() []providerCall) {
+	return func(t *testing.T) (int64, func() []providerCall) {
+		key := driver + "-caps-test"
+		f := start(key)
+		t.Cleanup(f.Close)
+		settings := map[string]any{"api_key": key, "base_url": f.URL}
+		maps.Copy(settings, extra)
+		id := e.connection(t, driver, driver, settings)
+		return id, func() []providerCall {
+			var out []providerCall
+			email := func(a fakeapi.Address) string { return a.Email }
+			for _, m := range f.Messages() {
+				pid := m.ID
+				if idOf != nil {
+					pid = idOf(m.ID)
+				}
+				out = append(out, providerCall{pid, emailsOf(m.To, email), emailsOf(m.Cc, email), emailsOf(m.Bcc, email)})
+			}
+			return out
+		}
 	}
 }

@@ -16,14 +16,15 @@ import (
 // Provider event names of a LogEvent: what a provider's webhook said
 // happened to a message it accepted.
 const (
-	EventDelivered  = "delivered"  // the receiving server accepted it
-	EventBounced    = "bounced"    // the receiving server refused it
-	EventComplained = "complained" // the recipient reported it as spam
-	EventDeferred   = "deferred"   // the provider is still trying
-	EventOpened     = "opened"     // the recipient opened it
-	EventClicked    = "clicked"    // the recipient followed a link
-	EventDropped    = "dropped"    // the provider did not send it at all
-	EventOther      = "other"      // anything else the provider reports
+	EventDelivered    = "delivered"    // the receiving server accepted it
+	EventBounced      = "bounced"      // the receiving server refused it
+	EventComplained   = "complained"   // the recipient reported it as spam
+	EventDeferred     = "deferred"     // the provider is still trying
+	EventOpened       = "opened"       // the recipient opened it
+	EventClicked      = "clicked"      // the recipient followed a link
+	EventDropped      = "dropped"      // the provider did not send it at all
+	EventUnsubscribed = "unsubscribed" // the recipient unsubscribed through the provider
+	EventOther        = "other"        // anything else the provider reports
 )
 
 // LogEvent is one provider event about a sent message, appended to the

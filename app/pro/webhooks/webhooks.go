@@ -1,5 +1,6 @@
 // Package webhooks is the Pro provider webhook receiver: POST
-// /pro/webhooks/{provider} for sendgrid, mailgun, postmark and ses (SNS).
+// /pro/webhooks/{provider} for sendgrid, mailgun, postmark, ses (SNS),
+// mandrill and elasticemail (whose notifications come as GET).
 // Every call is verified against a secret kept in the settings of the
 // provider's connections before any log row is read or written; a
 // verified event moves the log with its provider message id (see
@@ -15,6 +16,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/mailsvc/mailsvc/app/pro/events"
@@ -27,6 +29,10 @@ const (
 	ProviderMailgun  = "mailgun"
 	ProviderPostmark = "postmark"
 	ProviderSES      = "ses"
+	// ProviderMandrill is Mailchimp Transactional (Mandrill).
+	ProviderMandrill = "mandrill"
+	// ProviderElasticEmail sends its notifications as GET requests.
+	ProviderElasticEmail = "elasticemail"
 )
 
 // Connection settings keys holding the webhook secrets.
@@ -36,6 +42,9 @@ const (
 	KeyPostmarkUsername  = "webhook_username"    // optional HTTP Basic user name
 	KeyPostmarkPassword  = "webhook_password"    // HTTP Basic password
 	KeySESTopicARNs      = "webhook_topic_arns"  // SNS topic ARNs trusted, comma-separated
+	KeyMandrillKey       = "webhook_key"         // the key Mandrill shows for the webhook
+	KeyMandrillURL       = "webhook_url"         // the webhook URL exactly as entered in Mandrill
+	KeyElasticEmailToken = "webhook_token"       // the token of the notification URL's ?token=
 )
 
 // Limits of the receiver.
@@ -48,9 +57,11 @@ const (
 	ReplayMemory = 24 * time.Hour
 )
 
-// Request is one call of the receiver: its headers and raw body (at most
-// MaxBody bytes).
+// Request is one call of the receiver: its method (POST when empty),
+// URL query, headers and raw body (at most MaxBody bytes).
 type Request struct {
+	Method string
+	Query  url.Values
 	Header http.Header
 	Body   []byte
 }
@@ -154,9 +165,12 @@ type batch struct {
 // written to the logs before the call verifies.
 func (s *Service) Receive(ctx context.Context, provider string, req Request) (*Result, error) {
 	switch provider {
-	case ProviderSendGrid, ProviderMailgun, ProviderPostmark, ProviderSES:
+	case ProviderSendGrid, ProviderMailgun, ProviderPostmark, ProviderSES, ProviderMandrill, ProviderElasticEmail:
 	default:
 		return nil, core.Errorf(core.ENOTFOUND, "Unknown webhook provider %q.", provider)
+	}
+	if req.Method != "" && req.Method != http.MethodPost && provider != ProviderElasticEmail {
+		return nil, core.Errorf(core.ENOTFOUND, "The %s webhook is called with POST.", provider)
 	}
 	if len(req.Body) > MaxBody {
 		return nil, core.Errorf(core.EBADREQUEST, "The request body is larger than %d bytes.", MaxBody)
@@ -179,6 +193,10 @@ func (s *Service) Receive(ctx context.Context, provider string, req Request) (*R
 		b, err = verifyPostmark(req, secrets)
 	case ProviderSES:
 		b, err = s.receiveSNS(ctx, req, secrets, now)
+	case ProviderMandrill:
+		b, err = verifyMandrill(req, secrets)
+	case ProviderElasticEmail:
+		b, err = verifyElasticEmail(req, secrets)
 	}
 	if err != nil {
 		return nil, err
@@ -215,7 +233,8 @@ func (s *Service) secrets(ctx context.Context, provider string) ([]core.Settings
 		return nil, fmt.Errorf("read webhook secrets: %w", err)
 	}
 	key := map[string]string{ProviderSendGrid: KeySendGridPublicKey, ProviderMailgun: KeyMailgunSigningKey,
-		ProviderPostmark: KeyPostmarkPassword, ProviderSES: KeySESTopicARNs}[provider]
+		ProviderPostmark: KeyPostmarkPassword, ProviderSES: KeySESTopicARNs, ProviderMandrill: KeyMandrillKey,
+		ProviderElasticEmail: KeyElasticEmailToken}[provider]
 	var out []core.Settings
 	for _, c := range conns {
 		if c.Driver != provider || c.Settings.String(key) == "" {
