@@ -54,7 +54,7 @@ func FromNameField() core.Field {
 // connection's secrets go to it.
 func BaseURLField(help string, hosts ...string) core.Field {
 	return core.Field{Key: KeyBaseURL, Label: "API base URL", Type: core.FieldURL, Help: help,
-		Hosts: hosts, Destination: true}
+		Hosts: hosts, Destination: true, Advanced: true}
 }
 
 // Sender is a connection's sender override: a non-empty Email or Name
