@@ -477,7 +477,7 @@ func TestOnboardingSecretAndOAuth(t *testing.T) {
 		fill(`#onboarding [name="encryption"]`, "none"),
 		fill(`#onboarding [name="username"]`, "mailer"),
 		fill(`#onboarding [name="password"]`, "s3cret-pass"),
-		fill(`#onboarding [name="from_email"]`, "site@example.com"),
+		fill("#ob-from_email", "site@example.com"),
 		fill("#ob-to", "owner@example.com"),
 		submit("#ob-to"),
 		chromedp.WaitVisible("#onboarding .notice-success", chromedp.ByQuery))

@@ -1,18 +1,18 @@
 // settings.js: every key of GET /settings as a labelled control chosen by
-// its value's type; only changed keys are sent, and each 422 message is
-// shown at its field.
+// its value's type, grouped by purpose with a label, unit and help line;
+// only changed keys are sent, and each 422 message is shown at its field.
 import * as api from './api.js';
 import { h, replace, heading, field, showErrors, errorNotice, flash, busy } from './ui.js';
 import { emailControlsForm } from './email-controls.js';
 
-const label = (k) => k.replace(/_/g, ' ').replace(/^./, (c) => c.toUpperCase());
+const keyLabel = (k) => k.replace(/_/g, ' ').replace(/^./, (c) => c.toUpperCase());
 const ELSEWHERE = new Set(['default_connection_id', 'fallback_connection_id']);
 // What the email log keeps of a body once the message is delivered or has
 // failed for good (docs/logs.md); the message sent is never changed.
 const LOG_BODY_CHOICES = {
   log_body: {
     options: ['redacted', 'full', 'none'],
-    help: 'redacted: one-time links (password resets, confirmations) are replaced with [redacted]; full: the whole body; none: no body, only sender, recipients, subject and status.',
+    help: 'Redacted (default): one-time links (password resets, confirmations) are replaced with [redacted]; full: the whole body; none: no body, only sender, recipients, subject and status.',
   },
 };
 // The staging guard (docs/staging.md): who still gets mail while it is held.
@@ -23,34 +23,78 @@ const LOG_BODY_MAPS = {
   log_body_sources: 'One source per line, as the log names it: my-plugin = full, woocommerce = none.',
 };
 
+// The free settings by purpose (docs/admin.md "Settings"): each key with
+// its label, unit and one line of help. The keys stay as the API names
+// them; a key not listed here shows under "Other" with a label made from
+// its name.
+const GROUPS = [
+  ['sending', 'Sending', 'Who mail is from and how a doubtful send is settled.'],
+  ['log', 'Email log', 'What is kept of every email this site sends.'],
+  ['alerts', 'Alerts and reports', 'Alert channels are set on the Alerts screen; the summary email below.'],
+  ['health', 'Health and OAuth', 'The scheduled checks of the connections and their OAuth tokens.'],
+  ['staging', 'Staging', 'For a copy of this site: hold its mail rather than send it.'],
+];
+const SETTINGS = {
+  from_email: { group: 'sending', label: 'From email', help: 'Replaces WordPress’s default sender (wordpress@…). A plugin’s own sender is kept unless a connection’s “Force from” is on. Empty: WordPress’s default.' },
+  from_name: { group: 'sending', label: 'From name', help: 'Replaces the sender name “WordPress”. Empty: WordPress’s default.' },
+  uncertain_grace_minutes: { group: 'sending', label: 'Wait before checking a doubtful send', unit: 'minutes', help: 'When a provider did not answer whether it took a message, look it up after this long and send it again only if the provider does not have it.' },
+  log_emails: { group: 'log', label: 'Keep a log of every email', help: 'On by default.' },
+  log_retention_days: { group: 'log', label: 'Keep logs for', unit: 'days', help: '0 keeps them forever. Default 90.' },
+  log_body: { group: 'log', label: 'What the log keeps of a message' },
+  log_body_sources: { group: 'log', label: 'Per source' },
+  log_attachments: { group: 'log', label: 'Keep attachments in the log', help: 'Off by default: only their names and sizes are kept.' },
+  health_check_enabled: { group: 'health', label: 'Check connections regularly', help: 'On by default: each connection’s health is checked on a schedule as well as by its real sends.' },
+  health_check_interval: { group: 'health', label: 'Check every', unit: 'minutes', help: 'Default 15.' },
+  oauth_refresh_enabled: { group: 'health', label: 'Renew OAuth tokens before they expire', help: 'On by default, for Gmail, Microsoft 365 and Zoho connections.' },
+  oauth_refresh_interval: { group: 'health', label: 'Look for expiring tokens every', unit: 'minutes', help: 'Default 15.' },
+  oauth_refresh_max_retries: { group: 'health', label: 'Tries before a renewal counts as failed', unit: 'tries', help: 'Default 3; then an alert is sent.' },
+  simulation_enabled: { group: 'staging', label: 'Hold all mail (simulation)', help: 'Off by default. On: nothing is sent, every email is logged as held, except to the addresses below.' },
+  capture_allow_list: { group: 'staging', label: 'Still deliver to' },
+};
+
 /** settingsForm builds a form for a flat settings object and saves the
  * changed keys with save(patch). Shared by Settings and Pro settings.
  * lists names keys whose value is a list of words, edited one per line;
  * choices names keys chosen from a list ({ options, help }); maps names
  * keys whose value is an object of names to words, edited as
  * "name = word" lines (the help text). */
-export function settingsForm(values, save, skip = new Set(), lists = {}, choices = {}, maps = {}) {
+export function settingsForm(values, save, skip = new Set(), lists = {}, choices = {}, maps = {}, described = {}, groups = []) {
   const controls = {};
   const status = h('div', { role: 'status' });
   const form = h('form', { class: 'card settings-form', novalidate: true });
+  // One fieldset per group, in the groups' order; keys of no group last.
+  const sets = new Map(groups.map(([g, title, help]) => [g, h('fieldset', { class: 'settings-group', id: `group-${g}` },
+    h('legend', {}, title), help ? h('p', { class: 'help' }, help) : null)]));
+  const other = h('fieldset', { class: 'settings-group', id: 'group-other' }, h('legend', {}, 'Other'));
+  const label = (k) => (described[k] && described[k].label) || keyLabel(k);
+  const helpOf = (k, more) => [described[k] && described[k].help, more].filter(Boolean).join(' ') || null;
+  const target = (k) => {
+    const set = described[k] && sets.get(described[k].group);
+    return groups.length ? set || other : form;
+  };
+  const withUnit = (k, row) => {
+    const unit = described[k] && described[k].unit;
+    if (unit) row.querySelector('input').after(' ', h('span', { class: 'unit' }, unit));
+    return row;
+  };
   for (const [k, v] of Object.entries(values)) {
     if (lists[k]) {
       const area = h('textarea', { id: `set-${k}`, name: k, rows: 4, value: (v || []).join('\n') });
       controls[k] = area;
-      form.append(field(label(k), area, lists[k]));
+      target(k).append(field(label(k), area, helpOf(k, lists[k])));
       continue;
     }
     if (choices[k]) {
       const sel = h('select', { id: `set-${k}`, name: k, value: v }, choices[k].options.map((o) => h('option', { value: o }, o)));
       controls[k] = sel;
-      form.append(field(label(k), sel, choices[k].help));
+      target(k).append(field(label(k), sel, helpOf(k, choices[k].help)));
       continue;
     }
     if (maps[k]) {
       const lines = Object.entries(v || {}).map(([name, word]) => `${name} = ${word}`).join('\n');
       const area = h('textarea', { id: `set-${k}`, name: k, rows: 3, value: lines });
       controls[k] = area;
-      form.append(field(label(k), area, maps[k]));
+      target(k).append(field(label(k), area, helpOf(k, maps[k])));
       continue;
     }
     if (skip.has(k) || (v !== null && typeof v === 'object')) continue;
@@ -59,9 +103,13 @@ export function settingsForm(values, save, skip = new Set(), lists = {}, choices
       : typeof v === 'number' ? h('input', { ...attrs, type: 'number', value: v, class: 'small' })
         : h('input', { ...attrs, type: 'text', value: v ?? '' });
     controls[k] = ctl;
-    form.append(typeof v === 'boolean' ? h('div', { class: 'field checkbox', dataset: { key: k } }, ctl, h('label', { for: ctl.id }, label(k)),
-      h('p', { class: 'field-error', id: `${ctl.id}-err`, role: 'alert' })) : field(label(k), ctl));
+    const help = helpOf(k);
+    if (help) ctl.setAttribute('aria-describedby', `${ctl.id}-help`);
+    target(k).append(typeof v === 'boolean' ? h('div', { class: 'field checkbox', dataset: { key: k } }, ctl, h('label', { for: ctl.id }, label(k)),
+      help ? h('p', { class: 'help', id: `${ctl.id}-help` }, help) : null,
+      h('p', { class: 'field-error', id: `${ctl.id}-err`, role: 'alert' })) : withUnit(k, field(label(k), ctl, help)));
   }
+  for (const set of [...sets.values(), other]) if (set.querySelector('.field')) form.append(set);
   form.append(status, h('div', { class: 'actions' }, h('button', { class: 'button button-primary', type: 'submit' }, 'Save changes')));
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
@@ -116,8 +164,8 @@ function reportCard(values, connections) {
   const status = h('div', { role: 'status' });
   const preview = h('div', { class: 'report-preview' });
   const form = h('form', { class: 'card settings-form', id: 'summary-report', novalidate: true },
-    h('h2', {}, 'Summary report'),
-    h('p', { class: 'help' }, 'A summary of deliveries, failures, connection health and alerts, mailed at the end of each day, week (from the site\'s first day of the week, Monday standalone) or month in the site\'s time zone.'),
+    h('h2', {}, 'Alerts and reports: the summary email'),
+    h('p', { class: 'help' }, 'A summary of deliveries, failures, connection health and alerts, mailed at the end of each day, week (from the site\'s first day of the week, Monday standalone) or month in the site\'s time zone. Weekly to the site\'s admin email by default: choose off to stop it.'),
     field('Frequency', freq),
     field('Recipients', to, 'Comma-separated addresses; empty sends it to the site\'s admin email.'),
     field('Connection', conn),
@@ -168,7 +216,7 @@ export async function render(root) {
   const [values, controls, connections] = await Promise.all([api.get('/settings'), api.get('/settings/email-controls'),
     api.get('/connections', { per_page: 100 }).catch(() => [])]);
   replace(root, heading('Settings'), h('p', {}, 'The default and fallback connections are chosen on the Connections screen.'),
-    settingsForm(values, (patch) => api.put('/settings', patch), ELSEWHERE, CAPTURE_LISTS, LOG_BODY_CHOICES, LOG_BODY_MAPS),
+    settingsForm(values, (patch) => api.put('/settings', patch), ELSEWHERE, CAPTURE_LISTS, LOG_BODY_CHOICES, LOG_BODY_MAPS, SETTINGS, GROUPS),
     reportCard(values, Array.isArray(connections) ? connections : []),
     emailControlsForm(controls));
 }
