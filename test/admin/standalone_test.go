@@ -545,11 +545,11 @@ func TestOnboardingSecretAndOAuth(t *testing.T) {
 	if !strings.Contains(where, "oauth=success") || !strings.HasSuffix(where, "#/connections") {
 		t.Errorf("the callback returned the browser to %s, want the connections with oauth=success", where)
 	}
-	if txt := b.textOf(`#screen .notice-success`); !strings.Contains(txt, "authorized") {
+	if txt := b.textOf(`#screen .notice-success`); !strings.Contains(strings.ToLower(txt), "authorized") {
 		t.Errorf("the banner after the callback says %q", txt)
 	}
 	row := b.textOf(fmt.Sprintf(`tr:has(a[href="#/connections/%d"])`, gmail.ID))
-	if !strings.Contains(row, "authorized") {
+	if !strings.Contains(strings.ToLower(row), "authorized") {
 		t.Errorf("the connection's row after the callback: %q, want authorized", row)
 	}
 	servicetest.Call(t, "GET", fmt.Sprintf("%s/connections/%d", svc.Base, gmail.ID), "", admin).JSON(t, &gmail)

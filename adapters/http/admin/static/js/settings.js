@@ -30,7 +30,7 @@ const LOG_BODY_MAPS = {
 const GROUPS = [
   ['sending', 'Sending', 'Who mail is from and how a doubtful send is settled.'],
   ['log', 'Email log', 'What is kept of every email this site sends.'],
-  ['alerts', 'Alerts and reports', 'Alert channels are set on the Alerts screen; the summary email below.'],
+  ['alerts', 'Alerts and reports', 'Alert channels (email, Slack, SMS, …) are set on the Alerts screen. The summary email, weekly by default, is set below.'],
   ['health', 'Health and OAuth', 'The scheduled checks of the connections and their OAuth tokens.'],
   ['staging', 'Staging', 'For a copy of this site: hold its mail rather than send it.'],
 ];
@@ -109,7 +109,10 @@ export function settingsForm(values, save, skip = new Set(), lists = {}, choices
       help ? h('p', { class: 'help', id: `${ctl.id}-help` }, help) : null,
       h('p', { class: 'field-error', id: `${ctl.id}-err`, role: 'alert' })) : withUnit(k, field(label(k), ctl, help)));
   }
-  for (const set of [...sets.values(), other]) if (set.querySelector('.field')) form.append(set);
+  // A group without keys here (alerts) still shows, for its note.
+  const keyed = new Set(Object.values(described).map((d) => d.group));
+  for (const [g, set] of sets) if (set.querySelector('.field') || !keyed.has(g)) form.append(set);
+  if (other.querySelector('.field')) form.append(other);
   form.append(status, h('div', { class: 'actions' }, h('button', { class: 'button button-primary', type: 'submit' }, 'Save changes')));
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
