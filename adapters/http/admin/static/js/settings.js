@@ -12,7 +12,8 @@ const ELSEWHERE = new Set(['default_connection_id', 'fallback_connection_id']);
 const LOG_BODY_CHOICES = {
   log_body: {
     options: ['redacted', 'full', 'none'],
-    help: 'Redacted (default): one-time links (password resets, confirmations) are replaced with [redacted]; full: the whole body; none: no body, only sender, recipients, subject and status.',
+    labels: { redacted: 'The message, one-time links hidden (default)', full: 'The whole message', none: 'No body' },
+    help: 'Hidden links: one-time links (password resets, confirmations) are replaced with [redacted]. No body: only sender, recipients, subject and status.',
   },
 };
 // The staging guard (docs/staging.md): who still gets mail while it is held.
@@ -77,7 +78,11 @@ export function settingsForm(values, save, skip = new Set(), lists = {}, choices
     if (unit) row.querySelector('input').after(' ', h('span', { class: 'unit' }, unit));
     return row;
   };
-  for (const [k, v] of Object.entries(values)) {
+  // The described keys in their order, then the others as the API
+  // lists them.
+  const keys = [...Object.keys(described).filter((k) => k in values), ...Object.keys(values).filter((k) => !(k in described))];
+  for (const k of keys) {
+    const v = values[k];
     if (lists[k]) {
       const area = h('textarea', { id: `set-${k}`, name: k, rows: 4, value: (v || []).join('\n') });
       controls[k] = area;
@@ -85,7 +90,8 @@ export function settingsForm(values, save, skip = new Set(), lists = {}, choices
       continue;
     }
     if (choices[k]) {
-      const sel = h('select', { id: `set-${k}`, name: k, value: v }, choices[k].options.map((o) => h('option', { value: o }, o)));
+      const sel = h('select', { id: `set-${k}`, name: k, value: v },
+        choices[k].options.map((o) => h('option', { value: o }, (choices[k].labels || {})[o] || o)));
       controls[k] = sel;
       target(k).append(field(label(k), sel, helpOf(k, choices[k].help)));
       continue;
