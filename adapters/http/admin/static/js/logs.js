@@ -43,9 +43,10 @@ export async function render(root, [logID]) {
 
 async function load(form, results) {
   let page;
+  let names;
   results.setAttribute('aria-busy', 'true');
   try {
-    page = await api.list('/logs', filters);
+    [page, names] = await Promise.all([api.list('/logs', filters), connectionNames()]);
     showErrors(form, {});
   } catch (err) {
     return replace(results, errorNotice(err, showErrors(form, err.errors)));
@@ -65,7 +66,6 @@ async function load(form, results) {
   const all = h('input', { type: 'checkbox', 'aria-label': 'Select all on this page', onchange: (e) => {
     results.querySelectorAll('tbody input[type=checkbox]').forEach((b) => { b.checked = e.target.checked; toggle(Number(b.value), b.checked); });
   } });
-  const names = await connectionNames();
   const rows = page.items.map((l) => [
     h('input', { type: 'checkbox', value: l.id, 'aria-label': `Select log ${l.id}`, onchange: (e) => toggle(l.id, e.target.checked) }),
     badge(l.status), h('a', { href: `#/logs/${l.id}` }, l.message.subject || '(no subject)'),
