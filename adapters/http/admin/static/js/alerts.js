@@ -1,6 +1,7 @@
 // alerts.js: alert channels: list, create and edit (fields per type),
 // enable/disable/delete in bulk, test a saved or unsaved channel, the
-// threshold of failures, channel types and events by name, and Telegram chat detection from a bot token.
+// threshold of failures, channel types and events by name, and Telegram
+// chat detection from a bot token.
 import * as api from './api.js';
 import { h, replace, heading, table, badge, field, showErrors, errorNotice, notice, flash, busy } from './ui.js';
 import { MASK } from './form.js';

@@ -2,7 +2,7 @@
 // activity, queue depth, connection health, and the setup wizard
 // (wizard.js) on first use.
 import * as api from './api.js';
-import { h, replace, heading, table, badge, when, notice, field, showErrors, errorNotice, busy } from './ui.js';
+import { h, replace, heading, table, badge, when } from './ui.js';
 import { volumeChart } from './chart.js';
 import { onboarding } from './wizard.js';
 

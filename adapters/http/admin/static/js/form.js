@@ -15,8 +15,8 @@ const ENCRYPTION = { tls: 'TLS (STARTTLS, port 587)', ssl: 'SSL (port 465)', non
 const PORT_OF = { tls: 587, ssl: 465, none: 25 };
 const isEncryption = (f) => /encryption$/.test(f.key);
 
-/** optionLabel answers the words a select's option is shown with. */
-export const optionLabel = (f, o) => (isEncryption(f) && ENCRYPTION[o]) || o;
+// optionLabel answers the words a select's option is shown with.
+const optionLabel = (f, o) => (isEncryption(f) && ENCRYPTION[o]) || o;
 
 function control(f, value, pinned) {
   const name = f.key;
@@ -85,6 +85,9 @@ export function schemaForm(transport, settings = {}, pinned = [], { omit = [] } 
     if (isEncryption(f)) ctl.addEventListener('change', () => followPort(f, ctl));
   }
   if (advanced.children.length > 1) el.append(advanced);
+  // A connection that sets an advanced field shows them open.
+  advanced.open = transport.fields.some((f) => f.advanced && settings[f.key] !== undefined && settings[f.key] !== null
+    && settings[f.key] !== '' && String(settings[f.key]) !== String(f.default ?? ''));
 
   /** followPort moves the port with the encryption while the port is
    * still one of the usual ones (or empty). */

@@ -63,6 +63,8 @@ export function showErrors(form, errors) {
     const slot = ctl && form.querySelector(`#${CSS.escape(ctl.id)}-err`);
     if (!slot) { rest[key] = msg; continue; }
     slot.textContent = msg;
+    const fold = ctl.closest('details'); // a refused field under "Advanced" is shown
+    if (fold) fold.open = true;
     ctl.setAttribute('aria-invalid', 'true');
     ctl.setAttribute('aria-errormessage', slot.id);
     first = first || ctl;

@@ -96,7 +96,7 @@ export async function onboarding(box, reload) {
   };
   pick.addEventListener('change', choose);
 
-  // errorsAt shows the settings' field messages at the wizard's controls.
+  // siteErrors names the settings' field messages as the wizard's controls.
   const siteErrors = (errs) => Object.fromEntries(Object.entries(errs || {}).map(([k, v]) =>
     [k === 'from_email' || k === 'from_name' ? `site_${k}` : k, v]));
   form.addEventListener('submit', async (e) => {
