@@ -182,6 +182,7 @@ func (s *Server) Handler() http.Handler {
 	s.private(api, "GET", "/transports", s.listTransports)
 	s.private(api, "GET", "/transports/{driver}", s.getTransport)
 	s.private(api, "GET", "/settings", s.getSettings)
+	s.private(api, "GET", "/settings/schema", s.getSettingsSchema)
 	s.private(api, "PUT", "/settings", s.updateSettings)
 	if s.Logs != nil {
 		// /logs/queue/stats before /logs/{id}, which would capture it.

@@ -46,6 +46,7 @@ func TestAnswersMatchTheAPIDocument(t *testing.T) {
 		{"GET", "/wp-json/mailsvc/v1/dashboard/activity", "", true, 200},
 		{"GET", "/wp-json/mailsvc/v1/dashboard/onboarding", "", true, 200},
 		{"GET", "/wp-json/mailsvc/v1/site/format", "", true, 200},
+		{"GET", "/wp-json/mailsvc/v1/settings/schema", "", true, 200},
 		{"GET", "/wp-json/mailsvc/v1/site/format", "", false, 401},
 		{"POST", "/wp-json/mailsvc/v1/dashboard/onboarding", `{"step":2,"driver":"smtp"}`, true, 200},
 		{"POST", "/wp-json/mailsvc/v1/reports/summary/preview", `{"period":"weekly"}`, true, 200},

@@ -24,41 +24,14 @@ const LOG_BODY_MAPS = {
   log_body_sources: 'One source per line, as the log names it: my-plugin = full, woocommerce = none.',
 };
 
-// The free settings by purpose (docs/admin.md "Settings"): each key with
-// its label, unit and one line of help. The keys stay as the API names
-// them; a key not listed here shows under "Other" with a label made from
-// its name.
-const GROUPS = [
-  ['sending', 'Sending', 'Who mail is from and how a doubtful send is settled.'],
-  ['log', 'Email log', 'What is kept of every email this site sends.'],
-  ['alerts', 'Alerts and reports', 'Alert channels (email, Slack, SMS, …) are set on the Alerts screen. The summary email, weekly by default, is set below.'],
-  ['health', 'Health and OAuth', 'The scheduled checks of the connections and their OAuth tokens.'],
-  ['staging', 'Staging', 'For a copy of this site: hold its mail rather than send it.'],
-];
-const SETTINGS = {
-  from_email: { group: 'sending', label: 'From email', help: 'Replaces WordPress’s default sender (wordpress@…). A plugin’s own sender is kept unless a connection’s “Force from” is on. Empty: WordPress’s default.' },
-  from_name: { group: 'sending', label: 'From name', help: 'Replaces the sender name “WordPress”. Empty: WordPress’s default.' },
-  uncertain_grace_minutes: { group: 'sending', label: 'Wait before checking a doubtful send', unit: 'minutes', help: 'When a provider did not answer whether it took a message, look it up after this long and send it again only if the provider does not have it.' },
-  log_emails: { group: 'log', label: 'Keep a log of every email', help: 'On by default.' },
-  log_retention_days: { group: 'log', label: 'Keep logs for', unit: 'days', help: '0 keeps them forever. Default 90.' },
-  log_body: { group: 'log', label: 'What the log keeps of a message' },
-  log_body_sources: { group: 'log', label: 'Per source' },
-  log_attachments: { group: 'log', label: 'Keep attachments in the log', help: 'Off by default: only their names and sizes are kept.' },
-  health_check_enabled: { group: 'health', label: 'Check connections regularly', help: 'On by default: each connection’s health is checked on a schedule as well as by its real sends.' },
-  health_check_interval: { group: 'health', label: 'Check every', unit: 'minutes', help: 'Default 15.' },
-  oauth_refresh_enabled: { group: 'health', label: 'Renew OAuth tokens before they expire', help: 'On by default, for Gmail, Microsoft 365 and Zoho connections.' },
-  oauth_refresh_interval: { group: 'health', label: 'Look for expiring tokens every', unit: 'minutes', help: 'Default 15.' },
-  oauth_refresh_max_retries: { group: 'health', label: 'Tries before a renewal counts as failed', unit: 'tries', help: 'Default 3; then an alert is sent.' },
-  simulation_enabled: { group: 'staging', label: 'Hold all mail (simulation)', help: 'Off by default. On: nothing is sent, every email is logged as held, except to the addresses below.' },
-  capture_allow_list: { group: 'staging', label: 'Still deliver to' },
-};
-
 /** settingsForm builds a form for a flat settings object and saves the
  * changed keys with save(patch). Shared by Settings and Pro settings.
  * lists names keys whose value is a list of words, edited one per line;
- * choices names keys chosen from a list ({ options, help }); maps names
+ * choices names keys chosen from a list ({ options, labels, help }); maps names
  * keys whose value is an object of names to words, edited as
- * "name = word" lines (the help text). */
+ * "name = word" lines (the help text). described gives keys their
+ * {group, label, unit, help} and groups the headings in order
+ * ([slug, title, help]); without groups the keys are one list. */
 export function settingsForm(values, save, skip = new Set(), lists = {}, choices = {}, maps = {}, described = {}, groups = []) {
   const controls = {};
   const status = h('div', { role: 'status' });
@@ -115,10 +88,10 @@ export function settingsForm(values, save, skip = new Set(), lists = {}, choices
       help ? h('p', { class: 'help', id: `${ctl.id}-help` }, help) : null,
       h('p', { class: 'field-error', id: `${ctl.id}-err`, role: 'alert' })) : withUnit(k, field(label(k), ctl, help)));
   }
-  // A group without keys here (alerts) still shows, for its note.
-  const keyed = new Set(Object.values(described).map((d) => d.group));
-  for (const [g, set] of sets) if (set.querySelector('.field') || !keyed.has(g)) form.append(set);
-  if (other.querySelector('.field')) form.append(other);
+  // Every group shows, for its note at least (the summary email of
+  // "Alerts and reports" has its own card below).
+  form.append(...sets.values());
+  if (groups.length && other.querySelector('.field')) form.append(other);
   form.append(status, h('div', { class: 'actions' }, h('button', { class: 'button button-primary', type: 'submit' }, 'Save changes')));
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
@@ -222,10 +195,14 @@ function reportCard(values, connections) {
 /** render shows the free settings, the email controls and the summary
  * report. */
 export async function render(root) {
-  const [values, controls, connections] = await Promise.all([api.get('/settings'), api.get('/settings/email-controls'),
-    api.get('/connections', { per_page: 100 }).catch(() => [])]);
+  const [values, controls, connections, schema] = await Promise.all([api.get('/settings'), api.get('/settings/email-controls'),
+    api.get('/connections', { per_page: 100 }).catch(() => []), api.get('/settings/schema').catch(() => ({}))]);
+  // The settings by purpose, each with its label, unit and help line, as
+  // the service describes them (core.FreeSettings).
+  const described = Object.fromEntries((schema.settings || []).map((d) => [d.key, d]));
+  const groups = (schema.groups || []).map((g) => [g.slug, g.title, g.help]);
   replace(root, heading('Settings'), h('p', {}, 'The default and fallback connections are chosen on the Connections screen.'),
-    settingsForm(values, (patch) => api.put('/settings', patch), ELSEWHERE, CAPTURE_LISTS, LOG_BODY_CHOICES, LOG_BODY_MAPS, SETTINGS, GROUPS),
+    settingsForm(values, (patch) => api.put('/settings', patch), ELSEWHERE, CAPTURE_LISTS, LOG_BODY_CHOICES, LOG_BODY_MAPS, described, groups),
     reportCard(values, Array.isArray(connections) ? connections : []),
     emailControlsForm(controls));
 }
