@@ -101,7 +101,7 @@ func TestStandaloneScreens(t *testing.T) {
 	}
 	b.screenshot("connection-edit")
 	b.run("connection list", show("#/connections"), chromedp.WaitVisible(`a[href^="#/connections/"]`, chromedp.ByQuery))
-	if txt := b.text(); !strings.Contains(txt, "sink") || !strings.Contains(txt, "smtp") {
+	if txt := b.text(); !strings.Contains(txt, "sink") || !strings.Contains(txt, "Other SMTP") {
 		t.Errorf("connection list lacks the new connection:\n%s", txt)
 	}
 	b.screenshot("connections")
