@@ -76,7 +76,9 @@ func sender(t *testing.T, data []byte) *mail.Address {
 // TestScreensInPeoplesWords: the setup wizard on a fresh WordPress site
 // asks only the essentials of "Other SMTP" until "Advanced" is opened,
 // and the From it sets replaces WordPress's default sender on a password
-// reset, while a plugin's own sender is kept unless Force from is on.
+// reset, while a plugin's own sender is kept unless Force from is on;
+// then the screens speak in words (testScreensInWords). It writes the
+// pictures of docs/admin.md (make screenshots).
 func TestScreensInPeoplesWords(t *testing.T) {
 	p := startPeopleSite(t)
 	b, site, sink := p.b, p.site, p.sink
