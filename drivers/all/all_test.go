@@ -159,3 +159,46 @@ func TestJSONDriversSchema(t *testing.T) {
 		}
 	}
 }
+
+// TestDriversSpeakToAFirstTimeUser checks what the setup wizard needs of
+// every registered driver: where its console shows the key (SetupHelp),
+// a user name typed in clear (never a password field), at least one
+// field that is not advanced, and the common tuning fields (concurrency,
+// rate) folded under Advanced.
+func TestDriversSpeakToAFirstTimeUser(t *testing.T) {
+	for _, d := range core.Drivers() {
+		t.Run(d.Slug, func(t *testing.T) {
+			if d.SetupHelp == "" {
+				t.Error("no SetupHelp: the wizard cannot say where the provider's console shows the key")
+			}
+			essential := 0
+			for _, f := range d.Fields {
+				if strings.HasSuffix(f.Key, "username") && f.Type == core.FieldPassword {
+					t.Errorf("%s is a password field: a user name is typed in clear", f.Key)
+				}
+				if !f.Advanced {
+					essential++
+				}
+			}
+			if essential == 0 {
+				t.Error("every field is advanced: the wizard would show nothing")
+			}
+			for _, key := range []string{core.SettingMaxConcurrency, core.SettingAdaptiveConcurrency, core.SettingMaxPerSecond} {
+				if f := d.Field(key); f == nil || !f.Advanced {
+					t.Errorf("%s is not under Advanced", key)
+				}
+			}
+		})
+	}
+	smtp, _ := core.LookupDriver("smtp")
+	for _, key := range []string{"helo", "timeout", "insecure_skip_verify", "force_from"} {
+		if f := smtp.Field(key); f == nil || !f.Advanced {
+			t.Errorf("smtp's %s is not under Advanced", key)
+		}
+	}
+	for _, key := range []string{"host", "port", "encryption", "username", "password"} {
+		if f := smtp.Field(key); f == nil || f.Advanced {
+			t.Errorf("smtp's %s is not among the essential fields", key)
+		}
+	}
+}

@@ -55,7 +55,7 @@ func FromNameField() core.Field {
 // connection's secrets go to it.
 func BaseURLField(help string, hosts ...string) core.Field {
 	return core.Field{Key: KeyBaseURL, Label: "API base URL", Type: core.FieldURL, Help: help,
-		Hosts: hosts, Destination: true}
+		Hosts: hosts, Destination: true, Advanced: true}
 }
 
 // ForceFromField returns the force_from field: true (the default, as
