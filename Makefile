@@ -5,7 +5,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -X github.com/mailsvc/mailsvc/cmd/mailsvc/cli.Version=$(VERSION)
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: build run test test-wp-current test-short bench bench-compare lint fuzz dist clean
+.PHONY: build run test test-wp-current test-short screenshots bench bench-compare lint fuzz dist clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/mailsvc
@@ -41,6 +41,12 @@ test-wp-current:
 	else \
 	  echo "test-wp-current: skipped, no WordPress in $(WP_CURRENT_DIR); run scripts/install-deps.sh"; \
 	fi
+
+## screenshots: each admin screen (the wizard, dashboard, connections, logs, a log, alerts, settings) on
+## WordPress 7.1 at 1280 and 390 px into docs/screenshots/, taken by the browser test that checks them.
+screenshots:
+	MAILSVC_SCREENSHOTS=$(CURDIR)/docs/screenshots MAILSVC_TEST_WORDPRESS_DIR=$(WP_CURRENT_DIR) \
+	  $(GO) test -count=1 -timeout 30m ./test/admin/ -run '^TestScreensInPeoplesWords$$'
 
 ## test-short: unit tests only, no external services.
 test-short:

@@ -43,13 +43,13 @@ func rateFields(concurrency int) []Field {
 		concurrency = DefaultDriverConcurrency
 	}
 	return []Field{
-		{Key: SettingMaxConcurrency, Label: "Maximum concurrent sends", Type: FieldInteger, Default: int64(concurrency),
-			Min: Int64(1), Max: Int64(MaxConnectionConcurrency), Advanced: true,
+		{Key: SettingMaxConcurrency, Label: "Maximum concurrent sends", Type: FieldInteger, Default: int64(concurrency), Advanced: true,
+			Min: Int64(1), Max: Int64(MaxConnectionConcurrency),
 			Help: "Ceiling of the sends of this connection in flight at once, across all mailsvc processes sharing the database (1 to 500); below it the level adapts unless adaptive concurrency is off."},
 		{Key: SettingAdaptiveConcurrency, Label: "Adaptive concurrency", Type: FieldBoolean, Default: true, Advanced: true,
 			Help: "Find the number of concurrent sends by itself, up to the maximum: more while throughput grows, fewer when the server asks to slow down. Off: always the maximum."},
-		{Key: SettingMaxPerSecond, Label: "Maximum messages per second", Type: FieldInteger, Default: int64(0),
-			Min: Int64(0), Max: Int64(MaxConnectionPerSecond), Advanced: true,
+		{Key: SettingMaxPerSecond, Label: "Maximum messages per second", Type: FieldInteger, Default: int64(0), Advanced: true,
+			Min: Int64(0), Max: Int64(MaxConnectionPerSecond),
 			Help: "Rate limit across all mailsvc processes sharing the database; 0 means none."},
 	}
 }

@@ -27,7 +27,7 @@ const (
 )
 
 // SettingDef defines one key of a settings scope: its type, default and
-// bounds.
+// bounds, and how the Settings screen shows it.
 type SettingDef struct {
 	Key     string `json:"key"`
 	Type    string `json:"type"`
@@ -37,6 +37,13 @@ type SettingDef struct {
 	// Enum, when set, lists the allowed values of a string (or of each
 	// value of a string map).
 	Enum []string `json:"enum,omitempty"`
+	// Group is the slug of the SettingGroup the key shows in; Label,
+	// Unit (of a number: "minutes", "days") and Help (one line) are what
+	// the screen says of it. The key itself never changes.
+	Group string `json:"group,omitempty"`
+	Label string `json:"label,omitempty"`
+	Unit  string `json:"unit,omitempty"`
+	Help  string `json:"help,omitempty"`
 	// Check validates and normalises a SettingObject value: it returns
 	// the normalised value, or the reasons per field (keyed by the
 	// field's name inside the object) when it is refused.
@@ -62,37 +69,71 @@ const (
 // of strings. Absent, empty or not a list: nothing is excluded.
 const BridgeExcludedSources = "excluded_sources"
 
+// SettingGroup is a heading of the Settings screen: the settings of one
+// purpose.
+type SettingGroup struct {
+	Slug  string `json:"slug"`
+	Title string `json:"title"`
+	Help  string `json:"help,omitempty"`
+}
+
+// Setting groups of FreeSettings, in the order the screen shows them.
+var SettingGroups = []SettingGroup{
+	{Slug: "sending", Title: "Sending", Help: "Who mail is from and how a doubtful send is settled."},
+	{Slug: "log", Title: "Email log", Help: "What is kept of every email this site sends."},
+	{Slug: "alerts", Title: "Alerts and reports", Help: "Alert channels (email, Slack, SMS, …) are set on the Alerts screen. The summary email, weekly by default, is set below."},
+	{Slug: "health", Title: "Health and OAuth", Help: "The scheduled checks of the connections and their OAuth tokens."},
+	{Slug: "staging", Title: "Staging", Help: "For a copy of this site: hold its mail rather than send it."},
+}
+
 // FreeSettings are the keys of the spec's "Settings (free)", with the
 // defaults and bounds of its Limits part. log_retention_days defaults to
 // 90 (0 keeps logs forever); the choice is recorded in docs/configuration.md.
 var FreeSettings = []SettingDef{
-	{Key: "from_email", Type: SettingEmail, Default: ""},
-	{Key: "from_name", Type: SettingString, Default: ""},
-	{Key: "default_connection_id", Type: SettingConnRef, Default: nil},
-	{Key: "fallback_connection_id", Type: SettingConnRef, Default: nil},
-	{Key: "simulation_enabled", Type: SettingBool, Default: false},
-	{Key: "log_emails", Type: SettingBool, Default: true},
-	{Key: "log_retention_days", Type: SettingInt, Default: int64(90), Min: Int64(0), Max: Int64(3650)},
+	{Key: "from_email", Type: SettingEmail, Default: "", Group: "sending", Label: "From email",
+		Help: "Replaces WordPress's default sender (wordpress@…). A plugin's own sender is kept unless a connection's \"Force from\" is on. Empty: WordPress's default."},
+	{Key: "from_name", Type: SettingString, Default: "", Group: "sending", Label: "From name",
+		Help: "Replaces the sender name \"WordPress\". Empty: WordPress's default."},
+	{Key: "default_connection_id", Type: SettingConnRef, Default: nil, Group: "sending", Label: "Default connection",
+		Help: "Chosen on the Connections screen."},
+	{Key: "fallback_connection_id", Type: SettingConnRef, Default: nil, Group: "sending", Label: "Fallback connection",
+		Help: "Chosen on the Connections screen: sends when the default connection fails."},
+	{Key: "simulation_enabled", Type: SettingBool, Default: false, Group: "staging", Label: "Hold all mail (simulation)",
+		Help: "Off by default. On: nothing is sent, every email is logged as held, except to the addresses below."},
+	{Key: "log_emails", Type: SettingBool, Default: true, Group: "log", Label: "Keep a log of every email", Help: "On by default."},
+	{Key: "log_retention_days", Type: SettingInt, Default: int64(90), Min: Int64(0), Max: Int64(3650),
+		Group: "log", Label: "Keep logs for", Unit: "days", Help: "0 keeps them forever. Default 90."},
 	// The log body modes (docs/logs.md): what the log keeps of a body once
 	// the message is final, per source, and whether attachments' bytes
 	// are kept in redacted mode.
-	{Key: "log_body", Type: SettingString, Default: LogBodyRedacted, Enum: LogBodyModes},
-	{Key: "log_body_sources", Type: SettingStringMap, Default: map[string]any{}, Enum: LogBodyModes},
-	{Key: "log_attachments", Type: SettingBool, Default: false},
-	{Key: "health_check_enabled", Type: SettingBool, Default: true},
-	{Key: "health_check_interval", Type: SettingInt, Default: int64(15), Min: Int64(1), Max: Int64(1440)},
-	{Key: "oauth_refresh_enabled", Type: SettingBool, Default: true},
-	{Key: "oauth_refresh_interval", Type: SettingInt, Default: int64(15), Min: Int64(1), Max: Int64(1440)},
-	{Key: "oauth_refresh_max_retries", Type: SettingInt, Default: int64(3), Min: Int64(1), Max: Int64(10)},
+	{Key: "log_body", Type: SettingString, Default: LogBodyRedacted, Enum: LogBodyModes,
+		Group: "log", Label: "What the log keeps of a message"},
+	{Key: "log_body_sources", Type: SettingStringMap, Default: map[string]any{}, Enum: LogBodyModes,
+		Group: "log", Label: "Per source"},
+	{Key: "log_attachments", Type: SettingBool, Default: false, Group: "log", Label: "Keep attachments in the log",
+		Help: "Off by default: only their names and sizes are kept."},
+	{Key: "health_check_enabled", Type: SettingBool, Default: true, Group: "health", Label: "Check connections regularly",
+		Help: "On by default: each connection's health is checked on a schedule as well as by its real sends."},
+	{Key: "health_check_interval", Type: SettingInt, Default: int64(15), Min: Int64(1), Max: Int64(1440),
+		Group: "health", Label: "Check every", Unit: "minutes", Help: "Default 15."},
+	{Key: "oauth_refresh_enabled", Type: SettingBool, Default: true, Group: "health", Label: "Renew OAuth tokens before they expire",
+		Help: "On by default, for Gmail, Microsoft 365 and Zoho connections."},
+	{Key: "oauth_refresh_interval", Type: SettingInt, Default: int64(15), Min: Int64(1), Max: Int64(1440),
+		Group: "health", Label: "Look for expiring tokens every", Unit: "minutes", Help: "Default 15."},
+	{Key: "oauth_refresh_max_retries", Type: SettingInt, Default: int64(3), Min: Int64(1), Max: Int64(10),
+		Group: "health", Label: "Tries before a renewal counts as failed", Unit: "tries", Help: "Default 3; then an alert is sent."},
 	// uncertain_grace_minutes is how long a message whose attempt was
 	// uncertain waits before it is looked up at the provider and, when
 	// not found, sent again (docs/delivery.md "Uncertain attempts").
-	{Key: "uncertain_grace_minutes", Type: SettingInt, Default: int64(10), Min: Int64(1), Max: Int64(1440)},
+	{Key: "uncertain_grace_minutes", Type: SettingInt, Default: int64(10), Min: Int64(1), Max: Int64(1440),
+		Group: "sending", Label: "Wait before checking a doubtful send", Unit: "minutes",
+		Help: "When a provider did not answer whether it took a message, look it up after this long and send it again only if the provider does not have it. Default 10."},
 	// summary_report is the periodic summary email (docs/reports.md).
-	{Key: SummaryReportKey, Type: SettingObject, Default: SummaryReportDefault(), Check: CheckSummaryReport},
+	{Key: SummaryReportKey, Type: SettingObject, Default: SummaryReportDefault(), Check: CheckSummaryReport,
+		Group: "alerts", Label: "Summary email", Help: "Weekly to the site's admin email by default; off stops it."},
 	// capture_allow_list: the addresses and domains still delivered while
 	// the staging guard captures mail (docs/staging.md).
-	{Key: "capture_allow_list", Type: SettingAddressList, Default: []any{}},
+	{Key: "capture_allow_list", Type: SettingAddressList, Default: []any{}, Group: "staging", Label: "Still deliver to"},
 }
 
 // SettingsDefaults returns a scope's defaults as a map.

@@ -149,6 +149,14 @@ func (s *Server) getTransport(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// getSettingsSchema answers how the Settings screen shows the free
+// settings: the groups in order and every key with its type, default,
+// bounds, group, label, unit and help.
+func (s *Server) getSettingsSchema(w http.ResponseWriter, r *http.Request) error {
+	writeJSON(w, http.StatusOK, map[string]any{"groups": core.SettingGroups, "settings": core.FreeSettings})
+	return nil
+}
+
 func (s *Server) getSettings(w http.ResponseWriter, r *http.Request) error {
 	v, err := s.Settings.Get(r.Context())
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/mailsvc/mailsvc/app/dashboard"
+	"github.com/mailsvc/mailsvc/core"
 )
 
 // DashboardService is what the dashboard routes need (dashboard.Service).
@@ -116,5 +117,19 @@ func (s *Server) applyOnboarding(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
+// SiteFormatReader reads the site's date and time format and time zone.
+type SiteFormatReader interface {
+	SiteFormat(ctx context.Context) (core.SiteFormat, error)
+}
+
+func (s *Server) siteFormat(w http.ResponseWriter, r *http.Request) error {
+	f, err := s.SiteFormat.SiteFormat(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, f)
 	return nil
 }

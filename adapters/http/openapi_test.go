@@ -13,6 +13,7 @@ import (
 
 	api "github.com/mailsvc/mailsvc/adapters/http"
 	httppro "github.com/mailsvc/mailsvc/adapters/http/pro"
+	"github.com/mailsvc/mailsvc/core"
 )
 
 // openapiFile is the API's description, checked against the router.
@@ -43,6 +44,7 @@ func documentedServer(t *testing.T, pro bool) *api.Server {
 	t.Helper()
 	s, _ := fullServer(t, pro)
 	s.Sites, s.Network = stubSites{}, stubNetwork{}
+	s.SiteFormat = stubSiteFormat{format: core.DefaultSiteFormat}
 	for _, m := range s.Modules {
 		if pm, ok := m.(*httppro.Module); ok && pm.Analytics == nil {
 			pm.Analytics = stubAnalytics{}

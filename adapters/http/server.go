@@ -108,6 +108,10 @@ type Server struct {
 	Migration MigrationService
 	// Dashboard serves the dashboard routes; nil leaves them unregistered.
 	Dashboard DashboardService
+	// SiteFormat serves GET /site/format, the site's date and time
+	// format and zone the screens show times in; nil leaves it
+	// unregistered (the screens then use WordPress's defaults).
+	SiteFormat SiteFormatReader
 	// Privacy serves the personal data export and erase routes; nil
 	// leaves them unregistered.
 	Privacy PrivacyService
@@ -178,6 +182,7 @@ func (s *Server) Handler() http.Handler {
 	s.private(api, "GET", "/transports", s.listTransports)
 	s.private(api, "GET", "/transports/{driver}", s.getTransport)
 	s.private(api, "GET", "/settings", s.getSettings)
+	s.private(api, "GET", "/settings/schema", s.getSettingsSchema)
 	s.private(api, "PUT", "/settings", s.updateSettings)
 	if s.Logs != nil {
 		// /logs/queue/stats before /logs/{id}, which would capture it.
@@ -216,6 +221,9 @@ func (s *Server) Handler() http.Handler {
 	}
 	if s.Dashboard != nil {
 		s.dashboardRoutes(api)
+	}
+	if s.SiteFormat != nil {
+		s.private(api, "GET", "/site/format", s.siteFormat)
 	}
 	if s.Privacy != nil {
 		s.privacyRoutes(api)

@@ -33,16 +33,13 @@ var fluentSecret = map[string]string{
 // fluentConstants are the constants a key_store=wp_config connection
 // reads, per provider: plugin constant → our settings key.
 var fluentConstants = map[string][][2]string{
-	"smtp":       {{"FLUENTMAIL_SMTP_USERNAME", "username"}, {"FLUENTMAIL_SMTP_PASSWORD", "password"}},
-	"ses":        {{"FLUENTMAIL_AWS_ACCESS_KEY_ID", "access_key"}, {"FLUENTMAIL_AWS_SECRET_ACCESS_KEY", "secret"}},
-	"mailgun":    {{"FLUENTMAIL_MAILGUN_API_KEY", "api_key"}, {"FLUENTMAIL_MAILGUN_DOMAIN", "domain"}},
-	"sendgrid":   {{"FLUENTMAIL_SENDGRID_API_KEY", "api_key"}},
-	"postmark":   {{"FLUENTMAIL_POSTMARK_API_KEY", "api_key"}},
-	"gmail":      {{"FLUENTMAIL_GMAIL_CLIENT_ID", "client_id"}, {"FLUENTMAIL_GMAIL_CLIENT_SECRET", "client_secret"}},
-	"outlook":    {{"FLUENTMAIL_OUTLOOK_CLIENT_ID", "client_id"}, {"FLUENTMAIL_OUTLOOK_CLIENT_SECRET", "client_secret"}},
-	"sendinblue": {{"FLUENTMAIL_SENDINBLUE_API_KEY", "api_key"}},
-	"sparkpost":  {{"FLUENTMAIL_SPARKPOST_API_KEY", "api_key"}},
-	"smtp2go":    {{"FLUENTMAIL_SMTP2GO_API_KEY", "api_key"}},
+	"smtp":     {{"FLUENTMAIL_SMTP_USERNAME", "username"}, {"FLUENTMAIL_SMTP_PASSWORD", "password"}},
+	"ses":      {{"FLUENTMAIL_AWS_ACCESS_KEY_ID", "access_key"}, {"FLUENTMAIL_AWS_SECRET_ACCESS_KEY", "secret"}},
+	"mailgun":  {{"FLUENTMAIL_MAILGUN_API_KEY", "api_key"}, {"FLUENTMAIL_MAILGUN_DOMAIN", "domain"}},
+	"sendgrid": {{"FLUENTMAIL_SENDGRID_API_KEY", "api_key"}},
+	"postmark": {{"FLUENTMAIL_POSTMARK_API_KEY", "api_key"}},
+	"gmail":    {{"FLUENTMAIL_GMAIL_CLIENT_ID", "client_id"}, {"FLUENTMAIL_GMAIL_CLIENT_SECRET", "client_secret"}},
+	"outlook":  {{"FLUENTMAIL_OUTLOOK_CLIENT_ID", "client_id"}, {"FLUENTMAIL_OUTLOOK_CLIENT_SECRET", "client_secret"}},
 }
 
 func (fluentSMTP) Connections(ctx context.Context, site Site) (*Setup, error) {
@@ -184,13 +181,19 @@ func fluentCandidate(ctx context.Context, site Site, key, title string, ps Dict,
 			c.Settings["expires_at"] = time.Unix(exp, 0).UTC().Format(time.RFC3339)
 		}
 	default:
-		driver, ok := fluentAPIDrivers[slug]
+		m, ok := fluentAPIMailers[slug]
 		if !ok {
 			c.Settings = nil
 			break
 		}
-		c.Driver = driver
-		need("api_key", "api_key")
+		m.fill(&c, func(field string, _ bool) (string, bool) {
+			v := secret(field)
+			return v, v != "" || ps.Str(field) == ""
+		})
+		c.Settings["force_from"] = ps.Str("force_from_email") == "yes"
+		if slug == "elasticmail" && ps.Str("mail_type") == "marketing" {
+			c.Issues = append(c.Issues, elasticMarketingIssue)
+		}
 	}
 	if c.Driver != "" && ps.Str("key_store") == "wp_config" {
 		for _, pc := range fluentConstants[slug] {

@@ -86,15 +86,9 @@ type PostSMTPInput struct {
 // postSMTPAPIKeys maps a Post SMTP API transport to our driver and the
 // option holding its base64 API key.
 var postSMTPAPIKeys = map[string]struct{ driver, option string }{
-	"sendgrid_api":   {"sendgrid", "sendgrid_api_key"},
-	"mailgun_api":    {"mailgun", "mailgun_api_key"},
-	"postmark_api":   {"postmark", "postmark_api_key"},
-	"sendinblue_api": {"brevo", "sendinblue_api_key"},
-	"sparkpost_api":  {"sparkpost", "sparkpost_api_key"},
-	"mailjet_api":    {"mailjet", "mailjet_api_key"},
-	"mailersend_api": {"mailersend", "mailersend_api_key"},
-	"smtp2go_api":    {"smtp2go", "smtp2go_api_key"},
-	"resend_api":     {"resend", "resend_api_key"},
+	"sendgrid_api": {"sendgrid", "sendgrid_api_key"},
+	"mailgun_api":  {"mailgun", "mailgun_api_key"},
+	"postmark_api": {"postmark", "postmark_api_key"},
 }
 
 // PostSMTPSetup converts Post SMTP's transport (key "primary", the
@@ -267,18 +261,25 @@ func postSMTPPrimary(in PostSMTPInput, slug string) Candidate {
 			if o.Bool("mailgun_region") {
 				c.Settings["region"] = "eu"
 			}
-		case "mailjet_api":
-			if v, ok := in.secret("mailjet_secret_key"); ok {
-				c.Settings["api_secret"] = v
-			} else {
-				c.Missing = append(c.Missing, "api_secret")
-			}
 		case "sendgrid_api":
 			if r := strings.ToLower(o.Str("sendgrid_region")); r != "" && r != "us" && r != "global" {
 				c.Review = true
 				c.Issues = append(c.Issues, fmt.Sprintf("Post SMTP sent through SendGrid's %s region: set the connection's API base URL to that region's endpoint.", strings.ToUpper(r)))
 			}
 		}
+		in.pin(&c, "POST_SMTP_API_KEY", "api_key")
+		return c
+	}
+	if m, ok := postSMTPAPIMailers[slug]; ok {
+		c := Candidate{Key: "primary", Name: name, SourceSlug: slug, Settings: map[string]any{}}
+		sender(&c)
+		m.fill(&c, func(field string, secret bool) (string, bool) {
+			if !secret {
+				return o.Str(field), true
+			}
+			return in.secret(field)
+		})
+		c.Settings["force_from"] = o.Bool("prevent_sender_email_override")
 		in.pin(&c, "POST_SMTP_API_KEY", "api_key")
 		return c
 	}

@@ -84,7 +84,8 @@ func TestPostSMTPSetup(t *testing.T) {
 			map[string]any{"api_key": "api-1"}, "", nil},
 		{"resend", migration.PostSMTPInput{Options: opts(map[string]any{"transport_type": "resend_api"})}, "resend", migration.StatusReady,
 			map[string]any{"api_key": "re_1"}, "", nil},
-		{"mandrill unsupported", migration.PostSMTPInput{Options: opts(map[string]any{"transport_type": "mandrill_api"})}, "", migration.StatusUnsupported, nil, "", nil},
+		{"mandrill", migration.PostSMTPInput{Options: opts(map[string]any{"transport_type": "mandrill_api"})}, "mandrill", migration.StatusReady,
+			map[string]any{"api_key": "md-key", "from_email": "shop@example.com"}, "", nil},
 		{"php mail unsupported", migration.PostSMTPInput{Options: opts(map[string]any{"transport_type": "default"})}, "", migration.StatusUnsupported, nil, "", nil},
 	}
 	for _, tt := range tests {

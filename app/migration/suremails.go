@@ -176,17 +176,6 @@ func SureMailsCandidate(key string, c Dict, decode func(string) (string, error))
 			secret("api_key", "api_key", true)
 		}
 		set("message_stream", c.Str("message_stream"))
-	case "BREVO", "SPARKPOST", "MAILJET", "MAILERSEND", "SMTP2GO":
-		imp := sureMailsAPIImports[typ]
-		cand.Driver = imp.driver
-		sender()
-		for _, f := range imp.fields {
-			if f[1] == "region" {
-				set("region", region(c.Str(f[0])))
-				continue
-			}
-			secret(f[0], f[1], true)
-		}
 	case "GMAIL", "ZOHO":
 		cand.Driver = strings.ToLower(typ)
 		sender()
@@ -221,9 +210,28 @@ func SureMailsCandidate(key string, c Dict, decode func(string) (string, error))
 		cand.Review = true
 		cand.Issues = append(cand.Issues, "SureMails listed Outlook as coming soon and never sent through it: enter the Microsoft app and authorize the connection.")
 	default:
-		// PHPMAIL, BREVO, ELASTIC, EMAILIT, MAILERSEND, MAILJET, NETCORE,
-		// SMTP2GO, SPARKPOST, SURECONTACT: no driver of ours.
-		cand.Settings = nil
+		m, ok := sureMailsAPIMailers[typ]
+		if !ok {
+			// PHPMAIL, NETCORE, SURECONTACT: no driver of ours.
+			cand.Settings = nil
+			break
+		}
+		sender()
+		m.fill(&cand, func(field string, secret bool) (string, bool) {
+			raw := c.Str(field)
+			if !secret {
+				return raw, true
+			}
+			if raw == "" {
+				return "", false
+			}
+			v, err := decode(raw)
+			return v, err == nil && v != ""
+		})
+		cand.Settings["force_from"] = c.Bool("force_from_email")
+		if typ == "ELASTIC" && strings.EqualFold(c.Str("mail_type"), "marketing") {
+			cand.Issues = append(cand.Issues, elasticMarketingIssue)
+		}
 	}
 	return cand
 }

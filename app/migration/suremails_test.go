@@ -62,7 +62,7 @@ func TestSureMailsSetup(t *testing.T) {
 		"g3": {"gmail", migration.StatusReady, map[string]any{"client_id": "cid", "client_secret": "gsecret", "refresh_token": "grt"}},
 		"m4": {"mailgun", migration.StatusReady, map[string]any{"api_key": "mgkey", "domain": "mg.example.com", "region": "eu"}},
 		"p5": {"postmark", migration.StatusReady, map[string]any{"api_key": "pmtok", "message_stream": "outbound"}},
-		"b6": {"brevo", migration.StatusReady, map[string]any{"api_key": "brevo", "from_email": "x@example.com"}},
+		"b6": {"brevo", migration.StatusReady, map[string]any{"api_key": "brevo", "from_email": "x@example.com", "force_from": true}},
 		"z7": {"zoho", migration.StatusNeedsAuthorization, map[string]any{"data_center": "eu", "client_secret": "zs"}},
 		"o8": {"outlook", migration.StatusNeedsAuthorization, map[string]any{"client_id": "oid"}},
 		"k9": {"sendgrid", migration.StatusNeedsPassword, map[string]any{"api_key": nil}},

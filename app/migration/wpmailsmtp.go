@@ -79,20 +79,14 @@ func (wpMailSMTP) Connections(ctx context.Context, site Site) (*Setup, error) {
 
 // wpmsConstants maps a mailer's plugin constants to our settings keys.
 var wpmsConstants = map[string][][2]string{
-	"smtp":       {{"WPMS_SMTP_HOST", "host"}, {"WPMS_SMTP_PORT", "port"}, {"WPMS_SMTP_USER", "username"}, {"WPMS_SMTP_PASS", "password"}},
-	"mailgun":    {{"WPMS_MAILGUN_API_KEY", "api_key"}, {"WPMS_MAILGUN_DOMAIN", "domain"}},
-	"sendgrid":   {{"WPMS_SENDGRID_API_KEY", "api_key"}},
-	"postmark":   {{"WPMS_POSTMARK_SERVER_API_TOKEN", "api_key"}},
-	"amazonses":  {{"WPMS_AMAZONSES_CLIENT_ID", "access_key"}, {"WPMS_AMAZONSES_CLIENT_SECRET", "secret"}},
-	"gmail":      {{"WPMS_GMAIL_CLIENT_ID", "client_id"}, {"WPMS_GMAIL_CLIENT_SECRET", "client_secret"}},
-	"outlook":    {{"WPMS_OUTLOOK_CLIENT_ID", "client_id"}, {"WPMS_OUTLOOK_CLIENT_SECRET", "client_secret"}},
-	"zoho":       {{"WPMS_ZOHO_CLIENT_ID", "client_id"}, {"WPMS_ZOHO_CLIENT_SECRET", "client_secret"}},
-	"sendinblue": {{"WPMS_SENDINBLUE_API_KEY", "api_key"}},
-	"sparkpost":  {{"WPMS_SPARKPOST_API_KEY", "api_key"}, {"WPMS_SPARKPOST_REGION", "region"}},
-	"mailjet":    {{"WPMS_MAILJET_API_KEY", "api_key"}, {"WPMS_MAILJET_SECRET_KEY", "api_secret"}},
-	"mailersend": {{"WPMS_MAILERSEND_API_KEY", "api_key"}},
-	"smtp2go":    {{"WPMS_SMTP2GO_API_KEY", "api_key"}},
-	"resend":     {{"WPMS_RESEND_API_KEY", "api_key"}},
+	"smtp":      {{"WPMS_SMTP_HOST", "host"}, {"WPMS_SMTP_PORT", "port"}, {"WPMS_SMTP_USER", "username"}, {"WPMS_SMTP_PASS", "password"}},
+	"mailgun":   {{"WPMS_MAILGUN_API_KEY", "api_key"}, {"WPMS_MAILGUN_DOMAIN", "domain"}},
+	"sendgrid":  {{"WPMS_SENDGRID_API_KEY", "api_key"}},
+	"postmark":  {{"WPMS_POSTMARK_SERVER_API_TOKEN", "api_key"}},
+	"amazonses": {{"WPMS_AMAZONSES_CLIENT_ID", "access_key"}, {"WPMS_AMAZONSES_CLIENT_SECRET", "secret"}},
+	"gmail":     {{"WPMS_GMAIL_CLIENT_ID", "client_id"}, {"WPMS_GMAIL_CLIENT_SECRET", "client_secret"}},
+	"outlook":   {{"WPMS_OUTLOOK_CLIENT_ID", "client_id"}, {"WPMS_OUTLOOK_CLIENT_SECRET", "client_secret"}},
+	"zoho":      {{"WPMS_ZOHO_CLIENT_ID", "client_id"}, {"WPMS_ZOHO_CLIENT_SECRET", "client_secret"}},
 }
 
 // wpmsCandidate converts one WP Mail SMTP connection (the main option or
@@ -183,13 +177,13 @@ func wpmsCandidate(ctx context.Context, site Site, key, name string, opt Dict, c
 			set("from_email", g.Dict("user_details").Str("email"))
 		}
 	default:
-		imp, ok := wpmsAPIImports[slug]
+		m, ok := wpmsAPIMailers[slug]
 		if !ok {
 			c.Settings = nil
 			break
 		}
-		c.Driver = imp.driver
-		imp.copyTo(g.Str, set)
+		m.fill(&c, func(field string, _ bool) (string, bool) { return g.Str(field), true })
+		c.Settings["force_from"] = mail.Bool("from_email_force")
 	}
 	if constOn && c.Driver != "" {
 		for _, pc := range wpmsConstants[slug] {

@@ -1,13 +1,11 @@
 // Package apidriver holds what the mail drivers for the providers' HTTP
-// APIs (sendgrid, mailgun, postmark, ses, brevo, sparkpost, mailjet,
-// resend, smtp2go, mailersend) do alike: the connection's sender override
-// (from_email, from_name, force_from) and its schema fields, the optional
-// base_url setting, the host's HTTP client, shortening a provider's answer
-// for an error message, and keeping a connection's secrets out of error
-// text; and, for the drivers without an SDK, the JSON client (JSONClient)
-// and transport core (JSONTransport) that call the provider's API and
-// classify its answers. What differs between the providers stays in their
-// own packages.
+// APIs do alike: the connection's sender override (from_email, from_name,
+// force_from) and its schema fields, the optional base_url setting, the
+// host's HTTP client, shortening a provider's answer for an error message,
+// and keeping a connection's secrets out of error text; and, for the
+// drivers without an SDK, the one JSON API client (JSONAPI), the transport
+// core around it (JSONTransport) and the message parts the JSON APIs take
+// alike. What differs between the providers stays in their own packages.
 package apidriver
 
 import (
@@ -27,6 +25,7 @@ const (
 	KeyFromEmail = "from_email"
 	KeyFromName  = "from_name"
 	KeyBaseURL   = "base_url"
+	KeyForceFrom = "force_from"
 )
 
 // SenderRule is the schema rule of the sender override fields.
@@ -62,24 +61,34 @@ func BaseURLField(help string, hosts ...string) core.Field {
 		Hosts: hosts, Destination: true, Advanced: true}
 }
 
-// Sender is a connection's sender override: a non-empty Email or Name
-// replaces that part of every message's sender, or, when Fallback is
-// set, only of a message that has no sender address.
-type Sender struct {
-	Email    string
-	Name     string
-	Fallback bool
+// ForceFromField returns the force_from field: true (the default, as
+// the API drivers always did) makes from_email and from_name replace the
+// sender of every message; false uses them only for a message without a
+// sender.
+func ForceFromField() core.Field {
+	return core.Field{Key: KeyForceFrom, Label: "Force from", Type: core.FieldBoolean, Default: true,
+		Help: "On: From email and From name replace the sender of every message. Off: they are used only when a message has no sender."}
 }
 
-// SenderOf reads the sender override (from_email, from_name and
-// force_from, on when not set) of settings.
+// Sender is a connection's sender override: a non-empty Email or Name
+// replaces that part of every message's sender, or only of a message
+// without a sender when Keep is set.
+type Sender struct {
+	Email string
+	Name  string
+	// Keep is force_from off: a message's own sender is kept.
+	Keep bool
+}
+
+// SenderOf reads the sender override (from_email, from_name, force_from,
+// true when absent) of settings.
 func SenderOf(s core.Settings) Sender {
-	return Sender{Email: s.String(KeyFromEmail), Name: s.String(KeyFromName), Fallback: !s.Bool(KeyForceFrom, true)}
+	return Sender{Email: s.String(KeyFromEmail), Name: s.String(KeyFromName), Keep: !s.Bool(KeyForceFrom, true)}
 }
 
 // Apply returns from with the override's non-empty parts in place.
 func (o Sender) Apply(from core.Address) core.Address {
-	if o.Fallback && from.Email != "" {
+	if o.Keep && from.Email != "" {
 		return from
 	}
 	if o.Email != "" {

@@ -1,7 +1,6 @@
 package apidriver
 
 import (
-	"encoding/base64"
 	"fmt"
 	"net/http"
 
@@ -22,7 +21,7 @@ func Fields(apiKey core.Field, fromHelp string, baseURL core.Field, extra ...cor
 // alike: the client of the provider's API and the sender override. A
 // driver's transport embeds it.
 type JSONTransport struct {
-	Client JSONClient
+	Client JSONAPI
 	Sender Sender
 	// MaxMessageBytes is the provider's size cap of a message (its
 	// bodies, headers and attachments, before any encoding); 0: none.
@@ -36,7 +35,7 @@ func (t *JSONTransport) CheckSize(msg *core.Message) error {
 		return nil
 	}
 	if n := MessageSize(msg); n > t.MaxMessageBytes {
-		return core.Permanent(fmt.Errorf("%s: send: the message is %d bytes, over the provider's %d-byte limit", t.Client.Provider, n, t.MaxMessageBytes))
+		return core.Permanent(fmt.Errorf("%s: send: the message is %d bytes, over the provider's %d-byte limit", t.Client.Name, n, t.MaxMessageBytes))
 	}
 	return nil
 }
@@ -55,40 +54,19 @@ func MessageSize(msg *core.Message) int {
 }
 
 // NewJSONTransport reads the settings of conn that every JSON API driver
-// has: the api_key (required; its absence is a field error), the sender
-// override and base_url (def when empty). authorize sets the key on each
-// request; the key is masked in every error.
-func NewJSONTransport(conn *core.Connection, env core.DriverEnv, provider, def string, authorize func(r *http.Request, key string)) (*JSONTransport, error) {
-	s := conn.Settings
-	key := s.String(KeyAPIKey)
-	if key == "" {
-		return nil, core.Invalid(map[string]string{KeyAPIKey: "This field is required."})
+// has: the api_key (required; its absence is a field error), which auth
+// sets on each request and no error shows (see NewJSONAPI), the sender
+// override and base_url (def when empty).
+func NewJSONTransport(conn *core.Connection, env core.DriverEnv, provider, def string, auth func(key string) func(http.Header)) (*JSONTransport, error) {
+	api, _, err := NewJSONAPI(provider, def, conn.Settings, env, auth)
+	if err != nil {
+		return nil, err
 	}
-	return &JSONTransport{
-		Client: JSONClient{Provider: provider, BaseURL: BaseURL(s, def), HTTP: HTTPClient(env),
-			Authorize: func(r *http.Request) { authorize(r, key) }, Secrets: []string{key}},
-		Sender: SenderOf(s),
-	}, nil
+	return &JSONTransport{Client: api, Sender: SenderOf(conn.Settings)}, nil
 }
 
 // BaseURL returns the API base URL the transport talks to.
 func (t *JSONTransport) BaseURL() string { return t.Client.BaseURL }
-
-// Base64 is an attachment's content as the JSON APIs take it.
-func Base64(a core.Attachment) string { return base64.StdEncoding.EncodeToString(a.Data) }
-
-// ContentType is an attachment's content type, application/octet-stream
-// when it has none.
-func ContentType(a core.Attachment) string {
-	if a.ContentType == "" {
-		return "application/octet-stream"
-	}
-	return a.ContentType
-}
-
-// Mailboxes renders each address as an RFC 5322 mailbox ("Name
-// <email>", the name encoded when it is not ASCII), nil for none.
-func Mailboxes(list []core.Address) []string { return Each(list, core.Address.String) }
 
 // Each returns f of every address of list in the provider's own form,
 // nil for none.

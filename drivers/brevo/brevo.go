@@ -63,9 +63,7 @@ type Transport struct{ *apidriver.JSONTransport }
 // New builds the transport of a Brevo connection from its effective
 // settings.
 func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
-	t, err := apidriver.NewJSONTransport(conn, env, Slug, DefaultBaseURL, func(r *http.Request, key string) {
-		r.Header.Set("api-key", key)
-	})
+	t, err := apidriver.NewJSONTransport(conn, env, Slug, DefaultBaseURL, apidriver.HeaderAuth("api-key"))
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +80,7 @@ func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, e
 	var out struct {
 		MessageID string `json:"messageId"`
 	}
-	r, err := t.Client.Do(ctx, "send", http.MethodPost, "/v3/smtp/email", t.build(msg), &out)
+	r, err := t.Client.Call(ctx, "send", http.MethodPost, "/v3/smtp/email", nil, t.build(msg), &out)
 	if err != nil {
 		return core.Receipt{}, err
 	}
@@ -131,7 +129,7 @@ func (t Transport) build(msg *core.Message) email {
 	e.ReplyTo = apidriver.First(msg.ReplyTo, toAddress)
 	e.Headers = apidriver.HeaderMap(msg.Headers)
 	for _, a := range msg.Attachments {
-		e.Attachment = append(e.Attachment, attachment{Content: apidriver.Base64(a), Name: a.Filename})
+		e.Attachment = append(e.Attachment, attachment{Content: apidriver.Base64(a.Data), Name: a.Filename})
 	}
 	return e
 }

@@ -83,6 +83,7 @@ func Driver() core.Driver {
 		RecipientCaps: core.RecipientCaps{PerMessage: 500},
 		Name:          "Gmail / Google Workspace",
 		Description:   "Send as a Gmail or Google Workspace mailbox authorized with OAuth: through the Gmail API, or SMTP with XOAUTH2.",
+		SetupHelp:     "In the Google Cloud console, enable the Gmail API (APIs & Services → Library), then APIs & Services → Credentials → Create credentials → OAuth client ID (Web application) gives the client ID and secret; save, then authorize the mailbox from the Connections screen.",
 		Fields:        fields,
 		Rules:         rules,
 		New:           New,

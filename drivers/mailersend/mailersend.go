@@ -76,9 +76,7 @@ type Transport struct {
 // New builds the transport of a MailerSend connection from its effective
 // settings.
 func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
-	t, err := apidriver.NewJSONTransport(conn, env, Slug, DefaultBaseURL, func(r *http.Request, key string) {
-		r.Header.Set("Authorization", "Bearer "+key)
-	})
+	t, err := apidriver.NewJSONTransport(conn, env, Slug, DefaultBaseURL, apidriver.BearerAuth)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +90,7 @@ func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, e
 	if err := t.CheckSize(msg); err != nil {
 		return core.Receipt{}, err
 	}
-	r, err := t.Client.Do(ctx, "send", http.MethodPost, "/v1/email", t.build(msg), nil)
+	r, err := t.Client.Call(ctx, "send", http.MethodPost, "/v1/email", nil, t.build(msg), nil)
 	if err != nil {
 		return core.Receipt{}, err
 	}
@@ -155,7 +153,7 @@ func (t Transport) build(msg *core.Message) email {
 		}
 	}
 	for _, a := range msg.Attachments {
-		att := attachment{Content: apidriver.Base64(a), Filename: a.Filename, Disposition: "attachment"}
+		att := attachment{Content: apidriver.Base64(a.Data), Filename: a.Filename, Disposition: "attachment"}
 		if a.Inline && a.ContentID != "" {
 			att.Disposition, att.ID = "inline", a.ContentID
 		}

@@ -63,6 +63,7 @@ func Driver() core.Driver {
 		RecipientCaps: core.RecipientCaps{PerMessage: 1000, NeedsTo: true},
 		Name:          "Mailgun",
 		Description:   "Send through the Mailgun Messages API with a private API key and a verified sending domain.",
+		SetupHelp:     "In the Mailgun dashboard, open Send → Sending → Domain settings → Sending API keys (or your account menu → API Security) to create the key; the sending domain is listed under Send → Sending → Domains.",
 		Fields: []core.Field{
 			apidriver.APIKeyField("Private API key",
 				"The account's private API key (or a domain sending key)."),
@@ -72,7 +73,7 @@ func Driver() core.Driver {
 				Help: "The region the domain was created in: us (api.mailgun.net) or eu (api.eu.mailgun.net)."},
 			apidriver.FromEmailField("Sender address, normally on the sending domain."),
 			apidriver.FromNameField(),
-			{Key: "webhook_signing_key", Label: "HTTP webhook signing key", Type: core.FieldPassword,
+			{Key: "webhook_signing_key", Label: "HTTP webhook signing key", Type: core.FieldPassword, Advanced: true,
 				Help: "Pro webhook receiver: Mailgun's HTTP webhook signing key (Sending > Webhooks)."},
 			apidriver.BaseURLField("Overrides the region's API address; /v3 is added unless the URL already ends with it.",
 				"api.mailgun.net", "api.eu.mailgun.net"),

@@ -6,6 +6,7 @@ package mailjet
 import (
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"net/http"
@@ -73,8 +74,10 @@ type Transport struct{ *apidriver.JSONTransport }
 // settings.
 func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
 	secret := conn.Settings.String(KeyAPISecret)
-	t, err := apidriver.NewJSONTransport(conn, env, Slug, DefaultBaseURL, func(r *http.Request, key string) {
-		r.SetBasicAuth(key, secret)
+	t, err := apidriver.NewJSONTransport(conn, env, Slug, DefaultBaseURL, func(key string) func(http.Header) {
+		return func(h http.Header) {
+			h.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(key+":"+secret)))
+		}
 	})
 	if err != nil {
 		return nil, err
@@ -111,7 +114,7 @@ func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, e
 	var out struct {
 		Messages []result `json:"Messages"`
 	}
-	r, err := t.Client.Do(ctx, "send", http.MethodPost, "/v3.1/send", map[string][]message{"Messages": {t.build(msg, id)}}, &out)
+	r, err := t.Client.Call(ctx, "send", http.MethodPost, "/v3.1/send", nil, map[string][]message{"Messages": {t.build(msg, id)}}, &out)
 	if err != nil {
 		return core.Receipt{}, err
 	}
@@ -168,7 +171,7 @@ func (t Transport) build(msg *core.Message, customID string) message {
 	m.ReplyTo = apidriver.First(msg.ReplyTo, toAddress)
 	m.Headers = apidriver.HeaderMap(msg.Headers)
 	for _, a := range msg.Attachments {
-		att := attachment{ContentType: apidriver.ContentType(a), Filename: a.Filename, Base64Content: apidriver.Base64(a)}
+		att := attachment{ContentType: apidriver.ContentType(a), Filename: a.Filename, Base64Content: apidriver.Base64(a.Data)}
 		if a.Inline && a.ContentID != "" {
 			att.ContentID = a.ContentID
 			m.InlinedAttachments = append(m.InlinedAttachments, att)

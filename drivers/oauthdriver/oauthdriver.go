@@ -55,7 +55,7 @@ func AppFields(clientIDHelp, secretHelp string) []core.Field {
 // "oneclick" for the vendor's (set by the one-click flow; client_id and
 // client_secret are then not needed).
 func AppChoiceField() core.Field {
-	return core.Field{Key: KeyOAuthApp, Label: "OAuth app", Type: core.FieldSelect, Options: []string{core.OAuthAppOneClick},
+	return core.Field{Key: KeyOAuthApp, Label: "OAuth app", Type: core.FieldSelect, Options: []string{core.OAuthAppOneClick}, Advanced: true,
 		Help: "Empty: the client ID and secret above. oneclick: the vendor's app, set by one-click authorization (Pro)."}
 }
 
@@ -64,11 +64,11 @@ func AppChoiceField() core.Field {
 // a refresh token obtained elsewhere (or pin it with a constant).
 func TokenFields() []core.Field {
 	return []core.Field{
-		{Key: KeyAccessToken, Label: "Access token", Type: core.FieldPassword,
+		{Key: KeyAccessToken, Label: "Access token", Type: core.FieldPassword, Advanced: true,
 			Help: "Set by the OAuth flow; refreshed automatically."},
-		{Key: KeyRefreshToken, Label: "Refresh token", Type: core.FieldPassword,
+		{Key: KeyRefreshToken, Label: "Refresh token", Type: core.FieldPassword, Advanced: true,
 			Help: "Set by the OAuth flow, or pasted from a token obtained elsewhere."},
-		{Key: KeyTokenExpiry, Label: "Access token expiry", Type: core.FieldString,
+		{Key: KeyTokenExpiry, Label: "Access token expiry", Type: core.FieldString, Advanced: true,
 			Help: "RFC 3339 time the access token expires; set by the OAuth flow."},
 	}
 }
@@ -87,7 +87,7 @@ func ModeField(help string) core.Field {
 // destination: the client secret and the refresh token go to it.
 func OAuthBaseURLField(def string, hosts ...string) core.Field {
 	return core.Field{Key: KeyOAuthBaseURL, Label: "Authorization server URL", Type: core.FieldURL,
-		Help: "Leave empty for " + def + ".", Hosts: hosts, Destination: true}
+		Help: "Leave empty for " + def + ".", Hosts: hosts, Destination: true, Advanced: true}
 }
 
 // SMTPFields returns the smtp_host and smtp_port fields of SMTP mode with
@@ -95,9 +95,9 @@ func OAuthBaseURLField(def string, hosts ...string) core.Field {
 // token goes to them.
 func SMTPFields(host string, port int64) []core.Field {
 	return []core.Field{
-		{Key: KeySMTPHost, Label: "SMTP host", Type: core.FieldString, Default: host, Destination: true,
+		{Key: KeySMTPHost, Label: "SMTP host", Type: core.FieldString, Default: host, Destination: true, Advanced: true,
 			Help: "SMTP mode only: the submission server (STARTTLS)."},
-		{Key: KeySMTPPort, Label: "SMTP port", Type: core.FieldInteger, Default: port, Destination: true,
+		{Key: KeySMTPPort, Label: "SMTP port", Type: core.FieldInteger, Default: port, Destination: true, Advanced: true,
 			Min: core.Int64(1), Max: core.Int64(65535), Help: "SMTP mode only."},
 	}
 }

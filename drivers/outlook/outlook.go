@@ -51,7 +51,7 @@ func Driver() core.Driver {
 		"Application (client) ID of the app registered in Microsoft Entra ID (App registrations).",
 		"A client secret of that app (Certificates & secrets).")
 	fields = append(fields,
-		core.Field{Key: KeyTenantID, Label: "Tenant", Type: core.FieldString, Default: DefaultTenant,
+		core.Field{Key: KeyTenantID, Label: "Tenant", Type: core.FieldString, Default: DefaultTenant, Advanced: true,
 			Help: "common (any account), organizations, consumers, or your tenant's ID or domain."},
 		oauthdriver.ModeField("api: Microsoft Graph sendMail (scope Mail.Send); smtp: smtp.office365.com with XOAUTH2 (scope SMTP.Send)."),
 		core.Field{Key: KeyFromEmail, Label: "From email", Type: core.FieldEmail,
@@ -59,7 +59,7 @@ func Driver() core.Driver {
 			Help:         "The mailbox to send as (the signed-in one, or one it may send as). Required in SMTP mode, where it is the login. Empty in API mode: the signed-in mailbox."},
 		core.Field{Key: KeyFromName, Label: "From name", Type: core.FieldString,
 			Help: "Sender display name. Empty: the message's own sender name."},
-		core.Field{Key: KeyUserID, Label: "User ID", Type: core.FieldString,
+		core.Field{Key: KeyUserID, Label: "User ID", Type: core.FieldString, Advanced: true,
 			Help: "API mode: send through /users/{id}/sendMail (an object ID or user principal name) instead of /me/sendMail."},
 	)
 	fields = append(fields, oauthdriver.TokenFields()...)
@@ -81,6 +81,7 @@ func Driver() core.Driver {
 		RecipientCaps: core.RecipientCaps{PerMessage: 500},
 		Name:          "Microsoft 365 / Outlook",
 		Description:   "Send from a Microsoft 365 or Outlook.com mailbox through Microsoft Graph, or SMTP with OAuth (XOAUTH2).",
+		SetupHelp:     "In the Microsoft Entra admin center, App registrations → New registration gives the Application (client) ID; Certificates & secrets → New client secret gives the secret (copy its Value). Save, then authorize the mailbox from the Connections screen.",
 		Fields:        fields,
 		OAuthProvider: core.ProviderMicrosoft,
 		Rules: []string{

@@ -68,9 +68,7 @@ type Transport struct{ *apidriver.JSONTransport }
 // New builds the transport of a Resend connection from its effective
 // settings.
 func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
-	t, err := apidriver.NewJSONTransport(conn, env, Slug, DefaultBaseURL, func(r *http.Request, key string) {
-		r.Header.Set("Authorization", "Bearer "+key)
-	})
+	t, err := apidriver.NewJSONTransport(conn, env, Slug, DefaultBaseURL, apidriver.BearerAuth)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +84,7 @@ func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, e
 	var out struct {
 		ID string `json:"id"`
 	}
-	r, err := t.Client.Do(ctx, "send", http.MethodPost, "/emails", t.build(msg), &out)
+	r, err := t.Client.Call(ctx, "send", http.MethodPost, "/emails", nil, t.build(msg), &out)
 	if err != nil {
 		return core.Receipt{}, err
 	}
@@ -132,7 +130,7 @@ func (t Transport) build(msg *core.Message) email {
 		ReplyTo: apidriver.Mailboxes(msg.ReplyTo), Subject: msg.Subject, HTML: msg.HTML, Text: msg.Text}
 	e.Headers = apidriver.HeaderMap(msg.Headers)
 	for _, a := range msg.Attachments {
-		att := attachment{Content: apidriver.Base64(a), Filename: a.Filename, ContentType: apidriver.ContentType(a)}
+		att := attachment{Content: apidriver.Base64(a.Data), Filename: a.Filename, ContentType: apidriver.ContentType(a)}
 		if a.Inline {
 			att.ContentID = a.ContentID
 		}

@@ -686,6 +686,10 @@ func TestDriverDescription(t *testing.T) {
 		"brevo": "smtp-relay.brevo.com:587:tls", "mailjet": "in-v3.mailjet.com:587:tls",
 		"sparkpost": "smtp.sparkpostmail.com:587:tls", "sparkpost-eu": "smtp.eu.sparkpostmail.com:587:tls",
 		"resend": "smtp.resend.com:465:ssl", "smtp2go": "mail.smtp2go.com:587:tls", "mailersend": "smtp.mailersend.net:587:tls",
+		"elasticemail": "smtp.elasticemail.com:587:tls", "mandrill": "smtp.mandrillapp.com:587:tls",
+		"mailtrap": "live.smtp.mailtrap.io:587:tls", "sendlayer": "smtp.sendlayer.net:587:tls",
+		"smtpcom": "send.smtp.com:587:tls", "emailit": "smtp.emailit.com:587:tls",
+		"cloudflare": "smtp.mx.cloudflare.net:465:ssl",
 	}
 	for slug, hp := range want {
 		s, ok := presets[slug]
@@ -697,9 +701,9 @@ func TestDriverDescription(t *testing.T) {
 			t.Errorf("preset %s = %s, want %s", slug, got, hp)
 		}
 	}
-	for slug, user := range map[string]string{"sparkpost": "SMTP_Injection", "sparkpost-eu": "SMTP_Injection", "resend": "resend"} {
-		if presets[slug].String("username") != user {
-			t.Errorf("%s preset username = %q, want %s", slug, presets[slug].String("username"), user)
+	for slug, user := range map[string]string{"sparkpost": "SMTP_Injection", "sparkpost-eu": "SMTP_Injection", "resend": "resend", "mailtrap": "api", "cloudflare": "api_token"} {
+		if got := presets[slug].String("username"); got != user {
+			t.Errorf("%s preset username = %q, want %s", slug, got, user)
 		}
 	}
 	if presets["sendgrid"].String("username") != "apikey" {

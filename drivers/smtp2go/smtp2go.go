@@ -58,9 +58,7 @@ type Transport struct{ *apidriver.JSONTransport }
 // New builds the transport of an SMTP2GO connection from its effective
 // settings.
 func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
-	t, err := apidriver.NewJSONTransport(conn, env, Slug, DefaultBaseURL, func(r *http.Request, key string) {
-		r.Header.Set("X-Smtp2go-Api-Key", key)
-	})
+	t, err := apidriver.NewJSONTransport(conn, env, Slug, DefaultBaseURL, apidriver.HeaderAuth("X-Smtp2go-Api-Key"))
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +81,7 @@ func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, e
 			EmailID   string   `json:"email_id"`
 		} `json:"data"`
 	}
-	r, err := t.Client.Do(ctx, "send", http.MethodPost, "/v3/email/send", t.build(msg), &out)
+	r, err := t.Client.Call(ctx, "send", http.MethodPost, "/v3/email/send", nil, t.build(msg), &out)
 	if err != nil {
 		return core.Receipt{}, err
 	}
@@ -139,7 +137,7 @@ func (t Transport) build(msg *core.Message) email {
 		e.CustomHeaders = append(e.CustomHeaders, header{h.Name, h.Value})
 	}
 	for _, a := range msg.Attachments {
-		f := file{Filename: a.Filename, Fileblob: apidriver.Base64(a), Mimetype: apidriver.ContentType(a)}
+		f := file{Filename: a.Filename, Fileblob: apidriver.Base64(a.Data), Mimetype: apidriver.ContentType(a)}
 		if a.Inline && a.ContentID != "" {
 			f.Filename = a.ContentID
 			e.Inlines = append(e.Inlines, f)

@@ -88,9 +88,7 @@ func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
 	if conn.Settings.String(KeyRegion) == RegionEU {
 		def = BaseURLEU
 	}
-	t, err := apidriver.NewJSONTransport(conn, env, Slug, def, func(r *http.Request, key string) {
-		r.Header.Set("Authorization", key)
-	})
+	t, err := apidriver.NewJSONTransport(conn, env, Slug, def, apidriver.HeaderAuth("Authorization"))
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +108,7 @@ func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, e
 			ID string `json:"id"`
 		} `json:"results"`
 	}
-	r, err := t.Client.Do(ctx, "send", http.MethodPost, "/api/v1/transmissions", t.build(msg), &out)
+	r, err := t.Client.Call(ctx, "send", http.MethodPost, "/api/v1/transmissions", nil, t.build(msg), &out)
 	if err != nil {
 		return core.Receipt{}, err
 	}
@@ -181,10 +179,10 @@ func (t Transport) build(msg *core.Message) transmission {
 	}
 	for _, a := range msg.Attachments {
 		if a.Inline && a.ContentID != "" {
-			c.InlineImages = append(c.InlineImages, file{Name: a.ContentID, Type: apidriver.ContentType(a), Data: apidriver.Base64(a)})
+			c.InlineImages = append(c.InlineImages, file{Name: a.ContentID, Type: apidriver.ContentType(a), Data: apidriver.Base64(a.Data)})
 			continue
 		}
-		c.Attachments = append(c.Attachments, file{Name: a.Filename, Type: apidriver.ContentType(a), Data: apidriver.Base64(a)})
+		c.Attachments = append(c.Attachments, file{Name: a.Filename, Type: apidriver.ContentType(a), Data: apidriver.Base64(a.Data)})
 	}
 	return transmission{Recipients: rs, Content: c}
 }

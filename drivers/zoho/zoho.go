@@ -120,7 +120,7 @@ func Driver() core.Driver {
 		core.Field{Key: KeyFromEmail, Label: "From email", Type: core.FieldEmail, Required: true,
 			Help: "The Zoho mailbox (or one of its send-as addresses) every message is sent from."},
 		apidriver.FromNameField(),
-		core.Field{Key: KeyAccountID, Label: "Account ID", Type: core.FieldString,
+		core.Field{Key: KeyAccountID, Label: "Account ID", Type: core.FieldString, Advanced: true,
 			Help: "Zoho Mail's id of the mailbox; looked up and stored when the connection is authorized."},
 	)
 	fields = append(fields, oauthdriver.TokenFields()...)
@@ -138,6 +138,7 @@ func Driver() core.Driver {
 		RecipientCaps: core.RecipientCaps{PerMessage: 100, NeedsTo: true},
 		Name:          "Zoho Mail",
 		Description:   "Send as a Zoho Mail mailbox authorized with OAuth, through the Zoho Mail API.",
+		SetupHelp:     "In the Zoho API Console (api-console.zoho.com) of your data centre, add a Server-based Application: its Client Secret tab shows the client ID and secret; save, then authorize the mailbox from the Connections screen.",
 		Fields:        fields,
 		Rules: []string{
 			"from_email is required: every message is sent from it; from_name, when set, replaces the sender name.",

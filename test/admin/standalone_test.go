@@ -101,7 +101,7 @@ func TestStandaloneScreens(t *testing.T) {
 	}
 	b.screenshot("connection-edit")
 	b.run("connection list", show("#/connections"), chromedp.WaitVisible(`a[href^="#/connections/"]`, chromedp.ByQuery))
-	if txt := b.text(); !strings.Contains(txt, "sink") || !strings.Contains(txt, "smtp") {
+	if txt := b.text(); !strings.Contains(txt, "sink") || !strings.Contains(txt, "Other SMTP") {
 		t.Errorf("connection list lacks the new connection:\n%s", txt)
 	}
 	b.screenshot("connections")
@@ -399,6 +399,13 @@ func TestStandaloneScreens(t *testing.T) {
 			t.Errorf("Pro %s shows a script error:\n%s", tab, txt)
 		}
 		b.hasNoRawJSON()
+		if tab == "webhooks" {
+			var urls []string
+			b.eval(`[...document.querySelectorAll(".pro-webhooks input")].map((i) => i.value.replace(/^.*\/pro\/webhooks\//, ""))`, &urls)
+			if want := []string{"sendgrid", "mailgun", "postmark", "ses", "mandrill", "elasticemail?token=WEBHOOK_TOKEN"}; !slices.Equal(urls, want) {
+				t.Errorf("webhook URLs %q, want %q", urls, want)
+			}
+		}
 		b.screenshot("pro-" + tab)
 	}
 	// The Pro tab comes last in the navigation, after the built-in tabs,
@@ -477,7 +484,7 @@ func TestOnboardingSecretAndOAuth(t *testing.T) {
 		fill(`#onboarding [name="encryption"]`, "none"),
 		fill(`#onboarding [name="username"]`, "mailer"),
 		fill(`#onboarding [name="password"]`, "s3cret-pass"),
-		fill(`#onboarding [name="from_email"]`, "site@example.com"),
+		fill("#ob-from_email", "site@example.com"),
 		fill("#ob-to", "owner@example.com"),
 		submit("#ob-to"),
 		chromedp.WaitVisible("#onboarding .notice-success", chromedp.ByQuery))
@@ -545,11 +552,11 @@ func TestOnboardingSecretAndOAuth(t *testing.T) {
 	if !strings.Contains(where, "oauth=success") || !strings.HasSuffix(where, "#/connections") {
 		t.Errorf("the callback returned the browser to %s, want the connections with oauth=success", where)
 	}
-	if txt := b.textOf(`#screen .notice-success`); !strings.Contains(txt, "authorized") {
+	if txt := b.textOf(`#screen .notice-success`); !strings.Contains(strings.ToLower(txt), "authorized") {
 		t.Errorf("the banner after the callback says %q", txt)
 	}
 	row := b.textOf(fmt.Sprintf(`tr:has(a[href="#/connections/%d"])`, gmail.ID))
-	if !strings.Contains(row, "authorized") {
+	if !strings.Contains(strings.ToLower(row), "authorized") {
 		t.Errorf("the connection's row after the callback: %q, want authorized", row)
 	}
 	servicetest.Call(t, "GET", fmt.Sprintf("%s/connections/%d", svc.Base, gmail.ID), "", admin).JSON(t, &gmail)

@@ -2,19 +2,27 @@ package scale
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"testing"
 
 	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
 	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/test/fakes/brevofake"
+	"github.com/mailsvc/mailsvc/test/fakes/elasticemailfake"
+	"github.com/mailsvc/mailsvc/test/fakes/emailitfake"
 	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
+	"github.com/mailsvc/mailsvc/test/fakes/jsonfake"
 	"github.com/mailsvc/mailsvc/test/fakes/mailersendfake"
 	"github.com/mailsvc/mailsvc/test/fakes/mailgunfake"
 	"github.com/mailsvc/mailsvc/test/fakes/mailjetfake"
+	"github.com/mailsvc/mailsvc/test/fakes/mailtrapfake"
+	"github.com/mailsvc/mailsvc/test/fakes/mandrillfake"
 	"github.com/mailsvc/mailsvc/test/fakes/postmarkfake"
 	"github.com/mailsvc/mailsvc/test/fakes/sendgridfake"
+	"github.com/mailsvc/mailsvc/test/fakes/sendlayerfake"
 	"github.com/mailsvc/mailsvc/test/fakes/sesfake"
+	"github.com/mailsvc/mailsvc/test/fakes/smtpcomfake"
 	"github.com/mailsvc/mailsvc/test/servicetest"
 )
 
@@ -70,6 +78,20 @@ func TestProviderRecipientCaps(t *testing.T) {
 				return out
 			}
 		}, func(c providerCall) bool { return total(c) <= sendgridfake.MaxRecipients }, 2},
+		{"elasticemail", msgTo(60, 20, 20), jsonProvider(e, "elasticemail", elasticemailfake.New, nil, nil),
+			func(c providerCall) bool { return total(c) <= elasticemailfake.MaxRecipients }, 2},
+		{"mandrill", msgTo(1100, 0, 0), jsonProvider(e, "mandrill", mandrillfake.New, nil, func(id string) string { return id + "00" }),
+			func(c providerCall) bool { return total(c) <= mandrillfake.MaxRecipients }, 2},
+		{"sendlayer", msgTo(60, 0, 0), jsonProvider(e, "sendlayer", sendlayerfake.New, nil, nil),
+			func(c providerCall) bool { return total(c) <= sendlayerfake.MaxRecipients }, 2},
+		{"smtpcom", msgTo(30, 30, 0), jsonProvider(e, "smtpcom", smtpcomfake.New, map[string]any{"channel": smtpcomfake.Channel}, nil),
+			func(c providerCall) bool { return total(c) <= smtpcomfake.MaxRecipients }, 2},
+		{"mailtrap", msgTo(1001, 0, 0), jsonProvider(e, "mailtrap", mailtrapfake.New, nil, func(id string) string { return id + "-0" }),
+			func(c providerCall) bool { return len(c.to) <= mailtrapfake.MaxPerField }, 2},
+		{"emailit", msgTo(60, 60, 60), jsonProvider(e, "emailit", emailitfake.New, nil, func(id string) string { return "em_" + id }),
+			func(c providerCall) bool {
+				return len(c.to) <= emailitfake.MaxPerField && len(c.cc) <= emailitfake.MaxPerField && len(c.bcc) <= emailitfake.MaxPerField
+			}, 2},
 		{"postmark", msgTo(60, 60, 60), func(t *testing.T) (int64, func() []providerCall) {
 			const key = "pm-caps-test"
 			f := postmarkfake.New(key)
@@ -114,8 +136,8 @@ func TestProviderRecipientCaps(t *testing.T) {
 			}
 		}, func(c providerCall) bool { return total(c) <= sesfake.MaxRecipients }, 3},
 	}
-	// The JSON API drivers' fakes all record fakeapi.Messages.
-	jsonProvider := func(slug string, msg core.Message, start func() *fakeapi.Server, settings map[string]any, receiptID func(fakeapi.Message) string,
+	// The fakes built on fakeapi.Server record fakeapi.Messages.
+	serverProvider := func(slug string, msg core.Message, start func() *fakeapi.Server, settings map[string]any, receiptID func(fakeapi.Message) string,
 		perCall func(providerCall) bool, minCalls int) provider {
 		return provider{slug, msg, func(t *testing.T) (int64, func() []providerCall) {
 			f := start()
@@ -134,11 +156,11 @@ func TestProviderRecipientCaps(t *testing.T) {
 	}
 	fakeID := func(m fakeapi.Message) string { return m.ID }
 	providers = append(providers,
-		jsonProvider("brevo", msgTo(150, 20, 20), func() *fakeapi.Server { return brevofake.New("xkeysib-caps") }, map[string]any{"api_key": "xkeysib-caps"},
+		serverProvider("brevo", msgTo(150, 20, 20), func() *fakeapi.Server { return brevofake.New("xkeysib-caps") }, map[string]any{"api_key": "xkeysib-caps"},
 			brevofake.MessageID, func(c providerCall) bool { return total(c) <= brevofake.MaxRecipients }, 2),
-		jsonProvider("mailjet", msgTo(60, 10, 10), func() *fakeapi.Server { return mailjetfake.New("mj-caps", "mj-secret") }, map[string]any{"api_key": "mj-caps", "api_secret": "mj-secret"},
+		serverProvider("mailjet", msgTo(60, 10, 10), func() *fakeapi.Server { return mailjetfake.New("mj-caps", "mj-secret") }, map[string]any{"api_key": "mj-caps", "api_secret": "mj-secret"},
 			func(m fakeapi.Message) string { return m.Meta["CustomID"] }, func(c providerCall) bool { return total(c) <= mailjetfake.MaxRecipients }, 2),
-		jsonProvider("mailersend", msgTo(60, 15, 15), func() *fakeapi.Server { return mailersendfake.New("mlsn.caps") }, map[string]any{"api_key": "mlsn.caps"},
+		serverProvider("mailersend", msgTo(60, 15, 15), func() *fakeapi.Server { return mailersendfake.New("mlsn.caps") }, map[string]any{"api_key": "mlsn.caps"},
 			fakeID, func(c providerCall) bool {
 				return len(c.to) <= mailersendfake.MaxTo && len(c.cc) <= mailersendfake.MaxCc && len(c.bcc) <= mailersendfake.MaxBcc
 			}, 2),
@@ -203,5 +225,32 @@ func TestProviderRecipientCaps(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// jsonProvider connects a driver whose fake is built on jsonfake (start
+// starts it; extra settings beside the key and base URL) and reads its
+// calls back; the provider message id of a call is the fake's id as the
+// driver's receipt keeps it (idOf; nil: as it is).
+func jsonProvider(e *limitsEnv, driver string, start func(key string) *jsonfake.Server, extra map[string]any, idOf func(string) string) func(t *testing.T) (int64, func() []providerCall) {
+	return func(t *testing.T) (int64, func() []providerCall) {
+		key := driver + "-caps-test"
+		f := start(key)
+		t.Cleanup(f.Close)
+		settings := map[string]any{"api_key": key, "base_url": f.URL}
+		maps.Copy(settings, extra)
+		id := e.connection(t, driver, driver, settings)
+		return id, func() []providerCall {
+			var out []providerCall
+			email := func(a fakeapi.Address) string { return a.Email }
+			for _, m := range f.Messages() {
+				pid := m.ID
+				if idOf != nil {
+					pid = idOf(m.ID)
+				}
+				out = append(out, providerCall{pid, emailsOf(m.To, email), emailsOf(m.Cc, email), emailsOf(m.Bcc, email)})
+			}
+			return out
+		}
 	}
 }

@@ -21,13 +21,15 @@ type WebhookReceiver interface {
 
 // registerWebhookRoutes registers the public POST
 // /pro/webhooks/{provider}: no authentication and no licence, every call
-// verified by the secret in the provider's connections. None when
-// m.Webhooks is nil.
+// verified by the secret in the provider's connections; GET for the
+// providers that notify so (Elastic Email), and HEAD, answered 200 with
+// nothing read, for those that check a URL so before they call it
+// (Mandrill). None when m.Webhooks is nil.
 func (m *Module) registerWebhookRoutes(rt *api.Routes) {
 	if m.Webhooks == nil {
 		return
 	}
-	rt.Public("POST", "/pro/webhooks/{provider}", func(w http.ResponseWriter, r *http.Request) error {
+	receive := func(w http.ResponseWriter, r *http.Request) error {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, webhooks.MaxBody))
 		if err != nil {
 			var tooBig *http.MaxBytesError
@@ -36,11 +38,18 @@ func (m *Module) registerWebhookRoutes(rt *api.Routes) {
 			}
 			return core.Errorf(core.EBADREQUEST, "The request body could not be read.")
 		}
-		res, err := m.Webhooks.Receive(r.Context(), mux.Vars(r)["provider"], webhooks.Request{Header: r.Header, Body: body})
+		res, err := m.Webhooks.Receive(r.Context(), mux.Vars(r)["provider"],
+			webhooks.Request{Method: r.Method, Query: r.URL.Query(), Header: r.Header, Body: body})
 		if err != nil {
 			return err
 		}
 		writeJSON(w, res)
+		return nil
+	}
+	rt.Public("POST", "/pro/webhooks/{provider}", receive)
+	rt.Public("GET", "/pro/webhooks/{provider}", receive)
+	rt.Public("HEAD", "/pro/webhooks/{provider}", func(w http.ResponseWriter, _ *http.Request) error {
+		w.WriteHeader(http.StatusOK)
 		return nil
 	})
 }

@@ -718,17 +718,24 @@ function mailsvc_bridge_parse_headers( $headers ) {
 }
 
 /**
- * The sender as WordPress's wp_mail() sets it: the From header's address
- * and name, else "WordPress" <wordpress@{site host without www.}>, passed
- * through the wp_mail_from and wp_mail_from_name filters.
+ * The sender as WordPress's wp_mail() sets it, with the site's own sender
+ * in place of WordPress's default: the From header's address and name,
+ * else the From email and name set for the site (the service's from_email
+ * and from_name settings), else "WordPress" <wordpress@{site host without
+ * www.}>, passed through the wp_mail_from and wp_mail_from_name filters.
+ * A plugin's own sender (a From header or a filter) is kept; a
+ * connection's "Force from" replaces it later, in the service.
  *
  * @param array $parsed Headers as mailsvc_bridge_parse_headers() returns them.
  * @return array Array( from email, from name ), as the filters returned them.
  */
 function mailsvc_bridge_from( $parsed ) {
-	$from_name = isset( $parsed['from_name'] ) ? $parsed['from_name'] : 'WordPress';
+	list( $site_email, $site_name ) = mailsvc_bridge_site_sender();
+	$from_name                      = isset( $parsed['from_name'] ) ? $parsed['from_name'] : ( '' !== $site_name ? $site_name : 'WordPress' );
 	if ( isset( $parsed['from_email'] ) ) {
 		$from_email = $parsed['from_email'];
+	} elseif ( '' !== $site_email ) {
+		$from_email = $site_email;
 	} else {
 		$sitename   = wp_parse_url( network_home_url(), PHP_URL_HOST );
 		$from_email = 'wordpress@';
@@ -744,6 +751,37 @@ function mailsvc_bridge_from( $parsed ) {
 	/** This filter is documented in wp-includes/pluggable.php */
 	$from_name = apply_filters( 'wp_mail_from_name', $from_name );
 	return array( $from_email, $from_name );
+}
+
+/**
+ * The From email and name set for the site (the service's from_email and
+ * from_name settings, in the "general" scope of
+ * {$base_prefix}mailsvc_settings, JSON strings), each '' when not set or
+ * not readable.
+ *
+ * @return string[] Array( from email, from name ).
+ */
+function mailsvc_bridge_site_sender() {
+	global $wpdb;
+	$table    = ( isset( $wpdb->base_prefix ) ? $wpdb->base_prefix : $wpdb->prefix ) . 'mailsvc_settings';
+	$suppress = $wpdb->suppress_errors( true );
+	// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- the table name is the site's prefix and a constant.
+	$rows = $wpdb->get_results( "SELECT setting_key, setting_value FROM `{$table}` WHERE scope = 'general' AND setting_key IN ('from_email', 'from_name')" );
+	$wpdb->suppress_errors( $suppress );
+	$out = array(
+		'from_email' => '',
+		'from_name'  => '',
+	);
+	foreach ( (array) $rows as $row ) {
+		$value = json_decode( (string) $row->setting_value );
+		if ( is_string( $value ) ) {
+			$out[ $row->setting_key ] = trim( preg_replace( '/[\r\n]+/', '', $value ) );
+		}
+	}
+	if ( '' !== $out['from_email'] && ! is_email( $out['from_email'] ) ) {
+		$out['from_email'] = '';
+	}
+	return array( $out['from_email'], $out['from_name'] );
 }
 
 /**

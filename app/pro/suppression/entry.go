@@ -4,9 +4,10 @@ import "time"
 
 // Suppression reasons.
 const (
-	SuppressBounce    = "bounce"    // a hard bounce
-	SuppressComplaint = "complaint" // a spam complaint
-	SuppressManual    = "manual"    // added by an administrator
+	SuppressBounce      = "bounce"      // a hard bounce
+	SuppressComplaint   = "complaint"   // a spam complaint
+	SuppressUnsubscribe = "unsubscribe" // the recipient unsubscribed through the provider
+	SuppressManual      = "manual"      // added by an administrator
 )
 
 // Suppression is an address mail is no longer sent to (an entry of the

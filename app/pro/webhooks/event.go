@@ -61,6 +61,8 @@ type Transition struct {
 //     not suppressed;
 //   - complained: failed, the recipient is suppressed;
 //   - dropped (the provider refused to send it): failed;
+//   - unsubscribed (through the provider's link): the log stays as it
+//     is, the recipient is suppressed;
 //   - delivered, deferred, opened, clicked and others: recorded in the
 //     log's events only; the log stays as it is (delivered means the
 //     provider accepted it, which the log already says).
@@ -80,6 +82,8 @@ func TransitionOf(ev Event) Transition {
 		return Transition{Status: core.StatusFailed, LastError: fmt.Sprintf("bounced (soft) for %s%s", ev.Recipient, reason)}
 	case events.EventComplained:
 		return Transition{Status: core.StatusFailed, LastError: fmt.Sprintf("complaint: %s reported the message as spam", ev.Recipient), Suppress: suppression.SuppressComplaint}
+	case events.EventUnsubscribed:
+		return Transition{Suppress: suppression.SuppressUnsubscribe}
 	case events.EventDropped:
 		return Transition{Status: core.StatusFailed, LastError: fmt.Sprintf("dropped by %s for %s%s", ev.Provider, ev.Recipient, reason)}
 	}

@@ -1,6 +1,7 @@
 // Package webhooks is the Pro provider webhook receiver: POST
 // /pro/webhooks/{provider} for sendgrid, mailgun, postmark, ses (SNS),
-// brevo, sparkpost, mailjet, resend and mailersend.
+// brevo, sparkpost, mailjet, resend, mailersend, mandrill and
+// elasticemail (whose notifications come as GET).
 // Every call is verified against a secret kept in the settings of the
 // provider's connections before any log row is read or written; a
 // verified event moves the log with its provider message id (see
@@ -18,6 +19,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/mailsvc/mailsvc/app/pro/events"
@@ -35,6 +37,10 @@ const (
 	ProviderMailjet    = "mailjet"
 	ProviderResend     = "resend"
 	ProviderMailerSend = "mailersend"
+	// ProviderMandrill is Mailchimp Transactional (Mandrill).
+	ProviderMandrill = "mandrill"
+	// ProviderElasticEmail sends its notifications as GET requests.
+	ProviderElasticEmail = "elasticemail"
 )
 
 // Connection settings keys holding the webhook secrets.
@@ -48,6 +54,9 @@ const (
 	KeyWebhookUsername   = "webhook_username"    // optional HTTP Basic user name (SparkPost, Mailjet)
 	KeyWebhookPassword   = "webhook_password"    // HTTP Basic password (SparkPost, Mailjet)
 	KeyWebhookSecret     = "webhook_secret"      // signing secret (Resend's whsec_..., MailerSend's)
+	KeyMandrillKey       = "webhook_key"         // the key Mandrill shows for the webhook
+	KeyMandrillURL       = "webhook_url"         // the webhook URL exactly as entered in Mandrill
+	KeyElasticEmailToken = "webhook_token"       // the token of the notification URL's ?token=
 )
 
 // secretKeys names, for each provider, the settings key whose presence
@@ -57,6 +66,7 @@ var secretKeys = map[string]string{
 	ProviderPostmark: KeyPostmarkPassword, ProviderSES: KeySESTopicARNs,
 	ProviderBrevo: KeyBrevoToken, ProviderSparkPost: KeyWebhookPassword, ProviderMailjet: KeyWebhookPassword,
 	ProviderResend: KeyWebhookSecret, ProviderMailerSend: KeyWebhookSecret,
+	ProviderMandrill: KeyMandrillKey, ProviderElasticEmail: KeyElasticEmailToken,
 }
 
 // Limits of the receiver.
@@ -69,9 +79,11 @@ const (
 	ReplayMemory = 24 * time.Hour
 )
 
-// Request is one call of the receiver: its headers and raw body (at most
-// MaxBody bytes).
+// Request is one call of the receiver: its method (POST when empty),
+// URL query, headers and raw body (at most MaxBody bytes).
 type Request struct {
+	Method string
+	Query  url.Values
 	Header http.Header
 	Body   []byte
 }
@@ -177,6 +189,9 @@ func (s *Service) Receive(ctx context.Context, provider string, req Request) (*R
 	if _, ok := secretKeys[provider]; !ok {
 		return nil, core.Errorf(core.ENOTFOUND, "Unknown webhook provider %q.", provider)
 	}
+	if req.Method != "" && req.Method != http.MethodPost && provider != ProviderElasticEmail {
+		return nil, core.Errorf(core.ENOTFOUND, "The %s webhook is called with POST.", provider)
+	}
 	if len(req.Body) > MaxBody {
 		return nil, core.Errorf(core.EBADREQUEST, "The request body is larger than %d bytes.", MaxBody)
 	}
@@ -208,6 +223,10 @@ func (s *Service) Receive(ctx context.Context, provider string, req Request) (*R
 		b, err = verifyResend(req, secrets, now)
 	case ProviderMailerSend:
 		b, err = verifyMailerSend(req, secrets)
+	case ProviderMandrill:
+		b, err = verifyMandrill(req, secrets)
+	case ProviderElasticEmail:
+		b, err = verifyElasticEmail(req, secrets)
 	}
 	if err != nil {
 		return nil, err

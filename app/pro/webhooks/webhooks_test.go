@@ -14,6 +14,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -220,7 +221,36 @@ func (s *signer) conns() memConns {
 		{ID: 4, Driver: "postmark", Settings: core.Settings{webhooks.KeyPostmarkUsername: s.pmUser, webhooks.KeyPostmarkPassword: s.pmPass}},
 		{ID: 5, Driver: "ses", Settings: core.Settings{webhooks.KeySESTopicARNs: "arn:aws:sns:eu-west-1:1:other, " + s.topic}},
 		{ID: 6, Driver: "smtp", Settings: core.Settings{"password": "x"}},
+		{ID: 7, Driver: "mandrill", Settings: core.Settings{webhooks.KeyMandrillKey: mandrillKey, webhooks.KeyMandrillURL: mandrillURL}},
+		{ID: 8, Driver: "elasticemail", Settings: core.Settings{webhooks.KeyElasticEmailToken: elasticEmailToken}},
 	}
+}
+
+// The webhook secrets of the Mandrill and Elastic Email connections.
+const (
+	mandrillKey       = "md-webhook-key"
+	mandrillURL       = "https://shop.example.com/wp-json/mailsvc/v1/pro/webhooks/mandrill"
+	elasticEmailToken = "ee-notify-token"
+)
+
+// mandrill returns a Mandrill call of the events JSON signed with key
+// for webhookURL.
+func mandrill(eventsJSON, key, webhookURL string) webhooks.Request {
+	form := url.Values{"mandrill_events": {eventsJSON}}
+	h := http.Header{}
+	h.Set(webhooks.MandrillSignatureHeader, webhooks.SignMandrill(key, webhookURL, form))
+	h.Set("Content-Type", "application/x-www-form-urlencoded")
+	return webhooks.Request{Method: "POST", Header: h, Body: []byte(form.Encode())}
+}
+
+// elasticEmail returns an Elastic Email notification: a GET whose query
+// holds the event and the token.
+func elasticEmail(query, token string) webhooks.Request {
+	q, _ := url.ParseQuery(query)
+	if token != "" {
+		q.Set("token", token)
+	}
+	return webhooks.Request{Method: "GET", Query: q, Header: http.Header{}}
 }
 
 func (s *signer) sendgrid(body string, at time.Time, key *ecdsa.PrivateKey) webhooks.Request {
@@ -255,6 +285,10 @@ func TestReceiveVerifiesEachProvider(t *testing.T) {
 	sgBounce := `[{"email":"Gone@Example.com","event":"bounce","type":"bounce","reason":"550 5.1.1 unknown","sg_event_id":"ev-1","sg_message_id":"sgid.filter-1","timestamp":%d}]`
 	mgFailed := `{"event":"failed","severity":"permanent","reason":"bounce","recipient":"gone@example.com","timestamp":%d.5,"message":{"headers":{"message-id":"<mgid@example.com>"}},"delivery-status":{"description":"No such user"}}`
 	pmBounce := `{"RecordType":"Bounce","Type":"HardBounce","TypeCode":1,"MessageID":"pmid","Email":"gone@example.com","BouncedAt":"2025-01-01T00:00:00Z","Description":"Unknown user"}`
+	mdEvent := func(name string) string {
+		return fmt.Sprintf(`[{"event":%q,"_id":"mdid","ts":%d,"msg":{"_id":"mdid","email":"Gone@example.com","state":"bounced","bounce_description":"bad_mailbox","diag":"smtp;550 5.1.1 unknown"}}]`, name, now.Unix())
+	}
+	eeBounce := "status=Error&category=NoMailbox&to=Gone%40example.com&messageid=eeid&transaction=eetx&date=" + url.QueryEscape(now.UTC().Format("1/2/2006 3:04:05 PM"))
 
 	tests := []struct {
 		name     string
@@ -326,6 +360,49 @@ func TestReceiveVerifiesEachProvider(t *testing.T) {
 			return sns(b)
 		}, nil, core.EUNAUTHORIZED, "", false},
 		{"ses non-string field", "ses", func() webhooks.Request { return sns([]byte(`{"Type":1}`)) }, nil, core.EBADREQUEST, "", false},
+		{"mandrill hard bounce", "mandrill", func() webhooks.Request { return mandrill(mdEvent("hard_bounce"), mandrillKey, mandrillURL) }, nil, "", core.StatusFailed, true},
+		{"mandrill spam", "mandrill", func() webhooks.Request { return mandrill(mdEvent("spam"), mandrillKey, mandrillURL) }, nil, "", core.StatusFailed, true},
+		{"mandrill unsubscribe", "mandrill", func() webhooks.Request { return mandrill(mdEvent("unsub"), mandrillKey, mandrillURL) }, nil, "", core.StatusDelivered, true},
+		{"mandrill send", "mandrill", func() webhooks.Request { return mandrill(mdEvent("send"), mandrillKey, mandrillURL) }, nil, "", core.StatusDelivered, false},
+		{"mandrill wrong key", "mandrill", func() webhooks.Request { return mandrill(mdEvent("hard_bounce"), "guess", mandrillURL) }, nil, core.EUNAUTHORIZED, "", false},
+		{"mandrill signed for another URL", "mandrill", func() webhooks.Request {
+			return mandrill(mdEvent("hard_bounce"), mandrillKey, mandrillURL+"/")
+		}, nil, core.EUNAUTHORIZED, "", false},
+		{"mandrill tampered", "mandrill", func() webhooks.Request {
+			r := mandrill(mdEvent("send"), mandrillKey, mandrillURL)
+			r.Body = bytes.Replace(r.Body, []byte("send"), []byte("spam"), 1)
+			return r
+		}, nil, core.EUNAUTHORIZED, "", false},
+		{"mandrill no signature", "mandrill", func() webhooks.Request {
+			r := mandrill(mdEvent("send"), mandrillKey, mandrillURL)
+			r.Header.Del(webhooks.MandrillSignatureHeader)
+			return r
+		}, nil, core.EUNAUTHORIZED, "", false},
+		{"mandrill signed non-JSON", "mandrill", func() webhooks.Request { return mandrill("not json", mandrillKey, mandrillURL) }, nil, core.EBADREQUEST, "", false},
+		{"mandrill as GET", "mandrill", func() webhooks.Request {
+			r := mandrill(mdEvent("send"), mandrillKey, mandrillURL)
+			r.Method = "GET"
+			return r
+		}, nil, core.ENOTFOUND, "", false},
+		{"elasticemail hard bounce", "elasticemail", func() webhooks.Request { return elasticEmail(eeBounce, elasticEmailToken) }, nil, "", core.StatusFailed, true},
+		{"elasticemail soft bounce", "elasticemail", func() webhooks.Request {
+			return elasticEmail(strings.Replace(eeBounce, "NoMailbox", "Throttled", 1), elasticEmailToken)
+		}, nil, "", core.StatusFailed, false},
+		{"elasticemail complaint", "elasticemail", func() webhooks.Request {
+			return elasticEmail(strings.Replace(eeBounce, "status=Error", "status=AbuseReport", 1), elasticEmailToken)
+		}, nil, "", core.StatusFailed, true},
+		{"elasticemail unsubscribe", "elasticemail", func() webhooks.Request {
+			return elasticEmail(strings.Replace(eeBounce, "status=Error", "status=Unsubscribed", 1), elasticEmailToken)
+		}, nil, "", core.StatusDelivered, true},
+		{"elasticemail sent", "elasticemail", func() webhooks.Request {
+			return elasticEmail(strings.Replace(eeBounce, "status=Error", "status=Sent", 1), elasticEmailToken)
+		}, nil, "", core.StatusDelivered, false},
+		{"elasticemail as POST form", "elasticemail", func() webhooks.Request {
+			return webhooks.Request{Method: "POST", Header: http.Header{}, Body: []byte(eeBounce + "&token=" + elasticEmailToken)}
+		}, nil, "", core.StatusFailed, true},
+		{"elasticemail wrong token", "elasticemail", func() webhooks.Request { return elasticEmail(eeBounce, "guess") }, nil, core.EUNAUTHORIZED, "", false},
+		{"elasticemail no token", "elasticemail", func() webhooks.Request { return elasticEmail(eeBounce, "") }, nil, core.EUNAUTHORIZED, "", false},
+		{"elasticemail no status", "elasticemail", func() webhooks.Request { return elasticEmail("to=a@example.com", elasticEmailToken) }, nil, core.EBADREQUEST, "", false},
 		{"unknown provider", "nosuch", func() webhooks.Request { return webhooks.Request{} }, nil, core.ENOTFOUND, "", false},
 		{"body too large", "postmark", func() webhooks.Request {
 			return s.postmark(`{"x":"`+strings.Repeat("a", webhooks.MaxBody)+`"}`, s.pmUser, s.pmPass)
@@ -338,7 +415,7 @@ func TestReceiveVerifiesEachProvider(t *testing.T) {
 				conns = s.conns()
 			}
 			f := newFixture(t, conns, now, verifier)
-			for _, pid := range []string{"sgid", "mgid@example.com", "pmid", "sesid"} {
+			for _, pid := range []string{"sgid", "mgid@example.com", "pmid", "sesid", "mdid", "eeid"} {
 				f.store.addLog(10, pid)
 			}
 			res, err := f.svc.Receive(context.Background(), tt.provider, tt.req())
@@ -579,11 +656,47 @@ func TestTransitionOf(t *testing.T) {
 		{webhooks.Event{Kind: events.EventDeferred}, "", ""},
 		{webhooks.Event{Kind: events.EventOpened}, "", ""},
 		{webhooks.Event{Kind: events.EventClicked}, "", ""},
+		{webhooks.Event{Kind: events.EventUnsubscribed, Recipient: "a@x.org"}, "", suppression.SuppressUnsubscribe},
 	}
 	for _, tt := range tests {
 		tr := webhooks.TransitionOf(tt.ev)
 		if tr.Status != tt.status || tr.Suppress != tt.suppress || (tt.status != "" && tr.LastError == "") {
 			t.Errorf("TransitionOf(%+v) = %+v", tt.ev, tr)
 		}
+	}
+}
+
+// TestMandrillAndElasticEmailReplays: a call received again is a 409;
+// a Mandrill event seen before, in a new call, is skipped as a
+// duplicate; a Mandrill event of a recipient whose _id no log carries
+// finds the log by the Message-ID the driver put in the metadata.
+func TestMandrillAndElasticEmailReplays(t *testing.T) {
+	now := time.Now()
+	s := newSigner(t, now)
+	f := newFixture(t, s.conns(), now, nil)
+	f.store.addLog(10, "known")
+	f.store.addLog(11, "uncertain.11@example.com")
+	ctx := context.Background()
+
+	open := fmt.Sprintf(`{"event":"open","_id":"known","ts":%d,"msg":{"_id":"known","email":"a@example.com"}}`, now.Unix())
+	call := mandrill("["+open+"]", mandrillKey, mandrillURL)
+	if res, err := f.svc.Receive(ctx, "mandrill", call); err != nil || res.Matched != 1 {
+		t.Fatalf("open: %+v, %v", res, err)
+	}
+	if _, err := f.svc.Receive(ctx, "mandrill", call); codeOf(err) != core.ECONFLICT {
+		t.Fatalf("replayed Mandrill call: %v", err)
+	}
+	byMetadata := fmt.Sprintf(`{"event":"hard_bounce","_id":"other-recipient-id","ts":%d,"msg":{"_id":"other-recipient-id","email":"b@example.com","metadata":{"mailsvc_message_id":"<uncertain.11@example.com>"}}}`, now.Unix())
+	res, err := f.svc.Receive(ctx, "mandrill", mandrill("["+open+","+byMetadata+"]", mandrillKey, mandrillURL))
+	if err != nil || res.Duplicates != 1 || res.Matched != 1 || f.store.status[11] != core.StatusFailed {
+		t.Fatalf("batch with a seen event: %+v, %v, log 11 %q", res, err, f.store.status[11])
+	}
+
+	ee := elasticEmail("status=Opened&to=a%40example.com&messageid=known", elasticEmailToken)
+	if res, err := f.svc.Receive(ctx, "elasticemail", ee); err != nil || res.Matched != 1 {
+		t.Fatalf("elastic email open: %+v, %v", res, err)
+	}
+	if _, err := f.svc.Receive(ctx, "elasticemail", ee); codeOf(err) != core.ECONFLICT {
+		t.Fatalf("replayed Elastic Email notification: %v", err)
 	}
 }

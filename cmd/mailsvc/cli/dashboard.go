@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 	_ "time/tzdata" // IANA zones for timezone_string on hosts without a zoneinfo database
 
@@ -63,6 +65,41 @@ func (s siteOptions) StartOfWeek(ctx context.Context) (time.Weekday, error) {
 		return time.Monday, nil
 	}
 	return wordpress.StartOfWeek(ctx, s.options)
+}
+
+// SiteFormat implements the screens' GET /site/format: the date_format,
+// time_format, timezone_string and gmt_offset options; standalone, or
+// for an option not set, WordPress's defaults.
+func (s siteOptions) SiteFormat(ctx context.Context) (core.SiteFormat, error) {
+	f := core.DefaultSiteFormat
+	if s.options == nil {
+		return f, nil
+	}
+	read := func(name string) (string, error) {
+		v, _, err := s.options.Option(ctx, name)
+		if err != nil {
+			return "", fmt.Errorf("read the %s option: %w", name, err)
+		}
+		return strings.TrimSpace(v), nil
+	}
+	for _, o := range []struct {
+		name string
+		to   *string
+	}{{"date_format", &f.DateFormat}, {"time_format", &f.TimeFormat}, {"timezone_string", &f.TimeZone}} {
+		v, err := read(o.name)
+		if err != nil {
+			return f, err
+		}
+		if v != "" {
+			*o.to = v
+		}
+	}
+	off, err := read("gmt_offset")
+	if err != nil {
+		return f, err
+	}
+	f.GMTOffset, _ = strconv.ParseFloat(off, 64)
+	return f, nil
 }
 
 // AdminEmail implements dashboard.Site: the admin_email option.

@@ -282,6 +282,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		OAuth:          oauthSvc,
 		Modules:        extraRoutes,
 		Dashboard:      dash,
+		SiteFormat:     rt.site(),
 		Privacy:        privacy,
 		EmailControls:  &app.EmailControls{Store: rt.db.Settings(), Counts: rt.db.EmailControls()},
 		Reports:        reports,

@@ -3,7 +3,7 @@
 // sign-in or access-denied screen when the API asks for it, and routes
 // #/screen/param to the module of that screen.
 import * as api from './api.js';
-import { h, replace, notice } from './ui.js';
+import { h, replace, notice, loadSiteFormat } from './ui.js';
 import { refreshBanner } from './capture.js';
 // The tabs the add-on modules registered (admin.RegisterScreens), as the
 // service writes them: [{slug, title, module}].
@@ -144,6 +144,8 @@ async function start(checked = false) {
       if (err.status === 401 || err.code === 'rest_forbidden') return onAuthFailure(err);
     }
   }
+  // Times show in the site's own format and zone on every screen.
+  await loadSiteFormat(api.get);
   shell();
   const oauth = new URLSearchParams(location.search);
   if (oauth.get('oauth')) {

@@ -15,7 +15,10 @@ export async function render(root, [which]) {
 }
 
 async function list(root) {
-  const [conns, settings] = await Promise.all([api.list('/connections', { per_page: 100 }), api.get('/settings')]);
+  const [conns, settings, transports] = await Promise.all([api.list('/connections', { per_page: 100 }), api.get('/settings'),
+    api.get('/transports').catch(() => [])]);
+  // A connection's provider by the name people know ("Other SMTP").
+  const provider = new Map(transports.map((t) => [t.driver, t.name]));
   const q = new URLSearchParams(location.search);
   const banner = q.get('oauth') === 'success' ? notice('success', 'The provider authorized the connection.')
     : q.get('oauth') === 'error' ? notice('error', `Authorization failed: ${q.get('oauth_error') || 'unknown error'}.`) : null;
@@ -39,7 +42,7 @@ async function list(root) {
   const rows = conns.items.map((c) => {
     const box = h('input', { type: 'checkbox', 'aria-label': `Select ${c.name}`, onchange: (e) => { e.target.checked ? sel.add(c.id) : sel.delete(c.id); bulk.disabled = !sel.size; } });
     const marks = [settings.default_connection_id === c.id ? 'default' : '', settings.fallback_connection_id === c.id ? 'fallback' : ''].filter(Boolean);
-    return [box, h('a', { href: `#/connections/${c.id}` }, c.name), c.driver, c.is_active ? 'active' : 'inactive',
+    return [box, h('a', { href: `#/connections/${c.id}` }, c.name), provider.get(c.driver) || c.driver, c.is_active ? 'Active' : 'Off',
       h('span', {}, badge(c.health_status), c.last_error ? h('span', { class: 'muted' }, ` ${c.last_error}`) : null),
       c.oauth_status ? badge(c.oauth_status) : '—', marks.join(', ') || '—', when(c.last_checked_at)];
   });
@@ -47,7 +50,7 @@ async function list(root) {
     banner,
     h('div', { class: 'card inline-fields' }, choice('default_connection_id', 'Default connection'), choice('fallback_connection_id', 'Fallback connection')),
     h('div', { class: 'toolbar' }, bulk),
-    table('Connections', ['', 'Name', 'Driver', 'State', 'Health', 'OAuth', 'Role', 'Checked'], rows));
+    table('Connections', ['', 'Name', 'Provider', 'State', 'Health', 'OAuth', 'Role', 'Checked'], rows));
 }
 
 async function edit(root, cid) {
@@ -70,7 +73,7 @@ async function edit(root, cid) {
   };
   driver.addEventListener('change', showSchema);
   const form = h('form', { class: 'card conn-form', novalidate: true, 'aria-labelledby': 'conn-h' },
-    field('Name', name), field('Driver', driver), h('div', { class: 'field checkbox' }, active, h('label', { for: active.id }, 'Active')),
+    field('Name', name), field('Provider', driver), h('div', { class: 'field checkbox' }, active, h('label', { for: active.id }, 'Active')),
     slot, status,
     h('div', { class: 'actions' }, h('button', { class: 'button button-primary', type: 'submit' }, conn ? 'Save changes' : 'Create connection'),
       h('a', { class: 'button', href: '#/connections' }, 'Back to the list')));

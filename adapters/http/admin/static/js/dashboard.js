@@ -1,10 +1,10 @@
 // dashboard.js: totals and success rate, the volume chart, recent
-// activity, queue depth, connection health, and the onboarding wizard on
-// first use.
+// activity, queue depth, connection health, and the setup wizard
+// (wizard.js) on first use.
 import * as api from './api.js';
-import { h, replace, heading, table, badge, when, notice, field, showErrors, errorNotice, busy } from './ui.js';
+import { h, replace, heading, table, badge, when } from './ui.js';
 import { volumeChart } from './chart.js';
-import { schemaForm } from './form.js';
+import { onboarding } from './wizard.js';
 
 const pct = (v) => (v === null || v === undefined ? '—' : `${v}%`);
 
@@ -75,57 +75,4 @@ async function stoppedCard(ec) {
     h('h2', { id: 'stopped-h' }, 'WordPress core emails stopped'),
     h('p', {}, 'Switched off on the ', h('a', { href: '#/settings' }, 'Settings'), ' screen; counted here, never lost silently.'),
     table('WordPress core emails stopped', ['Email', 'Stopped', 'Now'], rows));
-}
-
-async function onboarding(box, reload) {
-  const [state, conns] = await Promise.all([api.get('/dashboard/onboarding'), api.list('/connections', { per_page: 1 })]);
-  // First use only: a site that already has a connection skips the wizard.
-  if (state.dismissed || state.completed || (conns.total > 0 && !state.connection_id)) return;
-  const transports = await api.get('/transports');
-  const pick = h('select', { id: 'ob-driver', name: 'driver', value: state.driver || '' },
-    h('option', { value: '' }, 'Choose a provider…'), transports.map((t) => h('option', { value: t.driver }, t.name)));
-  pick.value = state.driver || '';
-  const to = h('input', { id: 'ob-to', name: 'test_email', type: 'text', autocomplete: 'email' });
-  const slot = h('div');
-  const status = h('div', { role: 'status' });
-  let sf = null;
-  const form = h('form', { class: 'card wizard', 'aria-labelledby': 'ob-h' },
-    h('h2', { id: 'ob-h' }, 'Set up sending'),
-    h('p', {}, 'Pick a provider, fill in its settings, and send a test email. The connection becomes the default.'),
-    field('Provider', pick), slot, field('Send the test email to', to, 'Empty: the site’s admin address.'), status,
-    h('div', { class: 'actions' },
-      h('button', { class: 'button button-primary', type: 'submit' }, 'Save, test and make default'),
-      h('button', { class: 'button', type: 'button', onclick: async () => { await api.post('/dashboard/onboarding', { dismissed: true }); box.replaceChildren(); } }, 'Dismiss')));
-  let chosen = 0;
-  const choose = async () => {
-    const mine = ++chosen; // the last choice wins when answers cross
-    slot.replaceChildren();
-    sf = null;
-    if (!pick.value) return;
-    const t = await api.get(`/transports/${pick.value}`);
-    if (mine !== chosen) return;
-    sf = schemaForm(t);
-    replace(slot, sf.el);
-    api.post('/dashboard/onboarding', { driver: pick.value, step: 1 }).catch(() => {});
-  };
-  pick.addEventListener('change', choose);
-  form.addEventListener('submit', async (e) => {
-    e.preventDefault();
-    if (!sf) return showErrors(form, { driver: 'Choose a provider.' });
-    try {
-      const res = await busy(e.submitter, api.post('/dashboard/onboarding/apply', {
-        driver: pick.value, settings: sf.read(), test_email: to.value || undefined,
-        connection_id: state.connection_id || undefined }));
-      state.connection_id = res.connection.id;
-      showErrors(form, {});
-      if (res.test.success) {
-        replace(box, notice('success', `Test email sent to ${res.test.to}. mailsvc is ready.`));
-        reload();
-      } else replace(status, notice('error', `The provider refused the test email: ${res.test.message}`));
-    } catch (err) {
-      replace(status, errorNotice(err, showErrors(form, err.errors)));
-    }
-  });
-  replace(box, form);
-  if (pick.value) await choose();
 }

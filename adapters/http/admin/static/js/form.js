@@ -10,6 +10,14 @@ export const MASK = '********';
 
 const isSecret = (f) => f.sensitive || f.type === 'password';
 
+// An encryption choice in words, with the port it usually goes with.
+const ENCRYPTION = { tls: 'TLS (STARTTLS, port 587)', ssl: 'SSL (port 465)', none: 'None' };
+const PORT_OF = { tls: 587, ssl: 465, none: 25 };
+const isEncryption = (f) => /encryption$/.test(f.key);
+
+// optionLabel answers the words a select's option is shown with.
+const optionLabel = (f, o) => (isEncryption(f) && ENCRYPTION[o]) || o;
+
 function control(f, value, pinned) {
   const name = f.key;
   const common = { name, id: id('s-' + name), disabled: pinned };
@@ -18,14 +26,16 @@ function control(f, value, pinned) {
     case 'boolean':
       return h('input', { ...common, type: 'checkbox', checked: v === true || v === 'true' });
     case 'select':
-      return h('select', { ...common, value: v }, (f.options || []).map((o) => h('option', { value: o }, o)));
+      return h('select', { ...common, value: v }, (f.options || []).map((o) => h('option', { value: o }, optionLabel(f, o))));
     case 'integer':
       return h('input', { ...common, type: 'number', inputmode: 'numeric', min: f.min, max: f.max, step: 1, value: v });
     case 'text':
       return h('textarea', { ...common, rows: 4, value: v });
     default: {
-      const type = isSecret(f) ? 'password' : f.type === 'email' ? 'email' : f.type === 'url' ? 'url' : 'text';
-      const attrs = { ...common, type, value: v, autocomplete: isSecret(f) ? 'new-password' : 'off' };
+      // Only a password is masked while typed: a user name (sensitive,
+      // so stored encrypted and masked in answers) is typed in clear.
+      const type = f.type === 'password' ? 'password' : f.type === 'email' ? 'email' : f.type === 'url' ? 'url' : 'text';
+      const attrs = { ...common, type, value: v, autocomplete: type === 'password' ? 'new-password' : 'off' };
       if (type === 'email' || type === 'url') attrs.type = 'text'; // the API validates; the browser must not block submit
       return h('input', attrs);
     }
@@ -44,9 +54,11 @@ export function requiredNow(f, values) {
  * transport: the driver's schema; settings: stored values (masked);
  * pinned: keys set by a constant. Answers {el, read, fill}.
  */
-export function schemaForm(transport, settings = {}, pinned = []) {
+export function schemaForm(transport, settings = {}, pinned = [], { omit = [] } = {}) {
   const rows = new Map();
   const el = h('fieldset', { class: 'schema' }, h('legend', {}, `${transport.name} settings`));
+  // The fields marked advanced, folded away until opened.
+  const advanced = h('details', { class: 'advanced' }, h('summary', {}, 'Advanced'));
   if (transport.presets && transport.presets.length) {
     const pick = h('select', { id: id('preset') },
       h('option', { value: '' }, 'Choose a preset…'),
@@ -58,6 +70,9 @@ export function schemaForm(transport, settings = {}, pinned = []) {
     el.append(field('Preset', pick, 'Fills the fields below with a known provider’s settings.'));
   }
   for (const f of transport.fields) {
+    // A field the caller asks elsewhere (the wizard's site-wide From)
+    // is left out unless the provider needs it.
+    if (omit.includes(f.key) && !f.required && !f.required_when) continue;
     const isPinned = pinned.includes(f.key);
     // A constant_only key is read-only too: only its constant sets it.
     const ctl = control(f, settings[f.key], isPinned || Boolean(f.constant_only));
@@ -65,8 +80,22 @@ export function schemaForm(transport, settings = {}, pinned = []) {
       isSecret(f) && settings[f.key] === MASK ? 'Stored; leave as is to keep it.' : ''].filter(Boolean).join(' ');
     const row = field(f.label || f.key, ctl, help || null);
     rows.set(f.key, { f, ctl, row });
-    el.append(row);
+    (f.advanced ? advanced : el).append(row);
     ctl.addEventListener('change', refresh);
+    if (isEncryption(f)) ctl.addEventListener('change', () => followPort(f, ctl));
+  }
+  if (advanced.children.length > 1) el.append(advanced);
+  // A connection that sets an advanced field shows them open.
+  advanced.open = transport.fields.some((f) => f.advanced && settings[f.key] !== undefined && settings[f.key] !== null
+    && settings[f.key] !== '' && String(settings[f.key]) !== String(f.default ?? ''));
+
+  /** followPort moves the port with the encryption while the port is
+   * still one of the usual ones (or empty). */
+  function followPort(f, ctl) {
+    const port = rows.get(f.key.replace(/encryption$/, 'port'));
+    if (!port || port.ctl.disabled) return;
+    const usual = port.ctl.value === '' || Object.values(PORT_OF).includes(Number(port.ctl.value));
+    if (usual && PORT_OF[ctl.value]) port.ctl.value = String(PORT_OF[ctl.value]);
   }
 
   function values() {

@@ -4,7 +4,15 @@
 // resend and delete, and the detail view with the body in a sandboxed
 // frame, headers, attempts and provider events.
 import * as api from './api.js';
-import { h, replace, heading, table, badge, when, notice, field, showErrors, errorNotice, flash, busy } from './ui.js';
+import { h, replace, heading, table, badge, when, words, notice, field, showErrors, errorNotice, flash, busy } from './ui.js';
+
+// The connections' names by id, read once per screen: a log names its
+// connection, never "#1".
+async function connectionNames() {
+  const list = await api.get('/connections', { per_page: 100 }).catch(() => []);
+  return new Map((Array.isArray(list) ? list : []).map((c) => [c.id, c.name]));
+}
+const connLink = (names, id) => (id ? h('a', { href: `#/connections/${id}` }, names.get(id) || `Connection ${id} (deleted)`) : '—');
 
 const filters = { search: '', status: '', date_from: '', date_to: '', page: 1, per_page: 20 };
 
@@ -17,7 +25,7 @@ export async function render(root, [logID]) {
   const results = h('div', { id: 'log-results' });
   const input = (name, label, type = 'text') => field(label, h('input', { id: `log-${name}`, name, type, value: filters[name] }));
   const status = h('select', { id: 'log-status', name: 'status' },
-    ['', 'queued', 'sending', 'delivered', 'failed', 'captured'].map((s) => h('option', { value: s }, s || 'Any status')));
+    ['', 'queued', 'sending', 'delivered', 'failed', 'captured'].map((s) => h('option', { value: s }, s ? words(s) : 'Any status')));
   status.value = filters.status;
   const form = h('form', { class: 'filters card', role: 'search', 'aria-label': 'Filter the logs', novalidate: true },
     input('search', 'Search (address, @domain, start or part of an address, subject words)', 'search'), field('Status', status),
@@ -35,9 +43,10 @@ export async function render(root, [logID]) {
 
 async function load(form, results) {
   let page;
+  let names;
   results.setAttribute('aria-busy', 'true');
   try {
-    page = await api.list('/logs', filters);
+    [page, names] = await Promise.all([api.list('/logs', filters), connectionNames()]);
     showErrors(form, {});
   } catch (err) {
     return replace(results, errorNotice(err, showErrors(form, err.errors)));
@@ -60,8 +69,8 @@ async function load(form, results) {
   const rows = page.items.map((l) => [
     h('input', { type: 'checkbox', value: l.id, 'aria-label': `Select log ${l.id}`, onchange: (e) => toggle(l.id, e.target.checked) }),
     badge(l.status), h('a', { href: `#/logs/${l.id}` }, l.message.subject || '(no subject)'),
-    (l.message.to || []).map((a) => a.email).join(', '), l.source || '', when(l.created_at)]);
-  const t = table('Email logs', ['', 'Status', 'Subject', 'To', 'Source', 'Created'], rows);
+    (l.message.to || []).map((a) => a.email).join(', '), connLink(names, l.sent_connection_id || l.connection_id), l.source || '', when(l.created_at)]);
+  const t = table('Email logs', ['', 'Status', 'Subject', 'To', 'Connection', 'Source', 'Created'], rows);
   t.querySelector('thead th').replaceChildren(all);
   bulkBar.append(...bulkButtons);
   const partial = page.partial
@@ -152,8 +161,28 @@ function resendToForm(log) {
   return form;
 }
 
+// retrying tells when a queued message that failed before is tried again.
+const retrying = (log) => log.status === 'queued' && log.attempts > 0;
+
+// headerRows answers the header fields of a message: its stored header
+// block when it came whole, else the fields it was built from and its
+// own extra headers.
+function headerRows(m, addr) {
+  if (m.raw_header) {
+    return m.raw_header.replace(/\r?\n[ \t]+/g, ' ').split(/\r?\n/).filter(Boolean).map((line) => {
+      const at = line.indexOf(':');
+      return at < 0 ? [line, ''] : [line.slice(0, at), line.slice(at + 1).trim()];
+    });
+  }
+  const rows = [['From', addr([m.from])], ['To', addr(m.to)]];
+  if ((m.cc || []).length) rows.push(['Cc', addr(m.cc)]);
+  if ((m.reply_to || []).length) rows.push(['Reply-To', addr(m.reply_to)]);
+  rows.push(['Subject', m.subject || '']);
+  return rows.concat((m.headers || []).map((x) => [x.name, x.value]));
+}
+
 async function detail(root, id) {
-  const log = await api.get(`/logs/${id}`);
+  const [log, names] = await Promise.all([api.get(`/logs/${id}`), connectionNames()]);
   const m = log.message || {};
   const addr = (xs) => (xs || []).map((a) => (a.name ? `${a.name} <${a.email}>` : a.email)).join(', ') || '—';
   const out = h('div', { role: 'status' });
@@ -173,7 +202,8 @@ async function detail(root, id) {
     h('section', { class: 'card' }, dl([
       ['Status', badge(log.status)], ['From', addr([m.from])], ['To', addr(m.to)], ['Cc', addr(m.cc)], ['Bcc', addr(m.bcc)],
       ['Created', when(log.created_at)], ['Delivered', when(log.delivered_at)], ['Attempts', String(log.attempts)],
-      ['Connection', log.sent_connection_id ? h('a', { href: `#/connections/${log.sent_connection_id}` }, `#${log.sent_connection_id}`) : '—'],
+      ...(retrying(log) ? [['Next attempt', h('span', { id: 'log-next-attempt' }, when(log.next_attempt_at))]] : []),
+      ['Connection', connLink(names, log.sent_connection_id || log.connection_id)],
       ['Provider id', log.provider_message_id || '—'], ['Last error', log.last_error || '—'], ['Source', log.source || '—'],
       ...(log.resent_from ? [['Resent from', h('a', { href: `#/logs/${log.resent_from}` }, `#${log.resent_from}`)]] : [])])),
     resendToForm(log),
@@ -185,10 +215,10 @@ async function detail(root, id) {
       (log.attachments || []).length ? table('Attachments', ['File', 'Type', 'Size', 'Shown as'], log.attachments.map((a) =>
         [a.filename, a.content_type, `${a.size} bytes`, a.inline ? `Inline image${a.content_id ? ` (cid:${a.content_id})` : ''}` : 'Attachment'])) : null),
     h('section', { class: 'card', 'aria-labelledby': 'hdr-h' }, h('h2', { id: 'hdr-h' }, 'Headers'),
-      table('Headers', ['Name', 'Value'], (m.headers || []).map((x) => [x.name, x.value]))),
+      table('Headers', ['Name', 'Value'], headerRows(m, addr))),
     h('section', { class: 'card', 'aria-labelledby': 'att-h' }, h('h2', { id: 'att-h' }, 'Attempts'),
       table('Attempts', ['When', 'Connection', 'Outcome', 'Response or error', 'Duration'], (log.attempts_history || []).map((a) =>
-        [when(a.at), `#${a.connection_id}`, badge(a.outcome), a.error || a.response || '', `${a.duration_ms} ms`]))),
+        [when(a.at), connLink(names, a.connection_id), badge(a.outcome), a.error || a.response || '', `${a.duration_ms} ms`]), 'Not tried yet.')),
     events);
   try {
     const ev = await api.get(`/pro/logs/${id}/events`, null, { quiet: true });

@@ -1,18 +1,19 @@
 // settings.js: every key of GET /settings as a labelled control chosen by
-// its value's type; only changed keys are sent, and each 422 message is
-// shown at its field.
+// its value's type, grouped by purpose with a label, unit and help line;
+// only changed keys are sent, and each 422 message is shown at its field.
 import * as api from './api.js';
 import { h, replace, heading, field, showErrors, errorNotice, flash, busy } from './ui.js';
 import { emailControlsForm } from './email-controls.js';
 
-const label = (k) => k.replace(/_/g, ' ').replace(/^./, (c) => c.toUpperCase());
+const keyLabel = (k) => k.replace(/_/g, ' ').replace(/^./, (c) => c.toUpperCase());
 const ELSEWHERE = new Set(['default_connection_id', 'fallback_connection_id']);
 // What the email log keeps of a body once the message is delivered or has
 // failed for good (docs/logs.md); the message sent is never changed.
 const LOG_BODY_CHOICES = {
   log_body: {
     options: ['redacted', 'full', 'none'],
-    help: 'redacted: one-time links (password resets, confirmations) are replaced with [redacted]; full: the whole body; none: no body, only sender, recipients, subject and status.',
+    labels: { redacted: 'The message, one-time links hidden (default)', full: 'The whole message', none: 'No body' },
+    help: 'Hidden links: one-time links (password resets, confirmations) are replaced with [redacted]. No body: only sender, recipients, subject and status.',
   },
 };
 // The staging guard (docs/staging.md): who still gets mail while it is held.
@@ -26,31 +27,53 @@ const LOG_BODY_MAPS = {
 /** settingsForm builds a form for a flat settings object and saves the
  * changed keys with save(patch). Shared by Settings and Pro settings.
  * lists names keys whose value is a list of words, edited one per line;
- * choices names keys chosen from a list ({ options, help }); maps names
+ * choices names keys chosen from a list ({ options, labels, help }); maps names
  * keys whose value is an object of names to words, edited as
- * "name = word" lines (the help text). */
-export function settingsForm(values, save, skip = new Set(), lists = {}, choices = {}, maps = {}) {
+ * "name = word" lines (the help text). described gives keys their
+ * {group, label, unit, help} and groups the headings in order
+ * ([slug, title, help]); without groups the keys are one list. */
+export function settingsForm(values, save, skip = new Set(), lists = {}, choices = {}, maps = {}, described = {}, groups = []) {
   const controls = {};
   const status = h('div', { role: 'status' });
   const form = h('form', { class: 'card settings-form', novalidate: true });
-  for (const [k, v] of Object.entries(values)) {
+  // One fieldset per group, in the groups' order; keys of no group last.
+  const sets = new Map(groups.map(([g, title, help]) => [g, h('fieldset', { class: 'settings-group', id: `group-${g}` },
+    h('legend', {}, title), help ? h('p', { class: 'help' }, help) : null)]));
+  const other = h('fieldset', { class: 'settings-group', id: 'group-other' }, h('legend', {}, 'Other'));
+  const label = (k) => (described[k] && described[k].label) || keyLabel(k);
+  const helpOf = (k, more) => [described[k] && described[k].help, more].filter(Boolean).join(' ') || null;
+  const target = (k) => {
+    const set = described[k] && sets.get(described[k].group);
+    return groups.length ? set || other : form;
+  };
+  const withUnit = (k, row) => {
+    const unit = described[k] && described[k].unit;
+    if (unit) row.querySelector('input').after(' ', h('span', { class: 'unit' }, unit));
+    return row;
+  };
+  // The described keys in their order, then the others as the API
+  // lists them.
+  const keys = [...Object.keys(described).filter((k) => k in values), ...Object.keys(values).filter((k) => !(k in described))];
+  for (const k of keys) {
+    const v = values[k];
     if (lists[k]) {
       const area = h('textarea', { id: `set-${k}`, name: k, rows: 4, value: (v || []).join('\n') });
       controls[k] = area;
-      form.append(field(label(k), area, lists[k]));
+      target(k).append(field(label(k), area, helpOf(k, lists[k])));
       continue;
     }
     if (choices[k]) {
-      const sel = h('select', { id: `set-${k}`, name: k, value: v }, choices[k].options.map((o) => h('option', { value: o }, o)));
+      const sel = h('select', { id: `set-${k}`, name: k, value: v },
+        choices[k].options.map((o) => h('option', { value: o }, (choices[k].labels || {})[o] || o)));
       controls[k] = sel;
-      form.append(field(label(k), sel, choices[k].help));
+      target(k).append(field(label(k), sel, helpOf(k, choices[k].help)));
       continue;
     }
     if (maps[k]) {
       const lines = Object.entries(v || {}).map(([name, word]) => `${name} = ${word}`).join('\n');
       const area = h('textarea', { id: `set-${k}`, name: k, rows: 3, value: lines });
       controls[k] = area;
-      form.append(field(label(k), area, maps[k]));
+      target(k).append(field(label(k), area, helpOf(k, maps[k])));
       continue;
     }
     if (skip.has(k) || (v !== null && typeof v === 'object')) continue;
@@ -59,9 +82,16 @@ export function settingsForm(values, save, skip = new Set(), lists = {}, choices
       : typeof v === 'number' ? h('input', { ...attrs, type: 'number', value: v, class: 'small' })
         : h('input', { ...attrs, type: 'text', value: v ?? '' });
     controls[k] = ctl;
-    form.append(typeof v === 'boolean' ? h('div', { class: 'field checkbox', dataset: { key: k } }, ctl, h('label', { for: ctl.id }, label(k)),
-      h('p', { class: 'field-error', id: `${ctl.id}-err`, role: 'alert' })) : field(label(k), ctl));
+    const help = helpOf(k);
+    if (help) ctl.setAttribute('aria-describedby', `${ctl.id}-help`);
+    target(k).append(typeof v === 'boolean' ? h('div', { class: 'field checkbox', dataset: { key: k } }, ctl, h('label', { for: ctl.id }, label(k)),
+      help ? h('p', { class: 'help', id: `${ctl.id}-help` }, help) : null,
+      h('p', { class: 'field-error', id: `${ctl.id}-err`, role: 'alert' })) : withUnit(k, field(label(k), ctl, help)));
   }
+  // Every group shows, for its note at least (the summary email of
+  // "Alerts and reports" has its own card below).
+  form.append(...sets.values());
+  if (groups.length && other.querySelector('.field')) form.append(other);
   form.append(status, h('div', { class: 'actions' }, h('button', { class: 'button button-primary', type: 'submit' }, 'Save changes')));
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
@@ -116,8 +146,8 @@ function reportCard(values, connections) {
   const status = h('div', { role: 'status' });
   const preview = h('div', { class: 'report-preview' });
   const form = h('form', { class: 'card settings-form', id: 'summary-report', novalidate: true },
-    h('h2', {}, 'Summary report'),
-    h('p', { class: 'help' }, 'A summary of deliveries, failures, connection health and alerts, mailed at the end of each day, week (from the site\'s first day of the week, Monday standalone) or month in the site\'s time zone.'),
+    h('h2', {}, 'Alerts and reports: the summary email'),
+    h('p', { class: 'help' }, 'A summary of deliveries, failures, connection health and alerts, mailed at the end of each day, week (from the site\'s first day of the week, Monday standalone) or month in the site\'s time zone. Weekly to the site\'s admin email by default: choose off to stop it.'),
     field('Frequency', freq),
     field('Recipients', to, 'Comma-separated addresses; empty sends it to the site\'s admin email.'),
     field('Connection', conn),
@@ -165,10 +195,14 @@ function reportCard(values, connections) {
 /** render shows the free settings, the email controls and the summary
  * report. */
 export async function render(root) {
-  const [values, controls, connections] = await Promise.all([api.get('/settings'), api.get('/settings/email-controls'),
-    api.get('/connections', { per_page: 100 }).catch(() => [])]);
+  const [values, controls, connections, schema] = await Promise.all([api.get('/settings'), api.get('/settings/email-controls'),
+    api.get('/connections', { per_page: 100 }).catch(() => []), api.get('/settings/schema').catch(() => ({}))]);
+  // The settings by purpose, each with its label, unit and help line, as
+  // the service describes them (core.FreeSettings).
+  const described = Object.fromEntries((schema.settings || []).map((d) => [d.key, d]));
+  const groups = (schema.groups || []).map((g) => [g.slug, g.title, g.help]);
   replace(root, heading('Settings'), h('p', {}, 'The default and fallback connections are chosen on the Connections screen.'),
-    settingsForm(values, (patch) => api.put('/settings', patch), ELSEWHERE, CAPTURE_LISTS, LOG_BODY_CHOICES, LOG_BODY_MAPS),
+    settingsForm(values, (patch) => api.put('/settings', patch), ELSEWHERE, CAPTURE_LISTS, LOG_BODY_CHOICES, LOG_BODY_MAPS, described, groups),
     reportCard(values, Array.isArray(connections) ? connections : []),
     emailControlsForm(controls));
 }

@@ -63,6 +63,8 @@ export function showErrors(form, errors) {
     const slot = ctl && form.querySelector(`#${CSS.escape(ctl.id)}-err`);
     if (!slot) { rest[key] = msg; continue; }
     slot.textContent = msg;
+    const fold = ctl.closest('details'); // a refused field under "Advanced" is shown
+    if (fold) fold.open = true;
     ctl.setAttribute('aria-invalid', 'true');
     ctl.setAttribute('aria-errormessage', slot.id);
     first = first || ctl;
@@ -95,23 +97,101 @@ export function flash(kind, text) {
   setTimeout(() => n.remove(), 6000);
 }
 
-/** when formats an RFC 3339 time for a person, in the browser's locale. */
+// The site's date and time format and zone (GET /site/format), WordPress's
+// defaults until read.
+let site = { date_format: 'F j, Y', time_format: 'g:i a', timezone_string: '', gmt_offset: 0 };
+
+/** loadSiteFormat reads the site's date and time format once; the
+ * defaults stay when the service does not say (an older one). */
+export async function loadSiteFormat(get) {
+  try { site = { ...site, ...(await get('/site/format', null, { quiet: true })) }; } catch { /* the defaults */ }
+}
+
+const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
+const pad = (n) => String(n).padStart(2, '0');
+
+// wall answers the site's wall-clock time of date as the UTC fields of a
+// Date, and the zone's abbreviation: in an IANA zone through Intl, else
+// shifted by the UTC offset in hours.
+function wall(date, zone, offset) {
+  if (zone) {
+    try {
+      const parts = Object.fromEntries(new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', timeZoneName: 'short',
+        year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' })
+        .formatToParts(date).map((p) => [p.type, p.value]));
+      return { d: new Date(Date.UTC(+parts.year, +parts.month - 1, +parts.day, +parts.hour % 24, +parts.minute, +parts.second)), abbr: parts.timeZoneName };
+    } catch { /* an unknown zone: the offset */ }
+  }
+  const mins = Math.round((Number(offset) || 0) * 60);
+  const abbr = mins === 0 ? 'UTC' : `${mins < 0 ? '-' : '+'}${pad(Math.floor(Math.abs(mins) / 60))}:${pad(Math.abs(mins) % 60)}`;
+  return { d: new Date(date.getTime() + mins * 60000), abbr };
+}
+
+/**
+ * formatDate writes date as PHP's date() writes format, in the zone (an
+ * IANA name) or, without one, at offset hours from UTC. It knows d, j, S,
+ * m, n, F, M, Y, y, D, l, N, w, H, G, h, g, i, s, a, A, T and U; a
+ * backslash writes the next character as it is, other characters are
+ * copied.
+ */
+export function formatDate(date, format, zone = '', offset = 0) {
+  const { d, abbr } = wall(date, zone, offset);
+  const day = d.getUTCDate(); const mon = d.getUTCMonth(); const hr = d.getUTCHours(); const wd = d.getUTCDay();
+  const suffix = (day % 10 === 1 && day !== 11) ? 'st' : (day % 10 === 2 && day !== 12) ? 'nd' : (day % 10 === 3 && day !== 13) ? 'rd' : 'th';
+  const codes = {
+    d: () => pad(day), j: () => String(day), S: () => suffix,
+    m: () => pad(mon + 1), n: () => String(mon + 1), F: () => MONTHS[mon], M: () => MONTHS[mon].slice(0, 3),
+    Y: () => String(d.getUTCFullYear()), y: () => pad(d.getUTCFullYear() % 100),
+    D: () => DAYS[wd].slice(0, 3), l: () => DAYS[wd], N: () => String(wd || 7), w: () => String(wd),
+    H: () => pad(hr), G: () => String(hr), h: () => pad(hr % 12 || 12), g: () => String(hr % 12 || 12),
+    i: () => pad(d.getUTCMinutes()), s: () => pad(d.getUTCSeconds()),
+    a: () => (hr < 12 ? 'am' : 'pm'), A: () => (hr < 12 ? 'AM' : 'PM'), T: () => abbr, U: () => String(Math.floor(date.getTime() / 1000)),
+  };
+  let out = '';
+  for (let i = 0; i < format.length; i++) {
+    const c = format[i];
+    if (c === '\\') { out += format[++i] ?? ''; continue; }
+    out += codes[c] ? codes[c]() : c;
+  }
+  return out;
+}
+
+/** when formats an RFC 3339 time for a person, in the site's date and
+ * time format and time zone (WordPress's Settings → General). */
 export function when(t) {
   if (!t) return '—';
   const d = new Date(t);
-  return isNaN(d) ? t : d.toLocaleString();
+  if (isNaN(d) || d.getUTCFullYear() < 1971) return isNaN(d) ? t : '—';
+  return formatDate(d, `${site.date_format} ${site.time_format}`, site.timezone_string, site.gmt_offset);
 }
 
-/** badge shows a status word with a colour class. */
-export const badge = (s) => h('span', { class: `badge badge-${s || 'unknown'}` }, s || 'unknown');
+// Statuses, outcomes and health in words; a word not listed shows as it is.
+const WORDS = {
+  queued: 'Queued', sending: 'Sending', delivered: 'Delivered', failed: 'Failed', captured: 'Held (captured)',
+  temporary_failure: 'Temporary failure, will retry', permanent_failure: 'Failed for good',
+  rate_limited: 'Slowed down by the provider, will retry', uncertain: 'No answer from the provider, will check',
+  simulated: 'Simulated, not sent', healthy: 'Healthy', degraded: 'Degraded', failing: 'Failing', down: 'Down',
+  unknown: 'Not checked yet', active: 'Active', inactive: 'Off', authorized: 'Authorized', pending: 'Waiting for authorization',
+  needs_authorization: 'Needs authorization', expired: 'Expired', ok: 'OK', warning: 'Warning', error: 'Error',
+};
+/** words answers a status, outcome or health key in words. */
+export const words = (s) => WORDS[s] || s;
 
-/** table builds a table from column headers and rows of cells. */
-export function table(caption, heads, rows) {
-  return h('table', { class: 'widefat' },
+/** badge shows a status in words with its key's colour class. */
+export const badge = (s) => h('span', { class: `badge badge-${s || 'unknown'}`, dataset: { status: s || 'unknown' } }, words(s || 'unknown'));
+
+/** table builds a table from column headers and rows of cells. Each cell
+ * carries its column's header (data-colname), so that on a small screen
+ * the rows stack as WordPress's list tables do, every value under its
+ * header word (app.css). */
+export function table(caption, heads, rows, empty = 'Nothing here yet.') {
+  const head = (i) => (typeof heads[i] === 'string' ? heads[i] : '');
+  return h('table', { class: 'widefat striped list-table' },
     h('caption', { class: 'screen-reader-text' }, caption),
     h('thead', {}, h('tr', {}, heads.map((x) => h('th', { scope: 'col' }, x)))),
-    h('tbody', {}, rows.length ? rows.map((r) => h('tr', {}, r.map((c) => h('td', {}, c))))
-      : h('tr', {}, h('td', { colspan: heads.length, class: 'empty' }, 'Nothing here yet.'))));
+    h('tbody', {}, rows.length ? rows.map((r) => h('tr', {}, r.map((c, i) => h('td', { dataset: { colname: head(i) } }, c))))
+      : h('tr', {}, h('td', { colspan: heads.length, class: 'empty' }, empty))));
 }
 
 /** busy disables a button while promise runs and returns its result. */

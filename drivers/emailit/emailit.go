@@ -1,0 +1,165 @@
+// Package emailit is the mail transport for the Emailit Email API (v2).
+// It registers itself as the driver "emailit" when imported and sends
+// each message with POST /v2/emails, its Message-ID as the request's
+// Idempotency-Key.
+package emailit
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"strings"
+
+	"github.com/mailsvc/mailsvc/core"
+	"github.com/mailsvc/mailsvc/drivers/apidriver"
+)
+
+// Slug is the driver name of Emailit connections.
+const Slug = "emailit"
+
+// DefaultBaseURL is the real API, used when base_url is empty.
+const DefaultBaseURL = "https://api.emailit.com"
+
+// MaxPerField is the most addresses Emailit takes in each of to, cc and
+// bcc.
+const MaxPerField = 50
+
+// MaxMessageBytes caps a whole message: 20 MB (mailsvc's cap; Emailit
+// states none).
+const MaxMessageBytes = 20 << 20
+
+func init() {
+	core.Register(Driver())
+}
+
+// Driver returns the Emailit driver description: schema, rules and
+// constructor.
+func Driver() core.Driver {
+	return core.Driver{
+		Slug:               Slug,
+		Name:               "Emailit",
+		Description:        "Send through the Emailit Email API with an API key.",
+		SetupHelp:          "In Emailit, open Credentials (API keys) and create a sending API key (it starts with secret_).",
+		DefaultConcurrency: apidriver.DefaultConcurrency,
+		RecipientCaps:      core.RecipientCaps{To: MaxPerField, Cc: MaxPerField, Bcc: MaxPerField, NeedsTo: true},
+		Fields: []core.Field{
+			apidriver.APIKeyField("API key", "An Emailit API key."),
+			apidriver.FromEmailField("Sender address; its domain must be a verified sending domain in Emailit."),
+			apidriver.FromNameField(),
+			apidriver.ForceFromField(),
+			apidriver.Advanced(apidriver.BaseURLField("Leave empty for "+DefaultBaseURL+".", "api.emailit.com")),
+		},
+		Rules: []string{apidriver.SenderRule, "base_url, when empty, is " + DefaultBaseURL + "."},
+		New:   New,
+	}
+}
+
+// Transport sends through one Emailit connection. It is safe for
+// concurrent use.
+type Transport struct {
+	api    apidriver.JSONAPI
+	sender apidriver.Sender
+}
+
+// New builds the transport of an Emailit connection from its effective
+// settings.
+func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
+	api, _, err := apidriver.NewJSONAPI(Slug, DefaultBaseURL, conn.Settings, env, apidriver.BearerAuth)
+	if err != nil {
+		return nil, err
+	}
+	return &Transport{api: api, sender: apidriver.SenderOf(conn.Settings)}, nil
+}
+
+// BaseURL returns the API base URL the transport talks to.
+func (t *Transport) BaseURL() string { return t.api.BaseURL }
+
+// Verify implements core.Verifier with GET /v2/domains, an
+// authenticated read that sends nothing.
+func (t *Transport) Verify(ctx context.Context) error {
+	return t.api.Verify(ctx, http.MethodGet, "/v2/domains", nil, nil)
+}
+
+type attachment struct {
+	Filename    string `json:"filename"`
+	Content     string `json:"content"`
+	ContentType string `json:"content_type"`
+	ContentID   string `json:"content_id,omitempty"`
+}
+
+type request struct {
+	From        string            `json:"from"`
+	To          []string          `json:"to"`
+	Cc          []string          `json:"cc,omitempty"`
+	Bcc         []string          `json:"bcc,omitempty"`
+	ReplyTo     []string          `json:"reply_to,omitempty"`
+	Subject     string            `json:"subject"`
+	HTML        string            `json:"html,omitempty"`
+	Text        string            `json:"text,omitempty"`
+	Headers     map[string]string `json:"headers,omitempty"`
+	Attachments []attachment      `json:"attachments,omitempty"`
+}
+
+// Send implements core.Transport. The message's Message-ID and its
+// recipients make the request's Idempotency-Key: Emailit sends a request
+// it already took (within 24 hours) once.
+func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
+	if err := apidriver.CheckSize(msg, MaxMessageBytes); err != nil {
+		return core.Receipt{}, err
+	}
+	msg = msg.ForEnvelope()
+	r := request{From: apidriver.Mailbox(t.sender.Apply(msg.From)), To: apidriver.Mailboxes(msg.To), Cc: apidriver.Mailboxes(msg.Cc),
+		Bcc: apidriver.Mailboxes(msg.Bcc), ReplyTo: apidriver.Mailboxes(msg.ReplyTo), Subject: msg.Subject, HTML: msg.HTML, Text: msg.Text,
+		Headers: apidriver.CustomHeaders(msg)}
+	if r.HTML == "" && r.Text == "" {
+		r.Text = "\n" // Emailit requires html or text
+	}
+	for _, a := range msg.Attachments {
+		att := attachment{Filename: a.Filename, Content: apidriver.Base64(a.Data), ContentType: apidriver.ContentType(a)}
+		if apidriver.IsInline(a) {
+			att.ContentID = a.ContentID
+		}
+		r.Attachments = append(r.Attachments, att)
+	}
+	var header http.Header
+	if id := idempotencyKey(msg); id != "" {
+		header = http.Header{"Idempotency-Key": {id}}
+	}
+	var out struct {
+		ID     string `json:"id"`
+		Status string `json:"status"`
+	}
+	if _, err := t.api.DoWithHeader(ctx, "send", http.MethodPost, "/v2/emails", header, &r, &out); err != nil {
+		return core.Receipt{}, err
+	}
+	return core.Receipt{MessageID: out.ID, Response: strings.TrimSpace("200 " + out.Status + " " + out.ID)}, nil
+}
+
+// idempotencyKey is the Idempotency-Key of msg (a message or one part of
+// a message split over the recipient caps, as ForEnvelope made it): its
+// Message-ID, in the letters, digits, dashes and underscores Emailit
+// takes, followed by a digest of the part's recipients, so that the parts
+// of one message are each sent and a resend of a part is not. Empty when
+// msg has no Message-ID.
+func idempotencyKey(msg *core.Message) string {
+	id := msg.MessageID()
+	if id == "" {
+		return ""
+	}
+	key := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_':
+			return r
+		case r == '.' || r == '@':
+			return '_'
+		}
+		return -1
+	}, id)
+	h := sha256.New()
+	for _, a := range msg.Recipients() {
+		h.Write([]byte(strings.ToLower(a.Email) + "\n"))
+	}
+	digest := hex.EncodeToString(h.Sum(nil))[:16]
+	return key[:min(len(key), 256-len(digest)-1)] + "_" + digest
+}
