@@ -100,7 +100,7 @@ type Server struct {
 func NewServer(p Provider) *Server {
 	s := &Server{p: p}
 	if len(p.OpenAPI) > 0 {
-		s.api = openAPIRouter(p.OpenAPI)
+		s.api = OpenAPIRouter(p.OpenAPI)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc(p.Send, s.handleSend)
@@ -179,7 +179,7 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.api != nil {
-		if err := s.validate(r, body); err != nil {
+		if err := ValidateRequest(s.api, r, body); err != nil {
 			status := s.p.InvalidStatus
 			if status == 0 {
 				status = http.StatusBadRequest
@@ -193,7 +193,7 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 		faults.WriteJSON(w, refused.Status, s.p.ErrorBody(refused.Message))
 		return
 	}
-	m := Message{ID: newID(), At: time.Now(), Mail: mail}
+	m := Message{ID: NewID(), At: time.Now(), Mail: mail}
 	s.messages.Add(m)
 	s.p.Accept(w, m)
 }
@@ -214,9 +214,9 @@ var defineFormats = sync.OnceFunc(func() {
 	}))
 })
 
-// openAPIRouter loads a provider's OpenAPI document and routes on it;
-// a document that does not load is the fake's own bug.
-func openAPIRouter(doc []byte) routers.Router {
+// OpenAPIRouter loads a provider's OpenAPI document and routes on it; a
+// document that does not load is the fake's own bug, so it panics.
+func OpenAPIRouter(doc []byte) routers.Router {
 	defineFormats()
 	d, err := openapi3.NewLoader().LoadFromData(doc)
 	if err == nil {
@@ -225,7 +225,16 @@ func openAPIRouter(doc []byte) routers.Router {
 	if err != nil {
 		panic(fmt.Sprintf("fakeapi: the provider's OpenAPI document: %v", err))
 	}
-	d.Servers = nil // the fake runs on a loopback port: match paths only
+	// The fake runs on a loopback port: a server on the provider's host
+	// is dropped (its document's paths are whole), a relative one ("/v4",
+	// its paths under it) kept.
+	var relative openapi3.Servers
+	for _, srv := range d.Servers {
+		if strings.HasPrefix(srv.URL, "/") {
+			relative = append(relative, srv)
+		}
+	}
+	d.Servers = relative
 	router, err := gorillamux.NewRouter(d)
 	if err != nil {
 		panic(fmt.Sprintf("fakeapi: route the provider's OpenAPI document: %v", err))
@@ -233,12 +242,12 @@ func openAPIRouter(doc []byte) routers.Router {
 	return router
 }
 
-// validate checks a send request and its body against the provider's
-// OpenAPI document.
-func (s *Server) validate(r *http.Request, body []byte) error {
+// ValidateRequest checks a request r and its body (read already)
+// against the provider's OpenAPI document that api routes on.
+func ValidateRequest(api routers.Router, r *http.Request, body []byte) error {
 	req := r.Clone(r.Context())
 	req.Body = io.NopCloser(bytes.NewReader(body))
-	route, params, err := s.api.FindRoute(req)
+	route, params, err := api.FindRoute(req)
 	if err != nil {
 		return fmt.Errorf("not in the provider's API: %w", err)
 	}
@@ -295,7 +304,8 @@ func ParseMailboxes(field, s string) ([]Address, *Refusal) {
 	return Addresses(list, func(a *mail.Address) Address { return Address{Name: a.Name, Email: a.Address} }), nil
 }
 
-func newID() string {
+// NewID returns a random message id.
+func NewID() string {
 	b := make([]byte, 12)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)

@@ -12,11 +12,7 @@
 package jsonfake
 
 import (
-	"bytes"
-	"context"
-	"crypto/rand"
 	"encoding/base64"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"math"
@@ -28,10 +24,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
-	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
 	"github.com/mailsvc/mailsvc/test/fakes/faults"
 )
@@ -72,12 +65,7 @@ type API struct {
 }
 
 // Message is one accepted send request, decoded.
-type Message struct {
-	ID string
-	// At is when the fake accepted the message.
-	At time.Time
-	fakeapi.Mail
-}
+type Message = fakeapi.Message
 
 // Server is a running fake. Its zero value is not usable; call New.
 type Server struct {
@@ -108,16 +96,7 @@ type answer struct {
 func New(api API, key string) *Server {
 	s := &Server{api: api, key: key}
 	if api.OpenAPI != nil {
-		doc, err := openapi3.NewLoader().LoadFromData(api.OpenAPI)
-		if err == nil {
-			err = doc.Validate(context.Background())
-		}
-		if err == nil {
-			s.router, err = gorillamux.NewRouter(doc)
-		}
-		if err != nil {
-			panic(fmt.Sprintf("jsonfake: the OpenAPI description does not load: %v", err))
-		}
+		s.router = fakeapi.OpenAPIRouter(api.OpenAPI)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc(api.Send, s.handleSend)
@@ -215,7 +194,7 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 		faults.WriteJSON(w, a.status, a.body)
 		return
 	}
-	id := newID()
+	id := fakeapi.NewID()
 	s.messages.Add(Message{ID: id, At: time.Now(), Mail: m})
 	status, reply := s.api.Accepted(id, m)
 	if key != "" {
@@ -233,35 +212,10 @@ func (s *Server) validate(r *http.Request, body []byte) string {
 	if s.router == nil {
 		return ""
 	}
-	req := r.Clone(r.Context())
-	req.Body = io.NopCloser(bytes.NewReader(body))
-	route, params, err := s.router.FindRoute(req)
-	if err != nil {
-		return "no such route in the API description: " + err.Error()
-	}
-	in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,
-		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
-	if err := openapi3filter.ValidateRequest(r.Context(), in); err != nil {
+	if err := fakeapi.ValidateRequest(s.router, r, body); err != nil {
 		return err.Error()
 	}
 	return ""
-}
-
-// newID returns a random message id.
-func newID() string {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-// Addresses turns a list of wire mailboxes into recorded ones with get,
-// which reads one's name and address.
-func Addresses[T any](in []T, get func(T) fakeapi.Address) []fakeapi.Address {
-	var out []fakeapi.Address
-	for _, a := range in {
-		out = append(out, get(a))
-	}
-	return out
 }
 
 // Mailboxes parses "Name <email>" strings (or bare addresses), as the
