@@ -45,7 +45,7 @@ func New(apiKey string) *fakeapi.Server {
 		Accept: func(w http.ResponseWriter, m fakeapi.Message) {
 			faults.WriteJSON(w, http.StatusCreated, fmt.Sprintf(`{"messageId":"<%s@smtp-relay.mailin.fr>"}`, m.ID))
 		},
-		ErrorBody:       func(msg string) string { return errorBody("invalid_parameter", msg) },
+		ErrorBody:       func(_ int, msg string) string { return errorBody("invalid_parameter", msg) },
 		RateLimitHeader: RateLimitResetHeader,
 		OpenAPI:         openAPI,
 	})

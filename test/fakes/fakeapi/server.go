@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -51,8 +52,9 @@ type Provider struct {
 	Decode func(body []byte) (Mail, *Refusal)
 	// Accept answers an accepted message (its ID set by the server).
 	Accept func(w http.ResponseWriter, m Message)
-	// ErrorBody is the provider's error body saying message.
-	ErrorBody func(message string) string
+	// ErrorBody is the provider's error body of an answer of status
+	// saying message.
+	ErrorBody func(status int, message string) string
 	// RateLimitHeader is the header a 429 gives its wait in, in seconds
 	// (Retry-After when empty).
 	RateLimitHeader string
@@ -63,6 +65,13 @@ type Provider struct {
 	// when it does not match.
 	OpenAPI       []byte
 	InvalidStatus int
+	// MaxRecipients is the most recipients (To, Cc and Bcc) one send
+	// takes, more refused 400 as the API does; 0: no cap.
+	MaxRecipients int
+	// IdempotencyHeader, when set, names the request header whose value
+	// makes a send once: a send with a key the fake took before is
+	// answered as the first was and not recorded again.
+	IdempotencyHeader string
 }
 
 // Refusal is a send the provider refuses: its status and message.
@@ -94,6 +103,10 @@ type Server struct {
 	api         routers.Router
 	messages    Log[Message]
 	rateLimited Log[time.Time]
+	sends       atomic.Int32
+
+	mu       sync.Mutex
+	answered map[string]Message // by idempotency key
 }
 
 // NewServer starts a fake of the provider p.
@@ -118,11 +131,15 @@ func NewServer(p Provider) *Server {
 // Messages returns a copy of every accepted message, oldest first.
 func (s *Server) Messages() []Message { return s.messages.All() }
 
+// SendCalls returns how many requests reached the send route, refused
+// ones included.
+func (s *Server) SendCalls() int { return int(s.sends.Load()) }
+
 // FailNext makes the next n requests, whatever their path, answer status
 // with body (the provider's error body when body is empty).
 func (s *Server) FailNext(n, status int, body string) {
 	if body == "" {
-		body = s.p.ErrorBody(fmt.Sprintf("simulated failure %d", status))
+		body = s.p.ErrorBody(status, fmt.Sprintf("simulated failure %d", status))
 	}
 	s.Server.FailNext(n, status, body)
 }
@@ -139,7 +156,7 @@ func (s *Server) RateLimitNext(n int, retryAfter time.Duration) {
 	s.Server.FailNextWith(n, func(w http.ResponseWriter, _ *http.Request) {
 		s.rateLimited.Add(time.Now())
 		w.Header().Set(header, strconv.Itoa(secs))
-		faults.WriteJSON(w, http.StatusTooManyRequests, s.p.ErrorBody("Too many requests"))
+		faults.WriteJSON(w, http.StatusTooManyRequests, s.p.ErrorBody(http.StatusTooManyRequests, "Too many requests"))
 	})
 }
 
@@ -167,6 +184,7 @@ func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
 }
 
 func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
+	s.sends.Add(1)
 	if !s.authorized(w, r) {
 		return
 	}
@@ -175,7 +193,7 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
-		faults.WriteJSON(w, http.StatusUnsupportedMediaType, s.p.ErrorBody("Content-Type must be application/json, not "+ct))
+		faults.WriteJSON(w, http.StatusUnsupportedMediaType, s.p.ErrorBody(http.StatusUnsupportedMediaType, "Content-Type must be application/json, not "+ct))
 		return
 	}
 	if s.api != nil {
@@ -184,17 +202,35 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 			if status == 0 {
 				status = http.StatusBadRequest
 			}
-			faults.WriteJSON(w, status, s.p.ErrorBody(err.Error()))
+			faults.WriteJSON(w, status, s.p.ErrorBody(status, err.Error()))
 			return
 		}
 	}
 	mail, refused := s.p.Decode(body)
+	if n := len(mail.To) + len(mail.Cc) + len(mail.Bcc); refused == nil && s.p.MaxRecipients > 0 && n > s.p.MaxRecipients {
+		refused = Refuse(http.StatusBadRequest, "too many recipients: %d, at most %d", n, s.p.MaxRecipients)
+	}
 	if refused != nil {
-		faults.WriteJSON(w, refused.Status, s.p.ErrorBody(refused.Message))
+		faults.WriteJSON(w, refused.Status, s.p.ErrorBody(refused.Status, refused.Message))
 		return
 	}
-	m := Message{ID: NewID(), At: time.Now(), Mail: mail}
-	s.messages.Add(m)
+	key := ""
+	if s.p.IdempotencyHeader != "" {
+		key = r.Header.Get(s.p.IdempotencyHeader)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, seen := s.answered[key]
+	if !seen || key == "" {
+		m = Message{ID: NewID(), At: time.Now(), Mail: mail}
+		s.messages.Add(m)
+		if key != "" {
+			if s.answered == nil {
+				s.answered = map[string]Message{}
+			}
+			s.answered[key] = m
+		}
+	}
 	s.p.Accept(w, m)
 }
 

@@ -39,7 +39,7 @@ func New(token string) *fakeapi.Server {
 			w.Header().Set("X-Message-Id", m.ID)
 			w.WriteHeader(http.StatusAccepted)
 		},
-		ErrorBody: func(msg string) string { return fmt.Sprintf(`{"message":%q,"errors":{}}`, msg) },
+		ErrorBody: func(_ int, msg string) string { return fmt.Sprintf(`{"message":%q,"errors":{}}`, msg) },
 	})
 }
 

@@ -37,7 +37,7 @@ func New(apiKey, secret string) *fakeapi.Server {
 			faults.WriteJSON(w, http.StatusOK, fmt.Sprintf(`{"Messages":[{"Status":"success","CustomID":%q,"To":[{"Email":%q,"MessageUUID":%q,"MessageID":288230376151711744,"MessageHref":"https://api.mailjet.com/v3/REST/message/288230376151711744"}],"Cc":[],"Bcc":[]}]}`,
 				m.Meta["CustomID"], m.To[0].Email, m.ID))
 		},
-		ErrorBody: func(msg string) string {
+		ErrorBody: func(_ int, msg string) string {
 			return fmt.Sprintf(`{"Messages":[{"Status":"error","Errors":[{"ErrorIdentifier":"1","ErrorCode":"send-0003","StatusCode":400,"ErrorMessage":%q,"ErrorRelatedTo":[]}]}]}`, msg)
 		},
 	})

@@ -47,7 +47,7 @@ func start(apiKey string, sendingOnly bool) *fakeapi.Server {
 		Accept: func(w http.ResponseWriter, m fakeapi.Message) {
 			faults.WriteJSON(w, http.StatusOK, fmt.Sprintf(`{"id":%q}`, m.ID))
 		},
-		ErrorBody:     func(msg string) string { return errorBody(422, "validation_error", msg) },
+		ErrorBody:     func(_ int, msg string) string { return errorBody(422, "validation_error", msg) },
 		OpenAPI:       openAPI,
 		InvalidStatus: http.StatusUnprocessableEntity,
 	}

@@ -38,7 +38,7 @@ func New(apiKey string) *fakeapi.Server {
 			n := len(m.To) + len(m.Cc) + len(m.Bcc)
 			faults.WriteJSON(w, http.StatusOK, fmt.Sprintf(`{"request_id":"aa253464-0bd0-467a-b24b-6159dcd7be60","data":{"succeeded":%d,"failed":0,"failures":[],"email_id":%q}}`, n, m.ID))
 		},
-		ErrorBody: func(msg string) string { return errorBody(msg, "E_ApiResponseCodes.NON_VALIDATING_IN_PAYLOAD") },
+		ErrorBody: func(_ int, msg string) string { return errorBody(msg, "E_ApiResponseCodes.NON_VALIDATING_IN_PAYLOAD") },
 	})
 }
 

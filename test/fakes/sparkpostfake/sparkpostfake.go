@@ -38,7 +38,7 @@ func New(apiKey string) *fakeapi.Server {
 			n := len(m.To) + len(m.Cc) + len(m.Bcc)
 			faults.WriteJSON(w, http.StatusOK, fmt.Sprintf(`{"results":{"total_rejected_recipients":0,"total_accepted_recipients":%d,"id":%q}}`, n, m.ID))
 		},
-		ErrorBody: errorBody,
+		ErrorBody: func(_ int, msg string) string { return errorBody(msg) },
 	})
 }
 
