@@ -36,8 +36,4 @@ var harness = drivertest.Harness{
 	},
 }
 
-func TestConformance(t *testing.T) { drivertest.Run(t, harness) }
-
-// TestRecipientCapSplits: 250 recipients, over Brevo's 99, go as three
-// calls.
-func TestRecipientCapSplits(t *testing.T) { drivertest.RecipientCapSplits(t, harness, 250, 3) }
+func TestConformance(t *testing.T) { drivertest.RunJSONAPI(t, harness, brevofake.New) }

@@ -971,15 +971,3 @@ func SendRecorded[M any](t *testing.T, tr core.Transport, msg *core.Message, rec
 	}
 	return rc, got[want-1]
 }
-
-// RecipientCapSplits starts h's fake, whose provider refuses a call over
-// its recipient cap, sends it a message to n To recipients with
-// SendInParts and checks that it arrived as wantParts messages to n
-// recipients in all.
-func RecipientCapSplits(t *testing.T, h Harness, n, wantParts int) {
-	t.Helper()
-	fake := h.Start()
-	defer fake.Close()
-	parts := SendInParts(t, h.Slug, h.newTransport(t, h.settings(fake.URL(), h.Key)), n)
-	CheckParts(t, parts, fake.Messages(), wantParts, n)
-}

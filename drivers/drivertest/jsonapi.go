@@ -7,13 +7,13 @@ import (
 	"time"
 
 	"github.com/mailsvc/mailsvc/core"
-	"github.com/mailsvc/mailsvc/test/fakes/jsonfake"
+	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
 )
 
 // RunJSONAPI runs the whole suite (Run) on a driver whose fake is built
-// on test/fakes/jsonfake (start starts one accepting a key), then the
+// on fakeapi.NewServer (start starts one accepting a key), then the
 // limits every such driver keeps (Limits).
-func RunJSONAPI(t *testing.T, h Harness, start func(key string) *jsonfake.Server) {
+func RunJSONAPI(t *testing.T, h Harness, start func(key string) *fakeapi.Server) {
 	h.Start = func() Fake {
 		f := start(h.Key)
 		return NewFake(f, f.URL, f.Messages)
@@ -35,7 +35,7 @@ func RunJSONAPI(t *testing.T, h Harness, start func(key string) *jsonfake.Server
 //     provider's own hosts only, the default among them.
 //   - ForceFrom: with force_from off, from_email and from_name name the
 //     sender only of a message without one.
-func Limits(t *testing.T, h Harness, start func(key string) *jsonfake.Server) {
+func Limits(t *testing.T, h Harness, start func(key string) *fakeapi.Server) {
 	d, ok := core.LookupDriver(h.Slug)
 	if !ok {
 		t.Fatalf("driver %s is not registered", h.Slug)

@@ -27,11 +27,7 @@ var harness = drivertest.Harness{
 	UnknownKey:      "region",
 }
 
-func TestConformance(t *testing.T) { drivertest.Run(t, harness) }
-
-// TestRecipientCapSplits: 120 To recipients, over MailerSend's 50 in to,
-// go as three calls.
-func TestRecipientCapSplits(t *testing.T) { drivertest.RecipientCapSplits(t, harness, 120, 3) }
+func TestConformance(t *testing.T) { drivertest.RunJSONAPI(t, harness, mailersendfake.New) }
 
 // TestCustomHeadersOnlyWhenOn: the message's own headers go only when
 // custom_headers is on (MailerSend's lower plans refuse them).

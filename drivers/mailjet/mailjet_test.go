@@ -1,6 +1,7 @@
 package mailjet_test
 
 import (
+	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
 	"strings"
 	"testing"
 
@@ -39,11 +40,9 @@ var harness = drivertest.Harness{
 	},
 }
 
-func TestConformance(t *testing.T) { drivertest.Run(t, harness) }
-
-// TestRecipientCapSplits: 120 recipients, over Mailjet's 50 a message,
-// go as three calls.
-func TestRecipientCapSplits(t *testing.T) { drivertest.RecipientCapSplits(t, harness, 120, 3) }
+func TestConformance(t *testing.T) {
+	drivertest.RunJSONAPI(t, harness, func(key string) *fakeapi.Server { return mailjetfake.New(key, testSecret) })
+}
 
 // TestCustomIDIsTheReceipt: each send carries a CustomID of its own,
 // which the receipt names, so that every recipient's events find the

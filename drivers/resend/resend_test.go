@@ -26,11 +26,7 @@ var harness = drivertest.Harness{
 	UnknownKey:      "region",
 }
 
-func TestConformance(t *testing.T) { drivertest.Run(t, harness) }
-
-// TestRecipientCapSplits: 120 recipients, over Resend's 50, go as three
-// calls.
-func TestRecipientCapSplits(t *testing.T) { drivertest.RecipientCapSplits(t, harness, 120, 3) }
+func TestConformance(t *testing.T) { drivertest.RunJSONAPI(t, harness, resendfake.New) }
 
 // TestVerifySendingOnlyKey: a key with Sending access only cannot read
 // the domains; Resend's 401 restricted_api_key proves it valid, while a

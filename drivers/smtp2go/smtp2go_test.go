@@ -34,11 +34,7 @@ var harness = drivertest.Harness{
 	UnknownKey:        "region",
 }
 
-func TestConformance(t *testing.T) { drivertest.Run(t, harness) }
-
-// TestRecipientCapSplits: 250 To recipients, over SMTP2GO's 100 in to,
-// go as three calls.
-func TestRecipientCapSplits(t *testing.T) { drivertest.RecipientCapSplits(t, harness, 250, 3) }
+func TestConformance(t *testing.T) { drivertest.RunJSONAPI(t, harness, smtp2gofake.New) }
 
 // TestFailedRecipientsAreAFailure: SMTP2GO's 200 that took no recipient
 // or failed one is a permanent failure, not a sent message.

@@ -38,11 +38,7 @@ var harness = drivertest.Harness{
 	},
 }
 
-func TestConformance(t *testing.T) { drivertest.Run(t, harness) }
-
-// TestRecipientCapSplits: 2,500 recipients, over the 1,000 of a
-// transmission, go as three calls.
-func TestRecipientCapSplits(t *testing.T) { drivertest.RecipientCapSplits(t, harness, 2500, 3) }
+func TestConformance(t *testing.T) { drivertest.RunJSONAPI(t, harness, sparkpostfake.New) }
 
 // TestRegionChoosesTheAPI: region eu talks to the EU API, base_url
 // overrides the region.
