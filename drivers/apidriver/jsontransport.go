@@ -90,16 +90,3 @@ func First[T any](list []core.Address, f func(core.Address) T) *T {
 	v := f(list[0])
 	return &v
 }
-
-// HeaderMap is the message's headers as the APIs that take an object of
-// them want it, nil for none.
-func HeaderMap(headers []core.Header) map[string]string {
-	if len(headers) == 0 {
-		return nil
-	}
-	out := make(map[string]string, len(headers))
-	for _, h := range headers {
-		out[h.Name] = h.Value
-	}
-	return out
-}

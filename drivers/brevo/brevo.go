@@ -127,7 +127,7 @@ func (t Transport) build(msg *core.Message) email {
 		Subject: msg.Subject, HTMLContent: msg.HTML, TextContent: msg.Text,
 	}
 	e.ReplyTo = apidriver.First(msg.ReplyTo, toAddress)
-	e.Headers = apidriver.HeaderMap(msg.Headers)
+	e.Headers = apidriver.CustomHeaders(msg)
 	for _, a := range msg.Attachments {
 		e.Attachment = append(e.Attachment, attachment{Content: apidriver.Base64(a.Data), Name: a.Filename})
 	}

@@ -169,7 +169,7 @@ func (t Transport) build(msg *core.Message, customID string) message {
 	m := message{From: address(t.Sender.Apply(msg.From)), To: apidriver.Each(msg.To, toAddress), Cc: apidriver.Each(msg.Cc, toAddress), Bcc: apidriver.Each(msg.Bcc, toAddress),
 		Subject: msg.Subject, TextPart: msg.Text, HTMLPart: msg.HTML, CustomID: customID}
 	m.ReplyTo = apidriver.First(msg.ReplyTo, toAddress)
-	m.Headers = apidriver.HeaderMap(msg.Headers)
+	m.Headers = apidriver.CustomHeaders(msg)
 	for _, a := range msg.Attachments {
 		att := attachment{ContentType: apidriver.ContentType(a), Filename: a.Filename, Base64Content: apidriver.Base64(a.Data)}
 		if a.Inline && a.ContentID != "" {

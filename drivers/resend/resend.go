@@ -128,7 +128,7 @@ func (t Transport) build(msg *core.Message) email {
 	msg = msg.ForEnvelope()
 	e := email{From: t.Sender.Apply(msg.From).String(), To: apidriver.Mailboxes(msg.To), Cc: apidriver.Mailboxes(msg.Cc), Bcc: apidriver.Mailboxes(msg.Bcc),
 		ReplyTo: apidriver.Mailboxes(msg.ReplyTo), Subject: msg.Subject, HTML: msg.HTML, Text: msg.Text}
-	e.Headers = apidriver.HeaderMap(msg.Headers)
+	e.Headers = apidriver.CustomHeaders(msg)
 	for _, a := range msg.Attachments {
 		att := attachment{Content: apidriver.Base64(a.Data), Filename: a.Filename, ContentType: apidriver.ContentType(a)}
 		if a.Inline {

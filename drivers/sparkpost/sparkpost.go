@@ -162,7 +162,7 @@ func (t Transport) build(msg *core.Message) transmission {
 	msg = msg.ForEnvelope()
 	from := t.Sender.Apply(msg.From)
 	c := content{From: address{Name: from.Name, Email: from.Email}, Subject: msg.Subject, Text: msg.Text, HTML: msg.HTML,
-		ReplyTo: strings.Join(apidriver.Mailboxes(msg.ReplyTo), ", "), Headers: apidriver.HeaderMap(msg.Headers)}
+		ReplyTo: strings.Join(apidriver.Mailboxes(msg.ReplyTo), ", "), Headers: apidriver.CustomHeaders(msg)}
 	if len(msg.Cc) > 0 {
 		if c.Headers == nil {
 			c.Headers = map[string]string{}
