@@ -245,7 +245,14 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 			hookRunner.Run(workCtx)
 		}
 	}()
-	defer func() { stopWork(); <-workDone; <-healthDone; <-jobsDone; <-alertsDone; <-hooksDone }()
+	defer func() {
+		stopWork()
+		<-workDone
+		<-healthDone
+		<-jobsDone
+		<-alertsDone
+		<-hooksDone
+	}()
 	// The SMTP submission listener (MAILSVC_SMTP_LISTEN) stops before the
 	// workers and the database: this defer runs first.
 	submission, err := startSubmission(rt, auth, deliverySvc, hooks, log)
