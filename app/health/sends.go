@@ -122,6 +122,10 @@ func (h *SendHealth) Attempt(conn *core.Connection, a core.Attempt) {
 	}
 	at := a.At.UTC()
 	window, failingAfter := h.window(), h.failingAfter()
+	var errText string
+	if !ok {
+		errText = core.ScrubText(a.Error, h.secrets(conn)...)
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.init()
@@ -143,7 +147,7 @@ func (h *SendHealth) Attempt(conn *core.Connection, a core.Attempt) {
 		if r.FailuresInARow == 1 {
 			r.FailingFrom = at
 		}
-		r.LastError = core.ScrubText(a.Error, h.secrets(conn)...)
+		r.LastError = errText
 		r.LastErrorAt = &at
 	}
 	h.dirty[conn.ID] = true

@@ -205,7 +205,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	// module sets deliveryOpts.Events when it joins.
 	deliveryOpts.LevelStore = rt.db.Settings()
 	// Each connection's health from its real sends, beside the check's.
-	sendHealth := &health.SendHealth{Store: rt.db.Settings(), Logger: log}
+	sendHealth := &health.SendHealth{Store: rt.db.Settings(), SensitiveKeys: conns.ExtraSensitiveKeys, Logger: log}
 	deliveryOpts.SendHealth = sendHealth
 	// Add-ons (Pro) join before the delivery service is built: they may
 	// set its options (delivery hooks), and give the routes they add.
