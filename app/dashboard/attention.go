@@ -64,11 +64,16 @@ type Attention struct {
 	Count int `json:"count"`
 }
 
-// connHealth is a connection's health from its check and its sends.
+// connHealth is a connection's health from its check and its sends:
+// the status, since when it fails, and the later of the check's and the
+// sends' errors (errAt nil for the check's, which its LastCheckedAt
+// dates).
 type connHealth struct {
 	status string
 	since  *time.Time
 	rec    *health.SendRecord
+	err    string
+	errAt  *time.Time
 }
 
 // connectionHealth returns the effective health of each connection.
@@ -86,7 +91,10 @@ func (s *Service) connectionHealth(ctx context.Context, conns []*core.Connection
 		if r, ok := recs[c.ID]; ok {
 			rec = &r
 		}
-		h := connHealth{status: health.Effective(c, rec), rec: rec}
+		h := connHealth{status: health.Effective(c, rec), rec: rec, err: c.LastError}
+		if rec != nil && rec.LastError != "" && rec.LastErrorAt != nil && (c.LastCheckedAt == nil || rec.LastErrorAt.After(*c.LastCheckedAt)) {
+			h.err, h.errAt = rec.LastError, rec.LastErrorAt
+		}
 		if h.status == health.SendFailing {
 			if rec != nil && rec.Status == health.SendFailing {
 				since := rec.Since
@@ -123,11 +131,7 @@ func (s *Service) attention(ctx context.Context, conns []*core.Connection, hs ma
 		if !c.IsActive || h.status != health.SendFailing {
 			continue
 		}
-		fc := FailingConnection{ID: c.ID, Name: c.Name, Since: h.since, LastError: c.LastError}
-		if h.rec != nil && h.rec.LastError != "" && (c.LastCheckedAt == nil || h.rec.LastErrorAt != nil && h.rec.LastErrorAt.After(*c.LastCheckedAt)) {
-			fc.LastError = h.rec.LastError
-		}
-		a.FailingConnections = append(a.FailingConnections, fc)
+		a.FailingConnections = append(a.FailingConnections, FailingConnection{ID: c.ID, Name: c.Name, Since: h.since, LastError: h.err})
 	}
 	sort.Slice(a.FailingConnections, func(i, j int) bool { return a.FailingConnections[i].ID < a.FailingConnections[j].ID })
 	if s.Retrying != nil {

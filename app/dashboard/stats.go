@@ -205,12 +205,9 @@ func connectionStats(stored []*core.Connection, hs map[int64]connHealth, counts 
 		seen[c.ID] = true
 		cs := connectionStatsOf(c.ID, c.Name, c.Driver, counts[c.ID])
 		h := hs[c.ID]
-		cs.Health, cs.HealthSince, cs.LastError, cs.LastCheckedAt = h.status, h.since, c.LastError, c.LastCheckedAt
-		if r := h.rec; r != nil {
-			cs.LastSentAt = r.LastSentAt
-			if r.LastError != "" && r.LastErrorAt != nil && (c.LastCheckedAt == nil || r.LastErrorAt.After(*c.LastCheckedAt)) {
-				cs.LastError, cs.LastErrorAt = r.LastError, r.LastErrorAt
-			}
+		cs.Health, cs.HealthSince, cs.LastError, cs.LastErrorAt, cs.LastCheckedAt = h.status, h.since, h.err, h.errAt, c.LastCheckedAt
+		if h.rec != nil {
+			cs.LastSentAt = h.rec.LastSentAt
 		}
 		out = append(out, cs)
 	}
