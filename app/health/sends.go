@@ -141,7 +141,10 @@ func (h *SendHealth) Attempt(conn *core.Connection, a core.Attempt) {
 	}
 	if ok {
 		r.FailuresInARow = 0
-		r.LastSentAt = &at
+		if r.LastSentAt == nil {
+			r.LastSentAt = new(time.Time)
+		}
+		*r.LastSentAt = at // no allocation per delivered message
 	} else {
 		r.FailuresInARow++
 		if r.FailuresInARow == 1 {
