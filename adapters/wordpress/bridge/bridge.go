@@ -26,6 +26,15 @@ const FileName = "mailsvc-bridge.php"
 //go:embed mailsvc-bridge.php
 var Source []byte
 
+// Parts are the files the bridge loads from its folder beside it
+// (mu-plugins/mailsvc-bridge/), by path under mu-plugins/.
+var Parts = map[string][]byte{
+	"mailsvc-bridge/attention.php": attentionSource,
+}
+
+//go:embed mailsvc-bridge/attention.php
+var attentionSource []byte
+
 // Path returns where the bridge lives for the content directory
 // contentDir (WordPress's WP_CONTENT_DIR): <contentDir>/mu-plugins/mailsvc-bridge.php.
 func Path(contentDir string) string {
@@ -70,6 +79,13 @@ func Install(contentDir string) (string, error) {
 	if err := tmp.Close(); err != nil {
 		return "", fmt.Errorf("install bridge: write: %w", err)
 	}
+	// The parts first: the bridge that requires them is renamed into
+	// place last.
+	for name, src := range Parts {
+		if err := writeFile(filepath.Join(dir, name), src); err != nil {
+			return "", fmt.Errorf("install bridge: %w", err)
+		}
+	}
 	path := Path(contentDir)
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return "", fmt.Errorf("install bridge: %w", err)
@@ -77,9 +93,41 @@ func Install(contentDir string) (string, error) {
 	return path, nil
 }
 
+// writeFile writes src to path (its folder created when missing) under a
+// temporary name renamed into place.
+func writeFile(path string, src []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".mailsvc-part-*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // no-op after the rename
+	if _, err := tmp.Write(src); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
 // Remove deletes the bridge from contentDir/mu-plugins. It reports
 // whether a file was there; a missing file is not an error.
 func Remove(contentDir string) (bool, error) {
+	for name := range Parts {
+		if err := os.Remove(filepath.Join(contentDir, "mu-plugins", name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return false, fmt.Errorf("remove bridge: %w", err)
+		}
+	}
+	// Its folder, once empty (another file in it stays, and so does it).
+	_ = os.Remove(filepath.Join(contentDir, "mu-plugins", "mailsvc-bridge"))
 	err := os.Remove(Path(contentDir))
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil

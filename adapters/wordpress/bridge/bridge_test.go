@@ -35,14 +35,22 @@ func TestInstallAndRemove(t *testing.T) {
 		}
 	}
 	entries, _ := os.ReadDir(filepath.Join(content, "mu-plugins"))
-	if len(entries) != 2 || entries[0].Name() != bridge.CreatedMarker || entries[1].Name() != bridge.FileName {
-		t.Fatalf("mu-plugins holds %v, want the bridge and the marker of a folder the install created", entries)
+	if len(entries) != 3 || entries[0].Name() != bridge.CreatedMarker || entries[1].Name() != "mailsvc-bridge" || entries[2].Name() != bridge.FileName {
+		t.Fatalf("mu-plugins holds %v, want the bridge, its folder and the marker of a folder the install created", entries)
+	}
+	for name, src := range bridge.Parts {
+		if got, err := os.ReadFile(filepath.Join(content, "mu-plugins", name)); err != nil || !bytes.Equal(got, src) {
+			t.Fatalf("%s not installed as embedded (%v)", name, err)
+		}
 	}
 	for _, want := range []bool{true, false} {
 		removed, err := bridge.Remove(content)
 		if err != nil || removed != want {
 			t.Fatalf("remove = %v, %v; want %v", removed, err, want)
 		}
+	}
+	if entries, _ := os.ReadDir(filepath.Join(content, "mu-plugins")); len(entries) != 1 {
+		t.Fatalf("after remove, mu-plugins holds %v, want the marker alone", entries)
 	}
 	if _, err := bridge.Install(filepath.Join(content, "missing")); err == nil {
 		t.Fatal("install into a missing content directory succeeded")

@@ -38,6 +38,8 @@ if ( ! defined( 'ABSPATH' ) ) {
 	exit;
 }
 
+require_once __DIR__ . '/mailsvc-bridge/attention.php';
+
 if ( function_exists( 'wp_mail' ) ) {
 	// Another plugin got there first: do not pretend to have taken over.
 	add_action( 'admin_notices', 'mailsvc_bridge_conflict_notice' );
@@ -2060,8 +2062,6 @@ add_filter( 'rest_request_before_callbacks', 'mailsvc_bridge_forward_param_error
 add_filter( 'rest_endpoints', 'mailsvc_bridge_forward_namespace_index' );
 add_filter( 'rest_pre_echo_response', 'mailsvc_bridge_forward_echo', 10, 3 );
 add_filter( 'rest_send_nocache_headers', 'mailsvc_bridge_screens_cacheable', 20 );
-add_action( 'admin_notices', 'mailsvc_bridge_unavailable_notice' );
-add_action( 'admin_notices', 'mailsvc_bridge_captured_notice' );
 
 /**
  * The service's base URL: MAILSVC_SERVICE_URL (wp-config.php, then the
