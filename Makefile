@@ -92,6 +92,16 @@ lint:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 	$(MAKE) --no-print-directory lint-php
 
+## pot: the bridge's translation template, mailsvc-bridge/languages/mailsvc.pot, from its
+## strings (gettext's xgettext; docs/translation.md).
+pot:
+	xgettext --language=PHP --from-code=UTF-8 --add-comments=translators: --sort-by-file --no-wrap \
+	  --keyword=__ --keyword=_e --keyword=esc_html__ --keyword=esc_html_e --keyword=esc_attr__ --keyword=esc_attr_e \
+	  --keyword=_n:1,2 --keyword=_x:1,2c --keyword=_nx:1,2,4c \
+	  --package-name=mailsvc --msgid-bugs-address=https://github.com/mailsvc/mailsvc/issues \
+	  --output=$(BRIDGE)/mailsvc-bridge/languages/mailsvc.pot \
+	  $(BRIDGE)/mailsvc-bridge.php $$(ls $(BRIDGE)/mailsvc-bridge/*.php)
+
 ## lint-php: php -l on every PHP file of the repository, and phpcs on the bridge
 ## with its rule set (Debian's php-codesniffer; scripts/install-deps.sh).
 lint-php:

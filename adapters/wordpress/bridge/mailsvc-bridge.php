@@ -51,6 +51,7 @@ const MAILSVC_BRIDGE_FILE = __FILE__;
 /** The folder of the bridge's files. */
 const MAILSVC_BRIDGE_DIR = __DIR__ . DIRECTORY_SEPARATOR . 'mailsvc-bridge';
 
+require_once MAILSVC_BRIDGE_DIR . '/translation.php';
 require_once MAILSVC_BRIDGE_DIR . '/takeover.php';
 require_once MAILSVC_BRIDGE_DIR . '/addresses.php';
 require_once MAILSVC_BRIDGE_DIR . '/attachments.php';

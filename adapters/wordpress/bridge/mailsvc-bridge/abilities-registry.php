@@ -20,13 +20,13 @@ function mailsvc_bridge_ability_page_properties() {
 		'page'     => array(
 			'type'        => 'integer',
 			'minimum'     => 1,
-			'description' => 'The page, from 1.',
+			'description' => __( 'The page, from 1.', 'mailsvc' ),
 		),
 		'per_page' => array(
 			'type'        => 'integer',
 			'minimum'     => 1,
 			'maximum'     => 100,
-			'description' => 'Items per page (default 10).',
+			'description' => __( 'Items per page (default 10).', 'mailsvc' ),
 		),
 	);
 }
@@ -48,15 +48,15 @@ function mailsvc_bridge_ability_list_schema( $name, $items ) {
 			),
 			'total'       => array(
 				'type'        => 'integer',
-				'description' => 'Items in all pages (X-WP-Total).',
+				'description' => __( 'Items in all pages (X-WP-Total).', 'mailsvc' ),
 			),
 			'total_pages' => array(
 				'type'        => 'integer',
-				'description' => 'Pages (X-WP-TotalPages).',
+				'description' => __( 'Pages (X-WP-TotalPages).', 'mailsvc' ),
 			),
 			'capped'      => array(
 				'type'        => 'boolean',
-				'description' => 'The count stopped: at least this many.',
+				'description' => __( 'The count stopped: at least this many.', 'mailsvc' ),
 			),
 		),
 		'required'   => array( $name, 'total', 'total_pages' ),
@@ -133,7 +133,7 @@ function mailsvc_bridge_register_abilities() {
 			),
 			'message'    => array(
 				'type'        => 'object',
-				'description' => 'The message: to, cc, bcc, from, subject, headers; bodies only in a log\'s detail, as the log-body mode keeps them.',
+				'description' => __( 'The message: to, cc, bcc, from, subject, headers; bodies only in a log\'s detail, as the log-body mode keeps them.', 'mailsvc' ),
 			),
 			'attempts'   => array( 'type' => 'integer' ),
 			'last_error' => array( 'type' => 'string' ),
@@ -146,8 +146,8 @@ function mailsvc_bridge_register_abilities() {
 	wp_register_ability(
 		'mailsvc/get-stats',
 		array(
-			'label'               => 'Get mail statistics',
-			'description'         => 'Returns the queue (queued, sending, live) and the delivered and failed counts over a range, today, the last 7 and 30 days, per connection, with success rates, as the mail dashboard shows them. The range is the last 30 days unless range, days or from/to is given (at most one).',
+			'label'               => __( 'Get mail statistics', 'mailsvc' ),
+			'description'         => __( 'Returns the queue (queued, sending, live) and the delivered and failed counts over a range, today, the last 7 and 30 days, per connection, with success rates, as the mail dashboard shows them. The range is the last 30 days unless range, days or from/to is given (at most one).', 'mailsvc' ),
 			'category'            => 'mailsvc',
 			'input_schema'        => array(
 				'type'                 => 'object',
@@ -163,11 +163,11 @@ function mailsvc_bridge_register_abilities() {
 					),
 					'from'  => array(
 						'type'        => 'string',
-						'description' => 'A date YYYY-MM-DD (local midnight) or an RFC 3339 time.',
+						'description' => __( 'A date YYYY-MM-DD (local midnight) or an RFC 3339 time.', 'mailsvc' ),
 					),
 					'to'    => array(
 						'type'        => 'string',
-						'description' => 'A date YYYY-MM-DD (that whole day) or an RFC 3339 time (excluded).',
+						'description' => __( 'A date YYYY-MM-DD (that whole day) or an RFC 3339 time (excluded).', 'mailsvc' ),
 					),
 				),
 				'additionalProperties' => false,
@@ -210,8 +210,8 @@ function mailsvc_bridge_register_abilities() {
 	wp_register_ability(
 		'mailsvc/search-logs',
 		array(
-			'label'               => 'Search email logs',
-			'description'         => 'Lists email logs, newest first, without their bodies: by recipient address, domain or subject words (search), status and date range, a page at a time.',
+			'label'               => __( 'Search email logs', 'mailsvc' ),
+			'description'         => __( 'Lists email logs, newest first, without their bodies: by recipient address, domain or subject words (search), status and date range, a page at a time.', 'mailsvc' ),
 			'category'            => 'mailsvc',
 			'input_schema'        => array(
 				'type'                 => 'object',
@@ -220,7 +220,7 @@ function mailsvc_bridge_register_abilities() {
 						'search'    => array(
 							'type'        => 'string',
 							'maxLength'   => 200,
-							'description' => 'An address, "@domain", "local@", or words of the subject.',
+							'description' => __( 'An address, "@domain", "local@", or words of the subject.', 'mailsvc' ),
 						),
 						'status'    => array(
 							'type' => 'string',
@@ -228,11 +228,11 @@ function mailsvc_bridge_register_abilities() {
 						),
 						'date_from' => array(
 							'type'        => 'string',
-							'description' => 'An RFC 3339 time or a date YYYY-MM-DD (included).',
+							'description' => __( 'An RFC 3339 time or a date YYYY-MM-DD (included).', 'mailsvc' ),
 						),
 						'date_to'   => array(
 							'type'        => 'string',
-							'description' => 'An RFC 3339 time or a date YYYY-MM-DD (that whole day included).',
+							'description' => __( 'An RFC 3339 time or a date YYYY-MM-DD (that whole day included).', 'mailsvc' ),
 						),
 					),
 					mailsvc_bridge_ability_page_properties()
@@ -250,8 +250,8 @@ function mailsvc_bridge_register_abilities() {
 	wp_register_ability(
 		'mailsvc/get-log',
 		array(
-			'label'               => 'Get an email log',
-			'description'         => 'Returns one email log: the message with its headers and bodies as the log-body mode kept them (redacted, full or none), the attachments\' names, types and sizes, and the delivery attempts.',
+			'label'               => __( 'Get an email log', 'mailsvc' ),
+			'description'         => __( 'Returns one email log: the message with its headers and bodies as the log-body mode kept them (redacted, full or none), the attachments\' names, types and sizes, and the delivery attempts.', 'mailsvc' ),
 			'category'            => 'mailsvc',
 			'input_schema'        => array(
 				'type'                 => 'object',
@@ -287,8 +287,8 @@ function mailsvc_bridge_register_abilities() {
 	wp_register_ability(
 		'mailsvc/list-connections',
 		array(
-			'label'               => 'List mail connections',
-			'description'         => 'Lists the mail connections (secrets masked) with their health: health_status (unknown, healthy, degraded, down), last_checked_at, last_error, and oauth_status for OAuth providers.',
+			'label'               => __( 'List mail connections', 'mailsvc' ),
+			'description'         => __( 'Lists the mail connections (secrets masked) with their health: health_status (unknown, healthy, degraded, down), last_checked_at, last_error, and oauth_status for OAuth providers.', 'mailsvc' ),
 			'category'            => 'mailsvc',
 			'input_schema'        => array(
 				'type'                 => 'object',
@@ -320,8 +320,8 @@ function mailsvc_bridge_register_abilities() {
 	wp_register_ability(
 		'mailsvc/check-installation',
 		array(
-			'label'               => 'Check the mail installation',
-			'description'         => 'Runs the installation checks of mailsvc doctor (database, bridge, service, REST through the site, screens, ...): healthy is false when a critical check is an error; each check says what to do in fix.',
+			'label'               => __( 'Check the mail installation', 'mailsvc' ),
+			'description'         => __( 'Runs the installation checks of mailsvc doctor (database, bridge, service, REST through the site, screens, ...): healthy is false when a critical check is an error; each check says what to do in fix.', 'mailsvc' ),
 			'category'            => 'mailsvc',
 			'input_schema'        => array(
 				'type'                 => 'object',
@@ -362,8 +362,8 @@ function mailsvc_bridge_register_abilities() {
 	wp_register_ability(
 		'mailsvc/send-test-email',
 		array(
-			'label'               => 'Send a test email',
-			'description'         => 'Sends a test email at once through a connection (default: the default connection) and records a log. A provider that refuses it is success false with its reason, not an error.',
+			'label'               => __( 'Send a test email', 'mailsvc' ),
+			'description'         => __( 'Sends a test email at once through a connection (default: the default connection) and records a log. A provider that refuses it is success false with its reason, not an error.', 'mailsvc' ),
 			'category'            => 'mailsvc',
 			'input_schema'        => array(
 				'type'                 => 'object',
@@ -404,14 +404,14 @@ function mailsvc_bridge_register_abilities() {
 		'type'  => 'array',
 		'items' => array(
 			'type'        => 'string',
-			'description' => '"user@example.com" or "Name <user@example.com>".',
+			'description' => __( '"user@example.com" or "Name <user@example.com>".', 'mailsvc' ),
 		),
 	);
 	wp_register_ability(
 		'mailsvc/resend-log',
 		array(
-			'label'               => 'Resend an email log',
-			'description'         => 'Puts a failed or delivered log back in the queue; with to, cc or bcc, sends it to those recipients instead as a new log (new_id). A log that no longer holds the whole message (redacted, no body, attachments not kept) cannot be resent.',
+			'label'               => __( 'Resend an email log', 'mailsvc' ),
+			'description'         => __( 'Puts a failed or delivered log back in the queue; with to, cc or bcc, sends it to those recipients instead as a new log (new_id). A log that no longer holds the whole message (redacted, no body, attachments not kept) cannot be resent.', 'mailsvc' ),
 			'category'            => 'mailsvc',
 			'input_schema'        => array(
 				'type'                 => 'object',

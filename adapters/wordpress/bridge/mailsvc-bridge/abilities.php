@@ -63,8 +63,8 @@ function mailsvc_bridge_register_ability_category() {
 	wp_register_ability_category(
 		'mailsvc',
 		array(
-			'label'       => 'Mail delivery',
-			'description' => 'Abilities of the mailsvc mail delivery service: queue and delivery statistics, email logs, connections, installation checks, test emails and resending.',
+			'label'       => __( 'Mail delivery', 'mailsvc' ),
+			'description' => __( 'Abilities of the mailsvc mail delivery service: queue and delivery statistics, email logs, connections, installation checks, test emails and resending.', 'mailsvc' ),
 		)
 	);
 }
@@ -109,7 +109,7 @@ function mailsvc_bridge_ability_hidden( $response, $handler, $request ) {
 		return $response;
 	}
 	if ( 1 === preg_match( '#^/wp-abilities/v1/abilities/mailsvc/[a-z0-9-]+$#i', (string) $request->get_route() ) && ! mailsvc_bridge_ability_permission() ) {
-		return new WP_Error( 'rest_ability_not_found', 'Ability not found.', array( 'status' => 404 ) );
+		return new WP_Error( 'rest_ability_not_found', __( 'Ability not found.', 'mailsvc' ), array( 'status' => 404 ) );
 	}
 	return $response;
 }
@@ -147,7 +147,7 @@ function mailsvc_bridge_session_statement( $method, $host, $target, $body ) {
  */
 function mailsvc_bridge_ability_call( $method, $path, $query = array(), $body = null ) {
 	if ( ! mailsvc_bridge_ability_permission() ) {
-		return new WP_Error( 'rest_forbidden', 'Sorry, you are not allowed to do that.', array( 'status' => rest_authorization_required_code() ) );
+		return new WP_Error( 'rest_forbidden', __( 'Sorry, you are not allowed to do that.', 'mailsvc' ), array( 'status' => rest_authorization_required_code() ) );
 	}
 	$encoded = mailsvc_bridge_encode_path( $path );
 	if ( null === $encoded ) {
@@ -184,7 +184,11 @@ function mailsvc_bridge_ability_call( $method, $path, $query = array(), $body = 
 	$status  = $response->get_status();
 	if ( $status >= 400 ) {
 		$code    = is_array( $data ) && ! empty( $data['code'] ) && is_string( $data['code'] ) ? $data['code'] : 'mailsvc_error';
-		$message = is_array( $data ) && isset( $data['message'] ) && is_string( $data['message'] ) ? $data['message'] : 'The mail service answered with status ' . $status . '.';
+		$message = is_array( $data ) && isset( $data['message'] ) && is_string( $data['message'] ) ? $data['message'] : sprintf(
+			/* translators: %d: an HTTP status code. */
+			__( 'The mail service answered with status %d.', 'mailsvc' ),
+			$status
+		);
 		$extra   = is_array( $data ) && isset( $data['data'] ) && is_array( $data['data'] ) ? $data['data'] : array();
 		return new WP_Error( $code, $message, array_merge( $extra, array( 'status' => $status ) ) );
 	}
@@ -323,10 +327,10 @@ function mailsvc_bridge_ability_send_test_email( $input = null ) {
 		if ( $default < 1 ) {
 			return new WP_Error(
 				'validation_error',
-				'One or more fields are invalid.',
+				__( 'One or more fields are invalid.', 'mailsvc' ),
 				array(
 					'status' => 422,
-					'errors' => array( 'connection_id' => 'No default connection is set: name a connection.' ),
+					'errors' => array( 'connection_id' => __( 'No default connection is set: name a connection.', 'mailsvc' ) ),
 				)
 			);
 		}

@@ -25,7 +25,8 @@ function mailsvc_bridge_conflict_notice() {
 		'<div class="notice notice-error"><p>%s</p></div>',
 		esc_html(
 			sprintf(
-				'mailsvc: wp_mail() is already defined by %s, so the mailsvc bridge could not take over and this site\'s mail does not go through mailsvc. Deactivate that plugin to let mailsvc deliver the mail.',
+				/* translators: %s: the plugin, or file, that defined wp_mail(). */
+				__( 'mailsvc: wp_mail() is already defined by %s, so the mailsvc bridge could not take over and this site\'s mail does not go through mailsvc. Deactivate that plugin to let mailsvc deliver the mail.', 'mailsvc' ),
 				mailsvc_bridge_wp_mail_owner()
 			)
 		)
@@ -41,10 +42,16 @@ function mailsvc_bridge_unavailable_notice() {
 		return;
 	}
 	$queued = mailsvc_bridge_queued_count();
-	echo '<div class="notice notice-warning" id="mailsvc-unavailable"><p><strong>' . esc_html__( 'The mail service is not running.' ) . '</strong> ';
-	echo esc_html( sprintf( '%s queued and will go out when it starts.', 1 === $queued ? '1 message is' : $queued . ' messages are' ) ) . '</p>';
-	echo '<p>' . esc_html__( 'Start it on the server:' ) . ' <code>systemctl start mailsvc</code> ';
-	echo esc_html__( '(or run' ) . ' <code>mailsvc serve</code> ' . esc_html__( 'with the site\'s MAILSVC_WP_CONFIG). Then reload this page.' ) . '</p></div>';
+	echo '<div class="notice notice-warning" id="mailsvc-unavailable"><p><strong>' . esc_html__( 'The mail service is not running.', 'mailsvc' ) . '</strong> ';
+	/* translators: %d: the number of queued messages. */
+	echo esc_html( sprintf( _n( '%d message is queued and will go out when it starts.', '%d messages are queued and will go out when it starts.', $queued, 'mailsvc' ), $queued ) ) . '</p>';
+	echo '<p>' . sprintf(
+		/* translators: 1: the command that starts the service, 2: the command that runs it by hand, 3: the constant naming the site's wp-config.php. */
+		esc_html__( 'Start it on the server: %1$s (or run %2$s with the site\'s %3$s). Then reload this page.', 'mailsvc' ),
+		'<code>systemctl start mailsvc</code>',
+		'<code>mailsvc serve</code>',
+		'MAILSVC_WP_CONFIG'
+	) . '</p></div>'; // phpcs:ignore WordPress.Security.EscapeOutput.OutputNotEscaped -- escaped, and the placeholders' markup is fixed.
 }
 
 /**
@@ -69,9 +76,18 @@ function mailsvc_bridge_captured_notice() {
 	if ( $held < 1 ) {
 		return;
 	}
-	$count = 1 === $held ? '1 message is' : ( $held >= 1000 ? 'At least 1000 messages are' : $held . ' messages are' );
-	echo '<div class="notice notice-warning" id="mailsvc-captured"><p><strong>' . esc_html( $count . ' held, not sent.' ) . '</strong> ';
-	echo esc_html__( 'mailsvc holds mail on a copy of the live site, on a staging site and in simulation mode.' ) . ' ';
-	echo '<a href="' . esc_url( admin_url( 'admin.php?page=mailsvc' ) ) . '">' . esc_html__( 'Open Mail' ) . '</a> ';
-	echo esc_html__( 'to release them, or to record this site as the live one.' ) . '</p></div>';
+	if ( $held >= 1000 ) {
+		/* translators: %d: the number of held messages counted, 1000. */
+		$count = sprintf( __( 'At least %d messages are held, not sent.', 'mailsvc' ), 1000 );
+	} else {
+		/* translators: %d: the number of held messages. */
+		$count = sprintf( _n( '%d message is held, not sent.', '%d messages are held, not sent.', $held, 'mailsvc' ), $held );
+	}
+	echo '<div class="notice notice-warning" id="mailsvc-captured"><p><strong>' . esc_html( $count ) . '</strong> ';
+	echo esc_html__( 'mailsvc holds mail on a copy of the live site, on a staging site and in simulation mode.', 'mailsvc' ) . ' ';
+	echo sprintf(
+		/* translators: %s: a link to the Mail page, with the words "Open Mail". */
+		esc_html__( '%s to release them, or to record this site as the live one.', 'mailsvc' ),
+		'<a href="' . esc_url( admin_url( 'admin.php?page=mailsvc' ) ) . '">' . esc_html__( 'Open Mail', 'mailsvc' ) . '</a>'
+	) . '</p></div>'; // phpcs:ignore WordPress.Security.EscapeOutput.OutputNotEscaped -- escaped, and the link is built of escaped parts.
 }

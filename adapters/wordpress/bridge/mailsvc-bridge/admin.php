@@ -44,7 +44,7 @@ function mailsvc_bridge_admin_capability() {
  * Adds the Mail menu page.
  */
 function mailsvc_bridge_admin_menu() {
-	add_menu_page( 'Mail', 'Mail', mailsvc_bridge_admin_capability(), 'mailsvc', 'mailsvc_bridge_admin_page', 'dashicons-email-alt', 81 );
+	add_menu_page( __( 'Mail', 'mailsvc' ), __( 'Mail', 'mailsvc' ), mailsvc_bridge_admin_capability(), 'mailsvc', 'mailsvc_bridge_admin_page', 'dashicons-email-alt', 81 );
 }
 
 /**
@@ -53,7 +53,7 @@ function mailsvc_bridge_admin_menu() {
  * every site), with a filter by site.
  */
 function mailsvc_bridge_network_admin_menu() {
-	add_menu_page( 'Mail', 'Mail', 'manage_network_options', 'mailsvc-network', 'mailsvc_bridge_network_admin_page', 'dashicons-email-alt', 81 );
+	add_menu_page( __( 'Mail', 'mailsvc' ), __( 'Mail', 'mailsvc' ), 'manage_network_options', 'mailsvc-network', 'mailsvc_bridge_network_admin_page', 'dashicons-email-alt', 81 );
 }
 
 /**
@@ -61,13 +61,13 @@ function mailsvc_bridge_network_admin_menu() {
  */
 function mailsvc_bridge_network_admin_page() {
 	if ( ! current_user_can( 'manage_network_options' ) ) {
-		wp_die( esc_html__( 'Sorry, you are not allowed to access this page.' ), 403 );
+		wp_die( esc_html__( 'Sorry, you are not allowed to access this page.', 'mailsvc' ), 403 );
 	}
 	// phpcs:ignore WordPress.Security.NonceVerification.Recommended -- a read-only filter.
 	$site = isset( $_GET['site'] ) ? absint( $_GET['site'] ) : 0;
 	echo '<form method="get" style="margin:8px 0 8px 0;"><input type="hidden" name="page" value="mailsvc-network" />';
-	echo '<label for="mailsvc-site">' . esc_html__( 'Site' ) . '</label> <select id="mailsvc-site" name="site" onchange="this.form.submit()">';
-	echo '<option value="0">' . esc_html__( 'All sites' ) . '</option>';
+	echo '<label for="mailsvc-site">' . esc_html__( 'Site', 'mailsvc' ) . '</label> <select id="mailsvc-site" name="site" onchange="this.form.submit()">';
+	echo '<option value="0">' . esc_html__( 'All sites', 'mailsvc' ) . '</option>';
 	foreach ( get_sites( array( 'number' => 1000 ) ) as $blog ) {
 		$label = $blog->domain . $blog->path;
 		echo '<option value="' . (int) $blog->blog_id . '"' . selected( $site, (int) $blog->blog_id, false ) . '>' . esc_html( $label ) . '</option>';
@@ -85,7 +85,7 @@ function mailsvc_bridge_network_admin_page() {
 function mailsvc_bridge_admin_page( $network_api = '', $site = 0 ) {
 	$cap = '' !== $network_api ? 'manage_network_options' : mailsvc_bridge_admin_capability();
 	if ( ! current_user_can( $cap ) ) {
-		wp_die( esc_html__( 'Sorry, you are not allowed to access this page.' ), 403 );
+		wp_die( esc_html__( 'Sorry, you are not allowed to access this page.', 'mailsvc' ), 403 );
 	}
 	$screens = defined( 'MAILSVC_SCREENS_URL' ) && MAILSVC_SCREENS_URL ? MAILSVC_SCREENS_URL : mailsvc_bridge_screens_url();
 	if ( $screens === mailsvc_bridge_screens_url() && ! mailsvc_bridge_service_running() ) {
@@ -113,8 +113,8 @@ function mailsvc_bridge_admin_page( $network_api = '', $site = 0 ) {
 	// phpcs:enable
 	$src = esc_url( $screens ) . '#' . esc_attr( http_build_query( $args, '', '&', PHP_QUERY_RFC3986 ) );
 	echo '<div class="wrap mailsvc-wrap" style="margin:0 0 0 -20px;">';
-	echo '<h1 class="screen-reader-text">' . esc_html__( 'Mail' ) . '</h1>';
-	echo '<iframe id="mailsvc-screens" title="' . esc_attr__( 'Mail' ) . '" src="' . $src . '"'; // phpcs:ignore WordPress.Security.EscapeOutput.OutputNotEscaped -- escaped above.
+	echo '<h1 class="screen-reader-text">' . esc_html__( 'Mail', 'mailsvc' ) . '</h1>';
+	echo '<iframe id="mailsvc-screens" title="' . esc_attr__( 'Mail', 'mailsvc' ) . '" src="' . $src . '"'; // phpcs:ignore WordPress.Security.EscapeOutput.OutputNotEscaped -- escaped above.
 	echo ' style="display:block;width:100%;height:calc(100vh - 32px);border:0;background:transparent;"></iframe>';
 	echo '</div>';
 	echo '<style>#wpbody-content{padding-bottom:0}#wpfooter{display:none}</style>';
@@ -133,8 +133,8 @@ function mailsvc_bridge_admin_page_denied() {
 		return;
 	}
 	wp_die(
-		'<h1>' . esc_html__( 'Access denied' ) . '</h1><p>' . esc_html__( 'Sorry, you are not allowed to manage mail on this site.' ) . '</p>',
-		esc_html__( 'Access denied' ),
+		'<h1>' . esc_html__( 'Access denied', 'mailsvc' ) . '</h1><p>' . esc_html__( 'Sorry, you are not allowed to manage mail on this site.', 'mailsvc' ) . '</p>',
+		esc_html__( 'Access denied', 'mailsvc' ),
 		array( 'response' => 403 )
 	);
 }

@@ -204,7 +204,7 @@ function mailsvc_bridge_encode_path( $path ) {
  * @return WP_Error
  */
 function mailsvc_bridge_no_route() {
-	return new WP_Error( 'rest_no_route', 'No route was found matching the URL and request method.', array( 'status' => 404 ) );
+	return new WP_Error( 'rest_no_route', __( 'No route was found matching the URL and request method.', 'mailsvc' ), array( 'status' => 404 ) );
 }
 
 /**

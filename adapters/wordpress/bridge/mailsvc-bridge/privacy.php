@@ -36,7 +36,7 @@ const MAILSVC_BRIDGE_PRIVACY_PAGE = 100;
  */
 function mailsvc_bridge_register_exporter( $exporters ) {
 	$exporters['mailsvc-email-log'] = array(
-		'exporter_friendly_name' => __( 'Email log' ),
+		'exporter_friendly_name' => __( 'Email log', 'mailsvc' ),
 		'callback'               => 'mailsvc_bridge_privacy_export',
 	);
 	return $exporters;
@@ -50,7 +50,7 @@ function mailsvc_bridge_register_exporter( $exporters ) {
  */
 function mailsvc_bridge_register_eraser( $erasers ) {
 	$erasers['mailsvc-email-log'] = array(
-		'eraser_friendly_name' => __( 'Email log' ),
+		'eraser_friendly_name' => __( 'Email log', 'mailsvc' ),
 		'callback'             => 'mailsvc_bridge_privacy_erase',
 	);
 	return $erasers;
@@ -141,14 +141,14 @@ function mailsvc_bridge_privacy_export( $email_address, $page = 1 ) {
 			foreach ( isset( $by_log[ (int) $log['id'] ] ) ? $by_log[ (int) $log['id'] ] : array() as $ev ) {
 				$items[] = array(
 					'group_id'    => 'mailsvc-email-events',
-					'group_label' => __( 'Email delivery events' ),
+					'group_label' => __( 'Email delivery events', 'mailsvc' ),
 					'item_id'     => 'mailsvc-log-event-' . $ev['id'],
 					'data'        => array(
-						array( 'name' => 'Email log', 'value' => 'mailsvc-log-' . $ev['log_id'] ),
-						array( 'name' => 'Date', 'value' => mailsvc_bridge_rfc3339( $ev['occurred_at'] ) ),
-						array( 'name' => 'Provider', 'value' => $ev['provider'] ),
-						array( 'name' => 'Event', 'value' => $ev['event'] ),
-						array( 'name' => 'Detail', 'value' => $ev['detail'] ),
+						array( 'name' => __( 'Email log', 'mailsvc' ), 'value' => 'mailsvc-log-' . $ev['log_id'] ),
+						array( 'name' => __( 'Date', 'mailsvc' ), 'value' => mailsvc_bridge_rfc3339( $ev['occurred_at'] ) ),
+						array( 'name' => __( 'Provider', 'mailsvc' ), 'value' => $ev['provider'] ),
+						array( 'name' => __( 'Event', 'mailsvc' ), 'value' => $ev['event'] ),
+						array( 'name' => __( 'Detail', 'mailsvc' ), 'value' => $ev['detail'] ),
 					),
 				);
 			}
@@ -159,13 +159,13 @@ function mailsvc_bridge_privacy_export( $email_address, $page = 1 ) {
 		if ( $s ) {
 			$items[] = array(
 				'group_id'    => 'mailsvc-suppressions',
-				'group_label' => __( 'Email suppression list' ),
+				'group_label' => __( 'Email suppression list', 'mailsvc' ),
 				'item_id'     => 'mailsvc-suppression-' . $s['id'],
 				'data'        => array(
-					array( 'name' => 'Address', 'value' => $s['email'] ),
-					array( 'name' => 'Reason', 'value' => $s['reason'] ),
-					array( 'name' => 'Source', 'value' => $s['source_event'] ),
-					array( 'name' => 'Added', 'value' => mailsvc_bridge_rfc3339( $s['created_at'] ) ),
+					array( 'name' => __( 'Address', 'mailsvc' ), 'value' => $s['email'] ),
+					array( 'name' => __( 'Reason', 'mailsvc' ), 'value' => $s['reason'] ),
+					array( 'name' => __( 'Source', 'mailsvc' ), 'value' => $s['source_event'] ),
+					array( 'name' => __( 'Added', 'mailsvc' ), 'value' => mailsvc_bridge_rfc3339( $s['created_at'] ) ),
 				),
 			);
 		}
@@ -219,24 +219,24 @@ function mailsvc_bridge_log_item( $log, $email ) {
 		}
 	}
 	$data = array(
-		array( 'name' => 'Date', 'value' => mailsvc_bridge_rfc3339( $log['created_at'] ) ),
-		array( 'name' => 'Subject', 'value' => $log['subject'] ),
-		array( 'name' => 'Status', 'value' => $log['status'] ),
-		array( 'name' => 'Your address as', 'value' => implode( ', ', $roles ) ),
-		array( 'name' => 'Other recipients', 'value' => (string) $others ),
+		array( 'name' => __( 'Date', 'mailsvc' ), 'value' => mailsvc_bridge_rfc3339( $log['created_at'] ) ),
+		array( 'name' => __( 'Subject', 'mailsvc' ), 'value' => $log['subject'] ),
+		array( 'name' => __( 'Status', 'mailsvc' ), 'value' => $log['status'] ),
+		array( 'name' => __( 'Your address as', 'mailsvc' ), 'value' => implode( ', ', $roles ) ),
+		array( 'name' => __( 'Other recipients', 'mailsvc' ), 'value' => (string) $others ),
 	);
 	if ( '' !== (string) $log['text_body'] ) {
-		$data[] = array( 'name' => 'Text body', 'value' => $log['text_body'] );
+		$data[] = array( 'name' => __( 'Text body', 'mailsvc' ), 'value' => $log['text_body'] );
 	}
 	if ( '' !== (string) $log['html_body'] ) {
-		$data[] = array( 'name' => 'HTML body', 'value' => $log['html_body'] );
+		$data[] = array( 'name' => __( 'HTML body', 'mailsvc' ), 'value' => $log['html_body'] );
 	}
 	if ( ! empty( $m['attachments'] ) ) {
-		$data[] = array( 'name' => 'Attachments', 'value' => implode( ', ', wp_list_pluck( $m['attachments'], 'filename' ) ) );
+		$data[] = array( 'name' => __( 'Attachments', 'mailsvc' ), 'value' => implode( ', ', wp_list_pluck( $m['attachments'], 'filename' ) ) );
 	}
 	return array(
 		'group_id'    => 'mailsvc-email-log',
-		'group_label' => __( 'Email log' ),
+		'group_label' => __( 'Email log', 'mailsvc' ),
 		'item_id'     => 'mailsvc-log-' . $log['id'],
 		'data'        => $data,
 	);
@@ -304,7 +304,7 @@ function mailsvc_bridge_privacy_erase( $email_address, $page = 1 ) {
 	// phpcs:enable
 	if ( ! $ok || false === $suppressed ) {
 		$wpdb->query( 'ROLLBACK' );
-		$out['messages'][] = __( 'The email log could not be erased: its tables are not usable.' );
+		$out['messages'][] = __( 'The email log could not be erased: its tables are not usable.', 'mailsvc' );
 		$out['items_retained'] = true;
 		return $out;
 	}
@@ -326,7 +326,16 @@ function mailsvc_bridge_privacy_erase( $email_address, $page = 1 ) {
 	$out['done']          = count( $ids ) < MAILSVC_BRIDGE_PRIVACY_PAGE;
 	if ( $out['done'] && $pending > 0 ) {
 		$out['items_retained'] = true;
-		$out['messages'][]     = sprintf( '%d email log(s) naming this address are still waiting to be sent and were kept; erase again once they are sent.', $pending );
+		$out['messages'][]     = sprintf(
+			/* translators: %d: the number of email logs kept. */
+			_n(
+				'%d email log naming this address is still waiting to be sent and was kept; erase again once it is sent.',
+				'%d email logs naming this address are still waiting to be sent and were kept; erase again once they are sent.',
+				$pending,
+				'mailsvc'
+			),
+			$pending
+		);
 	}
 	return $out;
 }

@@ -20,7 +20,7 @@ if ( ! defined( 'ABSPATH' ) ) {
  */
 function mailsvc_bridge_unavailable_error() {
 	$data = array( 'status' => 503 );
-	$msg  = 'The mail service is not running. Messages sent meanwhile are queued and will go out when it starts.';
+	$msg  = __( 'The mail service is not running. Messages sent meanwhile are queued and will go out when it starts.', 'mailsvc' );
 	if ( mailsvc_bridge_caller_may_manage() ) {
 		$queued         = mailsvc_bridge_queued_count();
 		$data['queued'] = $queued;
@@ -37,8 +37,15 @@ function mailsvc_bridge_unavailable_error() {
  */
 function mailsvc_bridge_unavailable_message( $queued ) {
 	return sprintf(
-		'The mail service is not running. %s queued and will go out when it starts. Start it on the server: systemctl start mailsvc',
-		1 === $queued ? '1 message is' : $queued . ' messages are'
+		/* translators: 1: the number of queued messages, 2: the command that starts the service. */
+		_n(
+			'The mail service is not running. %1$d message is queued and will go out when it starts. Start it on the server: %2$s',
+			'The mail service is not running. %1$d messages are queued and will go out when it starts. Start it on the server: %2$s',
+			$queued,
+			'mailsvc'
+		),
+		$queued,
+		'systemctl start mailsvc'
 	);
 }
 

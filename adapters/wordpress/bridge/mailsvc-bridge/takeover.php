@@ -47,7 +47,7 @@ function mailsvc_bridge_wp_mail_owner() {
 		$fn   = new ReflectionFunction( 'wp_mail' );
 		$file = (string) $fn->getFileName();
 	} catch ( ReflectionException $e ) {
-		return 'an unknown plugin';
+		return __( 'an unknown plugin', 'mailsvc' );
 	}
 	$file = wp_normalize_path( $file );
 	foreach ( array( WPMU_PLUGIN_DIR, WP_PLUGIN_DIR, WP_CONTENT_DIR ) as $root ) {
