@@ -27,26 +27,26 @@
 defined( 'ABSPATH' ) || exit;
 
 /** The transient that keeps the service's answer. */
-const MAILSVC_ATTENTION_TRANSIENT = 'mailsvc_attention';
+const MAILSVC_BRIDGE_ATTENTION_TRANSIENT = 'mailsvc_attention';
 /** Seconds the answer is kept. */
-const MAILSVC_ATTENTION_TTL = 60;
+const MAILSVC_BRIDGE_ATTENTION_TTL = 60;
 /** The user meta of the dismissed conditions: condition => its key when dismissed. */
-const MAILSVC_ATTENTION_DISMISSED = 'mailsvc_attention_dismissed';
+const MAILSVC_BRIDGE_ATTENTION_DISMISSED = 'mailsvc_attention_dismissed';
 /** The option that remembers since when the service has not answered. */
-const MAILSVC_ATTENTION_DOWN_SINCE = 'mailsvc_attention_down_since';
+const MAILSVC_BRIDGE_ATTENTION_DOWN_SINCE = 'mailsvc_attention_down_since';
 
-add_action( 'admin_notices', 'mailsvc_attention_notices' );
-add_action( 'admin_menu', 'mailsvc_attention_menu_count', 100 );
-add_action( 'wp_dashboard_setup', 'mailsvc_attention_dashboard_widget' );
-add_action( 'wp_ajax_mailsvc_attention_dismiss', 'mailsvc_attention_dismiss' );
-add_action( 'admin_footer', 'mailsvc_attention_dismiss_script' );
+add_action( 'admin_notices', 'mailsvc_bridge_attention_notices' );
+add_action( 'admin_menu', 'mailsvc_bridge_attention_menu_count', 100 );
+add_action( 'wp_dashboard_setup', 'mailsvc_bridge_attention_dashboard_widget' );
+add_action( 'wp_ajax_mailsvc_attention_dismiss', 'mailsvc_bridge_attention_dismiss' );
+add_action( 'admin_footer', 'mailsvc_bridge_attention_dismiss_script' );
 
 /**
  * Whether the current user may see the service's state.
  *
  * @return bool
  */
-function mailsvc_attention_may_see() {
+function mailsvc_bridge_attention_may_see() {
 	return is_user_logged_in() && current_user_can( mailsvc_bridge_admin_capability() );
 }
 
@@ -58,29 +58,29 @@ function mailsvc_attention_may_see() {
  *
  * @return array
  */
-function mailsvc_attention_state() {
+function mailsvc_bridge_attention_state() {
 	static $state = null;
 	if ( null !== $state ) {
 		return $state;
 	}
-	$cached = get_transient( MAILSVC_ATTENTION_TRANSIENT );
+	$cached = get_transient( MAILSVC_BRIDGE_ATTENTION_TRANSIENT );
 	if ( is_array( $cached ) ) {
 		$state = $cached;
 		return $state;
 	}
-	$state = mailsvc_attention_fetch();
+	$state = mailsvc_bridge_attention_fetch();
 	if ( 'down' === $state['service'] ) {
-		$since = (int) get_option( MAILSVC_ATTENTION_DOWN_SINCE, 0 );
+		$since = (int) get_option( MAILSVC_BRIDGE_ATTENTION_DOWN_SINCE, 0 );
 		if ( $since < 1 ) {
 			$since = time();
-			update_option( MAILSVC_ATTENTION_DOWN_SINCE, $since, false );
+			update_option( MAILSVC_BRIDGE_ATTENTION_DOWN_SINCE, $since, false );
 		}
 		$state['down_since'] = $since;
 		$state['queued']     = mailsvc_bridge_queued_count();
 	} elseif ( 'running' === $state['service'] ) {
-		delete_option( MAILSVC_ATTENTION_DOWN_SINCE );
+		delete_option( MAILSVC_BRIDGE_ATTENTION_DOWN_SINCE );
 	}
-	set_transient( MAILSVC_ATTENTION_TRANSIENT, $state, MAILSVC_ATTENTION_TTL );
+	set_transient( MAILSVC_BRIDGE_ATTENTION_TRANSIENT, $state, MAILSVC_BRIDGE_ATTENTION_TTL );
 	return $state;
 }
 
@@ -89,7 +89,7 @@ function mailsvc_attention_state() {
  *
  * @return array
  */
-function mailsvc_attention_fetch() {
+function mailsvc_bridge_attention_fetch() {
 	$conn = mailsvc_bridge_service_connect( 1 );
 	if ( null === $conn ) {
 		return array( 'service' => 'down' );
@@ -136,12 +136,12 @@ function mailsvc_attention_fetch() {
  * The conditions that need attention now, each with the key that changes
  * when the condition does: 'down', 'failing', 'held'.
  *
- * @param array $state mailsvc_attention_state().
+ * @param array $state mailsvc_bridge_attention_state().
  * @return array condition => key.
  */
-function mailsvc_attention_conditions( $state ) {
+function mailsvc_bridge_attention_conditions( $state ) {
 	$out  = array();
-	$held = mailsvc_attention_held();
+	$held = mailsvc_bridge_attention_held();
 	if ( $held > 0 ) {
 		$out['held'] = (string) $held;
 	}
@@ -169,7 +169,7 @@ function mailsvc_attention_conditions( $state ) {
  *
  * @return int
  */
-function mailsvc_attention_held() {
+function mailsvc_bridge_attention_held() {
 	static $held = null;
 	if ( null !== $held ) {
 		return $held;
@@ -189,7 +189,7 @@ function mailsvc_attention_held() {
  * @param string|int $t RFC 3339 time or Unix time.
  * @return string
  */
-function mailsvc_attention_time( $t ) {
+function mailsvc_bridge_attention_time( $t ) {
 	$ts = is_int( $t ) ? $t : strtotime( (string) $t );
 	if ( ! $ts ) {
 		return '';
@@ -200,17 +200,17 @@ function mailsvc_attention_time( $t ) {
 /**
  * Prints the notice of each condition the user has not dismissed.
  */
-function mailsvc_attention_notices() {
-	if ( ! mailsvc_attention_may_see() ) {
+function mailsvc_bridge_attention_notices() {
+	if ( ! mailsvc_bridge_attention_may_see() ) {
 		return;
 	}
-	$state      = mailsvc_attention_state();
-	$dismissed  = get_user_meta( get_current_user_id(), MAILSVC_ATTENTION_DISMISSED, true );
+	$state      = mailsvc_bridge_attention_state();
+	$dismissed  = get_user_meta( get_current_user_id(), MAILSVC_BRIDGE_ATTENTION_DISMISSED, true );
 	$dismissed  = is_array( $dismissed ) ? $dismissed : array();
 	$screen     = function_exists( 'get_current_screen' ) ? get_current_screen() : null;
 	$on_mail    = $screen && 'toplevel_page_mailsvc' === $screen->id;
 	$mail_link  = '<a href="' . esc_url( admin_url( 'admin.php?page=mailsvc' ) ) . '">' . esc_html__( 'Open Mail', 'mailsvc' ) . '</a>';
-	foreach ( mailsvc_attention_conditions( $state ) as $condition => $key ) {
+	foreach ( mailsvc_bridge_attention_conditions( $state ) as $condition => $key ) {
 		if ( isset( $dismissed[ $condition ] ) && $dismissed[ $condition ] === $key ) {
 			continue;
 		}
@@ -232,11 +232,11 @@ function mailsvc_attention_notices() {
 			esc_attr( $key )
 		);
 		if ( 'down' === $condition ) {
-			mailsvc_attention_down_text( (int) $state['queued'] );
+			mailsvc_bridge_attention_down_text( (int) $state['queued'] );
 		} elseif ( 'failing' === $condition ) {
-			mailsvc_attention_failing_text( $state['attention'], $on_mail ? '' : $mail_link );
+			mailsvc_bridge_attention_failing_text( $state['attention'], $on_mail ? '' : $mail_link );
 		} else {
-			$held = mailsvc_attention_held();
+			$held = mailsvc_bridge_attention_held();
 			/* translators: %s: number of messages. */
 			echo '<p><strong>' . esc_html( sprintf( _n( '%s message is held, not sent.', '%s messages are held, not sent.', $held, 'mailsvc' ), number_format_i18n( $held ) ) ) . '</strong> ';
 			echo esc_html__( 'mailsvc holds mail on a copy of the live site, on a staging site and in simulation mode.', 'mailsvc' ) . ' ';
@@ -252,7 +252,7 @@ function mailsvc_attention_notices() {
  *
  * @param int $queued Messages queued.
  */
-function mailsvc_attention_down_text( $queued ) {
+function mailsvc_bridge_attention_down_text( $queued ) {
 	echo '<p><strong>' . esc_html__( 'The mail service is not running.', 'mailsvc' ) . '</strong> ';
 	/* translators: %s: number of messages. */
 	echo esc_html( sprintf( _n( '%s message is queued and will go out when it starts.', '%s messages are queued and will go out when it starts.', $queued, 'mailsvc' ), number_format_i18n( $queued ) ) ) . '</p>';
@@ -266,12 +266,12 @@ function mailsvc_attention_down_text( $queued ) {
  * @param array  $a         The attention object.
  * @param string $mail_link The link to Mail ('' on the Mail page).
  */
-function mailsvc_attention_failing_text( $a, $mail_link ) {
+function mailsvc_bridge_attention_failing_text( $a, $mail_link ) {
 	echo '<p><strong>' . esc_html__( 'Mail is failing.', 'mailsvc' ) . '</strong></p><ul>';
 	foreach ( (array) $a['failing_connections'] as $c ) {
 		echo '<li>';
 		/* translators: 1: connection name, 2: date and time. */
-		echo esc_html( sprintf( __( 'The connection %1$s has been failing since %2$s.', 'mailsvc' ), $c['name'], mailsvc_attention_time( $c['since'] ) ) );
+		echo esc_html( sprintf( __( 'The connection %1$s has been failing since %2$s.', 'mailsvc' ), $c['name'], mailsvc_bridge_attention_time( $c['since'] ) ) );
 		if ( '' !== (string) $c['last_error'] ) {
 			/* translators: %s: the error. */
 			echo ' ' . esc_html( sprintf( __( 'Last error: %s', 'mailsvc' ), $c['last_error'] ) );
@@ -281,7 +281,7 @@ function mailsvc_attention_failing_text( $a, $mail_link ) {
 	$retrying = (int) $a['retrying'];
 	if ( $retrying > 0 ) {
 		/* translators: 1: number of messages, 2: date and time. */
-		echo '<li>' . esc_html( sprintf( _n( '%1$s message is waiting to be retried; the next attempt is at %2$s.', '%1$s messages are waiting to be retried; the next attempt is at %2$s.', $retrying, 'mailsvc' ), number_format_i18n( $retrying ), mailsvc_attention_time( $a['next_attempt_at'] ) ) ) . '</li>';
+		echo '<li>' . esc_html( sprintf( _n( '%1$s message is waiting to be retried; the next attempt is at %2$s.', '%1$s messages are waiting to be retried; the next attempt is at %2$s.', $retrying, 'mailsvc' ), number_format_i18n( $retrying ), mailsvc_bridge_attention_time( $a['next_attempt_at'] ) ) ) . '</li>';
 	}
 	$failed = (int) $a['failed_24h'];
 	if ( $failed > 0 ) {
@@ -299,9 +299,9 @@ function mailsvc_attention_failing_text( $a, $mail_link ) {
  * Records a dismissal: the condition stays hidden for this user while its
  * key stays the same.
  */
-function mailsvc_attention_dismiss() {
+function mailsvc_bridge_attention_dismiss() {
 	check_ajax_referer( 'mailsvc_attention_dismiss' );
-	if ( ! mailsvc_attention_may_see() ) {
+	if ( ! mailsvc_bridge_attention_may_see() ) {
 		wp_send_json_error( null, 403 );
 	}
 	$condition = isset( $_POST['condition'] ) ? sanitize_key( wp_unslash( $_POST['condition'] ) ) : '';
@@ -309,18 +309,18 @@ function mailsvc_attention_dismiss() {
 	if ( ! in_array( $condition, array( 'down', 'failing', 'held' ), true ) ) {
 		wp_send_json_error( null, 400 );
 	}
-	$dismissed               = get_user_meta( get_current_user_id(), MAILSVC_ATTENTION_DISMISSED, true );
+	$dismissed               = get_user_meta( get_current_user_id(), MAILSVC_BRIDGE_ATTENTION_DISMISSED, true );
 	$dismissed               = is_array( $dismissed ) ? $dismissed : array();
 	$dismissed[ $condition ] = $key;
-	update_user_meta( get_current_user_id(), MAILSVC_ATTENTION_DISMISSED, $dismissed );
+	update_user_meta( get_current_user_id(), MAILSVC_BRIDGE_ATTENTION_DISMISSED, $dismissed );
 	wp_send_json_success();
 }
 
 /**
  * Sends a dismissal when the notice's close button is pressed.
  */
-function mailsvc_attention_dismiss_script() {
-	if ( ! mailsvc_attention_may_see() ) {
+function mailsvc_bridge_attention_dismiss_script() {
+	if ( ! mailsvc_bridge_attention_may_see() ) {
 		return;
 	}
 	?>
@@ -343,23 +343,23 @@ document.addEventListener( 'click', function ( e ) {
  * The number of messages that need the owner: failed in the last 24 hours
  * (and still failed) plus held.
  *
- * @param array $state mailsvc_attention_state().
+ * @param array $state mailsvc_bridge_attention_state().
  * @return int
  */
-function mailsvc_attention_count( $state ) {
+function mailsvc_bridge_attention_count( $state ) {
 	$failed = 'running' === $state['service'] ? (int) $state['attention']['failed_24h'] : 0;
-	return $failed + mailsvc_attention_held();
+	return $failed + mailsvc_bridge_attention_held();
 }
 
 /**
  * Adds the count bubble to the Mail menu.
  */
-function mailsvc_attention_menu_count() {
+function mailsvc_bridge_attention_menu_count() {
 	global $menu;
-	if ( ! mailsvc_attention_may_see() || ! is_array( $menu ) ) {
+	if ( ! mailsvc_bridge_attention_may_see() || ! is_array( $menu ) ) {
 		return;
 	}
-	$count = mailsvc_attention_count( mailsvc_attention_state() );
+	$count = mailsvc_bridge_attention_count( mailsvc_bridge_attention_state() );
 	if ( $count < 1 ) {
 		return;
 	}
@@ -380,19 +380,19 @@ function mailsvc_attention_menu_count() {
 /**
  * Adds the Mail widget to the WordPress Dashboard.
  */
-function mailsvc_attention_dashboard_widget() {
-	if ( ! mailsvc_attention_may_see() ) {
+function mailsvc_bridge_attention_dashboard_widget() {
+	if ( ! mailsvc_bridge_attention_may_see() ) {
 		return;
 	}
-	wp_add_dashboard_widget( 'mailsvc_dashboard_widget', __( 'Mail', 'mailsvc' ), 'mailsvc_attention_widget' );
+	wp_add_dashboard_widget( 'mailsvc_dashboard_widget', __( 'Mail', 'mailsvc' ), 'mailsvc_bridge_attention_widget' );
 }
 
 /**
  * Prints the Mail widget: today's deliveries and failures, the queue, each
  * connection's health, a link to Mail.
  */
-function mailsvc_attention_widget() {
-	$state = mailsvc_attention_state();
+function mailsvc_bridge_attention_widget() {
+	$state = mailsvc_bridge_attention_state();
 	echo '<div id="mailsvc-widget">';
 	if ( 'down' === $state['service'] ) {
 		echo '<p><strong>' . esc_html__( 'The mail service is not running.', 'mailsvc' ) . '</strong></p>';
