@@ -130,7 +130,7 @@ func TestTroubleWhereOwnersLook(t *testing.T) {
 			t.Errorf("the attention card lacks %q:\n%s", want, attention)
 		}
 	}
-	if !strings.Contains(health, "failing") || !strings.Contains(health, "temporarily unavailable") {
+	if !strings.Contains(strings.ToLower(health), "failing") || !strings.Contains(health, "temporarily unavailable") {
 		t.Errorf("the connection's health says %q, want failing with the error", health)
 	}
 	if !strings.Contains(activity, "retrying") || !strings.Contains(activity, "Password reset") || !strings.Contains(activity, "Next attempt:") {

@@ -296,34 +296,12 @@ function mailsvc_bridge_from( $parsed ) {
 
 /**
  * The From email and name set for the site (the service's from_email and
- * from_name settings, in the "general" scope of
- * {$base_prefix}mailsvc_settings, JSON strings), each '' when not set or
- * not readable.
+ * from_name settings, see mailsvc_bridge_mail_settings()), each '' when
+ * not set or not readable.
  *
  * @return string[] Array( from email, from name ).
  */
 function mailsvc_bridge_site_sender() {
-	global $wpdb;
-	if ( ! is_object( $wpdb ) ) {
-		return array( '', '' );
-	}
-	$table    = ( isset( $wpdb->base_prefix ) ? $wpdb->base_prefix : $wpdb->prefix ) . 'mailsvc_settings';
-	$suppress = $wpdb->suppress_errors( true );
-	// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- the table name is the site's prefix and a constant.
-	$rows = $wpdb->get_results( "SELECT setting_key, setting_value FROM `{$table}` WHERE scope = 'general' AND setting_key IN ('from_email', 'from_name')" );
-	$wpdb->suppress_errors( $suppress );
-	$out = array(
-		'from_email' => '',
-		'from_name'  => '',
-	);
-	foreach ( (array) $rows as $row ) {
-		$value = json_decode( (string) $row->setting_value );
-		if ( is_string( $value ) ) {
-			$out[ $row->setting_key ] = trim( preg_replace( '/[\r\n]+/', '', $value ) );
-		}
-	}
-	if ( '' !== $out['from_email'] && ! is_email( $out['from_email'] ) ) {
-		$out['from_email'] = '';
-	}
-	return array( $out['from_email'], $out['from_name'] );
+	$settings = mailsvc_bridge_mail_settings();
+	return array( $settings['from_email'], $settings['from_name'] );
 }

@@ -192,44 +192,68 @@ function mailsvc_bridge_source_roots() {
 }
 
 /**
- * The sources whose mail is left to WordPress's own mailer: the list the
- * service writes as the bridge directive excluded_sources, read from
- * {$base_prefix}mailsvc_settings (scope "bridge", its value JSON) with one
- * query on the first call of a request and kept for the rest of it (a
- * long-running PHP process reads it again after a minute). When the
- * directive is absent, is not a list, or the table cannot be read,
- * nothing is excluded: the mail is queued as usual.
+ * The service's settings the bridge reads while sending, from
+ * {$base_prefix}mailsvc_settings (values JSON) with one query on the first
+ * call of a request and kept for the rest of it (a long-running PHP
+ * process reads them again after a minute):
  *
- * @return array Excluded sources as keys.
+ * - excluded_sources: the sources whose mail is left to WordPress's own
+ *   mailer, as keys (the bridge directive excluded_sources, scope
+ *   "bridge"); nothing is excluded when it is absent or not a list;
+ * - from_email and from_name: the site's own sender (scope "general"),
+ *   each '' when not set; an address that is not one is ''.
+ *
+ * When the table cannot be read, nothing is excluded and no sender is set:
+ * the mail is queued as usual.
+ *
+ * @return array The three settings by name.
  */
-function mailsvc_bridge_excluded_sources() {
+function mailsvc_bridge_mail_settings() {
 	global $wpdb;
-	static $excluded = null;
+	static $settings = null;
 	static $read_at  = 0;
-	if ( null !== $excluded && time() - $read_at < 60 ) {
-		return $excluded;
+	if ( null !== $settings && time() - $read_at < 60 ) {
+		return $settings;
 	}
-	$excluded = array();
+	$settings = array(
+		'excluded_sources' => array(),
+		'from_email'       => '',
+		'from_name'        => '',
+	);
 	$read_at  = time();
-	if ( ! isset( $wpdb ) ) {
-		return $excluded;
+	if ( ! isset( $wpdb ) || ! is_object( $wpdb ) ) {
+		return $settings;
 	}
 	$table    = ( isset( $wpdb->base_prefix ) ? $wpdb->base_prefix : $wpdb->prefix ) . 'mailsvc_settings';
 	$suppress = $wpdb->suppress_errors( true );
 	// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- the table name is the site's prefix and a constant.
-	$value = $wpdb->get_var( "SELECT setting_value FROM `{$table}` WHERE scope = 'bridge' AND setting_key = 'excluded_sources'" );
+	$rows = $wpdb->get_results( "SELECT scope, setting_key, setting_value FROM `{$table}` WHERE (scope = 'bridge' AND setting_key = 'excluded_sources') OR (scope = 'general' AND setting_key IN ('from_email', 'from_name'))" );
 	$wpdb->suppress_errors( $suppress );
-	if ( ! is_string( $value ) ) {
-		return $excluded;
-	}
-	$sources = json_decode( $value, true );
-	if ( ! is_array( $sources ) ) {
-		return $excluded;
-	}
-	foreach ( $sources as $slug ) {
-		if ( is_string( $slug ) && '' !== $slug ) {
-			$excluded[ $slug ] = true;
+	foreach ( (array) $rows as $row ) {
+		$value = json_decode( (string) $row->setting_value, true );
+		if ( 'bridge' === $row->scope && is_array( $value ) ) {
+			foreach ( $value as $slug ) {
+				if ( is_string( $slug ) && '' !== $slug ) {
+					$settings['excluded_sources'][ $slug ] = true;
+				}
+			}
+		} elseif ( 'general' === $row->scope && is_string( $value ) ) {
+			$settings[ $row->setting_key ] = trim( preg_replace( '/[\r\n]+/', '', $value ) );
 		}
 	}
-	return $excluded;
+	if ( '' !== $settings['from_email'] && ! is_email( $settings['from_email'] ) ) {
+		$settings['from_email'] = '';
+	}
+	return $settings;
+}
+
+/**
+ * The sources whose mail is left to WordPress's own mailer (see
+ * mailsvc_bridge_mail_settings()).
+ *
+ * @return array Excluded sources as keys.
+ */
+function mailsvc_bridge_excluded_sources() {
+	$settings = mailsvc_bridge_mail_settings();
+	return $settings['excluded_sources'];
 }
