@@ -5,7 +5,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -X github.com/mailsvc/mailsvc/cmd/mailsvc/cli.Version=$(VERSION)
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: build run test test-wp-current test-short screenshots bench bench-compare lint fuzz dist clean
+.PHONY: build run test test-wp-current test-php test-short screenshots bench bench-compare lint lint-php pot fuzz dist clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/mailsvc
@@ -15,10 +15,25 @@ run: build
 	./$(BIN) serve
 
 ## test: every package, with MariaDB and real WordPress where present (CI installs them),
-## WordPress being Debian 12's 6.1 (the oldest supported); then test-wp-current.
+## WordPress being Debian 12's 6.1 (the oldest supported); then test-wp-current and test-php.
 test:
 	$(GO) test -count=1 -timeout 30m ./...
 	$(MAKE) --no-print-directory test-wp-current
+	$(MAKE) --no-print-directory test-php
+
+# BRIDGE is the wp_mail() bridge's directory: its loader, its folder of
+# PHP files, the PHPUnit tests and the phpcs rule set.
+BRIDGE := adapters/wordpress/bridge
+
+## test-php: the bridge's PHP unit tests (Debian's phpunit; scripts/install-deps.sh).
+test-php:
+	@if command -v phpunit >/dev/null 2>&1; then \
+	  phpunit --configuration $(BRIDGE)/phpunit.xml.dist; \
+	elif [ -n "$$CI" ]; then \
+	  echo "test-php: no phpunit (scripts/install-deps.sh installs it)"; exit 1; \
+	else \
+	  echo "test-php: skipped, no phpunit; run scripts/install-deps.sh"; \
+	fi
 
 # WP_CURRENT_DIR is the newest supported WordPress, 7.1, that
 # scripts/install-deps.sh unpacks from Debian unstable's package.
@@ -76,10 +91,34 @@ DIST_ARCH ?= amd64,arm64
 dist:
 	$(GO) run ./cmd/mkdist -version $(VERSION) -out dist -arch $(DIST_ARCH)
 
+## lint: gofmt, go vet, staticcheck, then lint-php.
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+	$(MAKE) --no-print-directory lint-php
+
+## pot: the bridge's translation template, mailsvc-bridge/languages/mailsvc.pot, from its
+## strings (gettext's xgettext; docs/translation.md).
+pot:
+	xgettext --language=PHP --from-code=UTF-8 --add-comments=translators: --sort-by-file --no-wrap \
+	  --keyword=__ --keyword=_e --keyword=esc_html__ --keyword=esc_html_e --keyword=esc_attr__ --keyword=esc_attr_e \
+	  --keyword=_n:1,2 --keyword=_x:1,2c --keyword=_nx:1,2,4c \
+	  --package-name=mailsvc --msgid-bugs-address=https://github.com/mailsvc/mailsvc/issues \
+	  --output=$(BRIDGE)/mailsvc-bridge/languages/mailsvc.pot \
+	  $(BRIDGE)/mailsvc-bridge.php $$(ls $(BRIDGE)/mailsvc-bridge/*.php)
+
+## lint-php: php -l on every PHP file of the repository, and phpcs on the bridge
+## with its rule set (Debian's php-codesniffer; scripts/install-deps.sh).
+lint-php:
+	@for f in $$(git ls-files '*.php'); do php -l "$$f" >/dev/null || { php -l "$$f"; exit 1; }; done
+	@if command -v phpcs >/dev/null 2>&1; then \
+	  phpcs --standard=$(BRIDGE)/phpcs.xml.dist; \
+	elif [ -n "$$CI" ]; then \
+	  echo "lint-php: no phpcs (scripts/install-deps.sh installs php-codesniffer)"; exit 1; \
+	else \
+	  echo "lint-php: phpcs skipped, not installed; run scripts/install-deps.sh"; \
+	fi
 
 clean:
 	rm -rf bin dist

@@ -31,7 +31,7 @@ const (
 
 // EmailControlKinds lists every WordPress core email the controls cover,
 // in the order the Settings screen shows them. The bridge
-// (adapters/wordpress/bridge/mailsvc-bridge.php) holds the same list;
+// (adapters/wordpress/bridge/mailsvc-bridge/email-controls.php) holds the same list;
 // a test keeps the two equal.
 var EmailControlKinds = []EmailControlKind{
 	{Kind: "new_user_admin", Group: EmailControlGroupUsers, Label: "New user registered: notice to the admin"},

@@ -7,7 +7,7 @@
 # extensions WordPress uses, Debian's chromium (the admin screens' browser tests),
 # Postfix (BenchmarkAdaptiveConcurrency runs a private instance of it beside the
 # service; the system's own stays unconfigured) and a running MariaDB on
-# 127.0.0.1:3306.
+# 127.0.0.1:3306; and the bridge's PHP linter and unit-test runner.
 #
 # It is idempotent and non-interactive: apt-get update runs only when a
 # package is missing, /opt/wordpress-7.1 is unpacked only when it is not
@@ -31,6 +31,11 @@ fi
 # The package test (test/dist): systemd-analyze verifies the unit the .deb
 # ships, and the package's maintainer scripts use adduser.
 PACKAGES="$PACKAGES systemd adduser"
+
+# The bridge's PHP (make lint-php, make test-php): PHP_CodeSniffer with the
+# rule set adapters/wordpress/bridge/phpcs.xml.dist, PHPUnit for its unit
+# tests, and gettext's xgettext/msgfmt for its translation template.
+PACKAGES="$PACKAGES php-codesniffer phpunit gettext"
 
 # The current WordPress is fetched from Debian unstable with apt-get against
 # a private sources list signed by the Debian archive keys.

@@ -15,6 +15,7 @@ type DashboardService interface {
 	Stats(ctx context.Context, q dashboard.RangeQuery) (*dashboard.Stats, error)
 	Chart(ctx context.Context, q dashboard.ChartQuery) (*dashboard.Chart, error)
 	Activity(ctx context.Context, q dashboard.ActivityQuery) (*dashboard.Activity, error)
+	Attention(ctx context.Context) (*dashboard.Attention, error)
 	Onboarding(ctx context.Context) (*dashboard.OnboardingState, error)
 	UpdateOnboarding(ctx context.Context, in dashboard.OnboardingInput) (*dashboard.OnboardingState, error)
 	ApplyOnboarding(ctx context.Context, in dashboard.ApplyInput) (*dashboard.ApplyResult, error)
@@ -42,6 +43,7 @@ func (s *Server) dashboardRoutes(api *mux.Router) {
 	s.private(api, "GET", "/dashboard/stats", s.dashboardStats)
 	s.private(api, "GET", "/dashboard/chart", s.dashboardChart)
 	s.private(api, "GET", "/dashboard/activity", s.dashboardActivity)
+	s.private(api, "GET", "/dashboard/attention", s.dashboardAttention)
 	s.private(api, "GET", "/dashboard/onboarding", s.getOnboarding)
 	s.private(api, "POST", "/dashboard/onboarding", s.updateOnboarding)
 	s.private(api, "POST", "/dashboard/onboarding/apply", s.applyOnboarding)
@@ -74,6 +76,15 @@ func (s *Server) dashboardChart(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) dashboardActivity(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	a, err := s.Dashboard.Activity(r.Context(), dashboard.ActivityQuery{Limit: q.Get("limit"), Status: q.Get("status")})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, a)
+	return nil
+}
+
+func (s *Server) dashboardAttention(w http.ResponseWriter, r *http.Request) error {
+	a, err := s.Dashboard.Attention(r.Context())
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	api "github.com/mailsvc/mailsvc/adapters/http"
 	"github.com/mailsvc/mailsvc/app"
@@ -150,7 +151,7 @@ func TestDashboardReadRoutes(t *testing.T) {
 		{"chart days 366", "/dashboard/chart?days=366", 422, "days", nil},
 		{"chart too many hours", "/dashboard/chart?bucket=hour&days=40", 422, "bucket", nil},
 		{"chart days and from", "/dashboard/chart?days=3&from=2024-01-01", 422, "range", nil},
-		{"activity", "/dashboard/activity?limit=2", 200, "", func(t *testing.T, r reply) {
+		{"activity", "/dashboard/activity?limit=2&status=failed", 200, "", func(t *testing.T, r reply) {
 			var a struct {
 				Items []struct {
 					Status, Subject string
@@ -160,22 +161,45 @@ func TestDashboardReadRoutes(t *testing.T) {
 				}
 			}
 			r.json(t, &a)
-			if len(a.Items) != 2 || a.Items[0].Status != "failed" || a.Items[0].Subject != "about c@example.com" ||
+			if len(a.Items) != 1 || a.Items[0].Status != "failed" || a.Items[0].Subject != "about c@example.com" ||
 				a.Items[0].Recipients[0] != "c@example.com" || a.Items[0].Connection == nil || a.Items[0].Connection.ID != 1 ||
-				!strings.Contains(a.Items[0].LastError, "550") || a.Items[1].Status != "delivered" {
+				!strings.Contains(a.Items[0].LastError, "550") {
 				t.Fatalf("activity %s", r.Body)
 			}
 		}},
 		{"activity default limit", "/dashboard/activity", 200, "", func(t *testing.T, r reply) {
 			var a struct{ Items []json.RawMessage }
 			r.json(t, &a)
-			if len(a.Items) != 3 {
+			if len(a.Items) != 4 {
 				t.Fatalf("activity %s", r.Body)
+			}
+		}},
+		{"activity queued", "/dashboard/activity?status=queued", 200, "", func(t *testing.T, r reply) {
+			var a struct {
+				Items []struct {
+					Status        string
+					NextAttemptAt *time.Time `json:"next_attempt_at"`
+				}
+			}
+			r.json(t, &a)
+			if len(a.Items) != 1 || a.Items[0].Status != "queued" || a.Items[0].NextAttemptAt == nil {
+				t.Fatalf("activity %s", r.Body)
+			}
+		}},
+		{"attention", "/dashboard/attention", 200, "", func(t *testing.T, r reply) {
+			var a struct {
+				Service   string
+				Failed24h int `json:"failed_24h"`
+				Count     int
+			}
+			r.json(t, &a)
+			if a.Service != "running" || a.Failed24h != 1 || a.Count != 1 {
+				t.Fatalf("attention %s", r.Body)
 			}
 		}},
 		{"activity limit 0", "/dashboard/activity?limit=0", 422, "limit", nil},
 		{"activity limit 51", "/dashboard/activity?limit=51", 422, "limit", nil},
-		{"activity queued", "/dashboard/activity?status=queued", 422, "status", nil},
+		{"activity sending", "/dashboard/activity?status=sending", 422, "status", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

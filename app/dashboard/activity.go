@@ -17,7 +17,8 @@ const (
 )
 
 // ActivityQuery is an activity request as the query string gives it:
-// Limit 1–50 (default 10) and Status "failed", "delivered" or "" (both).
+// Limit 1–50 (default 10) and Status "queued", "failed", "delivered" or
+// "" (all three).
 type ActivityQuery struct {
 	Limit  string
 	Status string
@@ -31,18 +32,22 @@ type ConnectionRef struct {
 }
 
 // ActivityItem is one recent message. Time is when its outcome was
-// recorded (delivered_at for a delivered message), in the site's time
-// zone.
+// recorded (delivered_at for a delivered message; the last change of a
+// queued one), in the site's time zone. A queued message has its
+// Attempts so far (0: not tried yet, more: retrying) and NextAttemptAt,
+// when it is tried next (null for a message not queued).
 type ActivityItem struct {
-	ID         int64          `json:"id"`
-	Status     string         `json:"status"`
-	Subject    string         `json:"subject"`
-	Recipients []string       `json:"recipients"`
-	Connection *ConnectionRef `json:"connection"`
-	Time       time.Time      `json:"time"`
-	CreatedAt  time.Time      `json:"created_at"`
-	LastError  string         `json:"last_error"`
-	Source     string         `json:"source"`
+	ID            int64          `json:"id"`
+	Status        string         `json:"status"`
+	Subject       string         `json:"subject"`
+	Recipients    []string       `json:"recipients"`
+	Connection    *ConnectionRef `json:"connection"`
+	Time          time.Time      `json:"time"`
+	CreatedAt     time.Time      `json:"created_at"`
+	LastError     string         `json:"last_error"`
+	Source        string         `json:"source"`
+	Attempts      int            `json:"attempts"`
+	NextAttemptAt *time.Time     `json:"next_attempt_at"`
 }
 
 // Activity is GET /dashboard/activity.
@@ -51,8 +56,8 @@ type Activity struct {
 	Items    []ActivityItem `json:"items"`
 }
 
-// Activity returns the most recent failed and delivered messages, newest
-// first (by creation, as the log lists them), at most Limit of them.
+// Activity returns the most recent queued (waiting or retrying), failed
+// and delivered messages, newest first (by creation, as the log lists them), at most Limit of them.
 func (s *Service) Activity(ctx context.Context, q ActivityQuery) (*Activity, error) {
 	fields := map[string]string{}
 	limit := DefaultActivityLimit
@@ -63,13 +68,13 @@ func (s *Service) Activity(ctx context.Context, q ActivityQuery) (*Activity, err
 		}
 		limit = n
 	}
-	statuses := []string{core.StatusFailed, core.StatusDelivered}
+	statuses := []string{core.StatusQueued, core.StatusFailed, core.StatusDelivered}
 	switch q.Status {
 	case "":
-	case core.StatusFailed, core.StatusDelivered:
+	case core.StatusQueued, core.StatusFailed, core.StatusDelivered:
 		statuses = []string{q.Status}
 	default:
-		fields["status"] = "Must be failed or delivered."
+		fields["status"] = "Must be queued, failed or delivered."
 	}
 	if err := core.Invalid(fields); err != nil {
 		return nil, err
@@ -127,8 +132,13 @@ func activityItem(l *core.Log, loc *time.Location, names map[int64]ConnectionRef
 		ID: l.ID, Status: l.Status, Subject: l.Message.Subject, Recipients: []string{},
 		Time: l.UpdatedAt.In(loc), CreatedAt: l.CreatedAt.In(loc), LastError: l.LastError, Source: l.Source,
 	}
-	if l.Status == core.StatusDelivered && l.DeliveredAt != nil {
+	it.Attempts = l.Attempts
+	switch {
+	case l.Status == core.StatusDelivered && l.DeliveredAt != nil:
 		it.Time = l.DeliveredAt.In(loc)
+	case l.Status == core.StatusQueued:
+		next := l.NextAttemptAt.In(loc)
+		it.NextAttemptAt = &next
 	}
 	for _, a := range l.Message.Recipients() {
 		it.Recipients = append(it.Recipients, a.Email)

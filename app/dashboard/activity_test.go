@@ -17,6 +17,9 @@ func settleLog(t *testing.T, logs *apptest.LogStore, conn int64, to, subject, st
 	until := time.Now().Add(time.Hour)
 	l := &core.Log{Status: core.StatusSending, LeaseOwner: "w", LeaseUntil: &until,
 		Message: core.Message{From: core.Address{Email: "site@example.com"}, To: []core.Address{{Email: to}}, Cc: []core.Address{{Email: "cc@example.com"}}, Subject: subject}}
+	if status == core.StatusQueued {
+		l.Status, l.LeaseOwner, l.LeaseUntil = core.StatusQueued, "", nil
+	}
 	if err := logs.EnqueueLog(ctx, l); err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +47,7 @@ func TestActivity(t *testing.T) {
 	d1 := settleLog(t, logs, 1, "a@example.com", "first", core.StatusDelivered, base)
 	f1 := settleLog(t, logs, 1, "b@example.com", "second", core.StatusFailed, base.Add(time.Minute))
 	d2 := settleLog(t, logs, 7, "c@example.com", "third", core.StatusDelivered, base.Add(2*time.Minute))
-	settleLog(t, logs, 1, "q@example.com", "still queued", core.StatusQueued, base.Add(3*time.Minute))
+	q := settleLog(t, logs, 1, "q@example.com", "still queued", core.StatusQueued, base.Add(3*time.Minute))
 	f2 := settleLog(t, logs, 1, "d@example.com", "fourth", core.StatusFailed, base.Add(4*time.Minute))
 	loc := mustLoad(t, "America/New_York")
 	s := &dashboard.Service{Logs: logs, Connections: conns, Site: site{loc: loc}}
@@ -54,8 +57,9 @@ func TestActivity(t *testing.T) {
 		q    dashboard.ActivityQuery
 		want []int64
 	}{
-		{"both, newest first", dashboard.ActivityQuery{}, []int64{f2, d2, f1, d1}},
-		{"limit", dashboard.ActivityQuery{Limit: "3"}, []int64{f2, d2, f1}},
+		{"all, newest first, the queued one too", dashboard.ActivityQuery{}, []int64{f2, q, d2, f1, d1}},
+		{"limit", dashboard.ActivityQuery{Limit: "3"}, []int64{f2, q, d2}},
+		{"queued only", dashboard.ActivityQuery{Status: "queued"}, []int64{q}},
 		{"failed only", dashboard.ActivityQuery{Status: "failed"}, []int64{f2, f1}},
 		{"delivered only, limit 1", dashboard.ActivityQuery{Status: "delivered", Limit: "1"}, []int64{d2}},
 	}
@@ -91,6 +95,13 @@ func TestActivity(t *testing.T) {
 	if it.Connection == nil || it.Connection.Name != "primary" || it.Connection.Driver != "smtp" {
 		t.Errorf("connection %+v", it.Connection)
 	}
+	if it.NextAttemptAt != nil {
+		t.Errorf("a failed message has a next attempt: %v", it.NextAttemptAt)
+	}
+	a, _ = s.Activity(ctx, dashboard.ActivityQuery{Status: "queued"})
+	if it := a.Items[0]; it.Status != core.StatusQueued || it.NextAttemptAt == nil {
+		t.Errorf("queued item %+v: want its next attempt", it)
+	}
 	if it.CreatedAt.Location().String() != "America/New_York" || a.TimeZone != "America/New_York" {
 		t.Errorf("times not in the site's zone: %v %q", it.CreatedAt, a.TimeZone)
 	}
@@ -109,7 +120,7 @@ func TestActivityRejectsBadInput(t *testing.T) {
 		{dashboard.ActivityQuery{Limit: "0"}, "limit"},
 		{dashboard.ActivityQuery{Limit: "51"}, "limit"},
 		{dashboard.ActivityQuery{Limit: "ten"}, "limit"},
-		{dashboard.ActivityQuery{Status: "queued"}, "status"},
+		{dashboard.ActivityQuery{Status: "sending"}, "status"},
 	} {
 		_, err := s.Activity(context.Background(), tt.q)
 		if f := fields(err); f[tt.field] == "" {

@@ -102,6 +102,12 @@ type Service struct {
 	// Capture, when set, is the staging guard, whose state the stats
 	// show.
 	Capture CaptureReader
+	// Retrying, when set, counts the messages waiting for a retry (the
+	// stats' retrying count and the attention's next attempt).
+	Retrying RetryCounter
+	// SendHealth, when set, gives the health of the connections' real
+	// sends, beside the health check's verdict.
+	SendHealth SendHealthReader
 
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/mailsvc/mailsvc/app/period"
 	"github.com/mailsvc/mailsvc/core"
@@ -23,25 +24,32 @@ func newPeriodStats(p Period, c Counts) PeriodStats {
 	return PeriodStats{Period: p, Counts: c, Total: c.Delivered + c.Failed, SuccessRate: c.SuccessRate()}
 }
 
-// Totals counts messages per status: queued and sending live from the
-// queue, delivered and failed over the chosen range.
+// Totals counts messages per status: queued, retrying and sending live
+// from the queue, delivered and failed over the chosen range.
 type Totals struct {
-	Queued    int   `json:"queued"`
+	Queued int `json:"queued"`
+	// Retrying counts the queued messages already tried that wait for
+	// another attempt (a part of Queued); the rest of Queued is pending,
+	// never tried yet.
+	Retrying  int   `json:"retrying"`
 	Sending   int   `json:"sending"`
 	Delivered int64 `json:"delivered"`
 	Failed    int64 `json:"failed"`
 	// Partial counts the delivered messages some recipients of which
 	// were refused (a part of Delivered).
-	Partial     int64    `json:"partial"`
+	Partial int64 `json:"partial"`
+	// SuccessRate is delivered / (delivered + failed + retrying) in
+	// percent: a message retrying is not a success yet. Pending messages
+	// are left out. Null when all three are 0.
 	SuccessRate *float64 `json:"success_rate"`
 	// Captured counts the messages the staging guard (or simulation
 	// mode) holds, live: neither queued backlog nor failures.
 	Captured int `json:"captured"`
 }
 
-// ConnectionStats counts one connection's outcomes over the chosen range.
-// ID 0 counts the messages that reached no connection; Name is "" for a
-// connection deleted since.
+// ConnectionStats counts one connection's outcomes over the chosen range,
+// with its health now. ID 0 counts the messages that reached no
+// connection; Name is "" for a connection deleted since.
 type ConnectionStats struct {
 	ID          int64    `json:"id"`
 	Name        string   `json:"name"`
@@ -49,6 +57,20 @@ type ConnectionStats struct {
 	Delivered   int64    `json:"delivered"`
 	Failed      int64    `json:"failed"`
 	SuccessRate *float64 `json:"success_rate"`
+	// Health is healthy, degraded, failing or unknown, from the health
+	// check and the real sends (health.Effective); HealthSince is when
+	// it began failing (null unless failing).
+	Health      string     `json:"health"`
+	HealthSince *time.Time `json:"health_since"`
+	// LastError is the last failure (real send or check, the later),
+	// the connection's secrets masked, and LastErrorAt when (null when
+	// only the check's error is known, which LastCheckedAt dates).
+	LastError   string     `json:"last_error"`
+	LastErrorAt *time.Time `json:"last_error_at"`
+	// LastCheckedAt is the last health check, LastSentAt the last
+	// message delivered through it (null when unknown).
+	LastCheckedAt *time.Time `json:"last_checked_at"`
+	LastSentAt    *time.Time `json:"last_sent_at"`
 }
 
 // Stats is GET /dashboard/stats.
@@ -69,6 +91,8 @@ type Stats struct {
 	// Capture is the staging guard's state (docs/staging.md); null
 	// without a guard.
 	Capture *core.CaptureState `json:"capture"`
+	// Attention is what needs the owner's attention now.
+	Attention *Attention `json:"attention"`
 }
 
 // Stats returns the delivery statistics: the live queue, today, the last
@@ -124,10 +148,17 @@ func (s *Service) Stats(ctx context.Context, q RangeQuery) (*Stats, error) {
 			c.add(b)
 		}
 	}
-	conns, err := s.connectionStats(ctx, perConn)
+	var stored []*core.Connection
+	if s.Connections != nil {
+		if stored, _, err = s.Connections.FindConnections(ctx, core.ConnectionFilter{}); err != nil {
+			return nil, fmt.Errorf("list connections: %w", err)
+		}
+	}
+	hs, err := s.connectionHealth(ctx, stored)
 	if err != nil {
 		return nil, err
 	}
+	conns := connectionStats(stored, hs, perConn)
 	suppressed, err := s.suppressed(ctx, rng.From, rng.To, loc)
 	if err != nil {
 		return nil, err
@@ -140,10 +171,15 @@ func (s *Service) Stats(ctx context.Context, q RangeQuery) (*Stats, error) {
 		}
 		capture = &st
 	}
+	attention, err := s.attention(ctx, stored, hs)
+	if err != nil {
+		return nil, err
+	}
 	out := &Stats{
 		TimeZone: loc.String(),
-		Totals: Totals{Queued: queue.Queued, Sending: queue.Sending,
-			Delivered: cRange.Delivered, Failed: cRange.Failed, Partial: cRange.Partial, SuccessRate: cRange.SuccessRate()},
+		Totals: Totals{Queued: queue.Queued, Retrying: attention.Retrying, Sending: queue.Sending,
+			Delivered: cRange.Delivered, Failed: cRange.Failed, Partial: cRange.Partial,
+			SuccessRate: rate(cRange.Delivered, cRange.Failed+int64(attention.Retrying))},
 		Today:         newPeriodStats(today, cToday),
 		Last7Days:     newPeriodStats(last7, c7),
 		Last30Days:    newPeriodStats(last30, c30),
@@ -151,6 +187,7 @@ func (s *Service) Stats(ctx context.Context, q RangeQuery) (*Stats, error) {
 		Connections:   conns,
 		EmailControls: suppressed,
 		Capture:       capture,
+		Attention:     attention,
 	}
 	if capture != nil {
 		out.Totals.Captured = capture.Captured
@@ -158,28 +195,31 @@ func (s *Service) Stats(ctx context.Context, q RangeQuery) (*Stats, error) {
 	return out, nil
 }
 
-// connectionStats names the per-connection counts: every stored
-// connection, and the ids with outcomes that no longer exist.
-func (s *Service) connectionStats(ctx context.Context, counts map[int64]*Counts) ([]ConnectionStats, error) {
+// connectionStats names the per-connection counts, with each one's
+// health: every stored connection, and the ids with outcomes that no
+// longer exist.
+func connectionStats(stored []*core.Connection, hs map[int64]connHealth, counts map[int64]*Counts) []ConnectionStats {
 	out := []ConnectionStats{}
 	seen := map[int64]bool{}
-	if s.Connections != nil {
-		conns, _, err := s.Connections.FindConnections(ctx, core.ConnectionFilter{})
-		if err != nil {
-			return nil, fmt.Errorf("list connections: %w", err)
+	for _, c := range stored {
+		seen[c.ID] = true
+		cs := connectionStatsOf(c.ID, c.Name, c.Driver, counts[c.ID])
+		h := hs[c.ID]
+		cs.Health, cs.HealthSince, cs.LastError, cs.LastErrorAt, cs.LastCheckedAt = h.status, h.since, h.err, h.errAt, c.LastCheckedAt
+		if h.rec != nil {
+			cs.LastSentAt = h.rec.LastSentAt
 		}
-		for _, c := range conns {
-			seen[c.ID] = true
-			out = append(out, connectionStatsOf(c.ID, c.Name, c.Driver, counts[c.ID]))
-		}
+		out = append(out, cs)
 	}
 	for id, c := range counts {
 		if !seen[id] {
-			out = append(out, connectionStatsOf(id, "", "", c))
+			cs := connectionStatsOf(id, "", "", c)
+			cs.Health = core.HealthUnknown
+			out = append(out, cs)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out, nil
+	return out
 }
 
 func connectionStatsOf(id int64, name, driver string, c *Counts) ConnectionStats {

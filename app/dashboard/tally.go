@@ -29,11 +29,15 @@ func (c *Counts) add(b core.OutcomeBucket) {
 
 // SuccessRate returns delivered / (delivered + failed) as a percentage
 // rounded to two decimals, or nil when there is no outcome to rate.
-func (c Counts) SuccessRate() *float64 {
-	total := c.Delivered + c.Failed
+func (c Counts) SuccessRate() *float64 { return rate(c.Delivered, c.Failed) }
+
+// rate returns ok / (ok + notYet) as a percentage rounded to two
+// decimals, or nil when both are 0.
+func rate(ok, notYet int64) *float64 {
+	total := ok + notYet
 	if total == 0 {
 		return nil
 	}
-	r := math.Round(float64(c.Delivered)*10000/float64(total)) / 100
+	r := math.Round(float64(ok)*10000/float64(total)) / 100
 	return &r
 }

@@ -317,6 +317,9 @@ func (s *engine) attempt(ctx, stop context.Context, l *core.Log, conn *core.Conn
 		// its resend, with the same Message-ID.
 		out.History[0].Response = strings.TrimSpace("Not found at the provider after the uncertain attempt: sent again. " + a.Response)
 	}
+	if s.o.SendHealth != nil {
+		s.o.SendHealth.Attempt(conn, out.History[0])
+	}
 	s.debugAttempt(l, conn, &msg, out.History[0])
 	return out, made
 }

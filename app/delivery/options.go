@@ -113,6 +113,15 @@ type Options struct {
 	// start and writes the levels that moved every few seconds and when
 	// it stops. Nil starts every connection at StartConcurrency.
 	LevelStore core.SettingsStore
+	// SendHealth, when set, hears of every finished attempt through a
+	// connection (app/health.SendHealth): one call in memory, no SQL.
+	SendHealth AttemptObserver
+}
+
+// AttemptObserver hears of each finished attempt through a connection.
+// Attempt must return at once: it runs on the send path.
+type AttemptObserver interface {
+	Attempt(conn *core.Connection, a core.Attempt)
 }
 
 // withDefaults returns o with its zero tuning fields set to the defaults.

@@ -49,8 +49,8 @@ type BridgeInfo struct {
 	Found bool
 	// Version is the installed file's Version header; Want this build's.
 	Version, Want string
-	// Current is true when the installed file is byte for byte this
-	// build's.
+	// Current is true when the installed loader and every file of its
+	// folder are byte for byte this build's.
 	Current bool
 }
 

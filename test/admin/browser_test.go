@@ -120,6 +120,14 @@ func screenshotDir(t testing.TB) string {
 // screenshot writes the whole page as name.png into the screenshot folder.
 func (b *browser) screenshot(name string) {
 	b.t.Helper()
+	b.picture(name)
+	b.labelled(name)
+}
+
+// picture saves a full-page screenshot as name.png, for a page whose
+// controls are not the screens' own (WordPress's Dashboard).
+func (b *browser) picture(name string) {
+	b.t.Helper()
 	var png []byte
 	b.run("screenshot "+name, chromedp.FullScreenshot(&png, 100))
 	path := filepath.Join(screenshotDir(b.t), name+".png")
@@ -127,7 +135,6 @@ func (b *browser) screenshot(name string) {
 		b.t.Fatal(err)
 	}
 	b.t.Logf("screenshot: %s", path)
-	b.labelled(name)
 }
 
 // labelled fails when a control on the page has no label a screen

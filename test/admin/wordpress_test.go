@@ -30,7 +30,8 @@ import (
 // serves only the front controller, and wp-admin/admin.php would load
 // Debian's dispatcher through wp-load.php. This router boots WordPress
 // with the site's own wp-config.php as an admin request, then runs
-// admin.php without its wp-load.php line. Static files (CSS, JS) and
+// admin.php without its wp-load.php line (and, for the WordPress
+// Dashboard, index.php after it), and admin-ajax.php the same way. Static files (CSS, JS) and
 // load-styles.php/load-scripts.php (which need no configuration) are
 // served as they are; everything else goes to the front controller.
 const adminRouter = `<?php
@@ -40,11 +41,29 @@ if ( in_array( $path, array( '/wp-admin/load-styles.php', '/wp-admin/load-script
 if ( ! str_ends_with( $path, '.php' ) && '/' !== $path && is_file( %[1]s . ltrim( $path, '/' ) ) ) { return false; }
 if ( '/wp-admin/' === $path || '/wp-admin/admin.php' === $path || '/wp-admin/index.php' === $path ) {
 	define( 'WP_ADMIN', true );
-	$_SERVER['SCRIPT_NAME'] = $_SERVER['PHP_SELF'] = '/wp-admin/admin.php';
+	$dashboard = '/wp-admin/admin.php' !== $path;
+	$_SERVER['SCRIPT_NAME'] = $_SERVER['PHP_SELF'] = $dashboard ? '/wp-admin/index.php' : '/wp-admin/admin.php';
 	require %[2]s;
 	chdir( ABSPATH . 'wp-admin' );
 	$src = file_get_contents( ABSPATH . 'wp-admin/admin.php' );
 	$src = str_replace( "require_once dirname( __DIR__ ) . '/wp-load.php';", '', $src );
+	eval( '?>' . $src );
+	if ( $dashboard ) {
+		// The WordPress Dashboard: index.php after admin.php, as its own
+		// first line would load it.
+		$src = file_get_contents( ABSPATH . 'wp-admin/index.php' );
+		eval( '?>' . str_replace( "require_once __DIR__ . '/admin.php';", '', $src ) );
+	}
+	return true;
+}
+if ( '/wp-admin/admin-ajax.php' === $path ) {
+	define( 'DOING_AJAX', true );
+	define( 'WP_ADMIN', true );
+	$_SERVER['SCRIPT_NAME'] = $_SERVER['PHP_SELF'] = '/wp-admin/admin-ajax.php';
+	require %[2]s;
+	chdir( ABSPATH . 'wp-admin' );
+	$src = file_get_contents( ABSPATH . 'wp-admin/admin-ajax.php' );
+	$src = str_replace( array( "require_once dirname( __DIR__ ) . '/wp-load.php';", "define( 'DOING_AJAX', true );" ), '', $src );
 	eval( '?>' . $src );
 	return true;
 }

@@ -1,11 +1,13 @@
 package install
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/mailsvc/mailsvc/adapters/wordpress/bridge"
 	"github.com/mailsvc/mailsvc/test/servicetest"
 	"github.com/mailsvc/mailsvc/test/wpsite"
 )
@@ -59,5 +61,67 @@ func TestUninstallLeavesNoCronEventNorItsFolder(t *testing.T) {
 				t.Errorf("the mu-plugins/ folder wp install created is still there: %v\n%s", err, r.Stdout)
 			}
 		})
+	}
+}
+
+// TestInstallAndUninstallTheBridgeFolder checks that mailsvc wp install
+// writes the bridge's loader and its whole folder into a mu-plugins/ that
+// holds another plugin, replacing an earlier version's files and removing
+// those this build no longer ships, that WordPress then runs the bridge,
+// and that uninstall leaves neither the loader nor the folder while the
+// other plugin stays.
+func TestInstallAndUninstallTheBridgeFolder(t *testing.T) {
+	site := wpsite.Install(t, wpsite.Options{Prefix: "wpf_"})
+	muPlugins := filepath.Join(site.ContentDir, "mu-plugins")
+	other := filepath.Join(muPlugins, "other.php")
+	// An earlier version's files: one the build replaces, one it no longer ships.
+	old := map[string]string{
+		"other.php":                     "<?php\n// Another must-use plugin.\n",
+		"mailsvc-bridge/queue.php":      "<?php\n// an earlier version\n",
+		"mailsvc-bridge/retired.php":    "<?php\n// no longer shipped\n",
+		"mailsvc-bridge/old/nested.php": "<?php\n",
+	}
+	for name, content := range old {
+		path := filepath.Join(muPlugins, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	env := servicetest.Environ(dir)
+	if r := servicetest.Run(dir, env, "", "wp", "install", "--wp-path", site.Dir); r.Code != 0 {
+		t.Fatalf("wp install: %s%s", r.Stdout, r.Stderr)
+	}
+	for name, want := range bridge.Files() {
+		got, err := os.ReadFile(filepath.Join(muPlugins, filepath.FromSlash(name)))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("after wp install, %s is not this build's (%v)", name, err)
+		}
+	}
+	for _, gone := range []string{"mailsvc-bridge/retired.php", "mailsvc-bridge/old"} {
+		if _, err := os.Stat(filepath.Join(muPlugins, gone)); !os.IsNotExist(err) {
+			t.Errorf("wp install left the earlier version's %s: %v", gone, err)
+		}
+	}
+	takenOver := `echo defined( 'MAIL_SVC_WP_MAIL_TAKEOVER' ) && function_exists( 'mailsvc_bridge_queue' ) ? 'bridge' : 'wordpress';`
+	if got := site.PHP(t, takenOver); got != "bridge" {
+		t.Fatalf("after wp install, wp_mail() is %q's", got)
+	}
+	if r := servicetest.Run(dir, env, "", "uninstall", "--yes", "--wp-path", site.Dir); r.Code != 0 {
+		t.Fatalf("uninstall: %s%s", r.Stdout, r.Stderr)
+	}
+	for _, gone := range []string{bridge.Path(site.ContentDir), bridge.DirPath(site.ContentDir)} {
+		if _, err := os.Stat(gone); !os.IsNotExist(err) {
+			t.Errorf("uninstall left %s: %v", gone, err)
+		}
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("uninstall removed another plugin: %v", err)
+	}
+	if got := site.PHP(t, takenOver); got != "wordpress" {
+		t.Errorf("after uninstall, wp_mail() is %q's", got)
 	}
 }

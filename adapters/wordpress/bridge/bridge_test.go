@@ -21,6 +21,9 @@ import (
 
 func TestInstallAndRemove(t *testing.T) {
 	content := t.TempDir()
+	muPlugins := filepath.Join(content, "mu-plugins")
+	// A file an earlier version shipped, which this one does not.
+	stale := filepath.Join(muPlugins, bridge.DirName, "retired", "old.php")
 	for i := range 2 { // a second install replaces the first
 		path, err := bridge.Install(content)
 		if err != nil {
@@ -29,25 +32,53 @@ func TestInstallAndRemove(t *testing.T) {
 		if path != filepath.Join(content, "mu-plugins", "mailsvc-bridge.php") {
 			t.Fatalf("installed at %s", path)
 		}
-		got, err := os.ReadFile(path)
-		if err != nil || !bytes.Equal(got, bridge.Source) {
-			t.Fatalf("installed file differs from the embedded source (%v)", err)
+		for name, want := range bridge.Files() {
+			got, err := os.ReadFile(filepath.Join(muPlugins, filepath.FromSlash(name)))
+			if err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("installed %s differs from the embedded source (%v)", name, err)
+			}
+		}
+		if current, err := bridge.Current(content); !current || err != nil {
+			t.Fatalf("Current after install = %v, %v", current, err)
+		}
+		if _, err := os.Stat(filepath.Dir(stale)); !os.IsNotExist(err) {
+			t.Fatalf("install %d left an earlier version's folder: %v", i, err)
+		}
+		writeFiles(t, muPlugins, map[string]string{"mailsvc-bridge/retired/old.php": "<?php\n", "mailsvc-bridge/queue.php": "<?php\n// an older copy\n"})
+		if current, err := bridge.Current(content); current || err != nil {
+			t.Fatalf("Current with a changed file = %v, %v", current, err)
 		}
 	}
-	entries, _ := os.ReadDir(filepath.Join(content, "mu-plugins"))
-	if len(entries) != 2 || entries[0].Name() != bridge.CreatedMarker || entries[1].Name() != bridge.FileName {
-		t.Fatalf("mu-plugins holds %v, want the bridge and the marker of a folder the install created", entries)
+	if _, err := bridge.Install(content); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(muPlugins)
+	if len(entries) != 3 || entries[0].Name() != bridge.CreatedMarker || entries[1].Name() != bridge.DirName || entries[2].Name() != bridge.FileName {
+		t.Fatalf("mu-plugins holds %v, want the loader, its folder and the marker of a folder the install created", entries)
+	}
+	if len(bridge.Files()) < 10 || bridge.Files()[bridge.FileName] == nil {
+		t.Fatalf("the bridge ships %d files", len(bridge.Files()))
 	}
 	for _, want := range []bool{true, false} {
 		removed, err := bridge.Remove(content)
 		if err != nil || removed != want {
 			t.Fatalf("remove = %v, %v; want %v", removed, err, want)
 		}
+		for _, gone := range []string{bridge.Path(content), bridge.DirPath(content)} {
+			if _, err := os.Stat(gone); !os.IsNotExist(err) {
+				t.Fatalf("after remove, %s: %v", gone, err)
+			}
+		}
+	}
+	// A folder left without its loader is removed too.
+	writeFiles(t, muPlugins, map[string]string{"mailsvc-bridge/queue.php": "<?php\n"})
+	if removed, err := bridge.Remove(content); !removed || err != nil {
+		t.Fatalf("remove of a folder alone = %v, %v", removed, err)
 	}
 	if _, err := bridge.Install(filepath.Join(content, "missing")); err == nil {
 		t.Fatal("install into a missing content directory succeeded")
 	}
-	if !bytes.Contains(bridge.Source, []byte("function wp_mail( $to, $subject, $message, $headers = '', $attachments = array(), $embeds = array() )")) {
+	if !bytes.Contains(bridge.Files()["mailsvc-bridge/takeover.php"], []byte("function wp_mail( $to, $subject, $message, $headers = '', $attachments = array(), $embeds = array() )")) {
 		t.Fatal("the bridge does not define wp_mail() with WordPress 6.9's signature")
 	}
 }

@@ -301,6 +301,7 @@ func (d *siteDoctor) bridge(context.Context) (doctor.BridgeInfo, error) {
 	if err != nil || !found {
 		return info, err
 	}
-	info.Found, info.Version, info.Current = true, bridge.Version(src), bytes.Equal(src, bridge.Source)
-	return info, nil
+	info.Found, info.Version = true, bridge.Version(src)
+	info.Current, err = bridge.Current(dir)
+	return info, err
 }

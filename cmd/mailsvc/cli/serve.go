@@ -21,6 +21,7 @@ import (
 	"github.com/mailsvc/mailsvc/adapters/store"
 	"github.com/mailsvc/mailsvc/app"
 	"github.com/mailsvc/mailsvc/app/delivery"
+	"github.com/mailsvc/mailsvc/app/health"
 	"github.com/mailsvc/mailsvc/app/network"
 	"github.com/mailsvc/mailsvc/core"
 )
@@ -203,6 +204,9 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	// by the provider events the Pro webhook receiver recorded: the Pro
 	// module sets deliveryOpts.Events when it joins.
 	deliveryOpts.LevelStore = rt.db.Settings()
+	// Each connection's health from its real sends, beside the check's.
+	sendHealth := &health.SendHealth{Store: rt.db.Settings(), SensitiveKeys: conns.ExtraSensitiveKeys, Logger: log}
+	deliveryOpts.SendHealth = sendHealth
 	// Add-ons (Pro) join before the delivery service is built: they may
 	// set its options (delivery hooks), and give the routes they add.
 	privacy := &app.Privacy{Store: rt.db.Privacy(), Transcripts: transcripts}
@@ -228,6 +232,8 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	workDone := make(chan struct{})
 	go func() { defer close(workDone); deliverySvc.Run(workCtx) }()
+	healthDone := make(chan struct{})
+	go func() { defer close(healthDone); sendHealth.Run(workCtx) }()
 	jobsDone := make(chan struct{})
 	go func() { defer close(jobsDone); runner.Run(workCtx) }()
 	alertsDone := make(chan struct{})
@@ -239,7 +245,14 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 			hookRunner.Run(workCtx)
 		}
 	}()
-	defer func() { stopWork(); <-workDone; <-jobsDone; <-alertsDone; <-hooksDone }()
+	defer func() {
+		stopWork()
+		<-workDone
+		<-healthDone
+		<-jobsDone
+		<-alertsDone
+		<-hooksDone
+	}()
 	// The SMTP submission listener (MAILSVC_SMTP_LISTEN) stops before the
 	// workers and the database: this defer runs first.
 	submission, err := startSubmission(rt, auth, deliverySvc, hooks, log)
@@ -264,6 +277,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	}
 	dash := rt.dashboard(conns, settings, deliverySvc, driverEnv, hooks)
 	dash.Capture = captureGuard
+	dash.Retrying, dash.SendHealth = rt.db.Logs(), sendHealth
 	dash.Use = connUse
 	srv := &api.Server{
 		Auth:        auth,

@@ -86,7 +86,7 @@ on the dropped tables stops by itself with one log line.`,
 				fmt.Fprintln(out, "No database of the service's: no tables to drop.")
 			}
 			if content != "" {
-				fmt.Fprintf(out, "This removes the wp_mail() bridge %s.\n", bridge.Path(content))
+				fmt.Fprintf(out, "This removes the wp_mail() bridge %s and its folder %s.\n", bridge.Path(content), bridge.DirPath(content))
 			}
 			if site != nil {
 				fmt.Fprintf(out, "This unschedules the bridge's WP-cron event %s.\n", wordpress.CronHook)
@@ -119,7 +119,7 @@ on the dropped tables stops by itself with one log line.`,
 				return err
 			}
 			if removed {
-				fmt.Fprintf(out, "Removed the wp_mail() bridge: %s\n", bridge.Path(content))
+				fmt.Fprintf(out, "Removed the wp_mail() bridge: %s and %s\n", bridge.Path(content), bridge.DirPath(content))
 			} else {
 				fmt.Fprintf(out, "No bridge at %s.\n", bridge.Path(content))
 			}

@@ -84,8 +84,9 @@ func wpCommand() *cobra.Command {
 	install := &cobra.Command{
 		Use:   "install --wp-path DIR [--systemd]",
 		Short: "Install the wp_mail() bridge into the site's mu-plugins and check the shared database",
-		Long: `Copies the wp_mail() bridge, a must-use plugin, into <content>/mu-plugins/
-and checks that the service sees the site's database: it boots with the
+		Long: `Copies the wp_mail() bridge, a must-use plugin (the loader mailsvc-bridge.php
+and its folder mailsvc-bridge/), into <content>/mu-plugins/, replacing an
+earlier version's files, and checks that the service sees the site's database: it boots with the
 site's wp-config.php (MAILSVC_WP_CONFIG, default DIR/wp-config.php), migrates
 the service's tables and verifies that the queue table the bridge writes to
 exists there.

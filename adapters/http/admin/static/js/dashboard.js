@@ -41,9 +41,10 @@ async function draw(body, range, bucket) {
   const t = stats.totals || {};
   const ec = stats.email_controls;
   replace(body,
+    attentionCard(stats.attention),
     h('section', { 'aria-label': 'Totals', class: 'stats' },
       stat('Delivered', t.delivered ?? 0), stat('Failed', t.failed ?? 0), stat('Success rate', pct(t.success_rate)),
-      stat('Queued', queue.queued), stat('Sending', queue.sending),
+      stat('Queued', queue.queued), stat('Retrying', h('span', { id: 'dash-retrying' }, String(t.retrying ?? 0))), stat('Sending', queue.sending),
       t.captured ? stat('Held (captured)', t.captured) : null,
       ec ? stat('Core emails stopped', h('a', { href: '#/settings', id: 'dash-stopped' }, String(ec.suppressed))) : null),
     ec && ec.suppressed ? await stoppedCard(ec) : null,
@@ -55,14 +56,44 @@ async function draw(body, range, bucket) {
       h('section', { class: 'card', 'aria-labelledby': 'act-h' },
         h('h2', { id: 'act-h' }, 'Recent activity'),
         table('Recent activity', ['Status', 'Subject', 'To', 'When'], (activity.items || []).map((a) => [
-          badge(a.status), h('a', { href: `#/logs/${a.id}` }, a.subject || '(no subject)'),
-          (a.recipients || []).join(', '), when(a.time)]))),
+          badge(a.status === 'queued' && a.attempts > 0 ? 'retrying' : a.status), h('a', { href: `#/logs/${a.id}` }, a.subject || '(no subject)'),
+          (a.recipients || []).join(', '),
+          a.status === 'queued' ? h('span', {}, when(a.time), h('br'), `Next attempt: ${when(a.next_attempt_at)}`) : when(a.time)]))),
       h('section', { class: 'card', 'aria-labelledby': 'health-h' },
         h('h2', { id: 'health-h' }, 'Connection health'),
-        table('Connection health', ['Connection', 'Health', 'Success rate'], conns.items.map((c) => {
-          const s = (stats.connections || []).find((x) => x.id === c.id);
-          return [h('a', { href: `#/connections/${c.id}` }, c.name), badge(c.oauth_status === 'needs_authorization' ? 'needs_authorization' : c.health_status), pct(s && s.success_rate)];
+        table('Connection health', ['Connection', 'Health', 'Last sent', 'Checked', 'Success rate'], conns.items.map((c) => {
+          const s = (stats.connections || []).find((x) => x.id === c.id) || {};
+          const health = c.oauth_status === 'needs_authorization' ? 'needs_authorization' : (s.health || c.health_status);
+          return [h('a', { href: `#/connections/${c.id}` }, c.name),
+            h('span', { class: 'conn-health', 'data-connection': String(c.id) }, badge(health),
+              health === 'failing' && s.health_since ? h('span', {}, ` since ${when(s.health_since)}`) : null,
+              health !== 'healthy' && s.last_error ? h('div', { class: 'description' }, s.last_error) : null),
+            when(s.last_sent_at), when(s.last_checked_at || c.last_checked_at), pct(s.success_rate)];
         })))));
+}
+
+/** attentionCard says what needs the owner now: failing connections
+ * since when and with what error, mail waiting for a retry and its next
+ * attempt, failed and held mail. Nothing when all is well. */
+function attentionCard(a) {
+  if (!a) return null;
+  const items = [];
+  for (const c of a.failing_connections || []) {
+    items.push(h('li', { class: 'attention-failing' }, h('strong', {}, `${c.name} is failing`),
+      c.since ? ` since ${when(c.since)}` : '', c.last_error ? `: ${c.last_error}` : ''));
+  }
+  if (a.retrying) {
+    items.push(h('li', { class: 'attention-retrying' },
+      `${a.retrying === 1 ? '1 message is' : `${a.retrying} messages are`} waiting to be retried. Next attempt: ${when(a.next_attempt_at)}.`));
+  }
+  if (a.failed_24h) {
+    items.push(h('li', {}, `${a.failed_24h === 1 ? '1 message' : `${a.failed_24h} messages`} failed in the last 24 hours. `,
+      h('a', { href: '#/logs?status=failed' }, 'See the failed messages')));
+  }
+  if (a.held) items.push(h('li', {}, `${a.held === 1 ? '1 message is' : `${a.held} messages are`} held, not sent.`));
+  if (!items.length) return null;
+  return h('section', { class: 'card notice notice-error', id: 'dash-attention', 'aria-labelledby': 'attention-h' },
+    h('h2', { id: 'attention-h' }, 'Needs attention'), h('ul', {}, items));
 }
 
 /** stoppedCard lists the kinds of WordPress core email the email controls

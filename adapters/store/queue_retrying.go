@@ -1,0 +1,44 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mailsvc/mailsvc/core"
+)
+
+// RetryingCap bounds the count Retrying makes.
+const RetryingCap = 100_000
+
+// Retrying counts the queued logs that were tried already and wait for
+// their next attempt (attempts > 0), up to RetryingCap, and returns the
+// earliest next attempt among them (nil when there is none). It reads the
+// queued rows only (the claim index), never the delivered history.
+func (db *LogService) Retrying(ctx context.Context) (int, *time.Time, error) {
+	scope, scopeArgs := SiteCond(ctx, "site_id")
+	var n int
+	args := append(append([]any{core.StatusQueued}, scopeArgs...), RetryingCap)
+	if err := db.sqlDB.QueryRowContext(ctx, db.expand(`SELECT COUNT(*) FROM
+		(SELECT 1 AS one FROM {prefix}mailsvc_logs WHERE status = ? AND attempts > 0`+scope+` LIMIT ?) capped`), args...).Scan(&n); err != nil {
+		return 0, nil, fmt.Errorf("count retrying logs: %w", err)
+	}
+	if n == 0 {
+		return 0, nil, nil
+	}
+	// ORDER BY rather than MIN(), as OldestQueuedAt: SQLite reads a bare
+	// DATETIME column as a time, not an aggregate.
+	var t time.Time
+	err := db.sqlDB.QueryRowContext(ctx, db.expand(`SELECT next_attempt_at FROM {prefix}mailsvc_logs
+		WHERE status = ? AND attempts > 0`+scope+` ORDER BY next_attempt_at LIMIT 1`), append([]any{core.StatusQueued}, scopeArgs...)...).Scan(&t)
+	if errors.Is(err, sql.ErrNoRows) {
+		return n, nil, nil
+	}
+	if err != nil {
+		return 0, nil, fmt.Errorf("next retry: %w", err)
+	}
+	t = t.UTC()
+	return n, &t, nil
+}
