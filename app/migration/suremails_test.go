@@ -38,6 +38,10 @@ func TestSureMailsSetup(t *testing.T) {
 			"z7": conn("z7", "ZOHO", "x@example.com", 7, map[string]any{"client_id": "zid", "client_secret": enc("zs"), "region": "eu"}),
 			"o8": conn("o8", "OUTLOOK", "x@example.com", 8, map[string]any{"client_id": enc("oid")}),
 			"k9": conn("k9", "SENDGRID", "x@example.com", 9, map[string]any{"api_key": "%%%"}),
+			"sp": conn("sp", "SPARKPOST", "x@example.com", 10, map[string]any{"api_key": enc("sp-key"), "region": "EU"}),
+			"mj": conn("mj", "MAILJET", "x@example.com", 11, map[string]any{"api_key": enc("mj-key"), "secret_key": enc("mj-secret")}),
+			"ms": conn("ms", "MAILERSEND", "x@example.com", 12, map[string]any{"api_key": enc("mlsn.1")}),
+			"s2": conn("s2", "SMTP2GO", "x@example.com", 13, map[string]any{}),
 		},
 		"default_connection": map[string]any{"type": "SMTP", "email": "shop@example.com", "id": "s1", "connection_title": "SMTP one"},
 		"log_emails":         "no", "delete_email_logs_after": "30_days", "email_simulation": "no",
@@ -58,10 +62,14 @@ func TestSureMailsSetup(t *testing.T) {
 		"g3": {"gmail", migration.StatusReady, map[string]any{"client_id": "cid", "client_secret": "gsecret", "refresh_token": "grt"}},
 		"m4": {"mailgun", migration.StatusReady, map[string]any{"api_key": "mgkey", "domain": "mg.example.com", "region": "eu"}},
 		"p5": {"postmark", migration.StatusReady, map[string]any{"api_key": "pmtok", "message_stream": "outbound"}},
-		"b6": {"brevo", migration.StatusReady, map[string]any{"api_key": "brevo", "force_from": true}},
+		"b6": {"brevo", migration.StatusReady, map[string]any{"api_key": "brevo", "from_email": "x@example.com", "force_from": true}},
 		"z7": {"zoho", migration.StatusNeedsAuthorization, map[string]any{"data_center": "eu", "client_secret": "zs"}},
 		"o8": {"outlook", migration.StatusNeedsAuthorization, map[string]any{"client_id": "oid"}},
 		"k9": {"sendgrid", migration.StatusNeedsPassword, map[string]any{"api_key": nil}},
+		"sp": {"sparkpost", migration.StatusReady, map[string]any{"api_key": "sp-key", "region": "eu"}},
+		"mj": {"mailjet", migration.StatusReady, map[string]any{"api_key": "mj-key", "api_secret": "mj-secret"}},
+		"ms": {"mailersend", migration.StatusReady, map[string]any{"api_key": "mlsn.1"}},
+		"s2": {"smtp2go", migration.StatusNeedsPassword, map[string]any{"api_key": nil}},
 	}
 	if len(setup.Candidates) != len(want) {
 		t.Fatalf("%d candidates, want %d", len(setup.Candidates), len(want))

@@ -7,23 +7,31 @@ import (
 
 	"github.com/mailsvc/mailsvc/core"
 	_ "github.com/mailsvc/mailsvc/drivers/all"
+	"github.com/mailsvc/mailsvc/drivers/brevo"
 	"github.com/mailsvc/mailsvc/drivers/cloudflare"
 	"github.com/mailsvc/mailsvc/drivers/elasticemail"
 	"github.com/mailsvc/mailsvc/drivers/emailit"
 	"github.com/mailsvc/mailsvc/drivers/gmail"
+	"github.com/mailsvc/mailsvc/drivers/mailersend"
 	"github.com/mailsvc/mailsvc/drivers/mailgun"
+	"github.com/mailsvc/mailsvc/drivers/mailjet"
 	"github.com/mailsvc/mailsvc/drivers/mailtrap"
 	"github.com/mailsvc/mailsvc/drivers/mandrill"
 	"github.com/mailsvc/mailsvc/drivers/outlook"
 	"github.com/mailsvc/mailsvc/drivers/postmark"
+	"github.com/mailsvc/mailsvc/drivers/resend"
 	"github.com/mailsvc/mailsvc/drivers/sendgrid"
 	"github.com/mailsvc/mailsvc/drivers/sendlayer"
+	"github.com/mailsvc/mailsvc/drivers/smtp2go"
 	"github.com/mailsvc/mailsvc/drivers/smtpcom"
+	"github.com/mailsvc/mailsvc/drivers/sparkpost"
 	"github.com/mailsvc/mailsvc/drivers/zoho"
 )
 
 func TestBuiltInDriversAreRegistered(t *testing.T) {
-	for _, slug := range []string{"smtp", "sendgrid", "mailgun", "postmark", "ses", "outlook", "gmail", "zoho", "elasticemail", "mandrill", "mailtrap", "sendlayer", "smtpcom", "emailit", "cloudflare"} {
+	for _, slug := range []string{"smtp", "sendgrid", "mailgun", "postmark", "ses", "outlook", "gmail", "zoho",
+		"brevo", "sparkpost", "mailjet", "resend", "smtp2go", "mailersend",
+		"elasticemail", "mandrill", "mailtrap", "sendlayer", "smtpcom", "emailit", "cloudflare"} {
 		d, ok := core.LookupDriver(slug)
 		if !ok {
 			t.Errorf("driver %q is not registered", slug)
@@ -50,6 +58,12 @@ func TestEndpointFieldsDeclareTheProviderHosts(t *testing.T) {
 		"outlook/oauth_base_url": {outlook.DefaultOAuthBaseURL},
 		"ses/custom_endpoint":    {"https://email.us-east-1.amazonaws.com", "https://email.eu-central-1.amazonaws.com/"},
 		"ses/imds_endpoint":      {"http://169.254.169.254", "http://[fd00:ec2::254]"},
+		"brevo/base_url":         {brevo.DefaultBaseURL, "https://api.sendinblue.com"},
+		"sparkpost/base_url":     {sparkpost.BaseURLUS, sparkpost.BaseURLEU},
+		"mailjet/base_url":       {mailjet.DefaultBaseURL},
+		"resend/base_url":        {resend.DefaultBaseURL},
+		"smtp2go/base_url":       {smtp2go.DefaultBaseURL},
+		"mailersend/base_url":    {mailersend.DefaultBaseURL},
 		"zoho/base_url":          nil,
 		"mailtrap/base_url":      {mailtrap.DefaultBaseURL, mailtrap.BulkBaseURL},
 		"sendlayer/base_url":     {sendlayer.DefaultBaseURL},
@@ -113,6 +127,12 @@ func TestBuiltInDriversDeclareTheirDestinations(t *testing.T) {
 		"sendlayer":    {"base_url"},
 		"mailtrap":     {"base_url"},
 		"mandrill":     {"base_url"},
+		"brevo":        {"base_url"},
+		"sparkpost":    {"base_url"},
+		"mailjet":      {"base_url"},
+		"resend":       {"base_url"},
+		"smtp2go":      {"base_url"},
+		"mailersend":   {"base_url"},
 	}
 	for slug, keys := range want {
 		d, _ := core.LookupDriver(slug)
@@ -133,7 +153,8 @@ func TestBuiltInDriversDeclareTheirDestinations(t *testing.T) {
 // console shows the key (setup_help), and shows base_url and its webhook
 // secrets under "Advanced" only.
 func TestJSONDriversSchema(t *testing.T) {
-	for _, slug := range []string{"elasticemail", "mandrill", "mailtrap", "sendlayer", "smtpcom", "emailit", "cloudflare"} {
+	for _, slug := range []string{"brevo", "sparkpost", "mailjet", "resend", "smtp2go", "mailersend",
+		"elasticemail", "mandrill", "mailtrap", "sendlayer", "smtpcom", "emailit", "cloudflare"} {
 		d, ok := core.LookupDriver(slug)
 		if !ok {
 			t.Errorf("%s is not registered", slug)
@@ -178,6 +199,9 @@ func TestDriversSpeakToAFirstTimeUser(t *testing.T) {
 				}
 				if !f.Advanced {
 					essential++
+				}
+				if f.Required && f.Advanced {
+					t.Errorf("%s is required and advanced", f.Key)
 				}
 			}
 			if essential == 0 {

@@ -1,9 +1,11 @@
 // Package apidriver holds what the mail drivers for the providers' HTTP
-// APIs (sendgrid, mailgun, postmark, ses) do alike: the connection's sender
-// override (from_email, from_name) and its schema fields, the optional
-// base_url setting, the host's HTTP client, shortening a provider's answer
-// for an error message, and keeping a connection's secrets out of error
-// text. What differs between the providers stays in their own packages.
+// APIs do alike: the connection's sender override (from_email, from_name,
+// force_from) and its schema fields, the optional base_url setting, the
+// host's HTTP client, shortening a provider's answer for an error message,
+// and keeping a connection's secrets out of error text; and, for the
+// drivers without an SDK, the one JSON API client (JSONAPI), the transport
+// core around it (JSONTransport) and the message parts the JSON APIs take
+// alike. What differs between the providers stays in their own packages.
 package apidriver
 
 import (
@@ -52,7 +54,8 @@ func FromNameField() core.Field {
 // BaseURLField returns the base_url field with its help text and the
 // provider's own API hosts (core.Field.Hosts), the only ones it takes
 // unless MAILSVC_ALLOW_CUSTOM_ENDPOINTS is true. It is a destination: the
-// connection's secrets go to it.
+// connection's secrets go to it; and advanced: a first-time user leaves it
+// empty.
 func BaseURLField(help string, hosts ...string) core.Field {
 	return core.Field{Key: KeyBaseURL, Label: "API base URL", Type: core.FieldURL, Help: help,
 		Hosts: hosts, Destination: true, Advanced: true}

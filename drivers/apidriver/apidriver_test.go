@@ -48,6 +48,8 @@ func TestSender(t *testing.T) {
 		{"name only", core.Settings{"from_name": "Net"}, core.Address{Name: "Net", Email: "shop@example.com"}},
 		{"both", core.Settings{"from_email": "noreply@example.net", "from_name": "Net"}, core.Address{Name: "Net", Email: "noreply@example.net"}},
 		{"empty strings", core.Settings{"from_email": "", "from_name": ""}, from},
+		{"force_from on", core.Settings{"from_email": "noreply@example.net", "force_from": true}, core.Address{Name: "Shop", Email: "noreply@example.net"}},
+		{"force_from off keeps a sender", core.Settings{"from_email": "noreply@example.net", "from_name": "Net", "force_from": false}, from},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

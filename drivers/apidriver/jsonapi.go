@@ -14,12 +14,14 @@ import (
 )
 
 // JSONAPI is a provider API that takes and answers JSON: the request and
-// error mapping the API drivers without an SDK of their own share
-// (elasticemail, mandrill, mailtrap, sendlayer, smtpcom, emailit). Every
+// error mapping every API driver without an SDK of its own shares
+// (brevo, sparkpost, mailjet, resend, smtp2go, mailersend, elasticemail,
+// mandrill, mailtrap, sendlayer, smtpcom, emailit, cloudflare). Every
 // failure it returns is classified (core.HTTPResponseError: 429 a rate
-// limit honouring Retry-After, 5xx temporary, other statuses permanent;
-// a network failure temporary, uncertain when the request had left whole)
-// and shows none of Secrets.
+// limit honouring Retry-After or the provider's own reset header, 5xx
+// temporary, other statuses permanent; a network failure temporary,
+// uncertain when the request had left whole, see UnansweredTransport)
+// and shows none of Secrets. It is safe for concurrent use.
 type JSONAPI struct {
 	// Name prefixes every error ("mailtrap: send: ...").
 	Name string
@@ -37,36 +39,58 @@ type JSONAPI struct {
 	// error for an answer that is a failure, or nil to let the status
 	// decide.
 	Refused func(status int, body []byte) error
+	// RateLimitReset, when set, is the provider's own header of the
+	// seconds until its rate limit resets, read when a 429 has no
+	// Retry-After (Brevo's X-Sib-Ratelimit-Reset).
+	RateLimitReset string
+}
+
+// Response is a provider's answer.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// StatusLine is the answer's status code and text ("202 Accepted"), the
+// response a receipt records.
+func (r *Response) StatusLine() string {
+	return fmt.Sprintf("%d %s", r.Status, http.StatusText(r.Status))
 }
 
 // Do sends body (nil for none) as JSON with method to path under
 // BaseURL, decodes a 2xx answer into out (when not nil; an unreadable
-// one leaves it as it is) and returns the answer's header. what names the call in errors ("send", "verify").
+// one leaves it as it is) and returns the answer's header. what names
+// the call in errors ("send", "verify").
 func (a *JSONAPI) Do(ctx context.Context, what, method, path string, body, out any) (http.Header, error) {
-	_, h, err := a.do(ctx, what, method, path, nil, body, out)
-	return h, err
+	return a.DoWithHeader(ctx, what, method, path, nil, body, out)
 }
 
 // DoWithHeader is Do with header's fields added to the request (an
 // idempotency key).
 func (a *JSONAPI) DoWithHeader(ctx context.Context, what, method, path string, header http.Header, body, out any) (http.Header, error) {
-	_, h, err := a.do(ctx, what, method, path, header, body, out)
-	return h, err
+	r, err := a.Call(ctx, what, method, path, header, body, out)
+	if err != nil {
+		return nil, err
+	}
+	return r.Header, nil
 }
 
-// do is Do that also returns the answer's status (0 when none came).
-func (a *JSONAPI) do(ctx context.Context, what, method, path string, header http.Header, body, out any) (int, http.Header, error) {
+// Call is DoWithHeader returning the whole answer: its status, header
+// and body, also with the error of an answer that is a failure (nil when
+// no answer came).
+func (a *JSONAPI) Call(ctx context.Context, what, method, path string, header http.Header, body, out any) (*Response, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return 0, nil, a.fail(what, core.Permanent(fmt.Errorf("encode the request: %w", err)))
+			return nil, a.fail(what, core.Permanent(fmt.Errorf("encode the request: %w", err)))
 		}
 		rd = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, a.BaseURL+path, rd)
 	if err != nil {
-		return 0, nil, a.fail(what, core.Permanent(err))
+		return nil, a.fail(what, core.Permanent(err))
 	}
 	req.Header.Set("Accept", "application/json")
 	if body != nil {
@@ -80,20 +104,26 @@ func (a *JSONAPI) do(ctx context.Context, what, method, path string, header http
 	}
 	resp, err := a.Client.Do(req)
 	if err != nil {
-		return 0, nil, a.fail(what, core.Temporary(err))
+		return nil, a.fail(what, core.Temporary(err))
 	}
 	defer resp.Body.Close()
 	answer, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return resp.StatusCode, nil, a.fail(what, core.Temporary(fmt.Errorf("read the answer: %w", err)))
+		return nil, a.fail(what, core.Temporary(fmt.Errorf("read the answer: %w", err)))
 	}
+	r := &Response{Status: resp.StatusCode, Header: resp.Header, Body: answer}
 	if a.Refused != nil {
-		if err := a.Refused(resp.StatusCode, answer); err != nil {
-			return resp.StatusCode, nil, a.fail(what, err)
+		if err := a.Refused(r.Status, answer); err != nil {
+			return r, a.fail(what, err)
 		}
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return resp.StatusCode, nil, a.fail(what, core.HTTPResponseError(resp.StatusCode, resp.Header, Summary(answer)))
+	if r.Status < 200 || r.Status > 299 {
+		h := r.Header
+		if v := h.Get(a.RateLimitReset); a.RateLimitReset != "" && v != "" && h.Get("Retry-After") == "" {
+			h = h.Clone()
+			h.Set("Retry-After", v)
+		}
+		return r, a.fail(what, core.HTTPResponseError(r.Status, h, Summary(answer)))
 	}
 	if out != nil {
 		// The provider took the request: an answer it cannot be read from
@@ -101,15 +131,23 @@ func (a *JSONAPI) do(ctx context.Context, what, method, path string, header http
 		// left.
 		_ = json.Unmarshal(answer, out)
 	}
-	return resp.StatusCode, resp.Header, nil
+	return r, nil
 }
 
 // Verify makes the credentials check, an authenticated read that sends
-// nothing: 401 and 403 say the key was rejected, for good.
-func (a *JSONAPI) Verify(ctx context.Context, method, path string, body any) error {
-	status, _, err := a.do(ctx, "verify", method, path, nil, body, nil)
-	if err != nil && (status == http.StatusUnauthorized || status == http.StatusForbidden) {
-		return a.fail("verify", core.Permanent(fmt.Errorf("the API key was rejected (HTTP %d)", status)))
+// nothing: 401 and 403 say the key was rejected, for good. valid, when
+// not nil, reports an answer other than 2xx that proves the key valid
+// all the same (a key allowed to send only).
+func (a *JSONAPI) Verify(ctx context.Context, method, path string, body any, valid func(*Response) bool) error {
+	r, err := a.Call(ctx, "verify", method, path, nil, body, nil)
+	if err == nil || r == nil {
+		return err
+	}
+	if valid != nil && valid(r) {
+		return nil
+	}
+	if r.Status == http.StatusUnauthorized || r.Status == http.StatusForbidden {
+		return a.fail("verify", core.Permanent(fmt.Errorf("the API key was rejected (HTTP %d): %s", r.Status, Summary(r.Body))))
 	}
 	return err
 }

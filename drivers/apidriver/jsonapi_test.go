@@ -83,7 +83,7 @@ func TestJSONAPIDo(t *testing.T) {
 		})
 	}
 	status, answer = 401, `{}`
-	if err := api.Verify(context.Background(), "GET", "/me", nil); err == nil || core.IsTemporary(err) || !strings.Contains(err.Error(), "rejected") {
+	if err := api.Verify(context.Background(), "GET", "/me", nil, nil); err == nil || core.IsTemporary(err) || !strings.Contains(err.Error(), "rejected") {
 		t.Errorf("Verify on 401: %v, want a permanent rejection", err)
 	}
 }
@@ -173,5 +173,46 @@ func TestJSONAPIUnanswered(t *testing.T) {
 		if err == nil || core.IsUncertain(err) != tc.wantUncertain || !core.IsTemporary(err) {
 			t.Errorf("%s: err %v, uncertain %v, want %v and temporary", tc.method, err, core.IsUncertain(err), tc.wantUncertain)
 		}
+	}
+}
+
+// TestJSONAPIProviderAnswers: a request that never reached the provider
+// is temporary and not uncertain; a 429 without Retry-After waits what
+// the provider's own reset header says; a credentials check accepts the
+// refusal that valid says proves a key allowed to send only, and calls
+// any other 401 a rejected key, for good, without showing it.
+func TestJSONAPIProviderAnswers(t *testing.T) {
+	const key = "secret-key-123"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/limited":
+			w.Header().Set("X-Acme-Reset", "7")
+			w.WriteHeader(http.StatusTooManyRequests)
+		case "/sendonly":
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = io.WriteString(w, `{"name":"send_only","key":"`+key+`"}`)
+		}
+	}))
+	defer srv.Close()
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	api := func(base string) *apidriver.JSONAPI {
+		return &apidriver.JSONAPI{Name: "acme", BaseURL: base, Client: apidriver.HTTPClient(core.DriverEnv{}),
+			Auth: apidriver.BearerAuth(key), Secrets: []string{key}, RateLimitReset: "X-Acme-Reset"}
+	}
+	if _, err := api(closed.URL).Do(context.Background(), "send", http.MethodPost, "/send", map[string]string{"a": "b"}, nil); err == nil || !core.IsTemporary(err) || core.IsUncertain(err) {
+		t.Errorf("never reached: %v, want temporary and not uncertain", err)
+	}
+	_, err := api(srv.URL).Do(context.Background(), "send", http.MethodPost, "/limited", map[string]string{"a": "b"}, nil)
+	if wait, ok := core.AsRateLimited(err); !ok || wait != 7*time.Second {
+		t.Errorf("429 with the reset header: %v, wait %v, want 7s", err, wait)
+	}
+	valid := func(r *apidriver.Response) bool { return strings.Contains(string(r.Body), "send_only") }
+	if err := api(srv.URL).Verify(context.Background(), http.MethodGet, "/sendonly", nil, valid); err != nil {
+		t.Errorf("Verify with a send-only key: %v", err)
+	}
+	err = api(srv.URL).Verify(context.Background(), http.MethodGet, "/sendonly", nil, nil)
+	if err == nil || core.IsTemporary(err) || strings.Contains(err.Error(), key) {
+		t.Errorf("Verify of a 401: %v, want a permanent failure without the key", err)
 	}
 }

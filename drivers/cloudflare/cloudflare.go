@@ -91,7 +91,7 @@ func (t *Transport) BaseURL() string { return t.api.BaseURL }
 // /client/v4/user/tokens/verify, which checks the token and sends
 // nothing.
 func (t *Transport) Verify(ctx context.Context) error {
-	return t.api.Verify(ctx, http.MethodGet, "/client/v4/user/tokens/verify", nil)
+	return t.api.Verify(ctx, http.MethodGet, "/client/v4/user/tokens/verify", nil, nil)
 }
 
 // refused fails an answer of Cloudflare's envelope with success false,

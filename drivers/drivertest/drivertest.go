@@ -13,7 +13,10 @@
 //     from_name replace the sender; several Reply-To addresses are kept;
 //     provider failures are classified temporary (429, 5xx, stalls,
 //     network errors) or permanent (401, 400, 403) with the key never in
-//     the error text; a transport recovers once the provider does.
+//     the error text; a transport recovers once the provider does; a 429
+//     is a rate limit that carries the provider's wait (for a fake that
+//     is a RateLimiter); the key goes to base_url's host only; a message
+//     over the driver's size cap fails for good without a call.
 //   - Verify: credentials are checked with one request that sends nothing.
 //   - Schema: the common settings (api key, sender override, base URL)
 //     validate as the product promises, and a transport built with no
@@ -33,11 +36,13 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mailsvc/mailsvc/core"
+	"github.com/mailsvc/mailsvc/drivers/apidriver"
 	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
 )
 
@@ -121,6 +126,12 @@ type Harness struct {
 	// NoRecipientNames: the provider takes To, Cc and Bcc as bare
 	// addresses (Cloudflare), so their names are not checked.
 	NoRecipientNames bool
+	// MaxMessageBytes is the driver's size cap of a message (0: none):
+	// a message over it fails for good without a call.
+	MaxMessageBytes int
+	// ReplyToCap is the most Reply-To addresses the provider takes (0: no
+	// cap); the first ReplyToCap of a message's arrive.
+	ReplyToCap int
 
 	// DefaultBaseURL is the address a transport built with no base_url
 	// talks to, as its BaseURL method reports it.
@@ -162,6 +173,30 @@ func Send(t *testing.T, h Harness) {
 	t.Run("NetworkErrorIsTemporary", func(t *testing.T) { networkErrorIsTemporary(t, h) })
 	t.Run("UsesHostHTTPClient", func(t *testing.T) { usesHostHTTPClient(t, h) })
 	t.Run("SendsToEnvelope", func(t *testing.T) { sendsToEnvelope(t, h) })
+	t.Run("RateLimitHonoured", func(t *testing.T) { rateLimitHonoured(t, h) })
+	t.Run("SecretGoesOnlyToBaseURL", func(t *testing.T) { secretGoesOnlyToBaseURL(t, h) })
+	t.Run("OverSizeCapIsPermanent", func(t *testing.T) { overSizeCap(t, h) })
+}
+
+// overSizeCap: a message one byte over the driver's size cap fails for
+// good, and the provider sees no request.
+func overSizeCap(t *testing.T, h Harness) {
+	if h.MaxMessageBytes == 0 {
+		t.Skip("the driver declares no size cap")
+	}
+	fake := h.Start()
+	defer fake.Close()
+	msg := h.message()
+	size := apidriver.MessageSize(msg)
+	msg.Attachments = append(msg.Attachments, core.Attachment{Filename: "big.bin", ContentType: "application/octet-stream",
+		Data: make([]byte, h.MaxMessageBytes-size+1)})
+	_, err := h.newTransport(t, h.settings(fake.URL(), h.Key)).Send(context.Background(), msg)
+	if err == nil || core.IsTemporary(err) {
+		t.Fatalf("a message over the %d-byte cap: err %v, want a permanent failure", h.MaxMessageBytes, err)
+	}
+	if n := fake.Requests(); n != 0 {
+		t.Errorf("the provider saw %d requests", n)
+	}
 }
 
 // PDFBytes is a binary payload with every byte value, NULs and invalid
@@ -433,7 +468,7 @@ func (h Harness) CheckMessage(t *testing.T, m Message, msg *core.Message) {
 	CheckAddresses(t, "to", m.To, recipients(msg.To))
 	CheckAddresses(t, "cc", m.Cc, recipients(msg.Cc))
 	CheckAddresses(t, "bcc", m.Bcc, recipients(msg.Bcc))
-	CheckAddresses(t, "reply-to", m.ReplyTo, msg.ReplyTo)
+	CheckAddresses(t, "reply-to", m.ReplyTo, h.replyTo(msg.ReplyTo))
 	if m.Subject != msg.Subject || m.Text != msg.Text || m.HTML != msg.HTML {
 		t.Errorf("subject/text/html = %q/%q/%q", m.Subject, m.Text, m.HTML)
 	}
@@ -483,7 +518,90 @@ func multipleReplyTo(t *testing.T, h Harness) {
 	if _, err := h.newTransport(t, h.settings(fake.URL(), h.Key)).Send(context.Background(), msg); err != nil {
 		t.Fatalf("Send: %v", err)
 	}
-	CheckAddresses(t, "reply-to", fake.Messages()[0].ReplyTo, msg.ReplyTo)
+	CheckAddresses(t, "reply-to", fake.Messages()[0].ReplyTo, h.replyTo(msg.ReplyTo))
+}
+
+// replyTo returns the Reply-To addresses of list the provider takes.
+func (h Harness) replyTo(list []core.Address) []core.Address {
+	if h.ReplyToCap > 0 && len(list) > h.ReplyToCap {
+		return list[:h.ReplyToCap]
+	}
+	return list
+}
+
+// RateLimiter is a fake that can answer the next n requests 429 Too Many
+// Requests with a Retry-After header.
+type RateLimiter interface {
+	RateLimitNext(n int, retryAfter time.Duration)
+}
+
+// rateLimitHonoured, for a fake that is a RateLimiter: a 429 with
+// Retry-After is a temporary rate-limit error that carries the wait, and
+// the next send, once the provider takes mail again, succeeds.
+func rateLimitHonoured(t *testing.T, h Harness) {
+	fake := h.Start()
+	defer fake.Close()
+	rl, ok := fake.(RateLimiter)
+	if !ok {
+		t.Skip("the fake cannot answer 429 with Retry-After")
+	}
+	rl.RateLimitNext(1, 7*time.Second)
+	tr := h.newTransport(t, h.settings(fake.URL(), h.Key))
+	_, err := tr.Send(context.Background(), h.message())
+	wait, limited := core.AsRateLimited(err)
+	if !limited || !core.IsTemporary(err) || wait != 7*time.Second {
+		t.Fatalf("after a 429 with Retry-After 7: err %v, rate limited %v, wait %v; want a temporary rate limit of 7s", err, limited, wait)
+	}
+	if _, err := tr.Send(context.Background(), h.message()); err != nil {
+		t.Fatalf("the send after the rate limit: %v", err)
+	}
+	if n := len(fake.Messages()); n != 1 {
+		t.Errorf("the fake recorded %d messages, want 1", n)
+	}
+}
+
+// recordingTransport notes the host and credentials of every request the
+// host's client makes.
+type recordingTransport struct {
+	mu    sync.Mutex
+	hosts []string
+}
+
+func (c *recordingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.mu.Lock()
+	c.hosts = append(c.hosts, r.URL.Host)
+	c.mu.Unlock()
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// secretGoesOnlyToBaseURL: a send and a credentials check of a
+// connection whose base_url names the fake make their requests to the
+// fake's host only, and another fake of the provider sees nothing.
+func secretGoesOnlyToBaseURL(t *testing.T, h Harness) {
+	fake, other := h.Start(), h.Start()
+	defer fake.Close()
+	defer other.Close()
+	rec := &recordingTransport{}
+	d, _ := core.LookupDriver(h.Slug)
+	tr, err := d.New(&core.Connection{Settings: h.settings(fake.URL(), h.Key)}, core.DriverEnv{HTTPClient: &http.Client{Transport: rec}})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	if _, err := tr.Send(context.Background(), h.message()); err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	if err := tr.(core.Verifier).Verify(context.Background()); err != nil {
+		t.Fatalf("Verify: %v", err)
+	}
+	want := strings.TrimPrefix(fake.URL(), "http://")
+	for _, host := range rec.hosts {
+		if host != want {
+			t.Errorf("a request went to %s, not to the configured %s", host, want)
+		}
+	}
+	if len(rec.hosts) == 0 || other.Requests() != 0 {
+		t.Errorf("%d requests made, %d reached another host", len(rec.hosts), other.Requests())
+	}
 }
 
 // CheckAddresses reports an error unless got holds the names and addresses
@@ -796,7 +914,18 @@ type APIFake interface {
 // messages (messages, usually f.Messages) read through Recorded, and its
 // failures in the provider's own error shape.
 func NewFake[M any](f APIFake, url string, messages func() []M) Fake {
-	return apiFake[M]{APIFake: f, url: url, messages: messages}
+	fake := apiFake[M]{APIFake: f, url: url, messages: messages}
+	if rl, ok := f.(RateLimiter); ok {
+		return rateLimitingFake[M]{fake, rl}
+	}
+	return fake
+}
+
+// rateLimitingFake is an apiFake whose fake can answer 429 with
+// Retry-After.
+type rateLimitingFake[M any] struct {
+	apiFake[M]
+	RateLimiter
 }
 
 type apiFake[M any] struct {

@@ -4,16 +4,16 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mailsvc/mailsvc/core"
-	"github.com/mailsvc/mailsvc/test/fakes/jsonfake"
+	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
 )
 
 // RunJSONAPI runs the whole suite (Run) on a driver whose fake is built
-// on test/fakes/jsonfake (start starts one accepting a key), then the
-// limits every such driver keeps (Limits).
-func RunJSONAPI(t *testing.T, h Harness, start func(key string) *jsonfake.Server) {
+// on fakeapi.NewServer (start starts one accepting a key), then the
+// limits every such driver keeps (Limits). The suite's own
+// RateLimitHonoured checks the 429 of every fake that has RateLimitNext.
+func RunJSONAPI(t *testing.T, h Harness, start func(key string) *fakeapi.Server) {
 	h.Start = func() Fake {
 		f := start(h.Key)
 		return NewFake(f, f.URL, f.Messages)
@@ -28,14 +28,12 @@ func RunJSONAPI(t *testing.T, h Harness, start func(key string) *jsonfake.Server
 //   - RecipientCap: a message to more recipients than the driver's
 //     RecipientCaps allow is refused whole by the fake (the provider's
 //     cap) and goes through in the parts the delivery engine makes.
-//   - RateLimitThenSuccess: a 429 with Retry-After is a rate-limit
-//     answer asking for that pause; the next send goes through.
 //   - VerifySendsNothing: the credentials check reaches no send route.
 //   - SecretStaysWithItsHost: base_url is a destination that takes the
 //     provider's own hosts only, the default among them.
 //   - ForceFrom: with force_from off, from_email and from_name name the
 //     sender only of a message without one.
-func Limits(t *testing.T, h Harness, start func(key string) *jsonfake.Server) {
+func Limits(t *testing.T, h Harness, start func(key string) *fakeapi.Server) {
 	d, ok := core.LookupDriver(h.Slug)
 	if !ok {
 		t.Fatalf("driver %s is not registered", h.Slug)
@@ -53,22 +51,6 @@ func Limits(t *testing.T, h Harness, start func(key string) *jsonfake.Server) {
 		n := 2*limit + 1
 		parts := SendInParts(t, h.Slug, h.newTransport(t, h.settings(f.URL, h.Key)), n)
 		CheckParts(t, parts, Recorded(f.Messages()), 3, n)
-	})
-	t.Run("RateLimitThenSuccess", func(t *testing.T) {
-		f := start(h.Key)
-		defer f.Close()
-		tr := h.newTransport(t, h.settings(f.URL, h.Key))
-		f.RateLimitNext(1, 3*time.Second)
-		_, err := tr.Send(context.Background(), h.message())
-		if wait, ok := core.AsRateLimited(err); !ok || wait != 3*time.Second || !core.IsTemporary(err) {
-			t.Fatalf("after a 429 with Retry-After 3: err %v, rate limited %v for %v; want a temporary rate limit of 3s", err, ok, wait)
-		}
-		if _, err := tr.Send(context.Background(), h.message()); err != nil {
-			t.Fatalf("send after the 429: %v", err)
-		}
-		if got := len(f.Messages()); got != 1 || len(f.RateLimited()) != 1 {
-			t.Errorf("recorded %d messages and %d 429s, want 1 and 1", got, len(f.RateLimited()))
-		}
 	})
 	t.Run("VerifySendsNothing", func(t *testing.T) {
 		f := start(h.Key)

@@ -79,7 +79,7 @@ func (t *Transport) BaseURL() string { return t.api.BaseURL }
 // Verify implements core.Verifier with GET /v4/domains, an
 // authenticated read that sends nothing.
 func (t *Transport) Verify(ctx context.Context) error {
-	return t.api.Verify(ctx, http.MethodGet, "/v4/domains", nil)
+	return t.api.Verify(ctx, http.MethodGet, "/v4/domains", nil, nil)
 }
 
 type bodyPart struct {

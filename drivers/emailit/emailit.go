@@ -78,7 +78,7 @@ func (t *Transport) BaseURL() string { return t.api.BaseURL }
 // Verify implements core.Verifier with GET /v2/domains, an
 // authenticated read that sends nothing.
 func (t *Transport) Verify(ctx context.Context) error {
-	return t.api.Verify(ctx, http.MethodGet, "/v2/domains", nil)
+	return t.api.Verify(ctx, http.MethodGet, "/v2/domains", nil, nil)
 }
 
 type attachment struct {

@@ -90,7 +90,7 @@ func (t *Transport) BaseURL() string { return t.api.BaseURL }
 // general API (on base_url itself when it is not one of Mailtrap's
 // sending hosts), which sends nothing.
 func (t *Transport) Verify(ctx context.Context) error {
-	return t.accounts.Verify(ctx, http.MethodGet, "/api/accounts", nil)
+	return t.accounts.Verify(ctx, http.MethodGet, "/api/accounts", nil, nil)
 }
 
 type address struct {

@@ -89,7 +89,7 @@ func (t *Transport) BaseURL() string { return t.api.BaseURL }
 // Verify implements core.Verifier with POST /users/ping, which only
 // checks the key.
 func (t *Transport) Verify(ctx context.Context) error {
-	return t.api.Verify(ctx, http.MethodPost, "/users/ping", map[string]string{"key": t.key})
+	return t.api.Verify(ctx, http.MethodPost, "/users/ping", map[string]string{"key": t.key}, nil)
 }
 
 // permanentNames are Mandrill's error names a retry does not fix; its

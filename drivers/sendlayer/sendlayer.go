@@ -74,7 +74,7 @@ func (t *Transport) BaseURL() string { return t.api.BaseURL }
 // Verify implements core.Verifier with GET /api/v1/webhooks, an
 // authenticated read that sends nothing.
 func (t *Transport) Verify(ctx context.Context) error {
-	return t.api.Verify(ctx, http.MethodGet, "/api/v1/webhooks", nil)
+	return t.api.Verify(ctx, http.MethodGet, "/api/v1/webhooks", nil, nil)
 }
 
 type address struct {

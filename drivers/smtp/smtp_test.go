@@ -684,6 +684,8 @@ func TestDriverDescription(t *testing.T) {
 		"ses-us-east-1": "email-smtp.us-east-1.amazonaws.com:587:tls", "mailgun": "smtp.mailgun.org:587:tls",
 		"sendgrid": "smtp.sendgrid.net:587:tls", "postmark": "smtp.postmarkapp.com:587:tls",
 		"brevo": "smtp-relay.brevo.com:587:tls", "mailjet": "in-v3.mailjet.com:587:tls",
+		"sparkpost": "smtp.sparkpostmail.com:587:tls", "sparkpost-eu": "smtp.eu.sparkpostmail.com:587:tls",
+		"resend": "smtp.resend.com:465:ssl", "smtp2go": "mail.smtp2go.com:587:tls", "mailersend": "smtp.mailersend.net:587:tls",
 		"elasticemail": "smtp.elasticemail.com:587:tls", "mandrill": "smtp.mandrillapp.com:587:tls",
 		"mailtrap": "live.smtp.mailtrap.io:587:tls", "sendlayer": "smtp.sendlayer.net:587:tls",
 		"smtpcom": "send.smtp.com:587:tls", "emailit": "smtp.emailit.com:587:tls",
@@ -699,7 +701,7 @@ func TestDriverDescription(t *testing.T) {
 			t.Errorf("preset %s = %s, want %s", slug, got, hp)
 		}
 	}
-	for slug, user := range map[string]string{"mailtrap": "api", "cloudflare": "api_token"} {
+	for slug, user := range map[string]string{"sparkpost": "SMTP_Injection", "sparkpost-eu": "SMTP_Injection", "resend": "resend", "mailtrap": "api", "cloudflare": "api_token"} {
 		if got := presets[slug].String("username"); got != user {
 			t.Errorf("%s preset username = %q, want %s", slug, got, user)
 		}

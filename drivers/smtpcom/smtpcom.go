@@ -84,7 +84,7 @@ func (t *Transport) BaseURL() string { return t.api.BaseURL }
 // Verify implements core.Verifier with GET /v4/channels, an
 // authenticated read that sends nothing.
 func (t *Transport) Verify(ctx context.Context) error {
-	return t.api.Verify(ctx, http.MethodGet, "/v4/channels", nil)
+	return t.api.Verify(ctx, http.MethodGet, "/v4/channels", nil, nil)
 }
 
 type address struct {

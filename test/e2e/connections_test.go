@@ -55,10 +55,26 @@ func TestConnectionsConstantsAndEncryption(t *testing.T) {
 		t.Errorf("smtp has no presets")
 	}
 	r = call(t, "GET", svc.Base+"/transports", "", admin)
-	for _, d := range []string{`"smtp"`, `"sendgrid"`, `"mailgun"`, `"postmark"`} {
-		if !bytes.Contains(r.Body, []byte(d)) {
+	var transports []struct {
+		Driver string `json:"driver"`
+	}
+	if err := json.Unmarshal(r.Body, &transports); err != nil {
+		t.Fatalf("GET /transports: %v: %s", err, r.Body)
+	}
+	served := map[string]bool{}
+	for _, tr := range transports {
+		served[tr.Driver] = true
+	}
+	builtIn := []string{"smtp", "ses", "sendgrid", "mailgun", "postmark", "outlook", "gmail", "zoho",
+		"brevo", "sparkpost", "mailjet", "resend", "smtp2go", "mailersend",
+		"elasticemail", "mandrill", "mailtrap", "sendlayer", "smtpcom", "emailit", "cloudflare"}
+	for _, d := range builtIn {
+		if !served[d] {
 			t.Errorf("GET /transports lacks %s", d)
 		}
+	}
+	if len(transports) != len(builtIn) || len(served) != len(builtIn) {
+		t.Errorf("GET /transports lists %d drivers (%d distinct), want the %d built-in ones", len(transports), len(served), len(builtIn))
 	}
 
 	body := `{"name":"Office relay","driver":"smtp","settings":{"host":"smtp.example.com","port":587,"encryption":"tls","from_email":"site@example.com","helo":"relay-secret-word"}}`

@@ -74,7 +74,7 @@ func TestWebhookBounceSuppressesThroughTheBinary(t *testing.T) {
 		{"stale", "ses", stale, 401},
 		{"malformed", "ses", []byte(`{"Type":`), 400},
 		{"no sendgrid secret", "sendgrid", []byte(`[]`), 401},
-		{"unknown provider", "sparkpost", []byte(`{}`), 404},
+		{"unknown provider", "nosuch", []byte(`{}`), 404},
 		{"too large", "ses", []byte(`{"Message":"` + strings.Repeat("a", 1<<20) + `"}`), 400},
 	} {
 		if r := hook(tc.provider, tc.body, nil); r.Status != tc.want {

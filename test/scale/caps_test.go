@@ -8,11 +8,13 @@ import (
 
 	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
 	"github.com/mailsvc/mailsvc/core"
+	"github.com/mailsvc/mailsvc/test/fakes/brevofake"
 	"github.com/mailsvc/mailsvc/test/fakes/elasticemailfake"
 	"github.com/mailsvc/mailsvc/test/fakes/emailitfake"
 	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
-	"github.com/mailsvc/mailsvc/test/fakes/jsonfake"
+	"github.com/mailsvc/mailsvc/test/fakes/mailersendfake"
 	"github.com/mailsvc/mailsvc/test/fakes/mailgunfake"
+	"github.com/mailsvc/mailsvc/test/fakes/mailjetfake"
 	"github.com/mailsvc/mailsvc/test/fakes/mailtrapfake"
 	"github.com/mailsvc/mailsvc/test/fakes/mandrillfake"
 	"github.com/mailsvc/mailsvc/test/fakes/postmarkfake"
@@ -77,15 +79,15 @@ func TestProviderRecipientCaps(t *testing.T) {
 		}, func(c providerCall) bool { return total(c) <= sendgridfake.MaxRecipients }, 2},
 		{"elasticemail", msgTo(60, 20, 20), jsonProvider(e, "elasticemail", elasticemailfake.New, nil, nil),
 			func(c providerCall) bool { return total(c) <= elasticemailfake.MaxRecipients }, 2},
-		{"mandrill", msgTo(1100, 0, 0), jsonProvider(e, "mandrill", mandrillfake.New, nil, func(id string) string { return id + "00" }),
+		{"mandrill", msgTo(1100, 0, 0), jsonProvider(e, "mandrill", mandrillfake.New, nil, func(m fakeapi.Message) string { return m.ID + "00" }),
 			func(c providerCall) bool { return total(c) <= mandrillfake.MaxRecipients }, 2},
 		{"sendlayer", msgTo(60, 0, 0), jsonProvider(e, "sendlayer", sendlayerfake.New, nil, nil),
 			func(c providerCall) bool { return total(c) <= sendlayerfake.MaxRecipients }, 2},
 		{"smtpcom", msgTo(30, 30, 0), jsonProvider(e, "smtpcom", smtpcomfake.New, map[string]any{"channel": smtpcomfake.Channel}, nil),
 			func(c providerCall) bool { return total(c) <= smtpcomfake.MaxRecipients }, 2},
-		{"mailtrap", msgTo(1001, 0, 0), jsonProvider(e, "mailtrap", mailtrapfake.New, nil, func(id string) string { return id + "-0" }),
+		{"mailtrap", msgTo(1001, 0, 0), jsonProvider(e, "mailtrap", mailtrapfake.New, nil, func(m fakeapi.Message) string { return m.ID + "-0" }),
 			func(c providerCall) bool { return len(c.to) <= mailtrapfake.MaxPerField }, 2},
-		{"emailit", msgTo(60, 60, 60), jsonProvider(e, "emailit", emailitfake.New, nil, func(id string) string { return "em_" + id }),
+		{"emailit", msgTo(60, 60, 60), jsonProvider(e, "emailit", emailitfake.New, nil, func(m fakeapi.Message) string { return "em_" + m.ID }),
 			func(c providerCall) bool {
 				return len(c.to) <= emailitfake.MaxPerField && len(c.cc) <= emailitfake.MaxPerField && len(c.bcc) <= emailitfake.MaxPerField
 			}, 2},
@@ -133,6 +135,17 @@ func TestProviderRecipientCaps(t *testing.T) {
 			}
 		}, func(c providerCall) bool { return total(c) <= sesfake.MaxRecipients }, 3},
 	}
+	providers = append(providers,
+		provider{"brevo", msgTo(150, 20, 20), jsonProvider(e, "brevo", brevofake.New, nil, brevofake.MessageID),
+			func(c providerCall) bool { return total(c) <= brevofake.MaxRecipients }, 2},
+		provider{"mailjet", msgTo(60, 10, 10), jsonProvider(e, "mailjet", func(key string) *fakeapi.Server { return mailjetfake.New(key, "mj-secret") },
+			map[string]any{"api_secret": "mj-secret"}, func(m fakeapi.Message) string { return m.Meta["CustomID"] }),
+			func(c providerCall) bool { return total(c) <= mailjetfake.MaxRecipients }, 2},
+		provider{"mailersend", msgTo(60, 15, 15), jsonProvider(e, "mailersend", mailersendfake.New, nil, nil),
+			func(c providerCall) bool {
+				return len(c.to) <= mailersendfake.MaxTo && len(c.cc) <= mailersendfake.MaxCc && len(c.bcc) <= mailersendfake.MaxBcc
+			}, 2},
+	)
 	r := servicetest.Call(t, "GET", e.svc.Base+"/transports", "", e.admin)
 	var drivers []struct {
 		Driver string             `json:"driver"`
@@ -196,11 +209,11 @@ func TestProviderRecipientCaps(t *testing.T) {
 	}
 }
 
-// jsonProvider connects a driver whose fake is built on jsonfake (start
-// starts it; extra settings beside the key and base URL) and reads its
-// calls back; the provider message id of a call is the fake's id as the
-// driver's receipt keeps it (idOf; nil: as it is).
-func jsonProvider(e *limitsEnv, driver string, start func(key string) *jsonfake.Server, extra map[string]any, idOf func(string) string) func(t *testing.T) (int64, func() []providerCall) {
+// jsonProvider connects a driver whose fake runs on fakeapi's server
+// (start starts it with the key; extra settings beside the key and base
+// URL) and reads its calls back; the provider message id of a call is
+// the fake's id as the driver's receipt keeps it (idOf; nil: as it is).
+func jsonProvider(e *limitsEnv, driver string, start func(key string) *fakeapi.Server, extra map[string]any, idOf func(fakeapi.Message) string) func(t *testing.T) (int64, func() []providerCall) {
 	return func(t *testing.T) (int64, func() []providerCall) {
 		key := driver + "-caps-test"
 		f := start(key)
@@ -214,7 +227,7 @@ func jsonProvider(e *limitsEnv, driver string, start func(key string) *jsonfake.
 			for _, m := range f.Messages() {
 				pid := m.ID
 				if idOf != nil {
-					pid = idOf(m.ID)
+					pid = idOf(m)
 				}
 				out = append(out, providerCall{pid, emailsOf(m.To, email), emailsOf(m.Cc, email), emailsOf(m.Bcc, email)})
 			}

@@ -1,9 +1,6 @@
 package webhooks
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -18,33 +15,17 @@ import (
 // constant time. Postmark signs nothing and sends no timestamp to check:
 // a replay is refused by the body's hash, remembered for ReplayMemory.
 func verifyPostmark(req Request, secrets []core.Settings) (*batch, error) {
-	r := &http.Request{Header: req.Header}
-	user, pass, ok := r.BasicAuth()
-	if !ok {
+	if _, _, ok := (&http.Request{Header: req.Header}).BasicAuth(); !ok {
 		return nil, unauthorized("The Postmark webhook credentials are missing.")
 	}
-	match := false
-	for _, s := range secrets {
-		wantPass := s.String(KeyPostmarkPassword)
-		passOK := subtle.ConstantTimeCompare([]byte(pass), []byte(wantPass)) == 1
-		userOK := true
-		if wantUser := s.String(KeyPostmarkUsername); wantUser != "" {
-			userOK = subtle.ConstantTimeCompare([]byte(user), []byte(wantUser)) == 1
-		}
-		if passOK && userOK {
-			match = true
-			break
-		}
-	}
-	if !match {
+	if !basicAuthMatches(req, secrets, KeyPostmarkUsername, KeyPostmarkPassword) {
 		return nil, unauthorized("The Postmark webhook credentials do not match.")
 	}
 	var e map[string]any
 	if err := json.Unmarshal(req.Body, &e); err != nil {
 		return nil, core.Errorf(core.EBADREQUEST, "The Postmark payload must be a JSON object.")
 	}
-	sum := sha256.Sum256(req.Body)
-	return &batch{requestID: "body:" + hex.EncodeToString(sum[:]), events: []Event{postmarkEvent(e)}}, nil
+	return &batch{requestID: bodyID(req.Body), events: []Event{postmarkEvent(e)}}, nil
 }
 
 // Postmark bounce type codes that mean the address does not take mail.

@@ -1,6 +1,7 @@
 // Package webhooks is the Pro provider webhook receiver: POST
 // /pro/webhooks/{provider} for sendgrid, mailgun, postmark, ses (SNS),
-// mandrill and elasticemail (whose notifications come as GET).
+// brevo, sparkpost, mailjet, resend, mailersend, mandrill and
+// elasticemail (whose notifications come as GET).
 // Every call is verified against a secret kept in the settings of the
 // provider's connections before any log row is read or written; a
 // verified event moves the log with its provider message id (see
@@ -12,7 +13,9 @@ package webhooks
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -25,10 +28,15 @@ import (
 
 // Providers the receiver knows (their driver slugs).
 const (
-	ProviderSendGrid = "sendgrid"
-	ProviderMailgun  = "mailgun"
-	ProviderPostmark = "postmark"
-	ProviderSES      = "ses"
+	ProviderSendGrid   = "sendgrid"
+	ProviderMailgun    = "mailgun"
+	ProviderPostmark   = "postmark"
+	ProviderSES        = "ses"
+	ProviderBrevo      = "brevo"
+	ProviderSparkPost  = "sparkpost"
+	ProviderMailjet    = "mailjet"
+	ProviderResend     = "resend"
+	ProviderMailerSend = "mailersend"
 	// ProviderMandrill is Mailchimp Transactional (Mandrill).
 	ProviderMandrill = "mandrill"
 	// ProviderElasticEmail sends its notifications as GET requests.
@@ -42,10 +50,24 @@ const (
 	KeyPostmarkUsername  = "webhook_username"    // optional HTTP Basic user name
 	KeyPostmarkPassword  = "webhook_password"    // HTTP Basic password
 	KeySESTopicARNs      = "webhook_topic_arns"  // SNS topic ARNs trusted, comma-separated
+	KeyBrevoToken        = "webhook_token"       // the bearer token of Brevo's webhook authentication
+	KeyWebhookUsername   = "webhook_username"    // optional HTTP Basic user name (SparkPost, Mailjet)
+	KeyWebhookPassword   = "webhook_password"    // HTTP Basic password (SparkPost, Mailjet)
+	KeyWebhookSecret     = "webhook_secret"      // signing secret (Resend's whsec_..., MailerSend's)
 	KeyMandrillKey       = "webhook_key"         // the key Mandrill shows for the webhook
 	KeyMandrillURL       = "webhook_url"         // the webhook URL exactly as entered in Mandrill
 	KeyElasticEmailToken = "webhook_token"       // the token of the notification URL's ?token=
 )
+
+// secretKeys names, for each provider, the settings key whose presence
+// makes a connection's secrets worth trying.
+var secretKeys = map[string]string{
+	ProviderSendGrid: KeySendGridPublicKey, ProviderMailgun: KeyMailgunSigningKey,
+	ProviderPostmark: KeyPostmarkPassword, ProviderSES: KeySESTopicARNs,
+	ProviderBrevo: KeyBrevoToken, ProviderSparkPost: KeyWebhookPassword, ProviderMailjet: KeyWebhookPassword,
+	ProviderResend: KeyWebhookSecret, ProviderMailerSend: KeyWebhookSecret,
+	ProviderMandrill: KeyMandrillKey, ProviderElasticEmail: KeyElasticEmailToken,
+}
 
 // Limits of the receiver.
 const (
@@ -164,9 +186,7 @@ type batch struct {
 // for a call already received (a replay). Nothing is read from or
 // written to the logs before the call verifies.
 func (s *Service) Receive(ctx context.Context, provider string, req Request) (*Result, error) {
-	switch provider {
-	case ProviderSendGrid, ProviderMailgun, ProviderPostmark, ProviderSES, ProviderMandrill, ProviderElasticEmail:
-	default:
+	if _, ok := secretKeys[provider]; !ok {
 		return nil, core.Errorf(core.ENOTFOUND, "Unknown webhook provider %q.", provider)
 	}
 	if req.Method != "" && req.Method != http.MethodPost && provider != ProviderElasticEmail {
@@ -193,6 +213,16 @@ func (s *Service) Receive(ctx context.Context, provider string, req Request) (*R
 		b, err = verifyPostmark(req, secrets)
 	case ProviderSES:
 		b, err = s.receiveSNS(ctx, req, secrets, now)
+	case ProviderBrevo:
+		b, err = verifyBrevo(req, secrets)
+	case ProviderSparkPost:
+		b, err = verifySparkPost(req, secrets)
+	case ProviderMailjet:
+		b, err = verifyMailjet(req, secrets)
+	case ProviderResend:
+		b, err = verifyResend(req, secrets, now)
+	case ProviderMailerSend:
+		b, err = verifyMailerSend(req, secrets)
 	case ProviderMandrill:
 		b, err = verifyMandrill(req, secrets)
 	case ProviderElasticEmail:
@@ -232,9 +262,7 @@ func (s *Service) secrets(ctx context.Context, provider string) ([]core.Settings
 	if err != nil {
 		return nil, fmt.Errorf("read webhook secrets: %w", err)
 	}
-	key := map[string]string{ProviderSendGrid: KeySendGridPublicKey, ProviderMailgun: KeyMailgunSigningKey,
-		ProviderPostmark: KeyPostmarkPassword, ProviderSES: KeySESTopicARNs, ProviderMandrill: KeyMandrillKey,
-		ProviderElasticEmail: KeyElasticEmailToken}[provider]
+	key := secretKeys[provider]
 	var out []core.Settings
 	for _, c := range conns {
 		if c.Driver != provider || c.Settings.String(key) == "" {
@@ -320,6 +348,50 @@ func (s *Service) apply(ctx context.Context, provider string, evs []Event, now t
 		s.Hooks.DoAction(core.HookWebhookReceived, provider, ev.payload(logID, tr))
 	}
 	return nil
+}
+
+// basicAuthMatches reports whether the call's HTTP Basic credentials are
+// those of one of the connections: its password under passKey and, when
+// the connection sets one, its user name under userKey; compared in
+// constant time.
+func basicAuthMatches(req Request, secrets []core.Settings, userKey, passKey string) bool {
+	user, pass, ok := (&http.Request{Header: req.Header}).BasicAuth()
+	if !ok {
+		return false
+	}
+	for _, s := range secrets {
+		passOK := subtle.ConstantTimeCompare([]byte(pass), []byte(s.String(passKey))) == 1
+		userOK := true
+		if wantUser := s.String(userKey); wantUser != "" {
+			userOK = subtle.ConstantTimeCompare([]byte(user), []byte(wantUser)) == 1
+		}
+		if passOK && userOK {
+			return true
+		}
+	}
+	return false
+}
+
+// bodyID is the replay id of a call whose provider signs nothing and
+// sends no timestamp to check: its body's SHA-256, remembered for
+// ReplayMemory.
+func bodyID(body []byte) string {
+	sum := sha256.Sum256(body)
+	return "body:" + hex.EncodeToString(sum[:])
+}
+
+// jsonObjects reads a body that is one JSON object or an array of them
+// (a batch).
+func jsonObjects(body []byte) ([]map[string]any, error) {
+	var list []map[string]any
+	if err := json.Unmarshal(body, &list); err == nil {
+		return list, nil
+	}
+	var one map[string]any
+	if err := json.Unmarshal(body, &one); err != nil || one == nil {
+		return nil, fmt.Errorf("not a JSON object or array of objects")
+	}
+	return []map[string]any{one}, nil
 }
 
 // hashID shortens an id of any length to a fixed-size key.

@@ -403,7 +403,7 @@ func TestReceiveVerifiesEachProvider(t *testing.T) {
 		{"elasticemail wrong token", "elasticemail", func() webhooks.Request { return elasticEmail(eeBounce, "guess") }, nil, core.EUNAUTHORIZED, "", false},
 		{"elasticemail no token", "elasticemail", func() webhooks.Request { return elasticEmail(eeBounce, "") }, nil, core.EUNAUTHORIZED, "", false},
 		{"elasticemail no status", "elasticemail", func() webhooks.Request { return elasticEmail("to=a@example.com", elasticEmailToken) }, nil, core.EBADREQUEST, "", false},
-		{"unknown provider", "sparkpost", func() webhooks.Request { return webhooks.Request{} }, nil, core.ENOTFOUND, "", false},
+		{"unknown provider", "nosuch", func() webhooks.Request { return webhooks.Request{} }, nil, core.ENOTFOUND, "", false},
 		{"body too large", "postmark", func() webhooks.Request {
 			return s.postmark(`{"x":"`+strings.Repeat("a", webhooks.MaxBody)+`"}`, s.pmUser, s.pmPass)
 		}, nil, core.EBADREQUEST, "", false},

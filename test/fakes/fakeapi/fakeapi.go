@@ -3,8 +3,11 @@
 // zohomailfake, gmailfake, and rawmime's decoding) have in common: the
 // decoded mailbox and attachment they record, the concurrency-safe log of
 // what they accepted (messages, tokens seen), and the reading of a token
-// from the Authorization header. Each fake keeps its own exported API; it
-// aliases these types or calls these functions behind it.
+// from the Authorization header; and the server of a JSON mail API
+// (NewServer) on which brevofake, sparkpostfake, mailjetfake,
+// resendfake, smtp2gofake and mailersendfake each describe only their
+// provider. Each fake keeps its own exported API; it aliases these types
+// or calls these functions behind it.
 package fakeapi
 
 import (
@@ -49,6 +52,9 @@ type Mail struct {
 	From Address
 	Content
 	Attachments []Attachment
+	// Meta holds what else of the provider's own a fake notes (Mailjet's
+	// CustomID).
+	Meta map[string]string
 }
 
 // Log is an append-only list that is safe for concurrent use: the

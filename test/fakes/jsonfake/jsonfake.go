@@ -1,37 +1,26 @@
-// Package jsonfake is the machinery of the local fakes of the providers
-// whose mail API takes one JSON request per message (elasticemailfake,
-// mandrillfake, mailtrapfake, sendlayerfake, smtpcomfake, emailitfake):
-// the key checked where the provider reads it, each send request
+// Package jsonfake describes the providers whose mail API takes one JSON
+// request per message (elasticemailfake, mandrillfake, mailtrapfake,
+// sendlayerfake, smtpcomfake, emailitfake, cloudflarefake) to fakeapi's
+// server, which runs every JSON fake alike: the key checked where the
+// provider reads it (a header, or the JSON body), each send request
 // validated against the part of the provider's published OpenAPI
 // description the fake carries (when the provider publishes one) and then
 // decoded by the provider's own rules, the recipient cap answered 400 as
-// the API does, the accepted messages recorded, the authenticated reads
-// a credentials check makes, and the faults of test/fakes/faults plus a
-// 429 with Retry-After. A provider's fake package holds only its wire
-// shapes and rules, in an API.
+// the API does, the accepted messages recorded, the authenticated reads a
+// credentials check makes, and the faults of test/fakes/faults plus a 429
+// with Retry-After. A provider's fake package holds only its wire shapes
+// and rules, in an API; this package adds the readers of the wire forms
+// those APIs share (mailbox strings, a Reply-To header, base64 files).
 package jsonfake
 
 import (
 	"bytes"
-	"context"
-	"crypto/rand"
 	"encoding/base64"
-	"encoding/hex"
-	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"net/mail"
-	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
-	"time"
 
-	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/getkin/kin-openapi/openapi3filter"
-	"github.com/getkin/kin-openapi/routers"
-	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
 	"github.com/mailsvc/mailsvc/test/fakes/faults"
 )
@@ -72,196 +61,49 @@ type API struct {
 }
 
 // Message is one accepted send request, decoded.
-type Message struct {
-	ID string
-	// At is when the fake accepted the message.
-	At time.Time
-	fakeapi.Mail
-}
+type Message = fakeapi.Message
 
-// Server is a running fake. Its zero value is not usable; call New.
-type Server struct {
-	// The embedded server's URL is the base URL to give the driver.
-	*faults.Server
-
-	api    API
-	key    string
-	router routers.Router
-
-	messages    fakeapi.Log[Message]
-	rateLimited fakeapi.Log[time.Time]
-	sends       atomic.Int32
-
-	mu       sync.Mutex
-	answered map[string]answer // by idempotency key
-}
-
-// answer is a send's answer, kept for its idempotency key.
-type answer struct {
-	status int
-	body   string
-}
+// Server is a running fake: fakeapi's server of the provider the API
+// describes.
+type Server = fakeapi.Server
 
 // New starts a fake of api that accepts key as its only valid API key.
 // It panics when api.OpenAPI does not load: a fake's own description is
 // fixed test data.
 func New(api API, key string) *Server {
-	s := &Server{api: api, key: key}
-	if api.OpenAPI != nil {
-		doc, err := openapi3.NewLoader().LoadFromData(api.OpenAPI)
-		if err == nil {
-			err = doc.Validate(context.Background())
-		}
-		if err == nil {
-			s.router, err = gorillamux.NewRouter(doc)
-		}
-		if err != nil {
-			panic(fmt.Sprintf("jsonfake: the OpenAPI description does not load: %v", err))
-		}
-	}
-	mux := http.NewServeMux()
-	mux.HandleFunc(api.Send, s.handleSend)
-	for _, r := range api.Reads {
-		mux.HandleFunc(r, s.handleRead)
-	}
-	s.Server = faults.NewServer(mux)
-	return s
-}
-
-// Messages returns a copy of every accepted message, oldest first.
-func (s *Server) Messages() []Message { return s.messages.All() }
-
-// SendCalls returns how many requests reached the send route, refused
-// ones included.
-func (s *Server) SendCalls() int { return int(s.sends.Load()) }
-
-// FailNext makes the next n requests, whatever their path, answer status
-// with body (the provider's error body when body is empty).
-func (s *Server) FailNext(n, status int, body string) {
-	if body == "" {
-		body = s.api.Error(status, fmt.Sprintf("simulated failure %d", status))
-	}
-	s.Server.FailNext(n, status, body)
-}
-
-// RateLimitNext makes the next n requests, whatever their path, answer
-// 429 Too Many Requests in the provider's error shape with a Retry-After
-// of retryAfter in whole seconds (rounded up).
-func (s *Server) RateLimitNext(n int, retryAfter time.Duration) {
-	secs := int(math.Ceil(retryAfter.Seconds()))
-	s.Server.FailNextWith(n, func(w http.ResponseWriter, _ *http.Request) {
-		s.rateLimited.Add(time.Now())
-		w.Header().Set("Retry-After", strconv.Itoa(secs))
-		faults.WriteJSON(w, http.StatusTooManyRequests, s.api.Error(http.StatusTooManyRequests, "Too many requests"))
+	return fakeapi.NewServer(fakeapi.Provider{
+		Send:     api.Send,
+		Reads:    api.Reads,
+		ReadBody: api.ReadAnswer,
+		Authorized: func(r *http.Request) bool {
+			// The key may be in the body (Mandrill): read it, and leave
+			// it to be read again.
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				return false
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			k := api.Key(r, body)
+			return k != "" && k == key
+		},
+		UnauthorizedStatus: api.UnauthorizedStatus,
+		UnauthorizedBody:   api.Error(http.StatusUnauthorized, "Invalid API key"),
+		Decode: func(body []byte) (fakeapi.Mail, *fakeapi.Refusal) {
+			m, problem := api.Decode(body)
+			if problem != "" {
+				return m, fakeapi.Refuse(http.StatusBadRequest, "%s", problem)
+			}
+			return m, nil
+		},
+		Accept: func(w http.ResponseWriter, m fakeapi.Message) {
+			status, body := api.Accepted(m.ID, m.Mail)
+			faults.WriteJSON(w, status, body)
+		},
+		ErrorBody:         api.Error,
+		OpenAPI:           api.OpenAPI,
+		MaxRecipients:     api.MaxRecipients,
+		IdempotencyHeader: api.IdempotencyHeader,
 	})
-}
-
-// RateLimited returns when each 429 of RateLimitNext was answered, oldest
-// first.
-func (s *Server) RateLimited() []time.Time { return s.rateLimited.All() }
-
-// authorized reads the request's body and checks its key; it answers the
-// provider's refusal and returns false when the key is missing or wrong.
-func (s *Server) authorized(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		faults.WriteJSON(w, http.StatusBadRequest, s.api.Error(http.StatusBadRequest, "unreadable body"))
-		return nil, false
-	}
-	if k := s.api.Key(r, body); k == "" || k != s.key {
-		status := s.api.UnauthorizedStatus
-		if status == 0 {
-			status = http.StatusUnauthorized
-		}
-		faults.WriteJSON(w, status, s.api.Error(http.StatusUnauthorized, "Invalid API key"))
-		return nil, false
-	}
-	return body, true
-}
-
-func (s *Server) handleRead(w http.ResponseWriter, r *http.Request) {
-	if _, ok := s.authorized(w, r); ok {
-		faults.WriteJSON(w, http.StatusOK, s.api.ReadAnswer)
-	}
-}
-
-func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
-	s.sends.Add(1)
-	body, ok := s.authorized(w, r)
-	if !ok {
-		return
-	}
-	if problem := s.validate(r, body); problem != "" {
-		faults.WriteJSON(w, http.StatusBadRequest, s.api.Error(http.StatusBadRequest, problem))
-		return
-	}
-	m, problem := s.api.Decode(body)
-	if problem == "" && s.api.MaxRecipients > 0 {
-		if n := len(m.To) + len(m.Cc) + len(m.Bcc); n > s.api.MaxRecipients {
-			problem = fmt.Sprintf("too many recipients: %d, at most %d", n, s.api.MaxRecipients)
-		}
-	}
-	if problem != "" {
-		faults.WriteJSON(w, http.StatusBadRequest, s.api.Error(http.StatusBadRequest, problem))
-		return
-	}
-	key := ""
-	if s.api.IdempotencyHeader != "" {
-		key = r.Header.Get(s.api.IdempotencyHeader)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if a, ok := s.answered[key]; ok && key != "" {
-		faults.WriteJSON(w, a.status, a.body)
-		return
-	}
-	id := newID()
-	s.messages.Add(Message{ID: id, At: time.Now(), Mail: m})
-	status, reply := s.api.Accepted(id, m)
-	if key != "" {
-		if s.answered == nil {
-			s.answered = map[string]answer{}
-		}
-		s.answered[key] = answer{status, reply}
-	}
-	faults.WriteJSON(w, status, reply)
-}
-
-// validate checks the request against the OpenAPI description, when the
-// fake has one, and returns the problem.
-func (s *Server) validate(r *http.Request, body []byte) string {
-	if s.router == nil {
-		return ""
-	}
-	req := r.Clone(r.Context())
-	req.Body = io.NopCloser(bytes.NewReader(body))
-	route, params, err := s.router.FindRoute(req)
-	if err != nil {
-		return "no such route in the API description: " + err.Error()
-	}
-	in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,
-		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
-	if err := openapi3filter.ValidateRequest(r.Context(), in); err != nil {
-		return err.Error()
-	}
-	return ""
-}
-
-// newID returns a random message id.
-func newID() string {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-// Addresses turns a list of wire mailboxes into recorded ones with get,
-// which reads one's name and address.
-func Addresses[T any](in []T, get func(T) fakeapi.Address) []fakeapi.Address {
-	var out []fakeapi.Address
-	for _, a := range in {
-		out = append(out, get(a))
-	}
-	return out
 }
 
 // Mailboxes parses "Name <email>" strings (or bare addresses), as the

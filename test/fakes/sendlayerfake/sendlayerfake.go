@@ -53,7 +53,7 @@ type wire struct {
 }
 
 func addresses(in []wireAddress) []fakeapi.Address {
-	return jsonfake.Addresses(in, func(a wireAddress) fakeapi.Address { return fakeapi.Address{Name: a.Name, Email: a.Email} })
+	return fakeapi.Addresses(in, func(a wireAddress) fakeapi.Address { return fakeapi.Address{Name: a.Name, Email: a.Email} })
 }
 
 func decode(body []byte) (fakeapi.Mail, string) {

@@ -8,6 +8,11 @@ const PROVIDERS = [
   ['mailgun', 'Mailgun', 'Sending → Webhooks; copy the HTTP webhook signing key into webhook_signing_key.', 'webhook_signing_key'],
   ['postmark', 'Postmark', 'Server → Webhooks; use https://user:password@… with the webhook_username and webhook_password of the connection.', 'webhook_password'],
   ['ses', 'Amazon SES', 'An SNS topic with an HTTPS subscription to this URL; list the topic ARN in webhook_topic_arns.', 'webhook_topic_arns'],
+  ['brevo', 'Brevo', 'Transactional → Settings → Webhook; choose Bearer token authentication and enter the connection’s webhook_token.', 'webhook_token'],
+  ['sparkpost', 'SparkPost', 'Configuration → Webhooks; choose Basic Auth with the webhook_username and webhook_password of the connection.', 'webhook_password'],
+  ['mailjet', 'Mailjet', 'Account settings → Event tracking; use https://user:password@… with the webhook_username and webhook_password of the connection.', 'webhook_password'],
+  ['resend', 'Resend', 'Webhooks → Add endpoint; copy the endpoint’s signing secret (whsec_…) into webhook_secret.', 'webhook_secret'],
+  ['mailersend', 'MailerSend', 'Domains → Webhooks; copy the webhook’s signing secret into webhook_secret.', 'webhook_secret'],
   ['mandrill', 'Mailchimp Transactional (Mandrill)', 'Settings → Webhooks; add this URL, then copy the webhook key into webhook_key and the URL, exactly as entered, into webhook_url.', 'webhook_key'],
   ['elasticemail', 'Elastic Email', 'Settings → Notifications; the notification URL is this URL with ?token= and the connection’s webhook_token (a random value you choose).', 'webhook_token', '?token=WEBHOOK_TOKEN'],
 ];

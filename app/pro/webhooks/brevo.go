@@ -1,0 +1,84 @@
+package webhooks
+
+import (
+	"crypto/subtle"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/mailsvc/mailsvc/app/pro/events"
+	"github.com/mailsvc/mailsvc/core"
+)
+
+// verifyBrevo checks the token of Brevo's webhook authentication against
+// each connection's webhook_token, in constant time: sent as
+// "Authorization: Bearer <token>" (Brevo's token authentication) or as
+// the password of HTTP Basic credentials in the webhook URL. Brevo signs
+// nothing and sends no timestamp to check: a replay is refused by the
+// body's hash. The body is one event or a batch of them.
+func verifyBrevo(req Request, secrets []core.Settings) (*batch, error) {
+	token, ok := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		_, token, ok = (&http.Request{Header: req.Header}).BasicAuth()
+	}
+	if !ok || token == "" {
+		return nil, unauthorized("The Brevo webhook token is missing.")
+	}
+	match := false
+	for _, s := range secrets {
+		if subtle.ConstantTimeCompare([]byte(token), []byte(s.String(KeyBrevoToken))) == 1 {
+			match = true
+			break
+		}
+	}
+	if !match {
+		return nil, unauthorized("The Brevo webhook token does not match.")
+	}
+	list, err := jsonObjects(req.Body)
+	if err != nil {
+		return nil, core.Errorf(core.EBADREQUEST, "The Brevo payload must be a JSON event or an array of them.")
+	}
+	b := &batch{requestID: bodyID(req.Body)}
+	for _, e := range list {
+		b.events = append(b.events, brevoEvent(e))
+	}
+	return b, nil
+}
+
+// brevoEvent reads a Brevo transactional event. Its message-id is the
+// messageId the send returned, angle brackets included, as the log
+// keeps it; without them it is the message's Message-ID.
+func brevoEvent(e map[string]any) Event {
+	name := str(e, "event")
+	mid := str(e, "message-id")
+	ev := Event{Provider: ProviderBrevo, Raw: e, ProviderEvent: name, MessageID: mid,
+		HeaderMessageID: strings.Trim(mid, "<> "), Recipient: cleanAddress(str(e, "email")), Reason: str(e, "reason")}
+	if ms := num(e, "ts_epoch"); ms > 0 {
+		ev.At = time.UnixMilli(int64(ms)).UTC()
+	} else {
+		ev.At = unixTime(num(e, "ts_event"))
+	}
+	switch name {
+	case "delivered":
+		ev.Kind = events.EventDelivered
+	case "hard_bounce", "invalid_email":
+		ev.Kind, ev.Permanent = events.EventBounced, true
+	case "soft_bounce":
+		ev.Kind = events.EventBounced
+	case "spam", "complaint":
+		ev.Kind = events.EventComplained
+	case "unsubscribed":
+		ev.Kind = events.EventUnsubscribed
+	case "blocked", "error":
+		ev.Kind = events.EventDropped
+	case "deferred":
+		ev.Kind = events.EventDeferred
+	case "opened", "unique_opened", "proxy_open", "unique_proxy_open":
+		ev.Kind = events.EventOpened
+	case "click":
+		ev.Kind = events.EventClicked
+	default:
+		ev.Kind = events.EventOther
+	}
+	return ev
+}

@@ -1,0 +1,92 @@
+package apidriver
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/mailsvc/mailsvc/core"
+)
+
+// Fields returns the schema of a JSON API driver around its api_key
+// field: api_key, from_email (fromHelp says which senders the provider
+// takes), from_name, force_from, the provider's own fields (extra) and
+// base_url.
+func Fields(apiKey core.Field, fromHelp string, baseURL core.Field, extra ...core.Field) []core.Field {
+	out := []core.Field{apiKey, FromEmailField(fromHelp), FromNameField(), ForceFromField()}
+	out = append(out, extra...)
+	return append(out, baseURL)
+}
+
+// JSONTransport is what the transports of the JSON API drivers hold
+// alike: the client of the provider's API and the sender override. A
+// driver's transport embeds it.
+type JSONTransport struct {
+	Client JSONAPI
+	Sender Sender
+	// MaxMessageBytes is the provider's size cap of a message (its
+	// bodies, headers and attachments, before any encoding); 0: none.
+	MaxMessageBytes int
+}
+
+// CheckSize fails a message over MaxMessageBytes for good, before any
+// call: the provider would refuse it whatever the retry.
+func (t *JSONTransport) CheckSize(msg *core.Message) error {
+	if t.MaxMessageBytes <= 0 {
+		return nil
+	}
+	if n := MessageSize(msg); n > t.MaxMessageBytes {
+		return core.Permanent(fmt.Errorf("%s: send: the message is %d bytes, over the provider's %d-byte limit", t.Client.Name, n, t.MaxMessageBytes))
+	}
+	return nil
+}
+
+// MessageSize is the size of a message's content before any encoding:
+// subject, bodies, headers and attachments.
+func MessageSize(msg *core.Message) int {
+	n := len(msg.Subject) + len(msg.Text) + len(msg.HTML)
+	for _, h := range msg.Headers {
+		n += len(h.Name) + len(h.Value)
+	}
+	for _, a := range msg.Attachments {
+		n += len(a.Data)
+	}
+	return n
+}
+
+// NewJSONTransport reads the settings of conn that every JSON API driver
+// has: the api_key (required; its absence is a field error), which auth
+// sets on each request and no error shows (see NewJSONAPI), the sender
+// override and base_url (def when empty).
+func NewJSONTransport(conn *core.Connection, env core.DriverEnv, provider, def string, auth func(key string) func(http.Header)) (*JSONTransport, error) {
+	api, _, err := NewJSONAPI(provider, def, conn.Settings, env, auth)
+	if err != nil {
+		return nil, err
+	}
+	return &JSONTransport{Client: api, Sender: SenderOf(conn.Settings)}, nil
+}
+
+// BaseURL returns the API base URL the transport talks to.
+func (t *JSONTransport) BaseURL() string { return t.Client.BaseURL }
+
+// Each returns f of every address of list in the provider's own form,
+// nil for none.
+func Each[T any](list []core.Address, f func(core.Address) T) []T {
+	if len(list) == 0 {
+		return nil
+	}
+	out := make([]T, 0, len(list))
+	for _, a := range list {
+		out = append(out, f(a))
+	}
+	return out
+}
+
+// First returns f of the first address of list, nil for none: the one
+// Reply-To of a provider that takes one.
+func First[T any](list []core.Address, f func(core.Address) T) *T {
+	if len(list) == 0 {
+		return nil
+	}
+	v := f(list[0])
+	return &v
+}

@@ -1,0 +1,140 @@
+// Package resend is the mail transport for the Resend email API. It
+// registers itself as the driver "resend" when imported and sends with
+// POST /emails.
+package resend
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+
+	"github.com/mailsvc/mailsvc/core"
+	"github.com/mailsvc/mailsvc/drivers/apidriver"
+)
+
+// Slug is the driver name of Resend connections.
+const Slug = "resend"
+
+// DefaultBaseURL is the real Resend API, used when base_url is empty.
+const DefaultBaseURL = "https://api.resend.com"
+
+// KeyWebhookSecret is the settings key of the webhook's signing secret
+// (whsec_...).
+const KeyWebhookSecret = "webhook_secret"
+
+// DefaultConcurrency is the default max_concurrency of a Resend
+// connection: Resend's default rate limit is 2 requests a second per
+// team, and more sends at once would mostly meet 429s.
+const DefaultConcurrency = 2
+
+// MaxRecipients is the most recipients the driver puts in one call:
+// Resend takes at most 50 addresses in to.
+const MaxRecipients = 50
+
+// MaxMessageBytes is the largest message the driver sends: Resend takes
+// 40 MB per email after base64 encoding: 30 MB before it.
+const MaxMessageBytes = 30 << 20
+
+func init() {
+	core.Register(Driver())
+}
+
+// Driver returns the Resend driver description: schema, rules and
+// constructor.
+func Driver() core.Driver {
+	return core.Driver{
+		Slug:               Slug,
+		DefaultConcurrency: DefaultConcurrency,
+		RecipientCaps:      core.RecipientCaps{PerMessage: MaxRecipients, NeedsTo: true},
+		Name:               "Resend",
+		Description:        "Send through the Resend email API with an API key.",
+		SetupHelp:          "In Resend, open API Keys and create a key (Sending access is enough; it starts with re_).",
+		Fields: apidriver.Fields(
+			apidriver.APIKeyField("API key", "A Resend API key (re_...); Sending access is enough."),
+			"Sender address; must be on a domain verified in Resend.",
+			apidriver.BaseURLField("Leave empty for "+DefaultBaseURL+".", "api.resend.com"),
+			core.Field{Key: KeyWebhookSecret, Label: "Webhook signing secret", Type: core.FieldPassword, Advanced: true,
+				Help: "Pro webhook receiver: the signing secret (whsec_...) shown on the webhook's page in Resend (Webhooks)."},
+		),
+		Rules: []string{apidriver.SenderRule, "base_url, when empty, is " + DefaultBaseURL + "."},
+		New:   New,
+	}
+}
+
+// Transport sends through one Resend connection. It is safe for
+// concurrent use.
+type Transport struct{ *apidriver.JSONTransport }
+
+// New builds the transport of a Resend connection from its effective
+// settings.
+func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
+	t, err := apidriver.NewJSONTransport(conn, env, Slug, DefaultBaseURL, apidriver.BearerAuth)
+	if err != nil {
+		return nil, err
+	}
+	t.MaxMessageBytes = MaxMessageBytes
+	return Transport{t}, nil
+}
+
+// Send implements core.Transport with POST /emails.
+func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
+	if err := t.CheckSize(msg); err != nil {
+		return core.Receipt{}, err
+	}
+	var out struct {
+		ID string `json:"id"`
+	}
+	r, err := t.Client.Call(ctx, "send", http.MethodPost, "/emails", nil, t.build(msg), &out)
+	if err != nil {
+		return core.Receipt{}, err
+	}
+	return core.Receipt{MessageID: out.ID, Response: r.StatusLine()}, nil
+}
+
+// Verify implements core.Verifier with the authenticated read GET
+// /domains, which sends nothing. A key with Sending access only may not
+// read: Resend answers it 401 restricted_api_key, which proves the key
+// valid.
+func (t Transport) Verify(ctx context.Context) error {
+	return t.Client.Verify(ctx, http.MethodGet, "/domains", nil, func(r *apidriver.Response) bool {
+		return r.Status == http.StatusUnauthorized && bytes.Contains(r.Body, []byte(`"restricted_api_key"`))
+	})
+}
+
+type attachment struct {
+	Content     string `json:"content"`
+	Filename    string `json:"filename"`
+	ContentType string `json:"content_type"`
+	ContentID   string `json:"content_id,omitempty"`
+}
+
+type email struct {
+	From        string            `json:"from"`
+	To          []string          `json:"to"`
+	Cc          []string          `json:"cc,omitempty"`
+	Bcc         []string          `json:"bcc,omitempty"`
+	ReplyTo     []string          `json:"reply_to,omitempty"`
+	Subject     string            `json:"subject"`
+	HTML        string            `json:"html,omitempty"`
+	Text        string            `json:"text,omitempty"`
+	Headers     map[string]string `json:"headers,omitempty"`
+	Attachments []attachment      `json:"attachments,omitempty"`
+}
+
+// build turns a message (the part its Envelope names) into Resend's
+// body: addresses as "Name <email>", an inline image as an attachment
+// with its content_id.
+func (t Transport) build(msg *core.Message) email {
+	msg = msg.ForEnvelope()
+	e := email{From: t.Sender.Apply(msg.From).String(), To: apidriver.Mailboxes(msg.To), Cc: apidriver.Mailboxes(msg.Cc), Bcc: apidriver.Mailboxes(msg.Bcc),
+		ReplyTo: apidriver.Mailboxes(msg.ReplyTo), Subject: msg.Subject, HTML: msg.HTML, Text: msg.Text}
+	e.Headers = apidriver.CustomHeaders(msg)
+	for _, a := range msg.Attachments {
+		att := attachment{Content: apidriver.Base64(a.Data), Filename: a.Filename, ContentType: apidriver.ContentType(a)}
+		if a.Inline {
+			att.ContentID = a.ContentID
+		}
+		e.Attachments = append(e.Attachments, att)
+	}
+	return e
+}

@@ -1,0 +1,57 @@
+package smtp2go_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/mailsvc/mailsvc/core"
+	"github.com/mailsvc/mailsvc/drivers/drivertest"
+	"github.com/mailsvc/mailsvc/drivers/smtp2go"
+	"github.com/mailsvc/mailsvc/test/fakes/smtp2gofake"
+)
+
+const testKey = "api-0123456789ABCDEF0123456789ABCDEF"
+
+var harness = drivertest.Harness{
+	Slug:     smtp2go.Slug,
+	Key:      testKey,
+	WrongKey: "api-WRONG",
+	Start: func() drivertest.Fake {
+		f := smtp2gofake.New(testKey)
+		return drivertest.NewFake(f, f.URL, f.Messages)
+	},
+	// An inline image is named by its Content-ID.
+	AttachmentName: func(a core.Attachment) string {
+		if a.Inline {
+			return a.ContentID
+		}
+		return a.Filename
+	},
+	AttachmentsByName: true,
+	DefaultBaseURL:    smtp2go.DefaultBaseURL,
+	MaxMessageBytes:   smtp2go.MaxMessageBytes,
+	APIKeyConstant:    "MAILSVC_SMTP2GO_API_KEY",
+	UnknownKey:        "region",
+}
+
+func TestConformance(t *testing.T) { drivertest.RunJSONAPI(t, harness, smtp2gofake.New) }
+
+// TestFailedRecipientsAreAFailure: SMTP2GO's 200 that took no recipient
+// or failed one is a permanent failure, not a sent message.
+func TestFailedRecipientsAreAFailure(t *testing.T) {
+	tests := []struct{ name, body string }{
+		{"none succeeded", `{"request_id":"r","data":{"succeeded":0,"failed":1,"failures":["ann@example.org"],"email_id":"1er8bV-6Tw0Mi-7h"}}`},
+		{"one failed", `{"request_id":"r","data":{"succeeded":3,"failed":1,"failures":["bob@example.org"],"email_id":"1er8bV-6Tw0Mi-7h"}}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := smtp2gofake.New(testKey)
+			defer f.Close()
+			f.FailNext(1, 200, tc.body)
+			tr := drivertest.NewTransport(t, smtp2go.Slug, core.Settings{"api_key": testKey, "base_url": f.URL})
+			if _, err := tr.Send(context.Background(), drivertest.FullMessage()); err == nil || core.IsTemporary(err) {
+				t.Fatalf("err %v, want a permanent failure", err)
+			}
+		})
+	}
+}
