@@ -113,6 +113,9 @@ type Options struct {
 	// start and writes the levels that moved every few seconds and when
 	// it stops. Nil starts every connection at StartConcurrency.
 	LevelStore core.SettingsStore
+	// Stages are stages a module adds to the delivery decision, each
+	// before the built-in stage it names (see stages.go).
+	Stages []AddedStage
 }
 
 // withDefaults returns o with its zero tuning fields set to the defaults.
