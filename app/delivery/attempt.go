@@ -16,8 +16,8 @@ import (
 // the staging guard, an uncertain attempt's lookup, suppressions, the
 // site's settings and quota, an add-on's choice of connections, the
 // send with the fallback) and the attempt itself, which waits its turn
-// in the connection's lane (lane.go) and the process's send slots. It keeps what attempts share: the cached
-// transports and the lanes.
+// in the connection's lane (lane.go) and the process's send slots. It
+// keeps what attempts share: the cached transports and the lanes.
 type engine struct {
 	o          Options
 	transports transportCache
