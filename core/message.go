@@ -148,6 +148,10 @@ func (m *Message) WithMessageID(id string) *Message {
 	return &out
 }
 
+// messageIDEncoding is base32 in lower case, without padding: the
+// left-hand side of a new Message-ID.
+var messageIDEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
 // NewMessageID returns a fresh globally unique Message-ID value (without
 // angle brackets) whose right-hand side is the domain of sender, or
 // mailsvc.localhost when that is not a plain domain.
@@ -160,8 +164,7 @@ func NewMessageID(sender string) (string, error) {
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", fmt.Errorf("generate message id: %w", err)
 	}
-	left := strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
-	return left + "@" + domain, nil
+	return messageIDEncoding.EncodeToString(b[:]) + "@" + domain, nil
 }
 
 // PlainDomain reports whether d is a plain dot-atom domain (letters,

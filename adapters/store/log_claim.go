@@ -37,12 +37,26 @@ func (db *LogService) ClaimLogs(ctx context.Context, owner string, limit int, le
 		if _, err := db.IndexLogRecipients(ctx, 200); err != nil && ctx.Err() == nil {
 			db.logger.Warn("index log recipients", "err", err)
 		}
-		// And one step of the search dictionary's background work.
+		// And one step of the search dictionary's background work, once
+		// no message is being sent either: while other workers still
+		// hold messages, its writes would slow the end of a drain (the
+		// scheduler's search index job goes on meanwhile).
+		if db.anySending(ctx) {
+			return out, nil
+		}
 		if _, err := db.IndexSearchAddresses(ctx); err != nil && ctx.Err() == nil {
 			db.logger.Warn("index search addresses", "err", err)
 		}
 	}
 	return out, nil
+}
+
+// anySending reports whether some log is being sent (one read of the
+// claim index); when that cannot be read it answers no.
+func (db *handle) anySending(ctx context.Context) bool {
+	var one int
+	err := db.sqlDB.QueryRowContext(ctx, db.expand(`SELECT 1 FROM {prefix}mailsvc_logs WHERE status = ? LIMIT 1`), core.StatusSending).Scan(&one)
+	return err == nil
 }
 
 // claimIn claims, in tx, up to counts[i] due logs for each owners[i]:

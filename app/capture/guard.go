@@ -55,6 +55,17 @@ type Guard struct {
 	at     time.Time
 	known  bool
 	warned bool
+	// reading is the evaluation in flight for Holds, which the messages
+	// asking meanwhile wait for instead of each reading the state
+	// (nil when none is; never with a negative TTL).
+	reading *evaluation
+}
+
+// evaluation is one read of the state that several messages wait for.
+type evaluation struct {
+	done  chan struct{}
+	state core.CaptureState
+	err   error
 }
 
 func (g *Guard) logger() *slog.Logger {
@@ -132,18 +143,46 @@ func (g *Guard) current(ctx context.Context) core.CaptureState {
 		g.mu.Unlock()
 		return s
 	}
+	// One read at a time: the messages that ask while the state is being
+	// read wait for that read (a queue full of messages would otherwise
+	// read it once each when the TTL ends).
+	if ev := g.reading; ev != nil {
+		g.mu.Unlock()
+		<-ev.done
+		return g.readOutcome(ev.state, ev.err)
+	}
+	var ev *evaluation
+	if g.TTL >= 0 {
+		ev = &evaluation{done: make(chan struct{})}
+		g.reading = ev
+	}
 	g.mu.Unlock()
 	s, err := g.evaluate(ctx)
-	if err != nil {
+	if ev != nil {
+		ev.state, ev.err = s, err
 		g.mu.Lock()
-		defer g.mu.Unlock()
-		if !g.warned {
-			g.logger().Warn("staging guard: cannot work out the state; the last known one stands", "err", err)
-			g.warned = true
+		if g.reading == ev {
+			g.reading = nil
 		}
-		return g.cached
+		g.mu.Unlock()
+		close(ev.done)
 	}
-	return s
+	return g.readOutcome(s, err)
+}
+
+// readOutcome is the state a read gave, or the last known one when it
+// failed (warned of once).
+func (g *Guard) readOutcome(s core.CaptureState, err error) core.CaptureState {
+	if err == nil {
+		return s
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.warned {
+		g.logger().Warn("staging guard: cannot work out the state; the last known one stands", "err", err)
+		g.warned = true
+	}
+	return g.cached
 }
 
 // Holds implements delivery.CaptureGuard: a message is held while mail
@@ -213,4 +252,6 @@ func (g *Guard) forget() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.at = time.Time{}
+	// A read begun before the change is not waited for by later messages.
+	g.reading = nil
 }

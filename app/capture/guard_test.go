@@ -3,7 +3,9 @@ package capture
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mailsvc/mailsvc/app/apptest"
 	"github.com/mailsvc/mailsvc/core"
@@ -153,5 +155,63 @@ func TestGuardEnvironment(t *testing.T) {
 	}
 	if _, hold := g.Holds(ctx, to("a@customer.example")); hold {
 		t.Fatal("the guard holds in simulation mode (the delivery service captures those)")
+	}
+}
+
+// gatedSite is fakeSite whose first Fingerprint waits for open, counting
+// the reads.
+type gatedSite struct {
+	fakeSite
+	open  chan struct{}
+	reads atomic.Int64
+}
+
+func (s *gatedSite) Fingerprint(ctx context.Context) (core.Fingerprint, error) {
+	if s.reads.Add(1) == 1 {
+		<-s.open
+	}
+	return s.fakeSite.Fingerprint(ctx)
+}
+
+// TestGuardHoldsReadsOnceForConcurrentMessages: the messages that ask
+// while the state is being read wait for that one read instead of each
+// reading it; with a negative TTL every message still reads it.
+func TestGuardHoldsReadsOnceForConcurrentMessages(t *testing.T) {
+	const messages = 50
+	for _, tc := range []struct {
+		name      string
+		ttl       time.Duration
+		wantReads int64
+	}{
+		{"cached", time.Hour, 1},
+		{"every message", -1, messages},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			fp := core.Fingerprint{SiteURL: "https://live.example", Home: "https://live.example", DBName: "wp", DBHost: "db", TablePrefix: "wp_"}
+			site := &gatedSite{fakeSite: fakeSite{fp: fp}, open: make(chan struct{})}
+			store := &fakeStore{LogStore: apptest.NewLogStore(), live: &fp}
+			g := &Guard{Store: store, Site: site, Settings: fakeSettings{}, TTL: tc.ttl}
+			var started, done sync.WaitGroup
+			held := atomic.Int64{}
+			for range messages {
+				started.Add(1)
+				done.Go(func() {
+					started.Done()
+					if _, hold := g.Holds(ctx, to("someone@example.com")); hold {
+						held.Add(1)
+					}
+				})
+			}
+			started.Wait()
+			close(site.open)
+			done.Wait()
+			if got := site.reads.Load(); got != tc.wantReads {
+				t.Errorf("the site's fingerprint was read %d times for %d messages, want %d", got, messages, tc.wantReads)
+			}
+			if n := held.Load(); n != 0 {
+				t.Errorf("%d messages held on the live site", n)
+			}
+		})
 	}
 }

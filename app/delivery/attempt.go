@@ -12,12 +12,12 @@ import (
 	"github.com/mailsvc/mailsvc/core"
 )
 
-// engine is the room that decides one message: the settings and the
-// connection it goes through, the staging guard, suppressions, the site
-// quota, an add-on's choice of connections, and the attempt itself,
-// which waits its turn in the connection's lane (lane.go) and the
-// process's send slots. It keeps what attempts share: the cached
-// transports and the lanes.
+// engine is the room that decides one message: its stages (stages.go:
+// the staging guard, an uncertain attempt's lookup, suppressions, the
+// site's settings and quota, an add-on's choice of connections, the
+// send with the fallback) and the attempt itself, which waits its turn
+// in the connection's lane (lane.go) and the process's send slots. It
+// keeps what attempts share: the cached transports and the lanes.
 type engine struct {
 	o          Options
 	transports transportCache
@@ -27,6 +27,8 @@ type engine struct {
 	inFlight chan struct{}
 	// live is how many processes share the queue (Replicas).
 	live atomic.Int64
+	// stages are the decision's stages, in order (stages.go).
+	stages stages
 }
 
 // newEngine returns the engine of o (defaults applied).
@@ -34,6 +36,7 @@ func newEngine(o Options) *engine {
 	e := &engine{o: o, inFlight: make(chan struct{}, o.MaxInFlight)}
 	e.live.Store(1)
 	e.transports.env = o.Env
+	e.stages = newStages(e, o.Stages)
 	return e
 }
 
@@ -52,95 +55,6 @@ func (s *engine) Backoff(n int) time.Duration {
 		return d
 	}
 	return half + rand.N(half)
-}
-
-// decide makes one attempt of l and returns its outcome. A message the
-// capture guard (or simulation mode) holds is captured, not sent. A message whose
-// connection may not send before stop ends or for a long while goes back
-// to the queue untried; one the provider answered "slow down" goes back
-// without its attempt counting.
-func (s *engine) decide(ctx, stop context.Context, l *core.Log, st settings, conns *connLookup, listed suppressed) core.LogOutcome {
-	if out, ok := s.captureOutcome(ctx, l, st); ok {
-		return out
-	}
-	if uncertainPending(l) {
-		if out, ok := s.resolveUncertain(ctx, l, st, conns); ok {
-			return out
-		}
-		if l.PhaseAttempts > st.maxRetries {
-			out := s.uncertainSpent(l, st, conns)
-			s.logIfFailed(l, &out, conns)
-			return out
-		}
-	}
-	if out, ok := s.suppressedOutcome(l, listed); ok {
-		return out
-	}
-	st = s.forSite(ctx, l, st)
-	quotaOut, held, admitted := s.siteQuotaOutcome(ctx, l)
-	if held {
-		return quotaOut
-	}
-	if out, ok := s.decideChosen(ctx, stop, l, st, conns); ok {
-		s.logIfFailed(l, &out, conns)
-		return out
-	}
-	var connID *int64
-	switch {
-	case l.UsedFallback:
-		connID = st.fallbackConn
-	case l.ConnectionID != nil:
-		connID = l.ConnectionID
-	default:
-		connID = st.defaultConn
-	}
-	var out core.LogOutcome
-	if l.ConnectionID != nil && !s.siteMayUse(ctx, l, *l.ConnectionID) {
-		out = s.failedAttempt(l, *l.ConnectionID, core.Permanent(fmt.Errorf("connection %d does not exist", *l.ConnectionID)))
-	} else if connID == nil {
-		out = s.failedAttempt(l, 0, core.Permanent(fmt.Errorf("no connection: the message names none and no %s is set", map[bool]string{false: "default connection", true: "fallback connection"}[l.UsedFallback])))
-	} else if conn, err := conns.get(*connID); err != nil {
-		out = s.failedAttempt(l, *connID, err)
-	} else {
-		var made attemptMade
-		out, made = s.attempt(ctx, stop, l, conn, st, l.UsedFallback)
-		if made != attemptSent && admitted {
-			// Not tried after all: the quota place is given back, and
-			// the message is counted when it is.
-			s.o.SiteQuotas.ReleaseSite(context.WithoutCancel(ctx), l.SiteID)
-		}
-		switch made {
-		case attemptDeferred:
-			return deferred(l, out.NextAttemptAt)
-		case attemptRateLimited:
-			out.Status = core.StatusQueued
-			return out
-		}
-	}
-	last := out.History[len(out.History)-1]
-	now := time.Now().UTC()
-	switch {
-	case last.Outcome == core.OutcomeDelivered || last.Outcome == core.OutcomeSimulated:
-		out.Status = core.StatusDelivered
-		out.Delete = !st.keepDelivered(l.Source)
-	case last.Outcome == core.OutcomeUncertain:
-		// Queued until the grace ends (markUncertain): never failed nor
-		// handed to the fallback while the provider may hold it.
-	case last.Outcome == core.OutcomeTemporary && out.PhaseAttempts <= st.maxRetries:
-		out.Status = core.StatusQueued
-		out.NextAttemptAt = now.Add(s.Backoff(out.PhaseAttempts))
-	case s.fallbackApplies(l, connID, st, conns):
-		out.Status = core.StatusQueued
-		out.NextAttemptAt = now
-		out.UsedFallback = true
-		out.PhaseAttempts = 0
-	case settlePartial(&out):
-		out.Delete = !st.keepDelivered(l.Source)
-	default:
-		out.Status = core.StatusFailed
-	}
-	s.logIfFailed(l, &out, conns)
-	return out
 }
 
 // fallbackApplies reports whether the fallback connection takes over a

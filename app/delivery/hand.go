@@ -116,7 +116,7 @@ func (h *hand) start(logs []*core.Log) bool {
 			if h.stop.Err() != nil {
 				d.out = handBack(l)
 			} else {
-				d.out = s.decide(h.work, h.stop, l, st, conns, listed)
+				d.out = s.stages.decide(&Turn{Log: l, ctx: h.work, stop: h.stop, st: st, conns: conns, listed: listed})
 				s.keepBody(h.work, l, &d.out, st)
 				s.countRetry(d.out, conns)
 			}

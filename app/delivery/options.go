@@ -116,6 +116,9 @@ type Options struct {
 	// SendHealth, when set, hears of every finished attempt through a
 	// connection (app/health.SendHealth): one call in memory, no SQL.
 	SendHealth AttemptObserver
+	// Stages are stages a module adds to the delivery decision, each
+	// before the built-in stage it names (see stages.go).
+	Stages []AddedStage
 }
 
 // AttemptObserver hears of each finished attempt through a connection.

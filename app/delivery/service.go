@@ -18,8 +18,10 @@
 //   - the queue API (service.go: Service): Enqueue, Resend, SendNow,
 //     Purge;
 //   - one attempt (attempt.go: engine): what one message's turn decides,
-//     from the settings snapshot (settings.go) and the connection choice
-//     (chooser.go) to the send through a cached transport (transport.go);
+//     a list of named stages (stages.go: capture, uncertain, suppression,
+//     site, site_quota, chooser, send; a module adds its own through
+//     Options.Stages) on the settings snapshot (settings.go), ending in
+//     the send through a cached transport (transport.go);
 //   - the worker (worker.go: pool): Run's workers claim batches, hold them
 //     under their lease (hand.go) and record their outcomes (recorder.go).
 //

@@ -106,7 +106,7 @@ func customFields(headers []core.Header) ([]field, error) {
 		if !ValidHeaderName(name) {
 			return nil, core.InvalidField("headers", fmt.Sprintf("Invalid header name %q.", h.Name))
 		}
-		if structuralHeaders[strings.ToLower(name)] {
+		if structural(name) {
 			continue
 		}
 		name = canonicalHeader(name)

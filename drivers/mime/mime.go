@@ -43,6 +43,25 @@ var structuralHeaders = map[string]bool{
 	"content-id":                true,
 }
 
+// structural reports whether the header name (in any case) is one of
+// structuralHeaders. It lowers the name on the stack: every message
+// sent has a Message-ID among its custom headers, so this runs per
+// message.
+func structural(name string) bool {
+	var lower [32]byte // longer than the longest structural name
+	if len(name) > len(lower) {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[i] = c
+	}
+	return structuralHeaders[string(lower[:len(name)])]
+}
+
 // Compose converts msg's body (its text and HTML, inline files and
 // attachments) into a go-mail message. The header fields go-mail writes
 // are not the message's: write it through a HeadWriter, which puts the
