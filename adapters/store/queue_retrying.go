@@ -14,7 +14,9 @@ import (
 const RetryingCap = 100_000
 
 // Retrying counts the queued logs that were tried already and wait for
-// their next attempt (attempts > 0), up to RetryingCap, and returns the
+// their next attempt (attempts > 0, or a last error: a rate-limited
+// attempt, SMTP 421 or HTTP 429, does not count against the message but
+// leaves its error), up to RetryingCap, and returns the
 // earliest next attempt among them (nil when there is none). It reads the
 // queued rows only (the claim index), never the delivered history.
 func (db *LogService) Retrying(ctx context.Context) (int, *time.Time, error) {
@@ -22,7 +24,7 @@ func (db *LogService) Retrying(ctx context.Context) (int, *time.Time, error) {
 	var n int
 	args := append(append([]any{core.StatusQueued}, scopeArgs...), RetryingCap)
 	if err := db.sqlDB.QueryRowContext(ctx, db.expand(`SELECT COUNT(*) FROM
-		(SELECT 1 AS one FROM {prefix}mailsvc_logs WHERE status = ? AND attempts > 0`+scope+` LIMIT ?) capped`), args...).Scan(&n); err != nil {
+		(SELECT 1 AS one FROM {prefix}mailsvc_logs WHERE status = ? AND (attempts > 0 OR last_error <> '')`+scope+` LIMIT ?) capped`), args...).Scan(&n); err != nil {
 		return 0, nil, fmt.Errorf("count retrying logs: %w", err)
 	}
 	if n == 0 {
@@ -32,7 +34,7 @@ func (db *LogService) Retrying(ctx context.Context) (int, *time.Time, error) {
 	// DATETIME column as a time, not an aggregate.
 	var t time.Time
 	err := db.sqlDB.QueryRowContext(ctx, db.expand(`SELECT next_attempt_at FROM {prefix}mailsvc_logs
-		WHERE status = ? AND attempts > 0`+scope+` ORDER BY next_attempt_at LIMIT 1`), append([]any{core.StatusQueued}, scopeArgs...)...).Scan(&t)
+		WHERE status = ? AND (attempts > 0 OR last_error <> '')`+scope+` ORDER BY next_attempt_at LIMIT 1`), append([]any{core.StatusQueued}, scopeArgs...)...).Scan(&t)
 	if errors.Is(err, sql.ErrNoRows) {
 		return n, nil, nil
 	}
