@@ -56,7 +56,7 @@ async function draw(body, range, bucket) {
       h('section', { class: 'card', 'aria-labelledby': 'act-h' },
         h('h2', { id: 'act-h' }, 'Recent activity'),
         table('Recent activity', ['Status', 'Subject', 'To', 'When'], (activity.items || []).map((a) => [
-          badge(a.status === 'queued' && (a.attempts > 0 || a.last_error) ? 'retrying' : a.status), h('a', { href: `#/logs/${a.id}` }, a.subject || '(no subject)'),
+          badge(a.status === 'queued' && a.attempts > 0 ? 'retrying' : a.status), h('a', { href: `#/logs/${a.id}` }, a.subject || '(no subject)'),
           (a.recipients || []).join(', '),
           a.status === 'queued' ? h('span', {}, when(a.time), h('br'), `Next attempt: ${when(a.next_attempt_at)}`) : when(a.time)]))),
       h('section', { class: 'card', 'aria-labelledby': 'health-h' },
