@@ -457,6 +457,8 @@ function mailsvc_bridge_attention_widget() {
 			'unknown'  => __( 'Not checked yet', 'mailsvc' ),
 		);
 		if ( $state['connections'] ) {
+			// WordPress's own colours of trouble (notice-error, notice-warning).
+			echo '<style>#mailsvc-widget .mailsvc-health-failing td:last-child{color:#d63638;font-weight:600}#mailsvc-widget .mailsvc-health-degraded td:last-child{color:#996800;font-weight:600}</style>';
 			echo '<table class="widefat striped"><thead><tr><th>' . esc_html__( 'Connection', 'mailsvc' ) . '</th><th>' . esc_html__( 'Health', 'mailsvc' ) . '</th></tr></thead><tbody>';
 			foreach ( $state['connections'] as $c ) {
 				if ( empty( $c['name'] ) ) {
