@@ -57,11 +57,12 @@ test-wp-current:
 	  echo "test-wp-current: skipped, no WordPress in $(WP_CURRENT_DIR); run scripts/install-deps.sh"; \
 	fi
 
-## screenshots: each admin screen (the wizard, dashboard, connections, logs, a log, alerts, settings) on
-## WordPress 7.1 at 1280 and 390 px into docs/screenshots/, taken by the browser test that checks them.
+## screenshots: each admin screen (the wizard, dashboard, connections, logs, a log, alerts, settings), and
+## wp-admin as a site owner sees it (the Mail page, the WordPress Dashboard's notice and widget, the Mail
+## menu's count), on WordPress 7.1 at 1280 and 390 px into docs/screenshots/, taken by the browser tests that check them.
 screenshots:
 	MAILSVC_SCREENSHOTS=$(CURDIR)/docs/screenshots MAILSVC_TEST_WORDPRESS_DIR=$(WP_CURRENT_DIR) \
-	  $(GO) test -count=1 -timeout 30m ./test/admin/ -run '^TestScreensInPeoplesWords$$'
+	  $(GO) test -count=1 -timeout 30m ./test/admin/ -run '^(TestScreensInPeoplesWords|TestTroubleWhereOwnersLook)$$'
 
 ## test-short: unit tests only, no external services.
 test-short:

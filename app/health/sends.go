@@ -29,6 +29,12 @@ const (
 	DefaultSendWindow       = 10
 	DefaultFailingAfter     = 3
 	DefaultSendSaveInterval = time.Minute
+	// A connection that answered nothing but "slow down" (SMTP 421,
+	// HTTP 429) to DefaultRateLimitedFailingAfter attempts or more over
+	// DefaultRateLimitedFailingFor or longer, with no delivery since, is
+	// failing: a server that says 421 forever is down, not busy.
+	DefaultRateLimitedFailingAfter = 5
+	DefaultRateLimitedFailingFor   = 5 * time.Minute
 )
 
 // SendRecord is the health of one connection's real sends.
@@ -46,6 +52,10 @@ type SendRecord struct {
 	FailuresInARow int `json:"failures_in_a_row"`
 	// FailingFrom is the first of the failures in a row.
 	FailingFrom time.Time `json:"failing_from"`
+	// RateLimitedInARow counts the rate-limited attempts since the last
+	// delivered one, and RateLimitedFrom is the first of them.
+	RateLimitedInARow int       `json:"rate_limited_in_a_row,omitempty"`
+	RateLimitedFrom   time.Time `json:"rate_limited_from,omitzero"`
 	// LastError is the last failed attempt's error (the connection's
 	// secret settings masked) and LastErrorAt when it failed.
 	LastError   string     `json:"last_error"`
@@ -85,6 +95,12 @@ type SendHealth struct {
 	// (DefaultFailingAfter).
 	Window       int
 	FailingAfter int
+	// RateLimitedFailingAfter and RateLimitedFailingFor make a
+	// connection failing that answered only "slow down" to that many
+	// attempts over that long, with no delivery since
+	// (DefaultRateLimitedFailingAfter, DefaultRateLimitedFailingFor).
+	RateLimitedFailingAfter int
+	RateLimitedFailingFor   time.Duration
 	// SaveInterval bounds how stale a kept record may be
 	// (DefaultSendSaveInterval).
 	SaveInterval time.Duration
@@ -109,14 +125,18 @@ func (h *SendHealth) init() {
 
 // Attempt records one finished attempt through conn: delivered (or
 // simulated) counts as a success, a temporary or permanent failure as a
-// failure; an uncertain or rate-limited attempt says nothing of the
+// failure, a rate-limited one as not delivered (degraded; failing when
+// the connection answers nothing else for long, see
+// RateLimitedFailingAfter); an uncertain attempt says nothing of the
 // connection and is left out. It only updates memory.
 func (h *SendHealth) Attempt(conn *core.Connection, a core.Attempt) {
-	var ok bool
+	var ok, limited bool
 	switch a.Outcome {
 	case core.OutcomeDelivered, core.OutcomeSimulated:
 		ok = true
 	case core.OutcomeTemporary, core.OutcomePermanent:
+	case core.OutcomeRateLimited:
+		limited = true
 	default:
 		return
 	}
@@ -139,25 +159,38 @@ func (h *SendHealth) Attempt(conn *core.Connection, a core.Attempt) {
 	if len(r.Recent) > window {
 		r.Recent = append(r.Recent[:0], r.Recent[len(r.Recent)-window:]...)
 	}
-	if ok {
-		r.FailuresInARow = 0
+	switch {
+	case ok:
+		r.FailuresInARow, r.RateLimitedInARow = 0, 0
 		if r.LastSentAt == nil {
 			r.LastSentAt = new(time.Time)
 		}
 		*r.LastSentAt = at // no allocation per delivered message
-	} else {
+	case limited:
+		r.RateLimitedInARow++
+		if r.RateLimitedInARow == 1 {
+			r.RateLimitedFrom = at
+		}
+	default:
 		r.FailuresInARow++
 		if r.FailuresInARow == 1 {
 			r.FailingFrom = at
 		}
+	}
+	if !ok {
 		r.LastError = errText
 		r.LastErrorAt = &at
 	}
 	h.dirty[conn.ID] = true
-	if st := Classify(r.Recent, r.FailuresInARow, failingAfter); st != r.Status {
+	st := Classify(r.Recent, r.FailuresInARow, failingAfter)
+	failingFrom := r.FailingFrom
+	if st != SendFailing && r.RateLimitedInARow >= h.rateLimitedFailingAfter() && at.Sub(r.RateLimitedFrom) >= h.rateLimitedFailingFor() {
+		st, failingFrom = SendFailing, r.RateLimitedFrom
+	}
+	if st != r.Status {
 		r.Status, r.Since = st, at
 		if st == SendFailing {
-			r.Since = r.FailingFrom
+			r.Since = failingFrom
 		}
 		select {
 		case h.kick <- struct{}{}:
@@ -186,6 +219,20 @@ func (h *SendHealth) window() int {
 		return h.Window
 	}
 	return DefaultSendWindow
+}
+
+func (h *SendHealth) rateLimitedFailingAfter() int {
+	if h.RateLimitedFailingAfter > 0 {
+		return h.RateLimitedFailingAfter
+	}
+	return DefaultRateLimitedFailingAfter
+}
+
+func (h *SendHealth) rateLimitedFailingFor() time.Duration {
+	if h.RateLimitedFailingFor > 0 {
+		return h.RateLimitedFailingFor
+	}
+	return DefaultRateLimitedFailingFor
 }
 
 func (h *SendHealth) failingAfter() int {

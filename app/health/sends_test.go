@@ -9,6 +9,7 @@ import (
 	"github.com/mailsvc/mailsvc/app/apptest"
 	"github.com/mailsvc/mailsvc/app/health"
 	"github.com/mailsvc/mailsvc/core"
+	"github.com/mailsvc/mailsvc/test/fakes/smtpsink"
 )
 
 func TestClassify(t *testing.T) {
@@ -46,8 +47,7 @@ func TestSendHealthFollowsRealSends(t *testing.T) {
 	for i := range 27 {
 		h.Attempt(conn, core.Attempt{Outcome: core.OutcomeDelivered, At: t0.Add(time.Duration(i) * time.Second)})
 	}
-	// A rate-limited or uncertain attempt says nothing of the connection.
-	h.Attempt(conn, core.Attempt{Outcome: core.OutcomeRateLimited, At: t0.Add(time.Hour)})
+	// An uncertain attempt says nothing of the connection.
 	h.Attempt(conn, core.Attempt{Outcome: core.OutcomeUncertain, At: t0.Add(time.Hour)})
 	h.Save(ctx)
 	got := read(t, h)[4]
@@ -78,6 +78,81 @@ func TestSendHealthFollowsRealSends(t *testing.T) {
 	h.Save(ctx)
 	if got := read(t, h)[4]; got.Status != health.SendDegraded || got.FailuresInARow != 0 || len(got.Recent) != health.DefaultSendWindow {
 		t.Errorf("after a delivery: %+v", got)
+	}
+}
+
+// TestSendHealthRateLimited: a real SMTP server answering 421 to every
+// message, through the real smtp driver. Each answer is a "slow down"
+// (not counted against the message) but it counts against the
+// connection: one makes it degraded with the server's words as the last
+// error; nothing else for five attempts over five minutes makes it
+// failing since the first of them; fewer attempts, or a shorter span,
+// leave it degraded; a delivery ends it.
+func TestSendHealthRateLimited(t *testing.T) {
+	sink := smtpsink.Start(t)
+	drv, _ := core.LookupDriver("smtp")
+	conn := &core.Connection{ID: 7, Name: "relay", Driver: "smtp", Settings: core.Settings{
+		"host": sink.Host(), "port": int64(sink.Port()), "encryption": "none", "auth": false, "timeout": int64(5)}}
+	tr, err := drv.New(conn, core.DriverEnv{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := tr.(interface{ Close() error }); ok {
+		t.Cleanup(func() { _ = c.Close() })
+	}
+	msg := &core.Message{From: core.Address{Email: "shop@example.com"}, To: []core.Address{{Email: "buyer@example.com"}},
+		Subject: "Password reset", Text: "reset"}
+	t0 := time.Date(2026, 12, 6, 5, 0, 0, 0, time.UTC)
+	// send sends msg once at the given time and records the outcome as
+	// the delivery engine does.
+	send := func(t *testing.T, h *health.SendHealth, at time.Time) {
+		t.Helper()
+		a := core.Attempt{Outcome: core.OutcomeDelivered, At: at}
+		if _, err := tr.Send(context.Background(), msg); err != nil {
+			if _, limited := core.AsRateLimited(err); !limited {
+				t.Fatalf("the 421 is not a rate-limit answer: %v", err)
+			}
+			a.Outcome, a.Error = core.OutcomeRateLimited, err.Error()
+		}
+		h.Attempt(conn, a)
+	}
+	for _, tt := range []struct {
+		name     string
+		limited  int
+		every    time.Duration
+		want     string
+		wantFrom time.Time
+	}{
+		{"one 421", 1, time.Minute, health.SendDegraded, time.Time{}},
+		{"four 421s over four minutes", 4, time.Minute, health.SendDegraded, time.Time{}},
+		{"five 421s within a minute", 5, 10 * time.Second, health.SendDegraded, time.Time{}},
+		{"five 421s over five minutes", 5, 75 * time.Second, health.SendFailing, t0},
+		{"twenty 421s over an hour", 20, 3 * time.Minute, health.SendFailing, t0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := &health.SendHealth{Store: apptest.NewSettingsStore()}
+			send(t, h, t0.Add(-time.Hour)) // delivered: healthy
+			sink.FailNext(tt.limited, 421, "4.7.0 Try again later")
+			for i := range tt.limited {
+				send(t, h, t0.Add(time.Duration(i)*tt.every))
+			}
+			h.Save(context.Background())
+			got := read(t, h)[7]
+			if got.Status != tt.want || got.RateLimitedInARow != tt.limited || !strings.Contains(got.LastError, "Try again later") {
+				t.Fatalf("after %d 421s: %q with %d in a row, error %q; want %q", tt.limited, got.Status, got.RateLimitedInARow, got.LastError, tt.want)
+			}
+			if got.Status == health.SendFailing && !got.Since.Equal(tt.wantFrom) {
+				t.Errorf("failing since %v, want the first 421 at %v", got.Since, tt.wantFrom)
+			}
+			send(t, h, t0.Add(2*time.Hour)) // the server takes mail again
+			h.Save(context.Background())
+			if got := read(t, h)[7]; got.Status != health.SendDegraded || got.RateLimitedInARow != 0 {
+				t.Errorf("after a delivery: %q with %d in a row, want degraded (the 421s still in the window) and 0", got.Status, got.RateLimitedInARow)
+			}
+		})
+	}
+	if n := len(sink.Messages()); n != 10 {
+		t.Errorf("the server took %d messages, want 10 (two per case)", n)
 	}
 }
 

@@ -108,7 +108,9 @@ func TestTroubleWhereOwnersLook(t *testing.T) {
 		t.Fatalf("attention %+v: want the refusal as the last error and the failed order counted", first)
 	}
 
-	// The Mail dashboard inside wp-admin.
+	// The Mail dashboard inside wp-admin, for an owner who has closed
+	// WordPress's welcome panel.
+	s.site.PHP(t, fmt.Sprintf(`update_user_meta( get_user_by( 'login', %s )->ID, 'show_welcome_panel', 0 );`, wpsite.PHPString(s.site.AdminLogin)))
 	browserLogin(t, b, s.site, s.site.AdminLogin)
 	b.run("open wp-admin's Mail page",
 		chromedp.Navigate(s.site.SiteURL+"/wp-admin/admin.php?page=mailsvc"),
@@ -139,7 +141,8 @@ func TestTroubleWhereOwnersLook(t *testing.T) {
 	if retrying != "3" {
 		t.Errorf("retrying %q, want 3", retrying)
 	}
-	b.screenshot("wp-admin-mail-attention")
+	b.labelled("wp-admin's Mail page")
+	b.shots("wp-admin-mail-attention")
 
 	// The WordPress Dashboard: the notice, the widget, the menu's count.
 	openDashboard := func(what string) {
@@ -159,7 +162,15 @@ func TestTroubleWhereOwnersLook(t *testing.T) {
 	if txt := b.textOf("#mailsvc-menu-count .pending-count"); txt != "1" {
 		t.Errorf("the Mail menu's count is %q, want 1 (the failed order)", txt)
 	}
-	b.picture("wp-dashboard-attention")
+	b.shots("wp-dashboard-attention")
+	b.shots("wp-dashboard-widget", chromedp.Evaluate(`document.getElementById("mailsvc_dashboard_widget").scrollIntoView()`, nil))
+	// On a phone the menu opens from the admin bar, with the count.
+	b.resize(phoneWidth)
+	b.run("open the menu on a phone", chromedp.Evaluate(`scrollTo(0, 0)`, nil), click("#wp-admin-bar-menu-toggle .ab-item"),
+		chromedp.Poll(`document.getElementById("wpwrap").classList.contains("wp-responsive-open")`, nil, pollFast),
+		chromedp.WaitVisible("#mailsvc-menu-count", chromedp.ByQuery))
+	b.shot("wp-admin-menu-count", phoneWidth)
+	b.resize(desktopWidth)
 
 	// Dismissed, it stays hidden on the next page...
 	b.run("dismiss the notice", click("#mailsvc-attention-failing .notice-dismiss"),
@@ -189,5 +200,5 @@ func TestTroubleWhereOwnersLook(t *testing.T) {
 	if txt := b.textOf("#mailsvc-widget"); !strings.Contains(txt, "The mail service is not running.") {
 		t.Errorf("the Mail widget with the service stopped says %q", txt)
 	}
-	b.picture("wp-dashboard-service-stopped")
+	b.shots("wp-dashboard-service-stopped")
 }

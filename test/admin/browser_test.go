@@ -1,8 +1,10 @@
 package admin
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 
@@ -117,24 +120,73 @@ func screenshotDir(t testing.TB) string {
 	return shotsDir
 }
 
-// screenshot writes the whole page as name.png into the screenshot folder.
+// screenshot writes the whole page as name.png into the screenshot
+// folder, and fails when a control on it has no label.
 func (b *browser) screenshot(name string) {
 	b.t.Helper()
-	b.picture(name)
-	b.labelled(name)
-}
-
-// picture saves a full-page screenshot as name.png, for a page whose
-// controls are not the screens' own (WordPress's Dashboard).
-func (b *browser) picture(name string) {
-	b.t.Helper()
-	var png []byte
-	b.run("screenshot "+name, chromedp.FullScreenshot(&png, 100))
+	var page []byte
+	b.run("screenshot "+name, chromedp.FullScreenshot(&page, 100))
 	path := filepath.Join(screenshotDir(b.t), name+".png")
-	if err := os.WriteFile(path, png, 0o644); err != nil {
+	if err := os.WriteFile(path, page, 0o644); err != nil {
 		b.t.Fatal(err)
 	}
 	b.t.Logf("screenshot: %s", path)
+	b.labelled(name)
+}
+
+// viewport is a width the screenshots are taken at.
+type viewport struct {
+	suffix        string
+	width, height int64
+	mobile        bool
+}
+
+// The widths of docs/screenshots: a phone's and a desktop's.
+var (
+	phoneWidth   = viewport{"phone", 390, 844, true}
+	desktopWidth = viewport{"desktop", 1280, 900, false}
+)
+
+// shots takes the page as docs/screenshots shows it (make screenshots):
+// name-desktop.png at 1280 px and name-phone.png at 390 px, the visible
+// part only, so that the files stay small. The page is left at desktop
+// width. prepare runs at each width before the picture (a scroll).
+func (b *browser) shots(name string, prepare ...chromedp.Action) {
+	b.t.Helper()
+	b.shot(name, phoneWidth, prepare...)
+	b.shot(name, desktopWidth, prepare...)
+}
+
+// shot takes the visible part of the page at w as name-suffix.png, after
+// prepare.
+func (b *browser) shot(name string, w viewport, prepare ...chromedp.Action) {
+	b.t.Helper()
+	b.resize(w)
+	var shot []byte
+	b.run("screenshot "+name+"-"+w.suffix, append(append(prepare, settled()), chromedp.CaptureScreenshot(&shot))...)
+	// Chromium's PNG is written fast; the same image at the best
+	// compression is about a third smaller.
+	img, err := png.Decode(bytes.NewReader(shot))
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	var small bytes.Buffer
+	if err := (&png.Encoder{CompressionLevel: png.BestCompression}).Encode(&small, img); err != nil {
+		b.t.Fatal(err)
+	}
+	path := filepath.Join(screenshotDir(b.t), name+"-"+w.suffix+".png")
+	if err := os.WriteFile(path, small.Bytes(), 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+// resize gives the page the width and height of w, as a phone when
+// w.mobile.
+func (b *browser) resize(w viewport) {
+	b.t.Helper()
+	b.run("resize to "+w.suffix, chromedp.EmulateViewport(w.width, w.height, func(s *emulation.SetDeviceMetricsOverrideParams, _ *emulation.SetTouchEmulationEnabledParams) {
+		s.Mobile = w.mobile
+	}))
 }
 
 // labelled fails when a control on the page has no label a screen

@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/mailsvc/mailsvc/internal/testenv"
+	"github.com/mailsvc/mailsvc/test/fakes/smtpsink"
 	"github.com/mailsvc/mailsvc/test/servicetest"
 	"github.com/mailsvc/mailsvc/test/wpsite"
 )
@@ -55,9 +56,11 @@ func documentedNginx(t *testing.T, addr, docroot, sock, svcAddr string) string {
 }
 
 // docrootFiles lays out a document root for nginx: WordPress's own
-// directories linked, and the two PHP entry points the test uses written
-// to load the site's own wp-config.php (Debian's wp-config.php is a
-// dispatcher to /etc/wordpress).
+// directories linked, and the PHP entry points the test uses (the front
+// controller, wp-login.php, wp-admin's admin.php and the Dashboard's
+// index.php) written to load the site's own wp-config.php (Debian's
+// wp-config.php is a dispatcher to /etc/wordpress) and then run
+// WordPress's own file without its wp-load.php line.
 func docrootFiles(t *testing.T, site *wpsite.Site) string {
 	t.Helper()
 	root := filepath.Join(site.Dir, "docroot")
@@ -77,16 +80,23 @@ func docrootFiles(t *testing.T, site *wpsite.Site) string {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		if e.Name() != "admin.php" {
+		if e.Name() != "admin.php" && e.Name() != "index.php" {
 			link(filepath.Join(wpsite.WordPressDir, "wp-admin", e.Name()), filepath.Join(admin, e.Name()))
 		}
 	}
 	config := wpsite.PHPString(site.WPConfigPath)
+	adminPHP := "<?php\ndefine( 'WP_ADMIN', true );\nrequire " + config + ";\nchdir( ABSPATH . 'wp-admin' );\n" +
+		"$src = str_replace( \"require_once dirname( __DIR__ ) . '/wp-load.php';\", '', file_get_contents( ABSPATH . 'wp-admin/admin.php' ) );\n" +
+		"eval( '?>' . $src );\n"
 	files := map[string]string{
 		filepath.Join(root, "index.php"): "<?php\ndefine( 'WP_USE_THEMES', true );\n$wp_did_header = true;\nrequire " + config +
 			";\nwp();\nrequire ABSPATH . WPINC . '/template-loader.php';\n",
-		filepath.Join(admin, "admin.php"): "<?php\ndefine( 'WP_ADMIN', true );\nrequire " + config + ";\nchdir( ABSPATH . 'wp-admin' );\n" +
-			"$src = str_replace( \"require_once dirname( __DIR__ ) . '/wp-load.php';\", '', file_get_contents( ABSPATH . 'wp-admin/admin.php' ) );\n" +
+		filepath.Join(root, "wp-login.php"): "<?php\nrequire " + config + ";\n" +
+			"$src = str_replace( \"require __DIR__ . '/wp-load.php';\", '', file_get_contents( ABSPATH . 'wp-login.php' ) );\n" +
+			"eval( '?>' . $src );\n",
+		filepath.Join(admin, "admin.php"): adminPHP,
+		filepath.Join(admin, "index.php"): adminPHP +
+			"$src = str_replace( \"require_once __DIR__ . '/admin.php';\", '', file_get_contents( ABSPATH . 'wp-admin/index.php' ) );\n" +
 			"eval( '?>' . $src );\n",
 	}
 	for name, body := range files {
@@ -133,6 +143,11 @@ func startProcess(t *testing.T, name string, ready func() bool, args ...string) 
 // literal and with encoded slashes) while the bridge's own routes stay
 // with PHP; and wp-admin's Mail page loads the screens from
 // /mailsvc/admin/ with their data, with pretty and with plain permalinks.
+// On the way, as a site owner would with pretty permalinks: the setup
+// wizard with "Other SMTP" pointed at an SMTP server sends its test email;
+// a password reset asked on wp-login.php arrives From the wizard's
+// address; and with the SMTP server stopped, three more resets make the
+// WordPress Dashboard show that mail is failing.
 func TestNginxDocumentedConfig(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real WordPress test: not in -short mode")
@@ -142,8 +157,10 @@ func TestNginxDocumentedConfig(t *testing.T) {
 			testenv.Missing(t, "%s is missing: scripts/install-deps.sh installs it", tool)
 		}
 	}
+	// A local site (application passwords over plain HTTP) that is the
+	// live one: its mail is sent, not held by the staging guard.
 	site := wpsite.Install(t, wpsite.Options{Prefix: "wpn_", EnvironmentType: "local",
-		ExtraConfig: "define( 'MAILSVC_SCREENS_URL', '/mailsvc/admin/' );"})
+		ExtraConfig: "define( 'MAILSVC_SCREENS_URL', '/mailsvc/admin/' );\ndefine( 'MAILSVC_ENVIRONMENT', 'production' );"})
 	dir := t.TempDir()
 	if r := servicetest.Run(dir, servicetest.Environ(dir), "", "wp", "install", "--wp-path", site.Dir); r.Code != 0 {
 		t.Fatalf("wp install: %+v", r)
@@ -208,6 +225,11 @@ func TestNginxDocumentedConfig(t *testing.T) {
 		return err == nil
 	}, "-c", nginxConf, "-p", run)
 
+	b := newBrowser(t)
+	browserLogin(t, b, site, site.AdminLogin)
+	sink := smtpsink.Start(t, smtpsink.WithAuth("mailer", "s3cret-pass"))
+	ownerWalkthrough(t, b, site, sink)
+
 	appPW := site.CreateApplicationPassword(t, site.AdminLogin, "nginx test")
 	admin := func(req *http.Request) { req.SetBasicAuth(site.AdminLogin, appPW) }
 	r := servicetest.Call(t, "POST", site.SiteURL+"/wp-json/mailsvc/v1/connections",
@@ -215,9 +237,7 @@ func TestNginxDocumentedConfig(t *testing.T) {
 	if r.Status != 201 && r.Status != 200 {
 		t.Fatalf("create connection through nginx: %d %s", r.Status, r.Body)
 	}
-	b := newBrowser(t)
-	browserLogin(t, b, site, site.AdminLogin)
-	for _, pretty := range []bool{true, false} {
+	for _, pretty := range []bool{false, true} {
 		structure := ""
 		if pretty {
 			structure = "/%postname%/"
@@ -248,5 +268,91 @@ func TestNginxDocumentedConfig(t *testing.T) {
 		b.run("the connections load ("+name+" permalinks)",
 			chromedp.Click(`nav a[data-screen="connections"]`, chromedp.ByQuery, in),
 			chromedp.WaitVisible(`a[href="#/connections/1"]`, chromedp.ByQuery, in))
+	}
+	ownerSeesFailure(t, b, site, sink)
+}
+
+// ownerWalkthrough: with pretty permalinks, the setup wizard of wp-admin's
+// Mail page (the screens its frame shows, opened at the frame's address)
+// with "Other SMTP" pointed at sink sends its test email; then a password
+// reset asked on wp-login.php arrives From the wizard's address and name,
+// not WordPress's wordpress@ sender.
+func ownerWalkthrough(t *testing.T, b *browser, site *wpsite.Site, sink *smtpsink.Sink) {
+	t.Helper()
+	site.PHP(t, `update_option( 'permalink_structure', '/%postname%/' ); delete_option( 'rewrite_rules' );`)
+	site.CreateUser(t, "resetme", "resetme@example.com", "subscriber", "Old-pass-123")
+	var src string
+	b.run("open wp-admin's Mail page", chromedp.Navigate(site.SiteURL+"/wp-admin/admin.php?page=mailsvc"),
+		chromedp.WaitVisible("iframe#mailsvc-screens", chromedp.ByQuery),
+		chromedp.AttributeValue("iframe#mailsvc-screens", "src", &src, nil, chromedp.ByQuery))
+	base, _ := url.Parse(site.SiteURL + "/wp-admin/")
+	frame, err := base.Parse(src)
+	if err != nil {
+		t.Fatalf("the frame's address %q: %v", src, err)
+	}
+	b.run("set up sending with the wizard", chromedp.Navigate(frame.String()),
+		chromedp.WaitVisible("#ob-driver", chromedp.ByQuery),
+		fill("#ob-driver", "smtp"),
+		chromedp.WaitVisible(`#onboarding [name="host"]`, chromedp.ByQuery),
+		fill("#ob-name", "Office relay"),
+		fill(`#onboarding [name="host"]`, sink.Host()),
+		fill(`#onboarding [name="encryption"]`, "none"),
+		fill(`#onboarding [name="port"]`, fmt.Sprint(sink.Port())),
+		fill(`#onboarding [name="username"]`, "mailer"),
+		fill(`#onboarding [name="password"]`, "s3cret-pass"),
+		fill("#ob-from_email", "hello@shop.example"),
+		fill("#ob-from_name", "Example Shop"),
+		fill("#ob-to", "owner@example.com"),
+		submit("#ob-to"),
+		chromedp.WaitVisible("#onboarding .notice-success", chromedp.ByQuery))
+	if _, err := sink.WaitFor(1, time.Minute); err != nil {
+		t.Fatalf("the wizard's test email did not arrive: %v", err)
+	}
+	resp, err := http.PostForm(site.SiteURL+"/wp-login.php?action=lostpassword", url.Values{"user_login": {"resetme"}, "wp-submit": {"Get New Password"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	got, err := sink.WaitFor(2, time.Minute)
+	if err != nil {
+		t.Fatalf("the password reset asked on wp-login.php (%d) did not arrive: %v", resp.StatusCode, err)
+	}
+	if a := sender(t, got[1].Data); a.Address != "hello@shop.example" || a.Name != "Example Shop" {
+		t.Errorf("the password reset arrived from %q <%s>, want the wizard's \"Example Shop\" <hello@shop.example>", a.Name, a.Address)
+	}
+}
+
+// ownerSeesFailure: the SMTP server stops; three password resets asked
+// on wp-login.php are refused, and the WordPress Dashboard (index.php
+// through nginx and PHP-FPM) tells the owner that mail is failing.
+func ownerSeesFailure(t *testing.T, b *browser, site *wpsite.Site, sink *smtpsink.Sink) {
+	t.Helper()
+	sink.Close()
+	for range 3 {
+		resp, err := http.PostForm(site.SiteURL+"/wp-login.php?action=lostpassword", url.Values{"user_login": {"resetme"}, "wp-submit": {"Get New Password"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		// The bridge keeps the service's answer a minute: drop it so the
+		// Dashboard asks again.
+		site.PHP(t, `delete_transient( 'mailsvc_attention' );`)
+		b.run("open the WordPress Dashboard", chromedp.Navigate(site.SiteURL+"/wp-admin/index.php"), chromedp.WaitVisible("#adminmenu", chromedp.ByQuery))
+		if b.has("#mailsvc-attention-failing") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the WordPress Dashboard never said mail is failing:\n%s", b.text())
+		}
+		time.Sleep(time.Second)
+	}
+	if txt := b.textOf("#mailsvc-attention-failing"); !strings.Contains(txt, "Mail is failing.") || !strings.Contains(txt, "The connection Office relay has been failing since") {
+		t.Errorf("the Dashboard's notice says:\n%s", txt)
+	}
+	if txt := b.textOf("#mailsvc-widget"); !strings.Contains(txt, "Office relay") || !strings.Contains(txt, "Failing") {
+		t.Errorf("the Mail widget says:\n%s", txt)
 	}
 }

@@ -3,17 +3,13 @@ package admin
 import (
 	"bytes"
 	"fmt"
-	"image/png"
 	"net/http"
 	"net/mail"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/emulation"
 	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
@@ -121,7 +117,7 @@ func TestScreensInPeoplesWords(t *testing.T) {
 	if kinds.Name != "Other SMTP" || kinds.Help == "" {
 		t.Errorf("the connection name starts as %q and the provider's help reads %q", kinds.Name, kinds.Help)
 	}
-	p.shots("wizard")
+	p.b.shots("wizard")
 	b.run("open Advanced", click("#onboarding details.advanced > summary"))
 	check("after Advanced", advanced, true)
 	b.run("close Advanced", click("#onboarding details.advanced > summary"))
@@ -196,40 +192,6 @@ func TestScreensInPeoplesWords(t *testing.T) {
 	p.testScreensInWords(t, "Office relay")
 }
 
-// shots takes the page as docs/screenshots shows it (make screenshots):
-// name-desktop.png at 1280 px and name-phone.png at 390 px, the visible
-// part only, so that the files stay small.
-func (p *peopleSite) shots(name string) {
-	p.b.t.Helper()
-	for _, w := range []struct {
-		suffix        string
-		width, height int64
-		mobile        bool
-	}{{"phone", 390, 844, true}, {"desktop", 1280, 900, false}} {
-		var shot []byte
-		p.b.run("screenshot "+name+"-"+w.suffix,
-			chromedp.EmulateViewport(w.width, w.height, func(s *emulation.SetDeviceMetricsOverrideParams, _ *emulation.SetTouchEmulationEnabledParams) {
-				s.Mobile = w.mobile
-			}),
-			settled(),
-			chromedp.CaptureScreenshot(&shot))
-		// Chromium's PNG is written fast; the same image at the best
-		// compression is about a third smaller.
-		img, err := png.Decode(bytes.NewReader(shot))
-		if err != nil {
-			p.b.t.Fatal(err)
-		}
-		var small bytes.Buffer
-		if err := (&png.Encoder{CompressionLevel: png.BestCompression}).Encode(&small, img); err != nil {
-			p.b.t.Fatal(err)
-		}
-		path := filepath.Join(screenshotDir(p.b.t), name+"-"+w.suffix+".png")
-		if err := os.WriteFile(path, small.Bytes(), 0o644); err != nil {
-			p.b.t.Fatal(err)
-		}
-	}
-}
-
 // narrowColumnsJS lists, at the page's width, the cells of the list
 // tables that are narrower than the longest word of their column's
 // header, measured in the cell's own font.
@@ -283,7 +245,7 @@ func (p *peopleSite) testScreensInWords(t *testing.T, connName string) {
 	if txt := b.textOf("#summary-report"); !strings.Contains(txt, "Weekly to the site's admin email by default") {
 		t.Errorf("the summary report does not say it is on by default: %s", txt)
 	}
-	p.shots("settings")
+	p.b.shots("settings")
 
 	// Alerts: channel types and events by name.
 	b.run("open the alerts", show("#/alerts"), chromedp.WaitVisible(`a[href^="#/alerts/"]`, chromedp.ByQuery))
@@ -302,7 +264,7 @@ func (p *peopleSite) testScreensInWords(t *testing.T, connName string) {
 	if got := strings.Join(types, "|"); !strings.Contains(got, "Slack") || !strings.Contains(got, "SMS (Twilio)") || strings.Contains(got, "twilio") {
 		t.Errorf("the channel types read %q", got)
 	}
-	p.shots("alerts")
+	p.b.shots("alerts")
 
 	// The site's own date and time format and zone.
 	site.PHP(t, `update_option( 'date_format', 'd.m.Y' ); update_option( 'time_format', 'H:i' ); update_option( 'timezone_string', 'Europe/Berlin' );`)
@@ -337,7 +299,7 @@ func (p *peopleSite) testScreensInWords(t *testing.T, connName string) {
 	if txt := b.textOf(fmt.Sprintf(`tr:has(a[href="#/logs/%d"])`, reset)); !strings.Contains(txt, connName) || !strings.Contains(txt, "Delivered") {
 		t.Errorf("the reset's row reads %q, want its connection %q and Delivered", txt, connName)
 	}
-	p.shots("logs")
+	p.b.shots("logs")
 
 	// A formatter of PHP's date() formats, in a zone or at an offset.
 	formats := []struct {
@@ -369,7 +331,7 @@ func (p *peopleSite) testScreensInWords(t *testing.T, connName string) {
 	if txt := b.textOf("#hdr-h + table"); !strings.Contains(txt, "Example Shop <hello@shop.example>") || strings.Contains(txt, "Nothing here yet") {
 		t.Errorf("the sent message's headers read %q", txt)
 	}
-	p.shots("log-detail")
+	p.b.shots("log-detail")
 
 	// A message the server asks to try later: its next attempt, and the
 	// attempt's outcome in words.
@@ -414,6 +376,6 @@ func (p *peopleSite) testScreensInWords(t *testing.T, connName string) {
 		{"connection", "#/connections/1", "#conn-name"},
 	} {
 		b.run("open "+screen.name, show(screen.fragment), chromedp.WaitVisible(screen.sel, chromedp.ByQuery))
-		p.shots(screen.name)
+		p.b.shots(screen.name)
 	}
 }

@@ -626,6 +626,10 @@ func TestNetwork(t *testing.T) {
 		checkNetworkAdminMail(t, n, root)
 	})
 
+	t.Run("Network Admin's notice, Mail count and widget", func(t *testing.T) {
+		checkNetworkAdminAttention(t, n, root, sink, networkAttention(t, url(1, "/dashboard/attention"), both(host, admin)))
+	})
+
 	t.Run("network settings", func(t *testing.T) {
 		if r := call("PUT", url(1, "/network/settings"), `{"quota_month":1000,"over_quota":"fail","allow_site_overrides":true}`, admin); r.Status != 200 ||
 			!strings.Contains(string(r.Body), `"over_quota":"fail"`) || !strings.Contains(string(r.Body), `"quota_month":1000`) {

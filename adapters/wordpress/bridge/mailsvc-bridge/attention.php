@@ -16,6 +16,11 @@
  * - A WordPress Dashboard widget: today's deliveries and failures, the
  *   queue, each connection's health, a link to Mail.
  *
+ * On a multisite network the three show in Network Admin too, for the
+ * super admins, with the network's figures: the service's answer on the
+ * main site's URL, where a super admin sees the whole network, kept in a
+ * network transient of its own; the links go to Network Admin's Mail page.
+ *
  * The service's answer (GET /dashboard/stats?range=today, with the user's
  * own cookie and a wp_rest nonce) is kept in a transient for a minute, and
  * asked with a 1-second connection and 2-second answer limit, so wp-admin
@@ -28,6 +33,8 @@ defined( 'ABSPATH' ) || exit;
 
 /** The transient that keeps the service's answer. */
 const MAILSVC_BRIDGE_ATTENTION_TRANSIENT = 'mailsvc_attention';
+/** The network transient that keeps the service's answer for Network Admin. */
+const MAILSVC_BRIDGE_ATTENTION_NETWORK_TRANSIENT = 'mailsvc_attention_network';
 /** Seconds the answer is kept. */
 const MAILSVC_BRIDGE_ATTENTION_TTL = 60;
 /** The user meta of the dismissed conditions: condition => its key when dismissed. */
@@ -38,6 +45,9 @@ const MAILSVC_BRIDGE_ATTENTION_DOWN_SINCE = 'mailsvc_attention_down_since';
 add_action( 'admin_notices', 'mailsvc_bridge_attention_notices' );
 add_action( 'admin_menu', 'mailsvc_bridge_attention_menu_count', 100 );
 add_action( 'wp_dashboard_setup', 'mailsvc_bridge_attention_dashboard_widget' );
+add_action( 'network_admin_notices', 'mailsvc_bridge_attention_notices' );
+add_action( 'network_admin_menu', 'mailsvc_bridge_attention_menu_count', 100 );
+add_action( 'wp_network_dashboard_setup', 'mailsvc_bridge_attention_dashboard_widget' );
 add_action( 'wp_ajax_mailsvc_attention_dismiss', 'mailsvc_bridge_attention_dismiss' );
 add_action( 'admin_footer', 'mailsvc_bridge_attention_dismiss_script' );
 
@@ -47,7 +57,20 @@ add_action( 'admin_footer', 'mailsvc_bridge_attention_dismiss_script' );
  * @return bool
  */
 function mailsvc_bridge_attention_may_see() {
-	return is_user_logged_in() && current_user_can( mailsvc_bridge_admin_capability() );
+	return is_user_logged_in() && current_user_can( is_network_admin() ? 'manage_network_options' : mailsvc_bridge_admin_capability() );
+}
+
+/**
+ * The Mail page of the current admin: Network Admin's on Network Admin,
+ * the site's elsewhere.
+ *
+ * @return array array( menu slug, URL ).
+ */
+function mailsvc_bridge_attention_mail_page() {
+	if ( is_network_admin() ) {
+		return array( 'mailsvc-network', network_admin_url( 'admin.php?page=mailsvc-network' ) );
+	}
+	return array( 'mailsvc', admin_url( 'admin.php?page=mailsvc' ) );
 }
 
 /**
@@ -63,7 +86,8 @@ function mailsvc_bridge_attention_state() {
 	if ( null !== $state ) {
 		return $state;
 	}
-	$cached = get_transient( MAILSVC_BRIDGE_ATTENTION_TRANSIENT );
+	$network = is_network_admin();
+	$cached  = $network ? get_site_transient( MAILSVC_BRIDGE_ATTENTION_NETWORK_TRANSIENT ) : get_transient( MAILSVC_BRIDGE_ATTENTION_TRANSIENT );
 	if ( is_array( $cached ) ) {
 		$state = $cached;
 		return $state;
@@ -80,12 +104,17 @@ function mailsvc_bridge_attention_state() {
 	} elseif ( 'running' === $state['service'] ) {
 		delete_option( MAILSVC_BRIDGE_ATTENTION_DOWN_SINCE );
 	}
-	set_transient( MAILSVC_BRIDGE_ATTENTION_TRANSIENT, $state, MAILSVC_BRIDGE_ATTENTION_TTL );
+	if ( $network ) {
+		set_site_transient( MAILSVC_BRIDGE_ATTENTION_NETWORK_TRANSIENT, $state, MAILSVC_BRIDGE_ATTENTION_TTL );
+	} else {
+		set_transient( MAILSVC_BRIDGE_ATTENTION_TRANSIENT, $state, MAILSVC_BRIDGE_ATTENTION_TTL );
+	}
 	return $state;
 }
 
 /**
- * Asks the service for today's statistics with the user's own session.
+ * Asks the service for today's statistics with the user's own session: on
+ * the site's URL, or on Network Admin on the main site's (the network's).
  *
  * @return array
  */
@@ -98,7 +127,13 @@ function mailsvc_bridge_attention_fetch() {
 	stream_set_timeout( $fp, 2 );
 	$host   = isset( $_SERVER['HTTP_HOST'] ) ? (string) $_SERVER['HTTP_HOST'] : (string) wp_parse_url( home_url(), PHP_URL_HOST );
 	$cookie = isset( $_SERVER['HTTP_COOKIE'] ) ? (string) $_SERVER['HTTP_COOKIE'] : '';
-	$head   = 'GET ' . $base . mailsvc_bridge_site_path() . "/wp-json/mailsvc/v1/dashboard/stats?range=today HTTP/1.0\r\n"
+	$path   = mailsvc_bridge_site_path();
+	if ( is_network_admin() ) {
+		switch_to_blog( get_main_site_id() );
+		$path = mailsvc_bridge_site_path();
+		restore_current_blog();
+	}
+	$head = 'GET ' . $base . $path . "/wp-json/mailsvc/v1/dashboard/stats?range=today HTTP/1.0\r\n"
 		. 'Host: ' . str_replace( array( "\r", "\n" ), '', $host ) . "\r\nConnection: close\r\nAccept: application/json\r\n"
 		. 'X-Forwarded-Proto: ' . ( is_ssl() ? 'https' : 'http' ) . "\r\n"
 		. 'X-WP-Nonce: ' . wp_create_nonce( 'wp_rest' ) . "\r\n"
@@ -208,8 +243,9 @@ function mailsvc_bridge_attention_notices() {
 	$dismissed  = get_user_meta( get_current_user_id(), MAILSVC_BRIDGE_ATTENTION_DISMISSED, true );
 	$dismissed  = is_array( $dismissed ) ? $dismissed : array();
 	$screen     = function_exists( 'get_current_screen' ) ? get_current_screen() : null;
-	$on_mail    = $screen && 'toplevel_page_mailsvc' === $screen->id;
-	$mail_link  = '<a href="' . esc_url( admin_url( 'admin.php?page=mailsvc' ) ) . '">' . esc_html__( 'Open Mail', 'mailsvc' ) . '</a>';
+	$page       = mailsvc_bridge_attention_mail_page();
+	$on_mail    = $screen && in_array( $screen->id, array( 'toplevel_page_mailsvc', 'toplevel_page_mailsvc-network-network' ), true );
+	$mail_link  = '<a href="' . esc_url( $page[1] ) . '">' . esc_html__( 'Open Mail', 'mailsvc' ) . '</a>';
 	foreach ( mailsvc_bridge_attention_conditions( $state ) as $condition => $key ) {
 		if ( isset( $dismissed[ $condition ] ) && $dismissed[ $condition ] === $key ) {
 			continue;
@@ -363,8 +399,9 @@ function mailsvc_bridge_attention_menu_count() {
 	if ( $count < 1 ) {
 		return;
 	}
+	$slug = mailsvc_bridge_attention_mail_page()[0];
 	foreach ( $menu as $i => $item ) {
-		if ( isset( $item[2] ) && 'mailsvc' === $item[2] ) {
+		if ( isset( $item[2] ) && $slug === $item[2] ) {
 			/* translators: %s: number of messages. */
 			$label         = sprintf( _n( '%s message needs attention', '%s messages need attention', $count, 'mailsvc' ), number_format_i18n( $count ) );
 			$menu[ $i ][0] .= sprintf(
@@ -420,6 +457,8 @@ function mailsvc_bridge_attention_widget() {
 			'unknown'  => __( 'Not checked yet', 'mailsvc' ),
 		);
 		if ( $state['connections'] ) {
+			// WordPress's own colours of trouble (notice-error, notice-warning).
+			echo '<style>#mailsvc-widget .mailsvc-health-failing td:last-child{color:#d63638;font-weight:600}#mailsvc-widget .mailsvc-health-degraded td:last-child{color:#996800;font-weight:600}</style>';
 			echo '<table class="widefat striped"><thead><tr><th>' . esc_html__( 'Connection', 'mailsvc' ) . '</th><th>' . esc_html__( 'Health', 'mailsvc' ) . '</th></tr></thead><tbody>';
 			foreach ( $state['connections'] as $c ) {
 				if ( empty( $c['name'] ) ) {
@@ -431,5 +470,5 @@ function mailsvc_bridge_attention_widget() {
 			echo '</tbody></table>';
 		}
 	}
-	echo '<p><a class="button" href="' . esc_url( admin_url( 'admin.php?page=mailsvc' ) ) . '">' . esc_html__( 'Open Mail', 'mailsvc' ) . '</a></p></div>';
+	echo '<p><a class="button" href="' . esc_url( mailsvc_bridge_attention_mail_page()[1] ) . '">' . esc_html__( 'Open Mail', 'mailsvc' ) . '</a></p></div>';
 }

@@ -162,7 +162,8 @@ function resendToForm(log) {
 }
 
 // retrying tells when a queued message that failed before is tried again.
-const retrying = (log) => log.status === 'queued' && log.attempts > 0;
+const retrying = (log) => log.status === 'queued' && (log.attempts > 0
+  || (!!log.last_error && (log.attempts_history || []).some((a) => a.outcome === 'rate_limited'))); // a 421 uses no attempt
 
 // headerRows answers the header fields of a message: its stored header
 // block when it came whole, else the fields it was built from and its
