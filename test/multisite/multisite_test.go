@@ -630,6 +630,10 @@ func TestNetwork(t *testing.T) {
 		checkNetworkAdminAttention(t, n, root, sink, networkAttention(t, url(1, "/dashboard/attention"), both(host, admin)))
 	})
 
+	t.Run("a site's held mail is its own", func(t *testing.T) {
+		checkHeldCountedPerSite(t, n)
+	})
+
 	t.Run("network settings", func(t *testing.T) {
 		if r := call("PUT", url(1, "/network/settings"), `{"quota_month":1000,"over_quota":"fail","allow_site_overrides":true}`, admin); r.Status != 200 ||
 			!strings.Contains(string(r.Body), `"over_quota":"fail"`) || !strings.Contains(string(r.Body), `"quota_month":1000`) {

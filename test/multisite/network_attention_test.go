@@ -31,6 +31,8 @@ $_COOKIE[ LOGGED_IN_COOKIE ] = wp_generate_auth_cookie( $user->ID, $exp, 'logged
 $_SERVER['HTTP_COOKIE']      = LOGGED_IN_COOKIE . '=' . rawurlencode( $_COOKIE[ LOGGED_IN_COOKIE ] );
 wp_set_current_user( $user->ID );
 set_current_screen( 'dashboard-network' );
+// The minute the bridge keeps the service's answer is over.
+delete_site_transient( 'mailsvc_attention_network' );
 if ( ! is_network_admin() ) {
 	wpsite_fail( 'not on Network Admin' );
 }
@@ -55,7 +57,8 @@ if ( $box ) {
 $widget = ob_get_clean();
 echo wp_json_encode( array( 'notices' => $notices, 'menu' => $mail, 'widget' => $widget ) );`
 
-// checkNetworkAdminAttention: a message of site 2 fails for good; on
+// checkNetworkAdminAttention: a message of the main site (sent through the
+// network's connection, sink's) fails for good; on
 // Network Admin the super admin sees the network's failure in the notice
 // (which links to Network Admin's Mail page), the Mail menu's count and
 // the Mail widget on the network's dashboard. The service's figures for
@@ -64,13 +67,13 @@ func checkNetworkAdminAttention(t *testing.T, n *wpsite.Network, service string,
 	t.Setenv("MAILSVC_SERVICE_URL", service)
 	before, _ := attention()
 	sink.FailNext(1, 550, "5.1.1 No such user here")
-	if out := strings.TrimSpace(n.PHPOnSite(t, 2, `echo wp_mail( 'gone@example.com', 'site 2 refused', 'hello' ) ? 'ok' : 'no';`)); out != "ok" {
-		t.Fatalf("wp_mail on site 2: %q", out)
+	if out := strings.TrimSpace(n.PHPOnSite(t, 1, `echo wp_mail( 'gone@example.com', 'main site refused', 'hello' ) ? 'ok' : 'no';`)); out != "ok" {
+		t.Fatalf("wp_mail on the main site: %q", out)
 	}
 	failed, held := attention()
 	for deadline := time.Now().Add(60 * time.Second); failed <= before; failed, held = attention() {
 		if time.Now().After(deadline) {
-			t.Fatalf("site 2's refused message never failed: %d failed in 24 hours, %d before", failed, before)
+			t.Fatalf("the main site's refused message never failed: %d failed in 24 hours, %d before", failed, before)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -110,5 +113,36 @@ func networkAttention(t *testing.T, u string, opts func(*http.Request)) func() (
 			t.Fatalf("GET %s: %d %s", u, r.Status, r.Body)
 		}
 		return a.Failed, a.Held
+	}
+}
+
+// checkHeldCountedPerSite: with site 2's last message held, site 2's
+// notice and Mail count see it and site 3's do not; Network Admin's count
+// the network's.
+func checkHeldCountedPerSite(t *testing.T, n *wpsite.Network) {
+	hold := `global $wpdb;
+$t  = $wpdb->base_prefix . 'mailsvc_logs';
+$id = (int) $wpdb->get_var( "SELECT id FROM {$t} WHERE site_id = 2 ORDER BY id DESC LIMIT 1" );
+$st = $wpdb->get_var( $wpdb->prepare( "SELECT status FROM {$t} WHERE id = %d", $id ) );
+$wpdb->query( $wpdb->prepare( "UPDATE {$t} SET status = 'captured' WHERE id = %d", $id ) );
+echo wp_json_encode( array( 'id' => $id, 'status' => $st ) );`
+	var row struct {
+		ID     int64
+		Status string
+	}
+	if err := json.Unmarshal([]byte(n.PHP(t, hold)), &row); err != nil || row.ID == 0 {
+		t.Fatalf("hold site 2's last message: %+v %v", row, err)
+	}
+	t.Cleanup(func() {
+		n.PHP(t, fmt.Sprintf(`global $wpdb; $wpdb->update( $wpdb->base_prefix . 'mailsvc_logs', array( 'status' => %s ), array( 'id' => %d ) );`, wpsite.PHPString(row.Status), row.ID))
+	})
+	held := func(blog int64) string {
+		return strings.TrimSpace(n.PHPOnSite(t, blog, `echo mailsvc_bridge_attention_held();`))
+	}
+	if got := held(2); got == "0" {
+		t.Errorf("site 2 counts %s held, want its own held message", got)
+	}
+	if got := held(3); got != "0" {
+		t.Errorf("site 3 counts %s held, want 0: site 2's held mail is not its own", got)
 	}
 }

@@ -87,7 +87,10 @@ function mailsvc_bridge_attention_state() {
 		return $state;
 	}
 	$network = is_network_admin();
-	$cached  = $network ? get_site_transient( MAILSVC_BRIDGE_ATTENTION_NETWORK_TRANSIENT ) : get_transient( MAILSVC_BRIDGE_ATTENTION_TRANSIENT );
+	// A super admin on the main site's URL acts for the whole network: the
+	// service's answer to them is kept apart from a site administrator's.
+	$key    = MAILSVC_BRIDGE_ATTENTION_TRANSIENT . ( is_multisite() && is_super_admin() ? '_super' : '' );
+	$cached = $network ? get_site_transient( MAILSVC_BRIDGE_ATTENTION_NETWORK_TRANSIENT ) : get_transient( $key );
 	if ( is_array( $cached ) ) {
 		$state = $cached;
 		return $state;
@@ -107,7 +110,7 @@ function mailsvc_bridge_attention_state() {
 	if ( $network ) {
 		set_site_transient( MAILSVC_BRIDGE_ATTENTION_NETWORK_TRANSIENT, $state, MAILSVC_BRIDGE_ATTENTION_TTL );
 	} else {
-		set_transient( MAILSVC_BRIDGE_ATTENTION_TRANSIENT, $state, MAILSVC_BRIDGE_ATTENTION_TTL );
+		set_transient( $key, $state, MAILSVC_BRIDGE_ATTENTION_TTL );
 	}
 	return $state;
 }
@@ -211,9 +214,11 @@ function mailsvc_bridge_attention_held() {
 	}
 	global $wpdb;
 	$table    = ( isset( $wpdb->base_prefix ) ? $wpdb->base_prefix : $wpdb->prefix ) . 'mailsvc_logs';
+	// A site's own held mail; Network Admin's counts the whole network's.
+	$site     = is_multisite() && ! is_network_admin() ? sprintf( ' AND site_id = %d', (int) get_current_blog_id() ) : '';
 	$suppress = $wpdb->suppress_errors( true );
-	// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- the table name is the site's prefix and a constant.
-	$held = (int) $wpdb->get_var( "SELECT COUNT(*) FROM (SELECT 1 FROM `{$table}` WHERE status = 'captured' LIMIT 1000) held" );
+	// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- the table name is the site's prefix and a constant, the site an integer.
+	$held = (int) $wpdb->get_var( "SELECT COUNT(*) FROM (SELECT 1 FROM `{$table}` WHERE status = 'captured'{$site} LIMIT 1000) held" );
 	$wpdb->suppress_errors( $suppress );
 	return $held;
 }
