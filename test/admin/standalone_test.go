@@ -402,7 +402,7 @@ func TestStandaloneScreens(t *testing.T) {
 		if tab == "webhooks" {
 			var urls []string
 			b.eval(`[...document.querySelectorAll(".pro-webhooks input")].map((i) => i.value.replace(/^.*\/pro\/webhooks\//, ""))`, &urls)
-			if want := []string{"sendgrid", "mailgun", "postmark", "ses", "mandrill", "elasticemail?token=WEBHOOK_TOKEN"}; !slices.Equal(urls, want) {
+			if want := []string{"sendgrid", "mailgun", "postmark", "ses", "brevo", "sparkpost", "mailjet", "resend", "mailersend", "mandrill", "elasticemail?token=WEBHOOK_TOKEN"}; !slices.Equal(urls, want) {
 				t.Errorf("webhook URLs %q, want %q", urls, want)
 			}
 		}

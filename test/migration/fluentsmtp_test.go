@@ -186,7 +186,7 @@ define( 'FLUENTMAIL_MAILGUN_DOMAIN', 'mg.example.com' );`)
 		fluentKey(fluentSMTPSender):     {status: "ready", from: "smtp", to: "smtp", id: true, def: true},
 		fluentKey(fluentSendGridSender): {status: "ready", from: "sendgrid", to: "sendgrid", id: true, fallback: true},
 		fluentKey(fluentGmailSender):    {status: "needs_authorization", from: "gmail", to: "gmail", id: true},
-		fluentKey(fluentElasticSender):  {status: "unsupported", from: "elasticmail", to: ""},
+		fluentKey(fluentElasticSender):  {status: "ready", from: "elasticmail", to: "elasticemail", id: true},
 		fluentKey(fluentOldKeySender):   {status: "needs_password", from: "smtp", to: "smtp"},
 		fluentKey(fluentMailgunSender):  {status: "needs_password", from: "mailgun", to: "mailgun"},
 	}
@@ -267,7 +267,7 @@ define( 'FLUENTMAIL_MAILGUN_DOMAIN', 'mg.example.com' );`)
 			t.Fatalf("mailsvc import --dry-run: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
 		for _, line := range []string{"Would import from fluent-smtp:", "ready", "smtp → smtp", "sendgrid → sendgrid", "needs_authorization",
-			"unsupported", "elasticmail", "needs_password", "missing: password", "(default)", "(fallback)", fmt.Sprintf("Logs: %d rows", fluentRows)} {
+			"elasticmail → elasticemail", "needs_password", "missing: password", "(default)", "(fallback)", fmt.Sprintf("Logs: %d rows", fluentRows)} {
 			if !strings.Contains(r.Stdout, line) {
 				t.Errorf("dry run output lacks %q:\n%s", line, r.Stdout)
 			}
@@ -325,8 +325,8 @@ define( 'FLUENTMAIL_MAILGUN_DOMAIN', 'mg.example.com' );`)
 			}
 		}
 		conns := s.connections(t)
-		if len(conns) != 3 {
-			t.Fatalf("%d connections after import, want 3 (smtp, sendgrid, gmail): %+v", len(conns), conns)
+		if len(conns) != 4 {
+			t.Fatalf("%d connections after import, want 4 (smtp, sendgrid, gmail, elasticemail): %+v", len(conns), conns)
 		}
 		byID := map[int64]connectionRecord{}
 		for _, c := range conns {
@@ -355,8 +355,8 @@ define( 'FLUENTMAIL_MAILGUN_DOMAIN', 'mg.example.com' );`)
 				t.Errorf("%s: connection_id %v updated %v, want %d updated", c.Name, c.ConnectionID, c.Updated, id)
 			}
 		}
-		if n := len(s.connections(t)); n != 3 {
-			t.Errorf("%d connections after re-import, want 3", n)
+		if n := len(s.connections(t)); n != 4 {
+			t.Errorf("%d connections after re-import, want 4", n)
 		}
 	})
 

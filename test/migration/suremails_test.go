@@ -37,7 +37,7 @@ const sureMailsEncryptPHP = `function fx_suremails_encrypt( $input ) {
 `
 
 // TestSureMails imports SureMails' connections (SMTP default, an SES
-// fallback with the same sender, an unsupported Brevo one) and its log.
+// fallback with the same sender, a Brevo one) and its log.
 func TestSureMails(t *testing.T) {
 	const password = "sure pass"     // 9 bytes: base64 has padding to strip
 	const awsSecret = "aws/Secret+1" // 12 bytes
@@ -93,7 +93,7 @@ update_option( 'suremails_connections', array(
 	want := map[string]wantConn{
 		"c-smtp":  {status: "ready", from: "SMTP", to: "smtp", def: true},
 		"c-aws":   {status: "ready", from: "AWS", to: "ses", fallback: true},
-		"c-brevo": {status: "unsupported", from: "BREVO", to: ""},
+		"c-brevo": {status: "ready", from: "BREVO", to: "brevo"},
 	}
 	status, b := s.call(t, "POST", "/tools/migration/import", `{"source":"suremails","dry_run":true}`)
 	if status != http.StatusOK {
@@ -107,7 +107,7 @@ update_option( 'suremails_connections', array(
 	ids := checkConns(t, s.mustImport(t, `{"source":"suremails"}`), want, true)
 	checkDefault(t, s, ids["c-smtp"], ids["c-aws"])
 	again := checkConns(t, s.mustImport(t, `{"source":"suremails"}`), want, true)
-	if again["c-smtp"] != ids["c-smtp"] || again["c-aws"] != ids["c-aws"] || len(s.connections(t)) != 2 {
+	if again["c-smtp"] != ids["c-smtp"] || again["c-aws"] != ids["c-aws"] || len(s.connections(t)) != 3 {
 		t.Errorf("re-import: %v (was %v), %d connections", again, ids, len(s.connections(t)))
 	}
 	sendThrough(t, s, sink, ids["c-smtp"], "sure-user")

@@ -145,7 +145,7 @@ update_option( 'wp_mail_smtp_additional_connections', array(
 		"primary":      {status: "ready", from: "smtp", to: "smtp", written: true, def: true},
 		wpmsSendGridID: {status: "ready", from: "sendgrid", to: "sendgrid", written: true, fallback: true},
 		wpmsGmailID:    {status: "needs_authorization", from: "gmail", to: "gmail", written: true},
-		wpmsLayerID:    {status: "unsupported", from: "sendlayer"},
+		wpmsLayerID:    {status: "ready", from: "sendlayer", to: "sendlayer", written: true},
 		wpmsOldKeyID:   {status: "needs_password", from: "smtp", to: "smtp"},
 	}
 	check := func(t *testing.T, res *importResult, written bool) {
@@ -213,8 +213,8 @@ update_option( 'wp_mail_smtp_additional_connections', array(
 				ids[key] = *res.connection(t, key).ConnectionID
 			}
 		}
-		if n := len(s.connections(t)); n != 3 {
-			t.Errorf("%d connections, want 3", n)
+		if n := len(s.connections(t)); n != 4 {
+			t.Errorf("%d connections, want 4", n)
 		}
 		st := s.settings(t)
 		if fmt.Sprint(st["default_connection_id"]) != fmt.Sprint(ids["primary"]) || fmt.Sprint(st["fallback_connection_id"]) != fmt.Sprint(ids[wpmsSendGridID]) {
@@ -256,8 +256,8 @@ update_option( 'wp_mail_smtp_additional_connections', array(
 		if strings.Contains(r.Stdout+r.Stderr, "wpms-Pa$$word") || strings.Contains(r.Stdout+r.Stderr, sendgridKey) {
 			t.Errorf("output shows a secret:\n%s", r.Stdout)
 		}
-		if n := len(s.connections(t)); n != 3 {
-			t.Errorf("%d connections after the command's import, want still 3", n)
+		if n := len(s.connections(t)); n != 4 {
+			t.Errorf("%d connections after the command's import, want still 4", n)
 		}
 		if n := countSource(s.logs(t), "import:wp-mail-smtp"); n != 120 {
 			t.Errorf("%d logs imported by --max-logs 120", n)
