@@ -152,7 +152,7 @@ func (db *LogService) FindLogs(ctx context.Context, f core.LogFilter) ([]*core.L
 		// queued since the last claim first (usually none or a few: rows
 		// of the PHP bridge; a larger backlog is left to the next claims,
 		// and on SQLite to the substring recheck).
-		if _, err := db.IndexLogRecipients(ctx, 1000); err != nil {
+		if _, err := db.indexLogRecipients(ctx, 1000); err != nil {
 			return nil, 0, fmt.Errorf("find logs: %w", err)
 		}
 		if db.dialect == DialectMySQL {

@@ -26,8 +26,8 @@ const (
 // logs a search by address part resolves up front before it reads the
 // logs newest first instead (narrowAddresses, narrowLogs). Tests use it to
 // run both ways over a few rows; call it before any search.
-func (db *LogService) SetSearchNarrowLimits(addresses, logs int) {
-	db.searchLimits = &[2]int{addresses, logs}
+func (s *SearchIndexService) SetSearchNarrowLimits(addresses, logs int) {
+	s.searchLimits = &[2]int{addresses, logs}
 }
 
 // narrowLimits returns the addresses and logs limits in force.
@@ -51,7 +51,7 @@ type logAt struct {
 func (db *LogService) findLogsByAddressPart(ctx context.Context, f core.LogFilter, s core.LogSearch) ([]*core.Log, int, error) {
 	// Logs queued by the bridge since the last claim enter the addresses
 	// table (and the dictionary) first, as for a word search.
-	if _, err := db.IndexLogRecipients(ctx, 1000); err != nil {
+	if _, err := db.indexLogRecipients(ctx, 1000); err != nil {
 		return nil, 0, fmt.Errorf("find logs: %w", err)
 	}
 	need := 0 // every match

@@ -93,7 +93,7 @@ func BenchmarkLogsAtScale(b *testing.B) {
 		b.Fatal(err)
 	}
 	t0 = time.Now()
-	if _, err := db.Logs().RunSearchIndex(ctx); err != nil {
+	if _, err := db.SearchIndex().RunSearchIndex(ctx); err != nil {
 		b.Fatal(err)
 	}
 	backfilled := time.Since(t0)

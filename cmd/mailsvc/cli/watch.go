@@ -36,7 +36,7 @@ const webhookTimeout = 15 * time.Second
 const jobRollupCompact = "rollup_compact"
 
 // jobSearchIndex names the scheduler job that fills the log search's
-// address dictionary in the background (store.RunSearchIndex): the logs
+// address dictionary in the background (store.SearchIndexService.RunSearchIndex): the logs
 // from before it, the pieces of new addresses, and the sweep after a
 // purge.
 const jobSearchIndex = "search_index"
@@ -252,7 +252,7 @@ func (rt *runtime) scheduler(settings *app.Settings, conns *app.Connections, oau
 				return err
 			}},
 			{Name: jobSearchIndex, Every: scheduler.Fixed(time.Minute), Run: func(ctx context.Context) error {
-				n, err := rt.db.Logs().RunSearchIndex(ctx)
+				n, err := rt.db.SearchIndex().RunSearchIndex(ctx)
 				if n > 0 {
 					log.Debug("filled the log search's address index", "rows", n)
 				}
