@@ -37,6 +37,36 @@ var SettingDefs = []core.SettingDef{
 	{Key: SettingPluginExclusions, Type: core.SettingBool, Default: false},
 }
 
+// Values is the Pro settings scope as typed values (DecodeSettings).
+type Values struct {
+	// MaxRetries: max_retries.
+	MaxRetries int64
+	// PluginExclusions: plugin_exclusions_enabled.
+	PluginExclusions bool
+	// ExcludedPlugins and DisabledLogSources: excluded_plugins,
+	// disabled_log_sources (nil when not lists of strings).
+	ExcludedPlugins, DisabledLogSources []string
+}
+
+// DecodeSettings decodes m (the Pro settings as Settings.Get gives them)
+// into Values, each scalar key as its SettingDefs definition says: its
+// default and bounds live there only.
+func DecodeSettings(m map[string]any) Values {
+	v := Values{}
+	for i := range SettingDefs {
+		d := &SettingDefs[i]
+		switch d.Key {
+		case SettingMaxRetries:
+			v.MaxRetries, _ = d.Decode(m).(int64)
+		case SettingPluginExclusions:
+			v.PluginExclusions, _ = d.Decode(m).(bool)
+		}
+	}
+	v.ExcludedPlugins, _ = m[SettingExcludedPlugins].([]string)
+	v.DisabledLogSources, _ = m[SettingDisabledLogSources].([]string)
+	return v
+}
+
 // listKeys are the Pro settings holding a list of source slugs.
 var listKeys = []string{SettingExcludedPlugins, SettingDisabledLogSources}
 
@@ -184,9 +214,8 @@ func (s *Settings) DeliveryPolicy(ctx context.Context) (delivery.Policy, error) 
 	if err != nil {
 		return delivery.Policy{}, err
 	}
-	st := core.Settings(m)
-	p := delivery.Policy{MaxRetries: int(st.Int(SettingMaxRetries, 3))}
-	p.UnloggedSources, _ = m[SettingDisabledLogSources].([]string)
+	v := DecodeSettings(m)
+	p := delivery.Policy{MaxRetries: int(v.MaxRetries), UnloggedSources: v.DisabledLogSources}
 	s.cached, s.cachedAt = p, time.Now()
 	return p, nil
 }

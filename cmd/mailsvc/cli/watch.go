@@ -202,7 +202,7 @@ func (rt *runtime) scheduler(settings *app.Settings, conns *app.Connections, oau
 		After:  time.Duration(rt.consts.Int("MAILSVC_QUEUE_STALLED_MINUTES", 15)) * minute,
 		Site:   site,
 	}
-	refreshEvery := scheduler.FromSettings(settings, "oauth_refresh_enabled", "oauth_refresh_interval")
+	refreshEvery := scheduler.FromSettings(settings, scheduler.OAuthRefreshInterval)
 	runner := &scheduler.Runner{
 		Store:  rt.db.Jobs(),
 		Logger: log,
@@ -217,7 +217,7 @@ func (rt *runtime) scheduler(settings *app.Settings, conns *app.Connections, oau
 				_, err = oauthSvc.RefreshDue(ctx, interval*minute/time.Minute)
 				return err
 			}},
-			{Name: scheduler.JobHealthCheck, Every: scheduler.FromSettings(settings, "health_check_enabled", "health_check_interval"), Run: checker.CheckAll},
+			{Name: scheduler.JobHealthCheck, Every: scheduler.FromSettings(settings, scheduler.HealthCheckInterval), Run: checker.CheckAll},
 			{Name: scheduler.JobLogPurge, Every: scheduler.Fixed(time.Hour), Run: func(ctx context.Context) error {
 				// The alert history (the summary report's "alerts raised")
 				// keeps a year and a day.
