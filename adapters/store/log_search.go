@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -237,6 +238,21 @@ func (db *handle) subjectConditions(f core.LogFilter, term string) (string, []an
 // bodies does not: sorting a word's hundreds of matches by date reads no
 // logs row. Only the page's logs are then read from the logs table.
 func (db *handle) findLogsBySubject(ctx context.Context, f core.LogFilter, term string) ([]*core.Log, int, error) {
+	if f.CountUpTo > 0 {
+		// A common word: its page and capped count among the newest logs.
+		need := max(f.CountUpTo+1, max(f.Offset, 0)+max(f.Limit, 0))
+		matches, ok, err := db.recentSubjectMatches(ctx, filtersOf(f), term, need)
+		if err != nil {
+			return nil, 0, fmt.Errorf("find logs by subject: %w", err)
+		}
+		if ok {
+			logs, err := db.pageOf(ctx, f, matches)
+			return logs, len(matches), err
+		}
+		if filtersOf(f) == (core.LogFilter{}) && f.Limit > 0 && onlyIndexableWords(term) {
+			return db.findLogsByWordIndex(ctx, f, term, need)
+		}
+	}
 	cond, args := db.subjectConditions(f, term)
 	count := `SELECT COUNT(*) FROM {prefix}mailsvc_log_subjects s` + cond
 	countArgs := args
@@ -262,4 +278,35 @@ func (db *handle) findLogsBySubject(ctx context.Context, f core.LogFilter, term 
 		return nil, 0, fmt.Errorf("find logs: %w", err)
 	}
 	return logs, total, nil
+}
+
+// findLogsByWordIndex is findLogsBySubject for a term of indexable words
+// without filters, counted up to need: the count and the page come from
+// the full-text index in log id order, which reads no subjects row (the
+// index maps its entries to log ids by itself), where the list's order by
+// time would read every match's row. The page is then put in list order
+// (inListOrder).
+func (db *handle) findLogsByWordIndex(ctx context.Context, f core.LogFilter, term string, need int) ([]*core.Log, int, error) {
+	cond, args := db.subjectConditions(f, term)
+	var total int
+	if err := db.sqlDB.QueryRowContext(ctx, db.expand(`SELECT COUNT(*) FROM (SELECT 1 FROM {prefix}mailsvc_log_subjects s`+cond+` LIMIT ?) capped`),
+		append(slices.Clone(args), need)...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count logs: %w", err)
+	}
+	pageEnd := max(f.Offset, 0) + f.Limit
+	ids, err := db.queryIDs(ctx, db.sqlDB, `SELECT s.log_id FROM {prefix}mailsvc_log_subjects s`+cond+` ORDER BY s.log_id DESC LIMIT ?`,
+		append(slices.Clone(args), pageEnd)...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("find logs by subject: %w", err)
+	}
+	// The logs created out of id order are few: each is checked row by
+	// row rather than through the index.
+	check, cargs := subjectWordCheck(term)
+	matches, err := db.inListOrder(ctx, ids, pageEnd, `(SELECT 1 FROM {prefix}mailsvc_log_subjects s
+		WHERE s.log_id = {prefix}mailsvc_logs.id AND `+check+`) = 1`, cargs)
+	if err != nil {
+		return nil, 0, fmt.Errorf("find logs by subject: %w", err)
+	}
+	logs, err := db.pageOf(ctx, f, matches)
+	return logs, total, err
 }
