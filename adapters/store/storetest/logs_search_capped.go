@@ -30,7 +30,7 @@ func (s *suite) testSearchCapped(t *testing.T) {
 	l4 := one(core.StatusFailed, 5, "d@mail.acme.test", "Invoice 4")
 	l5 := one(core.StatusFailed, 4, "e@acme.test", "Receipt 5")
 	l6 := one(core.StatusFailed, 0, "f@acme.test", "invoices 6") // the highest id, the oldest
-	one(core.StatusFailed, 6, "g@acme.testing", "Receipt 7")    // a look-alike domain
+	one(core.StatusFailed, 6, "g@acme.testing", "Receipt 7")     // a look-alike domain
 	if _, err := db.SearchIndex().RunSearchIndex(ctx); err != nil {
 		t.Fatal(err)
 	}
