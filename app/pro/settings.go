@@ -128,30 +128,9 @@ func (s *Settings) Get(ctx context.Context) (map[string]any, error) {
 // EINVALID error naming each field), stores it and returns every setting.
 // Lists are stored trimmed of repeats, in the order given.
 func (s *Settings) Update(ctx context.Context, patch map[string]any) (map[string]any, error) {
-	scalars := make(map[string]any, len(patch))
-	lists := map[string]any{}
-	fields := map[string]string{}
-	for k, v := range patch {
-		if !slices.Contains(listKeys, k) {
-			scalars[k] = v
-			continue
-		}
-		list, msg := checkSlugs(v)
-		if msg != "" {
-			fields[k] = msg
-			continue
-		}
-		lists[k] = list
-	}
-	values, err := core.ValidateSettingsPatch(SettingDefs, scalars)
-	for k, msg := range core.ErrorFields(err) {
-		fields[k] = msg
-	}
-	if err := core.Invalid(fields); err != nil {
+	values, err := CheckSettings(patch)
+	if err != nil {
 		return nil, err
-	}
-	for k, v := range lists {
-		values[k] = v
 	}
 	if len(values) > 0 {
 		save := func(st core.SettingsStore) error { return SaveSettingsAndDirective(ctx, st, values) }
