@@ -98,28 +98,8 @@ func enqueueMany(t *testing.T, db *store.DB, from, n int) {
 // waitDelivered waits until want logs are delivered.
 func waitDelivered(t *testing.T, db *store.DB, want int, timeout time.Duration, svcs ...*servicetest.Service) core.QueueStats {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		st, err := db.Logs().QueueStats(context.Background())
-		if err == nil && st.Delivered == want {
-			return st
-		}
-		if time.Now().After(deadline) {
-			var logs string
-			for _, s := range svcs {
-				logs += s.Stderr.String()
-			}
-			t.Fatalf("after %s: stats %+v (err %v), want %d delivered\n%s", timeout, st, err, want, tail(logs, 3000))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-func tail(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
+	return servicetest.AwaitQueue(t, db.Logs(), timeout, 100*time.Millisecond, fmt.Sprintf("%d delivered", want),
+		func(st core.QueueStats) bool { return st.Delivered == want }, svcs...)
 }
 
 // subjectCounts counts the messages the sink received per subject.
@@ -249,7 +229,7 @@ func TestSIGKILLMidBurst(t *testing.T) {
 	deadline := time.Now().Add(60 * time.Second)
 	for len(sink.Messages()) < 1000 {
 		if time.Now().After(deadline) {
-			t.Fatalf("only %d messages reached the sink in 60s\n%s", len(sink.Messages()), tail(first.Stderr.String(), 3000))
+			t.Fatalf("only %d messages reached the sink in 60s\n%s", len(sink.Messages()), servicetest.Tail(first.Stderr.String(), 3000))
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -391,7 +371,7 @@ func TestMariaDBRestartedUnderLoad(t *testing.T) {
 	enqueueMany(t, db, 0, total)
 	svc := start(t, dsn, "MAILSVC_QUEUE_LEASE=5")
 	if _, err := sink.WaitFor(200, 60*time.Second); err != nil {
-		t.Fatalf("nothing delivered before the restart: %v\n%s", err, tail(svc.Stderr.String(), 2000))
+		t.Fatalf("nothing delivered before the restart: %v\n%s", err, servicetest.Tail(svc.Stderr.String(), 2000))
 	}
 	server.Stop()
 	if n := len(sink.Messages()); n >= total {
