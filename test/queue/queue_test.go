@@ -41,22 +41,7 @@ func start(t *testing.T, dsn string, extra ...string) *servicetest.Service {
 // setup opens the store and points the default connection at sink.
 func setup(t *testing.T, dsn string, sink *smtpsink.Sink) *store.DB {
 	t.Helper()
-	ctx := context.Background()
-	db, err := store.Open(ctx, dsn, store.DefaultPrefix, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	conn := &core.Connection{Name: "sink", Driver: "smtp", IsActive: true, Settings: core.Settings{
-		"host": sink.Host(), "port": int64(sink.Port()), "encryption": "none", "auth": false, "timeout": int64(10),
-	}}
-	if err := db.Connections().CreateConnection(ctx, conn); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Settings().SaveSettings(ctx, core.ScopeFree, map[string]any{"default_connection_id": conn.ID, "from_email": "shop@example.com"}); err != nil {
-		t.Fatal(err)
-	}
-	return db
+	return servicetest.OpenSinkStore(t, dsn, sink, nil)
 }
 
 func message(i int) core.Message {

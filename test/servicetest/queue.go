@@ -5,7 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailsvc/mailsvc/adapters/store"
 	"github.com/mailsvc/mailsvc/core"
+	"github.com/mailsvc/mailsvc/test/fakes/smtpsink"
 )
 
 // QueueCounter is the store's queue counts (store.DB.Logs()).
@@ -42,4 +44,30 @@ func Tail(s string, n int) string {
 		return s[len(s)-n:]
 	}
 	return s
+}
+
+// OpenSinkStore opens the store at dsn (closed when the test ends) with
+// one SMTP connection to sink, without TLS or login, as the default
+// connection and shop@example.com as the sender; extra settings (a
+// concurrency, a rate) are added to the connection's.
+func OpenSinkStore(tb testing.TB, dsn string, sink *smtpsink.Sink, extra core.Settings) *store.DB {
+	tb.Helper()
+	ctx := context.Background()
+	db, err := store.Open(ctx, dsn, store.DefaultPrefix, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	settings := core.Settings{"host": sink.Host(), "port": int64(sink.Port()), "encryption": "none", "auth": false, "timeout": int64(10)}
+	for k, v := range extra {
+		settings[k] = v
+	}
+	conn := &core.Connection{Name: "sink", Driver: "smtp", IsActive: true, Settings: settings}
+	if err := db.Connections().CreateConnection(ctx, conn); err != nil {
+		tb.Fatal(err)
+	}
+	if err := db.Settings().SaveSettings(ctx, core.ScopeFree, map[string]any{"default_connection_id": conn.ID, "from_email": "shop@example.com"}); err != nil {
+		tb.Fatal(err)
+	}
+	return db
 }
