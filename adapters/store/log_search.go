@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -107,16 +109,12 @@ func (db *handle) logConditions(f core.LogFilter) (string, []any) {
 			}
 		} else {
 			// Subject words on SQLite (MySQL: subjectConditions).
-			if words := searchWords(term); len(words) > 0 {
-				q := make([]string, len(words))
-				for i, w := range words {
-					q[i] = `"` + w + `"*`
-				}
+			if q := ftsQuery(term); q != "" {
 				// And the few logs not indexed yet (partial index), left
 				// to the LIKE recheck below.
 				where = append(where, `id IN (SELECT rowid FROM {prefix}mailsvc_logs_fts WHERE {prefix}mailsvc_logs_fts MATCH ?
 					UNION ALL SELECT id FROM {prefix}mailsvc_logs WHERE recipients_indexed = 0)`)
-				args = append(args, strings.Join(q, " "))
+				args = append(args, q)
 			}
 			// A term made only of indexable words is answered by the index
 			// alone (the count then reads no row). Anything else (short or
@@ -158,6 +156,9 @@ func (db *LogService) FindLogs(ctx context.Context, f core.LogFilter) ([]*core.L
 		}
 		if db.dialect == DialectMySQL {
 			return db.findLogsBySubject(ctx, f, term)
+		}
+		if logs, total, ok, err := db.findLogsByFTS(ctx, f, term); err != nil || ok {
+			return logs, total, err
 		}
 	}
 	cond, args := db.logConditions(f)
@@ -309,4 +310,58 @@ func (db *handle) findLogsByWordIndex(ctx context.Context, f core.LogFilter, ter
 	}
 	logs, err := db.pageOf(ctx, f, matches)
 	return logs, total, err
+}
+
+// ftsQuery returns the FTS5 query of term's words (each the start of a
+// word), or "" when term has none (SQLite).
+func ftsQuery(term string) string {
+	words := searchWords(term)
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = `"` + w + `"*`
+	}
+	return strings.Join(q, " ")
+}
+
+// findLogsByFTS is FindLogs on SQLite for a term of indexable words
+// without filters, counted up to a cap, when every log is indexed (ok
+// false otherwise: the caller answers as before). FTS5 hands its matches
+// over in rowid (log id) order and stops at a LIMIT, so the capped count
+// and the page's ids cost the same for a word in every subject as for a
+// rare one, where ordering by time reads every match; the page is then
+// put in list order (inListOrder), each log created out of id order
+// checked against the index by its rowid.
+func (db *handle) findLogsByFTS(ctx context.Context, f core.LogFilter, term string) ([]*core.Log, int, bool, error) {
+	q := ftsQuery(term)
+	if db.dialect != DialectSQLite || f.CountUpTo <= 0 || f.Limit <= 0 || q == "" ||
+		filtersOf(f) != (core.LogFilter{}) || !onlyIndexableWords(term) {
+		return nil, 0, false, nil
+	}
+	var one int
+	err := db.sqlDB.QueryRowContext(ctx, db.expand(`SELECT 1 FROM {prefix}mailsvc_logs WHERE recipients_indexed = 0 LIMIT 1`)).Scan(&one)
+	if err == nil {
+		return nil, 0, false, nil // logs not indexed yet: the LIKE recheck finds them
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return nil, 0, false, fmt.Errorf("read unindexed logs: %w", err)
+	}
+	need := max(f.CountUpTo+1, max(f.Offset, 0)+f.Limit)
+	var total int
+	if err := db.sqlDB.QueryRowContext(ctx, db.expand(`SELECT COUNT(*) FROM (SELECT rowid FROM {prefix}mailsvc_logs_fts
+		WHERE {prefix}mailsvc_logs_fts MATCH ? LIMIT ?)`), q, need).Scan(&total); err != nil {
+		return nil, 0, false, fmt.Errorf("count logs: %w", err)
+	}
+	pageEnd := max(f.Offset, 0) + f.Limit
+	ids, err := db.queryIDs(ctx, db.sqlDB, `SELECT rowid FROM {prefix}mailsvc_logs_fts WHERE {prefix}mailsvc_logs_fts MATCH ?
+		ORDER BY rowid DESC LIMIT ?`, q, pageEnd)
+	if err != nil {
+		return nil, 0, false, fmt.Errorf("find logs by subject: %w", err)
+	}
+	matches, err := db.inListOrder(ctx, ids, pageEnd, `EXISTS (SELECT 1 FROM {prefix}mailsvc_logs_fts
+		WHERE {prefix}mailsvc_logs_fts MATCH ? AND rowid = {prefix}mailsvc_logs.id)`, []any{q})
+	if err != nil {
+		return nil, 0, false, fmt.Errorf("find logs by subject: %w", err)
+	}
+	logs, err := db.pageOf(ctx, f, matches)
+	return logs, total, true, err
 }

@@ -69,9 +69,14 @@ func (db *LogService) findLogsByAddressPart(ctx context.Context, f core.LogFilte
 	if err != nil {
 		return nil, 0, fmt.Errorf("find logs: %w", err)
 	}
-	if cond == noAddress && s.Words != "" && db.dialect == DialectMySQL {
+	if cond == noAddress && s.Words != "" {
 		// No recipient matches: the subject words are the whole answer.
-		return db.findLogsBySubject(ctx, f, s.Words)
+		if db.dialect == DialectMySQL {
+			return db.findLogsBySubject(ctx, f, s.Words)
+		}
+		if logs, total, ok, err := db.findLogsByFTS(ctx, f, s.Words); err != nil || ok {
+			return logs, total, err
+		}
 	}
 	// A broad term without filters whose matches the dictionary side has
 	// already counted past need: the newest-first reading stops at the
