@@ -283,27 +283,25 @@ func (db *handle) findLogsBySubject(ctx context.Context, f core.LogFilter, term 
 
 // findLogsByWordIndex is findLogsBySubject for a term of indexable words
 // without filters, counted up to need: the count and the page come from
-// the full-text index in log id order, which reads no subjects row (the
+// one reading of the full-text index in log id order, which reads no subjects row (the
 // index maps its entries to log ids by itself), where the list's order by
 // time would read every match's row. The page is then put in list order
 // (inListOrder).
 func (db *handle) findLogsByWordIndex(ctx context.Context, f core.LogFilter, term string, need int) ([]*core.Log, int, error) {
 	cond, args := db.subjectConditions(f, term)
-	var total int
-	if err := db.sqlDB.QueryRowContext(ctx, db.expand(`SELECT COUNT(*) FROM (SELECT 1 FROM {prefix}mailsvc_log_subjects s`+cond+` LIMIT ?) capped`),
-		append(slices.Clone(args), need)...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count logs: %w", err)
-	}
-	pageEnd := max(f.Offset, 0) + f.Limit
+	// One reading of the index gives the capped count and the page's ids
+	// (need is at least the page's end).
 	ids, err := db.queryIDs(ctx, db.sqlDB, `SELECT s.log_id FROM {prefix}mailsvc_log_subjects s`+cond+` ORDER BY s.log_id DESC LIMIT ?`,
-		append(slices.Clone(args), pageEnd)...)
+		append(slices.Clone(args), need)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("find logs by subject: %w", err)
 	}
+	total, pageEnd := len(ids), max(f.Offset, 0)+f.Limit
+	ids = ids[:min(pageEnd, len(ids))]
 	// The logs created out of id order are few: each is checked row by
 	// row rather than through the index.
 	check, cargs := subjectWordCheck(term)
-	matches, err := db.inListOrder(ctx, ids, pageEnd, `(SELECT 1 FROM {prefix}mailsvc_log_subjects s
+	matches, err := db.inListOrderFrom(ctx, `SELECT log_id, created_at FROM {prefix}mailsvc_log_subjects WHERE log_id IN `, ids, pageEnd, `(SELECT 1 FROM {prefix}mailsvc_log_subjects s
 		WHERE s.log_id = {prefix}mailsvc_logs.id AND `+check+`) = 1`, cargs)
 	if err != nil {
 		return nil, 0, fmt.Errorf("find logs by subject: %w", err)
@@ -345,18 +343,15 @@ func (db *handle) findLogsByFTS(ctx context.Context, f core.LogFilter, term stri
 	if !errors.Is(err, sql.ErrNoRows) {
 		return nil, 0, false, fmt.Errorf("read unindexed logs: %w", err)
 	}
+	// One reading of the index gives the capped count and the page's ids.
 	need := max(f.CountUpTo+1, max(f.Offset, 0)+f.Limit)
-	var total int
-	if err := db.sqlDB.QueryRowContext(ctx, db.expand(`SELECT COUNT(*) FROM (SELECT rowid FROM {prefix}mailsvc_logs_fts
-		WHERE {prefix}mailsvc_logs_fts MATCH ? LIMIT ?)`), q, need).Scan(&total); err != nil {
-		return nil, 0, false, fmt.Errorf("count logs: %w", err)
-	}
-	pageEnd := max(f.Offset, 0) + f.Limit
 	ids, err := db.queryIDs(ctx, db.sqlDB, `SELECT rowid FROM {prefix}mailsvc_logs_fts WHERE {prefix}mailsvc_logs_fts MATCH ?
-		ORDER BY rowid DESC LIMIT ?`, q, pageEnd)
+		ORDER BY rowid DESC LIMIT ?`, q, need)
 	if err != nil {
 		return nil, 0, false, fmt.Errorf("find logs by subject: %w", err)
 	}
+	total, pageEnd := len(ids), max(f.Offset, 0)+f.Limit
+	ids = ids[:min(pageEnd, len(ids))]
 	matches, err := db.inListOrder(ctx, ids, pageEnd, `EXISTS (SELECT 1 FROM {prefix}mailsvc_logs_fts
 		WHERE {prefix}mailsvc_logs_fts MATCH ? AND rowid = {prefix}mailsvc_logs.id)`, []any{q})
 	if err != nil {

@@ -20,11 +20,11 @@ const recentWindow = 3000
 // recentMatches returns, newest first, up to need of the newest
 // recentWindow logs that filters (status, site, dates) select and that
 // match: join joins a side table to the logs as l, and check (with args)
-// tests its row. ok is true when the answer is complete: need matches
-// were found (the first need of the whole list), or the window held every
-// log the filters select. With ok false the caller asks its index. A
-// fifth of the window is read first: when its matches are too few for
-// the whole window to hold need of them, the rest is not read.
+// tests its row. ok is true when need matches were found: the first need
+// of the whole list. With ok false (fewer, or a list shorter than the
+// window) the caller asks its index. A fifth of the window is read
+// first: when its matches are too few for the whole window to hold need
+// of them, the rest is not read.
 func (db *handle) recentMatches(ctx context.Context, filters core.LogFilter, join, check string, args []any, need int) ([]logAt, bool, error) {
 	full := recentWindow
 	if db.searchWindow != nil {
@@ -51,13 +51,6 @@ func (db *handle) recentMatches(ctx context.Context, filters core.LogFilter, joi
 			return nil, false, fmt.Errorf("read the newest matches: %w", err)
 		}
 		if len(got) >= need {
-			return got, true, nil
-		}
-		var n int
-		if err := db.sqlDB.QueryRowContext(ctx, db.expand(`SELECT COUNT(*) FROM (`+window+`) w`), wargs...).Scan(&n); err != nil {
-			return nil, false, fmt.Errorf("count the newest logs: %w", err)
-		}
-		if n < size {
 			return got, true, nil
 		}
 		if len(got)*full/size < need {
