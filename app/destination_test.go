@@ -149,20 +149,10 @@ func TestStoredSecretsFollowNoMovedDestination(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			f := newFixture()
-			// Where any endpoint is allowed (on-premise gateways, tests),
-			// the binding is what keeps a secret from following a move.
-			f.svc.AllowCustomEndpoints = true
-			created, err := f.svc.Create(ctx, app.ConnectionInput{Name: ptr("c"), Driver: ptr(tt.driver), Settings: tt.settings})
-			if err != nil {
-				t.Fatalf("create: %v", err)
-			}
-			for k, p := range tt.pins {
-				f.pins[k] = p
-			}
+			f, created := newPinnedConnection(t, tt.driver, tt.settings, tt.pins)
 			before, _ := f.store.FindConnectionByID(ctx, created.ID)
 			beforeSettings := before.Settings.Clone()
-			_, err = f.svc.Update(ctx, created.ID, app.ConnectionInput{Settings: tt.edit})
+			_, err := f.svc.Update(ctx, created.ID, app.ConnectionInput{Settings: tt.edit})
 			if tt.wantErrors != nil {
 				if core.ErrorCode(err) != core.EINVALID || !reflect.DeepEqual(core.ErrorFields(err), tt.wantErrors) {
 					t.Fatalf("update: %v %v, want the errors %v", err, core.ErrorFields(err), tt.wantErrors)
@@ -240,17 +230,7 @@ func TestImportDropsSecretsOfAMovedConnection(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			f := newFixture()
-			// Where any endpoint is allowed (on-premise gateways, tests),
-			// the binding is what keeps a secret from following a move.
-			f.svc.AllowCustomEndpoints = true
-			created, err := f.svc.Create(ctx, app.ConnectionInput{Name: ptr("c"), Driver: ptr(tt.driver), Settings: tt.stored})
-			if err != nil {
-				t.Fatalf("create: %v", err)
-			}
-			for k, p := range tt.pins {
-				f.pins[k] = p
-			}
+			f, created := newPinnedConnection(t, tt.driver, tt.stored, tt.pins)
 			driver := tt.driver
 			if tt.fileDriver != "" {
 				driver = tt.fileDriver
@@ -309,4 +289,22 @@ func TestImportCreatesWithoutSecrets(t *testing.T) {
 	if err := f.svc.CheckImport(app.ImportedConnection{Name: "Relay", Driver: "smtp", Settings: core.Settings{"host": "not a host"}}); core.ErrorFields(err)["host"] == "" {
 		t.Fatalf("an invalid host passed: %v", err)
 	}
+}
+
+// newPinnedConnection creates a connection of driver with settings in a
+// new fixture where any endpoint is allowed (on-premise gateways, tests:
+// the binding is then what keeps a secret from following a move), with
+// pins set after it is created.
+func newPinnedConnection(t *testing.T, driver string, settings map[string]any, pins map[string]core.Pin) (*fixture, *core.Connection) {
+	t.Helper()
+	f := newFixture()
+	f.svc.AllowCustomEndpoints = true
+	created, err := f.svc.Create(context.Background(), app.ConnectionInput{Name: ptr("c"), Driver: ptr(driver), Settings: settings})
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	for k, p := range pins {
+		f.pins[k] = p
+	}
+	return f, created
 }

@@ -120,11 +120,11 @@ func (s *Logs) list(ctx context.Context, f core.LogFilter, fields map[string]str
 // millions of rows never counts them all.
 const LogCountCap = 10000
 
-// LogSearchCountCap is LogCountCap for a search by a recipient's domain,
-// the start of an address or a part of it (core.LogSearch.ByAddressPart):
-// a broad domain is counted by checking the logs one by one, newest
-// first, so its count stops sooner.
-const LogSearchCountCap = 500
+// LogSearchCountCap is LogCountCap for a search other than by a whole
+// address (subject words, a recipient's domain, the start of an address
+// or a part of it): a common word or a broad domain is counted by
+// checking the newest logs one by one, so its count stops sooner.
+const LogSearchCountCap = 200
 
 // SearchProgress is the part of a store that says whether its search by
 // address part is still being filled (logs from before its index, or not
@@ -176,8 +176,9 @@ func (s *Logs) ListPage(ctx context.Context, q LogQuery) (*LogPage, error) {
 		fields["date_to"] = "Must not be before date_from."
 	}
 	countCap := LogCountCap
-	byPart := core.ParseLogSearch(q.Search).ByAddressPart()
-	if byPart {
+	search := core.ParseLogSearch(q.Search)
+	byPart := search.ByAddressPart()
+	if byPart || search.Words != "" {
 		countCap = LogSearchCountCap
 	}
 	f.CountUpTo = max(countCap, max(q.Offset, 0)+max(q.Limit, 0))

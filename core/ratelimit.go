@@ -37,6 +37,33 @@ const (
 	DefaultDriverConcurrency = 10
 )
 
+// RateLimits are a connection's adaptive_concurrency and max_per_second
+// as typed values (RateLimitsOf).
+type RateLimits struct {
+	// Adaptive: adaptive_concurrency.
+	Adaptive bool
+	// PerSecond: max_per_second (0: none).
+	PerSecond int64
+}
+
+// RateLimitsOf reads adaptive_concurrency and max_per_second from a
+// connection's settings, a missing value taking its field's Default
+// (rateFields: the one place these defaults are written).
+func RateLimitsOf(s Settings) RateLimits {
+	fields := rateFields(0)
+	def := func(key string) any {
+		for _, f := range fields {
+			if f.Key == key {
+				return f.Default
+			}
+		}
+		return nil
+	}
+	adaptive, _ := def(SettingAdaptiveConcurrency).(bool)
+	perSecond, _ := AsInt(def(SettingMaxPerSecond))
+	return RateLimits{Adaptive: s.Bool(SettingAdaptiveConcurrency, adaptive), PerSecond: s.Int(SettingMaxPerSecond, perSecond)}
+}
+
 // rateFields returns the common fields Register appends to a driver.
 func rateFields(concurrency int) []Field {
 	if concurrency <= 0 {

@@ -75,3 +75,22 @@ func TestHTTPResponseErrorRateLimit(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func TestRateLimitsOf(t *testing.T) {
+	tests := []struct {
+		name string
+		s    Settings
+		want RateLimits
+	}{
+		{"unset: the fields' defaults", Settings{}, RateLimits{Adaptive: true, PerSecond: 0}},
+		{"set", Settings{SettingAdaptiveConcurrency: false, SettingMaxPerSecond: int64(12)}, RateLimits{Adaptive: false, PerSecond: 12}},
+		{"as a form sends them", Settings{SettingAdaptiveConcurrency: "0", SettingMaxPerSecond: float64(5)}, RateLimits{Adaptive: false, PerSecond: 5}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := RateLimitsOf(tt.s); got != tt.want {
+				t.Fatalf("RateLimitsOf(%v) = %+v; want %+v", tt.s, got, tt.want)
+			}
+		})
+	}
+}

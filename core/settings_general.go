@@ -55,7 +55,7 @@ func DecodeGeneralSettings(m map[string]any) GeneralSettings {
 	v := make(map[string]any, len(FreeSettings))
 	for i := range FreeSettings {
 		d := &FreeSettings[i]
-		v[d.Key] = d.decode(m)
+		v[d.Key] = d.Decode(m)
 	}
 	g := GeneralSettings{
 		FromEmail:              v["from_email"].(string),
@@ -80,10 +80,13 @@ func DecodeGeneralSettings(m map[string]any) GeneralSettings {
 	return g
 }
 
-// decode returns d's value in m as d.Type's Go type: string (email and
-// enum strings included), bool, int64 (a connection reference: 0 when
-// unset), map[string]string, []string, or the object as it is.
-func (d *SettingDef) decode(m map[string]any) any {
+// Decode returns d's value in m as d.Type's Go type: string (email and
+// enum strings included), bool, int64 (bounded to Min and Max; a
+// connection reference: 0 when unset), map[string]string, []string, or
+// the object as it is; a missing or unreadable value is d's Default. It
+// is how a scope's typed reads (DecodeGeneralSettings, the Pro module's)
+// take a default from its definition rather than restating it.
+func (d *SettingDef) Decode(m map[string]any) any {
 	st := Settings(m)
 	raw, present := m[d.Key]
 	switch d.Type {

@@ -75,11 +75,7 @@ func newCaptureServer(t *testing.T, n int) (*httptest.Server, *store.DB, []int64
 // TestCaptureRoutesBadInput: the usual auth and error shapes.
 func TestCaptureRoutesBadInput(t *testing.T) {
 	ts, _, ids := newCaptureServer(t, 1)
-	tests := []struct {
-		name, method, path, token, body string
-		status                          int
-		code, field                     string
-	}{
+	tests := []errorCase{
 		{"list without credentials", "GET", "/capture", "", "", 401, "rest_not_logged_in", ""},
 		{"list without the capability", "GET", "/capture", "editor", "", 403, "rest_forbidden", ""},
 		{"release without credentials", "POST", "/capture/release", "", `{"all":true}`, 401, "rest_not_logged_in", ""},
@@ -96,15 +92,7 @@ func TestCaptureRoutesBadInput(t *testing.T) {
 		{"release with ids and all", "POST", "/capture/release", "admin", fmt.Sprintf(`{"ids":[%d],"all":true}`, ids[0]), 422, "validation_error", "ids"},
 		{"release of a log that does not exist", "POST", "/capture/release", "admin", `{"ids":[999]}`, 404, "not_found", ""},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := do(t, ts, tt.method, ns+tt.path, tt.token, strings.NewReader(tt.body))
-			code, status, fields := r.errorCode(t)
-			if r.Status != tt.status || code != tt.code || status != tt.status || (tt.field != "" && fields[tt.field] == "") {
-				t.Fatalf("%d %s: %s; want %d %s naming %q", r.Status, code, r.Body, tt.status, tt.code, tt.field)
-			}
-		})
-	}
+	checkErrorCases(t, ts, tests)
 }
 
 // TestCaptureRoutes: the state and the paginated captured messages,

@@ -71,7 +71,7 @@ func TestLogSearchPartialHeader(t *testing.T) {
 			t.Errorf("before the backfill, %q: partial %q, %d logs; want %q, %d", tt.term, partial, n, tt.partial, tt.before)
 		}
 	}
-	if _, err := db.Logs().RunSearchIndex(ctx); err != nil {
+	if _, err := db.SearchIndex().RunSearchIndex(ctx); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range tests {

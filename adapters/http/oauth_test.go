@@ -92,11 +92,7 @@ func noRedirect(t *testing.T, ts *httptest.Server, path, token string) *http.Res
 
 func TestOAuthRouteErrors(t *testing.T) {
 	f := newOAuthServer(t)
-	tests := []struct {
-		name, method, path, token, body string
-		status                          int
-		code, field                     string
-	}{
+	tests := []errorCase{
 		{"authorize anonymous", "GET", "/oauth/google/authorize?connection_id=1", "", "", 401, "rest_not_logged_in", ""},
 		{"authorize editor", "GET", "/oauth/google/authorize?connection_id=1", "editor", "", 403, "rest_forbidden", ""},
 		{"unknown provider", "GET", "/oauth/yahoo/authorize?connection_id=1", "admin", "", 404, "rest_no_route", ""},
@@ -121,22 +117,7 @@ func TestOAuthRouteErrors(t *testing.T) {
 		{"history bad page", "GET", "/connections/1/oauth-refresh-history?page=0", "admin", "", 422, "validation_error", "page"},
 		{"history editor", "GET", "/connections/1/oauth-refresh-history", "editor", "", 403, "rest_forbidden", ""},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var body io.Reader
-			if tt.body != "" {
-				body = strings.NewReader(tt.body)
-			}
-			r := do(t, f.ts, tt.method, ns+tt.path, tt.token, body)
-			code, status, fields := r.errorCode(t)
-			if r.Status != tt.status || code != tt.code || status != tt.status {
-				t.Fatalf("got %d %s (%s), want %d %s", r.Status, code, r.Body, tt.status, tt.code)
-			}
-			if tt.field != "" && fields[tt.field] == "" {
-				t.Fatalf("errors %v do not name %s", fields, tt.field)
-			}
-		})
-	}
+	checkErrorCases(t, f.ts, tests)
 	if n := len(f.client.Calls("")); n != 0 {
 		t.Fatalf("refused requests reached the provider %d times", n)
 	}

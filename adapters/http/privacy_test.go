@@ -40,11 +40,7 @@ func newPrivacyServer(t *testing.T) (*httptest.Server, *store.DB, *debuglog.Tran
 // TestPrivacyRoutesBadInput: the usual auth and error shape.
 func TestPrivacyRoutesBadInput(t *testing.T) {
 	ts, _, _ := newPrivacyServer(t)
-	tests := []struct {
-		name, method, path, token, body string
-		status                          int
-		code, field                     string
-	}{
+	tests := []errorCase{
 		{"export without credentials", "GET", "/privacy/export?email=a@example.com", "", "", 401, "rest_not_logged_in", ""},
 		{"erase without the capability", "POST", "/privacy/erase", "editor", `{"email":"a@example.com"}`, 403, "rest_forbidden", ""},
 		{"export without an address", "GET", "/privacy/export", "admin", "", 422, "validation_error", "email"},
@@ -56,15 +52,7 @@ func TestPrivacyRoutesBadInput(t *testing.T) {
 		{"erase with malformed JSON", "POST", "/privacy/erase", "admin", `{"email":`, 400, "bad_request", ""},
 		{"erase with an address of the wrong type", "POST", "/privacy/erase", "admin", `{"email":7}`, 400, "bad_request", ""},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := do(t, ts, tt.method, ns+tt.path, tt.token, strings.NewReader(tt.body))
-			code, status, fields := r.errorCode(t)
-			if r.Status != tt.status || code != tt.code || status != tt.status || (tt.field != "" && fields[tt.field] == "") {
-				t.Fatalf("%d %s: %s; want %d %s naming %q", r.Status, code, r.Body, tt.status, tt.code, tt.field)
-			}
-		})
-	}
+	checkErrorCases(t, ts, tests)
 }
 
 // TestPrivacyExportAndErasePages: a person with more logs than a page is

@@ -130,12 +130,7 @@ const ns = "/wp-json/mailsvc/v1"
 func TestErrorShapes(t *testing.T) {
 	ts, _, _ := newServer(t)
 	huge := `{"name":"` + strings.Repeat("a", 2<<20) + `"}`
-	tests := []struct {
-		name, method, path, token, body string
-		status                          int
-		code                            string
-		field                           string
-	}{
+	tests := []errorCase{
 		{"anonymous", "GET", "/connections", "", "", 401, "rest_not_logged_in", ""},
 		{"bad credentials", "GET", "/connections", "bad", "", 401, "rest_not_logged_in", ""},
 		{"no capability", "GET", "/connections", "editor", "", 403, "rest_forbidden", ""},
@@ -162,22 +157,7 @@ func TestErrorShapes(t *testing.T) {
 		{"bad per_page", "GET", "/connections?per_page=1000", "admin", "", 422, "validation_error", "per_page"},
 		{"unknown transport", "GET", "/transports/nope", "admin", "", 404, "not_found", ""},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var body io.Reader
-			if tt.body != "" {
-				body = strings.NewReader(tt.body)
-			}
-			r := do(t, ts, tt.method, ns+tt.path, tt.token, body)
-			code, status, fields := r.errorCode(t)
-			if r.Status != tt.status || code != tt.code || status != tt.status {
-				t.Fatalf("got %d %s (data.status %d), want %d %s; body %s", r.Status, code, status, tt.status, tt.code, r.Body)
-			}
-			if tt.field != "" && fields[tt.field] == "" {
-				t.Errorf("data.errors = %v, want a message for %q", fields, tt.field)
-			}
-		})
-	}
+	checkErrorCases(t, ts, tests)
 }
 
 func TestConnectionLifecycle(t *testing.T) {
@@ -351,5 +331,32 @@ func TestRequestLogAtDebug(t *testing.T) {
 		if logged && !strings.Contains(buf.String(), "level=DEBUG msg=request method=GET path="+ns+"/settings status=401") {
 			t.Errorf("request line: %s", buf.String())
 		}
+	}
+}
+
+// errorCase is a request that must fail: its answer's status, error code
+// and data.status, and the field data.errors names (when field is set).
+type errorCase struct {
+	name, method, path, token, body string
+	status                          int
+	code, field                     string
+}
+
+// checkErrorCases sends each case (its path under the namespace) and
+// checks the error it answers.
+func checkErrorCases(t *testing.T, ts *httptest.Server, cases []errorCase) {
+	t.Helper()
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			var body io.Reader
+			if tt.body != "" {
+				body = strings.NewReader(tt.body)
+			}
+			r := do(t, ts, tt.method, ns+tt.path, tt.token, body)
+			code, status, fields := r.errorCode(t)
+			if r.Status != tt.status || code != tt.code || status != tt.status || (tt.field != "" && fields[tt.field] == "") {
+				t.Fatalf("%d %s (data.status %d, data.errors %v): %s; want %d %s naming %q", r.Status, code, status, fields, r.Body, tt.status, tt.code, tt.field)
+			}
+		})
 	}
 }

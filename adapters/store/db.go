@@ -100,6 +100,9 @@ type handle struct {
 	// searchLimits, when set, replaces narrowAddresses and narrowLogs
 	// (SetSearchNarrowLimits).
 	searchLimits *[2]int
+	// searchWindow, when set, replaces recentWindow
+	// (SetSearchRecentWindow).
+	searchWindow *int
 	// db is the DB this handle belongs to: the services reach the tables
 	// that are still the DB's own (the Pro roll-ups written with a log
 	// import) through it.

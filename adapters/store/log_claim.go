@@ -34,7 +34,7 @@ func (db *LogService) ClaimLogs(ctx context.Context, owner string, limit int, le
 	}
 	if len(out) == 0 {
 		// An idle queue indexes older logs that have no recipients rows.
-		if _, err := db.IndexLogRecipients(ctx, 200); err != nil && ctx.Err() == nil {
+		if _, err := db.indexLogRecipients(ctx, 200); err != nil && ctx.Err() == nil {
 			db.logger.Warn("index log recipients", "err", err)
 		}
 		// And one step of the search dictionary's background work, once
@@ -44,7 +44,7 @@ func (db *LogService) ClaimLogs(ctx context.Context, owner string, limit int, le
 		if db.anySending(ctx) {
 			return out, nil
 		}
-		if _, err := db.IndexSearchAddresses(ctx); err != nil && ctx.Err() == nil {
+		if _, err := db.indexSearchAddresses(ctx); err != nil && ctx.Err() == nil {
 			db.logger.Warn("index search addresses", "err", err)
 		}
 	}

@@ -30,7 +30,7 @@ func TestEmptyClaimLeavesSearchIndexWhileSending(t *testing.T) {
 			if got, err := logs.ClaimLogs(ctx, "idle", 10, time.Hour); err != nil || len(got) != 0 {
 				t.Fatalf("empty claim: %d logs, %v", len(got), err)
 			}
-			if n, err := logs.IndexSearchAddresses(ctx); err != nil || n == 0 {
+			if n, err := db.SearchIndex().IndexSearchAddresses(ctx); err != nil || n == 0 {
 				t.Fatalf("IndexSearchAddresses after an empty claim while sending = %d, %v; want the work still there", n, err)
 			}
 			out := core.LogOutcome{LogID: l.ID, Status: core.StatusDelivered, Attempts: 1, PhaseAttempts: 1,
@@ -43,7 +43,7 @@ func TestEmptyClaimLeavesSearchIndexWhileSending(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if n, err := logs.IndexSearchAddresses(ctx); err != nil || n != 0 {
+			if n, err := db.SearchIndex().IndexSearchAddresses(ctx); err != nil || n != 0 {
 				t.Fatalf("IndexSearchAddresses after empty claims with nothing sending = %d, %v; want 0", n, err)
 			}
 		})

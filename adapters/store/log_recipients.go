@@ -206,7 +206,13 @@ func (db *handle) markRecipientsIndexed(ctx context.Context, tx *sql.Tx, ids []i
 // number of processes. The store runs it by itself whenever a claim finds
 // the queue empty (so it runs from boot on, while workers are idle); a
 // caller may also run it in a loop until it returns 0.
-func (db *LogService) IndexLogRecipients(ctx context.Context, limit int) (int, error) {
+func (s *SearchIndexService) IndexLogRecipients(ctx context.Context, limit int) (int, error) {
+	return s.indexLogRecipients(ctx, limit)
+}
+
+// indexLogRecipients is IndexLogRecipients, for the store's own callers
+// (the claim, the search, personal data requests).
+func (db *handle) indexLogRecipients(ctx context.Context, limit int) (int, error) {
 	if limit <= 0 {
 		limit = 200
 	}

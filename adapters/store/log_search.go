@@ -2,7 +2,10 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -106,16 +109,12 @@ func (db *handle) logConditions(f core.LogFilter) (string, []any) {
 			}
 		} else {
 			// Subject words on SQLite (MySQL: subjectConditions).
-			if words := searchWords(term); len(words) > 0 {
-				q := make([]string, len(words))
-				for i, w := range words {
-					q[i] = `"` + w + `"*`
-				}
+			if q := ftsQuery(term); q != "" {
 				// And the few logs not indexed yet (partial index), left
 				// to the LIKE recheck below.
 				where = append(where, `id IN (SELECT rowid FROM {prefix}mailsvc_logs_fts WHERE {prefix}mailsvc_logs_fts MATCH ?
 					UNION ALL SELECT id FROM {prefix}mailsvc_logs WHERE recipients_indexed = 0)`)
-				args = append(args, strings.Join(q, " "))
+				args = append(args, q)
 			}
 			// A term made only of indexable words is answered by the index
 			// alone (the count then reads no row). Anything else (short or
@@ -152,11 +151,14 @@ func (db *LogService) FindLogs(ctx context.Context, f core.LogFilter) ([]*core.L
 		// queued since the last claim first (usually none or a few: rows
 		// of the PHP bridge; a larger backlog is left to the next claims,
 		// and on SQLite to the substring recheck).
-		if _, err := db.IndexLogRecipients(ctx, 1000); err != nil {
+		if _, err := db.indexLogRecipients(ctx, 1000); err != nil {
 			return nil, 0, fmt.Errorf("find logs: %w", err)
 		}
 		if db.dialect == DialectMySQL {
 			return db.findLogsBySubject(ctx, f, term)
+		}
+		if logs, total, ok, err := db.findLogsByFTS(ctx, f, term); err != nil || ok {
+			return logs, total, err
 		}
 	}
 	cond, args := db.logConditions(f)
@@ -237,6 +239,21 @@ func (db *handle) subjectConditions(f core.LogFilter, term string) (string, []an
 // bodies does not: sorting a word's hundreds of matches by date reads no
 // logs row. Only the page's logs are then read from the logs table.
 func (db *handle) findLogsBySubject(ctx context.Context, f core.LogFilter, term string) ([]*core.Log, int, error) {
+	if f.CountUpTo > 0 {
+		// A common word: its page and capped count among the newest logs.
+		need := max(f.CountUpTo+1, max(f.Offset, 0)+max(f.Limit, 0))
+		matches, ok, err := db.recentSubjectMatches(ctx, filtersOf(f), term, need)
+		if err != nil {
+			return nil, 0, fmt.Errorf("find logs by subject: %w", err)
+		}
+		if ok {
+			logs, err := db.pageOf(ctx, f, matches)
+			return logs, len(matches), err
+		}
+		if filtersOf(f) == (core.LogFilter{}) && f.Limit > 0 && onlyIndexableWords(term) {
+			return db.findLogsByWordIndex(ctx, f, term, need)
+		}
+	}
 	cond, args := db.subjectConditions(f, term)
 	count := `SELECT COUNT(*) FROM {prefix}mailsvc_log_subjects s` + cond
 	countArgs := args
@@ -262,4 +279,84 @@ func (db *handle) findLogsBySubject(ctx context.Context, f core.LogFilter, term 
 		return nil, 0, fmt.Errorf("find logs: %w", err)
 	}
 	return logs, total, nil
+}
+
+// findLogsByWordIndex is findLogsBySubject for a term of indexable words
+// without filters, counted up to need: the count and the page come from
+// one reading of the full-text index in log id order, which reads no subjects row (the
+// index maps its entries to log ids by itself), where the list's order by
+// time would read every match's row. The page is then put in list order
+// (inListOrder).
+func (db *handle) findLogsByWordIndex(ctx context.Context, f core.LogFilter, term string, need int) ([]*core.Log, int, error) {
+	cond, args := db.subjectConditions(f, term)
+	// One reading of the index gives the capped count and the page's ids
+	// (need is at least the page's end).
+	ids, err := db.queryIDs(ctx, db.sqlDB, `SELECT s.log_id FROM {prefix}mailsvc_log_subjects s`+cond+` ORDER BY s.log_id DESC LIMIT ?`,
+		append(slices.Clone(args), need)...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("find logs by subject: %w", err)
+	}
+	total, pageEnd := len(ids), max(f.Offset, 0)+f.Limit
+	ids = ids[:min(pageEnd, len(ids))]
+	// The logs created out of id order are few: each is checked row by
+	// row rather than through the index.
+	check, cargs := subjectWordCheck(term)
+	matches, err := db.inListOrderFrom(ctx, `SELECT log_id, created_at FROM {prefix}mailsvc_log_subjects WHERE log_id IN `, ids, pageEnd, `(SELECT 1 FROM {prefix}mailsvc_log_subjects s
+		WHERE s.log_id = {prefix}mailsvc_logs.id AND `+check+`) = 1`, cargs)
+	if err != nil {
+		return nil, 0, fmt.Errorf("find logs by subject: %w", err)
+	}
+	logs, err := db.pageOf(ctx, f, matches)
+	return logs, total, err
+}
+
+// ftsQuery returns the FTS5 query of term's words (each the start of a
+// word), or "" when term has none (SQLite).
+func ftsQuery(term string) string {
+	words := searchWords(term)
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = `"` + w + `"*`
+	}
+	return strings.Join(q, " ")
+}
+
+// findLogsByFTS is FindLogs on SQLite for a term of indexable words
+// without filters, counted up to a cap, when every log is indexed (ok
+// false otherwise: the caller answers as before). FTS5 hands its matches
+// over in rowid (log id) order and stops at a LIMIT, so the capped count
+// and the page's ids cost the same for a word in every subject as for a
+// rare one, where ordering by time reads every match; the page is then
+// put in list order (inListOrder), each log created out of id order
+// checked against the index by its rowid.
+func (db *handle) findLogsByFTS(ctx context.Context, f core.LogFilter, term string) ([]*core.Log, int, bool, error) {
+	q := ftsQuery(term)
+	if db.dialect != DialectSQLite || f.CountUpTo <= 0 || f.Limit <= 0 || q == "" ||
+		filtersOf(f) != (core.LogFilter{}) || !onlyIndexableWords(term) {
+		return nil, 0, false, nil
+	}
+	var one int
+	err := db.sqlDB.QueryRowContext(ctx, db.expand(`SELECT 1 FROM {prefix}mailsvc_logs WHERE recipients_indexed = 0 LIMIT 1`)).Scan(&one)
+	if err == nil {
+		return nil, 0, false, nil // logs not indexed yet: the LIKE recheck finds them
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return nil, 0, false, fmt.Errorf("read unindexed logs: %w", err)
+	}
+	// One reading of the index gives the capped count and the page's ids.
+	need := max(f.CountUpTo+1, max(f.Offset, 0)+f.Limit)
+	ids, err := db.queryIDs(ctx, db.sqlDB, `SELECT rowid FROM {prefix}mailsvc_logs_fts WHERE {prefix}mailsvc_logs_fts MATCH ?
+		ORDER BY rowid DESC LIMIT ?`, q, need)
+	if err != nil {
+		return nil, 0, false, fmt.Errorf("find logs by subject: %w", err)
+	}
+	total, pageEnd := len(ids), max(f.Offset, 0)+f.Limit
+	ids = ids[:min(pageEnd, len(ids))]
+	matches, err := db.inListOrder(ctx, ids, pageEnd, `EXISTS (SELECT 1 FROM {prefix}mailsvc_logs_fts
+		WHERE {prefix}mailsvc_logs_fts MATCH ? AND rowid = {prefix}mailsvc_logs.id)`, []any{q})
+	if err != nil {
+		return nil, 0, false, fmt.Errorf("find logs by subject: %w", err)
+	}
+	logs, err := db.pageOf(ctx, f, matches)
+	return logs, total, true, err
 }

@@ -220,7 +220,12 @@ const searchBackfillBatch = 2000
 // to run from any number of processes. The store runs it whenever a claim
 // finds the queue empty, and the service's scheduler runs it every minute
 // until it returns 0 (RunSearchIndex).
-func (db *LogService) IndexSearchAddresses(ctx context.Context) (int, error) {
+func (s *SearchIndexService) IndexSearchAddresses(ctx context.Context) (int, error) {
+	return s.indexSearchAddresses(ctx)
+}
+
+// indexSearchAddresses is IndexSearchAddresses, for the claim.
+func (db *handle) indexSearchAddresses(ctx context.Context) (int, error) {
 	n, err := db.backfillSearchAddresses(ctx)
 	if err != nil || n > 0 {
 		return n, err
@@ -234,10 +239,10 @@ func (db *LogService) IndexSearchAddresses(ctx context.Context) (int, error) {
 // RunSearchIndex runs IndexSearchAddresses until it has nothing left to do
 // or ctx ends (not an error: the next run goes on from there), and
 // returns the rows it handled.
-func (db *LogService) RunSearchIndex(ctx context.Context) (int, error) {
+func (s *SearchIndexService) RunSearchIndex(ctx context.Context) (int, error) {
 	total := 0
 	for ctx.Err() == nil {
-		n, err := db.IndexSearchAddresses(ctx)
+		n, err := s.indexSearchAddresses(ctx)
 		total += n
 		if err != nil && ctx.Err() != nil {
 			return total, nil

@@ -26,8 +26,8 @@ const (
 // logs a search by address part resolves up front before it reads the
 // logs newest first instead (narrowAddresses, narrowLogs). Tests use it to
 // run both ways over a few rows; call it before any search.
-func (db *LogService) SetSearchNarrowLimits(addresses, logs int) {
-	db.searchLimits = &[2]int{addresses, logs}
+func (s *SearchIndexService) SetSearchNarrowLimits(addresses, logs int) {
+	s.searchLimits = &[2]int{addresses, logs}
 }
 
 // narrowLimits returns the addresses and logs limits in force.
@@ -51,38 +51,63 @@ type logAt struct {
 func (db *LogService) findLogsByAddressPart(ctx context.Context, f core.LogFilter, s core.LogSearch) ([]*core.Log, int, error) {
 	// Logs queued by the bridge since the last claim enter the addresses
 	// table (and the dictionary) first, as for a word search.
-	if _, err := db.IndexLogRecipients(ctx, 1000); err != nil {
+	if _, err := db.indexLogRecipients(ctx, 1000); err != nil {
 		return nil, 0, fmt.Errorf("find logs: %w", err)
 	}
 	need := 0 // every match
 	if f.CountUpTo > 0 {
 		need = max(f.CountUpTo+1, max(f.Offset, 0)+max(f.Limit, 0))
 	}
-	filters := core.LogFilter{SiteID: f.SiteID, Status: f.Status, CreatedFrom: f.CreatedFrom, CreatedBefore: f.CreatedBefore}
+	filters := filtersOf(f)
 	where, fargs := db.logConditions(filters)
-	cond, args, atLeast, err := db.addressPartCondition(ctx, s, need)
+	filtered := where != ""
+	counted := need // the dictionary side's count serves a list without filters only
+	if filtered {
+		counted = 0
+	}
+	cond, args, atLeast, err := db.addressPartCondition(ctx, s, counted)
 	if err != nil {
 		return nil, 0, fmt.Errorf("find logs: %w", err)
+	}
+	if cond == noAddress && s.Words != "" {
+		// No recipient matches: the subject words are the whole answer.
+		if db.dialect == DialectMySQL {
+			return db.findLogsBySubject(ctx, f, s.Words)
+		}
+		if logs, total, ok, err := db.findLogsByFTS(ctx, f, s.Words); err != nil || ok {
+			return logs, total, err
+		}
 	}
 	// A broad term without filters whose matches the dictionary side has
 	// already counted past need: the newest-first reading stops at the
 	// page's end, not at the capped count.
 	limit, capped := need, false
-	if pageEnd := max(f.Offset, 0) + f.Limit; where == "" && need > 0 && atLeast >= need && f.Limit > 0 && pageEnd < need {
+	if pageEnd := max(f.Offset, 0) + f.Limit; !filtered && need > 0 && atLeast >= need && f.Limit > 0 && pageEnd < need {
 		limit, capped = pageEnd, true
 	}
-	if where == "" {
+	if !filtered {
 		where = " WHERE " + cond
 	} else {
 		where += " AND " + cond
 	}
 	var matches []logAt
-	if capped && !strings.HasPrefix(cond, "id IN") {
+	done := false
+	if filtered && need > 0 && !strings.HasPrefix(cond, "id IN") && cond != noAddress {
+		// A broad term with filters: the newest logs the filters select
+		// are checked first (recentMatches).
+		matches, done, err = db.recentAddressMatches(ctx, filters, s, limit)
+		if err != nil {
+			return nil, 0, fmt.Errorf("find logs by address: %w", err)
+		}
+	}
+	switch {
+	case done:
+	case capped && !strings.HasPrefix(cond, "id IN"):
 		// Only the page is needed, and cond checks each log: the page is
 		// found from the newest recipients rows (by log id), then checked
 		// against the logs' order.
 		matches, err = db.newestAddressMatches(ctx, s, limit, cond, args)
-	} else {
+	default:
 		q := `SELECT id, created_at FROM {prefix}mailsvc_logs` + where + ` ORDER BY created_at DESC, id DESC`
 		matches, err = db.queryLogAts(ctx, q, limit, append(fargs, args...)...)
 	}
@@ -100,18 +125,32 @@ func (db *LogService) findLogsByAddressPart(ctx context.Context, f core.LogFilte
 			matches = matches[:need]
 		}
 	}
-	total := len(matches)
-	from := min(max(f.Offset, 0), total)
-	to := total
-	if f.Limit > 0 {
-		to = min(from+f.Limit, total)
+	logs, err := db.pageOf(ctx, f, matches)
+	if err != nil {
+		return nil, 0, err
 	}
 	if capped {
-		total = need
+		return logs, need, nil
+	}
+	return logs, len(matches), nil
+}
+
+// filtersOf returns f's filters without its search term.
+func filtersOf(f core.LogFilter) core.LogFilter {
+	return core.LogFilter{SiteID: f.SiteID, Status: f.Status, CreatedFrom: f.CreatedFrom, CreatedBefore: f.CreatedBefore}
+}
+
+// pageOf reads the logs of f's page (Offset, Limit) of matches, which are
+// in list order.
+func (db *handle) pageOf(ctx context.Context, f core.LogFilter, matches []logAt) ([]*core.Log, error) {
+	from := min(max(f.Offset, 0), len(matches))
+	to := len(matches)
+	if f.Limit > 0 {
+		to = min(from+f.Limit, to)
 	}
 	page := matches[from:to]
 	if len(page) == 0 {
-		return nil, total, nil
+		return nil, nil
 	}
 	ids := make([]int64, len(page))
 	for i, m := range page {
@@ -121,9 +160,9 @@ func (db *LogService) findLogsByAddressPart(ctx context.Context, f core.LogFilte
 	logs, err := queryLogs(ctx, db.sqlDB, db.expand(`SELECT `+logColumns+` FROM {prefix}mailsvc_logs
 		WHERE id IN (`+in+`) ORDER BY created_at DESC, id DESC`), inArgs...)
 	if err != nil {
-		return nil, 0, fmt.Errorf("find logs: %w", err)
+		return nil, fmt.Errorf("find logs: %w", err)
 	}
-	return logs, total, nil
+	return logs, nil
 }
 
 // queryLogAts runs q (ids and creation times, in list order) with a LIMIT
@@ -150,6 +189,9 @@ func (db *handle) queryLogAts(ctx context.Context, q string, need int, args ...a
 // term match, newest first, at most need (0: all).
 func (db *handle) subjectMatches(ctx context.Context, f core.LogFilter, term string, need int) ([]logAt, error) {
 	if db.dialect == DialectMySQL {
+		if got, ok, err := db.recentSubjectMatches(ctx, filtersOf(f), term, need); err != nil || ok {
+			return got, err
+		}
 		cond, args := db.subjectConditions(f, term)
 		return db.queryLogAts(ctx, `SELECT s.log_id, s.created_at FROM {prefix}mailsvc_log_subjects s`+cond+
 			` ORDER BY s.created_at DESC, s.log_id DESC`, need, args...)
@@ -186,6 +228,10 @@ func mergeLogAts(a, b []logAt) []logAt {
 	return out
 }
 
+// noAddress is addressPartCondition's condition when no recipient
+// matches.
+const noAddress = "1 = 0"
+
 // addressPartCondition returns a condition on the logs table selecting
 // the logs with a recipient s matches by domain, prefix or fragment: the
 // ids themselves when the dictionary narrows them down to a few, else a
@@ -199,7 +245,7 @@ func (db *handle) addressPartCondition(ctx context.Context, s core.LogSearch, ne
 		return "", nil, 0, err
 	}
 	if len(emails) == 0 {
-		return "1 = 0", nil, 0, nil
+		return noAddress, nil, 0, nil
 	}
 	in, eargs := stringList(emails)
 	if narrow {
@@ -210,7 +256,7 @@ func (db *handle) addressPartCondition(ctx context.Context, s core.LogSearch, ne
 		}
 		if len(ids) <= maxLogs {
 			if len(ids) == 0 {
-				return "1 = 0", nil, 0, nil
+				return noAddress, nil, 0, nil
 			}
 			in, args := inList(ids)
 			return "id IN (" + in + ")", args, len(ids), nil
@@ -263,13 +309,8 @@ func recipientPartLikes(s core.LogSearch) (string, []any) {
 // addressPartCondition's check of one log. Rather than checking the logs
 // newest first one by one (slow when the matches are rare among the
 // newest logs), it reads the recipients rows by log id from the highest,
-// the matching ones only, until n logs (M, the lowest id idLow), which are
-// the matches with the highest ids. Ids follow the creation order but not
-// strictly (imported logs, concurrent writers): a match outside M comes
-// before the n-th of M, at T, only if it was created after T with an id
-// below idLow, so those few logs (an index range read without the
-// check but for them) are looked up too, and the first n of both are the
-// answer.
+// the matching ones only, until n logs, which are the matches with the
+// highest ids, then puts them in list order (inListOrder).
 func (db *handle) newestAddressMatches(ctx context.Context, s core.LogSearch, n int, cond string, args []any) ([]logAt, error) {
 	likes, largs := recipientPartLikes(s)
 	force := ""
@@ -301,20 +342,40 @@ func (db *handle) newestAddressMatches(ctx context.Context, s core.LogSearch, n 
 		}
 		cursor = got[len(got)-1]
 	}
+	return db.inListOrder(ctx, ids, n, cond, args)
+}
+
+// inListOrder returns the first n, in list order, of the matches of a
+// condition on a log (cond and args) given ids, the matches with the
+// highest ids, highest first (all of them when fewer than n). Ids follow
+// the creation order but not strictly (imported logs, concurrent
+// writers): a match outside ids comes before the n-th of ids, at T, only
+// if it was created after T with an id below the lowest of ids, so those
+// few logs (an index range read without the check but for them) are
+// looked up too, and the first n of both are the answer.
+func (db *handle) inListOrder(ctx context.Context, ids []int64, n int, cond string, args []any) ([]logAt, error) {
+	return db.inListOrderFrom(ctx, `SELECT id, created_at FROM {prefix}mailsvc_logs WHERE id IN `, ids, n, cond, args)
+}
+
+// inListOrderFrom is inListOrder with the ids' creation times read by
+// times (a query of id and created_at that ends with "IN "): a side table
+// that keeps them (the subjects table) is read rather than the logs'
+// wide rows.
+func (db *handle) inListOrderFrom(ctx context.Context, times string, ids []int64, n int, cond string, args []any) ([]logAt, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
 	in, inArgs := inList(ids)
-	found, err := db.queryLogAts(ctx, `SELECT id, created_at FROM {prefix}mailsvc_logs WHERE id IN (`+in+`)`, 0, inArgs...)
+	found, err := db.queryLogAts(ctx, times+`(`+in+`)`, 0, inArgs...)
 	if err != nil {
 		return nil, fmt.Errorf("read the matches' times: %w", err)
 	}
 	found = mergeLogAts(found, nil)
-	if len(ids) < n {
+	if len(ids) < n || len(found) == 0 {
 		// Every match was read.
 		return found, nil
 	}
-	last, idLow := found[len(found)-1].At, ids[len(ids)-1]
+	last, idLow := found[len(found)-1].At, slices.Min(ids)
 	q := `SELECT id, created_at FROM {prefix}mailsvc_logs WHERE created_at > ? AND id < ? AND ` + cond + ` ORDER BY created_at DESC, id DESC`
 	earlier, err := db.queryLogAts(ctx, q, n, append([]any{last, idLow}, args...)...)
 	if err != nil {

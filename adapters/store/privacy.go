@@ -22,7 +22,7 @@ const privacyIndexBatches = 10
 // in the addresses table, so the lookups below read the index.
 func (db *handle) indexBacklog(ctx context.Context) error {
 	for range privacyIndexBatches {
-		n, err := (&LogService{db}).IndexLogRecipients(ctx, 1000)
+		n, err := db.indexLogRecipients(ctx, 1000)
 		if err != nil {
 			return err
 		}

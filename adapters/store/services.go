@@ -12,6 +12,12 @@ package store
 // database/sql.
 type LogService struct{ *handle }
 
+// SearchIndexService keeps the log search's side tables filled: the
+// recipients and subjects entries of logs not indexed yet, and the
+// address dictionary's background work (log_recipients.go,
+// log_search_addresses.go). The search itself is LogService.FindLogs.
+type SearchIndexService struct{ *handle }
+
 // LeaseService holds named leases (one holder at a time across processes)
 // and the replicas' heartbeats.
 type LeaseService struct{ *handle }
@@ -59,6 +65,9 @@ type SiteService struct{ *handle }
 
 // Logs returns the log and queue service.
 func (db *DB) Logs() *LogService { return &LogService{db.handle} }
+
+// SearchIndex returns the log search's index service.
+func (db *DB) SearchIndex() *SearchIndexService { return &SearchIndexService{db.handle} }
 
 // Leases returns the lease and replica service.
 func (db *DB) Leases() *LeaseService { return &LeaseService{db.handle} }

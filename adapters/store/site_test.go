@@ -52,7 +52,7 @@ func TestSiteScopedLogs(t *testing.T) {
 				}
 			}
 			// A search by a part of an address stays in the scope too.
-			if _, err := db.Logs().RunSearchIndex(ctx); err != nil {
+			if _, err := db.SearchIndex().RunSearchIndex(ctx); err != nil {
 				t.Fatal(err)
 			}
 			for _, term := range []string{"@example.com", "example.com", "b1@"} {

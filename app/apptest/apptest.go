@@ -95,14 +95,7 @@ func (s *ConnectionStore) UpdateConnection(_ context.Context, c *core.Connection
 func (s *ConnectionStore) DeleteConnections(_ context.Context, ids []int64) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := 0
-	for _, id := range ids {
-		if _, ok := s.rows[id]; ok {
-			delete(s.rows, id)
-			n++
-		}
-	}
-	return n, nil
+	return deleteRows(s.rows, ids), nil
 }
 
 // Raw returns the stored row as the store holds it (secrets encrypted), for
@@ -177,3 +170,17 @@ func (c Cipher) Decrypt(enc string) (string, error) {
 
 // IsEncrypted implements core.Cipher.
 func (c Cipher) IsEncrypted(s string) bool { return strings.HasPrefix(s, cipherPrefix) }
+
+// deleteRows removes the rows of ids from rows and returns how many it
+// removed (an id given twice counts once), as the store's DELETE … IN
+// does.
+func deleteRows[V any](rows map[int64]V, ids []int64) int {
+	n := 0
+	for _, id := range ids {
+		if _, ok := rows[id]; ok {
+			delete(rows, id)
+			n++
+		}
+	}
+	return n
+}

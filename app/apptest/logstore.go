@@ -331,14 +331,7 @@ func (s *LogStore) QueueStats(context.Context) (core.QueueStats, error) {
 func (s *LogStore) DeleteLogs(_ context.Context, ids []int64) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := 0
-	for _, id := range ids {
-		if _, ok := s.rows[id]; ok {
-			delete(s.rows, id)
-			n++
-		}
-	}
-	return n, nil
+	return deleteRows(s.rows, ids), nil
 }
 
 // ResendLogs implements core.LogStore.

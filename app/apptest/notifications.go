@@ -87,14 +87,7 @@ func (s *NotificationStore) UpdateNotificationChannel(_ context.Context, c *core
 func (s *NotificationStore) DeleteNotificationChannels(_ context.Context, ids []int64) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := 0
-	for _, id := range uniqueIDs(ids) {
-		if _, ok := s.rows[id]; ok {
-			delete(s.rows, id)
-			n++
-		}
-	}
-	return n, nil
+	return deleteRows(s.rows, ids), nil
 }
 
 // SetNotificationChannelsActive implements core.NotificationStore.

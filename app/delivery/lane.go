@@ -70,7 +70,8 @@ func (ls *lanes) get(conn *core.Connection, replicas int) *lane {
 	if d, ok := core.LookupDriver(conn.Driver); ok {
 		ceiling = d.Concurrency(conn.Settings)
 	}
-	pinned := !core.Settings(conn.Settings).Bool(core.SettingAdaptiveConcurrency, true)
+	limits := core.RateLimitsOf(conn.Settings)
+	pinned := !limits.Adaptive
 	ls.mu.Lock()
 	ln, ok := ls.m[conn.ID]
 	if !ok {
@@ -85,7 +86,7 @@ func (ls *lanes) get(conn *core.Connection, replicas int) *lane {
 		ls.m[conn.ID] = ln
 	}
 	ls.mu.Unlock()
-	perSecond := float64(core.Settings(conn.Settings).Int(core.SettingMaxPerSecond, 0))
+	perSecond := float64(limits.PerSecond)
 	ln.configure(ceiling, pinned, perSecond, replicas)
 	return ln
 }

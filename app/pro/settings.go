@@ -37,6 +37,36 @@ var SettingDefs = []core.SettingDef{
 	{Key: SettingPluginExclusions, Type: core.SettingBool, Default: false},
 }
 
+// Values is the Pro settings scope as typed values (DecodeSettings).
+type Values struct {
+	// MaxRetries: max_retries.
+	MaxRetries int64
+	// PluginExclusions: plugin_exclusions_enabled.
+	PluginExclusions bool
+	// ExcludedPlugins and DisabledLogSources: excluded_plugins,
+	// disabled_log_sources (nil when not lists of strings).
+	ExcludedPlugins, DisabledLogSources []string
+}
+
+// DecodeSettings decodes m (the Pro settings as Settings.Get gives them)
+// into Values, each scalar key as its SettingDefs definition says: its
+// default and bounds live there only.
+func DecodeSettings(m map[string]any) Values {
+	v := Values{}
+	for i := range SettingDefs {
+		d := &SettingDefs[i]
+		switch d.Key {
+		case SettingMaxRetries:
+			v.MaxRetries, _ = d.Decode(m).(int64)
+		case SettingPluginExclusions:
+			v.PluginExclusions, _ = d.Decode(m).(bool)
+		}
+	}
+	v.ExcludedPlugins, _ = m[SettingExcludedPlugins].([]string)
+	v.DisabledLogSources, _ = m[SettingDisabledLogSources].([]string)
+	return v
+}
+
 // listKeys are the Pro settings holding a list of source slugs.
 var listKeys = []string{SettingExcludedPlugins, SettingDisabledLogSources}
 
@@ -98,30 +128,9 @@ func (s *Settings) Get(ctx context.Context) (map[string]any, error) {
 // EINVALID error naming each field), stores it and returns every setting.
 // Lists are stored trimmed of repeats, in the order given.
 func (s *Settings) Update(ctx context.Context, patch map[string]any) (map[string]any, error) {
-	scalars := make(map[string]any, len(patch))
-	lists := map[string]any{}
-	fields := map[string]string{}
-	for k, v := range patch {
-		if !slices.Contains(listKeys, k) {
-			scalars[k] = v
-			continue
-		}
-		list, msg := checkSlugs(v)
-		if msg != "" {
-			fields[k] = msg
-			continue
-		}
-		lists[k] = list
-	}
-	values, err := core.ValidateSettingsPatch(SettingDefs, scalars)
-	for k, msg := range core.ErrorFields(err) {
-		fields[k] = msg
-	}
-	if err := core.Invalid(fields); err != nil {
+	values, err := CheckSettings(patch)
+	if err != nil {
 		return nil, err
-	}
-	for k, v := range lists {
-		values[k] = v
 	}
 	if len(values) > 0 {
 		save := func(st core.SettingsStore) error { return SaveSettingsAndDirective(ctx, st, values) }
@@ -184,9 +193,8 @@ func (s *Settings) DeliveryPolicy(ctx context.Context) (delivery.Policy, error) 
 	if err != nil {
 		return delivery.Policy{}, err
 	}
-	st := core.Settings(m)
-	p := delivery.Policy{MaxRetries: int(st.Int(SettingMaxRetries, 3))}
-	p.UnloggedSources, _ = m[SettingDisabledLogSources].([]string)
+	v := DecodeSettings(m)
+	p := delivery.Policy{MaxRetries: int(v.MaxRetries), UnloggedSources: v.DisabledLogSources}
 	s.cached, s.cachedAt = p, time.Now()
 	return p, nil
 }

@@ -1,6 +1,10 @@
 package pro
 
-import "github.com/mailsvc/mailsvc/core"
+import (
+	"slices"
+
+	"github.com/mailsvc/mailsvc/core"
+)
 
 // SettingKeys returns every key of the Pro settings scope.
 func SettingKeys() []string {
@@ -19,11 +23,7 @@ func CheckSettings(patch map[string]any) (map[string]any, error) {
 	lists := map[string]any{}
 	fields := map[string]string{}
 	for k, v := range patch {
-		isList := false
-		for _, l := range listKeys {
-			isList = isList || l == k
-		}
-		if !isList {
+		if !slices.Contains(listKeys, k) {
 			scalars[k] = v
 			continue
 		}

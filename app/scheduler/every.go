@@ -19,19 +19,34 @@ func Fixed(d time.Duration) func(context.Context) (time.Duration, bool, error) {
 	return func(context.Context) (time.Duration, bool, error) { return d, true, nil }
 }
 
-// FromSettings returns a Job.Every that reads, on every call, the boolean
-// setting enabledKey and the interval in minutes minutesKey (e.g.
-// health_check_enabled and health_check_interval), so a change through
-// PUT /settings applies at the Runner's next tick. A missing enabled key
-// means enabled; an interval below one minute is one minute.
-func FromSettings(src SettingsSource, enabledKey, minutesKey string) func(context.Context) (time.Duration, bool, error) {
+// Interval picks a job's switch and interval in minutes from the typed
+// free settings (e.g. HealthCheckEnabled and HealthCheckInterval), whose
+// defaults and bounds are their definitions' (core.FreeSettings).
+type Interval func(core.GeneralSettings) (enabled bool, minutes int64)
+
+// HealthCheckInterval is the health check's Interval:
+// health_check_enabled and health_check_interval.
+func HealthCheckInterval(g core.GeneralSettings) (bool, int64) {
+	return g.HealthCheckEnabled, g.HealthCheckInterval
+}
+
+// OAuthRefreshInterval is the OAuth token refresh's Interval:
+// oauth_refresh_enabled and oauth_refresh_interval.
+func OAuthRefreshInterval(g core.GeneralSettings) (bool, int64) {
+	return g.OAuthRefreshEnabled, g.OAuthRefreshInterval
+}
+
+// FromSettings returns a Job.Every that reads, on every call, the free
+// settings and takes the job's switch and interval from them with pick,
+// so a change through PUT /settings applies at the Runner's next tick. An
+// interval below one minute is one minute.
+func FromSettings(src SettingsSource, pick Interval) func(context.Context) (time.Duration, bool, error) {
 	return func(ctx context.Context) (time.Duration, bool, error) {
 		m, err := src.Get(ctx)
 		if err != nil {
-			return 0, false, fmt.Errorf("read settings %s, %s: %w", enabledKey, minutesKey, err)
+			return 0, false, fmt.Errorf("read settings: %w", err)
 		}
-		st := core.Settings(m)
-		minutes := max(st.Int(minutesKey, 0), 1)
-		return time.Duration(minutes) * time.Minute, st.Bool(enabledKey, true), nil
+		enabled, minutes := pick(core.DecodeGeneralSettings(m))
+		return time.Duration(max(minutes, 1)) * time.Minute, enabled, nil
 	}
 }

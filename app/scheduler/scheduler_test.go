@@ -161,7 +161,7 @@ func (s *settingsMap) set(k string, v any) {
 func TestIntervalAndEnabledFollowTheSettings(t *testing.T) {
 	src := &settingsMap{m: map[string]any{"health_check_enabled": true, "health_check_interval": int64(10)}}
 	health := &counter{}
-	c := startCluster(t, 2, []Job{{Name: JobHealthCheck, Every: FromSettings(src, "health_check_enabled", "health_check_interval"), Run: health.run}}, nil)
+	c := startCluster(t, 2, []Job{{Name: JobHealthCheck, Every: FromSettings(src, HealthCheckInterval), Run: health.run}}, nil)
 	claims := func() int { return c.store.Claims(JobHealthCheck) }
 	steps := []struct {
 		name    string
@@ -312,14 +312,16 @@ func TestFromSettings(t *testing.T) {
 	}{
 		{"defaults as app.Settings gives them", core.SettingsDefaults(core.FreeSettings), false, 15 * time.Minute, true, false},
 		{"disabled", map[string]any{"health_check_enabled": false, "health_check_interval": int64(3)}, false, 3 * time.Minute, false, false},
-		{"missing keys: enabled, one minute", map[string]any{}, false, time.Minute, true, false},
+		{"missing keys: the definitions' defaults", map[string]any{}, false, 15 * time.Minute, true, false},
+		{"an interval past the bounds is bounded", map[string]any{"health_check_interval": int64(0)}, false, time.Minute, true, false},
+		{"the OAuth refresh's keys are not the health check's", map[string]any{"oauth_refresh_enabled": false, "oauth_refresh_interval": int64(2)}, false, 15 * time.Minute, true, false},
 		{"string values from a constant", map[string]any{"health_check_enabled": "1", "health_check_interval": "1440"}, false, 1440 * time.Minute, true, false},
 		{"unreadable", nil, true, 0, false, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			src := &settingsMap{m: tt.m, fail: tt.fail}
-			every, enabled, err := FromSettings(src, "health_check_enabled", "health_check_interval")(context.Background())
+			every, enabled, err := FromSettings(src, HealthCheckInterval)(context.Background())
 			if (err != nil) != tt.wantErr || every != tt.wantEvery || enabled != tt.wantEnabled {
 				t.Fatalf("= %v, %v, %v; want %v, %v, error %v", every, enabled, err, tt.wantEvery, tt.wantEnabled, tt.wantErr)
 			}

@@ -93,7 +93,7 @@ func BenchmarkLogsAtScale(b *testing.B) {
 		b.Fatal(err)
 	}
 	t0 = time.Now()
-	if _, err := db.Logs().RunSearchIndex(ctx); err != nil {
+	if _, err := db.SearchIndex().RunSearchIndex(ctx); err != nil {
 		b.Fatal(err)
 	}
 	backfilled := time.Since(t0)
@@ -150,6 +150,11 @@ func BenchmarkLogsAtScale(b *testing.B) {
 		})
 		measure("subject word search (?search=word)", "50", requests, func() url.Values {
 			return url.Values{"search": {word(rng.IntN(words))}}
+		})
+		// A word in every subject: the full-text index holds every log
+		// for it; the count is capped.
+		measure("common subject word (?search=shipped)", "50", requests, func() url.Values {
+			return url.Values{"search": {"shipped"}}
 		})
 		// Searches by a part of the address (about 10% of the logs per
 		// domain; a prefix of ~20 addresses; a 4-digit fragment of ~40),

@@ -14,7 +14,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -33,37 +32,16 @@ import (
 
 func TestMain(m *testing.M) { servicetest.Main(m) }
 
-// noRedirect is a client that returns redirects instead of following them.
-var noRedirect = &http.Client{
-	Timeout:       30 * time.Second,
-	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-}
-
 // request makes one call and returns the status, the Location header and
 // the body.
 func request(t *testing.T, method, u, body string, auth func(*http.Request)) (int, string, []byte) {
 	t.Helper()
-	var rd io.Reader
+	contentType := ""
 	if body != "" {
-		rd = strings.NewReader(body)
+		contentType = "application/json"
 	}
-	req, err := http.NewRequest(method, u, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if auth != nil {
-		auth(req)
-	}
-	resp, err := noRedirect.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header.Get("Location"), b
+	r := servicetest.Hop(t, method, u, contentType, body, auth)
+	return r.Status, r.Header.Get("Location"), r.Body
 }
 
 // waitFor polls cond until it holds or the deadline passes.

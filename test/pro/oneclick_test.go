@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -25,37 +24,12 @@ const (
 	vendorMSSecret     = "vendor-ms-secret-0123456789"
 )
 
-// noFollow returns redirects instead of following them.
-var noFollow = &http.Client{
-	Timeout:       30 * time.Second,
-	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-}
-
 // hop makes one request without following a redirect and returns the
 // status, the Location header and the body.
 func hop(t *testing.T, method, u, contentType, body string, auth func(*http.Request)) (int, string, []byte) {
 	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, u, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	if auth != nil {
-		auth(req)
-	}
-	resp, err := noFollow.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header.Get("Location"), b
+	r := servicetest.Hop(t, method, u, contentType, body, auth)
+	return r.Status, r.Header.Get("Location"), r.Body
 }
 
 // adminFlags returns the query of a callback's redirect to the admin page.

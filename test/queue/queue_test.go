@@ -41,22 +41,7 @@ func start(t *testing.T, dsn string, extra ...string) *servicetest.Service {
 // setup opens the store and points the default connection at sink.
 func setup(t *testing.T, dsn string, sink *smtpsink.Sink) *store.DB {
 	t.Helper()
-	ctx := context.Background()
-	db, err := store.Open(ctx, dsn, store.DefaultPrefix, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	conn := &core.Connection{Name: "sink", Driver: "smtp", IsActive: true, Settings: core.Settings{
-		"host": sink.Host(), "port": int64(sink.Port()), "encryption": "none", "auth": false, "timeout": int64(10),
-	}}
-	if err := db.Connections().CreateConnection(ctx, conn); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Settings().SaveSettings(ctx, core.ScopeFree, map[string]any{"default_connection_id": conn.ID, "from_email": "shop@example.com"}); err != nil {
-		t.Fatal(err)
-	}
-	return db
+	return servicetest.OpenSinkStore(t, dsn, sink, nil)
 }
 
 func message(i int) core.Message {
@@ -98,28 +83,8 @@ func enqueueMany(t *testing.T, db *store.DB, from, n int) {
 // waitDelivered waits until want logs are delivered.
 func waitDelivered(t *testing.T, db *store.DB, want int, timeout time.Duration, svcs ...*servicetest.Service) core.QueueStats {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		st, err := db.Logs().QueueStats(context.Background())
-		if err == nil && st.Delivered == want {
-			return st
-		}
-		if time.Now().After(deadline) {
-			var logs string
-			for _, s := range svcs {
-				logs += s.Stderr.String()
-			}
-			t.Fatalf("after %s: stats %+v (err %v), want %d delivered\n%s", timeout, st, err, want, tail(logs, 3000))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-func tail(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
+	return servicetest.AwaitQueue(t, db.Logs(), timeout, 100*time.Millisecond, fmt.Sprintf("%d delivered", want),
+		func(st core.QueueStats) bool { return st.Delivered == want }, svcs...)
 }
 
 // subjectCounts counts the messages the sink received per subject.
@@ -249,7 +214,7 @@ func TestSIGKILLMidBurst(t *testing.T) {
 	deadline := time.Now().Add(60 * time.Second)
 	for len(sink.Messages()) < 1000 {
 		if time.Now().After(deadline) {
-			t.Fatalf("only %d messages reached the sink in 60s\n%s", len(sink.Messages()), tail(first.Stderr.String(), 3000))
+			t.Fatalf("only %d messages reached the sink in 60s\n%s", len(sink.Messages()), servicetest.Tail(first.Stderr.String(), 3000))
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -391,7 +356,7 @@ func TestMariaDBRestartedUnderLoad(t *testing.T) {
 	enqueueMany(t, db, 0, total)
 	svc := start(t, dsn, "MAILSVC_QUEUE_LEASE=5")
 	if _, err := sink.WaitFor(200, 60*time.Second); err != nil {
-		t.Fatalf("nothing delivered before the restart: %v\n%s", err, tail(svc.Stderr.String(), 2000))
+		t.Fatalf("nothing delivered before the restart: %v\n%s", err, servicetest.Tail(svc.Stderr.String(), 2000))
 	}
 	server.Stop()
 	if n := len(sink.Messages()); n >= total {

@@ -61,23 +61,7 @@ func TestRateSettingsOutOfBounds(t *testing.T) {
 
 func setup(t *testing.T, dsn string, sink *smtpsink.Sink) *store.DB {
 	t.Helper()
-	ctx := context.Background()
-	db, err := store.Open(ctx, dsn, store.DefaultPrefix, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	conn := &core.Connection{Name: "sink", Driver: "smtp", IsActive: true, Settings: core.Settings{
-		"host": sink.Host(), "port": int64(sink.Port()), "encryption": "none", "auth": false, "timeout": int64(10),
-		core.SettingMaxConcurrency: int64(10),
-	}}
-	if err := db.Connections().CreateConnection(ctx, conn); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Settings().SaveSettings(ctx, core.ScopeFree, map[string]any{"default_connection_id": conn.ID, "from_email": "shop@example.com"}); err != nil {
-		t.Fatal(err)
-	}
-	return db
+	return servicetest.OpenSinkStore(t, dsn, sink, core.Settings{core.SettingMaxConcurrency: int64(10)})
 }
 
 func enqueue(t *testing.T, db *store.DB, n int) {

@@ -155,28 +155,8 @@ func enqueue(tb testing.TB, db *store.DB, first, n int, msg func(int) core.Messa
 // the counts.
 func waitFinal(tb testing.TB, db *store.DB, want int, timeout time.Duration, svcs ...*servicetest.Service) core.QueueStats {
 	tb.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		st, err := db.Logs().QueueStats(context.Background())
-		if err == nil && st.Delivered+st.Failed >= want {
-			return st
-		}
-		if time.Now().After(deadline) {
-			var logs string
-			for _, s := range svcs {
-				logs += s.Stderr.String()
-			}
-			tb.Fatalf("after %s: %+v (err %v), want %d delivered or failed\n%s", timeout, st, err, want, tail(logs, 3000))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-func tail(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
+	return servicetest.AwaitQueue(tb, db.Logs(), timeout, 50*time.Millisecond, fmt.Sprintf("%d delivered or failed", want),
+		func(st core.QueueStats) bool { return st.Delivered+st.Failed >= want }, svcs...)
 }
 
 // scrape fetches s's /metrics with the given Authorization header ("" for

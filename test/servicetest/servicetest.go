@@ -285,6 +285,30 @@ func (r Response) JSON(t testing.TB, v any) {
 // credentials or headers.
 func Call(t testing.TB, method, url, body string, auth func(*http.Request)) Response {
 	t.Helper()
+	contentType := ""
+	if body != "" {
+		contentType = "application/json"
+	}
+	return send(t, http.DefaultClient, method, url, contentType, body, auth)
+}
+
+// noFollow is a client that returns redirects instead of following them.
+var noFollow = &http.Client{
+	Timeout:       30 * time.Second,
+	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+}
+
+// Hop makes one request without following a redirect (its Location is in
+// the Header), with an optional body of contentType.
+func Hop(t testing.TB, method, url, contentType, body string, auth func(*http.Request)) Response {
+	t.Helper()
+	return send(t, noFollow, method, url, contentType, body, auth)
+}
+
+// send makes a request with client: an optional body of contentType;
+// auth, when set, adds credentials or headers.
+func send(t testing.TB, client *http.Client, method, url, contentType, body string, auth func(*http.Request)) Response {
+	t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
@@ -293,13 +317,13 @@ func Call(t testing.TB, method, url, body string, auth func(*http.Request)) Resp
 	if err != nil {
 		t.Fatal(err)
 	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
 	}
 	if auth != nil {
 		auth(req)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

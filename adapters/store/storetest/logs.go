@@ -50,6 +50,7 @@ func (s *suite) logTests() []struct {
 		{"AcquireLease", s.testAcquireLease},
 		{"SearchRecipientsAndWords", s.testSearchRecipientsAndWords},
 		{"SearchAddressParts", s.testSearchAddressParts},
+		{"SearchCapped", s.testSearchCapped},
 		{"SearchBackfill", s.testSearchBackfill},
 		{"OutcomeRollups", s.testOutcomeRollups},
 		{"BridgeRowsBackfill", s.testBridgeRowsBackfill},

@@ -313,7 +313,7 @@ func (s *suite) testBridgeRowsBackfill(t *testing.T) {
 	if n := found("audit@example.com"); n != 2 {
 		t.Fatalf("bcc found %d, want 2", n)
 	}
-	if n, err := db.Logs().IndexLogRecipients(ctx, 100); err != nil || n != 0 {
+	if n, err := db.SearchIndex().IndexLogRecipients(ctx, 100); err != nil || n != 0 {
 		t.Fatalf("IndexLogRecipients after everything was indexed = %d, %v", n, err)
 	}
 }

@@ -94,13 +94,13 @@ func (s *suite) testSearchAddressParts(t *testing.T) {
 		}
 	}
 	t.Run("pieces not written yet", run)
-	if _, err := db.Logs().RunSearchIndex(ctx); err != nil {
+	if _, err := db.SearchIndex().RunSearchIndex(ctx); err != nil {
 		t.Fatal(err)
 	}
 	t.Run("dictionary", run)
-	db.Logs().SetSearchNarrowLimits(0, 0)
+	db.SearchIndex().SetSearchNarrowLimits(0, 0)
 	t.Run("each log checked", run)
-	db.Logs().SetSearchNarrowLimits(1000, 0)
+	db.SearchIndex().SetSearchNarrowLimits(1000, 0)
 	t.Run("addresses, then each log checked", run)
 	if partial, err := db.Logs().SearchIndexPartial(ctx); err != nil || partial {
 		t.Fatalf("SearchIndexPartial = %v, %v; want false", partial, err)
@@ -116,7 +116,7 @@ func (s *suite) testSearchAddressParts(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, limits := range [][2]int{{1000, 3000}, {0, 0}} {
-		db.Logs().SetSearchNarrowLimits(limits[0], limits[1])
+		db.SearchIndex().SetSearchNarrowLimits(limits[0], limits[1])
 		for _, term := range []string{"lee", "@acme.com", "ann.lee@acme.com", "bob", "mail.acme.com"} {
 			if logs, total, err := db.Logs().FindLogs(ctx, core.LogFilter{Search: term}); err != nil || len(logs) != 0 || total != 0 {
 				t.Fatalf("%q after erase and delete (limits %v): %v, total %d, %v", term, limits, ids(logs), total, err)
@@ -126,7 +126,7 @@ func (s *suite) testSearchAddressParts(t *testing.T) {
 	if dictionaryHas(t, db, "ann.lee@acme.com") {
 		t.Fatal("the erased address is still in the search dictionary")
 	}
-	if _, err := db.Logs().RunSearchIndex(ctx); err != nil {
+	if _, err := db.SearchIndex().RunSearchIndex(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if dictionaryHas(t, db, "bob@mail.acme.com") {
@@ -158,7 +158,7 @@ func (s *suite) searchPageByLogID(t *testing.T) {
 	a4 := one(5, "abc4@t.test")
 	one(11, "other@t.test") // newer, not a match, id above a3's
 	a5 := one(4, "abc5@t.test")
-	if _, err := db.Logs().RunSearchIndex(ctx); err != nil {
+	if _, err := db.SearchIndex().RunSearchIndex(ctx); err != nil {
 		t.Fatal(err)
 	}
 	order := []*core.Log{a3, a4, a5, a2, a1}
@@ -174,7 +174,7 @@ func (s *suite) searchPageByLogID(t *testing.T) {
 	// The count stops at 4 (more than 3): (1000, 3) gives the dictionary
 	// side 4 logs, enough to cap it without reading the logs.
 	for _, limits := range [][2]int{{1000, 3000}, {1000, 3}} {
-		db.Logs().SetSearchNarrowLimits(limits[0], limits[1])
+		db.SearchIndex().SetSearchNarrowLimits(limits[0], limits[1])
 		for _, tt := range tests {
 			logs, total, err := db.Logs().FindLogs(ctx, core.LogFilter{Search: "abc", Offset: tt.offset, Limit: tt.limit, CountUpTo: 3})
 			want := order[tt.offset : tt.offset+tt.limit]
@@ -220,10 +220,10 @@ func (s *suite) testSearchBackfill(t *testing.T) {
 	if logs, _, err := db.Logs().FindLogs(ctx, core.LogFilter{Search: "olda@acme.com"}); err != nil || len(logs) != 1 {
 		t.Fatalf("exact address before the backfill: %v (%v)", ids(logs), err)
 	}
-	if n, err := db.Logs().IndexSearchAddresses(ctx); err != nil || n == 0 {
+	if n, err := db.SearchIndex().IndexSearchAddresses(ctx); err != nil || n == 0 {
 		t.Fatalf("IndexSearchAddresses = %d, %v; want a step done", n, err)
 	}
-	if _, err := db.Logs().RunSearchIndex(ctx); err != nil {
+	if _, err := db.SearchIndex().RunSearchIndex(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if partial, err := db.Logs().SearchIndexPartial(ctx); err != nil || partial {
@@ -236,7 +236,7 @@ func (s *suite) testSearchBackfill(t *testing.T) {
 	if logs, _, err := db.Logs().FindLogs(ctx, core.LogFilter{Search: "ldc"}); err != nil || len(logs) != 1 {
 		t.Fatalf("fragment after the backfill: %v (%v)", ids(logs), err)
 	}
-	if n, err := db.Logs().IndexSearchAddresses(ctx); err != nil || n != 0 {
+	if n, err := db.SearchIndex().IndexSearchAddresses(ctx); err != nil || n != 0 {
 		t.Fatalf("IndexSearchAddresses when done = %d, %v; want 0", n, err)
 	}
 }

@@ -36,7 +36,7 @@ const webhookTimeout = 15 * time.Second
 const jobRollupCompact = "rollup_compact"
 
 // jobSearchIndex names the scheduler job that fills the log search's
-// address dictionary in the background (store.RunSearchIndex): the logs
+// address dictionary in the background (store.SearchIndexService.RunSearchIndex): the logs
 // from before it, the pieces of new addresses, and the sweep after a
 // purge.
 const jobSearchIndex = "search_index"
@@ -202,7 +202,7 @@ func (rt *runtime) scheduler(settings *app.Settings, conns *app.Connections, oau
 		After:  time.Duration(rt.consts.Int("MAILSVC_QUEUE_STALLED_MINUTES", 15)) * minute,
 		Site:   site,
 	}
-	refreshEvery := scheduler.FromSettings(settings, "oauth_refresh_enabled", "oauth_refresh_interval")
+	refreshEvery := scheduler.FromSettings(settings, scheduler.OAuthRefreshInterval)
 	runner := &scheduler.Runner{
 		Store:  rt.db.Jobs(),
 		Logger: log,
@@ -217,7 +217,7 @@ func (rt *runtime) scheduler(settings *app.Settings, conns *app.Connections, oau
 				_, err = oauthSvc.RefreshDue(ctx, interval*minute/time.Minute)
 				return err
 			}},
-			{Name: scheduler.JobHealthCheck, Every: scheduler.FromSettings(settings, "health_check_enabled", "health_check_interval"), Run: checker.CheckAll},
+			{Name: scheduler.JobHealthCheck, Every: scheduler.FromSettings(settings, scheduler.HealthCheckInterval), Run: checker.CheckAll},
 			{Name: scheduler.JobLogPurge, Every: scheduler.Fixed(time.Hour), Run: func(ctx context.Context) error {
 				// The alert history (the summary report's "alerts raised")
 				// keeps a year and a day.
@@ -252,7 +252,7 @@ func (rt *runtime) scheduler(settings *app.Settings, conns *app.Connections, oau
 				return err
 			}},
 			{Name: jobSearchIndex, Every: scheduler.Fixed(time.Minute), Run: func(ctx context.Context) error {
-				n, err := rt.db.Logs().RunSearchIndex(ctx)
+				n, err := rt.db.SearchIndex().RunSearchIndex(ctx)
 				if n > 0 {
 					log.Debug("filled the log search's address index", "rows", n)
 				}

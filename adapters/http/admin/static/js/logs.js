@@ -80,7 +80,7 @@ async function load(form, results) {
 }
 
 function pager(page, reload) {
-  const total = page.capped ? `at least ${page.total.toLocaleString()}` : page.total.toLocaleString();
+  const total = page.capped ? `more than ${page.total.toLocaleString()}` : page.total.toLocaleString();
   const pages = page.capped ? `${page.pages.toLocaleString()}+` : Math.max(1, page.pages).toLocaleString();
   const go = (n) => { filters.page = n; reload(); };
   const jump = h('input', { id: 'log-page', type: 'number', min: 1, value: filters.page, class: 'small' });
