@@ -332,9 +332,10 @@ echo wp_json_encode( array(
 			return site.PHP(t, `echo wp_json_encode( array( get_option( 'mailsvc_bridge_notice_dismissed' ), get_option( 'mail_svc_version' ), get_option( 'blogname' ) ) );`)
 		}
 		// The options the bridge publishes (the filters' results, the hooks
-		// with callbacks, ...), besides the notice and version options.
+		// with callbacks, ...) and its transients (the service's state kept
+		// for the notices), besides the notice and version options.
 		var published []string
-		if err := json.Unmarshal([]byte(site.PHP(t, `global $wpdb; echo wp_json_encode( $wpdb->get_col( "SELECT option_name FROM $wpdb->options WHERE option_name LIKE 'mailsvc\\_%' AND option_name <> 'mailsvc_bridge_notice_dismissed'" ) );`)), &published); err != nil {
+		if err := json.Unmarshal([]byte(site.PHP(t, `global $wpdb; echo wp_json_encode( $wpdb->get_col( "SELECT option_name FROM $wpdb->options WHERE (option_name LIKE 'mailsvc\\_%' OR option_name LIKE '\\_transient\\_mailsvc\\_%' OR option_name LIKE '\\_transient\\_timeout\\_mailsvc\\_%') AND option_name <> 'mailsvc_bridge_notice_dismissed'" ) );`)), &published); err != nil {
 			t.Fatal(err)
 		}
 		allTables := serviceTables(t, site)
