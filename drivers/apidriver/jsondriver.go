@@ -35,6 +35,9 @@ type JSONDriver struct {
 	Hosts []string
 	// Caps are the provider's recipient caps.
 	Caps core.RecipientCaps
+	// MaxMessageBytes is the provider's size cap of a message, which
+	// JSONTransport.CheckSize applies; 0: none.
+	MaxMessageBytes int
 	// Concurrency is the default max_concurrency; 0: DefaultConcurrency.
 	Concurrency int
 	// Presets are the core.Driver's presets.
@@ -88,16 +91,16 @@ func (d JSONDriver) Driver() core.Driver {
 }
 
 // New builds the transport of a connection from its effective settings:
-// the JSONTransport of its api_key (a field error when empty), base_url
-// and sender override, completed by Open.
+// the JSONTransport of its api_key (a field error when empty; see
+// NewJSONAPI), base_url and sender override, completed by Open.
 func (d JSONDriver) New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
 	def := d.DefaultBaseURL
 	if d.DefaultBaseURLOf != nil {
 		def = d.DefaultBaseURLOf(conn.Settings)
 	}
-	t, err := NewJSONTransport(conn, env, d.Slug, def, d.Auth)
+	api, _, err := NewJSONAPI(d.Slug, def, conn.Settings, env, d.Auth)
 	if err != nil {
 		return nil, err
 	}
-	return d.Open(t, conn.Settings)
+	return d.Open(&JSONTransport{Client: api, Sender: SenderOf(conn.Settings), MaxMessageBytes: d.MaxMessageBytes}, conn.Settings)
 }
