@@ -103,11 +103,7 @@ type request struct {
 }
 
 func addresses(list []core.Address) []address {
-	out := make([]address, 0, len(list))
-	for _, a := range list {
-		out = append(out, address{Email: a.Email, Name: a.Name})
-	}
-	return out
+	return apidriver.Each(list, func(a core.Address) address { return address{Email: a.Email, Name: a.Name} })
 }
 
 // Send implements core.Transport. Mailtrap's reply_to takes one address;

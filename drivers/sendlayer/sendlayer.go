@@ -85,11 +85,7 @@ type request struct {
 }
 
 func addresses(list []core.Address) []address {
-	out := make([]address, 0, len(list))
-	for _, a := range list {
-		out = append(out, address{Name: a.Name, Email: a.Email})
-	}
-	return out
+	return apidriver.Each(list, func(a core.Address) address { return address{Name: a.Name, Email: a.Email} })
 }
 
 // Send implements core.Transport.

@@ -111,11 +111,7 @@ type request struct {
 }
 
 func addresses(list []core.Address) []address {
-	out := make([]address, 0, len(list))
-	for _, a := range list {
-		out = append(out, address{Name: a.Name, Address: a.Email})
-	}
-	return out
+	return apidriver.Each(list, func(a core.Address) address { return address{Name: a.Name, Address: a.Email} })
 }
 
 // Send implements core.Transport. SMTP.com's reply_to takes one
