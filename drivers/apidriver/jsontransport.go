@@ -1,7 +1,9 @@
 package apidriver
 
 import (
+	"context"
 	"fmt"
+	"net/http"
 
 	"github.com/mailsvc/mailsvc/core"
 )
@@ -27,6 +29,17 @@ func (t *JSONTransport) CheckSize(msg *core.Message) error {
 		return core.Permanent(fmt.Errorf("%s: send: the message is %d bytes, over the provider's %d-byte limit", t.Client.Name, n, t.MaxMessageBytes))
 	}
 	return nil
+}
+
+// Post is a driver's send call: msg refused for good over
+// MaxMessageBytes (CheckSize), else body, the provider's request built
+// of it, posted to path, a 2xx answer decoded into out (see
+// JSONAPI.Call).
+func (t *JSONTransport) Post(ctx context.Context, msg *core.Message, path string, body, out any) (*Response, error) {
+	if err := t.CheckSize(msg); err != nil {
+		return nil, err
+	}
+	return t.Client.Call(ctx, "send", http.MethodPost, path, nil, body, out)
 }
 
 // MessageSize is the size of a message's content before any encoding:

@@ -64,13 +64,10 @@ type Transport struct{ *apidriver.JSONTransport }
 
 // Send implements core.Transport with POST /v3/smtp/email.
 func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
-	if err := t.CheckSize(msg); err != nil {
-		return core.Receipt{}, err
-	}
 	var out struct {
 		MessageID string `json:"messageId"`
 	}
-	r, err := t.Client.Call(ctx, "send", http.MethodPost, "/v3/smtp/email", nil, t.build(msg), &out)
+	r, err := t.Post(ctx, msg, "/v3/smtp/email", t.build(msg), &out)
 	if err != nil {
 		return core.Receipt{}, err
 	}

@@ -79,10 +79,7 @@ type Transport struct {
 // Send implements core.Transport with POST /v1/email, answered 202 with
 // the message id in the X-Message-Id header.
 func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
-	if err := t.CheckSize(msg); err != nil {
-		return core.Receipt{}, err
-	}
-	r, err := t.Client.Call(ctx, "send", http.MethodPost, "/v1/email", nil, t.build(msg), nil)
+	r, err := t.Post(ctx, msg, "/v1/email", t.build(msg), nil)
 	if err != nil {
 		return core.Receipt{}, err
 	}

@@ -101,14 +101,11 @@ type result struct {
 // event of every recipient carries it, where Mailjet's MessageID is one
 // per recipient.
 func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
-	if err := t.CheckSize(msg); err != nil {
-		return core.Receipt{}, err
-	}
 	id := newCustomID()
 	var out struct {
 		Messages []result `json:"Messages"`
 	}
-	r, err := t.Client.Call(ctx, "send", http.MethodPost, "/v3.1/send", nil, map[string][]message{"Messages": {t.build(msg, id)}}, &out)
+	r, err := t.Post(ctx, msg, "/v3.1/send", map[string][]message{"Messages": {t.build(msg, id)}}, &out)
 	if err != nil {
 		return core.Receipt{}, err
 	}

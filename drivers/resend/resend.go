@@ -67,13 +67,10 @@ type Transport struct{ *apidriver.JSONTransport }
 
 // Send implements core.Transport with POST /emails.
 func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
-	if err := t.CheckSize(msg); err != nil {
-		return core.Receipt{}, err
-	}
 	var out struct {
 		ID string `json:"id"`
 	}
-	r, err := t.Client.Call(ctx, "send", http.MethodPost, "/emails", nil, t.build(msg), &out)
+	r, err := t.Post(ctx, msg, "/emails", t.build(msg), &out)
 	if err != nil {
 		return core.Receipt{}, err
 	}

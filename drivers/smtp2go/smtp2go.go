@@ -58,9 +58,6 @@ type Transport struct{ *apidriver.JSONTransport }
 // answers 200 with the count of recipients it took: a call that took
 // none, or failed any, is a permanent failure.
 func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
-	if err := t.CheckSize(msg); err != nil {
-		return core.Receipt{}, err
-	}
 	var out struct {
 		Data struct {
 			Succeeded int      `json:"succeeded"`
@@ -69,7 +66,7 @@ func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, e
 			EmailID   string   `json:"email_id"`
 		} `json:"data"`
 	}
-	r, err := t.Client.Call(ctx, "send", http.MethodPost, "/v3/email/send", nil, t.build(msg), &out)
+	r, err := t.Post(ctx, msg, "/v3/email/send", t.build(msg), &out)
 	if err != nil {
 		return core.Receipt{}, err
 	}

@@ -94,15 +94,12 @@ type Transport struct{ *apidriver.JSONTransport }
 // receipt's message id is the transmission id, which SparkPost's events
 // carry as transmission_id.
 func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
-	if err := t.CheckSize(msg); err != nil {
-		return core.Receipt{}, err
-	}
 	var out struct {
 		Results struct {
 			ID string `json:"id"`
 		} `json:"results"`
 	}
-	r, err := t.Client.Call(ctx, "send", http.MethodPost, "/api/v1/transmissions", nil, t.build(msg), &out)
+	r, err := t.Post(ctx, msg, "/api/v1/transmissions", t.build(msg), &out)
 	if err != nil {
 		return core.Receipt{}, err
 	}
