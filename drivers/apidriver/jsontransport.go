@@ -1,25 +1,16 @@
 package apidriver
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 
 	"github.com/mailsvc/mailsvc/core"
 )
 
-// Fields returns the schema of a JSON API driver around its api_key
-// field: api_key, from_email (fromHelp says which senders the provider
-// takes), from_name, force_from, the provider's own fields (extra) and
-// base_url.
-func Fields(apiKey core.Field, fromHelp string, baseURL core.Field, extra ...core.Field) []core.Field {
-	out := []core.Field{apiKey, FromEmailField(fromHelp), FromNameField(), ForceFromField()}
-	out = append(out, extra...)
-	return append(out, baseURL)
-}
-
 // JSONTransport is what the transports of the JSON API drivers hold
-// alike: the client of the provider's API and the sender override. A
-// driver's transport embeds it.
+// alike: the client of the provider's API and the sender override.
+// JSONDriver.New builds it; a driver's transport embeds it.
 type JSONTransport struct {
 	Client JSONAPI
 	Sender Sender
@@ -40,6 +31,17 @@ func (t *JSONTransport) CheckSize(msg *core.Message) error {
 	return nil
 }
 
+// Post is a driver's send call: msg refused for good over
+// MaxMessageBytes (CheckSize), else body, the provider's request built
+// of it, posted to path, a 2xx answer decoded into out (see
+// JSONAPI.Call).
+func (t *JSONTransport) Post(ctx context.Context, msg *core.Message, path string, body, out any) (*Response, error) {
+	if err := t.CheckSize(msg); err != nil {
+		return nil, err
+	}
+	return t.Client.Call(ctx, "send", http.MethodPost, path, nil, body, out)
+}
+
 // MessageSize is the size of a message's content before any encoding:
 // subject, bodies, headers and attachments.
 func MessageSize(msg *core.Message) int {
@@ -51,18 +53,6 @@ func MessageSize(msg *core.Message) int {
 		n += len(a.Data)
 	}
 	return n
-}
-
-// NewJSONTransport reads the settings of conn that every JSON API driver
-// has: the api_key (required; its absence is a field error), which auth
-// sets on each request and no error shows (see NewJSONAPI), the sender
-// override and base_url (def when empty).
-func NewJSONTransport(conn *core.Connection, env core.DriverEnv, provider, def string, auth func(key string) func(http.Header)) (*JSONTransport, error) {
-	api, _, err := NewJSONAPI(provider, def, conn.Settings, env, auth)
-	if err != nil {
-		return nil, err
-	}
-	return &JSONTransport{Client: api, Sender: SenderOf(conn.Settings)}, nil
 }
 
 // BaseURL returns the API base URL the transport talks to.

@@ -30,57 +30,44 @@ func init() {
 	core.Register(Driver())
 }
 
-// Driver returns the Brevo driver description: schema, rules and
-// constructor.
-func Driver() core.Driver {
-	return core.Driver{
-		Slug:               Slug,
-		DefaultConcurrency: apidriver.DefaultConcurrency,
-		RecipientCaps:      core.RecipientCaps{PerMessage: MaxRecipients, NeedsTo: true},
-		Name:               "Brevo",
-		Description:        "Send through Brevo's (formerly Sendinblue) transactional email API with an API key.",
-		SetupHelp:          "In Brevo, open your profile menu > SMTP & API > API keys and generate a v3 API key (it starts with xkeysib-).",
-		Fields: apidriver.Fields(
-			apidriver.APIKeyField("API key", "A Brevo v3 API key (xkeysib-...)."),
-			"Sender address; must be a sender or domain verified in Brevo.",
-			apidriver.BaseURLField("Leave empty for "+DefaultBaseURL+".", "api.brevo.com", "api.sendinblue.com"),
-			core.Field{Key: KeyWebhookToken, Label: "Webhook token", Type: core.FieldPassword, Advanced: true,
-				Help: "Pro webhook receiver: the bearer token set in the webhook's authentication in Brevo (Transactional > Settings > Webhook)."},
-		),
-		Rules: []string{apidriver.SenderRule, "base_url, when empty, is " + DefaultBaseURL + "."},
-		New:   New,
-	}
+var driver = apidriver.JSONDriver{
+	Slug:        Slug,
+	Name:        "Brevo",
+	Description: "Send through Brevo's (formerly Sendinblue) transactional email API with an API key.",
+	SetupHelp:   "In Brevo, open your profile menu > SMTP & API > API keys and generate a v3 API key (it starts with xkeysib-).",
+	APIKey:      apidriver.APIKeyField("API key", "A Brevo v3 API key (xkeysib-...)."),
+	FromHelp:    "Sender address; must be a sender or domain verified in Brevo.",
+	Extra: []core.Field{{Key: KeyWebhookToken, Label: "Webhook token", Type: core.FieldPassword, Advanced: true,
+		Help: "Pro webhook receiver: the bearer token set in the webhook's authentication in Brevo (Transactional > Settings > Webhook)."}},
+	DefaultBaseURL:  DefaultBaseURL,
+	Hosts:           []string{"api.brevo.com", "api.sendinblue.com"},
+	Caps:            core.RecipientCaps{PerMessage: MaxRecipients, NeedsTo: true},
+	MaxMessageBytes: MaxMessageBytes,
+	Auth:            apidriver.HeaderAuth("api-key"),
+	Open: func(t *apidriver.JSONTransport, _ core.Settings) (core.Transport, error) {
+		t.Client.RateLimitReset = "X-Sib-Ratelimit-Reset"
+		return Transport{t}, nil
+	},
 }
 
 // KeyWebhookToken is the settings key of the token Brevo's webhook
 // calls carry.
 const KeyWebhookToken = "webhook_token"
 
+// Driver returns the Brevo driver description: schema, rules and
+// constructor.
+func Driver() core.Driver { return driver.Driver() }
+
 // Transport sends through one Brevo connection. It is safe for
 // concurrent use.
 type Transport struct{ *apidriver.JSONTransport }
 
-// New builds the transport of a Brevo connection from its effective
-// settings.
-func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
-	t, err := apidriver.NewJSONTransport(conn, env, Slug, DefaultBaseURL, apidriver.HeaderAuth("api-key"))
-	if err != nil {
-		return nil, err
-	}
-	t.MaxMessageBytes = MaxMessageBytes
-	t.Client.RateLimitReset = "X-Sib-Ratelimit-Reset"
-	return Transport{t}, nil
-}
-
 // Send implements core.Transport with POST /v3/smtp/email.
 func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
-	if err := t.CheckSize(msg); err != nil {
-		return core.Receipt{}, err
-	}
 	var out struct {
 		MessageID string `json:"messageId"`
 	}
-	r, err := t.Client.Call(ctx, "send", http.MethodPost, "/v3/smtp/email", nil, t.build(msg), &out)
+	r, err := t.Post(ctx, msg, "/v3/smtp/email", t.build(msg), &out)
 	if err != nil {
 		return core.Receipt{}, err
 	}

@@ -40,58 +40,41 @@ func init() {
 	core.Register(Driver())
 }
 
+var driver = apidriver.JSONDriver{
+	Slug:        Slug,
+	Name:        "Cloudflare Email Service",
+	Description: "Send through Cloudflare Email Service's Email Sending REST API with an API token.",
+	SetupHelp:   "In the Cloudflare dashboard, copy the Account ID from the account home, then create an API token with the Account > Email Sending > Send permission (My Profile > API Tokens).",
+	APIKey:      apidriver.APIKeyField("API token", "A Cloudflare API token with the Email Sending Send permission."),
+	Account: []core.Field{{Key: KeyAccountID, Label: "Account ID", Type: core.FieldString, Required: true,
+		Help: "The Cloudflare account that owns the sending domain."}},
+	FromHelp:       "Sender address; its domain must be onboarded for sending in Cloudflare Email Service.",
+	DefaultBaseURL: DefaultBaseURL,
+	Hosts:          []string{"api.cloudflare.com"},
+	Caps:           core.RecipientCaps{PerMessage: MaxRecipients, NeedsTo: true},
+	Auth:           apidriver.BearerAuth,
+	Open: func(t *apidriver.JSONTransport, s core.Settings) (core.Transport, error) {
+		t.Client.Refused = refused
+		return Transport{t, s.String(KeyAccountID)}, nil
+	},
+}
+
 // Driver returns the Cloudflare driver description: schema, rules and
 // constructor.
-func Driver() core.Driver {
-	return core.Driver{
-		Slug:               Slug,
-		Name:               "Cloudflare Email Service",
-		Description:        "Send through Cloudflare Email Service's Email Sending REST API with an API token.",
-		SetupHelp:          "In the Cloudflare dashboard, copy the Account ID from the account home, then create an API token with the Account > Email Sending > Send permission (My Profile > API Tokens).",
-		DefaultConcurrency: apidriver.DefaultConcurrency,
-		RecipientCaps:      core.RecipientCaps{PerMessage: MaxRecipients, NeedsTo: true},
-		Fields: []core.Field{
-			apidriver.APIKeyField("API token", "A Cloudflare API token with the Email Sending Send permission."),
-			{Key: KeyAccountID, Label: "Account ID", Type: core.FieldString, Required: true,
-				Help: "The Cloudflare account that owns the sending domain."},
-			apidriver.FromEmailField("Sender address; its domain must be onboarded for sending in Cloudflare Email Service."),
-			apidriver.FromNameField(),
-			apidriver.ForceFromField(),
-			apidriver.Advanced(apidriver.BaseURLField("Leave empty for "+DefaultBaseURL+".", "api.cloudflare.com")),
-		},
-		Rules: []string{apidriver.SenderRule, "base_url, when empty, is " + DefaultBaseURL + "."},
-		New:   New,
-	}
-}
+func Driver() core.Driver { return driver.Driver() }
 
 // Transport sends through one Cloudflare connection. It is safe for
 // concurrent use.
 type Transport struct {
-	api     apidriver.JSONAPI
+	*apidriver.JSONTransport
 	account string
-	sender  apidriver.Sender
 }
-
-// New builds the transport of a Cloudflare connection from its effective
-// settings.
-func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
-	s := conn.Settings
-	api, _, err := apidriver.NewJSONAPI(Slug, DefaultBaseURL, s, env, apidriver.BearerAuth)
-	if err != nil {
-		return nil, err
-	}
-	api.Refused = refused
-	return &Transport{api: api, account: s.String(KeyAccountID), sender: apidriver.SenderOf(s)}, nil
-}
-
-// BaseURL returns the API base URL the transport talks to.
-func (t *Transport) BaseURL() string { return t.api.BaseURL }
 
 // Verify implements core.Verifier with GET
 // /client/v4/user/tokens/verify, which checks the token and sends
 // nothing.
-func (t *Transport) Verify(ctx context.Context) error {
-	return t.api.Verify(ctx, http.MethodGet, "/client/v4/user/tokens/verify", nil, nil)
+func (t Transport) Verify(ctx context.Context) error {
+	return t.Client.Verify(ctx, http.MethodGet, "/client/v4/user/tokens/verify", nil, nil)
 }
 
 // refused fails an answer of Cloudflare's envelope with success false,
@@ -148,12 +131,12 @@ func emails(list []core.Address) []string {
 // addresses (their names are not sent) and one reply_to; several
 // Reply-To addresses go as a header. It answers per recipient: those in
 // permanent_bounces are refused.
-func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
+func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
 	if err := apidriver.CheckSize(msg, MaxMessageBytes); err != nil {
 		return core.Receipt{}, err
 	}
 	msg = msg.ForEnvelope()
-	from := t.sender.Apply(msg.From)
+	from := t.Sender.Apply(msg.From)
 	// Cloudflare's answer names no message id: the message goes with a
 	// Message-ID, which the receipt keeps.
 	if msg.MessageID() == "" {
@@ -187,7 +170,7 @@ func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, 
 		} `json:"result"`
 	}
 	path := "/client/v4/accounts/" + url.PathEscape(t.account) + "/email/sending/send"
-	if _, err := t.api.Do(ctx, "send", http.MethodPost, path, &r, &out); err != nil {
+	if _, err := t.Client.Do(ctx, "send", http.MethodPost, path, &r, &out); err != nil {
 		return core.Receipt{}, err
 	}
 	res := out.Result

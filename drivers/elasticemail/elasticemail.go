@@ -32,54 +32,34 @@ func init() {
 	core.Register(Driver())
 }
 
+var driver = apidriver.JSONDriver{
+	Slug:        Slug,
+	Name:        "Elastic Email",
+	Description: "Send through the Elastic Email REST API v4 with an API key.",
+	SetupHelp:   "In Elastic Email, open Settings > Manage API Keys and create a key with the Send Email access (and Settings: view, for the credentials check).",
+	APIKey:      apidriver.APIKeyField("API key", "An Elastic Email API key with the Send Email access."),
+	FromHelp:    "Sender address; its domain must be verified in Elastic Email.",
+	Extra: []core.Field{{Key: "webhook_token", Label: "Notification URL token", Type: core.FieldPassword, Advanced: true,
+		Help: "Pro webhook receiver: a random token you add as ?token=... to the notification URL set in Elastic Email (Settings > Notifications)."}},
+	DefaultBaseURL: DefaultBaseURL,
+	Hosts:          []string{"api.elasticemail.com"},
+	Caps:           core.RecipientCaps{PerMessage: MaxRecipients, NeedsTo: true},
+	Auth:           apidriver.HeaderAuth("X-ElasticEmail-ApiKey"),
+	Open:           func(t *apidriver.JSONTransport, _ core.Settings) (core.Transport, error) { return Transport{t}, nil },
+}
+
 // Driver returns the Elastic Email driver description: schema, rules and
 // constructor.
-func Driver() core.Driver {
-	return core.Driver{
-		Slug:               Slug,
-		Name:               "Elastic Email",
-		Description:        "Send through the Elastic Email REST API v4 with an API key.",
-		SetupHelp:          "In Elastic Email, open Settings > Manage API Keys and create a key with the Send Email access (and Settings: view, for the credentials check).",
-		DefaultConcurrency: apidriver.DefaultConcurrency,
-		RecipientCaps:      core.RecipientCaps{PerMessage: MaxRecipients, NeedsTo: true},
-		Fields: []core.Field{
-			apidriver.APIKeyField("API key", "An Elastic Email API key with the Send Email access."),
-			apidriver.FromEmailField("Sender address; its domain must be verified in Elastic Email."),
-			apidriver.FromNameField(),
-			apidriver.ForceFromField(),
-			{Key: "webhook_token", Label: "Notification URL token", Type: core.FieldPassword, Advanced: true,
-				Help: "Pro webhook receiver: a random token you add as ?token=... to the notification URL set in Elastic Email (Settings > Notifications)."},
-			apidriver.Advanced(apidriver.BaseURLField("Leave empty for "+DefaultBaseURL+".", "api.elasticemail.com")),
-		},
-		Rules: []string{apidriver.SenderRule, "base_url, when empty, is " + DefaultBaseURL + "."},
-		New:   New,
-	}
-}
+func Driver() core.Driver { return driver.Driver() }
 
 // Transport sends through one Elastic Email connection. It is safe for
 // concurrent use.
-type Transport struct {
-	api    apidriver.JSONAPI
-	sender apidriver.Sender
-}
-
-// New builds the transport of an Elastic Email connection from its
-// effective settings.
-func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
-	api, _, err := apidriver.NewJSONAPI(Slug, DefaultBaseURL, conn.Settings, env, apidriver.HeaderAuth("X-ElasticEmail-ApiKey"))
-	if err != nil {
-		return nil, err
-	}
-	return &Transport{api: api, sender: apidriver.SenderOf(conn.Settings)}, nil
-}
-
-// BaseURL returns the API base URL the transport talks to.
-func (t *Transport) BaseURL() string { return t.api.BaseURL }
+type Transport struct{ *apidriver.JSONTransport }
 
 // Verify implements core.Verifier with GET /v4/domains, an
 // authenticated read that sends nothing.
-func (t *Transport) Verify(ctx context.Context) error {
-	return t.api.Verify(ctx, http.MethodGet, "/v4/domains", nil, nil)
+func (t Transport) Verify(ctx context.Context) error {
+	return t.Client.Verify(ctx, http.MethodGet, "/v4/domains", nil, nil)
 }
 
 type bodyPart struct {
@@ -112,7 +92,7 @@ type request struct {
 
 // Send implements core.Transport. Elastic Email's message has no
 // Content-ID for a part: an inline image goes as an attachment.
-func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
+func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
 	if err := apidriver.CheckSize(msg, MaxMessageBytes); err != nil {
 		return core.Receipt{}, err
 	}
@@ -122,7 +102,7 @@ func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, 
 	r.Recipients.CC = apidriver.Mailboxes(msg.Cc)
 	r.Recipients.BCC = apidriver.Mailboxes(msg.Bcc)
 	c := &r.Content
-	c.From = apidriver.Mailbox(t.sender.Apply(msg.From))
+	c.From = apidriver.Mailbox(t.Sender.Apply(msg.From))
 	if len(msg.ReplyTo) > 0 {
 		c.ReplyTo = strings.Join(apidriver.Mailboxes(msg.ReplyTo), ", ")
 	}
@@ -141,7 +121,7 @@ func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, 
 		TransactionID string `json:"TransactionID"`
 		MessageID     string `json:"MessageID"`
 	}
-	if _, err := t.api.Do(ctx, "send", http.MethodPost, "/v4/emails/transactional", &r, &out); err != nil {
+	if _, err := t.Client.Do(ctx, "send", http.MethodPost, "/v4/emails/transactional", &r, &out); err != nil {
 		return core.Receipt{}, err
 	}
 	id := out.MessageID

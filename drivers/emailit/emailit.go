@@ -33,52 +33,32 @@ func init() {
 	core.Register(Driver())
 }
 
+var driver = apidriver.JSONDriver{
+	Slug:           Slug,
+	Name:           "Emailit",
+	Description:    "Send through the Emailit Email API with an API key.",
+	SetupHelp:      "In Emailit, open Credentials (API keys) and create a sending API key (it starts with secret_).",
+	APIKey:         apidriver.APIKeyField("API key", "An Emailit API key."),
+	FromHelp:       "Sender address; its domain must be a verified sending domain in Emailit.",
+	DefaultBaseURL: DefaultBaseURL,
+	Hosts:          []string{"api.emailit.com"},
+	Caps:           core.RecipientCaps{To: MaxPerField, Cc: MaxPerField, Bcc: MaxPerField, NeedsTo: true},
+	Auth:           apidriver.BearerAuth,
+	Open:           func(t *apidriver.JSONTransport, _ core.Settings) (core.Transport, error) { return Transport{t}, nil },
+}
+
 // Driver returns the Emailit driver description: schema, rules and
 // constructor.
-func Driver() core.Driver {
-	return core.Driver{
-		Slug:               Slug,
-		Name:               "Emailit",
-		Description:        "Send through the Emailit Email API with an API key.",
-		SetupHelp:          "In Emailit, open Credentials (API keys) and create a sending API key (it starts with secret_).",
-		DefaultConcurrency: apidriver.DefaultConcurrency,
-		RecipientCaps:      core.RecipientCaps{To: MaxPerField, Cc: MaxPerField, Bcc: MaxPerField, NeedsTo: true},
-		Fields: []core.Field{
-			apidriver.APIKeyField("API key", "An Emailit API key."),
-			apidriver.FromEmailField("Sender address; its domain must be a verified sending domain in Emailit."),
-			apidriver.FromNameField(),
-			apidriver.ForceFromField(),
-			apidriver.Advanced(apidriver.BaseURLField("Leave empty for "+DefaultBaseURL+".", "api.emailit.com")),
-		},
-		Rules: []string{apidriver.SenderRule, "base_url, when empty, is " + DefaultBaseURL + "."},
-		New:   New,
-	}
-}
+func Driver() core.Driver { return driver.Driver() }
 
 // Transport sends through one Emailit connection. It is safe for
 // concurrent use.
-type Transport struct {
-	api    apidriver.JSONAPI
-	sender apidriver.Sender
-}
-
-// New builds the transport of an Emailit connection from its effective
-// settings.
-func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
-	api, _, err := apidriver.NewJSONAPI(Slug, DefaultBaseURL, conn.Settings, env, apidriver.BearerAuth)
-	if err != nil {
-		return nil, err
-	}
-	return &Transport{api: api, sender: apidriver.SenderOf(conn.Settings)}, nil
-}
-
-// BaseURL returns the API base URL the transport talks to.
-func (t *Transport) BaseURL() string { return t.api.BaseURL }
+type Transport struct{ *apidriver.JSONTransport }
 
 // Verify implements core.Verifier with GET /v2/domains, an
 // authenticated read that sends nothing.
-func (t *Transport) Verify(ctx context.Context) error {
-	return t.api.Verify(ctx, http.MethodGet, "/v2/domains", nil, nil)
+func (t Transport) Verify(ctx context.Context) error {
+	return t.Client.Verify(ctx, http.MethodGet, "/v2/domains", nil, nil)
 }
 
 type attachment struct {
@@ -104,12 +84,12 @@ type request struct {
 // Send implements core.Transport. The message's Message-ID and its
 // recipients make the request's Idempotency-Key: Emailit sends a request
 // it already took (within 24 hours) once.
-func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
+func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
 	if err := apidriver.CheckSize(msg, MaxMessageBytes); err != nil {
 		return core.Receipt{}, err
 	}
 	msg = msg.ForEnvelope()
-	r := request{From: apidriver.Mailbox(t.sender.Apply(msg.From)), To: apidriver.Mailboxes(msg.To), Cc: apidriver.Mailboxes(msg.Cc),
+	r := request{From: apidriver.Mailbox(t.Sender.Apply(msg.From)), To: apidriver.Mailboxes(msg.To), Cc: apidriver.Mailboxes(msg.Cc),
 		Bcc: apidriver.Mailboxes(msg.Bcc), ReplyTo: apidriver.Mailboxes(msg.ReplyTo), Subject: msg.Subject, HTML: msg.HTML, Text: msg.Text,
 		Headers: apidriver.CustomHeaders(msg)}
 	if r.HTML == "" && r.Text == "" {
@@ -130,7 +110,7 @@ func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, 
 		ID     string `json:"id"`
 		Status string `json:"status"`
 	}
-	if _, err := t.api.DoWithHeader(ctx, "send", http.MethodPost, "/v2/emails", header, &r, &out); err != nil {
+	if _, err := t.Client.DoWithHeader(ctx, "send", http.MethodPost, "/v2/emails", header, &r, &out); err != nil {
 		return core.Receipt{}, err
 	}
 	return core.Receipt{MessageID: out.ID, Response: strings.TrimSpace("200 " + out.Status + " " + out.ID)}, nil

@@ -42,29 +42,32 @@ func init() {
 	core.Register(Driver())
 }
 
+var driver = apidriver.JSONDriver{
+	Slug:        Slug,
+	Name:        "MailerSend",
+	Description: "Send through the MailerSend email API with an API token.",
+	SetupHelp:   "In MailerSend, open Integrations > API tokens (or the domain's page) and generate a token with Email: Full access.",
+	APIKey:      apidriver.APIKeyField("API token", "A MailerSend API token with the Email permission (mlsn....)."),
+	FromHelp:    "Sender address; must be on a domain verified in MailerSend.",
+	Extra: []core.Field{
+		{Key: KeyCustomHeaders, Label: "Send custom headers", Type: core.FieldBoolean, Default: false, Advanced: true,
+			Help: "Send the message's own headers (List-Unsubscribe, X-...). Only MailerSend's Professional and Enterprise plans take them; other plans refuse such a message."},
+		{Key: KeyWebhookSecret, Label: "Webhook signing secret", Type: core.FieldPassword, Advanced: true,
+			Help: "Pro webhook receiver: the signing secret shown on the webhook's page in MailerSend (Domains > Webhooks)."},
+	},
+	DefaultBaseURL:  DefaultBaseURL,
+	Hosts:           []string{"api.mailersend.com"},
+	Caps:            core.RecipientCaps{To: MaxTo, Cc: MaxCc, Bcc: MaxBcc, NeedsTo: true},
+	MaxMessageBytes: MaxMessageBytes,
+	Auth:            apidriver.BearerAuth,
+	Open: func(t *apidriver.JSONTransport, s core.Settings) (core.Transport, error) {
+		return Transport{t, s.Bool(KeyCustomHeaders, false)}, nil
+	},
+}
+
 // Driver returns the MailerSend driver description: schema, rules and
 // constructor.
-func Driver() core.Driver {
-	return core.Driver{
-		Slug:               Slug,
-		DefaultConcurrency: apidriver.DefaultConcurrency,
-		RecipientCaps:      core.RecipientCaps{To: MaxTo, Cc: MaxCc, Bcc: MaxBcc, NeedsTo: true},
-		Name:               "MailerSend",
-		Description:        "Send through the MailerSend email API with an API token.",
-		SetupHelp:          "In MailerSend, open Integrations > API tokens (or the domain's page) and generate a token with Email: Full access.",
-		Fields: apidriver.Fields(
-			apidriver.APIKeyField("API token", "A MailerSend API token with the Email permission (mlsn....)."),
-			"Sender address; must be on a domain verified in MailerSend.",
-			apidriver.BaseURLField("Leave empty for "+DefaultBaseURL+".", "api.mailersend.com"),
-			core.Field{Key: KeyCustomHeaders, Label: "Send custom headers", Type: core.FieldBoolean, Default: false, Advanced: true,
-				Help: "Send the message's own headers (List-Unsubscribe, X-...). Only MailerSend's Professional and Enterprise plans take them; other plans refuse such a message."},
-			core.Field{Key: KeyWebhookSecret, Label: "Webhook signing secret", Type: core.FieldPassword, Advanced: true,
-				Help: "Pro webhook receiver: the signing secret shown on the webhook's page in MailerSend (Domains > Webhooks)."},
-		),
-		Rules: []string{apidriver.SenderRule, "base_url, when empty, is " + DefaultBaseURL + "."},
-		New:   New,
-	}
-}
+func Driver() core.Driver { return driver.Driver() }
 
 // Transport sends through one MailerSend connection. It is safe for
 // concurrent use.
@@ -73,24 +76,10 @@ type Transport struct {
 	headers bool
 }
 
-// New builds the transport of a MailerSend connection from its effective
-// settings.
-func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
-	t, err := apidriver.NewJSONTransport(conn, env, Slug, DefaultBaseURL, apidriver.BearerAuth)
-	if err != nil {
-		return nil, err
-	}
-	t.MaxMessageBytes = MaxMessageBytes
-	return Transport{t, conn.Settings.Bool(KeyCustomHeaders, false)}, nil
-}
-
 // Send implements core.Transport with POST /v1/email, answered 202 with
 // the message id in the X-Message-Id header.
 func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
-	if err := t.CheckSize(msg); err != nil {
-		return core.Receipt{}, err
-	}
-	r, err := t.Client.Call(ctx, "send", http.MethodPost, "/v1/email", nil, t.build(msg), nil)
+	r, err := t.Post(ctx, msg, "/v1/email", t.build(msg), nil)
 	if err != nil {
 		return core.Receipt{}, err
 	}

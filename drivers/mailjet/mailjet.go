@@ -40,51 +40,45 @@ func init() {
 	core.Register(Driver())
 }
 
+var driver = apidriver.JSONDriver{
+	Slug:        Slug,
+	Name:        "Mailjet",
+	Description: "Send through Mailjet's Send API v3.1 with an API key and its secret key.",
+	SetupHelp:   "In Mailjet, open Account settings > REST API > API Key Management: the API key and the secret key are shown there.",
+	APIKey:      apidriver.APIKeyField("API key", "The Mailjet API key (the public one)."),
+	FromHelp:    "Sender address; must be a sender or domain validated in Mailjet.",
+	Extra: []core.Field{
+		{Key: KeyAPISecret, Label: "Secret key", Type: core.FieldPassword, Required: true,
+			Help: "The secret key that goes with the API key."},
+		{Key: KeyWebhookUsername, Label: "Webhook username", Type: core.FieldString, Advanced: true,
+			Help: "Pro webhook receiver: the user name in the event URL set in Mailjet (https://user:password@.../pro/webhooks/mailjet)."},
+		{Key: KeyWebhookPassword, Label: "Webhook password", Type: core.FieldPassword, Advanced: true,
+			Help: "Pro webhook receiver: the password in the event URL set in Mailjet."},
+	},
+	DefaultBaseURL:  DefaultBaseURL,
+	Hosts:           []string{"api.mailjet.com"},
+	Caps:            core.RecipientCaps{PerMessage: MaxRecipients, NeedsTo: true},
+	MaxMessageBytes: MaxMessageBytes,
+	Open:            open,
+}
+
 // Driver returns the Mailjet driver description: schema, rules and
 // constructor.
-func Driver() core.Driver {
-	return core.Driver{
-		Slug:               Slug,
-		DefaultConcurrency: apidriver.DefaultConcurrency,
-		RecipientCaps:      core.RecipientCaps{PerMessage: MaxRecipients, NeedsTo: true},
-		Name:               "Mailjet",
-		Description:        "Send through Mailjet's Send API v3.1 with an API key and its secret key.",
-		SetupHelp:          "In Mailjet, open Account settings > REST API > API Key Management: the API key and the secret key are shown there.",
-		Fields: apidriver.Fields(
-			apidriver.APIKeyField("API key", "The Mailjet API key (the public one)."),
-			"Sender address; must be a sender or domain validated in Mailjet.",
-			apidriver.BaseURLField("Leave empty for "+DefaultBaseURL+".", "api.mailjet.com"),
-			core.Field{Key: KeyAPISecret, Label: "Secret key", Type: core.FieldPassword, Required: true,
-				Help: "The secret key that goes with the API key."},
-			core.Field{Key: KeyWebhookUsername, Label: "Webhook username", Type: core.FieldString, Advanced: true,
-				Help: "Pro webhook receiver: the user name in the event URL set in Mailjet (https://user:password@.../pro/webhooks/mailjet)."},
-			core.Field{Key: KeyWebhookPassword, Label: "Webhook password", Type: core.FieldPassword, Advanced: true,
-				Help: "Pro webhook receiver: the password in the event URL set in Mailjet."},
-		),
-		Rules: []string{apidriver.SenderRule, "base_url, when empty, is " + DefaultBaseURL + "."},
-		New:   New,
-	}
-}
+func Driver() core.Driver { return driver.Driver() }
 
 // Transport sends through one Mailjet connection. It is safe for
 // concurrent use.
 type Transport struct{ *apidriver.JSONTransport }
 
-// New builds the transport of a Mailjet connection from its effective
-// settings.
-func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
-	secret := conn.Settings.String(KeyAPISecret)
-	t, err := apidriver.NewJSONTransport(conn, env, Slug, DefaultBaseURL, func(key string) func(http.Header) {
-		return func(h http.Header) {
-			h.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(key+":"+secret)))
-		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	t.MaxMessageBytes = MaxMessageBytes
+// open completes t with Mailjet's Basic authentication of the API key
+// and its secret key (required).
+func open(t *apidriver.JSONTransport, s core.Settings) (core.Transport, error) {
+	key, secret := s.String(apidriver.KeyAPIKey), s.String(KeyAPISecret)
 	if secret == "" {
 		return nil, core.Invalid(map[string]string{KeyAPISecret: "This field is required."})
+	}
+	t.Client.Auth = func(h http.Header) {
+		h.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(key+":"+secret)))
 	}
 	t.Client.Secrets = append(t.Client.Secrets, secret)
 	return Transport{t}, nil
@@ -107,14 +101,11 @@ type result struct {
 // event of every recipient carries it, where Mailjet's MessageID is one
 // per recipient.
 func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
-	if err := t.CheckSize(msg); err != nil {
-		return core.Receipt{}, err
-	}
 	id := newCustomID()
 	var out struct {
 		Messages []result `json:"Messages"`
 	}
-	r, err := t.Client.Call(ctx, "send", http.MethodPost, "/v3.1/send", nil, map[string][]message{"Messages": {t.build(msg, id)}}, &out)
+	r, err := t.Post(ctx, msg, "/v3.1/send", map[string][]message{"Messages": {t.build(msg, id)}}, &out)
 	if err != nil {
 		return core.Receipt{}, err
 	}

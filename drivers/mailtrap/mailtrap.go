@@ -37,59 +37,42 @@ func init() {
 	core.Register(Driver())
 }
 
+var driver = apidriver.JSONDriver{
+	Slug:           Slug,
+	Name:           "Mailtrap",
+	Description:    "Send through Mailtrap Email Sending (the transactional stream) with an API token.",
+	SetupHelp:      "In Mailtrap, open Sending Domains, choose your verified domain and copy the API token shown under Integration > API (or create one in Settings > API Tokens).",
+	APIKey:         apidriver.APIKeyField("API token", "A Mailtrap API token with access to the sending domain."),
+	FromHelp:       "Sender address; its domain must be a verified sending domain in Mailtrap.",
+	DefaultBaseURL: DefaultBaseURL,
+	BaseURLHelp:    "Leave empty for " + DefaultBaseURL + " (the transactional stream; " + BulkBaseURL + " for the bulk stream).",
+	Hosts:          []string{"send.api.mailtrap.io", "bulk.api.mailtrap.io"},
+	Caps:           core.RecipientCaps{To: MaxPerField, Cc: MaxPerField, Bcc: MaxPerField, NeedsTo: true},
+	Auth:           apidriver.BearerAuth,
+	Open: func(t *apidriver.JSONTransport, _ core.Settings) (core.Transport, error) {
+		accounts := t.Client
+		if accounts.BaseURL == DefaultBaseURL || accounts.BaseURL == BulkBaseURL {
+			accounts.BaseURL = AccountsURL
+		}
+		return Transport{t, accounts}, nil
+	},
+}
+
 // Driver returns the Mailtrap driver description: schema, rules and
 // constructor.
-func Driver() core.Driver {
-	return core.Driver{
-		Slug:               Slug,
-		Name:               "Mailtrap",
-		Description:        "Send through Mailtrap Email Sending (the transactional stream) with an API token.",
-		SetupHelp:          "In Mailtrap, open Sending Domains, choose your verified domain and copy the API token shown under Integration > API (or create one in Settings > API Tokens).",
-		DefaultConcurrency: apidriver.DefaultConcurrency,
-		RecipientCaps:      core.RecipientCaps{To: MaxPerField, Cc: MaxPerField, Bcc: MaxPerField, NeedsTo: true},
-		Fields: []core.Field{
-			apidriver.APIKeyField("API token", "A Mailtrap API token with access to the sending domain."),
-			apidriver.FromEmailField("Sender address; its domain must be a verified sending domain in Mailtrap."),
-			apidriver.FromNameField(),
-			apidriver.ForceFromField(),
-			apidriver.Advanced(apidriver.BaseURLField("Leave empty for "+DefaultBaseURL+" (the transactional stream; "+BulkBaseURL+" for the bulk stream).",
-				"send.api.mailtrap.io", "bulk.api.mailtrap.io")),
-		},
-		Rules: []string{apidriver.SenderRule, "base_url, when empty, is " + DefaultBaseURL + "."},
-		New:   New,
-	}
-}
+func Driver() core.Driver { return driver.Driver() }
 
 // Transport sends through one Mailtrap connection. It is safe for
 // concurrent use.
 type Transport struct {
-	api      apidriver.JSONAPI
+	*apidriver.JSONTransport
 	accounts apidriver.JSONAPI
-	sender   apidriver.Sender
 }
-
-// New builds the transport of a Mailtrap connection from its effective
-// settings.
-func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
-	s := conn.Settings
-	api, _, err := apidriver.NewJSONAPI(Slug, DefaultBaseURL, s, env, apidriver.BearerAuth)
-	if err != nil {
-		return nil, err
-	}
-	accounts := api
-	if api.BaseURL == DefaultBaseURL || api.BaseURL == BulkBaseURL {
-		accounts.BaseURL = AccountsURL
-	}
-	return &Transport{api: api, accounts: accounts, sender: apidriver.SenderOf(s)}, nil
-}
-
-// BaseURL returns the API base URL the transport talks to.
-func (t *Transport) BaseURL() string { return t.api.BaseURL }
 
 // Verify implements core.Verifier with GET /api/accounts on Mailtrap's
 // general API (on base_url itself when it is not one of Mailtrap's
 // sending hosts), which sends nothing.
-func (t *Transport) Verify(ctx context.Context) error {
+func (t Transport) Verify(ctx context.Context) error {
 	return t.accounts.Verify(ctx, http.MethodGet, "/api/accounts", nil, nil)
 }
 
@@ -120,21 +103,17 @@ type request struct {
 }
 
 func addresses(list []core.Address) []address {
-	out := make([]address, 0, len(list))
-	for _, a := range list {
-		out = append(out, address{Email: a.Email, Name: a.Name})
-	}
-	return out
+	return apidriver.Each(list, func(a core.Address) address { return address{Email: a.Email, Name: a.Name} })
 }
 
 // Send implements core.Transport. Mailtrap's reply_to takes one address;
 // several go as a Reply-To header.
-func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
+func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
 	if err := apidriver.CheckSize(msg, MaxMessageBytes); err != nil {
 		return core.Receipt{}, err
 	}
 	msg = msg.ForEnvelope()
-	from := t.sender.Apply(msg.From)
+	from := t.Sender.Apply(msg.From)
 	r := request{From: address{Email: from.Email, Name: from.Name}, To: addresses(msg.To), Cc: addresses(msg.Cc), Bcc: addresses(msg.Bcc),
 		Subject: msg.Subject, Text: msg.Text, HTML: msg.HTML, Headers: apidriver.CustomHeaders(msg)}
 	if len(msg.ReplyTo) == 1 {
@@ -155,7 +134,7 @@ func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, 
 		Success    bool     `json:"success"`
 		MessageIDs []string `json:"message_ids"`
 	}
-	if _, err := t.api.Do(ctx, "send", http.MethodPost, "/api/send", &r, &out); err != nil {
+	if _, err := t.Client.Do(ctx, "send", http.MethodPost, "/api/send", &r, &out); err != nil {
 		return core.Receipt{}, err
 	}
 	rc := core.Receipt{Response: "200 OK " + strings.Join(out.MessageIDs, ", ")}

@@ -38,58 +38,43 @@ func init() {
 	core.Register(Driver())
 }
 
+var driver = apidriver.JSONDriver{
+	Slug:        Slug,
+	Name:        "Mailchimp Transactional (Mandrill)",
+	Description: "Send through the Mailchimp Transactional (Mandrill) API with an API key.",
+	SetupHelp:   "In Mailchimp Transactional (mandrillapp.com), open Settings > SMTP & API Info and create a new API key.",
+	APIKey:      apidriver.APIKeyField("API key", "A Mailchimp Transactional API key."),
+	FromHelp:    "Sender address; its domain must be verified in Mandrill (Settings > Domains).",
+	Extra: []core.Field{
+		apidriver.Advanced(core.Field{Key: "webhook_key", Label: "Webhook key", Type: core.FieldPassword,
+			Help: "Pro webhook receiver: the key Mandrill shows for the webhook (Settings > Webhooks), which signs its calls."}),
+		apidriver.Advanced(core.Field{Key: "webhook_url", Label: "Webhook URL", Type: core.FieldString,
+			Help: "Pro webhook receiver: the webhook URL exactly as entered in Mandrill; its signature covers it."}),
+	},
+	DefaultBaseURL: DefaultBaseURL,
+	Hosts:          []string{"mandrillapp.com"},
+	Caps:           core.RecipientCaps{PerMessage: MaxRecipients},
+	Open: func(t *apidriver.JSONTransport, s core.Settings) (core.Transport, error) {
+		t.Client.Refused = refused
+		return Transport{t, s.String(apidriver.KeyAPIKey)}, nil
+	},
+}
+
 // Driver returns the Mandrill driver description: schema, rules and
 // constructor.
-func Driver() core.Driver {
-	return core.Driver{
-		Slug:               Slug,
-		Name:               "Mailchimp Transactional (Mandrill)",
-		Description:        "Send through the Mailchimp Transactional (Mandrill) API with an API key.",
-		SetupHelp:          "In Mailchimp Transactional (mandrillapp.com), open Settings > SMTP & API Info and create a new API key.",
-		DefaultConcurrency: apidriver.DefaultConcurrency,
-		RecipientCaps:      core.RecipientCaps{PerMessage: MaxRecipients},
-		Fields: []core.Field{
-			apidriver.APIKeyField("API key", "A Mailchimp Transactional API key."),
-			apidriver.FromEmailField("Sender address; its domain must be verified in Mandrill (Settings > Domains)."),
-			apidriver.FromNameField(),
-			apidriver.ForceFromField(),
-			apidriver.Advanced(core.Field{Key: "webhook_key", Label: "Webhook key", Type: core.FieldPassword,
-				Help: "Pro webhook receiver: the key Mandrill shows for the webhook (Settings > Webhooks), which signs its calls."}),
-			apidriver.Advanced(core.Field{Key: "webhook_url", Label: "Webhook URL", Type: core.FieldString,
-				Help: "Pro webhook receiver: the webhook URL exactly as entered in Mandrill; its signature covers it."}),
-			apidriver.Advanced(apidriver.BaseURLField("Leave empty for "+DefaultBaseURL+".", "mandrillapp.com")),
-		},
-		Rules: []string{apidriver.SenderRule, "base_url, when empty, is " + DefaultBaseURL + "."},
-		New:   New,
-	}
-}
+func Driver() core.Driver { return driver.Driver() }
 
 // Transport sends through one Mandrill connection. It is safe for
-// concurrent use.
+// concurrent use. Mandrill takes its key in each request's body.
 type Transport struct {
-	key    string
-	api    apidriver.JSONAPI
-	sender apidriver.Sender
+	*apidriver.JSONTransport
+	key string
 }
-
-// New builds the transport of a Mandrill connection from its effective
-// settings.
-func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
-	api, key, err := apidriver.NewJSONAPI(Slug, DefaultBaseURL, conn.Settings, env, nil)
-	if err != nil {
-		return nil, err
-	}
-	api.Refused = refused
-	return &Transport{key: key, api: api, sender: apidriver.SenderOf(conn.Settings)}, nil
-}
-
-// BaseURL returns the API base URL the transport talks to.
-func (t *Transport) BaseURL() string { return t.api.BaseURL }
 
 // Verify implements core.Verifier with POST /users/ping, which only
 // checks the key.
-func (t *Transport) Verify(ctx context.Context) error {
-	return t.api.Verify(ctx, http.MethodPost, "/users/ping", map[string]string{"key": t.key}, nil)
+func (t Transport) Verify(ctx context.Context) error {
+	return t.Client.Verify(ctx, http.MethodPost, "/users/ping", map[string]string{"key": t.key}, nil)
 }
 
 // permanentNames are Mandrill's error names a retry does not fix; its
@@ -142,12 +127,12 @@ type message struct {
 
 // Send implements core.Transport. Mandrill answers per recipient: those
 // it rejects are refused, and the message fails only when it took none.
-func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
+func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
 	if err := apidriver.CheckSize(msg, MaxMessageBytes); err != nil {
 		return core.Receipt{}, err
 	}
 	msg = msg.ForEnvelope()
-	from := t.sender.Apply(msg.From)
+	from := t.Sender.Apply(msg.From)
 	m := message{HTML: msg.HTML, Text: msg.Text, Subject: msg.Subject, FromEmail: from.Email, FromName: from.Name,
 		Headers: apidriver.CustomHeaders(msg), PreserveRecipients: true}
 	for _, l := range []struct {
@@ -182,7 +167,7 @@ func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, 
 		RejectReason string `json:"reject_reason"`
 		ID           string `json:"_id"`
 	}
-	if _, err := t.api.Do(ctx, "send", http.MethodPost, "/messages/send", map[string]any{"key": t.key, "message": m}, &out); err != nil {
+	if _, err := t.Client.Do(ctx, "send", http.MethodPost, "/messages/send", map[string]any{"key": t.key, "message": m}, &out); err != nil {
 		return core.Receipt{}, err
 	}
 	var rc core.Receipt

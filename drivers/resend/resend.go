@@ -39,52 +39,38 @@ func init() {
 	core.Register(Driver())
 }
 
+var driver = apidriver.JSONDriver{
+	Slug:        Slug,
+	Name:        "Resend",
+	Description: "Send through the Resend email API with an API key.",
+	SetupHelp:   "In Resend, open API Keys and create a key (Sending access is enough; it starts with re_).",
+	APIKey:      apidriver.APIKeyField("API key", "A Resend API key (re_...); Sending access is enough."),
+	FromHelp:    "Sender address; must be on a domain verified in Resend.",
+	Extra: []core.Field{{Key: KeyWebhookSecret, Label: "Webhook signing secret", Type: core.FieldPassword, Advanced: true,
+		Help: "Pro webhook receiver: the signing secret (whsec_...) shown on the webhook's page in Resend (Webhooks)."}},
+	DefaultBaseURL:  DefaultBaseURL,
+	Hosts:           []string{"api.resend.com"},
+	Caps:            core.RecipientCaps{PerMessage: MaxRecipients, NeedsTo: true},
+	Concurrency:     DefaultConcurrency,
+	MaxMessageBytes: MaxMessageBytes,
+	Auth:            apidriver.BearerAuth,
+	Open:            func(t *apidriver.JSONTransport, _ core.Settings) (core.Transport, error) { return Transport{t}, nil },
+}
+
 // Driver returns the Resend driver description: schema, rules and
 // constructor.
-func Driver() core.Driver {
-	return core.Driver{
-		Slug:               Slug,
-		DefaultConcurrency: DefaultConcurrency,
-		RecipientCaps:      core.RecipientCaps{PerMessage: MaxRecipients, NeedsTo: true},
-		Name:               "Resend",
-		Description:        "Send through the Resend email API with an API key.",
-		SetupHelp:          "In Resend, open API Keys and create a key (Sending access is enough; it starts with re_).",
-		Fields: apidriver.Fields(
-			apidriver.APIKeyField("API key", "A Resend API key (re_...); Sending access is enough."),
-			"Sender address; must be on a domain verified in Resend.",
-			apidriver.BaseURLField("Leave empty for "+DefaultBaseURL+".", "api.resend.com"),
-			core.Field{Key: KeyWebhookSecret, Label: "Webhook signing secret", Type: core.FieldPassword, Advanced: true,
-				Help: "Pro webhook receiver: the signing secret (whsec_...) shown on the webhook's page in Resend (Webhooks)."},
-		),
-		Rules: []string{apidriver.SenderRule, "base_url, when empty, is " + DefaultBaseURL + "."},
-		New:   New,
-	}
-}
+func Driver() core.Driver { return driver.Driver() }
 
 // Transport sends through one Resend connection. It is safe for
 // concurrent use.
 type Transport struct{ *apidriver.JSONTransport }
 
-// New builds the transport of a Resend connection from its effective
-// settings.
-func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
-	t, err := apidriver.NewJSONTransport(conn, env, Slug, DefaultBaseURL, apidriver.BearerAuth)
-	if err != nil {
-		return nil, err
-	}
-	t.MaxMessageBytes = MaxMessageBytes
-	return Transport{t}, nil
-}
-
 // Send implements core.Transport with POST /emails.
 func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
-	if err := t.CheckSize(msg); err != nil {
-		return core.Receipt{}, err
-	}
 	var out struct {
 		ID string `json:"id"`
 	}
-	r, err := t.Client.Call(ctx, "send", http.MethodPost, "/emails", nil, t.build(msg), &out)
+	r, err := t.Post(ctx, msg, "/emails", t.build(msg), &out)
 	if err != nil {
 		return core.Receipt{}, err
 	}

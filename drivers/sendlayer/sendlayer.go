@@ -29,52 +29,32 @@ func init() {
 	core.Register(Driver())
 }
 
+var driver = apidriver.JSONDriver{
+	Slug:           Slug,
+	Name:           "SendLayer",
+	Description:    "Send through the SendLayer API with an API key.",
+	SetupHelp:      "In the SendLayer dashboard, open Settings > API Keys and copy the API key.",
+	APIKey:         apidriver.APIKeyField("API key", "A SendLayer API key."),
+	FromHelp:       "Sender address; its domain must be authorized in SendLayer.",
+	DefaultBaseURL: DefaultBaseURL,
+	Hosts:          []string{"console.sendlayer.com"},
+	Caps:           core.RecipientCaps{PerMessage: MaxRecipients, NeedsTo: true},
+	Auth:           apidriver.BearerAuth,
+	Open:           func(t *apidriver.JSONTransport, _ core.Settings) (core.Transport, error) { return Transport{t}, nil },
+}
+
 // Driver returns the SendLayer driver description: schema, rules and
 // constructor.
-func Driver() core.Driver {
-	return core.Driver{
-		Slug:               Slug,
-		Name:               "SendLayer",
-		Description:        "Send through the SendLayer API with an API key.",
-		SetupHelp:          "In the SendLayer dashboard, open Settings > API Keys and copy the API key.",
-		DefaultConcurrency: apidriver.DefaultConcurrency,
-		RecipientCaps:      core.RecipientCaps{PerMessage: MaxRecipients, NeedsTo: true},
-		Fields: []core.Field{
-			apidriver.APIKeyField("API key", "A SendLayer API key."),
-			apidriver.FromEmailField("Sender address; its domain must be authorized in SendLayer."),
-			apidriver.FromNameField(),
-			apidriver.ForceFromField(),
-			apidriver.Advanced(apidriver.BaseURLField("Leave empty for "+DefaultBaseURL+".", "console.sendlayer.com")),
-		},
-		Rules: []string{apidriver.SenderRule, "base_url, when empty, is " + DefaultBaseURL + "."},
-		New:   New,
-	}
-}
+func Driver() core.Driver { return driver.Driver() }
 
 // Transport sends through one SendLayer connection. It is safe for
 // concurrent use.
-type Transport struct {
-	api    apidriver.JSONAPI
-	sender apidriver.Sender
-}
-
-// New builds the transport of a SendLayer connection from its effective
-// settings.
-func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
-	api, _, err := apidriver.NewJSONAPI(Slug, DefaultBaseURL, conn.Settings, env, apidriver.BearerAuth)
-	if err != nil {
-		return nil, err
-	}
-	return &Transport{api: api, sender: apidriver.SenderOf(conn.Settings)}, nil
-}
-
-// BaseURL returns the API base URL the transport talks to.
-func (t *Transport) BaseURL() string { return t.api.BaseURL }
+type Transport struct{ *apidriver.JSONTransport }
 
 // Verify implements core.Verifier with GET /api/v1/webhooks, an
 // authenticated read that sends nothing.
-func (t *Transport) Verify(ctx context.Context) error {
-	return t.api.Verify(ctx, http.MethodGet, "/api/v1/webhooks", nil, nil)
+func (t Transport) Verify(ctx context.Context) error {
+	return t.Client.Verify(ctx, http.MethodGet, "/api/v1/webhooks", nil, nil)
 }
 
 type address struct {
@@ -105,20 +85,16 @@ type request struct {
 }
 
 func addresses(list []core.Address) []address {
-	out := make([]address, 0, len(list))
-	for _, a := range list {
-		out = append(out, address{Name: a.Name, Email: a.Email})
-	}
-	return out
+	return apidriver.Each(list, func(a core.Address) address { return address{Name: a.Name, Email: a.Email} })
 }
 
 // Send implements core.Transport.
-func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
+func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
 	if err := apidriver.CheckSize(msg, MaxMessageBytes); err != nil {
 		return core.Receipt{}, err
 	}
 	msg = msg.ForEnvelope()
-	from := t.sender.Apply(msg.From)
+	from := t.Sender.Apply(msg.From)
 	r := request{From: address{Name: from.Name, Email: from.Email}, To: addresses(msg.To), CC: addresses(msg.Cc), BCC: addresses(msg.Bcc),
 		ReplyTo: addresses(msg.ReplyTo), Subject: msg.Subject, ContentType: "Text", PlainContent: msg.Text, Headers: apidriver.CustomHeaders(msg)}
 	if msg.HTML != "" {
@@ -134,7 +110,7 @@ func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, 
 	var out struct {
 		MessageID string `json:"MessageID"`
 	}
-	if _, err := t.api.Do(ctx, "send", http.MethodPost, "/api/v1/email", &r, &out); err != nil {
+	if _, err := t.Client.Do(ctx, "send", http.MethodPost, "/api/v1/email", &r, &out); err != nil {
 		return core.Receipt{}, err
 	}
 	return core.Receipt{MessageID: out.MessageID, Response: "200 OK " + out.MessageID}, nil

@@ -31,48 +31,33 @@ func init() {
 	core.Register(Driver())
 }
 
+var driver = apidriver.JSONDriver{
+	Slug:            Slug,
+	Name:            "SMTP2GO",
+	Description:     "Send through the SMTP2GO API with an API key.",
+	SetupHelp:       "In SMTP2GO, open Sending > API Keys and add a key with the Email and Statistics permissions (it starts with api-).",
+	APIKey:          apidriver.APIKeyField("API key", "An SMTP2GO API key (api-...) with the /email/send and /stats permissions."),
+	FromHelp:        "Sender address; must be on a sender domain or a single sender verified in SMTP2GO.",
+	DefaultBaseURL:  DefaultBaseURL,
+	Hosts:           []string{"api.smtp2go.com"},
+	Caps:            core.RecipientCaps{To: MaxPerList, Cc: MaxPerList, Bcc: MaxPerList, NeedsTo: true},
+	MaxMessageBytes: MaxMessageBytes,
+	Auth:            apidriver.HeaderAuth("X-Smtp2go-Api-Key"),
+	Open:            func(t *apidriver.JSONTransport, _ core.Settings) (core.Transport, error) { return Transport{t}, nil },
+}
+
 // Driver returns the SMTP2GO driver description: schema, rules and
 // constructor.
-func Driver() core.Driver {
-	return core.Driver{
-		Slug:               Slug,
-		DefaultConcurrency: apidriver.DefaultConcurrency,
-		RecipientCaps:      core.RecipientCaps{To: MaxPerList, Cc: MaxPerList, Bcc: MaxPerList, NeedsTo: true},
-		Name:               "SMTP2GO",
-		Description:        "Send through the SMTP2GO API with an API key.",
-		SetupHelp:          "In SMTP2GO, open Sending > API Keys and add a key with the Email and Statistics permissions (it starts with api-).",
-		Fields: apidriver.Fields(
-			apidriver.APIKeyField("API key", "An SMTP2GO API key (api-...) with the /email/send and /stats permissions."),
-			"Sender address; must be on a sender domain or a single sender verified in SMTP2GO.",
-			apidriver.BaseURLField("Leave empty for "+DefaultBaseURL+".", "api.smtp2go.com"),
-		),
-		Rules: []string{apidriver.SenderRule, "base_url, when empty, is " + DefaultBaseURL + "."},
-		New:   New,
-	}
-}
+func Driver() core.Driver { return driver.Driver() }
 
 // Transport sends through one SMTP2GO connection. It is safe for
 // concurrent use.
 type Transport struct{ *apidriver.JSONTransport }
 
-// New builds the transport of an SMTP2GO connection from its effective
-// settings.
-func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
-	t, err := apidriver.NewJSONTransport(conn, env, Slug, DefaultBaseURL, apidriver.HeaderAuth("X-Smtp2go-Api-Key"))
-	if err != nil {
-		return nil, err
-	}
-	t.MaxMessageBytes = MaxMessageBytes
-	return Transport{t}, nil
-}
-
 // Send implements core.Transport with POST /v3/email/send. SMTP2GO
 // answers 200 with the count of recipients it took: a call that took
 // none, or failed any, is a permanent failure.
 func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
-	if err := t.CheckSize(msg); err != nil {
-		return core.Receipt{}, err
-	}
 	var out struct {
 		Data struct {
 			Succeeded int      `json:"succeeded"`
@@ -81,7 +66,7 @@ func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, e
 			EmailID   string   `json:"email_id"`
 		} `json:"data"`
 	}
-	r, err := t.Client.Call(ctx, "send", http.MethodPost, "/v3/email/send", nil, t.build(msg), &out)
+	r, err := t.Post(ctx, msg, "/v3/email/send", t.build(msg), &out)
 	if err != nil {
 		return core.Receipt{}, err
 	}

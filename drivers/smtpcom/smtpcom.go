@@ -35,56 +35,39 @@ func init() {
 	core.Register(Driver())
 }
 
+var driver = apidriver.JSONDriver{
+	Slug:        Slug,
+	Name:        "SMTP.com",
+	Description: "Send through the SMTP.com API v4 with an API key and a sender channel.",
+	SetupHelp:   "In SMTP.com, open Account > Settings > API Access for the API key, and Senders for the sender name (channel) to send through.",
+	APIKey:      apidriver.APIKeyField("API key", "An SMTP.com API key."),
+	Account: []core.Field{{Key: KeyChannel, Label: "Sender name (channel)", Type: core.FieldString, Required: true,
+		Help: "The sender (channel) name in SMTP.com that the messages go through."}},
+	FromHelp:       "Sender address; it must be allowed for the channel in SMTP.com.",
+	DefaultBaseURL: DefaultBaseURL,
+	Hosts:          []string{"api.smtp.com"},
+	Caps:           core.RecipientCaps{PerMessage: MaxRecipients, NeedsTo: true},
+	Auth:           apidriver.BearerAuth,
+	Open: func(t *apidriver.JSONTransport, s core.Settings) (core.Transport, error) {
+		return Transport{t, s.String(KeyChannel)}, nil
+	},
+}
+
 // Driver returns the SMTP.com driver description: schema, rules and
 // constructor.
-func Driver() core.Driver {
-	return core.Driver{
-		Slug:               Slug,
-		Name:               "SMTP.com",
-		Description:        "Send through the SMTP.com API v4 with an API key and a sender channel.",
-		SetupHelp:          "In SMTP.com, open Account > Settings > API Access for the API key, and Senders for the sender name (channel) to send through.",
-		DefaultConcurrency: apidriver.DefaultConcurrency,
-		RecipientCaps:      core.RecipientCaps{PerMessage: MaxRecipients, NeedsTo: true},
-		Fields: []core.Field{
-			apidriver.APIKeyField("API key", "An SMTP.com API key."),
-			{Key: KeyChannel, Label: "Sender name (channel)", Type: core.FieldString, Required: true,
-				Help: "The sender (channel) name in SMTP.com that the messages go through."},
-			apidriver.FromEmailField("Sender address; it must be allowed for the channel in SMTP.com."),
-			apidriver.FromNameField(),
-			apidriver.ForceFromField(),
-			apidriver.Advanced(apidriver.BaseURLField("Leave empty for "+DefaultBaseURL+".", "api.smtp.com")),
-		},
-		Rules: []string{apidriver.SenderRule, "base_url, when empty, is " + DefaultBaseURL + "."},
-		New:   New,
-	}
-}
+func Driver() core.Driver { return driver.Driver() }
 
 // Transport sends through one SMTP.com connection. It is safe for
 // concurrent use.
 type Transport struct {
-	api     apidriver.JSONAPI
+	*apidriver.JSONTransport
 	channel string
-	sender  apidriver.Sender
 }
-
-// New builds the transport of an SMTP.com connection from its effective
-// settings.
-func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
-	s := conn.Settings
-	api, _, err := apidriver.NewJSONAPI(Slug, DefaultBaseURL, s, env, apidriver.BearerAuth)
-	if err != nil {
-		return nil, err
-	}
-	return &Transport{api: api, channel: s.String(KeyChannel), sender: apidriver.SenderOf(s)}, nil
-}
-
-// BaseURL returns the API base URL the transport talks to.
-func (t *Transport) BaseURL() string { return t.api.BaseURL }
 
 // Verify implements core.Verifier with GET /v4/channels, an
 // authenticated read that sends nothing.
-func (t *Transport) Verify(ctx context.Context) error {
-	return t.api.Verify(ctx, http.MethodGet, "/v4/channels", nil, nil)
+func (t Transport) Verify(ctx context.Context) error {
+	return t.Client.Verify(ctx, http.MethodGet, "/v4/channels", nil, nil)
 }
 
 type address struct {
@@ -128,21 +111,17 @@ type request struct {
 }
 
 func addresses(list []core.Address) []address {
-	out := make([]address, 0, len(list))
-	for _, a := range list {
-		out = append(out, address{Name: a.Name, Address: a.Email})
-	}
-	return out
+	return apidriver.Each(list, func(a core.Address) address { return address{Name: a.Name, Address: a.Email} })
 }
 
 // Send implements core.Transport. SMTP.com's reply_to takes one
 // address; several go as a Reply-To custom header.
-func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
+func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
 	if err := apidriver.CheckSize(msg, MaxMessageBytes); err != nil {
 		return core.Receipt{}, err
 	}
 	msg = msg.ForEnvelope()
-	from := t.sender.Apply(msg.From)
+	from := t.Sender.Apply(msg.From)
 	r := request{Channel: t.channel, Subject: msg.Subject, CustomHeaders: apidriver.CustomHeaders(msg)}
 	r.Recipients.To, r.Recipients.Cc, r.Recipients.Bcc = addresses(msg.To), addresses(msg.Cc), addresses(msg.Bcc)
 	r.Originator.From = address{Name: from.Name, Address: from.Email}
@@ -169,7 +148,7 @@ func (t *Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, 
 			Message string `json:"message"`
 		} `json:"data"`
 	}
-	if _, err := t.api.Do(ctx, "send", http.MethodPost, "/v4/messages", &r, &out); err != nil {
+	if _, err := t.Client.Do(ctx, "send", http.MethodPost, "/v4/messages", &r, &out); err != nil {
 		return core.Receipt{}, err
 	}
 	// The answer's data.message reads "... msg_id: <id>".

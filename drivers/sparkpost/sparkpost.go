@@ -44,71 +44,62 @@ func init() {
 	core.Register(Driver())
 }
 
+var driver = apidriver.JSONDriver{
+	Slug:        Slug,
+	Name:        "SparkPost",
+	Description: "Send through the SparkPost Transmissions API (US or EU region) with an API key.",
+	SetupHelp:   "In SparkPost, open Configuration > API Keys and create a key with the Transmissions: Read/Write and Account: Read-only permissions.",
+	APIKey:      apidriver.APIKeyField("API key", "A SparkPost API key with the Transmissions: Read/Write and Account: Read-only permissions."),
+	FromHelp:    "Sender address; must be on a sending domain verified in SparkPost.",
+	Extra: []core.Field{
+		{Key: KeyRegion, Label: "Region", Type: core.FieldSelect, Options: []string{RegionUS, RegionEU}, Default: RegionUS,
+			Help: "The region of the SparkPost account: us (app.sparkpost.com) or eu (app.eu.sparkpost.com)."},
+		{Key: KeyWebhookUsername, Label: "Webhook username", Type: core.FieldString, Advanced: true,
+			Help: "Pro webhook receiver: the user name of the webhook's Basic authentication in SparkPost (Configuration > Webhooks)."},
+		{Key: KeyWebhookPassword, Label: "Webhook password", Type: core.FieldPassword, Advanced: true,
+			Help: "Pro webhook receiver: the password of the webhook's Basic authentication in SparkPost."},
+	},
+	DefaultBaseURL: BaseURLUS,
+	DefaultBaseURLOf: func(s core.Settings) string {
+		if s.String(KeyRegion) == RegionEU {
+			return BaseURLEU
+		}
+		return BaseURLUS
+	},
+	BaseURLHelp: "Overrides the region's API address.",
+	Hosts:       []string{"api.sparkpost.com", "api.eu.sparkpost.com"},
+	Caps:        core.RecipientCaps{PerMessage: MaxRecipients, NeedsTo: true},
+	Presets: []core.Preset{
+		{Slug: "sparkpost-us", Name: "SparkPost (US region)", Settings: core.Settings{KeyRegion: RegionUS}},
+		{Slug: "sparkpost-eu", Name: "SparkPost (EU region)", Settings: core.Settings{KeyRegion: RegionEU}},
+	},
+	Rules: []string{
+		"base_url, when set, overrides region; otherwise region us uses " + BaseURLUS + " and eu uses " + BaseURLEU + ".",
+		apidriver.SenderRule,
+	},
+	MaxMessageBytes: MaxMessageBytes,
+	Auth:            apidriver.HeaderAuth("Authorization"),
+	Open:            func(t *apidriver.JSONTransport, _ core.Settings) (core.Transport, error) { return Transport{t}, nil },
+}
+
 // Driver returns the SparkPost driver description: schema, presets,
 // rules and constructor.
-func Driver() core.Driver {
-	return core.Driver{
-		Slug:               Slug,
-		DefaultConcurrency: apidriver.DefaultConcurrency,
-		RecipientCaps:      core.RecipientCaps{PerMessage: MaxRecipients, NeedsTo: true},
-		Name:               "SparkPost",
-		Description:        "Send through the SparkPost Transmissions API (US or EU region) with an API key.",
-		SetupHelp:          "In SparkPost, open Configuration > API Keys and create a key with the Transmissions: Read/Write and Account: Read-only permissions.",
-		Fields: apidriver.Fields(
-			apidriver.APIKeyField("API key", "A SparkPost API key with the Transmissions: Read/Write and Account: Read-only permissions."),
-			"Sender address; must be on a sending domain verified in SparkPost.",
-			apidriver.BaseURLField("Overrides the region's API address.", "api.sparkpost.com", "api.eu.sparkpost.com"),
-			core.Field{Key: KeyRegion, Label: "Region", Type: core.FieldSelect, Options: []string{RegionUS, RegionEU}, Default: RegionUS,
-				Help: "The region of the SparkPost account: us (app.sparkpost.com) or eu (app.eu.sparkpost.com)."},
-			core.Field{Key: KeyWebhookUsername, Label: "Webhook username", Type: core.FieldString, Advanced: true,
-				Help: "Pro webhook receiver: the user name of the webhook's Basic authentication in SparkPost (Configuration > Webhooks)."},
-			core.Field{Key: KeyWebhookPassword, Label: "Webhook password", Type: core.FieldPassword, Advanced: true,
-				Help: "Pro webhook receiver: the password of the webhook's Basic authentication in SparkPost."},
-		),
-		Presets: []core.Preset{
-			{Slug: "sparkpost-us", Name: "SparkPost (US region)", Settings: core.Settings{KeyRegion: RegionUS}},
-			{Slug: "sparkpost-eu", Name: "SparkPost (EU region)", Settings: core.Settings{KeyRegion: RegionEU}},
-		},
-		Rules: []string{
-			"base_url, when set, overrides region; otherwise region us uses " + BaseURLUS + " and eu uses " + BaseURLEU + ".",
-			apidriver.SenderRule,
-		},
-		New: New,
-	}
-}
+func Driver() core.Driver { return driver.Driver() }
 
 // Transport sends through one SparkPost connection. It is safe for
 // concurrent use.
 type Transport struct{ *apidriver.JSONTransport }
 
-// New builds the transport of a SparkPost connection from its effective
-// settings.
-func New(conn *core.Connection, env core.DriverEnv) (core.Transport, error) {
-	def := BaseURLUS
-	if conn.Settings.String(KeyRegion) == RegionEU {
-		def = BaseURLEU
-	}
-	t, err := apidriver.NewJSONTransport(conn, env, Slug, def, apidriver.HeaderAuth("Authorization"))
-	if err != nil {
-		return nil, err
-	}
-	t.MaxMessageBytes = MaxMessageBytes
-	return Transport{t}, nil
-}
-
 // Send implements core.Transport with POST /api/v1/transmissions. The
 // receipt's message id is the transmission id, which SparkPost's events
 // carry as transmission_id.
 func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
-	if err := t.CheckSize(msg); err != nil {
-		return core.Receipt{}, err
-	}
 	var out struct {
 		Results struct {
 			ID string `json:"id"`
 		} `json:"results"`
 	}
-	r, err := t.Client.Call(ctx, "send", http.MethodPost, "/api/v1/transmissions", nil, t.build(msg), &out)
+	r, err := t.Post(ctx, msg, "/api/v1/transmissions", t.build(msg), &out)
 	if err != nil {
 		return core.Receipt{}, err
 	}

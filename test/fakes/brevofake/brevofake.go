@@ -93,11 +93,7 @@ func decode(body []byte) (fakeapi.Mail, *fakeapi.Refusal) {
 	case in.HTMLContent == "" && in.TextContent == "":
 		return m, fakeapi.Refuse(400, "htmlContent or textContent is missing")
 	}
-	m.From = fakeapi.Address(*in.Sender)
-	m.To, m.Cc, m.Bcc = fakeapi.Addresses(in.To, toAddress), fakeapi.Addresses(in.Cc, toAddress), fakeapi.Addresses(in.Bcc, toAddress)
-	if in.ReplyTo != nil {
-		m.ReplyTo = []fakeapi.Address{fakeapi.Address(*in.ReplyTo)}
-	}
+	fakeapi.SetEnvelope(&m, toAddress, *in.Sender, in.To, in.Cc, in.Bcc, in.ReplyTo)
 	m.Subject, m.HTML, m.Text, m.Headers = in.Subject, in.HTMLContent, in.TextContent, in.Headers
 	for i, a := range in.Attachment {
 		data, r := fakeapi.Base64(fmt.Sprintf("attachment[%d].content", i), a.Content)

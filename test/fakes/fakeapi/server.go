@@ -330,6 +330,48 @@ func Addresses[T any](list []T, f func(T) Address) []Address {
 	return out
 }
 
+// SetEnvelope sets m's sender, To, Cc and Bcc, and its one Reply-To
+// (none when replyTo is nil), from a provider's own mailboxes, each
+// converted with f.
+func SetEnvelope[T any](m *Mail, f func(T) Address, from T, to, cc, bcc []T, replyTo *T) {
+	m.From = f(from)
+	m.To, m.Cc, m.Bcc = Addresses(to, f), Addresses(cc, f), Addresses(bcc, f)
+	if replyTo != nil {
+		m.ReplyTo = []Address{f(*replyTo)}
+	}
+}
+
+// ParseMailboxList is ParseMailboxes of each of list, the mailboxes of
+// one field taken as a list of strings; nil for none.
+func ParseMailboxList(field string, list []string) ([]Address, *Refusal) {
+	var out []Address
+	for _, s := range list {
+		a, r := ParseMailboxes(field, s)
+		if r != nil {
+			return nil, r
+		}
+		out = append(out, a...)
+	}
+	return out, nil
+}
+
+// ParseRecipients sets m's To, Cc and Bcc from the lists of "Name
+// <email>" strings of the fields to, cc and bcc.
+func ParseRecipients(m *Mail, to, cc, bcc []string) *Refusal {
+	for _, l := range []struct {
+		field string
+		in    []string
+		out   *[]Address
+	}{{"to", to, &m.To}, {"cc", cc, &m.Cc}, {"bcc", bcc, &m.Bcc}} {
+		list, r := ParseMailboxList(l.field, l.in)
+		if r != nil {
+			return r
+		}
+		*l.out = list
+	}
+	return nil
+}
+
 // ParseMailboxes reads the "Name <email>" mailboxes of field, as the APIs
 // that take addresses as strings do; the names may be RFC 2047 encoded.
 func ParseMailboxes(field, s string) ([]Address, *Refusal) {

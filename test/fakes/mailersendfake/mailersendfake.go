@@ -87,11 +87,7 @@ func decode(body []byte) (fakeapi.Mail, *fakeapi.Refusal) {
 	case in.Text == "" && in.HTML == "":
 		return m, fakeapi.Refuse(422, "The text or html field is required.")
 	}
-	m.From = fakeapi.Address(*in.From)
-	m.To, m.Cc, m.Bcc = fakeapi.Addresses(in.To, toAddress), fakeapi.Addresses(in.Cc, toAddress), fakeapi.Addresses(in.Bcc, toAddress)
-	if in.ReplyTo != nil {
-		m.ReplyTo = []fakeapi.Address{fakeapi.Address(*in.ReplyTo)}
-	}
+	fakeapi.SetEnvelope(&m, toAddress, *in.From, in.To, in.Cc, in.Bcc, in.ReplyTo)
 	m.Subject, m.Text, m.HTML = in.Subject, in.Text, in.HTML
 	m.Headers = map[string]string{}
 	for _, h := range in.Headers {

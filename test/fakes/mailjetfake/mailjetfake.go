@@ -94,11 +94,7 @@ func decode(body []byte) (fakeapi.Mail, *fakeapi.Refusal) {
 	case w.TextPart == "" && w.HTMLPart == "":
 		return m, fakeapi.Refuse(400, "TextPart or HTMLPart is required")
 	}
-	m.From = fakeapi.Address(*w.From)
-	m.To, m.Cc, m.Bcc = fakeapi.Addresses(w.To, toAddress), fakeapi.Addresses(w.Cc, toAddress), fakeapi.Addresses(w.Bcc, toAddress)
-	if w.ReplyTo != nil {
-		m.ReplyTo = []fakeapi.Address{fakeapi.Address(*w.ReplyTo)}
-	}
+	fakeapi.SetEnvelope(&m, toAddress, *w.From, w.To, w.Cc, w.Bcc, w.ReplyTo)
 	m.Subject, m.Text, m.HTML, m.Headers = w.Subject, w.TextPart, w.HTMLPart, w.Headers
 	for _, group := range []struct {
 		list   []attachment

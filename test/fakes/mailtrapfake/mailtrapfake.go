@@ -69,9 +69,7 @@ type wire struct {
 	}
 }
 
-func addresses(in []wireAddress) []fakeapi.Address {
-	return fakeapi.Addresses(in, func(a wireAddress) fakeapi.Address { return fakeapi.Address{Name: a.Name, Email: a.Email} })
-}
+func address(a wireAddress) fakeapi.Address { return fakeapi.Address{Name: a.Name, Email: a.Email} }
 
 func decode(body []byte) (fakeapi.Mail, string) {
 	var in wire
@@ -90,12 +88,8 @@ func decode(body []byte) (fakeapi.Mail, string) {
 	if in.Text == "" && in.HTML == "" {
 		return m, "'text' or 'html' is required"
 	}
-	m.From = fakeapi.Address{Name: in.From.Name, Email: in.From.Email}
-	m.To, m.Cc, m.Bcc = addresses(in.To), addresses(in.Cc), addresses(in.Bcc)
+	fakeapi.SetEnvelope(&m, address, *in.From, in.To, in.Cc, in.Bcc, in.ReplyTo)
 	m.Subject, m.Text, m.HTML, m.Headers = in.Subject, in.Text, in.HTML, in.Headers
-	if in.ReplyTo != nil {
-		m.ReplyTo = []fakeapi.Address{{Name: in.ReplyTo.Name, Email: in.ReplyTo.Email}}
-	}
 	if p := jsonfake.TakeReplyTo(&m); p != "" {
 		return m, p
 	}

@@ -97,18 +97,11 @@ func decode(body []byte) (fakeapi.Mail, *fakeapi.Refusal) {
 		return m, r
 	}
 	m.From = from[0]
-	for _, l := range []struct {
-		name string
-		in   []string
-		out  *[]fakeapi.Address
-	}{{"to", in.To, &m.To}, {"cc", in.Cc, &m.Cc}, {"bcc", in.Bcc, &m.Bcc}, {"reply_to", in.ReplyTo, &m.ReplyTo}} {
-		for _, s := range l.in {
-			a, r := fakeapi.ParseMailboxes(l.name, s)
-			if r != nil {
-				return m, r
-			}
-			*l.out = append(*l.out, a...)
-		}
+	if r = fakeapi.ParseRecipients(&m, in.To, in.Cc, in.Bcc); r != nil {
+		return m, r
+	}
+	if m.ReplyTo, r = fakeapi.ParseMailboxList("reply_to", in.ReplyTo); r != nil {
+		return m, r
 	}
 	m.Subject, m.HTML, m.Text, m.Headers = in.Subject, in.HTML, in.Text, in.Headers
 	for i, a := range in.Attachments {

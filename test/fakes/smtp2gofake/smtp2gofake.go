@@ -83,18 +83,8 @@ func decode(body []byte) (fakeapi.Mail, *fakeapi.Refusal) {
 		return m, r
 	}
 	m.From = from[0]
-	for _, l := range []struct {
-		name string
-		in   []string
-		out  *[]fakeapi.Address
-	}{{"to", in.To, &m.To}, {"cc", in.Cc, &m.Cc}, {"bcc", in.Bcc, &m.Bcc}} {
-		for _, s := range l.in {
-			a, r := fakeapi.ParseMailboxes(l.name, s)
-			if r != nil {
-				return m, r
-			}
-			*l.out = append(*l.out, a...)
-		}
+	if r = fakeapi.ParseRecipients(&m, in.To, in.Cc, in.Bcc); r != nil {
+		return m, r
 	}
 	m.Subject, m.HTML, m.Text = in.Subject, in.HTMLBody, in.TextBody
 	m.Headers = map[string]string{}
