@@ -181,7 +181,7 @@ func (db *DB) addEventRollup(ctx context.Context, tx *sql.Tx, site, conn int64, 
 		c := counters[k]
 		rows = append(rows, store.CounterRow{k.minutes, k.start, k.provider, k.event, conn, source, shard, c.events, c.repeats, c.kindRepeats})
 	}
-	if err := db.UpsertCounters(ctx, tx, "{prefix}mailsvc_event_buckets",
+	if err := db.Rollups().UpsertCounters(ctx, tx, "{prefix}mailsvc_event_buckets",
 		[]string{"width_minutes", "bucket_start", "provider", "event", "connection_id", "source", "shard"},
 		[]string{"events", "repeats", "kind_repeats"}, rows); err != nil {
 		return err
@@ -192,7 +192,7 @@ func (db *DB) addEventRollup(ctx context.Context, tx *sql.Tx, site, conn int64, 
 			c := counters[k]
 			siteRows = append(siteRows, store.CounterRow{k.minutes, k.start, site, k.provider, k.event, conn, source, shard, c.events, c.repeats, c.kindRepeats})
 		}
-		if err := db.UpsertCounters(ctx, tx, "{prefix}mailsvc_site_event_buckets",
+		if err := db.Rollups().UpsertCounters(ctx, tx, "{prefix}mailsvc_site_event_buckets",
 			[]string{"width_minutes", "bucket_start", "site_id", "provider", "event", "connection_id", "source", "shard"},
 			[]string{"events", "repeats", "kind_repeats"}, siteRows); err != nil {
 			return err

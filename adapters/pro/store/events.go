@@ -149,7 +149,7 @@ func (db *EventService) RecordLogEvent(ctx context.Context, ev *events.LogEvent,
 		if err := db.addEventRollup(ctx, tx, site, conn, source, ev.Event, chain, eventLink{ev.ID, ev.Provider, at}); err != nil {
 			return err
 		}
-		if err := db.InsertHostHooks(ctx, tx, ev.HostHooks); err != nil {
+		if err := db.HostHooks().InsertHostHooks(ctx, tx, ev.HostHooks); err != nil {
 			return err
 		}
 		if status == "" {
@@ -168,7 +168,7 @@ func (db *EventService) RecordLogEvent(ctx context.Context, ev *events.LogEvent,
 		return false, fmt.Errorf("record log event: %w", err)
 	}
 	if len(ev.HostHooks) > 0 {
-		db.HostHooksWritten()
+		db.HostHooks().HostHooksWritten()
 	}
 	ev.At = at
 	return moved, nil
