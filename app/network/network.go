@@ -157,24 +157,11 @@ func (s *Service) logger() *slog.Logger {
 
 // NetworkSettings returns the network settings, defaults filled in.
 func (s *Service) NetworkSettings(ctx context.Context) (Settings, error) {
-	st := Settings{OverQuota: core.OverQuotaWait}
 	m, err := s.Settings.LoadSettings(ctx, ScopeNetwork)
 	if err != nil {
-		return st, fmt.Errorf("load network settings: %w", err)
+		return decodeNetworkSettings(nil), fmt.Errorf("load network settings: %w", err)
 	}
-	if n, ok := core.AsInt(m["quota_day"]); ok {
-		st.QuotaDay = n
-	}
-	if n, ok := core.AsInt(m["quota_month"]); ok {
-		st.QuotaMonth = n
-	}
-	if v, ok := m["over_quota"].(string); ok && (v == core.OverQuotaWait || v == core.OverQuotaFail) {
-		st.OverQuota = v
-	}
-	if v, ok := m["allow_site_overrides"].(bool); ok {
-		st.AllowSiteOverrides = v
-	}
-	return st, nil
+	return decodeNetworkSettings(m), nil
 }
 
 // quotaValue validates a quota field of a patch: a whole number ≥ 0, or
@@ -309,9 +296,7 @@ func siteSettingsOf(m map[string]any) SiteSettings {
 	if n, ok := core.AsInt(m["quota_month"]); ok {
 		st.QuotaMonth = &n
 	}
-	if v, ok := m["overrides_allowed"].(bool); ok {
-		st.OverridesAllowed = v
-	}
+	st.OverridesAllowed, _ = siteOverridesAllowed.Decode(m).(bool)
 	if n, ok := core.AsInt(m["default_connection_id"]); ok {
 		st.DefaultConnectionID = &n
 	}
