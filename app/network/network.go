@@ -527,25 +527,17 @@ var OverridableSettings = []string{"default_connection_id", "fallback_connection
 // SiteOverrides returns the free settings a site set for itself, while it
 // may override the network's (none otherwise); absent keys follow the
 // network.
-func (s *Service) SiteOverrides(ctx context.Context, site int64) (map[string]any, error) {
+func (s *Service) SiteOverrides(ctx context.Context, site int64) (core.SiteOverrides, error) {
 	net, own, err := s.settingsFor(ctx, site)
 	if err != nil || !net.AllowSiteOverrides || !own.OverridesAllowed {
-		return nil, err
+		return core.SiteOverrides{}, err
 	}
-	out := map[string]any{}
-	if own.DefaultConnectionID != nil {
-		out["default_connection_id"] = *own.DefaultConnectionID
-	}
-	if own.FallbackConnectionID != nil {
-		out["fallback_connection_id"] = *own.FallbackConnectionID
-	}
-	if own.FromEmail != nil {
-		out["from_email"] = *own.FromEmail
-	}
-	if own.FromName != nil {
-		out["from_name"] = *own.FromName
-	}
-	return out, nil
+	return core.SiteOverrides{
+		DefaultConnectionID:  own.DefaultConnectionID,
+		FallbackConnectionID: own.FallbackConnectionID,
+		FromEmail:            own.FromEmail,
+		FromName:             own.FromName,
+	}, nil
 }
 
 // UpdateSiteOverrides stores settings a site sets for itself
