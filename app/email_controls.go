@@ -46,8 +46,9 @@ func (s *EmailControls) Get(ctx context.Context) (*EmailControlsState, error) {
 	}
 	out := &EmailControlsState{Controls: make([]EmailControl, 0, len(core.EmailControlKinds))}
 	for _, k := range core.EmailControlKinds {
-		enabled, ok := stored[k.Kind].(bool)
-		c := EmailControl{EmailControlKind: k, Enabled: enabled || !ok, Count: counts[k.Kind]}
+		def := k.Setting()
+		enabled, _ := def.Decode(stored).(bool)
+		c := EmailControl{EmailControlKind: k, Enabled: enabled, Count: counts[k.Kind]}
 		out.Controls = append(out.Controls, c)
 		out.Suppressed += c.Count
 	}

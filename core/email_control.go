@@ -20,6 +20,13 @@ type EmailControlKind struct {
 	Label string `json:"label"`
 }
 
+// Setting is the definition of k's key in ScopeEmailControls: a
+// boolean, true (the email is sent) unless switched off. Readers take
+// a kind's state through its Decode, so the default lives here.
+func (k EmailControlKind) Setting() SettingDef {
+	return SettingDef{Key: k.Kind, Type: SettingBool, Default: true, Label: k.Label}
+}
+
 // Email control groups, as the Settings screen shows them.
 const (
 	EmailControlGroupUsers    = "users"

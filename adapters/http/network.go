@@ -2,6 +2,7 @@ package http
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"strconv"
 	"strings"
@@ -30,7 +31,7 @@ type NetworkService interface {
 	NetworkSettings(ctx context.Context) (network.Settings, error)
 	UpdateNetworkSettings(ctx context.Context, patch map[string]any) (network.Settings, error)
 	OverridesAllowed(ctx context.Context, id int64) (bool, error)
-	SiteOverrides(ctx context.Context, site int64) (map[string]any, error)
+	SiteOverrides(ctx context.Context, site int64) (core.SiteOverrides, error)
 	UpdateSiteOverrides(ctx context.Context, site int64, patch map[string]any) error
 	OwnsConnection(ctx context.Context, site, id int64) (bool, error)
 	ConnectionSites(ctx context.Context) (map[int64]int64, error)
@@ -256,9 +257,7 @@ func (s *Server) withSiteSettings(ctx context.Context, site int64, v map[string]
 	if err != nil {
 		return nil, err
 	}
-	for k, val := range own {
-		v[k] = val
-	}
+	maps.Copy(v, own.Values())
 	return v, nil
 }
 

@@ -23,8 +23,12 @@
 // core and sharing the handle (services.go): LogService (core.LogStore,
 // core.LogBodyStore), ConnectionService, SettingsService, JobService,
 // NotificationService, OAuthService, AlertHistoryService, CaptureService,
-// EmailControlService, HostHookService, PrivacyService, SiteService and
-// LeaseService. Services taken from the DB that InTransaction hands over
+// EmailControlService, HostHookService, PrivacyService, SiteService,
+// LeaseService, SearchIndexService, RollupService (the roll-ups'
+// compaction), SchemaService (the schema history's reads) and
+// InstallationService (the tables and options uninstall removes). No type
+// of the package has more than 30 exported methods
+// (TestNoStoreTypeHasMoreThan30Methods). Services taken from the DB that InTransaction hands over
 // run in its transaction.
 //
 // gorm models the rows that are plain records edited one at a time:
@@ -188,12 +192,12 @@ func open(ctx context.Context, dsn string, prefix string, logger *slog.Logger, r
 // SchemaVersion returns the highest schema version recorded in the
 // database, or 0 when the service's tables are not installed (no
 // migrations table). Compare it with LatestVersion.
-func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
-	tables, err := db.ServiceTables(ctx)
+func (db *SchemaService) SchemaVersion(ctx context.Context) (int, error) {
+	tables, err := (&InstallationService{db.handle}).ServiceTables(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("schema version: %w", err)
 	}
-	if !slices.Contains(tables, db.TableName("migrations")) {
+	if !slices.Contains(tables, db.tableName("migrations")) {
 		return 0, nil
 	}
 	versions, err := db.AppliedVersions(ctx)

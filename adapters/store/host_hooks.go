@@ -40,7 +40,7 @@ func (db *HostHookService) NotifyHostHooks(fn func()) {
 // HostHooksWritten tells the store that a transaction of a module's
 // (written with InsertHostHooks) committed host hook events: it calls the
 // NotifyHostHooks function, if any, as the store's own writes do.
-func (db *handle) HostHooksWritten() { db.hostHooksWritten() }
+func (db *HostHookService) HostHooksWritten() { db.hostHooksWritten() }
 
 // hostHooksWritten calls the NotifyHostHooks function, if any.
 func (db *handle) hostHooksWritten() {
@@ -61,16 +61,22 @@ func (db *HostHookService) RecordHostHooks(ctx context.Context, hooks []core.Hos
 	if len(hooks) == 0 {
 		return nil
 	}
-	if err := db.inTx(ctx, func(tx *sql.Tx) error { return db.InsertHostHooks(ctx, tx, hooks) }); err != nil {
+	if err := db.inTx(ctx, func(tx *sql.Tx) error { return db.insertHostHooks(ctx, tx, hooks) }); err != nil {
 		return fmt.Errorf("record host hooks: %w", err)
 	}
 	db.hostHooksWritten()
 	return nil
 }
 
-// InsertHostHooks writes hooks inside tx with one multi-row INSERT per
+// InsertHostHooks writes hooks inside tx, a module's transaction; after
+// it commits, call HostHooksWritten.
+func (db *HostHookService) InsertHostHooks(ctx context.Context, tx *sql.Tx, hooks []core.HostHook) error {
+	return db.insertHostHooks(ctx, tx, hooks)
+}
+
+// insertHostHooks writes hooks inside tx with one multi-row INSERT per
 // outcomeChunk events.
-func (db *handle) InsertHostHooks(ctx context.Context, tx *sql.Tx, hooks []core.HostHook) error {
+func (db *handle) insertHostHooks(ctx context.Context, tx *sql.Tx, hooks []core.HostHook) error {
 	t := now()
 	for start := 0; start < len(hooks); start += outcomeChunk {
 		part := hooks[start:min(start+outcomeChunk, len(hooks))]

@@ -290,7 +290,7 @@ func (db *handle) recordOutcomes(ctx context.Context, tx *sql.Tx, owners []strin
 		return nil, false, err
 	}
 	if len(hooks) > 0 {
-		if err := db.InsertHostHooks(ctx, tx, hooks); err != nil {
+		if err := db.insertHostHooks(ctx, tx, hooks); err != nil {
 			return nil, false, err
 		}
 		hooked = true

@@ -290,12 +290,18 @@ func IsCoarse(minutes int) bool  { return minutes != QuarterMinutes }
 // (shard included), then its counters'.
 type CounterRow []any
 
-// UpsertCounters adds rows to the counters of table in multi-row
+// UpsertCounters adds rows to the counters of table inside tx, a
+// module's transaction (its own roll-ups), as upsertCounters does.
+func (db *RollupService) UpsertCounters(ctx context.Context, tx *sql.Tx, table string, keyCols, counterCols []string, rows []CounterRow) error {
+	return db.upsertCounters(ctx, tx, table, keyCols, counterCols, rows)
+}
+
+// upsertCounters adds rows to the counters of table in multi-row
 // upserts of at most idChunk rows: keyCols (the primary key, shard
 // included) then counterCols name each row's values; a row whose key
 // exists adds its counters to it. Callers pass rows in primary-key
 // order, so concurrent writers lock them in the same order.
-func (db *handle) UpsertCounters(ctx context.Context, tx *sql.Tx, table string, keyCols, counterCols []string, rows []CounterRow) error {
+func (db *handle) upsertCounters(ctx context.Context, tx *sql.Tx, table string, keyCols, counterCols []string, rows []CounterRow) error {
 	cols := append(append([]string{}, keyCols...), counterCols...)
 	row := "(" + strings.TrimSuffix(strings.Repeat("?,", len(cols)), ",") + ")"
 	var set []string
@@ -364,5 +370,5 @@ func writeCoarse[K cmp.Ordered](ctx context.Context, db *handle, tx *sql.Tx, o T
 	for _, k := range order {
 		rows = append(rows, CounterRow{k.minutes, k.key.Start, k.key.Key, k.key.Status, shard, sums[k]})
 	}
-	return db.UpsertCounters(ctx, tx, tables.coarse, tables.coarseKeys, []string{"messages"}, rows)
+	return db.upsertCounters(ctx, tx, tables.coarse, tables.coarseKeys, []string{"messages"}, rows)
 }

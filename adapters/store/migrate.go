@@ -968,9 +968,9 @@ func (db *DB) Migrate(ctx context.Context) error {
 
 // AppliedVersions returns the migration versions recorded in the
 // database, ascending.
-func (db *DB) AppliedVersions(ctx context.Context) ([]int, error) {
+func (db *SchemaService) AppliedVersions(ctx context.Context) ([]int, error) {
 	var out []int
-	err := db.gdb.WithContext(ctx).Table(db.TableName("migrations")).
+	err := db.gdb.WithContext(ctx).Table(db.tableName("migrations")).
 		Order("version").Pluck("version", &out).Error
 	if err != nil {
 		return nil, fmt.Errorf("read applied migrations: %w", err)
@@ -1115,7 +1115,7 @@ func (db *DB) applyMigrations(ctx context.Context, q MigrationConn, table string
 
 // ColumnExists reports whether table (a {prefix} name) has column, read
 // through q: for a migration's Step.
-func (db *DB) ColumnExists(ctx context.Context, q MigrationConn, table, column string) (bool, error) {
+func (db *SchemaService) ColumnExists(ctx context.Context, q MigrationConn, table, column string) (bool, error) {
 	query := `SELECT COUNT(*) FROM information_schema.columns
 		WHERE table_schema = DATABASE() AND table_name = ? AND column_name = ?`
 	if db.dialect == DialectSQLite {

@@ -73,7 +73,7 @@ func TestAppendedMigrationApplies(t *testing.T) {
 					t.Fatalf("Migrate #%d: %v", i+1, err)
 				}
 			}
-			got, err := db.AppliedVersions(ctx)
+			got, err := db.Schema().AppliedVersions(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -117,7 +117,7 @@ func TestFailedMigrationIsNotRecorded(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer db.Close()
-			got, err := db.AppliedVersions(ctx)
+			got, err := db.Schema().AppliedVersions(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -41,7 +41,7 @@ func TestModuleMigrationsApply(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer db.Close()
-			tables, err := db.ServiceTables(ctx)
+			tables, err := db.Installation().ServiceTables(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -50,7 +50,7 @@ func TestModuleMigrationsApply(t *testing.T) {
 					t.Errorf("no table %s among %v", want, tables)
 				}
 			}
-			own, err := db.AppliedVersions(ctx)
+			own, err := db.Schema().AppliedVersions(ctx)
 			if err != nil || len(own) != LatestVersion() {
 				t.Fatalf("the service's versions: %v %v", own, err)
 			}
@@ -70,7 +70,7 @@ func TestModuleMigrationsApply(t *testing.T) {
 			if !slices.Equal(got, []int{1, 2}) {
 				t.Fatalf("module versions %v, want [1 2]", got)
 			}
-			if again, err := db.AppliedVersions(ctx); err != nil || !slices.Equal(again, own) {
+			if again, err := db.Schema().AppliedVersions(ctx); err != nil || !slices.Equal(again, own) {
 				t.Fatalf("the service's versions changed: %v %v, were %v", again, err, own)
 			}
 		})
@@ -109,7 +109,7 @@ func TestMigrationStep(t *testing.T) {
 		t.Run(dialect, func(t *testing.T) {
 			ctx := context.Background()
 			addNote := func(ctx context.Context, db *DB, q MigrationConn) error {
-				has, err := db.ColumnExists(ctx, q, "{prefix}mailsvc_tstep_items", "note")
+				has, err := db.Schema().ColumnExists(ctx, q, "{prefix}mailsvc_tstep_items", "note")
 				if err != nil || has {
 					return err
 				}

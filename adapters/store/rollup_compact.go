@@ -119,7 +119,7 @@ type RollupCompaction struct {
 // to an old bucket waits at most one batch. It is idempotent and safe
 // to run from several replicas at once: a batch that finds its rows
 // already folded does nothing.
-func (db *DB) CompactRollups(ctx context.Context) (RollupCompaction, error) {
+func (db *RollupService) CompactRollups(ctx context.Context) (RollupCompaction, error) {
 	var out RollupCompaction
 	moduleMu.Lock()
 	tables := slices.Clone(rollupTables)
@@ -166,7 +166,7 @@ func (db *DB) CompactRollups(ctx context.Context) (RollupCompaction, error) {
 // the first and last bucket start of about rollupCompactBatch such keys,
 // ok false when there are none left. It reads the primary key in order,
 // without locks.
-func (db *DB) nextShardedBuckets(ctx context.Context, tbl RollupTable, minutes int, after *time.Time, cutoff time.Time) (first, last time.Time, ok bool, err error) {
+func (db *RollupService) nextShardedBuckets(ctx context.Context, tbl RollupTable, minutes int, after *time.Time, cutoff time.Time) (first, last time.Time, ok bool, err error) {
 	where, args := tbl.where(minutes)
 	if after != nil {
 		where += "bucket_start > ? AND "
@@ -200,7 +200,7 @@ func (db *DB) nextShardedBuckets(ctx context.Context, tbl RollupTable, minutes i
 // shard row appear meanwhile (MySQL's READ COMMITTED takes no gap lock),
 // the DELETE removes more rows than were read and the transaction rolls
 // back with errShardRace, for CompactRollups to run it again.
-func (db *DB) foldBuckets(ctx context.Context, tbl RollupTable, minutes int, first, last time.Time) (RollupCompaction, error) {
+func (db *RollupService) foldBuckets(ctx context.Context, tbl RollupTable, minutes int, first, last time.Time) (RollupCompaction, error) {
 	type key struct {
 		start time.Time
 		keys  string // the key columns' values, NUL-separated
@@ -278,7 +278,7 @@ func (db *DB) foldBuckets(ctx context.Context, tbl RollupTable, minutes int, fir
 			}
 			upserts = append(upserts, r)
 		}
-		if err := db.UpsertCounters(ctx, tx, tbl.Name, keyCols, tbl.Counters, upserts); err != nil {
+		if err := db.upsertCounters(ctx, tx, tbl.Name, keyCols, tbl.Counters, upserts); err != nil {
 			return fmt.Errorf("fold roll-up shards: %w", err)
 		}
 		res, err := tx.ExecContext(ctx, db.expand(`DELETE FROM `+tbl.Name+`

@@ -59,6 +59,22 @@ type HostHookService struct{ *handle }
 // core.PersonalDataStore.
 type PrivacyService struct{ *handle }
 
+// RollupService keeps the outcome roll-ups' tables: it compacts the
+// quarter-hour rows into coarser ones (rollup_compact.go) and adds a
+// module's counters inside its transaction (log_rollup.go). The roll-ups
+// grow with the outcomes LogService records.
+type RollupService struct{ *handle }
+
+// SchemaService reads the service's schema history: the versions
+// applied and the columns a migration step looks for (db.go,
+// migrate.go). Migrating is the DB's own (DB.Migrate).
+type SchemaService struct{ *handle }
+
+// InstallationService is the service's footprint in the database: its
+// tables and its rows in WordPress's options table, what uninstall
+// removes, and whether the database itself exists (uninstall.go).
+type InstallationService struct{ *handle }
+
 // SiteService reserves the network sites' sending quotas and counts their
 // logs: core.SiteQuotaStore.
 type SiteService struct{ *handle }
@@ -101,6 +117,15 @@ func (db *DB) HostHooks() *HostHookService { return &HostHookService{db.handle} 
 
 // Privacy returns the personal data service.
 func (db *DB) Privacy() *PrivacyService { return &PrivacyService{db.handle} }
+
+// Rollups returns the outcome roll-ups' upkeep.
+func (db *DB) Rollups() *RollupService { return &RollupService{db.handle} }
+
+// Schema returns the schema history's reads.
+func (db *DB) Schema() *SchemaService { return &SchemaService{db.handle} }
+
+// Installation returns the service's tables and options in the database.
+func (db *DB) Installation() *InstallationService { return &InstallationService{db.handle} }
 
 // Sites returns the network sites' quota service.
 func (db *DB) Sites() *SiteService { return &SiteService{db.handle} }

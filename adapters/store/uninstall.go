@@ -20,7 +20,7 @@ func likePrefix(s string) string {
 
 // ServiceTables returns the names of the service's tables in this
 // database: every table named {prefix}mailsvc_*, sorted.
-func (db *DB) ServiceTables(ctx context.Context) ([]string, error) {
+func (db *InstallationService) ServiceTables(ctx context.Context) ([]string, error) {
 	found, err := db.tablesLike(ctx, likePrefix(db.prefix+"mailsvc_"))
 	if err != nil {
 		return nil, err
@@ -35,7 +35,7 @@ func (db *DB) ServiceTables(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
-func (db *DB) tablesLike(ctx context.Context, pattern string) ([]string, error) {
+func (db *handle) tablesLike(ctx context.Context, pattern string) ([]string, error) {
 	var q string
 	switch db.dialect {
 	case DialectMySQL:
@@ -66,7 +66,7 @@ func (db *DB) tablesLike(ctx context.Context, pattern string) ([]string, error) 
 // methods of db fail until the schema is migrated again. Idempotent: a
 // second call drops nothing. Other tables, including other prefixes'
 // mailsvc tables, are never touched.
-func (db *DB) DropServiceTables(ctx context.Context) ([]string, error) {
+func (db *InstallationService) DropServiceTables(ctx context.Context) ([]string, error) {
 	tables, err := db.ServiceTables(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("drop service tables: %w", err)
@@ -119,7 +119,7 @@ func dropInAnyOrder(ctx context.Context, conn *sql.Conn, tables []string) ([]str
 // options table {prefix}options (option names starting with "mailsvc_"
 // or "mail_svc_", and their transients) and returns how many it deleted.
 // When the database has no options table it deletes nothing.
-func (db *DB) DeleteServiceOptions(ctx context.Context) (int64, error) {
+func (db *InstallationService) DeleteServiceOptions(ctx context.Context) (int64, error) {
 	options := db.prefix + "options"
 	found, err := db.tablesLike(ctx, likePrefix(options))
 	if err != nil {
@@ -173,7 +173,7 @@ func IsMissingTable(err error) bool {
 // still exists: false once it was dropped whole (an outage to wait out,
 // not an uninstall, which drops the service's tables only). SQLite's file
 // is always there.
-func (db *DB) DatabaseExists(ctx context.Context) (bool, error) {
+func (db *InstallationService) DatabaseExists(ctx context.Context) (bool, error) {
 	if db.dialect != DialectMySQL {
 		return true, nil
 	}

@@ -60,7 +60,7 @@ func TestDropServiceTablesAndOptions(t *testing.T) {
 			}
 		}
 
-		want, err := db.ServiceTables(ctx)
+		want, err := db.Installation().ServiceTables(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +109,7 @@ func TestDropServiceTablesAndOptions(t *testing.T) {
 		if !slices.Equal(want, wantTables) {
 			t.Fatalf("service tables %v, want %v", want, wantTables)
 		}
-		deleted, err := db.DeleteServiceOptions(ctx)
+		deleted, err := db.Installation().DeleteServiceOptions(ctx)
 		if err != nil || deleted != 4 {
 			t.Fatalf("deleted %d options (%v), want 4", deleted, err)
 		}
@@ -121,19 +121,19 @@ func TestDropServiceTablesAndOptions(t *testing.T) {
 			t.Fatalf("options left %v", kept)
 		}
 
-		dropped, err := db.DropServiceTables(ctx)
+		dropped, err := db.Installation().DropServiceTables(ctx)
 		slices.Sort(dropped)
 		if err != nil || !slices.Equal(dropped, wantTables) {
 			t.Fatalf("dropped %v (%v), want %v", dropped, err, wantTables)
 		}
-		if left, err := db.ServiceTables(ctx); err != nil || len(left) != 0 {
+		if left, err := db.Installation().ServiceTables(ctx); err != nil || len(left) != 0 {
 			t.Fatalf("tables left after drop: %v (%v)", left, err)
 		}
-		if again, err := db.DropServiceTables(ctx); err != nil || len(again) != 0 {
+		if again, err := db.Installation().DropServiceTables(ctx); err != nil || len(again) != 0 {
 			t.Fatalf("second drop: %v (%v)", again, err)
 		}
 		// The other prefix's tables and the options table are untouched.
-		if otherTables, err := other.ServiceTables(ctx); err != nil || len(otherTables) != len(wantTables) {
+		if otherTables, err := other.Installation().ServiceTables(ctx); err != nil || len(otherTables) != len(wantTables) {
 			t.Fatalf("other site's tables: %v (%v)", otherTables, err)
 		}
 		if _, _, err := other.Logs().FindLogs(ctx, core.LogFilter{}); err != nil {

@@ -250,7 +250,7 @@ func (d *Dispatcher) route(ctx context.Context, a core.Alert) []delivery {
 		} else if !passed {
 			continue
 		}
-		if a.ConnectionID != 0 && c.Settings.Int("connection_id", 0) == a.ConnectionID {
+		if a.ConnectionID != 0 && c.Settings.Int(channelConnectionKey, 0) == a.ConnectionID {
 			// An email channel never sends through the connection the
 			// alert is about: it is the one that is failing.
 			d.Logger.Warn("alert not sent through a channel that uses the connection it is about",

@@ -358,7 +358,7 @@ type SiteQuotas interface {
 // (default_connection_id, fallback_connection_id, from_email, from_name;
 // absent: the network's) (network.Service).
 type SiteSettings interface {
-	SiteOverrides(ctx context.Context, site int64) (map[string]any, error)
+	SiteOverrides(ctx context.Context, site int64) (core.SiteOverrides, error)
 }
 
 // forSite returns st with the settings l's site set for itself when the
@@ -387,17 +387,17 @@ func (s *engine) siteOwn(ctx context.Context, l *core.Log, st settings) settings
 		s.o.Logger.Warn("site settings unavailable: the network's are used", "log_id", l.ID, "site", l.SiteID, "error", err.Error())
 		return st
 	}
-	if id, ok := core.AsInt(own["default_connection_id"]); ok {
-		st.defaultConn = &id
+	if own.DefaultConnectionID != nil {
+		st.defaultConn = own.DefaultConnectionID
 	}
-	if id, ok := core.AsInt(own["fallback_connection_id"]); ok {
-		st.fallbackConn = &id
+	if own.FallbackConnectionID != nil {
+		st.fallbackConn = own.FallbackConnectionID
 	}
-	if v, ok := own["from_email"].(string); ok {
-		st.fromEmail = v
+	if own.FromEmail != nil {
+		st.fromEmail = *own.FromEmail
 	}
-	if v, ok := own["from_name"].(string); ok {
-		st.fromName = v
+	if own.FromName != nil {
+		st.fromName = *own.FromName
 	}
 	return st
 }

@@ -9,11 +9,22 @@ import (
 	"github.com/mailsvc/mailsvc/core"
 )
 
-// siteOverrides is SiteSettings from fixed settings by site.
+// siteOverrides is SiteSettings from fixed connection ids by site, keyed
+// default_connection_id or fallback_connection_id.
 type siteOverrides map[int64]map[string]any
 
-func (s siteOverrides) SiteOverrides(_ context.Context, site int64) (map[string]any, error) {
-	return s[site], nil
+func (s siteOverrides) SiteOverrides(_ context.Context, site int64) (core.SiteOverrides, error) {
+	var out core.SiteOverrides
+	for k, v := range s[site] {
+		id := v.(int64)
+		switch k {
+		case "default_connection_id":
+			out.DefaultConnectionID = &id
+		case "fallback_connection_id":
+			out.FallbackConnectionID = &id
+		}
+	}
+	return out, nil
 }
 
 // TestSiteMessagesKeepOffOtherSitesConnections checks the second guard

@@ -157,24 +157,11 @@ func (s *Service) logger() *slog.Logger {
 
 // NetworkSettings returns the network settings, defaults filled in.
 func (s *Service) NetworkSettings(ctx context.Context) (Settings, error) {
-	st := Settings{OverQuota: core.OverQuotaWait}
 	m, err := s.Settings.LoadSettings(ctx, ScopeNetwork)
 	if err != nil {
-		return st, fmt.Errorf("load network settings: %w", err)
+		return decodeNetworkSettings(nil), fmt.Errorf("load network settings: %w", err)
 	}
-	if n, ok := core.AsInt(m["quota_day"]); ok {
-		st.QuotaDay = n
-	}
-	if n, ok := core.AsInt(m["quota_month"]); ok {
-		st.QuotaMonth = n
-	}
-	if v, ok := m["over_quota"].(string); ok && (v == core.OverQuotaWait || v == core.OverQuotaFail) {
-		st.OverQuota = v
-	}
-	if v, ok := m["allow_site_overrides"].(bool); ok {
-		st.AllowSiteOverrides = v
-	}
-	return st, nil
+	return decodeNetworkSettings(m), nil
 }
 
 // quotaValue validates a quota field of a patch: a whole number ≥ 0, or
@@ -309,9 +296,7 @@ func siteSettingsOf(m map[string]any) SiteSettings {
 	if n, ok := core.AsInt(m["quota_month"]); ok {
 		st.QuotaMonth = &n
 	}
-	if v, ok := m["overrides_allowed"].(bool); ok {
-		st.OverridesAllowed = v
-	}
+	st.OverridesAllowed, _ = siteOverridesAllowed.Decode(m).(bool)
 	if n, ok := core.AsInt(m["default_connection_id"]); ok {
 		st.DefaultConnectionID = &n
 	}
@@ -542,25 +527,17 @@ var OverridableSettings = []string{"default_connection_id", "fallback_connection
 // SiteOverrides returns the free settings a site set for itself, while it
 // may override the network's (none otherwise); absent keys follow the
 // network.
-func (s *Service) SiteOverrides(ctx context.Context, site int64) (map[string]any, error) {
+func (s *Service) SiteOverrides(ctx context.Context, site int64) (core.SiteOverrides, error) {
 	net, own, err := s.settingsFor(ctx, site)
 	if err != nil || !net.AllowSiteOverrides || !own.OverridesAllowed {
-		return nil, err
+		return core.SiteOverrides{}, err
 	}
-	out := map[string]any{}
-	if own.DefaultConnectionID != nil {
-		out["default_connection_id"] = *own.DefaultConnectionID
-	}
-	if own.FallbackConnectionID != nil {
-		out["fallback_connection_id"] = *own.FallbackConnectionID
-	}
-	if own.FromEmail != nil {
-		out["from_email"] = *own.FromEmail
-	}
-	if own.FromName != nil {
-		out["from_name"] = *own.FromName
-	}
-	return out, nil
+	return core.SiteOverrides{
+		DefaultConnectionID:  own.DefaultConnectionID,
+		FallbackConnectionID: own.FallbackConnectionID,
+		FromEmail:            own.FromEmail,
+		FromName:             own.FromName,
+	}, nil
 }
 
 // UpdateSiteOverrides stores settings a site sets for itself

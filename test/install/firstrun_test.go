@@ -69,7 +69,7 @@ func TestServiceStopsWhenItsTablesAreDropped(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if dropped, err := db.DropServiceTables(context.Background()); err != nil || len(dropped) == 0 {
+	if dropped, err := db.Installation().DropServiceTables(context.Background()); err != nil || len(dropped) == 0 {
 		t.Fatalf("drop: %v, %v", dropped, err)
 	}
 	if err := svc.Wait(t, 60*time.Second); err != nil {

@@ -137,7 +137,7 @@ func TestFreeBuildServesNoPro(t *testing.T) {
 // tables and none of the Pro tables.
 func checkTables(t *testing.T, db *store.DB) {
 	t.Helper()
-	tables, err := db.ServiceTables(context.Background())
+	tables, err := db.Installation().ServiceTables(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,11 +27,12 @@ var (
 // status). They count the same outcomes as OutcomeBuckets (from
 // RecordOutcomes and ImportLogs alike) and, like them, are history that
 // deleting logs never lowers.
-func (db *AnalyticsService) SourceBuckets(ctx context.Context, from, to time.Time) ([]analytics.SourceBucket, error) {
+func (svc *AnalyticsService) SourceBuckets(ctx context.Context, from, to time.Time) ([]analytics.SourceBucket, error) {
+	db := svc.db
 	if err := store.NetworkOnly(ctx, "Statistics by source"); err != nil {
 		return nil, err
 	}
-	return store.ReadBuckets(ctx, db.DB.DB, "source buckets", "{prefix}mailsvc_source_buckets", "source", from, to,
+	return store.ReadBuckets(ctx, db.DB, "source buckets", "{prefix}mailsvc_source_buckets", "source", from, to,
 		func(r store.RowScanner) (analytics.SourceBucket, error) {
 			var b analytics.SourceBucket
 			err := r.Scan(&b.Start, &b.Source, &b.Status, &b.Count)
@@ -46,7 +47,8 @@ func (db *AnalyticsService) SourceBuckets(ctx context.Context, from, to time.Tim
 // default 500), without their bodies. The page is one range read of the
 // created_at index from the cursor on, so paging through any range costs
 // the same per row whatever its size.
-func (db *AnalyticsService) ExportLogs(ctx context.Context, p analytics.LogExportPage) ([]analytics.ExportedLog, error) {
+func (svc *AnalyticsService) ExportLogs(ctx context.Context, p analytics.LogExportPage) ([]analytics.ExportedLog, error) {
+	db := svc.db
 	// Under a site scope the site's logs only, through the
 	// (site_id, created_at) index.
 	scope, scopeArgs := store.SiteCond(ctx, "site_id")
@@ -87,8 +89,9 @@ func (db *AnalyticsService) ExportLogs(ctx context.Context, p analytics.LogExpor
 // and the rest from the 15-minute buckets (store.RollupSpans), all summed by the
 // database in one query, so the answer is the same as summing
 // OutcomeBuckets and its cost hardly grows with the range.
-func (db *AnalyticsService) OutcomeTotals(ctx context.Context, from, to time.Time) ([]core.OutcomeBucket, error) {
-	return rollupTotals(ctx, db.DB, "outcome totals", "{prefix}mailsvc_outcome_buckets", "{prefix}mailsvc_outcome_rollups", "connection_id",
+func (svc *AnalyticsService) OutcomeTotals(ctx context.Context, from, to time.Time) ([]core.OutcomeBucket, error) {
+	db := svc.db
+	return rollupTotals(ctx, db, "outcome totals", "{prefix}mailsvc_outcome_buckets", "{prefix}mailsvc_outcome_rollups", "connection_id",
 		from, to, nil,
 		func(k [2]string, n int64) (core.OutcomeBucket, error) {
 			conn, err := strconv.ParseInt(k[0], 10, 64)
@@ -115,8 +118,9 @@ func (db *AnalyticsService) OutcomeTotals(ctx context.Context, from, to time.Tim
 // status, Start set to from. Like OutcomeTotals it reads days, hours and
 // quarter hours; under a site scope the site's roll-ups by site, whose
 // partial deliveries are not the sources'.
-func (db *AnalyticsService) SourceTotals(ctx context.Context, from, to time.Time) ([]analytics.SourceBucket, error) {
-	return rollupTotals(ctx, db.DB, "source totals", "{prefix}mailsvc_source_buckets", "{prefix}mailsvc_source_rollups", "source",
+func (svc *AnalyticsService) SourceTotals(ctx context.Context, from, to time.Time) ([]analytics.SourceBucket, error) {
+	db := svc.db
+	return rollupTotals(ctx, db, "source totals", "{prefix}mailsvc_source_buckets", "{prefix}mailsvc_source_rollups", "source",
 		from, to, []string{core.StatusDelivered, core.StatusFailed},
 		func(k [2]string, n int64) (analytics.SourceBucket, error) {
 			return analytics.SourceBucket{Start: from.UTC(), Source: k[0], Status: k[1], Count: n}, nil

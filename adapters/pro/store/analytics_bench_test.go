@@ -243,7 +243,7 @@ func BenchmarkAnalyticsAtScale(b *testing.B) {
 	for range b.N {
 		measure("sharded")
 		t := time.Now()
-		done, err := db.CompactRollups(ctx)
+		done, err := db.Rollups().CompactRollups(ctx)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -346,7 +346,7 @@ func (s *suite) testRollupsMatchDirectCounts(t *testing.T) {
 		}
 	}
 	check("as written")
-	if _, err := db.CompactRollups(ctx); err != nil {
+	if _, err := db.Rollups().CompactRollups(ctx); err != nil {
 		t.Fatalf("CompactRollups: %v", err)
 	}
 	check("compacted")

@@ -181,7 +181,7 @@ func (db *DB) addEventRollup(ctx context.Context, tx *sql.Tx, site, conn int64, 
 		c := counters[k]
 		rows = append(rows, store.CounterRow{k.minutes, k.start, k.provider, k.event, conn, source, shard, c.events, c.repeats, c.kindRepeats})
 	}
-	if err := db.UpsertCounters(ctx, tx, "{prefix}mailsvc_event_buckets",
+	if err := db.Rollups().UpsertCounters(ctx, tx, "{prefix}mailsvc_event_buckets",
 		[]string{"width_minutes", "bucket_start", "provider", "event", "connection_id", "source", "shard"},
 		[]string{"events", "repeats", "kind_repeats"}, rows); err != nil {
 		return err
@@ -192,7 +192,7 @@ func (db *DB) addEventRollup(ctx context.Context, tx *sql.Tx, site, conn int64, 
 			c := counters[k]
 			siteRows = append(siteRows, store.CounterRow{k.minutes, k.start, site, k.provider, k.event, conn, source, shard, c.events, c.repeats, c.kindRepeats})
 		}
-		if err := db.UpsertCounters(ctx, tx, "{prefix}mailsvc_site_event_buckets",
+		if err := db.Rollups().UpsertCounters(ctx, tx, "{prefix}mailsvc_site_event_buckets",
 			[]string{"width_minutes", "bucket_start", "site_id", "provider", "event", "connection_id", "source", "shard"},
 			[]string{"events", "repeats", "kind_repeats"}, siteRows); err != nil {
 			return err
@@ -261,7 +261,8 @@ func (db *DB) eventLinks(ctx context.Context, tx *sql.Tx, logID int64, event str
 // It reads the event roll-ups (days, hours and quarter hours, see
 // store.RollupSpans) and the repeated events of the range whose predecessor
 // is older than from; events of logs deleted since still count.
-func (db *EventService) EventCounts(ctx context.Context, from, to time.Time) ([]analytics.EventCount, error) {
+func (svc *EventService) EventCounts(ctx context.Context, from, to time.Time) ([]analytics.EventCount, error) {
+	db := svc.db
 	type key struct{ provider, event string }
 	sums := map[key]*analytics.EventCount{}
 	err := db.eventSums(ctx, from, to, nil, "provider, event", "SUM(events) - SUM(repeats)", "provider_prev_at",
@@ -307,7 +308,8 @@ func (db *EventService) EventCounts(ctx context.Context, from, to time.Time) ([]
 // connection (0 when none) and source, ordered by those. Like
 // EventCounts it reads the event roll-ups and the repeated events whose
 // predecessor (of any provider) is older than from.
-func (db *EventService) LogEventTallies(ctx context.Context, from, to time.Time, events []string) ([]analytics.LogEventTally, error) {
+func (svc *EventService) LogEventTallies(ctx context.Context, from, to time.Time, events []string) ([]analytics.LogEventTally, error) {
+	db := svc.db
 	out := []analytics.LogEventTally{}
 	if len(events) == 0 {
 		return out, nil

@@ -18,7 +18,8 @@ import (
 // the id is already remembered (a replay). Ids whose time has passed are
 // forgotten first, so the table only holds the replay window. Replicas on
 // one database agree, since the primary key (provider, id) decides.
-func (db *EventService) RememberWebhookEvent(ctx context.Context, provider, id string, expires time.Time) (bool, error) {
+func (svc *EventService) RememberWebhookEvent(ctx context.Context, provider, id string, expires time.Time) (bool, error) {
+	db := svc.db
 	if provider == "" || id == "" {
 		return false, fmt.Errorf("remember webhook event: empty provider or id")
 	}
@@ -45,7 +46,8 @@ func (db *EventService) RememberWebhookEvent(ctx context.Context, provider, id s
 // carries as its provider message id (or as a further one: a part of a
 // message sent in several calls), that log's id (the newest log when
 // several carry it). Ids no log carries are absent from the map.
-func (db *EventService) FindLogIDsByProviderMessageIDs(ctx context.Context, ids []string) (map[string]int64, error) {
+func (svc *EventService) FindLogIDsByProviderMessageIDs(ctx context.Context, ids []string) (map[string]int64, error) {
+	db := svc.db
 	out := map[string]int64{}
 	var want []any
 	for _, id := range ids {
@@ -106,7 +108,8 @@ func (db *DB) logIDsByProviderID(ctx context.Context, out map[string]int64, quer
 // one is being sent again and keeps its state); moved reports whether
 // it did. ev.ID is set. ev.HostHooks are written to the host hook outbox
 // in the same transaction. A log that does not exist is an ENOTFOUND error.
-func (db *EventService) RecordLogEvent(ctx context.Context, ev *events.LogEvent, status, lastError string) (moved bool, err error) {
+func (svc *EventService) RecordLogEvent(ctx context.Context, ev *events.LogEvent, status, lastError string) (moved bool, err error) {
+	db := svc.db
 	detail := ev.Detail
 	if detail == nil {
 		detail = map[string]any{}
@@ -149,7 +152,7 @@ func (db *EventService) RecordLogEvent(ctx context.Context, ev *events.LogEvent,
 		if err := db.addEventRollup(ctx, tx, site, conn, source, ev.Event, chain, eventLink{ev.ID, ev.Provider, at}); err != nil {
 			return err
 		}
-		if err := db.InsertHostHooks(ctx, tx, ev.HostHooks); err != nil {
+		if err := db.HostHooks().InsertHostHooks(ctx, tx, ev.HostHooks); err != nil {
 			return err
 		}
 		if status == "" {
@@ -168,14 +171,15 @@ func (db *EventService) RecordLogEvent(ctx context.Context, ev *events.LogEvent,
 		return false, fmt.Errorf("record log event: %w", err)
 	}
 	if len(ev.HostHooks) > 0 {
-		db.HostHooksWritten()
+		db.HostHooks().HostHooksWritten()
 	}
 	ev.At = at
 	return moved, nil
 }
 
 // FindLogEvents returns a log's provider events, oldest first.
-func (db *EventService) FindLogEvents(ctx context.Context, logID int64) ([]events.LogEvent, error) {
+func (svc *EventService) FindLogEvents(ctx context.Context, logID int64) ([]events.LogEvent, error) {
+	db := svc.db
 	rows, err := db.SQL().QueryContext(ctx, db.Expand(`SELECT id, log_id, provider, event, occurred_at, detail
 		FROM {prefix}mailsvc_log_events WHERE log_id = ? ORDER BY id`), logID)
 	if err != nil {

@@ -286,7 +286,7 @@ func (s *suite) testEventRollupsConcurrent(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	if _, err := db.CompactRollups(ctx); err != nil {
+	if _, err := db.Rollups().CompactRollups(ctx); err != nil {
 		t.Fatal(err)
 	}
 	asked := []string{events.EventOpened, events.EventBounced}
@@ -456,7 +456,7 @@ func (s *suite) testEventRollupsMatchDirectCounts(t *testing.T) {
 	check("as written")
 	record(evs[half:])
 	check("more events, out of order")
-	if _, err := db.CompactRollups(ctx); err != nil {
+	if _, err := db.Rollups().CompactRollups(ctx); err != nil {
 		t.Fatalf("CompactRollups: %v", err)
 	}
 	check("compacted")
@@ -540,7 +540,7 @@ func (s *suite) testSiteEventRollups(t *testing.T) {
 		}
 	}
 	check("recorded")
-	if _, err := db.CompactRollups(ctx); err != nil {
+	if _, err := db.Rollups().CompactRollups(ctx); err != nil {
 		t.Fatal(err)
 	}
 	check("compacted")

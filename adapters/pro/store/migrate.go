@@ -419,7 +419,7 @@ func addRepeatsSite(ctx context.Context, db *store.DB, q store.MigrationConn) er
 	if db.Dialect() != store.DialectSQLite {
 		return nil
 	}
-	has, err := db.ColumnExists(ctx, q, "{prefix}mailsvc_event_repeats", "site_id")
+	has, err := db.Schema().ColumnExists(ctx, q, "{prefix}mailsvc_event_repeats", "site_id")
 	if err != nil || has {
 		return err
 	}

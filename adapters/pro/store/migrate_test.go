@@ -64,7 +64,7 @@ func TestUpgradeKeepsProTables(t *testing.T) {
 		}
 		// The service's own history still records versions 5 and 6, now
 		// without the Pro tables.
-		v, err := db.DB.AppliedVersions(ctx)
+		v, err := db.DB.Schema().AppliedVersions(ctx)
 		if err != nil || len(v) != store.LatestVersion() {
 			t.Fatalf("the service's versions: %v %v (latest %d)", err, v, store.LatestVersion())
 		}

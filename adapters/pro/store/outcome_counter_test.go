@@ -111,7 +111,7 @@ func TestSiteAnalytics(t *testing.T) {
 			}
 		}
 		check("recorded")
-		if _, err := db.CompactRollups(ctx); err != nil {
+		if _, err := db.Rollups().CompactRollups(ctx); err != nil {
 			t.Fatal(err)
 		}
 		check("compacted")

@@ -68,7 +68,8 @@ func (row *routingRuleRow) toRule() (*routing.RoutingRule, error) {
 }
 
 // FindRoutingRules implements routing.RoutingStore.
-func (db *RoutingService) FindRoutingRules(ctx context.Context) ([]*routing.RoutingRule, error) {
+func (svc *RoutingService) FindRoutingRules(ctx context.Context) ([]*routing.RoutingRule, error) {
+	db := svc.db
 	var rows []routingRuleRow
 	if err := db.routingRules(ctx).Order("priority, id").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("find routing rules: %w", err)
@@ -85,7 +86,8 @@ func (db *RoutingService) FindRoutingRules(ctx context.Context) ([]*routing.Rout
 }
 
 // FindRoutingRuleByID implements routing.RoutingStore.
-func (db *RoutingService) FindRoutingRuleByID(ctx context.Context, id int64) (*routing.RoutingRule, error) {
+func (svc *RoutingService) FindRoutingRuleByID(ctx context.Context, id int64) (*routing.RoutingRule, error) {
+	db := svc.db
 	var row routingRuleRow
 	err := db.routingRules(ctx).Where("id = ?", id).Take(&row).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
@@ -97,7 +99,8 @@ func (db *RoutingService) FindRoutingRuleByID(ctx context.Context, id int64) (*r
 }
 
 // CreateRoutingRule implements routing.RoutingStore; r.ID is ignored.
-func (db *RoutingService) CreateRoutingRule(ctx context.Context, r *routing.RoutingRule) error {
+func (svc *RoutingService) CreateRoutingRule(ctx context.Context, r *routing.RoutingRule) error {
+	db := svc.db
 	row, err := toRoutingRuleRow(r)
 	if err != nil {
 		return err
@@ -112,7 +115,8 @@ func (db *RoutingService) CreateRoutingRule(ctx context.Context, r *routing.Rout
 }
 
 // UpdateRoutingRule implements routing.RoutingStore.
-func (db *RoutingService) UpdateRoutingRule(ctx context.Context, r *routing.RoutingRule) error {
+func (svc *RoutingService) UpdateRoutingRule(ctx context.Context, r *routing.RoutingRule) error {
+	db := svc.db
 	row, err := toRoutingRuleRow(r)
 	if err != nil {
 		return err
@@ -126,7 +130,7 @@ func (db *RoutingService) UpdateRoutingRule(ctx context.Context, r *routing.Rout
 		return fmt.Errorf("update routing rule %d: %w", r.ID, res.Error)
 	}
 	if res.RowsAffected == 0 {
-		if _, err := db.FindRoutingRuleByID(ctx, r.ID); err != nil {
+		if _, err := svc.FindRoutingRuleByID(ctx, r.ID); err != nil {
 			return err
 		}
 	}
@@ -135,7 +139,8 @@ func (db *RoutingService) UpdateRoutingRule(ctx context.Context, r *routing.Rout
 }
 
 // DeleteRoutingRules implements routing.RoutingStore.
-func (db *RoutingService) DeleteRoutingRules(ctx context.Context, ids []int64) (int, error) {
+func (svc *RoutingService) DeleteRoutingRules(ctx context.Context, ids []int64) (int, error) {
+	db := svc.db
 	if len(ids) == 0 {
 		return 0, nil
 	}
@@ -148,7 +153,8 @@ func (db *RoutingService) DeleteRoutingRules(ctx context.Context, ids []int64) (
 
 // SetRoutingRulesActive implements routing.RoutingStore. It counts the rules
 // that exist, changed or not.
-func (db *RoutingService) SetRoutingRulesActive(ctx context.Context, ids []int64, active bool) (int, error) {
+func (svc *RoutingService) SetRoutingRulesActive(ctx context.Context, ids []int64, active bool) (int, error) {
+	db := svc.db
 	if len(ids) == 0 {
 		return 0, nil
 	}
@@ -168,7 +174,8 @@ func (db *RoutingService) SetRoutingRulesActive(ctx context.Context, ids []int64
 }
 
 // ReorderRoutingRules implements routing.RoutingStore.
-func (db *RoutingService) ReorderRoutingRules(ctx context.Context, ids []int64) error {
+func (svc *RoutingService) ReorderRoutingRules(ctx context.Context, ids []int64) error {
+	db := svc.db
 	err := db.Gorm().WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		t := now()
 		for i, id := range ids {
@@ -192,7 +199,8 @@ func (db *RoutingService) ReorderRoutingRules(ctx context.Context, ids []int64) 
 }
 
 // FindSenderGroups implements routing.RoutingStore.
-func (db *RoutingService) FindSenderGroups(ctx context.Context) ([]*routing.SenderGroup, error) {
+func (svc *RoutingService) FindSenderGroups(ctx context.Context) ([]*routing.SenderGroup, error) {
+	db := svc.db
 	var rows []senderGroupRow
 	if err := db.Gorm().WithContext(ctx).Table(db.TableName("sender_groups")).Order("sender").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("find sender groups: %w", err)
@@ -209,7 +217,8 @@ func (db *RoutingService) FindSenderGroups(ctx context.Context) ([]*routing.Send
 }
 
 // SaveSenderGroup implements routing.RoutingStore.
-func (db *RoutingService) SaveSenderGroup(ctx context.Context, g *routing.SenderGroup) error {
+func (svc *RoutingService) SaveSenderGroup(ctx context.Context, g *routing.SenderGroup) error {
+	db := svc.db
 	members := g.Members
 	if members == nil {
 		members = []routing.SenderGroupMember{}
@@ -236,7 +245,8 @@ func (db *RoutingService) SaveSenderGroup(ctx context.Context, g *routing.Sender
 // ReserveSend implements routing.RoutingStore: the counter row is created
 // if missing, then one conditional UPDATE adds to it, so concurrent
 // reservations (other workers, other replicas) never pass the limit.
-func (db *RoutingService) ReserveSend(ctx context.Context, connID int64, day string, limit int64) (bool, error) {
+func (svc *RoutingService) ReserveSend(ctx context.Context, connID int64, day string, limit int64) (bool, error) {
+	db := svc.db
 	insert := `INSERT IGNORE INTO {prefix}mailsvc_send_counts (connection_id, day, sent) VALUES (?, ?, 0)`
 	if db.Dialect() == store.DialectSQLite {
 		insert = `INSERT OR IGNORE INTO {prefix}mailsvc_send_counts (connection_id, day, sent) VALUES (?, ?, 0)`
@@ -257,7 +267,8 @@ func (db *RoutingService) ReserveSend(ctx context.Context, connID int64, day str
 }
 
 // SendCounts implements routing.RoutingStore.
-func (db *RoutingService) SendCounts(ctx context.Context, day string) (map[int64]int64, error) {
+func (svc *RoutingService) SendCounts(ctx context.Context, day string) (map[int64]int64, error) {
+	db := svc.db
 	rows, err := db.SQL().QueryContext(ctx, db.Expand(`SELECT connection_id, sent FROM {prefix}mailsvc_send_counts WHERE day = ?`), day)
 	if err != nil {
 		return nil, fmt.Errorf("read the send counts of %s: %w", day, err)

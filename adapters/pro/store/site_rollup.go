@@ -101,7 +101,7 @@ func (s siteTally) write(ctx context.Context, db *store.DB, tx *sql.Tx) error {
 	for _, k := range order {
 		rows = append(rows, store.CounterRow{k.minutes, k.key.Start, k.key.Site, k.key.ConnectionID, k.key.Source, k.key.Status, shard, sums[k]})
 	}
-	return db.UpsertCounters(ctx, tx, "{prefix}mailsvc_site_rollups",
+	return db.Rollups().UpsertCounters(ctx, tx, "{prefix}mailsvc_site_rollups",
 		[]string{"width_minutes", "bucket_start", "site_id", "connection_id", "source", "status", "shard"}, []string{"messages"}, rows)
 }
 

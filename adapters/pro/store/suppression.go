@@ -17,7 +17,8 @@ import (
 // list, keeping the entry already there for an address listed before,
 // and returns how many it added. One statement per address, so a large
 // batch never holds a long lock.
-func (db *SuppressionService) AddSuppressions(ctx context.Context, ss []suppression.Suppression) (int, error) {
+func (svc *SuppressionService) AddSuppressions(ctx context.Context, ss []suppression.Suppression) (int, error) {
+	db := svc.db
 	ins := `INSERT IGNORE INTO {prefix}mailsvc_suppressions (email, reason, source_event, created_at) VALUES (?, ?, ?, ?)`
 	if db.Dialect() == store.DialectSQLite {
 		ins = `INSERT OR IGNORE INTO {prefix}mailsvc_suppressions (email, reason, source_event, created_at) VALUES (?, ?, ?, ?)`
@@ -57,7 +58,8 @@ func scanSuppression(r interface{ Scan(dest ...any) error }) (*suppression.Suppr
 
 // FindSuppressions returns the suppressions matching f, newest first,
 // and the total count matching f before Offset and Limit.
-func (db *SuppressionService) FindSuppressions(ctx context.Context, f suppression.SuppressionFilter) ([]*suppression.Suppression, int, error) {
+func (svc *SuppressionService) FindSuppressions(ctx context.Context, f suppression.SuppressionFilter) ([]*suppression.Suppression, int, error) {
+	db := svc.db
 	where, args := "", []any{}
 	if term := strings.ToLower(strings.TrimSpace(f.Search)); term != "" {
 		where = ` WHERE email LIKE ? ESCAPE '!'`
@@ -93,7 +95,8 @@ func (db *SuppressionService) FindSuppressions(ctx context.Context, f suppressio
 
 // FindSuppression returns the suppression with the given id, or, when
 // id is 0, the one of email (ignoring case); ENOTFOUND when there is none.
-func (db *SuppressionService) FindSuppression(ctx context.Context, id int64, email string) (*suppression.Suppression, error) {
+func (svc *SuppressionService) FindSuppression(ctx context.Context, id int64, email string) (*suppression.Suppression, error) {
+	db := svc.db
 	q, arg := `SELECT `+suppressionColumns+` FROM {prefix}mailsvc_suppressions WHERE id = ?`, any(id)
 	if id == 0 {
 		q, arg = `SELECT `+suppressionColumns+` FROM {prefix}mailsvc_suppressions WHERE email = ?`, strings.ToLower(strings.TrimSpace(email))
@@ -109,7 +112,8 @@ func (db *SuppressionService) FindSuppression(ctx context.Context, id int64, ema
 
 // DeleteSuppression removes the suppression with the given id and
 // reports whether it existed.
-func (db *SuppressionService) DeleteSuppression(ctx context.Context, id int64) (bool, error) {
+func (svc *SuppressionService) DeleteSuppression(ctx context.Context, id int64) (bool, error) {
+	db := svc.db
 	res, err := db.SQL().ExecContext(ctx, db.Expand(`DELETE FROM {prefix}mailsvc_suppressions WHERE id = ?`), id)
 	if err != nil {
 		return false, fmt.Errorf("delete suppression: %w", err)
@@ -119,7 +123,8 @@ func (db *SuppressionService) DeleteSuppression(ctx context.Context, id int64) (
 }
 
 // DeleteSuppressionOf implements suppression.PersonalStore.
-func (db *SuppressionService) DeleteSuppressionOf(ctx context.Context, email string) (bool, error) {
+func (svc *SuppressionService) DeleteSuppressionOf(ctx context.Context, email string) (bool, error) {
+	db := svc.db
 	res, err := db.SQL().ExecContext(ctx, db.Expand(`DELETE FROM {prefix}mailsvc_suppressions WHERE email = ?`), strings.ToLower(strings.TrimSpace(email)))
 	if err != nil {
 		return false, fmt.Errorf("delete suppression of an address: %w", err)
@@ -130,7 +135,8 @@ func (db *SuppressionService) DeleteSuppressionOf(ctx context.Context, email str
 
 // SuppressedAmong returns those of emails (compared lower-cased) that
 // are on the suppression list, lower-cased, in the order given.
-func (db *SuppressionService) SuppressedAmong(ctx context.Context, emails []string) ([]string, error) {
+func (svc *SuppressionService) SuppressedAmong(ctx context.Context, emails []string) ([]string, error) {
+	db := svc.db
 	var args []any
 	seen := map[string]bool{}
 	for _, e := range emails {

@@ -195,7 +195,7 @@ func CompactRollupsKeepsSums(t *testing.T, db *store.DB, modules ...ModuleRollup
 	}
 
 	wantRemoved := oldShardRows(t, db, edge)
-	got, err := db.CompactRollups(ctx)
+	got, err := db.Rollups().CompactRollups(ctx)
 	if err != nil {
 		t.Fatalf("CompactRollups: %v", err)
 	}
@@ -233,7 +233,7 @@ func CompactRollupsKeepsSums(t *testing.T, db *store.DB, modules ...ModuleRollup
 		}
 	}
 
-	again, err := db.CompactRollups(ctx)
+	again, err := db.Rollups().CompactRollups(ctx)
 	if err != nil {
 		t.Fatalf("CompactRollups again: %v", err)
 	}
@@ -296,7 +296,7 @@ func CompactRollupsConcurrent(t *testing.T, open func(t *testing.T) *store.DB, m
 		go func() {
 			defer wg.Done()
 			for range 3 {
-				if _, err := replica.CompactRollups(ctx); err != nil {
+				if _, err := replica.Rollups().CompactRollups(ctx); err != nil {
 					errs <- fmt.Errorf("replica %d: CompactRollups: %w", r, err)
 					return
 				}
@@ -318,7 +318,7 @@ func CompactRollupsConcurrent(t *testing.T, open func(t *testing.T) *store.DB, m
 	for err := range errs {
 		t.Fatal(err)
 	}
-	if _, err := db.CompactRollups(ctx); err != nil {
+	if _, err := db.Rollups().CompactRollups(ctx); err != nil {
 		t.Fatalf("CompactRollups: %v", err)
 	}
 	from, to := cur.Add(-48*time.Hour), cur.Add(time.Hour)

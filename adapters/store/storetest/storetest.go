@@ -635,7 +635,7 @@ func (s *suite) testMigrateIdempotent(t *testing.T) {
 				t.Fatalf("Migrate #%d: %v", i, err)
 			}
 		}
-		got, err := db.AppliedVersions(ctx)
+		got, err := db.Schema().AppliedVersions(ctx)
 		if err != nil {
 			t.Fatalf("AppliedVersions: %v", err)
 		}
@@ -695,7 +695,7 @@ func (s *suite) testConcurrentMigrate(t *testing.T) {
 	if err := errors.Join(merrs...); err != nil {
 		t.Fatalf("concurrent Migrate: %v", err)
 	}
-	got, err := dbs[0].AppliedVersions(context.Background())
+	got, err := dbs[0].Schema().AppliedVersions(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -786,7 +786,7 @@ func (s *suite) testClosed(t *testing.T) {
 		{"DeleteConnections", func() error { _, err := db.Connections().DeleteConnections(ctx, []int64{1}); return err }},
 		{"LoadSettings", func() error { _, err := db.Settings().LoadSettings(ctx, core.ScopeFree); return err }},
 		{"SaveSettings", func() error { return db.Settings().SaveSettings(ctx, core.ScopeFree, map[string]any{"a": 1}) }},
-		{"AppliedVersions", func() error { _, err := db.AppliedVersions(ctx); return err }},
+		{"AppliedVersions", func() error { _, err := db.Schema().AppliedVersions(ctx); return err }},
 	}
 	for _, c := range calls {
 		t.Run(c.name, func(t *testing.T) {

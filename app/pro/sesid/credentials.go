@@ -94,7 +94,7 @@ func (s *Service) CredentialSources(ctx context.Context, id int64) (*CredentialS
 	wp.Detail = "Constants defined in wp-config.php (MAILSVC_AWS_SES_ACCESS_KEY_ID, MAILSVC_AWS_SES_SECRET_KEY or their aliases)."
 	env.Detail = "The same constants as environment variables of the service."
 	role := CredentialSource{Source: SourceInstanceRole, Keys: []string{}, Constants: []string{},
-		Available: eff.Settings.Bool(keyIMDSRoleSource, false)}
+		Available: imdsRoleSource(eff.Settings)}
 	if p, ok := pins[keyIMDSRoleSource]; ok {
 		role.Constants = append(role.Constants, p.Constant)
 	}
@@ -132,4 +132,17 @@ func (s *Service) lookupEnv(name string) (string, bool) {
 		return "", false
 	}
 	return s.LookupEnv(name)
+}
+
+// imdsRoleSource reads a connection's imds_role_source, a missing value
+// taking the default of the SES driver's field (core.Driver.Field), the
+// one place it is written; without the driver linked, off.
+func imdsRoleSource(s core.Settings) bool {
+	var def bool
+	if d, ok := core.LookupDriver(Driver); ok {
+		if f := d.Field(keyIMDSRoleSource); f != nil {
+			def, _ = f.Default.(bool)
+		}
+	}
+	return s.Bool(keyIMDSRoleSource, def)
 }

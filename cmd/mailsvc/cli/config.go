@@ -44,7 +44,7 @@ service's tables it says "not installed" instead of creating them.`,
 				return fmt.Errorf("open database %s: %w", core.MaskDSN(rt.dsn), err)
 			}
 			defer db.Close()
-			version, err := db.SchemaVersion(ctx)
+			version, err := db.Schema().SchemaVersion(ctx)
 			if err != nil {
 				return err
 			}

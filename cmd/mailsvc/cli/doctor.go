@@ -206,7 +206,7 @@ func (d *siteDoctor) checks(ctx context.Context) []doctor.Check {
 	var db databasePorts = unavailable{d.dbErr}
 	var options wordpress.OptionReader = unavailable{d.dbErr}
 	if d.db != nil {
-		db = doctorDB{d.db, d.db.Logs(), d.db.Connections()}
+		db = doctorDB{d.db, d.db.Schema(), d.db.Logs(), d.db.Connections()}
 		if src, err := wordpress.NewGormSource(d.db.Gorm(), rt.prefix); err == nil {
 			options = src
 		} else {

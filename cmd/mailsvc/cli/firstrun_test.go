@@ -159,7 +159,7 @@ func TestUninstallRefusals(t *testing.T) {
 	dir := standaloneEnv(t)
 	db := installed(t, dir)
 	tables := func() int {
-		got, err := db.ServiceTables(ctx)
+		got, err := db.Installation().ServiceTables(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -31,7 +31,7 @@ func (r storeReadiness) Ready(ctx context.Context) error {
 	if err := r.db.Ping(ctx); err != nil {
 		return fmt.Errorf("database unreachable: %w", err)
 	}
-	applied, err := r.db.AppliedVersions(ctx)
+	applied, err := r.db.Schema().AppliedVersions(ctx)
 	if err != nil {
 		return fmt.Errorf("schema version unreadable: %w", err)
 	}

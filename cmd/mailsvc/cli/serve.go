@@ -72,7 +72,7 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		// A database dropped whole is an outage, not an uninstall.
 		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		exists, err := rt.db.DatabaseExists(cctx)
+		exists, err := rt.db.Installation().DatabaseExists(cctx)
 		return err == nil && exists
 	})
 	if addr == "" {

@@ -5,10 +5,11 @@ import "github.com/mailsvc/mailsvc/adapters/store"
 // The consumers whose small interface spans two of the store's services
 // get them joined here.
 
-// doctorDB is what the doctor's checks read: the schema version and clock
-// (the handle), the queue and the connections.
+// doctorDB is what the doctor's checks read: the schema version, the
+// database's clock (the handle), the queue and the connections.
 type doctorDB struct {
 	*store.DB
+	*store.SchemaService
 	*store.LogService
 	*store.ConnectionService
 }

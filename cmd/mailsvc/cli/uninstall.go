@@ -96,11 +96,11 @@ on the dropped tables stops by itself with one log line.`,
 			}
 
 			if db != nil {
-				options, err := db.DeleteServiceOptions(ctx)
+				options, err := db.Installation().DeleteServiceOptions(ctx)
 				if err != nil {
 					return err
 				}
-				dropped, err := db.DropServiceTables(ctx)
+				dropped, err := db.Installation().DropServiceTables(ctx)
 				if err != nil {
 					return fmt.Errorf("uninstall: %w", err)
 				}
@@ -167,7 +167,7 @@ func unscheduleBridgeCron(ctx context.Context, out io.Writer, db *store.DB, pref
 // sent, and refuses while there are any unless force. A database without
 // the service's tables has none.
 func checkQueueEmpty(ctx context.Context, out io.Writer, db *store.DB, force bool) error {
-	version, err := db.SchemaVersion(ctx)
+	version, err := db.Schema().SchemaVersion(ctx)
 	if err != nil || version == 0 {
 		return err
 	}

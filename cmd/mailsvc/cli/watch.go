@@ -259,7 +259,7 @@ func (rt *runtime) scheduler(settings *app.Settings, conns *app.Connections, oau
 				return err
 			}},
 			{Name: jobRollupCompact, Every: scheduler.Fixed(15 * time.Minute), Run: func(ctx context.Context) error {
-				done, err := rt.db.CompactRollups(ctx)
+				done, err := rt.db.Rollups().CompactRollups(ctx)
 				if done.RowsRemoved > 0 {
 					log.Debug("compacted roll-up counters", "keys", done.Keys, "rows_removed", done.RowsRemoved)
 				}

@@ -123,7 +123,7 @@ mailsvc system user, and enables and starts the service where systemd runs.`,
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "Database: %s, table prefix %q (from %s)\n", siteDatabase(rt.wp), rt.prefix, configPath)
 			if counter != nil {
-				version, err := rt.db.SchemaVersion(ctx)
+				version, err := rt.db.Schema().SchemaVersion(ctx)
 				if err != nil {
 					return err
 				}
@@ -146,7 +146,7 @@ mailsvc system user, and enables and starts the service where systemd runs.`,
 			fmt.Fprintf(out, "WordPress site: %s\n", siteURL)
 
 			queue := rt.db.TableName("logs")
-			tables, err := rt.db.ServiceTables(ctx)
+			tables, err := rt.db.Installation().ServiceTables(ctx)
 			if err != nil {
 				return fmt.Errorf("check the queue table: %w", err)
 			}
