@@ -517,6 +517,10 @@ func TestNetwork(t *testing.T) {
 		if err != nil || !strings.Contains(string(got[0].Data), "site 2 late") {
 			t.Fatalf("site 2's own connection got %d messages (%v)", len(got), err)
 		}
+		// Site 2 set its own sender name: it replaces WordPress's "WordPress".
+		if from := headerLine(string(got[0].Data), "From"); !strings.Contains(from, "Site Two") {
+			t.Errorf("site 2's message %q, want its own sender name Site Two", from)
+		}
 		if _, err := sink.WaitFor(before+1, 30*time.Second); err != nil {
 			t.Fatalf("site 4 through the network's connection: %v", err)
 		}
@@ -701,4 +705,18 @@ func overviewDelivered(t *testing.T, call func(method, u, body string, auth func
 		t.Fatalf("GET %s: %d %s", u, r.Status, r.Body)
 	}
 	return o.Totals.Current.Delivered
+}
+
+// headerLine returns the value of the first header called name in the
+// raw message data, "" when it has none.
+func headerLine(data, name string) string {
+	for _, line := range strings.Split(data, "\r\n") {
+		if line == "" {
+			break
+		}
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.EqualFold(k, name) {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
 }

@@ -201,7 +201,10 @@ function mailsvc_bridge_source_roots() {
  *   mailer, as keys (the bridge directive excluded_sources, scope
  *   "bridge"); nothing is excluded when it is absent or not a list;
  * - from_email and from_name: the site's own sender (scope "general"),
- *   each '' when not set; an address that is not one is ''.
+ *   each '' when not set; an address that is not one is ''. On a network,
+ *   a site the network lets keep its own settings (allow_site_overrides
+ *   in scope "network", overrides_allowed in "network_site:{id}") uses
+ *   the sender it set there, where it set one.
  *
  * When the table cannot be read, nothing is excluded and no sender is set:
  * the mail is queued as usual.
@@ -227,8 +230,16 @@ function mailsvc_bridge_mail_settings() {
 	$table    = ( isset( $wpdb->base_prefix ) ? $wpdb->base_prefix : $wpdb->prefix ) . 'mailsvc_settings';
 	$suppress = $wpdb->suppress_errors( true );
 	// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- the table name is the site's prefix and a constant.
-	$rows = $wpdb->get_results( "SELECT scope, setting_key, setting_value FROM `{$table}` WHERE (scope = 'bridge' AND setting_key = 'excluded_sources') OR (scope = 'general' AND setting_key IN ('from_email', 'from_name'))" );
+	$site = 'network_site:' . ( is_multisite() ? (int) get_current_blog_id() : 0 );
+	$rows = $wpdb->get_results(
+		$wpdb->prepare(
+			// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- the table name is the site's prefix and a constant.
+			"SELECT scope, setting_key, setting_value FROM `{$table}` WHERE (scope = 'bridge' AND setting_key = 'excluded_sources') OR (scope IN ('general', %s) AND setting_key IN ('from_email', 'from_name', 'overrides_allowed')) OR (scope = 'network' AND setting_key = 'allow_site_overrides')",
+			$site
+		)
+	);
 	$wpdb->suppress_errors( $suppress );
+	$own = array();
 	foreach ( (array) $rows as $row ) {
 		$value = json_decode( (string) $row->setting_value, true );
 		if ( 'bridge' === $row->scope && is_array( $value ) ) {
@@ -239,6 +250,15 @@ function mailsvc_bridge_mail_settings() {
 			}
 		} elseif ( 'general' === $row->scope && is_string( $value ) ) {
 			$settings[ $row->setting_key ] = trim( preg_replace( '/[\r\n]+/', '', $value ) );
+		} else {
+			$own[ $row->scope . '/' . $row->setting_key ] = $value;
+		}
+	}
+	if ( ! empty( $own['network/allow_site_overrides'] ) && ! empty( $own[ $site . '/overrides_allowed' ] ) ) {
+		foreach ( array( 'from_email', 'from_name' ) as $key ) {
+			if ( isset( $own[ $site . '/' . $key ] ) && is_string( $own[ $site . '/' . $key ] ) && '' !== $own[ $site . '/' . $key ] ) {
+				$settings[ $key ] = trim( preg_replace( '/[\r\n]+/', '', $own[ $site . '/' . $key ] ) );
+			}
 		}
 	}
 	if ( '' !== $settings['from_email'] && ! is_email( $settings['from_email'] ) ) {
