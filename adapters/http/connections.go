@@ -61,16 +61,7 @@ func (s *Server) listConnections(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getConnection(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(mux.Vars(r)["id"])
-	if err != nil {
-		return err
-	}
-	c, err := s.Connections.Get(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, c)
-	return nil
+	return respondID(w, r, s.Connections.Get)
 }
 
 func (s *Server) createConnection(w http.ResponseWriter, r *http.Request) error {

@@ -44,25 +44,11 @@ const totalCappedHeader = "X-Mailsvc-Total-Capped"
 const searchPartialHeader = "X-Mailsvc-Search-Partial"
 
 func (s *Server) logStats(w http.ResponseWriter, r *http.Request) error {
-	st, err := s.Logs.Stats(r.Context())
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, st)
-	return nil
+	return Respond(w, r, s.Logs.Stats)
 }
 
 func (s *Server) getLog(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(mux.Vars(r)["id"])
-	if err != nil {
-		return err
-	}
-	l, err := s.Logs.Get(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, l)
-	return nil
+	return respondID(w, r, s.Logs.Get)
 }
 
 // resendBody is the body of the resend routes: the ids (bulk only) and,
