@@ -15,10 +15,6 @@ var harness = drivertest.Harness{
 	Slug:     brevo.Slug,
 	Key:      testKey,
 	WrongKey: "xkeysib-wrong",
-	Start: func() drivertest.Fake {
-		f := brevofake.New(testKey)
-		return drivertest.NewFake(f, f.URL, f.Messages)
-	},
 	CheckReceipt: func(t *testing.T, rc core.Receipt, m drivertest.Message) {
 		if rc.MessageID != "<"+m.ID+"@smtp-relay.mailin.fr>" {
 			t.Errorf("receipt id %q, fake id %q", rc.MessageID, m.ID)

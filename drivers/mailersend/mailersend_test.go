@@ -12,13 +12,9 @@ import (
 const testKey = "mlsn.0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
 var harness = drivertest.Harness{
-	Slug:     mailersend.Slug,
-	Key:      testKey,
-	WrongKey: "mlsn.wrong",
-	Start: func() drivertest.Fake {
-		f := mailersendfake.New(testKey)
-		return drivertest.NewFake(f, f.URL, f.Messages)
-	},
+	Slug:            mailersend.Slug,
+	Key:             testKey,
+	WrongKey:        "mlsn.wrong",
 	ExtraSettings:   core.Settings{"custom_headers": true},
 	ReplyToCap:      1,
 	DefaultBaseURL:  mailersend.DefaultBaseURL,

@@ -17,13 +17,9 @@ const (
 )
 
 var harness = drivertest.Harness{
-	Slug:     mailjet.Slug,
-	Key:      testKey,
-	WrongKey: "ffffffffffffffffffffffffffffffff",
-	Start: func() drivertest.Fake {
-		f := mailjetfake.New(testKey, testSecret)
-		return drivertest.NewFake(f, f.URL, f.Messages)
-	},
+	Slug:          mailjet.Slug,
+	Key:           testKey,
+	WrongKey:      "ffffffffffffffffffffffffffffffff",
 	ExtraSettings: core.Settings{"api_secret": testSecret},
 	CheckReceipt: func(t *testing.T, rc core.Receipt, _ drivertest.Message) {
 		if !strings.HasPrefix(rc.MessageID, "mailsvc-") || !strings.Contains(rc.Response, "MessageID 288230376151711744") {

@@ -13,13 +13,9 @@ import (
 const testKey = "re_123456789_abcdefghijklmnopqrstuv"
 
 var harness = drivertest.Harness{
-	Slug:     resend.Slug,
-	Key:      testKey,
-	WrongKey: "re_wrong_key",
-	Start: func() drivertest.Fake {
-		f := resendfake.New(testKey)
-		return drivertest.NewFake(f, f.URL, f.Messages)
-	},
+	Slug:            resend.Slug,
+	Key:             testKey,
+	WrongKey:        "re_wrong_key",
 	DefaultBaseURL:  resend.DefaultBaseURL,
 	MaxMessageBytes: resend.MaxMessageBytes,
 	APIKeyConstant:  "MAILSVC_RESEND_API_KEY",

@@ -16,10 +16,6 @@ var harness = drivertest.Harness{
 	Slug:     smtp2go.Slug,
 	Key:      testKey,
 	WrongKey: "api-WRONG",
-	Start: func() drivertest.Fake {
-		f := smtp2gofake.New(testKey)
-		return drivertest.NewFake(f, f.URL, f.Messages)
-	},
 	// An inline image is named by its Content-ID.
 	AttachmentName: func(a core.Attachment) string {
 		if a.Inline {

@@ -15,10 +15,6 @@ var harness = drivertest.Harness{
 	Slug:     sparkpost.Slug,
 	Key:      testKey,
 	WrongKey: "ffffffffffffffffffffffffffffffffffffffff",
-	Start: func() drivertest.Fake {
-		f := sparkpostfake.New(testKey)
-		return drivertest.NewFake(f, f.URL, f.Messages)
-	},
 	// An inline image is named by its Content-ID.
 	AttachmentName: func(a core.Attachment) string {
 		if a.Inline {
