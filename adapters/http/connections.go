@@ -101,28 +101,11 @@ func (s *Server) updateConnection(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (s *Server) deleteConnection(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(mux.Vars(r)["id"])
-	if err != nil {
-		return err
-	}
-	if err := s.Connections.Delete(r.Context(), id); err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"deleted": true, "id": id})
-	return nil
+	return deleteByID(w, r, s.Connections.Delete)
 }
 
 func (s *Server) deleteConnections(w http.ResponseWriter, r *http.Request) error {
-	var body idsBody
-	if err := s.decodeJSON(w, r, &body); err != nil {
-		return err
-	}
-	n, err := s.Connections.DeleteMany(r.Context(), body.IDs)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"deleted": n})
-	return nil
+	return deleteIDs(s.decodeJSON, w, r, s.Connections.DeleteMany)
 }
 
 func (s *Server) listTransports(w http.ResponseWriter, r *http.Request) error {

@@ -51,3 +51,26 @@ func respondIDBody[B, T any](decode BodyDecoder, w http.ResponseWriter, r *http.
 	}
 	return RespondBody(decode, w, r, func(ctx context.Context, body B) (T, error) { return do(ctx, id, body) })
 }
+
+// deleteByID deletes what the path's id names with del and answers
+// {"deleted": true, "id": id}.
+func deleteByID(w http.ResponseWriter, r *http.Request, del func(context.Context, int64) error) error {
+	return respondID(w, r, func(ctx context.Context, id int64) (map[string]any, error) {
+		if err := del(ctx, id); err != nil {
+			return nil, err
+		}
+		return map[string]any{"deleted": true, "id": id}, nil
+	})
+}
+
+// deleteIDs deletes the ids of the request's body ({"ids": [...]}) with
+// del and answers {"deleted": n}, n being how many del deleted.
+func deleteIDs(decode BodyDecoder, w http.ResponseWriter, r *http.Request, del func(context.Context, []int64) (int, error)) error {
+	return RespondBody(decode, w, r, func(ctx context.Context, body idsBody) (map[string]any, error) {
+		n, err := del(ctx, body.IDs)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"deleted": n}, nil
+	})
+}
