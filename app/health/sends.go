@@ -333,12 +333,7 @@ func ReadSendRecords(ctx context.Context, store core.SettingsStore) (map[int64]S
 	return out, nil
 }
 
-func (h *SendHealth) logger() *slog.Logger {
-	if h.Logger != nil {
-		return h.Logger
-	}
-	return slog.Default()
-}
+func (h *SendHealth) logger() *slog.Logger { return core.LoggerOr(h.Logger) }
 
 // Effective returns a connection's health from its last scheduled check
 // (c.HealthStatus, c.LastCheckedAt) and the record of its real sends (nil

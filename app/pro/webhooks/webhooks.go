@@ -148,19 +148,9 @@ type Service struct {
 	Now func() time.Time
 }
 
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
-}
+func (s *Service) now() time.Time { return core.NowFrom(s.Now) }
 
-func (s *Service) logger() *slog.Logger {
-	if s.Logger != nil {
-		return s.Logger
-	}
-	return slog.Default()
-}
+func (s *Service) logger() *slog.Logger { return core.LoggerOr(s.Logger) }
 
 // unauthorized is the 401 of an unverified call. Its message never says
 // which check failed beyond what the caller already knows.
