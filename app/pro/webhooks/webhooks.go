@@ -384,6 +384,21 @@ func jsonObjects(body []byte) ([]map[string]any, error) {
 	return []map[string]any{one}, nil
 }
 
+// jsonEventBatch reads a body that is one JSON event or an array of them
+// (jsonObjects), each event by read, as a batch whose replay id is the
+// body's hash (bodyID); any other body is a 400 naming provider.
+func jsonEventBatch(body []byte, provider string, read func(map[string]any) Event) (*batch, error) {
+	list, err := jsonObjects(body)
+	if err != nil {
+		return nil, core.Errorf(core.EBADREQUEST, "The %s payload must be a JSON event or an array of them.", provider)
+	}
+	b := &batch{requestID: bodyID(body)}
+	for _, e := range list {
+		b.events = append(b.events, read(e))
+	}
+	return b, nil
+}
+
 // hashID shortens an id of any length to a fixed-size key.
 func hashID(id string) string {
 	if len(id) <= 100 {
