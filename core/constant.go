@@ -622,28 +622,31 @@ func MaskDSN(dsn string) string {
 		if j := strings.IndexAny(rest, "/?#"); j >= 0 {
 			end = j
 		}
-		at := strings.LastIndex(rest[:end], "@")
-		if at < 0 {
-			return dsn
+		if masked, ok := maskPassword(rest, end); ok {
+			return prefix + masked
 		}
-		user, _, hasPass := strings.Cut(rest[:at], ":")
-		if !hasPass {
-			return dsn
-		}
-		return prefix + user + ":" + Mask + rest[at:]
+		return dsn
 	}
 	// go-sql-driver: the credentials end at the last '@' before the last '/'.
-	slash := strings.LastIndex(rest, "/")
-	if slash < 0 {
-		return dsn
+	if slash := strings.LastIndex(rest, "/"); slash >= 0 {
+		if masked, ok := maskPassword(rest, slash); ok {
+			return masked
+		}
 	}
-	at := strings.LastIndex(rest[:slash], "@")
+	return dsn
+}
+
+// maskPassword returns s with the password of its user info, which ends
+// at the last '@' before end, replaced by Mask; ok is false when s has no
+// user info with a password there.
+func maskPassword(s string, end int) (masked string, ok bool) {
+	at := strings.LastIndex(s[:end], "@")
 	if at < 0 {
-		return dsn
+		return "", false
 	}
-	user, _, hasPass := strings.Cut(rest[:at], ":")
+	user, _, hasPass := strings.Cut(s[:at], ":")
 	if !hasPass {
-		return dsn
+		return "", false
 	}
-	return user + ":" + Mask + rest[at:]
+	return user + ":" + Mask + s[at:], true
 }

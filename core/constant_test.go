@@ -231,6 +231,8 @@ func TestMaskDSN(t *testing.T) {
 		{"mysql:wp:s3cret@tcp(127.0.0.1:3306)/wp", "mysql:wp:********@tcp(127.0.0.1:3306)/wp"},
 		{"mysql:root@tcp(127.0.0.1:3306)/wp", "mysql:root@tcp(127.0.0.1:3306)/wp"},
 		{"mysql://wp:s3cret@db:3306/wp", "mysql://wp:********@db:3306/wp"},
+		{"mysql://root@db:3306/wp", "mysql://root@db:3306/wp"},
+		{"mysql://db:3306/wp?x=a@b", "mysql://db:3306/wp?x=a@b"},
 		{"sqlite:./data/mailsvc.db", "sqlite:./data/mailsvc.db"},
 		{"/var/lib/mailsvc/db.sqlite", "/var/lib/mailsvc/db.sqlite"},
 	}

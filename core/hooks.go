@@ -42,10 +42,16 @@ type Hooks struct {
 func (h *Hooks) AddFilter(name string, f Filter) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.filters == nil {
-		h.filters = map[string][]Filter{}
+	addTo(&h.filters, name, f)
+}
+
+// addTo appends v to the list of name in *m, making the map on first
+// use.
+func addTo[T any](m *map[string][]T, name string, v T) {
+	if *m == nil {
+		*m = map[string][]T{}
 	}
-	h.filters[name] = append(h.filters[name], f)
+	(*m)[name] = append((*m)[name], v)
 }
 
 // ApplyFilters passes value through every filter registered on name and
@@ -67,10 +73,7 @@ func (h *Hooks) ApplyFilters(name string, value any, args ...any) any {
 func (h *Hooks) AddAction(name string, a Action) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.actions == nil {
-		h.actions = map[string][]Action{}
-	}
-	h.actions[name] = append(h.actions[name], a)
+	addTo(&h.actions, name, a)
 }
 
 // HasAction reports whether any action is registered on name, so a caller

@@ -1,6 +1,9 @@
 package core
 
-import "time"
+import (
+	"sort"
+	"time"
+)
 
 // OutcomeBucketSize is the width of the time buckets in which final
 // delivery outcomes are counted: 15 minutes, so that any site time zone
@@ -22,4 +25,19 @@ type OutcomeBucket struct {
 	ConnectionID int64     // the connection that sent (or last tried); 0 when none
 	Status       string
 	Count        int64
+}
+
+// SortOutcomeBuckets orders buckets by start, then connection, then
+// status: the order in which the log stores return them.
+func SortOutcomeBuckets(buckets []OutcomeBucket) {
+	sort.Slice(buckets, func(i, j int) bool {
+		a, b := buckets[i], buckets[j]
+		if !a.Start.Equal(b.Start) {
+			return a.Start.Before(b.Start)
+		}
+		if a.ConnectionID != b.ConnectionID {
+			return a.ConnectionID < b.ConnectionID
+		}
+		return a.Status < b.Status
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/mailsvc/mailsvc/adapters/httpstatus"
 	"github.com/mailsvc/mailsvc/core"
 )
 
@@ -112,26 +113,6 @@ type readCloser struct {
 	io.Closer
 }
 
-// statusWriter remembers the status a handler wrote.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
 // requestLine is the JSON of a REQUEST line.
 type requestLine struct {
 	Method        string            `json:"method"`
@@ -174,14 +155,11 @@ func (l *Log) Middleware(next http.Handler) http.Handler {
 				}
 			}
 		}
-		sw := &statusWriter{ResponseWriter: w}
+		sw := httpstatus.NewWriter(w)
 		start := time.Now()
 		next.ServeHTTP(sw, r)
 		line.DurationMS = time.Since(start).Milliseconds()
-		line.Status = sw.status
-		if line.Status == 0 {
-			line.Status = http.StatusOK
-		}
+		line.Status = sw.Answered()
 		l.write(TagRequest, line)
 	})
 }

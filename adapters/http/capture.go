@@ -98,10 +98,5 @@ func (s *Server) releaseCaptured(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) adoptSite(w http.ResponseWriter, r *http.Request) error {
-	st, err := s.Capture.Adopt(r.Context())
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, st)
-	return nil
+	return Respond(w, r, s.Capture.Adopt)
 }

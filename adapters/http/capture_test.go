@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mailsvc/mailsvc/adapters/store"
+	"github.com/mailsvc/mailsvc/adapters/store/storetest"
 	"github.com/mailsvc/mailsvc/app"
 	"github.com/mailsvc/mailsvc/app/capture"
 	"github.com/mailsvc/mailsvc/core"
@@ -32,12 +33,8 @@ func (copySite) EnvironmentType(context.Context) (string, error) { return "", ni
 func newCaptureServer(t *testing.T, n int) (*httptest.Server, *store.DB, []int64) {
 	t.Helper()
 	ctx := context.Background()
+	db := storetest.Open(t, testdb.SQLite(t), "wp_")
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	db, err := store.Open(ctx, testdb.SQLite(t), "wp_", quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
 	if _, err := db.Capture().RecordFingerprint(ctx, core.Fingerprint{SiteURL: "https://live.example", Home: "https://live.example", DBName: "wp", DBHost: "localhost", TablePrefix: "wp_"}, false); err != nil {
 		t.Fatal(err)
 	}

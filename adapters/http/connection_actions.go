@@ -54,27 +54,9 @@ func (s *Server) testConnection(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) verifyCredentials(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(mux.Vars(r)["id"])
-	if err != nil {
-		return err
-	}
-	res, err := s.Actions.VerifyCredentials(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+	return respondID(w, r, s.Actions.VerifyCredentials)
 }
 
 func (s *Server) verifyAPICredentials(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(mux.Vars(r)["id"])
-	if err != nil {
-		return err
-	}
-	res, err := s.Actions.VerifyAPICredentials(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+	return respondID(w, r, s.Actions.VerifyAPICredentials)
 }

@@ -61,16 +61,7 @@ func (s *Server) listConnections(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getConnection(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(mux.Vars(r)["id"])
-	if err != nil {
-		return err
-	}
-	c, err := s.Connections.Get(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, c)
-	return nil
+	return respondID(w, r, s.Connections.Get)
 }
 
 func (s *Server) createConnection(w http.ResponseWriter, r *http.Request) error {
@@ -110,28 +101,11 @@ func (s *Server) updateConnection(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (s *Server) deleteConnection(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(mux.Vars(r)["id"])
-	if err != nil {
-		return err
-	}
-	if err := s.Connections.Delete(r.Context(), id); err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"deleted": true, "id": id})
-	return nil
+	return deleteByID(w, r, s.Connections.Delete)
 }
 
 func (s *Server) deleteConnections(w http.ResponseWriter, r *http.Request) error {
-	var body idsBody
-	if err := s.decodeJSON(w, r, &body); err != nil {
-		return err
-	}
-	n, err := s.Connections.DeleteMany(r.Context(), body.IDs)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"deleted": n})
-	return nil
+	return deleteIDs(s.decodeJSON, w, r, s.Connections.DeleteMany)
 }
 
 func (s *Server) listTransports(w http.ResponseWriter, r *http.Request) error {

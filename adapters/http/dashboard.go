@@ -84,21 +84,11 @@ func (s *Server) dashboardActivity(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s *Server) dashboardAttention(w http.ResponseWriter, r *http.Request) error {
-	a, err := s.Dashboard.Attention(r.Context())
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, a)
-	return nil
+	return Respond(w, r, s.Dashboard.Attention)
 }
 
 func (s *Server) getOnboarding(w http.ResponseWriter, r *http.Request) error {
-	st, err := s.Dashboard.Onboarding(r.Context())
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, st)
-	return nil
+	return Respond(w, r, s.Dashboard.Onboarding)
 }
 
 func (s *Server) updateOnboarding(w http.ResponseWriter, r *http.Request) error {
@@ -137,10 +127,5 @@ type SiteFormatReader interface {
 }
 
 func (s *Server) siteFormat(w http.ResponseWriter, r *http.Request) error {
-	f, err := s.SiteFormat.SiteFormat(r.Context())
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, f)
-	return nil
+	return Respond(w, r, s.SiteFormat.SiteFormat)
 }

@@ -24,26 +24,12 @@ func (s *Server) emailControlRoutes(api *mux.Router) {
 }
 
 func (s *Server) getEmailControls(w http.ResponseWriter, r *http.Request) error {
-	st, err := s.EmailControls.Get(r.Context())
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, st)
-	return nil
+	return Respond(w, r, s.EmailControls.Get)
 }
 
 // updateEmailControls takes an object of kinds to booleans (false stops
 // the kind's emails, true sends them again); kinds left out keep their
 // switch.
 func (s *Server) updateEmailControls(w http.ResponseWriter, r *http.Request) error {
-	var patch map[string]any
-	if err := s.decodeJSON(w, r, &patch); err != nil {
-		return err
-	}
-	st, err := s.EmailControls.Update(r.Context(), patch)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, st)
-	return nil
+	return RespondBody(s.decodeJSON, w, r, s.EmailControls.Update)
 }

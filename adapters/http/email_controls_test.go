@@ -2,13 +2,12 @@ package http_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/mailsvc/mailsvc/adapters/store"
+	"github.com/mailsvc/mailsvc/adapters/store/storetest"
 	"github.com/mailsvc/mailsvc/app"
 	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/internal/testdb"
@@ -18,12 +17,7 @@ import (
 // SQLite store.
 func newEmailControlServer(t *testing.T) (*httptest.Server, *store.DB) {
 	t.Helper()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	db, err := store.Open(context.Background(), testdb.SQLite(t), "wp_", quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t, testdb.SQLite(t), "wp_")
 	s, _ := newAPI()
 	s.EmailControls = &app.EmailControls{Store: db.Settings(), Counts: db.EmailControls()}
 	ts := httptest.NewServer(s.Handler())

@@ -44,25 +44,11 @@ const totalCappedHeader = "X-Mailsvc-Total-Capped"
 const searchPartialHeader = "X-Mailsvc-Search-Partial"
 
 func (s *Server) logStats(w http.ResponseWriter, r *http.Request) error {
-	st, err := s.Logs.Stats(r.Context())
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, st)
-	return nil
+	return Respond(w, r, s.Logs.Stats)
 }
 
 func (s *Server) getLog(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(mux.Vars(r)["id"])
-	if err != nil {
-		return err
-	}
-	l, err := s.Logs.Get(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, l)
-	return nil
+	return respondID(w, r, s.Logs.Get)
 }
 
 // resendBody is the body of the resend routes: the ids (bulk only) and,
@@ -124,26 +110,9 @@ func (s *Server) resendLog(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) deleteLog(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(mux.Vars(r)["id"])
-	if err != nil {
-		return err
-	}
-	if err := s.Logs.Delete(r.Context(), id); err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"deleted": true, "id": id})
-	return nil
+	return deleteByID(w, r, s.Logs.Delete)
 }
 
 func (s *Server) deleteLogs(w http.ResponseWriter, r *http.Request) error {
-	var body idsBody
-	if err := s.decodeJSON(w, r, &body); err != nil {
-		return err
-	}
-	n, err := s.Logs.DeleteMany(r.Context(), body.IDs)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"deleted": n})
-	return nil
+	return deleteIDs(s.decodeJSON, w, r, s.Logs.DeleteMany)
 }

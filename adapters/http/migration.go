@@ -41,14 +41,5 @@ func (s *Server) scanMigration(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) importMigration(w http.ResponseWriter, r *http.Request) error {
-	var body migration.ImportRequest
-	if err := s.decodeJSON(w, r, &body); err != nil {
-		return err
-	}
-	res, err := s.Migration.Import(r.Context(), body)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+	return RespondBody(s.decodeJSON, w, r, s.Migration.Import)
 }

@@ -284,49 +284,17 @@ func (s *Server) networkRoute(api *mux.Router, method, path string, h handlerFun
 }
 
 func (s *Server) listNetworkSites(w http.ResponseWriter, r *http.Request) error {
-	sites, err := s.Network.ListSites(r.Context())
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, sites)
-	return nil
+	return Respond(w, r, s.Network.ListSites)
 }
 
 func (s *Server) updateNetworkSite(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(mux.Vars(r)["id"])
-	if err != nil {
-		return err
-	}
-	var patch map[string]any
-	if err := s.decodeJSON(w, r, &patch); err != nil {
-		return err
-	}
-	site, err := s.Network.UpdateSite(r.Context(), id, patch)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, site)
-	return nil
+	return respondIDBody(s.decodeJSON, w, r, s.Network.UpdateSite)
 }
 
 func (s *Server) getNetworkSettings(w http.ResponseWriter, r *http.Request) error {
-	st, err := s.Network.NetworkSettings(r.Context())
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, st)
-	return nil
+	return Respond(w, r, s.Network.NetworkSettings)
 }
 
 func (s *Server) updateNetworkSettings(w http.ResponseWriter, r *http.Request) error {
-	var patch map[string]any
-	if err := s.decodeJSON(w, r, &patch); err != nil {
-		return err
-	}
-	st, err := s.Network.UpdateNetworkSettings(r.Context(), patch)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, st)
-	return nil
+	return RespondBody(s.decodeJSON, w, r, s.Network.UpdateNetworkSettings)
 }

@@ -92,15 +92,7 @@ func (s *Server) updateNotification(w http.ResponseWriter, r *http.Request) erro
 }
 
 func (s *Server) deleteNotification(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(mux.Vars(r)["id"])
-	if err != nil {
-		return err
-	}
-	if err := s.Notifications.Delete(r.Context(), id); err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"deleted": true, "id": id})
-	return nil
+	return deleteByID(w, r, s.Notifications.Delete)
 }
 
 func (s *Server) bulkNotifications(w http.ResponseWriter, r *http.Request) error {

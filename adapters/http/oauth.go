@@ -117,16 +117,7 @@ func (s *Server) oauthStoreToken(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) oauthRefreshNow(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(mux.Vars(r)["id"])
-	if err != nil {
-		return err
-	}
-	res, err := s.OAuth.RefreshNow(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+	return respondID(w, r, s.OAuth.RefreshNow)
 }
 
 func (s *Server) oauthRefreshHistory(w http.ResponseWriter, r *http.Request) error {

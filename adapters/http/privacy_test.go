@@ -3,8 +3,6 @@ package http_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -13,6 +11,7 @@ import (
 	"github.com/mailsvc/mailsvc/adapters/debuglog"
 	api "github.com/mailsvc/mailsvc/adapters/http"
 	"github.com/mailsvc/mailsvc/adapters/store"
+	"github.com/mailsvc/mailsvc/adapters/store/storetest"
 	"github.com/mailsvc/mailsvc/app"
 	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/internal/testdb"
@@ -22,12 +21,7 @@ import (
 // over a real SQLite store and a transcript directory.
 func newPrivacyServer(t *testing.T) (*httptest.Server, *store.DB, *debuglog.Transcripts) {
 	t.Helper()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	db, err := store.Open(context.Background(), testdb.SQLite(t), "wp_", quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t, testdb.SQLite(t), "wp_")
 	s, _ := newAPI()
 	transcripts := debuglog.NewTranscripts(t.TempDir(), 0, 0, debuglog.Redactor{}, nil)
 	s.Logs, s.Transcripts = &app.Logs{Store: db.Logs()}, transcripts

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/mailsvc/mailsvc/adapters/httpstatus"
 	"github.com/mailsvc/mailsvc/core"
 )
 
@@ -158,17 +159,6 @@ func (s *Server) recoverPanics(next http.Handler) http.Handler {
 	})
 }
 
-// statusRecorder remembers the status a handler wrote.
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (s *statusRecorder) WriteHeader(code int) {
-	s.status = code
-	s.ResponseWriter.WriteHeader(code)
-}
-
 // logRequests logs one structured line per request at DEBUG (the
 // service's log at INFO is about mail, not every call of the screens):
 // never headers or bodies, which may carry credentials. Below DEBUG it
@@ -180,8 +170,8 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 			return
 		}
 		start := time.Now()
-		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		rec := httpstatus.NewWriter(w)
 		next.ServeHTTP(rec, r)
-		s.Logger.Debug("request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "duration", time.Since(start).String())
+		s.Logger.Debug("request", "method", r.Method, "path", r.URL.Path, "status", rec.Answered(), "duration", time.Since(start).String())
 	})
 }

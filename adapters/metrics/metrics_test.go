@@ -14,8 +14,8 @@ import (
 
 	"github.com/mailsvc/mailsvc/adapters/metrics"
 	"github.com/mailsvc/mailsvc/adapters/store"
+	"github.com/mailsvc/mailsvc/adapters/store/storetest"
 	"github.com/mailsvc/mailsvc/core"
-	"github.com/mailsvc/mailsvc/internal/testdb"
 )
 
 // queue is a QueueReader with fixed answers.
@@ -219,11 +219,7 @@ func with(labels map[string]string, k, v string) map[string]string {
 // some are released.
 func TestCapturedMessagesFromTheStore(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, testdb.SQLite(t), store.DefaultPrefix, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.OpenDialect(t, "sqlite")
 	// Four messages are queued and claimed; the guard holds three, one is
 	// delivered.
 	for i := range 4 {

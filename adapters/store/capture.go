@@ -96,16 +96,8 @@ func (db *CaptureService) ReleaseCaptured(ctx context.Context, ids []int64, all 
 	}
 	var after int64
 	for {
-		var part []int64
-		err := EachRow(ctx, db.sqlDB, "release captured logs", db.expand(`SELECT id FROM {prefix}mailsvc_logs
-			WHERE status = ? AND id > ? ORDER BY id LIMIT ?`), []any{core.StatusCaptured, after, releaseChunk}, func(r RowScanner) error {
-			var id int64
-			if err := r.Scan(&id); err != nil {
-				return err
-			}
-			part = append(part, id)
-			return nil
-		})
+		part, err := column[int64](ctx, db.sqlDB, "release captured logs", db.expand(`SELECT id FROM {prefix}mailsvc_logs
+			WHERE status = ? AND id > ? ORDER BY id LIMIT ?`), []any{core.StatusCaptured, after, releaseChunk})
 		if err != nil {
 			return total, err
 		}

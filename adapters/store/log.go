@@ -365,16 +365,8 @@ func (db *LogService) ExtendLeases(ctx context.Context, owner string, ids []int6
 // locks on sending rows that a locking range scan would wait for.
 func (db *LogService) ReleaseExpiredLeases(ctx context.Context) (int, error) {
 	t := now()
-	var ids []int64
-	err := EachRow(ctx, db.sqlDB, "release expired leases", db.expand(`SELECT id FROM {prefix}mailsvc_logs
-		WHERE status = ? AND lease_until < ?`), []any{core.StatusSending, t}, func(r RowScanner) error {
-		var id int64
-		if err := r.Scan(&id); err != nil {
-			return err
-		}
-		ids = append(ids, id)
-		return nil
-	})
+	ids, err := column[int64](ctx, db.sqlDB, "release expired leases", db.expand(`SELECT id FROM {prefix}mailsvc_logs
+		WHERE status = ? AND lease_until < ?`), []any{core.StatusSending, t})
 	if err != nil {
 		return 0, err
 	}
@@ -662,17 +654,9 @@ func (db *LogService) PurgeLogs(ctx context.Context, before time.Time, batch int
 // purgeBatch deletes up to batch logs of status created before before and
 // reports whether there may be more.
 func (db *handle) purgeBatch(ctx context.Context, status string, before time.Time, batch int) (int, bool, error) {
-	var ids []int64
-	err := EachRow(ctx, db.sqlDB, "purge logs: select", db.expand(`SELECT id FROM {prefix}mailsvc_logs
+	ids, err := column[int64](ctx, db.sqlDB, "purge logs: select", db.expand(`SELECT id FROM {prefix}mailsvc_logs
 		WHERE status = ? AND created_at < ? ORDER BY created_at LIMIT ?`),
-		[]any{status, before.UTC().Truncate(time.Microsecond), batch}, func(r RowScanner) error {
-			var id int64
-			if err := r.Scan(&id); err != nil {
-				return err
-			}
-			ids = append(ids, id)
-			return nil
-		})
+		[]any{status, before.UTC().Truncate(time.Microsecond), batch})
 	if err != nil {
 		return 0, false, err
 	}

@@ -3,6 +3,7 @@ package store_test
 import (
 	"testing"
 
+	"github.com/mailsvc/mailsvc/adapters/store"
 	"github.com/mailsvc/mailsvc/adapters/store/storetest"
 )
 
@@ -15,9 +16,7 @@ import (
 // mismatched call changes nothing. (The roll-ups by source:
 // adapters/pro/store, TestRecordOutcomesAndClaimCountsSources.)
 func TestRecordOutcomesAndClaim(t *testing.T) {
-	for _, dialect := range []string{"mysql", "sqlite"} {
-		t.Run(dialect, func(t *testing.T) {
-			storetest.RecordOutcomesAndClaim(t, storetest.OpenDialect(t, dialect))
-		})
-	}
+	storetest.EachDialect(t, func(t *testing.T, db *store.DB) {
+		storetest.RecordOutcomesAndClaim(t, db)
+	})
 }

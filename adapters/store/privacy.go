@@ -76,16 +76,7 @@ func (db *PrivacyService) FindLogsNaming(ctx context.Context, email string, offs
 
 // queryIDs runs query (expanded) and returns its first column as ids.
 func (db *handle) queryIDs(ctx context.Context, q Querier, query string, args ...any) ([]int64, error) {
-	var ids []int64
-	err := EachRow(ctx, q, "query ids", db.expand(query), args, func(r RowScanner) error {
-		var id int64
-		if err := r.Scan(&id); err != nil {
-			return err
-		}
-		ids = append(ids, id)
-		return nil
-	})
-	return ids, err
+	return column[int64](ctx, q, "query ids", db.expand(query), args)
 }
 
 // addressEraser replaces one address, ignoring case, in a log's texts.

@@ -51,3 +51,15 @@ func AppendRows[B any](out *[]B, read func(RowScanner) (B, error)) func(RowScann
 		return nil
 	}
 }
+
+// column runs query on q and returns the one column of its rows, in
+// order (ids, names); an error is wrapped with what, as EachRow wraps it.
+func column[T any](ctx context.Context, q Querier, what, query string, args []any) ([]T, error) {
+	var out []T
+	err := EachRow(ctx, q, what, query, args, AppendRows(&out, func(r RowScanner) (T, error) {
+		var v T
+		err := r.Scan(&v)
+		return v, err
+	}))
+	return out, err
+}

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/mailsvc/mailsvc/core"
@@ -76,15 +75,6 @@ func (db *handle) siteOutcomeBuckets(ctx context.Context, site int64, from, to t
 	for k, n := range counts {
 		out = append(out, core.OutcomeBucket{Start: k.start, ConnectionID: k.conn, Status: k.status, Count: n})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if !a.Start.Equal(b.Start) {
-			return a.Start.Before(b.Start)
-		}
-		if a.ConnectionID != b.ConnectionID {
-			return a.ConnectionID < b.ConnectionID
-		}
-		return a.Status < b.Status
-	})
+	core.SortOutcomeBuckets(out)
 	return out, nil
 }

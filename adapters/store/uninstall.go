@@ -44,15 +44,7 @@ func (db *handle) tablesLike(ctx context.Context, pattern string) ([]string, err
 	default:
 		q = `SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE ? ESCAPE '\' ORDER BY name`
 	}
-	var out []string
-	err := EachRow(ctx, db.sqlDB, "list tables", q, []any{pattern}, func(r RowScanner) error {
-		var name string
-		if err := r.Scan(&name); err != nil {
-			return err
-		}
-		out = append(out, name)
-		return nil
-	})
+	out, err := column[string](ctx, db.sqlDB, "list tables", q, []any{pattern})
 	if err != nil {
 		return nil, err
 	}

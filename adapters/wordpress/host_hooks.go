@@ -90,12 +90,7 @@ func (h *HostHooks) read(ctx context.Context) map[string]bool {
 	return h.listeners
 }
 
-func (h *HostHooks) logger() *slog.Logger {
-	if h.Logger != nil {
-		return h.Logger
-	}
-	return slog.Default()
-}
+func (h *HostHooks) logger() *slog.Logger { return core.LoggerOr(h.Logger) }
 
 // Hook runner requests: the service signs a POST to the bridge's runner
 // endpoint with a key derived from wp_salt('auth'), over a timestamp, so
@@ -222,9 +217,4 @@ func (r *HookRunner) request(ctx context.Context) error {
 	return nil
 }
 
-func (r *HookRunner) logger() *slog.Logger {
-	if r.Logger != nil {
-		return r.Logger
-	}
-	return slog.Default()
-}
+func (r *HookRunner) logger() *slog.Logger { return core.LoggerOr(r.Logger) }

@@ -69,12 +69,7 @@ type Channels struct {
 	Logger *slog.Logger
 }
 
-func (s *Channels) logger() *slog.Logger {
-	if s.Logger == nil {
-		return slog.Default()
-	}
-	return s.Logger
-}
+func (s *Channels) logger() *slog.Logger { return core.LoggerOr(s.Logger) }
 
 // List returns every channel, masked.
 func (s *Channels) List(ctx context.Context) ([]*core.NotificationChannel, error) {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/mailsvc/mailsvc/core"
 )
 
 // LeaseStore is an in-memory lease table with the contract of the store's
@@ -24,12 +26,7 @@ type lease struct {
 // NewLeaseStore returns an empty lease table.
 func NewLeaseStore() *LeaseStore { return &LeaseStore{leases: map[string]lease{}} }
 
-func (s *LeaseStore) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
-}
+func (s *LeaseStore) now() time.Time { return core.NowFrom(s.Now) }
 
 // AcquireLease takes or renews the named lease for owner until now+ttl; it
 // returns false while another owner holds an unexpired lease.

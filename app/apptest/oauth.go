@@ -25,12 +25,7 @@ func NewOAuthStateStore() *OAuthStateStore {
 	return &OAuthStateStore{rows: map[string]core.OAuthState{}}
 }
 
-func (s *OAuthStateStore) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
-}
+func (s *OAuthStateStore) now() time.Time { return core.NowFrom(s.Now) }
 
 // SaveOAuthState implements core.OAuthStateStore.
 func (s *OAuthStateStore) SaveOAuthState(_ context.Context, st *core.OAuthState) error {

@@ -68,12 +68,7 @@ type evaluation struct {
 	err   error
 }
 
-func (g *Guard) logger() *slog.Logger {
-	if g.Logger != nil {
-		return g.Logger
-	}
-	return slog.Default()
-}
+func (g *Guard) logger() *slog.Logger { return core.LoggerOr(g.Logger) }
 
 // evaluate works out the state now, without the count of captured logs.
 func (g *Guard) evaluate(ctx context.Context) (core.CaptureState, error) {

@@ -95,19 +95,9 @@ type Checker struct {
 	Now func() time.Time
 }
 
-func (c *Checker) now() time.Time {
-	if c.Now != nil {
-		return c.Now().UTC()
-	}
-	return time.Now().UTC()
-}
+func (c *Checker) now() time.Time { return core.NowFrom(c.Now).UTC() }
 
-func (c *Checker) logger() *slog.Logger {
-	if c.Logger != nil {
-		return c.Logger
-	}
-	return slog.Default()
-}
+func (c *Checker) logger() *slog.Logger { return core.LoggerOr(c.Logger) }
 
 // CheckAll checks every active connection, at most Concurrency at a time,
 // stores each verdict and raises the alerts of the transitions. It

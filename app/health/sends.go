@@ -214,33 +214,25 @@ func (h *SendHealth) secrets(conn *core.Connection) []string {
 	return out
 }
 
-func (h *SendHealth) window() int {
-	if h.Window > 0 {
-		return h.Window
+// positiveOr returns v when it is set (above zero), else def.
+func positiveOr[T int | time.Duration](v, def T) T {
+	if v > 0 {
+		return v
 	}
-	return DefaultSendWindow
+	return def
 }
 
+func (h *SendHealth) window() int { return positiveOr(h.Window, DefaultSendWindow) }
+
 func (h *SendHealth) rateLimitedFailingAfter() int {
-	if h.RateLimitedFailingAfter > 0 {
-		return h.RateLimitedFailingAfter
-	}
-	return DefaultRateLimitedFailingAfter
+	return positiveOr(h.RateLimitedFailingAfter, DefaultRateLimitedFailingAfter)
 }
 
 func (h *SendHealth) rateLimitedFailingFor() time.Duration {
-	if h.RateLimitedFailingFor > 0 {
-		return h.RateLimitedFailingFor
-	}
-	return DefaultRateLimitedFailingFor
+	return positiveOr(h.RateLimitedFailingFor, DefaultRateLimitedFailingFor)
 }
 
-func (h *SendHealth) failingAfter() int {
-	if h.FailingAfter > 0 {
-		return h.FailingAfter
-	}
-	return DefaultFailingAfter
-}
+func (h *SendHealth) failingAfter() int { return positiveOr(h.FailingAfter, DefaultFailingAfter) }
 
 // Run keeps the records until ctx ends: it reads the kept ones first (so
 // a restart continues them), writes a changed status at once and the
@@ -333,12 +325,7 @@ func ReadSendRecords(ctx context.Context, store core.SettingsStore) (map[int64]S
 	return out, nil
 }
 
-func (h *SendHealth) logger() *slog.Logger {
-	if h.Logger != nil {
-		return h.Logger
-	}
-	return slog.Default()
-}
+func (h *SendHealth) logger() *slog.Logger { return core.LoggerOr(h.Logger) }
 
 // Effective returns a connection's health from its last scheduled check
 // (c.HealthStatus, c.LastCheckedAt) and the record of its real sends (nil

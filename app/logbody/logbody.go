@@ -185,12 +185,7 @@ func (rs *Redactors) Redactor(ctx context.Context) *Redactor {
 	return r
 }
 
-func (rs *Redactors) logger() *slog.Logger {
-	if rs.Logger != nil {
-		return rs.Logger
-	}
-	return slog.Default()
-}
+func (rs *Redactors) logger() *slog.Logger { return core.LoggerOr(rs.Logger) }
 
 // SettingsSource returns the free settings with defaults applied
 // (app.Settings.Get).

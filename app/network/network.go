@@ -141,19 +141,9 @@ type cachedSettings struct {
 // settingsTTL is how long the quota check reuses the settings it read.
 const settingsTTL = time.Second
 
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now().UTC()
-	}
-	return time.Now().UTC()
-}
+func (s *Service) now() time.Time { return core.NowFrom(s.Now).UTC() }
 
-func (s *Service) logger() *slog.Logger {
-	if s.Logger != nil {
-		return s.Logger
-	}
-	return slog.Default()
-}
+func (s *Service) logger() *slog.Logger { return core.LoggerOr(s.Logger) }
 
 // NetworkSettings returns the network settings, defaults filled in.
 func (s *Service) NetworkSettings(ctx context.Context) (Settings, error) {

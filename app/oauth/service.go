@@ -125,12 +125,7 @@ func (s *Service) init() {
 	})
 }
 
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now().UTC()
-	}
-	return time.Now().UTC()
-}
+func (s *Service) now() time.Time { return core.NowFrom(s.Now).UTC() }
 
 // lock returns the in-process mutex of one connection's refreshes.
 func (s *Service) lock(id int64) *sync.Mutex {

@@ -95,19 +95,9 @@ type Licenses struct {
 	Now func() time.Time
 }
 
-func (s *Licenses) now() time.Time {
-	if s.Now != nil {
-		return s.Now().UTC()
-	}
-	return time.Now().UTC()
-}
+func (s *Licenses) now() time.Time { return core.NowFrom(s.Now).UTC() }
 
-func (s *Licenses) logger() *slog.Logger {
-	if s.Logger != nil {
-		return s.Logger
-	}
-	return slog.Default()
-}
+func (s *Licenses) logger() *slog.Logger { return core.LoggerOr(s.Logger) }
 
 // stored is the licence state as kept in ScopeLicense.
 type stored struct {

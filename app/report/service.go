@@ -99,12 +99,7 @@ type Service struct {
 	Now func() time.Time
 }
 
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
-}
+func (s *Service) now() time.Time { return core.NowFrom(s.Now) }
 
 // location returns the site's time zone, UTC without a Site.
 func (s *Service) location(ctx context.Context) (*time.Location, error) {

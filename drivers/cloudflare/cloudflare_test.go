@@ -13,28 +13,6 @@ import (
 
 const testToken = "cf-test-token-0123456789"
 
-func TestConformance(t *testing.T) {
-	drivertest.RunJSONAPI(t, drivertest.Harness{
-		Slug:             cloudflare.Slug,
-		Key:              testToken,
-		WrongKey:         "cf-wrong-token",
-		ExtraSettings:    core.Settings{cloudflare.KeyAccountID: cloudflarefake.AccountID},
-		DefaultBaseURL:   cloudflare.DefaultBaseURL,
-		APIKeyConstant:   "MAILSVC_CLOUDFLARE_API_KEY",
-		UnknownKey:       "region",
-		NoRecipientNames: true,
-		// The receipt keeps the Message-ID the message went with.
-		CheckReceipt: func(t *testing.T, rc core.Receipt, m drivertest.Message) {
-			if rc.MessageID == "" || "<"+rc.MessageID+">" != m.Headers["Message-ID"] {
-				t.Errorf("receipt id %q, sent Message-ID %q", rc.MessageID, m.Headers["Message-ID"])
-			}
-		},
-		SchemaCases: []drivertest.SchemaCase{
-			{Name: "no account id", Settings: core.Settings{"api_key": "k"}, WantFields: []string{cloudflare.KeyAccountID}},
-		},
-	}, cloudflarefake.New)
-}
-
 // TestPermanentBounces: Cloudflare answers per recipient. One in
 // permanent_bounces beside delivered ones is refused while the message
 // is sent; a message whose every recipient bounced fails for good; an
@@ -82,13 +60,5 @@ func TestPermanentBounces(t *testing.T) {
 				t.Errorf("refused %v, want %v (%+v)", refused, tc.refused, rc)
 			}
 		})
-	}
-}
-
-// TestFakeCapIsTheDriverCap: the fake refuses what the driver's cap
-// keeps it from sending.
-func TestFakeCapIsTheDriverCap(t *testing.T) {
-	if cloudflarefake.MaxRecipients != cloudflare.MaxRecipients {
-		t.Fatalf("fake cap %d, driver cap %d", cloudflarefake.MaxRecipients, cloudflare.MaxRecipients)
 	}
 }

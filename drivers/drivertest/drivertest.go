@@ -90,7 +90,8 @@ type Harness struct {
 	// Key is the only API key the fake accepts; WrongKey is one it refuses
 	// with 401.
 	Key, WrongKey string
-	// Start starts a fresh fake that accepts Key.
+	// Start starts a fresh fake that accepts Key; RunJSONAPI sets it from
+	// the constructor it is given.
 	Start func() Fake
 	// Settings returns connection settings that reach url with key. Nil:
 	// {"api_key": key, "base_url": url}, with ExtraSettings added.

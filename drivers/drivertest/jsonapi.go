@@ -105,6 +105,16 @@ func Limits(t *testing.T, h Harness, start func(key string) *fakeapi.Server) {
 	})
 }
 
+// ContentIDName is a Harness.AttachmentName for the providers that name
+// an inline image by its Content-ID (and any other attachment by its
+// file name).
+func ContentIDName(a core.Attachment) string {
+	if a.Inline {
+		return a.ContentID
+	}
+	return a.Filename
+}
+
 // FirstRecipientID is a Harness.CheckReceipt for the providers that give
 // each recipient its own message id (Mandrill, Mailtrap), which their
 // fakes make of the message's id and the recipient's place: the receipt

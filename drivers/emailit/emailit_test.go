@@ -12,22 +12,6 @@ import (
 
 const testKey = "secret_test-key-0123456789"
 
-func TestConformance(t *testing.T) {
-	drivertest.RunJSONAPI(t, drivertest.Harness{
-		Slug:           emailit.Slug,
-		Key:            testKey,
-		WrongKey:       "secret_wrong",
-		DefaultBaseURL: emailit.DefaultBaseURL,
-		APIKeyConstant: "MAILSVC_EMAILIT_API_KEY",
-		UnknownKey:     "region",
-		CheckReceipt: func(t *testing.T, rc core.Receipt, m drivertest.Message) {
-			if rc.MessageID != "em_"+m.ID {
-				t.Errorf("receipt id %q, want em_%s", rc.MessageID, m.ID)
-			}
-		},
-	}, emailitfake.New)
-}
-
 // TestResendIsSentOnce: a message sent again with the same Message-ID
 // and recipients (the engine's resend of an uncertain attempt) carries
 // the same Idempotency-Key, so Emailit takes it once and answers with
@@ -70,13 +54,5 @@ func TestResendIsSentOnce(t *testing.T) {
 		if got := len(f.Messages()); got != tc.wantSent {
 			t.Errorf("after %s the fake holds %d messages, want %d", tc.name, got, tc.wantSent)
 		}
-	}
-}
-
-// TestFakeCapIsTheDriverCap: the fake refuses what the driver's cap
-// keeps it from sending.
-func TestFakeCapIsTheDriverCap(t *testing.T) {
-	if emailitfake.MaxPerField != emailit.MaxPerField {
-		t.Fatalf("fake cap %d, driver cap %d", emailitfake.MaxPerField, emailit.MaxPerField)
 	}
 }

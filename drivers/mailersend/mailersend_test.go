@@ -11,24 +11,6 @@ import (
 
 const testKey = "mlsn.0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
-var harness = drivertest.Harness{
-	Slug:     mailersend.Slug,
-	Key:      testKey,
-	WrongKey: "mlsn.wrong",
-	Start: func() drivertest.Fake {
-		f := mailersendfake.New(testKey)
-		return drivertest.NewFake(f, f.URL, f.Messages)
-	},
-	ExtraSettings:   core.Settings{"custom_headers": true},
-	ReplyToCap:      1,
-	DefaultBaseURL:  mailersend.DefaultBaseURL,
-	MaxMessageBytes: mailersend.MaxMessageBytes,
-	APIKeyConstant:  "MAILSVC_MAILERSEND_API_KEY",
-	UnknownKey:      "region",
-}
-
-func TestConformance(t *testing.T) { drivertest.RunJSONAPI(t, harness, mailersendfake.New) }
-
 // TestCustomHeadersOnlyWhenOn: the message's own headers go only when
 // custom_headers is on (MailerSend's lower plans refuse them).
 func TestCustomHeadersOnlyWhenOn(t *testing.T) {

@@ -1,7 +1,6 @@
 package mailjet_test
 
 import (
-	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
 	"strings"
 	"testing"
 
@@ -15,34 +14,6 @@ const (
 	testKey    = "0123456789abcdef0123456789abcdef"
 	testSecret = "fedcba9876543210fedcba9876543210"
 )
-
-var harness = drivertest.Harness{
-	Slug:     mailjet.Slug,
-	Key:      testKey,
-	WrongKey: "ffffffffffffffffffffffffffffffff",
-	Start: func() drivertest.Fake {
-		f := mailjetfake.New(testKey, testSecret)
-		return drivertest.NewFake(f, f.URL, f.Messages)
-	},
-	ExtraSettings: core.Settings{"api_secret": testSecret},
-	CheckReceipt: func(t *testing.T, rc core.Receipt, _ drivertest.Message) {
-		if !strings.HasPrefix(rc.MessageID, "mailsvc-") || !strings.Contains(rc.Response, "MessageID 288230376151711744") {
-			t.Errorf("receipt %+v: want the CustomID and Mailjet's MessageID", rc)
-		}
-	},
-	ReplyToCap:      1,
-	DefaultBaseURL:  mailjet.DefaultBaseURL,
-	MaxMessageBytes: mailjet.MaxMessageBytes,
-	APIKeyConstant:  "MAILSVC_MAILJET_API_KEY",
-	UnknownKey:      "region",
-	SchemaCases: []drivertest.SchemaCase{
-		{Name: "missing api_secret", Settings: core.Settings{"api_key": "k"}, WantFields: []string{"api_secret"}},
-	},
-}
-
-func TestConformance(t *testing.T) {
-	drivertest.RunJSONAPI(t, harness, func(key string) *fakeapi.Server { return mailjetfake.New(key, testSecret) })
-}
 
 // TestCustomIDIsTheReceipt: each send carries a CustomID of its own,
 // which the receipt names, so that every recipient's events find the

@@ -12,26 +12,6 @@ import (
 
 const testKey = "md-test-key-0123456789"
 
-func TestConformance(t *testing.T) {
-	drivertest.RunJSONAPI(t, drivertest.Harness{
-		Slug:           mandrill.Slug,
-		Key:            testKey,
-		WrongKey:       "md-wrong-key",
-		DefaultBaseURL: mandrill.DefaultBaseURL,
-		APIKeyConstant: "MAILSVC_MANDRILL_API_KEY",
-		UnknownKey:     "region",
-		// Mandrill names an inline image by its Content-ID.
-		AttachmentName: func(a core.Attachment) string {
-			if a.Inline {
-				return a.ContentID
-			}
-			return a.Filename
-		},
-		AttachmentsByName: true,
-		CheckReceipt:      drivertest.FirstRecipientID,
-	}, mandrillfake.New)
-}
-
 // TestPerRecipientAnswers: Mandrill answers per recipient. A rejected
 // recipient beside accepted ones is refused while the message is sent; a
 // message whose every recipient is rejected fails for good.

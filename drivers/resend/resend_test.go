@@ -12,22 +12,6 @@ import (
 
 const testKey = "re_123456789_abcdefghijklmnopqrstuv"
 
-var harness = drivertest.Harness{
-	Slug:     resend.Slug,
-	Key:      testKey,
-	WrongKey: "re_wrong_key",
-	Start: func() drivertest.Fake {
-		f := resendfake.New(testKey)
-		return drivertest.NewFake(f, f.URL, f.Messages)
-	},
-	DefaultBaseURL:  resend.DefaultBaseURL,
-	MaxMessageBytes: resend.MaxMessageBytes,
-	APIKeyConstant:  "MAILSVC_RESEND_API_KEY",
-	UnknownKey:      "region",
-}
-
-func TestConformance(t *testing.T) { drivertest.RunJSONAPI(t, harness, resendfake.New) }
-
 // TestVerifySendingOnlyKey: a key with Sending access only cannot read
 // the domains; Resend's 401 restricted_api_key proves it valid, while a
 // wrong key still fails.

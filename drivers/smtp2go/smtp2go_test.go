@@ -12,30 +12,6 @@ import (
 
 const testKey = "api-0123456789ABCDEF0123456789ABCDEF"
 
-var harness = drivertest.Harness{
-	Slug:     smtp2go.Slug,
-	Key:      testKey,
-	WrongKey: "api-WRONG",
-	Start: func() drivertest.Fake {
-		f := smtp2gofake.New(testKey)
-		return drivertest.NewFake(f, f.URL, f.Messages)
-	},
-	// An inline image is named by its Content-ID.
-	AttachmentName: func(a core.Attachment) string {
-		if a.Inline {
-			return a.ContentID
-		}
-		return a.Filename
-	},
-	AttachmentsByName: true,
-	DefaultBaseURL:    smtp2go.DefaultBaseURL,
-	MaxMessageBytes:   smtp2go.MaxMessageBytes,
-	APIKeyConstant:    "MAILSVC_SMTP2GO_API_KEY",
-	UnknownKey:        "region",
-}
-
-func TestConformance(t *testing.T) { drivertest.RunJSONAPI(t, harness, smtp2gofake.New) }
-
 // TestFailedRecipientsAreAFailure: SMTP2GO's 200 that took no recipient
 // or failed one is a permanent failure, not a sent message.
 func TestFailedRecipientsAreAFailure(t *testing.T) {

@@ -6,39 +6,7 @@ import (
 	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/drivers/drivertest"
 	"github.com/mailsvc/mailsvc/drivers/sparkpost"
-	"github.com/mailsvc/mailsvc/test/fakes/sparkpostfake"
 )
-
-const testKey = "0123456789abcdef0123456789abcdef01234567"
-
-var harness = drivertest.Harness{
-	Slug:     sparkpost.Slug,
-	Key:      testKey,
-	WrongKey: "ffffffffffffffffffffffffffffffffffffffff",
-	Start: func() drivertest.Fake {
-		f := sparkpostfake.New(testKey)
-		return drivertest.NewFake(f, f.URL, f.Messages)
-	},
-	// An inline image is named by its Content-ID.
-	AttachmentName: func(a core.Attachment) string {
-		if a.Inline {
-			return a.ContentID
-		}
-		return a.Filename
-	},
-	AttachmentsByName: true,
-	DefaultBaseURL:    sparkpost.BaseURLUS,
-	MaxMessageBytes:   sparkpost.MaxMessageBytes,
-	APIKeyConstant:    "MAILSVC_SPARKPOST_API_KEY",
-	UnknownKey:        "domain",
-	Defaulted:         []string{"region"},
-	SchemaCases: []drivertest.SchemaCase{
-		{Name: "eu region", Settings: core.Settings{"api_key": "k", "region": "eu"}},
-		{Name: "unknown region", Settings: core.Settings{"api_key": "k", "region": "ap"}, WantFields: []string{"region"}},
-	},
-}
-
-func TestConformance(t *testing.T) { drivertest.RunJSONAPI(t, harness, sparkpostfake.New) }
 
 // TestRegionChoosesTheAPI: region eu talks to the EU API, base_url
 // overrides the region.

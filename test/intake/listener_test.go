@@ -53,12 +53,8 @@ func TestSubmissionListener(t *testing.T) {
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				c, err := smtp.Dial(smtpAddr)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer c.Close()
-				err = c.Auth(tt.client)
+				c := smtpsink.Dial(t, smtpAddr)
+				err := c.Auth(tt.client)
 				if smtpCode(err) != tt.wantCode || (tt.wantCode == 0 && err != nil) {
 					t.Fatalf("AUTH: %v, want code %d", err, tt.wantCode)
 				}
@@ -67,22 +63,14 @@ func TestSubmissionListener(t *testing.T) {
 	})
 
 	t.Run("MAIL before AUTH is refused", func(t *testing.T) {
-		c, err := smtp.Dial(smtpAddr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c := smtpsink.Dial(t, smtpAddr)
 		if err := c.Mail("site@example.org", nil); smtpCode(err) != 530 {
 			t.Fatalf("MAIL: %v, want 530", err)
 		}
 	})
 
 	t.Run("oversize message", func(t *testing.T) {
-		c, err := smtp.Dial(smtpAddr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c := smtpsink.Dial(t, smtpAddr)
 		if n, ok := c.MaxMessageSize(); !ok || n != 65536 {
 			t.Errorf("EHLO SIZE %d %v, want 65536", n, ok)
 		}
@@ -97,11 +85,7 @@ func TestSubmissionListener(t *testing.T) {
 
 	t.Run("delivered to the sink", func(t *testing.T) {
 		sink.Reset()
-		c, err := smtp.Dial(smtpAddr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c := smtpsink.Dial(t, smtpAddr)
 		if err := c.Auth(sasl.NewLoginClient("admin", adminPW)); err != nil {
 			t.Fatal(err)
 		}

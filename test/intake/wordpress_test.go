@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/emersion/go-sasl"
-	"github.com/emersion/go-smtp"
 
 	"github.com/mailsvc/mailsvc/adapters/mailparse"
 	"github.com/mailsvc/mailsvc/test/fakes/smtpsink"
@@ -58,11 +57,7 @@ func TestIntakeOnWordPress(t *testing.T) {
 			{"another user's application password", sasl.NewPlainClient("", "boss", readerPW), 535},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				c, err := smtp.Dial(smtpAddr)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer c.Close()
+				c := smtpsink.Dial(t, smtpAddr)
 				if err := c.Auth(tc.client); smtpCode(err) != tc.wantCode || (tc.wantCode == 0 && err != nil) {
 					t.Fatalf("AUTH: %v, want code %d", err, tc.wantCode)
 				}
@@ -71,11 +66,7 @@ func TestIntakeOnWordPress(t *testing.T) {
 	})
 
 	t.Run("SMTP message", func(t *testing.T) {
-		c, err := smtp.Dial(smtpAddr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c := smtpsink.Dial(t, smtpAddr)
 		if err := c.Auth(sasl.NewPlainClient("", "boss", bossPW)); err != nil {
 			t.Fatal(err)
 		}

@@ -38,15 +38,7 @@ func TestAnalyticsThroughTheBinary(t *testing.T) {
 		t.Fatalf("empty overview: %d %s", r.Status, r.Body)
 	}
 
-	r := call("POST", "/test-email", fmt.Sprintf(`{"to":"gone@example.com","connection_id":%d}`, id))
-	var sent struct {
-		Status            string `json:"status"`
-		ProviderMessageID string `json:"provider_message_id"`
-	}
-	r.JSON(t, &sent)
-	if r.Status != 200 || sent.Status != "delivered" || sent.ProviderMessageID == "" {
-		t.Fatalf("test email: %d %s", r.Status, r.Body)
-	}
+	sent := sendTestEmail(t, call, "gone@example.com", id)
 	sink.FailNext(1, 550, "5.1.1 no such user")
 	for i, to := range []string{"nobody@example.com", "ann@example.com", "bob@example.com"} {
 		msg := fmt.Sprintf("From: site@example.com\nTo: %s\nSubject: =HYPERLINK(\"http://evil\") %d\n\nhello\n", to, i)
@@ -99,7 +91,7 @@ func TestAnalyticsThroughTheBinary(t *testing.T) {
 			Current struct{ Sent, Delivered, Failed, Bounced int64 }
 		}
 	}
-	r = call("GET", "/pro/analytics/overview?days=1", "")
+	r := call("GET", "/pro/analytics/overview?days=1", "")
 	r.JSON(t, &o)
 	c := o.Totals.Current
 	if r.Status != 200 || c.Sent != 4 || c.Delivered != 3 || c.Failed != 1 || c.Bounced != 1 || c.BounceRate == nil || *c.BounceRate != 25 || o.Totals.Previous.Sent != 0 {

@@ -69,16 +69,8 @@ func TestProAnalyticsAnswersMatchTheAPIDocument(t *testing.T) {
 	svc, call := start(t, dir, "MAILSVC_SNS_CA_FILE="+sns.WriteCA(t, dir), "MAILSVC_SNS_DIAL_ADDR="+sns.Addr())
 	id := createConnection(t, call, fmt.Sprintf(`{"name":"SES relay","driver":"ses","settings":{"delivery_mode":"smtp","smtp_host":%q,"smtp_port":%d,"smtp_encryption":"none","smtp_username":"ses-user","smtp_password":"ses-pass","from_email":"site@example.com","webhook_topic_arns":%q}}`,
 		sink.Host(), sink.Port(), topic))
-	var sent struct {
-		Status            string `json:"status"`
-		ProviderMessageID string `json:"provider_message_id"`
-	}
-	r := call("POST", "/test-email", fmt.Sprintf(`{"to":"gone@example.com","connection_id":%d}`, id))
-	r.JSON(t, &sent)
-	if r.Status != 200 || sent.Status != "delivered" || sent.ProviderMessageID == "" {
-		t.Fatalf("test email: %d %s", r.Status, r.Body)
-	}
-	r = servicetest.Call(t, "POST", svc.Base+"/pro/webhooks/ses",
+	sent := sendTestEmail(t, call, "gone@example.com", id)
+	r := servicetest.Call(t, "POST", svc.Base+"/pro/webhooks/ses",
 		string(sns.Notification(topic, snsfake.SESBounce(sent.ProviderMessageID, "gone@example.com", true), time.Now(), "2")),
 		func(r *http.Request) { r.Header.Set("X-Amz-Sns-Message-Type", "Notification") })
 	if r.Status != 200 || !strings.Contains(string(r.Body), `"matched":1`) {

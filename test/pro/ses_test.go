@@ -46,6 +46,27 @@ func createConnection(t *testing.T, call func(method, path, body string) service
 	return c.ID
 }
 
+// sentTestEmail is the answer to a test email: its log, its status and
+// the provider's message id.
+type sentTestEmail struct {
+	LogID             int64  `json:"log_id"`
+	Status            string `json:"status"`
+	ProviderMessageID string `json:"provider_message_id"`
+}
+
+// sendTestEmail sends a test email to "to" through connection id and
+// fails t unless it was delivered with a provider message id.
+func sendTestEmail(t *testing.T, call func(method, path, body string) servicetest.Response, to string, id int64) sentTestEmail {
+	t.Helper()
+	r := call("POST", "/test-email", fmt.Sprintf(`{"to":%q,"connection_id":%d}`, to, id))
+	var sent sentTestEmail
+	r.JSON(t, &sent)
+	if r.Status != 200 || sent.Status != "delivered" || sent.ProviderMessageID == "" {
+		t.Fatalf("test email: %d %s", r.Status, r.Body)
+	}
+	return sent
+}
+
 func TestSESIdentitiesThroughTheBinary(t *testing.T) {
 	fake := sesfake.New(sesRegion, sesKeyID, sesSecret)
 	defer fake.Close()

@@ -70,16 +70,7 @@ func TestElasticEmailAndMandrillWebhooksThroughTheBinary(t *testing.T) {
 			if r := call("POST", fmt.Sprintf("/connections/%d/verify-api-credentials", id), `{}`); r.Status != 200 {
 				t.Fatalf("verify-api-credentials: %d %s", r.Status, r.Body)
 			}
-			r := call("POST", "/test-email", fmt.Sprintf(`{"to":"gone@example.com","connection_id":%d}`, id))
-			var sent struct {
-				LogID             int64  `json:"log_id"`
-				Status            string `json:"status"`
-				ProviderMessageID string `json:"provider_message_id"`
-			}
-			r.JSON(t, &sent)
-			if r.Status != 200 || sent.Status != "delivered" || sent.ProviderMessageID == "" {
-				t.Fatalf("test email: %d %s", r.Status, r.Body)
-			}
+			sent := sendTestEmail(t, call, "gone@example.com", id)
 			if r := tc.forged(sent.ProviderMessageID)(); r.Status != 401 {
 				t.Fatalf("forged call: %d %s", r.Status, r.Body)
 			}
@@ -101,7 +92,7 @@ func TestElasticEmailAndMandrillWebhooksThroughTheBinary(t *testing.T) {
 			if l.Status != "failed" || !strings.Contains(l.LastError, "bounced (hard) for gone@example.com") {
 				t.Fatalf("log after the bounce: %+v", l)
 			}
-			r = call("GET", "/pro/suppressions?search=gone@example.com", "")
+			r := call("GET", "/pro/suppressions?search=gone@example.com", "")
 			if !strings.Contains(string(r.Body), `"reason":"bounce"`) {
 				t.Fatalf("suppressions: %s", r.Body)
 			}

@@ -47,16 +47,7 @@ func TestWebhookBounceSuppressesThroughTheBinary(t *testing.T) {
 	if r := call("PUT", "/settings", fmt.Sprintf(`{"default_connection_id":%d}`, id)); r.Status != 200 {
 		t.Fatalf("settings: %d %s", r.Status, r.Body)
 	}
-	r := call("POST", "/test-email", fmt.Sprintf(`{"to":"gone@example.com","connection_id":%d}`, id))
-	var sent struct {
-		LogID             int64  `json:"log_id"`
-		Status            string `json:"status"`
-		ProviderMessageID string `json:"provider_message_id"`
-	}
-	r.JSON(t, &sent)
-	if r.Status != 200 || sent.Status != "delivered" || sent.ProviderMessageID == "" {
-		t.Fatalf("test email: %d %s", r.Status, r.Body)
-	}
+	sent := sendTestEmail(t, call, "gone@example.com", id)
 
 	// Refusals: each leaves the log delivered and the list empty.
 	forged := bounce(sent.ProviderMessageID)
@@ -94,7 +85,7 @@ func TestWebhookBounceSuppressesThroughTheBinary(t *testing.T) {
 	}
 
 	good := bounce(sent.ProviderMessageID)
-	r = hook("ses", good, http.Header{"X-Amz-Sns-Message-Type": {"Notification"}})
+	r := hook("ses", good, http.Header{"X-Amz-Sns-Message-Type": {"Notification"}})
 	var res struct{ Matched, Unknown, Suppressed int }
 	r.JSON(t, &res)
 	if r.Status != 200 || res.Matched != 1 || res.Suppressed != 1 {

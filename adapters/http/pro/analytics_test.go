@@ -17,7 +17,7 @@ import (
 	api "github.com/mailsvc/mailsvc/adapters/http"
 	httppro "github.com/mailsvc/mailsvc/adapters/http/pro"
 	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
-	"github.com/mailsvc/mailsvc/adapters/store"
+	"github.com/mailsvc/mailsvc/adapters/store/storetest"
 	"github.com/mailsvc/mailsvc/app/apptest"
 	"github.com/mailsvc/mailsvc/app/pro"
 	"github.com/mailsvc/mailsvc/app/pro/analytics"
@@ -41,12 +41,8 @@ func (failingExport) ExportLogs(context.Context, analytics.LogExportPage) ([]ana
 func newAnalyticsEnv(t *testing.T, failing bool) (*env, []*core.Log) {
 	t.Helper()
 	ctx := context.Background()
+	db := storetest.Open(t, testdb.SQLite(t), "wp_")
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	db, err := store.Open(ctx, testdb.SQLite(t), "wp_", quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
 	c := &core.Connection{Name: "SendGrid", Driver: "sendgrid", IsActive: true, Settings: core.Settings{}}
 	if err := db.Connections().CreateConnection(ctx, c); err != nil {
 		t.Fatal(err)

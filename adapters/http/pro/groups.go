@@ -38,12 +38,7 @@ func (m *Module) registerSenderGroupRoutes(rt *api.Routes) {
 		return
 	}
 	rt.Private("GET", "/pro/sender-groups", func(w http.ResponseWriter, r *http.Request) error {
-		groups, err := svc.Groups(r.Context())
-		if err != nil {
-			return err
-		}
-		writeJSON(w, groups)
-		return nil
+		return api.Respond(w, r, svc.Groups)
 	})
 	rt.Private("PUT", "/pro/sender-groups", func(w http.ResponseWriter, r *http.Request) error {
 		var b groupBody

@@ -10,12 +10,7 @@ import (
 // gate).
 func (m *Module) licenseRoutes(rt *api.Routes) {
 	rt.Private("GET", "/pro/license/status", func(w http.ResponseWriter, r *http.Request) error {
-		st, err := m.Licenses.Status(r.Context())
-		if err != nil {
-			return err
-		}
-		writeJSON(w, st)
-		return nil
+		return api.Respond(w, r, m.Licenses.Status)
 	})
 	rt.Private("POST", "/pro/license/activate", func(w http.ResponseWriter, r *http.Request) error {
 		var body struct {
@@ -32,19 +27,9 @@ func (m *Module) licenseRoutes(rt *api.Routes) {
 		return nil
 	})
 	rt.Private("POST", "/pro/license/deactivate", func(w http.ResponseWriter, r *http.Request) error {
-		st, err := m.Licenses.Deactivate(r.Context())
-		if err != nil {
-			return err
-		}
-		writeJSON(w, st)
-		return nil
+		return api.Respond(w, r, m.Licenses.Deactivate)
 	})
 	rt.Private("POST", "/pro/license/refresh", func(w http.ResponseWriter, r *http.Request) error {
-		st, err := m.Licenses.Refresh(r.Context())
-		if err != nil {
-			return err
-		}
-		writeJSON(w, st)
-		return nil
+		return api.Respond(w, r, m.Licenses.Refresh)
 	})
 }

@@ -188,12 +188,7 @@ func (m *Module) registerRoutingRoutes(rt *api.Routes) {
 		return
 	}
 	rt.Private("GET", "/pro/routing-rules", func(w http.ResponseWriter, r *http.Request) error {
-		rules, err := svc.Rules(r.Context())
-		if err != nil {
-			return err
-		}
-		writeJSON(w, rules)
-		return nil
+		return api.Respond(w, r, svc.Rules)
 	})
 	rt.Private("POST", "/pro/routing-rules", func(w http.ResponseWriter, r *http.Request) error {
 		var b ruleBody

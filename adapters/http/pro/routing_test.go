@@ -12,6 +12,7 @@ import (
 	httppro "github.com/mailsvc/mailsvc/adapters/http/pro"
 	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
 	"github.com/mailsvc/mailsvc/adapters/store"
+	"github.com/mailsvc/mailsvc/adapters/store/storetest"
 	"github.com/mailsvc/mailsvc/app/apptest"
 	"github.com/mailsvc/mailsvc/app/pro"
 	"github.com/mailsvc/mailsvc/app/pro/routing"
@@ -32,11 +33,7 @@ func (s storeConns) List(ctx context.Context, offset, limit int) ([]*core.Connec
 func newRoutingEnv(t *testing.T) *env {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, testdb.SQLite(t), "wp_", slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t, testdb.SQLite(t), "wp_")
 	for i, from := range []string{"shop@example.com", "shop@example.com", "other@example.com", "shop@example.com"} {
 		c := &core.Connection{Name: "Relay", Driver: "smtp", IsActive: i != 3, Settings: core.Settings{"from_email": from}}
 		if err := db.Connections().CreateConnection(ctx, c); err != nil {

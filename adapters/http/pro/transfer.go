@@ -31,12 +31,7 @@ func (m *Module) registerTransferRoutes(rt *api.Routes) {
 		return
 	}
 	rt.Private("POST", "/pro/tools/export", func(w http.ResponseWriter, r *http.Request) error {
-		snap, err := m.Transfer.Export(r.Context())
-		if err != nil {
-			return err
-		}
-		writeJSON(w, snap)
-		return nil
+		return api.Respond(w, r, m.Transfer.Export)
 	})
 	rt.Private("POST", "/pro/tools/import/preview", func(w http.ResponseWriter, r *http.Request) error {
 		var body importBody

@@ -41,3 +41,12 @@ func EachDSN(t *testing.T, fn func(t *testing.T, dialect, dsn string)) {
 		t.Run(d.name, func(t *testing.T) { fn(t, d.name, d.dsn(t)) })
 	}
 }
+
+// EachDialect runs fn as a subtest of t on each SQL dialect, "mysql"
+// then "sqlite" (the subtest's name), with a fresh, empty database of it
+// opened by OpenDialect.
+func EachDialect(t *testing.T, fn func(t *testing.T, db *store.DB)) {
+	for _, dialect := range []string{"mysql", "sqlite"} {
+		t.Run(dialect, func(t *testing.T) { fn(t, OpenDialect(t, dialect)) })
+	}
+}

@@ -70,19 +70,9 @@ type Service struct {
 	Logger *slog.Logger
 }
 
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
-}
+func (s *Service) now() time.Time { return core.NowFrom(s.Now) }
 
-func (s *Service) logger() *slog.Logger {
-	if s.Logger != nil {
-		return s.Logger
-	}
-	return slog.Default()
-}
+func (s *Service) logger() *slog.Logger { return core.LoggerOr(s.Logger) }
 
 // location returns the site's time zone (UTC when unknown).
 func (s *Service) location(ctx context.Context) (*time.Location, error) {

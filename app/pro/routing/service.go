@@ -88,19 +88,9 @@ type compiledRule struct {
 	conds []condition
 }
 
-func (s *Service) logger() *slog.Logger {
-	if s.Logger != nil {
-		return s.Logger
-	}
-	return slog.Default()
-}
+func (s *Service) logger() *slog.Logger { return core.LoggerOr(s.Logger) }
 
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
-}
+func (s *Service) now() time.Time { return core.NowFrom(s.Now) }
 
 // day returns the site's local date of t, YYYY-MM-DD.
 func (s *Service) day(ctx context.Context, t time.Time) (string, error) {

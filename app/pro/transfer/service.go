@@ -49,12 +49,7 @@ func (s *Service) connections() *app.Connections {
 	return &app.Connections{Cipher: s.Cipher, SensitiveKeys: extra}
 }
 
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now().UTC()
-	}
-	return time.Now().UTC()
-}
+func (s *Service) now() time.Time { return core.NowFrom(s.Now).UTC() }
 
 // secret reports whether a settings value must not be exported: its key
 // is sensitive by name or by configuration, or it is a ciphertext.

@@ -34,15 +34,7 @@ func verifyBrevo(req Request, secrets []core.Settings) (*batch, error) {
 	if !match {
 		return nil, unauthorized("The Brevo webhook token does not match.")
 	}
-	list, err := jsonObjects(req.Body)
-	if err != nil {
-		return nil, core.Errorf(core.EBADREQUEST, "The Brevo payload must be a JSON event or an array of them.")
-	}
-	b := &batch{requestID: bodyID(req.Body)}
-	for _, e := range list {
-		b.events = append(b.events, brevoEvent(e))
-	}
-	return b, nil
+	return jsonEventBatch(req.Body, "Brevo", brevoEvent)
 }
 
 // brevoEvent reads a Brevo transactional event. Its message-id is the

@@ -16,15 +16,7 @@ func verifyMailjet(req Request, secrets []core.Settings) (*batch, error) {
 	if !basicAuthMatches(req, secrets, KeyWebhookUsername, KeyWebhookPassword) {
 		return nil, unauthorized("The Mailjet webhook credentials do not match.")
 	}
-	list, err := jsonObjects(req.Body)
-	if err != nil {
-		return nil, core.Errorf(core.EBADREQUEST, "The Mailjet payload must be a JSON event or an array of them.")
-	}
-	b := &batch{requestID: bodyID(req.Body)}
-	for _, e := range list {
-		b.events = append(b.events, mailjetEvent(e))
-	}
-	return b, nil
+	return jsonEventBatch(req.Body, "Mailjet", mailjetEvent)
 }
 
 // mailjetEvent reads a Mailjet event. It finds its log by CustomID, the

@@ -109,6 +109,7 @@ func TestReceiveNewProviders(t *testing.T) {
 		{"mailjet hard bounce", "mailjet", basic("anyone", hookPassword, mailjetBounce), "", core.StatusFailed, suppression.SuppressBounce, ""},
 		{"mailjet sent", "mailjet", basic("anyone", hookPassword, mailjetSent), "", core.StatusDelivered, "", ""},
 		{"mailjet no auth", "mailjet", webhooks.Request{Header: http.Header{}, Body: []byte(mailjetBounce)}, core.EUNAUTHORIZED, "", "", ""},
+		{"mailjet malformed", "mailjet", basic("anyone", hookPassword, `[1]`), core.EBADREQUEST, "", "", ""},
 		{"resend permanent bounce", "resend", svix(resendSecret, "msg_1", now, resendBounce), "", core.StatusFailed, suppression.SuppressBounce, "bounced"},
 		{"resend complaint", "resend", svix(resendSecret, "msg_2", now, resendComplaint), "", core.StatusFailed, suppression.SuppressComplaint, ""},
 		{"resend forged", "resend", svix("whsec_"+base64.StdEncoding.EncodeToString([]byte("other")), "msg_3", now, resendBounce), core.EUNAUTHORIZED, "", "", ""},

@@ -148,19 +148,9 @@ type Service struct {
 	Now func() time.Time
 }
 
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
-}
+func (s *Service) now() time.Time { return core.NowFrom(s.Now) }
 
-func (s *Service) logger() *slog.Logger {
-	if s.Logger != nil {
-		return s.Logger
-	}
-	return slog.Default()
-}
+func (s *Service) logger() *slog.Logger { return core.LoggerOr(s.Logger) }
 
 // unauthorized is the 401 of an unverified call. Its message never says
 // which check failed beyond what the caller already knows.
@@ -392,6 +382,21 @@ func jsonObjects(body []byte) ([]map[string]any, error) {
 		return nil, fmt.Errorf("not a JSON object or array of objects")
 	}
 	return []map[string]any{one}, nil
+}
+
+// jsonEventBatch reads a body that is one JSON event or an array of them
+// (jsonObjects), each event by read, as a batch whose replay id is the
+// body's hash (bodyID); any other body is a 400 naming provider.
+func jsonEventBatch(body []byte, provider string, read func(map[string]any) Event) (*batch, error) {
+	list, err := jsonObjects(body)
+	if err != nil {
+		return nil, core.Errorf(core.EBADREQUEST, "The %s payload must be a JSON event or an array of them.", provider)
+	}
+	b := &batch{requestID: bodyID(body)}
+	for _, e := range list {
+		b.events = append(b.events, read(e))
+	}
+	return b, nil
 }
 
 // hashID shortens an id of any length to a fixed-size key.

@@ -31,12 +31,10 @@ const MaxRecipients = 50
 // New starts a fake that accepts token as its only valid API token.
 func New(token string) *jsonfake.Server {
 	return jsonfake.New(jsonfake.API{
-		Send:       "POST /client/v4/accounts/" + AccountID + "/email/sending/send",
-		Reads:      []string{"GET /client/v4/user/tokens/verify"},
-		ReadAnswer: `{"success":true,"errors":[],"messages":[],"result":{"id":"tok","status":"active"}}`,
-		Key: func(r *http.Request, _ []byte) string {
-			return strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
-		},
+		Send:          "POST /client/v4/accounts/" + AccountID + "/email/sending/send",
+		Reads:         []string{"GET /client/v4/user/tokens/verify"},
+		ReadAnswer:    `{"success":true,"errors":[],"messages":[],"result":{"id":"tok","status":"active"}}`,
+		Key:           jsonfake.BearerKey,
 		OpenAPI:       openAPI,
 		Decode:        decode,
 		Accepted:      accepted,

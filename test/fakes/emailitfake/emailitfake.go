@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
 	"github.com/mailsvc/mailsvc/test/fakes/jsonfake"
@@ -25,12 +24,10 @@ const MaxPerField = 50
 // New starts a fake that accepts key as its only valid API key.
 func New(key string) *jsonfake.Server {
 	return jsonfake.New(jsonfake.API{
-		Send:       "POST /v2/emails",
-		Reads:      []string{"GET /v2/domains"},
-		ReadAnswer: `{"object":"list","data":[{"object":"domain","name":"example.com"}]}`,
-		Key: func(r *http.Request, _ []byte) string {
-			return strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
-		},
+		Send:              "POST /v2/emails",
+		Reads:             []string{"GET /v2/domains"},
+		ReadAnswer:        `{"object":"list","data":[{"object":"domain","name":"example.com"}]}`,
+		Key:               jsonfake.BearerKey,
 		IdempotencyHeader: "Idempotency-Key",
 		Decode:            decode,
 		Accepted: func(id string, _ fakeapi.Mail) (int, string) {

@@ -67,6 +67,12 @@ type Message = fakeapi.Message
 // describes.
 type Server = fakeapi.Server
 
+// BearerKey is the Key of an API that takes its key as
+// "Authorization: Bearer <key>".
+func BearerKey(r *http.Request, _ []byte) string {
+	return strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+}
+
 // New starts a fake of api that accepts key as its only valid API key.
 // It panics when api.OpenAPI does not load: a fake's own description is
 // fixed test data.

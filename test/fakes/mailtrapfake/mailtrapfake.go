@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
 	"github.com/mailsvc/mailsvc/test/fakes/jsonfake"
@@ -31,11 +30,9 @@ func New(token string) *jsonfake.Server {
 		Send:       "POST /api/send",
 		Reads:      []string{"GET /api/accounts"},
 		ReadAnswer: `[{"id":1,"name":"Shop","access_levels":[1000]}]`,
-		Key: func(r *http.Request, _ []byte) string {
-			return strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
-		},
-		OpenAPI: openAPI,
-		Decode:  decode,
+		Key:        jsonfake.BearerKey,
+		OpenAPI:    openAPI,
+		Decode:     decode,
 		Accepted: func(id string, m fakeapi.Mail) (int, string) {
 			var ids []string
 			for i := range len(m.To) + len(m.Cc) + len(m.Bcc) {

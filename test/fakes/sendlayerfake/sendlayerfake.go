@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
 	"github.com/mailsvc/mailsvc/test/fakes/jsonfake"
@@ -26,10 +25,8 @@ func New(key string) *jsonfake.Server {
 		Send:       "POST /api/v1/email",
 		Reads:      []string{"GET /api/v1/webhooks"},
 		ReadAnswer: `{"Webhooks":[]}`,
-		Key: func(r *http.Request, _ []byte) string {
-			return strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
-		},
-		Decode: decode,
+		Key:        jsonfake.BearerKey,
+		Decode:     decode,
 		Accepted: func(id string, _ fakeapi.Mail) (int, string) {
 			return http.StatusOK, fmt.Sprintf(`{"MessageID":%q}`, id)
 		},

@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
 	"github.com/mailsvc/mailsvc/test/fakes/jsonfake"
@@ -29,10 +28,8 @@ func New(key string) *jsonfake.Server {
 		Send:       "POST /v4/messages",
 		Reads:      []string{"GET /v4/channels"},
 		ReadAnswer: `{"status":"success","data":{"items":[{"name":"` + Channel + `","status":"active"}]}}`,
-		Key: func(r *http.Request, _ []byte) string {
-			return strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
-		},
-		Decode: decode,
+		Key:        jsonfake.BearerKey,
+		Decode:     decode,
 		Accepted: func(id string, _ fakeapi.Mail) (int, string) {
 			return http.StatusOK, fmt.Sprintf(`{"status":"success","data":{"message":"Message queued for delivery, msg_id: %s"}}`, id)
 		},

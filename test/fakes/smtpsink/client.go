@@ -1,6 +1,22 @@
 package smtpsink
 
-import "github.com/emersion/go-smtp"
+import (
+	"testing"
+
+	"github.com/emersion/go-smtp"
+)
+
+// Dial connects a client to the SMTP server at addr, failing t when it
+// cannot; the client is closed when t ends.
+func Dial(t testing.TB, addr string) *smtp.Client {
+	t.Helper()
+	c, err := smtp.Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
 
 // Send runs one mail transaction as a client over c (MAIL, RCPT for each
 // recipient, DATA) and returns the server's reply text to DATA, or the

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mailsvc/mailsvc/adapters/httpstatus"
 	"github.com/mailsvc/mailsvc/test/fakes/faults"
 )
 
@@ -125,29 +126,9 @@ func (s *Sink) Await(n int, timeout time.Duration) ([]Request, error) {
 	}
 }
 
-// recorder remembers the status a handler wrote.
-type recorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (r *recorder) WriteHeader(status int) {
-	if r.status == 0 {
-		r.status = status
-	}
-	r.ResponseWriter.WriteHeader(status)
-}
-
-func (r *recorder) Write(b []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	return r.ResponseWriter.Write(b)
-}
-
 func (s *Sink) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
-	rec := &recorder{ResponseWriter: w}
+	rec := httpstatus.NewWriter(w)
 	if !s.faults.Intercept(rec, r) {
 		s.mu.Lock()
 		status, ct, answer := s.status, s.contentType, s.body
@@ -160,7 +141,7 @@ func (s *Sink) serve(w http.ResponseWriter, r *http.Request) {
 	defer s.mu.Unlock()
 	s.requests = append(s.requests, Request{
 		Method: r.Method, Path: r.URL.Path, RawQuery: r.URL.RawQuery,
-		Header: r.Header.Clone(), Body: body, Status: rec.status,
+		Header: r.Header.Clone(), Body: body, Status: rec.Status(),
 	})
 	close(s.arrived)
 	s.arrived = make(chan struct{})
