@@ -627,11 +627,15 @@ func MaskDSN(dsn string) string {
 		}
 		return dsn
 	}
-	// go-sql-driver: the credentials end at the last '@' before the last '/'.
+	// go-sql-driver: the credentials end at the last '@' before the last
+	// '/'. A DSN without the '/' is not one the driver takes, but it is
+	// still masked up to its last '@' when echoed in an error.
+	end := len(rest)
 	if slash := strings.LastIndex(rest, "/"); slash >= 0 {
-		if masked, ok := maskPassword(rest, slash); ok {
-			return masked
-		}
+		end = slash
+	}
+	if masked, ok := maskPassword(rest, end); ok {
+		return masked
 	}
 	return dsn
 }

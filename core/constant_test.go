@@ -235,6 +235,9 @@ func TestMaskDSN(t *testing.T) {
 		{"mysql://db:3306/wp?x=a@b", "mysql://db:3306/wp?x=a@b"},
 		{"sqlite:./data/mailsvc.db", "sqlite:./data/mailsvc.db"},
 		{"/var/lib/mailsvc/db.sqlite", "/var/lib/mailsvc/db.sqlite"},
+		// Not a DSN the driver takes (no '/'), still never echoed with its password.
+		{"wp:s3cret@tcp(127.0.0.1:3306)", "wp:********@tcp(127.0.0.1:3306)"},
+		{"mysql:wp:s3cret@tcp(db)", "mysql:wp:********@tcp(db)"},
 	}
 	for _, tt := range tests {
 		if got := MaskDSN(tt.in); got != tt.want {
