@@ -114,14 +114,12 @@ func FloodDefaultPolicy(source string) string {
 
 // SourceVolume is what the logs say of one source of one site: the
 // messages it queued in the learning window and the hours it sent in,
-// from which its usual hourly volume comes, and the messages it queued
-// in the last hour.
+// from which its usual hourly volume comes.
 type SourceVolume struct {
 	SiteID      int64
 	Source      string
 	Messages    int64
 	ActiveHours int64
-	LastHour    int64
 }
 
 // Usual returns the source's usual hourly volume: its messages per hour
@@ -137,10 +135,9 @@ func (v SourceVolume) Usual() int64 {
 // held logs on.
 type FloodStore interface {
 	// SourceVolumes returns, per site and source, the logs queued from
-	// since to recent (held ones and those discarded from the hold not
-	// counted) with the distinct hours they fall in, and the logs queued
-	// since recent.
-	SourceVolumes(ctx context.Context, since, recent time.Time) ([]SourceVolume, error)
+	// since to before (held ones and those discarded from the hold not
+	// counted) with the distinct hours they fall in.
+	SourceVolumes(ctx context.Context, since, before time.Time) ([]SourceVolume, error)
 	// ReleaseHeld moves the held logs among ids back to queued, due now,
 	// marked released so that the guard lets them go, and returns how
 	// many it moved. A log is moved once: a second or concurrent release

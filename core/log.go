@@ -337,7 +337,8 @@ type LogStore interface {
 	// and logs that are not Resendable are left alone. It returns how
 	// many were requeued.
 	ResendLogs(ctx context.Context, ids []int64) (int, error)
-	// PurgeLogs deletes delivered, failed and captured logs created before before,
+	// PurgeLogs deletes delivered, failed and captured logs created before before
+	// (never a held one: it waits for a person's release or discard),
 	// with their history, in statements of at most batch rows (each its
 	// own transaction, so a long purge never holds locks for long), and
 	// returns how many it deleted. Queued and sending logs are never

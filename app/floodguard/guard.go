@@ -1,0 +1,262 @@
+package floodguard
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/mailsvc/mailsvc/core"
+)
+
+// SettingsSource returns the free settings with defaults applied
+// (app.Settings.Get).
+type SettingsSource interface {
+	Get(ctx context.Context) (map[string]any, error)
+}
+
+// VolumeSource gives what the logs say of each source's volume
+// (core.FloodStore.SourceVolumes).
+type VolumeSource interface {
+	SourceVolumes(ctx context.Context, since, before time.Time) ([]core.SourceVolume, error)
+}
+
+// Defaults of the guard's timings.
+const (
+	// DefaultLearnEvery is how often the usual volumes are learned
+	// again from the logs.
+	DefaultLearnEvery = time.Hour
+	// DefaultLearnWindow is how far back the logs are read to learn them.
+	DefaultLearnWindow = 7 * 24 * time.Hour
+	// DefaultSettingsTTL is how long the settings the delivery path uses
+	// are reused.
+	DefaultSettingsTTL = time.Second
+)
+
+// Guard is the flood guard of one site's delivery service. Holds is
+// asked once per message on the delivery path: it counts in memory and
+// reads the logs only to learn the usual volumes, in the background, at
+// most every LearnEvery. It is safe for concurrent use.
+type Guard struct {
+	Volumes  VolumeSource
+	Settings SettingsSource
+	// Alerts receives the flood_held alerts; nil raises none.
+	Alerts core.Alerter
+	// Site names the site in the alerts ("" leaves it to the alert
+	// dispatcher).
+	Site   string
+	Logger *slog.Logger
+	// Now returns the time; nil is time.Now.
+	Now func() time.Time
+	// LearnEvery, LearnWindow and SettingsTTL: 0 means their Default*.
+	// A negative SettingsTTL reads the settings for every message.
+	LearnEvery, LearnWindow, SettingsTTL time.Duration
+
+	mu sync.Mutex
+	// usual is each source's learned usual hourly volume.
+	usual     map[sourceKey]int64
+	learnedAt time.Time
+	learning  bool
+	// sources are the sources seen since the process started.
+	sources map[sourceKey]*sourceState
+	many    *fingerprints
+	// settings: the last read, when, and whether a read is under way.
+	settings   core.FloodSettings
+	settingsAt time.Time
+	reading    bool
+}
+
+// sourceKey is one source of one site.
+type sourceKey struct {
+	site   int64
+	source string
+}
+
+// sourceState is one source's hour and whether it is flooding.
+type sourceState struct {
+	hour     hourWindow
+	flooding bool
+}
+
+func (g *Guard) now() time.Time {
+	if g.Now != nil {
+		return g.Now()
+	}
+	return time.Now()
+}
+
+func (g *Guard) logger() *slog.Logger {
+	if g.Logger != nil {
+		return g.Logger
+	}
+	return slog.Default()
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
+}
+
+// Holds counts l's message and reports whether the guard holds it and,
+// when it does, the sentence that says why. A message already tried or
+// released from a hold is neither counted nor held. When a source starts
+// flooding the alert is raised here, once per episode.
+func (g *Guard) Holds(ctx context.Context, l *core.Log) (why string, hold bool) {
+	if l.FloodReleased || l.Attempts > 0 {
+		return "", false
+	}
+	st := g.readSettings(ctx)
+	if !st.Enabled {
+		return "", false
+	}
+	now := g.now()
+	g.maybeLearn(now)
+	volume, many := st.Policy(l.Source), st.ManyPolicy(l.Source)
+	if volume == core.FloodPolicyTrusted && many == core.FloodPolicyTrusted {
+		return "", false
+	}
+	var alerts []core.Alert
+	g.mu.Lock()
+	k := sourceKey{site: l.SiteID, source: l.Source}
+	usual := g.usual[k]
+	if volume != core.FloodPolicyTrusted {
+		s := g.source(k)
+		at := l.CreatedAt
+		if at.IsZero() {
+			at = now
+		}
+		s.hour.add(at, now)
+		n, limit := s.hour.total(now), st.VolumeThreshold(usual)
+		switch {
+		case n > limit:
+			if !s.flooding {
+				s.flooding = true
+				alerts = append(alerts, g.volumeAlert(l, n, limit, usual, volume == core.FloodPolicyHold, now))
+			}
+			if volume == core.FloodPolicyHold {
+				why, hold = fmt.Sprintf("the source %s sent %d messages within an hour, more than %d (it usually sends %d an hour)", l.Source, n, limit, usual), true
+			}
+		case s.flooding:
+			s.flooding = false
+		}
+	}
+	// A source whose usual hour is as many messages as the rule's
+	// threshold usually sends one message to many: the rule leaves it be.
+	if many != core.FloodPolicyTrusted && usual < st.Recipients {
+		if g.many == nil {
+			g.many = newFingerprints()
+		}
+		window := time.Duration(st.RecipientsMinutes) * time.Minute
+		n, fp := g.many.add(g.many.key(l.SiteID, l.Source, &l.Message), &l.Message, int(st.Recipients), window, now)
+		if n > int(st.Recipients) {
+			if !fp.flooding {
+				fp.flooding = true
+				alerts = append(alerts, g.manyAlert(l, n, st, many == core.FloodPolicyHold, now))
+			}
+			if many == core.FloodPolicyHold && !hold {
+				why, hold = fmt.Sprintf("one message from the source %s went to more than %d recipients within %d minutes", l.Source, st.Recipients, st.RecipientsMinutes), true
+			}
+		}
+	}
+	g.mu.Unlock()
+	for _, a := range alerts {
+		g.logger().Warn("flood guard: "+a.Title, "site_id", l.SiteID, "source", l.Source, "held", hold)
+		if g.Alerts != nil {
+			g.Alerts.Raise(ctx, a)
+		}
+	}
+	return why, hold
+}
+
+// source returns k's state, made when k is new. Called with g.mu held.
+func (g *Guard) source(k sourceKey) *sourceState {
+	if g.sources == nil {
+		g.sources = map[sourceKey]*sourceState{}
+	}
+	s := g.sources[k]
+	if s == nil {
+		s = &sourceState{}
+		g.sources[k] = s
+	}
+	return s
+}
+
+// Flooding reports whether source of site is in a flood episode of the
+// volume rule now.
+func (g *Guard) Flooding(site int64, source string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s := g.sources[sourceKey{site: site, source: source}]
+	return s != nil && s.flooding
+}
+
+// readSettings returns the flood settings, read again once they are
+// older than SettingsTTL. While one message reads them the others use
+// the last ones; the first read, and a failed one, fall back to the
+// defaults.
+func (g *Guard) readSettings(ctx context.Context) core.FloodSettings {
+	ttl := orDefault(g.SettingsTTL, DefaultSettingsTTL)
+	g.mu.Lock()
+	if ttl > 0 && !g.settingsAt.IsZero() && (time.Since(g.settingsAt) < ttl || g.reading) {
+		st := g.settings
+		g.mu.Unlock()
+		return st
+	}
+	g.reading = true
+	g.mu.Unlock()
+	var st core.FloodSettings
+	m, err := g.Settings.Get(ctx)
+	if err != nil {
+		g.logger().Warn("flood guard: cannot read the settings; the defaults apply", "err", err)
+		m = nil
+	}
+	st = core.DecodeGeneralSettings(m).Flood
+	g.mu.Lock()
+	g.settings, g.settingsAt, g.reading = st, time.Now(), false
+	g.mu.Unlock()
+	return st
+}
+
+// volumeAlert is the alert of a source that started flooding.
+func (g *Guard) volumeAlert(l *core.Log, n, limit, usual int64, held bool, now time.Time) core.Alert {
+	what := "Nothing is held (this source is alerted on only): its mail is still sent."
+	if held {
+		what = "Its excess is held, not sent: release or discard it on the Email logs screen (filter: held)."
+	}
+	return core.Alert{
+		Event: core.EventFloodHeld, LogID: l.ID, Site: g.Site, At: now,
+		Title: fmt.Sprintf("Flood of mail from %s: %d messages within an hour", l.Source, n),
+		Message: fmt.Sprintf("%sThe source %s sent %d messages within an hour, more than %d (it usually sends %d an hour). Sample subject: %q. %s",
+			g.sitePrefix(l), l.Source, n, limit, usual, l.Message.Subject, what),
+	}
+}
+
+// manyAlert is the alert of a message that went to too many recipients.
+func (g *Guard) manyAlert(l *core.Log, n int, st core.FloodSettings, held bool, now time.Time) core.Alert {
+	what := "Nothing is held (this source is alerted on only): its mail is still sent."
+	if held {
+		what = "Its further copies are held, not sent: release or discard them on the Email logs screen (filter: held)."
+	}
+	return core.Alert{
+		Event: core.EventFloodHeld, LogID: l.ID, Site: g.Site, At: now,
+		Title: fmt.Sprintf("Flood of mail from %s: one message to more than %d recipients", l.Source, st.Recipients),
+		Message: fmt.Sprintf("%sOne message from the source %s went to %d or more different recipients within %d minutes. Subject: %q. %s",
+			g.sitePrefix(l), l.Source, n, st.RecipientsMinutes, l.Message.Subject, what),
+	}
+}
+
+// sitePrefix names the site the alert is about, as its message starts.
+func (g *Guard) sitePrefix(l *core.Log) string {
+	switch {
+	case g.Site != "" && l.SiteID > 1:
+		return fmt.Sprintf("Site %s (site %d): ", g.Site, l.SiteID)
+	case g.Site != "":
+		return fmt.Sprintf("Site %s: ", g.Site)
+	case l.SiteID > 1:
+		return fmt.Sprintf("Site %d: ", l.SiteID)
+	}
+	return ""
+}
