@@ -350,6 +350,9 @@ func (s *Logs) ResendOne(ctx context.Context, id int64) error {
 	if l.Status == core.StatusCaptured {
 		return core.InvalidField("status", fmt.Sprintf("Log %d is captured (held by the staging guard); release it instead (POST /capture/release).", id))
 	}
+	if l.Status == core.StatusHeld {
+		return core.InvalidField("status", fmt.Sprintf("Log %d is held by the flood guard; release it instead (POST /logs/held/release).", id))
+	}
 	if l.Status != core.StatusDelivered && l.Status != core.StatusFailed {
 		return core.InvalidField("status", fmt.Sprintf("Log %d is %s; only delivered or failed messages can be resent.", id, l.Status))
 	}
