@@ -43,7 +43,7 @@ func TestDecodeGeneralSettings(t *testing.T) {
 			"simulation_enabled": true, "log_emails": false, "log_retention_days": int64(0), "log_body": LogBodyNone,
 			"log_body_sources": map[string]any{"woocommerce": LogBodyFull, "x": "bogus", "y": int64(1)}, "log_attachments": true,
 			"health_check_enabled": false, "health_check_interval": int64(60), "uncertain_grace_minutes": int64(7),
-			"capture_allow_list": []any{"a@example.com", "example.org"},
+			"capture_allow_list":  []any{"a@example.com", "example.org"},
 			"flood_guard_enabled": false, "flood_volume_multiplier": int64(20), "flood_volume_floor": int64(200),
 			"flood_recipients": int64(10), "flood_recipients_minutes": int64(5),
 			"flood_sources": map[string]any{"newsletter": FloodPolicyTrusted, "shop": FloodPolicyHold, "x": "bogus"},
