@@ -148,7 +148,9 @@ func TestFloodHeldOnASingleSite(t *testing.T) {
 	if !te.Success {
 		t.Fatalf("the test email during the flood: %+v", te)
 	}
-	s.await(func() string { return fmt.Sprintf("held %d, delivered %d", s.total("status=held"), s.total("status=delivered")) }, func() bool {
+	s.await(func() string {
+		return fmt.Sprintf("held %d, delivered %d", s.total("status=held"), s.total("status=delivered"))
+	}, func() bool {
 		return s.total("status=held") == 90 && s.total("status=delivered") == 31
 	})
 	if n := s.total("status=failed"); n != 0 {
@@ -200,7 +202,9 @@ func TestFloodHeldOnASingleSite(t *testing.T) {
 	if moved.Released != 0 {
 		t.Fatalf("a second release moved %d", moved.Released)
 	}
-	s.await(func() string { return fmt.Sprintf("delivered %d, failed %d", s.total("status=delivered"), s.total("status=failed")) }, func() bool {
+	s.await(func() string {
+		return fmt.Sprintf("delivered %d, failed %d", s.total("status=delivered"), s.total("status=failed"))
+	}, func() bool {
 		return s.total("status=delivered") == 121-beta && s.total("status=failed") == beta
 	})
 	var failed []struct {
