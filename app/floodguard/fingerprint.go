@@ -3,6 +3,7 @@ package floodguard
 import (
 	"hash/maphash"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mailsvc/mailsvc/core"
@@ -11,6 +12,10 @@ import (
 // maxFingerprints bounds the messages the one-message-to-many rule keeps
 // in memory; past it the oldest are forgotten first.
 const maxFingerprints = 20000
+
+// fingerprintShards is how many locks share the fingerprints, so that
+// workers deciding different messages at once seldom wait on each other.
+const fingerprintShards = 64
 
 // fingerprintKey is one message of one source of one site: the hash of
 // its subject and body.
@@ -30,9 +35,15 @@ type fingerprint struct {
 }
 
 // fingerprints counts the different recipients of each message over a
-// window of minutes, bounded to maxFingerprints messages.
+// window of minutes, bounded to maxFingerprints messages, in shards.
 type fingerprints struct {
-	seed  maphash.Seed
+	seed   maphash.Seed
+	shards [fingerprintShards]fingerprintShard
+}
+
+// fingerprintShard is one lock's share of the fingerprints.
+type fingerprintShard struct {
+	mu    sync.Mutex
 	max   int
 	byKey map[fingerprintKey]*fingerprint
 	// order is the keys in the order their windows started, with that
@@ -41,14 +52,20 @@ type fingerprints struct {
 	order []orderedKey
 }
 
-// orderedKey is a key of fingerprints.order.
+// orderedKey is a key of fingerprintShard.order.
 type orderedKey struct {
 	key   fingerprintKey
 	since time.Time
 }
 
-func newFingerprints() *fingerprints {
-	return &fingerprints{seed: maphash.MakeSeed(), max: maxFingerprints, byKey: map[fingerprintKey]*fingerprint{}}
+// newFingerprints keeps up to bound messages.
+func newFingerprints(bound int) *fingerprints {
+	f := &fingerprints{seed: maphash.MakeSeed()}
+	for i := range f.shards {
+		f.shards[i].max = max(bound/fingerprintShards, 1)
+		f.shards[i].byKey = map[fingerprintKey]*fingerprint{}
+	}
+	return f
 }
 
 // key returns the key of msg from source of site.
@@ -64,60 +81,79 @@ func (f *fingerprints) key(site int64, source string, msg *core.Message) fingerp
 }
 
 // add counts msg's recipients for its key within a window of window
-// from now, and returns the message's count of different recipients
-// (at most limit+1) and its fingerprint.
-func (f *fingerprints) add(k fingerprintKey, msg *core.Message, limit int, window time.Duration, now time.Time) (int, *fingerprint) {
-	fp := f.byKey[k]
-	if fp == nil || now.Sub(fp.since) > window {
-		f.forget(now, window)
-		fp = &fingerprint{since: now}
-		f.byKey[k] = fp
-		f.order = append(f.order, orderedKey{key: k, since: now})
-	}
-	if len(fp.recipients) > limit {
-		return len(fp.recipients), fp
-	}
+// from now. It returns the message's count of different recipients (at
+// most limit+1) and, when that count is past limit, whether this call
+// started the message's episode.
+func (f *fingerprints) add(k fingerprintKey, msg *core.Message, limit int, window time.Duration, now time.Time) (n int, started bool) {
+	var hashes [8]uint64
+	recipients := hashes[:0]
 	for _, list := range [][]core.Address{msg.To, msg.Cc, msg.Bcc} {
 		for _, a := range list {
-			r := maphash.String(f.seed, strings.ToLower(strings.TrimSpace(a.Email)))
-			known := false
-			for _, e := range fp.recipients {
-				if e == r {
-					known = true
-					break
-				}
-			}
-			if !known {
-				fp.recipients = append(fp.recipients, r)
-				if len(fp.recipients) > limit {
-					return len(fp.recipients), fp
-				}
-			}
+			recipients = append(recipients, maphash.String(f.seed, strings.ToLower(strings.TrimSpace(a.Email))))
 		}
 	}
-	return len(fp.recipients), fp
+	sh := &f.shards[k.sum%fingerprintShards]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	fp := sh.byKey[k]
+	if fp == nil || now.Sub(fp.since) > window {
+		sh.forget(now, window)
+		fp = &fingerprint{since: now}
+		sh.byKey[k] = fp
+		sh.order = append(sh.order, orderedKey{key: k, since: now})
+	}
+	for _, r := range recipients {
+		if len(fp.recipients) > limit {
+			break
+		}
+		known := false
+		for _, e := range fp.recipients {
+			if e == r {
+				known = true
+				break
+			}
+		}
+		if !known {
+			fp.recipients = append(fp.recipients, r)
+		}
+	}
+	n = len(fp.recipients)
+	if n > limit && !fp.flooding {
+		fp.flooding, started = true, true
+	}
+	return n, started
 }
 
 // forget drops the fingerprints whose window ended, and the oldest ones
-// while there are max or more.
-func (f *fingerprints) forget(now time.Time, window time.Duration) {
+// while there are max or more. Called with sh.mu held.
+func (sh *fingerprintShard) forget(now time.Time, window time.Duration) {
 	drop := 0
-	for drop < len(f.order) {
-		o := f.order[drop]
-		fp := f.byKey[o.key]
+	for drop < len(sh.order) {
+		o := sh.order[drop]
+		fp := sh.byKey[o.key]
 		switch {
 		case fp == nil || !fp.since.Equal(o.since):
 			// stale: the key's window started again later
-		case now.Sub(o.since) > window || len(f.byKey) >= f.max:
-			delete(f.byKey, o.key)
+		case now.Sub(o.since) > window || len(sh.byKey) >= sh.max:
+			delete(sh.byKey, o.key)
 		default:
-			f.order = f.order[drop:]
+			sh.order = sh.order[drop:]
 			return
 		}
 		drop++
 	}
-	f.order = f.order[:0]
+	sh.order = sh.order[:0]
 }
 
-// size returns how many messages are kept.
-func (f *fingerprints) size() int { return len(f.byKey) }
+// size returns how many messages are kept, and how many keys wait in
+// the shards' orders.
+func (f *fingerprints) size() (kept, ordered int) {
+	for i := range f.shards {
+		sh := &f.shards[i]
+		sh.mu.Lock()
+		kept += len(sh.byKey)
+		ordered += len(sh.order)
+		sh.mu.Unlock()
+	}
+	return kept, ordered
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mailsvc/mailsvc/core"
@@ -35,9 +36,11 @@ const (
 )
 
 // Guard is the flood guard of one site's delivery service. Holds is
-// asked once per message on the delivery path: it counts in memory and
-// reads the logs only to learn the usual volumes, in the background, at
-// most every LearnEvery. It is safe for concurrent use.
+// asked once per message on the delivery path, by many workers at once:
+// it counts in memory with atomic operations (a source's hour) and one
+// of many small locks (a message's recipients), and reads the logs only
+// to learn the usual volumes, in the background, at most every
+// LearnEvery. It is safe for concurrent use.
 type Guard struct {
 	Volumes  VolumeSource
 	Settings SettingsSource
@@ -53,18 +56,29 @@ type Guard struct {
 	// A negative SettingsTTL reads the settings for every message.
 	LearnEvery, LearnWindow, SettingsTTL time.Duration
 
-	mu sync.Mutex
-	// usual is each source's learned usual hourly volume.
-	usual     map[sourceKey]int64
-	learnedAt time.Time
-	learning  bool
-	// sources are the sources seen since the process started.
-	sources map[sourceKey]*sourceState
-	many    *fingerprints
-	// settings: the last read, when, and whether a read is under way.
-	settings   core.FloodSettings
-	settingsAt time.Time
-	reading    bool
+	// usual is each source's learned usual hourly volume, replaced
+	// whole by each learning.
+	usual atomic.Pointer[map[sourceKey]int64]
+	// learnedAt (Unix nanoseconds, 0 never) and learning: the last
+	// learning, and whether one is under way.
+	learnedAt atomic.Int64
+	learning  atomic.Bool
+	// sources are the sources seen since the process started:
+	// sourceKey → *sourceState.
+	sources sync.Map
+	// manyOnce makes many, the one-message-to-many rule's memory.
+	manyOnce sync.Once
+	many     *fingerprints
+	// settings is the last read of the settings, reading whether a read
+	// is under way.
+	settings atomic.Pointer[settingsRead]
+	reading  atomic.Bool
+}
+
+// settingsRead is one read of the flood settings and when it was made.
+type settingsRead struct {
+	st core.FloodSettings
+	at time.Time
 }
 
 // sourceKey is one source of one site.
@@ -76,7 +90,7 @@ type sourceKey struct {
 // sourceState is one source's hour and whether it is flooding.
 type sourceState struct {
 	hour     hourWindow
-	flooding bool
+	flooding atomic.Bool
 }
 
 func (g *Guard) now() time.Time {
@@ -118,10 +132,12 @@ func (g *Guard) Holds(ctx context.Context, l *core.Log) (why string, hold bool) 
 	if volume == core.FloodPolicyTrusted && many == core.FloodPolicyTrusted {
 		return "", false
 	}
-	var alerts []core.Alert
-	g.mu.Lock()
 	k := sourceKey{site: l.SiteID, source: l.Source}
-	usual := g.usual[k]
+	var usual int64
+	if m := g.usual.Load(); m != nil {
+		usual = (*m)[k]
+	}
+	var alerts []core.Alert
 	if volume != core.FloodPolicyTrusted {
 		s := g.source(k)
 		at := l.CreatedAt
@@ -132,28 +148,24 @@ func (g *Guard) Holds(ctx context.Context, l *core.Log) (why string, hold bool) 
 		n, limit := s.hour.total(now), st.VolumeThreshold(usual)
 		switch {
 		case n > limit:
-			if !s.flooding {
-				s.flooding = true
+			if s.flooding.CompareAndSwap(false, true) {
 				alerts = append(alerts, g.volumeAlert(l, n, limit, usual, volume == core.FloodPolicyHold, now))
 			}
 			if volume == core.FloodPolicyHold {
 				why, hold = fmt.Sprintf("the source %s sent %d messages within an hour, more than %d (it usually sends %d an hour)", l.Source, n, limit, usual), true
 			}
-		case s.flooding:
-			s.flooding = false
+		case s.flooding.Load():
+			s.flooding.Store(false)
 		}
 	}
 	// A source whose usual hour is as many messages as the rule's
 	// threshold usually sends one message to many: the rule leaves it be.
 	if many != core.FloodPolicyTrusted && usual < st.Recipients {
-		if g.many == nil {
-			g.many = newFingerprints()
-		}
+		g.manyOnce.Do(func() { g.many = newFingerprints(maxFingerprints) })
 		window := time.Duration(st.RecipientsMinutes) * time.Minute
-		n, fp := g.many.add(g.many.key(l.SiteID, l.Source, &l.Message), &l.Message, int(st.Recipients), window, now)
+		n, started := g.many.add(g.many.key(l.SiteID, l.Source, &l.Message), &l.Message, int(st.Recipients), window, now)
 		if n > int(st.Recipients) {
-			if !fp.flooding {
-				fp.flooding = true
+			if started {
 				alerts = append(alerts, g.manyAlert(l, n, st, many == core.FloodPolicyHold, now))
 			}
 			if many == core.FloodPolicyHold && !hold {
@@ -161,7 +173,6 @@ func (g *Guard) Holds(ctx context.Context, l *core.Log) (why string, hold bool) 
 			}
 		}
 	}
-	g.mu.Unlock()
 	for _, a := range alerts {
 		g.logger().Warn("flood guard: "+a.Title, "site_id", l.SiteID, "source", l.Source, "held", hold)
 		if g.Alerts != nil {
@@ -171,52 +182,42 @@ func (g *Guard) Holds(ctx context.Context, l *core.Log) (why string, hold bool) 
 	return why, hold
 }
 
-// source returns k's state, made when k is new. Called with g.mu held.
+// source returns k's state, made when k is new.
 func (g *Guard) source(k sourceKey) *sourceState {
-	if g.sources == nil {
-		g.sources = map[sourceKey]*sourceState{}
+	if s, ok := g.sources.Load(k); ok {
+		return s.(*sourceState)
 	}
-	s := g.sources[k]
-	if s == nil {
-		s = &sourceState{}
-		g.sources[k] = s
-	}
-	return s
+	s, _ := g.sources.LoadOrStore(k, &sourceState{})
+	return s.(*sourceState)
 }
 
 // Flooding reports whether source of site is in a flood episode of the
 // volume rule now.
 func (g *Guard) Flooding(site int64, source string) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	s := g.sources[sourceKey{site: site, source: source}]
-	return s != nil && s.flooding
+	s, ok := g.sources.Load(sourceKey{site: site, source: source})
+	return ok && s.(*sourceState).flooding.Load()
 }
 
 // readSettings returns the flood settings, read again once they are
 // older than SettingsTTL. While one message reads them the others use
-// the last ones; the first read, and a failed one, fall back to the
-// defaults.
+// the last ones; a failed read falls back to the defaults.
 func (g *Guard) readSettings(ctx context.Context) core.FloodSettings {
 	ttl := orDefault(g.SettingsTTL, DefaultSettingsTTL)
-	g.mu.Lock()
-	if ttl > 0 && !g.settingsAt.IsZero() && (time.Since(g.settingsAt) < ttl || g.reading) {
-		st := g.settings
-		g.mu.Unlock()
-		return st
+	last := g.settings.Load()
+	if last != nil && ttl > 0 && (time.Since(last.at) < ttl || !g.reading.CompareAndSwap(false, true)) {
+		return last.st
 	}
-	g.reading = true
-	g.mu.Unlock()
-	var st core.FloodSettings
+	if last == nil || ttl <= 0 {
+		g.reading.Store(true)
+	}
+	defer g.reading.Store(false)
 	m, err := g.Settings.Get(ctx)
 	if err != nil {
 		g.logger().Warn("flood guard: cannot read the settings; the defaults apply", "err", err)
 		m = nil
 	}
-	st = core.DecodeGeneralSettings(m).Flood
-	g.mu.Lock()
-	g.settings, g.settingsAt, g.reading = st, time.Now(), false
-	g.mu.Unlock()
+	st := core.DecodeGeneralSettings(m).Flood
+	g.settings.Store(&settingsRead{st: st, at: time.Now()})
 	return st
 }
 

@@ -81,7 +81,7 @@ func message(id int64, source, to string, same bool, at time.Time) *core.Log {
 func newGuard(t *testing.T, settings fixedSettings, volumes fixedVolumes, c *clock) (*Guard, *recordedAlerts) {
 	t.Helper()
 	al := &recordedAlerts{}
-	g := &Guard{Volumes: volumes, Settings: settings, Alerts: al, Site: "example.com", Now: c.now, SettingsTTL: -1,
+	g := &Guard{Volumes: volumes, Settings: settings, Alerts: al, Site: "example.com", Now: c.now, SettingsTTL: -1, LearnEvery: 1000 * time.Hour,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if err := g.Learn(context.Background()); err != nil {
 		t.Fatal(err)
@@ -190,7 +190,7 @@ func TestEpisodes(t *testing.T) {
 	for range 100 {
 		g.Holds(ctx, old)
 	}
-	if g.sources[sourceKey{site: 1, source: "backlog"}].hour.total(c.t) != 0 {
+	if s, ok := g.sources.Load(sourceKey{site: 1, source: "backlog"}); ok && s.(*sourceState).hour.total(c.t) != 0 {
 		t.Error("a message queued two hours ago was counted in the hour")
 	}
 }
@@ -244,14 +244,39 @@ func TestManyRecipients(t *testing.T) {
 // TestFingerprintsBounded: the messages the one-message-to-many rule
 // keeps stay within their bound however many different ones pass.
 func TestFingerprintsBounded(t *testing.T) {
-	f := newFingerprints()
-	f.max = 100
+	f := newFingerprints(640)
 	now := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
-	for i := range 10000 {
+	for i := range 100000 {
 		msg := &core.Message{Subject: "s", Text: fmt.Sprint(i), To: []core.Address{{Email: "a@example.com"}}}
 		f.add(f.key(1, "x", msg), msg, 50, 10*time.Minute, now)
 	}
-	if f.size() > 100 || len(f.order) > 200 {
-		t.Errorf("%d fingerprints, %d in order; want at most 100", f.size(), len(f.order))
+	if kept, ordered := f.size(); kept > 640 || ordered > 2*640 {
+		t.Errorf("%d fingerprints, %d in order; want at most 640", kept, ordered)
+	}
+}
+
+// TestHourWindowConcurrent: workers counting one source at once lose no
+// message, and a bucket of an earlier hour starts again at its next use.
+func TestHourWindowConcurrent(t *testing.T) {
+	var w hourWindow
+	now := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 1000 {
+				w.add(now, now)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := w.total(now); n != 8000 {
+		t.Fatalf("counted %d of 8000", n)
+	}
+	later := now.Add(time.Hour)
+	w.add(later, later)
+	if n := w.total(later); n != 1 {
+		t.Fatalf("an hour later counted %d, want 1", n)
 	}
 }

@@ -16,13 +16,11 @@ func (g *Guard) maybeLearn(now time.Time) {
 	if g.Volumes == nil {
 		return
 	}
-	g.mu.Lock()
-	due := !g.learning && (g.learnedAt.IsZero() || now.Sub(g.learnedAt) >= orDefault(g.LearnEvery, DefaultLearnEvery))
-	if due {
-		g.learning = true
+	last := g.learnedAt.Load()
+	if last != 0 && now.Sub(time.Unix(0, last)) < orDefault(g.LearnEvery, DefaultLearnEvery) {
+		return
 	}
-	g.mu.Unlock()
-	if !due {
+	if !g.learning.CompareAndSwap(false, true) {
 		return
 	}
 	go func() {
@@ -36,15 +34,13 @@ func (g *Guard) maybeLearn(now time.Time) {
 
 // Learn reads each source's usual hourly volume from the logs of the
 // LearnWindow before the last hour (the hour itself is counted in
-// memory). Sources no longer seen are forgotten.
+// memory). Sources whose hour is empty and that are not flooding are
+// forgotten.
 func (g *Guard) Learn(ctx context.Context) error {
 	now := g.now()
-	recent := now.Add(-time.Hour)
-	list, err := g.Volumes.SourceVolumes(ctx, now.Add(-orDefault(g.LearnWindow, DefaultLearnWindow)), recent)
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.learning = false
-	g.learnedAt = now
+	defer g.learning.Store(false)
+	defer g.learnedAt.Store(now.UnixNano())
+	list, err := g.Volumes.SourceVolumes(ctx, now.Add(-orDefault(g.LearnWindow, DefaultLearnWindow)), now.Add(-time.Hour))
 	if err != nil {
 		return fmt.Errorf("learn the usual volumes: %w", err)
 	}
@@ -52,18 +48,20 @@ func (g *Guard) Learn(ctx context.Context) error {
 	for _, v := range list {
 		usual[sourceKey{site: v.SiteID, source: v.Source}] = v.Usual()
 	}
-	g.usual = usual
-	for k, s := range g.sources {
-		if !s.flooding && s.hour.total(now) == 0 {
-			delete(g.sources, k)
+	g.usual.Store(&usual)
+	g.sources.Range(func(k, v any) bool {
+		if s := v.(*sourceState); !s.flooding.Load() && s.hour.total(now) == 0 {
+			g.sources.Delete(k)
 		}
-	}
+		return true
+	})
 	return nil
 }
 
 // Usual returns the learned usual hourly volume of source of site.
 func (g *Guard) Usual(site int64, source string) int64 {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.usual[sourceKey{site: site, source: source}]
+	if m := g.usual.Load(); m != nil {
+		return (*m)[sourceKey{site: site, source: source}]
+	}
+	return 0
 }
