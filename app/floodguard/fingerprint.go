@@ -92,13 +92,18 @@ func (f *fingerprints) add(k fingerprintKey, msg *core.Message, limit int, windo
 			recipients = append(recipients, maphash.String(f.seed, strings.ToLower(strings.TrimSpace(a.Email))))
 		}
 	}
+	// A new message's memory is made before the lock is taken: nothing
+	// the common case does under the lock allocates (an allocation may
+	// stop to help the garbage collector, and every worker deciding a
+	// message of this shard would wait meanwhile).
+	fresh := &fingerprint{since: now, recipients: make([]uint64, 0, max(len(recipients), 2))}
 	sh := &f.shards[k.sum%fingerprintShards]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	fp := sh.byKey[k]
 	if fp == nil || now.Sub(fp.since) > window {
 		sh.forget(now, window)
-		fp = &fingerprint{since: now}
+		fp = fresh
 		sh.byKey[k] = fp
 		sh.order = append(sh.order, orderedKey{key: k, since: now})
 	}

@@ -69,10 +69,11 @@ type Guard struct {
 	// manyOnce makes many, the one-message-to-many rule's memory.
 	manyOnce sync.Once
 	many     *fingerprints
-	// settings is the last read of the settings, reading whether a read
-	// is under way.
-	settings atomic.Pointer[settingsRead]
-	reading  atomic.Bool
+	// settings is the last read of the settings, firstRead the first
+	// one, reading whether a read is under way.
+	settings  atomic.Pointer[settingsRead]
+	firstRead sync.Once
+	reading   atomic.Bool
 }
 
 // settingsRead is one read of the flood settings and when it was made.
@@ -198,21 +199,43 @@ func (g *Guard) Flooding(site int64, source string) bool {
 	return ok && s.(*sourceState).flooding.Load()
 }
 
-// readSettings returns the flood settings, read again once they are
-// older than SettingsTTL. While one message reads them the others use
-// the last ones; a failed read falls back to the defaults.
+// readSettings returns the flood settings. The first message reads them
+// (the others arriving meanwhile wait for that one read); afterwards a
+// message that finds them older than SettingsTTL has them read again in
+// the background and goes on with the last ones, so the delivery path
+// never waits on the database. A negative SettingsTTL reads them for
+// every message. A failed read keeps the last ones (the defaults when
+// there are none).
 func (g *Guard) readSettings(ctx context.Context) core.FloodSettings {
 	ttl := orDefault(g.SettingsTTL, DefaultSettingsTTL)
+	if ttl < 0 {
+		return g.loadSettings(ctx)
+	}
 	last := g.settings.Load()
-	if last != nil && ttl > 0 && (time.Since(last.at) < ttl || !g.reading.CompareAndSwap(false, true)) {
-		return last.st
+	if last == nil {
+		g.firstRead.Do(func() { g.loadSettings(ctx) })
+		return g.settings.Load().st
 	}
-	if last == nil || ttl <= 0 {
-		g.reading.Store(true)
+	if time.Since(last.at) >= ttl && g.reading.CompareAndSwap(false, true) {
+		go func() {
+			defer g.reading.Store(false)
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), learnTimeout)
+			defer cancel()
+			g.loadSettings(ctx)
+		}()
 	}
-	defer g.reading.Store(false)
+	return last.st
+}
+
+// loadSettings reads the flood settings and keeps them.
+func (g *Guard) loadSettings(ctx context.Context) core.FloodSettings {
 	m, err := g.Settings.Get(ctx)
 	if err != nil {
+		if last := g.settings.Load(); last != nil {
+			g.logger().Warn("flood guard: cannot read the settings; the last ones apply", "err", err)
+			g.settings.Store(&settingsRead{st: last.st, at: time.Now()})
+			return last.st
+		}
 		g.logger().Warn("flood guard: cannot read the settings; the defaults apply", "err", err)
 		m = nil
 	}
