@@ -47,13 +47,17 @@ const (
 	DefaultFloodVolumeFloor       = 50
 	DefaultFloodRecipients        = 50
 	DefaultFloodRecipientsMinutes = 10
-	floodVolumeMultiplierKey      = "flood_volume_multiplier"
-	floodVolumeFloorKey           = "flood_volume_floor"
-	floodRecipientsKey            = "flood_recipients"
-	floodRecipientsMinutesKey     = "flood_recipients_minutes"
-	floodSourcesKey               = "flood_sources"
-	floodEnabledKey               = "flood_guard_enabled"
-	floodSettingsGroup            = "flood"
+)
+
+// The keys of the flood guard's settings, and their group.
+const (
+	floodVolumeMultiplierKey  = "flood_volume_multiplier"
+	floodVolumeFloorKey       = "flood_volume_floor"
+	floodRecipientsKey        = "flood_recipients"
+	floodRecipientsMinutesKey = "flood_recipients_minutes"
+	floodSourcesKey           = "flood_sources"
+	floodEnabledKey           = "flood_guard_enabled"
+	floodSettingsGroup        = "flood"
 )
 
 // FloodSettings are the flood guard's settings, as GeneralSettings holds
