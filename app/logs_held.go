@@ -25,7 +25,7 @@ const maxHeldSteps = 10000
 // /logs: status, if given, must be held) back in the queue, each once,
 // and wakes the workers; it returns how many it released.
 func (s *Logs) ReleaseHeld(ctx context.Context, q LogQuery) (int, error) {
-	n, err := s.moveHeld(ctx, q, s.Held.ReleaseHeld)
+	n, err := s.moveHeld(ctx, q, true)
 	if n > 0 && s.HeldWake != nil {
 		s.HeldWake()
 	}
@@ -35,15 +35,19 @@ func (s *Logs) ReleaseHeld(ctx context.Context, q LogQuery) (int, error) {
 // DiscardHeld fails the held logs matching q's filters with
 // core.FloodDiscardedError, each once, and returns how many it failed.
 func (s *Logs) DiscardHeld(ctx context.Context, q LogQuery) (int, error) {
-	return s.moveHeld(ctx, q, s.Held.DiscardHeld)
+	return s.moveHeld(ctx, q, false)
 }
 
-// moveHeld applies move to the held logs matching q, a chunk at a time
-// (each chunk read afresh: the logs moved are no longer held), among the
-// logs queued before the request.
-func (s *Logs) moveHeld(ctx context.Context, q LogQuery, move func(context.Context, []int64) (int, error)) (int, error) {
+// moveHeld releases (release) or discards the held logs matching q, a
+// chunk at a time (each chunk read afresh: the logs moved are no longer
+// held), among the logs queued before the request.
+func (s *Logs) moveHeld(ctx context.Context, q LogQuery, release bool) (int, error) {
 	if s.Held == nil {
 		return 0, core.Errorf(core.ENOTFOUND, "The flood guard is not part of this service.")
+	}
+	move := s.Held.DiscardHeld
+	if release {
+		move = s.Held.ReleaseHeld
 	}
 	f, fields := logFilter(q)
 	if q.Status != "" && q.Status != core.StatusHeld {
