@@ -245,6 +245,8 @@ func (a *ConnectionActions) send(ctx context.Context, conn *core.Connection, to,
 		res.Message = "Simulation mode is on: the test email was recorded but not sent."
 	case l.Status == core.StatusCaptured:
 		res.Message = fmt.Sprintf("Mail is being held on this site: the test email to %s was captured, not sent. Release it from the capture list, or add the address to capture_allow_list.", to)
+	case l.Status == core.StatusHeld:
+		res.Message = fmt.Sprintf("The flood guard held the test email to %s, not sent: release it on the Email logs screen (filter: held).", to)
 	case res.Success:
 		res.Message = fmt.Sprintf("The test email to %s was accepted by the provider.", to)
 	default:

@@ -44,6 +44,12 @@ type Logs struct {
 	// another site's own connection before the rule), answered as a
 	// connection that does not exist. Nil (a single site) checks nothing.
 	Use core.ConnectionUse
+	// Held releases and discards the messages the flood guard held
+	// (POST /logs/held/release and /logs/held/discard); nil answers them
+	// not found. HeldWake, when set, is called after a release (the
+	// delivery service's Wake), so the released messages go at once.
+	Held     HeldStore
+	HeldWake func()
 }
 
 // AttachmentInfo describes an attachment without its bytes.
@@ -94,13 +100,7 @@ func (s *Logs) List(ctx context.Context, f core.LogFilter) ([]*core.Log, int, er
 // list validates f's status and search into fields, fails with every
 // field in error, and reads the page.
 func (s *Logs) list(ctx context.Context, f core.LogFilter, fields map[string]string) ([]*core.Log, int, error) {
-	if f.Status != "" && !validStatus(f.Status) {
-		fields["status"] = "Must be one of: " + strings.Join(core.LogStatuses, ", ") + "."
-	}
-	if len(f.Search) > maxSearchLength {
-		fields["search"] = fmt.Sprintf("Must be at most %d characters.", maxSearchLength)
-	}
-	if err := core.Invalid(fields); err != nil {
+	if err := s.checkFilter(f, fields); err != nil {
 		return nil, 0, err
 	}
 	logs, total, err := s.Store.FindLogs(ctx, f)
@@ -113,6 +113,18 @@ func (s *Logs) list(ctx context.Context, f core.LogFilter, fields map[string]str
 		l.Recipients = nil // partial and recipients_refused stay
 	}
 	return logs, total, nil
+}
+
+// checkFilter validates f's status and search into fields and fails
+// with every field in error.
+func (s *Logs) checkFilter(f core.LogFilter, fields map[string]string) error {
+	if _, given := fields["status"]; !given && f.Status != "" && !validStatus(f.Status) {
+		fields["status"] = "Must be one of: " + strings.Join(core.LogStatuses, ", ") + "."
+	}
+	if len(f.Search) > maxSearchLength {
+		fields["search"] = fmt.Sprintf("Must be at most %d characters.", maxSearchLength)
+	}
+	return core.Invalid(fields)
 }
 
 // LogCountCap is how many matching logs a list counts at most: beyond
@@ -163,18 +175,7 @@ type LogPage struct {
 // search over 200 characters, a date that does not parse and a range that
 // ends before it starts are validation errors.
 func (s *Logs) ListPage(ctx context.Context, q LogQuery) (*LogPage, error) {
-	f := core.LogFilter{Status: q.Status, Search: q.Search, Offset: q.Offset, Limit: q.Limit}
-	fields := map[string]string{}
-	var ok bool
-	if f.CreatedFrom, ok = parseLogTime(q.DateFrom, false); !ok {
-		fields["date_from"] = badLogTime
-	}
-	if f.CreatedBefore, ok = parseLogTime(q.DateTo, true); !ok {
-		fields["date_to"] = badLogTime
-	}
-	if len(fields) == 0 && !f.CreatedFrom.IsZero() && !f.CreatedBefore.IsZero() && !f.CreatedBefore.After(f.CreatedFrom) {
-		fields["date_to"] = "Must not be before date_from."
-	}
+	f, fields := logFilter(q)
 	countCap := LogCountCap
 	search := core.ParseLogSearch(q.Search)
 	byPart := search.ByAddressPart()
@@ -196,6 +197,23 @@ func (s *Logs) ListPage(ctx context.Context, q LogQuery) (*LogPage, error) {
 		}
 	}
 	return p, nil
+}
+
+// logFilter returns q as a filter, with its dates' errors by field.
+func logFilter(q LogQuery) (core.LogFilter, map[string]string) {
+	f := core.LogFilter{Status: q.Status, Search: q.Search, Offset: q.Offset, Limit: q.Limit}
+	fields := map[string]string{}
+	var ok bool
+	if f.CreatedFrom, ok = parseLogTime(q.DateFrom, false); !ok {
+		fields["date_from"] = badLogTime
+	}
+	if f.CreatedBefore, ok = parseLogTime(q.DateTo, true); !ok {
+		fields["date_to"] = badLogTime
+	}
+	if len(fields) == 0 && !f.CreatedFrom.IsZero() && !f.CreatedBefore.IsZero() && !f.CreatedBefore.After(f.CreatedFrom) {
+		fields["date_to"] = "Must not be before date_from."
+	}
+	return f, fields
 }
 
 // parseLogTime parses a date_from (end false) or date_to (end true)
@@ -331,6 +349,9 @@ func (s *Logs) ResendOne(ctx context.Context, id int64) error {
 	}
 	if l.Status == core.StatusCaptured {
 		return core.InvalidField("status", fmt.Sprintf("Log %d is captured (held by the staging guard); release it instead (POST /capture/release).", id))
+	}
+	if l.Status == core.StatusHeld {
+		return core.InvalidField("status", fmt.Sprintf("Log %d is held by the flood guard; release it instead (POST /logs/held/release).", id))
 	}
 	if l.Status != core.StatusDelivered && l.Status != core.StatusFailed {
 		return core.InvalidField("status", fmt.Sprintf("Log %d is %s; only delivered or failed messages can be resent.", id, l.Status))

@@ -12,7 +12,10 @@ import (
 // temporary failure with retries left; failed → queued on resend.
 // sending → captured when the capture guard holds the message (a copy of
 // the live site, a staging environment, simulation mode: see
-// capture.go); captured → queued (released) on release.
+// capture.go); captured → queued (released) on release. sending → held
+// when the flood guard holds the message (a source sending far more than
+// it usually does: see flood.go); held → queued (released) on release,
+// held → failed on discard.
 const (
 	StatusQueued    = "queued"
 	StatusSending   = "sending"
@@ -22,15 +25,19 @@ const (
 	// (POST /capture/release) and is neither queued backlog nor a
 	// failure.
 	StatusCaptured = "captured"
+	// StatusHeld is a message the flood guard held, not sent: it waits
+	// for a release (POST /logs/held/release) or a discard (POST
+	// /logs/held/discard) and is neither queued backlog nor a failure.
+	StatusHeld = "held"
 )
 
 // Statuses lists the log statuses the queue statistics count, in the
 // order they report them (the spec's four).
 var Statuses = []string{StatusQueued, StatusSending, StatusFailed, StatusDelivered}
 
-// LogStatuses lists every log status: Statuses and StatusCaptured. A
-// list of logs may be filtered by any of them.
-var LogStatuses = []string{StatusQueued, StatusSending, StatusFailed, StatusDelivered, StatusCaptured}
+// LogStatuses lists every log status: Statuses, StatusCaptured and
+// StatusHeld. A list of logs may be filtered by any of them.
+var LogStatuses = []string{StatusQueued, StatusSending, StatusFailed, StatusDelivered, StatusCaptured, StatusHeld}
 
 // Log is one message and its delivery record: the queue row.
 type Log struct {
@@ -92,6 +99,9 @@ type Log struct {
 	// CaptureReleased is set on a captured log that was released: the
 	// capture guard lets it go (read by claims only).
 	CaptureReleased bool `json:"-"`
+	// FloodReleased is set on a held log that was released: the flood
+	// guard lets it go (read by claims only).
+	FloodReleased bool `json:"-"`
 }
 
 // Resendable reports whether the log still holds the whole message, so
@@ -158,6 +168,9 @@ const (
 	// OutcomeCaptured records a message the capture guard held (the log
 	// became captured); nothing was sent and no attempt is counted.
 	OutcomeCaptured = "captured"
+	// OutcomeHeld records a message the flood guard held (the log became
+	// held); nothing was sent and no attempt is counted.
+	OutcomeHeld = "held"
 	// OutcomeRateLimited is an attempt the provider refused with a "slow
 	// down" answer (core.RateLimited): the message is requeued without
 	// the attempt counting against its retries.
@@ -324,7 +337,8 @@ type LogStore interface {
 	// and logs that are not Resendable are left alone. It returns how
 	// many were requeued.
 	ResendLogs(ctx context.Context, ids []int64) (int, error)
-	// PurgeLogs deletes delivered, failed and captured logs created before before,
+	// PurgeLogs deletes delivered, failed and captured logs created before before
+	// (never a held one: it waits for a person's release or discard),
 	// with their history, in statements of at most batch rows (each its
 	// own transaction, so a long purge never holds locks for long), and
 	// returns how many it deleted. Queued and sending logs are never

@@ -15,13 +15,14 @@ const (
 	EventOAuthRefreshFailed  = "oauth_refresh_failed" // a token refresh failed for good
 	EventQueueStalled        = "queue_stalled"        // the oldest queued message is too old
 	EventSiteQuota           = "site_quota"           // a network site reached 80 % or 100 % of its quota
+	EventFloodHeld           = "flood_held"           // a source sent far more than usual: its excess is held or alerted on
 )
 
 // AlertEvents lists every event, in the order the docs give them.
 var AlertEvents = []string{
 	EventDeliveryFailed, EventFallbackUsed, EventConnectionDown,
 	EventConnectionRecovered, EventOAuthRefreshFailed, EventQueueStalled,
-	EventSiteQuota,
+	EventSiteQuota, EventFloodHeld,
 }
 
 // Alert is one thing worth telling a site owner.

@@ -84,6 +84,7 @@ var SettingGroups = []SettingGroup{
 	{Slug: "alerts", Title: "Alerts and reports", Help: "Alert channels (email, Slack, SMS, …) are set on the Alerts screen. The summary email, weekly by default, is set below."},
 	{Slug: "health", Title: "Health and OAuth", Help: "The scheduled checks of the connections and their OAuth tokens."},
 	{Slug: "staging", Title: "Staging", Help: "For a copy of this site: hold its mail rather than send it."},
+	{Slug: "flood", Title: "Flood guard", Help: "When a plugin or WordPress itself suddenly sends far more mail than usual: alert, and hold the excess until you release or discard it on the Email logs screen."},
 }
 
 // FreeSettings are the keys of the spec's "Settings (free)", with the
@@ -134,6 +135,24 @@ var FreeSettings = []SettingDef{
 	// capture_allow_list: the addresses and domains still delivered while
 	// the staging guard captures mail (docs/staging.md).
 	{Key: "capture_allow_list", Type: SettingAddressList, Default: []any{}, Group: "staging", Label: "Still deliver to"},
+	// The flood guard's switch, thresholds and per-source policies
+	// (docs/delivery.md "The flood guard").
+	{Key: floodEnabledKey, Type: SettingBool, Default: true, Group: floodSettingsGroup, Label: "Hold floods of mail",
+		Help: "On by default: a source sending far more than it usually does is alerted on, and its excess held."},
+	{Key: floodVolumeMultiplierKey, Type: SettingInt, Default: int64(DefaultFloodVolumeMultiplier), Min: Int64(2), Max: Int64(1000),
+		Group: floodSettingsGroup, Label: "A flood is more than", Unit: "times a source's usual hourly volume",
+		Help: "Default 10."},
+	{Key: floodVolumeFloorKey, Type: SettingInt, Default: int64(DefaultFloodVolumeFloor), Min: Int64(1), Max: Int64(1000000),
+		Group: floodSettingsGroup, Label: "and more than", Unit: "messages an hour",
+		Help: "Default 50: a source that usually sends little may still send this many in an hour."},
+	{Key: floodRecipientsKey, Type: SettingInt, Default: int64(DefaultFloodRecipients), Min: Int64(2), Max: Int64(1000000),
+		Group: floodSettingsGroup, Label: "One message to more than", Unit: "recipients",
+		Help: "Default 50: the same subject and body sent to more different recipients than this is a flood."},
+	{Key: floodRecipientsMinutesKey, Type: SettingInt, Default: int64(DefaultFloodRecipientsMinutes), Min: Int64(1), Max: Int64(1440),
+		Group: floodSettingsGroup, Label: "within", Unit: "minutes", Help: "Default 10."},
+	{Key: floodSourcesKey, Type: SettingStringMap, Default: map[string]any{}, Enum: FloodPolicies,
+		Group: floodSettingsGroup, Label: "Per source",
+		Help: "hold, alert or trusted. By default WordPress's own mail is held, other sources are alerted on, and one message to many is held for every source."},
 }
 
 // SettingsDefaults returns a scope's defaults as a map.

@@ -42,6 +42,8 @@ type GeneralSettings struct {
 	SummaryReport map[string]any
 	// CaptureAllowList: capture_allow_list.
 	CaptureAllowList []string
+	// Flood: the flood guard's settings (flood_guard_enabled, flood_*).
+	Flood FloodSettings
 }
 
 // DecodeGeneralSettings decodes m (the free settings as app.Settings.Get
@@ -77,6 +79,14 @@ func DecodeGeneralSettings(m map[string]any) GeneralSettings {
 	}
 	g.LogBodySources, _ = v["log_body_sources"].(map[string]string)
 	g.SummaryReport, _ = v[SummaryReportKey].(map[string]any)
+	g.Flood = FloodSettings{
+		Enabled:           v[floodEnabledKey].(bool),
+		VolumeMultiplier:  v[floodVolumeMultiplierKey].(int64),
+		VolumeFloor:       v[floodVolumeFloorKey].(int64),
+		Recipients:        v[floodRecipientsKey].(int64),
+		RecipientsMinutes: v[floodRecipientsMinutesKey].(int64),
+	}
+	g.Flood.Sources, _ = v[floodSourcesKey].(map[string]string)
 	return g
 }
 

@@ -67,6 +67,11 @@ type LogService interface {
 	ResendOneTo(ctx context.Context, id int64, r app.ResendRecipients) (int64, error)
 	Delete(ctx context.Context, id int64) error
 	DeleteMany(ctx context.Context, ids []int64) (int, error)
+	// ReleaseHeld and DiscardHeld move the messages the flood guard held
+	// that match the list's filters (POST /logs/held/release and
+	// /logs/held/discard).
+	ReleaseHeld(ctx context.Context, q app.LogQuery) (int, error)
+	DiscardHeld(ctx context.Context, q app.LogQuery) (int, error)
 }
 
 // ConnectionActionService is what the test email and credential check
@@ -190,6 +195,8 @@ func (s *Server) Handler() http.Handler {
 		s.private(api, "GET", "/logs", s.listLogs)
 		s.private(api, "DELETE", "/logs", s.deleteLogs)
 		s.private(api, "POST", "/logs/resend", s.resendLogs)
+		s.private(api, "POST", "/logs/held/release", s.releaseHeld)
+		s.private(api, "POST", "/logs/held/discard", s.discardHeld)
 		s.private(api, "GET", "/logs/{id}", s.getLog)
 		s.private(api, "DELETE", "/logs/{id}", s.deleteLog)
 		s.private(api, "POST", "/logs/{id}/resend", s.resendLog)

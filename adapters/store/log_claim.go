@@ -73,7 +73,7 @@ func (db *handle) claimIn(ctx context.Context, tx *sql.Tx, owners []string, coun
 		return out, nil
 	}
 	t := now()
-	sel := `SELECT ` + logColumns + `, recipients_indexed, capture_released FROM {prefix}mailsvc_logs
+	sel := `SELECT ` + logColumns + `, recipients_indexed, capture_released, flood_released FROM {prefix}mailsvc_logs
 		WHERE status = ? AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?`
 	if db.dialect == DialectMySQL {
 		sel += " FOR UPDATE SKIP LOCKED"
@@ -84,13 +84,13 @@ func (db *handle) claimIn(ctx context.Context, tx *sql.Tx, owners []string, coun
 	}
 	var due, pending []*core.Log
 	for rows.Next() {
-		var indexed, released bool
-		l, err := scanLog(withExtra{rows, []any{&indexed, &released}})
+		var indexed, released, floodReleased bool
+		l, err := scanLog(withExtra{rows, []any{&indexed, &released, &floodReleased}})
 		if err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("read due log: %w", err)
 		}
-		l.CaptureReleased = released
+		l.CaptureReleased, l.FloodReleased = released, floodReleased
 		due = append(due, l)
 		if !indexed {
 			pending = append(pending, l)

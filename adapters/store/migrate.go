@@ -914,6 +914,21 @@ var migrations = []migration{
 			`INSERT OR IGNORE INTO {prefix}mailsvc_search_progress (name) VALUES ('sweep')`,
 		},
 	},
+	{
+		// The flood guard: a held log that was released is let go
+		// (docs/delivery.md "The flood guard"). Held logs are listed
+		// through the (status, created_at) index. MariaDB adds a column
+		// with a default at the end of the table instantly.
+		Version: 26,
+		Name:    "released held logs (flood guard)",
+		MySQL: []string{
+			`ALTER TABLE {prefix}mailsvc_logs
+				ADD COLUMN IF NOT EXISTS flood_released TINYINT(1) NOT NULL DEFAULT 0`,
+		},
+		SQLite: []string{
+			`ALTER TABLE {prefix}mailsvc_logs ADD COLUMN flood_released INTEGER NOT NULL DEFAULT 0`,
+		},
+	},
 }
 
 // senderIndexBackfill returns the statements of migration 15 in one

@@ -143,7 +143,7 @@ func (db *PrivacyService) EraseLogsNaming(ctx context.Context, email, replacemen
 			return fmt.Errorf("select logs: %w", err)
 		}
 		if err := tx.QueryRowContext(ctx, db.expand(`SELECT COUNT(*) FROM {prefix}mailsvc_logs l JOIN (`+naming+`) n ON n.log_id = l.id
-			WHERE l.status IN (?, ?, ?)`), append(args, core.StatusQueued, core.StatusSending, core.StatusCaptured)...).Scan(&pending); err != nil {
+			WHERE l.status IN (?, ?, ?, ?)`), append(args, core.StatusQueued, core.StatusSending, core.StatusCaptured, core.StatusHeld)...).Scan(&pending); err != nil {
 			return fmt.Errorf("count pending logs: %w", err)
 		}
 		if len(ids) == 0 {

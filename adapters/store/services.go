@@ -48,6 +48,10 @@ type AlertHistoryService struct{ *handle }
 // core.CaptureStore.
 type CaptureService struct{ *handle }
 
+// FloodService reads the sources' volumes the flood guard learns from,
+// and releases and discards held mail: core.FloodStore.
+type FloodService struct{ *handle }
+
 // EmailControlService counts the messages WordPress's email controls
 // stopped: core.EmailControlCounter.
 type EmailControlService struct{ *handle }
@@ -105,6 +109,9 @@ func (db *DB) OAuth() *OAuthService { return &OAuthService{db.handle} }
 
 // AlertHistory returns the alert history service.
 func (db *DB) AlertHistory() *AlertHistoryService { return &AlertHistoryService{db.handle} }
+
+// Flood returns the flood guard's service.
+func (db *DB) Flood() *FloodService { return &FloodService{db.handle} }
 
 // Capture returns the capture service.
 func (db *DB) Capture() *CaptureService { return &CaptureService{db.handle} }

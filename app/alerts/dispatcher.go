@@ -302,9 +302,10 @@ func (d *Dispatcher) threshold(ctx context.Context, c *core.NotificationChannel,
 
 // pass decides whether a is sent or folded (see Dispatcher).
 func (d *Dispatcher) pass(ctx context.Context, a core.Alert) bool {
-	if a.Event == core.EventSiteQuota {
+	if a.Event == core.EventSiteQuota || a.Event == core.EventFloodHeld {
 		// Each site's 80 % and 100 % alerts are raised once per period
-		// already (the quota usage rows record them): never folded.
+		// already (the quota usage rows record them), and the flood
+		// guard raises one per episode of a source: never folded.
 		return true
 	}
 	fold := fmt.Sprintf("alert:%s:%d", a.Event, a.ConnectionID)

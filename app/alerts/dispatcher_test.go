@@ -150,6 +150,22 @@ func TestDispatchFolding(t *testing.T) {
 	}
 }
 
+// TestDispatchFloodHeldNeverFolded: the flood guard raises one alert per
+// episode of a source already; two episodes (two sources, or one source
+// twice) inside the fold window are both sent.
+func TestDispatchFloodHeldNeverFolded(t *testing.T) {
+	f := newDispatchFixture(t)
+	rec := newRecorder(t)
+	f.add(t, rec, nil, nil)
+	r := f.start(t, func(d *alerts.Dispatcher) { d.FoldWindow = 30 * time.Minute })
+	raise(r, core.EventFloodHeld, 0)
+	raise(r, core.EventFloodHeld, 0)
+	r.settle(t)
+	if got := rec.events(); !reflect.DeepEqual(got, []string{"flood_held:0", "flood_held:0"}) {
+		t.Fatalf("got %v, want both flood_held alerts", got)
+	}
+}
+
 func TestDispatchFoldingAcrossReplicas(t *testing.T) {
 	f := newDispatchFixture(t)
 	rec := newRecorder(t)

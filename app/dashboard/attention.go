@@ -57,8 +57,12 @@ type Attention struct {
 	// again), up to 1000; LastFailedID is the newest of them.
 	Failed24h    int    `json:"failed_24h"`
 	LastFailedID *int64 `json:"last_failed_id"`
-	// Held counts the messages the staging guard holds (status captured).
-	Held int `json:"held"`
+	// Held counts the messages held, waiting for the owner: Captured
+	// (those the staging guard holds, status captured) + FloodHeld (those
+	// the flood guard holds, status held; up to 1000).
+	Held      int `json:"held"`
+	Captured  int `json:"captured"`
+	FloodHeld int `json:"flood_held"`
 	// Count is Failed24h + Held: the messages that need the owner, shown
 	// on wp-admin's Mail menu.
 	Count int `json:"count"`
@@ -157,8 +161,16 @@ func (s *Service) attention(ctx context.Context, conns []*core.Connection, hs ma
 		if err != nil {
 			return nil, fmt.Errorf("capture state: %w", err)
 		}
-		a.Held = st.Captured
+		a.Captured = st.Captured
 	}
+	if s.Logs != nil {
+		_, total, err := s.Logs.FindLogs(ctx, core.LogFilter{Status: core.StatusHeld, CountUpTo: 1000, Limit: 1})
+		if err != nil {
+			return nil, fmt.Errorf("held messages: %w", err)
+		}
+		a.FloodHeld = min(total, 1000)
+	}
+	a.Held = a.Captured + a.FloodHeld
 	a.Count = a.Failed24h + a.Held
 	return a, nil
 }

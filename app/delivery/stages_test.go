@@ -28,6 +28,8 @@ func TestStageOrder(t *testing.T) {
 		{"built-in", nil, builtIn},
 		{"before suppression", []AddedStage{{Name: "blocklist", Before: StageSuppression, Stage: passStage{}}},
 			[]string{StageCapture, StageUncertain, "blocklist", StageSuppression, StageSite, StageSiteQuota, StageChooser, StageSend}},
+		{"the flood guard", []AddedStage{FloodStage(holdAll{})},
+			[]string{StageCapture, StageFlood, StageUncertain, StageSuppression, StageSite, StageSiteQuota, StageChooser, StageSend}},
 		{"first", []AddedStage{{Name: "early", Before: StageCapture, Stage: passStage{}}},
 			append([]string{"early"}, builtIn...)},
 		{"none named, and unknown", []AddedStage{{Name: "a", Stage: passStage{}}, {Name: "b", Before: "nowhere", Stage: passStage{}}},
@@ -41,6 +43,11 @@ func TestStageOrder(t *testing.T) {
 		})
 	}
 }
+
+// holdAll is a flood guard that holds every message, or none when pass.
+type holdAll struct{ pass bool }
+
+func (h holdAll) Holds(context.Context, *core.Log) (string, bool) { return "a flood", !h.pass }
 
 // fakeQuotas admits or refuses every message of a site, counting the
 // places given back.
@@ -78,6 +85,9 @@ func TestStageAlone(t *testing.T) {
 		{name: "capture: released", stage: func(e *engine) Stage { return captureStage{e} },
 			log: &core.Log{ID: 7, CaptureReleased: true}, st: settings{simulate: true}},
 		{name: "capture: sent", stage: func(e *engine) Stage { return captureStage{e} }, log: to("a@example.com")},
+		{name: "flood: held", stage: func(*engine) Stage { return FloodStage(holdAll{}).Stage },
+			log: to("a@example.com"), wantDecided: true, wantStatus: core.StatusHeld},
+		{name: "flood: passes on", stage: func(*engine) Stage { return FloodStage(holdAll{pass: true}).Stage }, log: to("a@example.com")},
 		{name: "uncertain: none pending", stage: func(e *engine) Stage { return uncertainStage{e} }, log: to("a@example.com")},
 		{name: "suppression: listed", stage: func(e *engine) Stage { return suppressionStage{e} },
 			log: to("Gone@Example.com"), listed: suppressed{"gone@example.com": true}, wantDecided: true, wantStatus: core.StatusFailed},

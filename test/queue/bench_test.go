@@ -15,6 +15,7 @@ import (
 	"github.com/mailsvc/mailsvc/adapters/store"
 	"github.com/mailsvc/mailsvc/app"
 	"github.com/mailsvc/mailsvc/app/delivery"
+	"github.com/mailsvc/mailsvc/app/floodguard"
 	"github.com/mailsvc/mailsvc/core"
 	_ "github.com/mailsvc/mailsvc/drivers/smtp"
 	"github.com/mailsvc/mailsvc/internal/testdb"
@@ -122,12 +123,16 @@ func newBenchQueue(b *testing.B, dialect string) *benchQueue {
 	if err := db.Settings().SaveSettings(ctx, core.ScopeFree, map[string]any{"default_connection_id": conn.ID}); err != nil {
 		b.Fatal(err)
 	}
+	settings := &app.Settings{Store: db.Settings(), Connections: db.Connections()}
 	svc := delivery.New(delivery.Options{
 		Logs:        db.Logs(),
 		Batches:     db.Logs(),
 		Connections: &app.Connections{Store: db.Connections()},
-		Settings:    &app.Settings{Store: db.Settings(), Connections: db.Connections()},
+		Settings:    settings,
 		Logger:      quiet,
+		// The flood guard, as the service wires it (the bench source is
+		// alerted on only: nothing is held).
+		Stages: []delivery.AddedStage{delivery.FloodStage(&floodguard.Guard{Volumes: db.Flood(), Settings: settings, Logger: quiet})},
 	})
 	return &benchQueue{db: db, sink: sink, svc: svc}
 }

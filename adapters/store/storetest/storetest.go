@@ -134,6 +134,7 @@ func Run(t *testing.T, f Factory) {
 	tests = append(tests, s.emailControlTests()...)
 	tests = append(tests, s.alertHistoryTests()...)
 	tests = append(tests, s.captureTests()...)
+	tests = append(tests, s.floodTests()...)
 	for _, tt := range tests {
 		t.Run(tt.name, tt.fn)
 	}

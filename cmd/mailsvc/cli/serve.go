@@ -180,6 +180,8 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	alertMailer := &app.AlertMailer{Connections: conns}
 	channels, dispatcher := rt.alertChannels(cipher, alertMailer, public, log)
 	deliveryOpts.Alerts, oauthSvc.Alerts = dispatcher, dispatcher
+	// The flood guard: a source sending far more than usual is held.
+	floodGuard(rt.db, deliveryOpts, settings, dispatcher, channels.Site, log)
 	// A multisite network: one queue for every site, per-site quotas.
 	wpNetwork, err := rt.network()
 	if err != nil {
@@ -283,7 +285,8 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 		Auth:        auth,
 		Connections: conns,
 		Settings:    settings,
-		Logs:        &app.Logs{Store: rt.db.Logs(), Requeue: deliverySvc, Enqueuer: deliverySvc, Settings: settings, Redaction: redaction, Use: connUse},
+		Logs: &app.Logs{Store: rt.db.Logs(), Requeue: deliverySvc, Enqueuer: deliverySvc, Settings: settings, Redaction: redaction, Use: connUse,
+			Held: rt.db.Flood(), HeldWake: deliverySvc.Wake},
 		Actions: &app.ConnectionActions{Connections: conns, Settings: settings, Sender: deliverySvc, Env: driverEnv, Hooks: hooks, HostHooks: hostHooks, Site: rt.site(), Use: connUse,
 			APIDebug: func() bool { return debuglog.APIDebugResponseEnabled(rt.consts, hooks) }},
 		Transcripts:    transcripts,

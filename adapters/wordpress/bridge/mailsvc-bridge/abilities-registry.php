@@ -129,7 +129,7 @@ function mailsvc_bridge_register_abilities() {
 			'id'         => array( 'type' => 'integer' ),
 			'status'     => array(
 				'type' => 'string',
-				'enum' => array( 'queued', 'sending', 'delivered', 'failed', 'captured' ),
+				'enum' => array( 'queued', 'sending', 'delivered', 'failed', 'captured', 'held' ),
 			),
 			'message'    => array(
 				'type'        => 'object',
@@ -224,7 +224,7 @@ function mailsvc_bridge_register_abilities() {
 						),
 						'status'    => array(
 							'type' => 'string',
-							'enum' => array( 'queued', 'sending', 'failed', 'delivered', 'captured' ),
+							'enum' => array( 'queued', 'sending', 'failed', 'delivered', 'captured', 'held' ),
 						),
 						'date_from' => array(
 							'type'        => 'string',

@@ -6,7 +6,8 @@
  * - A notice on every wp-admin screen, for the users holding the REST
  *   capability, while the service does not answer, mail is failing (a
  *   connection failing, or messages failed in the last 24 hours), or mail
- *   is held (the staging guard). Each condition is dismissible: a
+ *   is held (the staging guard, or the flood guard: condition 'flood').
+ *   Each condition is dismissible: a
  *   dismissal hides that one condition for that user until it changes (the
  *   service goes down again, a new message fails, another is held).
  * - A count on the Mail menu, in WordPress's count bubble: the messages
@@ -172,7 +173,7 @@ function mailsvc_bridge_attention_fetch() {
 
 /**
  * The conditions that need attention now, each with the key that changes
- * when the condition does: 'down', 'failing', 'held'.
+ * when the condition does: 'down', 'failing', 'held', 'flood'.
  *
  * @param array $state mailsvc_bridge_attention_state().
  * @return array condition => key.
@@ -182,6 +183,10 @@ function mailsvc_bridge_attention_conditions( $state ) {
 	$held = mailsvc_bridge_attention_held();
 	if ( $held > 0 ) {
 		$out['held'] = (string) $held;
+	}
+	$flood = mailsvc_bridge_attention_held( 'held' );
+	if ( $flood > 0 ) {
+		$out['flood'] = (string) $flood;
 	}
 	if ( 'down' === $state['service'] ) {
 		return array( 'down' => (string) $state['down_since'] ) + $out;
@@ -201,16 +206,18 @@ function mailsvc_bridge_attention_conditions( $state ) {
 }
 
 /**
- * Messages the staging guard holds (status captured), read from the
- * site's own table, so they are told even while the service is stopped:
- * one indexed query that counts at most 1000, once per request.
+ * Messages the staging guard holds (status captured), or the flood guard
+ * (status held), read from the site's own table, so they are told even
+ * while the service is stopped: one indexed query that counts at most
+ * 1000, once per request and status.
  *
+ * @param string $status 'captured' or 'held'.
  * @return int
  */
-function mailsvc_bridge_attention_held() {
-	static $held = null;
-	if ( null !== $held ) {
-		return $held;
+function mailsvc_bridge_attention_held( $status = 'captured' ) {
+	static $counts = array();
+	if ( isset( $counts[ $status ] ) ) {
+		return $counts[ $status ];
 	}
 	global $wpdb;
 	$table    = ( isset( $wpdb->base_prefix ) ? $wpdb->base_prefix : $wpdb->prefix ) . 'mailsvc_logs';
@@ -218,9 +225,9 @@ function mailsvc_bridge_attention_held() {
 	$site     = is_multisite() && ! is_network_admin() ? sprintf( ' AND site_id = %d', (int) get_current_blog_id() ) : '';
 	$suppress = $wpdb->suppress_errors( true );
 	// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- the table name is the site's prefix and a constant, the site an integer.
-	$held = (int) $wpdb->get_var( "SELECT COUNT(*) FROM (SELECT 1 FROM `{$table}` WHERE status = 'captured'{$site} LIMIT 1000) held" );
+	$counts[ $status ] = (int) $wpdb->get_var( $wpdb->prepare( "SELECT COUNT(*) FROM (SELECT 1 FROM `{$table}` WHERE status = %s{$site} LIMIT 1000) held", $status ) );
 	$wpdb->suppress_errors( $suppress );
-	return $held;
+	return $counts[ $status ];
 }
 
 /**
@@ -262,9 +269,10 @@ function mailsvc_bridge_attention_notices() {
 			'down'    => 'mailsvc-unavailable',
 			'failing' => 'mailsvc-attention-failing',
 			'held'    => 'mailsvc-captured',
+			'flood'   => 'mailsvc-flood-held',
 		);
 		$id    = $ids[ $condition ];
-		$class = 'held' === $condition ? 'notice-warning' : 'notice-error';
+		$class = in_array( $condition, array( 'held', 'flood' ), true ) ? 'notice-warning' : 'notice-error';
 		printf(
 			'<div class="notice %1$s is-dismissible mailsvc-attention" id="%2$s" data-condition="%3$s" data-key="%4$s">',
 			esc_attr( $class ),
@@ -276,6 +284,13 @@ function mailsvc_bridge_attention_notices() {
 			mailsvc_bridge_attention_down_text( (int) $state['queued'] );
 		} elseif ( 'failing' === $condition ) {
 			mailsvc_bridge_attention_failing_text( $state['attention'], $on_mail ? '' : $mail_link );
+		} elseif ( 'flood' === $condition ) {
+			$flood = mailsvc_bridge_attention_held( 'held' );
+			/* translators: %s: number of messages. */
+			echo '<p><strong>' . esc_html( sprintf( _n( '%s message is held by the flood guard, not sent.', '%s messages are held by the flood guard, not sent.', $flood, 'mailsvc' ), number_format_i18n( $flood ) ) ) . '</strong> ';
+			echo esc_html__( 'A plugin, or WordPress itself, sent far more mail than it usually does.', 'mailsvc' ) . ' ';
+			/* translators: %s: the link "Release or discard them". */
+			echo wp_kses_post( sprintf( __( '%s on the Email logs screen.', 'mailsvc' ), '<a href="' . esc_url( $page[1] . '#/logs?status=held' ) . '">' . esc_html__( 'Release or discard them', 'mailsvc' ) . '</a>' ) ) . '</p>';
 		} else {
 			$held = mailsvc_bridge_attention_held();
 			/* translators: %s: number of messages. */
@@ -347,7 +362,7 @@ function mailsvc_bridge_attention_dismiss() {
 	}
 	$condition = isset( $_POST['condition'] ) ? sanitize_key( wp_unslash( $_POST['condition'] ) ) : '';
 	$key       = isset( $_POST['key'] ) ? sanitize_text_field( wp_unslash( $_POST['key'] ) ) : '';
-	if ( ! in_array( $condition, array( 'down', 'failing', 'held' ), true ) ) {
+	if ( ! in_array( $condition, array( 'down', 'failing', 'held', 'flood' ), true ) ) {
 		wp_send_json_error( null, 400 );
 	}
 	$dismissed               = get_user_meta( get_current_user_id(), MAILSVC_BRIDGE_ATTENTION_DISMISSED, true );
@@ -382,14 +397,14 @@ document.addEventListener( 'click', function ( e ) {
 
 /**
  * The number of messages that need the owner: failed in the last 24 hours
- * (and still failed) plus held.
+ * (and still failed) plus held (by the staging guard or the flood guard).
  *
  * @param array $state mailsvc_bridge_attention_state().
  * @return int
  */
 function mailsvc_bridge_attention_count( $state ) {
 	$failed = 'running' === $state['service'] ? (int) $state['attention']['failed_24h'] : 0;
-	return $failed + mailsvc_bridge_attention_held();
+	return $failed + mailsvc_bridge_attention_held() + mailsvc_bridge_attention_held( 'held' );
 }
 
 /**

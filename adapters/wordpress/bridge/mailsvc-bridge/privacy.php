@@ -275,7 +275,7 @@ function mailsvc_bridge_privacy_erase( $email_address, $page = 1 ) {
 	// phpcs:disable WordPress.DB.PreparedSQL.InterpolatedNotPrepared, WordPress.DB.PreparedSQL.NotPrepared -- table names are the site's prefix and constants, ids integers.
 	$ids     = array_map( 'intval', (array) $wpdb->get_col( $wpdb->prepare( "SELECT l.id FROM `{$logs_table}` l JOIN ({$naming}) n ON n.log_id = l.id WHERE l.status IN ('delivered', 'failed') ORDER BY l.id LIMIT %d FOR UPDATE", array_merge( $args, array( MAILSVC_BRIDGE_PRIVACY_PAGE ) ) ) ) );
 	$ok      = '' === $wpdb->last_error;
-	$pending = (int) $wpdb->get_var( $wpdb->prepare( "SELECT COUNT(*) FROM `{$logs_table}` l JOIN ({$naming}) n ON n.log_id = l.id WHERE l.status IN ('queued', 'sending', 'captured')", $args ) );
+	$pending = (int) $wpdb->get_var( $wpdb->prepare( "SELECT COUNT(*) FROM `{$logs_table}` l JOIN ({$naming}) n ON n.log_id = l.id WHERE l.status IN ('queued', 'sending', 'captured', 'held')", $args ) );
 	$ok      = $ok && '' === $wpdb->last_error;
 	if ( $ok && ! empty( $ids ) ) {
 		$in   = implode( ',', $ids );

@@ -17,7 +17,7 @@ const TYPES = {
   twilio: [['account_sid', 'Account SID', false], ['auth_token', 'Auth token', true],
     ['from', 'From (Twilio number, +15551234567, or sender ID)', false], ['to', 'To (phone number, +447700900123)', false]],
 };
-const EVENTS = ['delivery_failed', 'fallback_used', 'connection_down', 'connection_recovered', 'oauth_refresh_failed', 'queue_stalled', 'site_quota'];
+const EVENTS = ['delivery_failed', 'fallback_used', 'connection_down', 'connection_recovered', 'oauth_refresh_failed', 'queue_stalled', 'site_quota', 'flood_held'];
 // The channel types and events by name (docs/alerts.md); a type or event
 // not listed (a module's) shows as it is.
 const TYPE_NAMES = { telegram: 'Telegram', slack: 'Slack', discord: 'Discord', teams: 'Microsoft Teams', webhook: 'Webhook', email: 'Email', twilio: 'SMS (Twilio)' };
@@ -29,6 +29,7 @@ const EVENT_NAMES = {
   oauth_refresh_failed: 'An OAuth token could not be renewed',
   queue_stalled: 'Mail is stuck in the queue',
   site_quota: 'A site reached its sending limit',
+  flood_held: 'A flood of mail was held',
 };
 const typeName = (t) => TYPE_NAMES[t] || t;
 const eventName = (e) => EVENT_NAMES[e] || e;

@@ -90,7 +90,11 @@ function attentionCard(a) {
     items.push(h('li', {}, `${a.failed_24h === 1 ? '1 message' : `${a.failed_24h} messages`} failed in the last 24 hours. `,
       h('a', { href: '#/logs?status=failed' }, 'See the failed messages')));
   }
-  if (a.held) items.push(h('li', {}, `${a.held === 1 ? '1 message is' : `${a.held} messages are`} held, not sent.`));
+  if (a.captured) items.push(h('li', {}, `${a.captured === 1 ? '1 message is' : `${a.captured} messages are`} held by the staging guard, not sent.`));
+  if (a.flood_held) {
+    items.push(h('li', { class: 'attention-flood' }, `${a.flood_held === 1 ? '1 message is' : `${a.flood_held} messages are`} held by the flood guard, not sent. `,
+      h('a', { href: '#/logs?status=held' }, 'Release or discard')));
+  }
   if (!items.length) return null;
   return h('section', { class: 'card notice notice-error', id: 'dash-attention', 'aria-labelledby': 'attention-h' },
     h('h2', { id: 'attention-h' }, 'Needs attention'), h('ul', {}, items));

@@ -19,13 +19,14 @@ const filters = { search: '', status: '', date_from: '', date_to: '', page: 1, p
 /** render shows the list, or one log for #/logs/{id}. */
 export async function render(root, [logID]) {
   if (logID) return detail(root, Number(logID));
-  // #/logs?status=captured (the staging guard's banner) opens that filter.
+  // #/logs?status=captured (the staging guard's banner) and
+  // #/logs?status=held (the dashboard's flood notice) open that filter.
   const asked = new URLSearchParams(location.hash.split('?')[1] || '').get('status');
   if (asked) { filters.status = asked; filters.page = 1; }
   const results = h('div', { id: 'log-results' });
   const input = (name, label, type = 'text') => field(label, h('input', { id: `log-${name}`, name, type, value: filters[name] }));
   const status = h('select', { id: 'log-status', name: 'status' },
-    ['', 'queued', 'sending', 'delivered', 'failed', 'captured'].map((s) => h('option', { value: s }, s ? words(s) : 'Any status')));
+    ['', 'queued', 'sending', 'delivered', 'failed', 'captured', 'held'].map((s) => h('option', { value: s }, s ? words(s) : 'Any status')));
   status.value = filters.status;
   const form = h('form', { class: 'filters card', role: 'search', 'aria-label': 'Filter the logs', novalidate: true },
     input('search', 'Search (address, @domain, start or part of an address, subject words)', 'search'), field('Status', status),
@@ -62,6 +63,12 @@ async function load(form, results) {
   if (filters.status === 'captured') {
     bulkButtons.unshift(h('button', { class: 'button', type: 'button', id: 'release-selected', disabled: true, onclick: (e) => bulk(e.target, 'release', sel, form, results) }, 'Release selected'));
   }
+  // Held by the flood guard: release or discard every message the
+  // current filters match (POST /logs/held/release, /logs/held/discard).
+  const heldButtons = filters.status === 'held' && page.total > 0 ? [
+    h('button', { class: 'button button-primary', type: 'button', id: 'held-release', onclick: (e) => held(e.target, 'release', form, results) }, 'Release all matching'),
+    h('button', { class: 'button button-link-delete', type: 'button', id: 'held-discard', onclick: (e) => held(e.target, 'discard', form, results) }, 'Discard all matching'),
+  ] : [];
   const toggle = (id, on) => { on ? sel.add(id) : sel.delete(id); bulkButtons.forEach((b) => (b.disabled = !sel.size)); };
   const all = h('input', { type: 'checkbox', 'aria-label': 'Select all on this page', onchange: (e) => {
     results.querySelectorAll('tbody input[type=checkbox]').forEach((b) => { b.checked = e.target.checked; toggle(Number(b.value), b.checked); });
@@ -72,7 +79,7 @@ async function load(form, results) {
     (l.message.to || []).map((a) => a.email).join(', '), connLink(names, l.sent_connection_id || l.connection_id), l.source || '', when(l.created_at)]);
   const t = table('Email logs', ['', 'Status', 'Subject', 'To', 'Connection', 'Source', 'Created'], rows);
   t.querySelector('thead th').replaceChildren(all);
-  bulkBar.append(...bulkButtons);
+  bulkBar.append(...heldButtons, ...bulkButtons);
   const partial = page.partial
     ? h('div', { id: 'log-search-partial' }, notice('warning', 'The search index is still being filled for older logs: this search may not find all of them yet. Try again in a few minutes.'))
     : null;
@@ -103,6 +110,18 @@ async function bulk(btn, action, sel, form, results) {
     if (action !== 'resend') window.dispatchEvent(new Event('mailsvc:capture'));
     flash('success', action === 'delete' ? `${res.deleted} deleted.` : action === 'release' ? `${res.released} released: sent once each.` : `${res.resent} queued again.`);
   } catch (err) { flash('error', Object.values(err.errors)[0] || err.message); }
+}
+
+/** held releases or discards the held messages the current filters
+ * match: released ones are sent once each, discarded ones fail. */
+async function held(btn, action, form, results) {
+  if (action === 'discard' && !confirm('Discard every held message these filters match? They will not be sent.')) return;
+  const body = { status: 'held', search: filters.search, date_from: filters.date_from, date_to: filters.date_to };
+  try {
+    const res = await busy(btn, api.post(`/logs/held/${action}`, body));
+    await load(form, results);
+    flash('success', action === 'release' ? `${res.released} released: sent once each.` : `${res.discarded} discarded: not sent.`);
+  } catch (err) { flash('error', Object.values(err.errors || {})[0] || err.message); }
 }
 
 /** withInlineImages puts each inline image the log kept (its preview, a

@@ -23,6 +23,10 @@ const CAPTURE_LISTS = {
 const LOG_BODY_MAPS = {
   log_body_sources: 'One source per line, as the log names it: my-plugin = full, woocommerce = none.',
 };
+// The flood guard (docs/delivery.md): what it does with each source's flood.
+const FLOOD_MAPS = {
+  flood_sources: 'One source per line, as the log names it: woocommerce = hold, my-newsletter = trusted, wordpress = alert.',
+};
 
 /** settingsForm builds a form for a flat settings object and saves the
  * changed keys with save(patch). Shared by Settings and Pro settings.
@@ -202,7 +206,7 @@ export async function render(root) {
   const described = Object.fromEntries((schema.settings || []).map((d) => [d.key, d]));
   const groups = (schema.groups || []).map((g) => [g.slug, g.title, g.help]);
   replace(root, heading('Settings'), h('p', {}, 'The default and fallback connections are chosen on the Connections screen.'),
-    settingsForm(values, (patch) => api.put('/settings', patch), ELSEWHERE, CAPTURE_LISTS, LOG_BODY_CHOICES, LOG_BODY_MAPS, described, groups),
+    settingsForm(values, (patch) => api.put('/settings', patch), ELSEWHERE, CAPTURE_LISTS, LOG_BODY_CHOICES, { ...LOG_BODY_MAPS, ...FLOOD_MAPS }, described, groups),
     reportCard(values, Array.isArray(connections) ? connections : []),
     emailControlsForm(controls));
 }

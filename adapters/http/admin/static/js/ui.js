@@ -168,7 +168,7 @@ export function when(t) {
 
 // Statuses, outcomes and health in words; a word not listed shows as it is.
 const WORDS = {
-  queued: 'Queued', sending: 'Sending', delivered: 'Delivered', failed: 'Failed', captured: 'Held (captured)',
+  queued: 'Queued', sending: 'Sending', delivered: 'Delivered', failed: 'Failed', captured: 'Held (captured)', held: 'Held by the flood guard',
   temporary_failure: 'Temporary failure, will retry', permanent_failure: 'Failed for good',
   rate_limited: 'Slowed down by the provider, will retry', uncertain: 'No answer from the provider, will check',
   simulated: 'Simulated, not sent', healthy: 'Healthy', degraded: 'Degraded', failing: 'Failing', down: 'Down',
