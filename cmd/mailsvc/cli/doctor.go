@@ -45,7 +45,7 @@ that need it say they were not checked instead of failing again.`,
 			if _, err := flags.useWPConfig(); err != nil {
 				return err
 			}
-			rt, err := readConfig(newLogger())
+			rt, err := readConfig(newLogger(), os.Getenv("MAILSVC_WP_CONFIG"))
 			if err != nil {
 				return err
 			}
