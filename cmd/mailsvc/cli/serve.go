@@ -14,16 +14,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mailsvc/mailsvc/adapters/debuglog"
 	api "github.com/mailsvc/mailsvc/adapters/http"
 	adminui "github.com/mailsvc/mailsvc/adapters/http/admin"
-	"github.com/mailsvc/mailsvc/adapters/metrics"
-	"github.com/mailsvc/mailsvc/adapters/store"
 	"github.com/mailsvc/mailsvc/app"
-	"github.com/mailsvc/mailsvc/app/delivery"
-	"github.com/mailsvc/mailsvc/app/health"
-	"github.com/mailsvc/mailsvc/app/network"
-	"github.com/mailsvc/mailsvc/core"
 )
 
 func serveCommand() *cobra.Command {
