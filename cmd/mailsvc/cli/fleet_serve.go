@@ -78,9 +78,6 @@ func fleetSites(flags []string) ([]string, error) {
 type fleetMember struct {
 	path string
 	log  *slog.Logger
-	// rt is the site's configuration, read at start; each attempt to
-	// serve the site boots a runtime of its own from path.
-	rt *runtime
 
 	mu      sync.RWMutex
 	key     string
@@ -121,10 +118,8 @@ func (m *fleetMember) Handler() (http.Handler, string) {
 func (m *fleetMember) name() string {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	if m.svc != nil && m.svc.public != "" {
-		if u, err := url.Parse(m.svc.public); err == nil && u.Host != "" {
-			return u.Host + strings.TrimRight(u.Path, "/")
-		}
+	if m.svc != nil {
+		return siteName(m.svc.public, m.path)
 	}
 	return m.path
 }
@@ -322,7 +317,7 @@ func loadFleet(ctx context.Context, paths []string, log *slog.Logger) ([]*fleetM
 		if rt.wp == nil {
 			return nil, fmt.Errorf("site %s: not a wp-config.php", p)
 		}
-		m := &fleetMember{path: p, log: mlog, rt: rt, problem: "The site is starting."}
+		m := &fleetMember{path: p, log: mlog, problem: "The site is starting."}
 		// The key is known at once when the salts are constants of
 		// wp-config.php; else once the site's database answers.
 		if key, err := siteKey(ctx, rt, nil); err == nil {
