@@ -1,0 +1,240 @@
+// Package fleet proves one `mailsvc serve` serving several independent
+// WordPress sites (docs/fleet.md): each site's mail through its own
+// connection, each site's users on their own site only, the operator's
+// view for the fleet's token only, fair delivery, and a site whose
+// database goes away and comes back while the others serve.
+package fleet
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mailsvc/mailsvc/test/fakes/smtpsink"
+	"github.com/mailsvc/mailsvc/test/servicetest"
+)
+
+func TestMain(m *testing.M) { servicetest.Main(m) }
+
+// fleetToken is MAILSVC_FLEET_TOKEN in these tests.
+const fleetToken = "fleet-operator-token-0123456789"
+
+// startFleet runs `mailsvc serve` for the sites' wp-config.php files
+// (MAILSVC_SITES) with the fleet's token and extra.
+func startFleet(t *testing.T, sites []*site, extra ...string) *servicetest.Service {
+	t.Helper()
+	paths := make([]string, len(sites))
+	for i, s := range sites {
+		paths[i] = s.WPConfig
+	}
+	dir := t.TempDir()
+	env := servicetest.Environ(dir, append([]string{"MAILSVC_SITES=" + strings.Join(paths, ","), "MAILSVC_FLEET_TOKEN=" + fleetToken,
+		"MAILSVC_TRUSTED_PROXIES=127.0.0.1"}, extra...)...)
+	svc := servicetest.StartEnv(t, dir, env)
+	awaitReady(t, svc, 60*time.Second)
+	return svc
+}
+
+// awaitReady waits until the service's /readyz says every site is served.
+func awaitReady(t *testing.T, svc *servicetest.Service, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		r := servicetest.Call(t, "GET", "http://"+svc.Addr+"/readyz", "", nil)
+		if r.Status == 200 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the fleet is not ready after %s: %d %s\n%s", timeout, r.Status, r.Body, svc.Stderr)
+		}
+		time.Sleep(50 * time.Millisecond) // polling a condition
+	}
+}
+
+// as returns a request's credentials and routing: Basic credentials, the
+// Host header, and the site key header when key is not "".
+func as(user, pass, host, key string) func(*http.Request) {
+	return func(r *http.Request) {
+		// Application passwords need HTTPS, which a proxy on loopback
+		// (MAILSVC_TRUSTED_PROXIES) terminated.
+		r.Header.Set("X-Forwarded-Proto", "https")
+		if user != "" {
+			r.SetBasicAuth(user, pass)
+		}
+		if host != "" {
+			r.Host = host
+		}
+		if key != "" {
+			r.Header.Set("X-Mailsvc-Site", key)
+		}
+	}
+}
+
+// bearer adds the operator's bearer token, and the site key when key is
+// not "".
+func bearer(token, key string) func(*http.Request) {
+	return func(r *http.Request) {
+		if token != "" {
+			r.Header.Set("Authorization", "Bearer "+token)
+		}
+		if key != "" {
+			r.Header.Set("X-Mailsvc-Site", key)
+		}
+	}
+}
+
+// TestFleetSitesAreIndependent serves two sites from one process and
+// checks that each request reaches the site it names and is
+// authenticated by that site alone, that each site's mail goes out
+// through its own connection, and that the operator's view (the route,
+// `mailsvc fleet`, /metrics) lists both for the operator only.
+func TestFleetSitesAreIndependent(t *testing.T) {
+	sinkA, sinkB := smtpsink.Start(t), smtpsink.Start(t)
+	a, b := newSite(t, "alpha", "", sinkA, nil), newSite(t, "bravo", "", sinkB, nil)
+	svc := startFleet(t, []*site{a, b})
+	if !strings.Contains(svc.Stdout.String(), "for 2 sites") {
+		t.Errorf("banner: %s", svc.Stdout)
+	}
+	base := "http://" + svc.Addr
+	api := base + "/wp-json/mailsvc/v1"
+
+	t.Run("each site's users on their own site only", func(t *testing.T) {
+		for _, tc := range []struct {
+			name       string
+			auth       func(*http.Request)
+			want       int
+			wantCode   string
+			wantSiteOf *site // the site whose settings answer
+		}{
+			{"A's admin on A's host", as(a.Admin, a.Password, a.Host, ""), 200, "", a},
+			{"B's admin on B's host", as(b.Admin, b.Password, b.Host, ""), 200, "", b},
+			{"A's admin on B's host", as(a.Admin, a.Password, b.Host, ""), 401, "rest_not_logged_in", nil},
+			{"B's admin on A's host", as(b.Admin, b.Password, a.Host, ""), 401, "rest_not_logged_in", nil},
+			{"A's admin with A's site key", as(a.Admin, a.Password, "elsewhere.test", a.key()), 200, "", a},
+			{"A's admin with B's site key", as(a.Admin, a.Password, a.Host, b.key()), 401, "rest_not_logged_in", nil},
+			{"a made-up site key", as(a.Admin, a.Password, a.Host, strings.Repeat("0", 64)), 401, "rest_not_logged_in", nil},
+			{"a host of no site", as(a.Admin, a.Password, "nowhere.test", ""), 404, "rest_no_route", nil},
+			{"no credentials on A's host", as("", "", a.Host, ""), 401, "rest_not_logged_in", nil},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				r := servicetest.Call(t, "GET", api+"/settings", "", tc.auth)
+				if r.Status != tc.want {
+					t.Fatalf("GET /settings: %d %s, want %d", r.Status, r.Body, tc.want)
+				}
+				if tc.wantCode != "" && r.Code() != tc.wantCode {
+					t.Errorf("code %q, want %q: %s", r.Code(), tc.wantCode, r.Body)
+				}
+				if tc.wantSiteOf != nil {
+					var got struct {
+						DefaultConnectionID int64 `json:"default_connection_id"`
+					}
+					r.JSON(t, &got)
+					if got.DefaultConnectionID == 0 {
+						t.Errorf("settings without the site's default connection: %s", r.Body)
+					}
+				}
+			})
+		}
+	})
+
+	t.Run("each site's mail through its own connection", func(t *testing.T) {
+		a.enqueue(t, "alpha", 3)
+		b.enqueue(t, "bravo", 2)
+		if _, err := sinkA.WaitFor(3, 60*time.Second); err != nil {
+			t.Fatalf("site A's mail: %v\n%s", err, svc.Stderr)
+		}
+		if _, err := sinkB.WaitFor(2, 60*time.Second); err != nil {
+			t.Fatalf("site B's mail: %v\n%s", err, svc.Stderr)
+		}
+		for sink, prefix := range map[*smtpsink.Sink]string{sinkA: "alpha", sinkB: "bravo"} {
+			for _, m := range sink.Messages() {
+				if !strings.HasPrefix(m.To[0], prefix) {
+					t.Errorf("the %s sink got %v", prefix, m.To)
+				}
+			}
+		}
+	})
+
+	t.Run("the operator's view", func(t *testing.T) {
+		route := api + "/fleet/sites"
+		for _, tc := range []struct {
+			name string
+			auth func(*http.Request)
+			want int
+		}{
+			{"without the token", bearer("", ""), 401},
+			{"with a wrong token", bearer("not-the-token", ""), 401},
+			{"with a site's credentials", as(a.Admin, a.Password, a.Host, ""), 401},
+			{"through a bridge (the site header)", bearer(fleetToken, a.key()), 404},
+			{"with the token", bearer(fleetToken, ""), 200},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				if r := servicetest.Call(t, "GET", route, "", tc.auth); r.Status != tc.want {
+					t.Fatalf("GET /fleet/sites: %d %s, want %d", r.Status, r.Body, tc.want)
+				}
+			})
+		}
+		var views []struct {
+			Name, Status string
+			WPConfig     string `json:"wp_config"`
+			HomeURL      string `json:"home_url"`
+			Delivered    int64  `json:"delivered_24h"`
+			Queue        struct{ Queued int }
+			Connections  struct{ Total int }
+		}
+		r := servicetest.Call(t, "GET", route, "", bearer(fleetToken, ""))
+		r.JSON(t, &views)
+		if len(views) != 2 {
+			t.Fatalf("views: %s", r.Body)
+		}
+		for i, want := range []struct {
+			s         *site
+			delivered int64
+		}{{a, 3}, {b, 2}} {
+			v := views[i]
+			if v.Name != want.s.Host || v.HomeURL != want.s.Home || v.WPConfig != want.s.WPConfig || v.Status != "serving" ||
+				v.Delivered != want.delivered || v.Connections.Total != 1 {
+				t.Errorf("site %d: %+v, want %s with %d delivered and one connection", i, v, want.s.Host, want.delivered)
+			}
+		}
+		out := servicetest.Run(t.TempDir(), servicetest.Environ(t.TempDir()), "", "fleet", "--site", a.WPConfig, "--site", b.WPConfig)
+		if out.Code != 0 {
+			t.Fatalf("mailsvc fleet: exit %d\n%s%s", out.Code, out.Stdout, out.Stderr)
+		}
+		lines := strings.Split(strings.TrimSpace(out.Stdout), "\n")
+		if len(lines) != 3 || !strings.HasPrefix(lines[0], "SITE") {
+			t.Fatalf("mailsvc fleet:\n%s", out.Stdout)
+		}
+		for i, want := range []struct {
+			s      *site
+			fields []string
+		}{{a, []string{"alpha.test", "serving", "0", "0", "0", "3", "1", "0", "0"}}, {b, []string{"bravo.test", "serving", "0", "0", "0", "2", "1", "0", "0"}}} {
+			got := strings.Fields(lines[i+1])
+			if len(got) != 10 || strings.Join(got[:9], " ") != strings.Join(want.fields, " ") || got[9] != want.s.WPConfig {
+				t.Errorf("mailsvc fleet line %d: %q, want %q then %s", i+1, got, want.fields, want.s.WPConfig)
+			}
+		}
+		if out := servicetest.Run(t.TempDir(), servicetest.Environ(t.TempDir()), "", "fleet"); out.Code == 0 || !strings.Contains(out.Stderr, "MAILSVC_SITES") {
+			t.Errorf("mailsvc fleet without sites: exit %d\n%s", out.Code, out.Stderr)
+		}
+	})
+
+	t.Run("metrics are labelled by site", func(t *testing.T) {
+		r := servicetest.Call(t, "GET", base+"/metrics", "", nil)
+		if r.Status != 200 {
+			t.Fatalf("/metrics: %d %s", r.Status, r.Body)
+		}
+		for _, s := range []*site{a, b} {
+			if want := `site="` + s.WPConfig + `"`; !strings.Contains(string(r.Body), "mailsvc_deliveries_total{") || !strings.Contains(string(r.Body), want) {
+				t.Errorf("/metrics lacks %s", want)
+			}
+		}
+		if n := strings.Count(string(r.Body), "\ngo_goroutines "); n != 1 {
+			t.Errorf("go_goroutines appears %d times, want once for the process", n)
+		}
+		if r := servicetest.Call(t, "GET", api+"/metrics", "", as(a.Admin, a.Password, a.Host, a.key())); r.Status == 200 {
+			t.Errorf("/metrics through a site's namespace: %d", r.Status)
+		}
+	})
+}
