@@ -238,3 +238,118 @@ func TestFleetSitesAreIndependent(t *testing.T) {
 		}
 	})
 }
+
+// queued counts a site's messages not yet sent.
+func queued(t *testing.T, s *site) int {
+	t.Helper()
+	st, err := s.DB.Logs().PendingCounts(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Queued + st.Sending
+}
+
+// TestFleetDeliveryIsFair puts 2,000 messages in site A's queue behind a
+// slow sink, then sends from site B: B's mail arrives on time while A
+// still has most of its burst to send.
+func TestFleetDeliveryIsFair(t *testing.T) {
+	slow, fast := smtpsink.Start(t, smtpsink.WithLatency(200*time.Millisecond)), smtpsink.Start(t)
+	a, b := newSite(t, "burst", "", slow, nil), newSite(t, "quiet", "", fast, nil)
+	a.enqueue(t, "burst", 2000)
+	svc := startFleet(t, []*site{a, b})
+	// A's workers are busy with the burst before B sends anything.
+	if _, err := slow.WaitFor(5, 30*time.Second); err != nil {
+		t.Fatalf("site A's burst does not start: %v\n%s", err, svc.Stderr)
+	}
+	start := time.Now()
+	b.enqueue(t, "quiet", 20)
+	if _, err := fast.WaitFor(20, 15*time.Second); err != nil {
+		t.Fatalf("site B's mail while A bursts: %v\n%s", err, svc.Stderr)
+	}
+	took := time.Since(start)
+	left := queued(t, a)
+	t.Logf("site B's 20 messages took %s; site A had %d of its 2,000 left", took.Round(time.Millisecond), left)
+	if left < 1000 {
+		t.Errorf("site A has only %d messages left: the burst was not a burst", left)
+	}
+	for _, m := range fast.Messages() {
+		if !strings.HasPrefix(m.To[0], "quiet") {
+			t.Errorf("site B's sink got %v", m.To)
+		}
+	}
+}
+
+// TestFleetSiteDatabaseDown starts a fleet whose site B's database does
+// not answer: A serves and delivers; B's routes answer 503 until its
+// database answers, then B serves and delivers by itself. B's database
+// going away again makes its routes 503 again, and A goes on.
+func TestFleetSiteDatabaseDown(t *testing.T) {
+	sinkA, sinkB := smtpsink.Start(t), smtpsink.Start(t)
+	proxy := newDBProxy(t)
+	a, b := newSite(t, "steady", "", sinkA, nil), newSite(t, "flaky", proxy.addr, sinkB, nil)
+	paths := "MAILSVC_SITES=" + a.WPConfig + "," + b.WPConfig
+	dir := t.TempDir()
+	svc := servicetest.StartEnv(t, dir, servicetest.Environ(dir, paths, "MAILSVC_TRUSTED_PROXIES=127.0.0.1", "MAILSVC_FLEET_TOKEN="+fleetToken))
+	api := "http://" + svc.Addr + "/wp-json/mailsvc/v1"
+	settings := func(s *site) servicetest.Response {
+		return servicetest.Call(t, "GET", api+"/settings", "", as(s.Admin, s.Password, s.Host, s.key()))
+	}
+	await := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within 60s\n%s", what, svc.Stderr)
+			}
+			time.Sleep(50 * time.Millisecond) // polling a condition
+		}
+	}
+	await("site A served", func() bool { return settings(a).Status == 200 })
+
+	for _, tc := range []struct {
+		name string
+		call func() servicetest.Response
+		want int
+	}{
+		{"B's routes", func() servicetest.Response { return settings(b) }, 503},
+		{"the readiness probe", func() servicetest.Response { return servicetest.Call(t, "GET", "http://"+svc.Addr+"/readyz", "", nil) }, 503},
+		{"A's routes", func() servicetest.Response { return settings(a) }, 200},
+	} {
+		t.Run("while B's database is down: "+tc.name, func(t *testing.T) {
+			if r := tc.call(); r.Status != tc.want {
+				t.Fatalf("%d %s, want %d", r.Status, r.Body, tc.want)
+			}
+		})
+	}
+	if r := settings(b); r.Code() != "service_unavailable" || !strings.Contains(string(r.Body), "database") {
+		t.Errorf("B's 503: %s", r.Body)
+	}
+	a.enqueue(t, "steady", 2)
+	if _, err := sinkA.WaitFor(2, 30*time.Second); err != nil {
+		t.Fatalf("site A's mail while B is down: %v", err)
+	}
+	var views []struct {
+		Status, Problem string
+	}
+	servicetest.Call(t, "GET", api+"/fleet/sites", "", bearer(fleetToken, "")).JSON(t, &views)
+	if len(views) != 2 || views[0].Status != "serving" || views[1].Status != "down" || views[1].Problem == "" {
+		t.Errorf("the operator's view while B is down: %+v", views)
+	}
+
+	// B's database answers: B comes up by itself and sends what waits.
+	b.enqueue(t, "flaky", 2)
+	proxy.up(t)
+	await("site B served", func() bool { return settings(b).Status == 200 })
+	if _, err := sinkB.WaitFor(2, 30*time.Second); err != nil {
+		t.Fatalf("site B's mail once its database answers: %v\n%s", err, svc.Stderr)
+	}
+
+	// B's database goes away again: B's routes answer 503, A serves.
+	proxy.down()
+	await("site B's routes 503", func() bool { return settings(b).Status == 503 })
+	if r := settings(a); r.Status != 200 {
+		t.Errorf("A's routes while B is down again: %d %s", r.Status, r.Body)
+	}
+	proxy.up(t)
+	await("site B served again", func() bool { return settings(b).Status == 200 })
+}
