@@ -36,8 +36,11 @@ func startFleet(t *testing.T, sites []*site, extra ...string) *servicetest.Servi
 	return svc
 }
 
+// awaitReadyTB is awaitReady for a benchmark, within two minutes.
+func awaitReadyTB(tb testing.TB, svc *servicetest.Service) { awaitReady(tb, svc, 2*time.Minute) }
+
 // awaitReady waits until the service's /readyz says every site is served.
-func awaitReady(t *testing.T, svc *servicetest.Service, timeout time.Duration) {
+func awaitReady(t testing.TB, svc *servicetest.Service, timeout time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {

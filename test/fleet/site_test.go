@@ -7,9 +7,11 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -31,8 +33,8 @@ import (
 // connection to a sink of its own as the default, and a wp-config.php
 // with its database settings and salts.
 type site struct {
-	DBName   string
-	DSN      string // mysql:... as MAILSVC_DB reads it
+	DBName   string // the MariaDB database ("" on SQLite)
+	DSN      string // mysql:... or sqlite:... as MAILSVC_DB reads it
 	WPConfig string
 	Home     string // http://<host>, without a trailing slash
 	Host     string
@@ -63,19 +65,43 @@ func mariadb(t testing.TB) *sql.DB {
 	return db
 }
 
-// newSite makes a site named name (its host is name.test) whose database
-// is reached at dbAddr ("" for MariaDB itself) and whose mail goes to
-// sink.
+// newSite makes a site named name (its host is name.test) whose MariaDB
+// database is reached at dbAddr ("" for MariaDB itself) and whose mail
+// goes to sink.
 func newSite(t testing.TB, name, dbAddr string, sink *smtpsink.Sink, extra core.Settings) *site {
 	t.Helper()
-	s := &site{DBName: "mailsvc_fleet_" + randomHex(t, 6), Host: name + ".test", Admin: "admin-" + name, Salts: map[string]string{}}
-	s.Home = "http://" + s.Host
+	s := &site{DBName: "mailsvc_fleet_" + randomHex(t, 6)}
 	root := mariadb(t)
 	if _, err := root.Exec("CREATE DATABASE `" + s.DBName + "`"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _, _ = root.Exec("DROP DATABASE IF EXISTS `" + s.DBName + "`") })
+	if dbAddr == "" {
+		dbAddr = wpsite.DBAddr
+	}
 	s.DSN = "mysql:root@tcp(" + wpsite.DBAddr + ")/" + s.DBName
+	s.fill(t, name, sink, extra, map[string]string{"DB_NAME": s.DBName, "DB_USER": "root", "DB_PASSWORD": "", "DB_HOST": dbAddr})
+	return s
+}
+
+// newSQLiteSite is newSite with the site's service tables in an SQLite
+// file of its own (MAILSVC_DB in its wp-config.php): many sites without
+// a MariaDB connection each.
+func newSQLiteSite(t testing.TB, name string, sink *smtpsink.Sink) *site {
+	t.Helper()
+	s := &site{}
+	s.DSN = "sqlite:" + filepath.Join(t.TempDir(), name+".db")
+	s.fill(t, name, sink, nil, map[string]string{"DB_NAME": "unused", "DB_USER": "root", "DB_PASSWORD": "", "DB_HOST": wpsite.DBAddr, "MAILSVC_DB": s.DSN})
+	return s
+}
+
+// fill makes the site's tables at s.DSN (WordPress's users and options,
+// an administrator with an application password, the connection to
+// sink) and its wp-config.php with defines and its own salts.
+func (s *site) fill(t testing.TB, name string, sink *smtpsink.Sink, extra core.Settings, defines map[string]string) {
+	t.Helper()
+	s.Host, s.Admin, s.Salts = name+".test", "admin-"+name, map[string]string{}
+	s.Home = "http://" + s.Host
 	s.DB = servicetest.OpenSinkStore(t, s.DSN, sink, extra)
 	ctx := context.Background()
 	if err := wordpress.EnsureSchema(ctx, s.DB.Gorm(), store.DefaultPrefix, wordpress.WithSiteURL(s.Home)); err != nil {
@@ -88,16 +114,12 @@ func newSite(t testing.TB, name, dbAddr string, sink *smtpsink.Sink, extra core.
 	if s.Password, err = wordpress.CreateApplicationPassword(ctx, s.DB.Gorm(), store.DefaultPrefix, id, "fleet test"); err != nil {
 		t.Fatal(err)
 	}
-	if dbAddr == "" {
-		dbAddr = wpsite.DBAddr
-	}
 	var b strings.Builder
 	b.WriteString("<?php\n")
 	define := func(k, v string) { fmt.Fprintf(&b, "define( '%s', %s );\n", k, wpsite.PHPString(v)) }
-	define("DB_NAME", s.DBName)
-	define("DB_USER", "root")
-	define("DB_PASSWORD", "")
-	define("DB_HOST", dbAddr)
+	for _, k := range slices.Sorted(maps.Keys(defines)) {
+		define(k, defines[k])
+	}
 	for _, n := range wpsite.SaltNames {
 		s.Salts[n] = name + "-" + n + "-" + randomHex(t, 16)
 		define(n, s.Salts[n])
@@ -107,7 +129,6 @@ func newSite(t testing.TB, name, dbAddr string, sink *smtpsink.Sink, extra core.
 	if err := os.WriteFile(s.WPConfig, []byte(b.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return s
 }
 
 // key is the site key the site's bridge sends: wp_salt('auth') is
