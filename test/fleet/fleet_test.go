@@ -6,11 +6,15 @@
 package fleet
 
 import (
+	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/test/fakes/smtpsink"
 	"github.com/mailsvc/mailsvc/test/servicetest"
 )
@@ -93,9 +97,21 @@ func bearer(token, key string) func(*http.Request) {
 // through its own connection, and that the operator's view (the route,
 // `mailsvc fleet`, /metrics) lists both for the operator only.
 func TestFleetSitesAreIndependent(t *testing.T) {
-	sinkA, sinkB := smtpsink.Start(t), smtpsink.Start(t)
+	sinkA, sinkB := smtpsink.Start(t, smtpsink.WithRefusedRecipients("refused@example.com")), smtpsink.Start(t)
 	a, b := newSite(t, "alpha", "", sinkA, nil), newSite(t, "bravo", "", sinkB, nil)
-	svc := startFleet(t, []*site{a, b})
+	// Site A's fallback connection, which the operator's alert emails
+	// about its default connection go through.
+	fallback := &core.Connection{Name: "fallback", Driver: "smtp", IsActive: true,
+		Settings: core.Settings{"host": sinkA.Host(), "port": int64(sinkA.Port()), "encryption": "none", "auth": false}}
+	if err := a.DB.Connections().CreateConnection(t.Context(), fallback); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.DB.Settings().SaveSettings(t.Context(), core.ScopeFree, map[string]any{"fallback_connection_id": fallback.ID}); err != nil {
+		t.Fatal(err)
+	}
+	hook := newWebhook(t)
+	svc := startFleet(t, []*site{a, b}, "MAILSVC_FLEET_ALERT_EMAIL=operator@example.com", "MAILSVC_FLEET_ALERT_WEBHOOK="+hook.URL,
+		"MAILSVC_ALLOW_PRIVATE_WEBHOOKS=true")
 	if !strings.Contains(svc.Stdout.String(), "for 2 sites") {
 		t.Errorf("banner: %s", svc.Stdout)
 	}
@@ -194,11 +210,12 @@ func TestFleetSitesAreIndependent(t *testing.T) {
 		for i, want := range []struct {
 			s         *site
 			delivered int64
-		}{{a, 3}, {b, 2}} {
+			conns     int
+		}{{a, 3, 2}, {b, 2, 1}} {
 			v := views[i]
 			if v.Name != want.s.Host || v.HomeURL != want.s.Home || v.WPConfig != want.s.WPConfig || v.Status != "serving" ||
-				v.Delivered != want.delivered || v.Connections.Total != 1 {
-				t.Errorf("site %d: %+v, want %s with %d delivered and one connection", i, v, want.s.Host, want.delivered)
+				v.Delivered != want.delivered || v.Connections.Total != want.conns {
+				t.Errorf("site %d: %+v, want %s with %d delivered and %d connections", i, v, want.s.Host, want.delivered, want.conns)
 			}
 		}
 		out := servicetest.Run(t.TempDir(), servicetest.Environ(t.TempDir()), "", "fleet", "--site", a.WPConfig, "--site", b.WPConfig)
@@ -212,7 +229,7 @@ func TestFleetSitesAreIndependent(t *testing.T) {
 		for i, want := range []struct {
 			s      *site
 			fields []string
-		}{{a, []string{"alpha.test", "serving", "0", "0", "0", "3", "1", "0", "0"}}, {b, []string{"bravo.test", "serving", "0", "0", "0", "2", "1", "0", "0"}}} {
+		}{{a, []string{"alpha.test", "serving", "0", "0", "0", "3", "2", "0", "0"}}, {b, []string{"bravo.test", "serving", "0", "0", "0", "2", "1", "0", "0"}}} {
 			got := strings.Fields(lines[i+1])
 			if len(got) != 10 || strings.Join(got[:9], " ") != strings.Join(want.fields, " ") || got[9] != want.s.WPConfig {
 				t.Errorf("mailsvc fleet line %d: %q, want %q then %s", i+1, got, want.fields, want.s.WPConfig)
@@ -220,6 +237,33 @@ func TestFleetSitesAreIndependent(t *testing.T) {
 		}
 		if out := servicetest.Run(t.TempDir(), servicetest.Environ(t.TempDir()), "", "fleet"); out.Code == 0 || !strings.Contains(out.Stderr, "MAILSVC_SITES") {
 			t.Errorf("mailsvc fleet without sites: exit %d\n%s", out.Code, out.Stderr)
+		}
+	})
+
+	t.Run("alerts go to the operator too", func(t *testing.T) {
+		// A message the server refuses fails for good: delivery_failed.
+		if err := a.DB.Logs().EnqueueLogs(t.Context(), []*core.Log{{Source: "test", Message: core.Message{
+			From: core.Address{Email: "shop@example.com"}, To: []core.Address{{Email: "refused@example.com"}}, Subject: "refused", Text: "x"}}}); err != nil {
+			t.Fatal(err)
+		}
+		msgs, err := awaitMessages(sinkA, 60*time.Second, func(m smtpsink.Received) bool { return m.To[0] == "operator@example.com" })
+		if err != nil {
+			t.Fatalf("the operator's alert email: %v\n%s", err, svc.Stderr)
+		}
+		if !strings.Contains(string(msgs[0].Data), "alpha.test") {
+			t.Errorf("the operator's alert email does not name the site:\n%s", msgs[0].Data)
+		}
+		body, err := hook.await(60*time.Second, `"event":"delivery_failed"`)
+		if err != nil {
+			t.Fatalf("the operator's webhook: %v\n%s", err, svc.Stderr)
+		}
+		if !strings.Contains(body, `"site":"http://alpha.test"`) {
+			t.Errorf("the operator's webhook does not name the site: %s", body)
+		}
+		for _, m := range sinkB.Messages() {
+			if m.To[0] == "operator@example.com" {
+				t.Errorf("site B alerted the operator about site A's failure")
+			}
 		}
 	})
 
@@ -355,4 +399,62 @@ func TestFleetSiteDatabaseDown(t *testing.T) {
 	}
 	proxy.up(t)
 	await("site B served again", func() bool { return settings(b).Status == 200 })
+}
+
+// awaitMessages waits until sink has received a message that match
+// accepts, and returns those it has.
+func awaitMessages(sink *smtpsink.Sink, timeout time.Duration, match func(smtpsink.Received) bool) ([]smtpsink.Received, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		var out []smtpsink.Received
+		for _, m := range sink.Messages() {
+			if len(m.To) > 0 && match(m) {
+				out = append(out, m)
+			}
+		}
+		if len(out) > 0 {
+			return out, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("no such message within %s", timeout)
+		}
+		time.Sleep(50 * time.Millisecond) // polling a condition
+	}
+}
+
+// webhook is an HTTP server that records the bodies posted to it.
+type webhook struct {
+	URL    string
+	bodies chan string
+}
+
+// newWebhook starts a webhook receiver, stopped when the test ends.
+func newWebhook(t *testing.T) *webhook {
+	h := &webhook{bodies: make(chan string, 100)}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		select {
+		case h.bodies <- string(b):
+		default:
+		}
+	}))
+	t.Cleanup(srv.Close)
+	h.URL = srv.URL
+	return h
+}
+
+// await returns the first body posted that contains want, waiting up to
+// timeout.
+func (h *webhook) await(timeout time.Duration, want string) (string, error) {
+	deadline := time.After(timeout)
+	for {
+		select {
+		case b := <-h.bodies:
+			if strings.Contains(b, want) {
+				return b, nil
+			}
+		case <-deadline:
+			return "", fmt.Errorf("nothing with %s posted within %s", want, timeout)
+		}
+	}
 }

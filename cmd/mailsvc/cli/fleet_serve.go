@@ -361,9 +361,11 @@ func serveFleet(ctx context.Context, addr string, paths []string, out io.Writer)
 	reg := metrics.NewFleet()
 	var wg sync.WaitGroup
 	for _, m := range members {
-		build := siteBuild{serviceAddr: ln.Addr().String(), newMetrics: func(q metrics.QueueReader, l *slog.Logger) *metrics.Registry {
-			return reg.Site(m.path, q, l)
-		}}
+		build := siteBuild{serviceAddr: ln.Addr().String(), operatorEmail: consts.String("MAILSVC_FLEET_ALERT_EMAIL"),
+			operatorWebhook: consts.String("MAILSVC_FLEET_ALERT_WEBHOOK"),
+			newMetrics: func(q metrics.QueueReader, l *slog.Logger) *metrics.Registry {
+				return reg.Site(m.path, q, l)
+			}}
 		wg.Add(1)
 		go func() { defer wg.Done(); m.run(ctx, build) }()
 	}

@@ -59,6 +59,40 @@ type siteBuild struct {
 	// newMetrics makes the site's metrics registry: metrics.New for a
 	// site served alone, a fleet's labelled registry otherwise.
 	newMetrics func(metrics.QueueReader, *slog.Logger) *metrics.Registry
+	// operatorEmail and operatorWebhook are MAILSVC_FLEET_ALERT_EMAIL and
+	// MAILSVC_FLEET_ALERT_WEBHOOK: where every alert of the site goes as
+	// well, to the fleet's operator ("" none).
+	operatorEmail, operatorWebhook string
+}
+
+// operatorChannels returns the fleet operator's alert channels, for
+// every event: an email channel to email through the site's default
+// connection (its fallback connection when the alert is about the
+// default one; none when the site has no other), and a JSON webhook to
+// webhook. Either may be "".
+func operatorChannels(email, webhook string, settings *app.Settings) func(context.Context, core.Alert) []*core.NotificationChannel {
+	return func(ctx context.Context, a core.Alert) []*core.NotificationChannel {
+		var out []*core.NotificationChannel
+		if webhook != "" {
+			out = append(out, &core.NotificationChannel{Name: "fleet operator", Type: "webhook", IsActive: true, Settings: core.Settings{"url": webhook}})
+		}
+		if email == "" {
+			return out
+		}
+		g, err := settings.General(ctx)
+		if err != nil {
+			return out
+		}
+		conn := g.DefaultConnectionID
+		if conn == a.ConnectionID {
+			conn = g.FallbackConnectionID
+		}
+		if conn != 0 && conn != a.ConnectionID {
+			out = append(out, &core.NotificationChannel{Name: "fleet operator", Type: "email", IsActive: true,
+				Settings: core.Settings{"to": email, "connection_id": conn}})
+		}
+		return out
+	}
 }
 
 // buildSite builds the service of the site rt was booted for and starts
@@ -178,6 +212,9 @@ func buildSite(ctx context.Context, rt *runtime, b siteBuild) (_ *siteService, e
 	// The mailer's Sender is set once the delivery service is built.
 	alertMailer := &app.AlertMailer{Connections: conns}
 	channels, dispatcher := rt.alertChannels(cipher, alertMailer, public, log)
+	if b.operatorEmail != "" || b.operatorWebhook != "" {
+		dispatcher.Extra = operatorChannels(b.operatorEmail, b.operatorWebhook, settings)
+	}
 	deliveryOpts.Alerts, oauthSvc.Alerts = dispatcher, dispatcher
 	// A multisite network: one queue for every site, per-site quotas.
 	wpNetwork, err := rt.network()
