@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mailsvc/mailsvc/core"
+	"github.com/mailsvc/mailsvc/test/apidoc"
 	"github.com/mailsvc/mailsvc/test/fakes/smtpsink"
 	"github.com/mailsvc/mailsvc/test/servicetest"
 )
@@ -203,6 +204,13 @@ func TestFleetSitesAreIndependent(t *testing.T) {
 			Connections  struct{ Total int }
 		}
 		r := servicetest.Call(t, "GET", route, "", bearer(fleetToken, ""))
+		doc, err := apidoc.Load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := doc.Validate("GET", route, r.Status, r.Header, r.Body); err != nil {
+			t.Errorf("the fleet's view against docs/openapi.yaml: %v", err)
+		}
 		r.JSON(t, &views)
 		if len(views) != 2 {
 			t.Fatalf("views: %s", r.Body)
