@@ -275,6 +275,27 @@ func TestFleetSitesAreIndependent(t *testing.T) {
 		}
 	})
 
+	t.Run("each site's transcripts are its own", func(t *testing.T) {
+		// A connection test keeps its SMTP transcript for the tools routes.
+		for _, s := range []*site{a, b} {
+			if r := servicetest.Call(t, "POST", api+"/connections/1/test", "", as(s.Admin, s.Password, s.Host, "")); r.Status != 200 {
+				t.Fatalf("test of %s's connection: %d %s", s.Host, r.Status, r.Body)
+			}
+		}
+		for s, sink := range map[*site]*smtpsink.Sink{a: sinkA, b: sinkB} {
+			var logs []struct{ Transcript string }
+			r := servicetest.Call(t, "GET", api+"/tools/debug-logs", "", as(s.Admin, s.Password, s.Host, ""))
+			if r.JSON(t, &logs); r.Status != 200 || len(logs) == 0 {
+				t.Fatalf("%s's debug logs: %d %s", s.Host, r.Status, r.Body)
+			}
+			for _, l := range logs {
+				if !strings.Contains(l.Transcript, "connect "+sink.Addr()) {
+					t.Errorf("%s lists a transcript of another site's server:\n%s", s.Host, l.Transcript)
+				}
+			}
+		}
+	})
+
 	t.Run("metrics are labelled by site", func(t *testing.T) {
 		r := servicetest.Call(t, "GET", base+"/metrics", "", nil)
 		if r.Status != 200 {

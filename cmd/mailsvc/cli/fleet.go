@@ -72,6 +72,7 @@ func fleetViews(ctx context.Context, paths []string, log *slog.Logger) []fleet.S
 			continue
 		}
 		closers = append(closers, func() { rt.db.Close() })
+		fleetDataDir(rt)
 		if public, _, err := rt.siteURLs(ctx); err == nil && public != "" {
 			site.HomeURL, site.Name = public, siteName(public, p)
 		}

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -28,7 +30,20 @@ import (
 // table prefix, one key or one listener: set in the environment they
 // would be the same for every site of a fleet, so a fleet refuses them
 // there (each site's wp-config.php may define them).
-var fleetSiteEnvironment = []string{"MAILSVC_DB", "MAILSVC_TABLE_PREFIX", "MAIL_SVC_ENCRYPTION_KEY", "MAILSVC_SMTP_LISTEN", "MAILSVC_PUBLIC_URL", "MAILSVC_ADMIN_URL"}
+var fleetSiteEnvironment = []string{"MAILSVC_DB", "MAILSVC_TABLE_PREFIX", "MAIL_SVC_ENCRYPTION_KEY", "MAILSVC_SMTP_LISTEN", "MAILSVC_PUBLIC_URL",
+	"MAILSVC_ADMIN_URL", "MAIL_SVC_DEBUG_LOG_DIR"}
+
+// fleetDataDir gives a site of a fleet a data directory of its own, for
+// what its tools routes list (debug logs, SMTP transcripts): the
+// MAILSVC_DATA_DIR its wp-config.php defines, else a folder under the
+// process's, named after the site's wp-config.php path.
+func fleetDataDir(rt *runtime) {
+	if _, src, ok := rt.consts.Lookup("MAILSVC_DATA_DIR"); ok && src == core.SourceWPConfig {
+		return
+	}
+	sum := sha256.Sum256([]byte(rt.wpConfigPath))
+	rt.dataDir = filepath.Join(rt.dataDir, "sites", hex.EncodeToString(sum[:6]))
+}
 
 // fleetRetryMax is the longest wait between two attempts to bring a site
 // whose database does not answer into service.
@@ -224,6 +239,7 @@ func (m *fleetMember) serveOnce(ctx context.Context, build siteBuild) (gone bool
 		return false, err
 	}
 	defer rt.db.Close()
+	fleetDataDir(rt)
 	guard.confirmWith(func() bool {
 		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
