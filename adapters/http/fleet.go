@@ -53,6 +53,12 @@ type Fleet struct {
 	Probes *Probes
 }
 
+// FleetRoutes returns the operations the fleet's router serves itself,
+// beside each site's routes and the probes: the operator's view.
+func FleetRoutes() []RegisteredRoute {
+	return []RegisteredRoute{{Path: Namespace + FleetRoute, Methods: []string{http.MethodGet}}}
+}
+
 // Handler returns the fleet's root handler.
 func (f *Fleet) Handler() http.Handler {
 	r := mux.NewRouter()
