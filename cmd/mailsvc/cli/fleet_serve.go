@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -375,7 +374,14 @@ func serveFleet(ctx context.Context, addr string, paths []string, out io.Writer)
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	reg := metrics.NewFleet()
+	// The sites stop once the listener has shut down (the requests in
+	// progress are answered first), as a single site's service does.
+	sitesCtx, stopSites := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
+	defer func() {
+		stopSites()
+		wg.Wait()
+	}()
 	for _, m := range members {
 		build := siteBuild{serviceAddr: ln.Addr().String(), operatorEmail: consts.String("MAILSVC_FLEET_ALERT_EMAIL"),
 			operatorWebhook: consts.String("MAILSVC_FLEET_ALERT_WEBHOOK"),
@@ -383,9 +389,8 @@ func serveFleet(ctx context.Context, addr string, paths []string, out io.Writer)
 				return reg.Site(m.path, q, l)
 			}}
 		wg.Add(1)
-		go func() { defer wg.Done(); m.run(ctx, build) }()
+		go func() { defer wg.Done(); m.run(sitesCtx, build) }()
 	}
-	defer wg.Wait()
 	sites := make([]api.FleetSite, len(members))
 	for i, m := range members {
 		sites[i] = m
@@ -410,10 +415,5 @@ func serveFleet(ctx context.Context, addr string, paths []string, out io.Writer)
 		fmt.Fprintf(out, "  %s\n", m.path)
 	}
 	log.Info("mailsvc serving a fleet", "version", Version, "api", base, "sites", len(members))
-	err = serveHTTP(ctx, ln, router.Handler(), certFile, keyFile, log)
-	stop()
-	if err != nil && !errors.Is(err, context.Canceled) {
-		return err
-	}
-	return nil
+	return serveHTTP(ctx, ln, router.Handler(), certFile, keyFile, log)
 }
