@@ -6,6 +6,7 @@
 package fleet
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -291,6 +292,24 @@ func TestFleetSitesAreIndependent(t *testing.T) {
 			for _, l := range logs {
 				if !strings.Contains(l.Transcript, "connect "+sink.Addr()) {
 					t.Errorf("%s lists a transcript of another site's server:\n%s", s.Host, l.Transcript)
+				}
+			}
+		}
+	})
+
+	t.Run("the doctor finds each site's service", func(t *testing.T) {
+		for _, s := range []*site{a, b} {
+			dir := t.TempDir()
+			r := servicetest.Run(dir, servicetest.Environ(dir, "MAILSVC_WP_CONFIG="+s.WPConfig, "MAILSVC_SERVICE_URL=http://"+svc.Addr), "", "doctor", "--json")
+			var report struct {
+				Checks []struct{ Name, Verdict, Message string }
+			}
+			if err := json.Unmarshal([]byte(r.Stdout), &report); err != nil {
+				t.Fatalf("mailsvc doctor --json for %s: %v\n%s%s", s.Host, err, r.Stdout, r.Stderr)
+			}
+			for _, c := range report.Checks {
+				if (c.Name == "service" || c.Name == "screens") && c.Verdict != "ok" {
+					t.Errorf("%s: the doctor's %s check: %s %s", s.Host, c.Name, c.Verdict, c.Message)
 				}
 			}
 		}
