@@ -96,7 +96,7 @@ type SiteView struct {
 	Connections  ConnectionsView `json:"connections"`
 	// Held counts the mail held back and waiting for a person: today
 	// the messages the staging guard captured. Mail another stage holds
-	// (status held) is added here, in Service.view.
+	// (status held) is added to it in view.
 	Held int `json:"held"`
 }
 
@@ -143,7 +143,10 @@ func view(ctx context.Context, site Site, v *SiteView, now time.Time) error {
 	if err != nil {
 		return fmt.Errorf("attention: %w", err)
 	}
-	v.Queue.Retrying, v.Failed24h, v.Held = a.Retrying, a.Failed24h, a.Held
+	v.Queue.Retrying, v.Failed24h = a.Retrying, a.Failed24h
+	// Held mail: the messages the staging guard captured. Mail the flood
+	// guard holds (status held) joins this count here.
+	v.Held = a.Held
 	v.Connections.Failing = a.FailingConnections
 	q, err := site.Queue.PendingCounts(ctx)
 	if err != nil {
