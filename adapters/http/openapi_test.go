@@ -65,7 +65,8 @@ func routerOperations(t *testing.T, pro bool) (map[string]bool, map[string][]str
 	t.Helper()
 	s := documentedServer(t, pro)
 	ops, enums := map[string]bool{}, map[string][]string{}
-	for _, rr := range s.RegisteredRoutes() {
+	// A fleet's router serves the operator's view beside the sites.
+	for _, rr := range append(s.RegisteredRoutes(), api.FleetRoutes()...) {
 		if rr.Path == "/admin" || strings.HasPrefix(rr.Path, "/admin/") {
 			continue
 		}

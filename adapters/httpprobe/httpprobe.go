@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -19,6 +20,12 @@ const maxBody = 64 << 10
 type Client struct {
 	// HTTP is the client; nil means one with a 10-second timeout.
 	HTTP *http.Client
+	// ServiceBase and ServiceHeader: a request to a URL under ServiceBase
+	// (the service's own address) carries ServiceHeader, such as the site
+	// key that names the site to a service serving several. Requests to
+	// other URLs (the site's own) never do.
+	ServiceBase   string
+	ServiceHeader http.Header
 }
 
 // Get implements doctor.Prober: it fetches url without credentials and
@@ -34,6 +41,11 @@ func (c Client) Get(ctx context.Context, url string) (int, string, error) {
 		return 0, "", fmt.Errorf("request %s: %w", url, err)
 	}
 	req.Header.Set("Accept", "application/json")
+	if c.ServiceBase != "" && strings.HasPrefix(url, strings.TrimRight(c.ServiceBase, "/")+"/") {
+		for k, vs := range c.ServiceHeader {
+			req.Header[k] = vs
+		}
+	}
 	resp, err := hc.Do(req)
 	if err != nil {
 		return 0, "", err

@@ -32,7 +32,10 @@ var SendBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
 // delivery engine's measurements (set it as delivery.Options.Metrics) and
 // serves them all with Handler.
 type Registry struct {
-	reg        *prometheus.Registry
+	// reg is where the metrics register, gatherer where they are read
+	// (a fleet's registry, which labels them by site).
+	reg        prometheus.Registerer
+	gatherer   prometheus.Gatherer
 	deliveries *prometheus.CounterVec
 	duration   *prometheus.HistogramVec
 	retries    *prometheus.CounterVec
@@ -76,14 +79,23 @@ var _ delivery.Metrics = (*Registry)(nil)
 // queue gauges; a scrape whose queue read fails logs it to logger and
 // reports the error.
 func New(queue QueueReader, logger *slog.Logger) *Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return newRegistry(reg, reg, queue, logger)
+}
+
+// newRegistry returns a Registry whose metrics register with reg and are
+// served from gatherer.
+func newRegistry(reg prometheus.Registerer, gatherer prometheus.Gatherer, queue QueueReader, logger *slog.Logger) *Registry {
 	if logger == nil {
 		logger = slog.Default()
 	}
 	r := &Registry{
-		reg:     prometheus.NewRegistry(),
-		started: map[flightKey]int{},
-		known:   map[flightKey]bool{},
-		drivers: map[string]bool{},
+		reg:      reg,
+		gatherer: gatherer,
+		started:  map[flightKey]int{},
+		known:    map[flightKey]bool{},
+		drivers:  map[string]bool{},
 		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "deliveries_total",
 			Help: "Send attempts finished, by connection, driver and outcome (delivered, temporary_failure, permanent_failure, simulated, rate_limited).",
@@ -110,8 +122,7 @@ func New(queue QueueReader, logger *slog.Logger) *Registry {
 			Help: "Sends in progress in this process, by connection and driver.",
 		}, []string{"connection", "driver"}),
 	}
-	r.reg.MustRegister(r.deliveries, r.duration, r.retries, r.errors, r.waits, r.inFlight,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	r.reg.MustRegister(r.deliveries, r.duration, r.retries, r.errors, r.waits, r.inFlight)
 	if queue != nil {
 		r.reg.MustRegister(newQueueCollector(queue, logger))
 	}
@@ -121,12 +132,12 @@ func New(queue QueueReader, logger *slog.Logger) *Registry {
 // Handler serves the metrics in the Prometheus text format (or
 // OpenMetrics when the scraper asks for it). It does no access control.
 func (r *Registry) Handler() http.Handler {
-	return promhttp.HandlerFor(r.reg, promhttp.HandlerOpts{EnableOpenMetrics: true})
+	return promhttp.HandlerFor(r.gatherer, promhttp.HandlerOpts{EnableOpenMetrics: true})
 }
 
 // Gatherer returns the underlying registry, for tests and for adding
 // collectors.
-func (r *Registry) Gatherer() prometheus.Gatherer { return r.reg }
+func (r *Registry) Gatherer() prometheus.Gatherer { return r.gatherer }
 
 func connLabel(id int64) string { return strconv.FormatInt(id, 10) }
 

@@ -38,7 +38,7 @@ func TestParseEnv(t *testing.T) {
 		{"bad name", "1A=x\nA-B=y\nexport C=z\nD=ok\n", []EnvLine{{"D", "ok", 4}}, []int{1, 2, 3}},
 		{"unclosed quote", "A=1\nB=\"open\nC=2\n", []EnvLine{{"A", "1", 1}}, []int{2}},
 		{"repeated key kept in order", "A=1\nA=2\n", []EnvLine{{"A", "1", 1}, {"A", "2", 2}}, nil},
-		{"the package's file", string(EnvFile()), []EnvLine{{"MAILSVC_ADDR", "127.0.0.1:8025", 13}, {"MAILSVC_TRUSTED_PROXIES", "127.0.0.1", 16}}, nil},
+		{"the package's file", string(EnvFile()), []EnvLine{{"MAILSVC_ADDR", "127.0.0.1:8025", 25}, {"MAILSVC_TRUSTED_PROXIES", "127.0.0.1", 28}}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, problems := ParseEnv(tc.text)

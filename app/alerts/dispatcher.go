@@ -105,6 +105,11 @@ type Dispatcher struct {
 	Thresholds ThresholdStore
 	// Now is the clock of the thresholds; nil means time.Now.
 	Now func() time.Time
+	// Extra returns the channels for alert a that come from the
+	// configuration rather than the store (a fleet operator's,
+	// MAILSVC_FLEET_ALERT_EMAIL and MAILSVC_FLEET_ALERT_WEBHOOK), routed
+	// as the stored ones; nil for none.
+	Extra func(ctx context.Context, a core.Alert) []*core.NotificationChannel
 
 	once   sync.Once
 	queue  chan core.Alert
@@ -235,6 +240,9 @@ func (d *Dispatcher) route(ctx context.Context, a core.Alert) []delivery {
 	if err != nil {
 		d.Logger.Error("alert not sent: cannot read the alert channels", "event", a.Event, "err", err)
 		return nil
+	}
+	if d.Extra != nil {
+		list = append(list, d.Extra(ctx, a)...)
 	}
 	var out []delivery
 	for _, c := range list {

@@ -350,3 +350,33 @@ func TestDispatchRecordsHistory(t *testing.T) {
 		t.Fatalf("recorded %v, want %v", got, want)
 	}
 }
+
+// TestDispatchExtraChannels checks that channels of the configuration
+// (a fleet operator's) take the alerts they want beside the stored ones,
+// and are never sent an alert through the connection it is about.
+func TestDispatchExtraChannels(t *testing.T) {
+	f := newDispatchFixture(t)
+	owner, operator := newRecorder(t), newRecorder(t)
+	f.add(t, owner, []string{core.EventConnectionDown}, nil)
+	extra := []*core.NotificationChannel{{Name: "operator", Type: "test-recorder", IsActive: true,
+		Settings: core.Settings{"sink": operator.name, "connection_id": int64(3)}}}
+	r := f.start(t, func(d *alerts.Dispatcher) {
+		d.Extra = func(context.Context, core.Alert) []*core.NotificationChannel { return extra }
+	})
+	raise(r, core.EventDeliveryFailed, 1)
+	raise(r, core.EventConnectionDown, 2)
+	raise(r, core.EventConnectionDown, 3)
+	r.settle(t)
+	for _, tc := range []struct {
+		name string
+		rec  *recorder
+		want []string
+	}{
+		{"the owner's stored channel", owner, []string{"connection_down:2", "connection_down:3"}},
+		{"the operator's channel, never through connection 3", operator, []string{"delivery_failed:1", "connection_down:2"}},
+	} {
+		if got := tc.rec.events(); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s got %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -46,7 +46,7 @@ func (rt *runtime) standalone() bool { return rt.wp == nil }
 // boot reads the configuration (wp-config.php when MAILSVC_WP_CONFIG is
 // set, then the environment), opens the database and migrates it.
 func boot(ctx context.Context, log *slog.Logger) (*runtime, error) {
-	return bootWith(ctx, log, store.Open)
+	return bootWith(ctx, log, os.Getenv("MAILSVC_WP_CONFIG"), store.Open)
 }
 
 // bootReadOnly is boot for the commands that only look: the database is
@@ -54,12 +54,13 @@ func boot(ctx context.Context, log *slog.Logger) (*runtime, error) {
 // rt.db.SchemaVersion says whether the service is installed there; an
 // SQLite file that does not exist is store.ErrNotInstalled.
 func bootReadOnly(ctx context.Context, log *slog.Logger) (*runtime, error) {
-	return bootWith(ctx, log, store.OpenExisting)
+	return bootWith(ctx, log, os.Getenv("MAILSVC_WP_CONFIG"), store.OpenExisting)
 }
 
-// bootWith is boot with the given way to open the database.
-func bootWith(ctx context.Context, log *slog.Logger, open func(context.Context, string, string, *slog.Logger) (*store.DB, error)) (*runtime, error) {
-	rt, err := readConfig(log)
+// bootWith is boot for the wp-config.php at wpConfig ("" standalone),
+// with the given way to open the database.
+func bootWith(ctx context.Context, log *slog.Logger, wpConfig string, open func(context.Context, string, string, *slog.Logger) (*store.DB, error)) (*runtime, error) {
+	rt, err := readConfig(log, wpConfig)
 	if err != nil {
 		return nil, err
 	}
@@ -71,12 +72,15 @@ func bootWith(ctx context.Context, log *slog.Logger, open func(context.Context, 
 	return rt, nil
 }
 
-// readConfig reads the configuration and works out the database and the
-// table prefix in use, without opening anything.
-func readConfig(log *slog.Logger) (*runtime, error) {
+// readConfig reads the configuration of the site whose wp-config.php is
+// at path ("" standalone: the environment alone) and works out the
+// database and the table prefix in use, without opening anything. It
+// reads the environment but never writes it, so the runtimes of several
+// sites coexist in one process.
+func readConfig(log *slog.Logger, path string) (*runtime, error) {
 	rt := &runtime{log: log}
 	var defines map[string]string
-	if path := os.Getenv("MAILSVC_WP_CONFIG"); path != "" {
+	if path != "" {
 		f, err := wpconfig.ParseFile(path, os.LookupEnv)
 		if err != nil {
 			return nil, fmt.Errorf("read wp-config %s: %w", path, err)
@@ -104,7 +108,7 @@ func readConfig(log *slog.Logger) (*runtime, error) {
 		if rt.wp != nil {
 			mysqlDSN, err := rt.wp.MySQLDSN()
 			if err != nil {
-				return nil, fmt.Errorf("database settings of %s: %w", os.Getenv("MAILSVC_WP_CONFIG"), err)
+				return nil, fmt.Errorf("database settings of %s: %w", rt.wpConfigPath, err)
 			}
 			dsn = "mysql:" + mysqlDSN
 		} else {

@@ -55,7 +55,7 @@ func Command() *cobra.Command {
 		},
 	}
 	root.AddCommand(serveCommand(), usersCommand(), configCommand(), versionCommand(),
-		sendmailCommand(), wpCommand(), uninstallCommand(), importCommand(), logsCommand(), doctorCommand())
+		sendmailCommand(), wpCommand(), uninstallCommand(), importCommand(), logsCommand(), doctorCommand(), fleetCommand())
 	for _, m := range modules {
 		root.AddCommand(m.Commands()...)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"text/tabwriter"
 
@@ -26,7 +27,7 @@ service's tables it says "not installed" instead of creating them.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			rt, err := readConfig(newLogger())
+			rt, err := readConfig(newLogger(), os.Getenv("MAILSVC_WP_CONFIG"))
 			if err != nil {
 				return err
 			}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	api "github.com/mailsvc/mailsvc/adapters/http"
 	"github.com/mailsvc/mailsvc/adapters/httpprobe"
 	"github.com/mailsvc/mailsvc/adapters/store"
 	"github.com/mailsvc/mailsvc/adapters/wordpress"
@@ -45,7 +47,7 @@ that need it say they were not checked instead of failing again.`,
 			if _, err := flags.useWPConfig(); err != nil {
 				return err
 			}
-			rt, err := readConfig(newLogger())
+			rt, err := readConfig(newLogger(), os.Getenv("MAILSVC_WP_CONFIG"))
 			if err != nil {
 				return err
 			}
@@ -198,7 +200,13 @@ func (d *siteDoctor) checks(ctx context.Context) []doctor.Check {
 	rt := d.rt
 	prober, now := d.prober, d.now
 	if prober == nil {
-		prober = httpprobe.Client{}
+		c := httpprobe.Client{}
+		// A service serving several sites (a fleet) finds this one by its
+		// site key, as the bridge sends it.
+		if key, err := siteKey(ctx, rt, d.db); err == nil && !rt.standalone() {
+			c.ServiceBase, c.ServiceHeader = d.service, http.Header{api.SiteHeader: {key}}
+		}
+		prober = c
 	}
 	if now == nil {
 		now = time.Now

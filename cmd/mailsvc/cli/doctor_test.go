@@ -68,7 +68,7 @@ func TestDoctorLooksWhereTheBridgeSends(t *testing.T) {
 			t.Setenv("MAILSVC_WP_CONFIG", write(tc.define))
 			t.Setenv("MAILSVC_SERVICE_URL", tc.env)
 			t.Setenv("MAILSVC_ADDR", "127.0.0.1:8099")
-			rt, err := readConfig(newLogger())
+			rt, err := readConfig(newLogger(), os.Getenv("MAILSVC_WP_CONFIG"))
 			if err != nil {
 				t.Fatal(err)
 			}

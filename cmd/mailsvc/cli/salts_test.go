@@ -99,7 +99,7 @@ func TestServeRefusesPlaceholderSalts(t *testing.T) {
 	// past this point).
 	cipher := func(t *testing.T, salts map[string]string) error {
 		saltsConfig(t, salts)
-		rt, err := readConfig(slog.New(slog.NewTextHandler(io.Discard, nil)))
+		rt, err := readConfig(slog.New(slog.NewTextHandler(io.Discard, nil)), os.Getenv("MAILSVC_WP_CONFIG"))
 		if err != nil {
 			t.Fatal(err)
 		}

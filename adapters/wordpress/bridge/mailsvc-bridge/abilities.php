@@ -149,7 +149,7 @@ function mailsvc_bridge_ability_call( $method, $path, $query = array(), $body = 
 	if ( ! mailsvc_bridge_ability_permission() ) {
 		return new WP_Error( 'rest_forbidden', __( 'Sorry, you are not allowed to do that.', 'mailsvc' ), array( 'status' => rest_authorization_required_code() ) );
 	}
-	$encoded = mailsvc_bridge_encode_path( $path );
+	$encoded = mailsvc_bridge_forwardable_path( $path );
 	if ( null === $encoded ) {
 		return mailsvc_bridge_no_route();
 	}

@@ -141,6 +141,7 @@ function mailsvc_bridge_attention_fetch() {
 		. 'Host: ' . str_replace( array( "\r", "\n" ), '', $host ) . "\r\nConnection: close\r\nAccept: application/json\r\n"
 		. 'X-Forwarded-Proto: ' . ( is_ssl() ? 'https' : 'http' ) . "\r\n"
 		. 'X-WP-Nonce: ' . wp_create_nonce( 'wp_rest' ) . "\r\n"
+		. MAILSVC_BRIDGE_SITE_HEADER . ': ' . mailsvc_bridge_site_key() . "\r\n"
 		. 'Cookie: ' . str_replace( array( "\r", "\n" ), '', $cookie ) . "\r\n\r\n";
 	$raw = '';
 	if ( false !== fwrite( $fp, $head ) ) { // phpcs:ignore WordPress.WP.AlternativeFunctions.file_system_operations_fwrite -- a socket.

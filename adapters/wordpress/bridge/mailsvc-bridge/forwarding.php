@@ -38,6 +38,12 @@ if ( ! defined( 'ABSPATH' ) ) {
  * as from any proxy, so list 127.0.0.1 there for application passwords
  * on an HTTPS site.
  *
+ * Every forwarded request carries the site key (X-Mailsvc-Site): when one
+ * service serves several sites (a fleet), it says which site the request
+ * is for. Only this site's salts give it; the caller's own headers are
+ * never forwarded but for the few listed, so a caller cannot name another
+ * site. The operator's fleet/ routes are never forwarded.
+ *
  * The answer is relayed as it comes: status, headers (X-WP-Total,
  * X-WP-TotalPages, X-WP-Nonce, Content-Type, Content-Disposition, ...) and
  * the body, which is copied from the service's socket to the client as it
@@ -52,6 +58,8 @@ const MAILSVC_BRIDGE_SERVICE_URL = 'http://127.0.0.1:8025';
 const MAILSVC_BRIDGE_CONNECT_TIMEOUT = 3;
 /** Seconds a forwarded request may wait on the service (a connection test can be slow). */
 const MAILSVC_BRIDGE_READ_TIMEOUT = 120;
+/** The header that names the site to a service that serves several. */
+const MAILSVC_BRIDGE_SITE_HEADER = 'X-Mailsvc-Site';
 /** Response headers that belong to one connection and are not relayed. */
 const MAILSVC_BRIDGE_HOP_HEADERS = array( 'connection', 'keep-alive', 'transfer-encoding', 'content-length', 'date', 'server', 'te', 'trailer', 'upgrade', 'proxy-authenticate' );
 
@@ -199,6 +207,22 @@ function mailsvc_bridge_encode_path( $path ) {
 }
 
 /**
+ * The encoded path after mailsvc/v1/ to forward, or null for a path the
+ * bridge does not forward: one that could leave the namespace, and the
+ * operator's view of a fleet (fleet/...), which is not the site's.
+ *
+ * @param string $path The path after the namespace, decoded.
+ * @return string|null
+ */
+function mailsvc_bridge_forwardable_path( $path ) {
+	$first = strtolower( explode( '/', ltrim( $path, '/' ) )[0] );
+	if ( 'fleet' === $first ) {
+		return null;
+	}
+	return mailsvc_bridge_encode_path( $path );
+}
+
+/**
  * The answer to a path the bridge does not forward.
  *
  * @return WP_Error
@@ -242,7 +266,7 @@ function mailsvc_bridge_forward_query( $request ) {
 function mailsvc_bridge_forward_api( $request ) {
 	$params = $request->get_url_params(); // Not get_param(): a query parameter "path" must not win.
 	$path   = isset( $params['path'] ) ? (string) $params['path'] : '';
-	$encoded = mailsvc_bridge_encode_path( $path );
+	$encoded = mailsvc_bridge_forwardable_path( $path );
 	if ( null === $encoded ) {
 		return mailsvc_bridge_no_route();
 	}
@@ -299,6 +323,27 @@ function mailsvc_bridge_wp_auth_refusal( $error ) {
  */
 function mailsvc_bridge_verdict_key() {
 	return hash_hmac( 'sha256', 'mailsvc-wp-verdict', wp_salt( 'auth' ) );
+}
+
+/**
+ * The site key for a wp_salt( 'auth' ) value.
+ *
+ * @param string $salt The salt.
+ * @return string Hex key.
+ */
+function mailsvc_bridge_site_key_for( $salt ) {
+	return hash_hmac( 'sha256', 'mailsvc-site', $salt );
+}
+
+/**
+ * The site key sent in MAILSVC_BRIDGE_SITE_HEADER: derived from
+ * wp_salt( 'auth' ), which the service computes from the same
+ * wp-config.php.
+ *
+ * @return string Hex key.
+ */
+function mailsvc_bridge_site_key() {
+	return mailsvc_bridge_site_key_for( wp_salt( 'auth' ) );
 }
 
 /**
@@ -417,6 +462,8 @@ function mailsvc_bridge_forward( $method, $target, $query, $fields, $body ) {
 	list( $fp, $base ) = $conn;
 	$host   = isset( $_SERVER['HTTP_HOST'] ) ? (string) $_SERVER['HTTP_HOST'] : (string) wp_parse_url( home_url(), PHP_URL_HOST );
 	$status = 0;
+	// Set here, after the caller's fields: nothing else names the site.
+	$fields[ MAILSVC_BRIDGE_SITE_HEADER ] = mailsvc_bridge_site_key();
 	if ( false !== fwrite( $fp, mailsvc_bridge_request( $method, $base . $target, $query, $host, $fields, $body ) ) ) { // phpcs:ignore WordPress.WP.AlternativeFunctions.file_system_operations_fwrite -- a socket.
 		$line = fgets( $fp );
 		if ( is_string( $line ) && preg_match( '#^HTTP/\d\.\d (\d{3})#', $line, $m ) ) {

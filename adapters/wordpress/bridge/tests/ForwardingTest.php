@@ -109,6 +109,45 @@ final class ForwardingTest extends TestCase {
 	}
 
 	/**
+	 * Paths the forwarding sends on, encoded, and the ones it refuses.
+	 *
+	 * @return array[]
+	 */
+	public function forwardable_paths() {
+		return array(
+			'a route'                  => array( 'logs/12/resend', 'logs/12/resend' ),
+			'the namespace index'      => array( '', '' ),
+			'the fleet view'           => array( 'fleet/sites', null ),
+			'the fleet root'           => array( 'fleet', null ),
+			'the fleet in capitals'    => array( 'Fleet/sites', null ),
+			'the fleet after a slash'  => array( '/fleet/sites', null ),
+			'a dot segment'            => array( 'logs/../fleet/sites', null ),
+			'a route that says fleet'  => array( 'logs/fleet', 'logs/fleet' ),
+		);
+	}
+
+	/**
+	 * The operator's fleet/ routes are never forwarded.
+	 *
+	 * @dataProvider forwardable_paths
+	 * @param string      $path The path after the namespace.
+	 * @param string|null $want The encoded path, or null for no route.
+	 */
+	public function test_forwardable_path( $path, $want ) {
+		$this->assertSame( $want, mailsvc_bridge_forwardable_path( $path ) );
+	}
+
+	/**
+	 * The site key is the one the service computes (wordpress.SiteKey):
+	 * hash_hmac( 'sha256', 'mailsvc-site', wp_salt( 'auth' ) ).
+	 */
+	public function test_site_key_for() {
+		$this->assertSame( '3e7f1d874b2e5042bfc721adb20ec1b4d8b3626ba65edba7ae125b4ce4d3118d', mailsvc_bridge_site_key_for( "auth-key-a'\\auth-salt-a" ) );
+		$this->assertSame( '560c0f3fc12cda0a9b9bb656ecc9e4bb5bff21a7b40345c45cdb209bbd90b2a6', mailsvc_bridge_site_key_for( 'x' ) );
+		$this->assertNotSame( mailsvc_bridge_site_key_for( 'x' ), mailsvc_bridge_site_key_for( 'y' ) );
+	}
+
+	/**
 	 * The query goes as the caller wrote it, without rest_route; an
 	 * internal request's own parameters are encoded.
 	 */
