@@ -104,6 +104,7 @@ func (h *hand) start(logs []*core.Log) bool {
 		s.o.Logger.Warn("process batch", "err", err)
 		return false
 	}
+	s.memory.claimed(len(logs))
 	h.mu.Lock()
 	for _, l := range logs {
 		n := messageBytes(&l.Message)
@@ -260,6 +261,7 @@ func (h *hand) flush(got []decided, claim int) []*core.Log {
 		delete(h.ids, o.LogID)
 	}
 	h.mu.Unlock()
+	s.memory.recordedOf(len(outs))
 	if ok {
 		if n < len(outs) {
 			alerts = s.recordedAlerts(h.work, alerts)
