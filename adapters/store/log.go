@@ -331,15 +331,18 @@ func queryLogs(ctx context.Context, q interface {
 }
 
 // withExtra scans a row of the columns its reader expects followed by
-// the extra columns, into extra.
+// the extra columns, into extra. One withExtra serves every row of a
+// result: the destinations' list is kept for the next.
 type withExtra struct {
 	r     RowScanner
 	extra []any
+	dest  []any
 }
 
 // Scan implements rowScanner.
-func (w withExtra) Scan(dest ...any) error {
-	return w.r.Scan(append(dest, w.extra...)...)
+func (w *withExtra) Scan(dest ...any) error {
+	w.dest = append(append(w.dest[:0], dest...), w.extra...)
+	return w.r.Scan(w.dest...)
 }
 
 // ExtendLeases implements core.LogStore.

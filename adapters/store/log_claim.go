@@ -83,9 +83,11 @@ func (db *handle) claimIn(ctx context.Context, tx *sql.Tx, owners []string, coun
 		return nil, fmt.Errorf("select due logs: %w", err)
 	}
 	var due, pending []*core.Log
+	var indexed, released, floodReleased bool
+	row := &withExtra{r: rows, extra: []any{&indexed, &released, &floodReleased}}
 	for rows.Next() {
-		var indexed, released, floodReleased bool
-		l, err := scanLog(withExtra{rows, []any{&indexed, &released, &floodReleased}})
+		indexed, released, floodReleased = false, false, false
+		l, err := scanLog(row)
 		if err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("read due log: %w", err)

@@ -114,8 +114,9 @@ const (
 // and returns an outcome with the counters and history filled in; the
 // caller sets Status, NextAttemptAt and Delete (see attemptMade for the
 // outcomes that need none of that). The send waits its turn in the
-// connection's lane; when stop ends first, nothing is tried.
-func (s *engine) attempt(ctx, stop context.Context, l *core.Log, conn *core.Connection, st settings, fallback bool) (core.LogOutcome, attemptMade) {
+// connection's lane (in held when it is a slot of that lane; held goes
+// back first when it is not); when stop ends first, nothing is tried.
+func (s *engine) attempt(ctx, stop context.Context, l *core.Log, conn *core.Connection, st settings, fallback bool, held *heldSlot) (core.LogOutcome, attemptMade) {
 	start := time.Now().UTC()
 	a := core.Attempt{LogID: l.ID, ConnectionID: conn.ID, At: start}
 	out := core.LogOutcome{
@@ -140,7 +141,7 @@ func (s *engine) attempt(ctx, stop context.Context, l *core.Log, conn *core.Conn
 		if err == nil {
 			ln := s.lanes.get(conn, int(s.live.Load()))
 			ln.readLimits(ctx, tr, s)
-			release, epoch, until, ok := s.gate(stop, ln, conn)
+			release, epoch, until, ok := s.gate(stop, ln, conn, held)
 			if !ok {
 				return core.LogOutcome{NextAttemptAt: until}, attemptDeferred
 			}
@@ -244,7 +245,7 @@ func (s *engine) attempt(ctx, stop context.Context, l *core.Log, conn *core.Conn
 // (lane.finished), or ok false and when the message should be tried
 // again (the wait would pass HandBackAfter, its daily quota is spent, or
 // stop ended).
-func (s *engine) gate(stop context.Context, ln *lane, conn *core.Connection) (release func(), epoch int64, until time.Time, ok bool) {
+func (s *engine) gate(stop context.Context, ln *lane, conn *core.Connection, held *heldSlot) (release func(), epoch int64, until time.Time, ok bool) {
 	now := time.Now().UTC()
 	if t := ln.quotaSpentUntil(); !t.IsZero() {
 		return nil, 0, t, false
@@ -252,9 +253,13 @@ func (s *engine) gate(stop context.Context, ln *lane, conn *core.Connection) (re
 	if p := ln.pausedUntil(); p.Sub(now) > HandBackAfter {
 		return nil, 0, p, false
 	}
-	epoch, err := ln.acquire(stop)
-	if err != nil {
-		return nil, 0, now, false
+	epoch, ok = held.take(ln)
+	if !ok {
+		held.giveBack()
+		var err error
+		if epoch, err = ln.acquire(stop); err != nil {
+			return nil, 0, now, false
+		}
 	}
 	select {
 	case s.inFlight <- struct{}{}:

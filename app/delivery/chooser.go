@@ -84,7 +84,9 @@ func choiceIndex(l *core.Log, ids []int64) int {
 // decideChosen makes one attempt of l, a message without an explicit
 // connection, through the connections the Chooser picks. It reports false
 // when there is no chooser or it has no opinion: the free logic applies.
-func (s *engine) decideChosen(ctx, stop context.Context, l *core.Log, st settings, conns *connLookup) (core.LogOutcome, bool) {
+// held is the send slot granted to l before its decision, or nil (see
+// attempt).
+func (s *engine) decideChosen(ctx, stop context.Context, l *core.Log, st settings, conns *connLookup, held *heldSlot) (core.LogOutcome, bool) {
 	if s.o.Chooser == nil || l.ConnectionID != nil || l.UsedFallback {
 		return core.LogOutcome{}, false
 	}
@@ -111,7 +113,7 @@ func (s *engine) decideChosen(ctx, stop context.Context, l *core.Log, st setting
 		out = s.failedAttempt(l, choice.ConnectionIDs[i], err)
 	} else {
 		var made attemptMade
-		out, made = s.attempt(ctx, stop, l, conn, st, false)
+		out, made = s.attempt(ctx, stop, l, conn, st, false, held)
 		switch made {
 		case attemptDeferred:
 			return deferred(l, out.NextAttemptAt), true

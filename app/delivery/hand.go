@@ -22,9 +22,12 @@ type hand struct {
 	// size is how many messages the worker holds (see resize).
 	size int
 
-	mu        sync.Mutex
-	ids       map[int64]int // held (renewed while in hand): the message's bytes
-	bytes     int           // the bytes of the messages held
+	mu    sync.Mutex
+	ids   map[int64]int // held (renewed while in hand): the message's bytes
+	bytes int           // the bytes of the messages held
+	// waitLanes are the lanes whose queue has held this hand's messages
+	// (heldslot.go); when stop ends, its waiters there are handed back.
+	waitLanes map[*lane]struct{}
 	done      chan struct{}
 	renewDone sync.WaitGroup
 }
@@ -59,10 +62,14 @@ func (h *hand) close() {
 func (h *hand) renew() {
 	t := time.NewTicker(h.s.o.Lease / 3)
 	defer t.Stop()
+	stopped := h.stop.Done()
 	for {
 		select {
 		case <-h.done:
 			return
+		case <-stopped:
+			stopped = nil
+			h.dropWaiters()
 		case <-t.C:
 			h.mu.Lock()
 			ids := make([]int64, 0, len(h.ids))
@@ -80,9 +87,9 @@ func (h *hand) renew() {
 	}
 }
 
-// start sends logs, claimed under the hand's owner, each at once in its
-// own goroutine (waiting its turn in its connection's lane); their
-// outcomes come to gather. The settings and connections are read once
+// start sends logs, claimed under the hand's owner, each in its own
+// goroutine, started when its connection's lane grants it a send slot
+// (heldslot.go); their outcomes come to gather. The settings and connections are read once
 // for them, and their recipients checked against the suppression list in
 // one call. When the settings cannot be read (database down) the logs
 // are left to their lease: the reaper requeues them, and start reports
@@ -97,6 +104,7 @@ func (h *hand) start(logs []*core.Log) bool {
 		s.o.Logger.Warn("process batch", "err", err)
 		return false
 	}
+	s.memory.claimed(len(logs))
 	h.mu.Lock()
 	for _, l := range logs {
 		n := messageBytes(&l.Message)
@@ -110,23 +118,90 @@ func (h *hand) start(logs []*core.Log) bool {
 		listed = s.suppressedAmong(h.work, logs)
 	}
 	h.sending += len(logs)
+	var ahead map[int64]*lane // the lane of each connection, read once
 	for _, l := range logs {
-		go func() {
+		run := func(held *heldSlot) {
 			var d decided
 			if h.stop.Err() != nil {
 				d.out = handBack(l)
 			} else {
-				d.out = s.stages.decide(&Turn{Log: l, ctx: h.work, stop: h.stop, st: st, conns: conns, listed: listed})
+				d.out = s.stages.decide(&Turn{Log: l, ctx: h.work, stop: h.stop, st: st, conns: conns, listed: listed, held: held})
+				held.giveBack()
 				s.keepBody(h.work, l, &d.out, st)
 				s.countRetry(d.out, conns)
 			}
+			held.giveBack()
 			if s.o.Alerts != nil {
 				d.alerts = outcomeAlerts(l, d.out, st, conns)
 			}
 			h.results <- d
-		}()
+		}
+		ln := h.laneAhead(l, st, conns, &ahead)
+		if ln == nil {
+			go run(nil)
+			continue
+		}
+		ln.startWhenFree(h, run)
 	}
 	return true
+}
+
+// laneAhead returns the lane whose send slot l waits for before its
+// decision: its connection's (its own, else the fallback or the
+// default, as sendConnection says), or nil when it is better started at
+// once (the hand stopping, an uncertain attempt's lookup pending, no
+// such connection, an inactive one, no transport for it).
+func (h *hand) laneAhead(l *core.Log, st settings, conns *connLookup, ahead *map[int64]*lane) *lane {
+	if h.stop.Err() != nil || uncertainPending(l) {
+		return nil
+	}
+	id := sendConnection(l, st)
+	if id == nil {
+		return nil
+	}
+	if ln, ok := (*ahead)[*id]; ok {
+		return ln
+	}
+	var ln *lane
+	if conn, err := conns.get(*id); err == nil && conn.IsActive {
+		if _, err := h.s.transports.get(conn); err == nil {
+			ln = h.s.lanes.get(conn, int(h.s.live.Load()))
+		}
+	}
+	if *ahead == nil {
+		*ahead = map[int64]*lane{}
+	}
+	(*ahead)[*id] = ln
+	return ln
+}
+
+// waitingIn notes that one of the hand's messages waits in ln's queue;
+// when the hand has stopped meanwhile, its waiters there are handed back.
+func (h *hand) waitingIn(ln *lane) {
+	h.mu.Lock()
+	if h.waitLanes == nil {
+		h.waitLanes = map[*lane]struct{}{}
+	}
+	h.waitLanes[ln] = struct{}{}
+	h.mu.Unlock()
+	if h.stop.Err() != nil {
+		ln.dropWaitersOf(h)
+	}
+}
+
+// dropWaiters hands back the messages of the hand still waiting in a
+// lane's queue: their goroutines start with no slot and, the hand being
+// stopped, give them back to the queue untried.
+func (h *hand) dropWaiters() {
+	h.mu.Lock()
+	lanes := make([]*lane, 0, len(h.waitLanes))
+	for ln := range h.waitLanes {
+		lanes = append(lanes, ln)
+	}
+	h.mu.Unlock()
+	for _, ln := range lanes {
+		ln.dropWaitersOf(h)
+	}
 }
 
 // gatherLinger bounds how long a decided outcome waits for others to be
@@ -186,6 +261,7 @@ func (h *hand) flush(got []decided, claim int) []*core.Log {
 		delete(h.ids, o.LogID)
 	}
 	h.mu.Unlock()
+	s.memory.recordedOf(len(outs))
 	if ok {
 		if n < len(outs) {
 			alerts = s.recordedAlerts(h.work, alerts)

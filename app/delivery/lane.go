@@ -36,7 +36,7 @@ type lane struct {
 	mu      sync.Mutex
 	conc    *adaptive
 	active  int
-	waiters []chan struct{}
+	waiters []laneWaiter
 
 	perSecond float64 // configured max_per_second for the whole fleet; 0: none
 	rate      float64 // this process's tokens per second; 0: unlimited
@@ -143,7 +143,7 @@ func (ln *lane) acquire(stop context.Context) (int64, error) {
 		return epoch, nil
 	}
 	ch := make(chan struct{})
-	ln.waiters = append(ln.waiters, ch)
+	ln.waiters = append(ln.waiters, laneWaiter{granted: ch})
 	ln.mu.Unlock()
 	select {
 	case <-ch:
@@ -154,7 +154,7 @@ func (ln *lane) acquire(stop context.Context) (int64, error) {
 		ln.mu.Lock()
 		defer ln.mu.Unlock()
 		for i, w := range ln.waiters {
-			if w == ch {
+			if w.granted == ch {
 				ln.waiters = append(ln.waiters[:i], ln.waiters[i+1:]...)
 				return 0, stop.Err()
 			}
@@ -204,10 +204,15 @@ func (ln *lane) release() {
 
 func (ln *lane) grantLocked() {
 	for ln.active < ln.conc.limit() && len(ln.waiters) > 0 {
-		ch := ln.waiters[0]
+		w := ln.waiters[0]
+		ln.waiters[0] = laneWaiter{}
 		ln.waiters = ln.waiters[1:]
 		ln.active++
-		close(ch)
+		if w.start != nil {
+			go w.start(&heldSlot{ln: ln, epoch: ln.conc.epoch})
+		} else {
+			close(w.granted)
+		}
 	}
 }
 

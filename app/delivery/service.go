@@ -215,7 +215,7 @@ func (s *Service) SendNow(ctx context.Context, connID int64, msg *core.Message, 
 		applyOutcome(l, out)
 		return l, nil
 	}
-	out, made := s.attempt(ctx, ctx, l, conn, st, false)
+	out, made := s.attempt(ctx, ctx, l, conn, st, false, nil)
 	switch {
 	case made == attemptDeferred:
 		// The connection may not send now (paused, quota spent): the

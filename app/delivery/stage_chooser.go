@@ -7,7 +7,7 @@ type chooserStage struct{ e *engine }
 
 // Decide implements Stage.
 func (c chooserStage) Decide(t *Turn) bool {
-	out, ok := c.e.decideChosen(t.ctx, t.stop, t.Log, t.st, t.conns)
+	out, ok := c.e.decideChosen(t.ctx, t.stop, t.Log, t.st, t.conns, t.held)
 	if ok {
 		c.e.logIfFailed(t.Log, &out, t.conns)
 		t.Outcome = out

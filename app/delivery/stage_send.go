@@ -29,7 +29,7 @@ func (d sendStage) Decide(t *Turn) bool {
 		out = s.failedAttempt(l, *connID, err)
 	} else {
 		var made attemptMade
-		out, made = s.attempt(t.ctx, t.stop, l, conn, st, l.UsedFallback)
+		out, made = s.attempt(t.ctx, t.stop, l, conn, st, l.UsedFallback, t.held)
 		if made != attemptSent && t.admitted {
 			// Not tried after all: the quota place is given back, and
 			// the message is counted when it is.

@@ -75,6 +75,9 @@ type Turn struct {
 	// admitted: the site quota counted this message (given back when it
 	// is not tried after all).
 	admitted bool
+	// held is the send slot the message's lane granted before the
+	// decision (heldslot.go), or nil.
+	held *heldSlot
 }
 
 // Context returns the context the turn's work runs under.

@@ -23,6 +23,8 @@ type pool struct {
 	recorder   *recorder
 	// pace is the process's delivery pace, which sizes the hands.
 	pace pace
+	// memory returns a drain's memory to the system when it ends.
+	memory idleMemory
 }
 
 // newPool returns the worker pool of e.
@@ -115,6 +117,7 @@ func (s *pool) work(ctx context.Context, owner string) {
 				continue
 			}
 			if len(logs) == 0 {
+				s.memory.idle()
 				s.sleep(ctx, s.o.PollInterval, true)
 				continue
 			}

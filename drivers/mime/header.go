@@ -132,7 +132,10 @@ func customFields(headers []core.Header) ([]field, error) {
 // general ones sorted by name (Subject, X-Mailer, the custom headers,
 // Message-ID, Date), then From, To, Cc and Reply-To.
 func writeBuiltHead(buf *bytes.Buffer, msg *core.Message, custom []field, now time.Time, ascii bool) (string, error) {
-	general := []field{{"Subject", []string{encodeText("Subject", Unfold(msg.Subject))}}, {"X-Mailer", []string{Mailer}}}
+	// Room for the usual fields (Subject, X-Mailer, Message-ID, Date and
+	// a few custom ones) without growing.
+	general := make([]field, 0, 8)
+	general = append(general, field{"Subject", []string{encodeText("Subject", Unfold(msg.Subject))}}, field{"X-Mailer", []string{Mailer}})
 	set := func(f field) {
 		if i := slices.IndexFunc(general, func(g field) bool { return g.name == f.name }); i >= 0 {
 			general[i] = f
@@ -524,7 +527,8 @@ func writeFolded(buf *bytes.Buffer, name, value string, limit int) {
 		return
 	}
 	line := len(name) + 1
-	for i, word := range strings.Split(value, " ") {
+	i := 0
+	for word := range strings.SplitSeq(value, " ") {
 		if i > 0 && limit > 0 && word != "" && line+1+len(word) > limit {
 			buf.WriteString("\r\n")
 			line = 0
@@ -532,6 +536,7 @@ func writeFolded(buf *bytes.Buffer, name, value string, limit int) {
 		buf.WriteByte(' ')
 		buf.WriteString(word)
 		line += 1 + len(word)
+		i++
 	}
 	buf.WriteString("\r\n")
 }

@@ -236,3 +236,24 @@ func memory(tb testing.TB, pid int) (rss, peak int64) {
 	}
 	return rss, peak
 }
+
+// settledMemory reads pid's RSS and peak RSS once the RSS has settled:
+// unchanged (within 1 %) over half a second, the workers' poll interval,
+// in which a process that has just drained its queue sees it empty and
+// gives the drain's memory back. It waits 5 s at most.
+func settledMemory(tb testing.TB, pid int) (rss, peak int64) {
+	tb.Helper()
+	const every, still = 50 * time.Millisecond, 500 * time.Millisecond
+	deadline := time.Now().Add(5 * time.Second)
+	rss, peak = memory(tb, pid)
+	since := time.Now()
+	for time.Since(since) < still && time.Now().Before(deadline) {
+		time.Sleep(every)
+		r, p := memory(tb, pid)
+		if d := r - rss; d > rss/100 || -d > rss/100 {
+			since = time.Now()
+		}
+		rss, peak = r, p
+	}
+	return rss, peak
+}
