@@ -216,7 +216,7 @@ func (m *fleetMember) run(ctx context.Context, build siteBuild) {
 		if err == nil {
 			return
 		}
-		m.setProblem("The site's database is not available; the service retries by itself.")
+		m.setProblem(fmt.Sprintf("The site cannot be served now (%v); the service retries by itself.", err))
 		m.log.Warn("fleet: the site cannot be served now; retrying", "err", err, "retry_in", wait)
 		select {
 		case <-ctx.Done():
