@@ -99,6 +99,9 @@ type fleetMember struct {
 	svc     *siteService
 	db      *store.DB
 	problem string
+	// cause is the error behind problem, for the operator's view only:
+	// a site's routes answer problem alone, to callers who may be anyone.
+	cause string
 	// dbDown is set while a served site's database does not answer.
 	dbDown bool
 }
@@ -144,6 +147,9 @@ func (m *fleetMember) view() fleet.Site {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	s := fleet.Site{Name: name, WPConfig: m.path, Problem: m.problem}
+	if m.cause != "" {
+		s.Problem += " Cause: " + m.cause
+	}
 	if m.svc == nil {
 		if s.Problem == "" {
 			s.Problem = "The site is starting."
@@ -159,10 +165,14 @@ func (m *fleetMember) view() fleet.Site {
 	return s
 }
 
-// setProblem records why the site is not served.
-func (m *fleetMember) setProblem(p string) {
+// setProblem records why the site is not served, and the error behind
+// it (nil when there is none to tell).
+func (m *fleetMember) setProblem(p string, cause error) {
 	m.mu.Lock()
-	m.problem = p
+	m.problem, m.cause = p, ""
+	if cause != nil {
+		m.cause = cause.Error()
+	}
 	m.mu.Unlock()
 }
 
@@ -209,14 +219,14 @@ func (m *fleetMember) run(ctx context.Context, build siteBuild) {
 	for ctx.Err() == nil {
 		gone, err := m.serveOnce(ctx, build)
 		if gone {
-			m.setProblem("The service's tables were removed from the site's database (uninstalled); restart the service to install them again.")
+			m.setProblem("The service's tables were removed from the site's database (uninstalled); restart the service to install them again.", nil)
 			m.log.Warn("fleet: the site's tables are gone; it is no longer served")
 			return
 		}
 		if err == nil {
 			return
 		}
-		m.setProblem(fmt.Sprintf("The site cannot be served now (%v); the service retries by itself.", err))
+		m.setProblem("The site's database is not available; the service retries by itself.", err)
 		m.log.Warn("fleet: the site cannot be served now; retrying", "err", err, "retry_in", wait)
 		select {
 		case <-ctx.Done():
@@ -255,7 +265,7 @@ func (m *fleetMember) serveOnce(ctx context.Context, build siteBuild) (gone bool
 	}
 	defer svc.stop()
 	m.mu.Lock()
-	m.key, m.svc, m.db, m.problem, m.dbDown = key, svc, rt.db, "", false
+	m.key, m.svc, m.db, m.problem, m.cause, m.dbDown = key, svc, rt.db, "", "", false
 	m.hosts = urlHosts(svc.public, strings.TrimSuffix(svc.admin, "/wp-admin/admin.php?page=mailsvc"))
 	m.mu.Unlock()
 	m.log.Info("fleet: site served", "home", svc.public)
@@ -279,9 +289,9 @@ func (m *fleetMember) serveOnce(ctx context.Context, build siteBuild) (gone bool
 		was := m.dbDown
 		m.dbDown = perr != nil
 		if perr != nil {
-			m.problem = "The site's database is not available; the service retries by itself."
+			m.problem, m.cause = "The site's database is not available; the service retries by itself.", perr.Error()
 		} else {
-			m.problem = ""
+			m.problem, m.cause = "", ""
 		}
 		m.mu.Unlock()
 		if perr != nil && !was {
