@@ -1,8 +1,9 @@
 // Package fleet proves one `mailsvc serve` serving several independent
 // WordPress sites (docs/fleet.md): each site's mail through its own
 // connection, each site's users on their own site only, the operator's
-// view for the fleet's token only, fair delivery, and a site whose
-// database goes away and comes back while the others serve.
+// view for the fleet's token only, fair delivery, a flood at one site
+// held by that site's guard while the others' mail flows, and a site
+// whose database goes away and comes back while the others serve.
 package fleet
 
 import (

@@ -23,6 +23,77 @@ func wpHost(t *testing.T, s *wpsite.Site) string {
 	return u.Host
 }
 
+// wpFleet is two real WordPress sites with their own databases and the
+// bridge, served by one `mailsvc serve`, each with an SMTP connection of
+// its own (to its sink) as its default, made through the service's API
+// by the site's own administrator.
+type wpFleet struct {
+	A, B         *wpsite.Site
+	pwA, pwB     string // the administrators' application passwords
+	sinkA, sinkB *smtpsink.Sink
+	svc          *servicetest.Service
+	dir          string // the service's directory and environment's
+	api          string // the service's REST namespace
+}
+
+// startWordPressFleet installs the two sites and their bridges and
+// starts the service for both with the fleet's token and extra.
+func startWordPressFleet(t *testing.T, extra ...string) *wpFleet {
+	t.Helper()
+	// is_ssl(): WordPress takes application passwords over HTTPS only,
+	// and the bridge then says so to the service (X-Forwarded-Proto).
+	https := wpsite.Options{ExtraConfig: "$_SERVER['HTTPS'] = 'on';"}
+	optsA, optsB := https, https
+	optsA.Prefix, optsB.Prefix = "wpa_", "wpb_"
+	f := &wpFleet{A: wpsite.Install(t, optsA), B: wpsite.Install(t, optsB), sinkA: smtpsink.Start(t), sinkB: smtpsink.Start(t), dir: t.TempDir()}
+	for _, s := range []*wpsite.Site{f.A, f.B} {
+		if r := servicetest.Run(f.dir, servicetest.Environ(f.dir), "", "wp", "install", "--wp-path", s.Dir); r.Code != 0 {
+			t.Fatalf("wp install %s: exit %d\n%s%s", s.Dir, r.Code, r.Stdout, r.Stderr)
+		}
+	}
+	env := servicetest.Environ(f.dir, append([]string{"MAILSVC_SITES=" + f.A.WPConfigPath + "," + f.B.WPConfigPath,
+		"MAILSVC_FLEET_TOKEN=" + fleetToken, "MAILSVC_TRUSTED_PROXIES=127.0.0.1"}, extra...)...)
+	f.svc = servicetest.StartEnv(t, f.dir, env)
+	awaitReady(t, f.svc, 60*time.Second)
+	f.api = "http://" + f.svc.Addr + "/wp-json/mailsvc/v1"
+	f.pwA = f.A.CreateApplicationPassword(t, f.A.AdminLogin, "fleet test")
+	f.pwB = f.B.CreateApplicationPassword(t, f.B.AdminLogin, "fleet test")
+
+	// Each site's own connection, made on the service by its own
+	// administrator, named by the site's host.
+	for _, s := range []*wpsite.Site{f.A, f.B} {
+		r := f.call(t, s, "POST", "/connections", fmt.Sprintf(
+			`{"name":"sink","driver":"smtp","settings":{"host":%q,"port":%d,"encryption":"none","auth":false}}`, f.sink(s).Host(), f.sink(s).Port()))
+		var conn struct{ ID int64 }
+		if r.JSON(t, &conn); r.Status != 201 || conn.ID == 0 {
+			t.Fatalf("create connection on %s: %d %s", s.SiteURL, r.Status, r.Body)
+		}
+		if r := f.call(t, s, "PUT", "/settings", fmt.Sprintf(`{"default_connection_id":%d}`, conn.ID)); r.Status != 200 {
+			t.Fatalf("PUT /settings on %s: %d %s", s.SiteURL, r.Status, r.Body)
+		}
+	}
+	return f
+}
+
+// sink is the SMTP sink of site s's connection.
+func (f *wpFleet) sink(s *wpsite.Site) *smtpsink.Sink {
+	if s == f.A {
+		return f.sinkA
+	}
+	return f.sinkB
+}
+
+// call calls the service's REST API as site s's administrator, routed
+// by the site's host.
+func (f *wpFleet) call(t *testing.T, s *wpsite.Site, method, path, body string) servicetest.Response {
+	t.Helper()
+	pw := f.pwB
+	if s == f.A {
+		pw = f.pwA
+	}
+	return servicetest.Call(t, method, f.api+path, body, as(s.AdminLogin, pw, wpHost(t, s), ""))
+}
+
 // TestFleetTwoWordPressSites installs two real WordPress sites with their
 // own databases and the bridge, serves both from one `mailsvc serve`, and
 // checks that each site's wp_mail() goes out through its own connection,
@@ -33,45 +104,8 @@ func TestFleetTwoWordPressSites(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real WordPress test: not in -short mode")
 	}
-	// is_ssl(): WordPress takes application passwords over HTTPS only,
-	// and the bridge then says so to the service (X-Forwarded-Proto).
-	https := wpsite.Options{ExtraConfig: "$_SERVER['HTTPS'] = 'on';"}
-	optsA, optsB := https, https
-	optsA.Prefix, optsB.Prefix = "wpa_", "wpb_"
-	siteA, siteB := wpsite.Install(t, optsA), wpsite.Install(t, optsB)
-	sinkA, sinkB := smtpsink.Start(t), smtpsink.Start(t)
-	dir := t.TempDir()
-	for _, s := range []*wpsite.Site{siteA, siteB} {
-		if r := servicetest.Run(dir, servicetest.Environ(dir), "", "wp", "install", "--wp-path", s.Dir); r.Code != 0 {
-			t.Fatalf("wp install %s: exit %d\n%s%s", s.Dir, r.Code, r.Stdout, r.Stderr)
-		}
-	}
-	env := servicetest.Environ(dir, "MAILSVC_SITES="+siteA.WPConfigPath+","+siteB.WPConfigPath,
-		"MAILSVC_FLEET_TOKEN="+fleetToken, "MAILSVC_TRUSTED_PROXIES=127.0.0.1")
-	svc := servicetest.StartEnv(t, dir, env)
-	awaitReady(t, svc, 60*time.Second)
-	api := "http://" + svc.Addr + "/wp-json/mailsvc/v1"
-	pwA := siteA.CreateApplicationPassword(t, siteA.AdminLogin, "fleet test")
-	pwB := siteB.CreateApplicationPassword(t, siteB.AdminLogin, "fleet test")
-
-	// Each site's own connection, made on the service by its own
-	// administrator, named by the site's host.
-	for _, c := range []struct {
-		site *wpsite.Site
-		pw   string
-		sink *smtpsink.Sink
-	}{{siteA, pwA, sinkA}, {siteB, pwB, sinkB}} {
-		auth := as(c.site.AdminLogin, c.pw, wpHost(t, c.site), "")
-		r := servicetest.Call(t, "POST", api+"/connections", fmt.Sprintf(
-			`{"name":"sink","driver":"smtp","settings":{"host":%q,"port":%d,"encryption":"none","auth":false}}`, c.sink.Host(), c.sink.Port()), auth)
-		var conn struct{ ID int64 }
-		if r.JSON(t, &conn); r.Status != 201 || conn.ID == 0 {
-			t.Fatalf("create connection on %s: %d %s", c.site.SiteURL, r.Status, r.Body)
-		}
-		if r := servicetest.Call(t, "PUT", api+"/settings", fmt.Sprintf(`{"default_connection_id":%d}`, conn.ID), auth); r.Status != 200 {
-			t.Fatalf("PUT /settings on %s: %d %s", c.site.SiteURL, r.Status, r.Body)
-		}
-	}
+	f := startWordPressFleet(t)
+	siteA, siteB, sinkA, sinkB, pwA, pwB, svc, api, dir := f.A, f.B, f.sinkA, f.sinkB, f.pwA, f.pwB, f.svc, f.api, f.dir
 
 	t.Setenv("MAILSVC_SERVICE_URL", "http://"+svc.Addr)
 	t.Run("each site's wp_mail() through its own connection", func(t *testing.T) {
