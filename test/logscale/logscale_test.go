@@ -85,7 +85,11 @@ func BenchmarkLogsAtScale(b *testing.B) {
 	var seeded, backfilled time.Duration
 	if reused {
 		// The logs' times were seeded relative to the day of the seed.
-		if err := raw.QueryRowContext(ctx, "SELECT MAX(created_at) FROM wp_mailsvc_logs").Scan(&end); err != nil {
+		var last string
+		if err := raw.QueryRowContext(ctx, "SELECT MAX(created_at) FROM wp_mailsvc_logs").Scan(&last); err != nil {
+			b.Fatal(err)
+		}
+		if end, err = time.Parse("2006-01-02 15:04:05.999999", last); err != nil {
 			b.Fatal(err)
 		}
 		start = end.Add(-days * 24 * time.Hour)
