@@ -76,7 +76,9 @@ func (s *suite) testSearchCapped(t *testing.T) {
 func (s *suite) searchWordNewestFirst(t *testing.T) {
 	ctx := context.Background()
 	db := s.open(t, s.prefix())
-	at := func(d int) time.Time { return time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC).Add(time.Duration(d) * time.Hour) }
+	at := func(d int) time.Time {
+		return time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC).Add(time.Duration(d) * time.Hour)
+	}
 	from := core.Address{Email: "shop@example.com"}
 	one := func(d int, subject string) *core.Log {
 		return importOne(t, db.Logs(), core.StatusDelivered, at(d), core.Message{From: from, To: addr("a@example.com"), Subject: subject})
