@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -251,7 +250,7 @@ func (db *handle) findLogsBySubject(ctx context.Context, f core.LogFilter, term 
 			return logs, len(matches), err
 		}
 		if filtersOf(f) == (core.LogFilter{}) && f.Limit > 0 && onlyIndexableWords(term) {
-			return db.findLogsByWordIndex(ctx, f, term, need)
+			return db.findLogsByWord(ctx, f, term, need)
 		}
 	}
 	cond, args := db.subjectConditions(f, term)
@@ -281,33 +280,23 @@ func (db *handle) findLogsBySubject(ctx context.Context, f core.LogFilter, term 
 	return logs, total, nil
 }
 
-// findLogsByWordIndex is findLogsBySubject for a term of indexable words
+// findLogsByWord is findLogsBySubject for a term of indexable words
 // without filters, counted up to need: the count and the page come from
-// one reading of the full-text index in log id order, which reads no subjects row (the
-// index maps its entries to log ids by itself), where the list's order by
-// time would read every match's row. The page is then put in list order
-// (inListOrder).
-func (db *handle) findLogsByWordIndex(ctx context.Context, f core.LogFilter, term string, need int) ([]*core.Log, int, error) {
+// one reading of the full-text index, its matches ordered by time and
+// cut at need. The index maps a match to its subjects row by its own
+// document id, not the log id, so any order of the matches (by log id as
+// well as by time) reads each match's row: reading them in list order
+// costs no more, and the page needs no check of logs created out of id
+// order.
+func (db *handle) findLogsByWord(ctx context.Context, f core.LogFilter, term string, need int) ([]*core.Log, int, error) {
 	cond, args := db.subjectConditions(f, term)
-	// One reading of the index gives the capped count and the page's ids
-	// (need is at least the page's end).
-	ids, err := db.queryIDs(ctx, db.sqlDB, `SELECT s.log_id FROM {prefix}mailsvc_log_subjects s`+cond+` ORDER BY s.log_id DESC LIMIT ?`,
-		append(slices.Clone(args), need)...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("find logs by subject: %w", err)
-	}
-	total, pageEnd := len(ids), max(f.Offset, 0)+f.Limit
-	ids = ids[:min(pageEnd, len(ids))]
-	// The logs created out of id order are few: each is checked row by
-	// row rather than through the index.
-	check, cargs := subjectWordCheck(term)
-	matches, err := db.inListOrderFrom(ctx, `SELECT log_id, created_at FROM {prefix}mailsvc_log_subjects WHERE log_id IN `, ids, pageEnd, `(SELECT 1 FROM {prefix}mailsvc_log_subjects s
-		WHERE s.log_id = {prefix}mailsvc_logs.id AND `+check+`) = 1`, cargs)
+	matches, err := db.queryLogAts(ctx, `SELECT s.log_id, s.created_at FROM {prefix}mailsvc_log_subjects s`+cond+
+		` ORDER BY s.created_at DESC, s.log_id DESC`, need, args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("find logs by subject: %w", err)
 	}
 	logs, err := db.pageOf(ctx, f, matches)
-	return logs, total, err
+	return logs, len(matches), err
 }
 
 // ftsQuery returns the FTS5 query of term's words (each the start of a

@@ -354,19 +354,11 @@ func (db *handle) newestAddressMatches(ctx context.Context, s core.LogSearch, n 
 // few logs (an index range read without the check but for them) are
 // looked up too, and the first n of both are the answer.
 func (db *handle) inListOrder(ctx context.Context, ids []int64, n int, cond string, args []any) ([]logAt, error) {
-	return db.inListOrderFrom(ctx, `SELECT id, created_at FROM {prefix}mailsvc_logs WHERE id IN `, ids, n, cond, args)
-}
-
-// inListOrderFrom is inListOrder with the ids' creation times read by
-// times (a query of id and created_at that ends with "IN "): a side table
-// that keeps them (the subjects table) is read rather than the logs'
-// wide rows.
-func (db *handle) inListOrderFrom(ctx context.Context, times string, ids []int64, n int, cond string, args []any) ([]logAt, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
 	in, inArgs := inList(ids)
-	found, err := db.queryLogAts(ctx, times+`(`+in+`)`, 0, inArgs...)
+	found, err := db.queryLogAts(ctx, `SELECT id, created_at FROM {prefix}mailsvc_logs WHERE id IN (`+in+`)`, 0, inArgs...)
 	if err != nil {
 		return nil, fmt.Errorf("read the matches' times: %w", err)
 	}

@@ -32,7 +32,7 @@ func (svc *AnalyticsService) SourceBuckets(ctx context.Context, from, to time.Ti
 	if err := store.NetworkOnly(ctx, "Statistics by source"); err != nil {
 		return nil, err
 	}
-	return store.ReadBuckets(ctx, db.DB, "source buckets", "{prefix}mailsvc_source_buckets", "source", from, to,
+	return store.ReadBuckets(ctx, db.base, "source buckets", "{prefix}mailsvc_source_buckets", "source", from, to,
 		func(r store.RowScanner) (analytics.SourceBucket, error) {
 			var b analytics.SourceBucket
 			err := r.Scan(&b.Start, &b.Source, &b.Status, &b.Count)
@@ -62,7 +62,7 @@ func (svc *AnalyticsService) ExportLogs(ctx context.Context, p analytics.LogExpo
 		after = p.AfterCreatedAt.UTC().Truncate(time.Microsecond)
 	}
 	out := make([]analytics.ExportedLog, 0, limit)
-	err := store.EachRow(ctx, db.SQL(), "export logs", db.Expand(`SELECT id, created_at, status,
+	err := store.EachRow(ctx, db.base.SQL(), "export logs", db.base.Expand(`SELECT id, created_at, status,
 		COALESCE(sent_connection_id, connection_id, 0), source, recipients, subject, last_error, provider_message_id
 		FROM {prefix}mailsvc_logs
 		WHERE created_at >= ? AND created_at < ? AND (created_at > ? OR id > ?)`+scope+`
@@ -195,6 +195,6 @@ func (db *DB) tieredTotals(ctx context.Context, what, quarters, coarse, key stri
 		// An empty range: the same (empty) answer, still from the table.
 		parts = append(parts, `SELECT `+key+`, status, messages FROM `+quarters+` WHERE 1 = 0`)
 	}
-	return store.EachRow(ctx, db.SQL(), what, db.Expand(`SELECT `+key+`, status, SUM(messages) FROM (`+
+	return store.EachRow(ctx, db.base.SQL(), what, db.base.Expand(`SELECT `+key+`, status, SUM(messages) FROM (`+
 		strings.Join(parts, " UNION ALL ")+`) r GROUP BY `+key+`, status ORDER BY `+key+`, status`), args, scan)
 }

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
 	"github.com/mailsvc/mailsvc/adapters/store"
 	"github.com/mailsvc/mailsvc/app/pro/analytics"
 	"github.com/mailsvc/mailsvc/app/pro/events"
@@ -49,7 +48,7 @@ func BenchmarkAnalyticsAtScale(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer sdb.Close()
-	db := prostore.New(sdb)
+	db := newProDB(sdb)
 	var conns []int64
 	for i, d := range []string{"sendgrid", "mailgun", "smtp"} {
 		c := &core.Connection{Name: fmt.Sprint("c", i), Driver: d, IsActive: true}
@@ -261,7 +260,7 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // directReads answers the analytics reads as they were made before the
 // hour, day and event roll-ups: the outcomes from the 15-minute buckets,
 // the provider events counted one by one.
-type directReads struct{ db *prostore.DB }
+type directReads struct{ db *proDB }
 
 func (d directReads) sums(ctx context.Context, key, table string, from, to time.Time, scan func(k, status string, n int64)) error {
 	rows, err := d.db.Gorm().WithContext(ctx).Raw(`SELECT `+key+`, status, SUM(messages) FROM wp_mailsvc_`+table+`

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
 	"github.com/mailsvc/mailsvc/adapters/store"
 	"github.com/mailsvc/mailsvc/adapters/store/storetest"
 	"github.com/mailsvc/mailsvc/app/pro/analytics"
@@ -48,7 +47,7 @@ func (s *suite) analyticsTests() []struct {
 }
 
 // sourceTotals sums source buckets by source and status ("source/status").
-func sourceTotals(t *testing.T, db *prostore.DB, from, to time.Time) map[string]int64 {
+func sourceTotals(t *testing.T, db *proDB, from, to time.Time) map[string]int64 {
 	t.Helper()
 	bs, err := db.Analytics().SourceBuckets(context.Background(), from, to)
 	if err != nil {
@@ -71,14 +70,14 @@ var sourceRollup = storetest.ModuleRollup{
 	Read: "SourceBuckets",
 	Sums: func(t *testing.T, db *store.DB, from, to time.Time) any {
 		t.Helper()
-		sb, err := prostore.New(db).Analytics().SourceBuckets(context.Background(), from, to)
+		sb, err := newProDB(db).Analytics().SourceBuckets(context.Background(), from, to)
 		if err != nil {
 			t.Fatalf("SourceBuckets: %v", err)
 		}
 		return sb
 	},
 	Totals: func(t *testing.T, db *store.DB, from, to time.Time) map[string]int64 {
-		return sourceTotals(t, prostore.New(db), from, to)
+		return sourceTotals(t, newProDB(db), from, to)
 	},
 	LogKey: func(l *core.Log) string { return l.Source },
 }
@@ -405,7 +404,7 @@ type finalLog struct {
 }
 
 // finalLogs reads every log with a final status.
-func finalLogs(t *testing.T, db *prostore.DB) []finalLog {
+func finalLogs(t *testing.T, db *proDB) []finalLog {
 	t.Helper()
 	rows, err := db.Gorm().Raw(`SELECT status, COALESCE(sent_connection_id, 0), source, updated_at, delivered_at FROM `+
 		db.TableName("logs")+` WHERE status IN (?, ?)`, core.StatusDelivered, core.StatusFailed).Rows()
@@ -434,7 +433,7 @@ func finalLogs(t *testing.T, db *prostore.DB) []finalLog {
 // starts in [from, to) (the buckets the range sums read) under the key
 // each gives (its count zero), and returns the keys with counted setting
 // their counts, in the order of compare.
-func directCounts[B comparable](t *testing.T, db *prostore.DB, from, to time.Time, key func(finalLog) B,
+func directCounts[B comparable](t *testing.T, db *proDB, from, to time.Time, key func(finalLog) B,
 	counted func(B, int64) B, compare func(a, b B) int) []B {
 	t.Helper()
 	qf, qt := quarterRange(from, to)
@@ -455,7 +454,7 @@ func directCounts[B comparable](t *testing.T, db *prostore.DB, from, to time.Tim
 // directOutcomes counts the logs' final outcomes whose 15-minute bucket
 // starts in [from, to) per connection and status, as OutcomeTotals
 // answers.
-func directOutcomes(t *testing.T, db *prostore.DB, from, to time.Time) []core.OutcomeBucket {
+func directOutcomes(t *testing.T, db *proDB, from, to time.Time) []core.OutcomeBucket {
 	t.Helper()
 	return directCounts(t, db, from, to,
 		func(l finalLog) core.OutcomeBucket {
@@ -472,7 +471,7 @@ func directOutcomes(t *testing.T, db *prostore.DB, from, to time.Time) []core.Ou
 
 // directSources counts the same per source and status, as SourceTotals
 // answers.
-func directSources(t *testing.T, db *prostore.DB, from, to time.Time) []analytics.SourceBucket {
+func directSources(t *testing.T, db *proDB, from, to time.Time) []analytics.SourceBucket {
 	t.Helper()
 	return directCounts(t, db, from, to,
 		func(l finalLog) analytics.SourceBucket {

@@ -29,15 +29,16 @@ import (
 )
 
 // DB is the Pro add-on's tables on the service's database handle. It
-// embeds the handle, so one value serves both the Pro ports and the
-// service's own.
+// holds the handle rather than embedding it: its only exported methods
+// are its services (services.go), and the service's own ports are taken
+// from the handle itself.
 type DB struct {
-	*store.DB
+	base *store.DB
 }
 
 // New returns the Pro tables on db, an open, migrated handle (its
 // migration applied this package's schema history too).
-func New(db *store.DB) *DB { return &DB{DB: db} }
+func New(db *store.DB) *DB { return &DB{base: db} }
 
 // now is the time stored for a change: UTC, to the microsecond, as the
 // service's own tables store it.

@@ -173,7 +173,7 @@ func (db *DB) addEventRollup(ctx context.Context, tx *sql.Tx, site, conn int64, 
 		return strings.Compare(a.provider, b.provider)
 	})
 	shard := 0
-	if db.Dialect() == store.DialectMySQL {
+	if db.base.Dialect() == store.DialectMySQL {
 		shard = rand.IntN(store.RollupShards)
 	}
 	rows := make([]store.CounterRow, 0, len(keys))
@@ -181,7 +181,7 @@ func (db *DB) addEventRollup(ctx context.Context, tx *sql.Tx, site, conn int64, 
 		c := counters[k]
 		rows = append(rows, store.CounterRow{k.minutes, k.start, k.provider, k.event, conn, source, shard, c.events, c.repeats, c.kindRepeats})
 	}
-	if err := db.Rollups().UpsertCounters(ctx, tx, "{prefix}mailsvc_event_buckets",
+	if err := db.base.Rollups().UpsertCounters(ctx, tx, "{prefix}mailsvc_event_buckets",
 		[]string{"width_minutes", "bucket_start", "provider", "event", "connection_id", "source", "shard"},
 		[]string{"events", "repeats", "kind_repeats"}, rows); err != nil {
 		return err
@@ -192,7 +192,7 @@ func (db *DB) addEventRollup(ctx context.Context, tx *sql.Tx, site, conn int64, 
 			c := counters[k]
 			siteRows = append(siteRows, store.CounterRow{k.minutes, k.start, site, k.provider, k.event, conn, source, shard, c.events, c.repeats, c.kindRepeats})
 		}
-		if err := db.Rollups().UpsertCounters(ctx, tx, "{prefix}mailsvc_site_event_buckets",
+		if err := db.base.Rollups().UpsertCounters(ctx, tx, "{prefix}mailsvc_site_event_buckets",
 			[]string{"width_minutes", "bucket_start", "site_id", "provider", "event", "connection_id", "source", "shard"},
 			[]string{"events", "repeats", "kind_repeats"}, siteRows); err != nil {
 			return err
@@ -220,12 +220,12 @@ func (db *DB) upsertRepeats(ctx context.Context, tx *sql.Tx, rows []store.Counte
 		b.WriteString("(?,?,?,?,?,?,?,?,?)")
 		args = append(args, r...)
 	}
-	if db.Dialect() == store.DialectMySQL {
+	if db.base.Dialect() == store.DialectMySQL {
 		b.WriteString(" ON DUPLICATE KEY UPDATE provider_prev_at = VALUES(provider_prev_at), kind_prev_at = VALUES(kind_prev_at)")
 	} else {
 		b.WriteString(" ON CONFLICT (event_id) DO UPDATE SET provider_prev_at = excluded.provider_prev_at, kind_prev_at = excluded.kind_prev_at")
 	}
-	if _, err := tx.ExecContext(ctx, db.Expand(b.String()), args...); err != nil {
+	if _, err := tx.ExecContext(ctx, db.base.Expand(b.String()), args...); err != nil {
 		return fmt.Errorf("record repeated provider events: %w", err)
 	}
 	return nil
@@ -233,7 +233,7 @@ func (db *DB) upsertRepeats(ctx context.Context, tx *sql.Tx, rows []store.Counte
 
 // eventLinks reads a log's events of one kind, for addEventRollup.
 func (db *DB) eventLinks(ctx context.Context, tx *sql.Tx, logID int64, event string) ([]eventLink, error) {
-	rows, err := tx.QueryContext(ctx, db.Expand(`SELECT id, provider, occurred_at FROM {prefix}mailsvc_log_events
+	rows, err := tx.QueryContext(ctx, db.base.Expand(`SELECT id, provider, occurred_at FROM {prefix}mailsvc_log_events
 		WHERE log_id = ? AND event = ?`), logID, event)
 	if err != nil {
 		return nil, fmt.Errorf("read the log's provider events: %w", err)
@@ -404,7 +404,7 @@ func (db *DB) eventSums(ctx context.Context, from, to time.Time, events []string
 			WHERE occurred_at >= ? AND occurred_at < ? AND ` + prev + ` < ?` + repeatsSite + kinds + ` GROUP BY ` + group,
 		append(append([]any{from, to, from}, repeatsArgs...), kindArgs...), true, 1})
 	for _, q := range queries {
-		rows, err := db.SQL().QueryContext(ctx, db.Expand(q.sql), q.args...)
+		rows, err := db.base.SQL().QueryContext(ctx, db.base.Expand(q.sql), q.args...)
 		if err != nil {
 			return err
 		}

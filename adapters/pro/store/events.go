@@ -27,14 +27,14 @@ func (svc *EventService) RememberWebhookEvent(ctx context.Context, provider, id 
 		id = id[:191]
 	}
 	t := now()
-	if _, err := db.SQL().ExecContext(ctx, db.Expand(`DELETE FROM {prefix}mailsvc_webhook_seen WHERE expires_at < ?`), t); err != nil {
+	if _, err := db.base.SQL().ExecContext(ctx, db.base.Expand(`DELETE FROM {prefix}mailsvc_webhook_seen WHERE expires_at < ?`), t); err != nil {
 		return false, fmt.Errorf("forget expired webhook events: %w", err)
 	}
 	ins := `INSERT IGNORE INTO {prefix}mailsvc_webhook_seen (provider, event_id, expires_at) VALUES (?, ?, ?)`
-	if db.Dialect() == store.DialectSQLite {
+	if db.base.Dialect() == store.DialectSQLite {
 		ins = `INSERT OR IGNORE INTO {prefix}mailsvc_webhook_seen (provider, event_id, expires_at) VALUES (?, ?, ?)`
 	}
-	res, err := db.SQL().ExecContext(ctx, db.Expand(ins), provider, id, expires.UTC())
+	res, err := db.base.SQL().ExecContext(ctx, db.base.Expand(ins), provider, id, expires.UTC())
 	if err != nil {
 		return false, fmt.Errorf("remember webhook event: %w", err)
 	}
@@ -83,7 +83,7 @@ func (svc *EventService) FindLogIDsByProviderMessageIDs(ctx context.Context, ids
 // replacing an earlier one.
 func (db *DB) logIDsByProviderID(ctx context.Context, out map[string]int64, query string, want []any) error {
 	in := strings.TrimSuffix(strings.Repeat("?,", len(want)), ",")
-	rows, err := db.SQL().QueryContext(ctx, db.Expand(fmt.Sprintf(query, in)), want...)
+	rows, err := db.base.SQL().QueryContext(ctx, db.base.Expand(fmt.Sprintf(query, in)), want...)
 	if err != nil {
 		return fmt.Errorf("find logs by provider message id: %w", err)
 	}
@@ -123,13 +123,13 @@ func (svc *EventService) RecordLogEvent(ctx context.Context, ev *events.LogEvent
 		at = now()
 	}
 	lock := ""
-	if db.Dialect() == store.DialectMySQL {
+	if db.base.Dialect() == store.DialectMySQL {
 		lock = " FOR UPDATE" // one event of a log at a time: its chains (event_rollup.go)
 	}
-	err = db.InSQLTransaction(ctx, func(tx *sql.Tx) error {
+	err = db.base.InSQLTransaction(ctx, func(tx *sql.Tx) error {
 		var cur, source string
 		var conn, site int64
-		err := tx.QueryRowContext(ctx, db.Expand(`SELECT status, COALESCE(sent_connection_id, 0), source, site_id
+		err := tx.QueryRowContext(ctx, db.base.Expand(`SELECT status, COALESCE(sent_connection_id, 0), source, site_id
 			FROM {prefix}mailsvc_logs WHERE id = ?`+lock), ev.LogID).Scan(&cur, &conn, &source, &site)
 		if errors.Is(err, sql.ErrNoRows) {
 			return core.Errorf(core.ENOTFOUND, "Log %d not found.", ev.LogID)
@@ -140,7 +140,7 @@ func (svc *EventService) RecordLogEvent(ctx context.Context, ev *events.LogEvent
 		if err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, db.Expand(`INSERT INTO {prefix}mailsvc_log_events
+		res, err := tx.ExecContext(ctx, db.base.Expand(`INSERT INTO {prefix}mailsvc_log_events
 			(log_id, provider, event, occurred_at, detail, created_at) VALUES (?, ?, ?, ?, ?, ?)`),
 			ev.LogID, ev.Provider, ev.Event, at, js, now())
 		if err != nil {
@@ -152,13 +152,13 @@ func (svc *EventService) RecordLogEvent(ctx context.Context, ev *events.LogEvent
 		if err := db.addEventRollup(ctx, tx, site, conn, source, ev.Event, chain, eventLink{ev.ID, ev.Provider, at}); err != nil {
 			return err
 		}
-		if err := db.HostHooks().InsertHostHooks(ctx, tx, ev.HostHooks); err != nil {
+		if err := db.base.HostHooks().InsertHostHooks(ctx, tx, ev.HostHooks); err != nil {
 			return err
 		}
 		if status == "" {
 			return nil
 		}
-		res, err = tx.ExecContext(ctx, db.Expand(`UPDATE {prefix}mailsvc_logs SET status = ?, last_error = ?, updated_at = ?
+		res, err = tx.ExecContext(ctx, db.base.Expand(`UPDATE {prefix}mailsvc_logs SET status = ?, last_error = ?, updated_at = ?
 			WHERE id = ? AND status IN (?, ?)`), status, lastError, now(), ev.LogID, core.StatusDelivered, core.StatusFailed)
 		if err != nil {
 			return fmt.Errorf("move log %d to %s: %w", ev.LogID, status, err)
@@ -171,7 +171,7 @@ func (svc *EventService) RecordLogEvent(ctx context.Context, ev *events.LogEvent
 		return false, fmt.Errorf("record log event: %w", err)
 	}
 	if len(ev.HostHooks) > 0 {
-		db.HostHooks().HostHooksWritten()
+		db.base.HostHooks().HostHooksWritten()
 	}
 	ev.At = at
 	return moved, nil
@@ -180,7 +180,7 @@ func (svc *EventService) RecordLogEvent(ctx context.Context, ev *events.LogEvent
 // FindLogEvents returns a log's provider events, oldest first.
 func (svc *EventService) FindLogEvents(ctx context.Context, logID int64) ([]events.LogEvent, error) {
 	db := svc.db
-	rows, err := db.SQL().QueryContext(ctx, db.Expand(`SELECT id, log_id, provider, event, occurred_at, detail
+	rows, err := db.base.SQL().QueryContext(ctx, db.base.Expand(`SELECT id, log_id, provider, event, occurred_at, detail
 		FROM {prefix}mailsvc_log_events WHERE log_id = ? ORDER BY id`), logID)
 	if err != nil {
 		return nil, fmt.Errorf("find log events: %w", err)

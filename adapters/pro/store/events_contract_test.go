@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
 	"github.com/mailsvc/mailsvc/adapters/store/storetest"
 	"github.com/mailsvc/mailsvc/app/pro/analytics"
 	"github.com/mailsvc/mailsvc/app/pro/events"
@@ -191,7 +190,7 @@ func (s *suite) testEventCounts(t *testing.T) {
 // directEventCounts counts the provider events of [from, to) (rounded up
 // to quarter hours) straight from the events table, as EventCounts
 // answered before its roll-ups.
-func directEventCounts(t *testing.T, db *prostore.DB, from, to time.Time) []analytics.EventCount {
+func directEventCounts(t *testing.T, db *proDB, from, to time.Time) []analytics.EventCount {
 	t.Helper()
 	qf, qt := quarterRange(from, to)
 	rows, err := db.Gorm().Raw(`SELECT provider, event, COUNT(*), COUNT(DISTINCT log_id)
@@ -218,7 +217,7 @@ func directEventCounts(t *testing.T, db *prostore.DB, from, to time.Time) []anal
 // directTallies counts the distinct logs with one of events in [from,
 // to) per connection, source and event, joining the events to their
 // logs, as LogEventTallies answered before its roll-ups.
-func directTallies(t *testing.T, db *prostore.DB, from, to time.Time, kinds []string) []analytics.LogEventTally {
+func directTallies(t *testing.T, db *proDB, from, to time.Time, kinds []string) []analytics.LogEventTally {
 	t.Helper()
 	qf, qt := quarterRange(from, to)
 	rows, err := db.Gorm().Raw(`SELECT COALESCE(l.sent_connection_id, 0), l.source, e.event, COUNT(DISTINCT e.log_id)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
+	"github.com/mailsvc/mailsvc/adapters/store"
 	"github.com/mailsvc/mailsvc/adapters/store/storetest"
 	"github.com/mailsvc/mailsvc/core"
 )
@@ -15,9 +16,9 @@ import (
 // eachDialect runs fn as a subtest of t on a fresh database of each SQL
 // dialect, "mysql" then "sqlite" (storetest.OpenDialect), with the Pro
 // tables.
-func eachDialect(t *testing.T, fn func(t *testing.T, db *prostore.DB)) {
+func eachDialect(t *testing.T, fn func(t *testing.T, db *proDB)) {
 	for _, dialect := range []string{"mysql", "sqlite"} {
-		t.Run(dialect, func(t *testing.T) { fn(t, prostore.New(storetest.OpenDialect(t, dialect))) })
+		t.Run(dialect, func(t *testing.T) { fn(t, newProDB(storetest.OpenDialect(t, dialect))) })
 	}
 }
 
@@ -28,7 +29,7 @@ var sitePlan = map[int64][2]int{1: {2, 1}, 2: {3, 0}, 3: {1, 2}}
 // recordSitePlan queues the messages of sitePlan, each site's from the
 // source "plugin-<site>", claims them and records their outcomes on the
 // connection conn; it returns each site's logs, the delivered first.
-func recordSitePlan(t *testing.T, db *prostore.DB, conn int64) map[int64][]*core.Log {
+func recordSitePlan(t *testing.T, db *proDB, conn int64) map[int64][]*core.Log {
 	t.Helper()
 	ctx := context.Background()
 	logs := map[int64][]*core.Log{}
@@ -68,7 +69,7 @@ func recordSitePlan(t *testing.T, db *prostore.DB, conn int64) map[int64][]*core
 // [day - 1 day, day + 5 days), a fifth of them failed and a fifth with a
 // delivery time. It returns them and the random time it drew them with,
 // which goes on drawing from rng.
-func importRandomLogs(t *testing.T, db *prostore.DB, day time.Time, rng *rand.Rand) ([]*core.Log, func() time.Time) {
+func importRandomLogs(t *testing.T, db *proDB, day time.Time, rng *rand.Rand) ([]*core.Log, func() time.Time) {
 	t.Helper()
 	// A random time in [day - 1 day, day + 5 days), to the microsecond.
 	randomAt := func() time.Time {
@@ -123,3 +124,17 @@ func raggedRanges(day time.Time) []raggedRange {
 		{"a previous period", h(-24+7, 45), h(7, 45)},
 	}
 }
+
+// proStore is the Pro DB under a name of its own, to embed next to the
+// handle it is on.
+type proStore = prostore.DB
+
+// proDB is the Pro tables with the handle they are on: the Pro services
+// and the service's own taken from one value, as the tests use both.
+type proDB struct {
+	*store.DB
+	*proStore
+}
+
+// newProDB returns the Pro tables on db with db.
+func newProDB(db *store.DB) *proDB { return &proDB{DB: db, proStore: prostore.New(db)} }

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
 	"github.com/mailsvc/mailsvc/adapters/store/storetest"
 	"github.com/mailsvc/mailsvc/app/pro/analytics"
 	"github.com/mailsvc/mailsvc/app/pro/events"
@@ -24,7 +23,7 @@ type eventState struct {
 }
 
 // readEventState reads db's event tables around day.
-func readEventState(t *testing.T, db *prostore.DB, day time.Time, logID int64) eventState {
+func readEventState(t *testing.T, db *proDB, day time.Time, logID int64) eventState {
 	t.Helper()
 	ctx := context.Background()
 	from, to := day.Add(-time.Hour), day.Add(3*24*time.Hour)

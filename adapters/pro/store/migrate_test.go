@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
 	"github.com/mailsvc/mailsvc/adapters/store"
 	"github.com/mailsvc/mailsvc/adapters/store/storetest"
 	"github.com/mailsvc/mailsvc/app/pro/routing"
@@ -74,7 +73,7 @@ func TestUpgradeKeepsProTables(t *testing.T) {
 // rollupSnapshot reads the roll-ups by source and by site, summed over
 // their shards, as "table width start key status = messages" lines in
 // order.
-func rollupSnapshot(t *testing.T, db *prostore.DB) []string {
+func rollupSnapshot(t *testing.T, db *proDB) []string {
 	t.Helper()
 	var out []string
 	for _, q := range []struct{ table, cols string }{

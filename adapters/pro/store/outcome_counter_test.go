@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
 	"github.com/mailsvc/mailsvc/adapters/store/storetest"
 	"github.com/mailsvc/mailsvc/app/pro/analytics"
 	"github.com/mailsvc/mailsvc/core"
@@ -19,7 +18,7 @@ import (
 // with the Pro outcome counter linked, and checks that the roll-ups by
 // source count what applied too.
 func TestRecordOutcomesAndClaimCountsSources(t *testing.T) {
-	eachDialect(t, func(t *testing.T, db *prostore.DB) {
+	eachDialect(t, func(t *testing.T, db *proDB) {
 		ctx := context.Background()
 		delivered, failed := storetest.RecordOutcomesAndClaim(t, db.DB)
 		from, to := time.Now().Add(-time.Hour), time.Now().Add(time.Hour)
@@ -51,7 +50,7 @@ func TestRecordOutcomesAndClaimCountsSources(t *testing.T) {
 // site's logs only. Compacting the roll-ups changes nothing. (The
 // provider events by site: the contract suite, testSiteEventRollups.)
 func TestSiteAnalytics(t *testing.T) {
-	eachDialect(t, func(t *testing.T, db *prostore.DB) {
+	eachDialect(t, func(t *testing.T, db *proDB) {
 		ctx := context.Background()
 		from := time.Now().Add(-time.Hour)
 		plan, conn := sitePlan, int64(7)

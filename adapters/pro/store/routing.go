@@ -39,7 +39,7 @@ type senderGroupRow struct {
 }
 
 func (db *DB) routingRules(ctx context.Context) *gorm.DB {
-	return db.Gorm().WithContext(ctx).Table(db.TableName("routing_rules"))
+	return db.base.Gorm().WithContext(ctx).Table(db.base.TableName("routing_rules"))
 }
 
 func toRoutingRuleRow(r *routing.RoutingRule) (*routingRuleRow, error) {
@@ -159,12 +159,12 @@ func (svc *RoutingService) SetRoutingRulesActive(ctx context.Context, ids []int6
 		return 0, nil
 	}
 	var n int64
-	err := db.Gorm().WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		t := tx.Table(db.TableName("routing_rules"))
+	err := db.base.Gorm().WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		t := tx.Table(db.base.TableName("routing_rules"))
 		if err := t.Where("id IN ?", ids).Count(&n).Error; err != nil {
 			return err
 		}
-		return tx.Table(db.TableName("routing_rules")).Where("id IN ?", ids).
+		return tx.Table(db.base.TableName("routing_rules")).Where("id IN ?", ids).
 			Updates(map[string]any{"is_active": active, "updated_at": now()}).Error
 	})
 	if err != nil {
@@ -176,10 +176,10 @@ func (svc *RoutingService) SetRoutingRulesActive(ctx context.Context, ids []int6
 // ReorderRoutingRules implements routing.RoutingStore.
 func (svc *RoutingService) ReorderRoutingRules(ctx context.Context, ids []int64) error {
 	db := svc.db
-	err := db.Gorm().WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := db.base.Gorm().WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		t := now()
 		for i, id := range ids {
-			res := tx.Table(db.TableName("routing_rules")).Where("id = ?", id).
+			res := tx.Table(db.base.TableName("routing_rules")).Where("id = ?", id).
 				Updates(map[string]any{"priority": i + 1, "updated_at": t})
 			if res.Error != nil {
 				return res.Error
@@ -202,7 +202,7 @@ func (svc *RoutingService) ReorderRoutingRules(ctx context.Context, ids []int64)
 func (svc *RoutingService) FindSenderGroups(ctx context.Context) ([]*routing.SenderGroup, error) {
 	db := svc.db
 	var rows []senderGroupRow
-	if err := db.Gorm().WithContext(ctx).Table(db.TableName("sender_groups")).Order("sender").Find(&rows).Error; err != nil {
+	if err := db.base.Gorm().WithContext(ctx).Table(db.base.TableName("sender_groups")).Order("sender").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("find sender groups: %w", err)
 	}
 	out := make([]*routing.SenderGroup, 0, len(rows))
@@ -228,12 +228,12 @@ func (svc *RoutingService) SaveSenderGroup(ctx context.Context, g *routing.Sende
 		return fmt.Errorf("encode sender group members: %w", err)
 	}
 	row := senderGroupRow{Sender: strings.ToLower(g.Sender), Strategy: g.Strategy, Members: string(b), UpdatedAt: now()}
-	err = db.Gorm().WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		t := tx.Table(db.TableName("sender_groups"))
+	err = db.base.Gorm().WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		t := tx.Table(db.base.TableName("sender_groups"))
 		if err := t.Where("sender = ?", row.Sender).Delete(&senderGroupRow{}).Error; err != nil {
 			return err
 		}
-		return tx.Table(db.TableName("sender_groups")).Create(&row).Error
+		return tx.Table(db.base.TableName("sender_groups")).Create(&row).Error
 	})
 	if err != nil {
 		return fmt.Errorf("save sender group %s: %w", row.Sender, err)
@@ -248,13 +248,13 @@ func (svc *RoutingService) SaveSenderGroup(ctx context.Context, g *routing.Sende
 func (svc *RoutingService) ReserveSend(ctx context.Context, connID int64, day string, limit int64) (bool, error) {
 	db := svc.db
 	insert := `INSERT IGNORE INTO {prefix}mailsvc_send_counts (connection_id, day, sent) VALUES (?, ?, 0)`
-	if db.Dialect() == store.DialectSQLite {
+	if db.base.Dialect() == store.DialectSQLite {
 		insert = `INSERT OR IGNORE INTO {prefix}mailsvc_send_counts (connection_id, day, sent) VALUES (?, ?, 0)`
 	}
-	if _, err := db.SQL().ExecContext(ctx, db.Expand(insert), connID, day); err != nil {
+	if _, err := db.base.SQL().ExecContext(ctx, db.base.Expand(insert), connID, day); err != nil {
 		return false, fmt.Errorf("reserve a send of connection %d on %s: %w", connID, day, err)
 	}
-	res, err := db.SQL().ExecContext(ctx, db.Expand(`UPDATE {prefix}mailsvc_send_counts SET sent = sent + 1
+	res, err := db.base.SQL().ExecContext(ctx, db.base.Expand(`UPDATE {prefix}mailsvc_send_counts SET sent = sent + 1
 		WHERE day = ? AND connection_id = ? AND (? = 0 OR sent < ?)`), day, connID, limit, limit)
 	if err != nil {
 		return false, fmt.Errorf("reserve a send of connection %d on %s: %w", connID, day, err)
@@ -269,7 +269,7 @@ func (svc *RoutingService) ReserveSend(ctx context.Context, connID int64, day st
 // SendCounts implements routing.RoutingStore.
 func (svc *RoutingService) SendCounts(ctx context.Context, day string) (map[int64]int64, error) {
 	db := svc.db
-	rows, err := db.SQL().QueryContext(ctx, db.Expand(`SELECT connection_id, sent FROM {prefix}mailsvc_send_counts WHERE day = ?`), day)
+	rows, err := db.base.SQL().QueryContext(ctx, db.base.Expand(`SELECT connection_id, sent FROM {prefix}mailsvc_send_counts WHERE day = ?`), day)
 	if err != nil {
 		return nil, fmt.Errorf("read the send counts of %s: %w", day, err)
 	}

@@ -148,7 +148,7 @@ func (db *DB) siteTotals(ctx context.Context, site int64, key string, from, to t
 		if site == core.MainSiteID {
 			sign = -1
 		}
-		if err := store.EachRow(ctx, db.SQL(), "site totals", db.Expand(`SELECT `+key+`, status, SUM(messages) FROM {prefix}mailsvc_site_rollups
+		if err := store.EachRow(ctx, db.base.SQL(), "site totals", db.base.Expand(`SELECT `+key+`, status, SUM(messages) FROM {prefix}mailsvc_site_rollups
 			WHERE `+cond+siteCond+` GROUP BY `+key+`, status`), args, read(sign)); err != nil {
 			return nil, err
 		}

@@ -4,7 +4,6 @@ import (
 	"slices"
 	"testing"
 
-	prostore "github.com/mailsvc/mailsvc/adapters/pro/store"
 	"github.com/mailsvc/mailsvc/adapters/store/storetest"
 	"github.com/mailsvc/mailsvc/internal/testdb"
 )
@@ -33,7 +32,7 @@ func TestSQLiteContract(t *testing.T) { run(t, testdb.SQLite(t)) }
 func TestMySQLContract(t *testing.T) { run(t, testdb.MySQL(t)) }
 
 // open opens and migrates the database under prefix, with the Pro tables.
-func (s *suite) open(t *testing.T, prefix string) *prostore.DB {
+func (s *suite) open(t *testing.T, prefix string) *proDB {
 	t.Helper()
-	return prostore.New(storetest.Open(t, s.dsn, prefix))
+	return newProDB(storetest.Open(t, s.dsn, prefix))
 }

@@ -20,7 +20,7 @@ import (
 func (svc *SuppressionService) AddSuppressions(ctx context.Context, ss []suppression.Suppression) (int, error) {
 	db := svc.db
 	ins := `INSERT IGNORE INTO {prefix}mailsvc_suppressions (email, reason, source_event, created_at) VALUES (?, ?, ?, ?)`
-	if db.Dialect() == store.DialectSQLite {
+	if db.base.Dialect() == store.DialectSQLite {
 		ins = `INSERT OR IGNORE INTO {prefix}mailsvc_suppressions (email, reason, source_event, created_at) VALUES (?, ?, ?, ?)`
 	}
 	added := 0
@@ -33,7 +33,7 @@ func (svc *SuppressionService) AddSuppressions(ctx context.Context, ss []suppres
 		if len(src) > 255 {
 			src = src[:255]
 		}
-		res, err := db.SQL().ExecContext(ctx, db.Expand(ins), email, s.Reason, src, now())
+		res, err := db.base.SQL().ExecContext(ctx, db.base.Expand(ins), email, s.Reason, src, now())
 		if err != nil {
 			return added, fmt.Errorf("add suppression: %w", err)
 		}
@@ -67,14 +67,14 @@ func (svc *SuppressionService) FindSuppressions(ctx context.Context, f suppressi
 		args = append(args, "%"+r.Replace(term)+"%")
 	}
 	var total int
-	if err := db.SQL().QueryRowContext(ctx, db.Expand(`SELECT COUNT(*) FROM {prefix}mailsvc_suppressions`+where), args...).Scan(&total); err != nil {
+	if err := db.base.SQL().QueryRowContext(ctx, db.base.Expand(`SELECT COUNT(*) FROM {prefix}mailsvc_suppressions`+where), args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count suppressions: %w", err)
 	}
 	q := `SELECT ` + suppressionColumns + ` FROM {prefix}mailsvc_suppressions` + where + ` ORDER BY id DESC`
 	if f.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d OFFSET %d", f.Limit, max(f.Offset, 0))
 	}
-	rows, err := db.SQL().QueryContext(ctx, db.Expand(q), args...)
+	rows, err := db.base.SQL().QueryContext(ctx, db.base.Expand(q), args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("find suppressions: %w", err)
 	}
@@ -101,7 +101,7 @@ func (svc *SuppressionService) FindSuppression(ctx context.Context, id int64, em
 	if id == 0 {
 		q, arg = `SELECT `+suppressionColumns+` FROM {prefix}mailsvc_suppressions WHERE email = ?`, strings.ToLower(strings.TrimSpace(email))
 	}
-	s, err := scanSuppression(db.SQL().QueryRowContext(ctx, db.Expand(q), arg))
+	s, err := scanSuppression(db.base.SQL().QueryRowContext(ctx, db.base.Expand(q), arg))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, core.Errorf(core.ENOTFOUND, "No such address on the suppression list.")
 	} else if err != nil {
@@ -114,7 +114,7 @@ func (svc *SuppressionService) FindSuppression(ctx context.Context, id int64, em
 // reports whether it existed.
 func (svc *SuppressionService) DeleteSuppression(ctx context.Context, id int64) (bool, error) {
 	db := svc.db
-	res, err := db.SQL().ExecContext(ctx, db.Expand(`DELETE FROM {prefix}mailsvc_suppressions WHERE id = ?`), id)
+	res, err := db.base.SQL().ExecContext(ctx, db.base.Expand(`DELETE FROM {prefix}mailsvc_suppressions WHERE id = ?`), id)
 	if err != nil {
 		return false, fmt.Errorf("delete suppression: %w", err)
 	}
@@ -125,7 +125,7 @@ func (svc *SuppressionService) DeleteSuppression(ctx context.Context, id int64) 
 // DeleteSuppressionOf implements suppression.PersonalStore.
 func (svc *SuppressionService) DeleteSuppressionOf(ctx context.Context, email string) (bool, error) {
 	db := svc.db
-	res, err := db.SQL().ExecContext(ctx, db.Expand(`DELETE FROM {prefix}mailsvc_suppressions WHERE email = ?`), strings.ToLower(strings.TrimSpace(email)))
+	res, err := db.base.SQL().ExecContext(ctx, db.base.Expand(`DELETE FROM {prefix}mailsvc_suppressions WHERE email = ?`), strings.ToLower(strings.TrimSpace(email)))
 	if err != nil {
 		return false, fmt.Errorf("delete suppression of an address: %w", err)
 	}
@@ -150,7 +150,7 @@ func (svc *SuppressionService) SuppressedAmong(ctx context.Context, emails []str
 		return nil, nil
 	}
 	in := strings.TrimSuffix(strings.Repeat("?,", len(args)), ",")
-	rows, err := db.SQL().QueryContext(ctx, db.Expand(`SELECT email FROM {prefix}mailsvc_suppressions WHERE email IN (`+in+`)`), args...)
+	rows, err := db.base.SQL().QueryContext(ctx, db.base.Expand(`SELECT email FROM {prefix}mailsvc_suppressions WHERE email IN (`+in+`)`), args...)
 	if err != nil {
 		return nil, fmt.Errorf("check suppressions: %w", err)
 	}

@@ -65,4 +65,52 @@ func (s *suite) testSearchCapped(t *testing.T) {
 			}
 		}
 	}
+	t.Run("a word written out of creation order", s.searchWordNewestFirst)
+}
+
+// searchWordNewestFirst: a subject word whose logs were written out of
+// their creation order (the newest imported first, with the lowest id;
+// two created at the same time) is listed newest first, ties by the
+// higher id, on every page and counted up to the cap, whether the newest
+// logs' window finds it or the full-text index does.
+func (s *suite) searchWordNewestFirst(t *testing.T) {
+	ctx := context.Background()
+	db := s.open(t, s.prefix())
+	at := func(d int) time.Time {
+		return time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC).Add(time.Duration(d) * time.Hour)
+	}
+	from := core.Address{Email: "shop@example.com"}
+	one := func(d int, subject string) *core.Log {
+		return importOne(t, db.Logs(), core.StatusDelivered, at(d), core.Message{From: from, To: addr("a@example.com"), Subject: subject})
+	}
+	w9 := one(9, "Parcel 9") // the lowest id, the newest
+	w3 := one(3, "Parcel 3")
+	one(8, "Receipt 8")
+	w5 := one(5, "parcel 5")
+	w1 := one(1, "Parcel 1")
+	w5b := one(5, "Your parcel, 5 again") // the same time as w5, a higher id
+	w7 := one(7, "Parcel 7")
+	one(10, "Receipt 10") // the newest log, not a match
+	order := []*core.Log{w9, w7, w5b, w5, w3, w1}
+	tests := []struct {
+		name                   string
+		offset, limit, countTo int
+		wantTotal              int
+	}{
+		{"first page", 0, 2, 10, 6},
+		{"first page, capped", 0, 2, 3, 4},
+		{"second page, capped", 2, 2, 3, 4},
+		{"the last page", 4, 2, 10, 6},
+		{"one page of all", 0, 10, 10, 6},
+	}
+	for _, window := range []int{3000, 2, 0} {
+		db.SearchIndex().SetSearchRecentWindow(window)
+		for _, tt := range tests {
+			logs, total, err := db.Logs().FindLogs(ctx, core.LogFilter{Search: "parcel", Offset: tt.offset, Limit: tt.limit, CountUpTo: tt.countTo})
+			want := order[tt.offset:min(tt.offset+tt.limit, len(order))]
+			if err != nil || !slices.Equal(ids(logs), ids(want)) || total != tt.wantTotal {
+				t.Errorf("%s (window %d): %v, total %d, %v; want %v, total %d", tt.name, window, ids(logs), total, err, ids(want), tt.wantTotal)
+			}
+		}
+	}
 }
