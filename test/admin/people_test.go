@@ -232,7 +232,7 @@ func (p *peopleSite) testScreensInWords(t *testing.T, connName string) {
 	b.run("open the settings", show("#/settings"), chromedp.WaitVisible("#set-health_check_interval", chromedp.ByQuery))
 	var groups []string
 	b.eval(`[...document.querySelectorAll(".settings-group > legend")].map((l) => l.textContent)`, &groups)
-	if want := "Sending|Email log|Alerts and reports|Health and OAuth|Staging"; strings.Join(groups, "|") != want {
+	if want := "Sending|Email log|Alerts and reports|Health and OAuth|Staging|Flood guard"; strings.Join(groups, "|") != want {
 		t.Errorf("the settings groups read %q, want %s", groups, want)
 	}
 	var row struct{ Group, Label, Unit, Help string }
