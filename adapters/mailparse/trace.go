@@ -41,6 +41,16 @@ type Trace struct {
 // when set, and the date, folded after the first clause with tabs.
 func (t Trace) Field() string {
 	var b strings.Builder
+	b.Grow(traceFieldSize)
+	t.writeField(&b)
+	return b.String()
+}
+
+// traceFieldSize is room for a usual Received field, made once.
+const traceFieldSize = 256
+
+// writeField writes the Received field (Field) to b.
+func (t Trace) writeField(b *strings.Builder) {
 	b.WriteString("Received:")
 	if t.Helo != "" || t.ClientIP != "" {
 		b.WriteString(" from ")
@@ -67,9 +77,8 @@ func (t Trace) Field() string {
 		b.WriteString("\r\n\tfor <" + traceToken(asciiDomain(t.For), "") + ">")
 	}
 	b.WriteString("; ")
-	b.WriteString(t.Date.Format(time.RFC1123Z))
+	b.Write(t.Date.AppendFormat(make([]byte, 0, len(time.RFC1123Z)), time.RFC1123Z))
 	b.WriteString("\r\n")
-	return b.String()
 }
 
 // traceCommentCleaner drops from a comment what would end it or the line.
@@ -81,7 +90,11 @@ func AddTrace(msg *core.Message, t Trace) {
 	if msg.RawHeader == "" {
 		return
 	}
-	msg.RawHeader = t.Field() + msg.RawHeader
+	var b strings.Builder
+	b.Grow(traceFieldSize + len(msg.RawHeader))
+	t.writeField(&b)
+	b.WriteString(msg.RawHeader)
+	msg.RawHeader = b.String()
 }
 
 // NewTraceID returns a fresh intake id: 12 upper-case base32 characters.
