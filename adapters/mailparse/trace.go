@@ -41,6 +41,16 @@ type Trace struct {
 // when set, and the date, folded after the first clause with tabs.
 func (t Trace) Field() string {
 	var b strings.Builder
+	b.Grow(traceFieldSize)
+	t.writeField(&b)
+	return b.String()
+}
+
+// traceFieldSize is room for a usual Received field, made once.
+const traceFieldSize = 256
+
+// writeField writes the Received field (Field) to b.
+func (t Trace) writeField(b *strings.Builder) {
 	b.WriteString("Received:")
 	if t.Helo != "" || t.ClientIP != "" {
 		b.WriteString(" from ")
@@ -57,7 +67,7 @@ func (t Trace) Field() string {
 	b.WriteString("by ")
 	b.WriteString(traceToken(t.By, "localhost"))
 	if t.Comment != "" {
-		b.WriteString(" (" + strings.NewReplacer("(", "", ")", "", "\r", "", "\n", "").Replace(t.Comment) + ")")
+		b.WriteString(" (" + traceCommentCleaner.Replace(t.Comment) + ")")
 	}
 	b.WriteString(" with " + traceToken(t.With, "ESMTP"))
 	if t.ID != "" {
@@ -67,10 +77,12 @@ func (t Trace) Field() string {
 		b.WriteString("\r\n\tfor <" + traceToken(asciiDomain(t.For), "") + ">")
 	}
 	b.WriteString("; ")
-	b.WriteString(t.Date.Format(time.RFC1123Z))
+	b.Write(t.Date.AppendFormat(make([]byte, 0, len(time.RFC1123Z)), time.RFC1123Z))
 	b.WriteString("\r\n")
-	return b.String()
 }
+
+// traceCommentCleaner drops from a comment what would end it or the line.
+var traceCommentCleaner = strings.NewReplacer("(", "", ")", "", "\r", "", "\n", "")
 
 // AddTrace puts t's Received field on top of msg's header block. A
 // message without one (its header too large to keep) is left alone.
@@ -78,15 +90,22 @@ func AddTrace(msg *core.Message, t Trace) {
 	if msg.RawHeader == "" {
 		return
 	}
-	msg.RawHeader = t.Field() + msg.RawHeader
+	var b strings.Builder
+	b.Grow(traceFieldSize + len(msg.RawHeader))
+	t.writeField(&b)
+	b.WriteString(msg.RawHeader)
+	msg.RawHeader = b.String()
 }
 
 // NewTraceID returns a fresh intake id: 12 upper-case base32 characters.
 func NewTraceID() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	return base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:])[:12]
+	return traceIDEncoding.EncodeToString(b[:])[:12]
 }
+
+// traceIDEncoding is the encoding of the intake ids.
+var traceIDEncoding = base32.StdEncoding.WithPadding(base32.NoPadding)
 
 // traceToken keeps s to the characters a Received token may hold (no
 // white space, parentheses, angle brackets or semicolons); fallback when
@@ -108,11 +127,26 @@ func traceToken(s, fallback string) string {
 // internationalised domain name, else addr as it is.
 func asciiDomain(addr string) string {
 	at := strings.LastIndexByte(addr, '@')
-	if at < 0 {
+	if at < 0 || isLowerLDH(addr[at+1:]) && !strings.Contains(addr[at+1:], "xn--") {
+		// A domain of lower-case letters, digits, hyphens and dots and
+		// no A-label is its own A-label, or one idna refuses: either way
+		// it stays.
 		return addr
 	}
 	if d, err := idna.Lookup.ToASCII(addr[at+1:]); err == nil {
 		return addr[:at+1] + d
 	}
 	return addr
+}
+
+// isLowerLDH reports whether s holds only lower-case ASCII letters,
+// digits, hyphens and dots.
+func isLowerLDH(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' && c != '.' {
+			return false
+		}
+	}
+	return true
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/net/idna"
+
 	"github.com/mailsvc/mailsvc/core"
 )
 
@@ -50,5 +52,21 @@ func TestHeaderBlock(t *testing.T) {
 	}
 	if got := headerBlock([]byte("A: 1\r\nB: 22222"), 14); got != "" {
 		t.Errorf("a block cut short: %q, want none", got)
+	}
+}
+
+// TestASCIIDomainLowerLDH: a domain of lower-case letters, digits,
+// hyphens and dots, which asciiDomain leaves without asking idna, is what
+// idna's lookup gives or refuses, so the address is the same either way.
+func TestASCIIDomainLowerLDH(t *testing.T) {
+	for _, d := range []string{"example.com", "a.b.c", "xn--bcher-kva.example", "xn--zz.example", "-a.com", "a-.com",
+		"ab--cd.com", "a..b", "axn--b.com", "xn--a.xn--", "", ".", "a.b.", "123.45.67.89", strings.Repeat("a", 70) + ".com", "xn--.com"} {
+		want := "u@" + d
+		if out, err := idna.Lookup.ToASCII(d); err == nil {
+			want = "u@" + out
+		}
+		if got := asciiDomain("u@" + d); got != want {
+			t.Errorf("asciiDomain(u@%s) = %q, idna gives %q", d, got, want)
+		}
 	}
 }
