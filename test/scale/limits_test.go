@@ -48,7 +48,16 @@ func newLimitsEnv(t *testing.T, extra ...string) *limitsEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	return &limitsEnv{svc: svc, db: db, admin: servicetest.Basic("admin", pw), dsn: dsn}
+	e := &limitsEnv{svc: svc, db: db, admin: servicetest.Basic("admin", pw), dsn: dsn}
+	// These tests send one message to a hundred recipients and bursts of
+	// thousands from their source: they measure limits and caps, not
+	// floods, so the source is trusted (as a site trusts its newsletter
+	// plugin) before any message is decided. The guard has read no
+	// settings yet: the first message reads these.
+	if r := servicetest.Call(t, "PUT", svc.Base+"/settings", `{"flood_sources":{"test":"trusted"}}`, e.admin); r.Status != http.StatusOK {
+		t.Fatalf("PUT /settings: %d %s", r.Status, r.Body)
+	}
+	return e
 }
 
 // startLimits runs `mailsvc serve` on dsn in a new data directory.
