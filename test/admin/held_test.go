@@ -113,7 +113,8 @@ func awaitLogs(t *testing.T, s *bridgeSite, what string, want map[string]int) {
 // them by a search, discards those (after a confirmation) and releases the
 // rest: each released message reaches the sink exactly once, the
 // discarded never, and the notice and the count of held mail are gone.
-// At a phone's width the buttons are on screen (wp-admin-logs-held-phone).
+// At a phone's width the buttons are on screen. It takes the picture of
+// docs/admin.md (make screenshots).
 func TestHeldMailOnTheLogsScreen(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real WordPress test: not in -short mode")
@@ -244,8 +245,7 @@ func TestHeldMailOnTheLogsScreen(t *testing.T) {
 	if len(offScreen) > 0 {
 		t.Errorf("at 390 px, these buttons are off screen or too small to tap: %v", offScreen)
 	}
-	b.shot("wp-admin-logs-held", phoneWidth, chromedp.Evaluate(`(() => { `+inFrameJS+` doc.querySelector("#held-release").scrollIntoView({ block: "center" }); })()`, nil))
-	b.resize(desktopWidth)
+	b.shots("wp-admin-logs-held", chromedp.Evaluate(`(() => { `+inFrameJS+` doc.querySelector("#held-release").scrollIntoView({ block: "center" }); })()`, nil))
 	b.run("discard the held beta messages", frameAct("#held-discard", "el.click()"),
 		framePoll(`doc.body.innerText.includes("`+strconv.Itoa(len(beta))+` discarded: not sent.") && !doc.querySelector("#held-discard")`))
 	dialogsMu.Lock()
