@@ -59,10 +59,10 @@ test-wp-current:
 
 ## screenshots: each admin screen (the wizard, dashboard, connections, logs, a log, alerts, settings), and
 ## wp-admin as a site owner sees it (the Mail page, the WordPress Dashboard's notice and widget, the Mail
-## menu's count), on WordPress 7.1 at 1280 and 390 px into docs/screenshots/, taken by the browser tests that check them.
+## menu's count, held mail on the Email logs screen), on WordPress 7.1 at 1280 and 390 px into docs/screenshots/, taken by the browser tests that check them.
 screenshots:
 	MAILSVC_SCREENSHOTS=$(CURDIR)/docs/screenshots MAILSVC_TEST_WORDPRESS_DIR=$(WP_CURRENT_DIR) \
-	  $(GO) test -count=1 -timeout 30m ./test/admin/ -run '^(TestScreensInPeoplesWords|TestTroubleWhereOwnersLook)$$'
+	  $(GO) test -count=1 -timeout 30m ./test/admin/ -run '^(TestScreensInPeoplesWords|TestTroubleWhereOwnersLook|TestHeldMailOnTheLogsScreen)$$'
 
 ## test-short: unit tests only, no external services.
 test-short:
