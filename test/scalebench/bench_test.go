@@ -254,10 +254,17 @@ func BenchmarkDrainLoopback(b *testing.B) {
 		before := sinkCeiling(b, sink.Addr(), drainMessages, 10, nil)
 		sink.Reset()
 		var idle, drained, peak int64
+		var cpu0, cpu1, db0, db1 time.Duration
 		rate, done, steady := drainRun{
 			name: "sink", driver: "smtp", settings: smtpSettings(sink), n: drainMessages, replicas: 1,
-			onStart: func(pid int) { idle, _ = memory(b, pid) },
-			after:   func(pid int) { drained, peak = settledMemory(b, pid) },
+			onStart: func(pid int) {
+				idle, _ = memory(b, pid)
+				cpu0, db0 = processCPU(b, pid), databaseCPU(b)
+			},
+			after: func(pid int) {
+				cpu1, db1 = processCPU(b, pid), databaseCPU(b)
+				drained, peak = settledMemory(b, pid)
+			},
 		}.run(b)
 		sink.Reset()
 		after := sinkCeiling(b, sink.Addr(), drainMessages, 10, nil)
@@ -268,6 +275,11 @@ func BenchmarkDrainLoopback(b *testing.B) {
 		fmt.Printf("scale: %-44s %8.0f msgs/s   (%3.0f%% of the sink)\n", "drain 1 KB, between 10 % and 90 % done", steady, 100*steady/ceiling)
 		b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MB")
 		b.ReportMetric(float64(drained)/(1<<20), "RSS-after-MB")
+		// CPU time per message does not move with what else the machine
+		// runs, as the rates do.
+		b.ReportMetric(float64((cpu1-cpu0).Microseconds())/float64(max(done, 1)), "svc-CPU-us/msg")
+		b.ReportMetric(float64((db1-db0).Microseconds())/float64(max(done, 1)), "db-CPU-us/msg")
+		fmt.Printf("scale: %-44s %8.0f µs of the service, %0.0f µs of the database\n", "CPU time per message", float64((cpu1-cpu0).Microseconds())/float64(max(done, 1)), float64((db1-db0).Microseconds())/float64(max(done, 1)))
 		fmt.Printf("scale: %-44s %8.1f MB (at start, queue full)   target ≤ 40 MB idle\n", "memory: RSS at start", float64(idle)/(1<<20))
 		fmt.Printf("scale: %-44s %8.1f MB   target ≤ 150 MB\n", "memory: peak RSS, 1 KB drain", float64(peak)/(1<<20))
 		fmt.Printf("scale: %-44s %8.1f MB   target < 45 MB\n", "memory: RSS after the drain", float64(drained)/(1<<20))

@@ -7,6 +7,7 @@
 package scalebench
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -235,6 +236,49 @@ func memory(tb testing.TB, pid int) (rss, peak int64) {
 		}
 	}
 	return rss, peak
+}
+
+// processCPU returns the CPU time (user and system) pid has used.
+func processCPU(tb testing.TB, pid int) time.Duration {
+	tb.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	// The command name, in parentheses, may hold spaces: the fields
+	// counted from 3 (state) start after its closing parenthesis.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		tb.Fatalf("/proc/%d/stat: %q", pid, b)
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * time.Second / clockTicks
+}
+
+// clockTicks is the kernel's USER_HZ, the unit of /proc/<pid>/stat's
+// CPU times: 100 on every Linux architecture Go builds for.
+const clockTicks = 100
+
+// databaseCPU returns the CPU time the local MariaDB server has used, or
+// 0 when no mariadbd or mysqld process is found.
+func databaseCPU(tb testing.TB) time.Duration {
+	tb.Helper()
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+		if err != nil {
+			continue
+		}
+		if name := strings.TrimSpace(string(comm)); name == "mariadbd" || name == "mysqld" {
+			return processCPU(tb, pid)
+		}
+	}
+	return 0
 }
 
 // settledMemory reads pid's RSS and peak RSS once the RSS has settled:
