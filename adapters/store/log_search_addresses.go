@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // The address dictionary of the log search: {prefix}mailsvc_search_addresses
@@ -64,15 +65,22 @@ func reverseString(s string) string {
 	return string(r)
 }
 
-// grams returns the distinct gramSize-rune pieces of s, in order.
+// grams returns the distinct gramSize-rune pieces of s, in order. The
+// pieces of valid UTF-8 are slices of s (a local part has a few dozen at
+// most, so a scan of those found finds the repeated ones).
 func grams(s string) []string {
-	r := []rune(s)
+	if !utf8.ValidString(s) {
+		s = string([]rune(s)) // each invalid byte one U+FFFD, as the runes read it
+	}
+	var starts [64]int
+	at := starts[:0]
+	for i := range s {
+		at = append(at, i)
+	}
+	at = append(at, len(s))
 	var out []string
-	seen := map[string]bool{}
-	for i := 0; i+gramSize <= len(r); i++ {
-		g := string(r[i : i+gramSize])
-		if !seen[g] {
-			seen[g] = true
+	for i := 0; i+gramSize < len(at); i++ {
+		if g := s[at[i]:at[i+gramSize]]; !slices.Contains(out, g) {
 			out = append(out, g)
 		}
 	}

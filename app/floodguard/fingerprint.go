@@ -1,7 +1,9 @@
 package floodguard
 
 import (
+	"encoding/binary"
 	"hash/maphash"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -18,19 +20,19 @@ const maxFingerprints = 20000
 const fingerprintShards = 64
 
 // fingerprintKey is one message of one source of one site: the hash of
-// its subject and body.
-type fingerprintKey struct {
-	site   int64
-	source string
-	sum    uint64
-}
+// the site, the source, and the message's subject and body.
+type fingerprintKey uint64
 
 // fingerprint is what the rule knows of one message within its window:
-// since when, its different recipients (their hashes, up to one past
-// the threshold), and whether it is flooding (its episode).
+// since when (Unix nanoseconds), its first recipient's hash and how many
+// different recipients it has (up to one past the threshold; the hashes
+// past the first are in the shard's more), and whether it is flooding
+// (its episode). It holds no pointer, so the collector does not scan the
+// thousands kept.
 type fingerprint struct {
-	since      time.Time
-	recipients []uint64
+	since      int64
+	first      uint64
+	recipients int32
 	flooding   bool
 }
 
@@ -45,7 +47,10 @@ type fingerprints struct {
 type fingerprintShard struct {
 	mu    sync.Mutex
 	max   int
-	byKey map[fingerprintKey]*fingerprint
+	byKey map[fingerprintKey]fingerprint
+	// more holds the recipients' hashes past the first of the messages
+	// that have more than one (few do).
+	more map[fingerprintKey][]uint64
 	// order is the keys in the order their windows started, with that
 	// start: the oldest are forgotten first; an entry whose start
 	// differs from its fingerprint's is stale.
@@ -55,7 +60,7 @@ type fingerprintShard struct {
 // orderedKey is a key of fingerprintShard.order.
 type orderedKey struct {
 	key   fingerprintKey
-	since time.Time
+	since int64
 }
 
 // newFingerprints keeps up to bound messages.
@@ -63,7 +68,8 @@ func newFingerprints(bound int) *fingerprints {
 	f := &fingerprints{seed: maphash.MakeSeed()}
 	for i := range f.shards {
 		f.shards[i].max = max(bound/fingerprintShards, 1)
-		f.shards[i].byKey = map[fingerprintKey]*fingerprint{}
+		f.shards[i].byKey = map[fingerprintKey]fingerprint{}
+		f.shards[i].more = map[fingerprintKey][]uint64{}
 	}
 	return f
 }
@@ -72,12 +78,17 @@ func newFingerprints(bound int) *fingerprints {
 func (f *fingerprints) key(site int64, source string, msg *core.Message) fingerprintKey {
 	var h maphash.Hash
 	h.SetSeed(f.seed)
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(site))
+	_, _ = h.Write(b[:])
+	_, _ = h.WriteString(source)
+	_ = h.WriteByte(0)
 	_, _ = h.WriteString(msg.Subject)
 	_ = h.WriteByte(0)
 	_, _ = h.WriteString(msg.Text)
 	_ = h.WriteByte(0)
 	_, _ = h.WriteString(msg.HTML)
-	return fingerprintKey{site: site, source: source, sum: h.Sum64()}
+	return fingerprintKey(h.Sum64())
 }
 
 // add counts msg's recipients for its key within a window of window
@@ -89,58 +100,66 @@ func (f *fingerprints) add(k fingerprintKey, msg *core.Message, limit int, windo
 	recipients := hashes[:0]
 	for _, list := range [][]core.Address{msg.To, msg.Cc, msg.Bcc} {
 		for _, a := range list {
-			recipients = append(recipients, maphash.String(f.seed, strings.ToLower(strings.TrimSpace(a.Email))))
+			recipients = append(recipients, f.recipient(a.Email))
 		}
 	}
-	// A new message's memory is made before the lock is taken: nothing
-	// the common case does under the lock allocates (an allocation may
-	// stop to help the garbage collector, and every worker deciding a
-	// message of this shard would wait meanwhile).
-	fresh := &fingerprint{since: now, recipients: make([]uint64, 0, max(len(recipients), 2))}
-	sh := &f.shards[k.sum%fingerprintShards]
+	at := now.UnixNano()
+	sh := &f.shards[uint64(k)%fingerprintShards]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	fp := sh.byKey[k]
-	if fp == nil || now.Sub(fp.since) > window {
-		sh.forget(now, window)
-		fp = fresh
-		sh.byKey[k] = fp
-		sh.order = append(sh.order, orderedKey{key: k, since: now})
+	fp, ok := sh.byKey[k]
+	if !ok || at-fp.since > int64(window) {
+		sh.forget(at, window)
+		delete(sh.more, k)
+		fp = fingerprint{since: at}
+		sh.order = append(sh.order, orderedKey{key: k, since: at})
 	}
 	for _, r := range recipients {
-		if len(fp.recipients) > limit {
+		if int(fp.recipients) > limit {
 			break
 		}
-		known := false
-		for _, e := range fp.recipients {
-			if e == r {
-				known = true
-				break
-			}
-		}
-		if !known {
-			fp.recipients = append(fp.recipients, r)
+		switch {
+		case fp.recipients == 0:
+			fp.first, fp.recipients = r, 1
+		case r == fp.first || slices.Contains(sh.more[k], r):
+		default:
+			sh.more[k] = append(sh.more[k], r)
+			fp.recipients++
 		}
 	}
-	n = len(fp.recipients)
+	n = int(fp.recipients)
 	if n > limit && !fp.flooding {
 		fp.flooding, started = true, true
 	}
+	sh.byKey[k] = fp
 	return n, started
+}
+
+// recipient returns the hash of an address as the rule compares them:
+// case and surrounding space aside.
+func (f *fingerprints) recipient(email string) uint64 {
+	email = strings.TrimSpace(email)
+	for i := 0; i < len(email); i++ {
+		if c := email[i]; c >= 'A' && c <= 'Z' || c >= 0x80 {
+			return maphash.String(f.seed, strings.ToLower(email))
+		}
+	}
+	return maphash.String(f.seed, email)
 }
 
 // forget drops the fingerprints whose window ended, and the oldest ones
 // while there are max or more. Called with sh.mu held.
-func (sh *fingerprintShard) forget(now time.Time, window time.Duration) {
+func (sh *fingerprintShard) forget(now int64, window time.Duration) {
 	drop := 0
 	for drop < len(sh.order) {
 		o := sh.order[drop]
-		fp := sh.byKey[o.key]
+		fp, ok := sh.byKey[o.key]
 		switch {
-		case fp == nil || !fp.since.Equal(o.since):
+		case !ok || fp.since != o.since:
 			// stale: the key's window started again later
-		case now.Sub(o.since) > window || len(sh.byKey) >= sh.max:
+		case now-o.since > int64(window) || len(sh.byKey) >= sh.max:
 			delete(sh.byKey, o.key)
+			delete(sh.more, o.key)
 		default:
 			sh.order = sh.order[drop:]
 			return

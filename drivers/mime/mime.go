@@ -268,10 +268,10 @@ func ValidHeaderName(name string) bool {
 // canonicalHeader returns the well-known spelling of a header name where it
 // matters for lookups (Message-ID, Date) and the name as given otherwise.
 func canonicalHeader(name string) string {
-	switch strings.ToLower(name) {
-	case "message-id":
+	switch {
+	case strings.EqualFold(name, "Message-ID"):
 		return string(gomail.HeaderMessageID)
-	case "date":
+	case strings.EqualFold(name, "Date"):
 		return string(gomail.HeaderDate)
 	}
 	return name
