@@ -41,7 +41,7 @@ func New(apiKey string) *fakeapi.Server {
 		ReadBody:         `{"email":"owner@example.com","companyName":"Example","plan":[{"type":"free"}]}`,
 		Authorized:       func(r *http.Request) bool { return r.Header.Get("api-key") == apiKey },
 		UnauthorizedBody: errorBody("unauthorized", "Key not found"),
-		Decode:           decode,
+		Decode:           fakeapi.Strict(decode),
 		Accept: func(w http.ResponseWriter, m fakeapi.Message) {
 			faults.WriteJSON(w, http.StatusCreated, fmt.Sprintf(`{"messageId":"<%s@smtp-relay.mailin.fr>"}`, m.ID))
 		},
@@ -75,12 +75,8 @@ type wireEmail struct {
 	} `json:"attachment"`
 }
 
-func decode(body []byte) (fakeapi.Mail, *fakeapi.Refusal) {
-	var in wireEmail
+func decode(in *wireEmail) (fakeapi.Mail, *fakeapi.Refusal) {
 	var m fakeapi.Mail
-	if r := fakeapi.DecodeStrict(body, &in); r != nil {
-		return m, r
-	}
 	switch {
 	case in.Sender == nil || in.Sender.Email == "":
 		return m, fakeapi.Refuse(400, "sender is missing")

@@ -34,7 +34,7 @@ func New(token string) *fakeapi.Server {
 		ReadBody:         `{"quota":100000,"remaining":99990,"reset":"2026-12-07T00:00:00Z"}`,
 		Authorized:       func(r *http.Request) bool { return r.Header.Get("Authorization") == "Bearer "+token },
 		UnauthorizedBody: `{"message":"Unauthenticated."}`,
-		Decode:           decode,
+		Decode:           fakeapi.Strict(decode),
 		Accept: func(w http.ResponseWriter, m fakeapi.Message) {
 			w.Header().Set("X-Message-Id", m.ID)
 			w.WriteHeader(http.StatusAccepted)
@@ -69,12 +69,8 @@ type wireEmail struct {
 	} `json:"attachments"`
 }
 
-func decode(body []byte) (fakeapi.Mail, *fakeapi.Refusal) {
-	var in wireEmail
+func decode(in *wireEmail) (fakeapi.Mail, *fakeapi.Refusal) {
 	var m fakeapi.Mail
-	if r := fakeapi.DecodeStrict(body, &in); r != nil {
-		return m, r
-	}
 	switch {
 	case in.From == nil || in.From.Email == "":
 		return m, fakeapi.Refuse(422, "The from.email field is required.")

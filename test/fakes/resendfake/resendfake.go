@@ -43,7 +43,7 @@ func start(apiKey string, sendingOnly bool) *fakeapi.Server {
 		ReadBody:         `{"object":"list","has_more":false,"data":[{"id":"d91cd9bd-1176-453e-8fc1-35364d380206","name":"example.com","status":"verified"}]}`,
 		Authorized:       bearer,
 		UnauthorizedBody: errorBody(401, "validation_error", "API key is invalid"),
-		Decode:           decode,
+		Decode:           fakeapi.Strict(decode),
 		Accept: func(w http.ResponseWriter, m fakeapi.Message) {
 			faults.WriteJSON(w, http.StatusOK, fmt.Sprintf(`{"id":%q}`, m.ID))
 		},
@@ -80,12 +80,8 @@ type wireEmail struct {
 	} `json:"attachments"`
 }
 
-func decode(body []byte) (fakeapi.Mail, *fakeapi.Refusal) {
-	var in wireEmail
+func decode(in *wireEmail) (fakeapi.Mail, *fakeapi.Refusal) {
 	var m fakeapi.Mail
-	if r := fakeapi.DecodeStrict(body, &in); r != nil {
-		return m, r
-	}
 	switch {
 	case len(in.To) == 0 || len(in.To) > MaxTo:
 		return m, fakeapi.Refuse(422, "to must have 1 to %d addresses", MaxTo)

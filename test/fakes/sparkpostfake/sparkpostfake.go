@@ -33,7 +33,7 @@ func New(apiKey string) *fakeapi.Server {
 		ReadBody:         `{"results":{"customer_id":123,"status":"active"}}`,
 		Authorized:       func(r *http.Request) bool { return r.Header.Get("Authorization") == apiKey },
 		UnauthorizedBody: errorBody("Unauthorized."),
-		Decode:           decode,
+		Decode:           fakeapi.Strict(decode),
 		Accept: func(w http.ResponseWriter, m fakeapi.Message) {
 			n := len(m.To) + len(m.Cc) + len(m.Bcc)
 			faults.WriteJSON(w, http.StatusOK, fmt.Sprintf(`{"results":{"total_rejected_recipients":0,"total_accepted_recipients":%d,"id":%q}}`, n, m.ID))
@@ -70,12 +70,8 @@ type wireTransmission struct {
 	} `json:"content"`
 }
 
-func decode(body []byte) (fakeapi.Mail, *fakeapi.Refusal) {
-	var in wireTransmission
+func decode(in *wireTransmission) (fakeapi.Mail, *fakeapi.Refusal) {
 	var m fakeapi.Mail
-	if r := fakeapi.DecodeStrict(body, &in); r != nil {
-		return m, r
-	}
 	c := in.Content
 	switch {
 	case c.From == nil || c.From.Email == "":
