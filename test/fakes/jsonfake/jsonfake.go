@@ -16,6 +16,7 @@ package jsonfake
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/mail"
@@ -110,6 +111,19 @@ func New(api API, key string) *Server {
 		MaxRecipients:     api.MaxRecipients,
 		IdempotencyHeader: api.IdempotencyHeader,
 	})
+}
+
+// Decoding returns an API's Decode for a send body of type T: a body that
+// is not JSON of T is answered 400 with malformed; read checks the rest
+// and turns it into the message, or names the problem.
+func Decoding[T any](malformed string, read func(in *T) (fakeapi.Mail, string)) func(body []byte) (fakeapi.Mail, string) {
+	return func(body []byte) (fakeapi.Mail, string) {
+		var in T
+		if err := json.Unmarshal(body, &in); err != nil {
+			return fakeapi.Mail{}, malformed
+		}
+		return read(&in)
+	}
 }
 
 // Mailboxes parses "Name <email>" strings (or bare addresses), as the
