@@ -219,18 +219,10 @@ func (s *Server) StallNext(n int) { s.q.StallNext(n) }
 func (s *Server) Requests() int { return s.q.Requests() }
 
 // Exchanges returns how many authorization codes were redeemed.
-func (s *Server) Exchanges() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.exchanges
-}
+func (s *Server) Exchanges() int { return s.count(&s.exchanges) }
 
 // Refreshes returns how many refresh_token grants succeeded.
-func (s *Server) Refreshes() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.refreshes
-}
+func (s *Server) Refreshes() int { return s.count(&s.refreshes) }
 
 // Authorizations returns the authorize requests accepted so far.
 func (s *Server) Authorizations() []Authorization {
@@ -319,4 +311,11 @@ func scopeHas(scope, want string) bool {
 		}
 	}
 	return false
+}
+
+// count returns the counter n of the server, read under its lock.
+func (s *Server) count(n *int) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return *n
 }
