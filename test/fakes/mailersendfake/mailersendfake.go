@@ -43,30 +43,20 @@ func New(token string) *fakeapi.Server {
 	})
 }
 
-type address struct {
-	Name  string `json:"name"`
-	Email string `json:"email"`
-}
+// The wire types below read each key of the body into the field of its
+// name in any case, as encoding/json matches keys; a tag names a key that
+// differs otherwise.
 
+type address struct{ Name, Email string }
+
+// wireEmail is the body of POST /v1/email.
 type wireEmail struct {
-	From    *address  `json:"from"`
-	To      []address `json:"to"`
-	Cc      []address `json:"cc"`
-	Bcc     []address `json:"bcc"`
-	ReplyTo *address  `json:"reply_to"`
-	Subject string    `json:"subject"`
-	Text    string    `json:"text"`
-	HTML    string    `json:"html"`
-	Headers []struct {
-		Name  string `json:"name"`
-		Value string `json:"value"`
-	} `json:"headers"`
-	Attachments []struct {
-		Content     string `json:"content"`
-		Filename    string `json:"filename"`
-		Disposition string `json:"disposition"`
-		ID          string `json:"id"`
-	} `json:"attachments"`
+	From                *address
+	ReplyTo             *address `json:"reply_to"`
+	To, Cc, Bcc         []address
+	Subject, Text, HTML string
+	Headers             []struct{ Name, Value string }
+	Attachments         []struct{ Content, Filename, Disposition, ID string }
 }
 
 func decode(in *wireEmail) (fakeapi.Mail, *fakeapi.Refusal) {

@@ -43,37 +43,26 @@ func New(apiKey, secret string) *fakeapi.Server {
 	})
 }
 
-type address struct {
-	Name  string `json:"Name"`
-	Email string `json:"Email"`
-}
+// The wire types below read each key of the body into the field of its
+// name in any case, as encoding/json matches keys; a tag names a key that
+// differs otherwise.
 
-type attachment struct {
-	ContentType   string `json:"ContentType"`
-	Filename      string `json:"Filename"`
-	ContentID     string `json:"ContentID"`
-	Base64Content string `json:"Base64Content"`
-}
+type address struct{ Name, Email string }
 
+type attachment struct{ ContentType, Filename, ContentID, Base64Content string }
+
+// wireMessage is one message of a send call.
 type wireMessage struct {
-	From               *address          `json:"From"`
-	To                 []address         `json:"To"`
-	Cc                 []address         `json:"Cc"`
-	Bcc                []address         `json:"Bcc"`
-	ReplyTo            *address          `json:"ReplyTo"`
-	Subject            string            `json:"Subject"`
-	TextPart           string            `json:"TextPart"`
-	HTMLPart           string            `json:"HTMLPart"`
-	Headers            map[string]string `json:"Headers"`
-	Attachments        []attachment      `json:"Attachments"`
-	InlinedAttachments []attachment      `json:"InlinedAttachments"`
-	CustomID           string            `json:"CustomID"`
+	From, ReplyTo                   *address
+	To, Cc, Bcc                     []address
+	Subject, TextPart, HTMLPart     string
+	Headers                         map[string]string
+	Attachments, InlinedAttachments []attachment
+	CustomID                        string
 }
 
 // wireCall is the body of a send call: its messages.
-type wireCall struct {
-	Messages []wireMessage `json:"Messages"`
-}
+type wireCall struct{ Messages []wireMessage }
 
 // decode validates one call of a single message (what the driver
 // sends), its CustomID noted in Meta.

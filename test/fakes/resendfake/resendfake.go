@@ -62,22 +62,20 @@ func start(apiKey string, sendingOnly bool) *fakeapi.Server {
 	return fakeapi.NewServer(p)
 }
 
+// wireEmail is the body of POST /emails. Its fields read each key into
+// the field of its name in any case, as encoding/json matches keys; a tag
+// names a key that differs otherwise.
 type wireEmail struct {
-	From        string            `json:"from"`
-	To          []string          `json:"to"`
-	Cc          []string          `json:"cc"`
-	Bcc         []string          `json:"bcc"`
-	ReplyTo     []string          `json:"reply_to"`
-	Subject     string            `json:"subject"`
-	HTML        string            `json:"html"`
-	Text        string            `json:"text"`
-	Headers     map[string]string `json:"headers"`
-	Attachments []struct {
-		Content     string `json:"content"`
-		Filename    string `json:"filename"`
-		ContentType string `json:"content_type"`
-		ContentID   string `json:"content_id"`
-	} `json:"attachments"`
+	From                string
+	To, Cc, Bcc         []string
+	ReplyTo             []string `json:"reply_to"`
+	Subject, HTML, Text string
+	Headers             map[string]string
+	Attachments         []struct {
+		Content, Filename string
+		ContentType       string `json:"content_type"`
+		ContentID         string `json:"content_id"`
+	}
 }
 
 func decode(in *wireEmail) (fakeapi.Mail, *fakeapi.Refusal) {

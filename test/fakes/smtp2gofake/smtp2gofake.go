@@ -42,26 +42,21 @@ func New(apiKey string) *fakeapi.Server {
 	})
 }
 
-type file struct {
-	Filename string `json:"filename"`
-	Fileblob string `json:"fileblob"`
-	Mimetype string `json:"mimetype"`
-}
+// The wire types below read each key of the body into the field of its
+// name in any case, as encoding/json matches keys; a tag names a key that
+// differs otherwise.
 
+type file struct{ Filename, Fileblob, Mimetype string }
+
+// wireEmail is the body of POST /v3/email/send.
 type wireEmail struct {
-	Sender        string   `json:"sender"`
-	To            []string `json:"to"`
-	Cc            []string `json:"cc"`
-	Bcc           []string `json:"bcc"`
-	Subject       string   `json:"subject"`
-	HTMLBody      string   `json:"html_body"`
-	TextBody      string   `json:"text_body"`
-	CustomHeaders []struct {
-		Header string `json:"header"`
-		Value  string `json:"value"`
-	} `json:"custom_headers"`
-	Attachments []file `json:"attachments"`
-	Inlines     []file `json:"inlines"`
+	Sender               string
+	To, Cc, Bcc          []string
+	Subject              string
+	HTMLBody             string                           `json:"html_body"`
+	TextBody             string                           `json:"text_body"`
+	CustomHeaders        []struct{ Header, Value string } `json:"custom_headers"`
+	Attachments, Inlines []file
 }
 
 func decode(in *wireEmail) (fakeapi.Mail, *fakeapi.Refusal) {
