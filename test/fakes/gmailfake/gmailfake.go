@@ -73,11 +73,11 @@ type Server struct {
 // New starts a fake that accepts the bearer tokens valid approves.
 func New(valid func(token string) bool) *Server {
 	s := &Server{valid: valid, email: "me@example.com"}
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /gmail/v1/users/me/messages/send", s.handleSend)
-	mux.HandleFunc("POST /upload/gmail/v1/users/me/messages/send", s.handleUpload)
-	mux.HandleFunc("GET /gmail/v1/users/me/profile", s.handleProfile)
-	s.Server = faults.NewServer(mux)
+	s.Server = faults.NewRoutedServer(faults.Routes{
+		"POST /gmail/v1/users/me/messages/send":        s.handleSend,
+		"POST /upload/gmail/v1/users/me/messages/send": s.handleUpload,
+		"GET /gmail/v1/users/me/profile":               s.handleProfile,
+	})
 	return s
 }
 
