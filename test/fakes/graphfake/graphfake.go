@@ -203,41 +203,28 @@ func (s *Server) api(h func(w http.ResponseWriter, r *http.Request, mailbox stri
 	})
 }
 
-// The JSON shapes of Graph's message resource.
+// The JSON shapes of Graph's message resource. Their fields read each
+// key into the field of its name in any case, as encoding/json matches
+// keys; a tag names a key that differs otherwise.
 type (
-	emailAddress struct {
-		Address string `json:"address"`
-		Name    string `json:"name"`
-	}
-	recipient struct {
-		EmailAddress emailAddress `json:"emailAddress"`
-	}
+	emailAddress   struct{ Address, Name string }
+	recipient      struct{ EmailAddress emailAddress }
 	fileAttachment struct {
-		ODataType    string `json:"@odata.type"`
-		Name         string `json:"name"`
-		ContentType  string `json:"contentType"`
-		ContentBytes string `json:"contentBytes"`
-		IsInline     bool   `json:"isInline"`
-		ContentID    string `json:"contentId"`
+		ODataType                       string `json:"@odata.type"`
+		Name, ContentType, ContentBytes string
+		IsInline                        bool
+		ContentID                       string
 	}
 	message struct {
-		Subject string `json:"subject"`
-		Body    *struct {
-			ContentType string `json:"contentType"`
-			Content     string `json:"content"`
-		} `json:"body"`
-		From                   *recipient       `json:"from"`
-		ToRecipients           []recipient      `json:"toRecipients"`
-		CcRecipients           []recipient      `json:"ccRecipients"`
-		BccRecipients          []recipient      `json:"bccRecipients"`
-		ReplyTo                []recipient      `json:"replyTo"`
-		InternetMessageHeaders []header         `json:"internetMessageHeaders"`
-		Attachments            []fileAttachment `json:"attachments"`
+		Subject                                   string
+		Body                                      *struct{ ContentType, Content string }
+		From                                      *recipient
+		ToRecipients, CcRecipients, BccRecipients []recipient
+		ReplyTo                                   []recipient
+		InternetMessageHeaders                    []header
+		Attachments                               []fileAttachment
 	}
-	header struct {
-		Name  string `json:"name"`
-		Value string `json:"value"`
-	}
+	header struct{ Name, Value string }
 )
 
 // decode reads a JSON body into v, answering 400 (or 413) when it cannot.
