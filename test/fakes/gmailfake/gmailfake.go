@@ -82,19 +82,11 @@ func New(valid func(token string) bool) *Server {
 }
 
 // SetProfile sets the mailbox address users.getProfile answers.
-func (s *Server) SetProfile(email string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.email = email
-}
+func (s *Server) SetProfile(email string) { faults.Set(&s.mu, &s.email, email) }
 
 // SetSendOnly makes users.getProfile refuse every token for its scopes,
 // as Google does for a token granted only gmail.send.
-func (s *Server) SetSendOnly(on bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.sendOnly = on
-}
+func (s *Server) SetSendOnly(on bool) { faults.Set(&s.mu, &s.sendOnly, on) }
 
 // Messages returns a copy of every accepted message, oldest first.
 func (s *Server) Messages() []Message { return s.messages.All() }
