@@ -98,11 +98,9 @@ func decode(in *wire) (fakeapi.Mail, string) {
 		return m, p
 	}
 	for _, a := range in.Attachments {
-		att, p := jsonfake.File(a.Filename, a.Type, a.Content, a.Disposition, a.ContentID)
-		if p != "" {
+		if p := jsonfake.AddFile(&m, a.Filename, a.Type, a.Content, a.Disposition, a.ContentID); p != "" {
 			return m, p
 		}
-		m.Attachments = append(m.Attachments, att)
 	}
 	return m, ""
 }

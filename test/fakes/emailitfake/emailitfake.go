@@ -86,11 +86,9 @@ func decode(in *wire) (fakeapi.Mail, string) {
 		if a.ContentID != "" {
 			disposition = "inline"
 		}
-		att, p := jsonfake.File(a.Filename, a.ContentType, a.Content, disposition, a.ContentID)
-		if p != "" {
+		if p := jsonfake.AddFile(&m, a.Filename, a.ContentType, a.Content, disposition, a.ContentID); p != "" {
 			return m, p
 		}
-		m.Attachments = append(m.Attachments, att)
 	}
 	return m, ""
 }

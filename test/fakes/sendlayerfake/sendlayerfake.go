@@ -77,11 +77,9 @@ func decode(in *wire) (fakeapi.Mail, string) {
 	m.To, m.Cc, m.Bcc, m.ReplyTo = addresses(in.To), addresses(in.CC), addresses(in.BCC), addresses(in.ReplyTo)
 	m.Subject, m.HTML, m.Text, m.Headers = in.Subject, in.HTMLContent, in.PlainContent, in.Headers
 	for _, a := range in.Attachments {
-		att, p := jsonfake.File(a.Filename, a.Type, a.Content, a.Disposition, a.ContentID)
-		if p != "" {
+		if p := jsonfake.AddFile(&m, a.Filename, a.Type, a.Content, a.Disposition, a.ContentID); p != "" {
 			return m, p
 		}
-		m.Attachments = append(m.Attachments, att)
 	}
 	return m, ""
 }

@@ -102,11 +102,9 @@ func decode(in *wire) (fakeapi.Mail, string) {
 		if a.Encoding != "base64" {
 			return m, "attachments.encoding must be base64"
 		}
-		att, p := jsonfake.File(a.Filename, a.Type, a.Content, a.Disposition, a.CID)
-		if p != "" {
+		if p := jsonfake.AddFile(&m, a.Filename, a.Type, a.Content, a.Disposition, a.CID); p != "" {
 			return m, p
 		}
-		m.Attachments = append(m.Attachments, att)
 	}
 	return m, ""
 }
