@@ -48,6 +48,11 @@ type JSONDriver struct {
 	// Auth makes the setter of a request's credentials from the api_key;
 	// nil for an API that takes its key in the body.
 	Auth func(key string) func(http.Header)
+	// VerifyRead is the credentials check, an authenticated GET that
+	// sends nothing, as its path under the base URL ("/v3/account"):
+	// JSONTransport.Verify makes it. Empty for a driver whose transport
+	// checks its credentials its own way.
+	VerifyRead string
 	// DefaultBaseURLOf, when set, is the base URL of a connection whose
 	// base_url is empty, in place of DefaultBaseURL (a region's).
 	DefaultBaseURLOf func(s core.Settings) string
@@ -102,5 +107,5 @@ func (d JSONDriver) New(conn *core.Connection, env core.DriverEnv) (core.Transpo
 	if err != nil {
 		return nil, err
 	}
-	return d.Open(&JSONTransport{Client: api, Sender: SenderOf(conn.Settings), MaxMessageBytes: d.MaxMessageBytes}, conn.Settings)
+	return d.Open(&JSONTransport{Client: api, Sender: SenderOf(conn.Settings), MaxMessageBytes: d.MaxMessageBytes, VerifyRead: d.VerifyRead}, conn.Settings)
 }

@@ -2,6 +2,8 @@ package apidriver_test
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"testing"
 
@@ -93,5 +95,50 @@ func TestJSONDriverNew(t *testing.T) {
 			a.Sender.Email != tc.settings.String("from_email") || a.Client.Name != "acme" || a.Client.Auth == nil {
 			t.Errorf("%v: transport %+v %+v", tc.settings, a, a.JSONTransport)
 		}
+	}
+}
+
+// TestJSONTransportVerify: Verify makes the driver's authenticated GET
+// with the key; a rejected key is a permanent failure, and a driver that
+// names no read fails without a call.
+func TestJSONTransportVerify(t *testing.T) {
+	var calls []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls = append(calls, r.Method+" "+r.URL.Path)
+		if r.Header.Get("Authorization") != "Bearer good" {
+			http.Error(w, `{"error":"bad key"}`, http.StatusUnauthorized)
+			return
+		}
+		_, _ = w.Write([]byte(`{}`))
+	}))
+	defer srv.Close()
+	tests := []struct {
+		name          string
+		read, key     string
+		wantErr       bool
+		wantPermanent bool
+		wantCalls     []string
+	}{
+		{name: "accepted key", read: "/v1/account", key: "good", wantCalls: []string{"GET /v1/account"}},
+		{name: "rejected key", read: "/v1/account", key: "bad", wantErr: true, wantPermanent: true, wantCalls: []string{"GET /v1/account"}},
+		{name: "no read named", key: "good", wantErr: true, wantPermanent: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			calls = nil
+			d := acmeDriver()
+			d.VerifyRead = tc.read
+			tr, err := d.New(&core.Connection{Settings: core.Settings{"api_key": tc.key, "base_url": srv.URL}}, core.DriverEnv{})
+			if err != nil {
+				t.Fatalf("New: %v", err)
+			}
+			err = tr.(core.Verifier).Verify(context.Background())
+			if (err != nil) != tc.wantErr || (err != nil && core.IsTemporary(err) == tc.wantPermanent) {
+				t.Errorf("Verify = %v, want error %v (permanent %v)", err, tc.wantErr, tc.wantPermanent)
+			}
+			if !slices.Equal(calls, tc.wantCalls) {
+				t.Errorf("calls %q, want %q", calls, tc.wantCalls)
+			}
+		})
 	}
 }

@@ -17,6 +17,19 @@ type JSONTransport struct {
 	// MaxMessageBytes is the provider's size cap of a message (its
 	// bodies, headers and attachments, before any encoding); 0: none.
 	MaxMessageBytes int
+	// VerifyRead is the path of the authenticated GET that Verify makes
+	// (JSONDriver.VerifyRead).
+	VerifyRead string
+}
+
+// Verify implements core.Verifier with a GET of VerifyRead, an
+// authenticated read that sends nothing (see JSONAPI.Verify). A
+// transport without one fails for good, making no call.
+func (t *JSONTransport) Verify(ctx context.Context) error {
+	if t.VerifyRead == "" {
+		return core.Permanent(fmt.Errorf("%s: verify: the driver names no credentials check", t.Client.Name))
+	}
+	return t.Client.Verify(ctx, http.MethodGet, t.VerifyRead, nil, nil)
 }
 
 // CheckSize fails a message over MaxMessageBytes for good, before any

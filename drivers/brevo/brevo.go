@@ -5,7 +5,6 @@ package brevo
 
 import (
 	"context"
-	"net/http"
 
 	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/drivers/apidriver"
@@ -44,6 +43,7 @@ var driver = apidriver.JSONDriver{
 	Caps:            core.RecipientCaps{PerMessage: MaxRecipients, NeedsTo: true},
 	MaxMessageBytes: MaxMessageBytes,
 	Auth:            apidriver.HeaderAuth("api-key"),
+	VerifyRead:      "/v3/account",
 	Open: func(t *apidriver.JSONTransport, _ core.Settings) (core.Transport, error) {
 		t.Client.RateLimitReset = "X-Sib-Ratelimit-Reset"
 		return Transport{t}, nil
@@ -72,12 +72,6 @@ func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, e
 		return core.Receipt{}, err
 	}
 	return core.Receipt{MessageID: out.MessageID, Response: r.StatusLine()}, nil
-}
-
-// Verify implements core.Verifier with the authenticated read GET
-// /v3/account, which sends nothing.
-func (t Transport) Verify(ctx context.Context) error {
-	return t.Client.Verify(ctx, http.MethodGet, "/v3/account", nil, nil)
 }
 
 type address struct {

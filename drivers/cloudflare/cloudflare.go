@@ -53,6 +53,7 @@ var driver = apidriver.JSONDriver{
 	Hosts:          []string{"api.cloudflare.com"},
 	Caps:           core.RecipientCaps{PerMessage: MaxRecipients, NeedsTo: true},
 	Auth:           apidriver.BearerAuth,
+	VerifyRead:     "/client/v4/user/tokens/verify",
 	Open: func(t *apidriver.JSONTransport, s core.Settings) (core.Transport, error) {
 		t.Client.Refused = refused
 		return Transport{t, s.String(KeyAccountID)}, nil
@@ -68,13 +69,6 @@ func Driver() core.Driver { return driver.Driver() }
 type Transport struct {
 	*apidriver.JSONTransport
 	account string
-}
-
-// Verify implements core.Verifier with GET
-// /client/v4/user/tokens/verify, which checks the token and sends
-// nothing.
-func (t Transport) Verify(ctx context.Context) error {
-	return t.Client.Verify(ctx, http.MethodGet, "/client/v4/user/tokens/verify", nil, nil)
 }
 
 // refused fails an answer of Cloudflare's envelope with success false,

@@ -575,16 +575,13 @@ func (c *recordingTransport) RoundTrip(r *http.Request) (*http.Response, error) 
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-// secretGoesOnlyToBaseURL: a send and a credentials check of a
-// connection whose base_url names the fake make their requests to the
-// fake's host only, and another fake of the provider sees nothing.
-func secretGoesOnlyToBaseURL(t *testing.T, h Harness) {
-	fake, other := h.Start(), h.Start()
-	defer fake.Close()
-	defer other.Close()
-	rec := &recordingTransport{}
+// sendAndVerify sends a message with a connection of the harness's
+// driver to the fake at url, its host client sending through rt, then
+// checks the connection's credentials; it fails the test on any error.
+func (h Harness) sendAndVerify(t *testing.T, url string, rt http.RoundTripper) {
+	t.Helper()
 	d, _ := core.LookupDriver(h.Slug)
-	tr, err := d.New(&core.Connection{Settings: h.settings(fake.URL(), h.Key)}, core.DriverEnv{HTTPClient: &http.Client{Transport: rec}})
+	tr, err := d.New(&core.Connection{Settings: h.settings(url, h.Key)}, core.DriverEnv{HTTPClient: &http.Client{Transport: rt}})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -594,6 +591,17 @@ func secretGoesOnlyToBaseURL(t *testing.T, h Harness) {
 	if err := tr.(core.Verifier).Verify(context.Background()); err != nil {
 		t.Fatalf("Verify: %v", err)
 	}
+}
+
+// secretGoesOnlyToBaseURL: a send and a credentials check of a
+// connection whose base_url names the fake make their requests to the
+// fake's host only, and another fake of the provider sees nothing.
+func secretGoesOnlyToBaseURL(t *testing.T, h Harness) {
+	fake, other := h.Start(), h.Start()
+	defer fake.Close()
+	defer other.Close()
+	rec := &recordingTransport{}
+	h.sendAndVerify(t, fake.URL(), rec)
 	want := strings.TrimPrefix(fake.URL(), "http://")
 	for _, host := range rec.hosts {
 		if host != want {
@@ -713,17 +721,7 @@ func usesHostHTTPClient(t *testing.T, h Harness) {
 	fake := h.Start()
 	defer fake.Close()
 	ct := &countingTransport{}
-	d, _ := core.LookupDriver(h.Slug)
-	tr, err := d.New(&core.Connection{Settings: h.settings(fake.URL(), h.Key)}, core.DriverEnv{HTTPClient: &http.Client{Transport: ct}})
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	if _, err := tr.Send(context.Background(), h.message()); err != nil {
-		t.Fatalf("Send: %v", err)
-	}
-	if err := tr.(core.Verifier).Verify(context.Background()); err != nil {
-		t.Fatalf("Verify: %v", err)
-	}
+	h.sendAndVerify(t, fake.URL(), ct)
 	if got := ct.n.Load(); got != 2 {
 		t.Errorf("host client saw %d requests, want 2", got)
 	}

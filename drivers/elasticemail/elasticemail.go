@@ -45,6 +45,7 @@ var driver = apidriver.JSONDriver{
 	Hosts:          []string{"api.elasticemail.com"},
 	Caps:           core.RecipientCaps{PerMessage: MaxRecipients, NeedsTo: true},
 	Auth:           apidriver.HeaderAuth("X-ElasticEmail-ApiKey"),
+	VerifyRead:     "/v4/domains",
 	Open:           func(t *apidriver.JSONTransport, _ core.Settings) (core.Transport, error) { return Transport{t}, nil },
 }
 
@@ -55,12 +56,6 @@ func Driver() core.Driver { return driver.Driver() }
 // Transport sends through one Elastic Email connection. It is safe for
 // concurrent use.
 type Transport struct{ *apidriver.JSONTransport }
-
-// Verify implements core.Verifier with GET /v4/domains, an
-// authenticated read that sends nothing.
-func (t Transport) Verify(ctx context.Context) error {
-	return t.Client.Verify(ctx, http.MethodGet, "/v4/domains", nil, nil)
-}
 
 type bodyPart struct {
 	ContentType string `json:"ContentType"`

@@ -44,6 +44,7 @@ var driver = apidriver.JSONDriver{
 	Hosts:          []string{"api.emailit.com"},
 	Caps:           core.RecipientCaps{To: MaxPerField, Cc: MaxPerField, Bcc: MaxPerField, NeedsTo: true},
 	Auth:           apidriver.BearerAuth,
+	VerifyRead:     "/v2/domains",
 	Open:           func(t *apidriver.JSONTransport, _ core.Settings) (core.Transport, error) { return Transport{t}, nil },
 }
 
@@ -54,12 +55,6 @@ func Driver() core.Driver { return driver.Driver() }
 // Transport sends through one Emailit connection. It is safe for
 // concurrent use.
 type Transport struct{ *apidriver.JSONTransport }
-
-// Verify implements core.Verifier with GET /v2/domains, an
-// authenticated read that sends nothing.
-func (t Transport) Verify(ctx context.Context) error {
-	return t.Client.Verify(ctx, http.MethodGet, "/v2/domains", nil, nil)
-}
 
 type attachment struct {
 	Filename    string `json:"filename"`

@@ -5,7 +5,6 @@ package mailersend
 
 import (
 	"context"
-	"net/http"
 
 	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/drivers/apidriver"
@@ -60,6 +59,7 @@ var driver = apidriver.JSONDriver{
 	Caps:            core.RecipientCaps{To: MaxTo, Cc: MaxCc, Bcc: MaxBcc, NeedsTo: true},
 	MaxMessageBytes: MaxMessageBytes,
 	Auth:            apidriver.BearerAuth,
+	VerifyRead:      "/v1/api-quota",
 	Open: func(t *apidriver.JSONTransport, s core.Settings) (core.Transport, error) {
 		return Transport{t, s.Bool(KeyCustomHeaders, false)}, nil
 	},
@@ -88,12 +88,6 @@ func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, e
 		response += ": " + apidriver.Summary(r.Body) // warnings, e.g. suppressed recipients
 	}
 	return core.Receipt{MessageID: r.Header.Get("X-Message-Id"), Response: response}, nil
-}
-
-// Verify implements core.Verifier with the authenticated read GET
-// /v1/api-quota, which sends nothing.
-func (t Transport) Verify(ctx context.Context) error {
-	return t.Client.Verify(ctx, http.MethodGet, "/v1/api-quota", nil, nil)
 }
 
 type address struct {

@@ -59,6 +59,7 @@ var driver = apidriver.JSONDriver{
 	Hosts:           []string{"api.mailjet.com"},
 	Caps:            core.RecipientCaps{PerMessage: MaxRecipients, NeedsTo: true},
 	MaxMessageBytes: MaxMessageBytes,
+	VerifyRead:      "/v3/REST/user",
 	Open:            open,
 }
 
@@ -117,12 +118,6 @@ func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, e
 		response += fmt.Sprintf(" (MessageID %d)", to[0].MessageID)
 	}
 	return core.Receipt{MessageID: id, Response: response}, nil
-}
-
-// Verify implements core.Verifier with the authenticated read GET
-// /v3/REST/user, which sends nothing.
-func (t Transport) Verify(ctx context.Context) error {
-	return t.Client.Verify(ctx, http.MethodGet, "/v3/REST/user", nil, nil)
 }
 
 type address struct {

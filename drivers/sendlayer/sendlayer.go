@@ -40,6 +40,7 @@ var driver = apidriver.JSONDriver{
 	Hosts:          []string{"console.sendlayer.com"},
 	Caps:           core.RecipientCaps{PerMessage: MaxRecipients, NeedsTo: true},
 	Auth:           apidriver.BearerAuth,
+	VerifyRead:     "/api/v1/webhooks",
 	Open:           func(t *apidriver.JSONTransport, _ core.Settings) (core.Transport, error) { return Transport{t}, nil },
 }
 
@@ -50,12 +51,6 @@ func Driver() core.Driver { return driver.Driver() }
 // Transport sends through one SendLayer connection. It is safe for
 // concurrent use.
 type Transport struct{ *apidriver.JSONTransport }
-
-// Verify implements core.Verifier with GET /api/v1/webhooks, an
-// authenticated read that sends nothing.
-func (t Transport) Verify(ctx context.Context) error {
-	return t.Client.Verify(ctx, http.MethodGet, "/api/v1/webhooks", nil, nil)
-}
 
 type address struct {
 	Name  string `json:"name,omitempty"`

@@ -48,6 +48,7 @@ var driver = apidriver.JSONDriver{
 	Hosts:          []string{"api.smtp.com"},
 	Caps:           core.RecipientCaps{PerMessage: MaxRecipients, NeedsTo: true},
 	Auth:           apidriver.BearerAuth,
+	VerifyRead:     "/v4/channels",
 	Open: func(t *apidriver.JSONTransport, s core.Settings) (core.Transport, error) {
 		return Transport{t, s.String(KeyChannel)}, nil
 	},
@@ -62,12 +63,6 @@ func Driver() core.Driver { return driver.Driver() }
 type Transport struct {
 	*apidriver.JSONTransport
 	channel string
-}
-
-// Verify implements core.Verifier with GET /v4/channels, an
-// authenticated read that sends nothing.
-func (t Transport) Verify(ctx context.Context) error {
-	return t.Client.Verify(ctx, http.MethodGet, "/v4/channels", nil, nil)
 }
 
 type address struct {

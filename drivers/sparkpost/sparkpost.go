@@ -6,7 +6,6 @@ package sparkpost
 
 import (
 	"context"
-	"net/http"
 	"strings"
 
 	"github.com/mailsvc/mailsvc/core"
@@ -79,6 +78,7 @@ var driver = apidriver.JSONDriver{
 	},
 	MaxMessageBytes: MaxMessageBytes,
 	Auth:            apidriver.HeaderAuth("Authorization"),
+	VerifyRead:      "/api/v1/account",
 	Open:            func(t *apidriver.JSONTransport, _ core.Settings) (core.Transport, error) { return Transport{t}, nil },
 }
 
@@ -104,12 +104,6 @@ func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, e
 		return core.Receipt{}, err
 	}
 	return core.Receipt{MessageID: out.Results.ID, Response: r.StatusLine()}, nil
-}
-
-// Verify implements core.Verifier with the authenticated read GET
-// /api/v1/account, which sends nothing.
-func (t Transport) Verify(ctx context.Context) error {
-	return t.Client.Verify(ctx, http.MethodGet, "/api/v1/account", nil, nil)
 }
 
 type address struct {

@@ -77,22 +77,21 @@ func (s *Tokens) Current() string {
 }
 
 // Gets returns how many times AccessToken was called.
-func (s *Tokens) Gets() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.gets
-}
+func (s *Tokens) Gets() int { return s.count(&s.gets) }
 
 // Refreshes returns how many times Refreshed was called.
-func (s *Tokens) Refreshes() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.refreshes
-}
+func (s *Tokens) Refreshes() int { return s.count(&s.refreshes) }
 
 // Rejected returns the tokens passed to Refreshed, oldest first.
 func (s *Tokens) Rejected() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string(nil), s.rejected...)
+}
+
+// count returns the counter n of the source, read under its lock.
+func (s *Tokens) count(n *int) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return *n
 }

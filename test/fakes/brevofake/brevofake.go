@@ -41,7 +41,7 @@ func New(apiKey string) *fakeapi.Server {
 		ReadBody:         `{"email":"owner@example.com","companyName":"Example","plan":[{"type":"free"}]}`,
 		Authorized:       func(r *http.Request) bool { return r.Header.Get("api-key") == apiKey },
 		UnauthorizedBody: errorBody("unauthorized", "Key not found"),
-		Decode:           decode,
+		Decode:           fakeapi.Strict(decode),
 		Accept: func(w http.ResponseWriter, m fakeapi.Message) {
 			faults.WriteJSON(w, http.StatusCreated, fmt.Sprintf(`{"messageId":"<%s@smtp-relay.mailin.fr>"}`, m.ID))
 		},
@@ -54,33 +54,24 @@ func New(apiKey string) *fakeapi.Server {
 // MessageID is the messageId the fake answers for a recorded message.
 func MessageID(m fakeapi.Message) string { return "<" + m.ID + "@smtp-relay.mailin.fr>" }
 
-type address struct {
-	Name  string `json:"name"`
-	Email string `json:"email"`
-}
+// The wire types below read each key of the body into the field of its
+// name in any case, as encoding/json matches keys; a tag names a key that
+// differs otherwise.
 
+type address struct{ Name, Email string }
+
+// wireEmail is the body of POST /v3/smtp/email.
 type wireEmail struct {
-	Sender      *address          `json:"sender"`
-	To          []address         `json:"to"`
-	Cc          []address         `json:"cc"`
-	Bcc         []address         `json:"bcc"`
-	ReplyTo     *address          `json:"replyTo"`
-	Subject     string            `json:"subject"`
-	HTMLContent string            `json:"htmlContent"`
-	TextContent string            `json:"textContent"`
-	Headers     map[string]string `json:"headers"`
-	Attachment  []struct {
-		Content string `json:"content"`
-		Name    string `json:"name"`
-	} `json:"attachment"`
+	Sender, ReplyTo          *address
+	To, Cc, Bcc              []address
+	Subject                  string
+	HTMLContent, TextContent string
+	Headers                  map[string]string
+	Attachment               []struct{ Content, Name string }
 }
 
-func decode(body []byte) (fakeapi.Mail, *fakeapi.Refusal) {
-	var in wireEmail
+func decode(in *wireEmail) (fakeapi.Mail, *fakeapi.Refusal) {
 	var m fakeapi.Mail
-	if r := fakeapi.DecodeStrict(body, &in); r != nil {
-		return m, r
-	}
 	switch {
 	case in.Sender == nil || in.Sender.Email == "":
 		return m, fakeapi.Refuse(400, "sender is missing")

@@ -36,7 +36,7 @@ func New(token string) *jsonfake.Server {
 		ReadAnswer:    `{"success":true,"errors":[],"messages":[],"result":{"id":"tok","status":"active"}}`,
 		Key:           jsonfake.BearerKey,
 		OpenAPI:       openAPI,
-		Decode:        decode,
+		Decode:        jsonfake.Decoding("malformed JSON (the fake takes from as an object and to, cc, bcc as lists)", decode),
 		Accepted:      accepted,
 		Error:         errorBody,
 		MaxRecipients: MaxRecipients,
@@ -80,12 +80,8 @@ type wire struct {
 	}
 }
 
-func decode(body []byte) (fakeapi.Mail, string) {
-	var in wire
+func decode(in *wire) (fakeapi.Mail, string) {
 	var m fakeapi.Mail
-	if err := json.Unmarshal(body, &in); err != nil {
-		return m, "malformed JSON (the fake takes from as an object and to, cc, bcc as lists)"
-	}
 	m.From = fakeapi.Address{Name: in.From.Name, Email: in.From.Address}
 	lists := []*[]fakeapi.Address{&m.To, &m.Cc, &m.Bcc}
 	for i, l := range [][]string{in.To, in.Cc, in.Bcc} {
@@ -102,11 +98,9 @@ func decode(body []byte) (fakeapi.Mail, string) {
 		return m, p
 	}
 	for _, a := range in.Attachments {
-		att, p := jsonfake.File(a.Filename, a.Type, a.Content, a.Disposition, a.ContentID)
-		if p != "" {
+		if p := jsonfake.AddFile(&m, a.Filename, a.Type, a.Content, a.Disposition, a.ContentID); p != "" {
 			return m, p
 		}
-		m.Attachments = append(m.Attachments, att)
 	}
 	return m, ""
 }

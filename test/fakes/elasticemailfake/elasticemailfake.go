@@ -33,7 +33,7 @@ func New(key string) *jsonfake.Server {
 		ReadAnswer: `[{"Domain":"example.com","Spf":true,"Dkim":true}]`,
 		Key:        func(r *http.Request, _ []byte) string { return r.Header.Get("X-ElasticEmail-ApiKey") },
 		OpenAPI:    openAPI,
-		Decode:     decode,
+		Decode:     jsonfake.Decoding("malformed JSON", decode),
 		Accepted: func(id string, _ fakeapi.Mail) (int, string) {
 			return http.StatusOK, fmt.Sprintf(`{"TransactionID":"tx-%s","MessageID":"%s"}`, id, id)
 		},
@@ -57,12 +57,8 @@ type wire struct {
 	}
 }
 
-func decode(body []byte) (fakeapi.Mail, string) {
-	var in wire
+func decode(in *wire) (fakeapi.Mail, string) {
 	var m fakeapi.Mail
-	if err := json.Unmarshal(body, &in); err != nil {
-		return m, "malformed JSON"
-	}
 	from, problem := jsonfake.Mailboxes([]string{in.Content.From})
 	if problem != "" {
 		return m, "Content.From: " + problem

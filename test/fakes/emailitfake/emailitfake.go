@@ -29,7 +29,7 @@ func New(key string) *jsonfake.Server {
 		ReadAnswer:        `{"object":"list","data":[{"object":"domain","name":"example.com"}]}`,
 		Key:               jsonfake.BearerKey,
 		IdempotencyHeader: "Idempotency-Key",
-		Decode:            decode,
+		Decode:            jsonfake.Decoding("malformed JSON (to, cc, bcc and reply_to are taken as lists here)", decode),
 		Accepted: func(id string, _ fakeapi.Mail) (int, string) {
 			return http.StatusOK, fmt.Sprintf(`{"object":"email","id":"em_%s","status":"accepted"}`, id)
 		},
@@ -53,12 +53,8 @@ type wire struct {
 	}
 }
 
-func decode(body []byte) (fakeapi.Mail, string) {
-	var in wire
+func decode(in *wire) (fakeapi.Mail, string) {
 	var m fakeapi.Mail
-	if err := json.Unmarshal(body, &in); err != nil {
-		return m, "malformed JSON (to, cc, bcc and reply_to are taken as lists here)"
-	}
 	from, p := jsonfake.Mailboxes([]string{in.From})
 	if p != "" {
 		return m, "from: " + p
@@ -90,11 +86,9 @@ func decode(body []byte) (fakeapi.Mail, string) {
 		if a.ContentID != "" {
 			disposition = "inline"
 		}
-		att, p := jsonfake.File(a.Filename, a.ContentType, a.Content, disposition, a.ContentID)
-		if p != "" {
+		if p := jsonfake.AddFile(&m, a.Filename, a.ContentType, a.Content, disposition, a.ContentID); p != "" {
 			return m, p
 		}
-		m.Attachments = append(m.Attachments, att)
 	}
 	return m, ""
 }

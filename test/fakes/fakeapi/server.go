@@ -311,6 +311,19 @@ func DecodeStrict(body []byte, v any) *Refusal {
 	return nil
 }
 
+// Strict returns a Provider's Decode for a send body of type T: the body
+// read as DecodeStrict does (a field T does not name refused), then
+// checked and turned into the message by read.
+func Strict[T any](read func(in *T) (Mail, *Refusal)) func(body []byte) (Mail, *Refusal) {
+	return func(body []byte) (Mail, *Refusal) {
+		var in T
+		if r := DecodeStrict(body, &in); r != nil {
+			return Mail{}, r
+		}
+		return read(&in)
+	}
+}
+
 // Base64 decodes an attachment's standard base64 content, refusing what
 // is not base64 or is empty.
 func Base64(field, content string) ([]byte, *Refusal) {

@@ -200,6 +200,27 @@ func NewServer(h http.Handler) *Server {
 	return &Server{Queue: q, URL: srv.URL, srv: srv}
 }
 
+// Set stores v in *field while holding mu: a fake's setter of what its
+// handlers read under mu.
+func Set[T any](mu *sync.Mutex, field *T, v T) {
+	mu.Lock()
+	defer mu.Unlock()
+	*field = v
+}
+
+// Routes are a fake's handlers by their http.ServeMux pattern
+// ("POST /v3/mail/send").
+type Routes map[string]http.HandlerFunc
+
+// NewRoutedServer is NewServer of an http.ServeMux that serves routes.
+func NewRoutedServer(routes Routes) *Server {
+	mux := http.NewServeMux()
+	for pattern, handler := range routes {
+		mux.HandleFunc(pattern, handler)
+	}
+	return NewServer(mux)
+}
+
 // Close releases stalled requests and shuts the server down.
 func (s *Server) Close() {
 	s.Queue.Close()

@@ -73,28 +73,20 @@ type Server struct {
 // New starts a fake that accepts the bearer tokens valid approves.
 func New(valid func(token string) bool) *Server {
 	s := &Server{valid: valid, email: "me@example.com"}
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /gmail/v1/users/me/messages/send", s.handleSend)
-	mux.HandleFunc("POST /upload/gmail/v1/users/me/messages/send", s.handleUpload)
-	mux.HandleFunc("GET /gmail/v1/users/me/profile", s.handleProfile)
-	s.Server = faults.NewServer(mux)
+	s.Server = faults.NewRoutedServer(faults.Routes{
+		"POST /gmail/v1/users/me/messages/send":        s.handleSend,
+		"POST /upload/gmail/v1/users/me/messages/send": s.handleUpload,
+		"GET /gmail/v1/users/me/profile":               s.handleProfile,
+	})
 	return s
 }
 
 // SetProfile sets the mailbox address users.getProfile answers.
-func (s *Server) SetProfile(email string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.email = email
-}
+func (s *Server) SetProfile(email string) { faults.Set(&s.mu, &s.email, email) }
 
 // SetSendOnly makes users.getProfile refuse every token for its scopes,
 // as Google does for a token granted only gmail.send.
-func (s *Server) SetSendOnly(on bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.sendOnly = on
-}
+func (s *Server) SetSendOnly(on bool) { faults.Set(&s.mu, &s.sendOnly, on) }
 
 // Messages returns a copy of every accepted message, oldest first.
 func (s *Server) Messages() []Message { return s.messages.All() }

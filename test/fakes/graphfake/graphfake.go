@@ -203,41 +203,28 @@ func (s *Server) api(h func(w http.ResponseWriter, r *http.Request, mailbox stri
 	})
 }
 
-// The JSON shapes of Graph's message resource.
+// The JSON shapes of Graph's message resource. Their fields read each
+// key into the field of its name in any case, as encoding/json matches
+// keys; a tag names a key that differs otherwise.
 type (
-	emailAddress struct {
-		Address string `json:"address"`
-		Name    string `json:"name"`
-	}
-	recipient struct {
-		EmailAddress emailAddress `json:"emailAddress"`
-	}
+	emailAddress   struct{ Address, Name string }
+	recipient      struct{ EmailAddress emailAddress }
 	fileAttachment struct {
-		ODataType    string `json:"@odata.type"`
-		Name         string `json:"name"`
-		ContentType  string `json:"contentType"`
-		ContentBytes string `json:"contentBytes"`
-		IsInline     bool   `json:"isInline"`
-		ContentID    string `json:"contentId"`
+		ODataType                       string `json:"@odata.type"`
+		Name, ContentType, ContentBytes string
+		IsInline                        bool
+		ContentID                       string
 	}
 	message struct {
-		Subject string `json:"subject"`
-		Body    *struct {
-			ContentType string `json:"contentType"`
-			Content     string `json:"content"`
-		} `json:"body"`
-		From                   *recipient       `json:"from"`
-		ToRecipients           []recipient      `json:"toRecipients"`
-		CcRecipients           []recipient      `json:"ccRecipients"`
-		BccRecipients          []recipient      `json:"bccRecipients"`
-		ReplyTo                []recipient      `json:"replyTo"`
-		InternetMessageHeaders []header         `json:"internetMessageHeaders"`
-		Attachments            []fileAttachment `json:"attachments"`
+		Subject                                   string
+		Body                                      *struct{ ContentType, Content string }
+		From                                      *recipient
+		ToRecipients, CcRecipients, BccRecipients []recipient
+		ReplyTo                                   []recipient
+		InternetMessageHeaders                    []header
+		Attachments                               []fileAttachment
 	}
-	header struct {
-		Name  string `json:"name"`
-		Value string `json:"value"`
-	}
+	header struct{ Name, Value string }
 )
 
 // decode reads a JSON body into v, answering 400 (or 413) when it cannot.
@@ -379,14 +366,17 @@ func (s *Server) handleCreateDraft(w http.ResponseWriter, r *http.Request, mailb
 	faults.WriteJSON(w, http.StatusCreated, string(body))
 }
 
-// draft returns the draft of the path, answering 404 when there is none.
-func (s *Server) draft(w http.ResponseWriter, r *http.Request, mailbox string) *Message {
+// withDraft runs f on the draft of the path under the server's lock,
+// answering 404 when there is none.
+func (s *Server) withDraft(w http.ResponseWriter, r *http.Request, mailbox string, f func(m *Message)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	m := s.drafts[r.PathValue("id")]
 	if m == nil || m.Mailbox != mailbox {
 		WriteError(w, http.StatusNotFound, "ErrorItemNotFound", "The specified object was not found in the store.")
-		return nil
+		return
 	}
-	return m
+	f(m)
 }
 
 func (s *Server) handleAddAttachment(w http.ResponseWriter, r *http.Request, mailbox string) {
@@ -398,14 +388,10 @@ func (s *Server) handleAddAttachment(w http.ResponseWriter, r *http.Request, mai
 	if !ok {
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m := s.draft(w, r, mailbox)
-	if m == nil {
-		return
-	}
-	m.Attachments = append(m.Attachments, att)
-	faults.WriteJSON(w, http.StatusCreated, `{"id":"att-`+newID()+`"}`)
+	s.withDraft(w, r, mailbox, func(m *Message) {
+		m.Attachments = append(m.Attachments, att)
+		faults.WriteJSON(w, http.StatusCreated, `{"id":"att-`+newID()+`"}`)
+	})
 }
 
 func (s *Server) handleCreateUploadSession(w http.ResponseWriter, r *http.Request, mailbox string) {
@@ -432,21 +418,17 @@ func (s *Server) handleCreateUploadSession(w http.ResponseWriter, r *http.Reques
 			"Attachment size must be greater than the minimum size.")
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m := s.draft(w, r, mailbox)
-	if m == nil {
-		return
-	}
-	id, auth := newID(), newID()
-	s.uploads[id] = &upload{draft: m.ID, authtoken: auth, size: it.Size,
-		att: Attachment{Attachment: fakeapi.Attachment{Filename: it.Name, ContentType: it.ContentType, Inline: it.IsInline, ContentID: it.ContentID}, Uploaded: true}}
-	body, _ := json.Marshal(map[string]any{
-		"uploadUrl":          s.URL + "/upload/" + id + "?authtoken=" + auth,
-		"expirationDateTime": time.Now().Add(time.Hour).UTC().Format(time.RFC3339),
-		"nextExpectedRanges": []string{"0-"},
+	s.withDraft(w, r, mailbox, func(m *Message) {
+		id, auth := newID(), newID()
+		s.uploads[id] = &upload{draft: m.ID, authtoken: auth, size: it.Size,
+			att: Attachment{Attachment: fakeapi.Attachment{Filename: it.Name, ContentType: it.ContentType, Inline: it.IsInline, ContentID: it.ContentID}, Uploaded: true}}
+		body, _ := json.Marshal(map[string]any{
+			"uploadUrl":          s.URL + "/upload/" + id + "?authtoken=" + auth,
+			"expirationDateTime": time.Now().Add(time.Hour).UTC().Format(time.RFC3339),
+			"nextExpectedRanges": []string{"0-"},
+		})
+		faults.WriteJSON(w, http.StatusCreated, string(body))
 	})
-	faults.WriteJSON(w, http.StatusCreated, string(body))
 }
 
 // handleUploadChunk takes one chunk of an upload session: Content-Range
@@ -517,34 +499,28 @@ func contentRange(v string) (first, last, total int, err error) {
 }
 
 func (s *Server) handleSendDraft(w http.ResponseWriter, r *http.Request, mailbox string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m := s.draft(w, r, mailbox)
-	if m == nil {
-		return
-	}
-	if len(m.To)+len(m.Cc)+len(m.Bcc) == 0 {
-		WriteError(w, http.StatusBadRequest, "ErrorInvalidRecipients", "At least one recipient is required.")
-		return
-	}
-	for _, up := range s.uploads {
-		if up.draft == m.ID {
-			WriteError(w, http.StatusBadRequest, "ErrorUploadInProgress", "An attachment upload is not finished.")
+	s.withDraft(w, r, mailbox, func(m *Message) {
+		if len(m.To)+len(m.Cc)+len(m.Bcc) == 0 {
+			WriteError(w, http.StatusBadRequest, "ErrorInvalidRecipients", "At least one recipient is required.")
 			return
 		}
-	}
-	delete(s.drafts, m.ID)
-	s.messages.Add(*m)
-	w.WriteHeader(http.StatusAccepted)
+		for _, up := range s.uploads {
+			if up.draft == m.ID {
+				WriteError(w, http.StatusBadRequest, "ErrorUploadInProgress", "An attachment upload is not finished.")
+				return
+			}
+		}
+		delete(s.drafts, m.ID)
+		s.messages.Add(*m)
+		w.WriteHeader(http.StatusAccepted)
+	})
 }
 
 func (s *Server) handleDeleteDraft(w http.ResponseWriter, r *http.Request, mailbox string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if m := s.draft(w, r, mailbox); m != nil {
+	s.withDraft(w, r, mailbox, func(m *Message) {
 		delete(s.drafts, m.ID)
 		w.WriteHeader(http.StatusNoContent)
-	}
+	})
 }
 
 // newID returns a random hex id.

@@ -16,6 +16,7 @@ package jsonfake
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/mail"
@@ -112,6 +113,19 @@ func New(api API, key string) *Server {
 	})
 }
 
+// Decoding returns an API's Decode for a send body of type T: a body that
+// is not JSON of T is answered 400 with malformed; read checks the rest
+// and turns it into the message, or names the problem.
+func Decoding[T any](malformed string, read func(in *T) (fakeapi.Mail, string)) func(body []byte) (fakeapi.Mail, string) {
+	return func(body []byte) (fakeapi.Mail, string) {
+		var in T
+		if err := json.Unmarshal(body, &in); err != nil {
+			return fakeapi.Mail{}, malformed
+		}
+		return read(&in)
+	}
+}
+
 // Mailboxes parses "Name <email>" strings (or bare addresses), as the
 // APIs that take a mailbox as one string read them; problem names the
 // first that does not parse.
@@ -147,24 +161,26 @@ func TakeReplyTo(m *fakeapi.Mail) string {
 	return ""
 }
 
-// File is one attachment as a JSON API carries it, read into the
-// recorded form: base64 content, the disposition "inline" with a
-// Content-ID for an inline image.
-func File(filename, contentType, content, disposition, contentID string) (fakeapi.Attachment, string) {
+// AddFile reads one attachment as a JSON API carries it into m's
+// attachments, in the recorded form: base64 content, the disposition
+// "inline" with a Content-ID for an inline image. It returns the problem
+// of an attachment the API refuses, adding nothing then.
+func AddFile(m *fakeapi.Mail, filename, contentType, content, disposition, contentID string) string {
 	data, err := base64.StdEncoding.DecodeString(content)
 	if err != nil || filename == "" {
-		return fakeapi.Attachment{}, "an attachment needs a file name and base64 content"
+		return "an attachment needs a file name and base64 content"
 	}
 	a := fakeapi.Attachment{Filename: filename, ContentType: contentType, Data: data}
 	switch disposition {
 	case "", "attachment":
 	case "inline":
 		if contentID == "" {
-			return a, "an inline attachment needs a content id"
+			return "an inline attachment needs a content id"
 		}
 		a.Inline, a.ContentID = true, contentID
 	default:
-		return a, "disposition must be attachment or inline"
+		return "disposition must be attachment or inline"
 	}
-	return a, ""
+	m.Attachments = append(m.Attachments, a)
+	return ""
 }

@@ -9,6 +9,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+
+	"github.com/mailsvc/mailsvc/test/fakes/faults"
 )
 
 // Call is one request the fake received.
@@ -42,11 +44,7 @@ func (f *Server) SetStatus(licenseID, status, message string) {
 }
 
 // SetFailing makes every answer a 503 (on) or normal again (off).
-func (f *Server) SetFailing(on bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.failing = on
-}
+func (f *Server) SetFailing(on bool) { faults.Set(&f.mu, &f.failing, on) }
 
 // Calls returns the calls received so far.
 func (f *Server) Calls() []Call {

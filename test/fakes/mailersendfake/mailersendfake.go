@@ -34,7 +34,7 @@ func New(token string) *fakeapi.Server {
 		ReadBody:         `{"quota":100000,"remaining":99990,"reset":"2026-12-07T00:00:00Z"}`,
 		Authorized:       func(r *http.Request) bool { return r.Header.Get("Authorization") == "Bearer "+token },
 		UnauthorizedBody: `{"message":"Unauthenticated."}`,
-		Decode:           decode,
+		Decode:           fakeapi.Strict(decode),
 		Accept: func(w http.ResponseWriter, m fakeapi.Message) {
 			w.Header().Set("X-Message-Id", m.ID)
 			w.WriteHeader(http.StatusAccepted)
@@ -43,38 +43,24 @@ func New(token string) *fakeapi.Server {
 	})
 }
 
-type address struct {
-	Name  string `json:"name"`
-	Email string `json:"email"`
-}
+// The wire types below read each key of the body into the field of its
+// name in any case, as encoding/json matches keys; a tag names a key that
+// differs otherwise.
 
+type address struct{ Name, Email string }
+
+// wireEmail is the body of POST /v1/email.
 type wireEmail struct {
-	From    *address  `json:"from"`
-	To      []address `json:"to"`
-	Cc      []address `json:"cc"`
-	Bcc     []address `json:"bcc"`
-	ReplyTo *address  `json:"reply_to"`
-	Subject string    `json:"subject"`
-	Text    string    `json:"text"`
-	HTML    string    `json:"html"`
-	Headers []struct {
-		Name  string `json:"name"`
-		Value string `json:"value"`
-	} `json:"headers"`
-	Attachments []struct {
-		Content     string `json:"content"`
-		Filename    string `json:"filename"`
-		Disposition string `json:"disposition"`
-		ID          string `json:"id"`
-	} `json:"attachments"`
+	From                *address
+	ReplyTo             *address `json:"reply_to"`
+	To, Cc, Bcc         []address
+	Subject, Text, HTML string
+	Headers             []struct{ Name, Value string }
+	Attachments         []struct{ Content, Filename, Disposition, ID string }
 }
 
-func decode(body []byte) (fakeapi.Mail, *fakeapi.Refusal) {
-	var in wireEmail
+func decode(in *wireEmail) (fakeapi.Mail, *fakeapi.Refusal) {
 	var m fakeapi.Mail
-	if r := fakeapi.DecodeStrict(body, &in); r != nil {
-		return m, r
-	}
 	switch {
 	case in.From == nil || in.From.Email == "":
 		return m, fakeapi.Refuse(422, "The from.email field is required.")

@@ -74,12 +74,12 @@ type Server struct {
 // its only valid API key.
 func New(apiKey, domain string) *Server {
 	s := &Server{apiKey: apiKey, domain: domain}
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v3/{domain}/messages", s.handleSend)
-	mux.HandleFunc("GET /v3/domains/{domain}", s.handleDomain)
-	// "/v3/{domain}/events" would clash with "/v3/domains/{domain}".
-	mux.HandleFunc("GET /v3/{domain}/{resource}", s.handleEvents)
-	s.Server = faults.NewServer(mux)
+	s.Server = faults.NewRoutedServer(faults.Routes{
+		"POST /v3/{domain}/messages": s.handleSend,
+		"GET /v3/domains/{domain}":   s.handleDomain,
+		// "/v3/{domain}/events" would clash with "/v3/domains/{domain}".
+		"GET /v3/{domain}/{resource}": s.handleEvents,
+	})
 	return s
 }
 

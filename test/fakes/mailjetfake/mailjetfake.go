@@ -32,7 +32,7 @@ func New(apiKey, secret string) *fakeapi.Server {
 			return ok && k == apiKey && sec == secret
 		},
 		UnauthorizedBody: `{"ErrorIdentifier":"00000000-0000-0000-0000-000000000000","ErrorCode":"mj-0002","StatusCode":401,"ErrorMessage":"API key authentication/authorization failure. You may be unauthorized to access the API or your API key may be expired. Visit API keys management section to check your keys."}`,
-		Decode:           decode,
+		Decode:           fakeapi.Strict(decode),
 		Accept: func(w http.ResponseWriter, m fakeapi.Message) {
 			faults.WriteJSON(w, http.StatusOK, fmt.Sprintf(`{"Messages":[{"Status":"success","CustomID":%q,"To":[{"Email":%q,"MessageUUID":%q,"MessageID":288230376151711744,"MessageHref":"https://api.mailjet.com/v3/REST/message/288230376151711744"}],"Cc":[],"Bcc":[]}]}`,
 				m.Meta["CustomID"], m.To[0].Email, m.ID))
@@ -43,43 +43,31 @@ func New(apiKey, secret string) *fakeapi.Server {
 	})
 }
 
-type address struct {
-	Name  string `json:"Name"`
-	Email string `json:"Email"`
-}
+// The wire types below read each key of the body into the field of its
+// name in any case, as encoding/json matches keys; a tag names a key that
+// differs otherwise.
 
-type attachment struct {
-	ContentType   string `json:"ContentType"`
-	Filename      string `json:"Filename"`
-	ContentID     string `json:"ContentID"`
-	Base64Content string `json:"Base64Content"`
-}
+type address struct{ Name, Email string }
 
+type attachment struct{ ContentType, Filename, ContentID, Base64Content string }
+
+// wireMessage is one message of a send call.
 type wireMessage struct {
-	From               *address          `json:"From"`
-	To                 []address         `json:"To"`
-	Cc                 []address         `json:"Cc"`
-	Bcc                []address         `json:"Bcc"`
-	ReplyTo            *address          `json:"ReplyTo"`
-	Subject            string            `json:"Subject"`
-	TextPart           string            `json:"TextPart"`
-	HTMLPart           string            `json:"HTMLPart"`
-	Headers            map[string]string `json:"Headers"`
-	Attachments        []attachment      `json:"Attachments"`
-	InlinedAttachments []attachment      `json:"InlinedAttachments"`
-	CustomID           string            `json:"CustomID"`
+	From, ReplyTo                   *address
+	To, Cc, Bcc                     []address
+	Subject, TextPart, HTMLPart     string
+	Headers                         map[string]string
+	Attachments, InlinedAttachments []attachment
+	CustomID                        string
 }
+
+// wireCall is the body of a send call: its messages.
+type wireCall struct{ Messages []wireMessage }
 
 // decode validates one call of a single message (what the driver
 // sends), its CustomID noted in Meta.
-func decode(body []byte) (fakeapi.Mail, *fakeapi.Refusal) {
-	var in struct {
-		Messages []wireMessage `json:"Messages"`
-	}
+func decode(in *wireCall) (fakeapi.Mail, *fakeapi.Refusal) {
 	var m fakeapi.Mail
-	if r := fakeapi.DecodeStrict(body, &in); r != nil {
-		return m, r
-	}
 	if len(in.Messages) != 1 {
 		return m, fakeapi.Refuse(400, "the fake takes one message per call, got %d", len(in.Messages))
 	}

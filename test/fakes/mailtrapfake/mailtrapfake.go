@@ -32,7 +32,7 @@ func New(token string) *jsonfake.Server {
 		ReadAnswer: `[{"id":1,"name":"Shop","access_levels":[1000]}]`,
 		Key:        jsonfake.BearerKey,
 		OpenAPI:    openAPI,
-		Decode:     decode,
+		Decode:     jsonfake.Decoding("'from' is required", decode),
 		Accepted: func(id string, m fakeapi.Mail) (int, string) {
 			var ids []string
 			for i := range len(m.To) + len(m.Cc) + len(m.Bcc) {
@@ -68,10 +68,9 @@ type wire struct {
 
 func address(a wireAddress) fakeapi.Address { return fakeapi.Address{Name: a.Name, Email: a.Email} }
 
-func decode(body []byte) (fakeapi.Mail, string) {
-	var in wire
+func decode(in *wire) (fakeapi.Mail, string) {
 	var m fakeapi.Mail
-	if err := json.Unmarshal(body, &in); err != nil || in.From == nil {
+	if in.From == nil {
 		return m, "'from' is required"
 	}
 	if len(in.To) == 0 {
@@ -91,11 +90,9 @@ func decode(body []byte) (fakeapi.Mail, string) {
 		return m, p
 	}
 	for _, a := range in.Attachments {
-		att, p := jsonfake.File(a.Filename, a.Type, a.Content, a.Disposition, a.ContentID)
-		if p != "" {
+		if p := jsonfake.AddFile(&m, a.Filename, a.Type, a.Content, a.Disposition, a.ContentID); p != "" {
 			return m, p
 		}
-		m.Attachments = append(m.Attachments, att)
 	}
 	return m, ""
 }

@@ -35,7 +35,7 @@ func New(key string) *jsonfake.Server {
 			_ = json.Unmarshal(body, &in)
 			return in.Key
 		},
-		Decode:             decode,
+		Decode:             jsonfake.Decoding("You must specify a message value", decode),
 		Accepted:           accepted,
 		Error:              errorBody,
 		UnauthorizedStatus: http.StatusInternalServerError,
@@ -90,10 +90,9 @@ type wire struct {
 	}
 }
 
-func decode(body []byte) (fakeapi.Mail, string) {
-	var in wire
+func decode(in *wire) (fakeapi.Mail, string) {
 	var m fakeapi.Mail
-	if err := json.Unmarshal(body, &in); err != nil || in.Message == nil {
+	if in.Message == nil {
 		return m, "You must specify a message value"
 	}
 	msg := in.Message

@@ -151,27 +151,15 @@ func (s *Server) AddClient(clientID, secret string) {
 
 // SetExpiresIn sets the lifetime in seconds of the access tokens issued
 // from now on.
-func (s *Server) SetExpiresIn(seconds int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.expiresIn = seconds
-}
+func (s *Server) SetExpiresIn(seconds int) { faults.Set(&s.mu, &s.expiresIn, seconds) }
 
 // SetRotation turns refresh-token rotation on or off (on by default for
 // Microsoft only). With rotation each refresh answers a new refresh token
 // and the one used stops working.
-func (s *Server) SetRotation(on bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.rotate = on
-}
+func (s *Server) SetRotation(on bool) { faults.Set(&s.mu, &s.rotate, on) }
 
 // SetAPIDomain sets the api_domain of Zoho's token answers.
-func (s *Server) SetAPIDomain(u string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.apiDomain = u
-}
+func (s *Server) SetAPIDomain(u string) { faults.Set(&s.mu, &s.apiDomain, u) }
 
 // Revoke makes a refresh token dead: later refreshes with it answer
 // invalid_grant (Zoho: invalid_code). The access tokens it gave stay
@@ -219,18 +207,10 @@ func (s *Server) StallNext(n int) { s.q.StallNext(n) }
 func (s *Server) Requests() int { return s.q.Requests() }
 
 // Exchanges returns how many authorization codes were redeemed.
-func (s *Server) Exchanges() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.exchanges
-}
+func (s *Server) Exchanges() int { return s.count(&s.exchanges) }
 
 // Refreshes returns how many refresh_token grants succeeded.
-func (s *Server) Refreshes() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.refreshes
-}
+func (s *Server) Refreshes() int { return s.count(&s.refreshes) }
 
 // Authorizations returns the authorize requests accepted so far.
 func (s *Server) Authorizations() []Authorization {
@@ -319,4 +299,11 @@ func scopeHas(scope, want string) bool {
 		}
 	}
 	return false
+}
+
+// count returns the counter n of the server, read under its lock.
+func (s *Server) count(n *int) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return *n
 }

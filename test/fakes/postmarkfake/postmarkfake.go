@@ -65,11 +65,11 @@ type Server struct {
 // message streams "outbound" and "broadcast"; AddStream adds more.
 func New(token string) *Server {
 	s := &Server{token: token, streams: map[string]bool{"outbound": true, "broadcast": true}}
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /email", s.handleSend)
-	mux.HandleFunc("GET /server", s.handleServer)
-	mux.HandleFunc("GET /messages/outbound", s.handleSearch)
-	s.Server = faults.NewServer(mux)
+	s.Server = faults.NewRoutedServer(faults.Routes{
+		"POST /email":            s.handleSend,
+		"GET /server":            s.handleServer,
+		"GET /messages/outbound": s.handleSearch,
+	})
 	return s
 }
 

@@ -43,7 +43,7 @@ func start(apiKey string, sendingOnly bool) *fakeapi.Server {
 		ReadBody:         `{"object":"list","has_more":false,"data":[{"id":"d91cd9bd-1176-453e-8fc1-35364d380206","name":"example.com","status":"verified"}]}`,
 		Authorized:       bearer,
 		UnauthorizedBody: errorBody(401, "validation_error", "API key is invalid"),
-		Decode:           decode,
+		Decode:           fakeapi.Strict(decode),
 		Accept: func(w http.ResponseWriter, m fakeapi.Message) {
 			faults.WriteJSON(w, http.StatusOK, fmt.Sprintf(`{"id":%q}`, m.ID))
 		},
@@ -62,30 +62,24 @@ func start(apiKey string, sendingOnly bool) *fakeapi.Server {
 	return fakeapi.NewServer(p)
 }
 
+// wireEmail is the body of POST /emails. Its fields read each key into
+// the field of its name in any case, as encoding/json matches keys; a tag
+// names a key that differs otherwise.
 type wireEmail struct {
-	From        string            `json:"from"`
-	To          []string          `json:"to"`
-	Cc          []string          `json:"cc"`
-	Bcc         []string          `json:"bcc"`
-	ReplyTo     []string          `json:"reply_to"`
-	Subject     string            `json:"subject"`
-	HTML        string            `json:"html"`
-	Text        string            `json:"text"`
-	Headers     map[string]string `json:"headers"`
-	Attachments []struct {
-		Content     string `json:"content"`
-		Filename    string `json:"filename"`
-		ContentType string `json:"content_type"`
-		ContentID   string `json:"content_id"`
-	} `json:"attachments"`
+	From                string
+	To, Cc, Bcc         []string
+	ReplyTo             []string `json:"reply_to"`
+	Subject, HTML, Text string
+	Headers             map[string]string
+	Attachments         []struct {
+		Content, Filename string
+		ContentType       string `json:"content_type"`
+		ContentID         string `json:"content_id"`
+	}
 }
 
-func decode(body []byte) (fakeapi.Mail, *fakeapi.Refusal) {
-	var in wireEmail
+func decode(in *wireEmail) (fakeapi.Mail, *fakeapi.Refusal) {
 	var m fakeapi.Mail
-	if r := fakeapi.DecodeStrict(body, &in); r != nil {
-		return m, r
-	}
 	switch {
 	case len(in.To) == 0 || len(in.To) > MaxTo:
 		return m, fakeapi.Refuse(422, "to must have 1 to %d addresses", MaxTo)

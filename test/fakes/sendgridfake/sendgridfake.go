@@ -57,11 +57,11 @@ type Server struct {
 // New starts a fake that accepts apiKey as its only valid API key.
 func New(apiKey string) *Server {
 	s := &Server{apiKey: apiKey}
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v3/mail/send", s.handleSend)
-	mux.HandleFunc("GET /v3/scopes", s.handleScopes)
-	mux.HandleFunc("GET /v3/user/account", s.handleAccount)
-	s.Server = faults.NewServer(mux)
+	s.Server = faults.NewRoutedServer(faults.Routes{
+		"POST /v3/mail/send":   s.handleSend,
+		"GET /v3/scopes":       s.handleScopes,
+		"GET /v3/user/account": s.handleAccount,
+	})
 	return s
 }
 

@@ -26,7 +26,7 @@ func New(key string) *jsonfake.Server {
 		Reads:      []string{"GET /api/v1/webhooks"},
 		ReadAnswer: `{"Webhooks":[]}`,
 		Key:        jsonfake.BearerKey,
-		Decode:     decode,
+		Decode:     jsonfake.Decoding("From is required", decode),
 		Accepted: func(id string, _ fakeapi.Mail) (int, string) {
 			return http.StatusOK, fmt.Sprintf(`{"MessageID":%q}`, id)
 		},
@@ -53,10 +53,9 @@ func addresses(in []wireAddress) []fakeapi.Address {
 	return fakeapi.Addresses(in, func(a wireAddress) fakeapi.Address { return fakeapi.Address{Name: a.Name, Email: a.Email} })
 }
 
-func decode(body []byte) (fakeapi.Mail, string) {
-	var in wire
+func decode(in *wire) (fakeapi.Mail, string) {
 	var m fakeapi.Mail
-	if err := json.Unmarshal(body, &in); err != nil || in.From == nil || in.From.Email == "" {
+	if in.From == nil || in.From.Email == "" {
 		return m, "From is required"
 	}
 	if len(in.To) == 0 {
@@ -78,11 +77,9 @@ func decode(body []byte) (fakeapi.Mail, string) {
 	m.To, m.Cc, m.Bcc, m.ReplyTo = addresses(in.To), addresses(in.CC), addresses(in.BCC), addresses(in.ReplyTo)
 	m.Subject, m.HTML, m.Text, m.Headers = in.Subject, in.HTMLContent, in.PlainContent, in.Headers
 	for _, a := range in.Attachments {
-		att, p := jsonfake.File(a.Filename, a.Type, a.Content, a.Disposition, a.ContentID)
-		if p != "" {
+		if p := jsonfake.AddFile(&m, a.Filename, a.Type, a.Content, a.Disposition, a.ContentID); p != "" {
 			return m, p
 		}
-		m.Attachments = append(m.Attachments, att)
 	}
 	return m, ""
 }

@@ -68,18 +68,10 @@ func (m *IMDS) TokenTTLs() []int {
 }
 
 // Refused returns how many metadata reads came without a valid token.
-func (m *IMDS) Refused() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.refused
-}
+func (m *IMDS) Refused() int { return m.count(&m.refused) }
 
 // CredentialReads returns how many times the role's credentials were read.
-func (m *IMDS) CredentialReads() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.credReads
-}
+func (m *IMDS) CredentialReads() int { return m.count(&m.credReads) }
 
 func (m *IMDS) handleToken(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("X-Forwarded-For") != "" {
@@ -147,4 +139,11 @@ func (m *IMDS) handleRole(w http.ResponseWriter, r *http.Request) {
 		"Token":           m.creds.Token,
 		"Expiration":      exp.UTC().Format(time.RFC3339),
 	})
+}
+
+// count returns the counter n of the server, read under its lock.
+func (m *IMDS) count(n *int) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return *n
 }

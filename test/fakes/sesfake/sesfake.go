@@ -190,12 +190,8 @@ func isV2(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, "/v2/") }
 // <ErrorResponse> or the v2 X-Amzn-ErrorType header with a JSON body.
 func writeError(w http.ResponseWriter, v2 bool, status int, code, message string) {
 	if v2 {
-		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("X-Amzn-ErrorType", code)
-		w.Header().Set("X-Amzn-RequestId", newID())
-		w.WriteHeader(status)
-		b, _ := json.Marshal(map[string]string{"message": message})
-		_, _ = w.Write(b)
+		writeJSON(w, status, map[string]string{"message": message})
 		return
 	}
 	typ := "Sender"
@@ -217,26 +213,26 @@ func writeError(w http.ResponseWriter, v2 bool, status int, code, message string
 
 func writeXML(w http.ResponseWriter, status int, v any) {
 	b, err := xml.Marshal(v)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "text/xml")
-	w.Header().Set("X-Amzn-RequestId", newID())
-	w.WriteHeader(status)
-	_, _ = io.WriteString(w, xml.Header)
-	_, _ = w.Write(b)
+	write(w, status, "text/xml", xml.Header, b, err)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
+	write(w, status, "application/json", "", b, err)
+}
+
+// write answers status with the body b (after prefix) of contentType and
+// a request id, as SES does; a body that could not be made (err) is a
+// 500 saying why.
+func write(w http.ResponseWriter, status int, contentType, prefix string, b []byte, err error) {
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Type", contentType)
 	w.Header().Set("X-Amzn-RequestId", newID())
 	w.WriteHeader(status)
+	_, _ = io.WriteString(w, prefix)
 	_, _ = w.Write(b)
 }
 

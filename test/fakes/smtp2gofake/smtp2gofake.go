@@ -33,7 +33,7 @@ func New(apiKey string) *fakeapi.Server {
 		ReadBody:         `{"request_id":"aa253464-0bd0-467a-b24b-6159dcd7be60","data":{"cycle_max":1000,"cycle_remaining":990,"email_count":10}}`,
 		Authorized:       func(r *http.Request) bool { return r.Header.Get("X-Smtp2go-Api-Key") == apiKey },
 		UnauthorizedBody: errorBody("Invalid API key", "E_ApiResponseCodes.API_EXCEPTION"),
-		Decode:           decode,
+		Decode:           fakeapi.Strict(decode),
 		Accept: func(w http.ResponseWriter, m fakeapi.Message) {
 			n := len(m.To) + len(m.Cc) + len(m.Bcc)
 			faults.WriteJSON(w, http.StatusOK, fmt.Sprintf(`{"request_id":"aa253464-0bd0-467a-b24b-6159dcd7be60","data":{"succeeded":%d,"failed":0,"failures":[],"email_id":%q}}`, n, m.ID))
@@ -42,34 +42,25 @@ func New(apiKey string) *fakeapi.Server {
 	})
 }
 
-type file struct {
-	Filename string `json:"filename"`
-	Fileblob string `json:"fileblob"`
-	Mimetype string `json:"mimetype"`
-}
+// The wire types below read each key of the body into the field of its
+// name in any case, as encoding/json matches keys; a tag names a key that
+// differs otherwise.
 
+type file struct{ Filename, Fileblob, Mimetype string }
+
+// wireEmail is the body of POST /v3/email/send.
 type wireEmail struct {
-	Sender        string   `json:"sender"`
-	To            []string `json:"to"`
-	Cc            []string `json:"cc"`
-	Bcc           []string `json:"bcc"`
-	Subject       string   `json:"subject"`
-	HTMLBody      string   `json:"html_body"`
-	TextBody      string   `json:"text_body"`
-	CustomHeaders []struct {
-		Header string `json:"header"`
-		Value  string `json:"value"`
-	} `json:"custom_headers"`
-	Attachments []file `json:"attachments"`
-	Inlines     []file `json:"inlines"`
+	Sender               string
+	To, Cc, Bcc          []string
+	Subject              string
+	HTMLBody             string                           `json:"html_body"`
+	TextBody             string                           `json:"text_body"`
+	CustomHeaders        []struct{ Header, Value string } `json:"custom_headers"`
+	Attachments, Inlines []file
 }
 
-func decode(body []byte) (fakeapi.Mail, *fakeapi.Refusal) {
-	var in wireEmail
+func decode(in *wireEmail) (fakeapi.Mail, *fakeapi.Refusal) {
 	var m fakeapi.Mail
-	if r := fakeapi.DecodeStrict(body, &in); r != nil {
-		return m, r
-	}
 	switch {
 	case len(in.To) == 0:
 		return m, fakeapi.Refuse(400, "to is required")

@@ -29,7 +29,7 @@ func New(key string) *jsonfake.Server {
 		Reads:      []string{"GET /v4/channels"},
 		ReadAnswer: `{"status":"success","data":{"items":[{"name":"` + Channel + `","status":"active"}]}}`,
 		Key:        jsonfake.BearerKey,
-		Decode:     decode,
+		Decode:     jsonfake.Decoding("malformed JSON", decode),
 		Accepted: func(id string, _ fakeapi.Mail) (int, string) {
 			return http.StatusOK, fmt.Sprintf(`{"status":"success","data":{"message":"Message queued for delivery, msg_id: %s"}}`, id)
 		},
@@ -62,12 +62,8 @@ func addresses(in []wireAddress) []fakeapi.Address {
 	return fakeapi.Addresses(in, func(a wireAddress) fakeapi.Address { return fakeapi.Address{Name: a.Name, Email: a.Address} })
 }
 
-func decode(body []byte) (fakeapi.Mail, string) {
-	var in wire
+func decode(in *wire) (fakeapi.Mail, string) {
 	var m fakeapi.Mail
-	if err := json.Unmarshal(body, &in); err != nil {
-		return m, "malformed JSON"
-	}
 	if in.Channel != Channel {
 		return m, "channel: unknown sender name " + in.Channel
 	}
@@ -106,11 +102,9 @@ func decode(body []byte) (fakeapi.Mail, string) {
 		if a.Encoding != "base64" {
 			return m, "attachments.encoding must be base64"
 		}
-		att, p := jsonfake.File(a.Filename, a.Type, a.Content, a.Disposition, a.CID)
-		if p != "" {
+		if p := jsonfake.AddFile(&m, a.Filename, a.Type, a.Content, a.Disposition, a.CID); p != "" {
 			return m, p
 		}
-		m.Attachments = append(m.Attachments, att)
 	}
 	return m, ""
 }

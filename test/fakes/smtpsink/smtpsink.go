@@ -414,18 +414,10 @@ func (s *Sink) nextFault() (fault, bool) {
 }
 
 // Connections returns how many connections the sink has accepted.
-func (s *Sink) Connections() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.conns
-}
+func (s *Sink) Connections() int { return s.count(&s.conns) }
 
 // ActiveConnections returns how many connections are open now.
-func (s *Sink) ActiveConnections() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.active
-}
+func (s *Sink) ActiveConnections() int { return s.count(&s.active) }
 
 // DropConnections closes every open connection without a reply, as a
 // server that restarts or times out idle clients does.
@@ -444,20 +436,12 @@ func (s *Sink) DropConnections() {
 // Transactions returns how many mail transactions are open now: MAIL was
 // read and neither the reply to DATA, nor RSET, nor the end of the
 // connection has ended the transaction yet.
-func (s *Sink) Transactions() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.inTx
-}
+func (s *Sink) Transactions() int { return s.count(&s.inTx) }
 
 // PeakTransactions returns the largest number of mail transactions that
 // were open at once since the sink started (or since ResetPeak): the most
 // sends a client had in flight to this sink.
-func (s *Sink) PeakTransactions() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.peakTx
-}
+func (s *Sink) PeakTransactions() int { return s.count(&s.peakTx) }
 
 // ResetPeak starts PeakTransactions again from the transactions open now.
 func (s *Sink) ResetPeak() {
@@ -468,25 +452,13 @@ func (s *Sink) ResetPeak() {
 
 // RefusedSessions returns how many connections WithMaxSessions turned
 // away with a 421 greeting.
-func (s *Sink) RefusedSessions() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.refused
-}
+func (s *Sink) RefusedSessions() int { return s.count(&s.refused) }
 
 // Auths returns how many AUTH exchanges succeeded.
-func (s *Sink) Auths() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.auths
-}
+func (s *Sink) Auths() int { return s.count(&s.auths) }
 
 // AuthFailures returns how many AUTH exchanges were refused.
-func (s *Sink) AuthFailures() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.authFails
-}
+func (s *Sink) AuthFailures() int { return s.count(&s.authFails) }
 
 // backend creates one session per connection.
 type backend struct{ s *Sink }
@@ -904,4 +876,11 @@ func SelfSignedFiles(t testing.TB, dir string) (certFile, keyFile string, pool *
 		t.Fatal(err)
 	}
 	return certFile, keyFile, pool
+}
+
+// count returns the counter n of the sink, read under its lock.
+func (s *Sink) count(n *int) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return *n
 }

@@ -33,7 +33,7 @@ func New(apiKey string) *fakeapi.Server {
 		ReadBody:         `{"results":{"customer_id":123,"status":"active"}}`,
 		Authorized:       func(r *http.Request) bool { return r.Header.Get("Authorization") == apiKey },
 		UnauthorizedBody: errorBody("Unauthorized."),
-		Decode:           decode,
+		Decode:           fakeapi.Strict(decode),
 		Accept: func(w http.ResponseWriter, m fakeapi.Message) {
 			n := len(m.To) + len(m.Cc) + len(m.Bcc)
 			faults.WriteJSON(w, http.StatusOK, fmt.Sprintf(`{"results":{"total_rejected_recipients":0,"total_accepted_recipients":%d,"id":%q}}`, n, m.ID))
@@ -42,40 +42,32 @@ func New(apiKey string) *fakeapi.Server {
 	})
 }
 
+// The wire types below read each key of the body into the field of its
+// name in any case, as encoding/json matches keys; a tag names a key that
+// differs otherwise.
+
 type address struct {
-	Name     string `json:"name"`
-	Email    string `json:"email"`
-	HeaderTo string `json:"header_to"`
+	Name, Email string
+	HeaderTo    string `json:"header_to"`
 }
 
-type file struct {
-	Name string `json:"name"`
-	Type string `json:"type"`
-	Data string `json:"data"`
-}
+type file struct{ Name, Type, Data string }
 
+// wireTransmission is the body of POST /api/v1/transmissions.
 type wireTransmission struct {
-	Recipients []struct {
-		Address address `json:"address"`
-	} `json:"recipients"`
-	Content struct {
-		From         *address          `json:"from"`
-		Subject      string            `json:"subject"`
-		Text         string            `json:"text"`
-		HTML         string            `json:"html"`
-		ReplyTo      string            `json:"reply_to"`
-		Headers      map[string]string `json:"headers"`
-		Attachments  []file            `json:"attachments"`
-		InlineImages []file            `json:"inline_images"`
-	} `json:"content"`
+	Recipients []struct{ Address address }
+	Content    struct {
+		From                *address
+		Subject, Text, HTML string
+		ReplyTo             string `json:"reply_to"`
+		Headers             map[string]string
+		Attachments         []file
+		InlineImages        []file `json:"inline_images"`
+	}
 }
 
-func decode(body []byte) (fakeapi.Mail, *fakeapi.Refusal) {
-	var in wireTransmission
+func decode(in *wireTransmission) (fakeapi.Mail, *fakeapi.Refusal) {
 	var m fakeapi.Mail
-	if r := fakeapi.DecodeStrict(body, &in); r != nil {
-		return m, r
-	}
 	c := in.Content
 	switch {
 	case c.From == nil || c.From.Email == "":

@@ -143,11 +143,7 @@ func (s *Server) Messages() []SentMessage {
 
 // SetWebhook sets or deletes the bot's webhook; while one is set,
 // getUpdates answers 409 Conflict, as Telegram does.
-func (s *Server) SetWebhook(set bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.webhookSet = set
-}
+func (s *Server) SetWebhook(set bool) { faults.Set(&s.mu, &s.webhookSet, set) }
 
 // AllowedUpdates returns the allowed_updates of the last getUpdates call
 // that gave them.

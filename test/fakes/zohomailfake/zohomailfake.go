@@ -119,11 +119,11 @@ type Server struct {
 // accounts, the first one listed first.
 func New(valid func(token string) bool, accounts ...Account) *Server {
 	s := &Server{valid: valid, accounts: accounts, uploads: map[string]Attachment{}}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /api/accounts", s.handleAccounts)
-	mux.HandleFunc("POST /api/accounts/{id}/messages/attachments", s.handleUpload)
-	mux.HandleFunc("POST /api/accounts/{id}/messages", s.handleSend)
-	s.Server = faults.NewServer(mux)
+	s.Server = faults.NewRoutedServer(faults.Routes{
+		"GET /api/accounts":                            s.handleAccounts,
+		"POST /api/accounts/{id}/messages/attachments": s.handleUpload,
+		"POST /api/accounts/{id}/messages":             s.handleSend,
+	})
 	return s
 }
 
