@@ -46,8 +46,10 @@ var ZohoAccountsHosts = map[string]string{
 }
 
 // tenantPattern is what a tenant id may look like in a URL path: a name,
-// a GUID or a domain.
-var tenantPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9.-]{0,253}$`)
+// a GUID or a domain, of up to 254 characters (the length checked apart:
+// a counted repetition compiles into a program of one step per
+// character, kept for the process's life).
+var tenantPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9.-]*$`)
 
 // Endpoint returns the authorization and token endpoints of provider for
 // a connection's settings (oauth_base_url, tenant_id, data_center). The
@@ -74,7 +76,7 @@ func Endpoint(provider string, s core.Settings) (oauth2.Endpoint, error) {
 		if tenant == "" {
 			tenant = "common"
 		}
-		if !tenantPattern.MatchString(tenant) {
+		if len(tenant) > 254 || !tenantPattern.MatchString(tenant) {
 			return oauth2.Endpoint{}, core.InvalidField(KeyTenantID, "Must be common, organizations, consumers, a tenant ID or a domain.")
 		}
 		ep = microsoft.AzureADEndpoint(tenant)

@@ -98,9 +98,12 @@ func Driver() core.Driver {
 	}
 }
 
+// The tenant (up to 254 characters) and the SMTP host (up to 253), their
+// lengths checked apart from the patterns: a counted repetition compiles
+// into a program of one step per character, kept for the process's life.
 var (
-	tenantPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9.-]{0,253}$`)
-	hostPattern   = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,252}$`)
+	tenantPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9.-]*$`)
+	hostPattern   = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]*$`)
 )
 
 // validate checks the rules that span fields, on settings that passed the
@@ -110,13 +113,13 @@ func validate(s core.Settings) map[string]string {
 	if mode(s) == oauthdriver.ModeSMTP && strings.TrimSpace(s.String(KeyFromEmail)) == "" {
 		out[KeyFromEmail] = "Required in SMTP mode: the mailbox that logs in."
 	}
-	if t := s.String(KeyTenantID); t != "" && !tenantPattern.MatchString(t) {
+	if t := s.String(KeyTenantID); t != "" && (len(t) > 254 || !tenantPattern.MatchString(t)) {
 		out[KeyTenantID] = "Must be common, organizations, consumers, a tenant ID or a domain."
 	}
 	if u := s.String(KeyUserID); u != "" && !validUserID(u) {
 		out[KeyUserID] = "Must be an object ID or user principal name, without /, ?, # or spaces."
 	}
-	if h := s.String(oauthdriver.KeySMTPHost); h != "" && !hostPattern.MatchString(h) {
+	if h := s.String(oauthdriver.KeySMTPHost); h != "" && (len(h) > 253 || !hostPattern.MatchString(h)) {
 		out[oauthdriver.KeySMTPHost] = "Must be a host name or IP address, without scheme, port or path."
 	}
 	return out

@@ -565,6 +565,9 @@ func TestParseStaticTags(t *testing.T) {
 		{"a=b,a=c", nil, true},
 		{"ü=x", nil, true},
 		{strings.Repeat("n", 257) + "=v", nil, true},
+		{"n=" + strings.Repeat("v", 257), nil, true},
+		{strings.Repeat("n", 256) + "=" + strings.Repeat("v", 256), []ses.Tag{{Name: strings.Repeat("n", 256), Value: strings.Repeat("v", 256)}}, false},
+		{"a\nb=c", nil, true},
 	}
 	for _, tc := range tests {
 		got, err := ses.ParseStaticTags(tc.in)
