@@ -17,8 +17,10 @@ type hand struct {
 	// stop ends the claims; the messages not yet sending are handed
 	// back. work outlives it: what is in hand is finished and recorded.
 	stop, work context.Context
-	results    chan decided
-	sending    int // started and not yet gathered
+	// results carries each decided message; pointers, because it has
+	// room for the largest hand and an outcome is hundreds of bytes.
+	results chan *decided
+	sending int // started and not yet gathered
 	// size is how many messages the worker holds (see resize).
 	size int
 
@@ -43,7 +45,7 @@ type decided struct {
 func (s *pool) newHand(stop context.Context, owner string) *hand {
 	h := &hand{
 		s: s, owner: owner, stop: stop, work: context.WithoutCancel(stop),
-		results: make(chan decided, s.o.BatchSize*handGrowth),
+		results: make(chan *decided, s.o.BatchSize*handGrowth),
 		size:    s.o.BatchSize,
 		ids:     map[int64]int{},
 		done:    make(chan struct{}),
@@ -121,7 +123,7 @@ func (h *hand) start(logs []*core.Log) bool {
 	var ahead map[int64]*lane // the lane of each connection, read once
 	for _, l := range logs {
 		run := func(held *heldSlot) {
-			var d decided
+			d := &decided{}
 			if h.stop.Err() != nil {
 				d.out = handBack(l)
 			} else {
@@ -212,8 +214,8 @@ const gatherLinger = 50 * time.Millisecond
 // gather waits until at least atLeast of the messages sending are
 // decided (or all are, or gatherLinger has passed since the first was),
 // takes those already decided besides, and returns them.
-func (h *hand) gather(atLeast int) []decided {
-	var got []decided
+func (h *hand) gather(atLeast int) []*decided {
+	var got []*decided
 	var linger <-chan time.Time
 wait:
 	for h.sending > 0 && len(got) < atLeast {
@@ -246,7 +248,7 @@ wait:
 // their place (in the same transaction when the store can) and returns
 // those claimed. The alerts follow the record: an outcome that could not
 // be written is retried later, so it has not failed for good yet.
-func (h *hand) flush(got []decided, claim int) []*core.Log {
+func (h *hand) flush(got []*decided, claim int) []*core.Log {
 	s := h.s
 	outs := make([]core.LogOutcome, len(got))
 	var alerts []core.Alert
