@@ -1,7 +1,6 @@
 package webhooks
 
 import (
-	"crypto/subtle"
 	"net/http"
 	"strings"
 	"time"
@@ -24,14 +23,7 @@ func verifyBrevo(req Request, secrets []core.Settings) (*batch, error) {
 	if !ok || token == "" {
 		return nil, unauthorized("The Brevo webhook token is missing.")
 	}
-	match := false
-	for _, s := range secrets {
-		if subtle.ConstantTimeCompare([]byte(token), []byte(s.String(KeyBrevoToken))) == 1 {
-			match = true
-			break
-		}
-	}
-	if !match {
+	if !tokenMatches(token, secrets, KeyBrevoToken) {
 		return nil, unauthorized("The Brevo webhook token does not match.")
 	}
 	return jsonEventBatch(req.Body, "Brevo", brevoEvent)

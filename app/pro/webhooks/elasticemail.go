@@ -2,7 +2,6 @@ package webhooks
 
 import (
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/hex"
 	"net/url"
 	"sort"
@@ -36,14 +35,7 @@ func verifyElasticEmail(req Request, secrets []core.Settings) (*batch, error) {
 	if token == "" {
 		return nil, unauthorized("The Elastic Email notification token is missing.")
 	}
-	match := false
-	for _, s := range secrets {
-		if subtle.ConstantTimeCompare([]byte(token), []byte(s.String(KeyElasticEmailToken))) == 1 {
-			match = true
-			break
-		}
-	}
-	if !match {
+	if !tokenMatches(token, secrets, KeyElasticEmailToken) {
 		return nil, unauthorized("The Elastic Email notification token does not match.")
 	}
 	params.Del(ElasticEmailTokenParam)

@@ -362,6 +362,17 @@ func basicAuthMatches(req Request, secrets []core.Settings, userKey, passKey str
 	return false
 }
 
+// tokenMatches reports whether token is the one under key of one of the
+// connections, compared in constant time.
+func tokenMatches(token string, secrets []core.Settings, key string) bool {
+	for _, s := range secrets {
+		if subtle.ConstantTimeCompare([]byte(token), []byte(s.String(key))) == 1 {
+			return true
+		}
+	}
+	return false
+}
+
 // bodyID is the replay id of a call whose provider signs nothing and
 // sends no timestamp to check: its body's SHA-256, remembered for
 // ReplayMemory.
