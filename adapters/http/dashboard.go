@@ -75,12 +75,9 @@ func (s *Server) dashboardChart(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) dashboardActivity(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	a, err := s.Dashboard.Activity(r.Context(), dashboard.ActivityQuery{Limit: q.Get("limit"), Status: q.Get("status")})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, a)
-	return nil
+	return Respond(w, r, func(ctx context.Context) (*dashboard.Activity, error) {
+		return s.Dashboard.Activity(ctx, dashboard.ActivityQuery{Limit: q.Get("limit"), Status: q.Get("status")})
+	})
 }
 
 func (s *Server) dashboardAttention(w http.ResponseWriter, r *http.Request) error {
