@@ -203,28 +203,18 @@ func (m *Module) registerRoutingRoutes(rt *api.Routes) {
 		return nil
 	})
 	rt.Private("POST", "/pro/routing-rules/reorder", func(w http.ResponseWriter, r *http.Request) error {
-		var b idsBody
-		if err := rt.DecodeJSON(w, r, &b); err != nil {
-			return err
-		}
-		rules, err := svc.Reorder(r.Context(), b.IDs)
-		if err != nil {
-			return err
-		}
-		writeJSON(w, rules)
-		return nil
+		return api.RespondBody(rt.DecodeJSON, w, r, func(ctx context.Context, b idsBody) ([]*routing.RoutingRule, error) {
+			return svc.Reorder(ctx, b.IDs)
+		})
 	})
 	rt.Private("POST", "/pro/routing-rules/bulk", func(w http.ResponseWriter, r *http.Request) error {
-		var b idsBody
-		if err := rt.DecodeJSON(w, r, &b); err != nil {
-			return err
-		}
-		n, err := svc.Bulk(r.Context(), b.Action, b.IDs)
-		if err != nil {
-			return err
-		}
-		writeJSON(w, map[string]any{"action": b.Action, "affected": n})
-		return nil
+		return api.RespondBody(rt.DecodeJSON, w, r, func(ctx context.Context, b idsBody) (map[string]any, error) {
+			n, err := svc.Bulk(ctx, b.Action, b.IDs)
+			if err != nil {
+				return nil, err
+			}
+			return map[string]any{"action": b.Action, "affected": n}, nil
+		})
 	})
 	rt.Private("POST", "/pro/routing-rules/test", func(w http.ResponseWriter, r *http.Request) error {
 		var b sampleBody
