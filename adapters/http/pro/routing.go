@@ -180,6 +180,16 @@ func ruleID(r *http.Request) (int64, error) {
 	return id, nil
 }
 
+// respondRule answers what do returns for the routing rule the path's id
+// names (a 404 when it is not a positive integer), as api.Respond does.
+func respondRule[T any](w http.ResponseWriter, r *http.Request, do func(context.Context, int64) (T, error)) error {
+	id, err := ruleID(r)
+	if err != nil {
+		return err
+	}
+	return api.Respond(w, r, func(ctx context.Context) (T, error) { return do(ctx, id) })
+}
+
 // registerRoutingRoutes registers the spec's "Pro: routing rules" routes
 // when the module has a RoutingRules service.
 func (m *Module) registerRoutingRoutes(rt *api.Routes) {
@@ -236,42 +246,23 @@ func (m *Module) registerRoutingRoutes(rt *api.Routes) {
 		return nil
 	})
 	rt.Private("GET", "/pro/routing-rules/{id}", func(w http.ResponseWriter, r *http.Request) error {
-		id, err := ruleID(r)
-		if err != nil {
-			return err
-		}
-		rule, err := svc.Rule(r.Context(), id)
-		if err != nil {
-			return err
-		}
-		writeJSON(w, rule)
-		return nil
+		return respondRule(w, r, svc.Rule)
 	})
 	rt.Private("PUT", "/pro/routing-rules/{id}", func(w http.ResponseWriter, r *http.Request) error {
-		id, err := ruleID(r)
-		if err != nil {
-			return err
-		}
-		var b ruleBody
-		if err := rt.DecodeJSON(w, r, &b); err != nil {
-			return err
-		}
-		rule, err := svc.UpdateRule(r.Context(), id, b.input())
-		if err != nil {
-			return err
-		}
-		writeJSON(w, rule)
-		return nil
+		return respondRule(w, r, func(ctx context.Context, id int64) (*routing.RoutingRule, error) {
+			var b ruleBody
+			if err := rt.DecodeJSON(w, r, &b); err != nil {
+				return nil, err
+			}
+			return svc.UpdateRule(ctx, id, b.input())
+		})
 	})
 	rt.Private("DELETE", "/pro/routing-rules/{id}", func(w http.ResponseWriter, r *http.Request) error {
-		id, err := ruleID(r)
-		if err != nil {
-			return err
-		}
-		if err := svc.DeleteRule(r.Context(), id); err != nil {
-			return err
-		}
-		writeJSON(w, map[string]any{"deleted": true, "id": id})
-		return nil
+		return respondRule(w, r, func(ctx context.Context, id int64) (map[string]any, error) {
+			if err := svc.DeleteRule(ctx, id); err != nil {
+				return nil, err
+			}
+			return map[string]any{"deleted": true, "id": id}, nil
+		})
 	})
 }
