@@ -217,12 +217,7 @@ function mailsvc_bridge_default_capability() {
  * @return int
  */
 function mailsvc_bridge_log_retention_setting() {
-	global $wpdb;
-	$table    = ( isset( $wpdb->base_prefix ) ? $wpdb->base_prefix : $wpdb->prefix ) . 'mailsvc_settings';
-	$suppress = $wpdb->suppress_errors( true );
-	// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- the table name is the site's prefix and a constant.
-	$value = $wpdb->get_var( "SELECT setting_value FROM `{$table}` WHERE scope = 'general' AND setting_key = 'log_retention_days'" );
-	$wpdb->suppress_errors( $suppress );
-	$days = null === $value ? null : json_decode( (string) $value );
+	$value = mailsvc_bridge_service_value( 'settings', "scope = 'general' AND setting_key = 'log_retention_days'", 'setting_value' );
+	$days  = null === $value ? null : json_decode( (string) $value );
 	return is_int( $days ) && $days >= 0 ? $days : 90;
 }
