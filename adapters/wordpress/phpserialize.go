@@ -341,14 +341,9 @@ func (p *phpParser) array(depth int) (*Array, error) {
 		var key any
 		switch {
 		case strings.HasPrefix(p.data[p.pos:], "i:"):
-			p.pos += 2
-			s, err := p.until(';')
+			n, err := p.scalar("int key", func(s string) (any, bool) { return parseSerializedInt(s) })
 			if err != nil {
 				return nil, err
-			}
-			n, ok := parseSerializedInt(s)
-			if !ok {
-				return nil, p.fail("bad int key %q", s)
 			}
 			key = n
 		case strings.HasPrefix(p.data[p.pos:], "s:"):
