@@ -66,7 +66,7 @@ func (s *Server) getConnection(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) createConnection(w http.ResponseWriter, r *http.Request) error {
-	return respondCreated(s.decodeJSON, w, r, func(ctx context.Context, body connectionBody) (*core.Connection, error) {
+	return RespondCreated(s.decodeJSON, w, r, func(ctx context.Context, body connectionBody) (*core.Connection, error) {
 		c, err := s.Connections.Create(ctx, body.input())
 		if err != nil {
 			return nil, err

@@ -62,7 +62,7 @@ func (s *Server) listNotifications(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s *Server) createNotification(w http.ResponseWriter, r *http.Request) error {
-	return respondCreated(s.decodeJSON, w, r, func(ctx context.Context, body channelBody) (*core.NotificationChannel, error) {
+	return RespondCreated(s.decodeJSON, w, r, func(ctx context.Context, body channelBody) (*core.NotificationChannel, error) {
 		return s.Notifications.Create(ctx, body.input())
 	})
 }

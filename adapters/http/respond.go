@@ -34,9 +34,9 @@ func RespondBody[B, T any](decode BodyDecoder, w http.ResponseWriter, r *http.Re
 	return respondBodyStatus(decode, w, r, http.StatusOK, do)
 }
 
-// respondCreated is RespondBody answering 201 Created: do creates what
+// RespondCreated is RespondBody answering 201 Created: do creates what
 // the body describes.
-func respondCreated[B, T any](decode BodyDecoder, w http.ResponseWriter, r *http.Request, do func(context.Context, B) (T, error)) error {
+func RespondCreated[B, T any](decode BodyDecoder, w http.ResponseWriter, r *http.Request, do func(context.Context, B) (T, error)) error {
 	return respondBodyStatus(decode, w, r, http.StatusCreated, do)
 }
 

@@ -201,16 +201,9 @@ func (m *Module) registerRoutingRoutes(rt *api.Routes) {
 		return api.Respond(w, r, svc.Rules)
 	})
 	rt.Private("POST", "/pro/routing-rules", func(w http.ResponseWriter, r *http.Request) error {
-		var b ruleBody
-		if err := rt.DecodeJSON(w, r, &b); err != nil {
-			return err
-		}
-		rule, err := svc.CreateRule(r.Context(), b.input())
-		if err != nil {
-			return err
-		}
-		api.WriteJSON(w, http.StatusCreated, rule)
-		return nil
+		return api.RespondCreated(rt.DecodeJSON, w, r, func(ctx context.Context, b ruleBody) (*routing.RoutingRule, error) {
+			return svc.CreateRule(ctx, b.input())
+		})
 	})
 	rt.Private("POST", "/pro/routing-rules/reorder", func(w http.ResponseWriter, r *http.Request) error {
 		return api.RespondBody(rt.DecodeJSON, w, r, func(ctx context.Context, b idsBody) ([]*routing.RoutingRule, error) {
