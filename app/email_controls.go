@@ -72,13 +72,8 @@ func (s *EmailControls) Update(ctx context.Context, patch map[string]any) (*Emai
 			values[k] = b
 		}
 	}
-	if err := core.Invalid(fields); err != nil {
+	if err := saveValidSettings(ctx, s.Store, core.ScopeEmailControls, "email controls", fields, values); err != nil {
 		return nil, err
-	}
-	if len(values) > 0 {
-		if err := s.Store.SaveSettings(ctx, core.ScopeEmailControls, values); err != nil {
-			return nil, fmt.Errorf("save email controls: %w", err)
-		}
 	}
 	return s.Get(ctx)
 }

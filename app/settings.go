@@ -75,15 +75,25 @@ func (s *Settings) Update(ctx context.Context, patch map[string]any) (map[string
 			}
 		}
 	}
-	if err := core.Invalid(fields); err != nil {
+	if err := saveValidSettings(ctx, s.Store, core.ScopeFree, "settings", fields, values); err != nil {
 		return nil, err
 	}
+	return s.Get(ctx)
+}
+
+// saveValidSettings saves values, when there are any, in scope of store,
+// unless fields holds validation errors, which it returns as one
+// (core.Invalid); a failed save is wrapped as "save <what>".
+func saveValidSettings(ctx context.Context, store core.SettingsStore, scope, what string, fields map[string]string, values map[string]any) error {
+	if err := core.Invalid(fields); err != nil {
+		return err
+	}
 	if len(values) > 0 {
-		if err := s.Store.SaveSettings(ctx, core.ScopeFree, values); err != nil {
-			return nil, fmt.Errorf("save settings: %w", err)
+		if err := store.SaveSettings(ctx, scope, values); err != nil {
+			return fmt.Errorf("save %s: %w", what, err)
 		}
 	}
-	return s.Get(ctx)
+	return nil
 }
 
 // checkConnection sets fields[key] when connection id does not exist or

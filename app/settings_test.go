@@ -10,14 +10,22 @@ import (
 	"github.com/mailsvc/mailsvc/core"
 )
 
-func TestSettingsDefaultsAndUpdate(t *testing.T) {
-	ctx := context.Background()
+// newSettings returns a free settings service over empty in-memory
+// stores, its connection store and the settings it reads first.
+func newSettings(t *testing.T) (*app.Settings, *apptest.ConnectionStore, map[string]any) {
+	t.Helper()
 	conns := apptest.NewConnectionStore()
 	svc := &app.Settings{Store: apptest.NewSettingsStore(), Connections: conns}
-	got, err := svc.Get(ctx)
+	got, err := svc.Get(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
+	return svc, conns, got
+}
+
+func TestSettingsDefaultsAndUpdate(t *testing.T) {
+	ctx := context.Background()
+	svc, conns, got := newSettings(t)
 	want := map[string]any{"health_check_enabled": true, "health_check_interval": int64(15), "oauth_refresh_enabled": true,
 		"oauth_refresh_interval": int64(15), "oauth_refresh_max_retries": int64(3), "log_emails": true, "default_connection_id": nil,
 		"uncertain_grace_minutes": int64(10)}
@@ -33,7 +41,7 @@ func TestSettingsDefaultsAndUpdate(t *testing.T) {
 	if err := conns.CreateConnection(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	got, err = svc.Update(ctx, map[string]any{"health_check_interval": float64(60), "default_connection_id": float64(c.ID), "from_email": "site@example.com"})
+	got, err := svc.Update(ctx, map[string]any{"health_check_interval": float64(60), "default_connection_id": float64(c.ID), "from_email": "site@example.com"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,12 +94,7 @@ func TestSettingsValidation(t *testing.T) {
 
 func TestSettingsSummaryReportMerges(t *testing.T) {
 	ctx := context.Background()
-	conns := apptest.NewConnectionStore()
-	svc := &app.Settings{Store: apptest.NewSettingsStore(), Connections: conns}
-	got, err := svc.Get(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc, conns, got := newSettings(t)
 	if rep := core.ParseSummaryReport(got); rep.Frequency != core.ReportWeekly || len(rep.Recipients) != 0 || rep.ConnectionID != 0 {
 		t.Fatalf("default summary_report = %+v, want weekly to the admin through the default connection", rep)
 	}
@@ -102,7 +105,7 @@ func TestSettingsSummaryReportMerges(t *testing.T) {
 	if _, err := svc.Update(ctx, map[string]any{"summary_report": map[string]any{"recipients": "a@example.com, b@example.com,a@example.com", "connection_id": float64(c.ID)}}); err != nil {
 		t.Fatal(err)
 	}
-	got, err = svc.Update(ctx, map[string]any{"summary_report": map[string]any{"frequency": "monthly"}})
+	got, err := svc.Update(ctx, map[string]any{"summary_report": map[string]any{"frequency": "monthly"}})
 	if err != nil {
 		t.Fatal(err)
 	}

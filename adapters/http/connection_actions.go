@@ -1,9 +1,8 @@
 package http
 
 import (
+	"context"
 	"net/http"
-
-	"github.com/gorilla/mux"
 
 	"github.com/mailsvc/mailsvc/app"
 )
@@ -24,33 +23,15 @@ type connectionTestBody struct {
 // refused the message or could not be reached); a bad address or a
 // missing or inactive connection is a 422.
 func (s *Server) sendTestEmail(w http.ResponseWriter, r *http.Request) error {
-	var body testEmailBody
-	if err := s.decodeJSON(w, r, &body); err != nil {
-		return err
-	}
-	res, err := s.Actions.SendTestEmail(r.Context(), app.TestEmailInput{To: body.To, ConnectionID: body.ConnectionID, Subject: body.Subject})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+	return RespondBody(s.decodeJSON, w, r, func(ctx context.Context, body testEmailBody) (*app.TestEmailResult, error) {
+		return s.Actions.SendTestEmail(ctx, app.TestEmailInput{To: body.To, ConnectionID: body.ConnectionID, Subject: body.Subject})
+	})
 }
 
 func (s *Server) testConnection(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(mux.Vars(r)["id"])
-	if err != nil {
-		return err
-	}
-	var body connectionTestBody
-	if err := s.decodeJSON(w, r, &body); err != nil {
-		return err
-	}
-	res, err := s.Actions.TestConnection(r.Context(), id, body.To)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+	return respondIDBody(s.decodeJSON, w, r, func(ctx context.Context, id int64, body connectionTestBody) (*app.TestEmailResult, error) {
+		return s.Actions.TestConnection(ctx, id, body.To)
+	})
 }
 
 func (s *Server) verifyCredentials(w http.ResponseWriter, r *http.Request) error {

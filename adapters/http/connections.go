@@ -1,6 +1,7 @@
 package http
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/gorilla/mux"
@@ -65,39 +66,25 @@ func (s *Server) getConnection(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) createConnection(w http.ResponseWriter, r *http.Request) error {
-	var body connectionBody
-	if err := s.decodeJSON(w, r, &body); err != nil {
-		return err
-	}
-	c, err := s.Connections.Create(r.Context(), body.input())
-	if err != nil {
-		return err
-	}
-	if site := s.siteSettingsRequest(r); site > 0 && !UserFrom(r.Context()).SuperAdmin {
-		// A site that may override: the connection is the site's.
-		if err := s.Network.AddOwnConnection(r.Context(), site, c.ID); err != nil {
-			return err
+	return RespondCreated(s.decodeJSON, w, r, func(ctx context.Context, body connectionBody) (*core.Connection, error) {
+		c, err := s.Connections.Create(ctx, body.input())
+		if err != nil {
+			return nil, err
 		}
-	}
-	writeJSON(w, http.StatusCreated, c)
-	return nil
+		if site := s.siteSettingsRequest(r); site > 0 && !UserFrom(ctx).SuperAdmin {
+			// A site that may override: the connection is the site's.
+			if err := s.Network.AddOwnConnection(ctx, site, c.ID); err != nil {
+				return nil, err
+			}
+		}
+		return c, nil
+	})
 }
 
 func (s *Server) updateConnection(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(mux.Vars(r)["id"])
-	if err != nil {
-		return err
-	}
-	var body connectionBody
-	if err := s.decodeJSON(w, r, &body); err != nil {
-		return err
-	}
-	c, err := s.Connections.Update(r.Context(), id, body.input())
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, c)
-	return nil
+	return respondIDBody(s.decodeJSON, w, r, func(ctx context.Context, id int64, body connectionBody) (*core.Connection, error) {
+		return s.Connections.Update(ctx, id, body.input())
+	})
 }
 
 func (s *Server) deleteConnection(w http.ResponseWriter, r *http.Request) error {

@@ -75,12 +75,9 @@ func (s *Server) dashboardChart(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) dashboardActivity(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	a, err := s.Dashboard.Activity(r.Context(), dashboard.ActivityQuery{Limit: q.Get("limit"), Status: q.Get("status")})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, a)
-	return nil
+	return Respond(w, r, func(ctx context.Context) (*dashboard.Activity, error) {
+		return s.Dashboard.Activity(ctx, dashboard.ActivityQuery{Limit: q.Get("limit"), Status: q.Get("status")})
+	})
 }
 
 func (s *Server) dashboardAttention(w http.ResponseWriter, r *http.Request) error {
@@ -92,33 +89,19 @@ func (s *Server) getOnboarding(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) updateOnboarding(w http.ResponseWriter, r *http.Request) error {
-	var body onboardingBody
-	if err := s.decodeJSON(w, r, &body); err != nil {
-		return err
-	}
-	st, err := s.Dashboard.UpdateOnboarding(r.Context(), dashboard.OnboardingInput{
-		Step: body.Step, Driver: body.Driver, Dismissed: body.Dismissed, Completed: body.Completed,
+	return RespondBody(s.decodeJSON, w, r, func(ctx context.Context, body onboardingBody) (*dashboard.OnboardingState, error) {
+		return s.Dashboard.UpdateOnboarding(ctx, dashboard.OnboardingInput{
+			Step: body.Step, Driver: body.Driver, Dismissed: body.Dismissed, Completed: body.Completed,
+		})
 	})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, st)
-	return nil
 }
 
 func (s *Server) applyOnboarding(w http.ResponseWriter, r *http.Request) error {
-	var body applyBody
-	if err := s.decodeJSON(w, r, &body); err != nil {
-		return err
-	}
-	res, err := s.Dashboard.ApplyOnboarding(r.Context(), dashboard.ApplyInput{
-		Name: body.Name, Driver: body.Driver, Settings: body.Settings, ConnectionID: body.ConnectionID, TestEmail: body.TestEmail,
+	return RespondBody(s.decodeJSON, w, r, func(ctx context.Context, body applyBody) (*dashboard.ApplyResult, error) {
+		return s.Dashboard.ApplyOnboarding(ctx, dashboard.ApplyInput{
+			Name: body.Name, Driver: body.Driver, Settings: body.Settings, ConnectionID: body.ConnectionID, TestEmail: body.TestEmail,
+		})
 	})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
 }
 
 // SiteFormatReader reads the site's date and time format and time zone.

@@ -1,9 +1,8 @@
 package http
 
 import (
+	"context"
 	"net/http"
-
-	"github.com/gorilla/mux"
 
 	"github.com/mailsvc/mailsvc/app"
 )
@@ -86,27 +85,19 @@ func (s *Server) resendLogs(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) resendLog(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(mux.Vars(r)["id"])
-	if err != nil {
-		return err
-	}
-	var body resendBody
-	if err := s.decodeJSON(w, r, &body); err != nil {
-		return err
-	}
-	if body.recipients().Given() {
-		nid, err := s.Logs.ResendOneTo(r.Context(), id, body.recipients())
-		if err != nil {
-			return err
+	return respondIDBody(s.decodeJSON, w, r, func(ctx context.Context, id int64, body resendBody) (map[string]any, error) {
+		if body.recipients().Given() {
+			nid, err := s.Logs.ResendOneTo(ctx, id, body.recipients())
+			if err != nil {
+				return nil, err
+			}
+			return map[string]any{"resent": true, "id": id, "new_id": nid}, nil
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"resent": true, "id": id, "new_id": nid})
-		return nil
-	}
-	if err := s.Logs.ResendOne(r.Context(), id); err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"resent": true, "id": id})
-	return nil
+		if err := s.Logs.ResendOne(ctx, id); err != nil {
+			return nil, err
+		}
+		return map[string]any{"resent": true, "id": id}, nil
+	})
 }
 
 func (s *Server) deleteLog(w http.ResponseWriter, r *http.Request) error {

@@ -1,6 +1,7 @@
 package http
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/mailsvc/mailsvc/app"
@@ -38,27 +39,25 @@ func (s *Server) heldQuery(w http.ResponseWriter, r *http.Request) (app.LogQuery
 }
 
 func (s *Server) releaseHeld(w http.ResponseWriter, r *http.Request) error {
-	q, err := s.heldQuery(w, r)
-	if err != nil {
-		return err
-	}
-	n, err := s.Logs.ReleaseHeld(r.Context(), q)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"released": n})
-	return nil
+	return s.moveHeld(w, r, "released", s.Logs.ReleaseHeld)
 }
 
 func (s *Server) discardHeld(w http.ResponseWriter, r *http.Request) error {
+	return s.moveHeld(w, r, "discarded", s.Logs.DiscardHeld)
+}
+
+// moveHeld applies move to the held mail the request's filters select
+// (heldQuery) and answers {done: how many messages it moved}.
+func (s *Server) moveHeld(w http.ResponseWriter, r *http.Request, done string, move func(context.Context, app.LogQuery) (int, error)) error {
 	q, err := s.heldQuery(w, r)
 	if err != nil {
 		return err
 	}
-	n, err := s.Logs.DiscardHeld(r.Context(), q)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"discarded": n})
-	return nil
+	return Respond(w, r, func(ctx context.Context) (map[string]any, error) {
+		n, err := move(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{done: n}, nil
+	})
 }

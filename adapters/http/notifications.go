@@ -62,33 +62,15 @@ func (s *Server) listNotifications(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s *Server) createNotification(w http.ResponseWriter, r *http.Request) error {
-	var body channelBody
-	if err := s.decodeJSON(w, r, &body); err != nil {
-		return err
-	}
-	c, err := s.Notifications.Create(r.Context(), body.input())
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, c)
-	return nil
+	return RespondCreated(s.decodeJSON, w, r, func(ctx context.Context, body channelBody) (*core.NotificationChannel, error) {
+		return s.Notifications.Create(ctx, body.input())
+	})
 }
 
 func (s *Server) updateNotification(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(mux.Vars(r)["id"])
-	if err != nil {
-		return err
-	}
-	var body channelBody
-	if err := s.decodeJSON(w, r, &body); err != nil {
-		return err
-	}
-	c, err := s.Notifications.Update(r.Context(), id, body.input())
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, c)
-	return nil
+	return respondIDBody(s.decodeJSON, w, r, func(ctx context.Context, id int64, body channelBody) (*core.NotificationChannel, error) {
+		return s.Notifications.Update(ctx, id, body.input())
+	})
 }
 
 func (s *Server) deleteNotification(w http.ResponseWriter, r *http.Request) error {
@@ -136,16 +118,17 @@ func (s *Server) testNotification(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (s *Server) detectTelegramChats(w http.ResponseWriter, r *http.Request) error {
-	var body struct {
-		BotToken string `json:"bot_token"`
-	}
-	if err := s.decodeJSON(w, r, &body); err != nil {
-		return err
-	}
-	chats, err := s.Notifications.DetectTelegramChats(r.Context(), body.BotToken)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"chats": chats})
-	return nil
+	return RespondBody(s.decodeJSON, w, r, func(ctx context.Context, body telegramTokenBody) (map[string]any, error) {
+		chats, err := s.Notifications.DetectTelegramChats(ctx, body.BotToken)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"chats": chats}, nil
+	})
+}
+
+// telegramTokenBody is the body of a Telegram chat detection: the bot's
+// token.
+type telegramTokenBody struct {
+	BotToken string `json:"bot_token"`
 }

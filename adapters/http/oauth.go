@@ -100,20 +100,13 @@ func (s *Server) completeOAuth(w http.ResponseWriter, r *http.Request, c OAuthCo
 }
 
 func (s *Server) oauthStoreToken(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(mux.Vars(r)["id"])
-	if err != nil {
-		return err
-	}
-	var body oauth.TokenInput
-	if err := s.decodeJSON(w, r, &body); err != nil {
-		return err
-	}
-	exp, err := s.OAuth.StoreToken(r.Context(), id, body)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"success": true, "expires_at": exp})
-	return nil
+	return respondIDBody(s.decodeJSON, w, r, func(ctx context.Context, id int64, body oauth.TokenInput) (map[string]any, error) {
+		exp, err := s.OAuth.StoreToken(ctx, id, body)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"success": true, "expires_at": exp}, nil
+	})
 }
 
 func (s *Server) oauthRefreshNow(w http.ResponseWriter, r *http.Request) error {

@@ -14,22 +14,40 @@ type BodyDecoder func(w http.ResponseWriter, r *http.Request, dst any) error
 // Respond ends a handler that reads or does one thing for the request:
 // it answers 200 with what get returns as JSON, or returns get's error.
 func Respond[T any](w http.ResponseWriter, r *http.Request, get func(context.Context) (T, error)) error {
+	return respondStatus(w, r, http.StatusOK, get)
+}
+
+// respondStatus answers status with what get returns as JSON, or returns
+// get's error.
+func respondStatus[T any](w http.ResponseWriter, r *http.Request, status int, get func(context.Context) (T, error)) error {
 	v, err := get(r.Context())
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, v)
+	writeJSON(w, status, v)
 	return nil
 }
 
 // RespondBody decodes the request's JSON body with decode and answers
 // what do returns for it, as Respond does.
 func RespondBody[B, T any](decode BodyDecoder, w http.ResponseWriter, r *http.Request, do func(context.Context, B) (T, error)) error {
+	return respondBodyStatus(decode, w, r, http.StatusOK, do)
+}
+
+// RespondCreated is RespondBody answering 201 Created: do creates what
+// the body describes.
+func RespondCreated[B, T any](decode BodyDecoder, w http.ResponseWriter, r *http.Request, do func(context.Context, B) (T, error)) error {
+	return respondBodyStatus(decode, w, r, http.StatusCreated, do)
+}
+
+// respondBodyStatus decodes the request's JSON body with decode and
+// answers status with what do returns for it, as respondStatus does.
+func respondBodyStatus[B, T any](decode BodyDecoder, w http.ResponseWriter, r *http.Request, status int, do func(context.Context, B) (T, error)) error {
 	var body B
 	if err := decode(w, r, &body); err != nil {
 		return err
 	}
-	return Respond(w, r, func(ctx context.Context) (T, error) { return do(ctx, body) })
+	return respondStatus(w, r, status, func(ctx context.Context) (T, error) { return do(ctx, body) })
 }
 
 // respondID answers what get returns for the path's id (a 404 when the

@@ -115,27 +115,16 @@ func (db *ConnectionService) FindConnections(ctx context.Context, f core.Connect
 	if err := q.Find(&rows).Error; err != nil {
 		return nil, 0, fmt.Errorf("find connections: %w", err)
 	}
-	out := make([]*core.Connection, 0, len(rows))
-	for i := range rows {
-		c, err := rows[i].toConnection()
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, c)
+	out, err := ConvertRows(rows, (*connectionRow).toConnection)
+	if err != nil {
+		return nil, 0, err
 	}
 	return out, int(total), nil
 }
 
 // FindConnectionByID returns one connection or an ENOTFOUND error.
 func (db *ConnectionService) FindConnectionByID(ctx context.Context, id int64) (*core.Connection, error) {
-	var row connectionRow
-	err := db.connections(ctx).Where("id = ?", id).Take(&row).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, core.Errorf(core.ENOTFOUND, "Connection %d not found.", id)
-	} else if err != nil {
-		return nil, fmt.Errorf("find connection %d: %w", id, err)
-	}
-	return row.toConnection()
+	return TakeByID(db.connections(ctx), id, "connection", "Connection %d not found.", (*connectionRow).toConnection)
 }
 
 // CreateConnection inserts c and sets its ID, CreatedAt and UpdatedAt (and

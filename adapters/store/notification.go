@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -108,27 +107,12 @@ func (db *NotificationService) FindNotificationChannels(ctx context.Context) ([]
 	if err := db.notifications(ctx).Order("id").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("find notification channels: %w", err)
 	}
-	out := make([]*core.NotificationChannel, 0, len(rows))
-	for i := range rows {
-		c, err := rows[i].toChannel()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, nil
+	return ConvertRows(rows, (*notificationRow).toChannel)
 }
 
 // FindNotificationChannelByID implements core.NotificationStore.
 func (db *NotificationService) FindNotificationChannelByID(ctx context.Context, id int64) (*core.NotificationChannel, error) {
-	var row notificationRow
-	err := db.notifications(ctx).Where("id = ?", id).Take(&row).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, core.Errorf(core.ENOTFOUND, "Notification channel %d not found.", id)
-	} else if err != nil {
-		return nil, fmt.Errorf("find notification channel %d: %w", id, err)
-	}
-	return row.toChannel()
+	return TakeByID(db.notifications(ctx), id, "notification channel", "Notification channel %d not found.", (*notificationRow).toChannel)
 }
 
 // CreateNotificationChannel implements core.NotificationStore. c.ID is

@@ -84,34 +84,17 @@ func (n *Network) MainSiteID() int64 { return n.cfg.MainSiteID }
 // WordPress keeps a network's salts, siteurl, site_admins and
 // using_application_passwords.
 func (n *Network) Option(ctx context.Context, name string) (string, bool, error) {
-	var v sql.NullString
-	err := n.db.WithContext(ctx).Raw(
+	return rowValue(n.db.WithContext(ctx),
 		"SELECT meta_value FROM "+n.base+"sitemeta WHERE meta_key = ? AND site_id = ? ORDER BY meta_id ASC LIMIT 1",
-		name, n.cfg.NetworkID,
-	).Row().Scan(&v)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", false, nil
-	}
-	if err != nil {
-		return "", false, fmt.Errorf("read network option %q: %w", name, err)
-	}
-	return v.String, true, nil
+		[]any{name, n.cfg.NetworkID}, "network option %q", name)
 }
 
 // BlogOption is get_blog_option(): the raw option_value of name in the
 // site's own options table.
 func (n *Network) BlogOption(ctx context.Context, blogID int64, name string) (string, bool, error) {
-	var v sql.NullString
-	err := n.db.WithContext(ctx).Raw(
-		"SELECT option_value FROM "+BlogPrefix(n.base, blogID)+"options WHERE option_name = ? LIMIT 1", name,
-	).Row().Scan(&v)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", false, nil
-	}
-	if err != nil {
-		return "", false, fmt.Errorf("read option %q of site %d: %w", name, blogID, err)
-	}
-	return v.String, true, nil
+	return rowValue(n.db.WithContext(ctx),
+		"SELECT option_value FROM "+BlogPrefix(n.base, blogID)+"options WHERE option_name = ? LIMIT 1",
+		[]any{name}, "option %q of site %d", name, blogID)
 }
 
 // SuperAdmins is get_super_admins(): the logins of the network option

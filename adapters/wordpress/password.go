@@ -23,31 +23,19 @@ const itoa64 = "./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz
 const maxPasswordBytes = 4096
 
 // phpassEncode64 is phpass's encode64: little-endian 24-bit groups emitted
-// six bits at a time, least significant first.
+// six bits at a time, least significant first; a last group of one or two
+// bytes gives two or three characters.
 func phpassEncode64(in []byte) string {
 	var b strings.Builder
-	i := 0
-	for i < len(in) {
-		v := uint(in[i])
-		i++
-		b.WriteByte(itoa64[v&0x3f])
-		if i < len(in) {
-			v |= uint(in[i]) << 8
+	for i := 0; i < len(in); i += 3 {
+		group := in[i:min(i+3, len(in))]
+		var v uint
+		for k, c := range group {
+			v |= uint(c) << (8 * k)
 		}
-		b.WriteByte(itoa64[(v>>6)&0x3f])
-		if i >= len(in) {
-			break
+		for k := range len(group) + 1 {
+			b.WriteByte(itoa64[(v>>(6*k))&0x3f])
 		}
-		i++
-		if i < len(in) {
-			v |= uint(in[i]) << 16
-		}
-		b.WriteByte(itoa64[(v>>12)&0x3f])
-		if i >= len(in) {
-			break
-		}
-		i++
-		b.WriteByte(itoa64[(v>>18)&0x3f])
 	}
 	return b.String()
 }

@@ -7,6 +7,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/mailsvc/mailsvc/adapters/wordpress/wpconfig"
 )
 
 // PHP values are represented in Go as:
@@ -339,14 +341,9 @@ func (p *phpParser) array(depth int) (*Array, error) {
 		var key any
 		switch {
 		case strings.HasPrefix(p.data[p.pos:], "i:"):
-			p.pos += 2
-			s, err := p.until(';')
+			n, err := p.scalar("int key", func(s string) (any, bool) { return parseSerializedInt(s) })
 			if err != nil {
 				return nil, err
-			}
-			n, ok := parseSerializedInt(s)
-			if !ok {
-				return nil, p.fail("bad int key %q", s)
 			}
 			key = n
 		case strings.HasPrefix(p.data[p.pos:], "s:"):
@@ -501,19 +498,8 @@ func serializeTo(b *bytes.Buffer, v any, depth int) error {
 // decimal exponent is below -4 or above 17 places, else in plain form
 // without a trailing ".0".
 func formatPHPFloat(f float64) string {
-	switch {
-	case math.IsNaN(f):
-		return "NAN"
-	case math.IsInf(f, 1):
-		return "INF"
-	case math.IsInf(f, -1):
-		return "-INF"
-	}
-	if f == 0 {
-		if math.Signbit(f) {
-			return "-0"
-		}
-		return "0"
+	if s, ok := wpconfig.PHPSpecialFloat(f); ok {
+		return s
 	}
 	e := strconv.FormatFloat(f, 'e', -1, 64) // e.g. "-1.2345e+17"
 	sign := ""

@@ -77,15 +77,23 @@ func (s *GormSource) Prefix() string { return s.prefix }
 // Option implements OptionReader: get_option's query, without the
 // unserialisation (callers apply MaybeUnserialize).
 func (s *GormSource) Option(ctx context.Context, name string) (string, bool, error) {
+	return rowValue(s.db.WithContext(ctx),
+		"SELECT option_value FROM "+s.prefix+"options WHERE option_name = ? LIMIT 1",
+		[]any{name}, "option %q", name)
+}
+
+// rowValue runs query with args on db, a query that selects one value
+// (an option's, a meta's) of at most one row; false when there is no
+// row. An error is wrapped with "read" and what the value is, whatFormat
+// formatted with whatArgs.
+func rowValue(db *gorm.DB, query string, args []any, whatFormat string, whatArgs ...any) (string, bool, error) {
 	var v sql.NullString
-	err := s.db.WithContext(ctx).Raw(
-		"SELECT option_value FROM "+s.prefix+"options WHERE option_name = ? LIMIT 1", name,
-	).Row().Scan(&v)
+	err := db.Raw(query, args...).Row().Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil
 	}
 	if err != nil {
-		return "", false, fmt.Errorf("read option %q: %w", name, err)
+		return "", false, fmt.Errorf("read %s: %w", fmt.Sprintf(whatFormat, whatArgs...), err)
 	}
 	return v.String, true, nil
 }
@@ -123,18 +131,9 @@ func (s *GormSource) UserByID(ctx context.Context, id int64) (*UserRow, error) {
 
 // UserMeta implements Source.
 func (s *GormSource) UserMeta(ctx context.Context, userID int64, key string) (string, bool, error) {
-	var v sql.NullString
-	err := s.db.WithContext(ctx).Raw(
+	return rowValue(s.db.WithContext(ctx),
 		"SELECT meta_value FROM "+s.prefix+"usermeta WHERE user_id = ? AND meta_key = ? ORDER BY umeta_id ASC LIMIT 1",
-		userID, key,
-	).Row().Scan(&v)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", false, nil
-	}
-	if err != nil {
-		return "", false, fmt.Errorf("read user meta %q of user %d: %w", key, userID, err)
-	}
-	return v.String, true, nil
+		[]any{userID, key}, "user meta %q of user %d", key, userID)
 }
 
 // SetUserMeta implements Source.

@@ -18,14 +18,12 @@ import (
 
 // ConnectionStore is an in-memory core.ConnectionStore.
 type ConnectionStore struct {
-	mu     sync.Mutex
-	nextID int64
-	rows   map[int64]*core.Connection
+	rowTable[core.Connection]
 }
 
 // NewConnectionStore returns an empty store.
 func NewConnectionStore() *ConnectionStore {
-	return &ConnectionStore{rows: map[int64]*core.Connection{}}
+	return &ConnectionStore{rowTable[core.Connection]{rows: map[int64]*core.Connection{}, clone: clone, notFound: "Connection %d does not exist."}}
 }
 
 func clone(c *core.Connection) *core.Connection {
@@ -58,56 +56,31 @@ func (s *ConnectionStore) FindConnections(_ context.Context, f core.ConnectionFi
 
 // FindConnectionByID implements core.ConnectionStore.
 func (s *ConnectionStore) FindConnectionByID(_ context.Context, id int64) (*core.Connection, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c, ok := s.rows[id]
-	if !ok {
-		return nil, core.Errorf(core.ENOTFOUND, "Connection %d does not exist.", id)
-	}
-	return clone(c), nil
+	return s.byID(id)
 }
 
 // CreateConnection implements core.ConnectionStore.
 func (s *ConnectionStore) CreateConnection(_ context.Context, c *core.Connection) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.nextID++
-	c.ID = s.nextID
-	c.CreatedAt = time.Now().UTC()
-	c.UpdatedAt = c.CreatedAt
-	s.rows[c.ID] = clone(c)
+	s.insert(c, func(id int64, now time.Time) { c.ID, c.CreatedAt, c.UpdatedAt = id, now, now })
 	return nil
 }
 
 // UpdateConnection implements core.ConnectionStore.
 func (s *ConnectionStore) UpdateConnection(_ context.Context, c *core.Connection) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.rows[c.ID]; !ok {
-		return core.Errorf(core.ENOTFOUND, "Connection %d does not exist.", c.ID)
-	}
-	c.UpdatedAt = time.Now().UTC()
-	s.rows[c.ID] = clone(c)
-	return nil
+	return s.update(c.ID, func(*core.Connection) *core.Connection {
+		c.UpdatedAt = time.Now().UTC()
+		return clone(c)
+	})
 }
 
 // DeleteConnections implements core.ConnectionStore.
 func (s *ConnectionStore) DeleteConnections(_ context.Context, ids []int64) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return deleteRows(s.rows, ids), nil
+	return s.deleteIDs(ids), nil
 }
 
 // Raw returns the stored row as the store holds it (secrets encrypted), for
 // asserting what reaches the database.
-func (s *ConnectionStore) Raw(id int64) *core.Connection {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if c, ok := s.rows[id]; ok {
-		return clone(c)
-	}
-	return nil
-}
+func (s *ConnectionStore) Raw(id int64) *core.Connection { return s.raw(id) }
 
 // SettingsStore is an in-memory core.SettingsStore.
 type SettingsStore struct {
@@ -170,17 +143,3 @@ func (c Cipher) Decrypt(enc string) (string, error) {
 
 // IsEncrypted implements core.Cipher.
 func (c Cipher) IsEncrypted(s string) bool { return strings.HasPrefix(s, cipherPrefix) }
-
-// deleteRows removes the rows of ids from rows and returns how many it
-// removed (an id given twice counts once), as the store's DELETE … IN
-// does.
-func deleteRows[V any](rows map[int64]V, ids []int64) int {
-	n := 0
-	for _, id := range ids {
-		if _, ok := rows[id]; ok {
-			delete(rows, id)
-			n++
-		}
-	}
-	return n
-}

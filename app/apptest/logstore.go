@@ -186,11 +186,10 @@ func (s *LogStore) RecordOutcomes(_ context.Context, owner string, outs []core.L
 func (s *LogStore) FindLogByID(_ context.Context, id int64) (*core.Log, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	l, ok := s.rows[id]
-	if !ok {
-		return nil, core.Errorf(core.ENOTFOUND, "Log %d not found.", id)
+	out, err := rowByID(s.rows, id, cloneLog, "Log %d not found.")
+	if err != nil {
+		return nil, err
 	}
-	out := cloneLog(l)
 	if out.History == nil {
 		out.History = []core.Attempt{}
 	}

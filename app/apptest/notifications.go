@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/mailsvc/mailsvc/core"
@@ -12,14 +11,13 @@ import (
 
 // NotificationStore is an in-memory core.NotificationStore.
 type NotificationStore struct {
-	mu     sync.Mutex
-	nextID int64
-	rows   map[int64]*core.NotificationChannel
+	rowTable[core.NotificationChannel]
 }
 
 // NewNotificationStore returns an empty store.
 func NewNotificationStore() *NotificationStore {
-	return &NotificationStore{rows: map[int64]*core.NotificationChannel{}}
+	return &NotificationStore{rowTable[core.NotificationChannel]{rows: map[int64]*core.NotificationChannel{}, clone: cloneChannel,
+		notFound: "Notification channel %d not found."}}
 }
 
 func cloneChannel(c *core.NotificationChannel) *core.NotificationChannel {
@@ -46,48 +44,29 @@ func (s *NotificationStore) FindNotificationChannels(context.Context) ([]*core.N
 
 // FindNotificationChannelByID implements core.NotificationStore.
 func (s *NotificationStore) FindNotificationChannelByID(_ context.Context, id int64) (*core.NotificationChannel, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c, ok := s.rows[id]
-	if !ok {
-		return nil, core.Errorf(core.ENOTFOUND, "Notification channel %d not found.", id)
-	}
-	return cloneChannel(c), nil
+	return s.byID(id)
 }
 
 // CreateNotificationChannel implements core.NotificationStore.
 func (s *NotificationStore) CreateNotificationChannel(_ context.Context, c *core.NotificationChannel) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.nextID++
-	c.ID = s.nextID
-	c.CreatedAt = time.Now().UTC()
-	c.UpdatedAt = c.CreatedAt
-	s.rows[c.ID] = cloneChannel(c)
+	s.insert(c, func(id int64, now time.Time) { c.ID, c.CreatedAt, c.UpdatedAt = id, now, now })
 	return nil
 }
 
 // UpdateNotificationChannel implements core.NotificationStore.
 func (s *NotificationStore) UpdateNotificationChannel(_ context.Context, c *core.NotificationChannel) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	old, ok := s.rows[c.ID]
-	if !ok {
-		return core.Errorf(core.ENOTFOUND, "Notification channel %d not found.", c.ID)
-	}
-	c.UpdatedAt = time.Now().UTC()
-	row := cloneChannel(c)
-	row.CreatedAt = old.CreatedAt
-	row.ThresholdAlertedAt = old.ThresholdAlertedAt
-	s.rows[c.ID] = row
-	return nil
+	return s.update(c.ID, func(old *core.NotificationChannel) *core.NotificationChannel {
+		c.UpdatedAt = time.Now().UTC()
+		row := cloneChannel(c)
+		row.CreatedAt = old.CreatedAt
+		row.ThresholdAlertedAt = old.ThresholdAlertedAt
+		return row
+	})
 }
 
 // DeleteNotificationChannels implements core.NotificationStore.
 func (s *NotificationStore) DeleteNotificationChannels(_ context.Context, ids []int64) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return deleteRows(s.rows, ids), nil
+	return s.deleteIDs(ids), nil
 }
 
 // SetNotificationChannelsActive implements core.NotificationStore.
@@ -107,14 +86,7 @@ func (s *NotificationStore) SetNotificationChannelsActive(_ context.Context, ids
 
 // Raw returns the stored row as the store holds it (secrets encrypted), for
 // asserting what reaches the database.
-func (s *NotificationStore) Raw(id int64) *core.NotificationChannel {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if c, ok := s.rows[id]; ok {
-		return cloneChannel(c)
-	}
-	return nil
-}
+func (s *NotificationStore) Raw(id int64) *core.NotificationChannel { return s.raw(id) }
 
 func uniqueIDs(ids []int64) []int64 {
 	out := slices.Clone(ids)

@@ -106,6 +106,20 @@ func (s *Service) location(ctx context.Context) (*time.Location, error) {
 	return period.Zone(ctx, s.Site)
 }
 
+// resolve turns q into a period of a report of freq in the site's time
+// zone (location), which it returns beside it.
+func (s *Service) resolve(ctx context.Context, q Query, freq string) (Period, *time.Location, error) {
+	loc, err := s.location(ctx)
+	if err != nil {
+		return Period{}, nil, err
+	}
+	p, err := q.resolve(s.now(), loc, freq)
+	if err != nil {
+		return Period{}, nil, err
+	}
+	return p, loc, nil
+}
+
 // weekStart returns the first day of the site's week, Monday without a
 // Site.
 func (s *Service) weekStart(ctx context.Context) (time.Weekday, error) {
@@ -176,11 +190,7 @@ func (s *Service) Preview(ctx context.Context, q Query) (*Rendered, error) {
 	if err != nil {
 		return nil, err
 	}
-	loc, err := s.location(ctx)
-	if err != nil {
-		return nil, err
-	}
-	p, err := q.resolve(s.now(), loc, st.Frequency)
+	p, loc, err := s.resolve(ctx, q, st.Frequency)
 	if err != nil {
 		return nil, err
 	}
@@ -234,11 +244,7 @@ func (s *Service) SendNow(ctx context.Context, q Query, recipients any) (*SendRe
 	if len(given) > 0 {
 		st.Recipients = given
 	}
-	loc, err := s.location(ctx)
-	if err != nil {
-		return nil, err
-	}
-	p, err := q.resolve(s.now(), loc, st.Frequency)
+	p, loc, err := s.resolve(ctx, q, st.Frequency)
 	if err != nil {
 		return nil, err
 	}

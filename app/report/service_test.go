@@ -316,21 +316,28 @@ func TestScheduledOncePerPeriod(t *testing.T) {
 		}
 	}
 
+	// runHours lets each replica run its schedule once an hour for hours
+	// hours, one after another.
+	runHours := func(hours int) {
+		t.Helper()
+		for range hours {
+			for _, r := range replicas {
+				if _, err := r.RunScheduled(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			mu.Lock()
+			now = now.Add(time.Hour)
+			mu.Unlock()
+		}
+	}
+
 	// Daily from now on: one a day, each for the day before; off: none.
 	if _, err := f.settings.Update(ctx, map[string]any{"summary_report": map[string]any{"frequency": "daily"}}); err != nil {
 		t.Fatal(err)
 	}
 	before := len(f.mail.sent())
-	for range 72 {
-		for _, r := range replicas {
-			if _, err := r.RunScheduled(ctx); err != nil {
-				t.Fatal(err)
-			}
-		}
-		mu.Lock()
-		now = now.Add(time.Hour)
-		mu.Unlock()
-	}
+	runHours(72)
 	daily := f.mail.sent()[before:]
 	// From Wed 8 Apr 00:00 for 72 hours: the days of 7, 8 and 9 April.
 	if len(daily) != 3 || !strings.HasSuffix(daily[0].Message.Subject, "Tue 7 Apr 2026") || !strings.HasSuffix(daily[2].Message.Subject, "Thu 9 Apr 2026") {
@@ -343,16 +350,7 @@ func TestScheduledOncePerPeriod(t *testing.T) {
 		t.Fatal(err)
 	}
 	before = len(f.mail.sent())
-	for range 48 {
-		for _, r := range replicas {
-			if _, err := r.RunScheduled(ctx); err != nil {
-				t.Fatal(err)
-			}
-		}
-		mu.Lock()
-		now = now.Add(time.Hour)
-		mu.Unlock()
-	}
+	runHours(48)
 	if n := len(f.mail.sent()) - before; n != 0 {
 		t.Errorf("%d reports queued while off", n)
 	}

@@ -24,22 +24,18 @@ func (m *Module) registerAnalyticsRoutes(rt *api.Routes) {
 		return
 	}
 	rt.Private("GET", "/pro/analytics/overview", func(w http.ResponseWriter, r *http.Request) error {
-		o, err := m.Analytics.Overview(r.Context(), analyticsRange(r))
-		if err != nil {
-			return err
-		}
-		writeJSON(w, o)
-		return nil
+		return respondRange(w, r, m.Analytics.Overview)
 	})
 	rt.Private("GET", "/pro/analytics/deliverability", func(w http.ResponseWriter, r *http.Request) error {
-		d, err := m.Analytics.Deliverability(r.Context(), analyticsRange(r))
-		if err != nil {
-			return err
-		}
-		writeJSON(w, d)
-		return nil
+		return respondRange(w, r, m.Analytics.Deliverability)
 	})
 	rt.Private("GET", "/pro/analytics/export", m.exportLogs)
+}
+
+// respondRange answers what get returns for the request's range
+// (analyticsRange), as api.Respond does.
+func respondRange[T any](w http.ResponseWriter, r *http.Request, get func(context.Context, analytics.RangeQuery) (T, error)) error {
+	return api.Respond(w, r, func(ctx context.Context) (T, error) { return get(ctx, analyticsRange(r)) })
 }
 
 // analyticsRange reads the range parameters: days, from, to.

@@ -1,6 +1,7 @@
 package pro
 
 import (
+	"context"
 	"net/http"
 
 	api "github.com/mailsvc/mailsvc/adapters/http"
@@ -13,15 +14,24 @@ import (
 // Routes.Private, so authentication and the capability come first.
 func (m *Module) RequireLicense(h api.HandlerFunc) api.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		l, err := m.Licenses.Active(r.Context())
-		if err != nil {
+		if _, err := m.activeLicense(r.Context()); err != nil {
 			return err
-		}
-		if l == nil {
-			return core.Errorf(core.ELICENSE, "This feature needs an active mailsvc Pro licence.")
 		}
 		return h(w, r)
 	}
+}
+
+// activeLicense returns the active licence; without one, ELICENSE (403
+// license_required).
+func (m *Module) activeLicense(ctx context.Context) (*pro.License, error) {
+	l, err := m.Licenses.Active(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if l == nil {
+		return nil, core.Errorf(core.ELICENSE, "This feature needs an active mailsvc Pro licence.")
+	}
+	return l, nil
 }
 
 // RequireFeature wraps a Pro route that needs a licensed feature (named
@@ -31,12 +41,9 @@ func (m *Module) RequireLicense(h api.HandlerFunc) api.HandlerFunc {
 func (m *Module) RequireFeature(feature string, h api.HandlerFunc) api.HandlerFunc {
 	name := pro.FeatureName(feature)
 	return func(w http.ResponseWriter, r *http.Request) error {
-		l, err := m.Licenses.Active(r.Context())
+		l, err := m.activeLicense(r.Context())
 		if err != nil {
 			return err
-		}
-		if l == nil {
-			return core.Errorf(core.ELICENSE, "This feature needs an active mailsvc Pro licence.")
 		}
 		if !l.HasFeature(name) {
 			return core.Errorf(core.EFORBIDDEN, "Your licence does not include the feature %s.", name)

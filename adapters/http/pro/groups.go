@@ -41,19 +41,12 @@ func (m *Module) registerSenderGroupRoutes(rt *api.Routes) {
 		return api.Respond(w, r, svc.Groups)
 	})
 	rt.Private("PUT", "/pro/sender-groups", func(w http.ResponseWriter, r *http.Request) error {
-		var b groupBody
-		if err := rt.DecodeJSON(w, r, &b); err != nil {
-			return err
-		}
-		in := routing.GroupInput{Sender: b.Sender, Strategy: b.Strategy}
-		for _, m := range b.Members {
-			in.Members = append(in.Members, routing.MemberInput{ConnectionID: m.ConnectionID, Weight: m.Weight, DailyCap: m.DailyCap})
-		}
-		g, err := svc.SaveGroup(r.Context(), in)
-		if err != nil {
-			return err
-		}
-		writeJSON(w, g)
-		return nil
+		return api.RespondBody(rt.DecodeJSON, w, r, func(ctx context.Context, b groupBody) (*routing.Group, error) {
+			in := routing.GroupInput{Sender: b.Sender, Strategy: b.Strategy}
+			for _, m := range b.Members {
+				in.Members = append(in.Members, routing.MemberInput{ConnectionID: m.ConnectionID, Weight: m.Weight, DailyCap: m.DailyCap})
+			}
+			return svc.SaveGroup(ctx, in)
+		})
 	})
 }

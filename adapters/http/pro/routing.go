@@ -180,6 +180,16 @@ func ruleID(r *http.Request) (int64, error) {
 	return id, nil
 }
 
+// respondRule answers what do returns for the routing rule the path's id
+// names (a 404 when it is not a positive integer), as api.Respond does.
+func respondRule[T any](w http.ResponseWriter, r *http.Request, do func(context.Context, int64) (T, error)) error {
+	id, err := ruleID(r)
+	if err != nil {
+		return err
+	}
+	return api.Respond(w, r, func(ctx context.Context) (T, error) { return do(ctx, id) })
+}
+
 // registerRoutingRoutes registers the spec's "Pro: routing rules" routes
 // when the module has a RoutingRules service.
 func (m *Module) registerRoutingRoutes(rt *api.Routes) {
@@ -191,40 +201,23 @@ func (m *Module) registerRoutingRoutes(rt *api.Routes) {
 		return api.Respond(w, r, svc.Rules)
 	})
 	rt.Private("POST", "/pro/routing-rules", func(w http.ResponseWriter, r *http.Request) error {
-		var b ruleBody
-		if err := rt.DecodeJSON(w, r, &b); err != nil {
-			return err
-		}
-		rule, err := svc.CreateRule(r.Context(), b.input())
-		if err != nil {
-			return err
-		}
-		api.WriteJSON(w, http.StatusCreated, rule)
-		return nil
+		return api.RespondCreated(rt.DecodeJSON, w, r, func(ctx context.Context, b ruleBody) (*routing.RoutingRule, error) {
+			return svc.CreateRule(ctx, b.input())
+		})
 	})
 	rt.Private("POST", "/pro/routing-rules/reorder", func(w http.ResponseWriter, r *http.Request) error {
-		var b idsBody
-		if err := rt.DecodeJSON(w, r, &b); err != nil {
-			return err
-		}
-		rules, err := svc.Reorder(r.Context(), b.IDs)
-		if err != nil {
-			return err
-		}
-		writeJSON(w, rules)
-		return nil
+		return api.RespondBody(rt.DecodeJSON, w, r, func(ctx context.Context, b idsBody) ([]*routing.RoutingRule, error) {
+			return svc.Reorder(ctx, b.IDs)
+		})
 	})
 	rt.Private("POST", "/pro/routing-rules/bulk", func(w http.ResponseWriter, r *http.Request) error {
-		var b idsBody
-		if err := rt.DecodeJSON(w, r, &b); err != nil {
-			return err
-		}
-		n, err := svc.Bulk(r.Context(), b.Action, b.IDs)
-		if err != nil {
-			return err
-		}
-		writeJSON(w, map[string]any{"action": b.Action, "affected": n})
-		return nil
+		return api.RespondBody(rt.DecodeJSON, w, r, func(ctx context.Context, b idsBody) (map[string]any, error) {
+			n, err := svc.Bulk(ctx, b.Action, b.IDs)
+			if err != nil {
+				return nil, err
+			}
+			return map[string]any{"action": b.Action, "affected": n}, nil
+		})
 	})
 	rt.Private("POST", "/pro/routing-rules/test", func(w http.ResponseWriter, r *http.Request) error {
 		var b sampleBody
@@ -246,42 +239,23 @@ func (m *Module) registerRoutingRoutes(rt *api.Routes) {
 		return nil
 	})
 	rt.Private("GET", "/pro/routing-rules/{id}", func(w http.ResponseWriter, r *http.Request) error {
-		id, err := ruleID(r)
-		if err != nil {
-			return err
-		}
-		rule, err := svc.Rule(r.Context(), id)
-		if err != nil {
-			return err
-		}
-		writeJSON(w, rule)
-		return nil
+		return respondRule(w, r, svc.Rule)
 	})
 	rt.Private("PUT", "/pro/routing-rules/{id}", func(w http.ResponseWriter, r *http.Request) error {
-		id, err := ruleID(r)
-		if err != nil {
-			return err
-		}
-		var b ruleBody
-		if err := rt.DecodeJSON(w, r, &b); err != nil {
-			return err
-		}
-		rule, err := svc.UpdateRule(r.Context(), id, b.input())
-		if err != nil {
-			return err
-		}
-		writeJSON(w, rule)
-		return nil
+		return respondRule(w, r, func(ctx context.Context, id int64) (*routing.RoutingRule, error) {
+			var b ruleBody
+			if err := rt.DecodeJSON(w, r, &b); err != nil {
+				return nil, err
+			}
+			return svc.UpdateRule(ctx, id, b.input())
+		})
 	})
 	rt.Private("DELETE", "/pro/routing-rules/{id}", func(w http.ResponseWriter, r *http.Request) error {
-		id, err := ruleID(r)
-		if err != nil {
-			return err
-		}
-		if err := svc.DeleteRule(r.Context(), id); err != nil {
-			return err
-		}
-		writeJSON(w, map[string]any{"deleted": true, "id": id})
-		return nil
+		return respondRule(w, r, func(ctx context.Context, id int64) (map[string]any, error) {
+			if err := svc.DeleteRule(ctx, id); err != nil {
+				return nil, err
+			}
+			return map[string]any{"deleted": true, "id": id}, nil
+		})
 	})
 }

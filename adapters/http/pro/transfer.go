@@ -34,27 +34,13 @@ func (m *Module) registerTransferRoutes(rt *api.Routes) {
 		return api.Respond(w, r, m.Transfer.Export)
 	})
 	rt.Private("POST", "/pro/tools/import/preview", func(w http.ResponseWriter, r *http.Request) error {
-		var body importBody
-		if err := rt.DecodeJSON(w, r, &body); err != nil {
-			return err
-		}
-		p, err := m.Transfer.Preview(r.Context(), body.Data)
-		if err != nil {
-			return err
-		}
-		writeJSON(w, p)
-		return nil
+		return api.RespondBody(rt.DecodeJSON, w, r, func(ctx context.Context, body importBody) (*transfer.Preview, error) {
+			return m.Transfer.Preview(ctx, body.Data)
+		})
 	})
 	rt.Private("POST", "/pro/tools/import", func(w http.ResponseWriter, r *http.Request) error {
-		var body importBody
-		if err := rt.DecodeJSON(w, r, &body); err != nil {
-			return err
-		}
-		res, err := m.Transfer.Import(r.Context(), body.Data, body.Resolutions)
-		if err != nil {
-			return err
-		}
-		writeJSON(w, res)
-		return nil
+		return api.RespondBody(rt.DecodeJSON, w, r, func(ctx context.Context, body importBody) (*transfer.Result, error) {
+			return m.Transfer.Import(ctx, body.Data, body.Resolutions)
+		})
 	})
 }

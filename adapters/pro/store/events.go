@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -55,25 +56,24 @@ func (svc *EventService) FindLogIDsByProviderMessageIDs(ctx context.Context, ids
 			want = append(want, id)
 		}
 	}
-	if len(want) == 0 {
-		return out, nil
-	}
-	if err := db.logIDsByProviderID(ctx, out, `SELECT provider_message_id, id FROM {prefix}mailsvc_logs
-		WHERE provider_message_id IN (%s) ORDER BY id`, want); err != nil {
-		return nil, err
-	}
-	var rest []any
-	for _, id := range want {
-		if _, ok := out[id.(string)]; !ok {
-			rest = append(rest, id)
+	// The logs' own provider message ids first, then, for the ids left,
+	// their further ones.
+	for _, query := range []string{
+		`SELECT provider_message_id, id FROM {prefix}mailsvc_logs
+		WHERE provider_message_id IN (%s) ORDER BY id`,
+		`SELECT provider_message_id, log_id FROM {prefix}mailsvc_log_provider_ids
+		WHERE provider_message_id IN (%s) ORDER BY log_id`,
+	} {
+		if len(want) == 0 {
+			break
 		}
-	}
-	if len(rest) == 0 {
-		return out, nil
-	}
-	if err := db.logIDsByProviderID(ctx, out, `SELECT provider_message_id, log_id FROM {prefix}mailsvc_log_provider_ids
-		WHERE provider_message_id IN (%s) ORDER BY log_id`, rest); err != nil {
-		return nil, err
+		if err := db.logIDsByProviderID(ctx, out, query, want); err != nil {
+			return nil, err
+		}
+		want = slices.DeleteFunc(want, func(id any) bool {
+			_, found := out[id.(string)]
+			return found
+		})
 	}
 	return out, nil
 }

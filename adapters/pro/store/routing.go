@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -74,28 +73,12 @@ func (svc *RoutingService) FindRoutingRules(ctx context.Context) ([]*routing.Rou
 	if err := db.routingRules(ctx).Order("priority, id").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("find routing rules: %w", err)
 	}
-	out := make([]*routing.RoutingRule, 0, len(rows))
-	for i := range rows {
-		r, err := rows[i].toRule()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, nil
+	return store.ConvertRows(rows, (*routingRuleRow).toRule)
 }
 
 // FindRoutingRuleByID implements routing.RoutingStore.
 func (svc *RoutingService) FindRoutingRuleByID(ctx context.Context, id int64) (*routing.RoutingRule, error) {
-	db := svc.db
-	var row routingRuleRow
-	err := db.routingRules(ctx).Where("id = ?", id).Take(&row).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, core.Errorf(core.ENOTFOUND, "Routing rule %d not found.", id)
-	} else if err != nil {
-		return nil, fmt.Errorf("find routing rule %d: %w", id, err)
-	}
-	return row.toRule()
+	return store.TakeByID(svc.db.routingRules(ctx), id, "routing rule", "Routing rule %d not found.", (*routingRuleRow).toRule)
 }
 
 // CreateRoutingRule implements routing.RoutingStore; r.ID is ignored.

@@ -88,21 +88,29 @@ func floatVal(f float64) Value { return Value{Kind: Float, Float: f} }
 
 var nullVal = Value{Kind: Null}
 
+// PHPSpecialFloat spells the floats PHP writes the same at every
+// precision: NAN, INF, -INF, 0 and -0. It reports false for any other.
+func PHPSpecialFloat(f float64) (string, bool) {
+	switch {
+	case math.IsNaN(f):
+		return "NAN", true
+	case math.IsInf(f, 1):
+		return "INF", true
+	case math.IsInf(f, -1):
+		return "-INF", true
+	case f == 0 && math.Signbit(f):
+		return "-0", true
+	case f == 0:
+		return "0", true
+	}
+	return "", false
+}
+
 // phpFloatString formats f as PHP's (string) cast does with precision=14:
 // %.14G with PHP's spelling of exponents (1.0E+25) and of INF/NAN.
 func phpFloatString(f float64) string {
-	switch {
-	case math.IsNaN(f):
-		return "NAN"
-	case math.IsInf(f, 1):
-		return "INF"
-	case math.IsInf(f, -1):
-		return "-INF"
-	case f == 0:
-		if math.Signbit(f) {
-			return "-0"
-		}
-		return "0"
+	if s, ok := PHPSpecialFloat(f); ok {
+		return s
 	}
 	const precision = 14
 	e := strconv.FormatFloat(f, 'e', precision-1, 64) // d.ddddddddddddde±XX

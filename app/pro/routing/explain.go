@@ -97,13 +97,9 @@ func (s *Service) Explain(ctx context.Context, l *core.Log, ruleID int64) (*Expl
 	sender := strings.ToLower(l.Message.From.Email)
 	if g := snap.groups[sender]; g != nil {
 		order := snap.groupOrder(sender, g, l.ID)
-		day, err := s.day(ctx, s.now())
+		counts, err := s.todaySendCounts(ctx)
 		if err != nil {
 			return nil, err
-		}
-		counts, err := s.Store.SendCounts(ctx, day)
-		if err != nil {
-			return nil, fmt.Errorf("read today's send counts: %w", err)
 		}
 		for _, m := range order {
 			if m.DailyCap == 0 || counts[m.ConnectionID] < m.DailyCap {

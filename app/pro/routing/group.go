@@ -139,13 +139,9 @@ func (s *Service) Groups(ctx context.Context) ([]Group, error) {
 	s.mu.Lock()
 	s.snap = snap
 	s.mu.Unlock()
-	day, err := s.day(ctx, s.now())
+	counts, err := s.todaySendCounts(ctx)
 	if err != nil {
 		return nil, err
-	}
-	counts, err := s.Store.SendCounts(ctx, day)
-	if err != nil {
-		return nil, fmt.Errorf("read today's send counts: %w", err)
 	}
 	out := []Group{}
 	for _, sender := range snap.senders() {
@@ -269,4 +265,18 @@ func (s *Service) recheckIdentities(ctx context.Context, snap *snapshot, sender 
 		}
 	}
 	return asked
+}
+
+// todaySendCounts returns the sends of today (the site's day) by
+// connection id.
+func (s *Service) todaySendCounts(ctx context.Context) (map[int64]int64, error) {
+	day, err := s.day(ctx, s.now())
+	if err != nil {
+		return nil, err
+	}
+	counts, err := s.Store.SendCounts(ctx, day)
+	if err != nil {
+		return nil, fmt.Errorf("read today's send counts: %w", err)
+	}
+	return counts, nil
 }

@@ -15,15 +15,10 @@ type channelSection struct{ svc *Service }
 func (channelSection) Name() string { return SectionAlertChannels }
 
 func (c channelSection) sensitive(typ string) func(key string, v any) bool {
-	t, _ := core.LookupChannelType(typ)
-	return func(key string, v any) bool {
-		if t != nil {
-			if f := t.Field(key); f != nil && f.Sensitive {
-				return true
-			}
-		}
-		return c.svc.secret(key, v)
+	if t, _ := core.LookupChannelType(typ); t != nil {
+		return c.svc.sensitive(t.Field)
 	}
+	return c.svc.sensitive(nil)
 }
 
 func (c channelSection) Export(ctx context.Context, st Store) ([]Item, error) {

@@ -28,15 +28,10 @@ const StatusNeedsPassword = "needs_password"
 func (connectionSection) Name() string { return SectionConnections }
 
 func (c connectionSection) sensitive(driver string) func(key string, v any) bool {
-	d, _ := core.LookupDriver(driver)
-	return func(key string, v any) bool {
-		if d != nil {
-			if f := d.Field(key); f != nil && f.Sensitive {
-				return true
-			}
-		}
-		return c.svc.secret(key, v)
+	if d, _ := core.LookupDriver(driver); d != nil {
+		return c.svc.sensitive(d.Field)
 	}
+	return c.svc.sensitive(nil)
 }
 
 func (c connectionSection) Export(ctx context.Context, st Store) ([]Item, error) {

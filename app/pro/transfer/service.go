@@ -51,6 +51,20 @@ func (s *Service) connections() *app.Connections {
 
 func (s *Service) now() time.Time { return core.NowFrom(s.Now).UTC() }
 
+// sensitive returns the test of a settings value that must not be
+// exported: a field that fields (a driver's or channel type's; nil when
+// it is not known) marks sensitive, or a secret.
+func (s *Service) sensitive(fields func(key string) *core.Field) func(key string, v any) bool {
+	return func(key string, v any) bool {
+		if fields != nil {
+			if f := fields(key); f != nil && f.Sensitive {
+				return true
+			}
+		}
+		return s.secret(key, v)
+	}
+}
+
 // secret reports whether a settings value must not be exported: its key
 // is sensitive by name or by configuration, or it is a ciphertext.
 func (s *Service) secret(key string, v any) bool {

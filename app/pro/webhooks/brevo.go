@@ -1,7 +1,6 @@
 package webhooks
 
 import (
-	"crypto/subtle"
 	"net/http"
 	"strings"
 	"time"
@@ -24,18 +23,18 @@ func verifyBrevo(req Request, secrets []core.Settings) (*batch, error) {
 	if !ok || token == "" {
 		return nil, unauthorized("The Brevo webhook token is missing.")
 	}
-	match := false
-	for _, s := range secrets {
-		if subtle.ConstantTimeCompare([]byte(token), []byte(s.String(KeyBrevoToken))) == 1 {
-			match = true
-			break
-		}
-	}
-	if !match {
+	if !tokenMatches(token, secrets, KeyBrevoToken) {
 		return nil, unauthorized("The Brevo webhook token does not match.")
 	}
 	return jsonEventBatch(req.Body, "Brevo", brevoEvent)
 }
+
+// brevoKinds are the kinds of Brevo's transactional event names.
+var brevoKinds = eventKinds{"delivered": events.EventDelivered, "deferred": events.EventDeferred, "click": events.EventClicked,
+	"hard_bounce": events.EventBounced, "invalid_email": events.EventBounced, "soft_bounce": events.EventBounced,
+	"spam": events.EventComplained, "complaint": events.EventComplained, "unsubscribed": events.EventUnsubscribed,
+	"blocked": events.EventDropped, "error": events.EventDropped,
+	"opened": events.EventOpened, "unique_opened": events.EventOpened, "proxy_open": events.EventOpened, "unique_proxy_open": events.EventOpened}
 
 // brevoEvent reads a Brevo transactional event. Its message-id is the
 // messageId the send returned, angle brackets included, as the log
@@ -50,27 +49,7 @@ func brevoEvent(e map[string]any) Event {
 	} else {
 		ev.At = unixTime(num(e, "ts_event"))
 	}
-	switch name {
-	case "delivered":
-		ev.Kind = events.EventDelivered
-	case "hard_bounce", "invalid_email":
-		ev.Kind, ev.Permanent = events.EventBounced, true
-	case "soft_bounce":
-		ev.Kind = events.EventBounced
-	case "spam", "complaint":
-		ev.Kind = events.EventComplained
-	case "unsubscribed":
-		ev.Kind = events.EventUnsubscribed
-	case "blocked", "error":
-		ev.Kind = events.EventDropped
-	case "deferred":
-		ev.Kind = events.EventDeferred
-	case "opened", "unique_opened", "proxy_open", "unique_proxy_open":
-		ev.Kind = events.EventOpened
-	case "click":
-		ev.Kind = events.EventClicked
-	default:
-		ev.Kind = events.EventOther
-	}
+	ev.Kind = brevoKinds.of(name)
+	ev.Permanent = name == "hard_bounce" || name == "invalid_email"
 	return ev
 }

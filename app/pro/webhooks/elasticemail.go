@@ -2,7 +2,6 @@ package webhooks
 
 import (
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/hex"
 	"net/url"
 	"sort"
@@ -36,14 +35,7 @@ func verifyElasticEmail(req Request, secrets []core.Settings) (*batch, error) {
 	if token == "" {
 		return nil, unauthorized("The Elastic Email notification token is missing.")
 	}
-	match := false
-	for _, s := range secrets {
-		if subtle.ConstantTimeCompare([]byte(token), []byte(s.String(KeyElasticEmailToken))) == 1 {
-			match = true
-			break
-		}
-	}
-	if !match {
+	if !tokenMatches(token, secrets, KeyElasticEmailToken) {
 		return nil, unauthorized("The Elastic Email notification token does not match.")
 	}
 	params.Del(ElasticEmailTokenParam)
@@ -73,6 +65,11 @@ func paramsHash(p url.Values) string {
 // not take mail.
 var elasticEmailHard = map[string]bool{"NoMailbox": true, "AccountProblem": true, "DNSProblem": true}
 
+// elasticEmailKinds are the kinds of Elastic Email's statuses, lower
+// case; an error is a bounce unless its category is ManualCancel.
+var elasticEmailKinds = eventKinds{"sent": events.EventDelivered, "opened": events.EventOpened, "clicked": events.EventClicked,
+	"error": events.EventBounced, "bounced": events.EventBounced, "abusereport": events.EventComplained, "unsubscribed": events.EventUnsubscribed}
+
 // elasticEmailEvent reads one notification by its status: Sent,
 // Opened, Clicked, Error (a bounce, its category saying which),
 // AbuseReport, Unsubscribed.
@@ -94,27 +91,14 @@ func elasticEmailEvent(p url.Values) Event {
 			break
 		}
 	}
-	switch strings.ToLower(status) {
-	case "sent":
-		ev.Kind = events.EventDelivered
-	case "opened":
-		ev.Kind = events.EventOpened
-	case "clicked":
-		ev.Kind = events.EventClicked
-	case "error", "bounced":
+	ev.Kind = elasticEmailKinds.of(strings.ToLower(status))
+	if ev.Kind == events.EventBounced {
 		ev.ProviderEvent = status + "/" + category
-		switch {
-		case category == "ManualCancel":
+		if category == "ManualCancel" {
 			ev.Kind = events.EventDropped
-		default:
-			ev.Kind, ev.Permanent = events.EventBounced, elasticEmailHard[category]
+		} else {
+			ev.Permanent = elasticEmailHard[category]
 		}
-	case "abusereport":
-		ev.Kind = events.EventComplained
-	case "unsubscribed":
-		ev.Kind = events.EventUnsubscribed
-	default:
-		ev.Kind = events.EventOther
 	}
 	return ev
 }

@@ -147,5 +147,18 @@ func unixTime(v float64) time.Time {
 	return time.Unix(sec, int64((v-float64(sec))*1e9)).UTC()
 }
 
+// eventKinds maps a provider's event names to the receiver's kinds
+// (events.Event*).
+type eventKinds map[string]string
+
+// of is the kind of the provider's event name; a name the map does not
+// list is events.EventOther.
+func (k eventKinds) of(name string) string {
+	if kind, ok := k[name]; ok {
+		return kind
+	}
+	return events.EventOther
+}
+
 // cleanAddress lower-cases and trims an address from a payload.
 func cleanAddress(s string) string { return strings.ToLower(strings.TrimSpace(s)) }

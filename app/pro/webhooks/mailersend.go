@@ -50,6 +50,13 @@ func verifyMailerSend(req Request, secrets []core.Settings) (*batch, error) {
 	return &batch{requestID: bodyID(req.Body), events: []Event{mailerSendEvent(e)}}, nil
 }
 
+// mailerSendKinds are the kinds of MailerSend's activity event types.
+var mailerSendKinds = eventKinds{"activity.delivered": events.EventDelivered,
+	"activity.hard_bounced": events.EventBounced, "activity.soft_bounced": events.EventBounced,
+	"activity.spam_complaint": events.EventComplained, "activity.unsubscribed": events.EventUnsubscribed,
+	"activity.opened": events.EventOpened, "activity.opened_unique": events.EventOpened,
+	"activity.clicked": events.EventClicked, "activity.clicked_unique": events.EventClicked}
+
 // mailerSendEvent reads a MailerSend activity event. It finds its log by
 // data.email.message.id, the X-Message-Id the send returned.
 func mailerSendEvent(e map[string]any) Event {
@@ -66,23 +73,7 @@ func mailerSendEvent(e map[string]any) Event {
 	if morph, ok := data["morph"].(map[string]any); ok {
 		ev.Reason = str(morph, "reason")
 	}
-	switch name {
-	case "activity.delivered":
-		ev.Kind = events.EventDelivered
-	case "activity.hard_bounced":
-		ev.Kind, ev.Permanent = events.EventBounced, true
-	case "activity.soft_bounced":
-		ev.Kind = events.EventBounced
-	case "activity.spam_complaint":
-		ev.Kind = events.EventComplained
-	case "activity.unsubscribed":
-		ev.Kind = events.EventUnsubscribed
-	case "activity.opened", "activity.opened_unique":
-		ev.Kind = events.EventOpened
-	case "activity.clicked", "activity.clicked_unique":
-		ev.Kind = events.EventClicked
-	default:
-		ev.Kind = events.EventOther
-	}
+	ev.Kind = mailerSendKinds.of(name)
+	ev.Permanent = name == "activity.hard_bounced"
 	return ev
 }

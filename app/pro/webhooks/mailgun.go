@@ -66,6 +66,11 @@ func verifyMailgun(req Request, secrets []core.Settings, now time.Time) (*batch,
 	return b, nil
 }
 
+// mailgunKinds are the kinds of Mailgun's event names; a failure is
+// deferred unless its severity is permanent.
+var mailgunKinds = eventKinds{"delivered": events.EventDelivered, "failed": events.EventDeferred, "rejected": events.EventDropped,
+	"opened": events.EventOpened, "clicked": events.EventClicked, "complained": events.EventComplained}
+
 // mailgunEvent reads event-data. The message id is
 // message.headers["message-id"], without angle brackets (as the log keeps
 // it).
@@ -86,30 +91,13 @@ func mailgunEvent(e map[string]any) Event {
 			ev.Reason = d
 		}
 	}
-	switch name {
-	case "delivered":
-		ev.Kind = events.EventDelivered
-	case "failed":
-		if str(e, "severity") == "permanent" {
-			ev.Kind, ev.Permanent = events.EventBounced, true
-			if r := str(e, "reason"); r != "" && r != "bounce" && r != "suppress-bounce" {
-				// generic, old and other permanent failures: the message
-				// failed, the address is not known bad.
-				ev.Permanent = false
-			}
-		} else {
-			ev.Kind = events.EventDeferred
-		}
-	case "rejected":
-		ev.Kind = events.EventDropped
-	case "opened":
-		ev.Kind = events.EventOpened
-	case "clicked":
-		ev.Kind = events.EventClicked
-	case "complained":
-		ev.Kind = events.EventComplained
-	default:
-		ev.Kind = events.EventOther
+	ev.Kind = mailgunKinds.of(name)
+	if name == "failed" && str(e, "severity") == "permanent" {
+		// A permanent failure is a hard bounce when its reason says so;
+		// generic, old and other permanent failures: the message failed,
+		// the address is not known bad.
+		r := str(e, "reason")
+		ev.Kind, ev.Permanent = events.EventBounced, r == "" || r == "bounce" || r == "suppress-bounce"
 	}
 	return ev
 }

@@ -19,6 +19,10 @@ func verifyMailjet(req Request, secrets []core.Settings) (*batch, error) {
 	return jsonEventBatch(req.Body, "Mailjet", mailjetEvent)
 }
 
+// mailjetKinds are the kinds of Mailjet's event names.
+var mailjetKinds = eventKinds{"sent": events.EventDelivered, "bounce": events.EventBounced, "spam": events.EventComplained,
+	"unsub": events.EventUnsubscribed, "blocked": events.EventDropped, "open": events.EventOpened, "click": events.EventClicked}
+
 // mailjetEvent reads a Mailjet event. It finds its log by CustomID, the
 // id the driver sent the message with and kept as its message id. Its
 // own id is the event's name, Message_GUID (one per recipient) and time.
@@ -29,24 +33,9 @@ func mailjetEvent(e map[string]any) Event {
 	if guid := str(e, "Message_GUID"); guid != "" {
 		ev.ID = name + ":" + guid + ":" + strconv.FormatFloat(num(e, "time"), 'f', 0, 64)
 	}
-	switch name {
-	case "sent":
-		ev.Kind = events.EventDelivered
-	case "bounce":
-		hard, _ := e["hard_bounce"].(bool)
-		ev.Kind, ev.Permanent = events.EventBounced, hard
-	case "spam":
-		ev.Kind = events.EventComplained
-	case "unsub":
-		ev.Kind = events.EventUnsubscribed
-	case "blocked":
-		ev.Kind = events.EventDropped
-	case "open":
-		ev.Kind = events.EventOpened
-	case "click":
-		ev.Kind = events.EventClicked
-	default:
-		ev.Kind = events.EventOther
+	ev.Kind = mailjetKinds.of(name)
+	if name == "bounce" {
+		ev.Permanent, _ = e["hard_bounce"].(bool)
 	}
 	return ev
 }

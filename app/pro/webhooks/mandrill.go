@@ -72,6 +72,11 @@ func verifyMandrill(req Request, secrets []core.Settings) (*batch, error) {
 	return b, nil
 }
 
+// mandrillKinds are the kinds of Mandrill's event names.
+var mandrillKinds = eventKinds{"send": events.EventDelivered, "deferral": events.EventDeferred,
+	"hard_bounce": events.EventBounced, "soft_bounce": events.EventBounced, "spam": events.EventComplained,
+	"unsub": events.EventUnsubscribed, "reject": events.EventDropped, "open": events.EventOpened, "click": events.EventClicked}
+
 // mandrillEvent reads one Mandrill event by its name.
 func mandrillEvent(e map[string]any) Event {
 	msg, _ := e["msg"].(map[string]any)
@@ -88,27 +93,7 @@ func mandrillEvent(e map[string]any) Event {
 		}
 	}
 	ev.ID = fmt.Sprintf("%s:%s:%v", ev.MessageID, name, e["ts"])
-	switch name {
-	case "send":
-		ev.Kind = events.EventDelivered
-	case "deferral":
-		ev.Kind = events.EventDeferred
-	case "hard_bounce":
-		ev.Kind, ev.Permanent = events.EventBounced, true
-	case "soft_bounce":
-		ev.Kind = events.EventBounced
-	case "spam":
-		ev.Kind = events.EventComplained
-	case "unsub":
-		ev.Kind = events.EventUnsubscribed
-	case "reject":
-		ev.Kind = events.EventDropped
-	case "open":
-		ev.Kind = events.EventOpened
-	case "click":
-		ev.Kind = events.EventClicked
-	default:
-		ev.Kind = events.EventOther
-	}
+	ev.Kind = mandrillKinds.of(name)
+	ev.Permanent = name == "hard_bounce"
 	return ev
 }

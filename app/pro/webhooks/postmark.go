@@ -34,6 +34,11 @@ var postmarkHard = map[float64]bool{1: true, 100000: true} // HardBounce, BadEma
 // Postmark bounce type codes of a temporary failure (Postmark retries).
 var postmarkSoft = map[float64]bool{2: true, 256: true, 4096: true} // Transient, DnsError, SoftBounce
 
+// postmarkKinds are the kinds of Postmark's record types; a Bounce is
+// read by its type code.
+var postmarkKinds = eventKinds{"Delivery": events.EventDelivered, "SpamComplaint": events.EventComplained,
+	"Open": events.EventOpened, "Click": events.EventClicked}
+
 // postmarkEvent reads a Postmark webhook object by its RecordType.
 func postmarkEvent(e map[string]any) Event {
 	rt := str(e, "RecordType")
@@ -52,10 +57,8 @@ func postmarkEvent(e map[string]any) Event {
 	if ev.Reason == "" {
 		ev.Reason = str(e, "Details")
 	}
-	switch rt {
-	case "Delivery":
-		ev.Kind = events.EventDelivered
-	case "Bounce":
+	ev.Kind = postmarkKinds.of(rt)
+	if rt == "Bounce" {
 		code := num(e, "TypeCode")
 		inactive, _ := e["Inactive"].(bool)
 		switch {
@@ -65,18 +68,8 @@ func postmarkEvent(e map[string]any) Event {
 			ev.Kind, ev.Permanent = events.EventBounced, true
 		case postmarkSoft[code]:
 			ev.Kind = events.EventDeferred
-		default:
-			ev.Kind = events.EventOther
 		}
 		ev.ProviderEvent = rt + "/" + str(e, "Type")
-	case "SpamComplaint":
-		ev.Kind = events.EventComplained
-	case "Open":
-		ev.Kind = events.EventOpened
-	case "Click":
-		ev.Kind = events.EventClicked
-	default:
-		ev.Kind = events.EventOther
 	}
 	return ev
 }

@@ -67,6 +67,11 @@ func verifyResend(req Request, secrets []core.Settings, now time.Time) (*batch, 
 	return &batch{requestID: "svix:" + id, events: []Event{resendEvent(e)}}, nil
 }
 
+// resendKinds are the kinds of Resend's event types.
+var resendKinds = eventKinds{"email.delivered": events.EventDelivered, "email.bounced": events.EventBounced,
+	"email.complained": events.EventComplained, "email.failed": events.EventDropped, "email.suppressed": events.EventDropped,
+	"email.delivery_delayed": events.EventDeferred, "email.opened": events.EventOpened, "email.clicked": events.EventClicked}
+
 // resendEvent reads a Resend event: its type and data, whose email_id is
 // the id the send returned.
 func resendEvent(e map[string]any) Event {
@@ -80,28 +85,16 @@ func resendEvent(e map[string]any) Event {
 	if t, err := time.Parse(time.RFC3339Nano, str(e, "created_at")); err == nil {
 		ev.At = t.UTC()
 	}
+	ev.Kind = resendKinds.of(name)
 	switch name {
-	case "email.delivered":
-		ev.Kind = events.EventDelivered
 	case "email.bounced":
 		bounce, _ := data["bounce"].(map[string]any)
-		ev.Kind, ev.Permanent, ev.Reason = events.EventBounced, str(bounce, "type") == "Permanent", str(bounce, "message")
+		ev.Permanent, ev.Reason = str(bounce, "type") == "Permanent", str(bounce, "message")
 		ev.ProviderEvent = name + "/" + str(bounce, "type")
-	case "email.complained":
-		ev.Kind = events.EventComplained
 	case "email.failed", "email.suppressed":
-		ev.Kind = events.EventDropped
 		if f, ok := data["failed"].(map[string]any); ok {
 			ev.Reason = str(f, "reason")
 		}
-	case "email.delivery_delayed":
-		ev.Kind = events.EventDeferred
-	case "email.opened":
-		ev.Kind = events.EventOpened
-	case "email.clicked":
-		ev.Kind = events.EventClicked
-	default:
-		ev.Kind = events.EventOther
 	}
 	return ev
 }

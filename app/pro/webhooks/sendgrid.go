@@ -123,6 +123,10 @@ func num(m map[string]any, key string) float64 {
 	return 0
 }
 
+// sendGridKinds are the kinds of SendGrid's event names.
+var sendGridKinds = eventKinds{"delivered": events.EventDelivered, "bounce": events.EventBounced, "dropped": events.EventDropped,
+	"deferred": events.EventDeferred, "open": events.EventOpened, "click": events.EventClicked, "spamreport": events.EventComplained}
+
 // sendGridEvent reads one event of the array. sg_message_id is the
 // X-Message-Id of the send followed by '.' and a suffix: the part before
 // the first '.' is the log's provider message id.
@@ -136,25 +140,9 @@ func sendGridEvent(e map[string]any) Event {
 	if ev.Reason == "" {
 		ev.Reason = str(e, "response")
 	}
-	switch name {
-	case "delivered":
-		ev.Kind = events.EventDelivered
-	case "bounce":
-		ev.Kind = events.EventBounced
-		// type "blocked" is a refusal of this message, not of the address.
-		ev.Permanent = str(e, "type") != "blocked"
-	case "dropped":
-		ev.Kind = events.EventDropped
-	case "deferred":
-		ev.Kind = events.EventDeferred
-	case "open":
-		ev.Kind = events.EventOpened
-	case "click":
-		ev.Kind = events.EventClicked
-	case "spamreport":
-		ev.Kind = events.EventComplained
-	default:
-		ev.Kind = events.EventOther
-	}
+	ev.Kind = sendGridKinds.of(name)
+	// A bounce of type "blocked" is a refusal of this message, not of the
+	// address.
+	ev.Permanent = name == "bounce" && str(e, "type") != "blocked"
 	return ev
 }

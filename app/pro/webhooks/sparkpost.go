@@ -37,6 +37,13 @@ func verifySparkPost(req Request, secrets []core.Settings) (*batch, error) {
 	return b, nil
 }
 
+// sparkPostKinds are the kinds of SparkPost's event types.
+var sparkPostKinds = eventKinds{"delivery": events.EventDelivered, "bounce": events.EventBounced, "out_of_band": events.EventBounced,
+	"spam_complaint": events.EventComplained, "list_unsubscribe": events.EventUnsubscribed, "link_unsubscribe": events.EventUnsubscribed,
+	"policy_rejection": events.EventDropped, "generation_failure": events.EventDropped, "generation_rejection": events.EventDropped,
+	"delay": events.EventDeferred, "open": events.EventOpened, "initial_open": events.EventOpened, "amp_open": events.EventOpened,
+	"amp_initial_open": events.EventOpened, "click": events.EventClicked, "amp_click": events.EventClicked}
+
 // sparkPostEvent reads one event of a msys group (message_event,
 // track_event, unsubscribe_event, ...). It finds its log by
 // transmission_id, the id the send returned.
@@ -47,27 +54,10 @@ func sparkPostEvent(e map[string]any) Event {
 	if ev.Reason == "" {
 		ev.Reason = str(e, "raw_reason")
 	}
-	switch name {
-	case "delivery":
-		ev.Kind = events.EventDelivered
-	case "bounce", "out_of_band":
-		ev.Kind = events.EventBounced
+	ev.Kind = sparkPostKinds.of(name)
+	if ev.Kind == events.EventBounced {
 		ev.Permanent = sparkPostHardClasses[str(e, "bounce_class")]
 		ev.ProviderEvent = name + "/" + str(e, "bounce_class")
-	case "spam_complaint":
-		ev.Kind = events.EventComplained
-	case "list_unsubscribe", "link_unsubscribe":
-		ev.Kind = events.EventUnsubscribed
-	case "policy_rejection", "generation_failure", "generation_rejection":
-		ev.Kind = events.EventDropped
-	case "delay":
-		ev.Kind = events.EventDeferred
-	case "open", "initial_open", "amp_open", "amp_initial_open":
-		ev.Kind = events.EventOpened
-	case "click", "amp_click":
-		ev.Kind = events.EventClicked
-	default:
-		ev.Kind = events.EventOther
 	}
 	return ev
 }

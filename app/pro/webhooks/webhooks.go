@@ -69,6 +69,24 @@ var secretKeys = map[string]string{
 	ProviderMandrill: KeyMandrillKey, ProviderElasticEmail: KeyElasticEmailToken,
 }
 
+// verifier checks a call of one provider against the secrets of its
+// connections and reads its events.
+type verifier func(req Request, secrets []core.Settings, now time.Time) (*batch, error)
+
+// verifiers are the verifiers of every provider but SES, whose SNS
+// messages Service.receiveSNS reads.
+var verifiers = map[string]verifier{
+	ProviderSendGrid: verifySendGrid, ProviderMailgun: verifyMailgun, ProviderResend: verifyResend,
+	ProviderPostmark: untimed(verifyPostmark), ProviderBrevo: untimed(verifyBrevo), ProviderSparkPost: untimed(verifySparkPost),
+	ProviderMailjet: untimed(verifyMailjet), ProviderMailerSend: untimed(verifyMailerSend),
+	ProviderMandrill: untimed(verifyMandrill), ProviderElasticEmail: untimed(verifyElasticEmail),
+}
+
+// untimed is the verifier of a provider that sends no timestamp to check.
+func untimed(verify func(Request, []core.Settings) (*batch, error)) verifier {
+	return func(req Request, secrets []core.Settings, _ time.Time) (*batch, error) { return verify(req, secrets) }
+}
+
 // Limits of the receiver.
 const (
 	// MaxBody is the largest request body accepted.
@@ -194,29 +212,10 @@ func (s *Service) Receive(ctx context.Context, provider string, req Request) (*R
 	}
 	now := s.now()
 	var b *batch
-	switch provider {
-	case ProviderSendGrid:
-		b, err = verifySendGrid(req, secrets, now)
-	case ProviderMailgun:
-		b, err = verifyMailgun(req, secrets, now)
-	case ProviderPostmark:
-		b, err = verifyPostmark(req, secrets)
-	case ProviderSES:
+	if provider == ProviderSES {
 		b, err = s.receiveSNS(ctx, req, secrets, now)
-	case ProviderBrevo:
-		b, err = verifyBrevo(req, secrets)
-	case ProviderSparkPost:
-		b, err = verifySparkPost(req, secrets)
-	case ProviderMailjet:
-		b, err = verifyMailjet(req, secrets)
-	case ProviderResend:
-		b, err = verifyResend(req, secrets, now)
-	case ProviderMailerSend:
-		b, err = verifyMailerSend(req, secrets)
-	case ProviderMandrill:
-		b, err = verifyMandrill(req, secrets)
-	case ProviderElasticEmail:
-		b, err = verifyElasticEmail(req, secrets)
+	} else {
+		b, err = verifiers[provider](req, secrets, now)
 	}
 	if err != nil {
 		return nil, err
@@ -356,6 +355,17 @@ func basicAuthMatches(req Request, secrets []core.Settings, userKey, passKey str
 			userOK = subtle.ConstantTimeCompare([]byte(user), []byte(wantUser)) == 1
 		}
 		if passOK && userOK {
+			return true
+		}
+	}
+	return false
+}
+
+// tokenMatches reports whether token is the one under key of one of the
+// connections, compared in constant time.
+func tokenMatches(token string, secrets []core.Settings, key string) bool {
+	for _, s := range secrets {
+		if subtle.ConstantTimeCompare([]byte(token), []byte(s.String(key))) == 1 {
 			return true
 		}
 	}

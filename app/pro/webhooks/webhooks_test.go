@@ -283,6 +283,19 @@ func TestReceiveVerifiesEachProvider(t *testing.T) {
 	other, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	verifier := &webhooks.SNSVerifier{Client: s.sns.Client()}
 	sgBounce := `[{"email":"Gone@Example.com","event":"bounce","type":"bounce","reason":"550 5.1.1 unknown","sg_event_id":"ev-1","sg_message_id":"sgid.filter-1","timestamp":%d}]`
+	// sesNote is an SES notification signed by the trusted topic.
+	sesNote := func(message string, at time.Time, version string) webhooks.Request {
+		return sns(s.sns.Notification(s.topic, message, at, version))
+	}
+	// snsWith is a signed SNS notification with one field changed after
+	// signing.
+	snsWith := func(field, value string) webhooks.Request {
+		var m map[string]string
+		_ = json.Unmarshal(s.sns.Notification(s.topic, "{}", now, "2"), &m)
+		m[field] = value
+		b, _ := json.Marshal(m)
+		return sns(b)
+	}
 	mgFailed := `{"event":"failed","severity":"permanent","reason":"bounce","recipient":"gone@example.com","timestamp":%d.5,"message":{"headers":{"message-id":"<mgid@example.com>"}},"delivery-status":{"description":"No such user"}}`
 	pmBounce := `{"RecordType":"Bounce","Type":"HardBounce","TypeCode":1,"MessageID":"pmid","Email":"gone@example.com","BouncedAt":"2025-01-01T00:00:00Z","Description":"Unknown user"}`
 	mdEvent := func(name string) string {
@@ -324,17 +337,13 @@ func TestReceiveVerifiesEachProvider(t *testing.T) {
 		{"postmark wrong user", "postmark", func() webhooks.Request { return s.postmark(pmBounce, "other", s.pmPass) }, nil, core.EUNAUTHORIZED, "", false},
 		{"postmark no auth", "postmark", func() webhooks.Request { return webhooks.Request{Header: http.Header{}, Body: []byte(pmBounce)} }, nil, core.EUNAUTHORIZED, "", false},
 		{"ses v1 bounce", "ses", func() webhooks.Request {
-			return sns(s.sns.Notification(s.topic, snsfake.SESBounce("sesid", "gone@example.com", true), now, "1"))
+			return sesNote(snsfake.SESBounce("sesid", "gone@example.com", true), now, "1")
 		}, nil, "", core.StatusFailed, true},
-		{"ses v2 complaint", "ses", func() webhooks.Request {
-			return sns(s.sns.Notification(s.topic, snsfake.SESComplaint("sesid", "gone@example.com"), now, "2"))
-		}, nil, "", core.StatusFailed, true},
+		{"ses v2 complaint", "ses", func() webhooks.Request { return sesNote(snsfake.SESComplaint("sesid", "gone@example.com"), now, "2") }, nil, "", core.StatusFailed, true},
 		{"ses soft bounce", "ses", func() webhooks.Request {
-			return sns(s.sns.Notification(s.topic, snsfake.SESBounce("sesid", "gone@example.com", false), now, "2"))
+			return sesNote(snsfake.SESBounce("sesid", "gone@example.com", false), now, "2")
 		}, nil, "", core.StatusFailed, false},
-		{"ses delivery", "ses", func() webhooks.Request {
-			return sns(s.sns.Notification(s.topic, snsfake.SESDelivery("sesid", "gone@example.com"), now, "2"))
-		}, nil, "", core.StatusDelivered, false},
+		{"ses delivery", "ses", func() webhooks.Request { return sesNote(snsfake.SESDelivery("sesid", "gone@example.com"), now, "2") }, nil, "", core.StatusDelivered, false},
 		{"ses untrusted topic", "ses", func() webhooks.Request {
 			return sns(s.sns.Notification("arn:aws:sns:us-east-1:9:evil", snsfake.SESBounce("sesid", "gone@example.com", true), now, "2"))
 		}, nil, core.EUNAUTHORIZED, "", false},
@@ -343,22 +352,12 @@ func TestReceiveVerifiesEachProvider(t *testing.T) {
 			return sns(bytes.Replace(b, []byte("gone@example.com"), []byte("else@example.com"), 1))
 		}, nil, core.EUNAUTHORIZED, "", false},
 		{"ses certificate off sns host", "ses", func() webhooks.Request {
-			var m map[string]string
-			_ = json.Unmarshal(s.sns.Notification(s.topic, "{}", now, "2"), &m)
-			m["SigningCertURL"] = "https://evil.example.com/SimpleNotificationService-fake.pem"
-			b, _ := json.Marshal(m)
-			return sns(b)
+			return snsWith("SigningCertURL", "https://evil.example.com/SimpleNotificationService-fake.pem")
 		}, nil, core.EUNAUTHORIZED, "", false},
 		{"ses stale", "ses", func() webhooks.Request {
-			return sns(s.sns.Notification(s.topic, snsfake.SESBounce("sesid", "gone@example.com", true), now.Add(-10*time.Minute), "2"))
+			return sesNote(snsfake.SESBounce("sesid", "gone@example.com", true), now.Add(-10*time.Minute), "2")
 		}, nil, core.EUNAUTHORIZED, "", false},
-		{"ses unknown version", "ses", func() webhooks.Request {
-			var m map[string]string
-			_ = json.Unmarshal(s.sns.Notification(s.topic, "{}", now, "2"), &m)
-			m["SignatureVersion"] = "3"
-			b, _ := json.Marshal(m)
-			return sns(b)
-		}, nil, core.EUNAUTHORIZED, "", false},
+		{"ses unknown version", "ses", func() webhooks.Request { return snsWith("SignatureVersion", "3") }, nil, core.EUNAUTHORIZED, "", false},
 		{"ses non-string field", "ses", func() webhooks.Request { return sns([]byte(`{"Type":1}`)) }, nil, core.EBADREQUEST, "", false},
 		{"mandrill hard bounce", "mandrill", func() webhooks.Request { return mandrill(mdEvent("hard_bounce"), mandrillKey, mandrillURL) }, nil, "", core.StatusFailed, true},
 		{"mandrill spam", "mandrill", func() webhooks.Request { return mandrill(mdEvent("spam"), mandrillKey, mandrillURL) }, nil, "", core.StatusFailed, true},

@@ -43,55 +43,64 @@ if ( ! defined( 'ABSPATH' ) ) {
  * service's tables are missing), the email is sent as before.
  */
 
-foreach ( array(
-	'wp_new_user_notification_email_admin'  => 'new_user_admin',
-	'wp_new_user_notification_email'        => 'new_user_user',
-	'wp_password_change_notification_email' => 'password_change_admin',
-	'auto_core_update_email'                => 'auto_update_core',
-) as $mailsvc_filter => $mailsvc_kind ) {
-	add_filter(
-		$mailsvc_filter,
-		static function ( $email ) use ( $mailsvc_kind ) {
-			return mailsvc_bridge_email_control_mark_email( $email, array( $mailsvc_kind ) );
-		},
-		PHP_INT_MAX
-	);
-}
-foreach ( array(
-	'comment_notification_headers'           => 'comment_notification',
-	'comment_moderation_headers'             => 'comment_moderation',
-	'user_request_action_email_headers'      => 'privacy_request_user',
-	'user_request_confirmed_email_headers'   => 'privacy_request_confirmed_admin',
-	'user_erasure_fulfillment_email_headers' => 'privacy_erasure_done_user',
-	'wp_privacy_personal_data_email_headers' => 'privacy_export_ready_user',
-) as $mailsvc_filter => $mailsvc_kind ) {
-	add_filter(
-		$mailsvc_filter,
-		static function ( $headers ) use ( $mailsvc_kind ) {
-			return mailsvc_bridge_email_control_off( $mailsvc_kind ) ? mailsvc_bridge_email_control_mark( $headers, array( $mailsvc_kind ) ) : $headers;
-		},
-		PHP_INT_MAX
-	);
-}
-foreach ( array(
-	'send_password_change_email'         => 'password_change_user',
-	'send_email_change_email'            => 'email_change_user',
-	'send_site_admin_email_change_email' => 'admin_email_change',
-	'auto_plugin_update_send_email'      => 'auto_update_plugins',
-	'auto_theme_update_send_email'       => 'auto_update_themes',
-) as $mailsvc_filter => $mailsvc_kind ) {
-	add_filter(
-		$mailsvc_filter,
-		static function ( $send ) use ( $mailsvc_kind ) {
-			return mailsvc_bridge_email_control_switch( $send, $mailsvc_kind );
-		},
-		PHP_INT_MAX
-	);
-}
-unset( $mailsvc_filter, $mailsvc_kind );
+mailsvc_bridge_email_control_filters(
+	array(
+		'wp_new_user_notification_email_admin'  => 'new_user_admin',
+		'wp_new_user_notification_email'        => 'new_user_user',
+		'wp_password_change_notification_email' => 'password_change_admin',
+		'auto_core_update_email'                => 'auto_update_core',
+	),
+	static function ( $kind ) {
+		return static function ( $email ) use ( $kind ) {
+			return mailsvc_bridge_email_control_mark_email( $email, array( $kind ) );
+		};
+	}
+);
+mailsvc_bridge_email_control_filters(
+	array(
+		'comment_notification_headers'           => 'comment_notification',
+		'comment_moderation_headers'             => 'comment_moderation',
+		'user_request_action_email_headers'      => 'privacy_request_user',
+		'user_request_confirmed_email_headers'   => 'privacy_request_confirmed_admin',
+		'user_erasure_fulfillment_email_headers' => 'privacy_erasure_done_user',
+		'wp_privacy_personal_data_email_headers' => 'privacy_export_ready_user',
+	),
+	static function ( $kind ) {
+		return static function ( $headers ) use ( $kind ) {
+			return mailsvc_bridge_email_control_off( $kind ) ? mailsvc_bridge_email_control_mark( $headers, array( $kind ) ) : $headers;
+		};
+	}
+);
+mailsvc_bridge_email_control_filters(
+	array(
+		'send_password_change_email'         => 'password_change_user',
+		'send_email_change_email'            => 'email_change_user',
+		'send_site_admin_email_change_email' => 'admin_email_change',
+		'auto_plugin_update_send_email'      => 'auto_update_plugins',
+		'auto_theme_update_send_email'       => 'auto_update_themes',
+	),
+	static function ( $kind ) {
+		return static function ( $send ) use ( $kind ) {
+			return mailsvc_bridge_email_control_switch( $send, $kind );
+		};
+	}
+);
 add_filter( 'auto_plugin_theme_update_email', 'mailsvc_bridge_email_control_plugin_theme', PHP_INT_MAX, 4 );
 add_filter( 'new_admin_email_content', 'mailsvc_bridge_email_control_new_admin_email', PHP_INT_MAX, 2 );
 add_filter( 'pre_wp_mail', 'mailsvc_bridge_email_control_pre_wp_mail', PHP_INT_MIN, 2 );
+
+/**
+ * Hooks, at the last priority, one filter per core email: for each filter
+ * name of $kinds, the callback $filter makes for its kind.
+ *
+ * @param array<string,string> $kinds  Filter name => kind of email.
+ * @param callable             $filter Makes the filter of a kind.
+ */
+function mailsvc_bridge_email_control_filters( $kinds, $filter ) {
+	foreach ( $kinds as $name => $kind ) {
+		add_filter( $name, $filter( $kind ), PHP_INT_MAX );
+	}
+}
 
 /**
  * The kinds of core email the controls cover, as the service lists them

@@ -77,6 +77,13 @@ function mailsvc_bridge_phpmailer( $to, $subject, $message, $parsed, $attachment
 	$phpmailer->Subject = $subject;
 	$phpmailer->Body    = $message;
 
+	// PHPMailer's method that adds an address of each header.
+	$adders = array(
+		'to'       => 'addAddress',
+		'cc'       => 'addCc',
+		'bcc'      => 'addBcc',
+		'reply_to' => 'addReplyTo',
+	);
 	foreach ( compact( 'to', 'cc', 'bcc', 'reply_to' ) as $address_header => $addresses ) {
 		if ( empty( $addresses ) ) {
 			continue;
@@ -88,20 +95,7 @@ function mailsvc_bridge_phpmailer( $to, $subject, $message, $parsed, $attachment
 					$recipient_name = $matches[1];
 					$address        = $matches[2];
 				}
-				switch ( $address_header ) {
-					case 'to':
-						$phpmailer->addAddress( $address, $recipient_name );
-						break;
-					case 'cc':
-						$phpmailer->addCc( $address, $recipient_name );
-						break;
-					case 'bcc':
-						$phpmailer->addBcc( $address, $recipient_name );
-						break;
-					case 'reply_to':
-						$phpmailer->addReplyTo( $address, $recipient_name );
-						break;
-				}
+				$phpmailer->{ $adders[ $address_header ] }( $address, $recipient_name );
 			} catch ( PHPMailer\PHPMailer\Exception $e ) {
 				continue;
 			}

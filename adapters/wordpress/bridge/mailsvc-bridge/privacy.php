@@ -68,6 +68,26 @@ function mailsvc_bridge_table( $name ) {
 }
 
 /**
+ * Reads one value of one of the service's tables, the query's errors
+ * suppressed (the service may not have made the table yet): null when
+ * the query fails or finds no row.
+ *
+ * @param string $name   The table's name without the prefix (mailsvc_bridge_table()).
+ * @param string $where  The WHERE condition, constants only.
+ * @param string $column What to select.
+ * @return string|null
+ */
+function mailsvc_bridge_service_value( $name, $where, $column ) {
+	global $wpdb;
+	$table    = mailsvc_bridge_table( $name );
+	$suppress = $wpdb->suppress_errors( true );
+	// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- the table name is the site's prefix and a constant, the condition and column constants of the callers.
+	$value = $wpdb->get_var( "SELECT {$column} FROM `{$table}` WHERE {$where}" );
+	$wpdb->suppress_errors( $suppress );
+	return $value;
+}
+
+/**
  * Reports whether one of the service's tables exists: an add-on module's
  * tables (the Pro suppression list and provider events) exist only when the service is built
  * with the module.

@@ -56,13 +56,7 @@ function mailsvc_bridge_unavailable_message( $queued ) {
  * @return int
  */
 function mailsvc_bridge_queued_count() {
-	global $wpdb;
-	$table    = ( isset( $wpdb->base_prefix ) ? $wpdb->base_prefix : $wpdb->prefix ) . 'mailsvc_logs';
-	$suppress = $wpdb->suppress_errors( true );
-	// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- the table name is the site's prefix and a constant.
-	$count = $wpdb->get_var( "SELECT COUNT(*) FROM `{$table}` WHERE status = 'queued'" );
-	$wpdb->suppress_errors( $suppress );
-	return (int) $count;
+	return (int) mailsvc_bridge_service_value( 'logs', "status = 'queued'", 'COUNT(*)' );
 }
 
 /**

@@ -12,6 +12,21 @@ if ( ! defined( 'ABSPATH' ) ) {
 	exit;
 }
 
+/**
+ * Publishes $value in the autoloaded option $name, written only when it
+ * differs from what the option holds ($missing when there is none), so
+ * that a page load that changes nothing writes nothing.
+ *
+ * @param string $name    The option.
+ * @param mixed  $value   What to publish.
+ * @param mixed  $missing What get_option() gives when the option is missing.
+ */
+function mailsvc_bridge_publish( $name, $value, $missing ) {
+	if ( get_option( $name, $missing ) !== $value ) {
+		update_option( $name, $value, true );
+	}
+}
+
 add_action( 'wp_loaded', 'mailsvc_bridge_sync_oauth_redirects' );
 
 /**
@@ -36,9 +51,7 @@ function mailsvc_bridge_sync_oauth_redirects() {
 			$overrides[ $provider ] = $uri;
 		}
 	}
-	if ( get_option( 'mailsvc_oauth_redirect_uris', array() ) !== $overrides ) {
-		update_option( 'mailsvc_oauth_redirect_uris', $overrides, true );
-	}
+	mailsvc_bridge_publish( 'mailsvc_oauth_redirect_uris', $overrides, array() );
 }
 
 add_action( 'wp_loaded', 'mailsvc_bridge_sync_log_redact_patterns' );
@@ -64,9 +77,7 @@ function mailsvc_bridge_sync_log_redact_patterns() {
 			}
 		}
 	}
-	if ( get_option( 'mailsvc_log_redact_patterns', array() ) !== $patterns ) {
-		update_option( 'mailsvc_log_redact_patterns', $patterns, true );
-	}
+	mailsvc_bridge_publish( 'mailsvc_log_redact_patterns', $patterns, array() );
 }
 
 /*
@@ -168,9 +179,7 @@ function mailsvc_bridge_sync_filters() {
 
 	// Written once even when empty: an autoloaded option that exists costs
 	// no query on the next page loads, a missing one costs one each time.
-	if ( get_option( 'mailsvc_filters', null ) !== $published ) {
-		update_option( 'mailsvc_filters', $published, true );
-	}
+	mailsvc_bridge_publish( 'mailsvc_filters', $published, null );
 }
 
 /**
@@ -217,12 +226,7 @@ function mailsvc_bridge_default_capability() {
  * @return int
  */
 function mailsvc_bridge_log_retention_setting() {
-	global $wpdb;
-	$table    = ( isset( $wpdb->base_prefix ) ? $wpdb->base_prefix : $wpdb->prefix ) . 'mailsvc_settings';
-	$suppress = $wpdb->suppress_errors( true );
-	// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- the table name is the site's prefix and a constant.
-	$value = $wpdb->get_var( "SELECT setting_value FROM `{$table}` WHERE scope = 'general' AND setting_key = 'log_retention_days'" );
-	$wpdb->suppress_errors( $suppress );
-	$days = null === $value ? null : json_decode( (string) $value );
+	$value = mailsvc_bridge_service_value( 'settings', "scope = 'general' AND setting_key = 'log_retention_days'", 'setting_value' );
+	$days  = null === $value ? null : json_decode( (string) $value );
 	return is_int( $days ) && $days >= 0 ? $days : 90;
 }
