@@ -250,6 +250,17 @@ func (s *migrationSite) mustImport(t *testing.T, body string) *importResult {
 	return &res
 }
 
+// importAnswer posts an import request (body) and returns the answer as
+// it is, requiring a 200; what names the request in a failure.
+func (s *migrationSite) importAnswer(t *testing.T, what, body string) []byte {
+	t.Helper()
+	status, b := s.call(t, "POST", "/tools/migration/import", body)
+	if status != http.StatusOK {
+		t.Fatalf("%s: %d %s", what, status, b)
+	}
+	return b
+}
+
 // importAllLogs imports source's log (connections left alone) chunk by
 // chunk, following the cursor until logs.done, and returns every answer.
 // extra is added to the request object (e.g. `"max_logs":300`).

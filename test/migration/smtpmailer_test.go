@@ -96,6 +96,22 @@ func importedLogs(t *testing.T, s *migrationSite, source string) map[string]core
 	return out
 }
 
+// importLogsInTwoChunks imports source's log of rows rows (more than 200,
+// at most 400), requiring a chunk of 200 and one of the rest, and returns
+// the imported logs by subject, requiring rows of them.
+func importLogsInTwoChunks(t *testing.T, s *migrationSite, source string, rows int) map[string]core.Log {
+	t.Helper()
+	runs := s.importAllLogs(t, source, "")
+	if len(runs) != 2 || runs[0].Logs.Imported != 200 || runs[1].Logs.Imported != rows-200 || !runs[1].Logs.Done {
+		t.Fatalf("%d log chunks, last %+v; want 200 then %d", len(runs), runs[len(runs)-1].Logs, rows-200)
+	}
+	logs := importedLogs(t, s, source)
+	if len(logs) != rows {
+		t.Fatalf("%d imported logs, want %d", len(logs), rows)
+	}
+	return logs
+}
+
 // checkDefault requires the service's default (and fallback, when not 0)
 // connection to be the given ids.
 func checkDefault(t *testing.T, s *migrationSite, def, fallback int64) {
@@ -128,11 +144,7 @@ func TestSMTPMailer(t *testing.T) {
 	if !ok || !e.Active || e.Connections == nil || *e.Connections != 1 || e.LogsAvailable {
 		t.Fatalf("scan entry %+v (found %v): want active, 1 connection, no log", e, ok)
 	}
-	status, b := s.call(t, "POST", "/tools/migration/import", `{"source":"smtp-mailer","dry_run":true}`)
-	if status != http.StatusOK {
-		t.Fatalf("dry run: %d %s", status, b)
-	}
-	noSecret(t, "dry run", b, password)
+	noSecret(t, "dry run", s.importAnswer(t, "dry run", `{"source":"smtp-mailer","dry_run":true}`), password)
 	checkConns(t, s.mustImport(t, `{"source":"smtp-mailer","dry_run":true}`), want, false)
 	if n := len(s.connections(t)); n != 0 {
 		t.Fatalf("dry run created %d connections", n)
