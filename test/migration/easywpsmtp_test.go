@@ -2,7 +2,6 @@ package migration
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -161,14 +160,4 @@ update_option( 'easy_wp_smtp', array(
 	if again := s.importAllLogs(t, "easy-wp-smtp", ""); again[0].Logs.Imported != 0 {
 		t.Errorf("second log run imported %d", again[0].Logs.Imported)
 	}
-}
-
-// hasString reports whether one of list contains sub.
-func hasString(list []string, sub string) bool {
-	for _, s := range list {
-		if strings.Contains(s, sub) {
-			return true
-		}
-	}
-	return false
 }

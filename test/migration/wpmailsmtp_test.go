@@ -2,7 +2,6 @@ package migration
 
 import (
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -218,21 +217,7 @@ update_option( 'wp_mail_smtp_additional_connections', array(
 		if ids["primary"] == 0 {
 			t.Skip("no imported primary connection")
 		}
-		var res struct {
-			Success bool   `json:"success"`
-			Message string `json:"message"`
-		}
-		s.callJSON(t, "POST", "/test-email", fmt.Sprintf(`{"to":"check@example.com","connection_id":%d}`, ids["primary"]), http.StatusOK, &res)
-		if !res.Success {
-			t.Fatalf("test email through the imported connection failed: %s", res.Message)
-		}
-		msgs, err := sink.WaitFor(1, 30*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if msgs[0].Username != "wpms-user" {
-			t.Errorf("sink: authenticated as %q, want wpms-user", msgs[0].Username)
-		}
+		sendThrough(t, s, sink, ids["primary"], "wpms-user")
 	})
 
 	t.Run("mailsvc import --logs --max-logs", func(t *testing.T) {
