@@ -93,9 +93,7 @@ update_option( 'swpsmtp_options', array(
 		t.Fatalf("v1 scan entry %+v (found %v): want active, 1 connection, no log", e, ok)
 	}
 	want := map[string]wantConn{"primary": {status: "ready", from: "smtp", to: "smtp", def: true}}
-	noSecret(t, "v1 dry run", s.importAnswer(t, "dry run", `{"source":"easy-wp-smtp","dry_run":true}`), v1Pass)
-	checkConns(t, s.mustImport(t, `{"source":"easy-wp-smtp","dry_run":true}`), want, false)
-	ids := checkConns(t, s.mustImport(t, `{"source":"easy-wp-smtp"}`), want, true)
+	ids := dryRunThenImport(t, s, "easy-wp-smtp", want, v1Pass)
 	checkDefault(t, s, ids["primary"], 0)
 	sendThrough(t, s, sinkV1, ids["primary"], "v1-user")
 

@@ -479,6 +479,17 @@ func importLogsInTwoChunks(t *testing.T, s *migrationSite, source string, rows i
 	return logs
 }
 
+// dryRunThenImport imports source's connections as a dry run, whose
+// answer must show none of secrets, then for real; both must report want.
+// It returns the ids of the connections written.
+func dryRunThenImport(t *testing.T, s *migrationSite, source string, want map[string]wantConn, secrets ...string) map[string]int64 {
+	t.Helper()
+	dryRun := fmt.Sprintf(`{"source":%q,"dry_run":true}`, source)
+	noSecret(t, "dry run", s.importAnswer(t, "dry run", dryRun), secrets...)
+	checkConns(t, s.mustImport(t, dryRun), want, false)
+	return checkConns(t, s.mustImport(t, fmt.Sprintf(`{"source":%q}`, source)), want, true)
+}
+
 // checkDefault requires the service's default (and fallback, when not 0)
 // connection to be the given ids.
 func checkDefault(t *testing.T, s *migrationSite, def, fallback int64) {

@@ -64,9 +64,7 @@ for ( $i = 1; $i <= %d; $i++ ) {
 		t.Fatalf("scan entry %+v (found %v)", e, ok)
 	}
 	want := map[string]wantConn{"legacy_smtp_id": {status: "ready", from: "smtp", to: "smtp", def: true}}
-	noSecret(t, "dry run", s.importAnswer(t, "dry run", `{"source":"wp-smtp","dry_run":true}`), password)
-	checkConns(t, s.mustImport(t, `{"source":"wp-smtp","dry_run":true}`), want, false)
-	ids := checkConns(t, s.mustImport(t, `{"source":"wp-smtp"}`), want, true)
+	ids := dryRunThenImport(t, s, "wp-smtp", want, password)
 	checkDefault(t, s, ids["legacy_smtp_id"], 0)
 	sendThrough(t, s, sink, ids["legacy_smtp_id"], "wp-user")
 
