@@ -32,10 +32,7 @@ func result(r servicetest.Result) (stdout, stderr string, code int) {
 // printed for "admin".
 func adminPassword(t *testing.T, s *servicetest.Service) string {
 	t.Helper()
-	pw := s.AdminPassword()
-	if pw == "" {
-		t.Fatalf("no first-run password:\n%s", s.Stdout)
-	}
+	pw := s.MustAdminPassword(t)
 	return pw
 }
 

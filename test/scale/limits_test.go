@@ -39,10 +39,7 @@ func newLimitsEnv(t *testing.T, extra ...string) *limitsEnv {
 	t.Helper()
 	dsn := testdb.MySQL(t)
 	svc := startLimits(t, dsn, extra...)
-	pw := svc.AdminPassword()
-	if pw == "" {
-		t.Fatalf("no first-run password:\n%s", svc.Stdout)
-	}
+	pw := svc.MustAdminPassword(t)
 	db, err := store.Open(context.Background(), dsn, store.DefaultPrefix, nil)
 	if err != nil {
 		t.Fatal(err)
