@@ -5,6 +5,7 @@
 package intake
 
 import (
+	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/test/servicetest"
 
 	"encoding/json"
@@ -75,22 +76,10 @@ func useSink(t *testing.T, s *servicetest.Service, admin func(*http.Request), ho
 
 // logDetail is GET /logs/{id}.
 type logDetail struct {
-	ID      int64  `json:"id"`
-	Status  string `json:"status"`
-	Source  string `json:"source"`
-	Message struct {
-		From    address   `json:"from"`
-		To      []address `json:"to"`
-		Cc      []address `json:"cc"`
-		Bcc     []address `json:"bcc"`
-		Subject string    `json:"subject"`
-		Text    string    `json:"text"`
-		HTML    string    `json:"html"`
-		Headers []struct {
-			Name  string `json:"name"`
-			Value string `json:"value"`
-		} `json:"headers"`
-	} `json:"message"`
+	ID          int64        `json:"id"`
+	Status      string       `json:"status"`
+	Source      string       `json:"source"`
+	Message     core.Message `json:"message"`
 	Attachments []struct {
 		Filename    string `json:"filename"`
 		ContentType string `json:"content_type"`
@@ -98,11 +87,6 @@ type logDetail struct {
 		Inline      bool   `json:"inline"`
 		ContentID   string `json:"content_id"`
 	} `json:"attachments"`
-}
-
-type address struct {
-	Name  string `json:"name"`
-	Email string `json:"email"`
 }
 
 // findLog returns the log whose subject is subject.
@@ -120,7 +104,7 @@ func findLog(t *testing.T, s *servicetest.Service, admin func(*http.Request), su
 	return d
 }
 
-func emails(list []address) []string {
+func emails(list []core.Address) []string {
 	out := []string{}
 	for _, a := range list {
 		out = append(out, a.Email)
