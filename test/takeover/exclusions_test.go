@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"net/mail"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -40,28 +38,11 @@ func subjects(t *testing.T, got []smtpsink.Received) []string {
 func TestPluginExclusionsWithService(t *testing.T) {
 	site, dir := installTakeoverSite(t, "wpe_")
 	hostSink, svcSink := smtpsink.Start(t), smtpsink.Start(t)
-	files := map[string]string{
-		"mu-plugins/host-smtp.php": fmt.Sprintf(`<?php
-add_action( 'phpmailer_init', function ( $phpmailer ) {
-	$phpmailer->isSMTP();
-	$phpmailer->Host        = '127.0.0.1';
-	$phpmailer->Port        = %d;
-	$phpmailer->SMTPAuth    = false;
-	$phpmailer->SMTPAutoTLS = false;
-} );
-`, hostSink.Port()),
+	site.WriteContent(t, map[string]string{
+		"mu-plugins/host-smtp.php":              wpsite.PHPMailerSMTPPlugin(hostSink.Port(), ""),
 		"plugins/legacy-forms/legacy-forms.php": "<?php\n/* Plugin Name: Legacy Forms */\nfunction legacy_forms_send( $subject ) { return wp_mail( 'owner@example.com', $subject, 'a form entry' ); }\n",
 		"plugins/shop-mailer/shop-mailer.php":   "<?php\n/* Plugin Name: Shop Mailer */\nfunction shop_mailer_send( $subject ) { return wp_mail( 'buyer@example.com', $subject, 'your order' ); }\n",
-	}
-	for name, content := range files {
-		path := filepath.Join(site.ContentDir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	site.PHP(t, `update_option( 'active_plugins', array( 'legacy-forms/legacy-forms.php', 'shop-mailer/shop-mailer.php' ) ); echo 'ok';`)
 
 	env := environ(dir, "MAILSVC_WP_CONFIG="+site.WPConfigPath, "MAILSVC_TRUSTED_PROXIES=127.0.0.1")
