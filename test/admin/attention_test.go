@@ -30,24 +30,21 @@ type attentionAnswer struct {
 // says it is the one awaited, for up to a minute.
 func awaitAttention(t *testing.T, s *bridgeSite, what string, ok func(attentionAnswer) bool) attentionAnswer {
 	t.Helper()
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		var a attentionAnswer
-		r := servicetest.Call(t, "GET", s.svc.Base+"/dashboard/attention", "", s.admin)
-		if r.Status == 200 {
-			r.JSON(t, &a)
-			if ok(a) {
-				return a
-			}
+	var a attentionAnswer
+	var r servicetest.Response
+	awaitMinute(t, func() bool {
+		a = attentionAnswer{}
+		r = servicetest.Call(t, "GET", s.svc.Base+"/dashboard/attention", "", s.admin)
+		if r.Status != 200 {
+			return false
 		}
-		if time.Now().After(deadline) {
-			logs := servicetest.Call(t, "GET", s.svc.Base+"/logs", "", s.admin)
-			t.Fatalf("%s: the service says %d %s\nthe logs: %s\n%s", what, r.Status, r.Body, logs.Body, s.svc.Stdout)
-		}
-		<-tick.C
-	}
+		r.JSON(t, &a)
+		return ok(a)
+	}, func() string {
+		logs := servicetest.Call(t, "GET", s.svc.Base+"/logs", "", s.admin)
+		return fmt.Sprintf("%s: the service says %d %s\nthe logs: %s\n%s", what, r.Status, r.Body, logs.Body, s.svc.Stdout)
+	})
+	return a
 }
 
 // TestTroubleWhereOwnersLook: a connection delivers, then its SMTP

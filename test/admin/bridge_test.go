@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/chromedp"
@@ -51,6 +52,21 @@ func startBridgeSiteWith(t testing.TB, opts wpsite.Options, appPWName string) *b
 	}
 	startWPAdmin(t, site, u.Host, "MAILSVC_SERVICE_URL=http://"+svc.Addr)
 	return &bridgeSite{site: site, svc: svc, appPW: site.CreateApplicationPassword(t, site.AdminLogin, appPWName)}
+}
+
+// awaitMinute calls done every 100 ms until it says true, for up to a
+// minute; then it fails the test with what failure says.
+func awaitMinute(t *testing.T, done func() bool, failure func() string) {
+	t.Helper()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.Now().Add(time.Minute)
+	for !done() {
+		if time.Now().After(deadline) {
+			t.Fatal(failure())
+		}
+		<-tick.C
+	}
 }
 
 // deliverTo creates the SMTP connection "Office relay" to sink (no TLS,

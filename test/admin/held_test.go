@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
@@ -70,22 +69,16 @@ func logTotal(t *testing.T, s *bridgeSite, query string) int {
 // counts are want, for up to a minute.
 func awaitLogs(t *testing.T, s *bridgeSite, what string, want map[string]int) {
 	t.Helper()
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		got := map[string]int{}
+	var got map[string]int
+	awaitMinute(t, func() bool {
+		got = map[string]int{}
 		for status := range want {
 			got[status] = logTotal(t, s, "status="+status)
 		}
-		if maps.Equal(got, want) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: the logs by status are %v, want %v\n%s", what, got, want, s.svc.Stdout)
-		}
-		<-tick.C
-	}
+		return maps.Equal(got, want)
+	}, func() string {
+		return fmt.Sprintf("%s: the logs by status are %v, want %v\n%s", what, got, want, s.svc.Stdout)
+	})
 }
 
 // TestHeldMailOnTheLogsScreen: WordPress sends 60 messages at once, with
