@@ -142,25 +142,13 @@ func browserLogin(t *testing.T, b *browser, site *wpsite.Site, login string) {
 	}
 }
 
-// postSMTPLogTable is Post SMTP's log table (PostmanEmailLogs::install_table).
-const postSMTPLogTable = "CREATE TABLE IF NOT EXISTS `{prefix}post_smtp_logs` (\n" +
-	"`id` bigint(20) NOT NULL AUTO_INCREMENT,\n" +
-	"`solution` longtext DEFAULT NULL, `success` longtext DEFAULT NULL, `from_header` longtext DEFAULT NULL,\n" +
-	"`to_header` longtext DEFAULT NULL, `cc_header` longtext DEFAULT NULL, `bcc_header` longtext DEFAULT NULL,\n" +
-	"`reply_to_header` longtext DEFAULT NULL, `transport_uri` longtext DEFAULT NULL, `original_to` longtext DEFAULT NULL,\n" +
-	"`original_subject` longtext DEFAULT NULL, `original_message` longtext DEFAULT NULL, `original_headers` longtext DEFAULT NULL,\n" +
-	"`session_transcript` longtext DEFAULT NULL, `time` BIGINT(20) DEFAULT NULL,\n" +
-	"PRIMARY KEY (`id`)) ENGINE=InnoDB {charset};"
-
 // seedPostSMTPLog gives the site Post SMTP's log table with rows rows, one
 // an hour from first (the site is on UTC, so its current_time('timestamp')
 // is the Unix time).
 func seedPostSMTPLog(t *testing.T, site *wpsite.Site, first time.Time, rows int) {
 	t.Helper()
+	site.CreateTable(t, wpsite.PostSMTPLogTable)
 	site.PHP(t, fmt.Sprintf(`global $wpdb;
-if ( false === $wpdb->query( strtr( %s, array( '{prefix}' => $wpdb->prefix, '{charset}' => $wpdb->get_charset_collate() ) ) ) ) {
-	wpsite_fail( 'create table: ' . $wpdb->last_error );
-}
 $values = array();
 for ( $i = 0; $i < %d; $i++ ) {
 	$values[] = $wpdb->prepare( '(%%s, %%s, %%s, %%s, %%s, %%s, %%d)', 0 === $i %% 10 ? 'SMTP Error: Could not authenticate.' : '1',
@@ -170,7 +158,7 @@ $sql = "INSERT INTO {$wpdb->prefix}post_smtp_logs (success, from_header, to_head
 if ( false === $wpdb->query( $sql ) ) {
 	wpsite_fail( 'insert: ' . $wpdb->last_error );
 }
-`, wpsite.PHPString(postSMTPLogTable), rows, first.Unix()))
+`, rows, first.Unix()))
 }
 
 // logPage is the first page of a log list as the API answers it.

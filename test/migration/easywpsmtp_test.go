@@ -109,7 +109,7 @@ update_option( 'easy_wp_smtp', array(
 	'general' => array( 'domain_check_allowed_domains' => 'example.com' ),
 ) );
 `, wpsite.PHPString(fmt.Sprint(sinkV2.Port())), wpsite.PHPString(v2Pass)))
-	s.createTable(t, easyLogTableDDL)
+	s.CreateTable(t, easyLogTableDDL)
 	const base = 1767225600 // 2026-01-01 00:00:00 UTC
 	n := s.insertRows(t, "easywpsmtp_emails_log", fmt.Sprintf(`array_map( function ( $i ) {
 	return array(

@@ -139,7 +139,7 @@ update_option( 'fluentmail-settings', $settings, false );
 `, wpsite.PHPString(fluentSMTPSender), wpsite.PHPString(fmt.Sprint(sink.Port())), wpsite.PHPString(smtpPassword),
 		wpsite.PHPString(fluentSendGridSender), wpsite.PHPString(sendgridKey), wpsite.PHPString(fluentGmailSender),
 		wpsite.PHPString(fluentElasticSender), wpsite.PHPString(fluentOldKeySender), wpsite.PHPString(fluentMailgunSender)))
-	s.createTable(t, fluentLogTable)
+	s.CreateTable(t, fluentLogTable)
 	// Logger::add() as BaseHandler::writeLog() calls it; created_at is
 	// current_time('mysql') at the moment of sending, i.e. wp_date().
 	n := s.insertRows(t, "fsmpt_email_logs", fmt.Sprintf(`array_map( function ( $i ) {

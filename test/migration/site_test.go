@@ -89,19 +89,6 @@ func (s *migrationSite) activatePlugins(t *testing.T, files ...string) {
 	s.php(t, "update_option( 'active_plugins', array( "+strings.Join(lits, ", ")+" ) );")
 }
 
-// createTable runs a plugin's CREATE TABLE through $wpdb; "{prefix}" in ddl
-// is replaced by the site's table prefix and "{charset}" by
-// $wpdb->get_charset_collate(), as the plugins build it.
-func (s *migrationSite) createTable(t *testing.T, ddl string) {
-	t.Helper()
-	s.php(t, fmt.Sprintf(`global $wpdb;
-$sql = strtr( %s, array( '{prefix}' => $wpdb->prefix, '{charset}' => $wpdb->get_charset_collate() ) );
-if ( false === $wpdb->query( $sql ) ) {
-	wpsite_fail( 'create table: ' . $wpdb->last_error );
-}
-`, wpsite.PHPString(ddl)))
-}
-
 // insertRows inserts rows into table (without prefix) with $wpdb->insert,
 // as the plugins log. rowsPHP is a PHP expression evaluating to a list of
 // rows (column => value arrays); it may use $i-free loops of its own, e.g.

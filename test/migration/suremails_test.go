@@ -63,7 +63,7 @@ update_option( 'suremails_connections', array(
 	'log_emails' => 'yes', 'delete_email_logs_after' => '30_days', 'email_simulation' => 'no',
 ) );
 `, wpsite.PHPString(fmt.Sprint(sink.Port())), wpsite.PHPString(password), wpsite.PHPString(awsSecret)))
-	s.createTable(t, sureMailsLogTable)
+	s.CreateTable(t, sureMailsLogTable)
 	// Logger::log_email + EmailLog::insert: created_at is
 	// current_time('mysql'), site-local; arrays maybe_serialize()d.
 	const rows = 205

@@ -115,7 +115,7 @@ update_option( 'wp_mail_smtp_additional_connections', array(
 ) );
 `, sink.Port(), wpsite.PHPString(smtpPassword), wpsite.PHPString(wpmsSendGridID), wpsite.PHPString(sendgridKey),
 		wpsite.PHPString(wpmsGmailID), wpsite.PHPString(wpmsLayerID), wpsite.PHPString(wpmsOldKeyID)))
-	s.createTable(t, wpmsLogTable)
+	s.CreateTable(t, wpmsLogTable)
 	// Email::save(): people and headers as JSON, date_sent in UTC.
 	s.insertRows(t, "wpmailsmtp_emails_log", fmt.Sprintf(`array_map( function ( $i ) {
 	$fail = 0 === $i %% 7;

@@ -38,7 +38,7 @@ func TestWPSMTP(t *testing.T) {
 	'port' => %s, 'smtpauth' => 'yes', 'username' => base64_encode( 'wp-user' ),
 	'password' => base64_encode( %s ), 'deactivate' => '', 'disable_logs' => 'no',
 )`, wpsite.PHPString(fmt.Sprint(sink.Port())), wpsite.PHPString(password)))
-	s.createTable(t, wpSMTPLogTable)
+	s.CreateTable(t, wpSMTPLogTable)
 	// Process::log_mails inserts the wp_mail() arguments (arrays
 	// maybe_serialize()d); update_failed_status adds the error. The
 	// timestamps are set afterwards to known instants.
