@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/mailsvc/mailsvc/test/fakes/smtpsink"
-	"github.com/mailsvc/mailsvc/test/servicetest"
 	"github.com/mailsvc/mailsvc/test/wpsite"
 )
 
@@ -29,9 +28,7 @@ wp_mail( 'marker@example.com', %s, 'marker' );`
 func TestEmailControlsThroughTheBinary(t *testing.T) {
 	site, dir := installTakeoverSite(t, "wpc_")
 	sink := smtpsink.Start(t)
-	env := environ(dir, "MAILSVC_WP_CONFIG="+site.WPConfigPath, "MAILSVC_TRUSTED_PROXIES=127.0.0.1")
-	appPW := site.CreateApplicationPassword(t, site.AdminLogin, "email controls test")
-	svc := servicetest.StartEnv(t, dir, env)
+	svc, appPW := serveSite(t, site, dir, "email controls test")
 	api := func(method, path, body string, want int) []byte {
 		t.Helper()
 		return callWant(t, method, svc.Base+path, body, site.AdminLogin, appPW, want, nil)

@@ -14,7 +14,6 @@ import (
 
 	"github.com/mailsvc/mailsvc/test/fakes/rawmime"
 	"github.com/mailsvc/mailsvc/test/fakes/smtpsink"
-	"github.com/mailsvc/mailsvc/test/servicetest"
 	"github.com/mailsvc/mailsvc/test/wpsite"
 )
 
@@ -50,8 +49,8 @@ add_filter( 'wp_mail', function ( $atts ) {
 	}
 	sink := smtpsink.Start(t)
 	dir := t.TempDir()
-	svc := servicetest.StartEnv(t, dir, environ(dir, "MAILSVC_WP_CONFIG="+site.WPConfigPath, "MAILSVC_TRUSTED_PROXIES=127.0.0.1"))
-	user, pass := site.AdminLogin, site.CreateApplicationPassword(t, site.AdminLogin, "embeds test")
+	svc, pass := serveSite(t, site, dir, "embeds test")
+	user := site.AdminLogin
 	api := func(method, path, body string, want int, v any) {
 		t.Helper()
 		callWant(t, method, svc.Base+path, body, user, pass, want, v)

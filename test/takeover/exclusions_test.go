@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/mailsvc/mailsvc/test/fakes/smtpsink"
-	"github.com/mailsvc/mailsvc/test/servicetest"
 	"github.com/mailsvc/mailsvc/test/wpsite"
 )
 
@@ -45,9 +44,7 @@ func TestPluginExclusionsWithService(t *testing.T) {
 	})
 	site.PHP(t, `update_option( 'active_plugins', array( 'legacy-forms/legacy-forms.php', 'shop-mailer/shop-mailer.php' ) ); echo 'ok';`)
 
-	env := environ(dir, "MAILSVC_WP_CONFIG="+site.WPConfigPath, "MAILSVC_TRUSTED_PROXIES=127.0.0.1")
-	appPW := site.CreateApplicationPassword(t, site.AdminLogin, "exclusions test")
-	svc := servicetest.StartEnv(t, dir, env)
+	svc, appPW := serveSite(t, site, dir, "exclusions test")
 	deliverToSink(t, svc.Base, site.AdminLogin, appPW, svcSink, "")
 	db, err := sql.Open("mysql", site.DSN)
 	if err != nil {

@@ -126,6 +126,16 @@ func installTakeoverSite(t *testing.T, prefix string) (*wpsite.Site, string) {
 	return site, dir
 }
 
+// serveSite creates the administrator's application password named
+// appPWName and starts `mailsvc serve` in dir against the site's
+// wp-config.php behind a trusted proxy (127.0.0.1). It returns the
+// service and the password.
+func serveSite(t *testing.T, site *wpsite.Site, dir, appPWName string) (*servicetest.Service, string) {
+	t.Helper()
+	appPW := site.CreateApplicationPassword(t, site.AdminLogin, appPWName)
+	return servicetest.StartEnv(t, dir, environ(dir, "MAILSVC_WP_CONFIG="+site.WPConfigPath, "MAILSVC_TRUSTED_PROXIES=127.0.0.1")), appPW
+}
+
 // installBridgeSite installs a WordPress site with opts and the bridge's
 // files as the bridge package writes them. It skips in -short mode.
 func installBridgeSite(t *testing.T, opts wpsite.Options) *wpsite.Site {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/test/fakes/smtpsink"
-	"github.com/mailsvc/mailsvc/test/servicetest"
 	"github.com/mailsvc/mailsvc/test/wpsite"
 )
 
@@ -100,9 +99,7 @@ echo wp_json_encode( array(
 func TestPersonalDataRequestsInWordPress(t *testing.T) {
 	site, dir := installTakeoverSite(t, "wpp_")
 	sink := smtpsink.Start(t)
-	env := environ(dir, "MAILSVC_WP_CONFIG="+site.WPConfigPath, "MAILSVC_TRUSTED_PROXIES=127.0.0.1")
-	appPW := site.CreateApplicationPassword(t, site.AdminLogin, "privacy test")
-	svc := servicetest.StartEnv(t, dir, env)
+	svc, appPW := serveSite(t, site, dir, "privacy test")
 	api := func(method, path, body string) (int, []byte) {
 		t.Helper()
 		return call(t, method, svc.Base+path, body, site.AdminLogin, appPW)
