@@ -1,55 +1,25 @@
 package core
 
-import (
-	"sort"
-	"sync"
-)
-
-var (
-	channelMu    sync.RWMutex
-	channelTypes = map[string]*ChannelType{}
-)
+// channelTypes holds the registered alert channel types.
+var channelTypes slugRegistry[ChannelType]
 
 // RegisterChannelType makes an alert channel type available by its slug.
 // Channel packages call it from init(). It panics on an empty slug, a
 // missing constructor or a duplicate, as Register does for drivers.
 func RegisterChannelType(t ChannelType) {
-	channelMu.Lock()
-	defer channelMu.Unlock()
 	if t.Slug == "" || t.New == nil {
 		panic("core: RegisterChannelType needs a slug and a constructor")
 	}
-	if _, dup := channelTypes[t.Slug]; dup {
+	if !channelTypes.add(t.Slug, t, func(t *ChannelType) { markSensitive(t.Fields) }) {
 		panic("core: RegisterChannelType called twice for " + t.Slug)
 	}
-	for i := range t.Fields {
-		f := &t.Fields[i]
-		if f.Type == FieldPassword || IsSensitiveKey(f.Key, nil) {
-			f.Sensitive = true
-		}
-	}
-	channelTypes[t.Slug] = &t
 }
 
 // LookupChannelType returns the registered channel type with the slug.
-func LookupChannelType(slug string) (*ChannelType, bool) {
-	channelMu.RLock()
-	defer channelMu.RUnlock()
-	t, ok := channelTypes[slug]
-	return t, ok
-}
+func LookupChannelType(slug string) (*ChannelType, bool) { return channelTypes.lookup(slug) }
 
 // ChannelTypes returns every registered channel type, sorted by slug.
-func ChannelTypes() []*ChannelType {
-	channelMu.RLock()
-	defer channelMu.RUnlock()
-	out := make([]*ChannelType, 0, len(channelTypes))
-	for _, t := range channelTypes {
-		out = append(out, t)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Slug < out[j].Slug })
-	return out
-}
+func ChannelTypes() []*ChannelType { return channelTypes.all() }
 
 // Field returns the schema field named key, or nil.
 func (t *ChannelType) Field(key string) *Field {

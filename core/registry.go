@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"sort"
 	"strings"
-	"sync"
 )
 
 // Field types of a driver settings schema.
@@ -176,23 +174,25 @@ func ConstantName(driver, key string) string {
 	return "MAILSVC_" + strings.ToUpper(driver) + "_" + strings.ToUpper(key)
 }
 
-var (
-	registryMu sync.RWMutex
-	registry   = map[string]*Driver{}
-)
+// drivers holds the registered drivers.
+var drivers slugRegistry[Driver]
 
 // Register makes a driver available by its slug. Drivers call it from
 // init(). It panics if the slug is empty, already registered, or the
 // driver has no constructor, as database/sql.Register does.
 func Register(d Driver) {
-	registryMu.Lock()
-	defer registryMu.Unlock()
 	if d.Slug == "" || d.New == nil {
 		panic("core: Register needs a slug and a constructor")
 	}
-	if _, dup := registry[d.Slug]; dup {
+	if !drivers.add(d.Slug, d, prepareDriver) {
 		panic("core: Register called twice for driver " + d.Slug)
 	}
+}
+
+// prepareDriver completes a driver being registered: its own copy of the
+// fields, the rate fields it lacks, each field's constant and
+// sensitivity, and an empty list of presets for none.
+func prepareDriver(d *Driver) {
 	d.Fields = append([]Field(nil), d.Fields...)
 	for _, f := range rateFields(d.DefaultConcurrency) {
 		if d.Field(f.Key) == nil {
@@ -200,37 +200,19 @@ func Register(d Driver) {
 		}
 	}
 	for i := range d.Fields {
-		f := &d.Fields[i]
-		f.Constant = ConstantName(d.Slug, f.Key)
-		if f.Type == FieldPassword || IsSensitiveKey(f.Key, nil) {
-			f.Sensitive = true
-		}
+		d.Fields[i].Constant = ConstantName(d.Slug, d.Fields[i].Key)
 	}
+	markSensitive(d.Fields)
 	if d.Presets == nil {
 		d.Presets = []Preset{}
 	}
-	registry[d.Slug] = &d
 }
 
 // LookupDriver returns the registered driver with the slug.
-func LookupDriver(slug string) (*Driver, bool) {
-	registryMu.RLock()
-	defer registryMu.RUnlock()
-	d, ok := registry[slug]
-	return d, ok
-}
+func LookupDriver(slug string) (*Driver, bool) { return drivers.lookup(slug) }
 
 // Drivers returns every registered driver, sorted by slug.
-func Drivers() []*Driver {
-	registryMu.RLock()
-	defer registryMu.RUnlock()
-	out := make([]*Driver, 0, len(registry))
-	for _, d := range registry {
-		out = append(out, d)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Slug < out[j].Slug })
-	return out
-}
+func Drivers() []*Driver { return drivers.all() }
 
 // sensitiveWords are the spec's words that make a settings key sensitive.
 var sensitiveWords = []string{"key", "secret", "password", "token", "username"}

@@ -2,7 +2,6 @@ package admin
 
 import (
 	"fmt"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -31,24 +30,21 @@ type attentionAnswer struct {
 // says it is the one awaited, for up to a minute.
 func awaitAttention(t *testing.T, s *bridgeSite, what string, ok func(attentionAnswer) bool) attentionAnswer {
 	t.Helper()
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		var a attentionAnswer
-		r := servicetest.Call(t, "GET", s.svc.Base+"/dashboard/attention", "", s.admin)
-		if r.Status == 200 {
-			r.JSON(t, &a)
-			if ok(a) {
-				return a
-			}
+	var a attentionAnswer
+	var r servicetest.Response
+	awaitMinute(t, func() bool {
+		a = attentionAnswer{}
+		r = servicetest.Call(t, "GET", s.svc.Base+"/dashboard/attention", "", s.admin)
+		if r.Status != 200 {
+			return false
 		}
-		if time.Now().After(deadline) {
-			logs := servicetest.Call(t, "GET", s.svc.Base+"/logs", "", s.admin)
-			t.Fatalf("%s: the service says %d %s\nthe logs: %s\n%s", what, r.Status, r.Body, logs.Body, s.svc.Stdout)
-		}
-		<-tick.C
-	}
+		r.JSON(t, &a)
+		return ok(a)
+	}, func() string {
+		logs := servicetest.Call(t, "GET", s.svc.Base+"/logs", "", s.admin)
+		return fmt.Sprintf("%s: the service says %d %s\nthe logs: %s\n%s", what, r.Status, r.Body, logs.Body, s.svc.Stdout)
+	})
+	return a
 }
 
 // TestTroubleWhereOwnersLook: a connection delivers, then its SMTP
@@ -67,28 +63,8 @@ func TestTroubleWhereOwnersLook(t *testing.T) {
 	sink := smtpsink.Start(t)
 	// A local site (application passwords over plain HTTP) that is the
 	// live one: its mail is sent, not held by the staging guard.
-	site := wpsite.Install(t, wpsite.Options{Prefix: "wpt_", EnvironmentType: "local", ExtraConfig: "define( 'MAILSVC_ENVIRONMENT', 'production' );"})
-	dir := t.TempDir()
-	if r := servicetest.Run(dir, servicetest.Environ(dir), "", "wp", "install", "--wp-path", site.Dir); r.Code != 0 {
-		t.Fatalf("wp install: %+v", r)
-	}
-	svc := servicetest.StartEnv(t, dir, servicetest.Environ(dir, "MAILSVC_WP_CONFIG="+site.WPConfigPath))
-	u, err := url.Parse(site.SiteURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	startWPAdmin(t, site, u.Host, "MAILSVC_SERVICE_URL=http://"+svc.Addr)
-	s := &bridgeSite{site: site, svc: svc, appPW: site.CreateApplicationPassword(t, site.AdminLogin, "attention test")}
-	r := servicetest.Call(t, "POST", s.svc.Base+"/connections", fmt.Sprintf(
-		`{"name":"Office relay","driver":"smtp","settings":{"host":%q,"port":%d,"encryption":"none","auth":false,"from_email":"site@example.com"}}`,
-		sink.Host(), sink.Port()), s.admin)
-	var conn struct{ ID int64 }
-	if r.JSON(t, &conn); r.Status != 201 {
-		t.Fatalf("create connection: %d %s", r.Status, r.Body)
-	}
-	if r := servicetest.Call(t, "PUT", s.svc.Base+"/settings", fmt.Sprintf(`{"default_connection_id":%d}`, conn.ID), s.admin); r.Status != 200 {
-		t.Fatalf("default connection: %d %s", r.Status, r.Body)
-	}
+	s := startBridgeSiteWith(t, wpsite.Options{Prefix: "wpt_", EnvironmentType: "local", ExtraConfig: "define( 'MAILSVC_ENVIRONMENT', 'production' );"}, "attention test")
+	s.deliverTo(t, sink)
 	s.site.PHP(t, `wp_mail( 'ann@customer.example', 'Welcome', 'Hello' );`)
 	if _, err := sink.WaitFor(1, time.Minute); err != nil {
 		r := servicetest.Call(t, "GET", s.svc.Base+"/logs", "", s.admin)

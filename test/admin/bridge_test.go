@@ -8,10 +8,12 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/chromedp"
 
+	"github.com/mailsvc/mailsvc/test/fakes/smtpsink"
 	"github.com/mailsvc/mailsvc/test/servicetest"
 	"github.com/mailsvc/mailsvc/test/wpsite"
 )
@@ -31,7 +33,14 @@ type bridgeSite struct {
 // controller with php -S at the site's own address.
 func startBridgeSite(t testing.TB) *bridgeSite {
 	t.Helper()
-	site := wpsite.Install(t, wpsite.Options{Prefix: "wpb_", EnvironmentType: "local"})
+	return startBridgeSiteWith(t, wpsite.Options{Prefix: "wpb_", EnvironmentType: "local"}, "bridge test")
+}
+
+// startBridgeSiteWith is startBridgeSite for a site installed with opts,
+// the administrator's application password named appPWName.
+func startBridgeSiteWith(t testing.TB, opts wpsite.Options, appPWName string) *bridgeSite {
+	t.Helper()
+	site := wpsite.Install(t, opts)
 	dir := t.TempDir()
 	if r := servicetest.Run(dir, servicetest.Environ(dir), "", "wp", "install", "--wp-path", site.Dir); r.Code != 0 {
 		t.Fatalf("wp install: %+v", r)
@@ -42,7 +51,38 @@ func startBridgeSite(t testing.TB) *bridgeSite {
 		t.Fatal(err)
 	}
 	startWPAdmin(t, site, u.Host, "MAILSVC_SERVICE_URL=http://"+svc.Addr)
-	return &bridgeSite{site: site, svc: svc, appPW: site.CreateApplicationPassword(t, site.AdminLogin, "bridge test")}
+	return &bridgeSite{site: site, svc: svc, appPW: site.CreateApplicationPassword(t, site.AdminLogin, appPWName)}
+}
+
+// awaitMinute calls done every 100 ms until it says true, for up to a
+// minute; then it fails the test with what failure says.
+func awaitMinute(t *testing.T, done func() bool, failure func() string) {
+	t.Helper()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.Now().Add(time.Minute)
+	for !done() {
+		if time.Now().After(deadline) {
+			t.Fatal(failure())
+		}
+		<-tick.C
+	}
+}
+
+// deliverTo creates the SMTP connection "Office relay" to sink (no TLS,
+// no authentication, from site@example.com) and makes it the default.
+func (s *bridgeSite) deliverTo(t testing.TB, sink *smtpsink.Sink) {
+	t.Helper()
+	r := servicetest.Call(t, "POST", s.svc.Base+"/connections", fmt.Sprintf(
+		`{"name":"Office relay","driver":"smtp","settings":{"host":%q,"port":%d,"encryption":"none","auth":false,"from_email":"site@example.com"}}`,
+		sink.Host(), sink.Port()), s.admin)
+	var conn struct{ ID int64 }
+	if r.JSON(t, &conn); r.Status != 201 {
+		t.Fatalf("create connection: %d %s", r.Status, r.Body)
+	}
+	if r := servicetest.Call(t, "PUT", s.svc.Base+"/settings", fmt.Sprintf(`{"default_connection_id":%d}`, conn.ID), s.admin); r.Status != 200 {
+		t.Fatalf("default connection: %d %s", r.Status, r.Body)
+	}
 }
 
 // setPermalinks switches the site to pretty (/%postname%/) or plain

@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/mailsvc/mailsvc/internal/testenv"
+	"github.com/mailsvc/mailsvc/test/fakes/smtpsink"
 )
 
 // stepTimeout bounds one browser step (a wait for an element included).
@@ -240,6 +241,26 @@ func act(sel, body string) chromedp.Action {
 		if (!el || el.disabled || !(%s)) return false;
 		%s;
 		return true; })()`, sel, settledJS, body), nil, pollFast)
+}
+
+// wizardRelaySteps fill the onboarding wizard's SMTP step with the
+// connection "Office relay" to sink (no TLS, login mailer), then extra
+// (more fields), the sender Example Shop <hello@shop.example> and the
+// test recipient, and submit it.
+func wizardRelaySteps(sink *smtpsink.Sink, extra ...chromedp.Action) []chromedp.Action {
+	steps := []chromedp.Action{
+		fill("#ob-name", "Office relay"),
+		fill(`#onboarding [name="host"]`, sink.Host()),
+		fill(`#onboarding [name="encryption"]`, "none"),
+		fill(`#onboarding [name="port"]`, fmt.Sprint(sink.Port())),
+		fill(`#onboarding [name="username"]`, "mailer"),
+		fill(`#onboarding [name="password"]`, "s3cret-pass"),
+	}
+	return append(append(steps, extra...),
+		fill("#ob-from_email", "hello@shop.example"),
+		fill("#ob-from_name", "Example Shop"),
+		fill("#ob-to", "owner@example.com"),
+		submit("#ob-to"))
 }
 
 // fill sets the value of the control sel as typing and leaving it does:

@@ -25,10 +25,7 @@ func TestCaptureBanner(t *testing.T) {
 	sink := smtpsink.Start(t)
 	dir := t.TempDir()
 	live := servicetest.Start(t, dir, "MAILSVC_PUBLIC_URL=https://live.example")
-	pw := live.AdminPassword()
-	if pw == "" {
-		t.Fatalf("no first-run password:\n%s", live.Stdout)
-	}
+	pw := live.MustAdminPassword(t)
 	admin := servicetest.Basic("admin", pw)
 	r := servicetest.Call(t, "POST", live.Base+"/connections", fmt.Sprintf(`{"name":"sink","driver":"smtp","settings":{"host":%q,"port":%d,"encryption":"none","auth":false,"from_email":"site@example.com"}}`, sink.Host(), sink.Port()), admin)
 	var conn struct{ ID int64 }

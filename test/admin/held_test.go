@@ -1,17 +1,13 @@
 package admin
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"maps"
-	"net/mail"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
@@ -58,20 +54,6 @@ func frameFill(sel, value string) chromedp.Action {
 const heldRowsJS = `(() => { ` + inFrameJS + `
 	return [...doc.querySelectorAll("#log-results tbody tr")].map((tr) => tr.cells[2].innerText.trim() + "|" + tr.cells[1].innerText.trim()); })()`
 
-// subjectsAtSink counts the messages the sink received by subject.
-func subjectsAtSink(t *testing.T, sink *smtpsink.Sink) map[string]int {
-	t.Helper()
-	out := map[string]int{}
-	for _, m := range sink.Messages() {
-		msg, err := mail.ReadMessage(bytes.NewReader(m.Data))
-		if err != nil {
-			t.Fatalf("a message at the sink does not parse: %v", err)
-		}
-		out[msg.Header.Get("Subject")]++
-	}
-	return out
-}
-
 // logTotal answers how many logs GET /logs?query matches (X-WP-Total).
 func logTotal(t *testing.T, s *bridgeSite, query string) int {
 	t.Helper()
@@ -87,22 +69,16 @@ func logTotal(t *testing.T, s *bridgeSite, query string) int {
 // counts are want, for up to a minute.
 func awaitLogs(t *testing.T, s *bridgeSite, what string, want map[string]int) {
 	t.Helper()
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		got := map[string]int{}
+	var got map[string]int
+	awaitMinute(t, func() bool {
+		got = map[string]int{}
 		for status := range want {
 			got[status] = logTotal(t, s, "status="+status)
 		}
-		if maps.Equal(got, want) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: the logs by status are %v, want %v\n%s", what, got, want, s.svc.Stdout)
-		}
-		<-tick.C
-	}
+		return maps.Equal(got, want)
+	}, func() string {
+		return fmt.Sprintf("%s: the logs by status are %v, want %v\n%s", what, got, want, s.svc.Stdout)
+	})
 }
 
 // TestHeldMailOnTheLogsScreen: WordPress sends 60 messages at once, with
@@ -123,28 +99,8 @@ func TestHeldMailOnTheLogsScreen(t *testing.T) {
 	sink := smtpsink.Start(t)
 	// A local site that is the live one: its mail is not held by the
 	// staging guard, only by the flood guard.
-	site := wpsite.Install(t, wpsite.Options{Prefix: "wph_", EnvironmentType: "local", ExtraConfig: "define( 'MAILSVC_ENVIRONMENT', 'production' );"})
-	dir := t.TempDir()
-	if r := servicetest.Run(dir, servicetest.Environ(dir), "", "wp", "install", "--wp-path", site.Dir); r.Code != 0 {
-		t.Fatalf("wp install: %+v", r)
-	}
-	svc := servicetest.StartEnv(t, dir, servicetest.Environ(dir, "MAILSVC_WP_CONFIG="+site.WPConfigPath))
-	u, err := url.Parse(site.SiteURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	startWPAdmin(t, site, u.Host, "MAILSVC_SERVICE_URL=http://"+svc.Addr)
-	s := &bridgeSite{site: site, svc: svc, appPW: site.CreateApplicationPassword(t, site.AdminLogin, "held mail test")}
-	r := servicetest.Call(t, "POST", s.svc.Base+"/connections", fmt.Sprintf(
-		`{"name":"Office relay","driver":"smtp","settings":{"host":%q,"port":%d,"encryption":"none","auth":false,"from_email":"site@example.com"}}`,
-		sink.Host(), sink.Port()), s.admin)
-	var conn struct{ ID int64 }
-	if r.JSON(t, &conn); r.Status != 201 {
-		t.Fatalf("create connection: %d %s", r.Status, r.Body)
-	}
-	if r := servicetest.Call(t, "PUT", s.svc.Base+"/settings", fmt.Sprintf(`{"default_connection_id":%d}`, conn.ID), s.admin); r.Status != 200 {
-		t.Fatalf("default connection: %d %s", r.Status, r.Body)
-	}
+	s := startBridgeSiteWith(t, wpsite.Options{Prefix: "wph_", EnvironmentType: "local", ExtraConfig: "define( 'MAILSVC_ENVIRONMENT', 'production' );"}, "held mail test")
+	s.deliverTo(t, sink)
 
 	// The flood: 60 messages from WordPress in a moment, alpha and beta
 	// in turn; the default floor is 50 an hour.
@@ -267,7 +223,7 @@ func TestHeldMailOnTheLogsScreen(t *testing.T) {
 	// Each released message arrives once, the discarded never: counted
 	// once the service has settled every one of them.
 	awaitLogs(t, s, "after the release", map[string]int{"delivered": floor + len(alpha), "failed": len(beta), "held": 0, "queued": 0, "sending": 0})
-	got := subjectsAtSink(t, sink)
+	got := servicetest.SubjectsAtSink(t, sink)
 	for i := 0; i < sent; i++ {
 		want := 1
 		for _, d := range beta {

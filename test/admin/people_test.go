@@ -124,19 +124,8 @@ func TestScreensInPeoplesWords(t *testing.T) {
 	check("Advanced closed again", advanced, false)
 
 	// A refused advanced field opens Advanced to show its message.
-	b.run("fill the wizard with a bad HELO name",
-		fill("#ob-name", "Office relay"),
-		fill(`#onboarding [name="host"]`, sink.Host()),
-		fill(`#onboarding [name="encryption"]`, "none"),
-		fill(`#onboarding [name="port"]`, fmt.Sprint(sink.Port())),
-		fill(`#onboarding [name="username"]`, "mailer"),
-		fill(`#onboarding [name="password"]`, "s3cret-pass"),
-		fill(`#onboarding [name="helo"]`, "not a host"),
-		fill("#ob-from_email", "hello@shop.example"),
-		fill("#ob-from_name", "Example Shop"),
-		fill("#ob-to", "owner@example.com"),
-		submit("#ob-to"),
-		chromedp.WaitVisible(fieldError("helo"), chromedp.ByQuery))
+	b.run("fill the wizard with a bad HELO name", append(wizardRelaySteps(sink, fill(`#onboarding [name="helo"]`, "not a host")),
+		chromedp.WaitVisible(fieldError("helo"), chromedp.ByQuery))...)
 	check("after a refused HELO name", []string{"helo"}, true)
 	b.run("correct the HELO name and send the test",
 		fill(`#onboarding [name="helo"]`, ""),

@@ -31,10 +31,7 @@ func TestStandaloneScreens(t *testing.T) {
 	b := newBrowser(t)
 	sink := smtpsink.Start(t)
 	svc := servicetest.Start(t, t.TempDir())
-	pw := svc.AdminPassword()
-	if pw == "" {
-		t.Fatalf("no first-run password:\n%s", svc.Stdout)
-	}
+	pw := svc.MustAdminPassword(t)
 	admin := "http://" + svc.Addr + "/admin/"
 	const to = "reader@example.com"
 

@@ -8,12 +8,8 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -26,20 +22,11 @@ import (
 	"github.com/mailsvc/mailsvc/test/wpsite"
 )
 
-// adminRouter serves wp-admin with php -S for this test: wpsite's router
-// serves only the front controller, and wp-admin/admin.php would load
-// Debian's dispatcher through wp-load.php. This router boots WordPress
-// with the site's own wp-config.php as an admin request, then runs
-// admin.php without its wp-load.php line (and, for the WordPress
-// Dashboard, index.php after it), and admin-ajax.php the same way. Static files (CSS, JS) and
-// load-styles.php/load-scripts.php (which need no configuration) are
-// served as they are; everything else goes to the front controller.
-const adminRouter = `<?php
-$path = rawurldecode( parse_url( $_SERVER['REQUEST_URI'], PHP_URL_PATH ) );
-if ( str_contains( $path, '..' ) ) { http_response_code( 400 ); return true; }
-if ( in_array( $path, array( '/wp-admin/load-styles.php', '/wp-admin/load-scripts.php' ), true ) ) { return false; }
-if ( ! str_ends_with( $path, '.php' ) && '/' !== $path && is_file( %[1]s . ltrim( $path, '/' ) ) ) { return false; }
-if ( '/wp-admin/' === $path || '/wp-admin/admin.php' === $path || '/wp-admin/index.php' === $path ) {
+// adminRoutes are the admin entry points the tests serve with php -S:
+// admin.php booted with the site's own wp-config.php as an admin request
+// (and, for the WordPress Dashboard, index.php after it), and
+// admin-ajax.php the same way.
+const adminRoutes = `if ( '/wp-admin/' === $path || '/wp-admin/admin.php' === $path || '/wp-admin/index.php' === $path ) {
 	define( 'WP_ADMIN', true );
 	$dashboard = '/wp-admin/admin.php' !== $path;
 	$_SERVER['SCRIPT_NAME'] = $_SERVER['PHP_SELF'] = $dashboard ? '/wp-admin/index.php' : '/wp-admin/admin.php';
@@ -67,11 +54,6 @@ if ( '/wp-admin/admin-ajax.php' === $path ) {
 	eval( '?>' . $src );
 	return true;
 }
-$_SERVER['SCRIPT_NAME'] = $_SERVER['PHP_SELF'] = '/index.php';
-define( 'WP_USE_THEMES', true );
-require %[2]s;
-wp();
-require ABSPATH . WPINC . '/template-loader.php';
 `
 
 // startWPAdmin serves the site (wp-admin included) with php -S at addr,
@@ -79,41 +61,7 @@ require ABSPATH . WPINC . '/template-loader.php';
 // environment variables for wp-config.php.
 func startWPAdmin(t testing.TB, site *wpsite.Site, addr string, env ...string) {
 	t.Helper()
-	router := filepath.Join(site.Dir, "admin-router.php")
-	script := fmt.Sprintf(adminRouter, wpsite.PHPString(wpsite.WordPressDir), wpsite.PHPString(site.WPConfigPath))
-	if err := os.WriteFile(router, []byte(script), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("php", "-d", "display_errors=stderr", "-d", "log_errors=0", "-d", "html_errors=0",
-		"-S", addr, "-t", wpsite.WordPressDir, router)
-	cmd.Dir = site.Dir
-	cmd.Env = append(append(os.Environ(), "PHP_CLI_SERVER_WORKERS=4"), env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.WaitDelay = 5 * time.Second
-	logs := &servicetest.Buffer{}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("php -S: %v", err)
-	}
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("php -S output:\n%s", logs)
-		}
-	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get("http://" + addr + "/wp-admin/load-styles.php")
-		if err == nil {
-			resp.Body.Close()
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("php -S did not answer at %s: %v\n%s", addr, err, logs)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	wpsite.ServeAdmin(t, site.Dir, site.WPConfigPath, addr, adminRoutes, env...)
 }
 
 // startSiteProxy stands in for nginx configured as docs/operations.md
@@ -194,25 +142,13 @@ func browserLogin(t *testing.T, b *browser, site *wpsite.Site, login string) {
 	}
 }
 
-// postSMTPLogTable is Post SMTP's log table (PostmanEmailLogs::install_table).
-const postSMTPLogTable = "CREATE TABLE IF NOT EXISTS `{prefix}post_smtp_logs` (\n" +
-	"`id` bigint(20) NOT NULL AUTO_INCREMENT,\n" +
-	"`solution` longtext DEFAULT NULL, `success` longtext DEFAULT NULL, `from_header` longtext DEFAULT NULL,\n" +
-	"`to_header` longtext DEFAULT NULL, `cc_header` longtext DEFAULT NULL, `bcc_header` longtext DEFAULT NULL,\n" +
-	"`reply_to_header` longtext DEFAULT NULL, `transport_uri` longtext DEFAULT NULL, `original_to` longtext DEFAULT NULL,\n" +
-	"`original_subject` longtext DEFAULT NULL, `original_message` longtext DEFAULT NULL, `original_headers` longtext DEFAULT NULL,\n" +
-	"`session_transcript` longtext DEFAULT NULL, `time` BIGINT(20) DEFAULT NULL,\n" +
-	"PRIMARY KEY (`id`)) ENGINE=InnoDB {charset};"
-
 // seedPostSMTPLog gives the site Post SMTP's log table with rows rows, one
 // an hour from first (the site is on UTC, so its current_time('timestamp')
 // is the Unix time).
 func seedPostSMTPLog(t *testing.T, site *wpsite.Site, first time.Time, rows int) {
 	t.Helper()
+	site.CreateTable(t, wpsite.PostSMTPLogTable)
 	site.PHP(t, fmt.Sprintf(`global $wpdb;
-if ( false === $wpdb->query( strtr( %s, array( '{prefix}' => $wpdb->prefix, '{charset}' => $wpdb->get_charset_collate() ) ) ) ) {
-	wpsite_fail( 'create table: ' . $wpdb->last_error );
-}
 $values = array();
 for ( $i = 0; $i < %d; $i++ ) {
 	$values[] = $wpdb->prepare( '(%%s, %%s, %%s, %%s, %%s, %%s, %%d)', 0 === $i %% 10 ? 'SMTP Error: Could not authenticate.' : '1',
@@ -222,7 +158,7 @@ $sql = "INSERT INTO {$wpdb->prefix}post_smtp_logs (success, from_header, to_head
 if ( false === $wpdb->query( $sql ) ) {
 	wpsite_fail( 'insert: ' . $wpdb->last_error );
 }
-`, wpsite.PHPString(postSMTPLogTable), rows, first.Unix()))
+`, rows, first.Unix()))
 }
 
 // logPage is the first page of a log list as the API answers it.

@@ -46,10 +46,7 @@ type stats struct {
 func TestDashboardThroughTheBinary(t *testing.T) {
 	sink := smtpsink.Start(t)
 	svc := servicetest.Start(t, t.TempDir())
-	pw := svc.AdminPassword()
-	if pw == "" {
-		t.Fatalf("no first-run password:\n%s", svc.Stdout)
-	}
+	pw := svc.MustAdminPassword(t)
 	auth := servicetest.Basic("admin", pw)
 	get := func(path string) servicetest.Response { return call(t, "GET", svc.Base+path, "", auth) }
 	post := func(path, body string) servicetest.Response { return call(t, "POST", svc.Base+path, body, auth) }
@@ -190,10 +187,7 @@ func TestDashboardThroughTheBinary(t *testing.T) {
 func TestOnboardingWizardThroughTheBinary(t *testing.T) {
 	sink := smtpsink.Start(t, smtpsink.WithAuth("wizard", "wizard-pass-123"))
 	svc := servicetest.Start(t, t.TempDir())
-	pw := svc.AdminPassword()
-	if pw == "" {
-		t.Fatalf("no first-run password:\n%s", svc.Stdout)
-	}
+	pw := svc.MustAdminPassword(t)
 	auth := servicetest.Basic("admin", pw)
 	get := func(path string) servicetest.Response { return call(t, "GET", svc.Base+path, "", auth) }
 	post := func(path, body string) servicetest.Response { return call(t, "POST", svc.Base+path, body, auth) }

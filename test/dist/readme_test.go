@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -13,20 +12,9 @@ import (
 	"time"
 
 	"github.com/mailsvc/mailsvc/adapters/systemd"
+	"github.com/mailsvc/mailsvc/test/servicetest"
 	"github.com/mailsvc/mailsvc/test/wpsite"
 )
-
-// freeAddr returns a loopback address with a port free at the time of
-// the call.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
 
 // rootShell is the environment of `sudo` in a fresh shell: nothing of
 // mailsvc's, so every setting must come from /etc/mailsvc/mailsvc.env.
@@ -115,7 +103,7 @@ func startAsTheUnitDoes(t *testing.T) *exec.Cmd {
 // it (MAILSVC_SERVICE_URL in wp-config.php) and in the environment file
 // (MAILSVC_ADDR), as docs/operations.md says for a service not on 8025.
 func readmeSteps(t *testing.T) {
-	serviceAddr, siteAddr := freeAddr(t), freeAddr(t)
+	serviceAddr, siteAddr := servicetest.FreeAddr(t), servicetest.FreeAddr(t)
 	site := wpsite.Install(t, wpsite.Options{Prefix: "wpdist_", SiteURL: "http://" + siteAddr,
 		ExtraConfig: fmt.Sprintf("define( 'MAILSVC_SERVICE_URL', 'http://%s' );\n", serviceAddr)})
 	shell := rootShell()

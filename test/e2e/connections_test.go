@@ -17,10 +17,7 @@ import (
 func adminOf(t *testing.T, dir string, extra ...string) (*servicetest.Service, string) {
 	t.Helper()
 	svc := servicetest.Start(t, dir, extra...)
-	pw := svc.AdminPassword()
-	if pw == "" {
-		t.Fatalf("no first-run password:\n%s", svc.Stdout)
-	}
+	pw := svc.MustAdminPassword(t)
 	return svc, pw
 }
 

@@ -12,10 +12,7 @@ import (
 func TestStandaloneFirstRunUsersAndRestart(t *testing.T) {
 	dir := t.TempDir()
 	svc := servicetest.Start(t, dir)
-	pw := svc.AdminPassword()
-	if pw == "" {
-		t.Fatalf("first start printed no application password:\n%s", svc.Stdout)
-	}
+	pw := svc.MustAdminPassword(t)
 	admin := basic("admin", pw)
 	if !strings.Contains(svc.Stdout.String(), "curl -u 'admin:"+pw+"' "+svc.Base) {
 		t.Errorf("first start printed no ready curl line:\n%s", svc.Stdout)

@@ -327,11 +327,5 @@ func TestSummaryReport(t *testing.T) {
 // waitUntil polls cond every 100 ms for up to 60 s.
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	servicetest.Poll(t, what, 60*time.Second, 100*time.Millisecond, cond)
 }

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailsvc/mailsvc/test/fakes/smtpsink"
 	"github.com/mailsvc/mailsvc/test/fakes/webhooksink"
 	"github.com/mailsvc/mailsvc/test/servicetest"
 	"github.com/mailsvc/mailsvc/test/wpsite"
@@ -207,7 +206,7 @@ func TestFleetFloodAtOneSite(t *testing.T) {
 		if r := f.call(t, f.A, "POST", "/logs/held/release", `{}`); r.Status != 200 || !strings.Contains(string(r.Body), `"released":0`) {
 			t.Errorf("a second release on A: %d %s, want none released", r.Status, r.Body)
 		}
-		subjects, ids := atSink(t, f.sinkA), map[string]int{}
+		subjects, ids := servicetest.SubjectsAtSink(t, f.sinkA), map[string]int{}
 		for _, m := range f.sinkA.Messages() {
 			msg, err := mail.ReadMessage(bytes.NewReader(m.Data))
 			if err != nil {
@@ -224,7 +223,7 @@ func TestFleetFloodAtOneSite(t *testing.T) {
 			t.Errorf("A's sink has %d messages with %d Message-IDs, want %d of each", len(f.sinkA.Messages()), len(ids), floodSent)
 		}
 		for i := range quietSent {
-			if n := atSink(t, f.sinkB)[fmt.Sprintf("quiet-%d", i)]; n != 1 {
+			if n := servicetest.SubjectsAtSink(t, f.sinkB)[fmt.Sprintf("quiet-%d", i)]; n != 1 {
 				t.Errorf("quiet-%d reached B's sink %d times", i, n)
 			}
 		}
@@ -250,18 +249,4 @@ func TestFleetFloodAtOneSite(t *testing.T) {
 			t.Errorf("%d flood_held alerts to the operator, want one", flood)
 		}
 	})
-}
-
-// atSink counts the messages sink received by subject.
-func atSink(t *testing.T, sink *smtpsink.Sink) map[string]int {
-	t.Helper()
-	out := map[string]int{}
-	for _, m := range sink.Messages() {
-		msg, err := mail.ReadMessage(bytes.NewReader(m.Data))
-		if err != nil {
-			t.Fatalf("a message at the sink does not parse: %v", err)
-		}
-		out[msg.Header.Get("Subject")]++
-	}
-	return out
 }

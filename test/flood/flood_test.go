@@ -1,10 +1,8 @@
 package flood
 
 import (
-	"bytes"
 	"fmt"
 	"net/http"
-	"net/mail"
 	"net/url"
 	"strconv"
 	"strings"
@@ -109,15 +107,7 @@ func (s *floodSite) submit(from, n int, subject func(i int) string) {
 
 // delivered counts the messages the sink received by subject.
 func (s *floodSite) delivered() map[string]int {
-	out := map[string]int{}
-	for _, m := range s.sink.Messages() {
-		msg, err := mail.ReadMessage(bytes.NewReader(m.Data))
-		if err != nil {
-			s.t.Fatalf("a message at the sink does not parse: %v", err)
-		}
-		out[msg.Header.Get("Subject")]++
-	}
-	return out
+	return servicetest.SubjectsAtSink(s.t, s.sink)
 }
 
 // TestFloodHeldOnASingleSite: one source (the SMTP listener's mail, held

@@ -238,13 +238,7 @@ func walkMIME(t *testing.T, contentType string, body io.Reader, depth int) {
 // awaitCondition polls cond until it holds, failing after timeout.
 func awaitCondition(t *testing.T, what string, timeout time.Duration, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	servicetest.Poll(t, what, timeout, 50*time.Millisecond, cond)
 }
 
 // Internationalised addresses (RFC 6531): the listener offers SMTPUTF8

@@ -1,6 +1,7 @@
 package intake
 
 import (
+	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/test/servicetest"
 
 	"bytes"
@@ -99,7 +100,7 @@ func TestSubmissionListener(t *testing.T) {
 		if want := fmt.Sprintf("2.0.0 OK: queued as %d", d.ID); reply != want {
 			t.Errorf("reply %q, want %q", reply, want)
 		}
-		if d.Source != "smtp" || d.Message.From != (address{"App", "app@example.org"}) || fmt.Sprint(emails(d.Message.To)) != "[al@example.org]" || fmt.Sprint(emails(d.Message.Bcc)) != "[hidden@example.org]" {
+		if d.Source != "smtp" || d.Message.From != (core.Address{Name: "App", Email: "app@example.org"}) || fmt.Sprint(emails(d.Message.To)) != "[al@example.org]" || fmt.Sprint(emails(d.Message.Bcc)) != "[hidden@example.org]" {
 			t.Errorf("log %+v", d)
 		}
 		got, err := sink.WaitFor(1, 60*time.Second)

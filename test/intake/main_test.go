@@ -5,6 +5,7 @@
 package intake
 
 import (
+	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/test/servicetest"
 
 	"encoding/json"
@@ -32,10 +33,7 @@ func result(r servicetest.Result) (stdout, stderr string, code int) {
 // printed for "admin".
 func adminPassword(t *testing.T, s *servicetest.Service) string {
 	t.Helper()
-	pw := s.AdminPassword()
-	if pw == "" {
-		t.Fatalf("no first-run password:\n%s", s.Stdout)
-	}
+	pw := s.MustAdminPassword(t)
 	return pw
 }
 
@@ -78,22 +76,10 @@ func useSink(t *testing.T, s *servicetest.Service, admin func(*http.Request), ho
 
 // logDetail is GET /logs/{id}.
 type logDetail struct {
-	ID      int64  `json:"id"`
-	Status  string `json:"status"`
-	Source  string `json:"source"`
-	Message struct {
-		From    address   `json:"from"`
-		To      []address `json:"to"`
-		Cc      []address `json:"cc"`
-		Bcc     []address `json:"bcc"`
-		Subject string    `json:"subject"`
-		Text    string    `json:"text"`
-		HTML    string    `json:"html"`
-		Headers []struct {
-			Name  string `json:"name"`
-			Value string `json:"value"`
-		} `json:"headers"`
-	} `json:"message"`
+	ID          int64        `json:"id"`
+	Status      string       `json:"status"`
+	Source      string       `json:"source"`
+	Message     core.Message `json:"message"`
 	Attachments []struct {
 		Filename    string `json:"filename"`
 		ContentType string `json:"content_type"`
@@ -101,11 +87,6 @@ type logDetail struct {
 		Inline      bool   `json:"inline"`
 		ContentID   string `json:"content_id"`
 	} `json:"attachments"`
-}
-
-type address struct {
-	Name  string `json:"name"`
-	Email string `json:"email"`
 }
 
 // findLog returns the log whose subject is subject.
@@ -123,7 +104,7 @@ func findLog(t *testing.T, s *servicetest.Service, admin func(*http.Request), su
 	return d
 }
 
-func emails(list []address) []string {
+func emails(list []core.Address) []string {
 	out := []string{}
 	for _, a := range list {
 		out = append(out, a.Email)

@@ -83,7 +83,7 @@ func TestSendmail(t *testing.T) {
 	useSink(t, svc, admin, sink.Host(), sink.Port())
 
 	type want struct {
-		from          address
+		from          core.Address
 		to, cc, bcc   []string
 		envelope      []string
 		text          string
@@ -102,7 +102,7 @@ func TestSendmail(t *testing.T) {
 			args: []string{"-t", "-i"},
 			input: withAttachments("From: Site <site@example.org>\nTo: Al <al@example.org>\nCc: cy@example.org\nBcc: hidden@example.org\nSubject: sendmail-t-i\nX-Source: cron\n",
 				"before\n.\nafter the dot"),
-			want: want{from: address{"Site", "site@example.org"}, to: []string{"al@example.org"}, cc: []string{"cy@example.org"}, bcc: []string{"hidden@example.org"},
+			want: want{from: core.Address{Name: "Site", Email: "site@example.org"}, to: []string{"al@example.org"}, cc: []string{"cy@example.org"}, bcc: []string{"hidden@example.org"},
 				envelope: []string{"al@example.org", "cy@example.org", "hidden@example.org"}, text: "before\n.\nafter the dot", attachments: true,
 				headerAbsent: "hidden@example.org", headerPresent: "X-Source: cron"},
 		},
@@ -110,26 +110,26 @@ func TestSendmail(t *testing.T) {
 			name:  "-t without -i: a lone dot ends the message",
 			args:  []string{"-t"},
 			input: "From: site@example.org\nTo: al@example.org\nSubject: sendmail-dot\n\nkept\n.\ndropped after the dot\n",
-			want:  want{from: address{"", "site@example.org"}, to: []string{"al@example.org"}, envelope: []string{"al@example.org"}, text: "kept\n"},
+			want:  want{from: core.Address{Name: "", Email: "site@example.org"}, to: []string{"al@example.org"}, envelope: []string{"al@example.org"}, text: "kept\n"},
 		},
 		{
 			name:  "-f and -F make the From; argument recipients are the envelope",
 			args:  []string{"-f", "cron@example.org", "-F", "Cron Daemon", "al@example.org", "extra@example.org"},
 			input: withAttachments("To: al@example.org\nSubject: sendmail-f-F\n", "from cron"),
-			want: want{from: address{"Cron Daemon", "cron@example.org"}, to: []string{"al@example.org"}, bcc: []string{"extra@example.org"},
+			want: want{from: core.Address{Name: "Cron Daemon", Email: "cron@example.org"}, to: []string{"al@example.org"}, bcc: []string{"extra@example.org"},
 				envelope: []string{"al@example.org", "extra@example.org"}, text: "from cron", attachments: true, headerAbsent: "extra@example.org"},
 		},
 		{
 			name:  "-oi with no-op flags and no From: the from_email setting",
 			args:  []string{"-oi", "-odi", "-oem", "-bm", "al@example.org"},
 			input: "To: al@example.org\nSubject: sendmail-defaults\n\nline\n.\nstill here\n",
-			want:  want{from: address{"Default Sender", "default@example.org"}, to: []string{"al@example.org"}, envelope: []string{"al@example.org"}, text: "line\n.\nstill here\n"},
+			want:  want{from: core.Address{Name: "Default Sender", Email: "default@example.org"}, to: []string{"al@example.org"}, envelope: []string{"al@example.org"}, text: "line\n.\nstill here\n"},
 		},
 		{
 			name:  "-t with an added argument recipient and attached -r",
 			args:  []string{"-ti", "-rbounce@example.org", "extra@example.org"},
 			input: "From: site@example.org\nTo: al@example.org\nSubject: sendmail-t-extra\n\nhi\n",
-			want: want{from: address{"", "site@example.org"}, to: []string{"al@example.org"}, bcc: []string{"extra@example.org"},
+			want: want{from: core.Address{Name: "", Email: "site@example.org"}, to: []string{"al@example.org"}, bcc: []string{"extra@example.org"},
 				envelope: []string{"al@example.org", "extra@example.org"}, text: "hi\n"},
 		},
 	}

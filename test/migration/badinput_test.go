@@ -24,7 +24,7 @@ func TestBadInput(t *testing.T) {
 	'misc'        => array( 'log_emails' => 'yes', 'default_connection' => md5( 'a@example.com' ), 'fallback_connection' => '' ),
 	'use_encrypt' => '',
 )`)
-	s.createTable(t, fluentLogTable)
+	s.CreateTable(t, fluentLogTable)
 	s.insertRows(t, "fsmpt_email_logs", `array_map( function ( $i ) {
 	return array( 'to' => maybe_serialize( array( array( 'email' => "r$i@example.com", 'name' => '' ) ) ), 'from' => 'a@example.com',
 		'subject' => "S $i", 'body' => 'b', 'headers' => maybe_serialize( array() ), 'status' => 'sent', 'created_at' => current_time( 'mysql' ) );

@@ -2,8 +2,6 @@ package migration
 
 import (
 	"fmt"
-	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -95,13 +93,7 @@ update_option( 'swpsmtp_options', array(
 		t.Fatalf("v1 scan entry %+v (found %v): want active, 1 connection, no log", e, ok)
 	}
 	want := map[string]wantConn{"primary": {status: "ready", from: "smtp", to: "smtp", def: true}}
-	status, b := s.call(t, "POST", "/tools/migration/import", `{"source":"easy-wp-smtp","dry_run":true}`)
-	if status != http.StatusOK {
-		t.Fatalf("dry run: %d %s", status, b)
-	}
-	noSecret(t, "v1 dry run", b, v1Pass)
-	checkConns(t, s.mustImport(t, `{"source":"easy-wp-smtp","dry_run":true}`), want, false)
-	ids := checkConns(t, s.mustImport(t, `{"source":"easy-wp-smtp"}`), want, true)
+	ids := dryRunThenImport(t, s, "easy-wp-smtp", want, v1Pass)
 	checkDefault(t, s, ids["primary"], 0)
 	sendThrough(t, s, sinkV1, ids["primary"], "v1-user")
 
@@ -117,7 +109,7 @@ update_option( 'easy_wp_smtp', array(
 	'general' => array( 'domain_check_allowed_domains' => 'example.com' ),
 ) );
 `, wpsite.PHPString(fmt.Sprint(sinkV2.Port())), wpsite.PHPString(v2Pass)))
-	s.createTable(t, easyLogTableDDL)
+	s.CreateTable(t, easyLogTableDDL)
 	const base = 1767225600 // 2026-01-01 00:00:00 UTC
 	n := s.insertRows(t, "easywpsmtp_emails_log", fmt.Sprintf(`array_map( function ( $i ) {
 	return array(
@@ -140,11 +132,7 @@ update_option( 'easy_wp_smtp', array(
 	if !e.LogsAvailable || e.LogRows == nil || *e.LogRows != 230 {
 		t.Errorf("v2 scan entry %+v: want 230 log rows", e)
 	}
-	status, b = s.call(t, "POST", "/tools/migration/import", `{"source":"easy-wp-smtp"}`)
-	if status != http.StatusOK {
-		t.Fatalf("v2 import: %d %s", status, b)
-	}
-	noSecret(t, "v2 import", b, v2Pass, v1Pass)
+	noSecret(t, "v2 import", s.importAnswer(t, "v2 import", `{"source":"easy-wp-smtp"}`), v2Pass, v1Pass)
 	res := s.mustImport(t, `{"source":"easy-wp-smtp"}`)
 	again := checkConns(t, res, want, true)
 	if again["primary"] != ids["primary"] || len(s.connections(t)) != 1 {
@@ -155,14 +143,7 @@ update_option( 'easy_wp_smtp', array(
 	}
 	sendThrough(t, s, sinkV2, again["primary"], "v2-user")
 
-	runs := s.importAllLogs(t, "easy-wp-smtp", "")
-	if len(runs) != 2 || runs[0].Logs.Imported != 200 || runs[1].Logs.Imported != 30 || !runs[1].Logs.Done {
-		t.Fatalf("log chunks %+v", runs)
-	}
-	logs := importedLogs(t, s, "easy-wp-smtp")
-	if len(logs) != 230 {
-		t.Fatalf("%d imported logs, want 230", len(logs))
-	}
+	logs := importLogsInTwoChunks(t, s, "easy-wp-smtp", 230)
 	for _, i := range []int{1, 3, 230} {
 		l := logs[fmt.Sprintf("Easy #%d", i)]
 		wantStatus := core.StatusDelivered
@@ -177,14 +158,4 @@ update_option( 'easy_wp_smtp', array(
 	if again := s.importAllLogs(t, "easy-wp-smtp", ""); again[0].Logs.Imported != 0 {
 		t.Errorf("second log run imported %d", again[0].Logs.Imported)
 	}
-}
-
-// hasString reports whether one of list contains sub.
-func hasString(list []string, sub string) bool {
-	for _, s := range list {
-		if strings.Contains(s, sub) {
-			return true
-		}
-	}
-	return false
 }

@@ -139,7 +139,7 @@ update_option( 'fluentmail-settings', $settings, false );
 `, wpsite.PHPString(fluentSMTPSender), wpsite.PHPString(fmt.Sprint(sink.Port())), wpsite.PHPString(smtpPassword),
 		wpsite.PHPString(fluentSendGridSender), wpsite.PHPString(sendgridKey), wpsite.PHPString(fluentGmailSender),
 		wpsite.PHPString(fluentElasticSender), wpsite.PHPString(fluentOldKeySender), wpsite.PHPString(fluentMailgunSender)))
-	s.createTable(t, fluentLogTable)
+	s.CreateTable(t, fluentLogTable)
 	// Logger::add() as BaseHandler::writeLog() calls it; created_at is
 	// current_time('mysql') at the moment of sending, i.e. wp_date().
 	n := s.insertRows(t, "fsmpt_email_logs", fmt.Sprintf(`array_map( function ( $i ) {
@@ -276,11 +276,7 @@ define( 'FLUENTMAIL_MAILGUN_DOMAIN', 'mg.example.com' );`)
 	})
 
 	t.Run("dry run writes nothing", func(t *testing.T) {
-		status, b := s.call(t, "POST", "/tools/migration/import", `{"source":"fluent-smtp","dry_run":true,"import_logs":true,"retention_days":100}`)
-		if status != http.StatusOK {
-			t.Fatalf("dry run: %d %s", status, b)
-		}
-		noSecrets(t, "dry run answer", b)
+		noSecrets(t, "dry run answer", s.importAnswer(t, "dry run", `{"source":"fluent-smtp","dry_run":true,"import_logs":true,"retention_days":100}`))
 		res := s.mustImport(t, `{"source":"fluent-smtp","dry_run":true,"import_logs":true,"retention_days":100}`)
 		if !res.DryRun || res.Source != "fluent-smtp" {
 			t.Errorf("dry run answer: %+v", res)
@@ -312,11 +308,7 @@ define( 'FLUENTMAIL_MAILGUN_DOMAIN', 'mg.example.com' );`)
 
 	ids := map[string]int64{}
 	t.Run("import", func(t *testing.T) {
-		status, b := s.call(t, "POST", "/tools/migration/import", `{"source":"fluent-smtp"}`)
-		if status != http.StatusOK {
-			t.Fatalf("import: %d %s", status, b)
-		}
-		noSecrets(t, "import answer", b)
+		noSecrets(t, "import answer", s.importAnswer(t, "import", `{"source":"fluent-smtp"}`))
 		res := s.mustImport(t, `{"source":"fluent-smtp","import_connections":true}`) // the same again: updates
 		checkReport(t, res, true)
 		for key, w := range wants {

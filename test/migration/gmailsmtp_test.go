@@ -1,7 +1,6 @@
 package migration
 
 import (
-	"net/http"
 	"testing"
 )
 
@@ -33,11 +32,7 @@ func TestGmailSMTP(t *testing.T) {
 		t.Fatalf("scan entry %+v (found %v)", e, ok)
 	}
 	want := map[string]wantConn{"primary": {status: "ready", from: "gmail", to: "gmail", def: true}}
-	status, b := s.call(t, "POST", "/tools/migration/import", `{"source":"gmail-smtp","dry_run":true}`)
-	if status != http.StatusOK {
-		t.Fatalf("dry run: %d %s", status, b)
-	}
-	noSecret(t, "dry run", b, refresh, "GOCSPX-gmail-smtp-secret")
+	noSecret(t, "dry run", s.importAnswer(t, "dry run", `{"source":"gmail-smtp","dry_run":true}`), refresh, "GOCSPX-gmail-smtp-secret")
 	checkConns(t, s.mustImport(t, `{"source":"gmail-smtp","dry_run":true}`), want, false)
 
 	res := s.mustImport(t, `{"source":"gmail-smtp"}`)

@@ -2,7 +2,6 @@ package migration
 
 import (
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -11,17 +10,6 @@ import (
 	"github.com/mailsvc/mailsvc/test/fakes/smtpsink"
 	"github.com/mailsvc/mailsvc/test/wpsite"
 )
-
-// postSMTPLogTable is Post SMTP's PostmanEmailLogs::install_table(): every
-// field LONGTEXT but time, a BIGINT of current_time('timestamp').
-const postSMTPLogTable = "CREATE TABLE IF NOT EXISTS `{prefix}post_smtp_logs` (\n" +
-	"`id` bigint(20) NOT NULL AUTO_INCREMENT,\n" +
-	"`solution` longtext DEFAULT NULL, `success` longtext DEFAULT NULL, `from_header` longtext DEFAULT NULL,\n" +
-	"`to_header` longtext DEFAULT NULL, `cc_header` longtext DEFAULT NULL, `bcc_header` longtext DEFAULT NULL,\n" +
-	"`reply_to_header` longtext DEFAULT NULL, `transport_uri` longtext DEFAULT NULL, `original_to` longtext DEFAULT NULL,\n" +
-	"`original_subject` longtext DEFAULT NULL, `original_message` longtext DEFAULT NULL, `original_headers` longtext DEFAULT NULL,\n" +
-	"`session_transcript` longtext DEFAULT NULL, `time` BIGINT(20) DEFAULT NULL,\n" +
-	"PRIMARY KEY (`id`)) ENGINE=InnoDB {charset};"
 
 // Fixture sizes: postSMTPRows table rows, postSMTPLegacy old posts not yet
 // migrated (plus one the plugin already copied, pinged = 1).
@@ -52,7 +40,7 @@ func TestPostSMTP(t *testing.T) {
 	'mail_log_enabled' => 'true', 'mail_log_max_entries' => 250, 'run_mode' => 'production', 'smtp_mailers' => 'postsmtp',
 )`, wpsite.PHPString(fmt.Sprint(sink.Port())), wpsite.PHPString(password)))
 	s.php(t, `update_option( 'postman_db_version', '1.0.1' );`)
-	s.createTable(t, postSMTPLogTable)
+	s.CreateTable(t, wpsite.PostSMTPLogTable)
 	// PostmanEmailLogs::save(): time = current_time('timestamp'), the
 	// Unix time shifted by the site's offset at that moment.
 	n := s.insertRows(t, "post_smtp_logs", fmt.Sprintf(`array_map( function ( $i ) {
@@ -106,11 +94,7 @@ for ( $i = 1; $i <= %d; $i++ ) {
 		"primary":  {status: "ready", from: "smtp", to: "smtp", def: true},
 		"fallback": {status: "needs_password", from: "smtp", to: "smtp", fallback: true},
 	}
-	status, b := s.call(t, "POST", "/tools/migration/import", `{"source":"post-smtp","dry_run":true,"import_logs":true}`)
-	if status != http.StatusOK {
-		t.Fatalf("dry run: %d %s", status, b)
-	}
-	noSecret(t, "dry run", b, password, "stale-db-copy", "fallback-from-config")
+	noSecret(t, "dry run", s.importAnswer(t, "dry run", `{"source":"post-smtp","dry_run":true,"import_logs":true}`), password, "stale-db-copy", "fallback-from-config")
 	dry := s.mustImport(t, `{"source":"post-smtp","dry_run":true,"import_logs":true}`)
 	checkConns(t, dry, want, false)
 	if dry.Logs.Total != total || dry.Logs.Imported != 0 {

@@ -7,11 +7,13 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	// The MariaDB driver, to look at the site's tables directly.
 	_ "github.com/go-sql-driver/mysql"
 
 	"github.com/mailsvc/mailsvc/core"
+	"github.com/mailsvc/mailsvc/test/fakes/smtpsink"
 	"github.com/mailsvc/mailsvc/test/servicetest"
 	"github.com/mailsvc/mailsvc/test/wpsite"
 )
@@ -85,19 +87,6 @@ func (s *migrationSite) activatePlugins(t *testing.T, files ...string) {
 		lits = append(lits, wpsite.PHPString(f))
 	}
 	s.php(t, "update_option( 'active_plugins', array( "+strings.Join(lits, ", ")+" ) );")
-}
-
-// createTable runs a plugin's CREATE TABLE through $wpdb; "{prefix}" in ddl
-// is replaced by the site's table prefix and "{charset}" by
-// $wpdb->get_charset_collate(), as the plugins build it.
-func (s *migrationSite) createTable(t *testing.T, ddl string) {
-	t.Helper()
-	s.php(t, fmt.Sprintf(`global $wpdb;
-$sql = strtr( %s, array( '{prefix}' => $wpdb->prefix, '{charset}' => $wpdb->get_charset_collate() ) );
-if ( false === $wpdb->query( $sql ) ) {
-	wpsite_fail( 'create table: ' . $wpdb->last_error );
-}
-`, wpsite.PHPString(ddl)))
 }
 
 // insertRows inserts rows into table (without prefix) with $wpdb->insert,
@@ -250,6 +239,17 @@ func (s *migrationSite) mustImport(t *testing.T, body string) *importResult {
 	return &res
 }
 
+// importAnswer posts an import request (body) and returns the answer as
+// it is, requiring a 200; what names the request in a failure.
+func (s *migrationSite) importAnswer(t *testing.T, what, body string) []byte {
+	t.Helper()
+	status, b := s.call(t, "POST", "/tools/migration/import", body)
+	if status != http.StatusOK {
+		t.Fatalf("%s: %d %s", what, status, b)
+	}
+	return b
+}
+
 // importAllLogs imports source's log (connections left alone) chunk by
 // chunk, following the cursor until logs.done, and returns every answer.
 // extra is added to the request object (e.g. `"max_logs":300`).
@@ -364,4 +364,138 @@ type apiError struct {
 		Status int               `json:"status"`
 		Errors map[string]string `json:"errors"`
 	} `json:"data"`
+}
+
+// wantConn is what an import answer must say of one connection.
+type wantConn struct {
+	status, from, to string
+	def, fallback    bool
+}
+
+// checkConns compares an import answer with want (by key) and returns
+// the connection ids it reports. written says whether connections were
+// written (not a dry run): then ready and needs_authorization ones have
+// an id and the others none.
+func checkConns(t *testing.T, res *importResult, want map[string]wantConn, written bool) map[string]int64 {
+	t.Helper()
+	if len(res.Connections) != len(want) {
+		t.Fatalf("%d connections, want %d: %+v", len(res.Connections), len(want), res.Connections)
+	}
+	ids := map[string]int64{}
+	for key, w := range want {
+		c := res.connection(t, key)
+		if c.Status != w.status || c.Conversion.From != w.from || c.Conversion.To != w.to {
+			t.Errorf("%s: status %q conversion %q→%q, want %q %q→%q (missing %v, issues %v)",
+				key, c.Status, c.Conversion.From, c.Conversion.To, w.status, w.from, w.to, c.Missing, c.Issues)
+		}
+		if c.WasDefault != w.def || c.WasFallback != w.fallback {
+			t.Errorf("%s: was_default %v was_fallback %v, want %v %v", key, c.WasDefault, c.WasFallback, w.def, w.fallback)
+		}
+		creatable := w.status == "ready" || w.status == "needs_authorization"
+		if got := c.ConnectionID != nil; got != (written && creatable) {
+			t.Errorf("%s: connection_id %v, want one: %v", key, c.ConnectionID, written && creatable)
+		}
+		if c.ConnectionID != nil {
+			ids[key] = *c.ConnectionID
+		}
+	}
+	return ids
+}
+
+// noSecret fails when b shows one of the secrets unmasked.
+func noSecret(t *testing.T, what string, b []byte, secrets ...string) {
+	t.Helper()
+	for _, sec := range secrets {
+		if strings.Contains(string(b), sec) {
+			t.Errorf("%s shows the secret %q unmasked", what, sec)
+		}
+	}
+}
+
+// sendThrough sends a test email through connection id and requires the
+// sink to receive it authenticated as user: proof that the imported
+// password is the real one.
+func sendThrough(t *testing.T, s *migrationSite, sink *smtpsink.Sink, id int64, user string) {
+	t.Helper()
+	var res struct {
+		Success bool   `json:"success"`
+		Message string `json:"message"`
+	}
+	before := len(sink.Messages())
+	s.callJSON(t, "POST", "/test-email", fmt.Sprintf(`{"to":"check@example.com","connection_id":%d}`, id), http.StatusOK, &res)
+	if !res.Success {
+		t.Fatalf("test email through connection %d failed: %s", id, res.Message)
+	}
+	msgs, err := sink.WaitFor(before+1, 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := msgs[len(msgs)-1]; got.Username != user {
+		t.Errorf("sink authenticated %q, want %q", got.Username, user)
+	}
+	if sink.AuthFailures() != 0 {
+		t.Errorf("%d failed authentications at the sink", sink.AuthFailures())
+	}
+}
+
+// importedLogs returns the logs imported from source, by subject.
+func importedLogs(t *testing.T, s *migrationSite, source string) map[string]core.Log {
+	t.Helper()
+	out := map[string]core.Log{}
+	for _, l := range s.logs(t) {
+		if l.Source == "import:"+source {
+			out[l.Message.Subject] = l
+		}
+	}
+	return out
+}
+
+// importLogsInTwoChunks imports source's log of rows rows (more than 200,
+// at most 400), requiring a chunk of 200 and one of the rest, and returns
+// the imported logs by subject, requiring rows of them.
+func importLogsInTwoChunks(t *testing.T, s *migrationSite, source string, rows int) map[string]core.Log {
+	t.Helper()
+	runs := s.importAllLogs(t, source, "")
+	if len(runs) != 2 || runs[0].Logs.Imported != 200 || runs[1].Logs.Imported != rows-200 || !runs[1].Logs.Done {
+		t.Fatalf("%d log chunks, last %+v; want 200 then %d", len(runs), runs[len(runs)-1].Logs, rows-200)
+	}
+	logs := importedLogs(t, s, source)
+	if len(logs) != rows {
+		t.Fatalf("%d imported logs, want %d", len(logs), rows)
+	}
+	return logs
+}
+
+// dryRunThenImport imports source's connections as a dry run, whose
+// answer must show none of secrets, then for real; both must report want.
+// It returns the ids of the connections written.
+func dryRunThenImport(t *testing.T, s *migrationSite, source string, want map[string]wantConn, secrets ...string) map[string]int64 {
+	t.Helper()
+	dryRun := fmt.Sprintf(`{"source":%q,"dry_run":true}`, source)
+	noSecret(t, "dry run", s.importAnswer(t, "dry run", dryRun), secrets...)
+	checkConns(t, s.mustImport(t, dryRun), want, false)
+	return checkConns(t, s.mustImport(t, fmt.Sprintf(`{"source":%q}`, source)), want, true)
+}
+
+// checkDefault requires the service's default (and fallback, when not 0)
+// connection to be the given ids.
+func checkDefault(t *testing.T, s *migrationSite, def, fallback int64) {
+	t.Helper()
+	st := s.settings(t)
+	if fmt.Sprint(st["default_connection_id"]) != fmt.Sprint(def) {
+		t.Errorf("default_connection_id %v, want %d", st["default_connection_id"], def)
+	}
+	if fallback != 0 && fmt.Sprint(st["fallback_connection_id"]) != fmt.Sprint(fallback) {
+		t.Errorf("fallback_connection_id %v, want %d", st["fallback_connection_id"], fallback)
+	}
+}
+
+// hasString reports whether one of list contains sub.
+func hasString(list []string, sub string) bool {
+	for _, s := range list {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
 }

@@ -2,112 +2,12 @@ package migration
 
 import (
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/test/fakes/smtpsink"
 	"github.com/mailsvc/mailsvc/test/wpsite"
 )
-
-// wantConn is what an import answer must say of one connection.
-type wantConn struct {
-	status, from, to string
-	def, fallback    bool
-}
-
-// checkConns compares an import answer with want (by key) and returns
-// the connection ids it reports. written says whether connections were
-// written (not a dry run): then ready and needs_authorization ones have
-// an id and the others none.
-func checkConns(t *testing.T, res *importResult, want map[string]wantConn, written bool) map[string]int64 {
-	t.Helper()
-	if len(res.Connections) != len(want) {
-		t.Fatalf("%d connections, want %d: %+v", len(res.Connections), len(want), res.Connections)
-	}
-	ids := map[string]int64{}
-	for key, w := range want {
-		c := res.connection(t, key)
-		if c.Status != w.status || c.Conversion.From != w.from || c.Conversion.To != w.to {
-			t.Errorf("%s: status %q conversion %q→%q, want %q %q→%q (missing %v, issues %v)",
-				key, c.Status, c.Conversion.From, c.Conversion.To, w.status, w.from, w.to, c.Missing, c.Issues)
-		}
-		if c.WasDefault != w.def || c.WasFallback != w.fallback {
-			t.Errorf("%s: was_default %v was_fallback %v, want %v %v", key, c.WasDefault, c.WasFallback, w.def, w.fallback)
-		}
-		creatable := w.status == "ready" || w.status == "needs_authorization"
-		if got := c.ConnectionID != nil; got != (written && creatable) {
-			t.Errorf("%s: connection_id %v, want one: %v", key, c.ConnectionID, written && creatable)
-		}
-		if c.ConnectionID != nil {
-			ids[key] = *c.ConnectionID
-		}
-	}
-	return ids
-}
-
-// noSecret fails when b shows one of the secrets unmasked.
-func noSecret(t *testing.T, what string, b []byte, secrets ...string) {
-	t.Helper()
-	for _, sec := range secrets {
-		if strings.Contains(string(b), sec) {
-			t.Errorf("%s shows the secret %q unmasked", what, sec)
-		}
-	}
-}
-
-// sendThrough sends a test email through connection id and requires the
-// sink to receive it authenticated as user: proof that the imported
-// password is the real one.
-func sendThrough(t *testing.T, s *migrationSite, sink *smtpsink.Sink, id int64, user string) {
-	t.Helper()
-	var res struct {
-		Success bool   `json:"success"`
-		Message string `json:"message"`
-	}
-	before := len(sink.Messages())
-	s.callJSON(t, "POST", "/test-email", fmt.Sprintf(`{"to":"check@example.com","connection_id":%d}`, id), http.StatusOK, &res)
-	if !res.Success {
-		t.Fatalf("test email through connection %d failed: %s", id, res.Message)
-	}
-	msgs, err := sink.WaitFor(before+1, 30*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := msgs[len(msgs)-1]; got.Username != user {
-		t.Errorf("sink authenticated %q, want %q", got.Username, user)
-	}
-	if sink.AuthFailures() != 0 {
-		t.Errorf("%d failed authentications at the sink", sink.AuthFailures())
-	}
-}
-
-// importedLogs returns the logs imported from source, by subject.
-func importedLogs(t *testing.T, s *migrationSite, source string) map[string]core.Log {
-	t.Helper()
-	out := map[string]core.Log{}
-	for _, l := range s.logs(t) {
-		if l.Source == "import:"+source {
-			out[l.Message.Subject] = l
-		}
-	}
-	return out
-}
-
-// checkDefault requires the service's default (and fallback, when not 0)
-// connection to be the given ids.
-func checkDefault(t *testing.T, s *migrationSite, def, fallback int64) {
-	t.Helper()
-	st := s.settings(t)
-	if fmt.Sprint(st["default_connection_id"]) != fmt.Sprint(def) {
-		t.Errorf("default_connection_id %v, want %d", st["default_connection_id"], def)
-	}
-	if fallback != 0 && fmt.Sprint(st["fallback_connection_id"]) != fmt.Sprint(fallback) {
-		t.Errorf("fallback_connection_id %v, want %d", st["fallback_connection_id"], fallback)
-	}
-}
 
 // TestSMTPMailer imports SMTP Mailer's one connection, saved as its
 // settings page saves it (smtp_mailer_update_option, base64 password).
@@ -128,11 +28,7 @@ func TestSMTPMailer(t *testing.T) {
 	if !ok || !e.Active || e.Connections == nil || *e.Connections != 1 || e.LogsAvailable {
 		t.Fatalf("scan entry %+v (found %v): want active, 1 connection, no log", e, ok)
 	}
-	status, b := s.call(t, "POST", "/tools/migration/import", `{"source":"smtp-mailer","dry_run":true}`)
-	if status != http.StatusOK {
-		t.Fatalf("dry run: %d %s", status, b)
-	}
-	noSecret(t, "dry run", b, password)
+	noSecret(t, "dry run", s.importAnswer(t, "dry run", `{"source":"smtp-mailer","dry_run":true}`), password)
 	checkConns(t, s.mustImport(t, `{"source":"smtp-mailer","dry_run":true}`), want, false)
 	if n := len(s.connections(t)); n != 0 {
 		t.Fatalf("dry run created %d connections", n)

@@ -2,7 +2,6 @@ package migration
 
 import (
 	"fmt"
-	"net/http"
 	"testing"
 	"time"
 
@@ -64,7 +63,7 @@ update_option( 'suremails_connections', array(
 	'log_emails' => 'yes', 'delete_email_logs_after' => '30_days', 'email_simulation' => 'no',
 ) );
 `, wpsite.PHPString(fmt.Sprint(sink.Port())), wpsite.PHPString(password), wpsite.PHPString(awsSecret)))
-	s.createTable(t, sureMailsLogTable)
+	s.CreateTable(t, sureMailsLogTable)
 	// Logger::log_email + EmailLog::insert: created_at is
 	// current_time('mysql'), site-local; arrays maybe_serialize()d.
 	const rows = 205
@@ -95,11 +94,7 @@ update_option( 'suremails_connections', array(
 		"c-aws":   {status: "ready", from: "AWS", to: "ses", fallback: true},
 		"c-brevo": {status: "ready", from: "BREVO", to: "brevo"},
 	}
-	status, b := s.call(t, "POST", "/tools/migration/import", `{"source":"suremails","dry_run":true}`)
-	if status != http.StatusOK {
-		t.Fatalf("dry run: %d %s", status, b)
-	}
-	noSecret(t, "dry run", b, password, awsSecret, "AKIASUREMAILS")
+	noSecret(t, "dry run", s.importAnswer(t, "dry run", `{"source":"suremails","dry_run":true}`), password, awsSecret, "AKIASUREMAILS")
 	checkConns(t, s.mustImport(t, `{"source":"suremails","dry_run":true}`), want, false)
 	if len(s.connections(t)) != 0 {
 		t.Fatal("the dry run created connections")
@@ -112,14 +107,7 @@ update_option( 'suremails_connections', array(
 	}
 	sendThrough(t, s, sink, ids["c-smtp"], "sure-user")
 
-	runs := s.importAllLogs(t, "suremails", "")
-	if len(runs) != 2 || runs[0].Logs.Imported != 200 || runs[1].Logs.Imported != rows-200 {
-		t.Fatalf("%d chunks, last %+v", len(runs), runs[len(runs)-1].Logs)
-	}
-	logs := importedLogs(t, s, "suremails")
-	if len(logs) != rows {
-		t.Fatalf("%d imported logs, want %d", len(logs), rows)
-	}
+	logs := importLogsInTwoChunks(t, s, "suremails", rows)
 	for i := 1; i <= rows; i++ {
 		l := logs[fmt.Sprintf("Sure #%d", i)]
 		at := time.Unix(base+int64(i)*1800, 0)

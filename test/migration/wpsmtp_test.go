@@ -2,7 +2,6 @@ package migration
 
 import (
 	"fmt"
-	"net/http"
 	"testing"
 	"time"
 
@@ -39,7 +38,7 @@ func TestWPSMTP(t *testing.T) {
 	'port' => %s, 'smtpauth' => 'yes', 'username' => base64_encode( 'wp-user' ),
 	'password' => base64_encode( %s ), 'deactivate' => '', 'disable_logs' => 'no',
 )`, wpsite.PHPString(fmt.Sprint(sink.Port())), wpsite.PHPString(password)))
-	s.createTable(t, wpSMTPLogTable)
+	s.CreateTable(t, wpSMTPLogTable)
 	// Process::log_mails inserts the wp_mail() arguments (arrays
 	// maybe_serialize()d); update_failed_status adds the error. The
 	// timestamps are set afterwards to known instants.
@@ -65,13 +64,7 @@ for ( $i = 1; $i <= %d; $i++ ) {
 		t.Fatalf("scan entry %+v (found %v)", e, ok)
 	}
 	want := map[string]wantConn{"legacy_smtp_id": {status: "ready", from: "smtp", to: "smtp", def: true}}
-	status, b := s.call(t, "POST", "/tools/migration/import", `{"source":"wp-smtp","dry_run":true}`)
-	if status != http.StatusOK {
-		t.Fatalf("dry run: %d %s", status, b)
-	}
-	noSecret(t, "dry run", b, password)
-	checkConns(t, s.mustImport(t, `{"source":"wp-smtp","dry_run":true}`), want, false)
-	ids := checkConns(t, s.mustImport(t, `{"source":"wp-smtp"}`), want, true)
+	ids := dryRunThenImport(t, s, "wp-smtp", want, password)
 	checkDefault(t, s, ids["legacy_smtp_id"], 0)
 	sendThrough(t, s, sink, ids["legacy_smtp_id"], "wp-user")
 
@@ -100,14 +93,7 @@ for ( $i = 1; $i <= %d; $i++ ) {
 	}
 	checkDefault(t, s, after["66a1b2c3d4e5f"], 0)
 
-	runs := s.importAllLogs(t, "wp-smtp", "")
-	if len(runs) != 2 || runs[0].Logs.Imported != 200 || runs[1].Logs.Imported != rows-200 {
-		t.Fatalf("%d chunks: %+v", len(runs), runs[len(runs)-1].Logs)
-	}
-	logs := importedLogs(t, s, "wp-smtp")
-	if len(logs) != rows {
-		t.Fatalf("%d imported logs, want %d", len(logs), rows)
-	}
+	logs := importLogsInTwoChunks(t, s, "wp-smtp", rows)
 	for i := 1; i <= rows; i++ {
 		l := logs[fmt.Sprintf("WP #%d", i)]
 		wantStatus, wantTo := core.StatusDelivered, 1

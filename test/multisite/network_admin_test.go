@@ -4,15 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/url"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -20,22 +16,12 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/mailsvc/mailsvc/internal/testenv"
-	"github.com/mailsvc/mailsvc/test/servicetest"
 	"github.com/mailsvc/mailsvc/test/wpsite"
 )
 
-// networkAdminRouter serves Network Admin's admin.php with php -S:
-// wpsite's router serves only the front controller, and admin.php would
-// load Debian's dispatcher through wp-load.php. This router boots
-// WordPress with the network's wp-config.php as a Network Admin request,
-// then runs wp-admin/admin.php without its wp-load.php line. Static files
-// are served as they are; everything else goes to the front controller.
-const networkAdminRouter = `<?php
-$path = rawurldecode( parse_url( $_SERVER['REQUEST_URI'], PHP_URL_PATH ) );
-if ( str_contains( $path, '..' ) ) { http_response_code( 400 ); return true; }
-if ( in_array( $path, array( '/wp-admin/load-styles.php', '/wp-admin/load-scripts.php' ), true ) ) { return false; }
-if ( ! str_ends_with( $path, '.php' ) && '/' !== $path && is_file( %[1]s . ltrim( $path, '/' ) ) ) { return false; }
-if ( '/wp-admin/network/admin.php' === $path ) {
+// networkAdminRoutes serves Network Admin's admin.php with php -S,
+// booted with the network's wp-config.php as a Network Admin request.
+const networkAdminRoutes = `if ( '/wp-admin/network/admin.php' === $path ) {
 	define( 'WP_ADMIN', true );
 	define( 'WP_NETWORK_ADMIN', true );
 	$_SERVER['SCRIPT_NAME'] = $_SERVER['PHP_SELF'] = '/wp-admin/network/admin.php';
@@ -46,11 +32,6 @@ if ( '/wp-admin/network/admin.php' === $path ) {
 	eval( '?>' . $src );
 	return true;
 }
-$_SERVER['SCRIPT_NAME'] = $_SERVER['PHP_SELF'] = '/index.php';
-define( 'WP_USE_THEMES', true );
-require %[2]s;
-wp();
-require ABSPATH . WPINC . '/template-loader.php';
 `
 
 // startNetworkAdmin serves the network (Network Admin's admin.php
@@ -62,40 +43,8 @@ func startNetworkAdmin(t *testing.T, n *wpsite.Network, service string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	router := filepath.Join(n.Dir, "network-admin-router.php")
-	if err := os.WriteFile(router, []byte(fmt.Sprintf(networkAdminRouter, wpsite.PHPString(wpsite.WordPressDir), wpsite.PHPString(n.WPConfigPath))), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("php", "-d", "display_errors=stderr", "-d", "log_errors=0", "-d", "html_errors=0",
-		"-S", u.Host, "-t", wpsite.WordPressDir, router)
-	cmd.Dir = n.Dir
-	cmd.Env = append(os.Environ(), "PHP_CLI_SERVER_WORKERS=4", "MAILSVC_SERVICE_URL="+service)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.WaitDelay = 5 * time.Second
-	logs := &servicetest.Buffer{}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("php -S: %v", err)
-	}
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("php -S output:\n%s", logs)
-		}
-	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get("http://" + u.Host + "/wp-admin/load-styles.php")
-		if err == nil {
-			resp.Body.Close()
-			return "http://" + u.Host
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("php -S did not answer at %s: %v\n%s", u.Host, err, logs)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	wpsite.ServeAdmin(t, n.Dir, n.WPConfigPath, u.Host, networkAdminRoutes, "MAILSVC_SERVICE_URL="+service)
+	return "http://" + u.Host
 }
 
 // checkNetworkAdminMail opens Network Admin in chromium as the super

@@ -47,13 +47,7 @@ func request(t *testing.T, method, u, body string, auth func(*http.Request)) (in
 // waitFor polls cond until it holds or the deadline passes.
 func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	servicetest.Poll(t, what, timeout, 50*time.Millisecond, cond)
 }
 
 // connection is the part of a connection answer the tests read.

@@ -149,13 +149,7 @@ func (s *groupSite) attempts(t *testing.T, id int64) (string, []int64, []string)
 // waitFor polls cond every 50 ms until it holds or 30 s pass.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	servicetest.Poll(t, what, 30*time.Second, 50*time.Millisecond, cond)
 }
 
 // forward accepts connections on addr and relays each to target until

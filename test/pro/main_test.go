@@ -59,10 +59,7 @@ func (v vendor) issue(t *testing.T, dir, site, features, expires string) string 
 func start(t *testing.T, dir string, extra ...string) (*servicetest.Service, func(method, path, body string) servicetest.Response) {
 	t.Helper()
 	svc := servicetest.Start(t, dir, append([]string{servicetest.AllowCustomEndpoints}, extra...)...)
-	pw := svc.AdminPassword()
-	if pw == "" {
-		t.Fatalf("no first-run password:\n%s", svc.Stdout)
-	}
+	pw := svc.MustAdminPassword(t)
 	auth := servicetest.Basic("admin", pw)
 	return svc, func(method, path, body string) servicetest.Response {
 		t.Helper()

@@ -67,6 +67,20 @@ func sendTestEmail(t *testing.T, call func(method, path, body string) servicetes
 	return sent
 }
 
+// requireHardBounce fails t unless log id failed for a hard bounce of rcpt;
+// what names the moment in the failure.
+func requireHardBounce(t *testing.T, call func(method, path, body string) servicetest.Response, what string, id int64, rcpt string) {
+	t.Helper()
+	var l struct {
+		Status    string `json:"status"`
+		LastError string `json:"last_error"`
+	}
+	call("GET", fmt.Sprintf("/logs/%d", id), "").JSON(t, &l)
+	if l.Status != "failed" || !strings.Contains(l.LastError, "bounced (hard) for "+rcpt) {
+		t.Fatalf("%s: %+v", what, l)
+	}
+}
+
 func TestSESIdentitiesThroughTheBinary(t *testing.T) {
 	fake := sesfake.New(sesRegion, sesKeyID, sesSecret)
 	defer fake.Close()

@@ -84,14 +84,7 @@ func TestElasticEmailAndMandrillWebhooksThroughTheBinary(t *testing.T) {
 			if r := good(); r.Status != 409 {
 				t.Fatalf("replay: %d %s", r.Status, r.Body)
 			}
-			var l struct {
-				Status    string `json:"status"`
-				LastError string `json:"last_error"`
-			}
-			call("GET", fmt.Sprintf("/logs/%d", sent.LogID), "").JSON(t, &l)
-			if l.Status != "failed" || !strings.Contains(l.LastError, "bounced (hard) for gone@example.com") {
-				t.Fatalf("log after the bounce: %+v", l)
-			}
+			requireHardBounce(t, call, "log after the bounce", sent.LogID, "gone@example.com")
 			r := call("GET", "/pro/suppressions?search=gone@example.com", "")
 			if !strings.Contains(string(r.Body), `"reason":"bounce"`) {
 				t.Fatalf("suppressions: %s", r.Body)

@@ -97,15 +97,7 @@ func TestJSONProviderWebhooksThroughTheBinary(t *testing.T) {
 			id := createConnection(t, call, fmt.Sprintf(`{"name":%q,"driver":%q,"settings":{%s,"base_url":%q,"from_email":"site@example.com"}}`,
 				tc.slug, tc.slug, tc.settings, fake.URL))
 			rcpt := "gone-" + tc.slug + "@example.com"
-			r := call("POST", "/test-email", fmt.Sprintf(`{"to":%q,"connection_id":%d}`, rcpt, id))
-			var sent struct {
-				LogID             int64  `json:"log_id"`
-				ProviderMessageID string `json:"provider_message_id"`
-			}
-			r.JSON(t, &sent)
-			if r.Status != 200 || sent.ProviderMessageID == "" {
-				t.Fatalf("test email: %d %s", r.Status, r.Body)
-			}
+			sent := sendTestEmail(t, call, rcpt, id)
 			body := tc.bounce(sent.ProviderMessageID, rcpt)
 			post := func(h http.Header) servicetest.Response {
 				return servicetest.Call(t, "POST", svc.Base+"/pro/webhooks/"+tc.slug, body, func(r *http.Request) {
@@ -127,14 +119,7 @@ func TestJSONProviderWebhooksThroughTheBinary(t *testing.T) {
 			if r := post(good); r.Status != 409 {
 				t.Fatalf("replay: %d %s", r.Status, r.Body)
 			}
-			var l struct {
-				Status    string `json:"status"`
-				LastError string `json:"last_error"`
-			}
-			call("GET", fmt.Sprintf("/logs/%d", sent.LogID), "").JSON(t, &l)
-			if l.Status != "failed" || !strings.Contains(l.LastError, "bounced (hard) for "+rcpt) {
-				t.Fatalf("log after the bounce: %+v", l)
-			}
+			requireHardBounce(t, call, "log after the bounce", sent.LogID, rcpt)
 		})
 	}
 }

@@ -97,14 +97,7 @@ func TestWebhookBounceSuppressesThroughTheBinary(t *testing.T) {
 	if r := hook("ses", sns.Notification(topic, snsfake.SESDelivery("not-ours", "a@example.com"), time.Now(), "2"), nil); r.Status != 200 || !strings.Contains(string(r.Body), `"unknown":1`) {
 		t.Fatalf("unknown message id: %d %s", r.Status, r.Body)
 	}
-	var l struct {
-		Status    string `json:"status"`
-		LastError string `json:"last_error"`
-	}
-	call("GET", fmt.Sprintf("/logs/%d", sent.LogID), "").JSON(t, &l)
-	if l.Status != "failed" || !strings.Contains(l.LastError, "bounced (hard) for gone@example.com") {
-		t.Fatalf("log after bounce: %+v", l)
-	}
+	requireHardBounce(t, call, "log after bounce", sent.LogID, "gone@example.com")
 	var evs []struct{ Provider, Event string }
 	call("GET", fmt.Sprintf("/pro/logs/%d/events", sent.LogID), "").JSON(t, &evs)
 	if len(evs) != 1 || evs[0].Provider != "ses" || evs[0].Event != "bounced" {
@@ -197,15 +190,7 @@ func TestSendGridWebhookRewrittenSignatureIsAReplay(t *testing.T) {
 	svc, call := start(t, t.TempDir(), "MAILSVC_ALLOW_CUSTOM_ENDPOINTS=true")
 	id := createConnection(t, call, fmt.Sprintf(`{"name":"sg","driver":"sendgrid","settings":{"api_key":%q,"base_url":%q,"from_email":"site@example.com","webhook_public_key":%q}}`,
 		apiKey, fake.URL, sg.PublicKey()))
-	r := call("POST", "/test-email", fmt.Sprintf(`{"to":"reader@example.com","connection_id":%d}`, id))
-	var sent struct {
-		LogID             int64  `json:"log_id"`
-		ProviderMessageID string `json:"provider_message_id"`
-	}
-	r.JSON(t, &sent)
-	if r.Status != 200 || sent.ProviderMessageID == "" {
-		t.Fatalf("test email: %d %s", r.Status, r.Body)
-	}
+	sent := sendTestEmail(t, call, "reader@example.com", id)
 
 	// An open without sg_event_id: only the call's replay id guards it.
 	body := []byte(fmt.Sprintf(`[{"event":"open","email":"reader@example.com","sg_message_id":"%s.filter-1","timestamp":%d}]`, sent.ProviderMessageID, time.Now().Unix()))

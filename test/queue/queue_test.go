@@ -87,20 +87,6 @@ func waitDelivered(t *testing.T, db *store.DB, want int, timeout time.Duration, 
 		func(st core.QueueStats) bool { return st.Delivered == want }, svcs...)
 }
 
-// subjectCounts counts the messages the sink received per subject.
-func subjectCounts(t *testing.T, sink *smtpsink.Sink) map[string]int {
-	t.Helper()
-	out := map[string]int{}
-	for _, r := range sink.Messages() {
-		m, err := mail.ReadMessage(bytes.NewReader(r.Data))
-		if err != nil {
-			t.Fatalf("sink message: %v", err)
-		}
-		out[m.Header.Get("Subject")]++
-	}
-	return out
-}
-
 func TestQueuedToDeliveredBytesIntact(t *testing.T) {
 	for _, dialect := range []string{"sqlite", "mysql"} {
 		t.Run(dialect, func(t *testing.T) {
@@ -227,7 +213,7 @@ func TestSIGKILLMidBurst(t *testing.T) {
 	t.Logf("killed after %d messages reached the sink; stats then %+v", atKill, st)
 	second := start(t, dsn, env...)
 	waitDelivered(t, db, total, 120*time.Second, second)
-	counts := subjectCounts(t, sink)
+	counts := servicetest.SubjectsAtSink(t, sink)
 	dups := 0
 	for i := range total {
 		n := counts[fmt.Sprintf("msg-%06d", i)]
@@ -260,7 +246,7 @@ func TestTwoProcessesShareTheQueue(t *testing.T) {
 	b := start(t, dsn, env...)
 	enqueueMany(t, db, 0, total)
 	waitDelivered(t, db, total, 120*time.Second, a, b)
-	counts := subjectCounts(t, sink)
+	counts := servicetest.SubjectsAtSink(t, sink)
 	for i := range total {
 		if n := counts[fmt.Sprintf("msg-%06d", i)]; n != 1 {
 			t.Fatalf("msg-%06d reached the sink %d times, want exactly once", i, n)
@@ -323,7 +309,7 @@ func TestDatabaseConnectionsKilledUnderLoad(t *testing.T) {
 	}
 	t.Logf("killed %d database connections", killed)
 	waitDelivered(t, db, total, 120*time.Second, svc)
-	counts := subjectCounts(t, sink)
+	counts := servicetest.SubjectsAtSink(t, sink)
 	for i := range total {
 		if counts[fmt.Sprintf("msg-%06d", i)] == 0 {
 			t.Fatalf("msg-%06d was never delivered", i)
@@ -367,7 +353,7 @@ func TestMariaDBRestartedUnderLoad(t *testing.T) {
 	time.Sleep(3 * time.Second)
 	server.Start()
 	waitDelivered(t, db, total, 180*time.Second, svc)
-	counts := subjectCounts(t, sink)
+	counts := servicetest.SubjectsAtSink(t, sink)
 	for i := range total {
 		if counts[fmt.Sprintf("msg-%06d", i)] == 0 {
 			t.Fatalf("msg-%06d was never delivered", i)

@@ -39,10 +39,7 @@ func newLimitsEnv(t *testing.T, extra ...string) *limitsEnv {
 	t.Helper()
 	dsn := testdb.MySQL(t)
 	svc := startLimits(t, dsn, extra...)
-	pw := svc.AdminPassword()
-	if pw == "" {
-		t.Fatalf("no first-run password:\n%s", svc.Stdout)
-	}
+	pw := svc.MustAdminPassword(t)
 	db, err := store.Open(context.Background(), dsn, store.DefaultPrefix, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -359,12 +356,8 @@ func TestProvider429PausesOnlyItsConnection(t *testing.T) {
 
 	rateLimited := 0
 	for _, id := range sgIDs {
-		r := servicetest.Call(t, "GET", fmt.Sprintf("%s/logs/%d", e.svc.Base, id), "", e.admin)
-		if r.Status != http.StatusOK {
-			t.Fatalf("GET /logs/%d: %d %s", id, r.Status, r.Body)
-		}
 		var l logView
-		r.JSON(t, &l)
+		e.readLog(t, id, &l)
 		var outcomes []string
 		for _, a := range l.History {
 			outcomes = append(outcomes, a.Outcome)
@@ -387,9 +380,8 @@ func TestProvider429PausesOnlyItsConnection(t *testing.T) {
 	}
 	// The SMTP messages met no pause of their own.
 	for _, id := range smtpIDs[:5] {
-		r := servicetest.Call(t, "GET", fmt.Sprintf("%s/logs/%d", e.svc.Base, id), "", e.admin)
 		var l logView
-		r.JSON(t, &l)
+		e.readLog(t, id, &l)
 		if l.Status != core.StatusDelivered || l.Attempts != 1 || len(l.History) != 1 {
 			t.Errorf("SMTP log %d: %s, %d attempts, %d history entries; want delivered at the first attempt", id, l.Status, l.Attempts, len(l.History))
 		}
@@ -448,12 +440,8 @@ func TestSMTPSlowDownPausesOnlyItsConnection(t *testing.T) {
 	}
 	rateLimited := 0
 	for _, id := range slowIDs {
-		r := servicetest.Call(t, "GET", fmt.Sprintf("%s/logs/%d", e.svc.Base, id), "", e.admin)
-		if r.Status != http.StatusOK {
-			t.Fatalf("GET /logs/%d: %d %s", id, r.Status, r.Body)
-		}
 		var l logView
-		r.JSON(t, &l)
+		e.readLog(t, id, &l)
 		for _, a := range l.History {
 			switch a.Outcome {
 			case core.OutcomeRateLimited:

@@ -35,15 +35,21 @@ type recipientsLog struct {
 	} `json:"attempts_history"`
 }
 
-// getLog reads GET /logs/{id}.
-func (e *limitsEnv) getLog(t *testing.T, id int64) recipientsLog {
+// readLog reads GET /logs/{id} into v, requiring a 200.
+func (e *limitsEnv) readLog(t *testing.T, id int64, v any) {
 	t.Helper()
 	r := servicetest.Call(t, "GET", fmt.Sprintf("%s/logs/%d", e.svc.Base, id), "", e.admin)
 	if r.Status != http.StatusOK {
 		t.Fatalf("GET /logs/%d: %d %s", id, r.Status, r.Body)
 	}
+	r.JSON(t, v)
+}
+
+// getLog reads GET /logs/{id}.
+func (e *limitsEnv) getLog(t *testing.T, id int64) recipientsLog {
+	t.Helper()
 	var l recipientsLog
-	r.JSON(t, &l)
+	e.readLog(t, id, &l)
 	return l
 }
 

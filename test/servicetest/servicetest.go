@@ -223,6 +223,17 @@ func (s *Service) AdminPassword() string {
 	return ""
 }
 
+// MustAdminPassword is AdminPassword, failing the test when the first
+// start printed no password.
+func (s *Service) MustAdminPassword(tb testing.TB) string {
+	tb.Helper()
+	pw := s.AdminPassword()
+	if pw == "" {
+		tb.Fatalf("no first-run password:\n%s", s.Stdout)
+	}
+	return pw
+}
+
 // Result is what a finished command printed and its exit code.
 type Result struct {
 	Stdout, Stderr string

@@ -77,22 +77,11 @@ func BenchmarkWPMailBridgeVsPHPMailer(b *testing.B) {
 	// delayed ACKs on the server add about 40 ms to every message.
 	configureSMTP := func(nodelay bool) {
 		b.Helper()
-		conf := fmt.Sprintf(`<?php
-add_action( 'phpmailer_init', function ( $phpmailer ) {
-	$phpmailer->isSMTP();
-	$phpmailer->Host        = '127.0.0.1';
-	$phpmailer->Port        = %d;
-	$phpmailer->SMTPAuth    = false;
-	$phpmailer->SMTPAutoTLS = false;
-	$phpmailer->SMTPSecure  = '';
-	if ( %t ) {
-		$phpmailer->SMTPOptions = array( 'socket' => array( 'tcp_nodelay' => true ) );
-	}
-} );
-`, sink.Port(), nodelay)
-		if err := os.WriteFile(filepath.Join(site.ContentDir, "mu-plugins", "phpmailer-sink.php"), []byte(conf), 0o644); err != nil {
-			b.Fatal(err)
+		more := ""
+		if nodelay {
+			more = "\t$phpmailer->SMTPOptions = array( 'socket' => array( 'tcp_nodelay' => true ) );\n"
 		}
+		site.WriteContent(b, map[string]string{"mu-plugins/phpmailer-sink.php": wpsite.PHPMailerSMTPPlugin(sink.Port(), more)})
 	}
 	bridgeFile := filepath.Join(site.ContentDir, "mu-plugins", "mailsvc-bridge.php")
 	bridgeSource, err := os.ReadFile(bridgeFile)

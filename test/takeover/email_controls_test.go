@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/mailsvc/mailsvc/test/fakes/smtpsink"
-	"github.com/mailsvc/mailsvc/test/servicetest"
 	"github.com/mailsvc/mailsvc/test/wpsite"
 )
 
@@ -27,32 +26,14 @@ wp_mail( 'marker@example.com', %s, 'marker' );`
 // delivered, the count shows on GET /settings/email-controls and on the
 // dashboard's stats; switched on again, the moderation email is delivered.
 func TestEmailControlsThroughTheBinary(t *testing.T) {
-	if testing.Short() {
-		t.Skip("real WordPress test: not in -short mode")
-	}
-	site := wpsite.Install(t, wpsite.Options{Prefix: "wpc_"})
+	site, dir := installTakeoverSite(t, "wpc_")
 	sink := smtpsink.Start(t)
-	dir := t.TempDir()
-	if out, err := run(t, dir, environ(dir), "wp", "install", "--wp-path", site.Dir); err != nil {
-		t.Fatalf("wp install: %v\n%s", err, out)
-	}
-	env := environ(dir, "MAILSVC_WP_CONFIG="+site.WPConfigPath, "MAILSVC_TRUSTED_PROXIES=127.0.0.1")
-	appPW := site.CreateApplicationPassword(t, site.AdminLogin, "email controls test")
-	svc := servicetest.StartEnv(t, dir, env)
+	svc, appPW := serveSite(t, site, dir, "email controls test")
 	api := func(method, path, body string, want int) []byte {
 		t.Helper()
-		status, b := call(t, method, svc.Base+path, body, site.AdminLogin, appPW)
-		if status != want {
-			t.Fatalf("%s %s: %d %s", method, path, status, b)
-		}
-		return b
+		return callWant(t, method, svc.Base+path, body, site.AdminLogin, appPW, want, nil)
 	}
-	var conn struct{ ID int64 }
-	if err := json.Unmarshal(api("POST", "/connections", fmt.Sprintf(
-		`{"name":"sink","driver":"smtp","settings":{"host":%q,"port":%d,"encryption":"none","auth":false}}`, sink.Host(), sink.Port()), 201), &conn); err != nil {
-		t.Fatal(err)
-	}
-	api("PUT", "/settings", fmt.Sprintf(`{"default_connection_id":%d}`, conn.ID), 200)
+	deliverToSink(t, svc.Base, site.AdminLogin, appPW, sink, "")
 	api("PUT", "/settings/email-controls", `{"comment_moderation":false,"newsletter":false}`, 422)
 	api("PUT", "/settings/email-controls", `{"comment_moderation":false}`, 200)
 

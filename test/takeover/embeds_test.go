@@ -12,10 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailsvc/mailsvc/adapters/wordpress/bridge"
 	"github.com/mailsvc/mailsvc/test/fakes/rawmime"
 	"github.com/mailsvc/mailsvc/test/fakes/smtpsink"
-	"github.com/mailsvc/mailsvc/test/servicetest"
 	"github.com/mailsvc/mailsvc/test/wpsite"
 )
 
@@ -28,13 +26,7 @@ import (
 // carries the embeds; the log lists them as inline images with their
 // previews; a resend delivers them again.
 func TestEmbedsOnWordPress(t *testing.T) {
-	if testing.Short() {
-		t.Skip("real WordPress test: not in -short mode")
-	}
-	site := wpsite.Install(t, wpsite.Options{Prefix: "wpm_"})
-	if _, err := bridge.Install(site.ContentDir); err != nil {
-		t.Fatal(err)
-	}
+	site := installBridgeSite(t, wpsite.Options{Prefix: "wpm_"})
 	logoPath, photoPath := filepath.Join(site.Dir, "logo.png"), filepath.Join(site.Dir, "photo.jpg")
 	logo, photo := randomFile(t, logoPath, 3000), randomFile(t, photoPath, 70000)
 	plugin := `<?php
@@ -57,25 +49,14 @@ add_filter( 'wp_mail', function ( $atts ) {
 	}
 	sink := smtpsink.Start(t)
 	dir := t.TempDir()
-	svc := servicetest.StartEnv(t, dir, environ(dir, "MAILSVC_WP_CONFIG="+site.WPConfigPath, "MAILSVC_TRUSTED_PROXIES=127.0.0.1"))
-	user, pass := site.AdminLogin, site.CreateApplicationPassword(t, site.AdminLogin, "embeds test")
+	svc, pass := serveSite(t, site, dir, "embeds test")
+	user := site.AdminLogin
 	api := func(method, path, body string, want int, v any) {
 		t.Helper()
-		status, b := call(t, method, svc.Base+path, body, user, pass)
-		if status != want {
-			t.Fatalf("%s %s: %d %s, want %d", method, path, status, b, want)
-		}
-		if v != nil {
-			if err := json.Unmarshal(b, v); err != nil {
-				t.Fatalf("%s %s: %v", method, path, err)
-			}
-		}
+		callWant(t, method, svc.Base+path, body, user, pass, want, v)
 	}
-	var conn struct{ ID int64 }
-	api("POST", "/connections", fmt.Sprintf(`{"name":"sink","driver":"smtp","settings":{"host":%q,"port":%d,"encryption":"none","auth":false}}`,
-		sink.Host(), sink.Port()), 201, &conn)
 	// The log keeps the files' bytes, so that the log can be resent.
-	api("PUT", "/settings", fmt.Sprintf(`{"default_connection_id":%d,"log_attachments":true}`, conn.ID), 200, nil)
+	deliverToSink(t, svc.Base, user, pass, sink, `"log_attachments":true`)
 
 	const subject = "Your order, with pictures"
 	html := `<p><img src="cid:brand-logo" alt="Logo"></p><p><img src="cid:banner" alt="Banner"></p>`

@@ -3,17 +3,13 @@ package takeover
 import (
 	"bytes"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"net/mail"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mailsvc/mailsvc/test/fakes/smtpsink"
-	"github.com/mailsvc/mailsvc/test/servicetest"
 	"github.com/mailsvc/mailsvc/test/wpsite"
 )
 
@@ -39,55 +35,17 @@ func subjects(t *testing.T, got []smtpsink.Received) []string {
 // by the service through its connection. With exclusions switched off,
 // both are taken over.
 func TestPluginExclusionsWithService(t *testing.T) {
-	if testing.Short() {
-		t.Skip("real WordPress test: not in -short mode")
-	}
-	site := wpsite.Install(t, wpsite.Options{Prefix: "wpe_"})
+	site, dir := installTakeoverSite(t, "wpe_")
 	hostSink, svcSink := smtpsink.Start(t), smtpsink.Start(t)
-	dir := t.TempDir()
-	if out, err := run(t, dir, environ(dir), "wp", "install", "--wp-path", site.Dir); err != nil {
-		t.Fatalf("wp install: %v\n%s", err, out)
-	}
-	files := map[string]string{
-		"mu-plugins/host-smtp.php": fmt.Sprintf(`<?php
-add_action( 'phpmailer_init', function ( $phpmailer ) {
-	$phpmailer->isSMTP();
-	$phpmailer->Host        = '127.0.0.1';
-	$phpmailer->Port        = %d;
-	$phpmailer->SMTPAuth    = false;
-	$phpmailer->SMTPAutoTLS = false;
-} );
-`, hostSink.Port()),
+	site.WriteContent(t, map[string]string{
+		"mu-plugins/host-smtp.php":              wpsite.PHPMailerSMTPPlugin(hostSink.Port(), ""),
 		"plugins/legacy-forms/legacy-forms.php": "<?php\n/* Plugin Name: Legacy Forms */\nfunction legacy_forms_send( $subject ) { return wp_mail( 'owner@example.com', $subject, 'a form entry' ); }\n",
 		"plugins/shop-mailer/shop-mailer.php":   "<?php\n/* Plugin Name: Shop Mailer */\nfunction shop_mailer_send( $subject ) { return wp_mail( 'buyer@example.com', $subject, 'your order' ); }\n",
-	}
-	for name, content := range files {
-		path := filepath.Join(site.ContentDir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	site.PHP(t, `update_option( 'active_plugins', array( 'legacy-forms/legacy-forms.php', 'shop-mailer/shop-mailer.php' ) ); echo 'ok';`)
 
-	env := environ(dir, "MAILSVC_WP_CONFIG="+site.WPConfigPath, "MAILSVC_TRUSTED_PROXIES=127.0.0.1")
-	appPW := site.CreateApplicationPassword(t, site.AdminLogin, "exclusions test")
-	svc := servicetest.StartEnv(t, dir, env)
-	status, body := call(t, "POST", svc.Base+"/connections", fmt.Sprintf(
-		`{"name":"service sink","driver":"smtp","settings":{"host":%q,"port":%d,"encryption":"none","auth":false}}`,
-		svcSink.Host(), svcSink.Port()), site.AdminLogin, appPW)
-	if status != 201 {
-		t.Fatalf("create connection: %d %s", status, body)
-	}
-	var conn struct{ ID int64 }
-	if err := json.Unmarshal(body, &conn); err != nil || conn.ID == 0 {
-		t.Fatalf("create connection: %s (%v)", body, err)
-	}
-	if status, body := call(t, "PUT", svc.Base+"/settings", fmt.Sprintf(`{"default_connection_id":%d}`, conn.ID), site.AdminLogin, appPW); status != 200 {
-		t.Fatalf("PUT /settings: %d %s", status, body)
-	}
+	svc, appPW := serveSite(t, site, dir, "exclusions test")
+	deliverToSink(t, svc.Base, site.AdminLogin, appPW, svcSink, "")
 	db, err := sql.Open("mysql", site.DSN)
 	if err != nil {
 		t.Fatal(err)
@@ -95,20 +53,7 @@ add_action( 'phpmailer_init', function ( $phpmailer ) {
 	defer db.Close()
 	queuedSources := func(subject string) []string {
 		t.Helper()
-		rows, err := db.Query("SELECT source FROM wpe_mailsvc_logs WHERE subject = ?", subject)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		var out []string
-		for rows.Next() {
-			var s string
-			if err := rows.Scan(&s); err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, s)
-		}
-		return out
+		return queryStrings(t, db, "SELECT source FROM wpe_mailsvc_logs WHERE subject = ?", subject)
 	}
 	send := func(legacy, shop string) {
 		t.Helper()
@@ -120,7 +65,7 @@ add_action( 'phpmailer_init', function ( $phpmailer ) {
 
 	// Exclusions on: the legacy plugin's mail leaves through the site's
 	// own SMTP server, synchronously, and is not in the queue.
-	status, body = call(t, "PUT", svc.Base+"/pro/settings", `{"plugin_exclusions_enabled":true,"excluded_plugins":["legacy-forms"]}`, site.AdminLogin, appPW)
+	status, body := call(t, "PUT", svc.Base+"/pro/settings", `{"plugin_exclusions_enabled":true,"excluded_plugins":["legacy-forms"]}`, site.AdminLogin, appPW)
 	if status != 200 || !strings.Contains(string(body), `"excluded_plugins":["legacy-forms"]`) {
 		t.Fatalf("PUT /pro/settings: %d %s", status, body)
 	}

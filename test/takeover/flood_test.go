@@ -26,8 +26,7 @@ func TestFloodGuardOnWordPress(t *testing.T) {
 	h := newHookSite(t, dir, "wfl_")
 	site := h.site
 	sink := smtpsink.Start(t)
-	appPW := site.CreateApplicationPassword(t, site.AdminLogin, "flood test")
-	svc := servicetest.StartEnv(t, dir, environ(dir, "MAILSVC_WP_CONFIG="+site.WPConfigPath, "MAILSVC_TRUSTED_PROXIES=127.0.0.1"))
+	svc, appPW := serveSite(t, site, dir, "flood test")
 	api := func(method, path, body string, want int) servicetest.Response {
 		t.Helper()
 		r := servicetest.Call(t, method, svc.Base+path, body, func(r *http.Request) {

@@ -2,7 +2,6 @@ package takeover
 
 import (
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
@@ -12,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailsvc/mailsvc/adapters/wordpress/bridge"
 	"github.com/mailsvc/mailsvc/test/fakes/smtpsink"
 	"github.com/mailsvc/mailsvc/test/servicetest"
 	"github.com/mailsvc/mailsvc/test/wpsite"
@@ -40,13 +38,7 @@ type storedLog struct {
 // pattern published by the site's mail_svc_log_redact_patterns filter,
 // the refused resend, and `mailsvc logs redact` over a log stored whole.
 func TestLogBodyOnWordPress(t *testing.T) {
-	if testing.Short() {
-		t.Skip("real WordPress test: not in -short mode")
-	}
-	site := wpsite.Install(t, wpsite.Options{Prefix: "wpb_"})
-	if _, err := bridge.Install(site.ContentDir); err != nil {
-		t.Fatal(err)
-	}
+	site := installBridgeSite(t, wpsite.Options{Prefix: "wpb_"})
 	// A plugin of the site's own (a must-use plugin file), and the site's
 	// redaction pattern for its order codes.
 	plugin := `<?php
@@ -64,21 +56,9 @@ add_filter( 'mail_svc_log_redact_patterns', function ( $patterns ) { $patterns[]
 	user, pass := site.AdminLogin, site.CreateApplicationPassword(t, site.AdminLogin, "log body test")
 	api := func(method, path, body string, want int, v any) []byte {
 		t.Helper()
-		status, b := call(t, method, svc.Base+path, body, user, pass)
-		if status != want {
-			t.Fatalf("%s %s: %d %s, want %d", method, path, status, b, want)
-		}
-		if v != nil {
-			if err := json.Unmarshal(b, v); err != nil {
-				t.Fatalf("%s %s: %v", method, path, err)
-			}
-		}
-		return b
+		return callWant(t, method, svc.Base+path, body, user, pass, want, v)
 	}
-	var conn struct{ ID int64 }
-	api("POST", "/connections", fmt.Sprintf(`{"name":"sink","driver":"smtp","settings":{"host":%q,"port":%d,"encryption":"none","auth":false}}`,
-		sink.Host(), sink.Port()), 201, &conn)
-	api("PUT", "/settings", fmt.Sprintf(`{"default_connection_id":%d}`, conn.ID), 200, nil)
+	deliverToSink(t, svc.Base, user, pass, sink, "")
 
 	// finalLog waits for the log of subject to be delivered with its mode
 	// applied, and returns it.

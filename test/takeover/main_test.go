@@ -8,7 +8,9 @@ package takeover
 
 import (
 	"bytes"
+	"database/sql"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"mime"
@@ -19,7 +21,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mailsvc/mailsvc/adapters/wordpress/bridge"
+	"github.com/mailsvc/mailsvc/test/fakes/smtpsink"
 	"github.com/mailsvc/mailsvc/test/servicetest"
+	"github.com/mailsvc/mailsvc/test/wpsite"
 )
 
 func TestMain(m *testing.M) { servicetest.Main(m) }
@@ -48,6 +53,101 @@ func call(t testing.TB, method, url, body, user, pass string) (int, []byte) {
 		req.Header.Set("X-Forwarded-Proto", "https")
 	})
 	return r.Status, r.Body
+}
+
+// callWant is call that requires the status want and, when v is not nil,
+// decodes the body into v; it returns the body.
+func callWant(t testing.TB, method, url, body, user, pass string, want int, v any) []byte {
+	t.Helper()
+	status, b := call(t, method, url, body, user, pass)
+	if status != want {
+		t.Fatalf("%s %s: %d %s, want %d", method, url, status, b, want)
+	}
+	if v != nil {
+		if err := json.Unmarshal(b, v); err != nil {
+			t.Fatalf("%s %s: %v", method, url, err)
+		}
+	}
+	return b
+}
+
+// deliverToSink creates the SMTP connection "sink" to sink (no TLS, no
+// login) through the service at base, as user with the application
+// password pass, and makes it the default; settings (JSON members, or "")
+// are saved with it. It returns the connection's id.
+func deliverToSink(t testing.TB, base, user, pass string, sink *smtpsink.Sink, settings string) int64 {
+	t.Helper()
+	var conn struct{ ID int64 }
+	callWant(t, "POST", base+"/connections", fmt.Sprintf(`{"name":"sink","driver":"smtp","settings":{"host":%q,"port":%d,"encryption":"none","auth":false}}`,
+		sink.Host(), sink.Port()), user, pass, 201, &conn)
+	if conn.ID == 0 {
+		t.Fatal("create connection: no id")
+	}
+	if settings != "" {
+		settings = "," + settings
+	}
+	callWant(t, "PUT", base+"/settings", fmt.Sprintf(`{"default_connection_id":%d%s}`, conn.ID, settings), user, pass, 200, nil)
+	return conn.ID
+}
+
+// queryStrings runs query on db and returns the one string column of its
+// rows.
+func queryStrings(t testing.TB, db *sql.DB, query string, args ...any) []string {
+	t.Helper()
+	rows, err := db.Query(query, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// installTakeoverSite installs a WordPress site with the table prefix
+// prefix and the bridge with the built `mailsvc wp install`, in a new
+// directory it returns with the site. It skips in -short mode.
+func installTakeoverSite(t *testing.T, prefix string) (*wpsite.Site, string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("real WordPress test: not in -short mode")
+	}
+	site := wpsite.Install(t, wpsite.Options{Prefix: prefix})
+	dir := t.TempDir()
+	if out, err := run(t, dir, environ(dir), "wp", "install", "--wp-path", site.Dir); err != nil {
+		t.Fatalf("wp install: %v\n%s", err, out)
+	}
+	return site, dir
+}
+
+// serveSite creates the administrator's application password named
+// appPWName and starts `mailsvc serve` in dir against the site's
+// wp-config.php behind a trusted proxy (127.0.0.1). It returns the
+// service and the password.
+func serveSite(t *testing.T, site *wpsite.Site, dir, appPWName string) (*servicetest.Service, string) {
+	t.Helper()
+	appPW := site.CreateApplicationPassword(t, site.AdminLogin, appPWName)
+	return servicetest.StartEnv(t, dir, environ(dir, "MAILSVC_WP_CONFIG="+site.WPConfigPath, "MAILSVC_TRUSTED_PROXIES=127.0.0.1")), appPW
+}
+
+// installBridgeSite installs a WordPress site with opts and the bridge's
+// files as the bridge package writes them. It skips in -short mode.
+func installBridgeSite(t *testing.T, opts wpsite.Options) *wpsite.Site {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("real WordPress test: not in -short mode")
+	}
+	site := wpsite.Install(t, opts)
+	if _, err := bridge.Install(site.ContentDir); err != nil {
+		t.Fatal(err)
+	}
+	return site
 }
 
 // parsed is a message as received, taken apart.

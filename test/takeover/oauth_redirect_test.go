@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/mailsvc/mailsvc/test/servicetest"
-	"github.com/mailsvc/mailsvc/test/wpsite"
 )
 
 // TestOAuthRedirectURIFromWordPress: beside a real WordPress site, the
@@ -19,14 +18,7 @@ import (
 // over the per-provider constant, the constant over the relay, and the
 // relay by default.
 func TestOAuthRedirectURIFromWordPress(t *testing.T) {
-	if testing.Short() {
-		t.Skip("real WordPress test: not in -short mode")
-	}
-	site := wpsite.Install(t, wpsite.Options{Prefix: "wpr_"})
-	dir := t.TempDir()
-	if out, err := run(t, dir, environ(dir), "wp", "install", "--wp-path", site.Dir); err != nil {
-		t.Fatalf("wp install: %v\n%s", err, out)
-	}
+	site, dir := installTakeoverSite(t, "wpr_")
 	filter := `<?php
 add_filter( 'mail_svc_google_oauth_redirect_uri', function () { return 'https://relay.example.com/google-from-filter'; } );
 `

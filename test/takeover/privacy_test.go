@@ -11,7 +11,6 @@ import (
 
 	"github.com/mailsvc/mailsvc/core"
 	"github.com/mailsvc/mailsvc/test/fakes/smtpsink"
-	"github.com/mailsvc/mailsvc/test/servicetest"
 	"github.com/mailsvc/mailsvc/test/wpsite"
 )
 
@@ -98,31 +97,14 @@ echo wp_json_encode( array(
 // naming them; after the erase no answer of the service names them and
 // the dashboard totals are unchanged.
 func TestPersonalDataRequestsInWordPress(t *testing.T) {
-	if testing.Short() {
-		t.Skip("real WordPress test: not in -short mode")
-	}
-	site := wpsite.Install(t, wpsite.Options{Prefix: "wpp_"})
+	site, dir := installTakeoverSite(t, "wpp_")
 	sink := smtpsink.Start(t)
-	dir := t.TempDir()
-	if out, err := run(t, dir, environ(dir), "wp", "install", "--wp-path", site.Dir); err != nil {
-		t.Fatalf("wp install: %v\n%s", err, out)
-	}
-	env := environ(dir, "MAILSVC_WP_CONFIG="+site.WPConfigPath, "MAILSVC_TRUSTED_PROXIES=127.0.0.1")
-	appPW := site.CreateApplicationPassword(t, site.AdminLogin, "privacy test")
-	svc := servicetest.StartEnv(t, dir, env)
+	svc, appPW := serveSite(t, site, dir, "privacy test")
 	api := func(method, path, body string) (int, []byte) {
 		t.Helper()
 		return call(t, method, svc.Base+path, body, site.AdminLogin, appPW)
 	}
-	status, body := api("POST", "/connections", fmt.Sprintf(
-		`{"name":"sink","driver":"smtp","settings":{"host":%q,"port":%d,"encryption":"none","auth":false}}`, sink.Host(), sink.Port()))
-	var conn struct{ ID int64 }
-	if err := json.Unmarshal(body, &conn); err != nil || status != 201 {
-		t.Fatalf("create connection: %d %s", status, body)
-	}
-	if status, body := api("PUT", "/settings", fmt.Sprintf(`{"default_connection_id":%d}`, conn.ID)); status != 200 {
-		t.Fatalf("PUT /settings: %d %s", status, body)
-	}
+	deliverToSink(t, svc.Base, site.AdminLogin, appPW, sink, "")
 	site.CreateUser(t, "pat", "Pat@example.com", "subscriber", "pat-password-1234")
 
 	out := site.PHP(t, `echo wp_json_encode( array(

@@ -2,7 +2,6 @@ package takeover
 
 import (
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -11,7 +10,6 @@ import (
 
 	_ "github.com/go-sql-driver/mysql"
 
-	"github.com/mailsvc/mailsvc/adapters/wordpress/bridge"
 	"github.com/mailsvc/mailsvc/test/fakes/smtpsink"
 	"github.com/mailsvc/mailsvc/test/servicetest"
 	"github.com/mailsvc/mailsvc/test/wpsite"
@@ -55,20 +53,11 @@ type stagingSite struct {
 
 func newStagingSite(t *testing.T, opts wpsite.Options, env ...string) *stagingSite {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("real WordPress test: not in -short mode")
-	}
-	site := wpsite.Install(t, opts)
-	if _, err := bridge.Install(site.ContentDir); err != nil {
-		t.Fatal(err)
-	}
+	site := installBridgeSite(t, opts)
 	s := &stagingSite{t: t, site: site, sink: smtpsink.Start(t)}
 	s.user, s.pass = site.AdminLogin, site.CreateApplicationPassword(t, site.AdminLogin, "staging test")
 	s.start(env...)
-	var conn struct{ ID int64 }
-	s.api("POST", "/connections", fmt.Sprintf(`{"name":"sink","driver":"smtp","settings":{"host":%q,"port":%d,"encryption":"none","auth":false}}`,
-		s.sink.Host(), s.sink.Port()), 201, &conn)
-	s.api("PUT", "/settings", fmt.Sprintf(`{"default_connection_id":%d}`, conn.ID), 200, nil)
+	deliverToSink(t, s.svc.Base, s.user, s.pass, s.sink, "")
 	return s
 }
 
@@ -84,16 +73,7 @@ func (s *stagingSite) start(env ...string) {
 
 func (s *stagingSite) api(method, path, body string, want int, v any) []byte {
 	s.t.Helper()
-	status, b := call(s.t, method, s.svc.Base+path, body, s.user, s.pass)
-	if status != want {
-		s.t.Fatalf("%s %s: %d %s, want %d", method, path, status, b, want)
-	}
-	if v != nil {
-		if err := json.Unmarshal(b, v); err != nil {
-			s.t.Fatalf("%s %s: %v", method, path, err)
-		}
-	}
-	return b
+	return callWant(s.t, method, s.svc.Base+path, body, s.user, s.pass, want, v)
 }
 
 // mail calls WordPress's wp_mail() in the site.

@@ -45,19 +45,7 @@ func serviceTables(t *testing.T, site *wpsite.Site) []string {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	rows, err := db.Query("SHOW TABLES LIKE '" + strings.ReplaceAll(site.Prefix, "_", `\_`) + `mailsvc\_%'`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, name)
-	}
+	out := queryStrings(t, db, "SHOW TABLES LIKE '"+strings.ReplaceAll(site.Prefix, "_", `\_`)+`mailsvc\_%'`)
 	slices.Sort(out)
 	return out
 }
@@ -115,16 +103,7 @@ func TestWordPressTakeover(t *testing.T) {
 	// a WordPress-made application password.
 	appPW := site.CreateApplicationPassword(t, site.AdminLogin, "takeover test")
 	svc := servicetest.StartEnv(t, dir, env)
-	status, body := call(t, "POST", svc.Base+"/connections", fmt.Sprintf(
-		`{"name":"sink","driver":"smtp","settings":{"host":%q,"port":%d,"encryption":"none","auth":false}}`,
-		sink.Host(), sink.Port()), site.AdminLogin, appPW)
-	var conn struct{ ID int64 }
-	if err := json.Unmarshal(body, &conn); err != nil || status != 201 || conn.ID == 0 {
-		t.Fatalf("create connection: %d %s", status, body)
-	}
-	if status, body := call(t, "PUT", svc.Base+"/settings", fmt.Sprintf(`{"default_connection_id":%d}`, conn.ID), site.AdminLogin, appPW); status != 200 {
-		t.Fatalf("PUT /settings: %d %s", status, body)
-	}
+	deliverToSink(t, svc.Base, site.AdminLogin, appPW, sink, "")
 	svc.Stop(t)
 
 	// 3. wp_mail() while the service is down.

@@ -124,15 +124,10 @@ func alertsOf(t *testing.T, reqs []webhooksink.Request, secret string) []core.Al
 	return out
 }
 
+// waitFor polls cond every 100 ms until it holds, failing after timeout.
 func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	servicetest.Poll(t, what, timeout, 100*time.Millisecond, cond)
 }
 
 func TestHealthCheckAlertsOnceEachWay(t *testing.T) {

@@ -58,7 +58,7 @@ const fleetPingEvery = 2 * time.Second
 func fleetSites(flags []string) ([]string, error) {
 	entries := flags
 	if len(entries) == 0 {
-		entries = splitList(os.Getenv("MAILSVC_SITES"))
+		entries = SplitList(os.Getenv("MAILSVC_SITES"))
 	}
 	var out []string
 	for _, e := range entries {

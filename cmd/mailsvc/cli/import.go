@@ -42,7 +42,7 @@ func importCommand() *cobra.Command {
 				return err
 			}
 			conns := &app.Connections{Store: rt.db.Connections(), Cipher: cipher, Pins: rt.consts.Pins, Hooks: hooks, Settings: rt.db.Settings(),
-				SensitiveKeys:        splitList(rt.consts.String("MAILSVC_SENSITIVE_KEYS")),
+				SensitiveKeys:        SplitList(rt.consts.String("MAILSVC_SENSITIVE_KEYS")),
 				AllowCustomEndpoints: rt.consts.Bool(core.AllowCustomEndpointsConstant)}
 			redaction, err := rt.logRedaction(hooks, log)
 			if err != nil {

@@ -9,6 +9,23 @@ import (
 	"github.com/mailsvc/mailsvc/core"
 )
 
+// errorAsWanted checks err against a case's wanted error: with want set,
+// err must contain it, and errorAsWanted reports true (the case is done);
+// with want "", err must be nil.
+func errorAsWanted(t *testing.T, err error, want string) bool {
+	t.Helper()
+	if want != "" {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("error %v, want one containing %q", err, want)
+		}
+		return true
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return false
+}
+
 func TestParseSendmailArgs(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -34,14 +51,8 @@ func TestParseSendmailArgs(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := parseSendmailArgs(tt.args)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
-				}
+			if errorAsWanted(t, err, tt.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("got %+v, want %+v", got, tt.want)
@@ -75,14 +86,8 @@ func TestReadSendmailInput(t *testing.T) {
 				max = 1 << 20
 			}
 			got, err := readSendmailInput(strings.NewReader(tt.in), tt.ignoreDots, max)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("error %v, want %q", err, tt.wantErr)
-				}
+			if errorAsWanted(t, err, tt.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if string(got) != tt.want {
 				t.Errorf("got %q, want %q", got, tt.want)

@@ -173,8 +173,9 @@ func reportUndecryptable(ctx context.Context, log *slog.Logger, conns *app.Conne
 	}
 }
 
-// splitList splits a comma-separated configuration value.
-func splitList(s string) []string {
+// SplitList splits a comma-separated configuration value into its
+// entries, trimmed, the empty ones left out.
+func SplitList(s string) []string {
 	var out []string
 	for _, p := range strings.Split(s, ",") {
 		if p = strings.TrimSpace(p); p != "" {
@@ -187,7 +188,7 @@ func splitList(s string) []string {
 // parseCIDRs parses a comma-separated list of IP addresses and CIDRs.
 func parseCIDRs(s string) ([]*net.IPNet, error) {
 	var out []*net.IPNet
-	for _, p := range splitList(s) {
+	for _, p := range SplitList(s) {
 		if !strings.Contains(p, "/") {
 			if ip := net.ParseIP(p); ip != nil && ip.To4() != nil {
 				p += "/32"

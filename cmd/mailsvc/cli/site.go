@@ -127,7 +127,7 @@ func buildSite(ctx context.Context, rt *runtime, b siteBuild) (_ *siteService, e
 		Pins:                 rt.consts.Pins,
 		Hooks:                hooks,
 		Settings:             rt.db.Settings(),
-		SensitiveKeys:        splitList(rt.consts.String("MAILSVC_SENSITIVE_KEYS")),
+		SensitiveKeys:        SplitList(rt.consts.String("MAILSVC_SENSITIVE_KEYS")),
 		AllowCustomEndpoints: rt.consts.Bool(core.AllowCustomEndpointsConstant),
 	}
 	reportUndecryptable(ctx, log, conns)

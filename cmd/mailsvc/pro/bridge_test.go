@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/mail"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -117,27 +115,10 @@ func TestBridgeFollowsProSettings(t *testing.T) {
 	}
 	t.Cleanup(func() { db.Close() })
 	sink := smtpsink.Start(t)
-	for name, content := range map[string]string{
-		"mu-plugins/smtp-setup.php": fmt.Sprintf(`<?php
-add_action( 'phpmailer_init', function ( $phpmailer ) {
-	$phpmailer->isSMTP();
-	$phpmailer->Host        = '127.0.0.1';
-	$phpmailer->Port        = %d;
-	$phpmailer->SMTPAuth    = false;
-	$phpmailer->SMTPAutoTLS = false;
-	$phpmailer->SMTPSecure  = '';
-} );
-`, sink.Port()),
+	site.WriteContent(t, map[string]string{
+		"mu-plugins/smtp-setup.php":     wpsite.PHPMailerSMTPPlugin(sink.Port(), ""),
 		"plugins/keep-out/keep-out.php": "<?php\n/* Plugin Name: Keep Out */\nfunction keep_out_send( $subject ) { return wp_mail( 'reader@example.com', $subject, 'excluded body' ); }\n",
-	} {
-		path := filepath.Join(site.ContentDir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	site.PHP(t, `update_option( 'active_plugins', array( 'keep-out/keep-out.php' ) ); echo 'ok';`)
 	config, err := os.ReadFile(site.WPConfigPath)
 	if err != nil {

@@ -21,7 +21,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -68,7 +67,7 @@ func (module) Serve(ctx context.Context, env *cli.ServeEnv) (api.Module, error) 
 		env.HiddenTabs = append(env.HiddenTabs, httppro.Tab().Slug)
 		return nil, nil
 	}
-	vendors, err := apppro.VendorKeys(splitList(env.Constants.String("MAILSVC_LICENSE_PUBLIC_KEYS")))
+	vendors, err := apppro.VendorKeys(cli.SplitList(env.Constants.String("MAILSVC_LICENSE_PUBLIC_KEYS")))
 	if err != nil {
 		return nil, fmt.Errorf("MAILSVC_LICENSE_PUBLIC_KEYS: %w", err)
 	}
@@ -100,17 +99,6 @@ func (module) Serve(ctx context.Context, env *cli.ServeEnv) (api.Module, error) 
 		return nil, err
 	}
 	return m, nil
-}
-
-// splitList splits a comma-separated configuration value.
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // endOfDay returns the first instant after the named UTC day.
