@@ -461,7 +461,12 @@ func BenchmarkIntake(b *testing.B) {
 			admin := adminAuth(b, svc)
 			id := createConnection(b, svc, admin, "sink", "smtp", smtpSettings(sink), nil)
 			useDefault(b, svc, admin, id)
+			cpu0, db0 := processCPU(b, svc.Pid()), databaseCPU(b)
 			rate := sinkCeiling(b, smtpAddr, intakeMessages, intakeSessions, sasl.NewPlainClient("", "admin", svc.AdminPassword()))
+			if alone {
+				b.ReportMetric(float64((processCPU(b, svc.Pid())-cpu0).Microseconds())/intakeMessages, "svc-CPU-us/msg")
+				b.ReportMetric(float64((databaseCPU(b)-db0).Microseconds())/intakeMessages, "db-CPU-us/msg")
+			}
 			db := openStore(b, dsn)
 			st, err := db.Logs().QueueStats(context.Background())
 			if err != nil {
