@@ -62,13 +62,11 @@ func recipientRows(id int64, m *core.Message) []recipientRow {
 }
 
 // insertRecipients writes rows with multi-row INSERTs that skip rows
-// already present (the PHP bridge may have written them), and enters
-// their recipient addresses in the search dictionary (one more INSERT that
-// skips the addresses already there; see log_search_addresses.go).
+// already present (the PHP bridge may have written them). Their
+// addresses enter the search dictionary in the background, by log id
+// (backfillSearchAddresses), or at once through enterSearchAddresses
+// for logs the background has passed already.
 func (db *handle) insertRecipients(ctx context.Context, tx *sql.Tx, rows []recipientRow) error {
-	if err := db.insertSearchAddresses(ctx, tx, searchedEmails(rows), false); err != nil {
-		return err
-	}
 	const chunk = 300
 	verb := "INSERT IGNORE INTO"
 	if db.dialect == DialectSQLite {
@@ -158,6 +156,9 @@ func (db *handle) indexPending(ctx context.Context, tx *sql.Tx, logs []*core.Log
 		ids = append(ids, l.ID)
 	}
 	if err := db.insertRecipients(ctx, tx, recips); err != nil {
+		return err
+	}
+	if err := db.enterPassedAddresses(ctx, tx, recips); err != nil {
 		return err
 	}
 	if db.dialect == DialectMySQL {

@@ -20,22 +20,26 @@ import (
 // ({prefix}mailsvc_log_recipients): a search by domain, prefix or fragment
 // finds its addresses here, then their logs there.
 //
-// Writes: an address enters the dictionary wherever its recipients rows
-// are written (insertRecipients: the enqueue, the claim of a bridge row,
-// the import, the erase), one multi-row INSERT IGNORE of the batch's
-// distinct addresses that changes nothing for addresses already there; its
-// pieces are written in the background (IndexSearchAddresses) and an
-// address without them yet (grams_done = 0) is matched by a scan of those
-// few. The logs from before the dictionary are entered in the background
-// too, in batches of log ids, resumable (the "addresses" progress row);
-// until that is done a search by address part is partial
-// (SearchIndexPartial). Addresses no log names any more (retention purge,
-// DELETE /logs) are removed by a background sweep after each deletion; an
-// erased address is removed by the erase itself.
+// Writes: the addresses enter the dictionary in the background, by log
+// id (backfillSearchAddresses, the "addresses" progress row: every log up
+// to done_up_to is entered), so that taking a message in writes nothing
+// to it; a search reads the addresses of the logs past done_up_to from
+// the addresses table itself (searchTail), so a message is found by
+// domain, prefix or fragment as soon as it is accepted. A log whose
+// recipients rows are written once the background has passed it (a
+// bridge row indexed late, an erase's rewrite) enters at once
+// (enterPassedAddresses). An address's pieces are written with it by the
+// background, or later (grams_done = 0) for addresses entered at once;
+// those few are matched by a scan. The logs from before the dictionary
+// (schema 25's target) are entered the same way; until then a search by
+// address part is partial (SearchIndexPartial). Addresses no log names
+// any more (retention purge, DELETE /logs) are removed by a background
+// sweep after each deletion; an erased address is removed by the erase
+// itself.
 
 // Progress rows of {prefix}mailsvc_search_progress.
 const (
-	progressAddresses = "addresses" // backfill: log ids done_up_to of target
+	progressAddresses = "addresses" // logs entered up to done_up_to; target: the last from before the dictionary
 	progressSweep     = "sweep"     // orphan sweep: requested (target) vs done
 )
 
@@ -220,8 +224,8 @@ const searchBackfillBatch = 2000
 
 // IndexSearchAddresses does one step of the address dictionary's
 // background work and returns how many rows it handled (0 when there is
-// nothing to do): entering the addresses of up to searchBackfillBatch
-// logs from before the dictionary, else writing the pieces of up to 500
+// nothing to do): entering the addresses of the next searchBackfillBatch
+// logs it has not entered yet, else writing the pieces of up to 500
 // addresses that lack them, else removing up to 500 addresses no log names
 // any more (after a purge). Each step is one short transaction; on MySQL
 // a step another process is doing is skipped (SKIP LOCKED), so it is safe
@@ -280,25 +284,59 @@ func (db *handle) lockProgress(ctx context.Context, tx *sql.Tx, name string) (do
 }
 
 // backfillSearchAddresses enters the addresses of the next batch of logs
-// from before the dictionary and returns how many addresses it entered
-// (at least 1 while the backfill is not done).
+// past the progress row's done_up_to, up to the first log whose
+// recipients rows are not written yet (a bridge row not indexed), and
+// returns how many addresses it entered (at least 1 when it moved on).
+// On MySQL the logs are read with a shared lock, which waits for the
+// transactions still writing logs in that range: done_up_to never passes
+// a log whose rows are not committed yet.
 func (db *handle) backfillSearchAddresses(ctx context.Context) (int, error) {
-	var pending int64
-	if err := db.sqlDB.QueryRowContext(ctx, db.expand(`SELECT target - done_up_to FROM {prefix}mailsvc_search_progress WHERE name = ?`),
-		progressAddresses).Scan(&pending); err != nil && !errors.Is(err, sql.ErrNoRows) {
+	var done, newest int64
+	if err := db.sqlDB.QueryRowContext(ctx, db.expand(`SELECT p.done_up_to, COALESCE((SELECT MAX(id) FROM {prefix}mailsvc_logs), 0)
+		FROM {prefix}mailsvc_search_progress p WHERE p.name = ?`), progressAddresses).Scan(&done, &newest); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return 0, nil
+		}
 		return 0, fmt.Errorf("read search progress: %w", err)
 	}
-	if pending <= 0 {
+	if newest <= done {
 		return 0, nil
 	}
 	n := 0
 	err := db.inTx(ctx, func(tx *sql.Tx) error {
 		n = 0
-		done, target, _, _, ok, err := db.lockProgress(ctx, tx, progressAddresses)
-		if err != nil || !ok || done >= target {
+		done, _, _, _, ok, err := db.lockProgress(ctx, tx, progressAddresses)
+		if err != nil || !ok {
 			return err
 		}
-		hi := min(done+searchBackfillBatch, target)
+		q := `SELECT id, recipients_indexed FROM {prefix}mailsvc_logs WHERE id > ? ORDER BY id LIMIT ?`
+		if db.dialect == DialectMySQL {
+			q += " LOCK IN SHARE MODE"
+		}
+		rows, err := tx.QueryContext(ctx, db.expand(q), done, searchBackfillBatch)
+		if err != nil {
+			return fmt.Errorf("read logs to enter: %w", err)
+		}
+		hi := done
+		for rows.Next() {
+			var id int64
+			var indexed bool
+			if err := rows.Scan(&id, &indexed); err != nil {
+				rows.Close()
+				return fmt.Errorf("read logs to enter: %w", err)
+			}
+			if !indexed {
+				break
+			}
+			hi = id
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("read logs to enter: %w", err)
+		}
+		if hi == done {
+			return nil
+		}
 		emails, err := queryStrings(ctx, tx, db.expand(`SELECT DISTINCT email FROM {prefix}mailsvc_log_recipients
 			WHERE log_id > ? AND log_id <= ? AND kind IN `+searchedKinds), done, hi)
 		if err != nil {
@@ -316,9 +354,35 @@ func (db *handle) backfillSearchAddresses(ctx context.Context) (int, error) {
 		return nil
 	})
 	if err != nil {
-		return 0, fmt.Errorf("enter older addresses in the search dictionary: %w", err)
+		return 0, fmt.Errorf("enter addresses in the search dictionary: %w", err)
 	}
 	return n, nil
+}
+
+// enterPassedAddresses enters at once, in tx, the addresses of those of
+// rows whose log the background has passed already (its id at most
+// done_up_to): it would not come back to them.
+func (db *handle) enterPassedAddresses(ctx context.Context, tx *sql.Tx, rows []recipientRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	var done int64
+	err := tx.QueryRowContext(ctx, db.expand(`SELECT done_up_to FROM {prefix}mailsvc_search_progress WHERE name = ?`),
+		progressAddresses).Scan(&done)
+	if errors.Is(err, sql.ErrNoRows) || IsMissingTable(err) {
+		// A schema before the dictionary: its backfill enters them.
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read search progress: %w", err)
+	}
+	passed := make([]recipientRow, 0, len(rows))
+	for _, r := range rows {
+		if r.LogID <= done {
+			passed = append(passed, r)
+		}
+	}
+	return db.insertSearchAddresses(ctx, tx, searchedEmails(passed), false)
 }
 
 // fillGrams writes the pieces of up to limit addresses entered without

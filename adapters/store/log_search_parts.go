@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -417,9 +419,57 @@ func (db *handle) dictionaryAddresses(ctx context.Context, s core.LogSearch) ([]
 			return nil, false, err
 		}
 	}
+	if len(all) <= maxAddresses {
+		tail, err := db.searchTail(ctx, s, maxAddresses+1)
+		if err != nil {
+			return nil, false, err
+		}
+		all = append(all, tail...)
+	}
 	slices.Sort(all)
 	all = slices.Compact(all)
 	return all, len(all) <= maxAddresses, nil
+}
+
+// searchTail returns up to limit addresses s matches among the
+// recipients of the logs the dictionary has not entered yet: those past
+// its progress (and past the logs from before it, which a partial search
+// leaves out), read from the addresses table by log id.
+func (db *handle) searchTail(ctx context.Context, s core.LogSearch, limit int) ([]string, error) {
+	var conds []string
+	var args []any
+	if s.Domain != "" {
+		d := likeEscape(s.Domain)
+		conds = append(conds, `email LIKE ? ESCAPE '!' OR email LIKE ? ESCAPE '!'`)
+		args = append(args, "%@"+d, "%@%."+d)
+	}
+	if s.Prefix != "" {
+		conds = append(conds, `email LIKE ? ESCAPE '!'`)
+		args = append(args, likeEscape(s.Prefix)+"%")
+	}
+	if s.Fragment != "" {
+		conds = append(conds, `email LIKE ? ESCAPE '!'`)
+		args = append(args, "%"+likeEscape(s.Fragment)+"%@%")
+	}
+	if len(conds) == 0 {
+		return nil, nil
+	}
+	var floor int64
+	err := db.sqlDB.QueryRowContext(ctx, db.expand(`SELECT CASE WHEN done_up_to > target THEN done_up_to ELSE target END
+		FROM {prefix}mailsvc_search_progress WHERE name = ?`), progressAddresses).Scan(&floor)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read search progress: %w", err)
+	}
+	got, err := queryStrings(ctx, db.sqlDB, db.expand(`SELECT DISTINCT email FROM {prefix}mailsvc_log_recipients
+		WHERE log_id > ? AND kind IN `+searchedKinds+` AND (`+strings.Join(conds, " OR ")+`) LIMIT ?`),
+		append(append([]any{floor}, args...), limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("read the addresses of logs not in the dictionary yet: %w", err)
+	}
+	return got, nil
 }
 
 // gramSample is how far fragmentQuery counts each piece's addresses to

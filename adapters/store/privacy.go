@@ -179,6 +179,9 @@ func (db *PrivacyService) EraseLogsNaming(ctx context.Context, email, replacemen
 		if err := db.insertRecipients(ctx, tx, rows); err != nil {
 			return err
 		}
+		if err := db.enterPassedAddresses(ctx, tx, rows); err != nil {
+			return err
+		}
 		// The address leaves the search dictionary once no log names it
 		// (a message still queued keeps it).
 		if err := db.forgetUnusedAddresses(ctx, tx, []string{email}); err != nil {

@@ -52,6 +52,7 @@ func (s *suite) logTests() []struct {
 		{"SearchAddressParts", s.testSearchAddressParts},
 		{"SearchCapped", s.testSearchCapped},
 		{"SearchBackfill", s.testSearchBackfill},
+		{"SearchDictionaryInTheBackground", s.testSearchDictionaryInTheBackground},
 		{"OutcomeRollups", s.testOutcomeRollups},
 		{"BridgeRowsBackfill", s.testBridgeRowsBackfill},
 	}

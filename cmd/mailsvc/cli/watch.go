@@ -36,9 +36,10 @@ const webhookTimeout = 15 * time.Second
 const jobRollupCompact = "rollup_compact"
 
 // jobSearchIndex names the scheduler job that fills the log search's
-// address dictionary in the background (store.SearchIndexService.RunSearchIndex): the logs
-// from before it, the pieces of new addresses, and the sweep after a
-// purge.
+// address dictionary in the background (store.SearchIndexService.RunSearchIndex):
+// the addresses of the logs taken in since its last run (and of those
+// from before the dictionary), the pieces of addresses entered without
+// them, and the sweep after a purge.
 const jobSearchIndex = "search_index"
 
 // jobHostHookPrune names the scheduler job that deletes host hook outbox
