@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -287,9 +288,6 @@ func (db *handle) lockProgress(ctx context.Context, tx *sql.Tx, name string) (do
 // past the progress row's done_up_to, up to the first log whose
 // recipients rows are not written yet (a bridge row not indexed), and
 // returns how many addresses it entered (at least 1 when it moved on).
-// On MySQL the logs are read with a shared lock, which waits for the
-// transactions still writing logs in that range: done_up_to never passes
-// a log whose rows are not committed yet.
 func (db *handle) backfillSearchAddresses(ctx context.Context) (int, error) {
 	var done, newest int64
 	if err := db.sqlDB.QueryRowContext(ctx, db.expand(`SELECT p.done_up_to, COALESCE((SELECT MAX(id) FROM {prefix}mailsvc_logs), 0)
@@ -302,40 +300,17 @@ func (db *handle) backfillSearchAddresses(ctx context.Context) (int, error) {
 	if newest <= done {
 		return 0, nil
 	}
+	hi, err := db.committedUpTo(ctx, done)
+	if err != nil || hi <= done {
+		return 0, err
+	}
 	n := 0
-	err := db.inTx(ctx, func(tx *sql.Tx) error {
+	err = db.inTx(ctx, func(tx *sql.Tx) error {
 		n = 0
-		done, _, _, _, ok, err := db.lockProgress(ctx, tx, progressAddresses)
-		if err != nil || !ok {
+		locked, _, _, _, ok, err := db.lockProgress(ctx, tx, progressAddresses)
+		if err != nil || !ok || locked != done {
+			// Another process holds the step, or moved on meanwhile.
 			return err
-		}
-		q := `SELECT id, recipients_indexed FROM {prefix}mailsvc_logs WHERE id > ? ORDER BY id LIMIT ?`
-		if db.dialect == DialectMySQL {
-			q += " LOCK IN SHARE MODE"
-		}
-		rows, err := tx.QueryContext(ctx, db.expand(q), done, searchBackfillBatch)
-		if err != nil {
-			return fmt.Errorf("read logs to enter: %w", err)
-		}
-		hi := done
-		for rows.Next() {
-			var id int64
-			var indexed bool
-			if err := rows.Scan(&id, &indexed); err != nil {
-				rows.Close()
-				return fmt.Errorf("read logs to enter: %w", err)
-			}
-			if !indexed {
-				break
-			}
-			hi = id
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("read logs to enter: %w", err)
-		}
-		if hi == done {
-			return nil
 		}
 		emails, err := queryStrings(ctx, tx, db.expand(`SELECT DISTINCT email FROM {prefix}mailsvc_log_recipients
 			WHERE log_id > ? AND log_id <= ? AND kind IN `+searchedKinds), done, hi)
@@ -357,6 +332,56 @@ func (db *handle) backfillSearchAddresses(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("enter addresses in the search dictionary: %w", err)
 	}
 	return n, nil
+}
+
+// recentGap is how young a log past a gap in the ids must be for the
+// gap to count as logs still being written (an id taken by a transaction
+// that has not inserted or committed its row yet); an older gap is logs
+// deleted or a transaction rolled back.
+const recentGap = 10 * time.Second
+
+// committedUpTo returns the highest log id up to which the next
+// searchBackfillBatch logs past done are all written with their
+// recipients rows: it stops before a log not indexed yet (a bridge row)
+// and before a recent gap in the ids. On MySQL the logs are read with a
+// shared lock, which waits for the transactions still writing logs in
+// that range, in a transaction of its own, so the locks go at once.
+func (db *handle) committedUpTo(ctx context.Context, done int64) (int64, error) {
+	hi := done
+	scan := func(q Querier, lock string) error {
+		hi = done
+		rows, err := q.QueryContext(ctx, db.expand(`SELECT id, recipients_indexed, created_at FROM {prefix}mailsvc_logs
+			WHERE id > ? ORDER BY id LIMIT ?`+lock), done, searchBackfillBatch)
+		if err != nil {
+			return fmt.Errorf("read logs to enter: %w", err)
+		}
+		defer rows.Close()
+		young := now().Add(-recentGap)
+		for rows.Next() {
+			var id int64
+			var indexed bool
+			var created time.Time
+			if err := rows.Scan(&id, &indexed, &created); err != nil {
+				return fmt.Errorf("read logs to enter: %w", err)
+			}
+			if !indexed || (id > hi+1 && created.After(young)) {
+				break
+			}
+			hi = id
+		}
+		return rows.Err()
+	}
+	var err error
+	if db.dialect == DialectMySQL {
+		err = db.inTx(ctx, func(tx *sql.Tx) error { return scan(tx, " LOCK IN SHARE MODE") })
+	} else {
+		// One writer at a time: every log read is committed.
+		err = scan(db.sqlDB, "")
+	}
+	if err != nil {
+		return done, err
+	}
+	return hi, nil
 }
 
 // enterPassedAddresses enters at once, in tx, the addresses of those of
