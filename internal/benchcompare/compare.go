@@ -25,12 +25,14 @@ type Bench struct {
 
 // DefaultBenches are the figures that guard the delivery path and the
 // store: the in-process drain of a full queue, the service's drain to a
-// loopback sink, the latency-bound drain (100 ms per message), the SMTP
+// loopback sink (of logs the store queued, and of wp_mail() calls the
+// real bridge queued in a WordPress site's database), the latency-bound drain (100 ms per message), the SMTP
 // intake, and the log search at a million logs (MAILSVC_BENCH_LOGS
 // chooses another count).
 var DefaultBenches = []Bench{
 	{"test/queue", "BenchmarkDrain$"},
 	{"test/scalebench", "BenchmarkDrainLoopback$"},
+	{"test/takeover", "BenchmarkBridgeDrain$"},
 	{"test/scalebench", "BenchmarkDrainSlowSink$"},
 	{"test/scalebench", "BenchmarkIntake$"},
 	{"test/logscale", "BenchmarkLogsAtScale$"},

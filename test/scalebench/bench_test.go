@@ -244,7 +244,7 @@ func smtpSettings(sink *smtpsink.Sink) map[string]any {
 // ≥ 5,000 msgs/s, ≥ 50 % of the sink's ceiling); also the process's
 // memory: idle RSS (≤ 40 MB), peak RSS at full load (≤ 150 MB) and the
 // RSS once the 10,000 are drained and it has settled (< 45 MB, issue 33;
-// see settledMemory). The
+// see servicetest.SettledMemory). The
 // sink's ceiling is measured before and after the drain and the higher
 // figure counts: on a shared 2-core machine one measurement can come out
 // a fifth lower than the next.
@@ -258,12 +258,12 @@ func BenchmarkDrainLoopback(b *testing.B) {
 		rate, done, steady := drainRun{
 			name: "sink", driver: "smtp", settings: smtpSettings(sink), n: drainMessages, replicas: 1,
 			onStart: func(pid int) {
-				idle, _ = memory(b, pid)
-				cpu0, db0 = processCPU(b, pid), databaseCPU(b)
+				idle, _ = servicetest.Memory(b, pid)
+				cpu0, db0 = servicetest.ProcessCPU(b, pid), servicetest.DatabaseCPU(b)
 			},
 			after: func(pid int) {
-				cpu1, db1 = processCPU(b, pid), databaseCPU(b)
-				drained, peak = settledMemory(b, pid)
+				cpu1, db1 = servicetest.ProcessCPU(b, pid), servicetest.DatabaseCPU(b)
+				drained, peak = servicetest.SettledMemory(b, pid)
 			},
 		}.run(b)
 		sink.Reset()
@@ -293,7 +293,7 @@ func BenchmarkIdleMemory(b *testing.B) {
 		svc := start(b, testdb.MySQL(b))
 		pid := svc.Pid()
 		time.Sleep(2 * time.Second) // let boot garbage be collected; figures only
-		rss, peak := memory(b, pid)
+		rss, peak := servicetest.Memory(b, pid)
 		b.ReportMetric(float64(rss)/(1<<20), "RSS-MB")
 		fmt.Printf("scale: %-44s %8.1f MB (peak %0.1f MB)   target ≤ 40 MB\n", "memory: idle RSS", float64(rss)/(1<<20), float64(peak)/(1<<20))
 		svc.Stop(b)
@@ -461,11 +461,11 @@ func BenchmarkIntake(b *testing.B) {
 			admin := adminAuth(b, svc)
 			id := createConnection(b, svc, admin, "sink", "smtp", smtpSettings(sink), nil)
 			useDefault(b, svc, admin, id)
-			cpu0, db0 := processCPU(b, svc.Pid()), databaseCPU(b)
+			cpu0, db0 := servicetest.ProcessCPU(b, svc.Pid()), servicetest.DatabaseCPU(b)
 			rate := sinkCeiling(b, smtpAddr, intakeMessages, intakeSessions, sasl.NewPlainClient("", "admin", svc.AdminPassword()))
 			if alone {
-				b.ReportMetric(float64((processCPU(b, svc.Pid())-cpu0).Microseconds())/intakeMessages, "svc-CPU-us/msg")
-				b.ReportMetric(float64((databaseCPU(b)-db0).Microseconds())/intakeMessages, "db-CPU-us/msg")
+				b.ReportMetric(float64((servicetest.ProcessCPU(b, svc.Pid())-cpu0).Microseconds())/intakeMessages, "svc-CPU-us/msg")
+				b.ReportMetric(float64((servicetest.DatabaseCPU(b)-db0).Microseconds())/intakeMessages, "db-CPU-us/msg")
 			}
 			db := openStore(b, dsn)
 			st, err := db.Logs().QueueStats(context.Background())
@@ -502,8 +502,8 @@ func BenchmarkDrainLargeAttachments(b *testing.B) {
 				m.Attachments = []core.Attachment{{Filename: "big.bin", ContentType: "application/octet-stream", Data: blob}}
 				return m
 			},
-			onStart: func(pid int) { idle, _ = memory(b, pid) },
-			after:   func(pid int) { _, peak = memory(b, pid) },
+			onStart: func(pid int) { idle, _ = servicetest.Memory(b, pid) },
+			after:   func(pid int) { _, peak = servicetest.Memory(b, pid) },
 		}.run(b)
 		inFlight := int64(n * size)
 		b.ReportMetric(float64(peak)/float64(inFlight), "peak/in-flight")
