@@ -61,13 +61,16 @@ func ServeAdmin(t testing.TB, dir, configPath, addr, routes string, env ...strin
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("php -S: %v", err)
 	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		_ = cmd.Wait()
+		<-exited
 		if t.Failed() {
 			t.Logf("php -S output:\n%s", logs)
 		}
 	})
+	awaitListening(t, addr, logs, exited)
 	deadline := time.Now().Add(serverStartTimeout)
 	for {
 		resp, err := http.Get("http://" + addr + "/wp-admin/load-styles.php")

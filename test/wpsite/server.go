@@ -3,11 +3,11 @@ package wpsite
 import (
 	"bytes"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -95,8 +95,8 @@ func (s *Site) StartPHPServer(t testing.TB) (baseURL string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("wpsite: start php -S: %v", err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-exited
@@ -105,24 +105,29 @@ func (s *Site) StartPHPServer(t testing.TB) (baseURL string) {
 		}
 	})
 
-	deadline := time.Now().Add(serverStartTimeout)
-	for {
-		conn, err := net.DialTimeout("tcp", u.Host, time.Second)
-		if err == nil {
-			conn.Close()
-			break
-		}
-		select {
-		case err := <-exited:
-			t.Fatalf("wpsite: php -S on %s exited (%v):\n%s", u.Host, err, logs.String())
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("wpsite: php -S did not listen on %s within %s:\n%s", u.Host, serverStartTimeout, logs.String())
-		}
-	}
+	awaitListening(t, u.Host, &logs, exited)
 	s.serverURL = s.SiteURL
 	return s.serverURL
+}
+
+// awaitListening waits until the php -S started with its output in logs
+// says it listens on addr. The answer of whatever listens at addr is not
+// enough: when another server took the port first, php -S exits with
+// "Failed to listen" and that other server would answer in its place.
+// exited is closed when the process ends.
+func awaitListening(t testing.TB, addr string, logs *lockedBuffer, exited <-chan struct{}) {
+	t.Helper()
+	started := "Development Server (http://" + addr + ") started"
+	deadline := time.After(serverStartTimeout)
+	for !strings.Contains(logs.String(), started) {
+		select {
+		case <-exited:
+			t.Fatalf("wpsite: php -S on %s exited:\n%s", addr, logs.String())
+		case <-deadline:
+			t.Fatalf("wpsite: php -S did not listen on %s within %s:\n%s", addr, serverStartTimeout, logs.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // lockedBuffer is a bytes.Buffer safe for the server's output goroutines.

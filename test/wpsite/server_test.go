@@ -3,7 +3,10 @@ package wpsite
 import (
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -119,4 +122,32 @@ func TestPHPServerREST(t *testing.T) {
 			t.Errorf("GET jquery.js: status %d, %d bytes; want 200 with jQuery", resp.StatusCode, len(b))
 		}
 	})
+}
+
+// TestPHPServerOnATakenPort: when another server holds the port, php -S
+// exits with "Failed to listen" and the start fails saying so, instead of
+// going on with the other server answering in its place.
+func TestPHPServerOnATakenPort(t *testing.T) {
+	if _, err := exec.LookPath("php"); err != nil {
+		toolsMissing(t, "no php: %v", err)
+	}
+	other, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	go http.Serve(other, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "another server") }))
+
+	rec := &fatalRecorder{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ServeAdmin(rec, t.TempDir(), filepath.Join(t.TempDir(), "wp-config.php"), other.Addr().String(), "")
+	}()
+	<-done
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if !strings.Contains(rec.msg, "exited") || !strings.Contains(rec.msg, "Failed to listen") {
+		t.Fatalf("ServeAdmin on a taken port: %q, want the start to fail with php's own reason", rec.msg)
+	}
 }
