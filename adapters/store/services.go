@@ -75,7 +75,8 @@ type RollupService struct{ *handle }
 type SchemaService struct{ *handle }
 
 // InstallationService is the service's footprint in the database: its
-// tables and its rows in WordPress's options table, what uninstall
+// tables and its and its bridge's rows in WordPress's tables (every
+// site's options, the network's options, the users' meta), what uninstall
 // removes, and whether the database itself exists (uninstall.go).
 type InstallationService struct{ *handle }
 

@@ -107,40 +107,146 @@ func dropInAnyOrder(ctx context.Context, conn *sql.Conn, tables []string) ([]str
 	return dropped, nil
 }
 
-// DeleteServiceOptions deletes the service's rows from the WordPress
-// options table {prefix}options (option names starting with "mailsvc_"
-// or "mail_svc_", and their transients) and returns how many it deleted.
-// When the database has no options table it deletes nothing.
-func (db *InstallationService) DeleteServiceOptions(ctx context.Context) (int64, error) {
-	options := db.prefix + "options"
-	found, err := db.tablesLike(ctx, likePrefix(options))
+// serviceOptionPrefixes name the service's and its bridge's rows among
+// WordPress's options and network options: the options themselves
+// (mailsvc_*, mail_svc_*), their transients and the timeouts of those,
+// and their site transients, which a single site keeps in its options
+// table and a network in {prefix}sitemeta.
+var serviceOptionPrefixes = []string{
+	"mailsvc_", "mail_svc_",
+	"_transient_mailsvc_", "_transient_timeout_mailsvc_",
+	"_transient_mail_svc_", "_transient_timeout_mail_svc_",
+	"_site_transient_mailsvc_", "_site_transient_timeout_mailsvc_",
+	"_site_transient_mail_svc_", "_site_transient_timeout_mail_svc_",
+}
+
+// serviceUserMetaPrefixes name the bridge's user meta (the notices a user
+// dismissed, mailsvc_attention_dismissed).
+var serviceUserMetaPrefixes = []string{"mailsvc_", "mail_svc_"}
+
+// wordPressTables returns the set of this prefix's tables in the
+// database, by exact name.
+func (db *InstallationService) wordPressTables(ctx context.Context) (map[string]bool, error) {
+	found, err := db.tablesLike(ctx, likePrefix(db.prefix))
 	if err != nil {
-		return 0, fmt.Errorf("delete service options: %w", err)
+		return nil, err
 	}
-	exists := false
+	set := make(map[string]bool, len(found))
 	for _, name := range found {
-		exists = exists || name == options
+		set[name] = true
 	}
-	if !exists {
-		return 0, nil
+	return set, nil
+}
+
+// OptionsTables returns WordPress's options tables of the site, or of
+// every site of a multisite network, sorted: {prefix}options (a single
+// site's, or the main site's) and {prefix}{id}_options of each other site
+// {prefix}blogs lists. Tables that do not exist are left out. Another
+// installation in the same database stays out even when its prefix looks
+// like a site's: {prefix}2_options is site 2's only when {prefix}blogs
+// lists blog 2.
+func (db *InstallationService) OptionsTables(ctx context.Context) ([]string, error) {
+	tables, err := db.wordPressTables(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list the options tables: %w", err)
 	}
+	var out []string
+	if tables[db.prefix+"options"] {
+		out = append(out, db.prefix+"options")
+	}
+	if !tables[db.prefix+"blogs"] {
+		return out, nil
+	}
+	ids, err := column[int64](ctx, db.sqlDB, "list the network's sites", "SELECT blog_id FROM `"+db.prefix+"blogs` ORDER BY blog_id", nil)
+	if err != nil {
+		return nil, fmt.Errorf("list the options tables: %w", err)
+	}
+	for _, id := range ids {
+		// Blog 1's tables carry the base prefix, as wpdb::get_blog_prefix() says.
+		name := fmt.Sprintf("%s%d_options", db.prefix, id)
+		if id != 1 && tables[name] {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// deleteNamed deletes the rows of table whose column starts with one of
+// prefixes and returns how many it deleted.
+func (db *InstallationService) deleteNamed(ctx context.Context, table, column string, prefixes []string) (int64, error) {
 	var clauses []string
 	var args []any
-	for _, p := range []string{"mailsvc_", "mail_svc_", "_transient_mailsvc_", "_transient_timeout_mailsvc_", "_transient_mail_svc_", "_transient_timeout_mail_svc_"} {
-		clauses = append(clauses, `option_name LIKE ? ESCAPE '\\'`)
+	for _, p := range prefixes {
+		clauses = append(clauses, column+` LIKE ? ESCAPE '\\'`)
 		args = append(args, likePrefix(p))
 	}
-	q := "DELETE FROM `" + options + "` WHERE " + strings.Join(clauses, " OR ")
+	q := "DELETE FROM `" + table + "` WHERE " + strings.Join(clauses, " OR ")
 	if db.dialect != DialectMySQL {
 		q = strings.ReplaceAll(q, `'\\'`, `'\'`)
 	}
 	res, err := db.sqlDB.ExecContext(ctx, q, args...)
 	if err != nil {
-		return 0, fmt.Errorf("delete service options: %w", err)
+		return 0, fmt.Errorf("delete from %s: %w", table, err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
+		return 0, fmt.Errorf("delete from %s: %w", table, err)
+	}
+	return n, nil
+}
+
+// DeleteServiceOptions deletes the service's and its bridge's rows from
+// every options table of the site or network (OptionsTables): option
+// names starting with "mailsvc_" or "mail_svc_", their transients and
+// site transients, and returns how many it deleted. Without an options
+// table it deletes nothing.
+func (db *InstallationService) DeleteServiceOptions(ctx context.Context) (int64, error) {
+	tables, err := db.OptionsTables(ctx)
+	if err != nil {
 		return 0, fmt.Errorf("delete service options: %w", err)
+	}
+	var deleted int64
+	for _, table := range tables {
+		n, err := db.deleteNamed(ctx, table, "option_name", serviceOptionPrefixes)
+		if err != nil {
+			return deleted, fmt.Errorf("delete service options: %w", err)
+		}
+		deleted += n
+	}
+	return deleted, nil
+}
+
+// DeleteServiceNetworkOptions deletes the service's and its bridge's rows
+// from a multisite network's options, {prefix}sitemeta: network options
+// starting with "mailsvc_" or "mail_svc_" and their site transients (the
+// network's figures Network Admin shows, mailsvc_attention_network). It
+// returns how many it deleted; without the table (a single site) none.
+func (db *InstallationService) DeleteServiceNetworkOptions(ctx context.Context) (int64, error) {
+	return db.deleteFromWordPressTable(ctx, "sitemeta", "meta_key", serviceOptionPrefixes)
+}
+
+// DeleteServiceUserMeta deletes the bridge's user meta of every user,
+// {prefix}usermeta keys starting with "mailsvc_" or "mail_svc_" (the
+// notices each user dismissed), and returns how many rows it deleted;
+// without the table none.
+func (db *InstallationService) DeleteServiceUserMeta(ctx context.Context) (int64, error) {
+	return db.deleteFromWordPressTable(ctx, "usermeta", "meta_key", serviceUserMetaPrefixes)
+}
+
+// deleteFromWordPressTable deletes the rows of {prefix}{name} whose column
+// starts with one of prefixes, when that table exists.
+func (db *InstallationService) deleteFromWordPressTable(ctx context.Context, name, column string, prefixes []string) (int64, error) {
+	tables, err := db.wordPressTables(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("delete the service's rows of %s%s: %w", db.prefix, name, err)
+	}
+	if !tables[db.prefix+name] {
+		return 0, nil
+	}
+	n, err := db.deleteNamed(ctx, db.prefix+name, column, prefixes)
+	if err != nil {
+		return 0, fmt.Errorf("delete the service's rows: %w", err)
 	}
 	return n, nil
 }

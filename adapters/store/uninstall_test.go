@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,16 +49,56 @@ func TestDropServiceTablesAndOptions(t *testing.T) {
 			t.Fatalf("record outcome: %v %d", err, n)
 		}
 
-		// A WordPress options table with the service's options and others.
+		// WordPress's tables of a network whose sites are 1 and 3, with
+		// the service's and its bridge's rows and others: each site's
+		// options (site 1's carry the base prefix), the network's options
+		// and the users' meta. wp_2_options is another installation's
+		// (prefix wp_2_, no site 2 in wp_blogs): it keeps everything.
 		g := db.Gorm().WithContext(ctx)
-		if err := g.Exec("CREATE TABLE wp_options (option_id INTEGER PRIMARY KEY, option_name VARCHAR(191) NOT NULL, option_value TEXT NOT NULL)").Error; err != nil {
-			t.Fatal(err)
+		ours := []string{"mailsvc_version", "mail_svc_settings", "_transient_mailsvc_health", "_transient_timeout_mail_svc_x",
+			"_site_transient_mailsvc_attention_network", "_site_transient_timeout_mailsvc_attention_network"}
+		theirs := []string{"blogname", "mail_other", "mailsvcx", "_transient_other", "_site_transient_other"}
+		rows := map[string][]string{
+			"wp_options":   slices.Concat(ours, theirs),
+			"wp_3_options": slices.Concat(ours, theirs),
+			"wp_2_options": slices.Concat(ours, theirs),
+			"wp_sitemeta":  {"mailsvc_network_thing", "_site_transient_mailsvc_attention_network", "_site_transient_timeout_mailsvc_attention_network", "site_admins", "_site_transient_other"},
+			"wp_usermeta":  {"mailsvc_attention_dismissed", "mailsvc_attention_dismissed", "wp_capabilities", "mailsvcx", "session_tokens"},
 		}
-		names := []string{"mailsvc_version", "mail_svc_settings", "_transient_mailsvc_health", "_transient_timeout_mail_svc_x", "mailsvcx", "blogname", "mail_other"}
-		for i, n := range names {
-			if err := g.Exec("INSERT INTO wp_options (option_id, option_name, option_value) VALUES (?, ?, 'v')", i+1, n).Error; err != nil {
+		for table, names := range rows {
+			column := "option_name"
+			if !strings.HasSuffix(table, "_options") {
+				column = "meta_key"
+			}
+			if err := g.Exec("CREATE TABLE " + table + " (id INTEGER PRIMARY KEY, " + column + " VARCHAR(191) NOT NULL, v TEXT NOT NULL)").Error; err != nil {
 				t.Fatal(err)
 			}
+			for i, n := range names {
+				if err := g.Exec("INSERT INTO "+table+" (id, "+column+", v) VALUES (?, ?, 'v')", i+1, n).Error; err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := g.Exec("CREATE TABLE wp_blogs (blog_id INTEGER PRIMARY KEY, path VARCHAR(100) NOT NULL)").Error; err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Exec("INSERT INTO wp_blogs (blog_id, path) VALUES (1, '/'), (3, '/site3/')").Error; err != nil {
+			t.Fatal(err)
+		}
+		left := func(table string) []string {
+			t.Helper()
+			column := "option_name"
+			if !strings.HasSuffix(table, "_options") {
+				column = "meta_key"
+			}
+			var names []string
+			if err := g.Raw("SELECT " + column + " FROM " + table + " ORDER BY id").Scan(&names).Error; err != nil {
+				t.Fatal(err)
+			}
+			return names
+		}
+		if tables, err := db.Installation().OptionsTables(ctx); err != nil || !slices.Equal(tables, []string{"wp_3_options", "wp_options"}) {
+			t.Fatalf("OptionsTables = %v (%v), want the sites' wp_3_options and wp_options", tables, err)
 		}
 
 		want, err := db.Installation().ServiceTables(ctx)
@@ -110,15 +151,46 @@ func TestDropServiceTablesAndOptions(t *testing.T) {
 			t.Fatalf("service tables %v, want %v", want, wantTables)
 		}
 		deleted, err := db.Installation().DeleteServiceOptions(ctx)
-		if err != nil || deleted != 4 {
-			t.Fatalf("deleted %d options (%v), want 4", deleted, err)
+		if err != nil || deleted != int64(2*len(ours)) {
+			t.Fatalf("deleted %d options (%v), want %d", deleted, err, 2*len(ours))
 		}
-		var kept []string
-		if err := g.Raw("SELECT option_name FROM wp_options ORDER BY option_name").Scan(&kept).Error; err != nil {
-			t.Fatal(err)
+		for _, table := range []string{"wp_options", "wp_3_options"} {
+			if got := left(table); !slices.Equal(got, theirs) {
+				t.Errorf("%s left %v, want %v", table, got, theirs)
+			}
 		}
-		if !slices.Equal(kept, []string{"blogname", "mail_other", "mailsvcx"}) {
-			t.Fatalf("options left %v", kept)
+		if got := left("wp_2_options"); !slices.Equal(got, rows["wp_2_options"]) {
+			t.Errorf("another installation's wp_2_options left %v, want all of %v", got, rows["wp_2_options"])
+		}
+		if deleted, err := db.Installation().DeleteServiceNetworkOptions(ctx); err != nil || deleted != 3 {
+			t.Errorf("deleted %d network options (%v), want 3", deleted, err)
+		}
+		if got := left("wp_sitemeta"); !slices.Equal(got, []string{"site_admins", "_site_transient_other"}) {
+			t.Errorf("network options left %v", got)
+		}
+		if deleted, err := db.Installation().DeleteServiceUserMeta(ctx); err != nil || deleted != 2 {
+			t.Errorf("deleted %d user meta (%v), want 2", deleted, err)
+		}
+		if got := left("wp_usermeta"); !slices.Equal(got, []string{"wp_capabilities", "mailsvcx", "session_tokens"}) {
+			t.Errorf("user meta left %v", got)
+		}
+		// The other installation's own uninstall: its options table alone
+		// (it has no network options nor user meta of its own).
+		if n, err := other.Installation().DeleteServiceOptions(ctx); err != nil || n != int64(len(ours)) {
+			t.Errorf("wp_2_'s options: deleted %d (%v), want %d", n, err, len(ours))
+		}
+		if got := left("wp_2_options"); !slices.Equal(got, theirs) {
+			t.Errorf("wp_2_options left %v, want %v", got, theirs)
+		}
+		for name, del := range map[string]func(context.Context) (int64, error){
+			"network options": other.Installation().DeleteServiceNetworkOptions, "user meta": other.Installation().DeleteServiceUserMeta,
+		} {
+			if n, err := del(ctx); err != nil || n != 0 {
+				t.Errorf("wp_2_'s %s: deleted %d (%v), want none", name, n, err)
+			}
+		}
+		if got := left("wp_options"); !slices.Equal(got, theirs) {
+			t.Errorf("wp_2_'s uninstall touched wp_options: %v", got)
 		}
 
 		dropped, err := db.Installation().DropServiceTables(ctx)
@@ -139,9 +211,8 @@ func TestDropServiceTablesAndOptions(t *testing.T) {
 		if _, _, err := other.Logs().FindLogs(ctx, core.LogFilter{}); err != nil {
 			t.Fatalf("other site's store broken: %v", err)
 		}
-		var n int
-		if err := g.Raw("SELECT COUNT(*) FROM wp_options").Scan(&n).Error; err != nil || n != 3 {
-			t.Fatalf("options table: %d rows (%v)", n, err)
+		if got := left("wp_options"); !slices.Equal(got, theirs) {
+			t.Fatalf("options table after the drop: %v", got)
 		}
 	})
 }

@@ -3,8 +3,6 @@ package wordpress
 import (
 	"context"
 	"fmt"
-	"sort"
-	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -123,30 +121,4 @@ func UnscheduleCronHook(ctx context.Context, db *gorm.DB, table, hook string) (i
 		}
 	}
 	return 0, fmt.Errorf("the cron option of %s kept changing: %s is still scheduled", table, hook)
-}
-
-// OptionsTables returns the options tables of the site or network whose
-// table prefix is prefix: {prefix}options and, on a network, each
-// {prefix}{blog id}_options.
-func OptionsTables(ctx context.Context, db *gorm.DB, prefix string) ([]string, error) {
-	tables, err := db.WithContext(ctx).Migrator().GetTables()
-	if err != nil {
-		return nil, fmt.Errorf("list the tables: %w", err)
-	}
-	var out []string
-	for _, t := range tables {
-		rest, ok := strings.CutPrefix(t, prefix)
-		if !ok {
-			continue
-		}
-		if rest == "options" {
-			out = append(out, t)
-			continue
-		}
-		if id, ok := strings.CutSuffix(rest, "_options"); ok && id != "" && strings.Trim(id, "0123456789") == "" {
-			out = append(out, t)
-		}
-	}
-	sort.Strings(out)
-	return out, nil
 }

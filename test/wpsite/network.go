@@ -156,6 +156,17 @@ func (n *Network) PHPOnSite(t testing.TB, blogID int64, code string) string {
 	return n.PHP(t, fmt.Sprintf("switch_to_blog( %d );\n%s", blogID, code))
 }
 
+// PHPInSiteRequest is PHP run in a request for the home of the site with
+// blog id blogID: WordPress finds the site from the request's path, as on
+// a page load of that site, so everything a page load runs (init,
+// wp_loaded and what plugins hook there) runs on that site, then code.
+// PHPOnSite, by contrast, loads the main site and switches after.
+func (n *Network) PHPInSiteRequest(t testing.TB, blogID int64, code string) string {
+	t.Helper()
+	site := n.SiteByID(t, blogID)
+	return n.runPHP(t, fmt.Sprintf("$_SERVER['REQUEST_URI'] = %s;\n", PHPString(site.Path)), code)
+}
+
 // AddUserToSite gives the user role on the site with blog id blogID
 // (add_user_to_blog).
 func (n *Network) AddUserToSite(t testing.TB, blogID int64, login, role string) {

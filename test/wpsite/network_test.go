@@ -8,7 +8,8 @@ import (
 // TestInstallNetwork checks that WordPress itself sees the network the
 // fixture made: multisite on, each created site with its own tables and
 // URL, the installer's administrator a super admin, and a site user who is
-// an administrator of one site only.
+// an administrator of one site only; and that a request of a site's home
+// loads that site.
 func TestInstallNetwork(t *testing.T) {
 	n := InstallNetwork(t, NetworkOptions{Site: Options{EnvironmentType: "local"}})
 	if len(n.Sites) != 4 {
@@ -39,6 +40,12 @@ func TestInstallNetwork(t *testing.T) {
 		if site.Prefix != s.Prefix || site.Home != s.URL || s.URL != n.SiteURL+s.Path[:len(s.Path)-1] {
 			t.Errorf("site %d: WordPress %+v, fixture %+v", s.ID, site, s)
 		}
+	}
+	// A request of site 3's home loads site 3 itself: its page load's
+	// hooks run there.
+	out := n.PHPInSiteRequest(t, 3, `echo json_encode( array( 'blog' => get_current_blog_id(), 'loaded' => did_action( 'wp_loaded' ), 'switched' => ms_is_switched() ) );`)
+	if out != `{"blog":3,"loaded":1,"switched":false}` {
+		t.Errorf("a request of site 3's home runs %s", out)
 	}
 	n.CreateSiteUser(t, 2, "ann", "ann@example.com", "administrator", "pw-ann-1")
 	for id, want := range map[int64]bool{1: false, 2: true, 3: false} {

@@ -22,13 +22,14 @@ func uninstallCommand() *cobra.Command {
 	var yes, force bool
 	cmd := &cobra.Command{
 		Use:   "uninstall [--wp-path DIR] [--yes] [--force]",
-		Short: "Remove the wp_mail() bridge and, unless MAIL_SVC_PRESERVE_DATA is true, the service's tables and options",
-		Long: `Removes the wp_mail() bridge from the site's mu-plugins (always), and,
-unless the constant MAIL_SVC_PRESERVE_DATA is true, drops the service's
-tables ({prefix}mailsvc_*: connections, settings, logs) and deletes its
-options from the site's options table. Without a WordPress site (no
---wp-path and no MAILSVC_WP_CONFIG) it drops the tables of the configured
-database (MAILSVC_DB) unless preserved.
+		Short: "Remove the wp_mail() bridge and, unless MAIL_SVC_PRESERVE_DATA is true, the service's tables, options and user meta",
+		Long: `Removes the wp_mail() bridge from the site's mu-plugins and its WP-cron
+event (always), and, unless the constant MAIL_SVC_PRESERVE_DATA is true,
+drops the service's tables ({prefix}mailsvc_*: connections, settings,
+logs) and deletes the options, transients and user meta the service and
+its bridge wrote (on a network every site's, and the network's). Without
+a WordPress site (no --wp-path and no MAILSVC_WP_CONFIG) it drops the
+tables of the configured database (MAILSVC_DB) unless preserved.
 
 It says what it is about to do and how many messages are still queued,
 then asks for confirmation on a terminal; scripts pass --yes (off a
@@ -81,7 +82,7 @@ on the dropped tables stops by itself with one log line.`,
 				if err := checkQueueEmpty(ctx, out, db, force); err != nil {
 					return err
 				}
-				fmt.Fprintf(out, "This drops the service's tables (%smailsvc_*) and options from %s.\n", prefix, siteDatabase(wp))
+				fmt.Fprintf(out, "This drops the service's tables (%smailsvc_*) and deletes its options, transients and user meta (every site's on a network) from %s.\n", prefix, siteDatabase(wp))
 			} else {
 				fmt.Fprintln(out, "No database of the service's: no tables to drop.")
 			}
@@ -100,19 +101,27 @@ on the dropped tables stops by itself with one log line.`,
 				if err != nil {
 					return err
 				}
+				networkOptions, err := db.Installation().DeleteServiceNetworkOptions(ctx)
+				if err != nil {
+					return err
+				}
+				userMeta, err := db.Installation().DeleteServiceUserMeta(ctx)
+				if err != nil {
+					return err
+				}
 				dropped, err := db.Installation().DropServiceTables(ctx)
 				if err != nil {
 					return fmt.Errorf("uninstall: %w", err)
 				}
 				fmt.Fprintf(out, "Dropped %d tables: %s\n", len(dropped), strings.Join(dropped, ", "))
-				fmt.Fprintf(out, "Deleted %d options.\n", options)
+				fmt.Fprintf(out, "Deleted %d options, %d network options and %d user meta rows.\n", options, networkOptions, userMeta)
 			} else if preserve {
 				fmt.Fprintln(out, "Kept the service's tables and options: MAIL_SVC_PRESERVE_DATA is true.")
 			}
 
 			if content == "" {
 				fmt.Fprintln(out, "No WordPress site given (--wp-path or --content-dir): no bridge to remove.")
-				return unscheduleBridgeCron(ctx, out, site, prefix)
+				return unscheduleBridgeCron(ctx, out, site)
 			}
 			removed, err := bridge.Remove(content)
 			if err != nil {
@@ -130,7 +139,7 @@ on the dropped tables stops by itself with one log line.`,
 			}
 			// After the bridge is gone, so that no page load schedules
 			// the event again.
-			return unscheduleBridgeCron(ctx, out, site, prefix)
+			return unscheduleBridgeCron(ctx, out, site)
 		},
 	}
 	flags.register(cmd)
@@ -140,14 +149,14 @@ on the dropped tables stops by itself with one log line.`,
 }
 
 // unscheduleBridgeCron removes the bridge's WP-cron event from the cron
-// option of the site (every site of a network): without the bridge its
-// schedule is unknown to WordPress, which would log invalid_schedule at
-// every run. db nil means no site database.
-func unscheduleBridgeCron(ctx context.Context, out io.Writer, db *store.DB, prefix string) error {
+// option of the site (every site of a network, store's OptionsTables):
+// without the bridge its schedule is unknown to WordPress, which would log
+// invalid_schedule at every run. db nil means no site database.
+func unscheduleBridgeCron(ctx context.Context, out io.Writer, db *store.DB) error {
 	if db == nil {
 		return nil
 	}
-	tables, err := wordpress.OptionsTables(ctx, db.Gorm(), prefix)
+	tables, err := db.Installation().OptionsTables(ctx)
 	if err != nil {
 		return fmt.Errorf("unschedule %s: %w", wordpress.CronHook, err)
 	}
