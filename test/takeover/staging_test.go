@@ -3,6 +3,7 @@ package takeover
 import (
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -128,12 +129,21 @@ func (s *stagingSite) state(mode, reason string) captureView {
 	}
 }
 
-// sinkTo returns the recipients of every message at the sink.
-func (s *stagingSite) sinkTo() []string {
+// sinkTo waits until the sink accepted at least n messages (a log says
+// delivered once the sink answered, which may be before the sink lists
+// the message), and returns the recipients of every message it holds
+// then, sorted; it fails the test when n messages do not come in time.
+func (s *stagingSite) sinkTo(n int) []string {
+	s.t.Helper()
+	got, err := s.sink.WaitFor(n, 30*time.Second)
+	if err != nil {
+		s.t.Fatal(err)
+	}
 	var out []string
-	for _, m := range s.sink.Messages() {
+	for _, m := range got {
 		out = append(out, m.To...)
 	}
+	slices.Sort(out)
 	return out
 }
 
@@ -190,7 +200,7 @@ func TestStagingGuardOnWordPress(t *testing.T) {
 	if stored.Status != "captured" || len(stored.History) != 1 || stored.History[0].Outcome != "captured" || !strings.Contains(stored.History[0].Response, "copy of") {
 		t.Fatalf("the message on the copy: %+v", stored)
 	}
-	if got := strings.Join(s.sinkTo(), ","); got != "first@customer.example,tester@qa-team.example" {
+	if got := strings.Join(s.sinkTo(2), ","); got != "first@customer.example,tester@qa-team.example" {
 		t.Fatalf("the sink got mail for %s", got)
 	}
 	st = s.state("capture", "copy")
@@ -227,14 +237,9 @@ func TestStagingGuardOnWordPress(t *testing.T) {
 	s.logStatus("on the copy", "delivered")
 	s.api("POST", "/capture/release", `{"all":true}`, 200, nil)
 	// The log is delivered: its message reached the sink, and only once.
-	n := 0
-	for _, to := range s.sinkTo() {
-		if to == "second@customer.example" {
-			n++
-		}
-	}
-	if n != 1 {
-		t.Fatalf("the released message reached the sink %d times: %v", n, s.sinkTo())
+	got := s.sinkTo(4)
+	if n := strings.Count(strings.Join(got, ","), "second@customer.example"); n != 1 || len(got) != 4 {
+		t.Fatalf("the released message reached the sink %d times: %v", n, got)
 	}
 }
 
@@ -257,7 +262,7 @@ func TestStagingGuardEnvironment(t *testing.T) {
 	s.mail("b@customer.example", "production override")
 	s.logStatus("production override", "delivered")
 	s.logStatus("on staging", "captured")
-	if got := strings.Join(s.sinkTo(), ","); got != "b@customer.example" {
+	if got := strings.Join(s.sinkTo(1), ","); got != "b@customer.example" {
 		t.Fatalf("the sink got mail for %s", got)
 	}
 
