@@ -83,7 +83,7 @@ func (g *Guard) logger() *slog.Logger { return core.LoggerOr(g.Logger) }
 func (g *Guard) evaluate(ctx context.Context) (core.CaptureState, error) {
 	live, err := g.Store.LiveFingerprint(ctx)
 	if err != nil {
-		return core.CaptureState{}, fmt.Errorf("read the live site's fingerprint: %w", err)
+		return core.CaptureState{}, err
 	}
 	current, err := g.Site.Fingerprint(ctx)
 	if err != nil {

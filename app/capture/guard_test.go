@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -30,7 +31,7 @@ func (f *fakeStore) LiveFingerprint(context.Context) (*core.Fingerprint, error) 
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.liveErr != nil {
-		return nil, f.liveErr
+		return nil, fmt.Errorf("read the live fingerprint: %w", f.liveErr)
 	}
 	if f.live == nil {
 		return nil, nil
@@ -344,7 +345,7 @@ func TestGuardUnknownState(t *testing.T) {
 		fail  func(s sources, err error)
 		cause string
 	}{
-		{"the live fingerprint", func(s sources, err error) { s.store.mu.Lock(); s.store.liveErr = err; s.store.mu.Unlock() }, "read the live site's fingerprint"},
+		{"the live fingerprint", func(s sources, err error) { s.store.mu.Lock(); s.store.liveErr = err; s.store.mu.Unlock() }, "read the live fingerprint"},
 		{"the site's fingerprint", func(s sources, err error) { s.site.mu.Lock(); s.site.fpErr = err; s.site.mu.Unlock() }, "read the site's fingerprint"},
 		{"the site's environment type", func(s sources, err error) { s.site.mu.Lock(); s.site.envErr = err; s.site.mu.Unlock() }, "read the site's environment type"},
 		{"the settings", func(s sources, err error) { s.settings.mu.Lock(); s.settings.err = err; s.settings.mu.Unlock() }, "read settings"},
