@@ -286,3 +286,71 @@ func TestStagingGuardEnvironmentFromPHP(t *testing.T) {
 		t.Fatalf("the sink got %d messages", n)
 	}
 }
+
+// TestStagingGuardUnknownAtStart: when the guard cannot work out its
+// state at start (the live fingerprint unreadable), a message queued by
+// wp_mail() is neither sent nor captured: it stays queued, untried, and
+// comes back every few seconds, with one warning in the service's log;
+// once the state can be read it is delivered.
+func TestStagingGuardUnknownAtStart(t *testing.T) {
+	s := newStagingSite(t, wpsite.Options{Prefix: "wsu_"})
+	s.state("send", "")
+	s.svc.Stop(t)
+	const subject = "queued while the guard is blind"
+	s.mail("queued@customer.example", subject)
+	db, err := sql.Open("mysql", s.site.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var live string
+	if err := db.QueryRow("SELECT setting_value FROM wsu_mailsvc_settings WHERE scope = 'capture'").Scan(&live); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("UPDATE wsu_mailsvc_settings SET setting_value = '{' WHERE scope = 'capture'"); err != nil {
+		t.Fatal(err)
+	}
+	s.start()
+
+	// The message is handed back twice (two due times), untried.
+	type logView struct {
+		Status        string `json:"status"`
+		Attempts      int    `json:"attempts"`
+		LastError     string `json:"last_error"`
+		NextAttemptAt string `json:"next_attempt_at"`
+	}
+	var dues []string
+	deadline := time.Now().Add(60 * time.Second)
+	for len(dues) < 2 {
+		var list []logView
+		last := s.api("GET", "/logs?search="+strings.ReplaceAll(subject, " ", "+"), "", 200, &list)
+		if len(list) != 1 || list[0].Status != "queued" || list[0].Attempts != 0 {
+			t.Fatalf("while the guard knows no state: %s", last)
+		}
+		if l := list[0]; strings.HasPrefix(l.LastError, "Waiting for the staging guard") && !slices.Contains(dues, l.NextAttemptAt) {
+			dues = append(dues, l.NextAttemptAt)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the message was not handed back twice: %s\nstderr:\n%s", last, s.svc.Stderr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := len(s.sink.Messages()); n != 0 {
+		t.Fatalf("the sink got %d messages while the guard knew no state", n)
+	}
+
+	if _, err := db.Exec("UPDATE wsu_mailsvc_settings SET setting_value = ? WHERE scope = 'capture'", live); err != nil {
+		t.Fatal(err)
+	}
+	s.logStatus(subject, "delivered")
+	if got := strings.Join(s.sinkTo(1), ","); got != "queued@customer.example" {
+		t.Fatalf("the sink got mail for %s", got)
+	}
+	logged := s.svc.Stderr.String()
+	if n := strings.Count(logged, "none is known yet"); n != 1 {
+		t.Errorf("%d warnings of the unknown state, want 1:\n%s", n, logged)
+	}
+	if !strings.Contains(logged, "the state can be read again") {
+		t.Errorf("no line says the state can be read again:\n%s", logged)
+	}
+}
