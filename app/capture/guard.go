@@ -5,6 +5,7 @@ package capture
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -33,6 +34,12 @@ type SettingsSource interface {
 // DefaultTTL is how long the state the delivery path asks for is reused.
 const DefaultTTL = time.Second
 
+// ErrStateUnknown is the error Holds wraps when the guard has never
+// worked out its state and reading it fails (the database blinked as the
+// process started, the site's options could not be read): it cannot tell
+// whether the message may be sent, so it neither sends nor captures it.
+var ErrStateUnknown = errors.New("staging guard: the state is not known yet")
+
 // Guard decides whether mail is captured. It is safe for concurrent use.
 type Guard struct {
 	Store    core.CaptureStore
@@ -54,6 +61,8 @@ type Guard struct {
 	cached core.CaptureState
 	at     time.Time
 	known  bool
+	// warned: a failed read was warned of, and no read succeeded since
+	// (one warning an outage, not one a message).
 	warned bool
 	// reading is the evaluation in flight for Holds, which the messages
 	// asking meanwhile wait for instead of each reading the state
@@ -108,6 +117,10 @@ func (g *Guard) remember(s core.CaptureState) {
 		g.logger().Warn("staging guard: mail "+map[bool]string{true: "is now captured", false: "is sent again"}[s.Capturing()],
 			"reason", s.Reason, "message", s.Message)
 	}
+	if g.warned {
+		g.logger().Info("staging guard: the state can be read again", "mode", s.Mode, "reason", s.Reason)
+		g.warned = false
+	}
 	g.cached, g.at, g.known = s, time.Now(), true
 }
 
@@ -125,9 +138,11 @@ func (g *Guard) State(ctx context.Context) (core.CaptureState, error) {
 }
 
 // current returns the state at most TTL old. When it cannot be read the
-// last known state stands; with none known yet, mail is sent (the guard
-// must not stop a live site's mail because its database blinked).
-func (g *Guard) current(ctx context.Context) core.CaptureState {
+// last known state stands; with none known yet, the error wraps
+// ErrStateUnknown (the delivery path then neither sends nor captures:
+// on a copy of a live site, sending would mail its customers, and
+// capturing would hold a live site's mail because its database blinked).
+func (g *Guard) current(ctx context.Context) (core.CaptureState, error) {
 	ttl := g.TTL
 	if ttl <= 0 {
 		ttl = DefaultTTL
@@ -136,7 +151,7 @@ func (g *Guard) current(ctx context.Context) core.CaptureState {
 	if g.known && g.TTL >= 0 && time.Since(g.at) < ttl {
 		s := g.cached
 		g.mu.Unlock()
-		return s
+		return s, nil
 	}
 	// One read at a time: the messages that ask while the state is being
 	// read wait for that read (a queue full of messages would otherwise
@@ -166,32 +181,45 @@ func (g *Guard) current(ctx context.Context) core.CaptureState {
 }
 
 // readOutcome is the state a read gave, or the last known one when it
-// failed (warned of once).
-func (g *Guard) readOutcome(s core.CaptureState, err error) core.CaptureState {
+// failed, or, with none known, an error wrapping ErrStateUnknown. A
+// failed read is warned of once until a read succeeds again.
+func (g *Guard) readOutcome(s core.CaptureState, err error) (core.CaptureState, error) {
 	if err == nil {
-		return s
+		return s, nil
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if !g.known {
+		if !g.warned {
+			g.logger().Warn("staging guard: cannot work out the state and none is known yet; messages wait in the queue until it can", "err", err)
+			g.warned = true
+		}
+		return core.CaptureState{}, fmt.Errorf("%w: %w", ErrStateUnknown, err)
+	}
 	if !g.warned {
-		g.logger().Warn("staging guard: cannot work out the state; the last known one stands", "err", err)
+		g.logger().Warn("staging guard: cannot work out the state; the last known one stands", "err", err, "mode", g.cached.Mode)
 		g.warned = true
 	}
-	return g.cached
+	return g.cached, nil
 }
 
 // Holds implements delivery.CaptureGuard: a message is held while mail
 // is captured, unless the allow-list covers every one of its recipients
 // (simulation mode holds them all; the delivery service handles it).
-func (g *Guard) Holds(ctx context.Context, msg *core.Message) (string, bool) {
-	s := g.current(ctx)
+// When no state is known yet and it cannot be read, it returns an error
+// wrapping ErrStateUnknown.
+func (g *Guard) Holds(ctx context.Context, msg *core.Message) (string, bool, error) {
+	s, err := g.current(ctx)
+	if err != nil {
+		return "", false, err
+	}
 	if s.Reason == core.CaptureReasonSimulation {
-		return "", false
+		return "", false, nil
 	}
 	if !s.Holds(msg.Recipients()) {
-		return "", false
+		return "", false, nil
 	}
-	return s.Message, true
+	return s.Message, true, nil
 }
 
 // Record records the running site's fingerprint as the live one when

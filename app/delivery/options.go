@@ -74,6 +74,10 @@ type Options struct {
 	// Simulation mode (simulation_enabled) captures every message
 	// whether or not it is set.
 	Capture CaptureGuard
+	// CaptureRetry is how long a message waits in the queue when the
+	// staging guard cannot tell yet whether mail is captured (no state
+	// known, and reading it fails); 0 means DefaultCaptureRetry.
+	CaptureRetry time.Duration
 	// Metrics, when set, receives the engine's measurements (sends
 	// started and finished, retries, provider errors, rate-limit waits).
 	Metrics Metrics
@@ -148,6 +152,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.PollInterval <= 0 {
 		o.PollInterval = DefaultPollInterval
+	}
+	if o.CaptureRetry <= 0 {
+		o.CaptureRetry = DefaultCaptureRetry
 	}
 	if o.BackoffBase <= 0 {
 		o.BackoffBase = DefaultBackoffBase

@@ -60,6 +60,11 @@ const (
 	DefaultPollInterval = 500 * time.Millisecond
 	DefaultBackoffBase  = 30 * time.Second
 	DefaultBackoffMax   = time.Hour
+	// DefaultCaptureRetry is how long a message waits when the staging
+	// guard cannot tell yet whether mail is captured: a few of the
+	// guard's one-second reads, so a database that blinked at start
+	// holds mail for seconds only.
+	DefaultCaptureRetry = 5 * time.Second
 	// PurgeBatch is how many logs one purge statement deletes.
 	PurgeBatch = 500
 )
@@ -164,8 +169,9 @@ func (s *Service) Resend(ctx context.Context, ids []int64) (int, error) {
 // no fallback) and returns its log with the attempt. The send waits its
 // turn within the connection's max_concurrency and max_per_second; when
 // the connection may not send now (a rate-limit pause, a spent daily
-// quota) or the provider answers "slow down", the log is left queued for
-// the workers instead. The log is committed
+// quota), the provider answers "slow down" or the staging guard cannot
+// tell yet whether mail is captured, the log is left queued for the
+// workers instead. The log is committed
 // as sending under this process's lease before the send, so if the
 // process dies the queue delivers it. It returns an EINVALID error for a
 // bad message or a missing or inactive connection; a delivery failure is
@@ -203,7 +209,9 @@ func (s *Service) SendNow(ctx context.Context, connID int64, msg *core.Message, 
 		return nil, fmt.Errorf("record message: %w", err)
 	}
 	if out, ok := s.captureOutcome(ctx, l, st); ok {
-		out.SentConnectionID = &connID
+		if out.Status == core.StatusCaptured {
+			out.SentConnectionID = &connID
+		}
 		if hostHooks != nil && out.Simulated {
 			// Simulation mode counts as accepted; a message the staging
 			// guard captured was not tried and fires nothing.

@@ -85,6 +85,8 @@ func TestStageAlone(t *testing.T) {
 		{name: "capture: released", stage: func(e *engine) Stage { return captureStage{e} },
 			log: &core.Log{ID: 7, CaptureReleased: true}, st: settings{simulate: true}},
 		{name: "capture: sent", stage: func(e *engine) Stage { return captureStage{e} }, log: to("a@example.com")},
+		{name: "capture: the guard knows no state, waits", opts: Options{Capture: blindGuard()},
+			stage: func(e *engine) Stage { return captureStage{e} }, log: to("a@example.com"), wantDecided: true, wantStatus: core.StatusQueued},
 		{name: "flood: held", stage: func(*engine) Stage { return FloodStage(holdAll{}).Stage },
 			log: to("a@example.com"), wantDecided: true, wantStatus: core.StatusHeld},
 		{name: "flood: passes on", stage: func(*engine) Stage { return FloodStage(holdAll{pass: true}).Stage }, log: to("a@example.com")},
@@ -126,8 +128,16 @@ func TestStageAlone(t *testing.T) {
 			if turn.admitted != tc.wantAdmit {
 				t.Errorf("admitted %v, want %v", turn.admitted, tc.wantAdmit)
 			}
-			if tc.wantStatus == core.StatusQueued && !turn.Outcome.NextAttemptAt.Equal(until) {
+			if tc.wantStatus == core.StatusQueued && tc.opts.SiteQuotas != nil && !turn.Outcome.NextAttemptAt.Equal(until) {
 				t.Errorf("due at %v, want %v", turn.Outcome.NextAttemptAt, until)
+			}
+			if tc.wantStatus == core.StatusQueued && tc.opts.Capture != nil {
+				if wait := time.Until(turn.Outcome.NextAttemptAt); wait <= 0 || wait > DefaultCaptureRetry {
+					t.Errorf("due in %v, want within %v", wait, DefaultCaptureRetry)
+				}
+				if turn.Outcome.Attempts != 0 || len(turn.Outcome.History) != 0 {
+					t.Errorf("an untried message with attempts %d, history %+v", turn.Outcome.Attempts, turn.Outcome.History)
+				}
 			}
 		})
 	}

@@ -3,6 +3,7 @@ package takeover
 import (
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -128,12 +129,21 @@ func (s *stagingSite) state(mode, reason string) captureView {
 	}
 }
 
-// sinkTo returns the recipients of every message at the sink.
-func (s *stagingSite) sinkTo() []string {
+// sinkTo waits until the sink accepted at least n messages (a log says
+// delivered once the sink answered, which may be before the sink lists
+// the message), and returns the recipients of every message it holds
+// then, sorted; it fails the test when n messages do not come in time.
+func (s *stagingSite) sinkTo(n int) []string {
+	s.t.Helper()
+	got, err := s.sink.WaitFor(n, 30*time.Second)
+	if err != nil {
+		s.t.Fatal(err)
+	}
 	var out []string
-	for _, m := range s.sink.Messages() {
+	for _, m := range got {
 		out = append(out, m.To...)
 	}
+	slices.Sort(out)
 	return out
 }
 
@@ -190,7 +200,7 @@ func TestStagingGuardOnWordPress(t *testing.T) {
 	if stored.Status != "captured" || len(stored.History) != 1 || stored.History[0].Outcome != "captured" || !strings.Contains(stored.History[0].Response, "copy of") {
 		t.Fatalf("the message on the copy: %+v", stored)
 	}
-	if got := strings.Join(s.sinkTo(), ","); got != "first@customer.example,tester@qa-team.example" {
+	if got := strings.Join(s.sinkTo(2), ","); got != "first@customer.example,tester@qa-team.example" {
 		t.Fatalf("the sink got mail for %s", got)
 	}
 	st = s.state("capture", "copy")
@@ -227,14 +237,9 @@ func TestStagingGuardOnWordPress(t *testing.T) {
 	s.logStatus("on the copy", "delivered")
 	s.api("POST", "/capture/release", `{"all":true}`, 200, nil)
 	// The log is delivered: its message reached the sink, and only once.
-	n := 0
-	for _, to := range s.sinkTo() {
-		if to == "second@customer.example" {
-			n++
-		}
-	}
-	if n != 1 {
-		t.Fatalf("the released message reached the sink %d times: %v", n, s.sinkTo())
+	got := s.sinkTo(4)
+	if n := strings.Count(strings.Join(got, ","), "second@customer.example"); n != 1 || len(got) != 4 {
+		t.Fatalf("the released message reached the sink %d times: %v", n, got)
 	}
 }
 
@@ -257,7 +262,7 @@ func TestStagingGuardEnvironment(t *testing.T) {
 	s.mail("b@customer.example", "production override")
 	s.logStatus("production override", "delivered")
 	s.logStatus("on staging", "captured")
-	if got := strings.Join(s.sinkTo(), ","); got != "b@customer.example" {
+	if got := strings.Join(s.sinkTo(1), ","); got != "b@customer.example" {
 		t.Fatalf("the sink got mail for %s", got)
 	}
 
@@ -279,5 +284,73 @@ func TestStagingGuardEnvironmentFromPHP(t *testing.T) {
 	s.logStatus("from development", "captured")
 	if n := len(s.sink.Messages()); n != 0 {
 		t.Fatalf("the sink got %d messages", n)
+	}
+}
+
+// TestStagingGuardUnknownAtStart: when the guard cannot work out its
+// state at start (the live fingerprint unreadable), a message queued by
+// wp_mail() is neither sent nor captured: it stays queued, untried, and
+// comes back every few seconds, with one warning in the service's log;
+// once the state can be read it is delivered.
+func TestStagingGuardUnknownAtStart(t *testing.T) {
+	s := newStagingSite(t, wpsite.Options{Prefix: "wsu_"})
+	s.state("send", "")
+	s.svc.Stop(t)
+	const subject = "queued while the guard is blind"
+	s.mail("queued@customer.example", subject)
+	db, err := sql.Open("mysql", s.site.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var live string
+	if err := db.QueryRow("SELECT setting_value FROM wsu_mailsvc_settings WHERE scope = 'capture'").Scan(&live); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("UPDATE wsu_mailsvc_settings SET setting_value = '{' WHERE scope = 'capture'"); err != nil {
+		t.Fatal(err)
+	}
+	s.start()
+
+	// The message is handed back twice (two due times), untried.
+	type logView struct {
+		Status        string `json:"status"`
+		Attempts      int    `json:"attempts"`
+		LastError     string `json:"last_error"`
+		NextAttemptAt string `json:"next_attempt_at"`
+	}
+	var dues []string
+	deadline := time.Now().Add(60 * time.Second)
+	for len(dues) < 2 {
+		var list []logView
+		last := s.api("GET", "/logs?search="+strings.ReplaceAll(subject, " ", "+"), "", 200, &list)
+		if len(list) != 1 || list[0].Status != "queued" || list[0].Attempts != 0 {
+			t.Fatalf("while the guard knows no state: %s", last)
+		}
+		if l := list[0]; strings.HasPrefix(l.LastError, "Waiting for the staging guard") && !slices.Contains(dues, l.NextAttemptAt) {
+			dues = append(dues, l.NextAttemptAt)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the message was not handed back twice: %s\nstderr:\n%s", last, s.svc.Stderr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := len(s.sink.Messages()); n != 0 {
+		t.Fatalf("the sink got %d messages while the guard knew no state", n)
+	}
+
+	if _, err := db.Exec("UPDATE wsu_mailsvc_settings SET setting_value = ? WHERE scope = 'capture'", live); err != nil {
+		t.Fatal(err)
+	}
+	s.logStatus(subject, "delivered")
+	if got := strings.Join(s.sinkTo(1), ","); got != "queued@customer.example" {
+		t.Fatalf("the sink got mail for %s", got)
+	}
+	logged := s.svc.Stderr.String()
+	if n := strings.Count(logged, "none is known yet"); n != 1 {
+		t.Errorf("%d warnings of the unknown state, want 1:\n%s", n, logged)
+	}
+	if !strings.Contains(logged, "the state can be read again") {
+		t.Errorf("no line says the state can be read again:\n%s", logged)
 	}
 }
