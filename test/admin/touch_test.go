@@ -35,8 +35,9 @@ type controlSize struct {
 // TestTouchTargetsOnPhones: at a phone's width (390 px, below
 // WordPress's 782 px) every button, button-like link and form control of
 // every screen is at least 40 px tall, as WordPress's own are there
-// (checkboxes and radio buttons 25 px, WordPress's size); at a desktop's
-// width (1280 px) the buttons keep their desktop height of about 30 px.
+// (checkboxes and radio buttons 25 px, WordPress's size) and the page
+// still fits the phone's width; at a desktop's width (1280 px) the
+// buttons keep their desktop height of about 30 px.
 func TestTouchTargetsOnPhones(t *testing.T) {
 	b := newBrowser(t)
 	sink := smtpsink.Start(t)
@@ -78,6 +79,19 @@ func TestTouchTargetsOnPhones(t *testing.T) {
 		}
 		if len(wrong) > 0 {
 			t.Errorf("%s at %d px, controls of the wrong height: %s", screen, w.width, strings.Join(wrong, ", "))
+		}
+		// The taller, larger controls still fit the width: the page does
+		// not scroll sideways.
+		var wide struct {
+			Width int      `json:"width"`
+			Past  []string `json:"past"`
+		}
+		b.eval(fmt.Sprintf(`({ width: document.documentElement.scrollWidth,
+			past: [...document.querySelectorAll("#app *")].filter((el) => el.getClientRects().length > 0 && el.getBoundingClientRect().right > %d + 1)
+				.filter((el) => ![...el.children].some((c) => c.getBoundingClientRect().right > %d + 1))
+				.slice(0, 5).map((el) => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + (el.className ? "." + String(el.className).split(" ").join(".") : "")) })`, w.width, w.width), &wide)
+		if wide.Width > int(w.width) {
+			t.Errorf("%s at %d px: the page is %d px wide, past the window: %v", screen, w.width, wide.Width, wide.Past)
 		}
 	}
 
