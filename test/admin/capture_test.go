@@ -63,6 +63,21 @@ func TestCaptureBanner(t *testing.T) {
 
 	// Release one from the logs, chosen by its box.
 	b.run("choose messages to release", click("#capture-choose"), chromedp.WaitVisible("#release-selected", chromedp.ByQuery))
+	// The captured filter offers what applies to held mail: release the
+	// ticked ones, or delete them unsent; nothing to resend. A held row's
+	// connection says it was not sent.
+	var offer struct {
+		Buttons     []string `json:"buttons"`
+		Connections []string `json:"connections"`
+	}
+	b.eval(`({ buttons: [...document.querySelectorAll("#log-results .bulk button")].map((b) => b.textContent.trim()),
+		connections: [...document.querySelectorAll('#log-results tbody td[data-colname="Connection"]')].map((td) => td.innerText.trim()) })`, &offer)
+	if got := strings.Join(offer.Buttons, "|"); got != "Release selected|Delete selected, not sent" {
+		t.Errorf("the captured filter offers %q, want Release selected and Delete selected, not sent", got)
+	}
+	if got := strings.Join(offer.Connections, "|"); got != "Held, not sent|Held, not sent" {
+		t.Errorf("the captured rows' connections read %q, want Held, not sent for each", got)
+	}
 	b.run("release the first", click(`#log-results tbody input[type="checkbox"]`), click("#release-selected"))
 	if _, err := sink.WaitFor(1, 30*time.Second); err != nil {
 		t.Fatalf("the released message did not arrive: %v", err)

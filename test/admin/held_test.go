@@ -49,10 +49,24 @@ func frameFill(sel, value string) chromedp.Action {
 		el.dispatchEvent(new Event("change", { bubbles: true }))`, value))
 }
 
-// heldRowsJS lists the subjects and status words of the rows the framed
-// Email logs screen shows.
+// heldRowsJS lists the subjects, status words and connection cells of
+// the rows the framed Email logs screen shows.
 const heldRowsJS = `(() => { ` + inFrameJS + `
-	return [...doc.querySelectorAll("#log-results tbody tr")].map((tr) => tr.cells[2].innerText.trim() + "|" + tr.cells[1].innerText.trim()); })()`
+	const cell = (tr, col) => tr.querySelector('td[data-colname="' + col + '"]').innerText.trim();
+	return [...doc.querySelectorAll("#log-results tbody tr")].map((tr) => cell(tr, "Subject") + "|" + cell(tr, "Status") + "|" + cell(tr, "Connection")); })()`
+
+// heldBulkJS lists what the framed Email logs screen offers above its
+// rows: the texts of the bulk bar's buttons, and how many rows have a box
+// to tick.
+const heldBulkJS = `(() => { ` + inFrameJS + `
+	return { buttons: [...doc.querySelectorAll("#log-results .bulk button")].map((b) => b.textContent.trim()),
+		boxes: doc.querySelectorAll('#log-results tbody input[type="checkbox"]').length }; })()`
+
+// bulkOffer is what heldBulkJS answers.
+type bulkOffer struct {
+	Buttons []string `json:"buttons"`
+	Boxes   int      `json:"boxes"`
+}
 
 // logTotal answers how many logs GET /logs?query matches (X-WP-Total).
 func logTotal(t *testing.T, s *bridgeSite, query string) int {
@@ -180,9 +194,17 @@ func TestHeldMailOnTheLogsScreen(t *testing.T) {
 		return got
 	}
 	for _, row := range rows("the held rows", sent-floor) {
-		if !strings.HasSuffix(row, "|Held by the flood guard") {
-			t.Errorf("a row of the held filter reads %q", row)
+		if !strings.HasSuffix(row, "|Held by the flood guard|Held, not sent") {
+			t.Errorf("a row of the held filter reads %q, want its status and a connection cell saying it was not sent", row)
 		}
+	}
+	// What applies to held mail: releasing or discarding what the filters
+	// match; nothing to resend or delete, no boxes to tick (the held
+	// routes take the filters, not ids).
+	var offer bulkOffer
+	b.eval(heldBulkJS, &offer)
+	if strings.Join(offer.Buttons, "|") != "Release all matching|Discard all matching" || offer.Boxes != 0 {
+		t.Errorf("the held filter offers %+v, want Release all matching and Discard all matching and no boxes", offer)
 	}
 
 	// Narrowed by a search: only the beta ones; discarded.

@@ -99,6 +99,7 @@ function mailsvc_bridge_admin_page( $network_api = '', $site = 0 ) {
 		'embed' => 'wp',
 		'nonce' => wp_create_nonce( 'wp_rest' ),
 		'api'   => untrailingslashit( $api ),
+		'dates' => wp_json_encode( mailsvc_bridge_date_names() ),
 	);
 	if ( $site > 0 ) {
 		$args['site'] = (int) $site;
@@ -118,6 +119,52 @@ function mailsvc_bridge_admin_page( $network_api = '', $site = 0 ) {
 	echo ' style="display:block;width:100%;height:calc(100vh - 32px);border:0;background:transparent;"></iframe>';
 	echo '</div>';
 	echo '<style>#wpbody-content{padding-bottom:0}#wpfooter{display:none}</style>';
+}
+
+/**
+ * The names the screens write dates with, in the language wp-admin is
+ * shown in: WordPress's $wp_locale (its translations of the months, their
+ * genitive and abbreviations, the weekdays and their abbreviations, and
+ * am/pm), and whether the language declines a month after a day number
+ * (wp_maybe_decline_date()). Without the language's pack WordPress's
+ * names are the English ones, and so are these. The Mail page hands them
+ * to the screens in the frame's URL fragment; the screens standalone keep
+ * English.
+ *
+ * @param WP_Locale|null $locale The locale to read; null: $wp_locale.
+ * @return array month, month_genitive, month_abbrev (12 each, January
+ *               first), weekday, weekday_abbrev (7 each, Sunday first),
+ *               meridiem (am, pm, AM, PM) and decline.
+ */
+function mailsvc_bridge_date_names( $locale = null ) {
+	if ( null === $locale ) {
+		$locale = $GLOBALS['wp_locale'];
+	}
+	$names = array(
+		'month'          => array(),
+		'month_genitive' => array(),
+		'month_abbrev'   => array(),
+		'weekday'        => array(),
+		'weekday_abbrev' => array(),
+		'meridiem'       => array(),
+	);
+	for ( $m = 1; $m <= 12; $m++ ) {
+		$month                     = $locale->get_month( $m );
+		$names['month'][]          = $month;
+		$names['month_genitive'][] = $locale->month_genitive[ sprintf( '%02d', $m ) ];
+		$names['month_abbrev'][]   = $locale->get_month_abbrev( $month );
+	}
+	for ( $d = 0; $d < 7; $d++ ) {
+		$weekday                   = $locale->get_weekday( $d );
+		$names['weekday'][]        = $weekday;
+		$names['weekday_abbrev'][] = $locale->get_weekday_abbrev( $weekday );
+	}
+	foreach ( array( 'am', 'pm', 'AM', 'PM' ) as $meridiem ) {
+		$names['meridiem'][ $meridiem ] = $locale->get_meridiem( $meridiem );
+	}
+	// WordPress's own string, in its own domain, as wp_maybe_decline_date() reads it.
+	$names['decline'] = 'on' === translate_with_gettext_context( 'off', 'decline months names: on or off', 'default' );
+	return $names;
 }
 
 add_action( 'admin_page_access_denied', 'mailsvc_bridge_admin_page_denied' );

@@ -161,4 +161,62 @@ function wp_parse_url( $url, $component = -1 ) {
 	return parse_url( $url, $component );
 }
 
+/**
+ * What the tests give WordPress's translation functions: translations of
+ * the default text domain by text ("context\x04text" with a context).
+ * Empty, every string is its English self, as on a site without the
+ * language's pack.
+ */
+final class Mailsvc_Test_L10n {
+	/**
+	 * Text (with its context) => translation.
+	 *
+	 * @var string[]
+	 */
+	public static $strings = array();
+}
+
+/**
+ * WordPress's translate_with_gettext_context(), from Mailsvc_Test_L10n.
+ *
+ * @param string $text    Text.
+ * @param string $context Context.
+ * @return string
+ */
+function translate_with_gettext_context( $text, $context ) {
+	return Mailsvc_Test_L10n::$strings[ $context . "\x04" . $text ] ?? $text;
+}
+
+/**
+ * WordPress's __(), from Mailsvc_Test_L10n.
+ *
+ * @param string $text Text.
+ * @return string
+ */
+function __( $text ) {
+	return Mailsvc_Test_L10n::$strings[ $text ] ?? $text;
+}
+
+/**
+ * WordPress's _x(), from Mailsvc_Test_L10n.
+ *
+ * @param string $text    Text.
+ * @param string $context Context.
+ * @return string
+ */
+function _x( $text, $context ) {
+	return translate_with_gettext_context( $text, $context );
+}
+
+/**
+ * WordPress's zeroise().
+ *
+ * @param int $number    Number.
+ * @param int $threshold Digits.
+ * @return string
+ */
+function zeroise( $number, $threshold ) {
+	return sprintf( '%0' . $threshold . 's', $number );
+}
+
 require dirname( __DIR__ ) . '/mailsvc-bridge.php';

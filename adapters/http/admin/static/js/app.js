@@ -3,7 +3,7 @@
 // sign-in or access-denied screen when the API asks for it, and routes
 // #/screen/param to the module of that screen.
 import * as api from './api.js';
-import { h, replace, notice, loadSiteFormat } from './ui.js';
+import { h, replace, notice, loadSiteFormat, setDateNames } from './ui.js';
 import { refreshBanner } from './capture.js';
 // The tabs the add-on modules registered (admin.RegisterScreens), as the
 // service writes them: [{slug, title, module}].
@@ -30,6 +30,11 @@ function readFragmentConfig() {
   if (!p.has('nonce')) return;
   api.configure({ nonce: p.get('nonce'), base: p.get('api') || undefined, site: p.get('site') || undefined });
   if (p.get('embed') === 'wp') document.documentElement.classList.add('wp-embed');
+  // The month and day names of wp-admin's language (the bridge's
+  // mailsvc_bridge_date_names()); English when not given or unreadable.
+  if (p.get('dates')) {
+    try { setDateNames(JSON.parse(p.get('dates'))); } catch { /* English */ }
+  }
   // The OAuth callback's flags, when wp-admin's Mail page passed them on.
   const flags = new URLSearchParams();
   for (const k of ['oauth', 'oauth_error', 'provider', 'connection_id']) if (p.get(k)) flags.set(k, p.get(k));

@@ -1,7 +1,9 @@
 // logs.js: the email logs: search, status and date filters, pagination
 // that stays honest past the count cap (X-Mailsvc-Total-Capped), a note
-// while the search's index is still being filled (X-Mailsvc-Search-Partial), bulk
-// resend and delete, and the detail view with the body in a sandboxed
+// while the search's index is still being filled (X-Mailsvc-Search-Partial), the
+// bulk actions that apply to the status shown (resend and delete; release
+// and delete for captured mail; release and discard all matching for mail
+// the flood guard held), and the detail view with the body in a sandboxed
 // frame, headers, attempts and provider events.
 import * as api from './api.js';
 import { h, replace, heading, table, badge, when, words, notice, field, showErrors, errorNotice, flash, busy } from './ui.js';
@@ -13,6 +15,17 @@ async function connectionNames() {
   return new Map((Array.isArray(list) ? list : []).map((c) => [c.id, c.name]));
 }
 const connLink = (names, id) => (id ? h('a', { href: `#/connections/${id}` }, names.get(id) || `Connection ${id} (deleted)`) : '—');
+
+// isHeld tells a message the staging guard captured or the flood guard
+// held: it waits for a person and went through no connection.
+const isHeld = (status) => status === 'captured' || status === 'held';
+
+/** connectionCell names the connection a log went through; a held
+ * message says that it was not sent rather than showing no connection. */
+function connectionCell(names, log) {
+  if (isHeld(log.status)) return h('span', { class: 'muted not-sent' }, log.simulated ? 'Simulated, not sent' : 'Held, not sent');
+  return connLink(names, log.sent_connection_id || log.connection_id);
+}
 
 const filters = { search: '', status: '', date_from: '', date_to: '', page: 1, per_page: 20 };
 
@@ -56,16 +69,21 @@ async function load(form, results) {
   }
   const sel = new Set();
   const bulkBar = h('div', { class: 'toolbar bulk' });
-  const bulkButtons = [
-    h('button', { class: 'button', type: 'button', disabled: true, onclick: (e) => bulk(e.target, 'resend', sel, form, results) }, 'Resend selected'),
-    h('button', { class: 'button button-link-delete', type: 'button', disabled: true, onclick: (e) => bulk(e.target, 'delete', sel, form, results) }, 'Delete selected'),
+  // The bulk actions are those that apply to the rows shown. Held mail is
+  // not resent: the staging guard's captured messages are released (the
+  // ticked ones, POST /capture/release) or deleted unsent; the flood
+  // guard's are released or discarded by the current filters (POST
+  // /logs/held/release, /logs/held/discard), which take no ids, so its
+  // rows carry no boxes to tick.
+  const floodHeld = filters.status === 'held';
+  const bulkButtons = floodHeld ? [] : filters.status === 'captured' ? [
+    h('button', { class: 'button button-primary', type: 'button', id: 'release-selected', disabled: true, onclick: (e) => bulk(e.target, 'release', sel, form, results) }, 'Release selected'),
+    h('button', { class: 'button button-link-delete', type: 'button', id: 'delete-selected', disabled: true, onclick: (e) => bulk(e.target, 'delete', sel, form, results) }, 'Delete selected, not sent'),
+  ] : [
+    h('button', { class: 'button', type: 'button', id: 'resend-selected', disabled: true, onclick: (e) => bulk(e.target, 'resend', sel, form, results) }, 'Resend selected'),
+    h('button', { class: 'button button-link-delete', type: 'button', id: 'delete-selected', disabled: true, onclick: (e) => bulk(e.target, 'delete', sel, form, results) }, 'Delete selected'),
   ];
-  if (filters.status === 'captured') {
-    bulkButtons.unshift(h('button', { class: 'button', type: 'button', id: 'release-selected', disabled: true, onclick: (e) => bulk(e.target, 'release', sel, form, results) }, 'Release selected'));
-  }
-  // Held by the flood guard: release or discard every message the
-  // current filters match (POST /logs/held/release, /logs/held/discard).
-  const heldButtons = filters.status === 'held' && page.total > 0 ? [
+  const heldButtons = floodHeld && page.total > 0 ? [
     h('button', { class: 'button button-primary', type: 'button', id: 'held-release', onclick: (e) => held(e.target, 'release', form, results) }, 'Release all matching'),
     h('button', { class: 'button button-link-delete', type: 'button', id: 'held-discard', onclick: (e) => held(e.target, 'discard', form, results) }, 'Discard all matching'),
   ] : [];
@@ -73,12 +91,18 @@ async function load(form, results) {
   const all = h('input', { type: 'checkbox', 'aria-label': 'Select all on this page', onchange: (e) => {
     results.querySelectorAll('tbody input[type=checkbox]').forEach((b) => { b.checked = e.target.checked; toggle(Number(b.value), b.checked); });
   } });
-  const rows = page.items.map((l) => [
-    h('input', { type: 'checkbox', value: l.id, 'aria-label': `Select log ${l.id}`, onchange: (e) => toggle(l.id, e.target.checked) }),
+  const cells = (l) => [
     badge(l.status), h('a', { href: `#/logs/${l.id}` }, l.message.subject || '(no subject)'),
-    (l.message.to || []).map((a) => a.email).join(', '), connLink(names, l.sent_connection_id || l.connection_id), l.source || '', when(l.created_at)]);
-  const t = table('Email logs', ['', 'Status', 'Subject', 'To', 'Connection', 'Source', 'Created'], rows);
-  t.querySelector('thead th').replaceChildren(all);
+    (l.message.to || []).map((a) => a.email).join(', '), connectionCell(names, l), l.source || '', when(l.created_at)];
+  const heads = ['Status', 'Subject', 'To', 'Connection', 'Source', 'Created'];
+  let t;
+  if (bulkButtons.length) {
+    t = table('Email logs', ['', ...heads], page.items.map((l) => [
+      h('input', { type: 'checkbox', value: l.id, 'aria-label': `Select log ${l.id}`, onchange: (e) => toggle(l.id, e.target.checked) }), ...cells(l)]));
+    t.querySelector('thead th').replaceChildren(all);
+  } else {
+    t = table('Email logs', heads, page.items.map(cells));
+  }
   bulkBar.append(...heldButtons, ...bulkButtons);
   const partial = page.partial
     ? h('div', { id: 'log-search-partial' }, notice('warning', 'The search index is still being filled for older logs: this search may not find all of them yet. Try again in a few minutes.'))
@@ -167,7 +191,7 @@ function resendToForm(log) {
     h('h2', { id: 'rs-h' }, 'Resend to other recipients'),
     h('p', { class: 'help' }, 'Comma-separated addresses. They replace the original To, Cc and Bcc; the copy gets its own log.'),
     input('to', 'To'), input('cc', 'Cc'), input('bcc', 'Bcc'), out,
-    h('div', { class: 'actions' }, h('button', { class: 'button', type: 'submit', disabled: log.status === 'queued' || log.status === 'sending' }, 'Send to these recipients')));
+    h('div', { class: 'actions' }, h('button', { class: 'button', type: 'submit', disabled: log.status === 'queued' || log.status === 'sending' || isHeld(log.status) }, 'Send to these recipients')));
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     const body = { to: list(form.elements.to.value), cc: list(form.elements.cc.value), bcc: list(form.elements.bcc.value) };
@@ -201,6 +225,24 @@ function headerRows(m, addr) {
   return rows.concat((m.headers || []).map((x) => [x.name, x.value]));
 }
 
+/** heldAction is what a held message's own screen offers instead of a
+ * resend: a captured one is released (POST /capture/release), one the
+ * flood guard held is released or discarded on the held list, whose
+ * actions take the list's filters. Other messages have none (null). */
+function heldAction(log, out) {
+  if (log.status === 'captured') {
+    return h('button', { class: 'button button-primary', type: 'button', id: 'log-release', onclick: async (e) => {
+      try {
+        await busy(e.target, api.post('/capture/release', { ids: [log.id] }));
+        replace(out, notice('success', 'Released: it is sent once.'));
+        window.dispatchEvent(new Event('mailsvc:capture'));
+      } catch (err) { replace(out, errorNotice(err)); }
+    } }, 'Release');
+  }
+  if (log.status === 'held') return h('a', { class: 'button button-primary', id: 'log-held-list', href: '#/logs?status=held' }, 'Release or discard held mail');
+  return null;
+}
+
 async function detail(root, id) {
   const [log, names] = await Promise.all([api.get(`/logs/${id}`), connectionNames()]);
   const m = log.message || {};
@@ -210,7 +252,7 @@ async function detail(root, id) {
   const dl = (pairs) => h('dl', { class: 'facts' }, pairs.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
   replace(root,
     heading(m.subject || '(no subject)',
-      h('button', { class: 'button button-primary', type: 'button', disabled: log.status === 'queued' || log.status === 'sending', onclick: async (e) => {
+      heldAction(log, out) || h('button', { class: 'button button-primary', type: 'button', disabled: log.status === 'queued' || log.status === 'sending', onclick: async (e) => {
         try { await busy(e.target, api.post(`/logs/${id}/resend`, {})); replace(out, notice('success', 'Queued to be sent again.')); } catch (err) { replace(out, errorNotice(err)); }
       } }, 'Resend'),
       h('button', { class: 'button button-link-delete', type: 'button', onclick: async () => {
@@ -223,7 +265,7 @@ async function detail(root, id) {
       ['Status', badge(log.status)], ['From', addr([m.from])], ['To', addr(m.to)], ['Cc', addr(m.cc)], ['Bcc', addr(m.bcc)],
       ['Created', when(log.created_at)], ['Delivered', when(log.delivered_at)], ['Attempts', String(log.attempts)],
       ...(retrying(log) ? [['Next attempt', h('span', { id: 'log-next-attempt' }, when(log.next_attempt_at))]] : []),
-      ['Connection', connLink(names, log.sent_connection_id || log.connection_id)],
+      ['Connection', connectionCell(names, log)],
       ['Provider id', log.provider_message_id || '—'], ['Last error', log.last_error || '—'], ['Source', log.source || '—'],
       ...(log.resent_from ? [['Resent from', h('a', { href: `#/logs/${log.resent_from}` }, `#${log.resent_from}`)]] : [])])),
     resendToForm(log),

@@ -111,6 +111,42 @@ const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 
 const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
 const pad = (n) => String(n).padStart(2, '0');
 
+/** ENGLISH_DATE_NAMES are the names dates are written with unless the
+ * bridge hands over the site's (WordPress's own English ones). */
+export const ENGLISH_DATE_NAMES = Object.freeze({
+  month: MONTHS, month_genitive: MONTHS, month_abbrev: MONTHS.map((m) => m.slice(0, 3)),
+  weekday: DAYS, weekday_abbrev: DAYS.map((d) => d.slice(0, 3)),
+  meridiem: { am: 'am', pm: 'pm', AM: 'AM', PM: 'PM' }, decline: false,
+});
+
+// The names the screens write dates with: WordPress's $wp_locale in the
+// language wp-admin is shown in, as the Mail page hands them over
+// (setDateNames); English standalone.
+let dateNames = ENGLISH_DATE_NAMES;
+
+/**
+ * readDateNames answers the month, weekday and am/pm names of given (the
+ * bridge's mailsvc_bridge_date_names()): each list that is there whole
+ * (12 months, 7 days, each a non-empty string) replaces the English one,
+ * anything else keeps English.
+ */
+export function readDateNames(given) {
+  const list = (v, n, fallback) => (Array.isArray(v) && v.length === n && v.every((x) => typeof x === 'string' && x !== '') ? [...v] : fallback);
+  const g = given && typeof given === 'object' ? given : {};
+  const m = g.meridiem && typeof g.meridiem === 'object' ? g.meridiem : {};
+  const word = (k) => (typeof m[k] === 'string' && m[k] !== '' ? m[k] : ENGLISH_DATE_NAMES.meridiem[k]);
+  const month = list(g.month, 12, ENGLISH_DATE_NAMES.month);
+  return {
+    month, month_genitive: list(g.month_genitive, 12, month), month_abbrev: list(g.month_abbrev, 12, ENGLISH_DATE_NAMES.month_abbrev),
+    weekday: list(g.weekday, 7, ENGLISH_DATE_NAMES.weekday), weekday_abbrev: list(g.weekday_abbrev, 7, ENGLISH_DATE_NAMES.weekday_abbrev),
+    meridiem: { am: word('am'), pm: word('pm'), AM: word('AM'), PM: word('PM') }, decline: g.decline === true,
+  };
+}
+
+/** setDateNames makes the screens write dates with the site's names
+ * (readDateNames). */
+export function setDateNames(given) { dateNames = readDateNames(given); }
+
 // wall answers the site's wall-clock time of date as the UTC fields of a
 // Date, and the zone's abbreviation: in an IANA zone through Intl, else
 // shifted by the UTC offset in hours.
@@ -129,24 +165,28 @@ function wall(date, zone, offset) {
 }
 
 /**
- * formatDate writes date as PHP's date() writes format, in the zone (an
- * IANA name) or, without one, at offset hours from UTC. It knows d, j, S,
- * m, n, F, M, Y, y, D, l, N, w, H, G, h, g, i, s, a, A, T and U; a
- * backslash writes the next character as it is, other characters are
- * copied.
+ * formatDate writes date as WordPress's wp_date() writes format, in the
+ * zone (an IANA name) or, without one, at offset hours from UTC, with
+ * names (readDateNames: the site's, else English) for F, M, D, l, a and
+ * A. It knows d, j, S, m, n, F, M, Y, y, D, l, N, w, H, G, h, g, i, s,
+ * a, A, T and U; a backslash writes the next character as it is, other
+ * characters are copied. In a language that declines months, a month
+ * after a day number ("j F", "d. F") takes its genitive, as
+ * wp_maybe_decline_date() has it.
  */
-export function formatDate(date, format, zone = '', offset = 0) {
+export function formatDate(date, format, zone = '', offset = 0, names = dateNames) {
   const { d, abbr } = wall(date, zone, offset);
   const day = d.getUTCDate(); const mon = d.getUTCMonth(); const hr = d.getUTCHours(); const wd = d.getUTCDay();
+  const genitive = names.decline && /[dj]\.? F/.test(format);
   const suffix = (day % 10 === 1 && day !== 11) ? 'st' : (day % 10 === 2 && day !== 12) ? 'nd' : (day % 10 === 3 && day !== 13) ? 'rd' : 'th';
   const codes = {
     d: () => pad(day), j: () => String(day), S: () => suffix,
-    m: () => pad(mon + 1), n: () => String(mon + 1), F: () => MONTHS[mon], M: () => MONTHS[mon].slice(0, 3),
+    m: () => pad(mon + 1), n: () => String(mon + 1), F: () => (genitive ? names.month_genitive : names.month)[mon], M: () => names.month_abbrev[mon],
     Y: () => String(d.getUTCFullYear()), y: () => pad(d.getUTCFullYear() % 100),
-    D: () => DAYS[wd].slice(0, 3), l: () => DAYS[wd], N: () => String(wd || 7), w: () => String(wd),
+    D: () => names.weekday_abbrev[wd], l: () => names.weekday[wd], N: () => String(wd || 7), w: () => String(wd),
     H: () => pad(hr), G: () => String(hr), h: () => pad(hr % 12 || 12), g: () => String(hr % 12 || 12),
     i: () => pad(d.getUTCMinutes()), s: () => pad(d.getUTCSeconds()),
-    a: () => (hr < 12 ? 'am' : 'pm'), A: () => (hr < 12 ? 'AM' : 'PM'), T: () => abbr, U: () => String(Math.floor(date.getTime() / 1000)),
+    a: () => names.meridiem[hr < 12 ? 'am' : 'pm'], A: () => names.meridiem[hr < 12 ? 'AM' : 'PM'], T: () => abbr, U: () => String(Math.floor(date.getTime() / 1000)),
   };
   let out = '';
   for (let i = 0; i < format.length; i++) {
