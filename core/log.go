@@ -102,6 +102,10 @@ type Log struct {
 	// FloodReleased is set on a held log that was released: the flood
 	// guard lets it go (read by claims only).
 	FloodReleased bool `json:"-"`
+	// Resends counts the times the log was resent by hand (ResendLogs):
+	// each makes its message a new sending, with its own idempotency key
+	// at the providers that take one (Message.Resends).
+	Resends int `json:"-"`
 }
 
 // Resendable reports whether the log still holds the whole message, so
@@ -332,8 +336,9 @@ type LogStore interface {
 	DeleteLogs(ctx context.Context, ids []int64) (int, error)
 	// ResendLogs moves the delivered or failed logs among ids that are
 	// Resendable back to queued, due now, with Attempts, PhaseAttempts, UsedFallback,
-	// Simulated, ProviderMessageID and LastError reset; ConnectionID (the
-	// explicit connection) and the history are kept. Queued or sending logs
+	// Simulated, ProviderMessageID and LastError reset and Resends counted
+	// up by one; ConnectionID (the explicit connection) and the history
+	// are kept. Queued or sending logs
 	// and logs that are not Resendable are left alone. It returns how
 	// many were requeued.
 	ResendLogs(ctx context.Context, ids []int64) (int, error)

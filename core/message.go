@@ -83,6 +83,12 @@ type Message struct {
 	// part of a message split at a provider's recipient caps and for a
 	// retry of the deferred recipients; it is never stored.
 	Envelope []Address `json:"-"`
+	// Resends counts the times the message's log was resent by hand
+	// (Log.Resends) before this send. The delivery engine sets it and it
+	// is never stored: a resend by hand is a new sending of the same
+	// message, which a provider's idempotency key must not take for a
+	// repeat of the first (apidriver.IdempotencyKey).
+	Resends int `json:"-"`
 }
 
 // Recipients returns every envelope recipient: To, then Cc, then Bcc.

@@ -609,7 +609,7 @@ func (db *LogService) ResendLogs(ctx context.Context, ids []int64) (int, error) 
 		status = ?, attempts = 0, phase_attempts = 0, used_fallback = 0, simulated = 0,
 		provider_message_id = '', last_error = '', next_attempt_at = ?, lease_owner = NULL,
 		lease_until = NULL, delivered_at = NULL, updated_at = ?, body_mode = '', recipient_outcomes = NULL, recipients_refused = 0,
-		capture_released = 0, flood_released = 0
+		capture_released = 0, flood_released = 0, resends = resends + 1
 		WHERE status IN (?, ?) AND body_mode <> ? AND redacted_count = 0 AND attachments_kept = 1
 		AND id IN (`+in+`)`+scope),
 		append(append([]any{core.StatusQueued, t, t, core.StatusDelivered, core.StatusFailed, core.LogBodyNone}, args...), scopeArgs...)...)

@@ -73,7 +73,7 @@ func (db *handle) claimIn(ctx context.Context, tx *sql.Tx, owners []string, coun
 		return out, nil
 	}
 	t := now()
-	sel := `SELECT ` + logColumns + `, recipients_indexed, capture_released, flood_released FROM {prefix}mailsvc_logs
+	sel := `SELECT ` + logColumns + `, recipients_indexed, capture_released, flood_released, resends FROM {prefix}mailsvc_logs
 		WHERE status = ? AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?`
 	if db.dialect == DialectMySQL {
 		sel += " FOR UPDATE SKIP LOCKED"
@@ -84,15 +84,16 @@ func (db *handle) claimIn(ctx context.Context, tx *sql.Tx, owners []string, coun
 	}
 	var due, pending []*core.Log
 	var indexed, released, floodReleased bool
-	row := &withExtra{r: rows, extra: []any{&indexed, &released, &floodReleased}}
+	var resends int
+	row := &withExtra{r: rows, extra: []any{&indexed, &released, &floodReleased, &resends}}
 	for rows.Next() {
-		indexed, released, floodReleased = false, false, false
+		indexed, released, floodReleased, resends = false, false, false, 0
 		l, err := scanLog(row)
 		if err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("read due log: %w", err)
 		}
-		l.CaptureReleased, l.FloodReleased = released, floodReleased
+		l.CaptureReleased, l.FloodReleased, l.Resends = released, floodReleased, resends
 		due = append(due, l)
 		if !indexed {
 			pending = append(pending, l)

@@ -929,6 +929,22 @@ var migrations = []migration{
 			`ALTER TABLE {prefix}mailsvc_logs ADD COLUMN flood_released INTEGER NOT NULL DEFAULT 0`,
 		},
 	},
+	{
+		// A log's manual resends are counted: each is a new sending of
+		// its message, whose idempotency key at the providers that take
+		// one (Resend, Emailit) must differ from the first sending's
+		// (docs/drivers.md). Read by claims only; MariaDB adds a column
+		// with a default at the end of the table instantly.
+		Version: 27,
+		Name:    "manual resends counted",
+		MySQL: []string{
+			`ALTER TABLE {prefix}mailsvc_logs
+				ADD COLUMN IF NOT EXISTS resends INT UNSIGNED NOT NULL DEFAULT 0`,
+		},
+		SQLite: []string{
+			`ALTER TABLE {prefix}mailsvc_logs ADD COLUMN resends INTEGER NOT NULL DEFAULT 0`,
+		},
+	},
 }
 
 // senderIndexBackfill returns the statements of migration 15 in one

@@ -349,6 +349,7 @@ func (s *LogStore) ResendLogs(_ context.Context, ids []int64) (int, error) {
 		l.Attempts, l.PhaseAttempts, l.UsedFallback, l.Simulated = 0, 0, false, false
 		l.ProviderMessageID, l.LastError, l.DeliveredAt = "", "", nil
 		l.CaptureReleased = false
+		l.Resends++
 		l.SetRecipients(nil)
 		n++
 	}

@@ -130,6 +130,7 @@ func (s *engine) attempt(ctx, stop context.Context, l *core.Log, conn *core.Conn
 	msg := l.Message
 	applyFrom(&msg, st)
 	msg = *withMessageID(l, &msg)
+	msg.Resends = l.Resends // a resend by hand is a new sending: its own idempotency key
 	made := attemptSent
 	switch {
 	case !conn.IsActive:

@@ -49,10 +49,16 @@ func (t *JSONTransport) CheckSize(msg *core.Message) error {
 // of it, posted to path, a 2xx answer decoded into out (see
 // JSONAPI.Call).
 func (t *JSONTransport) Post(ctx context.Context, msg *core.Message, path string, body, out any) (*Response, error) {
+	return t.PostWithHeader(ctx, msg, path, nil, body, out)
+}
+
+// PostWithHeader is Post with header's fields added to the request (an
+// idempotency key, IdempotencyHeader).
+func (t *JSONTransport) PostWithHeader(ctx context.Context, msg *core.Message, path string, header http.Header, body, out any) (*Response, error) {
 	if err := t.CheckSize(msg); err != nil {
 		return nil, err
 	}
-	return t.Client.Call(ctx, "send", http.MethodPost, path, nil, body, out)
+	return t.Client.Call(ctx, "send", http.MethodPost, path, header, body, out)
 }
 
 // MessageSize is the size of a message's content before any encoding:

@@ -1,13 +1,11 @@
 // Package emailit is the mail transport for the Emailit Email API (v2).
 // It registers itself as the driver "emailit" when imported and sends
-// each message with POST /v2/emails, its Message-ID as the request's
-// Idempotency-Key.
+// each message with POST /v2/emails, with an Idempotency-Key made of its
+// Message-ID (apidriver.IdempotencyKey).
 package emailit
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"net/http"
 	"strings"
 
@@ -76,9 +74,10 @@ type request struct {
 	Attachments []attachment      `json:"attachments,omitempty"`
 }
 
-// Send implements core.Transport. The message's Message-ID and its
-// recipients make the request's Idempotency-Key: Emailit sends a request
-// it already took (within 24 hours) once.
+// Send implements core.Transport. The message's Message-ID, its
+// recipients and its manual resends make the request's Idempotency-Key
+// (apidriver.IdempotencyKey): Emailit sends a request it already took
+// (within 24 hours) once.
 func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
 	if err := apidriver.CheckSize(msg, MaxMessageBytes); err != nil {
 		return core.Receipt{}, err
@@ -97,10 +96,7 @@ func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, e
 		}
 		r.Attachments = append(r.Attachments, att)
 	}
-	var header http.Header
-	if id := idempotencyKey(msg); id != "" {
-		header = http.Header{"Idempotency-Key": {id}}
-	}
+	header := apidriver.IdempotencyHeader(msg, keyChars, maxKeyLen)
 	var out struct {
 		ID     string `json:"id"`
 		Status string `json:"status"`
@@ -111,30 +107,18 @@ func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, e
 	return core.Receipt{MessageID: out.ID, Response: strings.TrimSpace("200 " + out.Status + " " + out.ID)}, nil
 }
 
-// idempotencyKey is the Idempotency-Key of msg (a message or one part of
-// a message split over the recipient caps, as ForEnvelope made it): its
-// Message-ID, in the letters, digits, dashes and underscores Emailit
-// takes, followed by a digest of the part's recipients, so that the parts
-// of one message are each sent and a resend of a part is not. Empty when
-// msg has no Message-ID.
-func idempotencyKey(msg *core.Message) string {
-	id := msg.MessageID()
-	if id == "" {
-		return ""
+// keyChars are the characters Emailit takes in an idempotency key:
+// letters, digits, dashes and underscores; the "." and "@" of a
+// Message-ID become underscores, anything else is dropped.
+func keyChars(r rune) rune {
+	switch {
+	case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_':
+		return r
+	case r == '.' || r == '@':
+		return '_'
 	}
-	key := strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_':
-			return r
-		case r == '.' || r == '@':
-			return '_'
-		}
-		return -1
-	}, id)
-	h := sha256.New()
-	for _, a := range msg.Recipients() {
-		h.Write([]byte(strings.ToLower(a.Email) + "\n"))
-	}
-	digest := hex.EncodeToString(h.Sum(nil))[:16]
-	return key[:min(len(key), 256-len(digest)-1)] + "_" + digest
+	return -1
 }
+
+// maxKeyLen is the longest idempotency key Emailit takes.
+const maxKeyLen = 256

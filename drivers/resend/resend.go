@@ -1,11 +1,15 @@
 // Package resend is the mail transport for the Resend email API. It
 // registers itself as the driver "resend" when imported and sends with
-// POST /emails.
+// POST /emails, with an Idempotency-Key made of the message's Message-ID
+// (apidriver.IdempotencyKey), so that Resend sends a request it already
+// took (within 24 hours) once.
 package resend
 
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 
 	"github.com/mailsvc/mailsvc/core"
@@ -35,6 +39,10 @@ const MaxRecipients = 50
 // 40 MB per email after base64 encoding: 30 MB before it.
 const MaxMessageBytes = 30 << 20
 
+// MaxKeyLen is the longest idempotency key Resend takes: 256
+// characters.
+const MaxKeyLen = 256
+
 func init() {
 	core.Register(Driver())
 }
@@ -54,7 +62,10 @@ var driver = apidriver.JSONDriver{
 	Concurrency:     DefaultConcurrency,
 	MaxMessageBytes: MaxMessageBytes,
 	Auth:            apidriver.BearerAuth,
-	Open:            func(t *apidriver.JSONTransport, _ core.Settings) (core.Transport, error) { return Transport{t}, nil },
+	Open: func(t *apidriver.JSONTransport, _ core.Settings) (core.Transport, error) {
+		t.Client.Refused = idempotencyConflict
+		return Transport{t}, nil
+	},
 }
 
 // Driver returns the Resend driver description: schema, rules and
@@ -65,12 +76,16 @@ func Driver() core.Driver { return driver.Driver() }
 // concurrent use.
 type Transport struct{ *apidriver.JSONTransport }
 
-// Send implements core.Transport with POST /emails.
+// Send implements core.Transport with POST /emails. The message's
+// Message-ID, its recipients and its manual resends make the request's
+// Idempotency-Key: the resend of an uncertain attempt is answered with
+// the first request's id and not sent again.
 func (t Transport) Send(ctx context.Context, msg *core.Message) (core.Receipt, error) {
 	var out struct {
 		ID string `json:"id"`
 	}
-	r, err := t.Post(ctx, msg, "/emails", t.build(msg), &out)
+	header := apidriver.IdempotencyHeader(msg, keyChars, MaxKeyLen)
+	r, err := t.PostWithHeader(ctx, msg, "/emails", header, t.build(msg), &out)
 	if err != nil {
 		return core.Receipt{}, err
 	}
@@ -123,4 +138,46 @@ func (t Transport) build(msg *core.Message) email {
 		e.Attachments = append(e.Attachments, att)
 	}
 	return e
+}
+
+// keyChars are the characters the driver keeps of a Message-ID in an
+// idempotency key: letters, digits, "-", "_", "." and "@" (Resend states
+// only the length, 1 to 256 characters; these are safe in any header).
+func keyChars(r rune) rune {
+	switch {
+	case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.', r == '@':
+		return r
+	}
+	return -1
+}
+
+// idempotencyConflict classifies Resend's two 409 answers to a request
+// whose Idempotency-Key it already holds
+// (https://resend.com/docs/dashboard/emails/idempotency-keys):
+// concurrent_idempotent_requests (the first request with the key is
+// still in progress) is uncertain, for Resend may yet send that one: the
+// engine looks the message up after the grace and sends it again with
+// the same key, which Resend then answers with the first request's id;
+// invalid_idempotent_request (the key came within 24 hours with another
+// body, so Resend took this message's Message-ID and recipients already)
+// fails for good, as Resend says a retry with the key is useless. Any
+// other answer is left to its status.
+func idempotencyConflict(status int, body []byte) error {
+	if status != http.StatusConflict {
+		return nil
+	}
+	var answer struct {
+		Name    string `json:"name"`
+		Message string `json:"message"`
+	}
+	_ = json.Unmarshal(body, &answer) // not Resend's error shape: the status decides
+	switch answer.Name {
+	case "concurrent_idempotent_requests":
+		return core.Uncertain(fmt.Errorf("provider answered HTTP 409 %s: a request with this message's Idempotency-Key is still in progress and may send it: %s",
+			answer.Name, apidriver.Summary(answer.Message)))
+	case "invalid_idempotent_request":
+		return core.Permanent(fmt.Errorf("provider answered HTTP 409 %s: a request with this message's Idempotency-Key (its Message-ID and recipients) and another body came within 24 hours, so it is not sent again: %s",
+			answer.Name, apidriver.Summary(answer.Message)))
+	}
+	return nil
 }

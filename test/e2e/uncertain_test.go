@@ -14,6 +14,7 @@ import (
 
 	"github.com/mailsvc/mailsvc/test/fakes/mailgunfake"
 	"github.com/mailsvc/mailsvc/test/fakes/postmarkfake"
+	"github.com/mailsvc/mailsvc/test/fakes/resendfake"
 	"github.com/mailsvc/mailsvc/test/fakes/smtpsink"
 	"github.com/mailsvc/mailsvc/test/servicetest"
 )
@@ -25,18 +26,23 @@ import (
 // (Mailgun, Postmark) and took it is not sent it again: the log becomes
 // delivered with the id the lookup found. One that did not take it gets
 // it once more after the grace. An SMTP relay, which cannot be asked,
-// gets it again with the same Message-ID.
+// gets it again with the same Message-ID. Resend, which cannot be asked
+// either, gets it again with the same Idempotency-Key and answers with
+// the first message's id without sending it twice.
 func TestUncertainAttempts(t *testing.T) {
 	const (
 		mgKey    = "key-0123456789abcdef0123456789abcdef"
 		mgDomain = "mg.example.com"
 		pmToken  = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
+		reKey    = "re_123456789_abcdefghijklmnopqrstuv"
 	)
 	sink := smtpsink.Start(t)
 	mg := mailgunfake.New(mgKey, mgDomain)
 	defer mg.Close()
 	pm := postmarkfake.New(pmToken)
 	defer pm.Close()
+	re := resendfake.New(reKey)
+	defer re.Close()
 	dir := t.TempDir()
 	dbPath := filepath.Join(dir, "queue.db")
 	svc, pw := adminOf(t, dir, "MAILSVC_ALLOW_CUSTOM_ENDPOINTS=true", "MAILSVC_DB=sqlite:"+dbPath)
@@ -58,6 +64,7 @@ func TestUncertainAttempts(t *testing.T) {
 	smtpConn := create("smtp", fmt.Sprintf(`{"host":%q,"port":%d,"encryption":"none","auth":false,"timeout":5,"from_email":"site@example.com"}`, sink.Host(), sink.Port()))
 	mgConn := create("mailgun", fmt.Sprintf(`{"api_key":%q,"domain":%q,"base_url":%q,"from_email":"site@example.com"}`, mgKey, mgDomain, mg.URL))
 	pmConn := create("postmark", fmt.Sprintf(`{"api_key":%q,"base_url":%q,"from_email":"site@example.com"}`, pmToken, pm.URL))
+	reConn := create("resend", fmt.Sprintf(`{"api_key":%q,"base_url":%q,"from_email":"site@example.com"}`, reKey, re.URL))
 
 	// messageIDs returns the Message-ID headers of what each provider kept.
 	smtpIDs := func() []string {
@@ -79,6 +86,13 @@ func TestUncertainAttempts(t *testing.T) {
 	pmIDs := func() []string {
 		var ids []string
 		for _, m := range pm.Messages() {
+			ids = append(ids, m.Headers["Message-ID"])
+		}
+		return ids
+	}
+	reIDs := func() []string {
+		var ids []string
+		for _, m := range re.Messages() {
 			ids = append(ids, m.Headers["Message-ID"])
 		}
 		return ids
@@ -107,6 +121,9 @@ func TestUncertainAttempts(t *testing.T) {
 		{name: "smtp relay took it, the answer was lost: no lookup, sent again with the same Message-ID", conn: smtpConn,
 			inject: func() { sink.TakeAndDropNext(1) }, kept: smtpIDs, wantKept: 2,
 			wantPID: func([]string) string { return sink.Messages()[len(sink.Messages())-1].QueueID }},
+		{name: "resend took it, the answer was lost: sent again with the same Idempotency-Key, answered with the first id, not sent twice", conn: reConn,
+			inject: func() { re.TakeAndDropNext(1) }, kept: reIDs, wantKept: 1,
+			wantPID: func([]string) string { return re.Messages()[len(re.Messages())-1].ID }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

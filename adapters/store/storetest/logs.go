@@ -438,6 +438,25 @@ func (s *suite) testResend(t *testing.T) {
 		got.ConnectionID == nil || *got.ConnectionID != 3 || len(got.History) != 1 {
 		t.Fatalf("resent log = %+v", got)
 	}
+	// Each resend by hand is counted, and a claim reads the count (the
+	// message's idempotency key differs from the first sending's).
+	for want := 1; want <= 2; want++ {
+		var resent *core.Log
+		for _, l := range Claim(t, db, "w", 2, time.Hour) {
+			if l.ID == a.ID {
+				resent = l
+			}
+		}
+		if resent == nil || resent.Resends != want {
+			t.Fatalf("claim after resend %d: %+v; want log %d with Resends %d", want, resent, a.ID, want)
+		}
+		finish(t, db, "w", resent, core.StatusDelivered)
+		if want == 1 {
+			if n, err := db.ResendLogs(ctx, []int64{a.ID}); err != nil || n != 1 {
+				t.Fatalf("ResendLogs again = %d, %v", n, err)
+			}
+		}
+	}
 }
 
 func (s *suite) testPurge(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -72,7 +73,28 @@ type Provider struct {
 	// makes a send once: a send with a key the fake took before is
 	// answered as the first was and not recorded again.
 	IdempotencyHeader string
+	// IdempotencyRefused, when set, answers (with a status and body) the
+	// sends the provider refuses over their idempotency key, as Resend
+	// does: a key longer than MaxIdempotencyKey, a key whose first send
+	// is still in progress (see HoldSends), a key that came before with
+	// another body. Nil: a repeated key is answered as the first whatever
+	// the body.
+	IdempotencyRefused func(p KeyProblem) (int, string)
+	// MaxIdempotencyKey is the longest key IdempotencyRefused lets by.
+	MaxIdempotencyKey int
 }
+
+// KeyProblem is why a provider refuses a send over its idempotency key.
+type KeyProblem int
+
+const (
+	// KeyTooLong is a key over the provider's length.
+	KeyTooLong KeyProblem = iota + 1
+	// KeyInProgress is a key whose first send is still being handled.
+	KeyInProgress
+	// KeyReused is a key the provider took with another request body.
+	KeyReused
+)
 
 // Refusal is a send the provider refuses: its status and message.
 type Refusal struct {
@@ -106,7 +128,17 @@ type Server struct {
 	sends       atomic.Int32
 
 	mu       sync.Mutex
-	answered map[string]Message // by idempotency key
+	answered map[string]*keyed // by idempotency key
+	hold     chan struct{}     // while not nil, accepted sends wait for it to close
+	held     int               // sends waiting on hold
+}
+
+// keyed is the first send of an idempotency key: its message, a digest
+// of its body, and whether it is still being handled.
+type keyed struct {
+	m          Message
+	body       [sha256.Size]byte
+	inProgress bool
 }
 
 // NewServer starts a fake of the provider p.
@@ -218,20 +250,99 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 	if s.p.IdempotencyHeader != "" {
 		key = r.Header.Get(s.p.IdempotencyHeader)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m, seen := s.answered[key]
-	if !seen || key == "" {
-		m = Message{ID: NewID(), At: time.Now(), Mail: mail}
-		s.messages.Add(m)
-		if key != "" {
-			if s.answered == nil {
-				s.answered = map[string]Message{}
-			}
-			s.answered[key] = m
-		}
+	m, first, problem := s.take(key, sha256.Sum256(body), mail)
+	if problem != 0 {
+		status, answer := s.p.IdempotencyRefused(problem)
+		faults.WriteJSON(w, status, answer)
+		return
+	}
+	if first != nil {
+		s.waitHold(r)
+		s.mu.Lock()
+		first.inProgress = false
+		s.mu.Unlock()
 	}
 	s.p.Accept(w, m)
+}
+
+// take records mail as a new message, or finds the message of key's
+// first send: it returns the message to answer with, the first send's
+// record when this send is that first one (nil otherwise), or the
+// problem the provider refuses the send over.
+func (s *Server) take(key string, body [sha256.Size]byte, mail Mail) (Message, *keyed, KeyProblem) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	refuses := s.p.IdempotencyRefused != nil && key != ""
+	if refuses && s.p.MaxIdempotencyKey > 0 && len(key) > s.p.MaxIdempotencyKey {
+		return Message{}, nil, KeyTooLong
+	}
+	if k, seen := s.answered[key]; seen && key != "" {
+		switch {
+		case refuses && k.inProgress:
+			return Message{}, nil, KeyInProgress
+		case refuses && k.body != body:
+			return Message{}, nil, KeyReused
+		}
+		return k.m, nil, 0
+	}
+	m := Message{ID: NewID(), At: time.Now(), Mail: mail}
+	s.messages.Add(m)
+	if key == "" {
+		return m, nil, 0
+	}
+	if s.answered == nil {
+		s.answered = map[string]*keyed{}
+	}
+	k := &keyed{m: m, body: body, inProgress: true}
+	s.answered[key] = k
+	return m, k, 0
+}
+
+// HoldSends makes the sends with an idempotency key accepted from now
+// on wait, taken (their key in progress) but not answered, until
+// release is called or their client gives up: a provider slow to
+// answer.
+func (s *Server) HoldSends() (release func()) {
+	ch := make(chan struct{})
+	s.mu.Lock()
+	s.hold = ch
+	s.mu.Unlock()
+	return sync.OnceFunc(func() {
+		s.mu.Lock()
+		if s.hold == ch {
+			s.hold = nil
+		}
+		s.mu.Unlock()
+		close(ch)
+	})
+}
+
+// HeldSends returns how many sends wait on HoldSends now.
+func (s *Server) HeldSends() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.held
+}
+
+// waitHold waits, when sends are held, until they are released or r's
+// client gives up.
+func (s *Server) waitHold(r *http.Request) {
+	s.mu.Lock()
+	ch := s.hold
+	if ch != nil {
+		s.held++
+	}
+	s.mu.Unlock()
+	if ch == nil {
+		return
+	}
+	select {
+	case <-ch:
+	case <-r.Context().Done():
+	}
+	s.mu.Lock()
+	s.held--
+	s.mu.Unlock()
 }
 
 // defineFormats teaches the OpenAPI validator the string formats the

@@ -1,9 +1,11 @@
 package fakeapi_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mailsvc/mailsvc/test/fakes/brevofake"
 	"github.com/mailsvc/mailsvc/test/fakes/fakeapi"
@@ -108,5 +110,91 @@ func TestOpenAPIValidation(t *testing.T) {
 				t.Error("the fake recorded a refused send")
 			}
 		})
+	}
+}
+
+// TestResendIdempotencyKey: the Resend fake honours Idempotency-Key as
+// Resend documents it: the same key and body are answered with the first
+// id and held once; the same key with another body is 409
+// invalid_idempotent_request; a key whose first send is still in
+// progress is 409 concurrent_idempotent_requests, and answered with the
+// first id once that send is; a key over 256 characters is 400
+// invalid_idempotency_key; sends without a key are each held.
+func TestResendIdempotencyKey(t *testing.T) {
+	f := resendfake.New("re_k")
+	defer f.Close()
+	const body = `{"from":"f@example.com","to":["a@example.com"],"subject":"s","text":"x"}`
+	send := func(key, body string) (int, string) {
+		req, _ := http.NewRequest("POST", f.URL+"/emails", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer re_k")
+		if key != "" {
+			req.Header.Set("Idempotency-Key", key)
+		}
+		status, answer, _ := fakeapi.Do(t, req)
+		return status, string(answer)
+	}
+	var firstID string
+	tests := []struct {
+		name, key, body string
+		wantStatus      int
+		wantIn          string // in the answer; "first" for the first send's id
+		wantHeld        int
+	}{
+		{"first", "k1", body, 200, `"id"`, 1},
+		{"same key and body", "k1", body, 200, "first", 1},
+		{"same key, another body", "k1", strings.Replace(body, `"s"`, `"t"`, 1), 409, "invalid_idempotent_request", 1},
+		{"key too long", strings.Repeat("k", resendfake.MaxKeyLen+1), body, 400, "invalid_idempotency_key", 1},
+		{"longest key", strings.Repeat("k", resendfake.MaxKeyLen), body, 200, `"id"`, 2},
+		{"no key", "", body, 200, `"id"`, 3},
+		{"no key again", "", body, 200, `"id"`, 4},
+	}
+	for _, tc := range tests {
+		status, answer := send(tc.key, tc.body)
+		want := tc.wantIn
+		if want == "first" {
+			want = firstID
+		}
+		if status != tc.wantStatus || !strings.Contains(answer, want) {
+			t.Errorf("%s: %d %s, want %d with %s", tc.name, status, answer, tc.wantStatus, want)
+		}
+		if tc.name == "first" {
+			var a struct{ ID string }
+			_ = json.Unmarshal([]byte(answer), &a)
+			firstID = a.ID
+		}
+		if n := len(f.Messages()); n != tc.wantHeld {
+			t.Errorf("%s: the fake holds %d messages, want %d", tc.name, n, tc.wantHeld)
+		}
+	}
+
+	release := f.HoldSends()
+	defer release()
+	type answer struct {
+		status int
+		body   string
+	}
+	held := make(chan answer, 1)
+	go func() {
+		status, a := send("k2", body)
+		held <- answer{status, a}
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for f.HeldSends() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the held send did not reach the fake")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if status, a := send("k2", body); status != 409 || !strings.Contains(a, "concurrent_idempotent_requests") {
+		t.Errorf("while the first is in progress: %d %s, want 409 concurrent_idempotent_requests", status, a)
+	}
+	release()
+	first := <-held
+	if status, a := send("k2", body); first.status != 200 || status != 200 || a != first.body {
+		t.Errorf("after the first was answered (%d %s): %d %s, want its answer", first.status, first.body, status, a)
+	}
+	if n := len(f.Messages()); n != 5 {
+		t.Errorf("the fake holds %d messages, want 5", n)
 	}
 }

@@ -10,6 +10,16 @@
 // than 50 addresses in to. Each send is first validated against
 // openapi.yaml, the send operation of Resend's published OpenAPI
 // document; what it refuses is a 422 validation_error, as Resend's is.
+//
+// It honours the Idempotency-Key header as Resend does
+// (https://resend.com/docs/dashboard/emails/idempotency-keys): a send
+// whose key it took before with the same body is answered with the
+// first send's id and not sent again; the same key with another body is
+// refused 409 invalid_idempotent_request, a key whose first send is
+// still in progress (Server.HoldSends) 409
+// concurrent_idempotent_requests, a key over 256 characters 400
+// invalid_idempotency_key. Keys are kept for the fake's life (Resend's
+// 24 hours).
 package resendfake
 
 import (
@@ -23,6 +33,9 @@ import (
 
 // MaxTo is the most addresses the fake takes in to.
 const MaxTo = 50
+
+// MaxKeyLen is the longest Idempotency-Key the fake takes.
+const MaxKeyLen = 256
 
 //go:embed openapi.yaml
 var openAPI []byte
@@ -47,9 +60,20 @@ func start(apiKey string, sendingOnly bool) *fakeapi.Server {
 		Accept: func(w http.ResponseWriter, m fakeapi.Message) {
 			faults.WriteJSON(w, http.StatusOK, fmt.Sprintf(`{"id":%q}`, m.ID))
 		},
-		ErrorBody:     func(_ int, msg string) string { return errorBody(422, "validation_error", msg) },
-		OpenAPI:       openAPI,
-		InvalidStatus: http.StatusUnprocessableEntity,
+		ErrorBody:         func(_ int, msg string) string { return errorBody(422, "validation_error", msg) },
+		OpenAPI:           openAPI,
+		InvalidStatus:     http.StatusUnprocessableEntity,
+		IdempotencyHeader: "Idempotency-Key",
+		MaxIdempotencyKey: MaxKeyLen,
+		IdempotencyRefused: func(p fakeapi.KeyProblem) (int, string) {
+			switch p {
+			case fakeapi.KeyTooLong:
+				return http.StatusBadRequest, errorBody(400, "invalid_idempotency_key", "The idempotency key has to be between 1-256 characters.")
+			case fakeapi.KeyInProgress:
+				return http.StatusConflict, errorBody(409, "concurrent_idempotent_requests", "Another request with the same idempotency key is in progress.")
+			}
+			return http.StatusConflict, errorBody(409, "invalid_idempotent_request", "The idempotency key was used with another payload.")
+		},
 	}
 	if sendingOnly {
 		p.Denied = func(r *http.Request) (int, string) {
